@@ -1,0 +1,124 @@
+import { z } from 'zod';
+
+/**
+ * Parses `env` against a zod object of variables. On failure throws a ConfigError whose
+ * message names each variable, the value it had and what is accepted, one per line.
+ * Services call this once in their config.ts; libs never read process.env.
+ */
+export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? '?');
+    const value = env[name];
+    const shown = value === undefined ? 'unset' : JSON.stringify(looksSecret(name) ? '***' : value);
+    return `${name}=${shown}: ${issue.message}`;
+  });
+  throw new ConfigError(lines);
+}
+
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+function looksSecret(name: string): boolean {
+  return /TOKEN|KEY|SECRET|PASSWORD/.test(name);
+}
+
+/** Integer variable with bounds and a default. */
+export const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `expected an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** Port number; 0 means "pick a free one". */
+export const port = (fallback: number) => int(fallback, 0, 65535);
+
+/** A URL with one of the given protocols. */
+export const url = (fallback: string, protocols: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const value = v === undefined || v === '' ? fallback : v;
+      try {
+        const parsed = new URL(value);
+        if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+        return value.replace(/\/+$/, '');
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `expected a ${protocols.map((p) => p + '//').join(' or ')} URL` });
+        return z.NEVER;
+      }
+    });
+
+/** Duration like `7d`, `12h`, `30m`, `45s`, `500ms` or a plain number of seconds; parsed to milliseconds. */
+export const duration = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const ms = parseDuration(v === undefined || v === '' ? fallback : v);
+      if (ms === null) {
+        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 7d, 12h, 30m, 45s or 500ms' });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+export function parseDuration(value: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
+  if (!match) return null;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 's'];
+  return Math.round(Number(match[1]) * (unit ?? 1000));
+}
+
+export const logLevel = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .optional()
+  .transform((v) => v ?? 'info');
+
+export const keyPrefix = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1–64 letters, digits, dot, dash or underscore')
+  .optional()
+  .transform((v) => v ?? 'mtr');
+
+/** The variables every service reads. */
+export const commonEnv = {
+  DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/metronome', ['postgres:', 'postgresql:']),
+  REDIS_URL: url('redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+  KEY_PREFIX: keyPrefix,
+  LOG_LEVEL: logLevel,
+  NODE_ENV: z.string().optional().transform((v) => v ?? 'production'),
+};
+
+/**
+ * A 32-byte key given as 64 hex characters or base64. Required outside development, where
+ * a missing key is derived from a fixed development string (printed as a warning by services).
+ */
+export const secretsKey = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === '') return undefined;
+    const key = /^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64');
+    if (key.length !== 32) {
+      ctx.addIssue({ code: 'custom', message: 'expected 32 bytes as 64 hex characters or base64 (openssl rand -hex 32)' });
+      return z.NEVER;
+    }
+    return key;
+  });
+
+export { z };

@@ -1,0 +1,84 @@
+import { Cron } from 'croner';
+
+export type Schedule =
+  | { type: 'interval'; everySeconds: number; startAt?: string }
+  | { type: 'cron'; expression: string }
+  | { type: 'once'; at: string };
+
+/** Why a cron expression is not acceptable, or null. */
+export function cronProblem(expression: string, timezone: string): string | null {
+  try {
+    const cron = new Cron(expression, { timezone, paused: true });
+    if (!cron.nextRun(new Date())) return 'the expression never matches a future time';
+    return null;
+  } catch (error) {
+    return `not a valid cron expression: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * The first occurrence of a new (or rescheduled) campaign, at or after `now`.
+ * interval: `startAt` when given and still ahead, otherwise the next point of the grid
+ * `startAt + k·everySeconds` (or `now` itself when no `startAt` is given); cron: the next match
+ * after now; once: `at` (even if past: a once-campaign created late still runs once).
+ */
+export function firstOccurrence(schedule: Schedule, timezone: string, now: Date): Date | null {
+  switch (schedule.type) {
+    case 'interval': {
+      if (!schedule.startAt) return now;
+      const start = Date.parse(schedule.startAt);
+      if (start >= now.getTime()) return new Date(start);
+      return gridPointAtOrAfter(start, schedule.everySeconds * 1000, now.getTime());
+    }
+    case 'cron':
+      return nextCron(schedule.expression, timezone, new Date(now.getTime() - 1));
+    case 'once':
+      return new Date(schedule.at);
+  }
+}
+
+/**
+ * The occurrence after `previous` (the one just turned into a run). Missed occurrences are
+ * coalesced: if the scheduler is behind by several periods, the result is the latest
+ * occurrence not after `now` (due at once) rather than a backlog of runs — the count of
+ * occurrences skipped that way is returned so it can be reported.
+ */
+export function nextOccurrence(
+  schedule: Schedule,
+  timezone: string,
+  previous: Date,
+  now: Date,
+): { at: Date | null; coalesced: number } {
+  switch (schedule.type) {
+    case 'interval': {
+      const every = schedule.everySeconds * 1000;
+      const next = previous.getTime() + every;
+      if (next > now.getTime()) return { at: new Date(next), coalesced: 0 };
+      const behind = Math.floor((now.getTime() - next) / every);
+      return { at: new Date(next + behind * every), coalesced: behind };
+    }
+    case 'cron': {
+      let at = nextCron(schedule.expression, timezone, previous);
+      let coalesced = 0;
+      // Walk forward over matches already in the past, keeping the latest one.
+      while (at) {
+        const after = nextCron(schedule.expression, timezone, at);
+        if (!after || after.getTime() > now.getTime()) break;
+        at = after;
+        coalesced++;
+      }
+      return { at, coalesced };
+    }
+    case 'once':
+      return { at: null, coalesced: 0 };
+  }
+}
+
+function nextCron(expression: string, timezone: string, after: Date): Date | null {
+  return new Cron(expression, { timezone, paused: true }).nextRun(after) ?? null;
+}
+
+function gridPointAtOrAfter(origin: number, step: number, t: number): Date {
+  const k = Math.ceil((t - origin) / step);
+  return new Date(origin + Math.max(0, k) * step);
+}

@@ -1,0 +1,62 @@
+/**
+ * What a platform's answer to one send means (CONTRACT §5), independent of the platform.
+ * Transports translate their own answers into this; the sender acts on it.
+ */
+export type SendResult =
+  | { kind: 'delivered'; messageId: string }
+  /** the account may send nothing for `retryAfterMs` */
+  | { kind: 'account-wait'; retryAfterMs: number; code: string }
+  /** only this chat must wait `retryAfterMs` */
+  | { kind: 'chat-wait'; retryAfterMs: number; code: string }
+  /** the account is logged out or banned */
+  | { kind: 'account-unavailable'; code: string; message: string }
+  /** permanent for this chat */
+  | { kind: 'rejected'; code: string; message: string }
+  /** not delivered; safe to try again */
+  | { kind: 'retriable'; code: string; message: string }
+  /** may or may not have been delivered; never re-sent automatically */
+  | { kind: 'ambiguous'; code: string; message: string };
+
+/** Every result but a delivery. */
+export type SendFailure = Exclude<SendResult, { kind: 'delivered' }>;
+
+/**
+ * Classifies an HTTP-platform answer (status and parsed JSON body).
+ * Unknown 4xx answers are treated as permanent: retrying a request the platform calls bad
+ * cannot succeed, and failing loudly is safer than looping.
+ */
+export function classifyHttpAnswer(status: number, body: unknown): SendResult {
+  const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const code = typeof b['error'] === 'string' ? (b['error'] as string) : `http_${status}`;
+  const message = typeof b['message'] === 'string' ? (b['message'] as string) : `platform answered ${status}`;
+  if (status >= 200 && status < 300) {
+    const id = b['messageId'];
+    if (typeof id === 'string' || typeof id === 'number') return { kind: 'delivered', messageId: String(id) };
+    // A 2xx without an id still means the platform took the message.
+    return { kind: 'delivered', messageId: '' };
+  }
+  if (status === 429) {
+    const seconds = Number(b['retryAfterSeconds']);
+    const retryAfterMs = Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 1000;
+    if (code === 'slow_mode') return { kind: 'chat-wait', retryAfterMs, code };
+    return { kind: 'account-wait', retryAfterMs, code: code === `http_429` ? 'flood_wait' : code };
+  }
+  if (status === 401) return { kind: 'account-unavailable', code: code === 'http_401' ? 'account_unauthorized' : code, message };
+  if (status >= 500) return { kind: 'retriable', code, message };
+  if (status === 408) return { kind: 'retriable', code, message };
+  return { kind: 'rejected', code, message };
+}
+
+/** Node network errors that prove the request never reached the platform. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET_BEFORE_WRITE']);
+
+/**
+ * Classifies a failure with no answer. `written` tells whether the request was fully written
+ * before the failure: after that, the platform may have acted on it, so the result is ambiguous.
+ */
+export function classifyTransportFailure(code: string | undefined, written: boolean, message: string): SendFailure {
+  if (!written || (code !== undefined && NOT_SENT_CODES.has(code))) {
+    return { kind: 'retriable', code: (code ?? 'network_error').toLowerCase(), message };
+  }
+  return { kind: 'ambiguous', code: code === 'timeout' ? 'timeout' : (code ?? 'connection_lost').toLowerCase(), message };
+}

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export * from './types.js';
+export { createDb, type DbOptions } from './connection.js';
+export { migrate, ensureDatabase, redactUrl, type MigrateResult } from './migrate.js';
+
+/** The repository's migrations/ directory (same relative place from src/ and dist/). */
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+export { countRuns, emptyCounts } from './repositories/run-counts.js';
+export { insertRuns, type NewRun } from './repositories/run-creation.js';
+export { SendRepository, type RunForSend, type ClaimedTarget, type RunProgress, type TargetSettlement } from './repositories/send-repository.js';
+export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
+export { TenantRepository, type TenantRow } from './repositories/tenant-repository.js';
+export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges } from './repositories/account-repository.js';
+export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
+export { CampaignRepository, type CampaignRow, type NewCampaignRow, type CampaignChanges } from './repositories/campaign-repository.js';
+export {
+  RunControlRepository,
+  type RunRow,
+  type RunWithWindow,
+  type TargetRow,
+  type Requeue,
+  type RunEventRow,
+  type RunFilter,
+  type ListPage,
+} from './repositories/run-control-repository.js';

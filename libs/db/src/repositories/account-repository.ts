@@ -1,0 +1,138 @@
+import { sql, type Kysely } from 'kysely';
+import type { AccountStatus, DB, Platform } from '../types.js';
+import type { ListPage } from './run-control-repository.js';
+
+/** An account without its credentials: nothing read here can leak them. */
+export interface AccountRow {
+  id: string;
+  tenantId: string;
+  platform: Platform;
+  name: string;
+  externalId: string | null;
+  status: AccountStatus;
+  blockedUntil: Date | null;
+  /** null: the sender's default applies */
+  maxSendPerMinute: number | null;
+  groupConcurrency: number | null;
+  createdAt: Date;
+  cursorAt: string;
+}
+
+export interface NewAccountRow {
+  tenantId: string;
+  platform: Platform;
+  name: string;
+  externalId: string | null;
+  /** sealed (libs/core `seal`); never read back by the API */
+  credentials: Buffer | null;
+  status: AccountStatus;
+  maxSendPerMinute: number | null;
+  groupConcurrency: number | null;
+}
+
+export interface AccountChanges {
+  name?: string;
+  status?: AccountStatus;
+  maxSendPerMinute?: number | null;
+  groupConcurrency?: number | null;
+}
+
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'platform',
+  'name',
+  'external_id',
+  'status',
+  'blocked_until',
+  'max_send_per_minute',
+  'group_concurrency',
+  'created_at',
+  sql<string>`created_at::text`.as('cursor_at'),
+] as const;
+
+type Raw = {
+  id: string;
+  tenant_id: string;
+  platform: Platform;
+  name: string;
+  external_id: string | null;
+  status: AccountStatus;
+  blocked_until: Date | null;
+  max_send_per_minute: number | null;
+  group_concurrency: number | null;
+  created_at: Date;
+  cursor_at: string;
+};
+
+function toAccount(a: Raw): AccountRow {
+  return {
+    id: a.id,
+    tenantId: a.tenant_id,
+    platform: a.platform,
+    name: a.name,
+    externalId: a.external_id,
+    status: a.status,
+    blockedUntil: a.blocked_until,
+    maxSendPerMinute: a.max_send_per_minute,
+    groupConcurrency: a.group_concurrency,
+    createdAt: a.created_at,
+    cursorAt: a.cursor_at,
+  };
+}
+
+/** Messaging accounts as the control API manages them. `tenantId` null means every tenant. */
+export class AccountRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async create(a: NewAccountRow): Promise<AccountRow> {
+    const row = await this.db
+      .insertInto('accounts')
+      .values({
+        tenant_id: a.tenantId,
+        platform: a.platform,
+        name: a.name,
+        external_id: a.externalId,
+        credentials: a.credentials,
+        status: a.status,
+        max_send_per_minute: a.maxSendPerMinute,
+        group_concurrency: a.groupConcurrency,
+      })
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    return toAccount(row);
+  }
+
+  /** Newest first. */
+  async list(tenantId: string | null, page: ListPage): Promise<AccountRow[]> {
+    let query = this.db.selectFrom('accounts').select(COLUMNS);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    if (page.before) query = query.where(sql<boolean>`(created_at, id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)`);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+    return rows.map(toAccount);
+  }
+
+  async find(id: string, tenantId: string | null): Promise<AccountRow | null> {
+    let query = this.db.selectFrom('accounts').select(COLUMNS).where('id', '=', id);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    const row = await query.executeTakeFirst();
+    return row ? toAccount(row) : null;
+  }
+
+  /** Applies `changes`; null when there is no such account for this tenant. */
+  async update(id: string, tenantId: string | null, changes: AccountChanges, now: Date): Promise<AccountRow | null> {
+    let query = this.db
+      .updateTable('accounts')
+      .set({
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
+        ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
+        updated_at: now,
+      })
+      .where('id', '=', id);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    const row = await query.returning(COLUMNS).executeTakeFirst();
+    return row ? toAccount(row) : null;
+  }
+}

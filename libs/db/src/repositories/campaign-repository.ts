@@ -1,0 +1,190 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, MessagePart, Schedule } from '../types.js';
+import type { ListPage } from './run-control-repository.js';
+
+/** A live (not deleted) campaign with its latest run. */
+export interface CampaignRow {
+  id: string;
+  tenantId: string;
+  accountId: string;
+  name: string;
+  timezone: string;
+  schedule: Schedule;
+  windowStart: string;
+  windowEnd: string;
+  messages: MessagePart[];
+  targets: string[];
+  active: boolean;
+  autoResume: boolean;
+  nextRunAt: Date | null;
+  pausedReason: string | null;
+  lastRunId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  cursorAt: string;
+}
+
+export interface NewCampaignRow {
+  tenantId: string;
+  accountId: string;
+  name: string;
+  timezone: string;
+  schedule: Schedule;
+  windowStart: string;
+  windowEnd: string;
+  messages: MessagePart[];
+  targets: string[];
+  active: boolean;
+  autoResume: boolean;
+  nextRunAt: Date | null;
+}
+
+export interface CampaignChanges {
+  accountId?: string;
+  name?: string;
+  timezone?: string;
+  schedule?: Schedule;
+  windowStart?: string;
+  windowEnd?: string;
+  messages?: MessagePart[];
+  targets?: string[];
+  active?: boolean;
+  autoResume?: boolean;
+  nextRunAt?: Date | null;
+  /** forget an automatic pause (no-account streak) when the operator re-activates */
+  clearAutoPause?: boolean;
+}
+
+interface Raw {
+  id: string;
+  tenant_id: string;
+  account_id: string;
+  name: string;
+  timezone: string;
+  schedule: Schedule;
+  window_start: string;
+  window_end: string;
+  messages: MessagePart[];
+  targets: string[];
+  active: boolean;
+  auto_resume: boolean;
+  next_run_at: Date | null;
+  paused_reason: string | null;
+  last_run_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  cursor_at: string;
+}
+
+// Column list for reads and RETURNING alike; `c` is the campaigns row.
+const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
+  c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.created_at, c.updated_at,
+  c.created_at::text as cursor_at,
+  (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id`;
+
+function toCampaign(c: Raw): CampaignRow {
+  return {
+    id: c.id,
+    tenantId: c.tenant_id,
+    accountId: c.account_id,
+    name: c.name,
+    timezone: c.timezone,
+    schedule: c.schedule,
+    windowStart: c.window_start,
+    windowEnd: c.window_end,
+    messages: c.messages,
+    targets: c.targets,
+    active: c.active,
+    autoResume: c.auto_resume,
+    nextRunAt: c.next_run_at,
+    pausedReason: c.paused_reason,
+    lastRunId: c.last_run_id,
+    createdAt: c.created_at,
+    updatedAt: c.updated_at,
+    cursorAt: c.cursor_at,
+  };
+}
+
+function scope(tenantId: string | null) {
+  return tenantId === null ? sql`true` : sql`c.tenant_id = ${tenantId}::uuid`;
+}
+
+/** Campaigns as the control API manages them. Deleted campaigns are invisible here. */
+export class CampaignRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async create(c: NewCampaignRow, now: Date): Promise<CampaignRow> {
+    const result = await sql<Raw>`
+      insert into campaigns as c (tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages,
+        targets, active, auto_resume, next_run_at, created_at, updated_at)
+      values (${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
+        ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${c.active},
+        ${c.autoResume}, ${c.nextRunAt}, ${now}, ${now})
+      returning ${COLUMNS}
+    `.execute(this.db);
+    return toCampaign(result.rows[0] as Raw);
+  }
+
+  /** Newest first. */
+  async list(tenantId: string | null, page: ListPage): Promise<CampaignRow[]> {
+    const before = page.before ? sql`and (c.created_at, c.id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)` : sql``;
+    const result = await sql<Raw>`
+      select ${COLUMNS} from campaigns c
+      where c.deleted_at is null and ${scope(tenantId)} ${before}
+      order by c.created_at desc, c.id desc
+      limit ${page.limit}
+    `.execute(this.db);
+    return result.rows.map(toCampaign);
+  }
+
+  async find(id: string, tenantId: string | null): Promise<CampaignRow | null> {
+    const result = await sql<Raw>`
+      select ${COLUMNS} from campaigns c where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toCampaign(row) : null;
+  }
+
+  /** Like find, but locks the row until the transaction ends (read, validate, then update). */
+  async findForUpdate(id: string, tenantId: string | null): Promise<CampaignRow | null> {
+    const result = await sql<Raw>`
+      select ${COLUMNS} from campaigns c where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}
+      for update of c
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toCampaign(row) : null;
+  }
+
+  /** Applies `changes` to a live campaign; null when there is none for this tenant. */
+  async update(id: string, tenantId: string | null, changes: CampaignChanges, now: Date): Promise<CampaignRow | null> {
+    const sets = [sql`updated_at = ${now}`];
+    if (changes.accountId !== undefined) sets.push(sql`account_id = ${changes.accountId}::uuid`);
+    if (changes.name !== undefined) sets.push(sql`name = ${changes.name}`);
+    if (changes.timezone !== undefined) sets.push(sql`timezone = ${changes.timezone}`);
+    if (changes.schedule !== undefined) sets.push(sql`schedule = ${JSON.stringify(changes.schedule)}::jsonb`);
+    if (changes.windowStart !== undefined) sets.push(sql`window_start = ${changes.windowStart}`);
+    if (changes.windowEnd !== undefined) sets.push(sql`window_end = ${changes.windowEnd}`);
+    if (changes.messages !== undefined) sets.push(sql`messages = ${JSON.stringify(changes.messages)}::jsonb`);
+    if (changes.targets !== undefined) sets.push(sql`targets = ${changes.targets}::text[]`);
+    if (changes.active !== undefined) sets.push(sql`active = ${changes.active}`);
+    if (changes.autoResume !== undefined) sets.push(sql`auto_resume = ${changes.autoResume}`);
+    if (changes.nextRunAt !== undefined) sets.push(sql`next_run_at = ${changes.nextRunAt}`);
+    if (changes.clearAutoPause) sets.push(sql`paused_reason = null`, sql`no_account_streak = 0`);
+    const result = await sql<Raw>`
+      update campaigns c set ${sql.join(sets)}
+      where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}
+      returning ${COLUMNS}
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toCampaign(row) : null;
+  }
+
+  /** Deactivates and hides a campaign; false when there is no live one for this tenant. */
+  async softDelete(id: string, tenantId: string | null, now: Date): Promise<boolean> {
+    const result = await sql`
+      update campaigns c set active = false, deleted_at = ${now}, next_run_at = null, updated_at = ${now}
+      where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}
+    `.execute(this.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+}

@@ -1,0 +1,336 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
+
+/**
+ * One page of a newest-first list. `before` is the (created_at, id) of the last row of the
+ * previous page; `at` is PostgreSQL's own text for created_at, so microseconds survive the
+ * round trip through a cursor (a JS Date would cut them and skip or repeat rows).
+ */
+export interface ListPage {
+  limit: number;
+  before?: { at: string; id: string } | undefined;
+}
+
+/** A run as the control API shows it (counts come from countRuns). */
+export interface RunRow {
+  id: string;
+  tenantId: string;
+  campaignId: string;
+  accountId: string;
+  trigger: RunTrigger;
+  status: RunStatus;
+  total: number;
+  scheduledAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  windowEndAt: Date | null;
+  pausedReason: PausedReason | null;
+  errorSummary: string | null;
+  jobSeq: number;
+  createdAt: Date;
+  /** created_at as PostgreSQL prints it, for cursors */
+  cursorAt: string;
+}
+
+/** What resume and retry-failed need besides the run: its campaign's current window. */
+export interface RunWithWindow extends RunRow {
+  timezone: string;
+  windowStart: string;
+  windowEnd: string;
+}
+
+export interface TargetRow {
+  chatId: string;
+  status: TargetStatus;
+  attempts: number;
+  nextAttemptAt: Date | null;
+  sentAt: Date | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+/** A re-queue of a run: the job step it moves to and the window it now has. */
+export interface Requeue {
+  /** job_seq the run must still have (so two concurrent calls cannot both win) */
+  expectedSeq: number;
+  nextSeq: number;
+  jobId: string;
+  windowEndAt: Date | null;
+  now: Date;
+}
+
+export interface RunEventRow {
+  id: number;
+  runId: string;
+  tenantId: string;
+  campaignId: string;
+  campaignName: string;
+  status: RunStatus;
+}
+
+export interface RunFilter {
+  /** null: every tenant (the operator) */
+  tenantId: string | null;
+  status?: RunStatus | undefined;
+  campaignId?: string | undefined;
+}
+
+const OPEN: RunStatus[] = ['queued', 'running', 'paused'];
+const FINISHED: RunStatus[] = ['success', 'partial', 'failed', 'cancelled'];
+
+// Columns every run read returns, mapped to RunRow by toRun.
+const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
+  r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.created_at,
+  r.created_at::text as cursor_at`;
+
+interface RawRun {
+  id: string;
+  tenant_id: string;
+  campaign_id: string;
+  account_id: string;
+  trigger: RunTrigger;
+  status: RunStatus;
+  total: number;
+  scheduled_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  window_end_at: Date | null;
+  paused_reason: PausedReason | null;
+  error_summary: string | null;
+  job_seq: number;
+  created_at: Date;
+  cursor_at: string;
+}
+
+function toRun(r: RawRun): RunRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    campaignId: r.campaign_id,
+    accountId: r.account_id,
+    trigger: r.trigger,
+    status: r.status,
+    total: r.total,
+    scheduledAt: r.scheduled_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    windowEndAt: r.window_end_at,
+    pausedReason: r.paused_reason,
+    errorSummary: r.error_summary,
+    jobSeq: r.job_seq,
+    createdAt: r.created_at,
+    cursorAt: r.cursor_at,
+  };
+}
+
+// `tenant_id = $1 or $1 is null` would defeat the runs_tenant_idx plan; build the condition instead.
+function scope(tenantId: string | null) {
+  return tenantId === null ? sql`true` : sql`r.tenant_id = ${tenantId}::uuid`;
+}
+
+/**
+ * The operator's view of runs: reads, and the state transitions of CONTRACT §4 that the API
+ * makes (pause, resume, cancel, retry-failed). Every transition is one conditional UPDATE
+ * (`… where status in (…)`), so of two concurrent calls only one can win.
+ */
+export class RunControlRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Runs newest first. */
+  async list(filter: RunFilter, page: ListPage): Promise<RunRow[]> {
+    const conditions = [scope(filter.tenantId)];
+    if (filter.status) conditions.push(sql`r.status = ${filter.status}`);
+    if (filter.campaignId) conditions.push(sql`r.campaign_id = ${filter.campaignId}::uuid`);
+    if (page.before) conditions.push(sql`(r.created_at, r.id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)`);
+    const result = await sql<RawRun>`
+      select ${RUN_COLUMNS} from runs r
+      where ${sql.join(conditions, sql` and `)}
+      order by r.created_at desc, r.id desc
+      limit ${page.limit}
+    `.execute(this.db);
+    return result.rows.map(toRun);
+  }
+
+  async find(id: string, tenantId: string | null): Promise<RunRow | null> {
+    const result = await sql<RawRun>`select ${RUN_COLUMNS} from runs r where r.id = ${id}::uuid and ${scope(tenantId)}`.execute(this.db);
+    const row = result.rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** The run with its campaign's current timezone and delivery window. */
+  async findWithWindow(id: string, tenantId: string | null): Promise<RunWithWindow | null> {
+    const result = await sql<RawRun & { timezone: string; window_start: string; window_end: string }>`
+      select ${RUN_COLUMNS}, c.timezone, c.window_start, c.window_end
+      from runs r join campaigns c on c.id = r.campaign_id
+      where r.id = ${id}::uuid and ${scope(tenantId)}
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? { ...toRun(row), timezone: row.timezone, windowStart: row.window_start, windowEnd: row.window_end } : null;
+  }
+
+  /** A run's targets in chat id order; `after` is the last chat id of the previous page. */
+  async listTargets(runId: string, status: TargetStatus | undefined, limit: number, after: string | undefined): Promise<TargetRow[]> {
+    let query = this.db
+      .selectFrom('run_targets')
+      .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message'])
+      .where('run_id', '=', runId);
+    if (status) query = query.where('status', '=', status);
+    if (after !== undefined) query = query.where('chat_id', '>', after);
+    const rows = await query.orderBy('chat_id').limit(limit).execute();
+    return rows.map((t) => ({
+      chatId: t.chat_id,
+      status: t.status,
+      attempts: t.attempts,
+      // '-infinity' (due at once) arrives as a number, not a Date
+      nextAttemptAt: t.next_attempt_at instanceof Date ? t.next_attempt_at : null,
+      sentAt: t.sent_at,
+      errorCode: t.error_code,
+      errorMessage: t.error_message,
+    }));
+  }
+
+  /** queued | running → paused by the operator. Null when the run is not in one of those states. */
+  async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    const result = await sql<RawRun>`
+      update runs r set status = 'paused', paused_reason = 'operator', updated_at = ${now}
+      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in ('queued', 'running')
+      returning ${RUN_COLUMNS}
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /**
+   * paused → queued, moving to job step `nextSeq` with a recomputed window end. Null when the
+   * run is not paused (or another call moved it first). Throws a unique violation when the
+   * campaign already has another queued or running run.
+   */
+  async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const result = await sql<RawRun>`
+      update runs r set status = 'queued', paused_reason = null, error_summary = null,
+        window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
+      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status = 'paused' and r.job_seq = ${q.expectedSeq}
+      returning ${RUN_COLUMNS}
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /**
+   * queued | running | paused → cancelled; its pending targets become skipped with error code
+   * `cancelled`. One statement, so no target is left pending on a cancelled run.
+   */
+  async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    const result = await sql<RawRun>`
+      with r as (
+        update runs r set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in ('queued', 'running', 'paused')
+        returning *
+      ), skipped as (
+        update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'run cancelled by the operator', updated_at = ${now}
+        from r where t.run_id = r.id and t.status = 'pending'
+      )
+      select ${RUN_COLUMNS} from r
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** Cancels every open run of a campaign (when it is deleted); returns their ids. */
+  async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
+    const result = await sql<{ id: string }>`
+      with r as (
+        update runs set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
+        where campaign_id = ${campaignId}::uuid and status in ('queued', 'running', 'paused')
+        returning id
+      ), skipped as (
+        update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'campaign deleted', updated_at = ${now}
+        from r where t.run_id = r.id and t.status = 'pending'
+      )
+      select id from r
+    `.execute(this.db);
+    return result.rows.map((r) => r.id);
+  }
+
+  /**
+   * A finished run with failed or unknown targets → queued again, those targets → pending with
+   * their attempts and error cleared. Null when the run is not finished, has nothing to retry,
+   * or another call moved it first. Throws a unique violation when the campaign already has
+   * another queued or running run.
+   */
+  async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const result = await sql<RawRun>`
+      with r as (
+        update runs r set status = 'queued', finished_at = null, paused_reason = null, error_summary = null,
+          window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${sql.join(FINISHED)}) and r.job_seq = ${q.expectedSeq}
+          and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
+        returning *
+      ), requeued as (
+        update run_targets t set status = 'pending', attempts = 0, error_code = null, error_message = null,
+          next_attempt_at = '-infinity', lease_owner = null, lease_expires_at = null, updated_at = ${q.now}
+        from r where t.run_id = r.id and t.status in ('failed', 'unknown')
+      )
+      select ${RUN_COLUMNS} from r
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** Targets a retry-failed would re-queue (to tell "nothing to retry" from other refusals). */
+  async countRetriable(runId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('run_targets')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('run_id', '=', runId)
+      .where('status', 'in', ['failed', 'unknown'])
+      .executeTakeFirstOrThrow();
+    return row.n;
+  }
+
+  /** Whether another run of the campaign is queued or running (the one-open-run rule). */
+  async otherOpenRun(campaignId: string, exceptRunId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select('id')
+      .where('campaign_id', '=', campaignId)
+      .where('status', 'in', ['queued', 'running'])
+      .where('id', '<>', exceptRunId)
+      .executeTakeFirst();
+    return row?.id ?? null;
+  }
+
+  /** Number of runs in each status, every status present (for the metronome_runs gauge). */
+  async countByStatus(): Promise<Record<RunStatus, number>> {
+    const rows = await this.db.selectFrom('runs').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
+    const out = Object.fromEntries([...OPEN, ...FINISHED].map((s) => [s, 0])) as Record<RunStatus, number>;
+    for (const row of rows) out[row.status] = row.n;
+    return out;
+  }
+
+  /** Status-change events after `afterId`, oldest first, with their campaign (Last-Event-ID replay). */
+  async eventsAfter(afterId: number, tenantId: string | null, limit: number): Promise<RunEventRow[]> {
+    const result = await sql<{ id: number; run_id: string; tenant_id: string; status: RunStatus; campaign_id: string; name: string }>`
+      select e.id, e.run_id, e.tenant_id, e.status, c.id as campaign_id, c.name
+      from run_events e join runs r on r.id = e.run_id join campaigns c on c.id = r.campaign_id
+      where e.id > ${afterId} and ${scope(tenantId)}
+      order by e.id
+      limit ${limit}
+    `.execute(this.db);
+    return result.rows.map((e) => ({ id: Number(e.id), runId: e.run_id, tenantId: e.tenant_id, status: e.status, campaignId: e.campaign_id, campaignName: e.name }));
+  }
+
+  /** Campaign id and name of each run (to dress a notification as an event). */
+  async campaignsOfRuns(runIds: string[]): Promise<Map<string, { campaignId: string; campaignName: string }>> {
+    const out = new Map<string, { campaignId: string; campaignName: string }>();
+    if (runIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
+      .select(['r.id', 'c.id as campaign_id', 'c.name'])
+      .where('r.id', 'in', runIds)
+      .execute();
+    for (const row of rows) out.set(row.id, { campaignId: row.campaign_id, campaignName: row.name });
+    return out;
+  }
+}

@@ -1,0 +1,31 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, RunCounts } from '../types.js';
+
+/** An all-zero count for a run with `total` targets. */
+export function emptyCounts(total: number): RunCounts {
+  return { total, pending: 0, inFlight: 0, sent: 0, failed: 0, skipped: 0, unknown: 0 };
+}
+
+/**
+ * Per-status target counts of many runs in one query. Counts are derived from run_targets,
+ * never stored twice, so they cannot drift from the targets themselves.
+ */
+export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<string, RunCounts>> {
+  const out = new Map<string, RunCounts>();
+  if (runIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('run_targets')
+    .select(['run_id', 'status', sql<number>`count(*)::int`.as('n')])
+    .where('run_id', '=', sql<string>`any(${sql.val(runIds)}::uuid[])`)
+    .groupBy(['run_id', 'status'])
+    .execute();
+  for (const row of rows) {
+    const c = out.get(row.run_id) ?? emptyCounts(0);
+    c.total += row.n;
+    if (row.status === 'in_flight') c.inFlight += row.n;
+    else c[row.status] += row.n;
+    out.set(row.run_id, c);
+  }
+  for (const id of runIds) if (!out.has(id)) out.set(id, emptyCounts(0));
+  return out;
+}

@@ -1,0 +1,55 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB, MessagePart, RunTrigger } from '../types.js';
+
+/** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
+export interface NewRun {
+  id: string;
+  campaignId: string;
+  tenantId: string;
+  accountId: string;
+  trigger: RunTrigger;
+  parts: MessagePart[];
+  scheduledAt: Date;
+  windowEndAt: Date | null;
+  jobId: string;
+}
+
+/**
+ * Inserts runs and all their targets in two statements, whatever the number of runs.
+ * Targets come from each campaign's current target list. A run whose (campaign, scheduledAt)
+ * already exists, or whose campaign already has an open run, is not created; the ids of the
+ * runs actually created are returned.
+ */
+export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
+  if (runs.length === 0) return [];
+  const created = await sql<{ id: string }>`
+    insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id)
+    select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id
+    from unnest(
+      ${sql.val(runs.map((r) => r.id))}::uuid[],
+      ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
+      ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
+      ${sql.val(runs.map((r) => r.accountId))}::uuid[],
+      ${sql.val(runs.map((r) => r.trigger))}::text[],
+      ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
+      ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
+      ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
+      ${sql.val(runs.map((r) => r.jobId))}::text[]
+    ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id)
+    join campaigns c on c.id = r.campaign_id
+    on conflict do nothing
+    returning id
+  `.execute(db);
+  const ids = created.rows.map((r) => r.id);
+  if (ids.length === 0) return [];
+  await sql`
+    insert into run_targets (run_id, chat_id)
+    select r.id, t.chat_id
+    from runs r
+    join campaigns c on c.id = r.campaign_id
+    cross join lateral unnest(c.targets) as t(chat_id)
+    where r.id = any(${sql.val(ids)}::uuid[])
+    on conflict do nothing
+  `.execute(db);
+  return ids;
+}

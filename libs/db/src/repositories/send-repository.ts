@@ -1,0 +1,365 @@
+import { sql, type Kysely } from 'kysely';
+import type { AccountStatus, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
+
+/** Everything a sender job needs about its run, read in one query. */
+export interface RunForSend {
+  runId: string;
+  status: RunStatus;
+  trigger: RunTrigger;
+  jobId: string | null;
+  jobSeq: number;
+  parts: MessagePart[];
+  total: number;
+  scheduledAt: Date;
+  firstSendAt: Date | null;
+  windowEndAt: Date | null;
+  campaignId: string;
+  campaignName: string;
+  timezone: string;
+  windowEnd: string;
+  account: {
+    id: string;
+    platform: Platform;
+    externalId: string | null;
+    credentials: Buffer | null;
+    status: AccountStatus;
+    blockedUntil: Date | null;
+    maxSendPerMinute: number | null;
+    groupConcurrency: number | null;
+  };
+}
+
+export interface ClaimedTarget {
+  chatId: string;
+  partsSent: number;
+  attempts: number;
+}
+
+/** A run's progress after a job: what is left and when the next pending target is due. */
+export interface RunProgress {
+  total: number;
+  pending: number;
+  inFlight: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  unknown: number;
+  /** earliest next_attempt_at of a pending target */
+  nextDueAt: Date | null;
+  /** whether any target was ever attempted */
+  anyAttempt: boolean;
+}
+
+/** How a target leaves `in_flight`. Only the lease holder can apply it. */
+export type TargetSettlement =
+  | { status: 'sent'; at: Date; latencyMs: number; partsSent: number; messageId: string }
+  | { status: 'pending'; nextAttemptAt: Date; countAttempt: boolean; errorCode: string | null; errorMessage: string | null }
+  | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
+
+/** The sender's queries: one method, one statement. */
+export class SendRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async loadRun(runId: string): Promise<RunForSend | null> {
+    const row = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
+      .innerJoin('accounts as a', 'a.id', 'r.account_id')
+      .select([
+        'r.id',
+        'r.status',
+        'r.trigger',
+        'r.job_id',
+        'r.job_seq',
+        'r.parts',
+        'r.total',
+        'r.scheduled_at',
+        'r.first_send_at',
+        'r.window_end_at',
+        'c.id as campaign_id',
+        'c.name as campaign_name',
+        'c.timezone',
+        'c.window_end',
+        'a.id as account_id',
+        'a.platform',
+        'a.external_id',
+        'a.credentials',
+        'a.status as account_status',
+        'a.blocked_until',
+        'a.max_send_per_minute',
+        'a.group_concurrency',
+      ])
+      .where('r.id', '=', runId)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      runId: row.id,
+      status: row.status,
+      trigger: row.trigger,
+      jobId: row.job_id,
+      jobSeq: row.job_seq,
+      parts: row.parts,
+      total: row.total,
+      scheduledAt: row.scheduled_at,
+      firstSendAt: row.first_send_at,
+      windowEndAt: row.window_end_at,
+      campaignId: row.campaign_id,
+      campaignName: row.campaign_name,
+      timezone: row.timezone,
+      windowEnd: row.window_end,
+      account: {
+        id: row.account_id,
+        platform: row.platform,
+        externalId: row.external_id,
+        credentials: row.credentials,
+        status: row.account_status,
+        blockedUntil: row.blocked_until,
+        maxSendPerMinute: row.max_send_per_minute,
+        groupConcurrency: row.group_concurrency,
+      },
+    };
+  }
+
+  /** queued → running (first job), stamping started_at once. False when the run is no longer open. */
+  async markRunning(runId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ status: 'running', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Stamps the run's first send attempt; true only for the call that stamped it. */
+  async stampFirstSend(runId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ first_send_at: now })
+      .where('id', '=', runId)
+      .where('first_send_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Claims the next due pending target of a running run for `owner` (the account lock token),
+   * leased until `leaseUntil`. Nothing is claimed once the run is no longer running (operator
+   * pause or cancel), so a pause stops new sends at once.
+   */
+  async claimTarget(runId: string, owner: string, now: Date, leaseUntil: Date): Promise<ClaimedTarget | null> {
+    const result = await sql<{ chat_id: string; parts_sent: number; attempts: number }>`
+      update run_targets t
+      set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
+      where (t.run_id, t.chat_id) = (
+        select p.run_id, p.chat_id from run_targets p
+        where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
+          and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
+        order by p.next_attempt_at, p.chat_id
+        limit 1
+        for update skip locked
+      )
+      returning t.chat_id, t.parts_sent, t.attempts
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? { chatId: row.chat_id, partsSent: row.parts_sent, attempts: row.attempts } : null;
+  }
+
+  /**
+   * Records one delivered part while the target stays in flight (its later parts are still to
+   * go). Written before the next part is sent, so a crash never re-sends a delivered part.
+   */
+  async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('run_targets')
+      .set({ parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, updated_at: now })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chatId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Moves a target out of `in_flight`, only if `owner` still holds its lease. */
+  async settle(runId: string, chatId: string, owner: string, s: TargetSettlement, now: Date): Promise<boolean> {
+    const base = { lease_owner: null, lease_expires_at: null, updated_at: now };
+    const patch =
+      s.status === 'sent'
+        ? {
+            ...base,
+            status: 'sent' as const,
+            sent_at: s.at,
+            latency_ms: s.latencyMs,
+            parts_sent: s.partsSent,
+            message_ids: sql<string[]>`array_append(message_ids, ${s.messageId})`,
+            attempts: sql<number>`attempts + 1`,
+            error_code: null,
+            error_message: null,
+          }
+        : s.status === 'pending'
+          ? {
+              ...base,
+              status: 'pending' as const,
+              next_attempt_at: s.nextAttemptAt,
+              attempts: s.countAttempt ? sql<number>`attempts + 1` : sql<number>`attempts`,
+              error_code: s.errorCode,
+              error_message: s.errorMessage,
+            }
+          : {
+              ...base,
+              status: s.status,
+              attempts: s.countAttempt ? sql<number>`attempts + 1` : sql<number>`attempts`,
+              error_code: s.errorCode,
+              error_message: s.errorMessage,
+            };
+    const result = await this.db
+      .updateTable('run_targets')
+      .set(patch)
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chatId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async progress(runId: string): Promise<RunProgress> {
+    const row = await sql<{
+      total: number; pending: number; in_flight: number; sent: number; failed: number; skipped: number; unknown: number;
+      next_due_at: Date | null; any_attempt: boolean | null;
+    }>`
+      select count(*)::int as total,
+        count(*) filter (where status = 'pending')::int as pending,
+        count(*) filter (where status = 'in_flight')::int as in_flight,
+        count(*) filter (where status = 'sent')::int as sent,
+        count(*) filter (where status = 'failed')::int as failed,
+        count(*) filter (where status = 'skipped')::int as skipped,
+        count(*) filter (where status = 'unknown')::int as unknown,
+        min(next_attempt_at) filter (where status = 'pending') as next_due_at,
+        bool_or(attempts > 0 or parts_sent > 0 or status <> 'pending') as any_attempt
+      from run_targets where run_id = ${runId}
+    `.execute(this.db);
+    const r = row.rows[0]!;
+    return {
+      total: r.total,
+      pending: r.pending,
+      inFlight: r.in_flight,
+      sent: r.sent,
+      failed: r.failed,
+      skipped: r.skipped,
+      unknown: r.unknown,
+      nextDueAt: r.next_due_at,
+      anyAttempt: r.any_attempt ?? false,
+    };
+  }
+
+  /** Ends a running run (success/partial/failed). No effect on a run an operator paused or cancelled meanwhile. */
+  async finish(runId: string, status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ status, finished_at: now, error_summary: summary, paused_reason: null, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Pauses an open run with its reason and summary; its pending targets stay pending. */
+  async pause(runId: string, reason: PausedReason, summary: string | null, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ status: 'paused', paused_reason: reason, error_summary: summary, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Fails a run that reached its window close before any send: pending targets become skipped. */
+  async failBeforeFirstSend(runId: string, summary: string, now: Date): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('runs')
+        .set({ status: 'failed', finished_at: now, error_summary: summary, updated_at: now })
+        .where('id', '=', runId)
+        .where('status', 'in', ['queued', 'running'])
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await trx
+        .updateTable('run_targets')
+        .set({ status: 'skipped', error_code: 'window_closed', error_message: summary, updated_at: now })
+        .where('run_id', '=', runId)
+        .where('status', '=', 'pending')
+        .execute();
+      return true;
+    });
+  }
+
+  /**
+   * Hands the run to its next job: moves job_seq/job_id forward only if `currentJobId` still
+   * carries the run, so two jobs of one run can never both continue it.
+   */
+  async passToNextJob(runId: string, currentJobId: string, nextSeq: number, nextJobId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ job_seq: nextSeq, job_id: nextJobId, updated_at: now })
+      .where('id', '=', runId)
+      .where('job_id', '=', currentJobId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Persists a flood wait so every replica and the scheduler honour it. Only ever extends. */
+  async blockAccount(accountId: string, until: Date, now: Date): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({ blocked_until: sql`greatest(coalesce(blocked_until, ${until}), ${until})`, updated_at: now })
+      .where('id', '=', accountId)
+      .execute();
+  }
+
+  /** The account was logged out or banned: it becomes disconnected and all its open runs pause. */
+  async disconnectAccount(accountId: string, reason: string, now: Date): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('accounts').set({ status: 'disconnected', updated_at: now }).where('id', '=', accountId).execute();
+      await trx
+        .updateTable('runs')
+        .set({ status: 'paused', paused_reason: 'account_unavailable', error_summary: reason, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('status', 'in', ['queued', 'running'])
+        .execute();
+    });
+  }
+
+  /** A still-valid platform reference for a media on an account, if one was uploaded. */
+  async mediaRef(accountId: string, mediaId: string, now: Date): Promise<{ ref: string; expiresAt: Date; contentType: string; filename: string | null } | null> {
+    const row = await this.db
+      .selectFrom('media_uploads as u')
+      .innerJoin('media as m', 'm.id', 'u.media_id')
+      .select(['u.ref', 'u.expires_at', 'm.content_type', 'm.filename'])
+      .where('u.account_id', '=', accountId)
+      .where('u.media_id', '=', mediaId)
+      .where('u.expires_at', '>', now)
+      .executeTakeFirst();
+    return row ? { ref: row.ref, expiresAt: row.expires_at, contentType: row.content_type, filename: row.filename } : null;
+  }
+
+  async saveMediaRef(accountId: string, mediaId: string, ref: string, expiresAt: Date): Promise<void> {
+    await this.db
+      .insertInto('media_uploads')
+      .values({ account_id: accountId, media_id: mediaId, ref, expires_at: expiresAt })
+      .onConflict((oc) => oc.columns(['account_id', 'media_id']).doUpdateSet({ ref, expires_at: expiresAt, created_at: sql`now()` }))
+      .execute();
+  }
+
+  async mediaContent(mediaId: string): Promise<{ contentType: string; sha256: string; filename: string | null; bytes: Buffer } | null> {
+    const row = await this.db
+      .selectFrom('media')
+      .select(['content_type', 'sha256', 'filename', 'bytes'])
+      .where('id', '=', mediaId)
+      .executeTakeFirst();
+    if (!row || !row.bytes) return null;
+    return { contentType: row.content_type, sha256: row.sha256, filename: row.filename, bytes: row.bytes };
+  }
+}

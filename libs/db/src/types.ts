@@ -1,0 +1,173 @@
+import type { ColumnType, Generated, Selectable, Insertable, Updateable } from 'kysely';
+
+/** Kysely's view of the schema in migrations/*.sql. Keep in step with the SQL. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export type Platform = 'http' | 'telegram' | 'whatsapp';
+export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing';
+export type RunStatus = 'queued' | 'running' | 'paused' | 'success' | 'partial' | 'failed' | 'cancelled';
+export type RunTrigger = 'schedule' | 'manual';
+export type PausedReason = 'window_closed' | 'operator' | 'account_unavailable';
+export type TargetStatus = 'pending' | 'in_flight' | 'sent' | 'failed' | 'skipped' | 'unknown';
+
+export type MessagePart =
+  | { type: 'text'; text: string }
+  | { type: 'media'; mediaId: string; caption?: string };
+
+export type Schedule =
+  | { type: 'interval'; everySeconds: number; startAt?: string }
+  | { type: 'cron'; expression: string }
+  | { type: 'once'; at: string };
+
+export interface TenantsTable {
+  id: Generated<string>;
+  name: string;
+  token_hash: string;
+  created_at: Generated<Date>;
+}
+
+export interface AccountsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  platform: Platform;
+  name: string;
+  external_id: string | null;
+  credentials: Buffer | null;
+  status: Generated<AccountStatus>;
+  blocked_until: NullableTimestamp;
+  max_send_per_minute: number | null;
+  group_concurrency: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface MediaTable {
+  id: Generated<string>;
+  tenant_id: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  filename: string | null;
+  bytes: Buffer | null;
+  storage_key: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface MediaUploadsTable {
+  account_id: string;
+  media_id: string;
+  ref: string;
+  expires_at: Timestamp;
+  created_at: Generated<Date>;
+}
+
+export interface CampaignsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  account_id: string;
+  name: string;
+  timezone: string;
+  schedule: Json<Schedule>;
+  window_start: Generated<string>;
+  window_end: Generated<string>;
+  messages: Json<MessagePart[]>;
+  targets: string[];
+  active: Generated<boolean>;
+  auto_resume: Generated<boolean>;
+  next_run_at: NullableTimestamp;
+  paused_reason: string | null;
+  no_account_streak: Generated<number>;
+  deleted_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface RunsTable {
+  id: Generated<string>;
+  campaign_id: string;
+  tenant_id: string;
+  account_id: string;
+  trigger: RunTrigger;
+  status: Generated<RunStatus>;
+  parts: Json<MessagePart[]>;
+  total: number;
+  scheduled_at: Timestamp;
+  started_at: NullableTimestamp;
+  first_send_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  window_end_at: NullableTimestamp;
+  paused_reason: PausedReason | null;
+  error_summary: string | null;
+  job_id: string | null;
+  job_seq: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface RunTargetsTable {
+  run_id: string;
+  chat_id: string;
+  status: Generated<TargetStatus>;
+  attempts: Generated<number>;
+  parts_sent: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  sent_at: NullableTimestamp;
+  latency_ms: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  message_ids: Generated<string[]>;
+  updated_at: Generated<Date>;
+}
+
+export interface RunEventsTable {
+  id: Generated<string>;
+  run_id: string;
+  tenant_id: string;
+  status: RunStatus;
+  created_at: Generated<Date>;
+}
+
+export interface SchedulerLeaderTable {
+  id: Generated<number>;
+  fence: Generated<number>;
+  holder: string | null;
+  acquired_at: NullableTimestamp;
+}
+
+export interface DB {
+  tenants: TenantsTable;
+  accounts: AccountsTable;
+  media: MediaTable;
+  media_uploads: MediaUploadsTable;
+  campaigns: CampaignsTable;
+  runs: RunsTable;
+  run_targets: RunTargetsTable;
+  run_events: RunEventsTable;
+  scheduler_leader: SchedulerLeaderTable;
+}
+
+export type Tenant = Selectable<TenantsTable>;
+export type Account = Selectable<AccountsTable>;
+export type NewAccount = Insertable<AccountsTable>;
+export type AccountUpdate = Updateable<AccountsTable>;
+export type Media = Selectable<MediaTable>;
+export type Campaign = Selectable<CampaignsTable>;
+export type NewCampaign = Insertable<CampaignsTable>;
+export type CampaignUpdate = Updateable<CampaignsTable>;
+export type Run = Selectable<RunsTable>;
+export type RunTarget = Selectable<RunTargetsTable>;
+
+/** Per-status target counts of a run, as the API shows them. */
+export interface RunCounts {
+  total: number;
+  pending: number;
+  inFlight: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  unknown: number;
+}

@@ -1,0 +1,46 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * `GET /metrics` and `GET /healthz` for the services without an HTTP API (scheduler, sender).
+ * Plain node:http: two fixed routes do not need a framework. Port 0 picks a free port.
+ */
+export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0', health: () => boolean = () => true): Promise<MetricsServer> {
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics') {
+      registry
+        .metrics()
+        .then((text) => {
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(text);
+        })
+        .catch((error: Error) => {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end(error.message);
+        });
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/healthz') {
+      const ok = health();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'not_found', message: 'no such route' } }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

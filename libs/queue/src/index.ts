@@ -1,0 +1,70 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+
+/** The one BullMQ queue: a job names a run to advance. */
+export const RUNS_QUEUE = 'runs';
+
+export const runJobSchema = z.object({ runId: z.uuid() }).strict();
+export type RunJob = z.infer<typeof runJobSchema>;
+
+/**
+ * A run's job id for its `seq`-th job (0: first, then one per continuation). Deterministic, so
+ * enqueueing the same step twice (scheduler retry, reconciler) adds one job, not two.
+ */
+export function runJobId(runId: string, seq: number): string {
+  return `run-${runId}-${seq}`;
+}
+
+const JOB_DEFAULTS: JobsOptions = {
+  // The run's state is in PostgreSQL; a finished job has nothing worth keeping in Redis.
+  removeOnComplete: true,
+  removeOnFail: { count: 1000 },
+  attempts: 1,
+};
+
+/** Producer side of the runs queue. */
+export class RunQueue {
+  readonly queue: Queue<RunJob>;
+
+  /** `redis` is shared with the caller, who closes it. */
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.queue = new Queue<RunJob>(RUNS_QUEUE, { connection: redis, prefix, defaultJobOptions: JOB_DEFAULTS });
+  }
+
+  /** Adds the job for step `seq` of a run, to start after `delayMs`. Idempotent per (run, seq). */
+  async enqueue(runId: string, seq: number, delayMs = 0): Promise<string> {
+    const jobId = runJobId(runId, seq);
+    await this.queue.add('run', { runId }, { jobId, delay: Math.max(0, Math.ceil(delayMs)) });
+    return jobId;
+  }
+
+  /** Adds many first jobs in one round trip. */
+  async enqueueMany(items: { runId: string; seq: number; delayMs: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.queue.addBulk(
+      items.map((i) => ({ name: 'run', data: { runId: i.runId }, opts: { jobId: runJobId(i.runId, i.seq), delay: Math.max(0, Math.ceil(i.delayMs)) } })),
+    );
+  }
+
+  /** Which of these job ids still exist in Redis (waiting, delayed, active or failed). */
+  async existing(jobIds: string[]): Promise<Set<string>> {
+    if (jobIds.length === 0) return new Set();
+    const pipeline = this.redis.pipeline();
+    for (const id of jobIds) pipeline.exists(this.queue.toKey(id));
+    const results = (await pipeline.exec()) ?? [];
+    return new Set(jobIds.filter((_, i) => results[i]?.[1] === 1));
+  }
+
+  async counts(): Promise<{ waiting: number; delayed: number; active: number }> {
+    const c = await this.queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    return { waiting: (c['waiting'] ?? 0) + (c['prioritized'] ?? 0), delayed: c['delayed'] ?? 0, active: c['active'] ?? 0 };
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}

@@ -1,0 +1,11 @@
+--[[
+  Releases a lock only if this token holds it (compare-and-delete).
+  KEYS[1] lock key
+  ARGV[1] token
+  returns 1 when released, -1 when the token did not hold it
+]]
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return -1

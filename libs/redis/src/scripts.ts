@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+
+const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
+
+// Bump when any script changes, so two versions deployed side by side never share a name.
+const SCRIPT_VERSION = 1;
+
+const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-take-2', 'lease-hold-1', 'lease-drop-1'] as const;
+type ScriptName = (typeof SCRIPTS)[number];
+
+export interface ScriptCommands {
+  run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<number>;
+}
+
+/**
+ * Loads every Lua script once per connection with `defineCommand` (EVALSHA with an EVAL
+ * fallback, so a flushed or restarted Redis reloads them by itself).
+ */
+export function loadScripts(redis: Redis): ScriptCommands {
+  for (const file of SCRIPTS) {
+    const numberOfKeys = Number(file.slice(file.lastIndexOf('-') + 1));
+    const lua = readFileSync(path.join(LUA_DIR, `${file}.lua`), 'utf8');
+    const command = commandName(file);
+    if (!(command in redis)) redis.defineCommand(command, { numberOfKeys, lua });
+  }
+  return {
+    run: async (name, keys, args) => {
+      const fn = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<number>>)[commandName(name)];
+      if (!fn) throw new Error(`script ${name} not loaded`);
+      return Number(await fn.call(redis, ...keys, ...args));
+    },
+  };
+}
+
+function commandName(file: string): string {
+  return `mtr_${file.replace(/-\d+$/, '').replaceAll('-', '_')}_v${SCRIPT_VERSION}`;
+}

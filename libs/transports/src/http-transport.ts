@@ -1,0 +1,117 @@
+import http from 'node:http';
+import https from 'node:https';
+import { classifyHttpAnswer, classifyTransportFailure, type SendResult } from '@metronome/core';
+import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
+
+export interface HttpTransportOptions {
+  /** HTTP_TRANSPORT_URL: the only place this transport ever sends to */
+  baseUrl: string;
+  timeoutMs: number;
+  /** how long a media reference stays valid on the platform (CONTRACT §5: 24 h) */
+  mediaRefTtlMs?: number;
+  maxSockets?: number;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+type Failure = { failure: true; code: string | undefined; written: boolean; message: string };
+
+/**
+ * The HTTP platform protocol (CONTRACT §5). Built on node:http rather than fetch because the
+ * outcome of a failed send depends on whether the request was fully written before the failure
+ * (then the platform may have acted on it: `unknown`), which fetch does not reveal.
+ */
+export class HttpTransport implements Transport {
+  readonly platform = 'http' as const;
+  private readonly agent: http.Agent;
+  private readonly base: URL;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
+    const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
+    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256 });
+  }
+
+  async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
+    const answer = await this.request(account, 'media', media.bytes, {
+      'content-type': media.contentType,
+      'x-media-sha256': media.sha256,
+    });
+    if ('failure' in answer) {
+      const r = classifyTransportFailure(answer.code, false, answer.message);
+      // An upload is never ambiguous in effect: a repeated upload only costs bandwidth.
+      return { ok: false, result: r.kind === 'ambiguous' ? { kind: 'retriable', code: r.code, message: r.message } : r };
+    }
+    const body = answer.body as { mediaRef?: unknown } | null;
+    if (answer.status === 200 && body && typeof body.mediaRef === 'string') {
+      return { ok: true, ref: body.mediaRef, expiresAt: new Date(Date.now() + (this.options.mediaRefTtlMs ?? 23 * 3_600_000)) };
+    }
+    const r = classifyHttpAnswer(answer.status === 200 ? 502 : answer.status, answer.body);
+    return { ok: false, result: r.kind === 'delivered' ? { kind: 'retriable', code: 'bad_upload_answer', message: 'no mediaRef' } : r };
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    const part =
+      message.part.type === 'text'
+        ? { type: 'text', text: message.part.text }
+        : { type: 'media', mediaRef: message.part.mediaRef, ...(message.part.caption ? { caption: message.part.caption } : {}) };
+    const body = Buffer.from(JSON.stringify({ chatId: message.chatId, part, partIndex: message.partIndex, partCount: message.partCount }));
+    const answer = await this.request(account, 'messages', body, {
+      'content-type': 'application/json',
+      'idempotency-key': message.idempotencyKey,
+    });
+    if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, answer.message);
+    return classifyHttpAnswer(answer.status, answer.body);
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
+
+  private request(account: TransportAccount, what: 'media' | 'messages', body: Buffer, headers: Record<string, string>): Promise<Answer | Failure> {
+    if (!account.externalId) {
+      return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
+    }
+    // The account's id is one encoded path segment under the configured base: it cannot
+    // redirect the request to another host or path.
+    const url = new URL(`v1/accounts/${encodeURIComponent(account.externalId)}/${what}`, this.base);
+    const lib = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve) => {
+      let written = false;
+      let settled = false;
+      const done = (value: Answer | Failure) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const req = lib.request(url, { method: 'POST', agent: this.agent, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = null;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = { error: `http_${res.statusCode}`, message: text.slice(0, 200) };
+          }
+          done({ status: res.statusCode ?? 0, body: parsed });
+        });
+        res.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written: true, message: e.message }));
+      });
+      const timer = setTimeout(() => {
+        done({ failure: true, code: 'timeout', written, message: `no answer within ${this.options.timeoutMs} ms` });
+        req.destroy();
+      }, this.options.timeoutMs);
+      req.on('finish', () => {
+        written = true;
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written, message: e.message }));
+      req.end(body);
+    });
+  }
+}

@@ -1,0 +1,2 @@
+export type { Transport, TransportAccount, MediaContent, OutgoingMessage, OutgoingPart, PrepareResult } from './transport.js';
+export { HttpTransport, type HttpTransportOptions } from './http-transport.js';

@@ -1,0 +1,45 @@
+import type { SendFailure, SendResult } from '@metronome/core';
+
+/** The account a transport acts for. Credentials arrive decrypted; transports never log them. */
+export interface TransportAccount {
+  id: string;
+  externalId: string | null;
+  credentials: Record<string, unknown> | null;
+}
+
+export interface MediaContent {
+  mediaId: string;
+  contentType: string;
+  sha256: string;
+  filename: string | null;
+  bytes: Buffer;
+}
+
+/** One part of a message to one chat. */
+export type OutgoingPart =
+  | { type: 'text'; text: string }
+  | { type: 'media'; mediaRef: string; caption?: string; contentType: string; filename: string | null };
+
+export interface OutgoingMessage {
+  chatId: string;
+  part: OutgoingPart;
+  partIndex: number;
+  partCount: number;
+  /** `{runId}:{chatId}:{partIndex}`: the platform may use it to drop a repeat */
+  idempotencyKey: string;
+}
+
+export type PrepareResult = { ok: true; ref: string; expiresAt: Date } | { ok: false; result: SendFailure };
+
+/**
+ * A messaging platform as the sender sees it. The sender does not know which one it drives:
+ * every answer is translated into a SendResult (CONTRACT §5 outcomes).
+ */
+export interface Transport {
+  readonly platform: 'http' | 'telegram' | 'whatsapp';
+  /** Uploads a media once for an account and returns the platform's reusable reference. */
+  prepareMedia(account: TransportAccount, media: MediaContent, signal?: AbortSignal): Promise<PrepareResult>;
+  /** Sends one part to one chat. Never throws for platform or network failures: it classifies them. */
+  send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult>;
+  close(): Promise<void>;
+}

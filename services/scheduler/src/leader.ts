@@ -1,0 +1,46 @@
+import type { Clock } from '@metronome/core';
+import type { ScheduleRepository } from '@metronome/db';
+import type { Logger } from '@metronome/observability';
+import type { LeaderLease } from '@metronome/redis';
+
+/**
+ * Leadership: a Redis lease (who runs the ticks) plus a fencing token in PostgreSQL (what the
+ * run-creating transaction checks). Losing the lease, or a stale token, ends leadership.
+ */
+export class Leadership {
+  private fence: number | null = null;
+
+  constructor(
+    private readonly lease: LeaderLease,
+    private readonly repo: ScheduleRepository,
+    private readonly holderId: string,
+    private readonly ttlMs: number,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The fencing token when this replica leads now, else null. Call once per tick. */
+  async check(): Promise<number | null> {
+    const state = await this.lease.hold(this.ttlMs);
+    if (state === 'lost') {
+      if (this.fence !== null) this.logger.warn('leadership lost: standing by');
+      this.fence = null;
+      return null;
+    }
+    if (state === 'taken' || this.fence === null) {
+      this.fence = await this.repo.takeFence(this.holderId, new Date(this.clock.now()));
+      this.logger.info({ fence: this.fence, holder: this.holderId }, 'leading the schedule');
+    }
+    return this.fence;
+  }
+
+  /** Forget the token after the database refused it (another leader took over meanwhile). */
+  demote(): void {
+    this.fence = null;
+  }
+
+  async resign(): Promise<void> {
+    this.fence = null;
+    await this.lease.drop();
+  }
+}

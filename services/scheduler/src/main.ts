@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { OUTCOMES, systemClock } from '@metronome/core';
+import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
+import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { RunQueue } from '@metronome/queue';
+import { createRedis, LeaderLease, loadScripts, redisKeys } from '@metronome/redis';
+import { loadConfig } from './config.js';
+import { Leadership } from './leader.js';
+import { reconcile } from './reconcile.js';
+import { runTick } from './tick.js';
+
+// Composition root: build once, tick while leading, stand by otherwise, resign on SIGTERM.
+const config = (() => {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    console.error(`scheduler: ${(error as Error).message}`);
+    process.exit(2);
+  }
+})();
+const logger = createLogger('scheduler', config.LOG_LEVEL);
+const metrics = new Metrics('scheduler');
+metrics.initOutcomes(OUTCOMES);
+const clock = systemClock;
+const db = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
+const redis = createRedis(config.REDIS_URL, 'metronome-scheduler');
+const keys = redisKeys(config.KEY_PREFIX);
+const repo = new ScheduleRepository(db);
+const queue = new RunQueue(redis, keys.queuePrefix);
+const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+// The lease outlives one missed renewal; a standby checks every tick, so a dead leader is
+// replaced within two ticks.
+const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, Math.round(config.SCHEDULER_TICK_MS * 1.5), clock, logger);
+
+const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');
+
+let stopping = false;
+let timer: NodeJS.Timeout | undefined;
+let current: Promise<void> = Promise.resolve();
+
+async function tickOnce(): Promise<void> {
+  const started = performance.now();
+  try {
+    const fence = await leadership.check();
+    if (fence === null) return;
+    const result = await runTick(
+      { repo, queue, clock, logger, metrics, batch: config.SCHEDULER_BATCH, jitterMs: config.SCHEDULER_JITTER_MS, lookaheadMs: config.SCHEDULER_TICK_MS },
+      fence,
+    );
+    await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
+    metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
+    if (result.created) logger.debug(result, 'tick');
+  } catch (error) {
+    if (error instanceof StaleFenceError) {
+      leadership.demote();
+      logger.warn('another scheduler took the lead during this tick: its runs were not created here');
+    } else {
+      logger.error({ err: error }, 'tick failed; retrying next tick');
+    }
+  }
+}
+
+function schedule(): void {
+  if (stopping) return;
+  timer = setTimeout(() => {
+    current = tickOnce().finally(schedule);
+  }, config.SCHEDULER_TICK_MS);
+}
+current = tickOnce().finally(schedule);
+
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  clearTimeout(timer);
+  logger.info({ signal }, 'stopping: finishing the current tick');
+  await current;
+  await leadership.resign().catch(() => undefined);
+  await Promise.allSettled([queue.close(), metricsServer.close()]);
+  await Promise.allSettled([db.destroy(), redis.quit()]);
+  logger.info('scheduler stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

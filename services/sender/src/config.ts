@@ -1,0 +1,31 @@
+import { commonEnv, int, parseEnv, port, secretsKey, url, z } from '@metronome/config';
+
+const schema = z.object({
+  ...commonEnv,
+  METRICS_PORT: port(9465),
+  SECRETS_KEY: secretsKey,
+  SENDER_CONCURRENCY: int(16, 1, 1000),
+  SENDS_PER_JOB: int(20, 1, 10_000),
+  DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
+  DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),
+  RATE_BURST: int(1, 1, 1000),
+  MAX_RETRIES: int(5, 1, 100),
+  SEND_TIMEOUT_MS: int(15_000, 100, 600_000),
+  HTTP_TRANSPORT_URL: url('http://127.0.0.1:8090', ['http:', 'https:']),
+  TELEGRAM_API_URL: url('https://api.telegram.org', ['http:', 'https:']),
+  // Extensions (not in the contract's table): how long a job may wait in-process for a pace
+  // token before it yields the account and continues later, and how soon a job that found the
+  // account busy tries again.
+  SENDER_MAX_INLINE_WAIT_MS: int(2_000, 0, 60_000),
+  SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
+});
+
+export type SenderConfig = z.infer<typeof schema>;
+
+export function loadConfig(env: Record<string, string | undefined>): SenderConfig {
+  const config = parseEnv(schema, env);
+  if (!config.SECRETS_KEY && config.NODE_ENV !== 'development') {
+    throw new Error('SECRETS_KEY is required outside development: set it to 32 bytes as hex (openssl rand -hex 32) or base64');
+  }
+  return config;
+}

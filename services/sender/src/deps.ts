@@ -1,0 +1,36 @@
+import type { Clock } from '@metronome/core';
+import type { SendRepository } from '@metronome/db';
+import type { Logger, Metrics } from '@metronome/observability';
+import type { RunQueue } from '@metronome/queue';
+import type { AccountLock, AccountPace } from '@metronome/redis';
+import type { Transport } from '@metronome/transports';
+import type { MediaRefs } from './media-refs.js';
+
+export interface SenderSettings {
+  sendsPerJob: number;
+  defaultMaxSendPerMinute: number;
+  defaultGroupConcurrency: number;
+  rateBurst: number;
+  maxRetries: number;
+  sendTimeoutMs: number;
+  maxInlineWaitMs: number;
+  lockRetryMs: number;
+  lockTtlMs: number;
+}
+
+/** Everything a job needs, built once by main.ts and passed in: no singletons. */
+export interface SenderDeps {
+  repo: SendRepository;
+  lock: AccountLock;
+  pace: AccountPace;
+  queue: RunQueue;
+  transports: Record<string, Transport | undefined>;
+  media: MediaRefs;
+  secretsKeys: Buffer[];
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  settings: SenderSettings;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+}

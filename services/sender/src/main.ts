@@ -1,0 +1,105 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'bullmq';
+import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, systemClock, type Outcome } from '@metronome/core';
+import { createDb, SendRepository } from '@metronome/db';
+import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
+import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
+import { HttpTransport } from '@metronome/transports';
+import { loadConfig } from './config.js';
+import type { SenderDeps } from './deps.js';
+import { MediaRefs } from './media-refs.js';
+import { processRunJob } from './run-job.js';
+
+// Composition root: build every dependency once, run the worker, drain on SIGTERM.
+const config = (() => {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    console.error(`sender: ${(error as Error).message}`);
+    process.exit(2);
+  }
+})();
+const logger = createLogger('sender', config.LOG_LEVEL);
+const metrics = new Metrics('sender');
+metrics.initOutcomes(OUTCOMES);
+if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
+
+const db = createDb({ url: config.DATABASE_URL, max: Math.min(50, config.SENDER_CONCURRENCY * 2 + 2), applicationName: 'metronome-sender' });
+const redis = createRedis(config.REDIS_URL, 'metronome-sender');
+const workerRedis = createRedis(config.REDIS_URL, 'metronome-sender-worker');
+const keys = redisKeys(config.KEY_PREFIX);
+const scripts = loadScripts(redis);
+const repo = new SendRepository(db);
+const queue = new RunQueue(redis, keys.queuePrefix);
+const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });
+
+const deps: SenderDeps = {
+  repo,
+  lock: new AccountLock(scripts, keys),
+  pace: new AccountPace(scripts, keys),
+  queue,
+  transports: { http },
+  media: new MediaRefs(repo),
+  secretsKeys: [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY],
+  clock: systemClock,
+  logger,
+  metrics,
+  settings: {
+    sendsPerJob: config.SENDS_PER_JOB,
+    defaultMaxSendPerMinute: config.DEFAULT_MAX_SEND_PER_MINUTE,
+    defaultGroupConcurrency: config.DEFAULT_GROUP_CONCURRENCY,
+    rateBurst: config.RATE_BURST,
+    maxRetries: config.MAX_RETRIES,
+    sendTimeoutMs: config.SEND_TIMEOUT_MS,
+    maxInlineWaitMs: config.SENDER_MAX_INLINE_WAIT_MS,
+    lockRetryMs: config.SENDER_LOCK_RETRY_MS,
+    lockTtlMs: 30_000,
+  },
+  random: Math.random,
+  sleep: (ms) => sleep(ms),
+};
+
+const worker = new Worker(
+  RUNS_QUEUE,
+  async (job) => {
+    const started = Date.now();
+    let outcome: Outcome;
+    const parsed = runJobSchema.safeParse(job.data);
+    if (!parsed.success || !job.id) {
+      logger.error({ jobId: job.id, data: job.data }, 'job payload invalid: dropped');
+      outcome = 'failed';
+    } else {
+      try {
+        outcome = await processRunJob(deps, { jobId: job.id, runId: parsed.data.runId });
+      } catch (error) {
+        // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
+        // the run a new job once this one is gone.
+        logger.error({ err: error, runId: parsed.data.runId, jobId: job.id }, 'job failed');
+        outcome = 'failed';
+      }
+    }
+    metrics.jobOutcomes.inc({ outcome });
+    logger.info({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms: Date.now() - started }, 'job done');
+    return outcome;
+  },
+  { connection: workerRedis, prefix: keys.queuePrefix, concurrency: config.SENDER_CONCURRENCY, lockDuration: 60_000 },
+);
+worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+
+const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+logger.info({ metricsPort: metricsServer.port, concurrency: config.SENDER_CONCURRENCY, transport: config.HTTP_TRANSPORT_URL }, 'sender ready');
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'draining: finishing in-flight jobs');
+  await worker.close();
+  await Promise.allSettled([queue.close(), http.close(), metricsServer.close()]);
+  await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
+  logger.info('sender stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,236 @@
+import { retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
+import type { ClaimedTarget, RunForSend } from '@metronome/db';
+import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
+import type { SenderDeps } from './deps.js';
+
+/** Why a job's lanes stopped before running out of due targets. */
+export type StopReason = 'budget' | 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost';
+
+/** What the lanes of one job did, for the job's end-of-job decision. */
+export interface LaneReport {
+  delivered: number;
+  attempts: number;
+  /** parts claimed so far (the SENDS_PER_JOB budget is spent at claim time, so lanes cannot overshoot it together) */
+  reserved: number;
+  stop: StopReason | null;
+  /** when the pace next allows a send (set when a lane yielded for pace) */
+  nextTokenAt: number;
+  /** when a flood wait ends (set on account-wait) */
+  blockedUntil: number;
+}
+
+interface LaneContext {
+  run: RunForSend;
+  account: TransportAccount;
+  transport: Transport;
+  token: string;
+  perMinute: number;
+  report: LaneReport;
+}
+
+// Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish
+// its parts, so a chat's parts stay together.
+const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost']);
+
+/**
+ * Sends a run's due targets with up to `lanes` chats in parallel (parts of one chat serial and
+ * in order), at most `sendsPerJob` parts in all, each part paced by the account's shared GCRA.
+ */
+export async function runLanes(
+  deps: SenderDeps,
+  run: RunForSend,
+  account: TransportAccount,
+  transport: Transport,
+  token: string,
+  lanes: number,
+): Promise<LaneReport> {
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0 };
+  const perMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const ctx: LaneContext = { run, account, transport, token, perMinute, report };
+  await Promise.all(Array.from({ length: lanes }, () => lane(deps, ctx)));
+  return report;
+}
+
+function stopWith(report: LaneReport, reason: StopReason): void {
+  // the first hard stop wins over soft ones
+  if (report.stop === null || (!HARD_STOPS.has(report.stop) && HARD_STOPS.has(reason))) report.stop = reason;
+}
+
+function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
+  return run.windowEndAt !== null && deps.clock.now() >= run.windowEndAt.getTime();
+}
+
+async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+  const { run, report } = ctx;
+  const partCount = run.parts.length;
+  for (;;) {
+    if (report.stop) return;
+    if (report.reserved >= deps.settings.sendsPerJob) return stopWith(report, 'budget');
+    if (windowClosed(deps, run)) return stopWith(report, 'window');
+    const now = deps.clock.now();
+    const leaseMs = partCount * (deps.settings.sendTimeoutMs + deps.settings.maxInlineWaitMs + 60_000 / ctx.perMinute) + 30_000;
+    const target = await deps.repo.claimTarget(run.runId, ctx.token, new Date(now), new Date(now + leaseMs));
+    if (!target) return;
+    report.reserved += partCount - target.partsSent;
+    await sendTarget(deps, ctx, target);
+  }
+}
+
+/** Puts a claimed target back as pending without counting an attempt. */
+async function release(deps: SenderDeps, ctx: LaneContext, chatId: string, nextAttemptAt: number, code: string | null = null): Promise<void> {
+  await deps.repo.settle(
+    ctx.run.runId,
+    chatId,
+    ctx.token,
+    { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null },
+    new Date(deps.clock.now()),
+  );
+}
+
+/** Takes a pace token; false when the lane must give the target back (lock lost, or a long wait on a first part). */
+async function takeToken(deps: SenderDeps, ctx: LaneContext, firstPart: boolean): Promise<boolean> {
+  const { report } = ctx;
+  for (;;) {
+    if (report.stop && (firstPart || HARD_STOPS.has(report.stop))) return false;
+    const now = deps.clock.now();
+    const result = await deps.pace.take(ctx.run.account.id, ctx.token, now, ctx.perMinute, deps.settings.rateBurst);
+    if (result.granted) return true;
+    if ('lockLost' in result) {
+      stopWith(report, 'lock-lost');
+      return false;
+    }
+    if (firstPart && result.waitMs > deps.settings.maxInlineWaitMs) {
+      report.nextTokenAt = Math.max(report.nextTokenAt, now + result.waitMs);
+      stopWith(report, 'pace');
+      return false;
+    }
+    await deps.sleep(result.waitMs);
+  }
+}
+
+async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget): Promise<void> {
+  const { run, report } = ctx;
+  const partCount = run.parts.length;
+  let firstPartStartedAt = 0;
+  for (let index = target.partsSent; index < partCount; index++) {
+    const firstOfClaim = index === target.partsSent;
+    if (!(await takeToken(deps, ctx, firstOfClaim))) return release(deps, ctx, target.chatId, deps.clock.now());
+    if (windowClosed(deps, run)) {
+      stopWith(report, 'window');
+      return release(deps, ctx, target.chatId, deps.clock.now());
+    }
+    const part = await outgoingPart(deps, ctx, index);
+    const startedAt = deps.clock.now();
+    if (firstOfClaim) firstPartStartedAt = startedAt;
+    if (!run.firstSendAt && (await deps.repo.stampFirstSend(run.runId, new Date(startedAt)))) {
+      run.firstSendAt = new Date(startedAt);
+      deps.metrics.runStartLag.observe({ trigger: run.trigger }, Math.max(0, startedAt - run.scheduledAt.getTime()) / 1000);
+    }
+    report.attempts++;
+    const result: SendResult =
+      'failure' in part
+        ? part.failure
+        : await ctx.transport.send(ctx.account, {
+            chatId: target.chatId,
+            part: part.part,
+            partIndex: index,
+            partCount,
+            idempotencyKey: `${run.runId}:${target.chatId}:${index}`,
+          });
+    const keepGoing = await applyResult(deps, ctx, target, index, result, firstPartStartedAt);
+    if (!keepGoing) return;
+  }
+}
+
+async function outgoingPart(deps: SenderDeps, ctx: LaneContext, index: number): Promise<{ part: OutgoingPart } | { failure: SendFailure }> {
+  const part = ctx.run.parts[index]!;
+  if (part.type === 'text') return { part: { type: 'text', text: part.text } };
+  const media = await deps.media.resolve(ctx.transport, ctx.account, part.mediaId, deps.clock.now());
+  if (!media.ok) return { failure: media.result };
+  return {
+    part: { type: 'media', mediaRef: media.ref, contentType: media.contentType, filename: media.filename, ...(part.caption ? { caption: part.caption } : {}) },
+  };
+}
+
+/** Records one part's result; true when the chat's next part may follow. */
+async function applyResult(
+  deps: SenderDeps,
+  ctx: LaneContext,
+  target: ClaimedTarget,
+  index: number,
+  result: SendResult,
+  firstPartStartedAt: number,
+): Promise<boolean> {
+  const { run, report, token } = ctx;
+  const platform = run.account.platform;
+  const now = deps.clock.now();
+  const at = new Date(now);
+  const log = deps.logger.child({ runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index });
+  let owned = true;
+  switch (result.kind) {
+    case 'delivered': {
+      deps.metrics.sends.inc({ platform, result: 'sent' });
+      report.delivered++;
+      const last = index === run.parts.length - 1;
+      owned = last
+        ? await deps.repo.settle(run.runId, target.chatId, token, { status: 'sent', at, latencyMs: now - firstPartStartedAt, partsSent: index + 1, messageId: result.messageId }, at)
+        : await deps.repo.recordPart(run.runId, target.chatId, token, index + 1, result.messageId, at);
+      if (!owned) log.warn('delivered, but the target lease was lost meanwhile: result not recorded');
+      return owned && !last;
+    }
+    case 'account-wait': {
+      deps.metrics.sends.inc({ platform, result: 'retry' });
+      deps.metrics.providerWait.inc({ scope: 'account' }, result.retryAfterMs / 1000);
+      const until = now + result.retryAfterMs;
+      report.blockedUntil = Math.max(report.blockedUntil, until);
+      stopWith(report, 'account-wait');
+      await deps.repo.blockAccount(run.account.id, new Date(until), at);
+      log.warn({ code: result.code, retryAfterMs: result.retryAfterMs }, 'account must wait: no send from it until the wait ends');
+      await release(deps, ctx, target.chatId, until, result.code);
+      return false;
+    }
+    case 'chat-wait': {
+      deps.metrics.sends.inc({ platform, result: 'retry' });
+      deps.metrics.providerWait.inc({ scope: 'chat' }, result.retryAfterMs / 1000);
+      log.info({ code: result.code, retryAfterMs: result.retryAfterMs }, 'chat must wait; other chats go on');
+      await release(deps, ctx, target.chatId, now + result.retryAfterMs, result.code);
+      return false;
+    }
+    case 'account-unavailable': {
+      deps.metrics.sends.inc({ platform, result: 'retry' });
+      stopWith(report, 'account-unavailable');
+      log.warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
+      await release(deps, ctx, target.chatId, now, result.code);
+      await deps.repo.disconnectAccount(run.account.id, `Account disconnected (${result.code}): reconnect it, then resume.`, at);
+      return false;
+    }
+    case 'rejected': {
+      deps.metrics.sends.inc({ platform, result: 'failed' });
+      log.warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
+      await deps.repo.settle(run.runId, target.chatId, token, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true }, at);
+      return false;
+    }
+    case 'retriable': {
+      const attempts = target.attempts + 1;
+      const exhausted = attempts >= deps.settings.maxRetries;
+      deps.metrics.sends.inc({ platform, result: exhausted ? 'failed' : 'retry' });
+      log.warn({ code: result.code, err: result.message, attempts }, exhausted ? 'send failed: retries exhausted' : 'send failed: will retry');
+      await deps.repo.settle(
+        run.runId,
+        target.chatId,
+        token,
+        exhausted
+          ? { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true }
+          : { status: 'pending', nextAttemptAt: new Date(now + retryDelayMs(attempts, deps.random)), countAttempt: true, errorCode: result.code, errorMessage: result.message },
+        at,
+      );
+      return false;
+    }
+    case 'ambiguous': {
+      deps.metrics.sends.inc({ platform, result: 'unknown' });
+      log.warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
+      await deps.repo.settle(run.runId, target.chatId, token, { status: 'unknown', errorCode: result.code, errorMessage: result.message, countAttempt: true }, at);
+      return false;
+    }
+  }
+}
