@@ -23,7 +23,7 @@ export default {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalSetup: '<rootDir>/test/global-setup.mjs',
       slowTestThreshold: 30,
     },
   ],

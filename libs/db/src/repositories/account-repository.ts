@@ -48,7 +48,7 @@ const COLUMNS = [
   'max_send_per_minute',
   'group_concurrency',
   'created_at',
-  sql<string>`created_at::text`.as('cursor_at'),
+  sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
 
 type Raw = {

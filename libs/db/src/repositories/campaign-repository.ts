@@ -79,7 +79,7 @@ interface Raw {
 // Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
   c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.created_at, c.updated_at,
-  c.created_at::text as cursor_at,
+  to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
   (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id`;
 
 function toCampaign(c: Raw): CampaignRow {

@@ -3,8 +3,9 @@ import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../t
 
 /**
  * One page of a newest-first list. `before` is the (created_at, id) of the last row of the
- * previous page; `at` is PostgreSQL's own text for created_at, so microseconds survive the
- * round trip through a cursor (a JS Date would cut them and skip or repeat rows).
+ * previous page; `at` is created_at printed by PostgreSQL in UTC with microseconds, so the
+ * position survives the round trip through a cursor exactly (a JS Date would cut the
+ * microseconds and skip or repeat rows).
  */
 export interface ListPage {
   limit: number;
@@ -28,7 +29,7 @@ export interface RunRow {
   errorSummary: string | null;
   jobSeq: number;
   createdAt: Date;
-  /** created_at as PostgreSQL prints it, for cursors */
+  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
 }
 
@@ -81,7 +82,7 @@ const FINISHED: RunStatus[] = ['success', 'partial', 'failed', 'cancelled'];
 // Columns every run read returns, mapped to RunRow by toRun.
 const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
   r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.created_at,
-  r.created_at::text as cursor_at`;
+  to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 
 interface RawRun {
   id: string;

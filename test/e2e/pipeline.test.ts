@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/test-env.js';
+
+// The walking skeleton end to end: API → PostgreSQL → scheduler → BullMQ → two senders →
+// sandbox, each a separate process.
+
+interface SandboxMessage {
+  seq: number;
+  account: string;
+  chatId: string;
+  idempotencyKey: string;
+  partIndex: number;
+  partCount: number;
+  part: { type: string; text?: string; mediaRef?: string; caption?: string };
+  receivedAt: number;
+}
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ senders: 2 });
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+}, 60_000);
+
+function png(seed: number): Buffer {
+  // any distinct bytes will do for the sandbox; a real PNG header keeps it honest
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), deflateSync(Buffer.alloc(256, seed))]);
+}
+
+const chats = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
+
+test('300 chats over two tenants and three accounts: both parts, exactly once, in order; media once per account; paced', async () => {
+  const t1 = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'Tenant one' });
+  const t2 = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'Tenant two' });
+  expect(t1.status).toBe(201);
+  expect(t2.status).toBe(201);
+  const tok1: string = t1.body.token;
+  const tok2: string = t2.body.token;
+
+  const accA = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', name: 'A', externalId: 'acc-a', maxSendPerMinute: 6000, groupConcurrency: 5 });
+  const accB = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', name: 'B', externalId: 'acc-b', maxSendPerMinute: 6000 });
+  // C is the paced one: 120 sends a minute, burst 1
+  const accC = await api(stack, 'POST', '/v1/accounts', tok2, { platform: 'http', name: 'C', externalId: 'acc-c', maxSendPerMinute: 120, groupConcurrency: 3 });
+  for (const a of [accA, accB, accC]) expect(a.status).toBe(201);
+
+  const img1 = png(1);
+  const img2 = png(2);
+  const m1 = await api(stack, 'POST', '/v1/media?filename=one.png', tok1, img1, { 'content-type': 'image/png' });
+  const m2 = await api(stack, 'POST', '/v1/media?filename=two.png', tok2, img2, { 'content-type': 'image/png' });
+  expect(m1.status).toBe(201);
+  expect(m2.status).toBe(201);
+  expect(m1.body.sha256).toBe(createHash('sha256').update(img1).digest('hex'));
+
+  const now = new Date().toISOString();
+  const campaign = (accountId: string, mediaId: string, targets: string[], name: string) => ({
+    accountId,
+    name,
+    timezone: 'Asia/Kuala_Lumpur',
+    schedule: { type: 'once', at: now },
+    messages: [
+      { type: 'text', text: `Hello from ${name}` },
+      { type: 'media', mediaId, caption: 'see attached' },
+    ],
+    targets,
+  });
+  const specs = [
+    { token: tok1, body: campaign(accA.body.id, m1.body.id, chats('a', 150), 'A campaign'), account: 'acc-a' },
+    { token: tok1, body: campaign(accB.body.id, m1.body.id, chats('b', 125), 'B campaign'), account: 'acc-b' },
+    { token: tok2, body: campaign(accC.body.id, m2.body.id, chats('c', 25), 'C campaign'), account: 'acc-c' },
+  ];
+  const campaigns = [];
+  for (const s of specs) {
+    const res = await api(stack, 'POST', '/v1/campaigns', s.token, s.body);
+    expect(res.status).toBe(201);
+    campaigns.push({ ...s, id: res.body.id as string });
+  }
+
+  // Every campaign gets one run, and every run finishes.
+  const runs = await eventually(
+    'every run to finish',
+    async () => {
+      const found = [];
+      for (const c of campaigns) {
+        const list = await api(stack, 'GET', `/v1/runs?campaignId=${c.id}`, c.token);
+        const run = list.body.items[0];
+        if (!run || !['success', 'partial', 'failed', 'paused', 'cancelled'].includes(run.status)) return null;
+        found.push({ ...c, run });
+      }
+      return found;
+    },
+    120_000,
+    500,
+  );
+  for (const r of runs) {
+    expect(r.run.status).toBe('success');
+    const n = r.body.targets.length;
+    expect(r.run.counts).toEqual({ total: n, pending: 0, inFlight: 0, sent: n, failed: 0, skipped: 0, unknown: 0 });
+    expect(r.run.trigger).toBe('schedule');
+    expect(Date.parse(r.run.startedAt)).toBeGreaterThanOrEqual(Date.parse(r.run.scheduledAt));
+  }
+
+  // What the platform received: each chat both parts, once each, text first.
+  const { items } = await sandbox<{ items: SandboxMessage[] }>(stack, '/sandbox/messages');
+  expect(items).toHaveLength(600);
+  for (const r of runs) {
+    for (const chat of r.body.targets) {
+      const got = items.filter((m) => m.account === r.account && m.chatId === chat).sort((x, y) => x.seq - y.seq);
+      expect(got.map((m) => m.partIndex)).toEqual([0, 1]);
+      expect(got[0]!.part).toEqual({ type: 'text', text: `Hello from ${r.body.name}` });
+      expect(got[1]!.part.type).toBe('media');
+      expect(got[1]!.part.caption).toBe('see attached');
+      expect(got.every((m) => m.idempotencyKey.startsWith(`${r.run.id}:${chat}:`))).toBe(true);
+    }
+  }
+  const stats = await sandbox<{ duplicateKeys: number; uploads: { account: string; sha256: string; count: number }[] }>(stack, '/sandbox/stats');
+  expect(stats.duplicateKeys).toBe(0);
+  // each image uploaded once per account that sends it
+  const uploads = stats.uploads.map((u) => `${u.account}:${u.count}`).sort();
+  expect(uploads).toEqual(['acc-a:1', 'acc-b:1', 'acc-c:1']);
+
+  // Pacing: account C at 120/min with burst 1 never has more than RATE_BURST + 2 = 3 sends in any second.
+  const { times } = await sandbox<{ times: number[] }>(stack, '/sandbox/accounts/acc-c/sends');
+  expect(times).toHaveLength(50);
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  expect(most).toBeLessThanOrEqual(3);
+  // ... and the whole run took about as long as its pace says (49 intervals of 500 ms)
+  expect(sorted[sorted.length - 1]! - sorted[0]!).toBeGreaterThanOrEqual(49 * 500 - 100);
+
+  // Start lag is measured by the senders.
+  let lagSamples = 0;
+  for (const port of stack.senderMetricsPorts) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const m = /metronome_run_start_lag_seconds_count\{[^}]*trigger="schedule"[^}]*\} (\d+)/.exec(text);
+    lagSamples += m ? Number(m[1]) : 0;
+    expect(text).toContain('metronome_job_outcomes_total');
+    expect(text).toMatch(/metronome_sends_total\{[^}]*result="sent"/);
+  }
+  expect(lagSamples).toBe(3);
+}, 180_000);
