@@ -3,6 +3,7 @@ import {
   formatLocalTime,
   isComplete,
   open,
+  placeInWindow,
   statusAtWindowClose,
   windowClosedSummary,
   type Outcome,
@@ -38,6 +39,9 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     return 'no-account';
   }
   if (run.windowEndAt && now >= run.windowEndAt.getTime()) return closeWindow(deps, run, await deps.repo.progress(run.runId));
+  // A run resumed (or re-enqueued) while its window is shut waits for the next opening.
+  const opensAt = placeInWindow(new Date(now), { start: run.windowStart, end: run.windowEnd }, run.timezone).startAt.getTime();
+  if (opensAt > now) return continueOrClose(deps, run, job.jobId, opensAt, 'deferred');
   const blockedUntil = run.account.blockedUntil?.getTime() ?? 0;
   if (blockedUntil > now) return continueOrClose(deps, run, job.jobId, blockedUntil, 'deferred');
 

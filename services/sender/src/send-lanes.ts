@@ -4,7 +4,7 @@ import type { OutgoingPart, Transport, TransportAccount } from '@metronome/trans
 import type { SenderDeps } from './deps.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
-export type StopReason = 'budget' | 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost';
+export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost';
 
 /** What the lanes of one job did, for the job's end-of-job decision. */
 export interface LaneReport {
@@ -65,13 +65,19 @@ async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
   const partCount = run.parts.length;
   for (;;) {
     if (report.stop) return;
-    if (report.reserved >= deps.settings.sendsPerJob) return stopWith(report, 'budget');
+    // The budget only stops new claims: chats other lanes already hold still go out.
+    if (report.reserved >= deps.settings.sendsPerJob) return;
     if (windowClosed(deps, run)) return stopWith(report, 'window');
     const now = deps.clock.now();
     const leaseMs = partCount * (deps.settings.sendTimeoutMs + deps.settings.maxInlineWaitMs + 60_000 / ctx.perMinute) + 30_000;
+    // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
+    report.reserved += partCount;
     const target = await deps.repo.claimTarget(run.runId, ctx.token, new Date(now), new Date(now + leaseMs));
-    if (!target) return;
-    report.reserved += partCount - target.partsSent;
+    if (!target) {
+      report.reserved -= partCount;
+      return;
+    }
+    report.reserved -= target.partsSent;
     await sendTarget(deps, ctx, target);
   }
 }

@@ -16,6 +16,8 @@ export interface RunForSend {
   campaignId: string;
   campaignName: string;
   timezone: string;
+  /** the campaign's current delivery window (HH:MM in `timezone`) */
+  windowStart: string;
   windowEnd: string;
   account: {
     id: string;
@@ -79,6 +81,7 @@ export class SendRepository {
         'c.id as campaign_id',
         'c.name as campaign_name',
         'c.timezone',
+        'c.window_start',
         'c.window_end',
         'a.id as account_id',
         'a.platform',
@@ -106,6 +109,7 @@ export class SendRepository {
       campaignId: row.campaign_id,
       campaignName: row.campaign_name,
       timezone: row.timezone,
+      windowStart: row.window_start,
       windowEnd: row.window_end,
       account: {
         id: row.account_id,

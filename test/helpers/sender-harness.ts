@@ -1,0 +1,172 @@
+import { randomUUID, createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { ManualClock, DEVELOPMENT_SECRETS_KEY, type Outcome } from '@metronome/core';
+import { insertRuns, SendRepository, type MessagePart } from '@metronome/db';
+import { createLogger, Metrics } from '@metronome/observability';
+import { RunQueue, runJobId } from '@metronome/queue';
+import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
+import { HttpTransport } from '@metronome/transports';
+import { buildSandbox } from '../../services/sandbox/src/app.js';
+import type { SenderDeps, SenderSettings } from '../../services/sender/src/deps.js';
+import { MediaRefs } from '../../services/sender/src/media-refs.js';
+import { processRunJob } from '../../services/sender/src/run-job.js';
+import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from './test-env.js';
+
+/**
+ * The sender's job function in-process, on real PostgreSQL, real Redis and a real sandbox over
+ * HTTP, with a manual clock: a test drives jobs one at a time and moves time itself. Waiting
+ * for a pace token advances the clock instead of sleeping.
+ */
+export interface SenderHarness {
+  clock: ManualClock;
+  tdb: TestDatabase;
+  redis: Redis;
+  sandbox: FastifyInstance;
+  sandboxUrl: string;
+  deps: SenderDeps;
+  metrics: Metrics;
+  close(): Promise<void>;
+  seedAccount(opts?: { externalId?: string; maxSendPerMinute?: number; groupConcurrency?: number }): Promise<{ tenantId: string; accountId: string; externalId: string }>;
+  seedMedia(tenantId: string, bytes: Buffer, contentType?: string): Promise<string>;
+  seedRun(opts: {
+    tenantId: string;
+    accountId: string;
+    targets: string[];
+    parts: MessagePart[];
+    scheduledAt?: Date;
+    windowEndAt?: Date | null;
+    window?: { start: string; end: string };
+    timezone?: string;
+  }): Promise<string>;
+  /** Runs the run's current job once, as a worker would. */
+  runJob(runId: string): Promise<Outcome>;
+  run(runId: string): Promise<{ status: string; paused_reason: string | null; error_summary: string | null; job_id: string | null }>;
+  targets(runId: string): Promise<{ chat_id: string; status: string; attempts: number; parts_sent: number; error_code: string | null; next_attempt_at: Date }[]>;
+  sandboxGet<T = any>(path: string): Promise<T>;
+  sandboxPut(path: string, body: unknown): Promise<void>;
+}
+
+export async function startSenderHarness(settings: Partial<SenderSettings> = {}, start = Date.parse('2026-06-01T09:00:00Z')): Promise<SenderHarness> {
+  const clock = new ManualClock(start);
+  const tdb = await createTestDatabase('sender');
+  const redis = createRedis(REDIS_URL, 'test-sender');
+  const keys = redisKeys(uniquePrefix('sender'));
+  const scripts = loadScripts(redis);
+  const sandbox = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, clock: () => clock.now() });
+  await sandbox.listen({ port: 0, host: '127.0.0.1' });
+  const sandboxUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}`;
+  const repo = new SendRepository(tdb.db);
+  const queue = new RunQueue(redis, keys.queuePrefix);
+  const metrics = new Metrics('sender-test');
+  const transport = new HttpTransport({ baseUrl: sandboxUrl, timeoutMs: settings.sendTimeoutMs ?? 5000 });
+  const deps: SenderDeps = {
+    repo,
+    lock: new AccountLock(scripts, keys),
+    pace: new AccountPace(scripts, keys),
+    queue,
+    transports: { http: transport },
+    media: new MediaRefs(repo),
+    secretsKeys: [DEVELOPMENT_SECRETS_KEY],
+    clock,
+    logger: createLogger('sender-test', 'silent'),
+    metrics,
+    settings: {
+      sendsPerJob: 20,
+      defaultMaxSendPerMinute: 60_000,
+      defaultGroupConcurrency: 3,
+      rateBurst: 1,
+      maxRetries: 3,
+      sendTimeoutMs: 5000,
+      maxInlineWaitMs: 2000,
+      lockRetryMs: 500,
+      lockTtlMs: 30_000,
+      ...settings,
+    },
+    random: () => 0.5,
+    sleep: async (ms) => clock.advance(ms),
+  };
+  const db = tdb.db;
+  const h: SenderHarness = {
+    clock,
+    tdb,
+    redis,
+    sandbox,
+    sandboxUrl,
+    deps,
+    metrics,
+    close: async () => {
+      await queue.queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await transport.close();
+      await sandbox.close();
+      await redis.quit();
+      await tdb.drop();
+    },
+    seedAccount: async (opts = {}) => {
+      const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
+      const externalId = opts.externalId ?? `acc-${randomUUID().slice(0, 8)}`;
+      const account = await db
+        .insertInto('accounts')
+        .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: externalId, credentials: null, max_send_per_minute: opts.maxSendPerMinute ?? null, group_concurrency: opts.groupConcurrency ?? null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { tenantId: tenant.id, accountId: account.id, externalId };
+    },
+    seedMedia: async (tenantId, bytes, contentType = 'image/png') => {
+      const row = await db
+        .insertInto('media')
+        .values({ tenant_id: tenantId, content_type: contentType, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), filename: 'x.png', bytes, storage_key: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+    seedRun: async (o) => {
+      const campaign = await db
+        .insertInto('campaigns')
+        .values({
+          tenant_id: o.tenantId,
+          account_id: o.accountId,
+          name: 'c',
+          timezone: o.timezone ?? 'UTC',
+          schedule: JSON.stringify({ type: 'once', at: new Date(clock.now()).toISOString() }),
+          window_start: o.window?.start ?? '00:00',
+          window_end: o.window?.end ?? '24:00',
+          messages: JSON.stringify(o.parts),
+          targets: o.targets,
+          active: false,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const id = randomUUID();
+      await insertRuns(db, [
+        {
+          id,
+          campaignId: campaign.id,
+          tenantId: o.tenantId,
+          accountId: o.accountId,
+          trigger: 'manual',
+          parts: o.parts,
+          scheduledAt: o.scheduledAt ?? new Date(clock.now()),
+          windowEndAt: o.windowEndAt ?? null,
+          jobId: runJobId(id, 0),
+        },
+      ]);
+      return id;
+    },
+    runJob: async (runId) => {
+      const run = await db.selectFrom('runs').select('job_id').where('id', '=', runId).executeTakeFirstOrThrow();
+      return processRunJob(deps, { runId, jobId: run.job_id! });
+    },
+    run: (runId) => db.selectFrom('runs').select(['status', 'paused_reason', 'error_summary', 'job_id']).where('id', '=', runId).executeTakeFirstOrThrow(),
+    targets: (runId) =>
+      db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at']).where('run_id', '=', runId).orderBy('chat_id').execute(),
+    sandboxGet: async (path) => (await fetch(`${sandboxUrl}${path}`)).json(),
+    sandboxPut: async (path, body) => {
+      const res = await fetch(`${sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`sandbox PUT ${path} → ${res.status} ${await res.text()}`);
+    },
+  };
+  return h;
+}
