@@ -131,8 +131,9 @@ test('300 chats over two tenants and three accounts: both parts, exactly once, i
     most = Math.max(most, i - j + 1);
   }
   expect(most).toBeLessThanOrEqual(3);
-  // ... and the whole run took about as long as its pace says (49 intervals of 500 ms)
-  expect(sorted[sorted.length - 1]! - sorted[0]!).toBeGreaterThanOrEqual(49 * 500 - 100);
+  // ... and the 50 sends were spread over about 49 intervals of 500 ms (arrival times differ
+  // from send times by network jitter, hence the second of slack; unpaced they take ~1 s)
+  expect(sorted[sorted.length - 1]! - sorted[0]!).toBeGreaterThanOrEqual(49 * 500 - 1000);
 
   // Start lag is measured by the senders.
   let lagSamples = 0;

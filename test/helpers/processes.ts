@@ -52,6 +52,14 @@ export function startService(name: string, script: string, env: Record<string, s
     output,
     waitForLog: (match, timeoutMs = 20_000) =>
       new Promise((resolve, reject) => {
+        for (const line of output) {
+          try {
+            const parsed = JSON.parse(line) as Record<string, unknown>;
+            if (match(parsed)) return resolve(parsed);
+          } catch {
+            // not a JSON line
+          }
+        }
         const timer = setTimeout(() => reject(new Error(`${name}: no matching log line within ${timeoutMs} ms. Last output:\n${output.slice(-20).join('\n')}`)), timeoutMs);
         const done = (l: Record<string, unknown>) => {
           clearTimeout(timer);

@@ -29,9 +29,10 @@ const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
 const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-// The lease outlives one missed renewal; a standby checks every tick, so a dead leader is
-// replaced within two ticks.
-const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, Math.round(config.SCHEDULER_TICK_MS * 1.5), clock, logger);
+// The lease outlives one late renewal (but at least a second, for very short ticks); a standby
+// checks every tick, so a dead leader is replaced within about two ticks.
+const leaseMs = Math.max(1000, Math.round(config.SCHEDULER_TICK_MS * 1.5));
+const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, logger);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');
