@@ -162,8 +162,10 @@ function watchRuns(token) {
         for (const run of items.slice().reverse()) {
           const c = run.counts;
           const line = `${run.status.padEnd(9)} ${String(c.sent).padStart(3)}/${c.total} sent${c.failed ? `, ${c.failed} failed` : ''}${c.pending ? `, ${c.pending} pending` : ''}`;
-          if (seen.get(run.id) === line) continue;
-          seen.set(run.id, line);
+          // a line when a run changes status, and at most every 5 s while it progresses
+          const last = seen.get(run.id);
+          if (last && (last.line === line || (last.status === run.status && Date.now() - last.at < 5000))) continue;
+          seen.set(run.id, { line, status: run.status, at: Date.now() });
           const lag = run.startedAt ? ` start lag ${((Date.parse(run.startedAt) - Date.parse(run.scheduledAt)) / 1000).toFixed(2)} s` : '';
           say(`${new Date().toISOString().slice(11, 19)}  run ${run.id.slice(0, 8)}  ${(demo.names.get(run.campaignId) ?? run.campaignId).padEnd(36)} ${line}${lag}${run.errorSummary ? `  — ${run.errorSummary}` : ''}`);
         }
