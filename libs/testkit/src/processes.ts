@@ -3,7 +3,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// libs/testkit/{src,dist}/ → the repository root
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** A service started from its build output as a real process, with its output kept for failures. */
 export interface ServiceProcess {

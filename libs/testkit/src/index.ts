@@ -1,0 +1,3 @@
+export { startService, freePort, type ServiceProcess } from './processes.js';
+export { startStack, apiCall, sandboxGet, scrapeSum, type Stack, type StackOptions } from './stack.js';
+export { createScratchDatabase, type ScratchDatabase } from './databases.js';

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { freePort, startService, type ServiceProcess } from './processes.js';
+
+export interface Stack {
+  apiUrl: string;
+  sandboxUrl: string;
+  adminToken: string;
+  services: ServiceProcess[];
+  scheduler: ServiceProcess;
+  senders: ServiceProcess[];
+  senderMetricsPorts: number[];
+  schedulerMetricsPort: number;
+  /** SIGTERM to every service; throws when one does not exit cleanly */
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  keyPrefix: string;
+  senders?: number;
+  env?: Record<string, string>;
+  apiEnv?: Record<string, string>;
+  schedulerEnv?: Record<string, string>;
+  senderEnv?: Record<string, string>;
+  sandboxEnv?: Record<string, string>;
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The whole of Metronome as separate processes from the build output: sandbox, control API,
+ * scheduler and N senders, talking over real HTTP, PostgreSQL and Redis. For end-to-end tests
+ * and benchmarks.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const adminToken = `adm_${randomBytes(12).toString('hex')}`;
+  const [apiPort, sandboxPort] = [await freePort(), await freePort()];
+  const common = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, KEY_PREFIX: options.keyPrefix, ...options.env };
+  const services: ServiceProcess[] = [];
+  try {
+    services.push(startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: String(sandboxPort), ...options.sandboxEnv }));
+    services.push(startService('api', 'services/control-api/dist/server.js', { ...common, PORT: String(apiPort), HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, MIN_INTERVAL_SECONDS: '1', ...options.apiEnv }));
+    const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', { ...common, METRICS_PORT: '0', SCHEDULER_TICK_MS: '200', ...options.schedulerEnv });
+    services.push(scheduler);
+    const senders: ServiceProcess[] = [];
+    for (let i = 0; i < (options.senders ?? 2); i++) {
+      const sender = startService(`sender-${i + 1}`, 'services/sender/dist/main.js', {
+        ...common,
+        METRICS_PORT: '0',
+        HTTP_TRANSPORT_URL: `http://127.0.0.1:${sandboxPort}`,
+        ...options.senderEnv,
+      });
+      senders.push(sender);
+      services.push(sender);
+    }
+    const ready = await Promise.all(senders.map((s) => s.waitForLog((l) => l['msg'] === 'sender ready')));
+    const schedulerReady = await scheduler.waitForLog((l) => l['msg'] === 'scheduler ready');
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+    await until('the API to be ready', async () => (await fetch(`${apiUrl}/readyz`)).ok, 20_000);
+    await until('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
+    return {
+      apiUrl,
+      sandboxUrl,
+      adminToken,
+      services,
+      scheduler,
+      senders,
+      senderMetricsPorts: ready.map((l) => Number(l['metricsPort'])),
+      schedulerMetricsPort: Number(schedulerReady['metricsPort']),
+      stop: async () => {
+        const codes = await Promise.all(services.map((s) => s.stop()));
+        const failed = services.filter((_, i) => codes[i] !== 0 && codes[i] !== null);
+        if (failed.length) throw new Error(`services did not exit cleanly on SIGTERM: ${failed.map((s) => s.name).join(', ')}`);
+      },
+    };
+  } catch (error) {
+    await Promise.all(services.map((s) => s.stop('SIGKILL')));
+    throw error;
+  }
+}
+
+/** A JSON (or raw Buffer) call to the control API; the answer parsed. */
+export async function apiCall<T = any>(apiUrl: string, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  const isRaw = Buffer.isBuffer(body);
+  const res = await fetch(`${apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && !isRaw ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : isRaw ? (body as Buffer) : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+/** GET from the sandbox's read API. */
+export async function sandboxGet<T = any>(sandboxUrl: string, path: string): Promise<T> {
+  const res = await fetch(`${sandboxUrl}${path}`);
+  if (!res.ok) throw new Error(`sandbox ${path} → ${res.status}`);
+  return (await res.json()) as T;
+}
+
+/** The sum of a Prometheus series' samples whose labels include `labels` (e.g. `trigger="schedule"`). */
+export async function scrapeSum(url: string, metric: string, labels = ''): Promise<number> {
+  const text = await (await fetch(url)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(metric)) continue;
+    const m = /^(\S+?)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== metric) continue;
+    if (labels && !(m[2] ?? '').includes(labels)) continue;
+    sum += Number(m[3]);
+  }
+  return sum;
+}
