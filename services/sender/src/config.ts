@@ -18,6 +18,9 @@ const schema = z.object({
   // account busy tries again.
   SENDER_MAX_INLINE_WAIT_MS: int(2_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
+  // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes,
+  // and PostgreSQL's own limit (max_connections, 100 by default) is shared by every replica.
+  DATABASE_POOL_SIZE: int(10, 1, 200),
 });
 
 export type SenderConfig = z.infer<typeof schema>;

@@ -25,7 +25,7 @@ const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
-const db = createDb({ url: config.DATABASE_URL, max: Math.min(50, config.SENDER_CONCURRENCY * 2 + 2), applicationName: 'metronome-sender' });
+const db = createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' });
 const redis = createRedis(config.REDIS_URL, 'metronome-sender');
 const workerRedis = createRedis(config.REDIS_URL, 'metronome-sender-worker');
 const keys = redisKeys(config.KEY_PREFIX);
@@ -80,7 +80,8 @@ const worker = new Worker(
       }
     }
     metrics.jobOutcomes.inc({ outcome });
-    logger.info({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms: Date.now() - started }, 'job done');
+    // debug: at full speed this is thousands of lines a second; the outcome counter has the totals
+    logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms: Date.now() - started }, 'job done');
     return outcome;
   },
   { connection: workerRedis, prefix: keys.queuePrefix, concurrency: config.SENDER_CONCURRENCY, lockDuration: 60_000 },

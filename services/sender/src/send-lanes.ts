@@ -4,7 +4,7 @@ import type { OutgoingPart, Transport, TransportAccount } from '@metronome/trans
 import type { SenderDeps } from './deps.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
-export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost';
+export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error';
 
 /** What the lanes of one job did, for the job's end-of-job decision. */
 export interface LaneReport {
@@ -30,7 +30,7 @@ interface LaneContext {
 
 // Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish
 // its parts, so a chat's parts stay together.
-const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost']);
+const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost', 'error']);
 
 /**
  * Sends a run's due targets with up to `lanes` chats in parallel (parts of one chat serial and
@@ -47,7 +47,11 @@ export async function runLanes(
   const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0 };
   const perMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
   const ctx: LaneContext = { run, account, transport, token, perMinute, report };
-  await Promise.all(Array.from({ length: lanes }, () => lane(deps, ctx)));
+  // Every lane ends before the job does (allSettled, not all): a lane still sending after its
+  // job released the account lock would break the one-fan-out-per-account promise.
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx)));
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
   return report;
 }
 
@@ -78,7 +82,12 @@ async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
       return;
     }
     report.reserved -= target.partsSent;
-    await sendTarget(deps, ctx, target);
+    try {
+      await sendTarget(deps, ctx, target);
+    } catch (error) {
+      stopWith(report, 'error');
+      throw error;
+    }
   }
 }
 
@@ -125,13 +134,21 @@ async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTar
       stopWith(report, 'window');
       return release(deps, ctx, target.chatId, deps.clock.now());
     }
-    const part = await outgoingPart(deps, ctx, index);
+    let part: Awaited<ReturnType<typeof outgoingPart>>;
     const startedAt = deps.clock.now();
-    if (firstOfClaim) firstPartStartedAt = startedAt;
-    if (!run.firstSendAt && (await deps.repo.stampFirstSend(run.runId, new Date(startedAt)))) {
-      run.firstSendAt = new Date(startedAt);
-      deps.metrics.runStartLag.observe({ trigger: run.trigger }, Math.max(0, startedAt - run.scheduledAt.getTime()) / 1000);
+    try {
+      part = await outgoingPart(deps, ctx, index);
+      if (!run.firstSendAt && (await deps.repo.stampFirstSend(run.runId, new Date(startedAt)))) {
+        run.firstSendAt = new Date(startedAt);
+        deps.metrics.runStartLag.observe({ trigger: run.trigger }, Math.max(0, startedAt - run.scheduledAt.getTime()) / 1000);
+      }
+    } catch (error) {
+      // Nothing was handed to the platform: the target goes back to pending (best effort; if
+      // the database is what failed, its lease expiring makes it `unknown`, never lost).
+      await release(deps, ctx, target.chatId, deps.clock.now()).catch(() => undefined);
+      throw error;
     }
+    if (firstOfClaim) firstPartStartedAt = startedAt;
     report.attempts++;
     const result: SendResult =
       'failure' in part

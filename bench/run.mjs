@@ -1,0 +1,44 @@
+// `npm run bench`: benchmarks against the real stack (processes, PostgreSQL, Redis, sandbox).
+// Writes bench/results/<name>.json and prints a table. Pick some with `npm run bench -- pacing`.
+// `--quick` runs smaller sizes (a smoke run; the figures in docs/BENCHMARKS.md are full runs).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pipelineThroughput } from './scenarios/throughput.mjs';
+import { pacingEfficiency } from './scenarios/pacing.mjs';
+import { startLag } from './scenarios/start-lag.mjs';
+import { queueCeiling } from './scenarios/queue-ceiling.mjs';
+
+const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const wanted = args.filter((a) => !a.startsWith('--'));
+const env = {
+  databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome',
+  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  quick,
+};
+
+const scenarios = [
+  { name: 'queue-ceiling', run: queueCeiling },
+  { name: 'throughput', run: pipelineThroughput },
+  { name: 'pacing', run: pacingEfficiency },
+  { name: 'start-lag', run: startLag },
+];
+
+mkdirSync(RESULTS, { recursive: true });
+const rows = [];
+for (const s of scenarios) {
+  if (wanted.length && !wanted.includes(s.name)) continue;
+  process.stdout.write(`… ${s.name}${quick ? ' (quick)' : ''}\n`);
+  const started = Date.now();
+  const result = await s.run(env);
+  const record = { scenario: s.name, quick, at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, seconds: (Date.now() - started) / 1000, ...result };
+  writeFileSync(path.join(RESULTS, `${s.name}.json`), JSON.stringify(record, null, 2) + '\n');
+  for (const [metric, value] of Object.entries(result.figures)) rows.push({ scenario: s.name, metric, value });
+}
+const width = Math.max(...rows.map((r) => r.metric.length), 6);
+console.log(`\n${'scenario'.padEnd(14)} ${'metric'.padEnd(width)} value`);
+for (const r of rows) console.log(`${r.scenario.padEnd(14)} ${r.metric.padEnd(width)} ${typeof r.value === 'number' ? +r.value.toFixed(3) : r.value}`);
+console.log(`\nresults: ${path.relative(process.cwd(), RESULTS)}/*.json`);
+process.exit(0);

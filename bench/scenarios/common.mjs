@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { apiCall, createScratchDatabase, startStack, sandboxGet } from '@metronome/testkit';
+
+/** A fresh database and Redis prefix, the whole stack on them, and a tenant. */
+export async function withStack(env, options, work) {
+  const db = await createScratchDatabase(env.databaseUrl, 'bench');
+  const keyPrefix = `bench-${randomBytes(4).toString('hex')}`;
+  const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, ...options });
+  try {
+    const tenant = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'bench' });
+    return await work({ stack, token: tenant.token, db });
+  } finally {
+    await stack.stop().catch((e) => console.error(e.message));
+    await db.drop();
+  }
+}
+
+export async function call(stack, method, url, token, body) {
+  const res = await apiCall(stack.apiUrl, method, url, token, body);
+  if (res.status >= 300) throw new Error(`${method} ${url} → ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Creates accounts in parallel batches. */
+export async function createAccounts(stack, token, n, extra) {
+  const out = [];
+  for (let i = 0; i < n; i += 20) {
+    const batch = Array.from({ length: Math.min(20, n - i) }, (_, k) =>
+      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `acc-${i + k}`, externalId: `acc-${i + k}`, ...extra }),
+    );
+    out.push(...(await Promise.all(batch)));
+  }
+  return out;
+}
+
+export const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+/** Waits until every run of the tenant is finished; returns them. */
+export async function waitForRuns(stack, token, expected, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const runs = [];
+    let cursor = null;
+    do {
+      const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+      runs.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const done = runs.filter((r) => !['queued', 'running'].includes(r.status));
+    if (runs.length >= expected && done.length === runs.length) return runs;
+    if (Date.now() > deadline) throw new Error(`timed out: ${done.length}/${expected} runs finished`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export const sandbox = (stack, p) => sandboxGet(stack.sandboxUrl, p);
+
+export function percentile(values, p) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The most events in any window of `ms`. */
+export function mostInWindow(times, ms) {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i] - sorted[j] >= ms) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+
+// The ceiling any BullMQ-based sender can reach on this machine: no-op jobs through one queue,
+// added in bulk and consumed by one worker at concurrency 50, same Redis.
+export async function queueCeiling(env) {
+  const n = env.quick ? 5_000 : 20_000;
+  const prefix = `bench-ceiling-${randomBytes(4).toString('hex')}`;
+  const producer = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  const consumer = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('noop', { connection: producer, prefix });
+  let done = 0;
+  let finish;
+  const finished = new Promise((r) => (finish = r));
+  const worker = new Worker('noop', async () => undefined, { connection: consumer, prefix, concurrency: 50, autorun: false });
+  worker.on('completed', () => {
+    if (++done === n) finish();
+  });
+  for (let i = 0; i < n; i += 1000) {
+    await queue.addBulk(Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ name: 'noop', data: { i: i + k }, opts: { removeOnComplete: true } })));
+  }
+  const started = performance.now();
+  void worker.run();
+  await finished;
+  const seconds = (performance.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  producer.disconnect();
+  consumer.disconnect();
+  return { params: { jobs: n, concurrency: 50 }, figures: { 'no-op jobs/s': n / seconds } };
+}

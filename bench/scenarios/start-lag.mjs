@@ -1,0 +1,59 @@
+import { scrapeSum } from '@metronome/testkit';
+import { call, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
+
+// Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
+// sandbox answering in 20 ms, for a few minutes. Lag = first send of a run minus scheduledAt,
+// read back from run_targets/runs through the API; early starts must be zero.
+export async function startLag(env) {
+  const campaigns = env.quick ? 100 : 1000;
+  const minutes = env.quick ? 1.5 : 3;
+  const senders = 2;
+  return withStack(
+    env,
+    { senders, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } },
+    async ({ stack, token }) => {
+      const accs = await createAccounts(stack, token, campaigns, {});
+      for (let i = 0; i < accs.length; i += 25) {
+        await Promise.all(
+          accs.slice(i, i + 25).map((a, k) =>
+            call(stack, 'POST', '/v1/campaigns', token, {
+              accountId: a.id,
+              name: `c${i + k}`,
+              timezone: 'UTC',
+              schedule: { type: 'interval', everySeconds: 60 },
+              messages: [{ type: 'text', text: 'tick' }],
+              targets: chats(`c${i + k}`, 5),
+            }),
+          ),
+        );
+      }
+      await new Promise((r) => setTimeout(r, minutes * 60_000));
+      const runs = [];
+      let cursor = null;
+      do {
+        const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+        runs.push(...page.items);
+        cursor = page.nextCursor;
+      } while (cursor);
+      const started = runs.filter((r) => r.startedAt);
+      const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
+      const early = lags.filter((l) => l < 0).length;
+      const stats = await sandbox(stack, '/sandbox/stats');
+      const lagCount = (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_run_start_lag_seconds_count')))).reduce((a, b) => a + b, 0);
+      return {
+        params: { campaigns, chatsPerCampaign: 5, everySeconds: 60, minutes, senders, sandboxLatencyMs: 20 },
+        figures: {
+          runs: runs.length,
+          'runs started': started.length,
+          'lag p50 s': percentile(lags, 50),
+          'lag p95 s': percentile(lags, 95),
+          'lag p99 s': percentile(lags, 99),
+          'lag max s': Math.max(...lags),
+          'early starts': early,
+          'sends accepted': stats.accepted,
+          'lag samples (metrics)': lagCount,
+        },
+      };
+    },
+  );
+}
