@@ -2,8 +2,9 @@ import { scrapeSum } from '@metronome/testkit';
 import { call, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
 
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
-// sandbox answering in 20 ms, for a few minutes. Lag = first send of a run minus scheduledAt,
-// read back from run_targets/runs through the API; early starts must be zero.
+// sandbox answering in 20 ms, for a few minutes. Like real campaigns, their phases differ: the
+// first occurrences are spread evenly over one interval, starting 15 s after set-up. Lag =
+// run start minus scheduledAt, read back through the API; early starts must be zero.
 export async function startLag(env) {
   const campaigns = env.quick ? 100 : 1000;
   const minutes = env.quick ? 1.5 : 3;
@@ -13,6 +14,7 @@ export async function startLag(env) {
     { senders, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } },
     async ({ stack, token }) => {
       const accs = await createAccounts(stack, token, campaigns, {});
+      const base = Date.now() + 15_000;
       for (let i = 0; i < accs.length; i += 25) {
         await Promise.all(
           accs.slice(i, i + 25).map((a, k) =>
@@ -20,14 +22,14 @@ export async function startLag(env) {
               accountId: a.id,
               name: `c${i + k}`,
               timezone: 'UTC',
-              schedule: { type: 'interval', everySeconds: 60 },
+              schedule: { type: 'interval', everySeconds: 60, startAt: new Date(base + Math.floor(((i + k) * 60_000) / campaigns)).toISOString() },
               messages: [{ type: 'text', text: 'tick' }],
               targets: chats(`c${i + k}`, 5),
             }),
           ),
         );
       }
-      await new Promise((r) => setTimeout(r, minutes * 60_000));
+      await new Promise((r) => setTimeout(r, 15_000 + minutes * 60_000));
       const runs = [];
       let cursor = null;
       do {
