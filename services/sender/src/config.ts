@@ -16,7 +16,7 @@ const schema = z.object({
   // Extensions (not in the contract's table): how long a job may wait in-process for a pace
   // token before it yields the account and continues later, and how soon a job that found the
   // account busy tries again.
-  SENDER_MAX_INLINE_WAIT_MS: int(2_000, 0, 60_000),
+  SENDER_MAX_INLINE_WAIT_MS: int(250, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
   // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes,
   // and PostgreSQL's own limit (max_connections, 100 by default) is shared by every replica.

@@ -1,0 +1,56 @@
+import { int, logLevel, parseEnv, port, z } from '@metronome/config';
+import type { Limits } from './limits.js';
+
+/** A probability written as a decimal from 0 to 1. */
+const probability = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0 || n > 1) {
+        ctx.addIssue({ code: 'custom', message: 'expected a number from 0 to 1' });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const sandboxEnv = z.object({
+  SANDBOX_PORT: port(8090),
+  HOST: z.string().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+  LOG_LEVEL: logLevel,
+  SANDBOX_LATENCY_MS: int(0, 0, 600_000),
+  SANDBOX_MAX_PER_MINUTE: int(0, 0, 6_000_000),
+  SANDBOX_BURST: int(1, 1, 100_000),
+  SANDBOX_SLOW_MODE_SECONDS: int(0, 0, 86_400),
+  SANDBOX_FAULT_RATE: probability(0),
+  SANDBOX_SEED: int(1, 0, 2 ** 32 - 1),
+});
+
+export interface SandboxConfig {
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof logLevel>;
+  /** The defaults applied to every account and chat; `POST /sandbox/reset` returns to these. */
+  limits: Limits;
+  seed: number;
+}
+
+/** Reads the sandbox's variables once; throws a ConfigError naming every bad one. */
+export function loadConfig(env: Record<string, string | undefined>): SandboxConfig {
+  const e = parseEnv(sandboxEnv, env);
+  return {
+    port: e.SANDBOX_PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    limits: {
+      latencyMs: e.SANDBOX_LATENCY_MS,
+      maxPerMinute: e.SANDBOX_MAX_PER_MINUTE,
+      burst: e.SANDBOX_BURST,
+      slowModeSeconds: e.SANDBOX_SLOW_MODE_SECONDS,
+      faultRate: e.SANDBOX_FAULT_RATE,
+    },
+    seed: e.SANDBOX_SEED,
+  };
+}

@@ -1,0 +1,70 @@
+// The /sandbox control API: tests configure limits and faults, then read back what was received.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { z } from '@metronome/config';
+import { accountPatch, chatPatch, configPatch, describeIssues, listQuery } from './schemas.js';
+import type { SandboxState } from './state.js';
+
+type ChatParams = { Params: { account: string; chat: string } };
+type AccountParams = { Params: { account: string } };
+
+export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState }): Promise<void> {
+  const { state } = deps;
+
+  /** Parses a body or query, answering 400 invalid_request itself when it does not fit. */
+  const parse = <S extends z.ZodType>(schema: S, value: unknown, reply: FastifyReply): z.infer<S> | undefined => {
+    const result = schema.safeParse(value ?? {});
+    if (result.success) return result.data;
+    void reply.code(400).send({ error: 'invalid_request', detail: describeIssues(result.error) });
+    return undefined;
+  };
+
+  app.get('/sandbox/config', async () => state.config());
+
+  app.put('/sandbox/config', async (req, reply) => {
+    const patch = parse(configPatch, req.body, reply);
+    return patch && state.updateConfig(patch);
+  });
+
+  app.get('/sandbox/accounts', async () => ({ items: state.accountViews() }));
+
+  app.put<AccountParams>('/sandbox/accounts/:account', async (req, reply) => {
+    const patch = parse(accountPatch, req.body, reply);
+    return patch && state.configureAccount(req.params.account, patch);
+  });
+
+  app.get<AccountParams>('/sandbox/accounts/:account/sends', async (req) => ({ times: state.sendTimes(req.params.account) }));
+
+  app.put<ChatParams>('/sandbox/chats/:account/:chat', async (req, reply) => {
+    const patch = parse(chatPatch, req.body, reply);
+    return patch && state.configureChat(req.params.account, req.params.chat, patch);
+  });
+
+  app.get<ChatParams>('/sandbox/chats/:account/:chat', async (req) => {
+    const { account, chat } = req.params;
+    return { account, chatId: chat, settings: state.chatSettings(account, chat), items: state.messages({ account, chat }) };
+  });
+
+  app.get('/sandbox/messages', async (req, reply) => {
+    const q = parse(listQuery, req.query, reply);
+    return q && { items: state.messages(q) };
+  });
+
+  app.get('/sandbox/rejections', async (req, reply) => {
+    const q = parse(listQuery, req.query, reply);
+    return q && { items: state.rejections(q) };
+  });
+
+  app.get('/sandbox/duplicates', async () => ({ items: state.duplicateKeys() }));
+
+  app.get<{ Params: { mediaRef: string } }>('/sandbox/media/:mediaRef', async (req, reply) => {
+    const record = state.mediaRecord(req.params.mediaRef);
+    return record ?? reply.code(404).send({ error: 'not_found' });
+  });
+
+  app.get('/sandbox/stats', async () => state.stats());
+
+  app.post('/sandbox/reset', async () => {
+    state.reset();
+    return { ok: true };
+  });
+}

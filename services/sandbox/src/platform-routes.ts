@@ -1,0 +1,59 @@
+// The HTTP platform protocol of CONTRACT §5: media upload and message send.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { describeIssues, idempotencyKey, sendBody } from './schemas.js';
+import type { Answer } from './platform-types.js';
+import type { SandboxState } from './state.js';
+
+export interface PlatformDeps {
+  state: SandboxState;
+  clock: () => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** Media bodies may be any type up to this size, including JSON, so they get their own parser. */
+export const MEDIA_BODY_LIMIT = 64 * 1024 * 1024;
+
+export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): Promise<void> {
+  const { state, clock } = deps;
+
+  // Latency is read per request so PUT /sandbox/config applies to the next send.
+  const answer = async (reply: FastifyReply, a: Answer) => {
+    await deps.sleep(state.config().latencyMs + a.hangMs);
+    return reply.code(a.status).send(a.body);
+  };
+
+  await app.register(async (media) => {
+    // Encapsulated: the default JSON parser must not turn an uploaded .json file into an object.
+    media.removeAllContentTypeParsers();
+    media.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MEDIA_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+    media.post<{ Params: { account: string } }>('/v1/accounts/:account/media', async (req, reply) => {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const declared = req.headers['x-media-sha256'];
+      const a = state.upload(
+        {
+          account: req.params.account,
+          declaredSha256: typeof declared === 'string' ? declared : undefined,
+          sha256: createHash('sha256').update(body).digest('hex'),
+          contentType: req.headers['content-type'] ?? 'application/octet-stream',
+          size: body.length,
+        },
+        clock(),
+      );
+      return answer(reply, a);
+    });
+  });
+
+  app.post<{ Params: { account: string } }>('/v1/accounts/:account/messages', async (req, reply) => {
+    const now = clock();
+    const account = req.params.account;
+    const raw = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
+    const attempt = { account, chatId: typeof raw['chatId'] === 'string' ? raw['chatId'] : null };
+    const key = idempotencyKey.safeParse(req.headers['idempotency-key']);
+    if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-512 characters)', now));
+    const body = sendBody.safeParse(req.body);
+    if (!body.success) return answer(reply, state.rejectInvalid({ ...attempt, idempotencyKey: key.data }, describeIssues(body.error), now));
+    return answer(reply, state.send({ ...body.data, account, idempotencyKey: key.data }, now));
+  });
+}

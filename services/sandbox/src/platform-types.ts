@@ -1,0 +1,86 @@
+// What the fake platform receives and answers, shared by the state, the routes and tests.
+
+import type { Limits } from './limits.js';
+
+export type Part = { type: 'text'; text: string } | { type: 'media'; mediaRef: string; caption?: string | null | undefined };
+
+export interface SendRequest {
+  account: string;
+  chatId: string;
+  idempotencyKey: string;
+  partIndex: number;
+  partCount: number;
+  part: Part;
+}
+
+export interface ReceivedMessage extends SendRequest {
+  /** Global order of receipt, 1-based. */
+  seq: number;
+  messageId: string;
+  receivedAt: number;
+}
+
+export interface MediaRecord {
+  mediaRef: string;
+  sha256: string;
+  contentType: string;
+  size: number;
+  account: string;
+  uploadedAt: number;
+}
+
+export type ChatErrorCode = 'chat_not_found' | 'forbidden' | 'message_invalid';
+export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | ChatErrorCode | 'internal_error';
+/** The buckets of `GET /sandbox/stats` `rejected`. */
+export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'fault' | 'invalid' | 'chat_error';
+
+export type AnswerBody =
+  | { messageId: string }
+  | { mediaRef: string }
+  | { error: PlatformErrorCode; retryAfterSeconds?: number; detail?: string };
+
+/** What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`). */
+export interface Answer {
+  status: 200 | 400 | 401 | 403 | 404 | 429 | 500;
+  body: AnswerBody;
+  hangMs: number;
+}
+
+export interface Rejection {
+  at: number;
+  account: string;
+  chatId: string | null;
+  idempotencyKey: string | null;
+  partIndex: number | null;
+  reason: RejectReason;
+  status: number;
+  error: PlatformErrorCode;
+  retryAfterSeconds: number | null;
+  detail: string | null;
+}
+
+export interface DuplicateKey {
+  at: number;
+  account: string;
+  chatId: string;
+  idempotencyKey: string;
+  messageId: string;
+}
+
+export interface AccountPatch {
+  maxPerMinute?: number | null;
+  burst?: number | null;
+  slowModeSeconds?: number | null;
+  unauthorized?: boolean;
+  /** The next send answers flood_wait N, then the account is blocked N s; null or 0 lifts both. */
+  floodWaitSeconds?: number | null;
+}
+
+export interface ChatPatch {
+  error?: ChatErrorCode | null;
+  slowModeSeconds?: number | null;
+  failNext?: number;
+  hangNextMs?: number;
+}
+
+export type ConfigPatch = Partial<Limits> & { seed?: number };

@@ -1,0 +1,58 @@
+// Request bodies of the platform protocol (CONTRACT §5) and of the /sandbox control API.
+import { z } from '@metronome/config';
+
+const part = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string().min(1).max(65_536) }),
+  z.object({ type: z.literal('media'), mediaRef: z.string().min(1).max(256), caption: z.string().max(65_536).nullish() }),
+]);
+
+export const sendBody = z
+  .object({
+    chatId: z.string().min(1).max(256),
+    part,
+    partIndex: z.number().int().min(0),
+    partCount: z.number().int().min(1).max(1000),
+  })
+  .refine((b) => b.partIndex < b.partCount, { message: 'partIndex must be below partCount', path: ['partIndex'] });
+
+export const idempotencyKey = z.string().min(1).max(512);
+
+const seconds = z.number().min(0).max(86_400);
+
+// Strict objects: a misspelt setting in a test should fail loudly, not be ignored.
+export const configPatch = z
+  .strictObject({
+    latencyMs: z.number().int().min(0).max(600_000),
+    maxPerMinute: z.number().int().min(0).max(6_000_000),
+    burst: z.number().int().min(1).max(100_000),
+    slowModeSeconds: seconds,
+    faultRate: z.number().min(0).max(1),
+    seed: z.number().int().min(0).max(2 ** 32 - 1),
+  })
+  .partial();
+
+export const accountPatch = z
+  .strictObject({
+    maxPerMinute: z.number().int().min(0).max(6_000_000).nullable(),
+    burst: z.number().int().min(1).max(100_000).nullable(),
+    slowModeSeconds: seconds.nullable(),
+    unauthorized: z.boolean(),
+    floodWaitSeconds: z.number().int().min(0).max(86_400).nullable(),
+  })
+  .partial();
+
+export const chatPatch = z
+  .strictObject({
+    error: z.enum(['chat_not_found', 'forbidden', 'message_invalid']).nullable(),
+    slowModeSeconds: seconds.nullable(),
+    failNext: z.number().int().min(0).max(1_000_000),
+    hangNextMs: z.number().int().min(0).max(600_000),
+  })
+  .partial();
+
+export const listQuery = z.object({ account: z.string().optional(), chat: z.string().optional() });
+
+/** One line per problem, naming the field. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+}

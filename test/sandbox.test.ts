@@ -1,0 +1,96 @@
+// The sandbox as a real process, the way `npm start` and the end-to-end tests run it.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../services/sandbox/dist/main.js', import.meta.url));
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  exited: Promise<number | null>;
+  stderr: () => string;
+}
+
+function startSandbox(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; url?: string; port?: number };
+      if (entry.msg === 'sandbox listening' && entry.url) resolve({ child, base: entry.url, exited, stderr: () => stderr });
+    });
+    void exited.then((code) => reject(new Error(`sandbox exited (${code}) before listening: ${stderr}`)));
+  });
+}
+
+/** Polls `check` until it holds; the process is real, so there is no clock to drive. */
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as Record<string, any> });
+
+describe('sandbox process', () => {
+  let running: Running | undefined;
+  afterEach(async () => {
+    if (running && running.child.exitCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+    running = undefined;
+  });
+
+  it('listens on a free port, logs its URL and port, and speaks the platform protocol', async () => {
+    running = await startSandbox({ SANDBOX_PORT: '0', SANDBOX_MAX_PER_MINUTE: '30' });
+    const { base } = running;
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await json(await fetch(`${base}/healthz`))).toEqual({ status: 200, body: { ok: true } });
+    expect((await json(await fetch(`${base}/sandbox/config`))).body).toMatchObject({ maxPerMinute: 30 });
+
+    const post = (key: string) =>
+      fetch(`${base}/v1/accounts/acc/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ chatId: 'c1', part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
+      });
+    expect(await json(await post('r:c1:0'))).toEqual({ status: 200, body: { messageId: 'msg-1' } });
+    const second = await json(await post('r:c2:0'));
+    expect(second).toMatchObject({ status: 429, body: { error: 'flood_wait' } });
+    expect(second.body['retryAfterSeconds']).toBeGreaterThanOrEqual(1);
+    expect((await json(await fetch(`${base}/sandbox/chats/acc/c1`))).body['items']).toHaveLength(1);
+  });
+
+  it('on SIGTERM answers a hung request and exits 0', async () => {
+    running = await startSandbox({ SANDBOX_PORT: '0' });
+    const { base, child, exited } = running;
+    await fetch(`${base}/sandbox/chats/acc/c1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hangNextMs: 600_000 }) });
+    const hung = fetch(`${base}/v1/accounts/acc/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'r:c1:0' },
+      body: JSON.stringify({ chatId: 'c1', part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
+    });
+    // The send is recorded on arrival and only its answer is held back.
+    await waitFor('the hung send to arrive', async () => (await json(await fetch(`${base}/sandbox/chats/acc/c1`))).body['settings']?.received === 1);
+    child.kill('SIGTERM');
+    expect((await hung).status).toBe(200);
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses a bad variable, naming it', async () => {
+    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, SANDBOX_FAULT_RATE: '2' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('SANDBOX_FAULT_RATE="2": expected a number from 0 to 1');
+  });
+});
