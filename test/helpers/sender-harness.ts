@@ -85,7 +85,12 @@ export async function startSenderHarness(settings: Partial<SenderSettings> = {},
       ...settings,
     },
     random: () => 0.5,
-    sleep: async (ms) => clock.advance(ms),
+    // Waiting moves the clock to the wake-up time; lanes waiting together do not add up.
+    sleep: async (ms) => {
+      const wakeAt = clock.now() + ms;
+      await Promise.resolve();
+      clock.set(Math.max(clock.now(), wakeAt));
+    },
   };
   const db = tdb.db;
   const h: SenderHarness = {

@@ -182,8 +182,8 @@ export class RunControlRepository {
       chatId: t.chat_id,
       status: t.status,
       attempts: t.attempts,
-      // '-infinity' (due at once) arrives as a number, not a Date
-      nextAttemptAt: t.next_attempt_at instanceof Date ? t.next_attempt_at : null,
+      // The column default (the epoch, or -infinity which pg returns as a number) means "due at once".
+      nextAttemptAt: t.next_attempt_at instanceof Date && t.next_attempt_at.getTime() > 0 ? t.next_attempt_at : null,
       sentAt: t.sent_at,
       errorCode: t.error_code,
       errorMessage: t.error_message,
@@ -269,7 +269,7 @@ export class RunControlRepository {
         returning *
       ), requeued as (
         update run_targets t set status = 'pending', attempts = 0, error_code = null, error_message = null,
-          next_attempt_at = '-infinity', lease_owner = null, lease_expires_at = null, updated_at = ${q.now}
+          next_attempt_at = default, lease_owner = null, lease_expires_at = null, updated_at = ${q.now}
         from r where t.run_id = r.id and t.status in ('failed', 'unknown')
       )
       select ${RUN_COLUMNS} from r

@@ -1,0 +1,29 @@
+import { invalidField } from './errors.js';
+
+/** Who is calling: the operator (ADMIN_TOKEN) or one tenant. */
+export type Caller = { admin: true; tenantId: null } | { admin: false; tenantId: string };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** set by the auth hook on every /v1 route */
+    caller: Caller;
+  }
+}
+
+/** The tenant a read is limited to; null lets the operator see every tenant. */
+export function scopeOf(caller: Caller): string | null {
+  return caller.tenantId;
+}
+
+/**
+ * The tenant a new resource belongs to: the caller's own, or for the operator the `tenantId`
+ * they name. A tenant may not name one (not even its own), so a typo cannot go unnoticed.
+ */
+export function ownerFor(caller: Caller, requested: string | undefined): string {
+  if (!caller.admin) {
+    if (requested !== undefined) throw invalidField('tenantId', 'only the admin token may set tenantId');
+    return caller.tenantId;
+  }
+  if (requested === undefined) throw invalidField('tenantId', 'required with the admin token: the tenant that owns the resource');
+  return requested;
+}

@@ -1,0 +1,73 @@
+import { cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
+import type { MessagePart, Schedule } from '@metronome/db';
+import type { FieldProblem } from './errors.js';
+
+/** The parts of a campaign whose rules span fields or depend on configuration. */
+export interface CampaignDraft {
+  timezone: string;
+  schedule: Schedule;
+  deliveryWindow: DeliveryWindow;
+  messages: MessagePart[];
+  targets: string[];
+}
+
+/**
+ * What is wrong with a campaign beyond its shape (which zod checks): an unknown timezone, a
+ * window that is empty, a cron that never fires, an interval below the configured minimum,
+ * repeated targets. Empty when acceptable. Pure, so create and PATCH (on the merged campaign)
+ * apply the very same rules.
+ */
+export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const zoneOk = isValidTimezone(c.timezone);
+  if (!zoneOk) problems.push({ field: 'timezone', message: `unknown IANA timezone "${c.timezone}"` });
+
+  const window = windowProblem(c.deliveryWindow);
+  if (window) problems.push({ field: windowField(c.deliveryWindow), message: window });
+
+  if (c.schedule.type === 'interval' && c.schedule.everySeconds < minIntervalSeconds) {
+    problems.push({ field: 'schedule.everySeconds', message: `must be at least ${minIntervalSeconds}` });
+  }
+  // A cron is read in the campaign's zone; with an unknown zone it cannot be checked.
+  if (c.schedule.type === 'cron' && zoneOk) {
+    const cron = cronProblem(c.schedule.expression, c.timezone);
+    if (cron) problems.push({ field: 'schedule.expression', message: cron });
+  }
+
+  const seen = new Set<string>();
+  const repeated = c.targets.filter((t) => (seen.has(t) ? true : (seen.add(t), false)));
+  if (repeated.length > 0) {
+    const shown = [...new Set(repeated)].slice(0, 5).map((t) => JSON.stringify(t));
+    problems.push({ field: 'targets', message: `targets must be distinct; repeated: ${shown.join(', ')}` });
+  }
+  return problems;
+}
+
+// windowProblem says what is wrong; this says which field, so the error can name it.
+function windowField(w: DeliveryWindow): string {
+  if (!isTimeOfDay(w.start) || w.start === '24:00') return 'deliveryWindow.start';
+  if (!isTimeOfDay(w.end)) return 'deliveryWindow.end';
+  return 'deliveryWindow';
+}
+
+/**
+ * A schedule as it is stored: instants as UTC ISO strings, keys in one order (jsonb reorders
+ * keys, so schedules are compared through this).
+ */
+export function normaliseSchedule(s: Schedule): Schedule {
+  switch (s.type) {
+    case 'interval':
+      return s.startAt === undefined
+        ? { type: 'interval', everySeconds: s.everySeconds }
+        : { type: 'interval', everySeconds: s.everySeconds, startAt: new Date(s.startAt).toISOString() };
+    case 'cron':
+      return { type: 'cron', expression: s.expression };
+    case 'once':
+      return { type: 'once', at: new Date(s.at).toISOString() };
+  }
+}
+
+/** The media ids a campaign's parts use, with the field that names each. */
+export function mediaRefs(messages: MessagePart[]): { mediaId: string; field: string }[] {
+  return messages.flatMap((m, i) => (m.type === 'media' ? [{ mediaId: m.mediaId, field: `messages.${i}.mediaId` }] : []));
+}

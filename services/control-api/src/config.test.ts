@@ -1,0 +1,51 @@
+import { ConfigError } from '@metronome/config';
+import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
+import { loadConfig } from './config.js';
+
+const KEY = 'ab'.repeat(32);
+const ADMIN = 'a-long-enough-admin-token';
+
+describe('loadConfig', () => {
+  test('defaults', () => {
+    const c = loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      adminToken: ADMIN,
+      minIntervalSeconds: 60,
+      mediaMaxBytes: 16_777_216,
+      defaultMaxSendPerMinute: 40,
+      defaultGroupConcurrency: 3,
+      rateLimitPerMinute: 600,
+      keyPrefix: 'mtr',
+      developmentSecretsKey: false,
+    });
+    expect(c.secretsKey).toEqual(Buffer.from(KEY, 'hex'));
+  });
+
+  test('outside development ADMIN_TOKEN and SECRETS_KEY are required, named in the error', () => {
+    try {
+      loadConfig({});
+      throw new Error('accepted');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as ConfigError).message;
+      expect(message).toContain('ADMIN_TOKEN=unset');
+      expect(message).toContain('SECRETS_KEY=unset');
+    }
+  });
+
+  test('in development both may be missing: no operator, and the development key', () => {
+    const c = loadConfig({ NODE_ENV: 'development' });
+    expect(c.adminToken).toBeNull();
+    expect(c.secretsKey).toEqual(DEVELOPMENT_SECRETS_KEY);
+    expect(c.developmentSecretsKey).toBe(true);
+  });
+
+  test('bad values name the variable and hide secrets', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'short', SECRETS_KEY: KEY })).toThrow(/ADMIN_TOKEN="\*\*\*": expected at least 16/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, PORT: '70000' })).toThrow(/PORT="70000"/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, MIN_INTERVAL_SECONDS: '0' })).toThrow(/MIN_INTERVAL_SECONDS/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: 'abc' })).toThrow(/SECRETS_KEY="\*\*\*": expected 32 bytes/);
+  });
+});

@@ -1,0 +1,73 @@
+import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
+import { commonEnv, int, parseEnv, port, secretsKey, z } from '@metronome/config';
+
+const apiEnv = z
+  .object({
+    ...commonEnv,
+    HOST: z.string().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+    PORT: port(8080),
+    ADMIN_TOKEN: z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined || v === '') return undefined;
+        // A short operator token can be guessed; the API is reachable by every tenant.
+        if (v.length < 16) ctx.addIssue({ code: 'custom', message: 'expected at least 16 characters (openssl rand -hex 24)' });
+        return v;
+      }),
+    SECRETS_KEY: secretsKey,
+    MIN_INTERVAL_SECONDS: int(60, 1, 31_536_000),
+    MEDIA_MAX_BYTES: int(16_777_216, 1, 1_073_741_824),
+    DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
+    DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),
+    API_RATE_LIMIT_PER_MINUTE: int(600, 1, 1_000_000),
+  })
+  // Outside development an API without an operator token or a credentials key is a misconfiguration.
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'development') return;
+    if (!env.ADMIN_TOKEN) ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: 'required unless NODE_ENV=development' });
+    if (!env.SECRETS_KEY) ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'required unless NODE_ENV=development (openssl rand -hex 32)' });
+  });
+
+export interface ApiConfig {
+  databaseUrl: string;
+  redisUrl: string;
+  keyPrefix: string;
+  logLevel: string;
+  nodeEnv: string;
+  host: string;
+  port: number;
+  /** null only in development without ADMIN_TOKEN: then no request is the operator */
+  adminToken: string | null;
+  /** encrypts account credentials at rest */
+  secretsKey: Buffer;
+  /** true when SECRETS_KEY was unset in development and the fixed development key is used */
+  developmentSecretsKey: boolean;
+  minIntervalSeconds: number;
+  mediaMaxBytes: number;
+  defaultMaxSendPerMinute: number;
+  defaultGroupConcurrency: number;
+  rateLimitPerMinute: number;
+}
+
+/** Reads the API's variables once; throws a ConfigError naming every bad one. */
+export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
+  const e = parseEnv(apiEnv, env);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    keyPrefix: e.KEY_PREFIX,
+    logLevel: e.LOG_LEVEL,
+    nodeEnv: e.NODE_ENV,
+    host: e.HOST,
+    port: e.PORT,
+    adminToken: e.ADMIN_TOKEN ?? null,
+    secretsKey: e.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
+    developmentSecretsKey: e.SECRETS_KEY === undefined,
+    minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
+    mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    defaultMaxSendPerMinute: e.DEFAULT_MAX_SEND_PER_MINUTE,
+    defaultGroupConcurrency: e.DEFAULT_GROUP_CONCURRENCY,
+    rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE,
+  };
+}

@@ -1,0 +1,56 @@
+import type { Clock } from '@metronome/core';
+import { AccountRepository, CampaignRepository, MediaRepository, RunControlRepository, TenantRepository, type DB } from '@metronome/db';
+import type { Logger, Metrics } from '@metronome/observability';
+import type { RunQueue } from '@metronome/queue';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { ApiConfig } from './config.js';
+
+/** What the composition root (server.ts) or a test hands to buildApp. The caller owns and closes them. */
+export interface AppDeps {
+  config: ApiConfig;
+  db: Kysely<DB>;
+  redis: Redis;
+  queue: RunQueue;
+  clock: Clock;
+  logger: Logger;
+  /** a fresh registry when omitted */
+  metrics?: Metrics;
+}
+
+/** Everything a route needs, built once per app. */
+export interface ApiContext {
+  config: ApiConfig;
+  db: Kysely<DB>;
+  redis: Redis;
+  queue: RunQueue;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  tenants: TenantRepository;
+  accounts: AccountRepository;
+  media: MediaRepository;
+  campaigns: CampaignRepository;
+  runs: RunControlRepository;
+  /** the clock's now as a Date, for SQL parameters */
+  now(): Date;
+}
+
+export function createContext(deps: AppDeps, metrics: Metrics): ApiContext {
+  const { config, db, redis, queue, clock, logger } = deps;
+  return {
+    config,
+    db,
+    redis,
+    queue,
+    clock,
+    logger,
+    metrics,
+    tenants: new TenantRepository(db),
+    accounts: new AccountRepository(db),
+    media: new MediaRepository(db),
+    campaigns: new CampaignRepository(db),
+    runs: new RunControlRepository(db),
+    now: () => new Date(clock.now()),
+  };
+}

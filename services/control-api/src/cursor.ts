@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { invalidField } from './errors.js';
+
+// Cursors are opaque to clients: base64url of a small JSON object. Their inside may change.
+
+const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const positionSchema = z.strictObject({ at: z.string().regex(AT), id: z.guid() });
+const chatSchema = z.strictObject({ chat: z.string().min(1).max(256) });
+
+/** Position after the last row of a newest-first page: its created_at (µs, UTC) and id. */
+export type Position = z.infer<typeof positionSchema>;
+
+function encode(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+function decode<T>(cursor: string, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidField('cursor', 'not a cursor this API returned');
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidField('cursor', 'not a cursor this API returned');
+  return parsed.data;
+}
+
+export const encodePosition = (p: Position): string => encode({ at: p.at, id: p.id });
+export const decodePosition = (cursor: string): Position => decode(cursor, positionSchema);
+
+export const encodeChatCursor = (chat: string): string => encode({ chat });
+export const decodeChatCursor = (cursor: string): string => decode(cursor, chatSchema).chat;
+
+/**
+ * The page's items and the cursor of the next one. Callers fetch `limit + 1` rows: the extra
+ * row only says whether a next page exists, so the last page's nextCursor is null without a
+ * second query.
+ */
+export function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => string): { rows: T[]; nextCursor: string | null } {
+  if (rows.length <= limit) return { rows, nextCursor: null };
+  const page = rows.slice(0, limit);
+  return { rows: page, nextCursor: cursorOf(page[page.length - 1] as T) };
+}

@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiError, errorBody, type FieldProblem } from './errors.js';
+
+/**
+ * One place turns every failure into the contract's error body. Handlers throw ApiError;
+ * Fastify's own errors (schema validation, unparsable bodies, body limits, unknown routes)
+ * are mapped here by their codes, so bad input never becomes a 5xx.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler<FastifyError | ApiError>((err, req, reply) => {
+    const known = toApiError(err);
+    if (known) {
+      // Fastify's and PostgreSQL's rejections are kept in the log: they show which input got how far.
+      if (!(err instanceof ApiError)) req.log.info({ err, code: known.code }, 'request rejected');
+      return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.code, known.message, known.details));
+    }
+    req.log.error({ err }, 'request failed');
+    return reply.code(500).send(errorBody('internal_error', 'internal error; the server log has the details'));
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send(errorBody('not_found', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`)),
+  );
+}
+
+/** The coded error for `err`, or null for a genuine server fault. */
+export function toApiError(err: FastifyError | ApiError): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    // A malformed id in the path cannot name anything that exists: same answer as a missing one.
+    if (err.validationContext === 'params') return new ApiError(404, 'not_found', 'no such resource');
+    const context = err.validationContext ?? 'body';
+    return new ApiError(400, 'validation_failed', 'the request is not valid', err.validation.flatMap((v) => fieldProblems(v, context)));
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(400, 'validation_failed', 'unsupported Content-Type', [
+        { field: 'content-type', message: 'expected application/json' },
+      ]);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'validation_failed', 'the body is not valid JSON', [{ field: 'body', message: err.message }]);
+  }
+  const status = err.statusCode ?? 500;
+  if (status === 404) return new ApiError(404, 'not_found', 'no such resource');
+  if (status === 413) return new ApiError(413, 'too_large', err.message);
+  if (status >= 400 && status < 500) return new ApiError(400, 'validation_failed', err.message, [{ field: 'body', message: err.message }]);
+  // PostgreSQL data exceptions (class 22: bad text, out-of-range values) come from input the
+  // schemas let through; they are the client's to fix, not a server fault.
+  const sqlState = (err as { code?: unknown }).code;
+  if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState)) {
+    return new ApiError(400, 'validation_failed', 'a value could not be stored', [{ field: 'body', message: err.message }]);
+  }
+  return null;
+}
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string | undefined;
+  params: Record<string, unknown>;
+}
+
+// zod issues arrive as `{instancePath: '/deliveryWindow/start', keyword: <zod code>}`; the
+// contract names fields with dots.
+function fieldProblems(v: ValidationIssue, context: string): FieldProblem[] {
+  const path = v.instancePath.split('/').filter(Boolean).join('.');
+  if (v.keyword === 'unrecognized_keys' && Array.isArray(v.params['keys'])) {
+    return (v.params['keys'] as unknown[]).map((key) => ({ field: path ? `${path}.${String(key)}` : String(key), message: 'unknown field' }));
+  }
+  return [{ field: path || (context === 'querystring' ? 'query' : context), message: v.message ?? 'invalid' }];
+}

@@ -1,0 +1,30 @@
+import { formatRunEvent, parseLastEventId } from './sse.js';
+
+test('a run event is one SSE frame whose data is the contract payload on one line', () => {
+  const frame = formatRunEvent({
+    id: 42,
+    tenantId: 't',
+    runId: 'r',
+    campaignId: 'c',
+    status: 'paused',
+    counts: { total: 2, pending: 1, inFlight: 0, sent: 1, failed: 0, skipped: 0, unknown: 0 },
+    title: 'Reminder paused',
+    body: 'line one\nline two',
+  });
+  const lines = frame.split('\n');
+  expect(lines.slice(0, 2)).toEqual(['id: 42', 'event: run']);
+  expect(frame.endsWith('\n\n')).toBe(true);
+  expect(lines.filter((l) => l.startsWith('data: '))).toHaveLength(1);
+  const data = JSON.parse(lines[2]!.slice('data: '.length));
+  expect(data).toEqual({ runId: 'r', campaignId: 'c', status: 'paused', counts: expect.any(Object), title: 'Reminder paused', body: 'line one\nline two' });
+  expect(data).not.toHaveProperty('tenantId');
+});
+
+test('Last-Event-ID is a non-negative integer or ignored', () => {
+  expect(parseLastEventId('17')).toBe(17);
+  expect(parseLastEventId(' 17 ')).toBe(17);
+  expect(parseLastEventId(undefined)).toBeNull();
+  expect(parseLastEventId('-1')).toBeNull();
+  expect(parseLastEventId('1e3')).toBeNull();
+  expect(parseLastEventId(['5', '6'])).toBe(5);
+});

@@ -1,0 +1,219 @@
+import { ALWAYS_OPEN, firstOccurrence } from '@metronome/core';
+import {
+  AccountRepository,
+  CampaignRepository,
+  countRuns,
+  emptyCounts,
+  MediaRepository,
+  RunControlRepository,
+  type CampaignChanges,
+  type CampaignRow,
+  type DB,
+  type Schedule,
+} from '@metronome/db';
+import type { Kysely } from 'kysely';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ownerFor, scopeOf } from '../caller.js';
+import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from '../campaign-rules.js';
+import type { ApiContext } from '../context.js';
+import { decodePosition, encodePosition, pageOf } from '../cursor.js';
+import { invalidField, notFound, validationFailed, type FieldProblem } from '../errors.js';
+import { startManualRun } from '../run-actions.js';
+import { campaign, campaignPage, campaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody } from '../schemas/campaigns.js';
+import { errorResponses, idParams } from '../schemas/common.js';
+import { run, runView } from '../schemas/runs.js';
+
+/** Campaigns, and `POST /v1/campaigns/{id}/runs` (run now). */
+export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  app.post(
+    '/campaigns',
+    { schema: { tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
+    async (req, reply) => {
+      const body = req.body;
+      const tenantId = ownerFor(req.caller, body.tenantId);
+      if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
+      const draft: CampaignDraft = {
+        timezone: body.timezone,
+        schedule: normaliseSchedule(body.schedule),
+        deliveryWindow: body.deliveryWindow ?? ALWAYS_OPEN,
+        messages: body.messages,
+        targets: body.targets,
+      };
+      const problems = [
+        ...campaignProblems(draft, ctx.config.minIntervalSeconds),
+        ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
+      ];
+      if (problems.length > 0) throw validationFailed(problems);
+      const now = ctx.now();
+      const created = await ctx.campaigns.create(
+        {
+          tenantId,
+          accountId: body.accountId,
+          name: body.name,
+          timezone: draft.timezone,
+          schedule: draft.schedule,
+          windowStart: draft.deliveryWindow.start,
+          windowEnd: draft.deliveryWindow.end,
+          messages: draft.messages,
+          targets: draft.targets,
+          active: body.active,
+          autoResume: body.autoResume,
+          nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null,
+        },
+        now,
+      );
+      return reply.code(201).send(campaignView(created));
+    },
+  );
+
+  app.get(
+    '/campaigns',
+    { schema: { tags: ['campaigns'], summary: 'List campaigns, newest first', querystring: listCampaignsQuery, response: { 200: campaignPage, ...errorResponses() } } },
+    async (req) => {
+      const { limit, cursor } = req.query;
+      const before = cursor === undefined ? undefined : decodePosition(cursor);
+      const rows = await ctx.campaigns.list(scopeOf(req.caller), { limit: limit + 1, before });
+      const page = pageOf(rows, limit, (c) => encodePosition({ at: c.cursorAt, id: c.id }));
+      return { items: page.rows.map(campaignView), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    '/campaigns/:id',
+    { schema: { tags: ['campaigns'], summary: 'One campaign, with nextRunAt and lastRunId', params: idParams, response: { 200: campaign, ...errorResponses(404) } } },
+    async (req) => {
+      const found = await ctx.campaigns.find(req.params.id, scopeOf(req.caller));
+      if (!found) throw notFound('campaign');
+      return campaignView(found);
+    },
+  );
+
+  app.patch(
+    '/campaigns/:id',
+    {
+      schema: {
+        tags: ['campaigns'],
+        summary: 'Change any field; applies to runs created afterwards',
+        params: idParams,
+        body: patchCampaignBody,
+        response: { 200: campaign, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      const patch = req.body;
+      const scope = scopeOf(req.caller);
+      const updated = await ctx.db.transaction().execute(async (trx) => {
+        const campaigns = new CampaignRepository(trx);
+        // Locked while we validate the merged campaign, so two PATCHes cannot interleave.
+        const current = await campaigns.findForUpdate(req.params.id, scope);
+        if (!current) throw notFound('campaign');
+        const draft: CampaignDraft = {
+          timezone: patch.timezone ?? current.timezone,
+          schedule: patch.schedule ? normaliseSchedule(patch.schedule) : current.schedule,
+          deliveryWindow: patch.deliveryWindow ?? { start: current.windowStart, end: current.windowEnd },
+          messages: patch.messages ?? current.messages,
+          targets: patch.targets ?? current.targets,
+        };
+        const problems = [
+          ...campaignProblems(draft, ctx.config.minIntervalSeconds),
+          ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
+        ];
+        if (problems.length > 0) throw validationFailed(problems);
+        const now = ctx.now();
+        const changes: CampaignChanges = {
+          ...(patch.accountId !== undefined && { accountId: patch.accountId }),
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.timezone !== undefined && { timezone: draft.timezone }),
+          ...(patch.schedule !== undefined && { schedule: draft.schedule }),
+          ...(patch.deliveryWindow !== undefined && { windowStart: draft.deliveryWindow.start, windowEnd: draft.deliveryWindow.end }),
+          ...(patch.messages !== undefined && { messages: draft.messages }),
+          ...(patch.targets !== undefined && { targets: draft.targets }),
+          ...(patch.active !== undefined && { active: patch.active }),
+          ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
+        };
+        const active = patch.active ?? current.active;
+        if (timingChanged(current, draft, active)) {
+          changes.nextRunAt = active ? firstOccurrence(draft.schedule, draft.timezone, now) : null;
+        }
+        // Re-activating is the operator's answer to an automatic pause: forget it.
+        if (patch.active === true && !current.active) changes.clearAutoPause = true;
+        return campaigns.update(current.id, scope, changes, now);
+      });
+      if (!updated) throw notFound('campaign');
+      return campaignView(updated);
+    },
+  );
+
+  app.delete(
+    '/campaigns/:id',
+    {
+      schema: {
+        tags: ['campaigns'],
+        summary: 'Deactivate and hide the campaign and cancel its open runs',
+        params: idParams,
+        response: { 204: z.undefined().describe('deleted'), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      const scope = scopeOf(req.caller);
+      await ctx.db.transaction().execute(async (trx) => {
+        const now = ctx.now();
+        if (!(await new CampaignRepository(trx).softDelete(req.params.id, scope, now))) throw notFound('campaign');
+        await new RunControlRepository(trx).cancelOpenOfCampaign(req.params.id, now);
+      });
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/campaigns/:id/runs',
+    {
+      schema: {
+        tags: ['campaigns'],
+        summary: 'Run now (trigger manual); 409 while a run of the campaign is queued or running',
+        params: idParams,
+        response: { 201: run, ...errorResponses(404, 409) },
+      },
+    },
+    async (req, reply) => {
+      const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller));
+      const counts = await countRuns(ctx.db, [created.id]);
+      return reply.code(201).send(runView(created, counts.get(created.id) ?? emptyCounts(created.total)));
+    },
+  );
+};
+
+/**
+ * The account and media a campaign names must be its tenant's; another tenant's are reported
+ * exactly like missing ones. `draft` null: the messages did not change, nothing to check.
+ */
+async function ownershipProblems(db: Kysely<DB>, tenantId: string, accountId: string | undefined, draft: CampaignDraft | null): Promise<FieldProblem[]> {
+  const problems: FieldProblem[] = [];
+  if (accountId !== undefined && !(await new AccountRepository(db).find(accountId, tenantId))) {
+    problems.push({ field: 'accountId', message: 'no such account' });
+  }
+  const refs = draft ? mediaRefs(draft.messages) : [];
+  if (refs.length > 0) {
+    const owned = await new MediaRepository(db).ownedIds(tenantId, [...new Set(refs.map((r) => r.mediaId))]);
+    for (const ref of refs) if (!owned.has(ref.mediaId)) problems.push({ field: ref.field, message: 'no such media' });
+  }
+  return problems;
+}
+
+// Whether next_run_at must be recomputed: the schedule, its zone, the window or `active`
+// really changed (a PATCH repeating current values must not re-trigger an interval campaign).
+function timingChanged(current: CampaignRow, draft: CampaignDraft, active: boolean): boolean {
+  return (
+    active !== current.active ||
+    draft.timezone !== current.timezone ||
+    draft.deliveryWindow.start !== current.windowStart ||
+    draft.deliveryWindow.end !== current.windowEnd ||
+    !sameSchedule(draft.schedule, current.schedule)
+  );
+}
+
+function sameSchedule(a: Schedule, b: Schedule): boolean {
+  return JSON.stringify(normaliseSchedule(a)) === JSON.stringify(normaliseSchedule(b));
+}
+

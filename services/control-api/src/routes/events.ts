@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { scopeOf } from '../caller.js';
+import type { ApiContext } from '../context.js';
+import { RunEventHub, type RunEvent } from '../events/run-event-hub.js';
+import { formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
+import { errorResponses } from '../schemas/common.js';
+
+export interface EventRoutesOptions {
+  ctx: ApiContext;
+  heartbeatMs?: number;
+}
+
+const REPLAY_LIMIT = 1000;
+// A client that reads slower than events arrive is cut off rather than buffered without end;
+// it reconnects with Last-Event-ID and is replayed what it missed.
+const MAX_BUFFERED_BYTES = 1 << 20;
+
+/** `GET /v1/events`: run status changes as Server-Sent Events, for the caller's tenant. */
+export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app, { ctx, heartbeatMs = 15_000 }) => {
+  const hub = new RunEventHub({ databaseUrl: ctx.config.databaseUrl, db: ctx.db, runs: ctx.runs, logger: ctx.logger });
+  // Before the server stops accepting: open streams would otherwise hold close() forever.
+  app.addHook('preClose', () => hub.close());
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Server-Sent Events: `run` on every run status change; send Last-Event-ID to replay missed ones',
+        headers: z.object({ 'last-event-id': z.string().optional().describe('id of the last event received') }),
+        response: { 200: z.string().describe('text/event-stream'), ...errorResponses() },
+      },
+    },
+    async (req, reply) => {
+      const tenantId = scopeOf(req.caller);
+      const raw = reply.raw;
+      const write = (chunk: string) => {
+        if (raw.destroyed) return;
+        if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
+        else raw.write(chunk);
+      };
+      // Subscribe before replaying, buffering live events, so none falls between the two.
+      let buffered: RunEvent[] | null = [];
+      const unsubscribe = await hub.subscribe({
+        tenantId,
+        send: (e) => (buffered ? buffered.push(e) : write(formatRunEvent(e))),
+        end: () => raw.end(),
+      });
+      reply.hijack();
+      const heartbeat = setInterval(() => write(HEARTBEAT), heartbeatMs);
+      raw.on('close', () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      });
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      write('retry: 3000\n\n');
+      try {
+        const replayed = new Set<number>();
+        const lastEventId = parseLastEventId(req.headers['last-event-id']);
+        if (lastEventId !== null) {
+          for (const e of await hub.replay(lastEventId, tenantId, REPLAY_LIMIT)) {
+            replayed.add(e.id);
+            write(formatRunEvent(e));
+          }
+        }
+        const live = buffered;
+        buffered = null;
+        for (const e of live) if (!replayed.has(e.id)) write(formatRunEvent(e));
+      } catch (err) {
+        req.log.warn({ err }, 'event replay failed; closing the stream so the client retries');
+        raw.destroy();
+      }
+    },
+  );
+};

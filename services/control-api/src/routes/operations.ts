@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { ApiContext } from '../context.js';
+import { withTimeout } from '../timeout.js';
+
+const PROBE_TIMEOUT_MS = 2000;
+
+/** `/healthz`, `/readyz` and `/metrics`: no auth, for orchestrators and Prometheus. */
+export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['operations'], summary: 'The process is up', response: { 200: z.object({ ok: z.literal(true) }) } } },
+    async () => ({ ok: true as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'PostgreSQL and Redis answer (503 otherwise)',
+        response: {
+          200: z.object({ ok: z.boolean(), postgres: z.boolean(), redis: z.boolean() }),
+          503: z.object({ ok: z.boolean(), postgres: z.boolean(), redis: z.boolean() }),
+        },
+      },
+    },
+    async (_req, reply) => {
+      const [postgres, redis] = await Promise.all([
+        answers(sql`select 1`.execute(ctx.db)),
+        answers(ctx.redis.ping()),
+      ]);
+      const ok = postgres && redis;
+      return reply.code(ok ? 200 : 503).send({ ok, postgres, redis });
+    },
+  );
+
+  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (req, reply) => {
+    // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
+    // every API replica reports the same numbers and none keeps state for them.
+    try {
+      const [runs, jobs] = await Promise.all([
+        withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
+        withTimeout(ctx.queue.counts(), PROBE_TIMEOUT_MS, 'queue counts'),
+      ]);
+      for (const [status, n] of Object.entries(runs)) ctx.metrics.runs.set({ status }, n);
+      for (const [state, n] of Object.entries(jobs)) ctx.metrics.queueJobs.set({ state }, n);
+    } catch (err) {
+      // The process metrics are still worth serving; the gauges keep their last values.
+      req.log.warn({ err }, 'could not refresh run and queue gauges');
+    }
+    const text = await ctx.metrics.registry.metrics();
+    return reply.type(ctx.metrics.registry.contentType).send(text);
+  });
+};
+
+async function answers(probe: Promise<unknown>): Promise<boolean> {
+  try {
+    await withTimeout(probe, PROBE_TIMEOUT_MS, 'readiness probe');
+    return true;
+  } catch {
+    return false;
+  }
+}

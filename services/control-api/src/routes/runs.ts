@@ -1,0 +1,80 @@
+import { countRuns, emptyCounts, type RunRow } from '@metronome/db';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { scopeOf } from '../caller.js';
+import type { ApiContext } from '../context.js';
+import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
+import { notFound } from '../errors.js';
+import { cancelRun, pauseRun, resumeRun, retryFailedRun } from '../run-actions.js';
+import { errorResponses, idParams } from '../schemas/common.js';
+import { listRunsQuery, listTargetsQuery, run, runPage, runView, targetPage, targetView } from '../schemas/runs.js';
+
+/** Runs: reads, and the operator's commands (pause, resume, cancel, retry-failed). */
+export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  // Counts are derived from run_targets for every run shown, in one query per answer.
+  const withCounts = async (rows: RunRow[]) => {
+    const counts = await countRuns(ctx.db, rows.map((r) => r.id));
+    return rows.map((r) => runView(r, counts.get(r.id) ?? emptyCounts(r.total)));
+  };
+  const one = async (row: RunRow) => (await withCounts([row]))[0] as Awaited<ReturnType<typeof withCounts>>[number];
+
+  app.get(
+    '/runs',
+    { schema: { tags: ['runs'], summary: 'List runs, newest first', querystring: listRunsQuery, response: { 200: runPage, ...errorResponses() } } },
+    async (req) => {
+      const { limit, cursor, status, campaignId } = req.query;
+      const before = cursor === undefined ? undefined : decodePosition(cursor);
+      const rows = await ctx.runs.list({ tenantId: scopeOf(req.caller), status, campaignId }, { limit: limit + 1, before });
+      const page = pageOf(rows, limit, (r) => encodePosition({ at: r.cursorAt, id: r.id }));
+      return { items: await withCounts(page.rows), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    '/runs/:id',
+    { schema: { tags: ['runs'], summary: 'One run with its counts', params: idParams, response: { 200: run, ...errorResponses(404) } } },
+    async (req) => {
+      const found = await ctx.runs.find(req.params.id, scopeOf(req.caller));
+      if (!found) throw notFound('run');
+      return one(found);
+    },
+  );
+
+  app.get(
+    '/runs/:id/targets',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: "A run's targets in chat id order",
+        params: idParams,
+        querystring: listTargetsQuery,
+        response: { 200: targetPage, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      const { limit, cursor, status } = req.query;
+      const after = cursor === undefined ? undefined : decodeChatCursor(cursor);
+      const found = await ctx.runs.find(req.params.id, scopeOf(req.caller));
+      if (!found) throw notFound('run');
+      const rows = await ctx.runs.listTargets(found.id, status, limit + 1, after);
+      const page = pageOf(rows, limit, (t) => encodeChatCursor(t.chatId));
+      return { items: page.rows.map(targetView), nextCursor: page.nextCursor };
+    },
+  );
+
+  const commands = [
+    { path: 'pause', act: pauseRun, summary: 'queued | running → paused (pausedReason operator); no new send starts' },
+    { path: 'resume', act: resumeRun, summary: "paused → queued: continues with its pending targets under the campaign's current window" },
+    { path: 'cancel', act: cancelRun, summary: 'queued | running | paused → cancelled; pending targets become skipped' },
+    { path: 'retry-failed', act: retryFailedRun, summary: 'finished run: failed and unknown targets back to pending, run queued again' },
+  ] as const;
+  for (const command of commands) {
+    app.post(
+      `/runs/:id/${command.path}`,
+      { schema: { tags: ['runs'], summary: command.summary, params: idParams, response: { 202: run, ...errorResponses(404, 409) } } },
+      async (req, reply) => {
+        const changed = await command.act(ctx, req.params.id, scopeOf(req.caller));
+        return reply.code(202).send(await one(changed));
+      },
+    );
+  }
+};

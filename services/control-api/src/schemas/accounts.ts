@@ -1,0 +1,79 @@
+import type { AccountRow } from '@metronome/db';
+import { z } from 'zod';
+import { id, iso, isoOrNull, pageOf, pageQuery, text, time } from './common.js';
+
+// An external id goes into the HTTP platform's URL path (/v1/accounts/{externalId}/…): only
+// characters that cannot start a new path segment, query or host, and never `.` or `..`.
+const externalId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'expected 1–128 letters, digits, dot, dash or underscore')
+  .refine((v) => !/^\.+$/.test(v), 'must not be only dots');
+
+const maxSendPerMinute = z.number().int().min(1).max(60_000);
+const groupConcurrency = z.number().int().min(1).max(50);
+
+const common = {
+  name: text(1, 200),
+  maxSendPerMinute: maxSendPerMinute.optional(),
+  groupConcurrency: groupConcurrency.optional(),
+  tenantId: id.optional().describe('admin only: the tenant that owns the account'),
+};
+
+export const createAccountBody = z.discriminatedUnion('platform', [
+  z.strictObject({ platform: z.literal('http'), externalId: externalId.describe("the account's id on the HTTP platform"), ...common }),
+  z.strictObject({
+    platform: z.literal('telegram'),
+    externalId: externalId.optional(),
+    credentials: z.strictObject({ botToken: text(1, 256).regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'expected a Telegram bot token (123456:ABC…)') }),
+    ...common,
+  }),
+  z.strictObject({ platform: z.literal('whatsapp'), externalId: externalId.optional(), ...common }),
+]);
+export type CreateAccountBody = z.infer<typeof createAccountBody>;
+
+export const patchAccountBody = z.strictObject({
+  name: text(1, 200).optional(),
+  status: z.enum(['active', 'disabled']).optional(),
+  maxSendPerMinute: maxSendPerMinute.nullable().optional().describe('null: back to the default'),
+  groupConcurrency: groupConcurrency.nullable().optional().describe('null: back to the default'),
+});
+
+export const listAccountsQuery = z.object({ ...pageQuery });
+
+export const account = z
+  .object({
+    id,
+    tenantId: id,
+    platform: z.enum(['http', 'telegram', 'whatsapp']),
+    name: z.string(),
+    externalId: z.string().nullable(),
+    status: z.enum(['active', 'disabled', 'disconnected', 'pairing']),
+    blockedUntil: time.nullable(),
+    maxSendPerMinute: z.number().int().describe('effective pace: the default when the account sets none'),
+    groupConcurrency: z.number().int().describe('effective: the default when the account sets none'),
+    createdAt: time,
+  })
+  .meta({ id: 'Account' });
+
+export const accountPage = pageOf(account);
+
+/** Pace defaults shown for accounts that set none. */
+export interface PaceDefaults {
+  maxSendPerMinute: number;
+  groupConcurrency: number;
+}
+
+export function accountView(a: AccountRow, defaults: PaceDefaults): z.output<typeof account> {
+  return {
+    id: a.id,
+    tenantId: a.tenantId,
+    platform: a.platform,
+    name: a.name,
+    externalId: a.externalId,
+    status: a.status,
+    blockedUntil: isoOrNull(a.blockedUntil),
+    maxSendPerMinute: a.maxSendPerMinute ?? defaults.maxSendPerMinute,
+    groupConcurrency: a.groupConcurrency ?? defaults.groupConcurrency,
+    createdAt: iso(a.createdAt),
+  };
+}

@@ -1,0 +1,108 @@
+import type { CampaignRow } from '@metronome/db';
+import { z } from 'zod';
+import { id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
+
+export const MAX_PARTS = 10;
+export const MAX_TARGETS = 10_000;
+
+export const schedule = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('interval'),
+      everySeconds: z.number().int().min(1).max(31_536_000).describe('at least MIN_INTERVAL_SECONDS'),
+      startAt: timeInput.optional().describe('first occurrence; later ones follow on its grid'),
+    }),
+    z.strictObject({ type: z.literal('cron'), expression: text(1, 256).describe("five-field cron, in the campaign's timezone") }),
+    z.strictObject({ type: z.literal('once'), at: timeInput }),
+  ])
+  .meta({ id: 'Schedule' });
+
+const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'expected HH:MM');
+
+export const deliveryWindow = z
+  .strictObject({ start: timeOfDay, end: timeOfDay })
+  .describe("HH:MM in the campaign's timezone; end < start crosses midnight; start == end is rejected")
+  .meta({ id: 'DeliveryWindow' });
+
+export const messagePart = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('text'), text: text(1, 4096) }),
+    z.strictObject({ type: z.literal('media'), mediaId: id, caption: text(0, 1024).optional() }),
+  ])
+  .meta({ id: 'MessagePart' });
+
+const fields = {
+  accountId: id,
+  name: text(1, 200),
+  timezone: text(1, 64).describe('IANA zone name, e.g. Asia/Kuala_Lumpur'),
+  schedule,
+  deliveryWindow,
+  messages: z.array(messagePart).min(1).max(MAX_PARTS),
+  targets: z.array(text(1, 256)).min(1).max(MAX_TARGETS).describe('distinct chat ids'),
+  active: z.boolean(),
+  autoResume: z.boolean(),
+};
+
+export const createCampaignBody = z.strictObject({
+  ...fields,
+  deliveryWindow: deliveryWindow.optional().describe('defaults to 00:00–24:00 (always open)'),
+  active: fields.active.default(true),
+  autoResume: fields.autoResume.default(false),
+  tenantId: id.optional().describe('admin only: the tenant that owns the campaign'),
+});
+export type CreateCampaignBody = z.output<typeof createCampaignBody>;
+
+export const patchCampaignBody = z.strictObject(fields).partial();
+export type PatchCampaignBody = z.output<typeof patchCampaignBody>;
+
+export const listCampaignsQuery = z.object({ ...pageQuery });
+
+export const campaign = z
+  .object({
+    id,
+    tenantId: id,
+    ...fields,
+    // a stored schedule is shown as stored (its instants normalised to UTC)
+    schedule: z.discriminatedUnion('type', [
+      z.object({ type: z.literal('interval'), everySeconds: z.number().int(), startAt: time.optional() }),
+      z.object({ type: z.literal('cron'), expression: z.string() }),
+      z.object({ type: z.literal('once'), at: time }),
+    ]),
+    deliveryWindow: z.object({ start: z.string(), end: z.string() }),
+    messages: z.array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('text'), text: z.string() }),
+        z.object({ type: z.literal('media'), mediaId: id, caption: z.string().optional() }),
+      ]),
+    ),
+    targets: z.array(z.string()),
+    nextRunAt: time.nullable().describe('the next occurrence not yet turned into a run'),
+    lastRunId: id.nullable(),
+    pausedReason: z.string().nullable().describe('why the scheduler paused the campaign, if it did'),
+    createdAt: time,
+    updatedAt: time,
+  })
+  .meta({ id: 'Campaign' });
+
+export const campaignPage = pageOf(campaign);
+
+export function campaignView(c: CampaignRow): z.output<typeof campaign> {
+  return {
+    id: c.id,
+    tenantId: c.tenantId,
+    accountId: c.accountId,
+    name: c.name,
+    timezone: c.timezone,
+    schedule: c.schedule,
+    deliveryWindow: { start: c.windowStart, end: c.windowEnd },
+    messages: c.messages,
+    targets: c.targets,
+    active: c.active,
+    autoResume: c.autoResume,
+    nextRunAt: isoOrNull(c.nextRunAt),
+    lastRunId: c.lastRunId,
+    pausedReason: c.pausedReason,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  };
+}

@@ -1,0 +1,90 @@
+import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
+import { z } from 'zod';
+import { id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
+
+export const runStatus = z.enum(['queued', 'running', 'paused', 'success', 'partial', 'failed', 'cancelled']);
+export const targetStatus = z.enum(['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown']);
+
+export const counts = z
+  .object({
+    total: z.number().int(),
+    pending: z.number().int(),
+    inFlight: z.number().int(),
+    sent: z.number().int(),
+    failed: z.number().int(),
+    skipped: z.number().int(),
+    unknown: z.number().int(),
+  })
+  .meta({ id: 'RunCounts' });
+
+export const run = z
+  .object({
+    id,
+    tenantId: id,
+    campaignId: id,
+    accountId: id,
+    trigger: z.enum(['schedule', 'manual']),
+    status: runStatus,
+    scheduledAt: time,
+    startedAt: time.nullable(),
+    finishedAt: time.nullable(),
+    windowEndAt: time.nullable(),
+    counts,
+    pausedReason: z.enum(['window_closed', 'operator', 'account_unavailable']).nullable(),
+    errorSummary: z.string().nullable(),
+    createdAt: time,
+  })
+  .meta({ id: 'Run' });
+
+export const runPage = pageOf(run);
+
+export const listRunsQuery = z.object({
+  status: runStatus.optional(),
+  campaignId: id.optional(),
+  ...pageQuery,
+});
+
+export const listTargetsQuery = z.object({ status: targetStatus.optional(), ...pageQuery });
+
+export const target = z
+  .object({
+    chatId: z.string(),
+    status: targetStatus,
+    attempts: z.number().int(),
+    nextAttemptAt: time.nullable().describe('null: due at once'),
+    sentAt: time.nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .meta({ id: 'RunTarget' });
+
+export const targetPage = pageOf(target);
+
+export function runView(r: RunRow, c: RunCounts): z.output<typeof run> {
+  return {
+    id: r.id,
+    tenantId: r.tenantId,
+    campaignId: r.campaignId,
+    accountId: r.accountId,
+    trigger: r.trigger,
+    status: r.status,
+    scheduledAt: iso(r.scheduledAt),
+    startedAt: isoOrNull(r.startedAt),
+    finishedAt: isoOrNull(r.finishedAt),
+    windowEndAt: isoOrNull(r.windowEndAt),
+    counts: c,
+    pausedReason: r.pausedReason,
+    errorSummary: r.errorSummary,
+    createdAt: iso(r.createdAt),
+  };
+}
+
+export function targetView(t: TargetRow): z.output<typeof target> {
+  return {
+    chatId: t.chatId,
+    status: t.status,
+    attempts: t.attempts,
+    nextAttemptAt: t.nextAttemptAt && Number.isFinite(t.nextAttemptAt.getTime()) ? iso(t.nextAttemptAt) : null,
+    sentAt: isoOrNull(t.sentAt),
+    error: t.errorCode === null ? null : { code: t.errorCode, message: t.errorMessage ?? '' },
+  };
+}

@@ -1,0 +1,64 @@
+// Composition root: config from the environment, connections, the app, listen, and a clean
+// stop on SIGTERM/SIGINT (in-flight requests finish, SSE streams end, connections close).
+import { ConfigError } from '@metronome/config';
+import { systemClock } from '@metronome/core';
+import { createDb, redactUrl } from '@metronome/db';
+import { createLogger } from '@metronome/observability';
+import { RunQueue } from '@metronome/queue';
+import { createRedis, redisKeys } from '@metronome/redis';
+import { buildApp } from './app.js';
+import { loadConfig, type ApiConfig } from './config.js';
+
+async function main(): Promise<void> {
+  let config: ApiConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`control-api: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger('control-api', config.logLevel);
+  if (config.developmentSecretsKey) logger.warn('SECRETS_KEY is unset: using the development key; never do this with real credentials');
+  if (config.adminToken === null) logger.warn('ADMIN_TOKEN is unset: no request can act as the operator');
+
+  const db = createDb({ url: config.databaseUrl, max: 10, applicationName: 'metronome-api' });
+  const redis = createRedis(config.redisUrl, 'metronome-api');
+  redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+  const queue = new RunQueue(redis, redisKeys(config.keyPrefix).queuePrefix);
+  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger });
+
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  logger.info({ url: `http://${host}:${port}`, docs: `http://${host}:${port}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'control-api stopping');
+    (async () => {
+      await app.close();
+      await queue.close();
+      await redis.quit();
+      await db.destroy();
+    })().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'control-api close failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`control-api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
