@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { runJobId } from '@metronome/queue';
-import { ADMIN_TOKEN, call, campaignBody, createAccount, createCampaign, createTenant, fields, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, NOW, call, campaignBody, createAccount, createCampaign, createTenant, fields, seedRun, startApi, type Api, type Tenant } from './harness.js';
 
 // Campaigns: validation, next_run_at, PATCH, DELETE, and the manual run.
 
@@ -250,5 +250,16 @@ describe('POST /v1/campaigns/{id}/runs', () => {
     const { id } = await createCampaign(api, a);
     await seedRun(api, id, 'paused', { x: 'pending' });
     expect((await call(api, 'POST', `/v1/campaigns/${id}/runs`, a.token)).status).toBe(201);
+  });
+});
+
+describe('never early after an edit', () => {
+  test('changing the interval of a campaign that just ran keeps it from coming due before its interval', async () => {
+    const created = await createCampaign(api, a, { schedule: { type: 'interval', everySeconds: 600 } });
+    // the scheduler ran it a minute ago
+    await seedRun(api, created.id, 'success', { x: 'sent' }, { scheduledAt: new Date(NOW - 60_000) });
+    const patched = await call(api, 'PATCH', `/v1/campaigns/${created.id}`, a.token, { schedule: { type: 'interval', everySeconds: 300 } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.nextRunAt).toBe(new Date(NOW - 60_000 + 300_000).toISOString());
   });
 });

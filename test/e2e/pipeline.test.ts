@@ -71,7 +71,7 @@ test('300 chats over two tenants and three accounts: both parts, exactly once, i
     { token: tok1, body: campaign(accB.body.id, m1.body.id, chats('b', 125), 'B campaign'), account: 'acc-b' },
     { token: tok2, body: campaign(accC.body.id, m2.body.id, chats('c', 25), 'C campaign'), account: 'acc-c' },
   ];
-  const campaigns = [];
+  const campaigns: ((typeof specs)[number] & { id: string })[] = [];
   for (const s of specs) {
     const res = await api(stack, 'POST', '/v1/campaigns', s.token, s.body);
     expect(res.status).toBe(201);

@@ -167,7 +167,7 @@ export async function startSenderHarness(settings: Partial<SenderSettings> = {},
     run: (runId) => db.selectFrom('runs').select(['status', 'paused_reason', 'error_summary', 'job_id']).where('id', '=', runId).executeTakeFirstOrThrow(),
     targets: (runId) =>
       db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at']).where('run_id', '=', runId).orderBy('chat_id').execute(),
-    sandboxGet: async (path) => (await fetch(`${sandboxUrl}${path}`)).json(),
+    sandboxGet: async <T,>(path: string) => (await (await fetch(`${sandboxUrl}${path}`)).json()) as T,
     sandboxPut: async (path, body) => {
       const res = await fetch(`${sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       if (!res.ok) throw new Error(`sandbox PUT ${path} → ${res.status} ${await res.text()}`);

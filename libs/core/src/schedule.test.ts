@@ -1,4 +1,4 @@
-import { cronProblem, firstOccurrence, nextOccurrence } from './schedule.js';
+import { cronProblem, firstOccurrence, nextOccurrence, rescheduledOccurrence } from './schedule.js';
 import { planOccurrence } from './occurrence-plan.js';
 
 const d = (s: string) => new Date(s);
@@ -66,5 +66,18 @@ describe('planOccurrence', () => {
     if (a.kind !== 'run') throw new Error('expected a run');
     expect(a.scheduledAt.getTime()).toBeGreaterThanOrEqual(o.dueAt.getTime());
     expect(a.scheduledAt.getTime()).toBeLessThan(o.dueAt.getTime() + 5000);
+  });
+});
+
+describe('rescheduledOccurrence', () => {
+  const every = { type: 'interval' as const, everySeconds: 300 };
+  test('an edited interval campaign that just ran waits out its interval', () => {
+    expect(rescheduledOccurrence(every, 'UTC', d('2026-01-01T10:01:00Z'), d('2026-01-01T10:00:00Z'))).toEqual(d('2026-01-01T10:05:00Z'));
+  });
+  test('long after its last run, it is due now', () => {
+    expect(rescheduledOccurrence(every, 'UTC', d('2026-01-01T11:00:00Z'), d('2026-01-01T10:00:00Z'))).toEqual(d('2026-01-01T11:00:00Z'));
+  });
+  test('never run: same as the first occurrence', () => {
+    expect(rescheduledOccurrence(every, 'UTC', d('2026-01-01T11:00:00Z'), null)).toEqual(d('2026-01-01T11:00:00Z'));
   });
 });

@@ -38,6 +38,17 @@ export function firstOccurrence(schedule: Schedule, timezone: string, now: Date)
 }
 
 /**
+ * The next occurrence of a campaign whose schedule (or timezone, or activity) was edited.
+ * Like `firstOccurrence`, but an interval campaign that already ran never comes due less than
+ * `everySeconds` after its last scheduled run: an edit must not cause an early run.
+ */
+export function rescheduledOccurrence(schedule: Schedule, timezone: string, now: Date, lastScheduledAt: Date | null): Date | null {
+  const first = firstOccurrence(schedule, timezone, now);
+  if (!first || !lastScheduledAt || schedule.type !== 'interval') return first;
+  return new Date(Math.max(first.getTime(), lastScheduledAt.getTime() + schedule.everySeconds * 1000));
+}
+
+/**
  * The occurrence after `previous` (the one just turned into a run). Missed occurrences are
  * coalesced: if the scheduler is behind by several periods, the result is the latest
  * occurrence not after `now` (due at once) rather than a backlog of runs — the count of

@@ -19,6 +19,8 @@ export interface CampaignRow {
   nextRunAt: Date | null;
   pausedReason: string | null;
   lastRunId: string | null;
+  /** the latest occurrence the scheduler turned into a run, if any */
+  lastScheduledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   cursorAt: string;
@@ -71,6 +73,7 @@ interface Raw {
   next_run_at: Date | null;
   paused_reason: string | null;
   last_run_id: string | null;
+  last_scheduled_at: Date | null;
   created_at: Date;
   updated_at: Date;
   cursor_at: string;
@@ -80,7 +83,8 @@ interface Raw {
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
   c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.created_at, c.updated_at,
   to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
-  (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id`;
+  (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id,
+  (select max(r.scheduled_at) from runs r where r.campaign_id = c.id and r.trigger = 'schedule') as last_scheduled_at`;
 
 function toCampaign(c: Raw): CampaignRow {
   return {
@@ -99,6 +103,7 @@ function toCampaign(c: Raw): CampaignRow {
     nextRunAt: c.next_run_at,
     pausedReason: c.paused_reason,
     lastRunId: c.last_run_id,
+    lastScheduledAt: c.last_scheduled_at,
     createdAt: c.created_at,
     updatedAt: c.updated_at,
     cursorAt: c.cursor_at,

@@ -1,4 +1,4 @@
-import { ALWAYS_OPEN, firstOccurrence } from '@metronome/core';
+import { ALWAYS_OPEN, firstOccurrence, rescheduledOccurrence } from '@metronome/core';
 import {
   AccountRepository,
   CampaignRepository,
@@ -134,7 +134,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         };
         const active = patch.active ?? current.active;
         if (timingChanged(current, draft, active)) {
-          changes.nextRunAt = active ? firstOccurrence(draft.schedule, draft.timezone, now) : null;
+          changes.nextRunAt = active ? rescheduledOccurrence(draft.schedule, draft.timezone, now, current.lastScheduledAt) : null;
         }
         // Re-activating is the operator's answer to an automatic pause: forget it.
         if (patch.active === true && !current.active) changes.clearAutoPause = true;
