@@ -5,7 +5,10 @@ import { apiCall, createScratchDatabase, startStack, sandboxGet } from '@metrono
 export async function withStack(env, options, work) {
   const db = await createScratchDatabase(env.databaseUrl, 'bench');
   const keyPrefix = `bench-${randomBytes(4).toString('hex')}`;
-  const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, ...options });
+  // The benchmark creates thousands of accounts and campaigns with one token: lift the API's
+  // per-token request limit, which protects real deployments from runaway clients.
+  const apiEnv = { API_RATE_LIMIT_PER_MINUTE: '1000000', ...options.apiEnv };
+  const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, ...options, apiEnv });
   try {
     const tenant = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'bench' });
     return await work({ stack, token: tenant.token, db });
