@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { pipelineThroughput } from './scenarios/throughput.mjs';
 import { pacingEfficiency } from './scenarios/pacing.mjs';
 import { startLag } from './scenarios/start-lag.mjs';
+import { scheduling } from './scenarios/scheduling.mjs';
 import { queueCeiling } from './scenarios/queue-ceiling.mjs';
+import { sendCost } from './scenarios/cost.mjs';
+import { fairness } from './scenarios/fairness.mjs';
+import { apiLoad } from './scenarios/api-load.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 const args = process.argv.slice(2);
@@ -24,6 +28,10 @@ const scenarios = [
   { name: 'throughput', run: pipelineThroughput },
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
+  { name: 'scheduling', run: scheduling },
+  { name: 'cost', run: sendCost },
+  { name: 'fairness', run: fairness },
+  { name: 'api-load', run: apiLoad },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import type { DB, RunStatus, TargetStatus } from '@metronome/db';
-import { createLogger } from '@metronome/observability';
+import { createLogger, type Logger } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, redisKeys } from '@metronome/redis';
 import type { FastifyInstance } from 'fastify';
@@ -28,7 +28,7 @@ export interface Api {
   close(): Promise<void>;
 }
 
-export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}): Promise<Api> {
+export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger): Promise<Api> {
   const database = await createTestDatabase(label);
   const prefix = uniquePrefix(label);
   const redis = createRedis(REDIS_URL, `test-${label}`);
@@ -55,7 +55,7 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
   };
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, db: database.db, redis, queue, clock, logger: createLogger('control-api-test', 'silent') }, options);
+    app = await buildApp({ config, db: database.db, redis, queue, clock, logger: logger ?? createLogger('control-api-test', 'silent') }, options);
   } catch (err) {
     await queue.close();
     await redis.quit();

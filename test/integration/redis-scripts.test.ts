@@ -104,3 +104,44 @@ describe('leader lease', () => {
     expect(await a.hold(10_000)).toBe('lost');
   });
 });
+
+describe('pace reservation (pace-reserve-3)', () => {
+  const noChat = { chatId: 'c', perMinute: 0 };
+
+  test('reserves consecutive slots ahead up to the longest accepted wait, then names the account as the limit', async () => {
+    const { lock, pace } = setup();
+    const held = await lock.acquire('acc', 60_000);
+    if (!held.held) throw new Error('lock');
+    const t0 = 1_000_000;
+    expect(await pace.reserve('acc', held.token, t0, 60, 1, noChat, 2500)).toEqual({ reserved: true, waitMs: 0 });
+    expect(await pace.reserve('acc', held.token, t0, 60, 1, noChat, 2500)).toEqual({ reserved: true, waitMs: 1000 });
+    expect(await pace.reserve('acc', held.token, t0, 60, 1, noChat, 2500)).toEqual({ reserved: true, waitMs: 2000 });
+    // the next slot is 3 s away: more than accepted, nothing reserved
+    expect(await pace.reserve('acc', held.token, t0, 60, 1, noChat, 2500)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 3000 });
+    expect(await pace.reserve('acc', held.token, t0 + 500, 60, 1, noChat, 2500)).toEqual({ reserved: true, waitMs: 2500 });
+    // the reservations are the same shared state the take script reads
+    expect(await pace.take('acc', held.token, t0 + 3999, 60, 1)).toEqual({ granted: false, waitMs: 1 });
+  });
+
+  test('a per-chat pace spaces one chat without slowing another', async () => {
+    const { lock, pace } = setup();
+    const held = await lock.acquire('acc', 60_000);
+    if (!held.held) throw new Error('lock');
+    const t0 = 2_000_000;
+    const a = { chatId: 'group-a', perMinute: 20 };
+    const b = { chatId: 'group-b', perMinute: 20 };
+    expect(await pace.reserve('acc', held.token, t0, 60_000, 1, a, 0)).toEqual({ reserved: true, waitMs: 0 });
+    expect(await pace.reserve('acc', held.token, t0 + 1, 60_000, 1, b, 0)).toEqual({ reserved: true, waitMs: 0 });
+    expect(await pace.reserve('acc', held.token, t0 + 2, 60_000, 1, a, 100)).toEqual({ reserved: false, limitedBy: 'chat', waitMs: 2998 });
+    expect(await pace.reserve('acc', held.token, t0 + 2, 60_000, 1, a, 5000)).toEqual({ reserved: true, waitMs: 2998 });
+    expect(await pace.reserve('acc', held.token, t0 + 3000, 60_000, 1, a, 0)).toEqual({ reserved: false, limitedBy: 'chat', waitMs: 3000 });
+  });
+
+  test('only the lock holder reserves', async () => {
+    const { lock, pace } = setup();
+    const held = await lock.acquire('acc', 60_000);
+    if (!held.held) throw new Error('lock');
+    expect(await pace.reserve('acc', 'stale-token', 3_000_000, 60, 1, noChat, 1000)).toEqual({ reserved: false, lockLost: true });
+    expect(await pace.reserve('acc', held.token, 3_000_000, 60, 1, noChat, 1000)).toEqual({ reserved: true, waitMs: 0 });
+  });
+});

@@ -73,3 +73,26 @@ describe('validation', () => {
     expect(formatLocalTime(new Date('2026-03-08T10:00:00Z'), 'Asia/Kuala_Lumpur')).toBe('18:00');
   });
 });
+
+describe('placeInWindow across midnight and DST (never early)', () => {
+  // [case, due (UTC), window, zone, expected start, expected window end]
+  const cases: [string, string, string, string, string, string, string][] = [
+    ['midnight-crossing: due just before midnight runs at once', '2026-06-10T23:59:59Z', '22:00', '02:00', 'UTC', '2026-06-10T23:59:59.000Z', '2026-06-11T02:00:00.000Z'],
+    ['midnight-crossing: due just after midnight runs at once', '2026-06-11T00:00:01Z', '22:00', '02:00', 'UTC', '2026-06-11T00:00:01.000Z', '2026-06-11T02:00:00.000Z'],
+    ['midnight-crossing: due at the close waits for the evening', '2026-06-11T02:00:00Z', '22:00', '02:00', 'UTC', '2026-06-11T22:00:00.000Z', '2026-06-12T02:00:00.000Z'],
+    // Europe/Berlin springs forward 2026-03-29 02:00 CET → 03:00 CEST: 02:30 does not exist.
+    ['spring gap: a 02:30 start opens at 03:00 local (01:00 UTC)', '2026-03-29T00:10:00Z', '02:30', '05:00', 'Europe/Berlin', '2026-03-29T01:00:00.000Z', '2026-03-29T03:00:00.000Z'],
+    ['spring gap: the next day opens at 02:30 again', '2026-03-29T04:00:00Z', '02:30', '05:00', 'Europe/Berlin', '2026-03-30T00:30:00.000Z', '2026-03-30T03:00:00.000Z'],
+    // ... and falls back 2026-10-25 03:00 CEST → 02:00 CET: 02:30 happens twice; the first counts.
+    ['fall overlap: a 02:30 start opens at its first occurrence', '2026-10-24T23:00:00Z', '02:30', '04:00', 'Europe/Berlin', '2026-10-25T00:30:00.000Z', '2026-10-25T03:00:00.000Z'],
+    ['fall overlap: due in the second 02:30 is inside', '2026-10-25T01:30:00Z', '02:30', '04:00', 'Europe/Berlin', '2026-10-25T01:30:00.000Z', '2026-10-25T03:00:00.000Z'],
+    ['midnight-crossing window over the fall change closes an hour later in UTC', '2026-10-24T21:00:00Z', '22:00', '06:00', 'Europe/Berlin', '2026-10-24T21:00:00.000Z', '2026-10-25T05:00:00.000Z'],
+    ['Lord Howe (30-minute DST shift) window start in the gap', '2026-10-03T15:10:00Z', '02:15', '03:00', 'Australia/Lord_Howe', '2026-10-03T15:30:00.000Z', '2026-10-03T16:00:00.000Z'],
+  ];
+  test.each(cases)('%s', (_name, due, start, end, zone, expStart, expEnd) => {
+    const placed = placeInWindow(new Date(due), { start, end }, zone);
+    expect(iso(placed.startAt)).toBe(expStart);
+    expect(placed.windowEndAt && iso(placed.windowEndAt)).toBe(expEnd);
+    expect(placed.startAt.getTime()).toBeGreaterThanOrEqual(Date.parse(due));
+  });
+});

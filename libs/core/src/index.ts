@@ -8,3 +8,4 @@ export * from './backoff.js';
 export * from './secrets.js';
 export * from './types.js';
 export * from './occurrence-plan.js';
+export * from './no-account.js';

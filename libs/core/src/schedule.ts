@@ -93,3 +93,14 @@ function gridPointAtOrAfter(origin: number, step: number, t: number): Date {
   const k = Math.ceil((t - origin) / step);
   return new Date(origin + Math.max(0, k) * step);
 }
+
+/**
+ * How many occurrences have come due by `now`, counting the held one at `dueAt` (0 when
+ * `dueAt` is still ahead). A campaign that cannot run is held at its due occurrence; each later
+ * occurrence that passes meanwhile counts as one more missed in a row.
+ */
+export function occurrencesDue(schedule: Schedule, timezone: string, dueAt: Date, now: Date): number {
+  if (dueAt.getTime() > now.getTime()) return 0;
+  const { at, coalesced } = nextOccurrence(schedule, timezone, dueAt, now);
+  return at && at.getTime() <= now.getTime() ? 2 + coalesced : 1;
+}

@@ -22,5 +22,8 @@ export function createDb(options: DbOptions): Kysely<DB> {
   // An idle client losing its connection (PostgreSQL restart) must not crash the process;
   // the pool replaces it and the next query reports the failure where it can be handled.
   pool.on('error', () => undefined);
+  // A connection in use when PostgreSQL goes away also emits 'error'; without a listener that
+  // would crash the process. The query on it still fails with its own error.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }

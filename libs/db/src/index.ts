@@ -25,3 +25,5 @@ export {
   type RunFilter,
   type ListPage,
 } from './repositories/run-control-repository.js';
+export type { SentSettlement } from './repositories/send-repository.js';
+export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume } from './repositories/schedule-repository.js';

@@ -8,7 +8,9 @@ export type { Logger };
  */
 export const REDACT_PATHS = [
   'req.headers.authorization',
+  'req.headers.cookie',
   'headers.authorization',
+  '*.headers.authorization',
   'authorization',
   'token',
   '*.token',
@@ -16,8 +18,12 @@ export const REDACT_PATHS = [
   '*.credentials',
   'botToken',
   '*.botToken',
+  '*.*.credentials',
+  '*.*.botToken',
   'secretsKey',
+  'secretsKeyPrevious',
   'SECRETS_KEY',
+  'SECRETS_KEY_PREVIOUS',
   'ADMIN_TOKEN',
 ];
 

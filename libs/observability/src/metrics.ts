@@ -43,6 +43,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly dbQueries = new Counter({
+    name: 'metronome_db_queries_total',
+    help: 'PostgreSQL statements sent (each one round trip), for the cost per send',
+    registers: [this.registry],
+  });
+
+  readonly redisCommands = new Counter({
+    name: 'metronome_redis_commands_total',
+    help: 'Redis commands sent, by connection (app: locks, pace, enqueue; worker: BullMQ), for the cost per send',
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
+
   readonly runs = new Gauge({
     name: 'metronome_runs',
     help: 'Runs by status',
@@ -68,6 +81,58 @@ export class Metrics {
     name: 'metronome_reconciled_total',
     help: 'Repairs made by the reconciler: lost jobs re-enqueued, expired leases marked unknown',
     labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly scheduleCoalesced = new Counter({
+    name: 'metronome_schedule_coalesced_total',
+    help: 'Occurrences the scheduler folded into a later one because it (or the previous run) was behind',
+    registers: [this.registry],
+  });
+
+  readonly schedulerActions = new Counter({
+    name: 'metronome_scheduler_actions_total',
+    help: 'Scheduler actions besides creating runs: auto-resume (window-paused run queued again), auto-pause (NO_ACCOUNT_AUTOPAUSE_AFTER)',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
+
+  readonly schedulerTickCpuSeconds = new Histogram({
+    name: 'metronome_scheduler_tick_cpu_seconds',
+    help: "CPU time (user + system) the scheduler process spent on one leading tick",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+
+  readonly schedulerDbStatements = new Counter({
+    name: 'metronome_scheduler_db_statements_total',
+    help: 'SQL statements the scheduler sent to PostgreSQL (counted by a Kysely plugin)',
+    registers: [this.registry],
+  });
+
+  readonly schedulerRedisCommands = new Counter({
+    name: 'metronome_scheduler_redis_commands_total',
+    help: 'Redis commands the scheduler sent (counted on its connection, pipelines included)',
+    registers: [this.registry],
+  });
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'metronome_http_request_duration_seconds',
+    help: 'Control API requests by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly runsDueNotStarted = new Gauge({
+    name: 'metronome_runs_due_not_started',
+    help: 'Queued runs whose scheduledAt has passed and that have not sent anything yet',
+    registers: [this.registry],
+  });
+
+  readonly runsDueNotStartedOldestAge = new Gauge({
+    name: 'metronome_runs_due_not_started_oldest_age_seconds',
+    help: 'Age of the oldest due-but-not-started run (now minus its scheduledAt), 0 when there is none',
     registers: [this.registry],
   });
 

@@ -19,7 +19,8 @@ export function runJobId(runId: string, seq: number): string {
 const JOB_DEFAULTS: JobsOptions = {
   // The run's state is in PostgreSQL; a finished job has nothing worth keeping in Redis.
   removeOnComplete: true,
-  removeOnFail: { count: 1000 },
+  // A failed job carries no run: the reconciler must see it as missing and re-enqueue the run.
+  removeOnFail: true,
   attempts: 1,
 };
 
@@ -50,13 +51,20 @@ export class RunQueue {
     );
   }
 
-  /** Which of these job ids still exist in Redis (waiting, delayed, active or failed). */
+  /**
+   * Which of these job ids are still live in Redis: waiting, delayed or active. A job that
+   * finished (completed or failed, `finishedOn` set) no longer carries its run, even if its
+   * hash is still there.
+   */
   async existing(jobIds: string[]): Promise<Set<string>> {
     if (jobIds.length === 0) return new Set();
     const pipeline = this.redis.pipeline();
-    for (const id of jobIds) pipeline.exists(this.queue.toKey(id));
+    for (const id of jobIds) {
+      pipeline.exists(this.queue.toKey(id));
+      pipeline.hexists(this.queue.toKey(id), 'finishedOn');
+    }
     const results = (await pipeline.exec()) ?? [];
-    return new Set(jobIds.filter((_, i) => results[i]?.[1] === 1));
+    return new Set(jobIds.filter((_, i) => results[2 * i]?.[1] === 1 && results[2 * i + 1]?.[1] === 0));
   }
 
   async counts(): Promise<{ waiting: number; delayed: number; active: number }> {

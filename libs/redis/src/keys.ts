@@ -5,6 +5,8 @@ export function redisKeys(prefix: string) {
     queuePrefix: prefix,
     accountLock: (accountId: string) => `${prefix}:account:${accountId}:lock`,
     accountPace: (accountId: string) => `${prefix}:account:${accountId}:pace`,
+    /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
+    chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
     schedulerLeader: `${prefix}:scheduler:leader`,
   };
 }

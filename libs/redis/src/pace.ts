@@ -1,7 +1,24 @@
 import type { RedisKeys } from './keys.js';
 import type { ScriptCommands } from './scripts.js';
 
+/** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
+export type PaceReservation =
+  | { reserved: true; waitMs: number }
+  | { reserved: false; limitedBy: 'account' | 'chat'; waitMs: number }
+  | { reserved: false; lockLost: true };
+
+/** Per-chat pace of a reservation: sends per minute to one chat; 0 when the platform has none. */
+export interface ChatPace {
+  chatId: string;
+  perMinute: number;
+}
+
 export type PaceResult = { granted: true } | { granted: false; waitMs: number } | { granted: false; lockLost: true };
+
+// pace-reserve-3's return codes
+const RESERVE_OK = 0;
+const RESERVE_CHAT = 2;
+const RESERVE_LOCK_LOST = -1;
 
 /** Per-account send pace shared by every replica (GCRA in Redis; see lua/pace-take-2.lua). */
 export class AccountPace {
@@ -21,5 +38,22 @@ export class AccountPace {
     if (result === -1) return { granted: false, lockLost: true };
     if (result === 0) return { granted: true };
     return { granted: false, waitMs: result };
+  }
+
+  /**
+   * Reserves the next slot of the account's pace (and of the chat's, when `chat.perMinute` > 0)
+   * at most `maxWaitMs` ahead, for the holder of the account lock `lockToken`. One call per
+   * send; see lua/pace-reserve-3.lua.
+   */
+  async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
+    const [code, waitMs] = await this.scripts.runList(
+      'pace-reserve-3',
+      [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, chat.chatId)],
+      [nowMs, 60_000 / perMinute, burst, lockToken, chat.perMinute > 0 ? 60_000 / chat.perMinute : 0, Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER)],
+    );
+    const wait = waitMs ?? 0;
+    if (code === RESERVE_LOCK_LOST) return { reserved: false, lockLost: true };
+    if (code === RESERVE_OK) return { reserved: true, waitMs: wait };
+    return { reserved: false, limitedBy: code === RESERVE_CHAT ? 'chat' : 'account', waitMs: wait };
   }
 }

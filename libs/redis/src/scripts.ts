@@ -6,13 +6,15 @@ import type { Redis } from 'ioredis';
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
 // Bump when any script changes, so two versions deployed side by side never share a name.
-const SCRIPT_VERSION = 1;
+const SCRIPT_VERSION = 2;
 
-const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-take-2', 'lease-hold-1', 'lease-drop-1'] as const;
+const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-take-2', 'pace-reserve-3', 'lease-hold-1', 'lease-drop-1'] as const;
 type ScriptName = (typeof SCRIPTS)[number];
 
 export interface ScriptCommands {
   run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<number>;
+  /** for scripts that return an array of integers */
+  runList(name: ScriptName, keys: string[], args: (string | number)[]): Promise<number[]>;
 }
 
 /**
@@ -31,6 +33,13 @@ export function loadScripts(redis: Redis): ScriptCommands {
       const fn = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<number>>)[commandName(name)];
       if (!fn) throw new Error(`script ${name} not loaded`);
       return Number(await fn.call(redis, ...keys, ...args));
+    },
+    runList: async (name, keys, args) => {
+      const fn = (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[commandName(name)];
+      if (!fn) throw new Error(`script ${name} not loaded`);
+      const result = await fn.call(redis, ...keys, ...args);
+      if (!Array.isArray(result)) throw new Error(`script ${name} returned ${typeof result}, not a list`);
+      return result.map(Number);
     },
   };
 }

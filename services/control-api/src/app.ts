@@ -1,10 +1,11 @@
 // Builds the control API as a Fastify app without listening: server.ts listens, tests inject.
 import { Metrics } from '@metronome/observability';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate } from './auth.js';
 import { createContext, type AppDeps } from './context.js';
-import { installErrorHandler } from './error-handler.js';
+import { installErrorHandler, toApiError } from './error-handler.js';
+import { errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -23,6 +24,8 @@ const JSON_BODY_LIMIT = 4 * 1024 * 1024;
 export interface AppOptions {
   /** SSE heartbeat period; tests shorten it */
   sseHeartbeatMs?: number;
+  /** told of every route as it is registered; the isolation matrix derives its route list from it */
+  onRoute?: (route: { method: string | string[]; url: string }) => void;
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -31,6 +34,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
+    // A path that is not valid percent-encoding (`/v1/campaigns/%`) never reaches the error
+    // handler: the router rejects it here. Like a malformed id, it cannot name anything.
+    frameworkErrors: (err, _req, res) => {
+      const reply = res as FastifyReply;
+      const known = err.code === 'FST_ERR_BAD_URL' ? null : toApiError(err);
+      if (known) return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.code, known.message, known.details));
+      return reply.code(404).send(errorBody('not_found', 'no such resource'));
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -38,6 +49,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   acceptEmptyJsonBody(app);
   // Fastify wants request decorations declared up front (a stable object shape); the auth hook sets it.
   app.decorateRequest('caller', null as never);
+  const onRoute = options.onRoute;
+  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url }));
+
+  // Labelled by the route pattern, never the raw URL: ids and junk paths would make a series each.
+  app.addHook('onResponse', async (req, reply) => {
+    ctx.metrics.httpRequestDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
 
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });

@@ -28,6 +28,9 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redisUrl, 'metronome-api');
   redis.on('error', (err) => logger.warn({ err }, 'redis error'));
   const queue = new RunQueue(redis, redisKeys(config.keyPrefix).queuePrefix);
+  // BullMQ re-emits the connection's errors, and prints them with console.error when nobody
+  // listens; the redis listener above already logs them once, as JSON.
+  queue.queue.on('error', () => undefined);
   const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger });
 
   await app.listen({ host: config.host, port: config.port });

@@ -6,6 +6,7 @@ import { createLogger, Metrics, startMetricsServer } from '@metronome/observabil
 import { RunQueue } from '@metronome/queue';
 import { createRedis, LeaderLease, loadScripts, redisKeys } from '@metronome/redis';
 import { loadConfig } from './config.js';
+import { countDbStatements, countRedisCommands } from './instrument.js';
 import { Leadership } from './leader.js';
 import { reconcile } from './reconcile.js';
 import { runTick } from './tick.js';
@@ -23,8 +24,10 @@ const logger = createLogger('scheduler', config.LOG_LEVEL);
 const metrics = new Metrics('scheduler');
 metrics.initOutcomes(OUTCOMES);
 const clock = systemClock;
-const db = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
+const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
+const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 const redis = createRedis(config.REDIS_URL, 'metronome-scheduler');
+countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
@@ -43,15 +46,28 @@ let current: Promise<void> = Promise.resolve();
 
 async function tickOnce(): Promise<void> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const fence = await leadership.check();
     if (fence === null) return;
     const result = await runTick(
-      { repo, queue, clock, logger, metrics, batch: config.SCHEDULER_BATCH, jitterMs: config.SCHEDULER_JITTER_MS, lookaheadMs: config.SCHEDULER_TICK_MS },
+      {
+        repo,
+        queue,
+        clock,
+        logger,
+        metrics,
+        batch: config.SCHEDULER_BATCH,
+        jitterMs: config.SCHEDULER_JITTER_MS,
+        lookaheadMs: config.SCHEDULER_TICK_MS,
+        noAccountAutopauseAfter: config.NO_ACCOUNT_AUTOPAUSE_AFTER,
+      },
       fence,
     );
     await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
     metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
+    const used = process.cpuUsage(cpu);
+    metrics.schedulerTickCpuSeconds.observe((used.user + used.system) / 1e6);
     if (result.created) logger.debug(result, 'tick');
   } catch (error) {
     if (error instanceof StaleFenceError) {
@@ -79,7 +95,7 @@ async function shutdown(signal: string): Promise<void> {
   await current;
   await leadership.resign().catch(() => undefined);
   await Promise.allSettled([queue.close(), metricsServer.close()]);
-  await Promise.allSettled([db.destroy(), redis.quit()]);
+  await Promise.allSettled([pool.destroy(), redis.quit()]);
   logger.info('scheduler stopped');
   process.exit(0);
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '@metronome/core';
 import type { ScheduleRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
-import type { RunQueue } from '@metronome/queue';
+import { runJobId, type RunQueue } from '@metronome/queue';
 
 export interface ReconcileDeps {
   repo: ScheduleRepository;
@@ -29,8 +29,12 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
   const alive = await deps.queue.existing(open.filter((r) => r.jobId).map((r) => r.jobId!));
   const lost = open.filter((r) => !r.jobId || !alive.has(r.jobId));
   for (const run of lost) {
-    await deps.queue.enqueue(run.id, run.jobSeq, Math.max(0, run.scheduledAt.getTime() - now.getTime()));
-    deps.logger.warn({ runId: run.id, jobSeq: run.jobSeq }, 'run had no job in Redis: re-enqueued');
+    // A new job step rather than the old id: a failed job's hash may linger under the old id,
+    // and BullMQ would silently ignore a job added under it.
+    const seq = run.jobSeq + 1;
+    if (!(await deps.repo.handOverLostJob(run.id, run.jobId, seq, runJobId(run.id, seq), now))) continue;
+    await deps.queue.enqueue(run.id, seq, Math.max(0, run.scheduledAt.getTime() - now.getTime()));
+    deps.logger.warn({ runId: run.id, jobSeq: seq }, 'run had no live job in Redis: re-enqueued');
   }
   const expiredPaused = await deps.repo.expirePausedRuns(now, deps.pausedRunTtlMs);
   if (lost.length) deps.metrics.reconciled.inc({ kind: 'requeued' }, lost.length);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { planOccurrence, type Clock, type Outcome } from '@metronome/core';
-import type { CampaignAdvance, NewRun, ScheduleRepository } from '@metronome/db';
+import { decideHeld, noAccountPauseReason, placeInWindow, planOccurrence, type Clock, type Outcome } from '@metronome/core';
+import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
 
@@ -14,37 +14,88 @@ export interface TickDeps {
   jitterMs: number;
   /** runs due within this much of now are created already, their jobs delayed to the exact time */
   lookaheadMs: number;
+  /** consecutive no-account occurrences that pause a campaign (0 = never) */
+  noAccountAutopauseAfter?: number;
 }
 
 export interface TickResult {
   created: number;
   waitingForWindow: number;
   noAccount: number;
+  /** window-paused runs of autoResume campaigns queued again at their window's start */
+  autoResumed: number;
+  /** campaigns paused after NO_ACCOUNT_AUTOPAUSE_AFTER no-account occurrences in a row */
+  autoPaused: number;
+  /** occurrences skipped because the scheduler (or the campaign's previous run) was behind */
+  coalesced: number;
+}
+
+/** One scheduler decision, logged (one line each) and counted after the transaction commits. */
+interface Decision {
+  campaignId: string;
+  runId?: string | undefined;
+  outcome: Outcome;
+  reason: string;
+  dueAt?: Date | undefined;
+  scheduledAt?: Date | undefined;
+  next?: Date | null | undefined;
+  coalesced?: number | undefined;
+  streak?: number | undefined;
 }
 
 /**
- * One scheduler tick: in one transaction fenced by the leader's token, turn every due,
- * actionable campaign (at most `batch`, oldest first) into a run with its targets, and move the
- * campaigns to their next occurrence; then enqueue one job per created run, delayed to its
- * scheduled time. A constant number of statements, whatever the number of campaigns.
+ * One scheduler tick: in one transaction fenced by the leader's token, (1) queue again the
+ * window-paused runs of autoResume campaigns whose window opens now, (2) turn every due,
+ * actionable campaign (at most `batch`, oldest first) into a run with its targets and move the
+ * campaigns to their next occurrence, (3) count the due campaigns whose account cannot send and
+ * pause those that missed NO_ACCOUNT_AUTOPAUSE_AFTER occurrences in a row; then enqueue one job
+ * per created or resumed run, delayed to its start. A constant number of statements (at most
+ * nine), whatever the number of campaigns.
  */
 export async function runTick(deps: TickDeps, fence: number): Promise<TickResult> {
   const now = new Date(deps.clock.now());
   const horizon = new Date(now.getTime() + deps.lookaheadMs);
+  const autopauseAfter = deps.noAccountAutopauseAfter ?? 0;
   const decided = await deps.repo.tick(fence, async (tx) => {
+    const decisions: Decision[] = [];
+
+    // (1) Automatic resume, before new runs: the resumed run holds the campaign's one open slot.
+    const paused = await tx.windowPausedRuns(deps.batch);
+    const resumes: (AutoResume & { startAt: Date; campaignId: string })[] = [];
+    const resumedCampaigns = new Set<string>();
+    for (const p of paused) {
+      if (resumedCampaigns.has(p.campaignId)) continue; // one open run per campaign
+      const at = placeInWindow(now, { start: p.windowStart, end: p.windowEnd }, p.timezone);
+      if (at.startAt.getTime() > horizon.getTime()) continue;
+      resumedCampaigns.add(p.campaignId);
+      const seq = p.jobSeq + 1;
+      resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, nextSeq: seq, jobId: runJobId(p.id, seq), windowEndAt: at.windowEndAt, startAt: at.startAt });
+    }
+    const resumedIds = new Set(await tx.autoResume(resumes, now));
+    const resumed = resumes.filter((r) => resumedIds.has(r.id));
+    for (const r of resumed) {
+      decisions.push({ campaignId: r.campaignId, runId: r.id, outcome: 'sent', reason: 'auto-resume: window-paused run queued again at its window start', scheduledAt: r.startAt });
+    }
+
+    // (2) Due, actionable campaigns become runs.
     const due = await tx.dueCampaigns(horizon, deps.batch);
     const runs: NewRun[] = [];
     const advances: CampaignAdvance[] = [];
-    const log: { campaignId: string; decision: string; dueAt: Date; scheduledAt?: Date; next: Date | null; coalesced?: number }[] = [];
+    const planned = new Map<string, Decision>();
     for (const c of due) {
       const plan = planOccurrence(
-        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, dueAt: c.nextRunAt },
+        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, dueAt: c.nextRunAt, lastScheduledAt: c.lastScheduledAt },
         now,
         deps.jitterMs,
       );
+      if (plan.kind === 'too-early') {
+        advances.push({ id: c.id, nextRunAt: plan.next, active: true });
+        decisions.push({ campaignId: c.id, outcome: 'deferred', reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds', dueAt: c.nextRunAt, next: plan.next });
+        continue;
+      }
       if (plan.kind === 'wait-for-window') {
         advances.push({ id: c.id, nextRunAt: plan.next, active: true });
-        log.push({ campaignId: c.id, decision: 'window-closed', dueAt: c.nextRunAt, next: plan.next });
+        decisions.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next });
         continue;
       }
       const id = randomUUID();
@@ -60,33 +111,75 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
         jobId: runJobId(id, 0),
       });
       advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once' });
-      log.push({ campaignId: c.id, decision: 'run', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced });
+      const d: Decision = { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced };
+      planned.set(id, d);
+      decisions.push(d);
     }
     const createdIds = new Set(await tx.createRuns(runs));
+    for (const [id, d] of planned) {
+      if (createdIds.has(id)) continue;
+      // The insert found a run for this occurrence already, or another open run of the campaign.
+      d.runId = undefined;
+      d.outcome = 'stale-message';
+      d.reason = 'occurrence already had a run, or the campaign another open run: nothing created';
+    }
     await tx.advance(advances, now);
-    return { runs: runs.filter((r) => createdIds.has(r.id)), log };
+
+    // (3) Due campaigns whose account cannot send: held, counted, paused after too many.
+    const held = await tx.dueWithoutAccount(now, deps.batch);
+    const heldUpdates: HeldUpdate[] = [];
+    for (const h of held) {
+      const decision = decideHeld({ schedule: h.schedule, timezone: h.timezone, dueAt: h.nextRunAt, streak: h.streak }, now, autopauseAfter);
+      if (decision.kind === 'same') continue;
+      const pauseReason = decision.kind === 'pause' ? noAccountPauseReason(decision.streak, h.accountStatus, h.blockedUntil) : null;
+      heldUpdates.push({ id: h.id, streak: decision.streak, pauseReason });
+      decisions.push({
+        campaignId: h.id,
+        outcome: 'no-account',
+        reason: pauseReason ?? `held: account ${h.accountStatus}${h.blockedUntil && h.blockedUntil > now ? ` and blocked until ${h.blockedUntil.toISOString()}` : ''}; re-checked every tick`,
+        dueAt: h.nextRunAt,
+        streak: decision.streak,
+      });
+    }
+    await tx.recordHeld(heldUpdates, now);
+
+    return {
+      runs: runs.filter((r) => createdIds.has(r.id)),
+      resumed,
+      decisions,
+      held: held.length,
+      waitingForWindow: decisions.filter((d) => d.outcome === 'window-closed').length,
+      autoPaused: heldUpdates.filter((u) => u.pauseReason !== null).length,
+    };
   });
 
-  await deps.queue.enqueueMany(decided.runs.map((r) => ({ runId: r.id, seq: 0, delayMs: r.scheduledAt.getTime() - deps.clock.now() })));
+  await deps.queue.enqueueMany([
+    ...decided.resumed.map((r) => ({ runId: r.id, seq: r.nextSeq, delayMs: r.startAt.getTime() - deps.clock.now() })),
+    ...decided.runs.map((r) => ({ runId: r.id, seq: 0, delayMs: r.scheduledAt.getTime() - deps.clock.now() })),
+  ]);
 
   const createdAt = deps.clock.now();
-  const byCampaign = new Map(decided.runs.map((r) => [r.campaignId, r]));
-  let waitingForWindow = 0;
-  for (const entry of decided.log) {
-    const run = byCampaign.get(entry.campaignId);
-    const outcome: Outcome = entry.decision === 'run' ? (run ? 'sent' : 'stale-message') : 'window-closed';
-    if (entry.decision !== 'run') waitingForWindow++;
-    if (run) deps.metrics.scheduleLag.observe(Math.max(0, createdAt - entry.dueAt.getTime()) / 1000);
-    deps.metrics.jobOutcomes.inc({ outcome });
-    deps.logger.info(
-      { campaignId: entry.campaignId, runId: run?.id, outcome, dueAt: entry.dueAt, scheduledAt: entry.scheduledAt, next: entry.next, coalesced: entry.coalesced },
-      entry.decision === 'run' ? (run ? 'run created' : 'occurrence already had a run') : 'due outside the delivery window: moved to its next start',
-    );
+  let coalesced = 0;
+  for (const d of decided.decisions) {
+    if (d.outcome === 'sent' && d.dueAt) deps.metrics.scheduleLag.observe(Math.max(0, createdAt - d.dueAt.getTime()) / 1000);
+    if (d.coalesced) coalesced += d.coalesced;
+    deps.metrics.jobOutcomes.inc({ outcome: d.outcome });
+    const { reason, ...fields } = d;
+    deps.logger.info({ ...fields, decision: d.outcome }, reason);
   }
-  const noAccount = await deps.repo.countDueWithoutAccount(now);
-  if (noAccount > 0) {
-    deps.metrics.jobOutcomes.inc({ outcome: 'no-account' }, noAccount);
-    deps.logger.info({ outcome: 'no-account', campaigns: noAccount }, 'due campaigns held back: their account is disabled, disconnected or blocked');
-  }
-  return { created: decided.runs.length, waitingForWindow, noAccount };
+  // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new
+  // occurrence missed is a decision worth a log line (above).
+  const repeated = decided.held - decided.decisions.filter((d) => d.outcome === 'no-account').length;
+  if (repeated > 0) deps.metrics.jobOutcomes.inc({ outcome: 'no-account' }, repeated);
+  if (coalesced) deps.metrics.scheduleCoalesced.inc(coalesced);
+  if (decided.resumed.length) deps.metrics.schedulerActions.inc({ action: 'auto-resume' }, decided.resumed.length);
+  if (decided.autoPaused) deps.metrics.schedulerActions.inc({ action: 'auto-pause' }, decided.autoPaused);
+  return {
+    created: decided.runs.length,
+    waitingForWindow: decided.waitingForWindow,
+    noAccount: decided.held,
+    autoResumed: decided.resumed.length,
+    autoPaused: decided.autoPaused,
+    coalesced,
+  };
 }

@@ -4,6 +4,8 @@ const schema = z.object({
   ...commonEnv,
   METRICS_PORT: port(9465),
   SECRETS_KEY: secretsKey,
+  // The key SECRETS_KEY replaced: credentials sealed under it still open (key rotation).
+  SECRETS_KEY_PREVIOUS: secretsKey,
   SENDER_CONCURRENCY: int(16, 1, 1000),
   SENDS_PER_JOB: int(20, 1, 10_000),
   DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
@@ -21,6 +23,14 @@ const schema = z.object({
   // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes,
   // and PostgreSQL's own limit (max_connections, 100 by default) is shared by every replica.
   DATABASE_POOL_SIZE: int(10, 1, 200),
+  // Per-chat pace for platforms that limit each chat as well as the account (Telegram: 20
+  // messages a minute in a group), sends per minute to one chat; 0 = no per-chat pace.
+  CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: int(20, 0, 60_000),
+  CHAT_MAX_SEND_PER_MINUTE_WHATSAPP: int(0, 0, 60_000),
+  CHAT_MAX_SEND_PER_MINUTE_HTTP: int(0, 0, 60_000),
+  // A random wait of up to this many ms between two parts of one chat, so a multi-part message
+  // does not arrive with machine-regular spacing.
+  PART_JITTER_MS: int(200, 0, 60_000),
 });
 
 export type SenderConfig = z.infer<typeof schema>;

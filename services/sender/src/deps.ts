@@ -16,6 +16,10 @@ export interface SenderSettings {
   maxInlineWaitMs: number;
   lockRetryMs: number;
   lockTtlMs: number;
+  /** per-chat pace by platform (sends per minute to one chat; 0 or absent: none) */
+  chatPacePerMinute: Partial<Record<string, number>>;
+  /** most random extra wait between two parts of one chat, ms */
+  partJitterMs: number;
 }
 
 /** Everything a job needs, built once by main.ts and passed in: no singletons. */

@@ -10,6 +10,7 @@ import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { processRunJob } from './run-job.js';
+import { countDbQueries, countRedisCommands } from './round-trip-counters.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
 const config = (() => {
@@ -25,9 +26,11 @@ const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
-const db = createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' });
+const db = countDbQueries(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
 const redis = createRedis(config.REDIS_URL, 'metronome-sender');
 const workerRedis = createRedis(config.REDIS_URL, 'metronome-sender-worker');
+countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' }));
+countRedisCommands(workerRedis, () => metrics.redisCommands.inc({ connection: 'worker' }));
 const keys = redisKeys(config.KEY_PREFIX);
 const scripts = loadScripts(redis);
 const repo = new SendRepository(db);
@@ -41,7 +44,8 @@ const deps: SenderDeps = {
   queue,
   transports: { http },
   media: new MediaRefs(repo),
-  secretsKeys: [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY],
+  // the current key seals and opens; the previous one only opens (key rotation)
+  secretsKeys: [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])],
   clock: systemClock,
   logger,
   metrics,
@@ -55,6 +59,12 @@ const deps: SenderDeps = {
     maxInlineWaitMs: config.SENDER_MAX_INLINE_WAIT_MS,
     lockRetryMs: config.SENDER_LOCK_RETRY_MS,
     lockTtlMs: 30_000,
+    chatPacePerMinute: {
+      telegram: config.CHAT_MAX_SEND_PER_MINUTE_TELEGRAM,
+      whatsapp: config.CHAT_MAX_SEND_PER_MINUTE_WHATSAPP,
+      http: config.CHAT_MAX_SEND_PER_MINUTE_HTTP,
+    },
+    partJitterMs: config.PART_JITTER_MS,
   },
   random: Math.random,
   sleep: (ms) => sleep(ms),
@@ -84,7 +94,17 @@ const worker = new Worker(
     logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms: Date.now() - started }, 'job done');
     return outcome;
   },
-  { connection: workerRedis, prefix: keys.queuePrefix, concurrency: config.SENDER_CONCURRENCY, lockDuration: 60_000 },
+  {
+    connection: workerRedis,
+    prefix: keys.queuePrefix,
+    concurrency: config.SENDER_CONCURRENCY,
+    lockDuration: 60_000,
+    // A job whose sender died is picked up again however often that happens: re-running one is
+    // safe (the run's job id, the account lock and the target leases fence a stale holder),
+    // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since
+    // the reconciler counts a failed job as still present.
+    maxStalledCount: 1_000_000,
+  },
 );
 worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
 

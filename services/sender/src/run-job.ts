@@ -61,7 +61,8 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     deps.lock.extend(run.account.id, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
   }, Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)));
   try {
-    if (!(await deps.repo.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
+    // A continuation finds its run already running: skip the write (claims re-check the status).
+    if (run.status === 'queued' && !(await deps.repo.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
     const account = transportAccount(deps, run);
     const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
     const report = await runLanes(deps, run, account, transport, lock.token, lanes);

@@ -1,5 +1,5 @@
 import { retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
-import type { ClaimedTarget, RunForSend } from '@metronome/db';
+import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 
@@ -17,6 +17,8 @@ export interface LaneReport {
   nextTokenAt: number;
   /** when a flood wait ends (set on account-wait) */
   blockedUntil: number;
+  /** a lane found no due pending target: the others stop claiming too (their claims would come back empty) */
+  drained: boolean;
 }
 
 interface LaneContext {
@@ -26,6 +28,12 @@ interface LaneContext {
   token: string;
   perMinute: number;
   report: LaneReport;
+  /** each stopped lane's last delivered chat, written together once every lane has stopped */
+  leftovers: SentSettlement[];
+  /** the furthest ahead a first part may reserve its pace slot */
+  firstPartMaxWaitMs: number;
+  /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
+  partSpacingMs: number;
 }
 
 // Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish
@@ -44,12 +52,24 @@ export async function runLanes(
   token: string,
   lanes: number,
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0 };
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, drained: false };
   const perMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
-  const ctx: LaneContext = { run, account, transport, token, perMinute, report };
+  // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
+  // intervals behind its siblings' before its own inline wait even starts.
+  const firstPartMaxWaitMs = deps.settings.maxInlineWaitMs + (lanes - 1) * (60_000 / perMinute);
+  const chatPerMinute = deps.settings.chatPacePerMinute[run.account.platform] ?? 0;
+  const partSpacingMs = Math.max(60_000 / perMinute, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
+  const ctx: LaneContext = { run, account, transport, token, perMinute, report, leftovers: [], firstPartMaxWaitMs, partSpacingMs };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
   const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx)));
+  // Lanes stop within one send of each other (budget, drain or a stop), so holding their last
+  // deliveries until then keeps at most one unwritten chat per lane, as when each lane wrote
+  // its own, for one round trip instead of one per lane.
+  if (ctx.leftovers.length > 0) {
+    const written = await deps.repo.settleSentMany(run.runId, token, ctx.leftovers, new Date(deps.clock.now()));
+    for (const d of ctx.leftovers) if (!written.has(d.chatId)) leaseLost(deps, ctx, d.chatId);
+  }
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return report;
@@ -67,28 +87,43 @@ function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
 async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
-  for (;;) {
-    if (report.stop) return;
-    // The budget only stops new claims: chats other lanes already hold still go out.
-    if (report.reserved >= deps.settings.sendsPerJob) return;
-    if (windowClosed(deps, run)) return stopWith(report, 'window');
-    const now = deps.clock.now();
-    const leaseMs = partCount * (deps.settings.sendTimeoutMs + deps.settings.maxInlineWaitMs + 60_000 / ctx.perMinute) + 30_000;
-    // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
-    report.reserved += partCount;
-    const target = await deps.repo.claimTarget(run.runId, ctx.token, new Date(now), new Date(now + leaseMs));
-    if (!target) {
-      report.reserved -= partCount;
-      return;
+  // A delivered chat whose `sent` is written together with the next claim (one round trip).
+  let delivered: SentSettlement | null = null;
+  try {
+    for (;;) {
+      if (report.stop || report.drained) return;
+      // The budget only stops new claims: chats other lanes already hold still go out.
+      if (report.reserved >= deps.settings.sendsPerJob) return;
+      if (windowClosed(deps, run)) return stopWith(report, 'window');
+      const now = deps.clock.now();
+      const leaseMs = partCount * (deps.settings.sendTimeoutMs + ctx.firstPartMaxWaitMs + ctx.partSpacingMs + deps.settings.partJitterMs) + 30_000;
+      // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
+      report.reserved += partCount;
+      const claim = await deps.repo.settleSentAndClaim(run.runId, ctx.token, delivered, new Date(now), new Date(now + leaseMs));
+      if (delivered && !claim.settled) leaseLost(deps, ctx, delivered.chatId);
+      delivered = null;
+      const target = claim.next;
+      if (!target) {
+        report.reserved -= partCount;
+        report.drained = true;
+        return;
+      }
+      report.reserved -= target.partsSent;
+      try {
+        delivered = await sendTarget(deps, ctx, target);
+      } catch (error) {
+        stopWith(report, 'error');
+        throw error;
+      }
     }
-    report.reserved -= target.partsSent;
-    try {
-      await sendTarget(deps, ctx, target);
-    } catch (error) {
-      stopWith(report, 'error');
-      throw error;
-    }
+  } finally {
+    // Every exit path hands the last delivery to runLanes, which writes them all at once.
+    if (delivered) ctx.leftovers.push(delivered);
   }
+}
+
+function leaseLost(deps: SenderDeps, ctx: LaneContext, chatId: string): void {
+  deps.logger.warn({ runId: ctx.run.runId, accountId: ctx.run.account.id, chatId }, 'delivered, but the target lease was lost meanwhile: result not recorded');
 }
 
 /** Puts a claimed target back as pending without counting an attempt. */
@@ -102,37 +137,62 @@ async function release(deps: SenderDeps, ctx: LaneContext, chatId: string, nextA
   );
 }
 
-/** Takes a pace token; false when the lane must give the target back (lock lost, or a long wait on a first part). */
-async function takeToken(deps: SenderDeps, ctx: LaneContext, firstPart: boolean): Promise<boolean> {
+/** What a lane does after asking the pace for a slot. */
+type TokenResult = { go: true } | { go: false; chatWaitUntil?: number };
+
+/**
+ * Reserves a pace slot for one part and sleeps until it. A first part only takes a slot within
+ * firstPartMaxWaitMs (else the lane yields: the target goes back, for the whole account or, when
+ * only this chat's pace is the limit, for this chat); a later part of a started chat always does.
+ */
+async function takeToken(deps: SenderDeps, ctx: LaneContext, chatId: string, firstPart: boolean): Promise<TokenResult> {
   const { report } = ctx;
-  for (;;) {
-    if (report.stop && (firstPart || HARD_STOPS.has(report.stop))) return false;
-    const now = deps.clock.now();
-    const result = await deps.pace.take(ctx.run.account.id, ctx.token, now, ctx.perMinute, deps.settings.rateBurst);
-    if (result.granted) return true;
-    if ('lockLost' in result) {
-      stopWith(report, 'lock-lost');
-      return false;
-    }
-    if (firstPart && result.waitMs > deps.settings.maxInlineWaitMs) {
-      report.nextTokenAt = Math.max(report.nextTokenAt, now + result.waitMs);
-      stopWith(report, 'pace');
-      return false;
-    }
-    await deps.sleep(result.waitMs);
+  if (report.stop && (firstPart || HARD_STOPS.has(report.stop))) return { go: false };
+  // Jitter between the parts of one chat, before the reservation so the slot is fresh.
+  if (!firstPart && deps.settings.partJitterMs > 0) await deps.sleep(deps.random() * deps.settings.partJitterMs);
+  const now = deps.clock.now();
+  const chat = { chatId, perMinute: deps.settings.chatPacePerMinute[ctx.run.account.platform] ?? 0 };
+  const result = await deps.pace.reserve(
+    ctx.run.account.id,
+    ctx.token,
+    now,
+    ctx.perMinute,
+    deps.settings.rateBurst,
+    chat,
+    firstPart ? ctx.firstPartMaxWaitMs : Number.MAX_SAFE_INTEGER,
+  );
+  if ('lockLost' in result) {
+    stopWith(report, 'lock-lost');
+    return { go: false };
   }
+  if (!result.reserved) {
+    if (result.limitedBy === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
+    report.nextTokenAt = Math.max(report.nextTokenAt, now + result.waitMs);
+    stopWith(report, 'pace');
+    return { go: false };
+  }
+  if (result.waitMs > 0) await deps.sleep(result.waitMs);
+  // The slot is ours, but a hard stop meanwhile (window, flood wait, lock lost) still wins.
+  if (report.stop && HARD_STOPS.has(report.stop)) return { go: false };
+  return { go: true };
 }
 
-async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget): Promise<void> {
+/** Sends a claimed target's parts; returns its `sent` settlement when the last part was delivered (the caller writes it). */
+async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget): Promise<SentSettlement | null> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
   let firstPartStartedAt = 0;
   for (let index = target.partsSent; index < partCount; index++) {
     const firstOfClaim = index === target.partsSent;
-    if (!(await takeToken(deps, ctx, firstOfClaim))) return release(deps, ctx, target.chatId, deps.clock.now());
+    const token = await takeToken(deps, ctx, target.chatId, firstOfClaim);
+    if (!token.go) {
+      await release(deps, ctx, target.chatId, token.chatWaitUntil ?? deps.clock.now());
+      return null;
+    }
     if (windowClosed(deps, run)) {
       stopWith(report, 'window');
-      return release(deps, ctx, target.chatId, deps.clock.now());
+      await release(deps, ctx, target.chatId, deps.clock.now());
+      return null;
     }
     let part: Awaited<ReturnType<typeof outgoingPart>>;
     const startedAt = deps.clock.now();
@@ -160,9 +220,10 @@ async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTar
             partCount,
             idempotencyKey: `${run.runId}:${target.chatId}:${index}`,
           });
-    const keepGoing = await applyResult(deps, ctx, target, index, result, firstPartStartedAt);
-    if (!keepGoing) return;
+    const next = await applyResult(deps, ctx, target, index, result, firstPartStartedAt);
+    if (next !== 'next-part') return next === 'stop' ? null : next;
   }
+  return null;
 }
 
 async function outgoingPart(deps: SenderDeps, ctx: LaneContext, index: number): Promise<{ part: OutgoingPart } | { failure: SendFailure }> {
@@ -175,7 +236,11 @@ async function outgoingPart(deps: SenderDeps, ctx: LaneContext, index: number): 
   };
 }
 
-/** Records one part's result; true when the chat's next part may follow. */
+/**
+ * Records one part's result: 'next-part' when the chat's next part may follow, 'stop' when the
+ * chat is done for this job, or the `sent` settlement of a chat whose last part was delivered
+ * (left to the lane, which writes it with its next claim).
+ */
 async function applyResult(
   deps: SenderDeps,
   ctx: LaneContext,
@@ -183,7 +248,7 @@ async function applyResult(
   index: number,
   result: SendResult,
   firstPartStartedAt: number,
-): Promise<boolean> {
+): Promise<'next-part' | 'stop' | SentSettlement> {
   const { run, report, token } = ctx;
   const platform = run.account.platform;
   const now = deps.clock.now();
@@ -194,12 +259,12 @@ async function applyResult(
     case 'delivered': {
       deps.metrics.sends.inc({ platform, result: 'sent' });
       report.delivered++;
-      const last = index === run.parts.length - 1;
-      owned = last
-        ? await deps.repo.settle(run.runId, target.chatId, token, { status: 'sent', at, latencyMs: now - firstPartStartedAt, partsSent: index + 1, messageId: result.messageId }, at)
-        : await deps.repo.recordPart(run.runId, target.chatId, token, index + 1, result.messageId, at);
+      if (index === run.parts.length - 1) {
+        return { chatId: target.chatId, at, latencyMs: now - firstPartStartedAt, partsSent: index + 1, messageId: result.messageId };
+      }
+      owned = await deps.repo.recordPart(run.runId, target.chatId, token, index + 1, result.messageId, at);
       if (!owned) log.warn('delivered, but the target lease was lost meanwhile: result not recorded');
-      return owned && !last;
+      return owned ? 'next-part' : 'stop';
     }
     case 'account-wait': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
@@ -210,14 +275,14 @@ async function applyResult(
       await deps.repo.blockAccount(run.account.id, new Date(until), at);
       log.warn({ code: result.code, retryAfterMs: result.retryAfterMs }, 'account must wait: no send from it until the wait ends');
       await release(deps, ctx, target.chatId, until, result.code);
-      return false;
+      return 'stop';
     }
     case 'chat-wait': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
       deps.metrics.providerWait.inc({ scope: 'chat' }, result.retryAfterMs / 1000);
       log.info({ code: result.code, retryAfterMs: result.retryAfterMs }, 'chat must wait; other chats go on');
       await release(deps, ctx, target.chatId, now + result.retryAfterMs, result.code);
-      return false;
+      return 'stop';
     }
     case 'account-unavailable': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
@@ -225,13 +290,13 @@ async function applyResult(
       log.warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
       await release(deps, ctx, target.chatId, now, result.code);
       await deps.repo.disconnectAccount(run.account.id, `Account disconnected (${result.code}): reconnect it, then resume.`, at);
-      return false;
+      return 'stop';
     }
     case 'rejected': {
       deps.metrics.sends.inc({ platform, result: 'failed' });
       log.warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
       await deps.repo.settle(run.runId, target.chatId, token, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true }, at);
-      return false;
+      return 'stop';
     }
     case 'retriable': {
       const attempts = target.attempts + 1;
@@ -247,13 +312,13 @@ async function applyResult(
           : { status: 'pending', nextAttemptAt: new Date(now + retryDelayMs(attempts, deps.random)), countAttempt: true, errorCode: result.code, errorMessage: result.message },
         at,
       );
-      return false;
+      return 'stop';
     }
     case 'ambiguous': {
       deps.metrics.sends.inc({ platform, result: 'unknown' });
       log.warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
       await deps.repo.settle(run.runId, target.chatId, token, { status: 'unknown', errorCode: result.code, errorMessage: result.message, countAttempt: true }, at);
-      return false;
+      return 'stop';
     }
   }
 }

@@ -309,6 +309,22 @@ export class RunControlRepository {
     return out;
   }
 
+  /**
+   * Runs that are due but have not sent anything yet (queued, scheduledAt passed, no first
+   * send) and the age in seconds of the oldest at `now`: the start lag still accumulating,
+   * which the sender's histogram only sees once the run finally starts.
+   */
+  async dueNotStarted(now: Date): Promise<{ count: number; oldestAgeSeconds: number }> {
+    const row = await sql<{ n: number; oldest: Date | null }>`
+      select count(*)::int as n, min(scheduled_at) as oldest
+      from runs
+      where status = 'queued' and scheduled_at <= ${now} and first_send_at is null
+    `.execute(this.db);
+    const first = row.rows[0];
+    const oldest = first?.oldest ?? null;
+    return { count: first?.n ?? 0, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000) };
+  }
+
   /** Status-change events after `afterId`, oldest first, with their campaign (Last-Event-ID replay). */
   async eventsAfter(afterId: number, tenantId: string | null, limit: number): Promise<RunEventRow[]> {
     const result = await sql<{ id: number; run_id: string; tenant_id: string; status: RunStatus; campaign_id: string; name: string }>`

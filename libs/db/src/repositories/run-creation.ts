@@ -16,7 +16,9 @@ export interface NewRun {
 
 /**
  * Inserts runs and all their targets in two statements, whatever the number of runs.
- * Targets come from each campaign's current target list. A run whose (campaign, scheduledAt)
+ * Targets come from each campaign's current target list; for an interval campaign each one is
+ * held until its chat's interval gate (no chat receives the campaign twice less than
+ * everySeconds apart). A run whose (campaign, scheduledAt)
  * already exists, or whose campaign already has an open run, is not created; the ids of the
  * runs actually created are returned.
  */
@@ -42,9 +44,10 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
   `.execute(db);
   const ids = created.rows.map((r) => r.id);
   if (ids.length === 0) return [];
+  // Each target starts no earlier than its chat's interval gate (migrations/0002).
   await sql`
-    insert into run_targets (run_id, chat_id)
-    select r.id, t.chat_id
+    insert into run_targets (run_id, chat_id, next_attempt_at)
+    select r.id, t.chat_id, interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at)
     from runs r
     join campaigns c on c.id = r.campaign_id
     cross join lateral unnest(c.targets) as t(chat_id)

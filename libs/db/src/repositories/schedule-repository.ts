@@ -14,6 +14,8 @@ export interface DueCampaign {
   windowEnd: string;
   messages: MessagePart[];
   nextRunAt: Date;
+  /** the latest scheduledAt of its scheduled runs (the previous occurrence), if any */
+  lastScheduledAt: Date | null;
 }
 
 /** A decision for one due campaign, applied in one tick's transaction. */
@@ -22,6 +24,45 @@ export interface CampaignAdvance {
   nextRunAt: Date | null;
   /** false when a once-campaign has run: it becomes inactive */
   active: boolean;
+}
+
+/** A due campaign held back because its account cannot send (CONTRACT §4 `no-account`). */
+export interface HeldCampaign {
+  id: string;
+  accountId: string;
+  accountStatus: string;
+  blockedUntil: Date | null;
+  timezone: string;
+  schedule: Schedule;
+  nextRunAt: Date;
+  /** consecutive no-account occurrences recorded so far */
+  streak: number;
+}
+
+/** A new no-account streak for a campaign; `pauseReason` set when it pauses the campaign. */
+export interface HeldUpdate {
+  id: string;
+  streak: number;
+  pauseReason: string | null;
+}
+
+/** A run paused by its window closing, of an autoResume campaign with no other open run. */
+export interface WindowPausedRun {
+  id: string;
+  campaignId: string;
+  jobSeq: number;
+  timezone: string;
+  windowStart: string;
+  windowEnd: string;
+}
+
+/** An automatic resume: the run goes to job step `nextSeq` with a recomputed window end. */
+export interface AutoResume {
+  id: string;
+  expectedSeq: number;
+  nextSeq: number;
+  jobId: string;
+  windowEndAt: Date | null;
 }
 
 /** A run that should have a live job: what the reconciler checks. */
@@ -67,6 +108,21 @@ export class ScheduleRepository {
   }
 
   /** Runs open in PostgreSQL (queued or running) and not touched for `quietMs`: each must have a job in Redis. */
+  /**
+   * Gives a run whose job was lost a new job id (its next job step), only if `currentJobId`
+   * still names its job: a job that reappears under the old id then does nothing.
+   */
+  async handOverLostJob(runId: string, currentJobId: string | null, nextSeq: number, nextJobId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ job_seq: nextSeq, job_id: nextJobId, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', ['queued', 'running'])
+      .where((eb) => (currentJobId === null ? eb('job_id', 'is', null) : eb('job_id', '=', currentJobId)))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async openRuns(now: Date, quietMs: number, limit: number): Promise<OpenRun[]> {
     const rows = await this.db
       .selectFrom('runs')
@@ -121,20 +177,6 @@ export class ScheduleRepository {
       return expired.length;
     });
   }
-
-  /** Campaigns due but held back because their account cannot send (for the no-account count). */
-  async countDueWithoutAccount(now: Date): Promise<number> {
-    const row = await this.db
-      .selectFrom('campaigns as c')
-      .innerJoin('accounts as a', 'a.id', 'c.account_id')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('c.active', '=', true)
-      .where('c.deleted_at', 'is', null)
-      .where('c.next_run_at', '<=', now)
-      .where((eb) => eb.or([eb('a.status', '<>', 'active'), eb('a.blocked_until', '>', now)]))
-      .executeTakeFirstOrThrow();
-    return row.n;
-  }
 }
 
 /** The statements of one tick, inside its transaction. */
@@ -161,6 +203,8 @@ export class TickTransaction {
         'c.window_end',
         'c.messages',
         'c.next_run_at',
+        // the unique (campaign_id, scheduled_at) index answers this backwards in a few rows
+        sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
       ])
       .where('c.active', '=', true)
       .where('c.deleted_at', 'is', null)
@@ -186,6 +230,7 @@ export class TickTransaction {
       windowEnd: r.window_end,
       messages: r.messages,
       nextRunAt: r.next_run_at!,
+      lastScheduledAt: r.last_scheduled_at,
     }));
   }
 
@@ -193,12 +238,12 @@ export class TickTransaction {
     return insertRuns(this.trx, runs);
   }
 
-  /** Moves every decided campaign to its next occurrence in one statement. */
+  /** Moves every decided campaign to its next occurrence in one statement (its no-account streak ends). */
   async advance(advances: CampaignAdvance[], now: Date): Promise<void> {
     if (advances.length === 0) return;
     await sql`
       update campaigns c
-      set next_run_at = v.next_run_at, active = v.active, updated_at = c.updated_at
+      set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at
       from unnest(
         ${sql.val(advances.map((a) => a.id))}::uuid[],
         ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
@@ -207,5 +252,105 @@ export class TickTransaction {
       where c.id = v.id
     `.execute(this.trx);
     void now;
+  }
+
+  /**
+   * Due campaigns whose account cannot send (not active, or blocked until later), oldest due
+   * first, locked like dueCampaigns: what the tick counts as `no-account` and re-checks.
+   */
+  async dueWithoutAccount(now: Date, limit: number): Promise<HeldCampaign[]> {
+    const rows = await this.trx
+      .selectFrom('campaigns as c')
+      .innerJoin('accounts as a', 'a.id', 'c.account_id')
+      .select(['c.id', 'c.account_id', 'a.status', 'a.blocked_until', 'c.timezone', 'c.schedule', 'c.next_run_at', 'c.no_account_streak'])
+      .where('c.active', '=', true)
+      .where('c.deleted_at', 'is', null)
+      .where('c.next_run_at', '<=', now)
+      .where((eb) => eb.or([eb('a.status', '<>', 'active'), eb('a.blocked_until', '>', now)]))
+      .orderBy('c.next_run_at')
+      .limit(limit)
+      .forUpdate('c')
+      .skipLocked()
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      accountStatus: r.status,
+      blockedUntil: r.blocked_until,
+      timezone: r.timezone,
+      schedule: r.schedule,
+      nextRunAt: r.next_run_at!,
+      streak: r.no_account_streak,
+    }));
+  }
+
+  /**
+   * Records new no-account streaks in one statement; a campaign with a pause reason is
+   * deactivated with it (the API shows it; re-activating clears it).
+   */
+  async recordHeld(updates: HeldUpdate[], now: Date): Promise<void> {
+    if (updates.length === 0) return;
+    await sql`
+      update campaigns c
+      set no_account_streak = v.streak,
+        active = c.active and v.reason is null,
+        next_run_at = case when v.reason is null then c.next_run_at end,
+        paused_reason = coalesce(v.reason, c.paused_reason),
+        updated_at = case when v.reason is null then c.updated_at else ${now} end
+      from unnest(
+        ${sql.val(updates.map((u) => u.id))}::uuid[],
+        ${sql.val(updates.map((u) => u.streak))}::int[],
+        ${sql.val(updates.map((u) => u.pauseReason))}::text[]
+      ) as v(id, streak, reason)
+      where c.id = v.id
+    `.execute(this.trx);
+  }
+
+  /**
+   * Runs paused because their window closed, of active autoResume campaigns that have no
+   * queued or running run, earliest window end first (those reopen first), locked.
+   */
+  async windowPausedRuns(limit: number): Promise<WindowPausedRun[]> {
+    const result = await sql<{ id: string; campaign_id: string; job_seq: number; timezone: string; window_start: string; window_end: string }>`
+      select r.id, r.campaign_id, r.job_seq, c.timezone, c.window_start, c.window_end
+      from runs r join campaigns c on c.id = r.campaign_id
+      where r.status = 'paused' and r.paused_reason = 'window_closed'
+        and c.auto_resume and c.active and c.deleted_at is null
+        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in ('queued', 'running'))
+      order by r.window_end_at nulls first, r.id
+      limit ${limit}
+      for update of r skip locked
+    `.execute(this.trx);
+    return result.rows.map((r) => ({
+      id: r.id,
+      campaignId: r.campaign_id,
+      jobSeq: r.job_seq,
+      timezone: r.timezone,
+      windowStart: r.window_start,
+      windowEnd: r.window_end,
+    }));
+  }
+
+  /**
+   * paused → queued for every resume in one statement: the operator's resume (CONTRACT §3),
+   * made by the scheduler. Returns the ids actually resumed.
+   */
+  async autoResume(resumes: AutoResume[], now: Date): Promise<string[]> {
+    if (resumes.length === 0) return [];
+    const result = await sql<{ id: string }>`
+      update runs r
+      set status = 'queued', paused_reason = null, error_summary = null, window_end_at = v.window_end_at,
+        job_seq = v.next_seq, job_id = v.job_id, updated_at = ${now}
+      from unnest(
+        ${sql.val(resumes.map((a) => a.id))}::uuid[],
+        ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
+        ${sql.val(resumes.map((a) => a.nextSeq))}::int[],
+        ${sql.val(resumes.map((a) => a.jobId))}::text[],
+        ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
+      ) as v(id, expected_seq, next_seq, job_id, window_end_at)
+      where r.id = v.id and r.status = 'paused' and r.job_seq = v.expected_seq
+      returning r.id
+    `.execute(this.trx);
+    return result.rows.map((r) => r.id);
   }
 }

@@ -52,6 +52,15 @@ export interface RunProgress {
   anyAttempt: boolean;
 }
 
+/** A target whose last part was delivered, to be written as `sent` by `settleSentAndClaim`. */
+export interface SentSettlement {
+  chatId: string;
+  at: Date;
+  latencyMs: number;
+  partsSent: number;
+  messageId: string;
+}
+
 /** How a target leaves `in_flight`. Only the lease holder can apply it. */
 export type TargetSettlement =
   | { status: 'sent'; at: Date; latencyMs: number; partsSent: number; messageId: string }
@@ -167,6 +176,73 @@ export class SendRepository {
     `.execute(this.db);
     const row = result.rows[0];
     return row ? { chatId: row.chat_id, partsSent: row.parts_sent, attempts: row.attempts } : null;
+  }
+
+  /**
+   * One round trip for the hot path of a lane: records the lane's last target as `sent` (only
+   * if `owner` still holds its lease) and claims the next due pending target, exactly as
+   * `claimTarget` does. The claim sees the statement's snapshot, in which the settled target is
+   * still in flight, so it can never claim the target it just settled. With `sent` null it is a
+   * plain claim. Nothing is claimed ahead: a lane holds at most the one target it is sending.
+   */
+  async settleSentAndClaim(
+    runId: string,
+    owner: string,
+    sent: SentSettlement | null,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<{ settled: boolean; next: ClaimedTarget | null }> {
+    const result = await sql<{ settled: number; chat_id: string | null; parts_sent: number | null; attempts: number | null }>`
+      with settled as (
+        update run_targets
+        set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
+          message_ids = array_append(message_ids, ${sent?.messageId ?? null}::text), attempts = attempts + 1,
+          error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, updated_at = ${now}
+        where run_id = ${runId} and chat_id = ${sent?.chatId ?? null} and lease_owner = ${owner} and status = 'in_flight'
+        returning chat_id
+      ), claimed as (
+        update run_targets t
+        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
+        where (t.run_id, t.chat_id) = (
+          select p.run_id, p.chat_id from run_targets p
+          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
+            and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
+          order by p.next_attempt_at, p.chat_id
+          limit 1
+          for update skip locked
+        )
+        returning t.chat_id, t.parts_sent, t.attempts
+      )
+      select (select count(*) from settled)::int as settled, c.chat_id, c.parts_sent, c.attempts
+      from (select 1) as one left join claimed c on true
+    `.execute(this.db);
+    const row = result.rows[0]!;
+    return {
+      settled: row.settled > 0,
+      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0 } : null,
+    };
+  }
+
+  /**
+   * Records several delivered targets as `sent` in one statement (the last delivery of each
+   * lane when a job's lanes stop). Only rows whose lease `owner` still holds are written;
+   * returns the chat ids written.
+   */
+  async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
+    if (sent.length === 0) return new Set();
+    const result = await sql<{ chat_id: string }>`
+      update run_targets t
+      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
+        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
+        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, updated_at = ${now}
+      from unnest(
+        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
+        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
+      ) as s(chat_id, at, latency_ms, parts_sent, message_id)
+      where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
+      returning t.chat_id
+    `.execute(this.db);
+    return new Set(result.rows.map((r) => r.chat_id));
   }
 
   /**

@@ -40,10 +40,13 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
     // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
     // every API replica reports the same numbers and none keeps state for them.
     try {
-      const [runs, jobs] = await Promise.all([
+      const [runs, jobs, due] = await Promise.all([
         withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
         withTimeout(ctx.queue.counts(), PROBE_TIMEOUT_MS, 'queue counts'),
+        withTimeout(ctx.runs.dueNotStarted(ctx.now()), PROBE_TIMEOUT_MS, 'due runs'),
       ]);
+      ctx.metrics.runsDueNotStarted.set(due.count);
+      ctx.metrics.runsDueNotStartedOldestAge.set(due.oldestAgeSeconds);
       for (const [status, n] of Object.entries(runs)) ctx.metrics.runs.set({ status }, n);
       for (const [state, n] of Object.entries(jobs)) ctx.metrics.queueJobs.set({ state }, n);
     } catch (err) {

@@ -1,0 +1,65 @@
+import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+
+// The fused claim (`settleSentAndClaim`) and the batched write of the lanes' last deliveries
+// (`settleSentMany`) on real PostgreSQL: one round trip each, and the lease still fences them.
+
+let h: SenderHarness;
+beforeEach(async () => {
+  h = await startSenderHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+async function runningRun(targets: string[]): Promise<string> {
+  const { tenantId, accountId } = await h.seedAccount();
+  const runId = await h.seedRun({ tenantId, accountId, targets, parts: [{ type: 'text', text: 'x' }] });
+  await h.deps.repo.markRunning(runId, new Date(h.clock.now()));
+  return runId;
+}
+
+const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
+
+test('writes the last delivery and claims the next in one statement, never the one it settles', async () => {
+  const runId = await runningRun(['a', 'b']);
+  const now = h.clock.now();
+  const lease = new Date(now + 60_000);
+  const first = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease);
+  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0 } });
+  const second = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', sentAs('a', now), new Date(now), lease);
+  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0 } });
+  const third = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', sentAs('b', now), new Date(now), lease);
+  expect(third).toEqual({ settled: true, next: null });
+  const targets = await h.targets(runId);
+  expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
+    ['a', 'sent', 1, 1],
+    ['b', 'sent', 1, 1],
+  ]);
+});
+
+test('a holder whose lease is gone writes nothing, alone or in a batch', async () => {
+  const runId = await runningRun(['a', 'b', 'c']);
+  const now = h.clock.now();
+  const lease = new Date(now + 60_000);
+  await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease); // a
+  await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease); // b
+  // another token (a later holder of the account lock) cannot settle owner-1's target
+  const stale = await h.deps.repo.settleSentAndClaim(runId, 'owner-2', sentAs('a', now), new Date(now), lease);
+  expect(stale.settled).toBe(false);
+  expect(stale.next?.chatId).toBe('c');
+  const written = await h.deps.repo.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
+  expect([...written].sort()).toEqual(['a', 'b']);
+  const targets = await h.targets(runId);
+  expect(targets.map((t) => [t.chat_id, t.status])).toEqual([
+    ['a', 'sent'],
+    ['b', 'sent'],
+    ['c', 'in_flight'],
+  ]);
+});
+
+test('nothing is claimed once the run is no longer running (operator pause)', async () => {
+  const runId = await runningRun(['a']);
+  await h.deps.repo.pause(runId, 'operator', null, new Date(h.clock.now()));
+  const claim = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(h.clock.now()), new Date(h.clock.now() + 60_000));
+  expect(claim).toEqual({ settled: false, next: null });
+});

@@ -1,0 +1,91 @@
+import type { Outcome } from '@metronome/core';
+import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+
+// Per-chat pace (platforms such as Telegram limit each group as well as the account) and the
+// jitter between the parts of one chat, on real PostgreSQL, Redis and sandbox, manual clock.
+
+const text = (t: string) => ({ type: 'text' as const, text: t });
+
+interface Msg {
+  chatId: string;
+  partIndex: number;
+  receivedAt: number;
+}
+
+async function drive(h: SenderHarness, runId: string, maxJobs = 50): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < maxJobs; i++) {
+    outcomes.push(await h.runJob(runId));
+    const run = await h.run(runId);
+    if (run.status !== 'queued' && run.status !== 'running') return outcomes;
+    const job = await h.deps.queue.queue.getJob(run.job_id!);
+    h.clock.advance(job!.opts.delay ?? 0);
+  }
+  throw new Error(`run ${runId} still open after ${maxJobs} jobs: ${outcomes.join(',')}`);
+}
+
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+
+describe('per-chat pace', () => {
+  let h: SenderHarness;
+  beforeEach(async () => {
+    // 20 a minute per chat: one part every 3 s to the same chat; the account itself is unbounded
+    h = await startSenderHarness({ chatPacePerMinute: { http: 20 }, maxInlineWaitMs: 2000 });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  test("spaces each chat's parts by the chat pace", async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 2 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['group-a', 'group-b'], parts: [text('1'), text('2'), text('3')] });
+    await drive(h, runId);
+    expect((await h.run(runId)).status).toBe('success');
+    const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+    for (const chat of ['group-a', 'group-b']) {
+      const mine = items.filter((m) => m.chatId === chat);
+      expect(mine.map((m) => m.partIndex)).toEqual([0, 1, 2]);
+      for (const gap of gaps(mine.map((m) => m.receivedAt))) expect(gap).toBeGreaterThanOrEqual(3000);
+    }
+    // (that other chats go on meanwhile is the next test: on a manual clock, parallel lanes'
+    // sleeps move one shared clock, so side-by-side timing is not measurable here)
+  });
+
+  test('a chat still inside its pace goes back to pending for that chat only, without an attempt', async () => {
+    const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 1 });
+    const first = await h.seedRun({ tenantId, accountId, targets: ['group-a'], parts: [text('earlier')] });
+    await drive(h, first);
+    const t = h.clock.now();
+    const second = await h.seedRun({ tenantId, accountId, targets: ['group-a', 'group-b'], parts: [text('now')] });
+    await h.runJob(second);
+    const targets = await h.targets(second);
+    const a = targets.find((x) => x.chat_id === 'group-a')!;
+    const b = targets.find((x) => x.chat_id === 'group-b')!;
+    expect(b.status).toBe('sent');
+    expect(a.status).toBe('pending');
+    expect(a.attempts).toBe(0);
+    // due when the chat's slot comes (3 s after its last send), not later, not sooner
+    expect(a.next_attempt_at.getTime()).toBeGreaterThan(t);
+    expect(a.next_attempt_at.getTime()).toBeLessThanOrEqual(t + 3000);
+    await drive(h, second);
+    expect((await h.run(second)).status).toBe('success');
+  });
+});
+
+describe('jitter between the parts of one chat', () => {
+  test('adds random() × PART_JITTER_MS between parts, never before a first part', async () => {
+    // the harness's random() is 0.5: 400 ms between parts, with an unbounded pace
+    const h = await startSenderHarness({ partJitterMs: 800 });
+    try {
+      const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 1 });
+      const start = h.clock.now();
+      const runId = await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [text('1'), text('2'), text('3')] });
+      await drive(h, runId);
+      const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+      expect(items[0]!.receivedAt).toBe(start);
+      expect(gaps(items.map((m) => m.receivedAt))).toEqual([400, 400]);
+    } finally {
+      await h.close();
+    }
+  });
+});
