@@ -77,8 +77,9 @@ test('the leader killed mid-tick: the standby leads within two ticks of the leas
   const took = await standby.waitForLog((l) => l['msg'] === 'leading the schedule' && l['holder'] !== leaderLine['holder'], 20_000);
   const t = took['time'];
   const handOverMs = (typeof t === 'number' ? t : Date.parse(String(t))) - killedAt;
-  // The lease (1.5 ticks, at least 1 s) must run out, then the standby's next tick takes it.
-  expect(handOverMs).toBeLessThanOrEqual(Math.max(1000, 1.5 * TICK_MS) + 2 * TICK_MS + 1000);
+  // The lease (one tick, at least 1 s) must run out, then the standby's next tick takes it
+  // (plus a second of slack for process start-up and logging on a busy machine).
+  expect(handOverMs).toBeLessThanOrEqual(Math.max(1000, TICK_MS) + TICK_MS + 1000);
 
   // The new leader keeps every campaign on its grid: no occurrence twice, none skipped.
   const before = await countRuns();

@@ -34,6 +34,20 @@ export class Leadership {
     return this.fence;
   }
 
+  /**
+   * Keeps the lease alive between ticks (a timer calls this several times per lease), so a
+   * long tick never lets it lapse and the lease can be short. If the lease lapsed or went to
+   * another holder, leadership ends here; the next tick's `check` takes a new token if it can.
+   */
+  async renew(): Promise<void> {
+    if (this.fence === null) return;
+    const state = await this.lease.hold(this.ttlMs);
+    if (state !== 'held') {
+      this.logger.warn({ state }, 'leader lease lapsed: leadership ends until the next tick');
+      this.fence = null;
+    }
+  }
+
   /** Forget the token after the database refused it (another leader took over meanwhile). */
   demote(): void {
     this.fence = null;

@@ -32,9 +32,10 @@ const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
 const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-// The lease outlives one late renewal (but at least a second, for very short ticks); a standby
-// checks every tick, so a dead leader is replaced within about two ticks.
-const leaseMs = Math.max(1000, Math.round(config.SCHEDULER_TICK_MS * 1.5));
+// The lease lasts one tick (at least a second, for very short ticks) and is renewed three times
+// per lease by its own timer, whatever a tick's length. A standby tries to take it every tick,
+// so a dead leader is replaced within two ticks: the lease running out, then the next check.
+const leaseMs = Math.max(1000, config.SCHEDULER_TICK_MS);
 const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, logger);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
@@ -42,6 +43,9 @@ logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS,
 
 let stopping = false;
 let timer: NodeJS.Timeout | undefined;
+const renewal = setInterval(() => {
+  leadership.renew().catch((error: unknown) => logger.warn({ err: error }, 'lease renewal failed'));
+}, Math.floor(leaseMs / 3));
 let current: Promise<void> = Promise.resolve();
 
 async function tickOnce(): Promise<void> {
@@ -91,6 +95,7 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   clearTimeout(timer);
+  clearInterval(renewal);
   logger.info({ signal }, 'stopping: finishing the current tick');
   await current;
   await leadership.resign().catch(() => undefined);
