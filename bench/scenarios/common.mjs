@@ -38,17 +38,23 @@ export async function createAccounts(stack, token, n, extra) {
 
 export const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
+/** Every run the token can see, all pages. */
+export async function listRuns(stack, token) {
+  const runs = [];
+  let cursor = null;
+  do {
+    const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+    runs.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return runs;
+}
+
 /** Waits until every run of the tenant is finished; returns them. */
 export async function waitForRuns(stack, token, expected, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const runs = [];
-    let cursor = null;
-    do {
-      const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
-      runs.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
+    const runs = await listRuns(stack, token);
     const done = runs.filter((r) => !['queued', 'running'].includes(r.status));
     if (runs.length >= expected && done.length === runs.length) return runs;
     if (Date.now() > deadline) throw new Error(`timed out: ${done.length}/${expected} runs finished`);

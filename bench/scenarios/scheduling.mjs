@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { call, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
+import { call, listRuns, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
 
 // The scheduling benchmark of issue 3: N interval campaigns (every 60 s, 5 chats each, own
 // account, sandbox answering in 20 ms), first occurrences spread evenly over one interval, run
@@ -59,13 +59,7 @@ async function oneRun(env, p) {
       await new Promise((r) => setTimeout(r, Math.max(0, base - Date.now()) + p.minutes * 60_000));
       const after = { ...(await scrape(schedulerMetrics)), xacts: await dbTransactions(db.url) };
 
-      const runs = [];
-      let cursor = null;
-      do {
-        const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
-        runs.push(...page.items);
-        cursor = page.nextCursor;
-      } while (cursor);
+      const runs = await listRuns(stack, token);
       const byId = new Map(runs.map((r) => [r.id, r]));
       const started = runs.filter((r) => r.startedAt);
       const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);

@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
+import { call, listRuns, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
 
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
 // sandbox answering in 20 ms, for a few minutes. Like real campaigns, their phases differ: the
@@ -30,13 +30,7 @@ export async function startLag(env) {
         );
       }
       await new Promise((r) => setTimeout(r, 15_000 + minutes * 60_000));
-      const runs = [];
-      let cursor = null;
-      do {
-        const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
-        runs.push(...page.items);
-        cursor = page.nextCursor;
-      } while (cursor);
+      const runs = await listRuns(stack, token);
       const started = runs.filter((r) => r.startedAt);
       const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
       const early = lags.filter((l) => l < 0).length;
