@@ -1,7 +1,7 @@
 --[[
   Reserves the next send slot of an account's pace (GCRA) and, for platforms that limit each
   chat too (Telegram groups: 20/min), of that chat's pace, for the holder of the account's
-  lock only. Unlike pace-take-2 it reserves a slot up to ARGV[6] ms ahead, so a caller sleeps
+  lock only. It reserves a slot up to ARGV[6] ms ahead, so a caller sleeps
   once until its slot instead of asking again and again; a slot reserved and not used only
   makes the account slower, never faster. The state is each pace's theoretical arrival time
   (TAT) in Redis, shared by every replica and kept across restarts.

@@ -1,6 +1,6 @@
 export { redisKeys, type RedisKeys } from './keys.js';
 export { loadScripts, type ScriptCommands } from './scripts.js';
 export { AccountLock, type LockResult } from './account-lock.js';
-export { AccountPace, type PaceResult, type PaceReservation, type ChatPace } from './pace.js';
+export { AccountPace, type PaceReservation, type ChatPace } from './pace.js';
 export { LeaderLease } from './leader-lease.js';
 export { createRedis } from './connection.js';

@@ -156,32 +156,9 @@ export class SendRepository {
   }
 
   /**
-   * Claims the next due pending target of a running run for `owner` (the account lock token),
-   * leased until `leaseUntil`. Nothing is claimed once the run is no longer running (operator
-   * pause or cancel), so a pause stops new sends at once.
-   */
-  async claimTarget(runId: string, owner: string, now: Date, leaseUntil: Date): Promise<ClaimedTarget | null> {
-    const result = await sql<{ chat_id: string; parts_sent: number; attempts: number }>`
-      update run_targets t
-      set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
-      where (t.run_id, t.chat_id) = (
-        select p.run_id, p.chat_id from run_targets p
-        where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
-          and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
-        order by p.next_attempt_at, p.chat_id
-        limit 1
-        for update skip locked
-      )
-      returning t.chat_id, t.parts_sent, t.attempts
-    `.execute(this.db);
-    const row = result.rows[0];
-    return row ? { chatId: row.chat_id, partsSent: row.parts_sent, attempts: row.attempts } : null;
-  }
-
-  /**
    * One round trip for the hot path of a lane: records the lane's last target as `sent` (only
-   * if `owner` still holds its lease) and claims the next due pending target, exactly as
-   * `claimTarget` does. The claim sees the statement's snapshot, in which the settled target is
+   * if `owner` still holds its lease) and claims the next due pending target, claiming only from a
+   * running run (an operator pause or cancel stops new sends at once). The claim sees the statement's snapshot, in which the settled target is
    * still in flight, so it can never claim the target it just settled. With `sent` null it is a
    * plain claim. Nothing is claimed ahead: a lane holds at most the one target it is sending.
    */
