@@ -37,7 +37,10 @@ describe('per-chat pace', () => {
   });
 
   test("spaces each chat's parts by the chat pace", async () => {
-    const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 2 });
+    // One lane: on the manual clock a sibling lane's pace sleep moves the shared clock while this
+    // lane's request is in flight, so the sandbox would stamp an earlier part late and the gap it
+    // sees would shrink by an artefact of the test clock, not of the sender.
+    const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['group-a', 'group-b'], parts: [text('1'), text('2'), text('3')] });
     await drive(h, runId);
     expect((await h.run(runId)).status).toBe('success');
