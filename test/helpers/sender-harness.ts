@@ -2,12 +2,12 @@ import { randomUUID, createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { ManualClock, DEVELOPMENT_SECRETS_KEY, type Outcome } from '@metronome/core';
+import { ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
 import { insertRuns, SendRepository, type MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
 import { RunQueue, runJobId } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
-import { HttpTransport } from '@metronome/transports';
+import { HttpTransport, type Transport } from '@metronome/transports';
 import { buildSandbox } from '../../services/sandbox/src/app.js';
 import type { SenderDeps, SenderSettings } from '../../services/sender/src/deps.js';
 import { MediaRefs } from '../../services/sender/src/media-refs.js';
@@ -28,7 +28,14 @@ export interface SenderHarness {
   deps: SenderDeps;
   metrics: Metrics;
   close(): Promise<void>;
-  seedAccount(opts?: { externalId?: string; maxSendPerMinute?: number; groupConcurrency?: number }): Promise<{ tenantId: string; accountId: string; externalId: string }>;
+  /** An account (platform `http` unless told; credentials sealed with the development key, as the API would). */
+  seedAccount(opts?: {
+    externalId?: string;
+    maxSendPerMinute?: number;
+    groupConcurrency?: number;
+    platform?: 'http' | 'telegram' | 'whatsapp';
+    credentials?: Record<string, unknown>;
+  }): Promise<{ tenantId: string; accountId: string; externalId: string }>;
   seedMedia(tenantId: string, bytes: Buffer, contentType?: string): Promise<string>;
   seedRun(opts: {
     tenantId: string;
@@ -48,7 +55,16 @@ export interface SenderHarness {
   sandboxPut(path: string, body: unknown): Promise<void>;
 }
 
-export async function startSenderHarness(settings: Partial<SenderSettings> = {}, start = Date.parse('2026-06-01T09:00:00Z')): Promise<SenderHarness> {
+export interface HarnessOptions {
+  /** transports for other platforms, next to the sandbox's `http` one (built with the harness clock) */
+  transports?: (clock: ManualClock) => Record<string, Transport>;
+}
+
+export async function startSenderHarness(
+  settings: Partial<SenderSettings> = {},
+  start = Date.parse('2026-06-01T09:00:00Z'),
+  options: HarnessOptions = {},
+): Promise<SenderHarness> {
   const clock = new ManualClock(start);
   const tdb = await createTestDatabase('sender');
   const redis = createRedis(REDIS_URL, 'test-sender');
@@ -66,7 +82,7 @@ export async function startSenderHarness(settings: Partial<SenderSettings> = {},
     lock: new AccountLock(scripts, keys),
     pace: new AccountPace(scripts, keys),
     queue,
-    transports: { http: transport },
+    transports: { ...options.transports?.(clock), http: transport },
     media: new MediaRefs(repo),
     secretsKeys: [DEVELOPMENT_SECRETS_KEY],
     clock,
@@ -107,6 +123,7 @@ export async function startSenderHarness(settings: Partial<SenderSettings> = {},
       await queue.queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       await transport.close();
+      await Promise.all(Object.values(deps.transports).map((t) => (t && t !== transport ? t.close() : undefined)));
       await sandbox.close();
       await redis.quit();
       await tdb.drop();
@@ -116,7 +133,15 @@ export async function startSenderHarness(settings: Partial<SenderSettings> = {},
       const externalId = opts.externalId ?? `acc-${randomUUID().slice(0, 8)}`;
       const account = await db
         .insertInto('accounts')
-        .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: externalId, credentials: null, max_send_per_minute: opts.maxSendPerMinute ?? null, group_concurrency: opts.groupConcurrency ?? null })
+        .values({
+          tenant_id: tenant.id,
+          platform: opts.platform ?? 'http',
+          name: 'a',
+          external_id: externalId,
+          credentials: opts.credentials ? seal(JSON.stringify(opts.credentials), DEVELOPMENT_SECRETS_KEY) : null,
+          max_send_per_minute: opts.maxSendPerMinute ?? null,
+          group_concurrency: opts.groupConcurrency ?? null,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return { tenantId: tenant.id, accountId: account.id, externalId };
