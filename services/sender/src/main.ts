@@ -98,7 +98,11 @@ const worker = new Worker(
     connection: workerRedis,
     prefix: keys.queuePrefix,
     concurrency: config.SENDER_CONCURRENCY,
-    lockDuration: 60_000,
+    // A killed replica's jobs come back after at most lockDuration + stalledInterval (30 s
+    // rather than BullMQ's default 60 s): the lock is renewed every 10 s by a timer, so only an
+    // event loop blocked for 20 s could lose it, and a re-run job is fenced anyway.
+    lockDuration: 20_000,
+    stalledInterval: 10_000,
     // A job whose sender died is picked up again however often that happens: re-running one is
     // safe (the run's job id, the account lock and the target leases fence a stale holder),
     // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since
