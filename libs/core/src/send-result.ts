@@ -3,7 +3,11 @@
  * Transports translate their own answers into this; the sender acts on it.
  */
 export type SendResult =
-  | { kind: 'delivered'; messageId: string }
+  /**
+   * `mediaRef`: the platform's reference to media this send uploaded (platforms whose only
+   * upload is a send, such as Telegram's file_id), to be reused instead of uploading again.
+   */
+  | { kind: 'delivered'; messageId: string; mediaRef?: string }
   /** the account may send nothing for `retryAfterMs` */
   | { kind: 'account-wait'; retryAfterMs: number; code: string }
   /** only this chat must wait `retryAfterMs` */
@@ -15,7 +19,12 @@ export type SendResult =
   /** not delivered; safe to try again */
   | { kind: 'retriable'; code: string; message: string }
   /** may or may not have been delivered; never re-sent automatically */
-  | { kind: 'ambiguous'; code: string; message: string };
+  | { kind: 'ambiguous'; code: string; message: string }
+  /**
+   * not delivered: the chat now lives under `newChatId` (a Telegram group upgraded to a
+   * supergroup); send there instead, without counting an attempt
+   */
+  | { kind: 'chat-moved'; newChatId: string; code: string; message: string };
 
 /** Every result but a delivery. */
 export type SendFailure = Exclude<SendResult, { kind: 'delivered' }>;

@@ -26,6 +26,7 @@ type Failure = { failure: true; code: string | undefined; written: boolean; mess
  */
 export class HttpTransport implements Transport {
   readonly platform = 'http' as const;
+  readonly mediaUpload = 'prepare' as const;
   private readonly agent: http.Agent;
   private readonly base: URL;
 

@@ -18,7 +18,20 @@ export interface MediaContent {
 /** One part of a message to one chat. */
 export type OutgoingPart =
   | { type: 'text'; text: string }
-  | { type: 'media'; mediaRef: string; caption?: string; contentType: string; filename: string | null };
+  | {
+      type: 'media';
+      /** the platform's reference to the media; empty when `upload` is set */
+      mediaRef: string;
+      caption?: string;
+      contentType: string;
+      filename: string | null;
+      /**
+       * Only for transports whose `mediaUpload` is 'with-first-send', on the first send of this
+       * media from this account: the content itself, uploaded with this send. The transport
+       * reports the platform's new reference as `mediaRef` of its `delivered` result.
+       */
+      upload?: MediaContent;
+    };
 
 export interface OutgoingMessage {
   chatId: string;
@@ -37,7 +50,14 @@ export type PrepareResult = { ok: true; ref: string; expiresAt: Date } | { ok: f
  */
 export interface Transport {
   readonly platform: 'http' | 'telegram' | 'whatsapp';
-  /** Uploads a media once for an account and returns the platform's reusable reference. */
+  /**
+   * How media reaches the platform. 'prepare' (the default when absent): `prepareMedia` uploads
+   * it and returns a reference. 'with-first-send': the platform has no upload-only call (the
+   * Telegram Bot API returns a file_id only from a send), so the first send of a media carries
+   * its content (`OutgoingPart.upload`) and its delivered result carries the new reference.
+   */
+  readonly mediaUpload?: 'prepare' | 'with-first-send';
+  /** Uploads a media once for an account and returns the platform's reusable reference ('prepare' transports). */
   prepareMedia(account: TransportAccount, media: MediaContent, signal?: AbortSignal): Promise<PrepareResult>;
   /** Sends one part to one chat. Never throws for platform or network failures: it classifies them. */
   send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult>;

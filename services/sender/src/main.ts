@@ -5,7 +5,7 @@ import { createDb, SendRepository } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
-import { HttpTransport } from '@metronome/transports';
+import { HttpTransport, TelegramTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
@@ -36,13 +36,14 @@ const scripts = loadScripts(redis);
 const repo = new SendRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
 const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });
+const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 
 const deps: SenderDeps = {
   repo,
   lock: new AccountLock(scripts, keys),
   pace: new AccountPace(scripts, keys),
   queue,
-  transports: { http },
+  transports: { http, telegram },
   media: new MediaRefs(repo),
   // the current key seals and opens; the previous one only opens (key rotation)
   secretsKeys: [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])],
@@ -121,7 +122,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'draining: finishing in-flight jobs');
   await worker.close();
-  await Promise.allSettled([queue.close(), http.close(), metricsServer.close()]);
+  await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');
   process.exit(0);

@@ -1,8 +1,26 @@
 import type { SendFailure } from '@metronome/core';
 import type { SendRepository } from '@metronome/db';
-import type { Transport, TransportAccount } from '@metronome/transports';
+import type { MediaContent, Transport, TransportAccount } from '@metronome/transports';
 
-export type MediaRef = { ok: true; ref: string; contentType: string; filename: string | null } | { ok: false; result: SendFailure };
+/**
+ * The first send of a media on a platform that uploads with a send ('with-first-send'): the
+ * content to upload, and the duty to report how that send went.
+ */
+export interface MediaUpload {
+  content: MediaContent;
+  /**
+   * Reports the uploading send: the platform's new reference when it delivered one, else null
+   * (then the next lane waiting for this media uploads it). Waiting lanes are released before
+   * the reference is written to PostgreSQL; a rejection means only that write failed.
+   */
+  settle(ref: string | null): Promise<void>;
+}
+
+export type MediaRef =
+  | { ok: true; ref: string; contentType: string; filename: string | null; upload?: undefined }
+  /** no reference yet: this lane's send carries the content (`ref` is empty) */
+  | { ok: true; ref: ''; contentType: string; filename: string | null; upload: MediaUpload }
+  | { ok: false; result: SendFailure };
 
 interface Cached {
   ref: string;
@@ -11,27 +29,76 @@ interface Cached {
   filename: string | null;
 }
 
+/** One lane's first send of a media, which other lanes wait for. */
+interface UploadSlot {
+  done: Promise<void>;
+  finish: () => void;
+  waiters: number;
+}
+
+export interface MediaRefsOptions {
+  /**
+   * How long lanes wait for an uploading send that never reports (its job failed between
+   * taking the upload and sending) before the next one uploads instead. Well above a send's
+   * timeout, so a slow upload is never duplicated.
+   */
+  uploadReportTimeoutMs?: number;
+}
+
+/**
+ * A reference that came back from a send is kept this long. Telegram file_ids do not expire;
+ * the bound only keeps a forgotten row from living forever.
+ */
+const SENT_REF_TTL_MS = 365 * 24 * 3_600_000;
+
 /**
  * Each distinct media is uploaded once per account: the reference is kept in PostgreSQL
  * (shared by every replica, surviving a crash) and in memory, and parallel chats asking for
  * the same media wait for one upload instead of starting their own.
+ *
+ * Platforms that upload with a send (Telegram): the single flight covers that whole first
+ * send. The first lane to need the media gets its content, sends it and reports the new
+ * reference (`MediaUpload.settle`); lanes of this replica wait for that report, then send by
+ * reference; if the first send did not deliver, the next waiting lane uploads. Other replicas
+ * use the reference once it is in PostgreSQL. Bound: two replicas whose first sends of the same
+ * media on one account overlap (neither has written the reference yet) both upload it — at
+ * most one upload per replica, each reference valid.
  */
 export class MediaRefs {
   private readonly cache = new Map<string, Cached>();
   private readonly inFlight = new Map<string, Promise<MediaRef>>();
+  private readonly uploads = new Map<string, UploadSlot>();
+  private readonly uploadReportTimeoutMs: number;
 
-  constructor(private readonly repo: SendRepository) {}
+  constructor(
+    private readonly repo: SendRepository,
+    options: MediaRefsOptions = {},
+  ) {
+    this.uploadReportTimeoutMs = options.uploadReportTimeoutMs ?? 120_000;
+  }
 
   async resolve(transport: Transport, account: TransportAccount, mediaId: string, now: number): Promise<MediaRef> {
     const key = `${account.id}:${mediaId}`;
-    const hit = this.cache.get(key);
-    // a reference about to expire is renewed rather than used mid-run
-    if (hit && hit.expiresAt > now + 60_000) return { ok: true, ref: hit.ref, contentType: hit.contentType, filename: hit.filename };
+    if (transport.mediaUpload === 'with-first-send') return this.resolveWithSend(account, mediaId, now, key);
+    const hit = this.fresh(key, now);
+    if (hit) return hit;
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     const work = this.load(transport, account, mediaId, now, key).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, work);
     return work;
+  }
+
+  /** Lanes of this replica waiting for another lane's first send of this media (diagnostics). */
+  waiting(accountId: string, mediaId: string): number {
+    return this.uploads.get(`${accountId}:${mediaId}`)?.waiters ?? 0;
+  }
+
+  private fresh(key: string, now: number): MediaRef | null {
+    const hit = this.cache.get(key);
+    // a reference about to expire is renewed rather than used mid-run
+    if (hit && hit.expiresAt > now + 60_000) return { ok: true, ref: hit.ref, contentType: hit.contentType, filename: hit.filename };
+    return null;
   }
 
   private async load(transport: Transport, account: TransportAccount, mediaId: string, now: number, key: string): Promise<MediaRef> {
@@ -41,7 +108,7 @@ export class MediaRefs {
       return { ok: true, ref: stored.ref, contentType: stored.contentType, filename: stored.filename };
     }
     const content = await this.repo.mediaContent(mediaId);
-    if (!content) return { ok: false, result: { kind: 'rejected', code: 'media_missing', message: `media ${mediaId} no longer exists` } };
+    if (!content) return missing(mediaId);
     const prepared = await transport.prepareMedia(account, { mediaId, ...content });
     if (!prepared.ok) return prepared;
     await this.repo.saveMediaRef(account.id, mediaId, prepared.ref, prepared.expiresAt);
@@ -49,8 +116,79 @@ export class MediaRefs {
     return { ok: true, ref: prepared.ref, contentType: content.contentType, filename: content.filename };
   }
 
+  private async resolveWithSend(account: TransportAccount, mediaId: string, now: number, key: string): Promise<MediaRef> {
+    for (;;) {
+      const hit = this.fresh(key, now);
+      if (hit) return hit;
+      const pending = this.uploads.get(key);
+      if (pending) {
+        // After the wait the reference is cached, or the first send failed and the first
+        // waiter to get here becomes the uploader (the check and the take are synchronous).
+        pending.waiters++;
+        await pending.done;
+        pending.waiters--;
+        continue;
+      }
+      const slot = newSlot();
+      this.uploads.set(key, slot);
+      const release = () => {
+        if (this.uploads.get(key) === slot) this.uploads.delete(key);
+        slot.finish();
+      };
+      try {
+        const stored = await this.repo.mediaRef(account.id, mediaId, new Date(now + 60_000));
+        if (stored) {
+          this.remember(key, { ref: stored.ref, expiresAt: stored.expiresAt.getTime(), contentType: stored.contentType, filename: stored.filename });
+          release();
+          return { ok: true, ref: stored.ref, contentType: stored.contentType, filename: stored.filename };
+        }
+        const content = await this.repo.mediaContent(mediaId);
+        if (!content) {
+          release();
+          return missing(mediaId);
+        }
+        return { ok: true, ref: '', contentType: content.contentType, filename: content.filename, upload: this.upload(key, account.id, { mediaId, ...content }, now, release) };
+      } catch (error) {
+        release();
+        throw error;
+      }
+    }
+  }
+
+  private upload(key: string, accountId: string, content: MediaContent, now: number, release: () => void): MediaUpload {
+    // An uploader that never reports must not hold the others forever.
+    const timer = setTimeout(release, this.uploadReportTimeoutMs);
+    timer.unref();
+    let settled = false;
+    return {
+      content,
+      settle: async (ref) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (ref === null) return release();
+        const expiresAt = now + SENT_REF_TTL_MS;
+        this.remember(key, { ref, expiresAt, contentType: content.contentType, filename: content.filename });
+        release();
+        await this.repo.saveMediaRef(accountId, content.mediaId, ref, new Date(expiresAt));
+      },
+    };
+  }
+
   private remember(key: string, value: Cached): void {
     if (this.cache.size > 50_000) this.cache.clear();
     this.cache.set(key, value);
   }
+}
+
+function newSlot(): UploadSlot {
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  return { done, finish, waiters: 0 };
+}
+
+function missing(mediaId: string): MediaRef {
+  return { ok: false, result: { kind: 'rejected', code: 'media_missing', message: `media ${mediaId} no longer exists` } };
 }

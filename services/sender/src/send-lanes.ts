@@ -2,6 +2,7 @@ import { retryDelayMs, type SendFailure, type SendResult } from '@metronome/core
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
+import type { MediaUpload } from './media-refs.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
 export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error';
@@ -184,56 +185,98 @@ async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTar
   let firstPartStartedAt = 0;
   for (let index = target.partsSent; index < partCount; index++) {
     const firstOfClaim = index === target.partsSent;
-    const token = await takeToken(deps, ctx, target.chatId, firstOfClaim);
-    if (!token.go) {
-      await release(deps, ctx, target.chatId, token.chatWaitUntil ?? deps.clock.now());
-      return null;
-    }
-    if (windowClosed(deps, run)) {
-      stopWith(report, 'window');
-      await release(deps, ctx, target.chatId, deps.clock.now());
-      return null;
-    }
+    // The part before its pace slot: lanes waiting for one media upload are released together,
+    // and would go out back to back on slots reserved before the wait; reserving after it keeps
+    // them at the pace.
     let part: Awaited<ReturnType<typeof outgoingPart>>;
-    const startedAt = deps.clock.now();
     try {
       part = await outgoingPart(deps, ctx, index);
-      if (!run.firstSendAt && (await deps.repo.stampFirstSend(run.runId, new Date(startedAt)))) {
-        run.firstSendAt = new Date(startedAt);
-        deps.metrics.runStartLag.observe({ trigger: run.trigger }, Math.max(0, startedAt - run.scheduledAt.getTime()) / 1000);
-      }
     } catch (error) {
       // Nothing was handed to the platform: the target goes back to pending (best effort; if
       // the database is what failed, its lease expiring makes it `unknown`, never lost).
       await release(deps, ctx, target.chatId, deps.clock.now()).catch(() => undefined);
       throw error;
     }
-    if (firstOfClaim) firstPartStartedAt = startedAt;
+    // A lane that took a media's first upload and does not send hands it to the next lane.
+    const upload = 'failure' in part ? undefined : part.upload;
+    let result: SendResult;
+    const startedAt = deps.clock.now();
+    if ('failure' in part) {
+      // Nothing to send (media missing or its upload refused): no pace slot is spent on it.
+      result = part.failure;
+    } else {
+      const token = await takeToken(deps, ctx, target.chatId, firstOfClaim);
+      if (!token.go || windowClosed(deps, run)) {
+        if (token.go) stopWith(report, 'window');
+        await upload?.settle(null);
+        await release(deps, ctx, target.chatId, (!token.go && token.chatWaitUntil) || deps.clock.now());
+        return null;
+      }
+      const sendAt = deps.clock.now();
+      try {
+        if (!run.firstSendAt && (await deps.repo.stampFirstSend(run.runId, new Date(sendAt)))) {
+          run.firstSendAt = new Date(sendAt);
+          deps.metrics.runStartLag.observe({ trigger: run.trigger }, Math.max(0, sendAt - run.scheduledAt.getTime()) / 1000);
+        }
+      } catch (error) {
+        await upload?.settle(null).catch(() => undefined);
+        await release(deps, ctx, target.chatId, deps.clock.now()).catch(() => undefined);
+        throw error;
+      }
+      if (firstOfClaim) firstPartStartedAt = sendAt;
+      result = await ctx.transport.send(ctx.account, {
+        chatId: target.chatId,
+        part: part.part,
+        partIndex: index,
+        partCount,
+        idempotencyKey: `${run.runId}:${target.chatId}:${index}`,
+      });
+      if (upload) await reportUpload(deps, ctx, target.chatId, index, upload, result);
+    }
+    if (firstOfClaim && firstPartStartedAt === 0) firstPartStartedAt = startedAt;
     report.attempts++;
-    const result: SendResult =
-      'failure' in part
-        ? part.failure
-        : await ctx.transport.send(ctx.account, {
-            chatId: target.chatId,
-            part: part.part,
-            partIndex: index,
-            partCount,
-            idempotencyKey: `${run.runId}:${target.chatId}:${index}`,
-          });
     const next = await applyResult(deps, ctx, target, index, result, firstPartStartedAt);
     if (next !== 'next-part') return next === 'stop' ? null : next;
   }
   return null;
 }
 
-async function outgoingPart(deps: SenderDeps, ctx: LaneContext, index: number): Promise<{ part: OutgoingPart } | { failure: SendFailure }> {
+/**
+ * The part to send. On a platform that uploads media with a send, the first lane to need a
+ * media gets its content with `upload` (and must report the send's result through it).
+ */
+async function outgoingPart(
+  deps: SenderDeps,
+  ctx: LaneContext,
+  index: number,
+): Promise<{ part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure }> {
   const part = ctx.run.parts[index]!;
   if (part.type === 'text') return { part: { type: 'text', text: part.text } };
   const media = await deps.media.resolve(ctx.transport, ctx.account, part.mediaId, deps.clock.now());
   if (!media.ok) return { failure: media.result };
   return {
-    part: { type: 'media', mediaRef: media.ref, contentType: media.contentType, filename: media.filename, ...(part.caption ? { caption: part.caption } : {}) },
+    part: {
+      type: 'media',
+      mediaRef: media.ref,
+      contentType: media.contentType,
+      filename: media.filename,
+      ...(part.caption ? { caption: part.caption } : {}),
+      ...(media.upload ? { upload: media.upload.content } : {}),
+    },
+    ...(media.upload ? { upload: media.upload } : {}),
   };
+}
+
+/**
+ * Hands the outcome of a send that uploaded a media to the lanes waiting for it: the new
+ * reference when it was delivered with one, else nothing (the next waiting lane uploads).
+ */
+async function reportUpload(deps: SenderDeps, ctx: LaneContext, chatId: string, index: number, upload: MediaUpload, result: SendResult): Promise<void> {
+  const ref = result.kind === 'delivered' && result.mediaRef ? result.mediaRef : null;
+  await upload.settle(ref).catch((error: unknown) => {
+    // Only the write to PostgreSQL failed: this replica keeps the reference; another may upload again.
+    deps.logger.warn({ err: error, runId: ctx.run.runId, accountId: ctx.run.account.id, chatId, partIndex: index }, 'media reference not saved');
+  });
 }
 
 /**
@@ -318,6 +361,16 @@ async function applyResult(
       deps.metrics.sends.inc({ platform, result: 'unknown' });
       log.warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
       await deps.repo.settle(run.runId, target.chatId, token, { status: 'unknown', errorCode: result.code, errorMessage: result.message, countAttempt: true }, at);
+      return 'stop';
+    }
+    case 'chat-moved': {
+      // Not delivered: the chat lives under a new id. The target is renamed (here and in the
+      // campaign's targets) and due at once, no attempt counted; if the new id is already a
+      // target of this run, this one is skipped so that chat gets the message once.
+      deps.metrics.sends.inc({ platform, result: 'retry' });
+      const moved = await deps.repo.moveTarget(run.runId, run.campaignId, target.chatId, result.newChatId, token, result.code, at);
+      if (moved === 'lost') log.warn('chat moved, but the target lease was lost meanwhile: not renamed');
+      else log.info({ code: result.code, newChatId: result.newChatId, moved }, moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
       return 'stop';
     }
   }

@@ -419,4 +419,56 @@ export class SendRepository {
     if (!row || !row.bytes) return null;
     return { contentType: row.content_type, sha256: row.sha256, filename: row.filename, bytes: row.bytes };
   }
+
+  /**
+   * The platform moved a chat to a new id (a Telegram group upgraded to a supergroup). Only
+   * while `owner` holds the target's lease: the target is renamed to `newChatId` and goes back
+   * to `pending`, due at once, its attempts and delivered parts unchanged ('moved'); or, when
+   * `newChatId` already is a target of the run, it becomes `skipped` so that chat is not sent
+   * to twice ('skipped'). Either way the campaign's `targets` follow, so later runs use the new
+   * id. 'lost' when the lease was lost meanwhile (nothing changes).
+   */
+  async moveTarget(
+    runId: string,
+    campaignId: string,
+    chatId: string,
+    newChatId: string,
+    owner: string,
+    code: string,
+    now: Date,
+  ): Promise<'moved' | 'skipped' | 'lost'> {
+    const message = `chat moved to ${newChatId}`;
+    const result = await sql<{ moved: number; skipped: number }>`
+      with held as (
+        select chat_id, exists (select 1 from run_targets o where o.run_id = ${runId} and o.chat_id = ${newChatId}) as taken
+        from run_targets
+        where run_id = ${runId} and chat_id = ${chatId} and lease_owner = ${owner} and status = 'in_flight'
+        for update
+      ), moved as (
+        update run_targets t
+        set chat_id = ${newChatId}, status = 'pending', next_attempt_at = least(t.next_attempt_at, ${now}),
+          lease_owner = null, lease_expires_at = null, error_code = ${code}, error_message = ${`moved from ${chatId}`}, updated_at = ${now}
+        from held h
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and not h.taken
+        returning t.chat_id
+      ), skipped as (
+        update run_targets t
+        set status = 'skipped', lease_owner = null, lease_expires_at = null, error_code = ${code}, error_message = ${message}, updated_at = ${now}
+        from held h
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and h.taken
+        returning t.chat_id
+      ), campaign as (
+        update campaigns c
+        set targets = case when ${newChatId}::text = any(c.targets) then array_remove(c.targets, ${chatId}::text)
+          else array_replace(c.targets, ${chatId}::text, ${newChatId}::text) end,
+          updated_at = ${now}
+        where c.id = ${campaignId} and ${chatId}::text = any(c.targets) and exists (select 1 from held)
+        returning c.id
+      )
+      select (select count(*) from moved)::int as moved, (select count(*) from skipped)::int as skipped,
+        (select count(*) from campaign)::int as campaigns
+    `.execute(this.db);
+    const row = result.rows[0]!;
+    return row.moved > 0 ? 'moved' : row.skipped > 0 ? 'skipped' : 'lost';
+  }
 }

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import https from 'node:https';
+
+export interface BotApiClientOptions {
+  /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
+  baseUrl: string;
+  timeoutMs: number;
+  maxSockets?: number;
+}
+
+/** An answer from the Bot API: its HTTP status and parsed JSON body (null when it was not JSON). */
+export interface BotApiAnswer {
+  status: number;
+  body: Record<string, unknown> | null;
+}
+
+/** No answer. `written`: the request was fully written first, so Telegram may have acted on it. */
+export interface BotApiFailure {
+  failure: true;
+  code: string;
+  written: boolean;
+  message: string;
+}
+
+/** A bot token as BotFather issues it: `<bot id>:<secret>`. Anything else never reaches a URL. */
+const TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,200}$/;
+
+/** Whether `token` has the form of a bot token (and so cannot change the request's path). */
+export function isBotToken(token: unknown): token is string {
+  return typeof token === 'string' && TOKEN.test(token);
+}
+
+/** `${base}/bot${token}/${method}`, keeping any path of the base (a proxy may serve the API under one). */
+export function botApiUrl(base: URL, token: string, method: string): URL {
+  const dir = base.href.endsWith('/') ? base : new URL(base.href + '/');
+  // './' keeps `bot<id>:` from reading as a URL scheme.
+  return new URL(`./bot${token}/${encodeURIComponent(method)}`, dir);
+}
+
+/**
+ * Calls Bot API methods: POST `${base}/bot${token}/${method}`. Built on node:http rather than
+ * fetch for the same reason as the HTTP transport: whether a failed request was fully written
+ * decides between "not sent" and "maybe sent", and fetch does not tell.
+ *
+ * The token is part of every URL, so no URL is ever logged or put in a message, and any text
+ * this client returns has the token scrubbed from it.
+ */
+export class BotApiClient {
+  private readonly agent: http.Agent;
+  private readonly base: URL;
+
+  constructor(private readonly options: BotApiClientOptions) {
+    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
+    const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
+    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256 });
+  }
+
+  /** Calls `method` with a ready body (JSON or multipart). Never throws. */
+  call(token: string, method: string, body: { contentType: string; bytes: Buffer }): Promise<BotApiAnswer | BotApiFailure> {
+    if (!isBotToken(token)) {
+      return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
+    }
+    const url = botApiUrl(this.base, token, method);
+    const lib = url.protocol === 'https:' ? https : http;
+    const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
+    return new Promise((resolve) => {
+      let written = false;
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const done = (value: BotApiAnswer | BotApiFailure) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
+      let req: http.ClientRequest;
+      try {
+        req = lib.request(url, { method: 'POST', agent: this.agent, headers: { 'content-type': body.contentType, 'content-length': String(body.bytes.length) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            let parsed: Record<string, unknown> | null = null;
+            try {
+              const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+              if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
+            } catch {
+              parsed = null;
+            }
+            done({ status: res.statusCode ?? 0, body: parsed });
+          });
+          res.on('error', (e: NodeJS.ErrnoException) => {
+            written = true;
+            fail(e);
+          });
+        });
+      } catch (error) {
+        // node:http throws at once on a request it cannot make, with a message that may quote the URL
+        return fail(error as NodeJS.ErrnoException);
+      }
+      timer = setTimeout(() => {
+        done({ failure: true, code: 'timeout', written, message: `no answer within ${this.options.timeoutMs} ms` });
+        req.destroy();
+      }, this.options.timeoutMs);
+      req.on('finish', () => {
+        written = true;
+      });
+      req.on('error', fail);
+      req.end(body.bytes);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

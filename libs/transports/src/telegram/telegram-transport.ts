@@ -1,0 +1,95 @@
+import { classifyTransportFailure, type SendResult } from '@metronome/core';
+import type { OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import { BotApiClient, isBotToken } from './bot-api-client.js';
+import { mediaMethod, sentFileId } from './media-methods.js';
+import { multipartBody, type FormField } from './multipart.js';
+import { classifyBotApiError } from './telegram-errors.js';
+
+export interface TelegramTransportOptions {
+  /** TELEGRAM_API_URL */
+  baseUrl: string;
+  timeoutMs: number;
+  maxSockets?: number;
+}
+
+/**
+ * The Telegram Bot API (an account is a bot; credentials `{botToken}`). Text goes with
+ * sendMessage; media with sendPhoto / sendVideo / sendDocument by content type, uploaded
+ * (multipart) on its first send from a bot and sent by file_id afterwards: the Bot API has no
+ * upload-only call, so a file_id only ever comes back from a send (`mediaUpload: 'with-first-send'`).
+ * The Bot API has no idempotency key either: a send that fails after it was written is
+ * `ambiguous` (the target becomes `unknown`), never re-sent automatically.
+ */
+export class TelegramTransport implements Transport {
+  readonly platform = 'telegram' as const;
+  readonly mediaUpload = 'with-first-send' as const;
+  private readonly client: BotApiClient;
+
+  constructor(options: TelegramTransportOptions) {
+    this.client = new BotApiClient(options);
+  }
+
+  /** Not used: the sender uploads Telegram media with its first send (see `mediaUpload`). */
+  async prepareMedia(): Promise<PrepareResult> {
+    return { ok: false, result: { kind: 'rejected', code: 'upload_with_first_send', message: 'Telegram media is uploaded by its first send' } };
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    const token = account.credentials?.['botToken'];
+    if (!isBotToken(token)) {
+      return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
+    }
+    const { chatId, part } = message;
+    let method: string;
+    let body: { contentType: string; bytes: Buffer };
+    if (part.type === 'text') {
+      method = 'sendMessage';
+      body = json({ chat_id: chatId, text: part.text });
+    } else {
+      const m = mediaMethod(part.contentType);
+      method = m.method;
+      if (part.upload) {
+        const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
+        if (part.caption) fields.push({ name: 'caption', value: part.caption });
+        fields.push({ name: m.field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload.bytes });
+        body = multipartBody(fields);
+      } else {
+        body = json({ chat_id: chatId, [m.field]: part.mediaRef, ...(part.caption ? { caption: part.caption } : {}) });
+      }
+    }
+    const answer = await this.client.call(token, method, body);
+    if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
+    const reply = answer.body;
+    if (reply && reply['ok'] === true) {
+      const result = (reply['result'] && typeof reply['result'] === 'object' ? reply['result'] : {}) as Record<string, unknown>;
+      const id = result['message_id'];
+      const messageId = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
+      const fileId = part.type === 'media' && part.upload ? sentFileId(result) : null;
+      return fileId ? { kind: 'delivered', messageId, mediaRef: fileId } : { kind: 'delivered', messageId };
+    }
+    const errorCode = Number(reply?.['error_code']);
+    return classifyBotApiError(
+      {
+        // A 200 that is not ok (never seen) is judged by the error_code it carries, else as a bad gateway.
+        status: answer.status >= 200 && answer.status < 300 ? (Number.isInteger(errorCode) && errorCode >= 400 ? errorCode : 502) : answer.status,
+        description: typeof reply?.['description'] === 'string' ? reply['description'] : null,
+        parameters: reply?.['parameters'] && typeof reply['parameters'] === 'object' ? (reply['parameters'] as Record<string, unknown>) : null,
+      },
+      chatId,
+    );
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+}
+
+function json(value: Record<string, unknown>): { contentType: string; bytes: Buffer } {
+  return { contentType: 'application/json', bytes: Buffer.from(JSON.stringify(value)) };
+}
+
+/** Telegram shows a document's file name: give one with a fitting extension when the media has none. */
+function defaultFilename(contentType: string): string {
+  const sub = contentType.split(';')[0]!.split('/')[1]?.replace(/[^a-z0-9]/gi, '') ?? '';
+  return sub ? `file.${sub}` : 'file';
+}
