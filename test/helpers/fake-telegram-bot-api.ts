@@ -155,6 +155,11 @@ export class FakeTelegramBotApi {
     this.bot(token).failNext = { count, status };
   }
 
+  /** The bot's file_ids stop being accepted (as after Telegram drops a file): each is refused as a wrong file identifier. */
+  forgetFiles(token: string): void {
+    this.bot(token).files.clear();
+  }
+
   /** Uploads wait unanswered (not yet delivered) until `releaseUploads`. */
   holdUploads(): void {
     this.uploadGate ??= new Promise((resolve) => {

@@ -200,6 +200,22 @@ describe('messages and media', () => {
     expect(byRef[1]).toBeGreaterThanOrEqual(released + 1_000);
   });
 
+  test('a file_id Telegram no longer accepts is forgotten and the media uploaded again, not failed', async () => {
+    const bot = await seedBot({ groupConcurrency: 1 });
+    const mediaId = await h.seedMedia(bot.tenantId, randomBytes(1024), 'image/png');
+    const first = await seedRun(bot, [group(90)], [{ type: 'media', mediaId }]);
+    await driveRun(h, first);
+    fake.forgetFiles(bot.token);
+    const second = await seedRun(bot, [group(91), group(92)], [{ type: 'media', mediaId }]);
+    await driveRun(h, second);
+    expect((await h.run(second)).status).toBe('success');
+    expect(fake.refusals({ token: bot.token }).map((r) => r.status)).toEqual([400]);
+    // one upload per file_id's life: the first run's, then the one after it was refused
+    expect(fake.messages({ token: bot.token }).filter((m) => m.upload)).toHaveLength(2);
+    const refusedChat = (await h.targets(second)).find((t) => t.attempts === 2);
+    expect(refusedChat?.status).toBe('sent');
+  });
+
   test('when the uploading send fails, the next waiting lane uploads instead', async () => {
     const bot = await seedBot({ groupConcurrency: 3 });
     const mediaId = await h.seedMedia(bot.tenantId, randomBytes(4096), 'image/png');

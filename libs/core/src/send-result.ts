@@ -30,6 +30,13 @@ export type SendResult =
 export type SendFailure = Exclude<SendResult, { kind: 'delivered' }>;
 
 /**
+ * The code a transport gives a `rejected` send whose media reference the platform no longer
+ * accepts (a Telegram file_id it refuses): the sender forgets the reference and retries, which
+ * uploads the media again, instead of failing every later chat of that media.
+ */
+export const MEDIA_REF_INVALID = 'media_ref_invalid';
+
+/**
  * Classifies an HTTP-platform answer (status and parsed JSON body).
  * Unknown 4xx answers are treated as permanent: retrying a request the platform calls bad
  * cannot succeed, and failing loudly is safer than looping.

@@ -89,6 +89,13 @@ export class MediaRefs {
     return work;
   }
 
+  /** Forgets a reference the platform refused (here and in PostgreSQL): the next send uploads again. */
+  async forget(accountId: string, mediaId: string, ref: string): Promise<void> {
+    const key = `${accountId}:${mediaId}`;
+    if (this.cache.get(key)?.ref === ref) this.cache.delete(key);
+    await this.repo.forgetMediaRef(accountId, mediaId, ref);
+  }
+
   /** Lanes of this replica waiting for another lane's first send of this media (diagnostics). */
   waiting(accountId: string, mediaId: string): number {
     return this.uploads.get(`${accountId}:${mediaId}`)?.waiters ?? 0;

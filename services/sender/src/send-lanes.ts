@@ -1,4 +1,4 @@
-import { retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
+import { MEDIA_REF_INVALID, retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
@@ -232,6 +232,12 @@ async function sendTarget(deps: SenderDeps, ctx: LaneContext, target: ClaimedTar
         idempotencyKey: `${run.runId}:${target.chatId}:${index}`,
       });
       if (upload) await reportUpload(deps, ctx, target.chatId, index, upload, result);
+      const sent = run.parts[index]!;
+      if (result.kind === 'rejected' && result.code === MEDIA_REF_INVALID && part.part.type === 'media' && !upload && sent.type === 'media') {
+        // The platform no longer knows the reference: forget it and retry, which uploads again.
+        await deps.media.forget(ctx.account.id, sent.mediaId, part.part.mediaRef);
+        result = { kind: 'retriable', code: result.code, message: `${result.message} (reference forgotten: the media is uploaded again on the next attempt)` };
+      }
     }
     if (firstOfClaim && firstPartStartedAt === 0) firstPartStartedAt = startedAt;
     report.attempts++;

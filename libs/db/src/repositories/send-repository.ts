@@ -410,6 +410,11 @@ export class SendRepository {
       .execute();
   }
 
+  /** Drops a media reference the platform refused, unless another upload has replaced it meanwhile. */
+  async forgetMediaRef(accountId: string, mediaId: string, ref: string): Promise<void> {
+    await this.db.deleteFrom('media_uploads').where('account_id', '=', accountId).where('media_id', '=', mediaId).where('ref', '=', ref).execute();
+  }
+
   async mediaContent(mediaId: string): Promise<{ contentType: string; sha256: string; filename: string | null; bytes: Buffer } | null> {
     const row = await this.db
       .selectFrom('media')
