@@ -117,6 +117,32 @@ describe('accounts', () => {
     expect(fields(bad)).toEqual(['status']);
   });
 
+  test('PATCH credentials replaces a telegram bot token, sealed, and brings a disconnected bot back', async () => {
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'telegram', name: 'Bot', credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })).body.id;
+    await api.db.updateTable('accounts').set({ status: 'disconnected' }).where('id', '=', id).execute();
+    const botToken = '111:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
+    const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.status).toBe('active');
+    expect(JSON.stringify(patched.body)).not.toContain(botToken);
+    const row = await api.db.selectFrom('accounts').select('credentials').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(JSON.parse(open(row.credentials as Buffer, [api.config.secretsKey]).toString('utf8'))).toEqual({ botToken });
+    // an explicit status wins over the reconnect
+    const kept = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken }, status: 'disabled' });
+    expect(kept.body.status).toBe('disabled');
+    expect(fields(await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken: 'nope' } }))).toEqual(['credentials.botToken']);
+    expect((await call(api, 'PATCH', `/v1/accounts/${id}`, b.token, { credentials: { botToken } })).status).toBe(404);
+  });
+
+  test('PATCH credentials on an account of another platform is refused, naming the field', async () => {
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'h', externalId: 'h-cred' })).body.id;
+    const res = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken: '111:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' } });
+    expect(res.status).toBe(400);
+    expect(fields(res)).toEqual(['credentials']);
+    const row = await api.db.selectFrom('accounts').select('credentials').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.credentials).toBeNull();
+  });
+
   test("another tenant's account answers 404 exactly like a missing one", async () => {
     const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'mine', externalId: 'mine' })).body.id;
     const foreign = await call(api, 'GET', `/v1/accounts/${id}`, b.token);

@@ -35,6 +35,8 @@ export interface AccountChanges {
   status?: AccountStatus;
   maxSendPerMinute?: number | null;
   groupConcurrency?: number | null;
+  /** sealed; only ever replaced, never read back by the API */
+  credentials?: Buffer;
 }
 
 const COLUMNS = [
@@ -128,6 +130,7 @@ export class AccountRepository {
         ...(changes.status !== undefined && { status: changes.status }),
         ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
         ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
+        ...(changes.credentials !== undefined && { credentials: changes.credentials }),
         updated_at: now,
       })
       .where('id', '=', id);

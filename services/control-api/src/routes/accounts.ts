@@ -60,14 +60,23 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     {
       schema: {
         tags: ['accounts'],
-        summary: 'Change name, status or pace; a new pace applies from the next send, also to runs in progress',
+        summary: 'Change name, status, pace or (telegram) bot token; a new pace applies from the next send, also to runs in progress',
         params: idParams,
         body: patchAccountBody,
         response: { 200: account, ...errorResponses(404) },
       },
     },
     async (req) => {
-      const updated = await ctx.accounts.update(req.params.id, scopeOf(req.caller), req.body, ctx.now());
+      const { credentials, ...changes } = req.body;
+      let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
+      if (credentials) {
+        const current = await ctx.accounts.find(req.params.id, scopeOf(req.caller));
+        if (!current) throw notFound('account');
+        if (current.platform !== 'telegram') throw invalidField('credentials', `a ${current.platform} account takes no credentials`);
+        // A new token is how a disconnected bot (token revoked) comes back.
+        replaced = { credentials: seal(JSON.stringify({ botToken: credentials.botToken }), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
+      }
+      const updated = await ctx.accounts.update(req.params.id, scopeOf(req.caller), { ...replaced, ...changes }, ctx.now());
       if (!updated) throw notFound('account');
       return accountView(updated, defaults);
     },

@@ -12,6 +12,8 @@ const externalId = z
 const maxSendPerMinute = z.number().int().min(1).max(60_000);
 const groupConcurrency = z.number().int().min(1).max(50);
 
+const telegramCredentials = z.strictObject({ botToken: text(1, 256).regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'expected a Telegram bot token (123456:ABC…)') });
+
 const common = {
   name: text(1, 200),
   maxSendPerMinute: maxSendPerMinute.optional(),
@@ -24,7 +26,7 @@ export const createAccountBody = z.discriminatedUnion('platform', [
   z.strictObject({
     platform: z.literal('telegram'),
     externalId: externalId.optional(),
-    credentials: z.strictObject({ botToken: text(1, 256).regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'expected a Telegram bot token (123456:ABC…)') }),
+    credentials: telegramCredentials,
     ...common,
   }),
   z.strictObject({ platform: z.literal('whatsapp'), externalId: externalId.optional(), ...common }),
@@ -36,6 +38,9 @@ export const patchAccountBody = z.strictObject({
   status: z.enum(['active', 'disabled']).optional(),
   maxSendPerMinute: maxSendPerMinute.nullable().optional().describe('null: back to the default'),
   groupConcurrency: groupConcurrency.nullable().optional().describe('null: back to the default'),
+  credentials: telegramCredentials
+    .optional()
+    .describe('telegram accounts only: a new bot token (after /revoke); a disconnected account becomes active again unless `status` says otherwise'),
 });
 
 export const listAccountsQuery = z.object({ ...pageQuery });
