@@ -143,6 +143,18 @@ describe('accounts', () => {
     expect(row.credentials).toBeNull();
   });
 
+  test('a WhatsApp account is not made active by PATCH: only pairing does that (409 naming the pair route)', async () => {
+    const created = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Phone' });
+    expect(created.body.status).toBe('disconnected');
+    const res = await call(api, 'PATCH', `/v1/accounts/${created.body.id}`, a.token, { status: 'active' });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('conflict');
+    expect(res.body.error.message).toContain(`/v1/accounts/${created.body.id}/pair`);
+    expect((await call(api, 'GET', `/v1/accounts/${created.body.id}`, a.token)).body.status).toBe('disconnected');
+    // other changes still apply
+    expect((await call(api, 'PATCH', `/v1/accounts/${created.body.id}`, a.token, { name: 'Shop phone' })).body.name).toBe('Shop phone');
+  });
+
   test("another tenant's account answers 404 exactly like a missing one", async () => {
     const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'mine', externalId: 'mine' })).body.id;
     const foreign = await call(api, 'GET', `/v1/accounts/${id}`, b.token);

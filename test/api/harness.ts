@@ -44,6 +44,7 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
     port: 0,
     adminToken: ADMIN_TOKEN,
     secretsKey: Buffer.alloc(32, 7),
+    secretsKeyPrevious: null,
     developmentSecretsKey: false,
     minIntervalSeconds: 60,
     mediaMaxBytes: 16 * 1024 * 1024,

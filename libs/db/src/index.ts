@@ -27,3 +27,4 @@ export {
 } from './repositories/run-control-repository.js';
 export type { SentSettlement } from './repositories/send-repository.js';
 export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume } from './repositories/schedule-repository.js';
+export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } from './repositories/whatsapp-auth-repository.js';

@@ -138,6 +138,15 @@ export interface SchedulerLeaderTable {
   acquired_at: NullableTimestamp;
 }
 
+/** migrations/0003_whatsapp.sql: one sealed row per credential set or Signal key */
+export interface WhatsappAuthTable {
+  account_id: string;
+  kind: string;
+  key_id: string;
+  sealed: Buffer;
+  updated_at: Generated<Date>;
+}
+
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
@@ -148,6 +157,7 @@ export interface DB {
   run_targets: RunTargetsTable;
   run_events: RunEventsTable;
   scheduler_leader: SchedulerLeaderTable;
+  whatsapp_auth: WhatsappAuthTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

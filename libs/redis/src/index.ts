@@ -4,3 +4,4 @@ export { AccountLock, type LockResult } from './account-lock.js';
 export { AccountPace, type PaceReservation, type ChatPace } from './pace.js';
 export { LeaderLease } from './leader-lease.js';
 export { createRedis } from './connection.js';
+export { SocketLeases } from './socket-lease.js';

@@ -8,6 +8,9 @@ export function redisKeys(prefix: string) {
     /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
     chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
     schedulerLeader: `${prefix}:scheduler:leader`,
+    /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
+    socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
+    socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
   };
 }
 

@@ -1,3 +1,4 @@
 export type { Transport, TransportAccount, MediaContent, OutgoingMessage, OutgoingPart, PrepareResult } from './transport.js';
 export { HttpTransport, type HttpTransportOptions } from './http-transport.js';
 export { TelegramTransport, type TelegramTransportOptions } from './telegram/telegram-transport.js';
+export * from './whatsapp/index.js';

@@ -12,6 +12,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { eventRoutes } from './routes/events.js';
 import { mediaRoutes } from './routes/media.js';
+import { pairingRoutes } from './routes/pairing.js';
 import { operationRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
 import { tenantRoutes } from './routes/tenants.js';
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRequest', authenticate(ctx, new RateLimiter(ctx.config.rateLimitPerMinute, ctx.clock)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
+      await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(campaignRoutes, { ctx });
       await v1.register(runRoutes, { ctx });

@@ -16,6 +16,7 @@ const apiEnv = z
         return v;
       }),
     SECRETS_KEY: secretsKey,
+    SECRETS_KEY_PREVIOUS: secretsKey,
     MIN_INTERVAL_SECONDS: int(60, 1, 31_536_000),
     MEDIA_MAX_BYTES: int(16_777_216, 1, 1_073_741_824),
     DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
@@ -41,6 +42,8 @@ export interface ApiConfig {
   adminToken: string | null;
   /** encrypts account credentials at rest */
   secretsKey: Buffer;
+  /** the key before a rotation: only opens (a WhatsApp auth state sealed before the rotation) */
+  secretsKeyPrevious: Buffer | null;
   /** true when SECRETS_KEY was unset in development and the fixed development key is used */
   developmentSecretsKey: boolean;
   minIntervalSeconds: number;
@@ -63,6 +66,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     port: e.PORT,
     adminToken: e.ADMIN_TOKEN ?? null,
     secretsKey: e.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
+    secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,

@@ -5,6 +5,7 @@ import type { RunQueue } from '@metronome/queue';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
+import type { WhatsAppPairing } from './routes/pairing.js';
 
 /** What the composition root (server.ts) or a test hands to buildApp. The caller owns and closes them. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   logger: Logger;
   /** a fresh registry when omitted */
   metrics?: Metrics;
+  /** WhatsApp pairing (the socket pool); without it, pairing answers 409 */
+  whatsappPairing?: WhatsAppPairing;
 }
 
 /** Everything a route needs, built once per app. */

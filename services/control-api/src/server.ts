@@ -1,11 +1,14 @@
 // Composition root: config from the environment, connections, the app, listen, and a clean
 // stop on SIGTERM/SIGINT (in-flight requests finish, SSE streams end, connections close).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
-import { createDb, redactUrl } from '@metronome/db';
+import { createDb, redactUrl, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { baileysSocketFactory, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
 import { loadConfig, type ApiConfig } from './config.js';
 
@@ -31,7 +34,18 @@ async function main(): Promise<void> {
   // BullMQ re-emits the connection's errors, and prints them with console.error when nobody
   // listens; the redis listener above already logs them once, as JSON.
   queue.queue.on('error', () => undefined);
-  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger });
+  // Pairing sockets hold the same per-account lease as the senders' sockets.
+  const whatsapp = new WhatsAppSocketPool({
+    holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
+    auth: new WhatsAppAuthRepository(db),
+    secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
+    makeSocket: baileysSocketFactory,
+    clock: systemClock,
+    // Baileys logs every frame below warn
+    logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
+  });
+  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp });
 
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -46,6 +60,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'control-api stopping');
     (async () => {
       await app.close();
+      await whatsapp.close();
       await queue.close();
       await redis.quit();
       await db.destroy();

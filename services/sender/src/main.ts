@@ -1,11 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, systemClock, type Outcome } from '@metronome/core';
-import { createDb, SendRepository } from '@metronome/db';
+import { createDb, SendRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
-import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
-import { HttpTransport, TelegramTransport } from '@metronome/transports';
+import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
@@ -38,15 +40,33 @@ const queue = new RunQueue(redis, keys.queuePrefix);
 const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 
+// the current key seals and opens; the previous one only opens (key rotation)
+const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])];
+// WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
+const whatsapp = new WhatsAppTransport({
+  pool: new WhatsAppSocketPool({
+    holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    lease: new SocketLeases(scripts, keys),
+    auth: new WhatsAppAuthRepository(db),
+    secretsKeys,
+    makeSocket: baileysSocketFactory,
+    clock: systemClock,
+    // Baileys logs every frame below warn
+    logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),
+  }),
+  clock: systemClock,
+  logger: logger.child({ component: 'whatsapp' }),
+  timeoutMs: config.SEND_TIMEOUT_MS,
+});
+
 const deps: SenderDeps = {
   repo,
   lock: new AccountLock(scripts, keys),
   pace: new AccountPace(scripts, keys),
   queue,
-  transports: { http, telegram },
+  transports: { http, telegram, whatsapp },
   media: new MediaRefs(repo),
-  // the current key seals and opens; the previous one only opens (key rotation)
-  secretsKeys: [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])],
+  secretsKeys,
   clock: systemClock,
   logger,
   metrics,
@@ -122,6 +142,8 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'draining: finishing in-flight jobs');
   await worker.close();
+  // Sockets close and release their leases while Redis and PostgreSQL are still there.
+  await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
   await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');

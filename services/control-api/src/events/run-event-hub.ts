@@ -1,5 +1,5 @@
 import { notificationFor } from '@metronome/core';
-import { countRuns, type DB, type RunControlRepository, type RunStatus } from '@metronome/db';
+import { countRuns, type AccountStatus, type DB, type RunControlRepository, type RunStatus } from '@metronome/db';
 import type { Logger } from '@metronome/observability';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
@@ -19,10 +19,19 @@ export interface RunEvent {
   body: string;
 }
 
+/** An account status change (migrations/0003_whatsapp.sql notifies it on the same channel). */
+export interface AccountEvent {
+  tenantId: string;
+  accountId: string;
+  status: AccountStatus;
+}
+
 export interface Subscriber {
   /** null: every tenant (the operator) */
   tenantId: string | null;
   send(event: RunEvent): void;
+  /** account status changes, for subscribers that want them */
+  sendAccount?(event: AccountEvent): void;
   /** the hub is closing: end the stream */
   end(): void;
 }
@@ -135,6 +144,12 @@ export class RunEventHub {
   }
 
   private onNotification(payload: string | undefined): void {
+    const account = parseAccountNotice(payload);
+    if (account) {
+      // Nothing to dress and no replay id: account events go out as they come.
+      for (const s of this.subscribers) if (s.sendAccount && (s.tenantId === null || s.tenantId === account.tenantId)) s.sendAccount(account);
+      return;
+    }
     const notice = parseNotice(payload);
     if (!notice) {
       this.opts.logger.warn({ payload }, 'unreadable run event notification');
@@ -185,6 +200,16 @@ function parseNotice(payload: string | undefined): Notice | null {
     const v = JSON.parse(payload ?? '') as Partial<Record<keyof Notice, unknown>>;
     if (typeof v.id !== 'number' || typeof v.runId !== 'string' || typeof v.tenantId !== 'string' || typeof v.status !== 'string') return null;
     return { id: v.id, runId: v.runId, tenantId: v.tenantId, status: v.status as RunStatus };
+  } catch {
+    return null;
+  }
+}
+
+function parseAccountNotice(payload: string | undefined): AccountEvent | null {
+  try {
+    const v = JSON.parse(payload ?? '') as Record<string, unknown>;
+    if (v['type'] !== 'account' || typeof v['accountId'] !== 'string' || typeof v['tenantId'] !== 'string' || typeof v['status'] !== 'string') return null;
+    return { tenantId: v['tenantId'], accountId: v['accountId'], status: v['status'] as AccountStatus };
   } catch {
     return null;
   }

@@ -1,10 +1,15 @@
-import type { RunEvent } from './run-event-hub.js';
+import type { AccountEvent, RunEvent } from './run-event-hub.js';
 
 /** One `run` event in Server-Sent Events framing; `id` is the run_events id (Last-Event-ID). */
 export function formatRunEvent(e: RunEvent): string {
   const data = { runId: e.runId, campaignId: e.campaignId, status: e.status, counts: e.counts, title: e.title, body: e.body };
   // JSON.stringify never emits a raw newline, so the data fits on one `data:` line.
   return `id: ${e.id}\nevent: run\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** One `account` event: `{accountId, status}`. No id: account events are not replayed (GET the account instead). */
+export function formatAccountEvent(e: AccountEvent): string {
+  return `event: account\ndata: ${JSON.stringify({ accountId: e.accountId, status: e.status })}\n\n`;
 }
 
 /** A comment line: keeps proxies and load balancers from closing an idle stream. */

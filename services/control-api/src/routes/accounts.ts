@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
-import { invalidField, notFound } from '../errors.js';
+import { conflict, invalidField, notFound } from '../errors.js';
 import { accountPage, accountView, account, createAccountBody, listAccountsQuery, patchAccountBody, type CreateAccountBody } from '../schemas/accounts.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 
@@ -69,9 +69,13 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     async (req) => {
       const { credentials, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
-      if (credentials) {
-        const current = await ctx.accounts.find(req.params.id, scopeOf(req.caller));
-        if (!current) throw notFound('account');
+      const current = credentials || changes.status === 'active' ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
+      if ((credentials || changes.status === 'active') && !current) throw notFound('account');
+      // A disconnected WhatsApp account was logged out or never paired: only pairing brings it back.
+      if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
+        throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
+      }
+      if (credentials && current) {
         if (current.platform !== 'telegram') throw invalidField('credentials', `a ${current.platform} account takes no credentials`);
         // A new token is how a disconnected bot (token revoked) comes back.
         replaced = { credentials: seal(JSON.stringify({ botToken: credentials.botToken }), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };

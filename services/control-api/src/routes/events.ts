@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { RunEventHub, type RunEvent } from '../events/run-event-hub.js';
-import { formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
+import { RunEventHub, type AccountEvent, type RunEvent } from '../events/run-event-hub.js';
+import { formatAccountEvent, formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
 import { errorResponses } from '../schemas/common.js';
 
 export interface EventRoutesOptions {
@@ -27,7 +27,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
     {
       schema: {
         tags: ['events'],
-        summary: 'Server-Sent Events: `run` on every run status change; send Last-Event-ID to replay missed ones',
+        summary: 'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change',
         headers: z.object({ 'last-event-id': z.string().optional().describe('id of the last event received') }),
         response: { 200: z.string().describe('text/event-stream'), ...errorResponses() },
       },
@@ -42,9 +42,11 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
       };
       // Subscribe before replaying, buffering live events, so none falls between the two.
       let buffered: RunEvent[] | null = [];
+      let bufferedAccounts: AccountEvent[] | null = [];
       const unsubscribe = await hub.subscribe({
         tenantId,
         send: (e) => (buffered ? buffered.push(e) : write(formatRunEvent(e))),
+        sendAccount: (e) => (bufferedAccounts ? bufferedAccounts.push(e) : write(formatAccountEvent(e))),
         end: () => raw.end(),
       });
       reply.hijack();
@@ -60,6 +62,9 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
         'x-accel-buffering': 'no',
       });
       write('retry: 3000\n\n');
+      const accountsMeanwhile = bufferedAccounts;
+      bufferedAccounts = null;
+      for (const e of accountsMeanwhile) write(formatAccountEvent(e));
       try {
         const replayed = new Set<number>();
         const lastEventId = parseLastEventId(req.headers['last-event-id']);

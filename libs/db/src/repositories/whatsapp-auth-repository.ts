@@ -1,0 +1,73 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+/** One row of an account's WhatsApp auth state: sealed bytes, or null to delete it. */
+export interface WhatsAppAuthWrite {
+  kind: string;
+  keyId: string;
+  sealed: Buffer | null;
+}
+
+/** The row kind and key id that hold an account's credentials. */
+export const WHATSAPP_CREDS_KIND = 'creds';
+
+/**
+ * WhatsApp auth state as sealed bytes (migrations/0003_whatsapp.sql). It never sees plaintext:
+ * sealing and the Baileys serialisation happen in the transport.
+ */
+export class WhatsAppAuthRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** The sealed credentials, or null when the account has never been paired. */
+  async readCreds(accountId: string): Promise<Buffer | null> {
+    const row = await this.db
+      .selectFrom('whatsapp_auth')
+      .select('sealed')
+      .where('account_id', '=', accountId)
+      .where('kind', '=', WHATSAPP_CREDS_KIND)
+      .where('key_id', '=', '')
+      .executeTakeFirst();
+    return row?.sealed ?? null;
+  }
+
+  /** The sealed keys of one kind among `ids` (absent ids are missing from the map), in one statement. */
+  async readKeys(accountId: string, kind: string, ids: string[]): Promise<Map<string, Buffer>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('whatsapp_auth')
+      .select(['key_id', 'sealed'])
+      .where('account_id', '=', accountId)
+      .where('kind', '=', kind)
+      .where('key_id', '=', sql<string>`any(${ids}::text[])`)
+      .execute();
+    return new Map(rows.map((r) => [r.key_id, r.sealed]));
+  }
+
+  /**
+   * Writes and deletes many rows as one statement, so a key update is applied whole or not at
+   * all: a Signal session and the pre-key it consumed never disagree after a crash.
+   */
+  async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
+    if (rows.length === 0) return;
+    const kinds = rows.map((r) => r.kind);
+    const ids = rows.map((r) => r.keyId);
+    const sealed = rows.map((r) => r.sealed);
+    await sql`
+      with input as (
+        select * from unnest(${kinds}::text[], ${ids}::text[], ${sealed}::bytea[]) as t(kind, key_id, sealed)
+      ),
+      removed as (
+        delete from whatsapp_auth w using input i
+        where w.account_id = ${accountId}::uuid and w.kind = i.kind and w.key_id = i.key_id and i.sealed is null
+      )
+      insert into whatsapp_auth (account_id, kind, key_id, sealed, updated_at)
+      select ${accountId}::uuid, kind, key_id, sealed, ${now}::timestamptz from input where sealed is not null
+      on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
+    `.execute(this.db);
+  }
+
+  /** Forgets the account's whole auth state (a new pairing starts from fresh credentials). */
+  async clear(accountId: string): Promise<void> {
+    await this.db.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
+  }
+}

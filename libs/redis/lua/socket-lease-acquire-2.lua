@@ -1,0 +1,29 @@
+--[[
+  Takes the lease on an account's one live WhatsApp socket, or keeps it. When another holder
+  has it, records a hand-over request (the first asker keeps its place until it stops asking),
+  and a free lease with a pending request goes to the asker only.
+  KEYS[1] socket lease key
+  KEYS[2] hand-over request key
+  ARGV[1] holder id
+  ARGV[2] lease time to live, ms
+  ARGV[3] hand-over request time to live, ms
+  returns 1 when newly taken, 2 when already held by this id, 0 when busy (hand-over asked)
+]]
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 2
+end
+local asker = redis.call('GET', KEYS[2])
+if holder then
+  if not asker or asker == ARGV[1] then
+    redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
+  end
+  return 0
+end
+if asker and asker ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1

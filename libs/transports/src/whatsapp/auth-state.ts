@@ -1,0 +1,118 @@
+import { open, seal, type Clock } from '@metronome/core';
+import {
+  BufferJSON,
+  initAuthCreds,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+} from '@whiskeysockets/baileys';
+
+/** One row of an account's auth state: sealed bytes, or null to delete it. */
+export interface AuthRow {
+  kind: string;
+  keyId: string;
+  sealed: Buffer | null;
+}
+
+/**
+ * Where sealed auth state lives (PostgreSQL: `WhatsAppAuthRepository` of @metronome/db, which
+ * satisfies this). It stores bytes only: serialising and sealing happen here.
+ */
+export interface WhatsAppAuthStore {
+  readCreds(accountId: string): Promise<Buffer | null>;
+  readKeys(accountId: string, kind: string, ids: string[]): Promise<Map<string, Buffer>>;
+  /** applies every row in one statement: all or nothing */
+  write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
+  clear(accountId: string): Promise<void>;
+}
+
+const CREDS_KIND = 'creds';
+
+/** An account's live auth state: what a socket is given, and how its changes are saved. */
+export interface AuthHandle {
+  state: AuthenticationState;
+  /** Saves the credentials as they are now (after Baileys applied a `creds.update`). */
+  saveCreds(): Promise<void>;
+  /** Resolves once every write started so far is in PostgreSQL. */
+  flush(): Promise<void>;
+}
+
+/** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
+export function isPaired(creds: AuthenticationCreds): boolean {
+  return Boolean(creds.me?.id && creds.account);
+}
+
+/**
+ * Loads an account's auth state (or fresh credentials from `initAuthCreds()` when it has none,
+ * or when `fresh` is asked: a new pairing then replaces whatever was stored). Values are
+ * serialised with Baileys' BufferJSON and sealed with the first of `secretsKeys` (the others
+ * only open, for key rotation). Every key update is one write; writes of one account are
+ * applied in the order they were made, so an older snapshot never overwrites a newer one.
+ */
+export async function loadAuthState(
+  store: WhatsAppAuthStore,
+  accountId: string,
+  secretsKeys: Buffer[],
+  clock: Clock,
+  options: { fresh?: boolean } = {},
+): Promise<AuthHandle> {
+  const key = secretsKeys[0];
+  if (!key) throw new Error('no secrets key configured');
+  const encode = (value: unknown): Buffer => seal(JSON.stringify(value, BufferJSON.replacer), key);
+  const decode = <T>(sealed: Buffer): T => JSON.parse(open(sealed, secretsKeys).toString('utf8'), BufferJSON.reviver) as T;
+
+  let creds: AuthenticationCreds;
+  if (options.fresh) {
+    await store.clear(accountId);
+    creds = initAuthCreds();
+  } else {
+    const stored = await store.readCreds(accountId);
+    creds = stored ? decode<AuthenticationCreds>(stored) : initAuthCreds();
+  }
+
+  let chain: Promise<void> = Promise.resolve();
+  const enqueue = (rows: AuthRow[]): Promise<void> => {
+    const write = chain.then(() => store.write(accountId, rows, new Date(clock.now())));
+    // The chain survives a failed write (the caller sees the failure); the next one still runs.
+    chain = write.catch(() => undefined);
+    return write;
+  };
+
+  const keys: SignalKeyStore = {
+    get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
+      const rows = await store.readKeys(accountId, type, ids);
+      const out: { [id: string]: SignalDataTypeMap[T] } = {};
+      for (const [id, sealed] of rows) {
+        let value = decode<unknown>(sealed);
+        // Baileys keeps app-state keys as protobuf objects, which JSON does not rebuild.
+        if (type === 'app-state-sync-key' && value) value = proto.Message.AppStateSyncKeyData.fromObject(value as object);
+        out[id] = value as SignalDataTypeMap[T];
+      }
+      return out;
+    },
+    set: async (data: SignalDataSet) => {
+      const rows: AuthRow[] = [];
+      for (const [kind, entries] of Object.entries(data)) {
+        for (const [id, value] of Object.entries(entries ?? {})) rows.push({ kind, keyId: id, sealed: value ? encode(value) : null });
+      }
+      await enqueue(rows);
+    },
+    clear: async () => {
+      await chain;
+      await store.clear(accountId);
+    },
+  };
+
+  const state: AuthenticationState = { creds, keys };
+  const handle: AuthHandle = {
+    state,
+    saveCreds: () => enqueue([{ kind: CREDS_KIND, keyId: '', sealed: encode(state.creds) }]),
+    flush: () => chain,
+  };
+  // A new account's first credentials are stored at once, so its pairing can resume from them.
+  if (options.fresh) await handle.saveCreds();
+  return handle;
+}

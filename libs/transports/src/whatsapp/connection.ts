@@ -1,0 +1,46 @@
+import type { AuthHandle } from './auth-state.js';
+import type { WhatsAppFailure } from './classify.js';
+import type { WhatsAppSocket } from './socket.js';
+
+/** Why the pool could not give a socket. */
+export type SocketRefusal =
+  /** another replica holds the account's socket; it was asked to hand it over */
+  | { reason: 'busy' }
+  /** the account has no paired device (never paired, or a new pairing is under way) */
+  | { reason: 'not-paired' }
+  /** the socket closed before it opened (logged out, replaced, unreachable…) */
+  | { reason: 'connect-failed'; failure: WhatsAppFailure };
+
+/** One account's live socket on this replica, while this replica holds its lease. */
+export class Connection {
+  /** sends and uploads running on the socket now */
+  inFlight = 0;
+  /** another replica asked for the socket: no new use, close once in-flight work is done */
+  draining = false;
+  drainingSince = 0;
+  /** closed by this pool (hand-over, shutdown, a pairing that ended): its close event is expected */
+  disposed = false;
+  /** settles when the socket opened (null) or could not (why) */
+  readonly ready: Promise<SocketRefusal | null>;
+  private settle!: (value: SocketRefusal | null) => void;
+  private settled = false;
+
+  constructor(
+    readonly accountId: string,
+    readonly kind: 'send' | 'pair',
+    public socket: WhatsAppSocket,
+    readonly auth: AuthHandle,
+  ) {
+    this.ready = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  get isSettled(): boolean {
+    return this.settled;
+  }
+
+  resolveReady(value: SocketRefusal | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.settle(value);
+  }
+}

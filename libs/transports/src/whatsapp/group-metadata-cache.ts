@@ -1,0 +1,52 @@
+import type { Clock } from '@metronome/core';
+import type { GroupMetadata } from '@whiskeysockets/baileys';
+
+interface Cached {
+  value: GroupMetadata;
+  fetchedAt: number;
+}
+
+/**
+ * Group metadata (participants) per account, for Baileys' `cachedGroupMetadata`. Without it
+ * every message to a group asks the server for the group first, and those lookups are what
+ * usually earns an account `rate-overlimit`. Entries live `ttlMs` and are dropped as soon as
+ * the socket reports a change of the group, so a new member is never left out of a message.
+ */
+export class GroupMetadataCache {
+  private readonly entries = new Map<string, Cached>();
+  private readonly inFlight = new Map<string, Promise<GroupMetadata>>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs = 10 * 60_000,
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  /** The cached metadata, or `fetch`'s answer (one fetch at a time per group), remembered. */
+  async get(accountId: string, jid: string, fetch: (jid: string) => Promise<GroupMetadata>): Promise<GroupMetadata> {
+    const key = `${accountId} ${jid}`;
+    const hit = this.entries.get(key);
+    if (hit && this.clock.now() - hit.fetchedAt < this.ttlMs) return hit.value;
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const work = fetch(jid)
+      .then((value) => {
+        if (this.entries.size >= this.maxEntries) this.entries.clear();
+        this.entries.set(key, { value, fetchedAt: this.clock.now() });
+        return value;
+      })
+      .finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, work);
+    return work;
+  }
+
+  /** Forgets a group (its participants or settings changed). */
+  invalidate(accountId: string, jid: string): void {
+    this.entries.delete(`${accountId} ${jid}`);
+  }
+
+  /** Forgets every group of an account (its socket went to another replica, which may see changes we miss). */
+  forgetAccount(accountId: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(`${accountId} `)) this.entries.delete(key);
+  }
+}

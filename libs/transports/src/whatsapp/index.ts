@@ -1,0 +1,11 @@
+export { WhatsAppTransport, type WhatsAppTransportOptions } from './whatsapp-transport.js';
+export { WhatsAppSocketPool, type WhatsAppSocketPoolOptions } from './socket-pool.js';
+export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './pairing.js';
+export type { SocketLease } from './socket-lease.js';
+export type { SocketRefusal } from './connection.js';
+export { baileysSocketFactory, type WhatsAppSocket, type WhatsAppSocketConfig, type WhatsAppSocketFactory, type WhatsAppSocketEvents } from './socket.js';
+export { loadAuthState, isPaired, type WhatsAppAuthStore, type AuthRow, type AuthHandle } from './auth-state.js';
+export { classifyWhatsAppFailure, failureOf, overlimitWaitMs, DEFAULT_OVERLIMIT_BACKOFF, type WhatsAppFailure, type OverlimitBackoff } from './classify.js';
+export { whatsappMessageId, chatJid } from './addressing.js';
+export { mediaMessage, mediaKind } from './media.js';
+export { GroupMetadataCache } from './group-metadata-cache.js';

@@ -1,0 +1,361 @@
+import type { Clock } from '@metronome/core';
+import { makeCacheableSignalKeyStore, type GroupMetadata } from '@whiskeysockets/baileys';
+import { isPaired, loadAuthState, type AuthHandle, type WhatsAppAuthStore } from './auth-state.js';
+import { failureOf, type WhatsAppFailure } from './classify.js';
+import { Connection, type SocketRefusal } from './connection.js';
+import { GroupMetadataCache } from './group-metadata-cache.js';
+import type { SocketLease } from './socket-lease.js';
+import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
+import type { WhatsAppLogger, WhatsAppSocket, WhatsAppSocketEvents, WhatsAppSocketFactory } from './socket.js';
+import { deferred, delay } from './timers.js';
+
+export interface WhatsAppSocketPoolOptions {
+  /** this replica's name on the lease (unique per process) */
+  holderId: string;
+  lease: SocketLease;
+  auth: WhatsAppAuthStore;
+  /** SECRETS_KEY first (seals and opens), then retired keys (open only) */
+  secretsKeys: Buffer[];
+  makeSocket: WhatsAppSocketFactory;
+  clock: Clock;
+  logger: WhatsAppLogger;
+  /** how long the lease outlives its last renewal, ms */
+  leaseTtlMs?: number;
+  /** how often leases are renewed and hand-over requests looked for, ms */
+  renewEveryMs?: number;
+  /** the longest a hand-over waits for in-flight work before the socket closes anyway, ms */
+  drainMaxMs?: number;
+  connectTimeoutMs?: number;
+  queryTimeoutMs?: number;
+  groupCacheTtlMs?: number;
+  /** how long a pairing QR is offered (Baileys' first QR lives 60 s; later ones are not shown), ms */
+  qrTtlMs?: number;
+  /** how long a pairing code is offered, ms */
+  pairingCodeTtlMs?: number;
+}
+
+interface PairingState {
+  hooks: PairingHooks;
+  timer: NodeJS.Timeout | null;
+  ended: boolean;
+  /** `pair` has answered: from here on, the pairing's end is reported through `hooks` */
+  started: boolean;
+}
+
+/**
+ * The WhatsApp sockets of one replica: at most one per account across the cluster (a Redis
+ * lease, renewed while the socket is open and handed over on request), opened on first use and
+ * kept across jobs. Lives in the transport library, with the lease injected, so the sender
+ * (sending) and the control API (pairing) share one implementation of the rule.
+ */
+export class WhatsAppSocketPool {
+  private readonly connections = new Map<string, Connection>();
+  private readonly connecting = new Map<string, Promise<Connection | SocketRefusal>>();
+  private readonly pairings = new Map<Connection, PairingState>();
+  private readonly groups: GroupMetadataCache;
+  private readonly timer: NodeJS.Timeout;
+  private renewing = false;
+  private closed = false;
+  private readonly leaseTtlMs: number;
+  private readonly connectTimeoutMs: number;
+
+  constructor(private readonly o: WhatsAppSocketPoolOptions) {
+    this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
+    this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
+    this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
+    this.timer.unref();
+  }
+
+  /**
+   * Runs `work` on the account's open socket, connecting it first when this replica may (the
+   * lease is free). Refused, without running `work`, when another replica holds the socket (it
+   * is asked to hand over), the account is not paired, or the socket does not open.
+   */
+  async use<T>(accountId: string, work: (socket: WhatsAppSocket) => Promise<T>): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
+    const got = await this.acquire(accountId);
+    if (!(got instanceof Connection)) return { ok: false, ...got };
+    got.inFlight++;
+    try {
+      return { ok: true, value: await work(got.socket) };
+    } finally {
+      got.inFlight--;
+      if (got.draining && got.inFlight === 0) void this.dispose(got, 'handed over');
+    }
+  }
+
+  /** Whether this replica has the account's socket open now. */
+  isOpen(accountId: string): boolean {
+    const c = this.connections.get(accountId);
+    return c !== undefined && c.isSettled && !c.disposed;
+  }
+
+  /**
+   * Pairs the account as a new linked device: takes its socket lease (asking the holder to hand
+   * over, waiting up to `handoverWaitMs`), starts from fresh credentials, and resolves with the
+   * first QR payload, or with a pairing code when a phone number is given. The pairing then
+   * goes on in the background until `hooks` tell how it ended.
+   */
+  async pair(accountId: string, request: PairingRequest, hooks: PairingHooks): Promise<PairingStart> {
+    if (this.closed) throw new PairingError('closed', 'shutting down');
+    // A pairing or send socket of this account here is replaced: it will not report an end.
+    const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
+    if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
+    await this.takeLease(accountId, request.handoverWaitMs ?? 15_000);
+
+    let auth: AuthHandle;
+    try {
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true });
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
+    const firstQr = deferred<string>();
+    const conn = this.open(accountId, 'pair', auth, firstQr.resolve);
+    const state: PairingState = { hooks, timer: null, ended: false, started: false };
+    this.pairings.set(conn, state);
+    const timer = delay(this.connectTimeoutMs);
+    const first = await Promise.race([firstQr.promise.then((qr) => ({ qr })), conn.ready, timer.promise.then(() => 'timeout' as const)]);
+    timer.cancel();
+    if (first === 'timeout' || first === null || !('qr' in first)) {
+      const why = first === 'timeout' ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms` : first === null ? 'opened without pairing' : describeRefusal(first);
+      state.ended = true;
+      await this.dispose(conn, 'pairing could not start');
+      throw new PairingError('unreachable', `could not start pairing: ${why}`);
+    }
+    let pairingCode: string | undefined;
+    if (request.phoneNumber) {
+      try {
+        pairingCode = await conn.socket.requestPairingCode(request.phoneNumber);
+      } catch (error) {
+        state.ended = true;
+        await this.dispose(conn, 'pairing code refused');
+        throw new PairingError('unreachable', `could not get a pairing code: ${failureOf(error).message}`);
+      }
+    }
+    const ttlMs = request.ttlMs ?? (pairingCode ? (this.o.pairingCodeTtlMs ?? 180_000) : (this.o.qrTtlMs ?? 60_000));
+    state.timer = setTimeout(() => {
+      if (!isPaired(conn.auth.state.creds)) void this.endPairing(conn, { code: 'pairing_expired', message: 'the QR or pairing code was not used in time' });
+    }, ttlMs);
+    state.timer.unref();
+    state.started = true;
+    return { ...(pairingCode ? { pairingCode } : { qr: first.qr }), expiresAt: new Date(this.o.clock.now() + ttlMs) };
+  }
+
+  /** Ends every socket and releases its lease; pairings under way end (`onEnded`, code `shutdown`). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await Promise.allSettled([...this.connecting.values()]);
+    await Promise.allSettled(
+      [...this.connections.values()].map((c) =>
+        this.pairings.has(c) ? this.endPairing(c, { code: 'shutdown', message: 'the service stopped during pairing' }) : this.dispose(c, 'shutdown'),
+      ),
+    );
+  }
+
+  private acquire(accountId: string): Promise<Connection | SocketRefusal> {
+    if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
+    const existing = this.connections.get(accountId);
+    if (existing) {
+      if (existing.draining || existing.kind === 'pair') return Promise.resolve({ reason: 'busy' });
+      return existing.ready.then((r) => r ?? existing);
+    }
+    let pending = this.connecting.get(accountId);
+    if (!pending) {
+      pending = this.connect(accountId).finally(() => this.connecting.delete(accountId));
+      this.connecting.set(accountId, pending);
+    }
+    return pending;
+  }
+
+  private async connect(accountId: string): Promise<Connection | SocketRefusal> {
+    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
+    if (lease === 'busy') return { reason: 'busy' };
+    let auth: AuthHandle;
+    try {
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock);
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
+    if (!isPaired(auth.state.creds)) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      return { reason: 'not-paired' };
+    }
+    const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }));
+    const timeout = delay(this.connectTimeoutMs);
+    void timeout.promise.then(() =>
+      conn.resolveReady({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 408, message: `not connected within ${this.connectTimeoutMs} ms` } }),
+    );
+    const refusal = await conn.ready;
+    timeout.cancel();
+    if (refusal) {
+      await this.dispose(conn, 'did not open');
+      return refusal;
+    }
+    return conn;
+  }
+
+  /** Creates the account's socket, holding its lease, and follows its events. */
+  private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void): Connection {
+    const socket = this.makeSocket(accountId, auth);
+    const conn = new Connection(accountId, kind, socket, auth);
+    this.connections.set(accountId, conn);
+    this.follow(conn, socket, onQr);
+    return conn;
+  }
+
+  private makeSocket(accountId: string, auth: AuthHandle): WhatsAppSocket {
+    const logger = this.o.logger.child({ accountId });
+    let socket: WhatsAppSocket | null = null;
+    socket = this.o.makeSocket(accountId, {
+      // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
+      auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
+      cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
+      logger,
+      connectTimeoutMs: this.connectTimeoutMs,
+      defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
+    });
+    return socket;
+  }
+
+  private follow(conn: Connection, socket: WhatsAppSocket, onQr: (qr: string) => void): void {
+    const on = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) =>
+      socket.ev.on(event, (arg) => {
+        // A pairing replaces its socket after the phone accepted: the old one's events are history.
+        if (conn.socket === socket) listener(arg);
+      });
+    on('creds.update', (update) => {
+      Object.assign(conn.auth.state.creds, update);
+      conn.auth.saveCreds().catch((err: unknown) => this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp credentials not saved'));
+    });
+    on('groups.update', (updates) => {
+      for (const g of updates) if (g.id) this.groups.invalidate(conn.accountId, g.id);
+    });
+    on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
+    on('connection.update', (update) => {
+      if (update.qr) onQr(update.qr);
+      if (update.connection === 'open') this.opened(conn);
+      if (update.connection === 'close') this.closedByServer(conn, update.lastDisconnect?.error);
+    });
+  }
+
+  private opened(conn: Connection): void {
+    conn.resolveReady(null);
+    if (this.pairings.has(conn)) void this.paired(conn);
+  }
+
+  private closedByServer(conn: Connection, error: Error | undefined): void {
+    if (conn.disposed) return;
+    const failure: WhatsAppFailure = error ? failureOf(error) : { source: 'connection', statusCode: 428, message: 'connection closed' };
+    const pairing = this.pairings.get(conn);
+    // After the phone accepts, WhatsApp closes the first connection (restart required) and the
+    // device connects again with its new credentials.
+    if (pairing && !pairing.ended && isPaired(conn.auth.state.creds) && failure.source === 'connection' && failure.statusCode === 515) {
+      conn.socket = this.makeSocket(conn.accountId, conn.auth);
+      this.follow(conn, conn.socket, () => undefined);
+      const reconnect = setTimeout(() => {
+        if (!conn.isSettled) void this.endPairing(conn, { code: 'connection_closed', message: 'paired, but the connection did not open again' });
+      }, this.connectTimeoutMs);
+      reconnect.unref();
+      return;
+    }
+    if (pairing) {
+      // Before `pair` answered, it sees the failure and cleans up itself.
+      if (!pairing.started) conn.resolveReady({ reason: 'connect-failed', failure });
+      else void this.endPairing(conn, { code: pairingEndCode(failure), message: failure.message });
+      return;
+    }
+    if (!conn.isSettled) {
+      conn.resolveReady({ reason: 'connect-failed', failure });
+      return;
+    }
+    this.o.logger.warn({ accountId: conn.accountId, failure }, 'whatsapp connection closed');
+    void this.dispose(conn, 'closed by the server');
+  }
+
+  private async paired(conn: Connection): Promise<void> {
+    const state = this.pairings.get(conn);
+    if (!state || state.ended) return;
+    state.ended = true;
+    if (state.timer) clearTimeout(state.timer);
+    try {
+      await conn.auth.flush();
+      await state.hooks.onPaired();
+    } catch (err) {
+      this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp pairing: could not record success');
+    }
+    // Pairing is done here; a sender opens its own socket when it first needs the account.
+    await this.dispose(conn, 'paired');
+  }
+
+  private async endPairing(conn: Connection, reason: { code: string; message: string }): Promise<void> {
+    const state = this.pairings.get(conn);
+    if (state && !state.ended) {
+      state.ended = true;
+      await state.hooks.onEnded(reason).catch((err: unknown) => this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp pairing: could not record its end'));
+    }
+    await this.dispose(conn, reason.code);
+  }
+
+  /** Closes a socket, waits for its writes, then lets the lease go: the next holder never overlaps it. */
+  private async dispose(conn: Connection, why: string): Promise<void> {
+    if (conn.disposed) return;
+    conn.disposed = true;
+    conn.resolveReady({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: why } });
+    const state = this.pairings.get(conn);
+    if (state) {
+      state.ended = true;
+      if (state.timer) clearTimeout(state.timer);
+      this.pairings.delete(conn);
+    }
+    if (this.connections.get(conn.accountId) === conn) this.connections.delete(conn.accountId);
+    this.groups.forgetAccount(conn.accountId);
+    try {
+      await conn.socket.end(undefined);
+    } catch (err) {
+      this.o.logger.warn({ err, accountId: conn.accountId }, 'whatsapp socket did not end cleanly');
+    }
+    await conn.auth.flush().catch(() => undefined);
+    await this.o.lease.release(conn.accountId, this.o.holderId).catch(() => undefined);
+    this.o.logger.debug({ accountId: conn.accountId, why }, 'whatsapp socket closed');
+  }
+
+  /** Keeps every lease, and hands a socket over when another replica asked for it. */
+  private async renewAll(): Promise<void> {
+    if (this.renewing || this.closed) return;
+    this.renewing = true;
+    try {
+      for (const conn of [...this.connections.values()]) {
+        if (conn.disposed) continue;
+        const r = await this.o.lease.renew(conn.accountId, this.o.holderId, this.leaseTtlMs).catch(() => 'unknown' as const);
+        if (r === 'lost') {
+          // Another replica may be opening its socket: close ours at once.
+          this.o.logger.warn({ accountId: conn.accountId }, 'whatsapp socket lease lost: closing the socket');
+          void (this.pairings.has(conn) ? this.endPairing(conn, { code: 'lease_lost', message: 'another replica took the account' }) : this.dispose(conn, 'lease lost'));
+          continue;
+        }
+        if (r === 'handover' && !conn.draining) {
+          conn.draining = true;
+          conn.drainingSince = Date.now();
+          // A pairing asked to hand over is superseded by a newer one elsewhere: no end to report.
+          if (this.pairings.has(conn)) this.pairings.get(conn)!.ended = true;
+        }
+        if (conn.draining && (conn.inFlight === 0 || Date.now() - conn.drainingSince > (this.o.drainMaxMs ?? 30_000))) void this.dispose(conn, 'handed over');
+      }
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private async takeLease(accountId: string, waitMs: number): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if ((await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs)) !== 'busy') return;
+      if (Date.now() >= deadline) throw new PairingError('busy', 'another replica holds the account connection and did not hand it over in time');
+      const pause = delay(Math.min(250, Math.max(10, (this.o.renewEveryMs ?? 2_000) / 4)));
+      await pause.promise;
+    }
+  }
+}

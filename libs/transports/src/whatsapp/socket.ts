@@ -1,0 +1,65 @@
+import makeWASocket, {
+  Browsers,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type ConnectionState,
+  type GroupMetadata,
+  type SocketConfig,
+  type WASocket,
+} from '@whiskeysockets/baileys';
+
+/** The logger Baileys takes (a pino logger satisfies it). */
+export type WhatsAppLogger = SocketConfig['logger'];
+
+/** The events of a Baileys socket this module listens to. */
+export interface WhatsAppSocketEvents {
+  'connection.update': Partial<ConnectionState>;
+  'creds.update': Partial<AuthenticationCreds>;
+  'groups.update': Partial<GroupMetadata>[];
+  'group-participants.update': { id: string };
+}
+
+/**
+ * The part of a Baileys socket (`makeWASocket`'s result) that Metronome uses. The real socket
+ * satisfies it (the compiler checks `baileysSocketFactory` below); tests pass a fake network.
+ */
+export interface WhatsAppSocket {
+  ev: {
+    on<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
+    off<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
+  };
+  user: { id: string } | undefined;
+  sendMessage: WASocket['sendMessage'];
+  relayMessage: WASocket['relayMessage'];
+  groupMetadata: WASocket['groupMetadata'];
+  requestPairingCode: WASocket['requestPairingCode'];
+  waUploadToServer: WASocket['waUploadToServer'];
+  end(error: Error | undefined): Promise<void> | void;
+  logout(msg?: string): Promise<void>;
+}
+
+/** What a socket is built from: the account's auth state, the group cache, a quiet logger. */
+export interface WhatsAppSocketConfig {
+  auth: AuthenticationState;
+  cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>;
+  logger: WhatsAppLogger;
+  connectTimeoutMs: number;
+  defaultQueryTimeoutMs: number;
+}
+
+/** Opens a socket (real: `makeWASocket`; tests: a fake). The account id is for fakes and logs only. */
+export type WhatsAppSocketFactory = (accountId: string, config: WhatsAppSocketConfig) => WhatsAppSocket;
+
+/** The real thing: a Baileys socket to WhatsApp's servers. */
+export const baileysSocketFactory: WhatsAppSocketFactory = (_accountId, config) =>
+  makeWASocket({
+    ...config,
+    browser: Browsers.ubuntu('Metronome'),
+    // Broadcasting needs no history; syncing it costs bandwidth and server round trips.
+    syncFullHistory: false,
+    shouldSyncHistoryMessage: () => false,
+    // The operator's phone keeps receiving notifications while Metronome is connected.
+    markOnlineOnConnect: false,
+    // Link previews would make the sender fetch arbitrary URLs found in message texts.
+    generateHighQualityLinkPreview: false,
+  });

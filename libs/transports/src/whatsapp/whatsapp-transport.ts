@@ -1,0 +1,119 @@
+import type { Clock, SendFailure, SendResult } from '@metronome/core';
+import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
+import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import { chatJid, whatsappMessageId } from './addressing.js';
+import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
+import type { SocketRefusal } from './connection.js';
+import { mediaMessage, prepareMedia } from './media.js';
+import type { WhatsAppLogger, WhatsAppSocket } from './socket.js';
+import type { WhatsAppSocketPool } from './socket-pool.js';
+
+export interface WhatsAppTransportOptions {
+  /** the replica's sockets; the transport owns it and closes it */
+  pool: WhatsAppSocketPool;
+  clock: Clock;
+  logger: WhatsAppLogger;
+  /** SEND_TIMEOUT_MS: a send handed to the socket and not answered by then is `unknown` */
+  timeoutMs: number;
+  /** how long an upload may take, ms */
+  uploadTimeoutMs?: number;
+  /** how long a prepared media is reused before it is uploaded again (default 24 h) */
+  mediaRefTtlMs?: number;
+  /** how soon a job that found the socket on another replica tries again, ms */
+  handoverRetryMs?: number;
+  overlimitBackoff?: OverlimitBackoff;
+  /** the media upload; default: the socket's own `waUploadToServer` */
+  upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
+}
+
+type Attempt = { failure: WhatsAppFailure | null };
+
+/**
+ * WhatsApp through Baileys. Each send reuses the account's one socket (see WhatsAppSocketPool),
+ * carries a message id derived from the idempotency key, and every answer becomes a SendResult
+ * (classify.ts). `rate-overlimit` backs the account off for longer each time it repeats; the
+ * streak is kept in memory per account (a replica restart starts it again at the first step)
+ * and ends with the next delivery.
+ */
+export class WhatsAppTransport implements Transport {
+  readonly platform = 'whatsapp' as const;
+  private readonly overlimitStreak = new Map<string, number>();
+
+  constructor(private readonly o: WhatsAppTransportOptions) {}
+
+  async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
+    const used = await this.o.pool.use(account.id, async (socket): Promise<{ ref: string } | { failure: WhatsAppFailure }> => {
+      try {
+        const upload = this.o.upload?.(socket) ?? socket.waUploadToServer;
+        return { ref: await prepareMedia(media, upload, this.o.logger, this.o.uploadTimeoutMs ?? 120_000) };
+      } catch (error) {
+        return { failure: failureOf(error) };
+      }
+    });
+    if (!used.ok) return { ok: false, result: this.refused(account.id, used) };
+    if ('failure' in used.value) {
+      const result = this.failed(account.id, used.value.failure);
+      // An upload is never ambiguous in effect: a repeated upload only costs bandwidth.
+      return { ok: false, result: result.kind === 'ambiguous' ? { kind: 'retriable', code: result.code, message: result.message } : result };
+    }
+    return { ok: true, ref: used.value.ref, expiresAt: new Date(this.o.clock.now() + (this.o.mediaRefTtlMs ?? 24 * 3_600_000)) };
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    const jid = chatJid(message.chatId);
+    if (!jid) return { kind: 'rejected', code: 'chat_not_found', message: 'not a WhatsApp chat id (expected a JID or a phone number in international format)' };
+    const part = message.part;
+    const media = part.type === 'media' ? mediaMessage(part.mediaRef, part.caption) : null;
+    if (part.type === 'media' && !media) return { kind: 'rejected', code: 'media_ref_invalid', message: 'the prepared media reference is not readable' };
+    const messageId = whatsappMessageId(message.idempotencyKey);
+
+    // The timeout starts when the message is handed to the socket: connecting is not sending.
+    let handedOver!: () => void;
+    const handed = new Promise<void>((resolve) => (handedOver = resolve));
+    const attempt = this.o.pool.use(account.id, async (socket): Promise<Attempt> => {
+      try {
+        const sending = part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId });
+        handedOver();
+        await sending;
+        return { failure: null };
+      } catch (error) {
+        return { failure: failureOf(error) };
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = handed.then(() => new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.o.timeoutMs))));
+    const outcome = await Promise.race([attempt, timeout]);
+    clearTimeout(timer);
+
+    if (outcome === 'timeout') return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was handed to the socket` });
+    if (!outcome.ok) return this.refused(account.id, outcome);
+    if (outcome.value.failure) return this.failed(account.id, outcome.value.failure);
+    this.overlimitStreak.delete(account.id);
+    return { kind: 'delivered', messageId };
+  }
+
+  async close(): Promise<void> {
+    await this.o.pool.close();
+  }
+
+  private failed(accountId: string, failure: WhatsAppFailure): SendFailure {
+    let streak = this.overlimitStreak.get(accountId) ?? 0;
+    if (isOverlimit(failure)) this.overlimitStreak.set(accountId, ++streak);
+    return classifyWhatsAppFailure(failure, streak, this.o.overlimitBackoff ?? DEFAULT_OVERLIMIT_BACKOFF);
+  }
+
+  private refused(accountId: string, refusal: SocketRefusal): SendFailure {
+    switch (refusal.reason) {
+      case 'busy':
+        // Not the platform's wait: the socket is being handed over from another replica.
+        return { kind: 'account-wait', code: 'socket_handover', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
+      case 'not-paired':
+        return { kind: 'account-unavailable', code: 'not_paired', message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair' };
+      case 'connect-failed': {
+        const result = this.failed(accountId, refusal.failure);
+        // Nothing was handed to the socket: a failed connection is never ambiguous.
+        return result.kind === 'ambiguous' ? { kind: 'retriable', code: result.code, message: result.message } : result;
+      }
+    }
+  }
+}

@@ -1,0 +1,329 @@
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import type { Clock } from '@metronome/core';
+import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents, WhatsAppSocketFactory } from '@metronome/transports';
+import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto } from '@whiskeysockets/baileys';
+
+/**
+ * A FAKE WhatsApp: no network, no WhatsApp server. It stands where Baileys' socket would
+ * (`makeWASocket`), speaks the same object API and answers as WhatsApp does — QR payloads
+ * built from the socket's own credentials, pair-success followed by "restart required", group
+ * lookups through `cachedGroupMetadata`, errors shaped like Baileys' (Boom, codes in `data` or
+ * `output.statusCode`), a second connection of one device replacing the first — and records
+ * what reached it, with fault switches for tests.
+ */
+
+export type FakeFault = 'rate-overlimit' | 'logged-out' | 'connection-closed' | 'timeout-after-handover';
+
+/** A message as the fake server received it. */
+export interface FakeMessage {
+  accountId: string;
+  socketId: number;
+  jid: string;
+  messageId: string;
+  /** what the message said: its text, or the media message (imageMessage…, with caption) */
+  content: { text: string } | proto.IMessage;
+  at: number;
+}
+
+export interface FakeUpload {
+  accountId: string;
+  mediaType: string;
+  fileEncSha256B64: string;
+  bytes: number;
+  at: number;
+}
+
+/** Error objects in Boom's shape, as Baileys throws them. */
+export function fakeBoom(message: string, opts: { statusCode?: number; data?: unknown }): Error {
+  const statusCode = opts.statusCode ?? 500;
+  return Object.assign(new Error(message), {
+    isBoom: true,
+    data: opts.data ?? null,
+    output: { statusCode, payload: { statusCode, error: 'Error', message }, headers: {} },
+  });
+}
+
+export class FakeWhatsAppNetwork {
+  readonly messages: FakeMessage[] = [];
+  readonly uploads: FakeUpload[] = [];
+  readonly groupLookups: { accountId: string; jid: string }[] = [];
+  readonly sockets: FakeWhatsAppSocket[] = [];
+  /** every time a device connected while another connection of it was open (the server replaced one) */
+  readonly replacements: { accountId: string; at: number }[] = [];
+  readonly groups = new Map<string, GroupMetadata>();
+  /** every connection opening and closing, in order */
+  readonly timeline: { accountId: string; socketId: number; event: 'open' | 'close' }[] = [];
+  /** devices the phone logged out: they cannot connect again until paired anew */
+  readonly loggedOut = new Set<string>();
+  private readonly faults = new Map<string, FakeFault[]>();
+  private readonly gates = new Map<string, Promise<void>>();
+  private readonly everOpen = new Set<FakeWhatsAppSocket>();
+  private readonly overlimit = new Map<string, number>();
+  private readonly openByAccount = new Map<string, FakeWhatsAppSocket>();
+  private nextSocketId = 1;
+
+  constructor(readonly clock: Clock) {}
+
+  /** The factory to hand to the socket pool in place of `makeWASocket`. */
+  readonly factory: WhatsAppSocketFactory = (accountId, config) => {
+    const socket = new FakeWhatsAppSocket(this, accountId, this.nextSocketId++, config);
+    this.sockets.push(socket);
+    return socket;
+  };
+
+  /** A group the fake server knows, with its participants. */
+  addGroup(jid: string, participants: string[]): void {
+    this.groups.set(jid, { id: jid, subject: jid, owner: undefined, participants: participants.map((id) => ({ id })) });
+  }
+
+  /** The next sends or lookups of the account fail this way (each fault once). */
+  failNext(accountId: string, ...faults: FakeFault[]): void {
+    this.faults.set(accountId, [...(this.faults.get(accountId) ?? []), ...faults]);
+  }
+
+  /** The account's next fault, consumed only when `applies` to where it would strike. */
+  /** Every lookup and send of the account is refused with `rate-overlimit` until `until` (fake clock, ms). */
+  overlimitUntil(accountId: string, until: number): void {
+    this.overlimit.set(accountId, until);
+  }
+
+  isOverlimit(accountId: string): boolean {
+    return (this.overlimit.get(accountId) ?? 0) > this.clock.now();
+  }
+
+  takeFault(accountId: string, applies: (fault: FakeFault) => boolean): FakeFault | undefined {
+    if (this.isOverlimit(accountId)) return 'rate-overlimit';
+    const queue = this.faults.get(accountId);
+    if (!queue?.length || !applies(queue[0]!)) return undefined;
+    return queue.shift();
+  }
+
+  /** The socket of the account that is open now, if any. */
+  openSocket(accountId: string): FakeWhatsAppSocket | undefined {
+    return this.openByAccount.get(accountId);
+  }
+
+  opened(socket: FakeWhatsAppSocket): void {
+    this.everOpen.add(socket);
+    this.timeline.push({ accountId: socket.accountId, socketId: socket.id, event: 'open' });
+    const older = this.openByAccount.get(socket.accountId);
+    this.openByAccount.set(socket.accountId, socket);
+    if (older && older !== socket && !older.closed) {
+      // What WhatsApp does when a device connects twice: the older connection is closed.
+      this.replacements.push({ accountId: socket.accountId, at: this.clock.now() });
+      older.drop(fakeBoom('Stream Errored (conflict)', { statusCode: DisconnectReason.connectionReplaced }));
+    }
+  }
+
+  closed(socket: FakeWhatsAppSocket): void {
+    if (this.everOpen.delete(socket)) this.timeline.push({ accountId: socket.accountId, socketId: socket.id, event: 'close' });
+    if (this.openByAccount.get(socket.accountId) === socket) this.openByAccount.delete(socket.accountId);
+  }
+
+  /**
+   * The operator scans the QR (or types the code) on the phone: the server sends pair-success
+   * to the account's pairing socket, which stores its new identity, then asks it to restart.
+   */
+  completePairing(accountId: string, phoneNumber = '60123456789'): void {
+    const socket = [...this.sockets].reverse().find((s) => s.accountId === accountId && s.offeredQr && !s.closed);
+    if (!socket) throw new Error(`no pairing socket of ${accountId} is waiting`);
+    socket.pairSuccess(phoneNumber);
+  }
+
+  /** The most connections of the account that were ever open at once (the server allows one). */
+  maxOpenAtOnce(accountId: string): number {
+    let open = 0;
+    let max = 0;
+    for (const e of this.timeline) {
+      if (e.accountId !== accountId) continue;
+      open += e.event === 'open' ? 1 : -1;
+      max = Math.max(max, open);
+    }
+    return max;
+  }
+
+  /** Holds every send of the account after it reached the server, until the returned function is called. */
+  holdSends(accountId: string): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    this.gates.set(accountId, gate);
+    return () => {
+      this.gates.delete(accountId);
+      release();
+    };
+  }
+
+  gate(accountId: string): Promise<void> | undefined {
+    return this.gates.get(accountId);
+  }
+
+  /** Messages that reached the fake server for one chat, in arrival order. */
+  messagesTo(jid: string): FakeMessage[] {
+    return this.messages.filter((m) => m.jid === jid);
+  }
+}
+
+export class FakeWhatsAppSocket implements WhatsAppSocket {
+  readonly ev: WhatsAppSocket['ev'];
+  user: { id: string } | undefined = undefined;
+  closed = false;
+  offeredQr = false;
+  private readonly emitter = new EventEmitter();
+
+  constructor(
+    private readonly network: FakeWhatsAppNetwork,
+    readonly accountId: string,
+    readonly id: number,
+    private readonly config: WhatsAppSocketConfig,
+  ) {
+    this.emitter.setMaxListeners(100);
+    this.ev = {
+      on: (event, listener) => void this.emitter.on(event, listener as (arg: unknown) => void),
+      off: (event, listener) => void this.emitter.off(event, listener as (arg: unknown) => void),
+    };
+    // As Baileys does: every credentials update is applied to the auth state it was given.
+    this.ev.on('creds.update', (update) => Object.assign(this.config.auth.creds, update));
+    setImmediate(() => void this.connect());
+  }
+
+  private emit<E extends keyof WhatsAppSocketEvents>(event: E, arg: WhatsAppSocketEvents[E]): void {
+    this.emitter.emit(event, arg);
+  }
+
+  private get creds() {
+    return this.config.auth.creds;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    this.emit('connection.update', { connection: 'connecting' });
+    const paired = Boolean(this.creds.me?.id && this.creds.account);
+    if (!paired) {
+      // The server offers pairing refs; the QR payload carries this device's public keys.
+      this.offeredQr = true;
+      const qr = buildPairingQRData(
+        `2@${randomBytes(16).toString('base64')}`,
+        Buffer.from(this.creds.noiseKey.public).toString('base64'),
+        Buffer.from(this.creds.signedIdentityKey.public).toString('base64'),
+        this.creds.advSecretKey,
+        Browsers.ubuntu('Metronome'),
+      );
+      this.emit('connection.update', { qr });
+      return;
+    }
+    if (this.network.loggedOut.has(this.accountId)) {
+      this.drop(fakeBoom('Connection Failure', { statusCode: DisconnectReason.loggedOut, data: { reason: '401' } }));
+      return;
+    }
+    this.user = { id: this.creds.me!.id };
+    this.network.opened(this);
+    // Baileys stores the device list of its own user on login, through the key store.
+    await this.config.auth.keys.set({ 'device-list': { [this.creds.me!.id.split(/[:@]/)[0]!]: ['0'] } });
+    this.emit('creds.update', { me: { ...this.creds.me!, lid: `${this.id}99@lid` } });
+    this.emit('connection.update', { connection: 'open' });
+  }
+
+  pairSuccess(phoneNumber: string): void {
+    this.emit('creds.update', {
+      me: { id: jidEncode(phoneNumber, 's.whatsapp.net', 7), name: 'Operator' },
+      account: { details: randomBytes(32), accountSignatureKey: randomBytes(32), accountSignature: randomBytes(64), deviceSignature: randomBytes(64) },
+      platform: 'android',
+    });
+    this.emit('connection.update', { isNewLogin: true, qr: undefined });
+    this.network.loggedOut.delete(this.accountId);
+    this.drop(fakeBoom('Stream Errored (restart required)', { statusCode: DisconnectReason.restartRequired }));
+  }
+
+  /** The server closed the connection with `error`. */
+  drop(error: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.network.closed(this);
+    this.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date(this.network.clock.now()) } });
+  }
+
+  private assertOpen(): void {
+    if (this.closed || this.network.openSocket(this.accountId) !== this) throw fakeBoom('Connection Closed', { statusCode: DisconnectReason.connectionClosed });
+  }
+
+  /** Applies the next fault switched on for this account, if any, before the server answers. */
+  private fault(phase: 'lookup' | 'send'): 'hang' | undefined {
+    // A missing acknowledgement strikes a message, not a group lookup.
+    const fault = this.network.takeFault(this.accountId, (f) => phase === 'send' || f !== 'timeout-after-handover');
+    if (!fault) return undefined;
+    switch (fault) {
+      case 'rate-overlimit':
+        throw fakeBoom('rate-overlimit', { data: 429 });
+      case 'logged-out': {
+        const error = fakeBoom('Connection Failure', { statusCode: DisconnectReason.loggedOut, data: { reason: '401' } });
+        this.network.loggedOut.add(this.accountId);
+        this.drop(error);
+        throw error;
+      }
+      case 'connection-closed':
+        this.drop(fakeBoom('Connection Closed', { statusCode: DisconnectReason.connectionClosed }));
+        throw fakeBoom('Connection Closed', { statusCode: DisconnectReason.connectionClosed });
+      case 'timeout-after-handover':
+        return 'hang';
+    }
+  }
+
+  async groupMetadata(jid: string): Promise<GroupMetadata> {
+    this.assertOpen();
+    this.network.groupLookups.push({ accountId: this.accountId, jid });
+    this.fault('lookup');
+    const group = this.network.groups.get(jid);
+    if (!group) throw fakeBoom('item-not-found', { data: 404 });
+    return structuredClone(group);
+  }
+
+  sendMessage: WhatsAppSocket['sendMessage'] = async (jid, content, options) => {
+    const text = (content as Extract<AnyMessageContent, { text: string }>).text;
+    await this.deliver(jid, { text }, options?.messageId);
+    return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } };
+  };
+
+  relayMessage: WhatsAppSocket['relayMessage'] = async (jid, message, options) => {
+    await this.deliver(jid, message, options.messageId);
+    return options.messageId!;
+  };
+
+  private async deliver(jid: string, content: FakeMessage['content'], messageId: string | undefined): Promise<void> {
+    this.assertOpen();
+    if (!messageId) throw new Error('the fake network expects every message to carry its id');
+    // As Baileys' relayMessage: a group message needs the group's participants first.
+    if (jid.endsWith('@g.us')) (await this.config.cachedGroupMetadata(jid)) ?? (await this.groupMetadata(jid));
+    const hang = this.fault('send');
+    this.assertOpen();
+    this.network.messages.push({ accountId: this.accountId, socketId: this.id, jid, messageId, content, at: this.network.clock.now() });
+    // The server has the message, but its acknowledgement never comes back.
+    if (hang) await new Promise(() => undefined);
+    await this.network.gate(this.accountId);
+  }
+
+  requestPairingCode: WhatsAppSocket['requestPairingCode'] = async (phoneNumber) => {
+    const code = bytesToCrockford(randomBytes(5));
+    // As Baileys: the number becomes the device's `me` before the phone confirms.
+    this.emit('creds.update', { pairingCode: code, me: { id: jidEncode(phoneNumber, 's.whatsapp.net'), name: '~' } });
+    return code;
+  };
+
+  waUploadToServer: WhatsAppSocket['waUploadToServer'] = async (encFilePath, opts) => {
+    this.assertOpen();
+    const size = (await stat(encFilePath)).size;
+    this.network.uploads.push({ accountId: this.accountId, mediaType: opts.mediaType, fileEncSha256B64: opts.fileEncSha256B64, bytes: size, at: this.network.clock.now() });
+    const path = `/v/t62.7118-24/${Buffer.from(opts.fileEncSha256B64, 'base64').toString('hex').slice(0, 24)}.enc`;
+    return { mediaUrl: `https://mmg.fake-whatsapp.invalid${path}`, directPath: path };
+  };
+
+  async end(error: Error | undefined): Promise<void> {
+    this.drop(error ?? fakeBoom('Connection Closed', { statusCode: DisconnectReason.connectionClosed }));
+  }
+
+  async logout(): Promise<void> {
+    this.network.loggedOut.add(this.accountId);
+    this.drop(fakeBoom('Intentional Logout', { statusCode: DisconnectReason.loggedOut }));
+  }
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { ManualClock } from '@metronome/core';
+import { WhatsAppAuthRepository } from '@metronome/db';
+import { createRedis, redisKeys } from '@metronome/redis';
+import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { Redis } from 'ioredis';
+import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
+import { createTestDatabase, eventually, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { insertWhatsAppAccount, makePool, seedPairedAuth, socketLeases } from './whatsapp-setup.js';
+
+// One live WhatsApp socket per account across the cluster: two replicas' pools share one Redis
+// and one FAKE WhatsApp network, which records every connection and replaces an older one
+// when a device connects twice (as WhatsApp does). Handing over must never make it do that.
+
+const KEYS = [randomBytes(32)];
+let tdb: TestDatabase;
+let redis: Redis;
+let prefix: string;
+let auth: WhatsAppAuthRepository;
+const clock = new ManualClock(Date.parse('2026-06-01T09:00:00Z'));
+let network: FakeWhatsAppNetwork;
+let a: WhatsAppSocketPool;
+let b: WhatsAppSocketPool;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase('wa_sockets');
+  redis = createRedis(REDIS_URL, 'test-wa-sockets');
+  auth = new WhatsAppAuthRepository(tdb.db);
+});
+beforeEach(() => {
+  prefix = uniquePrefix('wa');
+  network = new FakeWhatsAppNetwork(clock);
+  const leases = socketLeases(redis, prefix);
+  a = makePool(network, leases, auth, KEYS, clock);
+  b = makePool(network, leases, auth, KEYS, clock);
+});
+afterEach(async () => {
+  await Promise.all([a.close(), b.close()]);
+});
+afterAll(async () => {
+  await redis.quit();
+  await tdb.drop();
+});
+
+async function pairedAccount(): Promise<string> {
+  const { accountId } = await insertWhatsAppAccount(tdb.db);
+  await seedPairedAuth(auth, accountId, KEYS, clock);
+  return accountId;
+}
+
+const say = (text: string, id: string) => (s: Parameters<Parameters<WhatsAppSocketPool['use']>[1]>[0]) => s.sendMessage('60111111111@s.whatsapp.net', { text }, { messageId: id });
+
+test('a socket is opened once and kept across uses, holding the lease', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('one', 'M1'))).ok).toBe(true);
+  expect((await a.use(accountId, say('two', 'M2'))).ok).toBe(true);
+  expect(network.sockets.filter((s) => s.accountId === accountId)).toHaveLength(1);
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).not.toBeNull();
+  expect(network.messages.map((m) => m.messageId)).toEqual(['M1', 'M2']);
+});
+
+test('another replica is refused while the socket is held, asks for it, and gets it without overlap', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('from a', 'A1'))).ok).toBe(true);
+  // A send in flight on a while b asks: a finishes it before closing.
+  const release = network.holdSends(accountId);
+  const inFlight = a.use(accountId, say('in flight', 'A2'));
+  await eventually('the in-flight send reached the server', async () => network.messages.some((m) => m.messageId === 'A2'), 5_000, 5);
+  const refused = await b.use(accountId, say('from b', 'B1'));
+  expect(refused).toEqual({ ok: false, reason: 'busy' });
+  expect(await redis.get(redisKeys(prefix).socketHandover(accountId))).not.toBeNull();
+  expect(a.isOpen(accountId)).toBe(true);
+  release();
+  expect((await inFlight).ok).toBe(true);
+
+  // b's job comes back later (here: polls) and finds the socket handed over.
+  const got = await eventually('b gets the socket', async () => {
+    const r = await b.use(accountId, say('from b', 'B1'));
+    return r.ok ? r : null;
+  }, 5_000, 10);
+  expect(got.ok).toBe(true);
+  expect(a.isOpen(accountId)).toBe(false);
+  expect(b.isOpen(accountId)).toBe(true);
+  expect(network.maxOpenAtOnce(accountId)).toBe(1);
+  expect(network.replacements).toEqual([]);
+  expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'A2', 'B1']);
+  const [first, second] = network.sockets.filter((s) => s.accountId === accountId);
+  expect(network.timeline.filter((e) => e.accountId === accountId).map((e) => `${e.event}:${e.socketId === first!.id ? 'a' : e.socketId === second!.id ? 'b' : '?'}`)).toEqual([
+    'open:a',
+    'close:a',
+    'open:b',
+  ]);
+});
+
+test('a holder that lost its lease closes its socket at once', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('hi', 'L1'))).ok).toBe(true);
+  await redis.set(redisKeys(prefix).socketLease(accountId), 'another-replica', 'PX', 5_000);
+  await eventually('a closed its socket', async () => !a.isOpen(accountId) && !network.openSocket(accountId), 5_000, 10);
+  // the lease is not a's to release: the other holder keeps it
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBe('another-replica');
+});
+
+test('closing a pool closes its sockets and releases their leases', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('hi', 'C1'))).ok).toBe(true);
+  await a.close();
+  expect(network.openSocket(accountId)).toBeUndefined();
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBeNull();
+  expect((await b.use(accountId, say('after', 'C2'))).ok).toBe(true);
+  expect(network.maxOpenAtOnce(accountId)).toBe(1);
+});
+
+test('an account that was never paired is refused without connecting', async () => {
+  const { accountId } = await insertWhatsAppAccount(tdb.db);
+  expect(await a.use(accountId, say('x', 'N1'))).toEqual({ ok: false, reason: 'not-paired' });
+  expect(network.sockets).toHaveLength(0);
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBeNull();
+});
+
+test('a logged-out device is refused with the server’s reason, and its lease let go', async () => {
+  const accountId = await pairedAccount();
+  network.loggedOut.add(accountId);
+  const r = await a.use(accountId, say('x', 'O1'));
+  expect(r).toMatchObject({ ok: false, reason: 'connect-failed', failure: { source: 'connection', statusCode: 401 } });
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBeNull();
+});
