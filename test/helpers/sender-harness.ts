@@ -202,3 +202,20 @@ export async function startSenderHarness(
   };
   return h;
 }
+
+/**
+ * Runs a run's jobs one after another, moving the clock to each continuation's due time, until
+ * the run leaves queued/running. A run whose next job is missing fails loudly.
+ */
+export async function driveRun(h: SenderHarness, runId: string, maxJobs = 200): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < maxJobs; i++) {
+    outcomes.push(await h.runJob(runId));
+    const run = await h.run(runId);
+    if (run.status !== 'queued' && run.status !== 'running') return outcomes;
+    const job = await h.deps.queue.queue.getJob(run.job_id!);
+    if (!job) throw new Error(`run ${runId} is ${run.status} but its job ${run.job_id} is missing`);
+    h.clock.advance(job.opts.delay ?? 0);
+  }
+  throw new Error(`run ${runId} still open after ${maxJobs} jobs: ${outcomes.join(',')}`);
+}

@@ -1,23 +1,9 @@
-import type { Outcome } from '@metronome/core';
-import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import { driveRun as drive, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The sender's job on real PostgreSQL, Redis and sandbox, one job at a time on a manual clock.
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
 
-/** Runs the run's jobs until it leaves queued/running, moving the clock to each continuation's due time. */
-async function drive(h: SenderHarness, runId: string, maxJobs = 200): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  for (let i = 0; i < maxJobs; i++) {
-    outcomes.push(await h.runJob(runId));
-    const run = await h.run(runId);
-    if (run.status !== 'queued' && run.status !== 'running') return outcomes;
-    const job = await h.deps.queue.queue.getJob(run.job_id!);
-    expect(job).toBeTruthy();
-    h.clock.advance(job!.opts.delay ?? 0);
-  }
-  throw new Error(`run ${runId} still open after ${maxJobs} jobs: ${outcomes.join(',')}`);
-}
 
 interface Msg {
   chatId: string;

@@ -1,5 +1,4 @@
-import type { Outcome } from '@metronome/core';
-import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import { driveRun as drive, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // Per-chat pace (platforms such as Telegram limit each group as well as the account) and the
 // jitter between the parts of one chat, on real PostgreSQL, Redis and sandbox, manual clock.
@@ -12,17 +11,6 @@ interface Msg {
   receivedAt: number;
 }
 
-async function drive(h: SenderHarness, runId: string, maxJobs = 50): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  for (let i = 0; i < maxJobs; i++) {
-    outcomes.push(await h.runJob(runId));
-    const run = await h.run(runId);
-    if (run.status !== 'queued' && run.status !== 'running') return outcomes;
-    const job = await h.deps.queue.queue.getJob(run.job_id!);
-    h.clock.advance(job!.opts.delay ?? 0);
-  }
-  throw new Error(`run ${runId} still open after ${maxJobs} jobs: ${outcomes.join(',')}`);
-}
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 

@@ -22,7 +22,7 @@
  */
 import type { Outcome } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
-import type { SenderHarness } from '../helpers/sender-harness.js';
+import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
 
 export interface ConformanceAccount {
   tenantId: string;
@@ -47,19 +47,6 @@ export interface ConformancePlatform {
   injectAccountWait(account: ConformanceAccount, seconds: number): Promise<void>;
   injectChatWait(account: ConformanceAccount, chatId: string, seconds: number): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Runs a run's jobs one after another, moving the clock to each continuation, until the run ends. */
-export async function driveRun(h: SenderHarness, runId: string, maxJobs = 100): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  for (let i = 0; i < maxJobs; i++) {
-    outcomes.push(await h.runJob(runId));
-    const run = await h.run(runId);
-    if (run.status !== 'queued' && run.status !== 'running') return outcomes;
-    const job = await h.deps.queue.queue.getJob(run.job_id!);
-    h.clock.advance(job!.opts.delay ?? 0);
-  }
-  throw new Error(`run ${runId} still open after ${maxJobs} jobs: ${outcomes.join(',')}`);
 }
 
 const text = (t: string): MessagePart => ({ type: 'text', text: t });

@@ -7,9 +7,8 @@ import { createLogger } from '@metronome/observability';
 import { TelegramTransport } from '@metronome/transports';
 import { MediaRefs } from '../../services/sender/src/media-refs.js';
 import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
-import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { eventually } from '../helpers/test-env.js';
-import { driveRun } from './conformance.js';
 
 // The Telegram transport driven by the real sender job (real PostgreSQL and Redis, manual
 // clock) against a fake of the Bot API: uploads, waits, migrations, chat and account errors.

@@ -2,8 +2,8 @@ import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
 import { whatsappMessageId, WhatsAppTransport } from '@metronome/transports';
 import type { proto } from '@whiskeysockets/baileys';
+import { driveRun } from '../helpers/sender-harness.js';
 import { eventually } from '../helpers/test-env.js';
-import { driveRun } from './conformance.js';
 import { makePool, quietLogger, startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';
 
 // Sending through the real sender job (real PostgreSQL and Redis, manual clock) and the real
