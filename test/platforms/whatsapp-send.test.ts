@@ -179,6 +179,8 @@ test("a job on another replica waits for the account's socket to be handed over:
     clock: w.h.clock,
     logger: quietLogger,
     timeoutMs: 300,
+    // asks for the socket at once (the patience before asking is the next test)
+    handoverPatienceMs: 0,
   });
   const runId = await w.h.seedRun({ tenantId, accountId, targets: [chat!], parts: [text('from replica b')] });
   w.h.deps.transports['whatsapp'] = replicaB;
@@ -201,4 +203,42 @@ test("a job on another replica waits for the account's socket to be handed over:
   ]);
   expect(w.network.maxOpenAtOnce(accountId)).toBe(1);
   expect(w.network.replacements).toEqual([]);
+});
+
+test("a job on a replica without the account's socket is left to the socket's holder, and only asks for the socket once patience runs out", async () => {
+  const { tenantId, accountId } = await account();
+  const chats = groups(300, 1);
+  // another replica has the account's socket open (its pool shares the lease and the network)
+  const other = makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock);
+  try {
+    expect((await other.use(accountId, async () => 'opened')).ok).toBe(true);
+    const runId = await w.h.seedRun({ tenantId, accountId, targets: chats, parts: [text('hi')] });
+
+    // Left to the holder: re-delayed, nothing claimed or counted, no account wait, no hand-over asked.
+    expect(await w.h.runJob(runId)).toBe('lock-busy');
+    const [target] = await w.h.targets(runId);
+    expect(target).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await blockedUntil(accountId)).blocked_until).toBeNull();
+    expect(await w.h.redis.get(w.keys.socketHandover(accountId))).toBeNull();
+    expect(other.isOpen(accountId)).toBe(true);
+    const job = await w.h.deps.queue.queue.getJob((await w.h.run(runId)).job_id!);
+    expect(job!.opts.delay).toBeGreaterThanOrEqual(500);
+    expect(job!.opts.delay).toBeLessThanOrEqual(750);
+
+    // Still within patience: left again.
+    w.h.clock.advance(5_000);
+    expect(await w.h.runJob(runId)).toBe('lock-busy');
+    expect(await w.h.redis.get(w.keys.socketHandover(accountId))).toBeNull();
+
+    // Patience over: this replica asks, the holder hands over, the run is sent from here.
+    w.h.clock.advance(5_000);
+    await driveRun(w.h, runId);
+    expect((await w.h.run(runId)).status).toBe('success');
+    expect(w.pool.isOpen(accountId)).toBe(true);
+    expect(other.isOpen(accountId)).toBe(false);
+    expect(w.network.maxOpenAtOnce(accountId)).toBe(1);
+    expect(w.network.replacements.filter((r) => r.accountId === accountId)).toEqual([]);
+  } finally {
+    await other.close();
+  }
 });

@@ -27,6 +27,12 @@ export class SocketLeases {
     return r === 1 ? 'held' : r === 2 ? 'handover' : 'lost';
   }
 
+  /** Who holds the lease, as seen by `holder`, without asking for a hand-over. */
+  async peek(accountId: string, holder: string): Promise<'mine' | 'other' | 'free'> {
+    const r = await this.scripts.run('socket-lease-peek-1', [this.keys.socketLease(accountId)], [holder]);
+    return r === 2 ? 'mine' : r === 1 ? 'other' : 'free';
+  }
+
   async release(accountId: string, holder: string): Promise<boolean> {
     return (await this.scripts.run('socket-lease-release-1', [this.keys.socketLease(accountId)], [holder])) === 1;
   }

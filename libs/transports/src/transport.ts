@@ -59,6 +59,13 @@ export interface Transport {
   readonly mediaUpload?: 'prepare' | 'with-first-send';
   /** Uploads a media once for an account and returns the platform's reusable reference ('prepare' transports). */
   prepareMedia(account: TransportAccount, media: MediaContent, signal?: AbortSignal): Promise<PrepareResult>;
+  /**
+   * Asked before a job takes the account: not ready when this replica should leave the job to
+   * another for now (WhatsApp: the account's one socket is open on another replica, which will
+   * most likely get the account's next job; taking the socket over costs a reconnection). The
+   * job is then re-delayed (`lock-busy`) without touching any target. Absent: always ready.
+   */
+  readiness?(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }>;
   /** Sends one part to one chat. Never throws for platform or network failures: it classifies them. */
   send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult>;
   close(): Promise<void>;

@@ -52,6 +52,11 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     return 'no-account';
   }
 
+  const readiness = await transport.readiness?.(run.account.id);
+  if (readiness && !readiness.ready) {
+    deps.logger.debug({ runId: run.runId, accountId: run.account.id, reason: readiness.reason }, 'account left to another replica for now');
+    return continueLater(deps, run, job.jobId, readiness.retryAfterMs * (1 + deps.random() * 0.5), 'lock-busy');
+  }
   const lock = await deps.lock.acquire(run.account.id, deps.settings.lockTtlMs);
   if (!lock.held) {
     const delay = deps.settings.lockRetryMs * (1 + deps.random() * 0.5);

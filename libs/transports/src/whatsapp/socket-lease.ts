@@ -10,4 +10,6 @@ export interface SocketLease {
   /** Keeps the lease: 'handover' when another holder asked for it, 'lost' when it is no longer ours. */
   renew(accountId: string, holder: string, ttlMs: number): Promise<'held' | 'handover' | 'lost'>;
   release(accountId: string, holder: string): Promise<boolean>;
+  /** Who holds the lease, as seen by `holder`, without asking for a hand-over. */
+  peek(accountId: string, holder: string): Promise<'mine' | 'other' | 'free'>;
 }

@@ -84,6 +84,12 @@ export class WhatsAppSocketPool {
     }
   }
 
+  /** Whether another replica holds the account's socket now (asked without requesting a hand-over). */
+  async heldElsewhere(accountId: string): Promise<boolean> {
+    if (this.isOpen(accountId)) return false;
+    return (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
+  }
+
   /** Whether this replica has the account's socket open now. */
   isOpen(accountId: string): boolean {
     const c = this.connections.get(accountId);

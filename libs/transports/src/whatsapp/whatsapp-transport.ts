@@ -21,6 +21,14 @@ export interface WhatsAppTransportOptions {
   mediaRefTtlMs?: number;
   /** how soon a job that found the socket on another replica tries again, ms */
   handoverRetryMs?: number;
+  /**
+   * How long this replica leaves an account's jobs to the replica that has its socket open
+   * before asking for a hand-over, ms. Jobs go to any replica; the holder usually gets the
+   * next one within a few tries, and every hand-over is a reconnection WhatsApp sees.
+   */
+  handoverPatienceMs?: number;
+  /** how soon a job left to the socket's holder comes back here, ms */
+  affinityRetryMs?: number;
   overlimitBackoff?: OverlimitBackoff;
   /** the media upload; default: the socket's own `waUploadToServer` */
   upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
@@ -38,6 +46,8 @@ type Attempt = { failure: WhatsAppFailure | null };
 export class WhatsAppTransport implements Transport {
   readonly platform = 'whatsapp' as const;
   private readonly overlimitStreak = new Map<string, number>();
+  /** since when this replica has been leaving each account's jobs to the socket's holder */
+  private readonly leftToHolderSince = new Map<string, number>();
 
   constructor(private readonly o: WhatsAppTransportOptions) {}
 
@@ -57,6 +67,26 @@ export class WhatsAppTransport implements Transport {
       return { ok: false, result: result.kind === 'ambiguous' ? { kind: 'retriable', code: result.code, message: result.message } : result };
     }
     return { ok: true, ref: used.value.ref, expiresAt: new Date(this.o.clock.now() + (this.o.mediaRefTtlMs ?? 24 * 3_600_000)) };
+  }
+
+  async readiness(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }> {
+    const now = this.o.clock.now();
+    const patience = this.o.handoverPatienceMs ?? 10_000;
+    if (!(await this.o.pool.heldElsewhere(accountId))) {
+      this.leftToHolderSince.delete(accountId);
+      return { ready: true };
+    }
+    let since = this.leftToHolderSince.get(accountId);
+    // A mark older than a few patiences belongs to an earlier burst of jobs: start again.
+    if (since === undefined || now - since > 3 * patience) {
+      if (this.leftToHolderSince.size > 10_000) this.leftToHolderSince.clear();
+      since = now;
+      this.leftToHolderSince.set(accountId, since);
+    }
+    if (now - since < patience) return { ready: false, retryAfterMs: this.o.affinityRetryMs ?? 500, reason: 'socket open on another replica' };
+    // The holder has not taken the account's jobs for a while: the send asks it to hand over.
+    this.leftToHolderSince.delete(accountId);
+    return { ready: true };
   }
 
   async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
