@@ -29,6 +29,11 @@ export function open(sealed: Buffer, keys: Buffer[]): Buffer {
   return Buffer.concat([decipher.update(sealed.subarray(33)), decipher.final()]);
 }
 
+/** Whether `sealed` was sealed under `key` (by its key id; nothing is decrypted). */
+export function isSealedWith(sealed: Buffer, key: Buffer): boolean {
+  return sealed.length >= 5 && sealed[0] === VERSION && sealed.subarray(1, 5).equals(keyId(key));
+}
+
 /** sha256 hex of a bearer token: what the database stores. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');

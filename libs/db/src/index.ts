@@ -28,3 +28,5 @@ export {
 export type { SentSettlement } from './repositories/send-repository.js';
 export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume } from './repositories/schedule-repository.js';
 export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } from './repositories/whatsapp-auth-repository.js';
+export { SealedSecretsRepository, type SealedCredential, type SealedAuthRow } from './repositories/sealed-secrets-repository.js';
+export { resealSecrets, type ResealReport } from './reseal.js';
