@@ -75,4 +75,7 @@ test('a text and a photo to 40 groups from two sender processes: exactly once, i
   expect(flooded[0]!.receivedAt).toBeGreaterThanOrEqual(floodEnds);
   const others = messages.filter((m) => m.chatId !== targets[0] && m.method === 'sendMessage');
   expect(Math.min(...others.map((m) => m.receivedAt))).toBeLessThan(started + 3000);
+  // a group's wait is that group's: the bot itself was never blocked
+  const bot = await stack.db.db.selectFrom('accounts').select('blocked_until').where('id', '=', account.body.id).executeTakeFirstOrThrow();
+  expect(bot.blocked_until).toBeNull();
 }, 90_000);
