@@ -125,3 +125,19 @@ test('a logged-out device is refused with the server’s reason, and its lease l
   expect(r).toMatchObject({ ok: false, reason: 'connect-failed', failure: { source: 'connection', statusCode: 401 } });
   expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBeNull();
 });
+
+test('Redis losing the lease while the socket is open: the holder takes it back at its next renewal, and another replica is still refused', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('before', 'F1'))).ok).toBe(true);
+  const key = redisKeys(prefix).socketLease(accountId);
+  const holder = await redis.get(key);
+  expect(holder).not.toBeNull();
+  // what a flushed or restarted Redis leaves of this account: nothing
+  await redis.del(key, redisKeys(prefix).socketHandover(accountId));
+  await eventually('the holder to take its lease back', async () => (await redis.get(key)) === holder, 5_000, 5);
+  expect(a.isOpen(accountId)).toBe(true);
+  expect(await b.use(accountId, say('from b', 'F2'))).toEqual({ ok: false, reason: 'busy' });
+  expect((await a.use(accountId, say('after', 'F3'))).ok).toBe(true);
+  expect(network.sockets.filter((s) => s.accountId === accountId)).toHaveLength(1);
+  expect(network.replacements).toEqual([]);
+});
