@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { buildApp, type AppOptions } from '../../services/control-api/src/app.js';
 import type { ApiConfig } from '../../services/control-api/src/config.js';
+import type { AppDeps } from '../../services/control-api/src/context.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
 
 // The control API on a fresh database and Redis prefix, driven with app.inject.
@@ -25,10 +26,15 @@ export interface Api {
   clock: ManualClock;
   config: ApiConfig;
   database: TestDatabase;
+  /** the Redis key prefix of this API */
+  prefix: string;
   close(): Promise<void>;
 }
 
-export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger): Promise<Api> {
+/** Dependencies a test adds to the app (e.g. a WhatsApp pairing pool), built on the API's own connections. */
+export type ExtraDeps = (base: { db: Kysely<DB>; redis: Redis; prefix: string; clock: ManualClock }) => Partial<Pick<AppDeps, 'whatsappPairing'>>;
+
+export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger, extra?: ExtraDeps): Promise<Api> {
   const database = await createTestDatabase(label);
   const prefix = uniquePrefix(label);
   const redis = createRedis(REDIS_URL, `test-${label}`);
@@ -56,7 +62,8 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
   };
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, db: database.db, redis, queue, clock, logger: logger ?? createLogger('control-api-test', 'silent') }, options);
+    const added = extra?.({ db: database.db, redis, prefix, clock }) ?? {};
+    app = await buildApp({ config, db: database.db, redis, queue, clock, logger: logger ?? createLogger('control-api-test', 'silent'), ...added }, options);
   } catch (err) {
     await queue.close();
     await redis.quit();
@@ -71,6 +78,7 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
     clock,
     config,
     database,
+    prefix,
     close: async () => {
       await app.close();
       await queue.queue.obliterate({ force: true });

@@ -1,19 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { ManualClock } from '@metronome/core';
+import type { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys, type SocketLeases } from '@metronome/redis';
+import type { RunQueue } from '@metronome/queue';
+import { redisKeys, type SocketLeases } from '@metronome/redis';
 import { isPaired, loadAuthState, type WhatsAppSocketPool } from '@metronome/transports';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { buildApp } from '../../services/control-api/src/app.js';
-import type { ApiConfig } from '../../services/control-api/src/config.js';
-import { ADMIN_TOKEN, call, createTenant, fields, NOW, type Api, type Tenant } from '../api/harness.js';
+import { ADMIN_TOKEN, call, createTenant, fields, NOW, startApi, type Api, type Tenant } from '../api/harness.js';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
-import { createTestDatabase, eventually, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { eventually, type TestDatabase } from '../helpers/test-env.js';
 import { makePool, socketLeases } from './whatsapp-setup.js';
 
 // Pairing a WhatsApp account through the control API (app.inject, plus a listening server for
@@ -33,49 +32,26 @@ let api: Api;
 let base: string;
 let tenant: Tenant;
 let auth: WhatsAppAuthRepository;
-const clock = new ManualClock(NOW);
+let clock: ManualClock;
 const streams: http.ClientRequest[] = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase('wa_pairing');
-  prefix = uniquePrefix('wa-pair');
-  redis = createRedis(REDIS_URL, 'test-wa-pairing');
-  queue = new RunQueue(redis, redisKeys(prefix).queuePrefix);
-  leases = socketLeases(redis, prefix);
-  network = new FakeWhatsAppNetwork(clock);
-  auth = new WhatsAppAuthRepository(database.db);
-  pool = makePool(network, leases, auth, [SECRETS_KEY], clock, { qrTtlMs: 60_000 });
-  const config: ApiConfig = {
-    databaseUrl: database.url,
-    redisUrl: REDIS_URL,
-    keyPrefix: prefix,
-    logLevel: 'silent',
-    nodeEnv: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    adminToken: ADMIN_TOKEN,
-    secretsKey: SECRETS_KEY,
-    secretsKeyPrevious: null,
-    developmentSecretsKey: false,
-    minIntervalSeconds: 60,
-    mediaMaxBytes: 16 * 1024 * 1024,
-    defaultMaxSendPerMinute: 40,
-    defaultGroupConcurrency: 3,
-    rateLimitPerMinute: 1_000_000,
-  };
-  app = await buildApp({ config, db: database.db, redis, queue, clock, logger: createLogger('wa-pairing-test', 'silent'), whatsappPairing: pool });
+  api = await startApi('wa_pairing', { secretsKey: SECRETS_KEY }, {}, undefined, (deps) => {
+    leases = socketLeases(deps.redis, deps.prefix);
+    network = new FakeWhatsAppNetwork(deps.clock);
+    auth = new WhatsAppAuthRepository(deps.db);
+    pool = makePool(network, leases, auth, [SECRETS_KEY], deps.clock, { qrTtlMs: 60_000 });
+    return { whatsappPairing: pool };
+  });
+  ({ app, database, redis, prefix, queue, clock } = api);
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  api = { app, db: database.db, redis, queue, clock, config, database, close: async () => undefined };
   tenant = await createTenant(api, 'pairing');
 }, 30_000);
 afterAll(async () => {
   for (const s of streams) s.destroy();
-  await app.close();
   await pool.close();
-  await queue.close();
-  await redis.quit();
-  await database.drop();
+  await api.close();
 });
 
 async function whatsappAccount(t: Tenant = tenant): Promise<string> {
