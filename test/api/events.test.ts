@@ -1,31 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
+import { openEventStream, type EventStream } from '../helpers/sse-client.js';
 import { eventually } from '../helpers/test-env.js';
 import { ADMIN_TOKEN, call, createCampaign, createTenant, seedRun, startApi, type Api, type Tenant } from './harness.js';
 
 // GET /v1/events over a real listening server: status changes made by anyone (here: plain
 // SQL, as a sender would) arrive through PostgreSQL NOTIFY, filtered to the caller's tenant.
 
-interface SseEvent {
-  id: string;
-  event: string;
-  data: any;
-}
-
-interface Stream {
-  status: number;
-  events: SseEvent[];
-  comments: string[];
-  ended: boolean;
-  close(): void;
-}
-
 let api: Api;
 let base: string;
 let a: Tenant;
 let b: Tenant;
-const streams: Stream[] = [];
+const streams: EventStream[] = [];
 
 beforeAll(async () => {
   api = await startApi('api_events');
@@ -39,40 +26,11 @@ afterAll(async () => {
   await api.close();
 });
 
-/** Opens /v1/events and collects what arrives; resolves once the response head is in. */
-function openStream(token: string | null, lastEventId?: number, url = base): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    if (token) headers['authorization'] = `Bearer ${token}`;
-    if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
-    const req = http.get(`${url}/v1/events`, { headers }, (res) => {
-      const stream: Stream = { status: res.statusCode ?? 0, events: [], comments: [], ended: false, close: () => req.destroy() };
-      res.on('end', () => {
-        stream.ended = true;
-      });
-      streams.push(stream);
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const fields: Record<string, string> = {};
-          for (const line of frame.split('\n')) {
-            if (line.startsWith(':')) stream.comments.push(line);
-            const colon = line.indexOf(': ');
-            if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 2);
-          }
-          if (fields['event']) stream.events.push({ id: fields['id'] ?? '', event: fields['event'], data: JSON.parse(fields['data'] ?? 'null') });
-        }
-      });
-      res.on('error', () => undefined);
-      resolve(stream);
-    });
-    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
-  });
+/** Opens /v1/events (on `url`, this file's server unless told) and keeps the stream to close it after the tests. */
+async function openStream(token: string | null, lastEventId?: number, url = base): Promise<EventStream> {
+  const stream = await openEventStream(url, token, lastEventId);
+  streams.push(stream);
+  return stream;
 }
 
 async function setStatus(runId: string, status: string): Promise<void> {

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { ManualClock } from '@metronome/core';
@@ -12,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { buildApp } from '../../services/control-api/src/app.js';
 import { ADMIN_TOKEN, call, createTenant, fields, NOW, startApi, type Api, type Tenant } from '../api/harness.js';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
+import { openEventStream, type EventStream } from '../helpers/sse-client.js';
 import { eventually, type TestDatabase } from '../helpers/test-env.js';
 import { makePool, socketLeases } from './whatsapp-setup.js';
 
@@ -33,7 +33,7 @@ let base: string;
 let tenant: Tenant;
 let auth: WhatsAppAuthRepository;
 let clock: ManualClock;
-const streams: http.ClientRequest[] = [];
+const streams: EventStream[] = [];
 
 beforeAll(async () => {
   api = await startApi('wa_pairing', { secretsKey: SECRETS_KEY }, {}, undefined, (deps) => {
@@ -49,7 +49,7 @@ beforeAll(async () => {
   tenant = await createTenant(api, 'pairing');
 }, 30_000);
 afterAll(async () => {
-  for (const s of streams) s.destroy();
+  for (const s of streams) s.close();
   await pool.close();
   await api.close();
 });
@@ -63,38 +63,22 @@ async function whatsappAccount(t: Tenant = tenant): Promise<string> {
 
 const status = async (id: string) => (await call(api, 'GET', `/v1/accounts/${id}`, tenant.token)).body.status as string;
 
-/** /v1/events as the tenant sees it: the `account` events that arrive. */
-function accountEvents(token: string): Promise<{ accountId: string; status: string }[]> {
-  return new Promise((resolve, reject) => {
-    const events: { accountId: string; status: string }[] = [];
-    const req = http.get(`${base}/v1/events`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!frame.includes('event: account')) continue;
-          const data = frame.split('\n').find((l) => l.startsWith('data: '))!;
-          events.push(JSON.parse(data.slice('data: '.length)));
-        }
-      });
-      res.on('error', () => undefined);
-      resolve(events);
-    });
-    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
-    streams.push(req);
-  });
+/** /v1/events as `token` sees it (the stream fills as events arrive). */
+async function eventsAs(token: string): Promise<EventStream> {
+  const stream = await openEventStream(base, token);
+  streams.push(stream);
+  return stream;
 }
+
+/** The `account` events a stream has received so far. */
+const accountEvents = (stream: EventStream): { accountId: string; status: string }[] => stream.events.filter((e) => e.event === 'account').map((e) => e.data);
 
 test('pairing by QR: the QR carries the new device keys; pairing → active once the phone accepts, with account events', async () => {
   const accountId = await whatsappAccount();
-  const events = await accountEvents(tenant.token);
-  const operatorEvents = await accountEvents(ADMIN_TOKEN);
+  const events = await eventsAs(tenant.token);
+  const operatorEvents = await eventsAs(ADMIN_TOKEN);
   const outsider = await createTenant(api, 'outsider');
-  const outsiderEvents = await accountEvents(outsider.token);
+  const outsiderEvents = await eventsAs(outsider.token);
   const res = await call(api, 'POST', `/v1/accounts/${accountId}/pair`, tenant.token, {});
   expect(res.status).toBe(200);
   expect(res.body).toEqual({ status: 'pairing', qr: expect.any(String), expiresAt: new Date(NOW + 60_000).toISOString() });
@@ -116,14 +100,14 @@ test('pairing by QR: the QR carries the new device keys; pairing → active once
   // After pair-success WhatsApp asked for a restart: the device connected again, then the API let go.
   expect(network.sockets.filter((s) => s.accountId === accountId)).toHaveLength(2);
   await eventually('the pairing socket is closed and its lease released', async () => !network.openSocket(accountId) && (await redis.get(redisKeys(prefix).socketLease(accountId))) === null, 5_000, 20);
-  await eventually('both account events arrived', async () => events.length >= 2, 5_000, 20);
-  expect(events.filter((e) => e.accountId === accountId)).toEqual([
+  await eventually('both account events arrived', async () => accountEvents(events).length >= 2, 5_000, 20);
+  expect(accountEvents(events).filter((e) => e.accountId === accountId)).toEqual([
     { accountId, status: 'pairing' },
     { accountId, status: 'active' },
   ]);
   // the operator sees every tenant's accounts; another tenant sees none of them
-  await eventually('the operator got both events', async () => operatorEvents.filter((e) => e.accountId === accountId).length === 2, 5_000, 20);
-  expect(outsiderEvents).toEqual([]);
+  await eventually('the operator got both events', async () => accountEvents(operatorEvents).filter((e) => e.accountId === accountId).length === 2, 5_000, 20);
+  expect(accountEvents(outsiderEvents)).toEqual([]);
 });
 
 test('pairing by code: a phone number gets a pairing code instead of a QR', async () => {
