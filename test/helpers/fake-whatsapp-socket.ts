@@ -50,6 +50,8 @@ export class FakeWhatsAppNetwork {
   readonly uploads: FakeUpload[] = [];
   readonly groupLookups: { accountId: string; jid: string }[] = [];
   readonly sockets: FakeWhatsAppSocket[] = [];
+  /** retry receipts: a recipient's device could not decrypt a message and asked for it again */
+  readonly retries: { accountId: string; messageId: string; resent: proto.IMessage | null }[] = [];
   /** every time a device connected while another connection of it was open (the server replaced one) */
   readonly replacements: { accountId: string; at: number }[] = [];
   readonly groups = new Map<string, GroupMetadata>();
@@ -301,6 +303,18 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     // The server has the message, but its acknowledgement never comes back.
     if (hang) await new Promise(() => undefined);
     await this.network.gate(this.accountId);
+  }
+
+  /**
+   * A recipient's device asks for a message again (a retry receipt). As Baileys does, the socket
+   * asks its `getMessage` for the message and sends it again under the same id, or cannot.
+   */
+  async retryReceipt(jid: string, messageId: string): Promise<boolean> {
+    this.assertOpen();
+    const message = await this.config.getMessage({ remoteJid: jid, fromMe: true, id: messageId });
+    // the same id again: the recipient's device shows it once, in place of the placeholder
+    this.network.retries.push({ accountId: this.accountId, messageId, resent: message ?? null });
+    return message !== undefined;
   }
 
   requestPairingCode: WhatsAppSocket['requestPairingCode'] = async (phoneNumber) => {

@@ -207,7 +207,7 @@ test("a job on another replica waits for the account's socket to be handed over:
 
 test("a job on a replica without the account's socket is left to the socket's holder, and only asks for the socket once patience runs out", async () => {
   const { tenantId, accountId } = await account();
-  const chats = groups(300, 1);
+  const chats = groups(800, 1);
   // another replica has the account's socket open (its pool shares the lease and the network)
   const other = makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock);
   try {
@@ -241,4 +241,24 @@ test("a job on a replica without the account's socket is left to the socket's ho
   } finally {
     await other.close();
   }
+});
+
+test('a recipient that asks for a message again (decryption retry) gets it again, same id, text and media alike', async () => {
+  const { tenantId, accountId } = await account();
+  const [chat] = groups(900, 1);
+  const mediaId = await w.h.seedMedia(tenantId, Buffer.from('a picture for a retry'), 'image/png');
+  const runId = await w.h.seedRun({ tenantId, accountId, targets: [chat!], parts: [text('hello again'), { type: 'media', mediaId, caption: 'see' }] });
+  await driveRun(w.h, runId);
+  expect((await w.h.run(runId)).status).toBe('success');
+  const [first, second] = w.network.messagesTo(chat!).filter((m) => m.accountId === accountId);
+  expect([first, second].every(Boolean)).toBe(true);
+  const socket = w.network.openSocket(accountId)!;
+  expect(await socket.retryReceipt(chat!, first!.messageId)).toBe(true);
+  expect(await socket.retryReceipt(chat!, second!.messageId)).toBe(true);
+  const [textRetry, mediaRetry] = w.network.retries.filter((r) => r.accountId === accountId);
+  expect(textRetry!.resent).toMatchObject({ conversation: 'hello again' });
+  expect(mediaRetry!.resent?.imageMessage?.caption).toBe('see');
+  expect(mediaRetry!.resent?.imageMessage?.url).toBe((second!.content as { imageMessage: { url: string } }).imageMessage.url);
+  // a message this replica never sent is not made up
+  expect(await socket.retryReceipt(chat!, '3EB0000000000000000000')).toBe(false);
 });

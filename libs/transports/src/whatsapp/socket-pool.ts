@@ -4,6 +4,7 @@ import { isPaired, loadAuthState, type AuthHandle, type WhatsAppAuthStore } from
 import { failureOf, type WhatsAppFailure } from './classify.js';
 import { Connection, type SocketRefusal } from './connection.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
+import { SentMessages } from './sent-messages.js';
 import type { SocketLease } from './socket-lease.js';
 import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import type { WhatsAppLogger, WhatsAppSocket, WhatsAppSocketEvents, WhatsAppSocketFactory } from './socket.js';
@@ -53,6 +54,8 @@ export class WhatsAppSocketPool {
   private readonly connecting = new Map<string, Promise<Connection | SocketRefusal>>();
   private readonly pairings = new Map<Connection, PairingState>();
   private readonly groups: GroupMetadataCache;
+  /** what this replica sent lately, for recipients that ask for a message again */
+  readonly sent = new SentMessages();
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
@@ -219,6 +222,7 @@ export class WhatsAppSocketPool {
       // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
       cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
+      getMessage: async (key) => (key.id ? this.sent.get(accountId, key.id) : undefined),
       logger,
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,

@@ -5,7 +5,9 @@ import makeWASocket, {
   type ConnectionState,
   type GroupMetadata,
   type SocketConfig,
+  type WAMessageKey,
   type WASocket,
+  type proto,
 } from '@whiskeysockets/baileys';
 
 /** The logger Baileys takes (a pino logger satisfies it). */
@@ -42,6 +44,8 @@ export interface WhatsAppSocket {
 export interface WhatsAppSocketConfig {
   auth: AuthenticationState;
   cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>;
+  /** a message this replica sent, for a recipient that asks for it again (decryption retry) */
+  getMessage: (key: WAMessageKey) => Promise<proto.IMessage | undefined>;
   logger: WhatsAppLogger;
   connectTimeoutMs: number;
   defaultQueryTimeoutMs: number;

@@ -104,7 +104,10 @@ export class WhatsAppTransport implements Transport {
       try {
         const sending = part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId });
         handedOver();
-        await sending;
+        const sent = await sending;
+        // kept for a recipient whose device asks for it again (Baileys' getMessage)
+        const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
+        this.o.pool.sent.remember(account.id, messageId, message);
         return { failure: null };
       } catch (error) {
         return { failure: failureOf(error) };
