@@ -91,6 +91,9 @@ describe('/readyz follows its dependencies', () => {
     expect(await get(`${replica.url}/readyz`)).toEqual({ status: 200, body: { ok: true, postgres: true, redis: true } });
     await redisProxy.cut();
     expect(await get(`${replica.url}/readyz`)).toEqual({ status: 503, body: { ok: false, postgres: true, redis: false } });
+    // Reading state does not need Redis: the per-token limit fails open instead of holding requests.
+    const me = await fetch(`${replica.url}/v1/me`, { headers: { authorization: `Bearer ${tenant.token}` } });
+    expect(me.status).toBe(200);
     await redisProxy.restore();
     await eventually('ready again', async () => (await get(`${replica.url}/readyz`)).status === 200, 15_000, 100);
   }, 30_000);

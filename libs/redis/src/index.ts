@@ -5,3 +5,4 @@ export { AccountPace, type PaceReservation, type ChatPace } from './pace.js';
 export { LeaderLease } from './leader-lease.js';
 export { createRedis } from './connection.js';
 export { SocketLeases } from './socket-lease.js';
+export { SharedRateLimit } from './rate-limit.js';

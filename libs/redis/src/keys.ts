@@ -11,6 +11,8 @@ export function redisKeys(prefix: string) {
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
     socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
+    /** the control API's per-token request limit (the token's sha256, never the token) */
+    rateLimit: (tokenDigest: string) => `${prefix}:ratelimit:${tokenDigest}`,
   };
 }
 

@@ -8,7 +8,7 @@ const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../l
 // Bump when any script changes, so two versions deployed side by side never share a name.
 const SCRIPT_VERSION = 2;
 
-const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-reserve-3', 'lease-hold-1', 'lease-drop-1', 'socket-lease-acquire-2', 'socket-lease-renew-2', 'socket-lease-release-1', 'socket-lease-peek-1'] as const;
+const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-reserve-3', 'lease-hold-1', 'lease-drop-1', 'socket-lease-acquire-2', 'socket-lease-renew-2', 'socket-lease-release-1', 'socket-lease-peek-1', 'rate-limit-1'] as const;
 type ScriptName = (typeof SCRIPTS)[number];
 
 export interface ScriptCommands {

@@ -1,9 +1,10 @@
 // Builds the control API as a Fastify app without listening: server.ts listens, tests inject.
 import { Metrics } from '@metronome/observability';
+import { loadScripts, redisKeys, SharedRateLimit } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate } from './auth.js';
-import { createContext, type AppDeps } from './context.js';
+import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
 import { errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
@@ -68,7 +69,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, security: [{ bearer: [] }] };
       });
-      v1.addHook('onRequest', authenticate(ctx, new RateLimiter(ctx.config.rateLimitPerMinute, ctx.clock)));
+      v1.addHook('onRequest', authenticate(ctx, rateLimiter(app, deps, ctx)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
@@ -96,4 +97,19 @@ function acceptEmptyJsonBody(app: FastifyInstance): void {
     if (text === '') done(null, undefined);
     else json(req, text, done);
   });
+}
+
+/**
+ * The per-token limit on its own Redis connection, one that fails at once while Redis is away
+ * (no offline queue, no retries, a short timeout): the shared connection waits for Redis to
+ * come back, which would hold every request; the limiter fails open instead.
+ */
+function rateLimiter(app: FastifyInstance, deps: AppDeps, ctx: ApiContext): RateLimiter {
+  const redis = deps.redis.duplicate({ connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
+  // the shared connection already logs Redis errors; the limiter logs its own fallback
+  redis.on('error', () => undefined);
+  app.addHook('onClose', async () => {
+    redis.disconnect();
+  });
+  return new RateLimiter(new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix)), ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger);
 }

@@ -20,7 +20,7 @@ export function authenticate(ctx: ApiContext, limiter: RateLimiter) {
     if (token === undefined) throw unauthorized();
     const digest = hashToken(token);
     // Before the lookup: a flood of guessed tokens is limited too, not only valid ones.
-    const waitMs = limiter.take(digest);
+    const waitMs = await limiter.take(digest);
     if (waitMs > 0) throw rateLimited(Math.ceil(waitMs / 1000));
     if (adminDigest !== null && sameDigest(digest, adminDigest)) {
       req.caller = { admin: true, tenantId: null };
