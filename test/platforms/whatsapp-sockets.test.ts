@@ -141,3 +141,21 @@ test('Redis losing the lease while the socket is open: the holder takes it back 
   expect(network.sockets.filter((s) => s.accountId === accountId)).toHaveLength(1);
   expect(network.replacements).toEqual([]);
 });
+
+test('the pool reports each socket it opens and closes, and why, for metrics', async () => {
+  const accountId = await pairedAccount();
+  const seen: unknown[] = [];
+  const leases = socketLeases(redis, prefix);
+  const watched = makePool(network, leases, auth, KEYS, clock, { onSocket: (e) => seen.push(e) });
+  try {
+    expect((await watched.use(accountId, say('one', 'W1'))).ok).toBe(true);
+    expect((await watched.use(accountId, say('two', 'W2'))).ok).toBe(true);
+    expect(seen).toEqual([{ kind: 'opened' }]);
+    // another replica asks for the socket: this one hands it over
+    expect((await b.use(accountId, say('from b', 'W3'))).ok).toBe(false);
+    await eventually('the socket handed over', async () => seen.length === 2, 5_000, 10);
+    expect(seen[1]).toEqual({ kind: 'closed', wasOpen: true, why: 'handed over' });
+  } finally {
+    await watched.close();
+  }
+});

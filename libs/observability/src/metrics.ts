@@ -136,6 +136,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly platformConnections = new Counter({
+    name: 'metronome_platform_connections_total',
+    help: 'Platform connections (WhatsApp sockets) this process opened and closed, closes by reason; every opening is a login the platform sees, so a fast-growing count is a ban risk',
+    labelNames: ['platform', 'event', 'reason'],
+    registers: [this.registry],
+  });
+
+  readonly platformSocketsOpen = new Gauge({
+    name: 'metronome_platform_sockets_open',
+    help: 'Platform connections (WhatsApp sockets) open in this process now',
+    labelNames: ['platform'],
+    registers: [this.registry],
+  });
+
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });

@@ -13,6 +13,7 @@ import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { processRunJob } from './run-job.js';
 import { countDbQueries, countRedisCommands } from './round-trip-counters.js';
+import { countSockets } from './socket-metrics.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
 const config = (() => {
@@ -50,6 +51,7 @@ const whatsapp = new WhatsAppTransport({
     auth: new WhatsAppAuthRepository(db),
     secretsKeys,
     makeSocket: baileysSocketFactory,
+    onSocket: countSockets(metrics, 'whatsapp'),
     clock: systemClock,
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),

@@ -15,6 +15,8 @@ export type SocketRefusal =
 export class Connection {
   /** sends and uploads running on the socket now */
   inFlight = 0;
+  /** the socket opened at least once (a pairing's reconnection after the phone accepts is the same socket's life) */
+  wasOpen = false;
   /** another replica asked for the socket: no new use, close once in-flight work is done */
   draining = false;
   drainingSince = 0;

@@ -33,6 +33,11 @@ export interface WhatsAppSocketPoolOptions {
   qrTtlMs?: number;
   /** how long a pairing code is offered, ms */
   pairingCodeTtlMs?: number;
+  /**
+   * Told when a socket of this replica opens and when it closes (with why: 'handed over',
+   * 'closed by the server', 'lease lost', …), for metrics: reconnections are what WhatsApp sees.
+   */
+  onSocket?: (event: { kind: 'opened' } | { kind: 'closed'; wasOpen: boolean; why: string }) => void;
 }
 
 interface PairingState {
@@ -252,6 +257,10 @@ export class WhatsAppSocketPool {
   }
 
   private opened(conn: Connection): void {
+    if (!conn.wasOpen) {
+      conn.wasOpen = true;
+      this.o.onSocket?.({ kind: 'opened' });
+    }
     conn.resolveReady(null);
     if (this.pairings.has(conn)) void this.paired(conn);
   }
@@ -313,6 +322,7 @@ export class WhatsAppSocketPool {
   private async dispose(conn: Connection, why: string): Promise<void> {
     if (conn.disposed) return;
     conn.disposed = true;
+    this.o.onSocket?.({ kind: 'closed', wasOpen: conn.wasOpen, why });
     conn.resolveReady({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: why } });
     const state = this.pairings.get(conn);
     if (state) {
