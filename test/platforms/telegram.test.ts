@@ -348,6 +348,8 @@ describe('chat and account errors', () => {
     const run = await h.run(runId);
     expect(run).toMatchObject({ status: 'paused', paused_reason: 'account_unavailable' });
     expect(run.error_summary).toContain('account_unauthorized');
+    // the summary says what brings the bot back
+    expect(run.error_summary).toContain(`PATCH /v1/accounts/${bot.accountId} {"credentials":{"botToken":"…"}}`);
     const account = await h.tdb.db.selectFrom('accounts').select('status').where('id', '=', bot.accountId).executeTakeFirstOrThrow();
     expect(account.status).toBe('disconnected');
     for (const t of await h.targets(runId)) expect(t).toMatchObject({ status: 'pending', attempts: 0 });

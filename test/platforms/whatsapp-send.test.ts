@@ -114,6 +114,7 @@ test('logged out: the account is disconnected and its run paused as account_unav
   expect(await w.h.runJob(runId)).toBe('no-account');
   expect((await blockedUntil(accountId)).status).toBe('disconnected');
   expect(await w.h.run(runId)).toMatchObject({ status: 'paused', paused_reason: 'account_unavailable' });
+  expect((await w.h.run(runId)).error_summary).toBe(`WhatsApp account disconnected (logged_out): pair it again (POST /v1/accounts/${accountId}/pair), then resume.`);
   for (const t of await w.h.targets(runId)) expect(t).toMatchObject({ status: 'pending', parts_sent: 0 });
   expect(w.pool.isOpen(accountId)).toBe(false);
   expect(w.network.messages.filter((m) => m.accountId === accountId).map((m) => m.content)).toEqual([{ text: 'before' }]);

@@ -9,3 +9,4 @@ export * from './secrets.js';
 export * from './types.js';
 export * from './occurrence-plan.js';
 export * from './no-account.js';
+export * from './account-advice.js';

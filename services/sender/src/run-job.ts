@@ -1,4 +1,5 @@
 import {
+  accountAdvice,
   finishedStatus,
   formatLocalTime,
   isComplete,
@@ -35,7 +36,7 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
   // Never early: a job that fires before its run is due waits for it.
   if (run.scheduledAt.getTime() > now) return continueLater(deps, run, job.jobId, run.scheduledAt.getTime() - now, 'deferred');
   if (run.account.status !== 'active') {
-    await deps.repo.pause(run.runId, 'account_unavailable', `Account is ${run.account.status}: reconnect or enable it, then resume.`, new Date(now));
+    await deps.repo.pause(run.runId, 'account_unavailable', accountAdvice(run.account.platform, run.account.id, run.account.status), new Date(now));
     return 'no-account';
   }
   if (run.windowEndAt && now >= run.windowEndAt.getTime()) return closeWindow(deps, run, await deps.repo.progress(run.runId));

@@ -1,4 +1,4 @@
-import { MEDIA_REF_INVALID, retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
+import { accountAdvice, MEDIA_REF_INVALID, retryDelayMs, type SendFailure, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
@@ -338,7 +338,7 @@ async function applyResult(
       stopWith(report, 'account-unavailable');
       log.warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
       await release(deps, ctx, target.chatId, now, result.code);
-      await deps.repo.disconnectAccount(run.account.id, `Account disconnected (${result.code}): reconnect it, then resume.`, at);
+      await deps.repo.disconnectAccount(run.account.id, accountAdvice(platform, run.account.id, 'disconnected', result.code), at);
       return 'stop';
     }
     case 'rejected': {

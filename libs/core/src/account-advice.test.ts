@@ -1,0 +1,13 @@
+import { accountAdvice } from './account-advice.js';
+
+describe('accountAdvice', () => {
+  test.each([
+    ['whatsapp', 'disconnected', 'logged_out', 'WhatsApp account disconnected (logged_out): pair it again (POST /v1/accounts/A/pair), then resume.'],
+    ['whatsapp', 'pairing', undefined, 'WhatsApp account is being paired: once the phone accepts, resume.'],
+    ['telegram', 'disconnected', 'account_unauthorized', 'Telegram bot disconnected (account_unauthorized): give it a valid bot token (PATCH /v1/accounts/A {"credentials":{"botToken":"…"}}), then resume.'],
+    ['http', 'disconnected', 'account_unauthorized', 'Account disconnected (account_unauthorized): reconnect it on its platform, then resume.'],
+    ['telegram', 'disabled', undefined, 'Account is disabled: enable it (PATCH /v1/accounts/A {"status":"active"}), then resume.'],
+  ])('%s %s %s', (platform, status, code, advice) => {
+    expect(accountAdvice(platform, 'A', status, code)).toBe(advice);
+  });
+});

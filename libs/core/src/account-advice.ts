@@ -1,0 +1,16 @@
+/**
+ * What an operator does to bring an account back, by platform: the end of a paused run's
+ * summary. A WhatsApp number is paired again, a Telegram bot gets a new token, an account that
+ * was disabled is enabled.
+ */
+export function accountAdvice(platform: string, accountId: string, status: string, code?: string): string {
+  const why = code ? ` (${code})` : '';
+  if (status === 'disabled') return `Account is disabled: enable it (PATCH /v1/accounts/${accountId} {"status":"active"}), then resume.`;
+  if (platform === 'whatsapp') {
+    return status === 'pairing'
+      ? `WhatsApp account is being paired: once the phone accepts, resume.`
+      : `WhatsApp account disconnected${why}: pair it again (POST /v1/accounts/${accountId}/pair), then resume.`;
+  }
+  if (platform === 'telegram') return `Telegram bot disconnected${why}: give it a valid bot token (PATCH /v1/accounts/${accountId} {"credentials":{"botToken":"…"}}), then resume.`;
+  return `Account ${status}${why}: reconnect it on its platform, then resume.`;
+}
