@@ -159,3 +159,21 @@ test('the pool reports each socket it opens and closes, and why, for metrics', a
     await watched.close();
   }
 });
+
+test('Redis losing the lease, and another replica connecting in that gap: the old holder closes first, the connections never overlap', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('before', 'G1'))).ok).toBe(true);
+  // what a flushed Redis leaves of this account: nothing; and another replica asks at once
+  await redis.del(redisKeys(prefix).socketLease(accountId), redisKeys(prefix).socketHandover(accountId));
+  const c = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { freshLeaseWaitMs: 300 });
+  try {
+    const got = await c.use(accountId, say('from c', 'G2'));
+    // c took the free lease, waited a renewal out: a saw the lease taken and closed its socket
+    expect(got.ok).toBe(true);
+    expect(a.isOpen(accountId)).toBe(false);
+    expect(network.maxOpenAtOnce(accountId)).toBe(1);
+    expect(network.replacements).toEqual([]);
+  } finally {
+    await c.close();
+  }
+});

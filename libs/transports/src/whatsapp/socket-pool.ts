@@ -24,6 +24,14 @@ export interface WhatsAppSocketPoolOptions {
   leaseTtlMs?: number;
   /** how often leases are renewed and hand-over requests looked for, ms */
   renewEveryMs?: number;
+  /**
+   * How long a replica that finds the lease free waits before it connects, ms (default: one
+   * renewal period and a quarter). A free lease usually means nobody has the socket; but after
+   * Redis lost its data, a holder may still have it open until its next renewal, when it sees
+   * the lease taken and closes. Waiting that out means the two connections never overlap, so
+   * WhatsApp never replaces one because of us.
+   */
+  freshLeaseWaitMs?: number;
   /** the longest a hand-over waits for in-flight work before the socket closes anyway, ms */
   drainMaxMs?: number;
   connectTimeoutMs?: number;
@@ -186,6 +194,12 @@ export class WhatsAppSocketPool {
   private async connect(accountId: string): Promise<Connection | SocketRefusal> {
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
     if (lease === 'busy') return { reason: 'busy' };
+    if (lease === 'taken') {
+      const settle = delay(this.o.freshLeaseWaitMs ?? Math.round((this.o.renewEveryMs ?? 2_000) * 1.25));
+      await settle.promise;
+      // Still ours? Between taking and connecting, the lease must not have gone elsewhere.
+      if ((await this.o.lease.peek(accountId, this.o.holderId)) !== 'mine') return { reason: 'busy' };
+    }
     let auth: AuthHandle;
     try {
       auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock);
