@@ -1,21 +1,10 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // The walking skeleton end to end: API → PostgreSQL → scheduler → BullMQ → two senders →
 // sandbox, each a separate process.
-
-interface SandboxMessage {
-  seq: number;
-  account: string;
-  chatId: string;
-  idempotencyKey: string;
-  partIndex: number;
-  partCount: number;
-  part: { type: string; text?: string; mediaRef?: string; caption?: string };
-  receivedAt: number;
-}
 
 let stack: Stack;
 beforeAll(async () => {

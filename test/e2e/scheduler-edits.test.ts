@@ -1,15 +1,9 @@
-import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // A campaign edited every second (name, messages, and its timezone, which makes the API
 // recompute next_run_at) never runs early and never skips an occurrence; no chat receives it
 // twice less than everySeconds apart. Real processes; checked at the sandbox.
-
-interface SandboxMessage {
-  chatId: string;
-  idempotencyKey: string;
-  receivedAt: number;
-}
 
 const EVERY_S = 3;
 let stack: Stack;

@@ -1,17 +1,10 @@
 import { createRedis } from '@metronome/redis';
-import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
 
 // Redis is disposable: every key of this deployment (queue, jobs, locks, pace, leader lease) is
 // deleted while a run is half-way through. The reconciler re-enqueues the run from PostgreSQL,
 // the run finishes, and the platform (the sandbox) never receives any part twice.
-
-interface SandboxMessage {
-  account: string;
-  chatId: string;
-  idempotencyKey: string;
-  partIndex: number;
-}
 
 let stack: Stack;
 beforeAll(async () => {

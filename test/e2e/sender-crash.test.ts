@@ -1,5 +1,5 @@
 import { startService, type ServiceProcess } from '@metronome/testkit';
-import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { api, sandbox, startStack, type Stack, runsToEnd } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
 
 // Never twice, under crashes, with real processes: three senders fan 2,000 chats out over 20
@@ -80,18 +80,8 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   }
 
   // Every run finishes: the killed replica's leases expire and its runs' jobs come back.
-  const runs = await eventually(
-    'every run to finish',
-    async () => {
-      // one call per poll: the API limits requests per token
-      const page = await api(stack, 'GET', '/v1/runs?limit=500', token);
-      if (page.status !== 200) return null;
-      const all = (page.body.items as { id: string; status: string; counts: { sent: number; unknown: number; failed: number } }[]).filter((r) => runIds.includes(r.id));
-      return all.length === runIds.length && all.every((r) => !['queued', 'running'].includes(r.status)) ? all : null;
-    },
-    240_000,
-    500,
-  );
+  const runs = await runsToEnd(stack, token, runIds, 240_000, 500);
+
   for (const r of runs) expect(['success', 'partial']).toContain(r.status);
 
   // Zero duplicate deliveries at the sandbox: by its own count and by idempotency key.

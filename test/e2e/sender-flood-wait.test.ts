@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { api, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { api, sandbox, startStack, type Stack, runsToEnd } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // A flood wait is a hard lower bound for the whole account on every replica: three senders
@@ -42,18 +42,8 @@ test('a flood wait stops every replica from sending for that account until it en
   const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/flood-acc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ floodWaitSeconds: WAIT_SECONDS }) });
   expect(put.ok).toBe(true);
 
-  const runs = await eventually(
-    'every run to finish',
-    async () => {
-      // one call per poll: the API limits requests per token
-      const page = await api(stack, 'GET', '/v1/runs?limit=500', token);
-      if (page.status !== 200) return null;
-      const all = (page.body.items as { id: string; status: string; counts: { sent: number; unknown: number; failed: number } }[]).filter((r) => runIds.includes(r.id));
-      return all.length === runIds.length && all.every((r) => !['queued', 'running'].includes(r.status)) ? all : null;
-    },
-    120_000,
-    200,
-  );
+  const runs = await runsToEnd(stack, token, runIds, 120_000, 200);
+
   for (const r of runs) expect(r.status).toBe('success');
 
   const { items: rejections } = await sandbox<{ items: Rejection[] }>(stack, '/sandbox/rejections?account=flood-acc');

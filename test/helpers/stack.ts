@@ -1,5 +1,5 @@
 import { apiCall, sandboxGet, startStack as startProcesses, type Stack as Processes } from '@metronome/testkit';
-import { createTestDatabase, uniquePrefix, REDIS_URL, type TestDatabase } from './test-env.js';
+import { createTestDatabase, eventually, uniquePrefix, REDIS_URL, type TestDatabase } from './test-env.js';
 
 /** The whole stack as processes on a fresh test database and Redis prefix. */
 export interface Stack extends Processes {
@@ -34,3 +34,37 @@ export const api = <T = any>(stack: Stack, method: string, path: string, token: 
   apiCall<T>(stack.apiUrl, method, path, token, body, headers);
 
 export const sandbox = <T = any>(stack: Stack, path: string) => sandboxGet<T>(stack.sandboxUrl, path);
+
+/** One message as the sandbox recorded it (`GET /sandbox/messages`). */
+export interface SandboxMessage {
+  seq: number;
+  account: string;
+  chatId: string;
+  idempotencyKey: string;
+  partIndex: number;
+  partCount: number;
+  part: { type: string; text?: string; mediaRef?: string; caption?: string };
+  receivedAt: number;
+}
+
+/** A run as GET /v1/runs lists it, with the counts the tests read. */
+export interface ListedRun {
+  id: string;
+  status: string;
+  counts: { sent: number; unknown: number; failed: number };
+}
+
+/** Waits until every run of `runIds` has left queued/running, polling the run list (one request per poll: the API limits requests per token). */
+export function runsToEnd(stack: Stack, token: string, runIds: string[], timeoutMs: number, everyMs: number): Promise<ListedRun[]> {
+  return eventually(
+    'every run to finish',
+    async () => {
+      const page = await api(stack, 'GET', '/v1/runs?limit=500', token);
+      if (page.status !== 200) return null;
+      const all = (page.body.items as ListedRun[]).filter((r) => runIds.includes(r.id));
+      return all.length === runIds.length && all.every((r) => !['queued', 'running'].includes(r.status)) ? all : null;
+    },
+    timeoutMs,
+    everyMs,
+  );
+}
