@@ -38,6 +38,27 @@ export async function createAccounts(stack, token, n, extra) {
 
 export const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
+/**
+ * One interval campaign per account, their first occurrences spread evenly over one interval
+ * from `firstAt` (as campaigns created at different times would be), `chatsPerCampaign` chats each.
+ */
+export async function createSpreadCampaigns(stack, token, accounts, { everySeconds, chatsPerCampaign, firstAt }) {
+  for (let i = 0; i < accounts.length; i += 25) {
+    await Promise.all(
+      accounts.slice(i, i + 25).map((a, k) =>
+        call(stack, 'POST', '/v1/campaigns', token, {
+          accountId: a.id,
+          name: `c${i + k}`,
+          timezone: 'UTC',
+          schedule: { type: 'interval', everySeconds, startAt: new Date(firstAt + Math.floor(((i + k) * everySeconds * 1000) / accounts.length)).toISOString() },
+          messages: [{ type: 'text', text: 'tick' }],
+          targets: chats(`c${i + k}`, chatsPerCampaign),
+        }),
+      ),
+    );
+  }
+}
+
 /** Every run the token can see, all pages. */
 export async function listRuns(stack, token) {
   const runs = [];

@@ -1,4 +1,4 @@
-import { call, chats, createAccounts, sandbox, withStack } from './common.mjs';
+import { call, chats, createAccounts, listRuns, sandbox, withStack } from './common.mjs';
 
 // One heavy user must not starve the rest: one account with 5,000 chats and 100 accounts with
 // 5 chats each, all due at the same moment, one sender at its default concurrency. Figure: how
@@ -21,13 +21,7 @@ export async function fairness(env) {
     const deadline = Date.now() + 600_000;
     let runs;
     for (;;) {
-      runs = [];
-      let cursor = null;
-      do {
-        const page = await call(stack, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
-        runs.push(...page.items);
-        cursor = page.nextCursor;
-      } while (cursor);
+      runs = await listRuns(stack, token);
       const smallRuns = runs.filter((r) => r.campaignId !== big.id);
       if (smallRuns.length === small && smallRuns.every((r) => !['queued', 'running'].includes(r.status))) break;
       if (Date.now() > deadline) throw new Error('timed out waiting for the small runs');

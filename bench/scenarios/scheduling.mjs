@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { call, listRuns, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
+import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, withStack } from './common.mjs';
 
 // The scheduling benchmark of issue 3: N interval campaigns (every 60 s, 5 chats each, own
 // account, sandbox answering in 20 ms), first occurrences spread evenly over one interval, run
@@ -26,8 +26,6 @@ export async function scheduling(env) {
   return { params, figures, detail };
 }
 
-const EVERY_MS = 60_000;
-
 async function oneRun(env, p) {
   return withStack(
     env,
@@ -40,20 +38,7 @@ async function oneRun(env, p) {
     async ({ stack, token, db }) => {
       const accs = await createAccounts(stack, token, p.campaigns, {});
       const base = Date.now() + 15_000;
-      for (let i = 0; i < accs.length; i += 25) {
-        await Promise.all(
-          accs.slice(i, i + 25).map((a, k) =>
-            call(stack, 'POST', '/v1/campaigns', token, {
-              accountId: a.id,
-              name: `c${i + k}`,
-              timezone: 'UTC',
-              schedule: { type: 'interval', everySeconds: p.everySeconds, startAt: new Date(base + Math.floor(((i + k) * EVERY_MS) / p.campaigns)).toISOString() },
-              messages: [{ type: 'text', text: 'tick' }],
-              targets: chats(`c${i + k}`, p.chatsPerCampaign),
-            }),
-          ),
-        );
-      }
+      await createSpreadCampaigns(stack, token, accs, { everySeconds: p.everySeconds, chatsPerCampaign: p.chatsPerCampaign, firstAt: base });
       const schedulerMetrics = `http://127.0.0.1:${stack.schedulerMetricsPort}/metrics`;
       const before = { ...(await scrape(schedulerMetrics)), xacts: await dbTransactions(db.url) };
       await new Promise((r) => setTimeout(r, Math.max(0, base - Date.now()) + p.minutes * 60_000));

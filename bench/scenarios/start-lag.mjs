@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, listRuns, chats, createAccounts, percentile, sandbox, withStack } from './common.mjs';
+import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, withStack } from './common.mjs';
 
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
 // sandbox answering in 20 ms, for a few minutes. Like real campaigns, their phases differ: the
@@ -15,20 +15,7 @@ export async function startLag(env) {
     async ({ stack, token }) => {
       const accs = await createAccounts(stack, token, campaigns, {});
       const base = Date.now() + 15_000;
-      for (let i = 0; i < accs.length; i += 25) {
-        await Promise.all(
-          accs.slice(i, i + 25).map((a, k) =>
-            call(stack, 'POST', '/v1/campaigns', token, {
-              accountId: a.id,
-              name: `c${i + k}`,
-              timezone: 'UTC',
-              schedule: { type: 'interval', everySeconds: 60, startAt: new Date(base + Math.floor(((i + k) * 60_000) / campaigns)).toISOString() },
-              messages: [{ type: 'text', text: 'tick' }],
-              targets: chats(`c${i + k}`, 5),
-            }),
-          ),
-        );
-      }
+      await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
       await new Promise((r) => setTimeout(r, 15_000 + minutes * 60_000));
       const runs = await listRuns(stack, token);
       const started = runs.filter((r) => r.startedAt);
