@@ -78,6 +78,8 @@ export interface CampaignsTable {
   auto_resume: Generated<boolean>;
   next_run_at: NullableTimestamp;
   paused_reason: string | null;
+  /** migrations/0004: why the scheduler deactivated this campaign (null when it did not) */
+  last_error: string | null;
   no_account_streak: Generated<number>;
   deleted_at: NullableTimestamp;
   created_at: Generated<Date>;
@@ -115,6 +117,8 @@ export interface RunTargetsTable {
   next_attempt_at: Generated<Date>;
   lease_owner: string | null;
   lease_expires_at: NullableTimestamp;
+  /** migrations/0004: when the request for part `parts_sent` began; null while the claim waits */
+  send_started_at: NullableTimestamp;
   sent_at: NullableTimestamp;
   latency_ms: number | null;
   error_code: string | null;
