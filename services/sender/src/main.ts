@@ -38,6 +38,7 @@ const keys = redisKeys(config.KEY_PREFIX);
 const scripts = loadScripts(redis);
 const repo = new SendRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
+queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
 const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 
