@@ -54,17 +54,21 @@ export class RunQueue {
   /**
    * Which of these job ids are still live in Redis: waiting, delayed or active. A job that
    * finished (completed or failed, `finishedOn` set) no longer carries its run, even if its
-   * hash is still there.
+   * hash is still there. One command per id, pipelined: every job hash has a `timestamp`.
    */
   async existing(jobIds: string[]): Promise<Set<string>> {
     if (jobIds.length === 0) return new Set();
     const pipeline = this.redis.pipeline();
-    for (const id of jobIds) {
-      pipeline.exists(this.queue.toKey(id));
-      pipeline.hexists(this.queue.toKey(id), 'finishedOn');
-    }
+    for (const id of jobIds) pipeline.hmget(this.queue.toKey(id), 'timestamp', 'finishedOn');
     const results = (await pipeline.exec()) ?? [];
-    return new Set(jobIds.filter((_, i) => results[2 * i]?.[1] === 1 && results[2 * i + 1]?.[1] === 0));
+    return new Set(
+      jobIds.filter((_, i) => {
+        const [error, fields] = results[i] ?? [null, null];
+        const [timestamp, finishedOn] = (fields as (string | null)[] | null) ?? [null, null];
+        if (error) throw error;
+        return timestamp !== null && finishedOn === null;
+      }),
+    );
   }
 
   async counts(): Promise<{ waiting: number; delayed: number; active: number }> {

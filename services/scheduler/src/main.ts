@@ -7,6 +7,7 @@ import { RunQueue } from '@metronome/queue';
 import { createRedis, LeaderLease, loadScripts, redisKeys } from '@metronome/redis';
 import { loadConfig } from './config.js';
 import { countDbStatements, countRedisCommands } from './instrument.js';
+import { redisErrorLog } from './redis-errors.js';
 import { Leadership } from './leader.js';
 import { reconcile } from './reconcile.js';
 import { runTick } from './tick.js';
@@ -26,11 +27,18 @@ metrics.initOutcomes(OUTCOMES);
 const clock = systemClock;
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
-const redis = createRedis(config.REDIS_URL, 'metronome-scheduler');
+// Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
+// by default), so the reconciler re-adds lost jobs within one tick of it answering again.
+const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
+const redis = createRedis(config.REDIS_URL, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
+redis.on('error', redisErrorLog(logger, () => clock.now()));
 countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
+// BullMQ re-emits the connection's errors, and prints them as multi-line text when nobody
+// listens; the listener on the connection above logs each one already, as JSON.
+queue.queue.on('error', () => undefined);
 const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 // The lease lasts one tick (at least a second, for very short ticks) and is renewed three times
 // per lease by its own timer, whatever a tick's length. A standby tries to take it every tick,
@@ -51,9 +59,15 @@ let current: Promise<void> = Promise.resolve();
 async function tickOnce(): Promise<void> {
   const started = performance.now();
   const cpu = process.cpuUsage();
+  let fence: number | null;
   try {
-    const fence = await leadership.check();
-    if (fence === null) return;
+    fence = await leadership.check();
+  } catch (error) {
+    logger.error({ err: error }, 'leadership check failed; retrying next tick');
+    return;
+  }
+  if (fence === null) return;
+  try {
     const result = await runTick(
       {
         repo,
@@ -68,19 +82,24 @@ async function tickOnce(): Promise<void> {
       },
       fence,
     );
-    await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
-    metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
-    const used = process.cpuUsage(cpu);
-    metrics.schedulerTickCpuSeconds.observe((used.user + used.system) / 1e6);
     if (result.created) logger.debug(result, 'tick');
   } catch (error) {
     if (error instanceof StaleFenceError) {
       leadership.demote();
       logger.warn('another scheduler took the lead during this tick: its runs were not created here');
-    } else {
-      logger.error({ err: error }, 'tick failed; retrying next tick');
+      return;
     }
+    logger.error({ err: error }, 'tick failed; retrying next tick');
   }
+  // Apart from the tick: whatever stops the tick, lost jobs are still re-added and leases expired.
+  try {
+    await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
+  } catch (error) {
+    logger.error({ err: error }, 'reconcile failed; retrying next tick');
+  }
+  metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
+  metrics.schedulerTickCpuSeconds.observe((used.user + used.system) / 1e6);
 }
 
 function schedule(): void {

@@ -12,36 +12,51 @@ export interface ReconcileDeps {
   pausedRunTtlMs: number;
 }
 
-// A run touched this recently may be between its commit and its enqueue: leave it alone.
-const QUIET_MS = 5_000;
-const BATCH = 1_000;
+const PAGE = 1_000;
 
 /**
  * PostgreSQL is the truth and Redis is disposable: every queued or running run must have a
  * live job. Re-adds the job of each run that has none (flushed Redis, lost enqueue, failed job)
- * under the run's current job id, so a job that still exists is never doubled. Also turns
- * expired in-flight leases into `unknown` and cancels runs paused longer than the TTL.
+ * under the run's next job id, so a job that still exists is never doubled. Every open run is
+ * checked on every pass, so after Redis comes back empty each one has a job again within one
+ * tick. Also turns expired in-flight leases into `unknown` and cancels runs paused longer than
+ * the TTL.
+ *
+ * No run is left out for being touched lately. A run can be between its commit and its
+ * enqueue (a continuation, a resume): it may then be handed a new job here although its own
+ * job is about to arrive. That costs one job that does nothing, because the hand-over is
+ * fenced: the new job id is written only if the run still names the job found missing, and a
+ * job whose id the run no longer names stops at once (`stale-message`). Waiting a quiet period
+ * instead would leave every run that moved lately without a job for that long after Redis
+ * loses everything.
  */
 export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number; expiredLeases: number; expiredPaused: number }> {
   const now = new Date(deps.clock.now());
   const expiredLeases = await deps.repo.expireLeases(now);
-  const open = await deps.repo.openRuns(now, QUIET_MS, BATCH);
-  const alive = await deps.queue.existing(open.filter((r) => r.jobId).map((r) => r.jobId!));
-  const lost = open.filter((r) => !r.jobId || !alive.has(r.jobId));
-  for (const run of lost) {
+  let requeued = 0;
+  for (let after: string | null = null; ; ) {
+    const open = await deps.repo.openRuns(after, PAGE);
+    if (open.length === 0) break;
+    after = open[open.length - 1]!.id;
+    const alive = await deps.queue.existing(open.filter((r) => r.jobId).map((r) => r.jobId!));
     // A new job step rather than the old id: a failed job's hash may linger under the old id,
     // and BullMQ would silently ignore a job added under it.
-    const seq = run.jobSeq + 1;
-    if (!(await deps.repo.handOverLostJob(run.id, run.jobId, seq, runJobId(run.id, seq), now))) continue;
-    await deps.queue.enqueue(run.id, seq, Math.max(0, run.scheduledAt.getTime() - now.getTime()));
-    deps.logger.warn({ runId: run.id, jobSeq: seq }, 'run had no live job in Redis: re-enqueued');
+    const lost = open
+      .filter((r) => !r.jobId || !alive.has(r.jobId))
+      .map((r) => ({ run: r, runId: r.id, currentJobId: r.jobId, nextSeq: r.jobSeq + 1, nextJobId: runJobId(r.id, r.jobSeq + 1) }));
+    const handed = new Set(await deps.repo.handOverLostJobs(lost, now));
+    const moved = lost.filter((l) => handed.has(l.runId));
+    await deps.queue.enqueueMany(moved.map((l) => ({ runId: l.runId, seq: l.nextSeq, delayMs: Math.max(0, l.run.scheduledAt.getTime() - now.getTime()) })));
+    for (const l of moved) deps.logger.warn({ runId: l.runId, jobSeq: l.nextSeq }, 'run had no live job in Redis: re-enqueued');
+    requeued += moved.length;
+    if (open.length < PAGE) break;
   }
   const expiredPaused = await deps.repo.expirePausedRuns(now, deps.pausedRunTtlMs);
-  if (lost.length) deps.metrics.reconciled.inc({ kind: 'requeued' }, lost.length);
+  if (requeued) deps.metrics.reconciled.inc({ kind: 'requeued' }, requeued);
   if (expiredLeases) {
     deps.metrics.reconciled.inc({ kind: 'lease-expired' }, expiredLeases);
     deps.logger.warn({ targets: expiredLeases }, 'in-flight sends whose sender stopped: marked unknown');
   }
   if (expiredPaused) deps.logger.info({ runs: expiredPaused }, 'paused runs past PAUSED_RUN_TTL: cancelled');
-  return { requeued: lost.length, expiredLeases, expiredPaused };
+  return { requeued, expiredLeases, expiredPaused };
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { decideHeld, noAccountPauseReason, placeInWindow, planOccurrence, type Clock, type Outcome } from '@metronome/core';
-import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository } from '@metronome/db';
+import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository, TickTransaction } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
+import { deliveryWindowProblem, ensure, messagesProblem, planProblem, scheduleProblem, timeProblem, timezoneProblem } from './campaign-check.js';
+import { isDataError, Quarantine } from './quarantine.js';
 
 export interface TickDeps {
   repo: ScheduleRepository;
@@ -43,6 +45,16 @@ interface Decision {
   streak?: number | undefined;
 }
 
+/** What one tick's transaction decided, acted on once it commits. */
+interface Decided {
+  runs: NewRun[];
+  resumed: (AutoResume & { startAt: Date; campaignId: string })[];
+  decisions: Decision[];
+  held: number;
+  waitingForWindow: number;
+  autoPaused: number;
+}
+
 /**
  * One scheduler tick: in one transaction fenced by the leader's token, (1) queue again the
  * window-paused runs of autoResume campaigns whose window opens now, (2) turn every due,
@@ -50,108 +62,24 @@ interface Decision {
  * campaigns to their next occurrence, (3) count the due campaigns whose account cannot send and
  * pause those that missed NO_ACCOUNT_AUTOPAUSE_AFTER occurrences in a row; then enqueue one job
  * per created or resumed run, delayed to its start. A constant number of statements (at most
- * nine), whatever the number of campaigns.
+ * nine, ten when a campaign is set aside), whatever the number of campaigns.
+ *
+ * A campaign the tick cannot turn into a run (a value the storage cannot hold, a schedule or
+ * window that cannot be evaluated) is deactivated with the reason in `last_error` and counted
+ * once as `failed`; the others go on in the same tick. Values are checked before any statement;
+ * should a batched statement still fail on its data, the tick is done once more with each batch
+ * split where it fails, so the rows at fault are found and set aside.
  */
 export async function runTick(deps: TickDeps, fence: number): Promise<TickResult> {
   const now = new Date(deps.clock.now());
-  const horizon = new Date(now.getTime() + deps.lookaheadMs);
-  const autopauseAfter = deps.noAccountAutopauseAfter ?? 0;
-  const decided = await deps.repo.tick(fence, async (tx) => {
-    const decisions: Decision[] = [];
-
-    // (1) Automatic resume, before new runs: the resumed run holds the campaign's one open slot.
-    const paused = await tx.windowPausedRuns(deps.batch);
-    const resumes: (AutoResume & { startAt: Date; campaignId: string })[] = [];
-    const resumedCampaigns = new Set<string>();
-    for (const p of paused) {
-      if (resumedCampaigns.has(p.campaignId)) continue; // one open run per campaign
-      const at = placeInWindow(now, { start: p.windowStart, end: p.windowEnd }, p.timezone);
-      if (at.startAt.getTime() > horizon.getTime()) continue;
-      resumedCampaigns.add(p.campaignId);
-      const seq = p.jobSeq + 1;
-      resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, nextSeq: seq, jobId: runJobId(p.id, seq), windowEndAt: at.windowEndAt, startAt: at.startAt });
-    }
-    const resumedIds = new Set(await tx.autoResume(resumes, now));
-    const resumed = resumes.filter((r) => resumedIds.has(r.id));
-    for (const r of resumed) {
-      decisions.push({ campaignId: r.campaignId, runId: r.id, outcome: 'sent', reason: 'auto-resume: window-paused run queued again at its window start', scheduledAt: r.startAt });
-    }
-
-    // (2) Due, actionable campaigns become runs.
-    const due = await tx.dueCampaigns(horizon, deps.batch);
-    const runs: NewRun[] = [];
-    const advances: CampaignAdvance[] = [];
-    const planned = new Map<string, Decision>();
-    for (const c of due) {
-      const plan = planOccurrence(
-        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, dueAt: c.nextRunAt, lastScheduledAt: c.lastScheduledAt },
-        now,
-        deps.jitterMs,
-      );
-      if (plan.kind === 'too-early') {
-        advances.push({ id: c.id, nextRunAt: plan.next, active: true });
-        decisions.push({ campaignId: c.id, outcome: 'deferred', reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds', dueAt: c.nextRunAt, next: plan.next });
-        continue;
-      }
-      if (plan.kind === 'wait-for-window') {
-        advances.push({ id: c.id, nextRunAt: plan.next, active: true });
-        decisions.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next });
-        continue;
-      }
-      const id = randomUUID();
-      runs.push({
-        id,
-        campaignId: c.id,
-        tenantId: c.tenantId,
-        accountId: c.accountId,
-        trigger: 'schedule',
-        parts: c.messages,
-        scheduledAt: plan.scheduledAt,
-        windowEndAt: plan.windowEndAt,
-        jobId: runJobId(id, 0),
-      });
-      advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once' });
-      const d: Decision = { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced };
-      planned.set(id, d);
-      decisions.push(d);
-    }
-    const createdIds = new Set(await tx.createRuns(runs));
-    for (const [id, d] of planned) {
-      if (createdIds.has(id)) continue;
-      // The insert found a run for this occurrence already, or another open run of the campaign.
-      d.runId = undefined;
-      d.outcome = 'stale-message';
-      d.reason = 'occurrence already had a run, or the campaign another open run: nothing created';
-    }
-    await tx.advance(advances, now);
-
-    // (3) Due campaigns whose account cannot send: held, counted, paused after too many.
-    const held = await tx.dueWithoutAccount(now, deps.batch);
-    const heldUpdates: HeldUpdate[] = [];
-    for (const h of held) {
-      const decision = decideHeld({ schedule: h.schedule, timezone: h.timezone, dueAt: h.nextRunAt, streak: h.streak }, now, autopauseAfter);
-      if (decision.kind === 'same') continue;
-      const pauseReason = decision.kind === 'pause' ? noAccountPauseReason(decision.streak, h.accountStatus, h.blockedUntil) : null;
-      heldUpdates.push({ id: h.id, streak: decision.streak, pauseReason });
-      decisions.push({
-        campaignId: h.id,
-        outcome: 'no-account',
-        reason: pauseReason ?? `held: account ${h.accountStatus}${h.blockedUntil && h.blockedUntil > now ? ` and blocked until ${h.blockedUntil.toISOString()}` : ''}; re-checked every tick`,
-        dueAt: h.nextRunAt,
-        streak: decision.streak,
-      });
-    }
-    await tx.recordHeld(heldUpdates, now);
-
-    return {
-      runs: runs.filter((r) => createdIds.has(r.id)),
-      resumed,
-      decisions,
-      held: held.length,
-      waitingForWindow: decisions.filter((d) => d.outcome === 'window-closed').length,
-      autoPaused: heldUpdates.filter((u) => u.pauseReason !== null).length,
-    };
-  });
+  let decided: Decided;
+  try {
+    decided = await deps.repo.tick(fence, (tx) => decide(deps, new Quarantine(tx, false), tx, now));
+  } catch (error) {
+    if (!isDataError(error)) throw error;
+    deps.logger.warn({ err: error }, 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail');
+    decided = await deps.repo.tick(fence, (tx) => decide(deps, new Quarantine(tx, true), tx, now));
+  }
 
   await deps.queue.enqueueMany([
     ...decided.resumed.map((r) => ({ runId: r.id, seq: r.nextSeq, delayMs: r.startAt.getTime() - deps.clock.now() })),
@@ -165,7 +93,8 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
     if (d.coalesced) coalesced += d.coalesced;
     deps.metrics.jobOutcomes.inc({ outcome: d.outcome });
     const { reason, ...fields } = d;
-    deps.logger.info({ ...fields, decision: d.outcome }, reason);
+    if (d.outcome === 'failed') deps.logger.warn({ ...fields, decision: d.outcome }, reason);
+    else deps.logger.info({ ...fields, decision: d.outcome }, reason);
   }
   // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new
   // occurrence missed is a decision worth a log line (above).
@@ -181,5 +110,130 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
     autoResumed: decided.resumed.length,
     autoPaused: decided.autoPaused,
     coalesced,
+  };
+}
+
+async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: Date): Promise<Decided> {
+  const horizon = new Date(now.getTime() + deps.lookaheadMs);
+  const autopauseAfter = deps.noAccountAutopauseAfter ?? 0;
+  const decisions: Decision[] = [];
+
+  // (1) Automatic resume, before new runs: the resumed run holds the campaign's one open slot.
+  const paused = await tx.windowPausedRuns(deps.batch);
+  const resumes: (AutoResume & { startAt: Date; campaignId: string })[] = [];
+  const resumedCampaigns = new Set<string>();
+  for (const p of paused) {
+    if (resumedCampaigns.has(p.campaignId) || q.has(p.campaignId)) continue; // one open run per campaign
+    const at = q.attempt(p.campaignId, () => {
+      ensure(timezoneProblem(p.timezone) ?? deliveryWindowProblem(p.windowStart, p.windowEnd));
+      const placed = placeInWindow(now, { start: p.windowStart, end: p.windowEnd }, p.timezone);
+      ensure(timeProblem('its window start', placed.startAt) ?? timeProblem('its window end', placed.windowEndAt));
+      return placed;
+    });
+    if (!at || at.startAt.getTime() > horizon.getTime()) continue;
+    resumedCampaigns.add(p.campaignId);
+    const seq = p.jobSeq + 1;
+    resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, nextSeq: seq, jobId: runJobId(p.id, seq), windowEndAt: at.windowEndAt, startAt: at.startAt });
+  }
+  const resumedIds = new Set(await q.batch(resumes, (r) => r.campaignId, (rs) => tx.autoResume(rs, now)));
+  const resumed = resumes.filter((r) => resumedIds.has(r.id));
+  for (const r of resumed) {
+    decisions.push({ campaignId: r.campaignId, runId: r.id, outcome: 'sent', reason: 'auto-resume: window-paused run queued again at its window start', scheduledAt: r.startAt });
+  }
+
+  // (2) Due, actionable campaigns become runs.
+  const due = await tx.dueCampaigns(horizon, deps.batch);
+  const runs: NewRun[] = [];
+  const advances: CampaignAdvance[] = [];
+  const moved: Decision[] = [];
+  const planned = new Map<string, Decision>();
+  for (const c of due) {
+    if (q.has(c.id)) continue;
+    const plan = q.attempt(c.id, () => {
+      ensure(timeProblem('its due time', c.nextRunAt) ?? scheduleProblem(c.schedule) ?? timezoneProblem(c.timezone) ?? deliveryWindowProblem(c.windowStart, c.windowEnd) ?? messagesProblem(c.messages));
+      const p = planOccurrence(
+        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, dueAt: c.nextRunAt, lastScheduledAt: c.lastScheduledAt },
+        now,
+        deps.jitterMs,
+      );
+      ensure(planProblem(p));
+      return p;
+    });
+    if (!plan) continue;
+    if (plan.kind === 'too-early') {
+      advances.push({ id: c.id, nextRunAt: plan.next, active: true });
+      moved.push({ campaignId: c.id, outcome: 'deferred', reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds', dueAt: c.nextRunAt, next: plan.next });
+      continue;
+    }
+    if (plan.kind === 'wait-for-window') {
+      advances.push({ id: c.id, nextRunAt: plan.next, active: true });
+      moved.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next });
+      continue;
+    }
+    const id = randomUUID();
+    runs.push({ id, campaignId: c.id, tenantId: c.tenantId, accountId: c.accountId, trigger: 'schedule', parts: c.messages, scheduledAt: plan.scheduledAt, windowEndAt: plan.windowEndAt, jobId: runJobId(id, 0) });
+    advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once' });
+    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced });
+  }
+  const createdIds = new Set(await q.batch(runs, (r) => r.campaignId, (rs) => tx.createRuns(rs)));
+  await q.batch(advances, (a) => a.id, async (as) => {
+    await tx.advance(as, now);
+    return [];
+  });
+  for (const [id, d] of planned) {
+    if (createdIds.has(id)) {
+      decisions.push(d);
+    } else if (!q.has(d.campaignId)) {
+      // The insert found a run for this occurrence already, or another open run of the campaign.
+      decisions.push({ ...d, runId: undefined, outcome: 'stale-message', reason: 'occurrence already had a run, or the campaign another open run: nothing created' });
+    }
+  }
+  decisions.push(...moved.filter((d) => !q.has(d.campaignId)));
+
+  // (3) Due campaigns whose account cannot send: held, counted, paused after too many.
+  const held = (await tx.dueWithoutAccount(now, deps.batch)).filter((h) => !q.has(h.id));
+  const heldUpdates: (HeldUpdate & { decision: Decision })[] = [];
+  for (const h of held) {
+    const decision = q.attempt(h.id, () => {
+      ensure(timeProblem('its due time', h.nextRunAt) ?? scheduleProblem(h.schedule) ?? timezoneProblem(h.timezone));
+      const d = decideHeld({ schedule: h.schedule, timezone: h.timezone, dueAt: h.nextRunAt, streak: h.streak }, now, autopauseAfter);
+      if (d.kind !== 'same') ensure(Number.isSafeInteger(d.streak) && d.streak >= 0 ? null : 'its schedule gives no count of missed occurrences');
+      return d;
+    });
+    if (!decision || decision.kind === 'same') continue;
+    const pauseReason = decision.kind === 'pause' ? noAccountPauseReason(decision.streak, h.accountStatus, h.blockedUntil) : null;
+    heldUpdates.push({
+      id: h.id,
+      streak: decision.streak,
+      pauseReason,
+      decision: {
+        campaignId: h.id,
+        outcome: 'no-account',
+        reason: pauseReason ?? `held: account ${h.accountStatus}${h.blockedUntil && h.blockedUntil > now ? ` and blocked until ${h.blockedUntil.toISOString()}` : ''}; re-checked every tick`,
+        dueAt: h.nextRunAt,
+        streak: decision.streak,
+      },
+    });
+  }
+  await q.batch(heldUpdates, (u) => u.id, async (us) => {
+    await tx.recordHeld(us, now);
+    return [];
+  });
+  const recorded = heldUpdates.filter((u) => !q.has(u.id));
+  decisions.push(...recorded.map((u) => u.decision));
+
+  // Set aside: deactivated with the reason, one `failed` decision each.
+  const isolations = [...q.reasons].map(([id, reason]) => ({ id, reason }));
+  for (const id of await tx.isolate(isolations, now)) {
+    decisions.push({ campaignId: id, outcome: 'failed', reason: q.reasons.get(id)! });
+  }
+
+  return {
+    runs: runs.filter((r) => createdIds.has(r.id)),
+    resumed,
+    decisions,
+    held: held.filter((h) => !q.has(h.id)).length,
+    waitingForWindow: decisions.filter((d) => d.outcome === 'window-closed').length,
+    autoPaused: recorded.filter((u) => u.pauseReason !== null).length,
   };
 }

@@ -73,6 +73,20 @@ export interface OpenRun {
   scheduledAt: Date;
 }
 
+/** A run whose job is missing from Redis, handed to job step `nextSeq`. */
+export interface LostJob {
+  runId: string;
+  currentJobId: string | null;
+  nextSeq: number;
+  nextJobId: string;
+}
+
+/** A campaign the scheduler cannot turn into a run: deactivated with `reason` (CONTRACT §4 `failed`). */
+export interface Isolation {
+  id: string;
+  reason: string;
+}
+
 export class StaleFenceError extends Error {
   readonly code = 'stale_fence';
   constructor() {
@@ -107,31 +121,36 @@ export class ScheduleRepository {
     });
   }
 
-  /** Runs open in PostgreSQL (queued or running) and not touched for `quietMs`: each must have a job in Redis. */
   /**
-   * Gives a run whose job was lost a new job id (its next job step), only if `currentJobId`
-   * still names its job: a job that reappears under the old id then does nothing.
+   * Gives each run whose job was lost a new job id (its next job step), only where the run's
+   * job id is still the one the caller found missing: a job that reappears under the old id then
+   * does nothing. One statement for the whole page; returns the ids handed over.
    */
-  async handOverLostJob(runId: string, currentJobId: string | null, nextSeq: number, nextJobId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ job_seq: nextSeq, job_id: nextJobId, updated_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', ['queued', 'running'])
-      .where((eb) => (currentJobId === null ? eb('job_id', 'is', null) : eb('job_id', '=', currentJobId)))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  async handOverLostJobs(lost: LostJob[], now: Date): Promise<string[]> {
+    if (lost.length === 0) return [];
+    const result = await sql<{ id: string }>`
+      update runs r
+      set job_seq = v.next_seq, job_id = v.next_job_id, updated_at = ${now}
+      from unnest(
+        ${sql.val(lost.map((l) => l.runId))}::uuid[],
+        ${sql.val(lost.map((l) => l.currentJobId))}::text[],
+        ${sql.val(lost.map((l) => l.nextSeq))}::int[],
+        ${sql.val(lost.map((l) => l.nextJobId))}::text[]
+      ) as v(id, current_job_id, next_seq, next_job_id)
+      where r.id = v.id and r.status in ('queued', 'running') and r.job_id is not distinct from v.current_job_id
+      returning r.id
+    `.execute(this.db);
+    return result.rows.map((r) => r.id);
   }
 
-  async openRuns(now: Date, quietMs: number, limit: number): Promise<OpenRun[]> {
-    const rows = await this.db
-      .selectFrom('runs')
-      .select(['id', 'job_id', 'job_seq', 'scheduled_at'])
-      .where('status', 'in', ['queued', 'running'])
-      .where('updated_at', '<', new Date(now.getTime() - quietMs))
-      .orderBy('updated_at')
-      .limit(limit)
-      .execute();
+  /**
+   * One page of the runs open in PostgreSQL (queued or running), by id after `afterId`: each must
+   * have a live job in Redis.
+   */
+  async openRuns(afterId: string | null, limit: number): Promise<OpenRun[]> {
+    let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', ['queued', 'running']);
+    if (afterId !== null) query = query.where('id', '>', afterId);
+    const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ id: r.id, jobId: r.job_id, jobSeq: r.job_seq, scheduledAt: r.scheduled_at }));
   }
 
@@ -304,6 +323,44 @@ export class TickTransaction {
       ) as v(id, streak, reason)
       where c.id = v.id
     `.execute(this.trx);
+  }
+
+  /**
+   * Deactivates each campaign the tick could not turn into a run, with the reason in
+   * `last_error`, in one statement: the next ticks no longer select it, so it fails once.
+   * Returns the ids deactivated.
+   */
+  async isolate(isolations: Isolation[], now: Date): Promise<string[]> {
+    if (isolations.length === 0) return [];
+    const result = await sql<{ id: string }>`
+      update campaigns c
+      set active = false, next_run_at = null, last_error = v.reason, updated_at = ${now}
+      from unnest(
+        ${sql.val(isolations.map((i) => i.id))}::uuid[],
+        ${sql.val(isolations.map((i) => i.reason))}::text[]
+      ) as v(id, reason)
+      where c.id = v.id
+      returning c.id
+    `.execute(this.trx);
+    return result.rows.map((r) => r.id);
+  }
+
+  /**
+   * Runs `work` under a savepoint: a statement that fails inside it is rolled back alone and
+   * its error returned, and the transaction goes on. Used only once a batched statement has
+   * failed, to find the rows that make it fail; the usual tick never pays for it.
+   */
+  async guarded<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+    await sql`savepoint tick_guard`.execute(this.trx);
+    try {
+      const value = await work();
+      await sql`release savepoint tick_guard`.execute(this.trx);
+      return { ok: true, value };
+    } catch (error) {
+      await sql`rollback to savepoint tick_guard`.execute(this.trx);
+      await sql`release savepoint tick_guard`.execute(this.trx);
+      return { ok: false, error };
+    }
   }
 
   /**
