@@ -36,6 +36,7 @@ describe('create', () => {
       nextRunAt: new Date(api.clock.now()).toISOString(),
       lastRunId: null,
       pausedReason: null,
+      lastError: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -206,6 +207,47 @@ describe('read, PATCH, DELETE', () => {
     expect((await call(api, 'POST', `/v1/campaigns/${id}/runs`, b.token)).status).toBe(404);
     expect((await api.app.inject({ method: 'DELETE', url: `/v1/campaigns/${id}`, headers: { authorization: `Bearer ${b.token}` } })).statusCode).toBe(404);
     expect((await call(api, 'GET', `/v1/campaigns/${id}`, a.token)).body.active).toBe(true);
+  });
+});
+
+describe('lastError (why the scheduler deactivated a campaign)', () => {
+  const reason = 'schedule.at cannot be turned into a run: out of range';
+  const stored = async (id: string) => (await api.db.selectFrom('campaigns').select('last_error').where('id', '=', id).executeTakeFirstOrThrow()).last_error;
+  // what the scheduler does to a campaign it cannot turn into a run
+  const deactivate = (id: string) => api.db.updateTable('campaigns').set({ active: false, last_error: reason, next_run_at: null }).where('id', '=', id).execute();
+
+  test('null on create; shown by GET, the list and the PATCH answer once set; any PATCH clears it', async () => {
+    const t = await createTenant(api, 'last-error');
+    const { id } = await createCampaign(api, t);
+    expect((await call(api, 'GET', `/v1/campaigns/${id}`, t.token)).body.lastError).toBeNull();
+    await deactivate(id);
+    expect((await call(api, 'GET', `/v1/campaigns/${id}`, t.token)).body).toMatchObject({ active: false, lastError: reason });
+    expect((await call(api, 'GET', '/v1/campaigns', t.token)).body.items).toEqual([expect.objectContaining({ id, lastError: reason })]);
+    const renamed = await call(api, 'PATCH', `/v1/campaigns/${id}`, t.token, { name: 'fixed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ active: false, lastError: null });
+    expect(await stored(id)).toBeNull();
+  });
+
+  test('re-activating clears it', async () => {
+    const { id } = await createCampaign(api, a);
+    await deactivate(id);
+    const on = await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, { active: true });
+    expect(on.body).toMatchObject({ active: true, lastError: null, nextRunAt: new Date(api.clock.now()).toISOString() });
+    expect(await stored(id)).toBeNull();
+  });
+
+  test('a rejected PATCH leaves it in place', async () => {
+    const { id } = await createCampaign(api, a);
+    await deactivate(id);
+    expect((await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, { timezone: 'Nowhere/Land' })).status).toBe(400);
+    expect(await stored(id)).toBe(reason);
+  });
+
+  test('the OpenAPI document describes it', async () => {
+    const doc = (await call(api, 'GET', '/openapi.json', null)).body;
+    expect(doc.components.schemas.Campaign.properties.lastError).toBeDefined();
+    expect(doc.components.schemas.Campaign.required).toContain('lastError');
   });
 });
 

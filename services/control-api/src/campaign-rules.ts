@@ -1,6 +1,7 @@
 import { cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
 import type { MessagePart, Schedule } from '@metronome/db';
 import type { FieldProblem } from './errors.js';
+import { storableInstant, TIME_RANGE } from './schemas/common.js';
 
 /** The parts of a campaign whose rules span fields or depend on configuration. */
 export interface CampaignDraft {
@@ -34,6 +35,13 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number): 
     if (cron) problems.push({ field: 'schedule.expression', message: cron });
   }
 
+  // The request's own instants were range-checked by its schema; this catches a stored schedule
+  // from before that check, which a PATCH of other fields would otherwise carry on.
+  const instant = scheduleInstant(c.schedule);
+  if (instant && !storableInstant(Date.parse(instant.value))) {
+    problems.push({ field: instant.field, message: TIME_RANGE });
+  }
+
   const seen = new Set<string>();
   const repeated = c.targets.filter((t) => (seen.has(t) ? true : (seen.add(t), false)));
   if (repeated.length > 0) {
@@ -41,6 +49,12 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number): 
     problems.push({ field: 'targets', message: `targets must be distinct; repeated: ${shown.join(', ')}` });
   }
   return problems;
+}
+
+function scheduleInstant(s: Schedule): { field: string; value: string } | null {
+  if (s.type === 'once') return { field: 'schedule.at', value: s.at };
+  if (s.type === 'interval' && s.startAt !== undefined) return { field: 'schedule.startAt', value: s.startAt };
+  return null;
 }
 
 // windowProblem says what is wrong; this says which field, so the error can name it.

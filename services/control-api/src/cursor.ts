@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import { invalidField } from './errors.js';
+import { chatId, storableInstant } from './schemas/common.js';
 
 // Cursors are opaque to clients: base64url of a small JSON object. Their inside may change.
+// A forged one is still checked as strictly as any input: PostgreSQL must never be the first to
+// find that its instant does not exist (2030-02-30, 25:00) or cannot be stored (year 0000).
 
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const positionSchema = z.strictObject({ at: z.string().regex(AT), id: z.guid() });
-const chatSchema = z.strictObject({ chat: z.string().min(1).max(256) });
+const positionSchema = z.strictObject({ at: z.string().regex(AT).refine(isRealInstant), id: z.guid() });
+const chatSchema = z.strictObject({ chat: chatId });
+
+// `YYYY-MM-DDTHH:MM:SS.ffffffZ` names a real instant when Date, which rolls impossible fields
+// over (Feb 30 → Mar 2), gives back the same calendar fields; microseconds cannot be wrong.
+function isRealInstant(at: string): boolean {
+  const ms = Date.parse(`${at.slice(0, 19)}Z`);
+  return storableInstant(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
+}
 
 /** Position after the last row of a newest-first page: its created_at (µs, UTC) and id. */
 export type Position = z.infer<typeof positionSchema>;

@@ -18,6 +18,8 @@ export interface CampaignRow {
   autoResume: boolean;
   nextRunAt: Date | null;
   pausedReason: string | null;
+  /** why the scheduler deactivated the campaign (it could not turn it into a run), if it did */
+  lastError: string | null;
   lastRunId: string | null;
   /** the latest occurrence the scheduler turned into a run, if any */
   lastScheduledAt: Date | null;
@@ -55,6 +57,8 @@ export interface CampaignChanges {
   nextRunAt?: Date | null;
   /** forget an automatic pause (no-account streak) when the operator re-activates */
   clearAutoPause?: boolean;
+  /** forget why the scheduler deactivated the campaign: the operator has edited it since */
+  clearLastError?: boolean;
 }
 
 interface Raw {
@@ -72,6 +76,7 @@ interface Raw {
   auto_resume: boolean;
   next_run_at: Date | null;
   paused_reason: string | null;
+  last_error: string | null;
   last_run_id: string | null;
   last_scheduled_at: Date | null;
   created_at: Date;
@@ -81,7 +86,7 @@ interface Raw {
 
 // Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
-  c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.created_at, c.updated_at,
+  c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
   to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
   (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id,
   (select max(r.scheduled_at) from runs r where r.campaign_id = c.id and r.trigger = 'schedule') as last_scheduled_at`;
@@ -102,6 +107,7 @@ function toCampaign(c: Raw): CampaignRow {
     autoResume: c.auto_resume,
     nextRunAt: c.next_run_at,
     pausedReason: c.paused_reason,
+    lastError: c.last_error,
     lastRunId: c.last_run_id,
     lastScheduledAt: c.last_scheduled_at,
     createdAt: c.created_at,
@@ -175,6 +181,7 @@ export class CampaignRepository {
     if (changes.autoResume !== undefined) sets.push(sql`auto_resume = ${changes.autoResume}`);
     if (changes.nextRunAt !== undefined) sets.push(sql`next_run_at = ${changes.nextRunAt}`);
     if (changes.clearAutoPause) sets.push(sql`paused_reason = null`, sql`no_account_streak = 0`);
+    if (changes.clearLastError) sets.push(sql`last_error = null`);
     const result = await sql<Raw>`
       update campaigns c set ${sql.join(sets)}
       where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}

@@ -20,7 +20,7 @@ import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { invalidField, notFound, validationFailed, type FieldProblem } from '../errors.js';
 import { startManualRun } from '../run-actions.js';
-import { campaign, campaignPage, campaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody } from '../schemas/campaigns.js';
+import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runView } from '../schemas/runs.js';
 
@@ -46,24 +46,30 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
       ];
       if (problems.length > 0) throw validationFailed(problems);
       const now = ctx.now();
-      const created = await ctx.campaigns.create(
-        {
-          tenantId,
-          accountId: body.accountId,
-          name: body.name,
-          timezone: draft.timezone,
-          schedule: draft.schedule,
-          windowStart: draft.deliveryWindow.start,
-          windowEnd: draft.deliveryWindow.end,
-          messages: draft.messages,
-          targets: draft.targets,
-          active: body.active,
-          autoResume: body.autoResume,
-          nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null,
-        },
-        now,
-      );
-      return reply.code(201).send(campaignView(created));
+      const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null;
+      // Validate, write, answer: the answer is built before the commit, so one that cannot be
+      // given rolls the insert back.
+      const answer = await ctx.db.transaction().execute(async (trx) => {
+        const created = await new CampaignRepository(trx).create(
+          {
+            tenantId,
+            accountId: body.accountId,
+            name: body.name,
+            timezone: draft.timezone,
+            schedule: draft.schedule,
+            windowStart: draft.deliveryWindow.start,
+            windowEnd: draft.deliveryWindow.end,
+            messages: draft.messages,
+            targets: draft.targets,
+            active: body.active,
+            autoResume: body.autoResume,
+            nextRunAt,
+          },
+          now,
+        );
+        return checkedCampaignView(created);
+      });
+      return reply.code(201).send(answer);
     },
   );
 
@@ -138,10 +144,14 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         }
         // Re-activating is the operator's answer to an automatic pause: forget it.
         if (patch.active === true && !current.active) changes.clearAutoPause = true;
-        return campaigns.update(current.id, scope, changes, now);
+        // Any edit is the operator's answer to the scheduler's deactivation: its reason is stale.
+        changes.clearLastError = true;
+        const row = await campaigns.update(current.id, scope, changes, now);
+        if (!row) throw notFound('campaign');
+        // Built before the commit (validate, write, answer), like the answer to a create.
+        return checkedCampaignView(row);
       });
-      if (!updated) throw notFound('campaign');
-      return campaignView(updated);
+      return updated;
     },
   );
 

@@ -1,6 +1,6 @@
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
-import { id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
+import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
 
 export const MAX_PARTS = 10;
 export const MAX_TARGETS = 10_000;
@@ -38,7 +38,11 @@ const fields = {
   schedule,
   deliveryWindow,
   messages: z.array(messagePart).min(1).max(MAX_PARTS),
-  targets: z.array(text(1, 256)).min(1).max(MAX_TARGETS).describe('distinct chat ids'),
+  targets: z
+    .array(chatId)
+    .min(1)
+    .max(MAX_TARGETS)
+    .describe('distinct chat ids, each 1–256 printable characters (no control characters; any script)'),
   active: z.boolean(),
   autoResume: z.boolean(),
 };
@@ -79,6 +83,10 @@ export const campaign = z
     nextRunAt: time.nullable().describe('the next occurrence not yet turned into a run'),
     lastRunId: id.nullable(),
     pausedReason: z.string().nullable().describe('why the scheduler paused the campaign, if it did'),
+    lastError: z
+      .string()
+      .nullable()
+      .describe('why the scheduler deactivated the campaign, if it did; cleared by the next PATCH'),
     createdAt: time,
     updatedAt: time,
   })
@@ -102,7 +110,16 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     nextRunAt: isoOrNull(c.nextRunAt),
     lastRunId: c.lastRunId,
     pausedReason: c.pausedReason,
+    lastError: c.lastError,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
   };
+}
+
+/**
+ * The answer for a campaign just written, checked against the response schema. Routes build
+ * it before their transaction commits, so a campaign the API could not show is never saved.
+ */
+export function checkedCampaignView(c: CampaignRow): z.output<typeof campaign> {
+  return campaign.parse(campaignView(c));
 }

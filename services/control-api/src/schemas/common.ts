@@ -14,11 +14,40 @@ export const text = (min: number, max: number) =>
     .max(max)
     .refine((s) => !UNSTORABLE.test(s), 'must not contain NUL characters or unpaired surrogates');
 
+// C0 controls (NUL, tab, LF, CR, ESC…), DEL and C1 controls (U+0080–U+009F, e.g. NEL): a chat
+// id travels to the platform in URLs, JSON and headers, where none of these belong. Unpaired
+// surrogates cannot be stored. Any other character, in any script, is a valid chat id.
+const NOT_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]|\p{Cs}/u;
+
+/** A chat id: 1–256 printable characters (Unicode code points). */
+export const chatId = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((s) => !NOT_PRINTABLE.test(s), 'must be printable text: no control characters (C0 such as CR, LF, NUL or tab; DEL; C1)');
+
 /** Any UUID PostgreSQL accepts (not only RFC 4122 variants). */
 export const id = z.guid();
 
-/** An instant in, an ISO-8601 string with an offset (`Z` or `+08:00`). */
-export const timeInput = z.iso.datetime({ offset: true });
+// The instants PostgreSQL and the scheduler both hold, and `toISOString` writes as plain
+// ISO-8601 (no sign, four-digit year): years 0001–9999 in UTC.
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+/** What a time outside years 0001–9999 (UTC) is told. */
+export const TIME_RANGE = 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z in UTC';
+
+/** Whether an epoch-milliseconds instant lies in years 0001–9999 (UTC). */
+export const storableInstant = (ms: number): boolean => ms >= EARLIEST && ms <= LATEST;
+
+/**
+ * An instant in, an ISO-8601 string with an offset (`Z` or `+08:00`) that is in years
+ * 0001–9999 once converted to UTC (`0000-01-01T00:00:00+23:59` is UTC year -1).
+ */
+export const timeInput = z.iso
+  // abort: a string that is not ISO-8601 at all is reported once, not again as out of range
+  .datetime({ offset: true, abort: true })
+  .refine((s) => storableInstant(Date.parse(s)), TIME_RANGE)
+  .describe('ISO-8601 with an offset; in UTC between 0001-01-01 and 9999-12-31');
 /** An instant out: always UTC. */
 export const time = z.iso.datetime();
 
