@@ -4,6 +4,7 @@ import { loadScripts, redisKeys, SharedRateLimit } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate } from './auth.js';
+import { clientErrorHandler, installUrlLimit } from './client-errors.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
 import { errorBody } from './errors.js';
@@ -36,6 +37,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests the HTTP parser refuses (431, malformed lines and headers) get the contract's body too.
+    clientErrorHandler,
     // A path that is not valid percent-encoding (`/v1/campaigns/%`) never reaches the error
     // handler: the router rejects it here. Like a malformed id, it cannot name anything.
     frameworkErrors: (err, _req, res) => {
@@ -48,6 +51,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app);
+  installUrlLimit(app);
   acceptEmptyJsonBody(app);
   // Fastify wants request decorations declared up front (a stable object shape); the auth hook sets it.
   app.decorateRequest('caller', null as never);

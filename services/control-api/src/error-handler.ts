@@ -19,9 +19,8 @@ export function installErrorHandler(app: FastifyInstance): void {
     return reply.code(500).send(errorBody('internal_error', 'internal error; the server log has the details'));
   });
 
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send(errorBody('not_found', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`)),
-  );
+  // The path is not echoed: it is the client's input, of any length.
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('not_found', 'no such route')));
 }
 
 /** The coded error for `err`, or null for a genuine server fault. */

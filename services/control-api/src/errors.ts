@@ -1,7 +1,17 @@
 // The API's coded errors (CONTRACT §3). Handlers throw these; error-handler.ts turns them
 // and Fastify's own errors into the one error body. Never match an error by its message.
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'not_found' | 'conflict' | 'too_large' | 'rate_limited' | 'internal_error';
+export type ErrorCode =
+  | 'validation_failed'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'not_found'
+  | 'request_timeout'
+  | 'conflict'
+  | 'too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error';
 
 /** One bad field: a dotted path into the request (`deliveryWindow.start`, `targets.3`, `limit`). */
 export interface FieldProblem {

@@ -56,7 +56,18 @@ export const idParams = z.object({ id });
 export const errorBody = z
   .object({
     error: z.object({
-      code: z.enum(['validation_failed', 'unauthorized', 'not_found', 'conflict', 'too_large', 'rate_limited', 'internal_error']),
+      code: z.enum([
+        'validation_failed',
+        'bad_request',
+        'unauthorized',
+        'not_found',
+        'request_timeout',
+        'conflict',
+        'too_large',
+        'unsupported_media_type',
+        'rate_limited',
+        'internal_error',
+      ]),
       message: z.string(),
       details: z.array(z.object({ field: z.string(), message: z.string() })),
     }),

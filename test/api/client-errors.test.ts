@@ -1,0 +1,93 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createTenant, startApi, type Api, type Tenant } from './harness.js';
+
+// What the API answers before routing: requests Node's HTTP parser refuses, over a real
+// socket (inject never reaches the parser). Every answer is the contract's error body, with
+// nothing of the request in it.
+
+let api: Api;
+let tenant: Tenant;
+let port: number;
+beforeAll(async () => {
+  api = await startApi('api_client_errors');
+  tenant = await createTenant(api, 'client-errors');
+  await api.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (api.app.server.address() as AddressInfo).port;
+}, 30_000);
+afterAll(async () => api.close());
+
+interface RawAnswer {
+  status: number;
+  headers: string;
+  body: string;
+}
+
+/** Writes raw bytes and reads until the server closes (or answers one response in full). */
+function raw(bytes: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    let text = '';
+    const done = () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+      resolve({ status: Number(head.split(' ')[1]), headers: head, body });
+    };
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      const length = /content-length: (\d+)/i.exec(text);
+      const bodyStart = text.indexOf('\r\n\r\n');
+      if (length && bodyStart >= 0 && Buffer.byteLength(text.slice(bodyStart + 4)) >= Number(length[1])) {
+        socket.destroy();
+        done();
+      }
+    });
+    socket.on('close', done);
+    // the server may reset the socket after answering; what it wrote is still read above
+    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? undefined : reject(err)));
+    setTimeout(() => socket.destroy(), 5000);
+  });
+}
+
+const MARK = 'Zq7xMARK';
+
+function expectContractError(res: RawAnswer, status: number, code: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers).toMatch(/content-type: application\/json/i);
+  const body = JSON.parse(res.body);
+  expect(body).toEqual({ error: { code, message: expect.any(String), details: [] } });
+  expect(res.body).not.toContain(MARK);
+  expect(res.body.length).toBeLessThan(300);
+}
+
+describe('requests the HTTP parser refuses', () => {
+  test.each([
+    ['a 70 KB token', 431, 'too_large', `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${MARK}${'a'.repeat(70_000)}\r\n\r\n`],
+    ['a 70 KB URL', 431, 'too_large', `GET /v1/${MARK}${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ['NUL in a header', 400, 'bad_request', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Note: ${MARK}\u0000\r\n\r\n`],
+    ['\\x01 in a header', 400, 'bad_request', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Note: ${MARK}\u0001\r\n\r\n`],
+    ['header folding', 400, 'bad_request', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n ${MARK}\r\n\r\n`],
+    ['Content-Length: -1', 400, 'bad_request', `POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n${MARK}`],
+    ['Content-Length with chunked', 400, 'bad_request', `POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+    ['a garbage request line', 400, 'bad_request', `${MARK} ${MARK}\r\n\r\n`],
+    ['a space in the path', 400, 'bad_request', `GET /v1/${MARK} x HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ['HTTP/3.1', 505, 'bad_request', 'GET /healthz HTTP/3.1\r\nHost: x\r\n\r\n'],
+  ])('%s → %d %s in the contract body, nothing echoed', async (_, status, code, bytes) => {
+    expectContractError(await raw(bytes), status, code);
+  });
+
+  test('a URL over 8 KiB → 414, nothing echoed', async () => {
+    const res = await raw(`GET /v1/campaigns?cursor=${MARK}${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\n\r\n`);
+    expectContractError(res, 414, 'too_large');
+  });
+
+  test('an unknown route → 404 without its path', async () => {
+    const res = await raw(`GET /v1/${MARK} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\nConnection: close\r\n\r\n`);
+    expectContractError(res, 404, 'not_found');
+  });
+
+  test('the server keeps answering', async () => {
+    const res = await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(res.status).toBe(200);
+  });
+});
