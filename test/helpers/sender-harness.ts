@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
-import { insertRuns, SendRepository, type MessagePart } from '@metronome/db';
+import { insertRuns, SendRepository, TargetSendRepository, type MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
 import { RunQueue, runJobId } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
@@ -79,6 +79,7 @@ export async function startSenderHarness(
   const transport = new HttpTransport({ baseUrl: sandboxUrl, timeoutMs: settings.sendTimeoutMs ?? 5000 });
   const deps: SenderDeps = {
     repo,
+    targets: new TargetSendRepository(tdb.db),
     lock: new AccountLock(scripts, keys),
     pace: new AccountPace(scripts, keys),
     queue,
@@ -109,6 +110,7 @@ export async function startSenderHarness(
       await Promise.resolve();
       clock.set(Math.max(clock.now(), wakeAt));
     },
+    draining: new AbortController().signal,
   };
   const db = tdb.db;
   const h: SenderHarness = {

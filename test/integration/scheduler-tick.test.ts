@@ -143,14 +143,16 @@ test('an old leader whose fence was superseded creates nothing', async () => {
   expect((await nextRunAt(campaignId))!.toISOString()).toBe('2026-06-01T09:00:00.000Z');
 });
 
-test('reconciler: a run whose job vanished from Redis gets a new job; expired leases become unknown', async () => {
+test('reconciler: a run whose job vanished from Redis gets a new job; an expired lease is unknown only once its request began', async () => {
   const { campaignId } = await seed();
   const fence = await repo.takeFence('me', new Date(clock.now()));
   await runTick(deps, fence);
   const [run] = await runsOf(campaignId);
   await queue.queue.obliterate({ force: true });
   expect(await queue.queue.getJob(run!.job_id!)).toBeUndefined();
-  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000) }).where('run_id', '=', run!.id).where('chat_id', '=', 'a').execute();
+  // `a` had its request written (stamped); `b` was claimed and still waiting for its pace slot
+  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000), send_started_at: new Date(clock.now()) }).where('run_id', '=', run!.id).where('chat_id', '=', 'a').execute();
+  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000) }).where('run_id', '=', run!.id).where('chat_id', '=', 'b').execute();
   await db.updateTable('runs').set({ updated_at: new Date(clock.now() - 60_000) }).where('id', '=', run!.id).execute();
   clock.advance(2000);
   const result = await reconcile({ repo, queue, clock, logger: deps.logger, metrics: deps.metrics, pausedRunTtlMs: 7 * 86_400_000 });
@@ -160,6 +162,8 @@ test('reconciler: a run whose job vanished from Redis gets a new job; expired le
   expect(await queue.queue.getJob(moved.job_id!)).toBeTruthy();
   const a = await db.selectFrom('run_targets').select(['status', 'error_code']).where('run_id', '=', run!.id).where('chat_id', '=', 'a').executeTakeFirstOrThrow();
   expect(a).toEqual({ status: 'unknown', error_code: 'lease_expired' });
+  const b = await db.selectFrom('run_targets').select(['status', 'attempts', 'lease_owner', 'next_attempt_at']).where('run_id', '=', run!.id).where('chat_id', '=', 'b').executeTakeFirstOrThrow();
+  expect(b).toEqual({ status: 'pending', attempts: 0, lease_owner: null, next_attempt_at: new Date(clock.now()) });
   // a second pass finds the job alive and adds nothing
   expect((await reconcile({ repo, queue, clock, logger: deps.logger, metrics: deps.metrics, pausedRunTtlMs: 7 * 86_400_000 })).requeued).toBe(0);
 });

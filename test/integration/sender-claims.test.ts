@@ -24,12 +24,12 @@ test('writes the last delivery and claims the next in one statement, never the o
   const runId = await runningRun(['a', 'b']);
   const now = h.clock.now();
   const lease = new Date(now + 60_000);
-  const first = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease);
-  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0 } });
-  const second = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', sentAs('a', now), new Date(now), lease);
-  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0 } });
-  const third = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', sentAs('b', now), new Date(now), lease);
-  expect(third).toEqual({ settled: true, next: null });
+  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false);
+  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0 }, firstSend: false });
+  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('a', now), new Date(now), lease, false);
+  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0 }, firstSend: false });
+  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('b', now), new Date(now), lease, false);
+  expect(third).toEqual({ settled: true, next: null, firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
     ['a', 'sent', 1, 1],
@@ -41,13 +41,13 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
   const lease = new Date(now + 60_000);
-  await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease); // a
-  await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease); // b
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false); // a
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false); // b
   // another token (a later holder of the account lock) cannot settle owner-1's target
-  const stale = await h.deps.repo.settleSentAndClaim(runId, 'owner-2', sentAs('a', now), new Date(now), lease);
+  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', sentAs('a', now), new Date(now), lease, false);
   expect(stale.settled).toBe(false);
   expect(stale.next?.chatId).toBe('c');
-  const written = await h.deps.repo.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
+  const written = await h.deps.targets.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
   expect([...written].sort()).toEqual(['a', 'b']);
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status])).toEqual([
@@ -60,6 +60,6 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
 test('nothing is claimed once the run is no longer running (operator pause)', async () => {
   const runId = await runningRun(['a']);
   await h.deps.repo.pause(runId, 'operator', null, new Date(h.clock.now()));
-  const claim = await h.deps.repo.settleSentAndClaim(runId, 'owner-1', null, new Date(h.clock.now()), new Date(h.clock.now() + 60_000));
-  expect(claim).toEqual({ settled: false, next: null });
+  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(h.clock.now()), new Date(h.clock.now() + 60_000), false);
+  expect(claim).toEqual({ settled: false, next: null, firstSend: false });
 });

@@ -1,3 +1,4 @@
+import { PACE_MARGIN } from '@metronome/core';
 import { driveRun as drive, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The sender's job on real PostgreSQL, Redis and sandbox, one job at a time on a manual clock.
@@ -51,13 +52,14 @@ describe('sending a run', () => {
 
   // One lane, so arrival times on the manual clock are the grant times; parallel lanes are
   // checked against real time in the end-to-end test.
-  test('pace: 60/min with burst 1 spaces sends one second apart on the shared clock', async () => {
+  test('pace: 60/min with burst 1 spaces sends one second apart (plus the margin) on the shared clock', async () => {
     const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 60, groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c', 'd'], parts: [text('x')] });
     await drive(h, runId);
     const { times } = await h.sandboxGet<{ times: number[] }>(`/sandbox/accounts/${externalId}/sends`);
     const sorted = [...times].sort((a, b) => a - b);
-    expect(sorted.slice(1).map((t, i) => t - sorted[i]!)).toEqual([1000, 1000, 1000]);
+    const spacing = Math.ceil(1000 * (1 + PACE_MARGIN));
+    expect(sorted.slice(1).map((t, i) => t - sorted[i]!)).toEqual([spacing, spacing, spacing]);
   });
 });
 

@@ -10,3 +10,4 @@ export * from './types.js';
 export * from './occurrence-plan.js';
 export * from './no-account.js';
 export * from './account-advice.js';
+export * from './send-pace.js';

@@ -9,7 +9,8 @@ export { migrate, ensureDatabase, redactUrl, type MigrateResult } from './migrat
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
-export { SendRepository, type RunForSend, type ClaimedTarget, type RunProgress, type TargetSettlement } from './repositories/send-repository.js';
+export { SendRepository, type RunForSend, type RunProgress } from './repositories/send-repository.js';
+export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow } from './repositories/tenant-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges } from './repositories/account-repository.js';
@@ -25,8 +26,8 @@ export {
   type RunFilter,
   type ListPage,
 } from './repositories/run-control-repository.js';
-export type { SentSettlement } from './repositories/send-repository.js';
 export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume } from './repositories/schedule-repository.js';
 export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } from './repositories/whatsapp-auth-repository.js';
 export { SealedSecretsRepository, type SealedCredential, type SealedAuthRow } from './repositories/sealed-secrets-repository.js';
 export { resealSecrets, type ResealReport } from './reseal.js';
+export { isTransientDbError } from './transient-error.js';

@@ -9,7 +9,8 @@
   KEYS[2] account lock key
   KEYS[3] chat pace key (unused when ARGV[5] is 0)
   ARGV[1] now, ms (the caller's clock)
-  ARGV[2] account emission interval, ms (60000 / sends per minute)
+  ARGV[2] account emission interval, ms (60000 / sends per minute); 0 = reserve the chat's
+          pace only (the account's slot was reserved before the chat was known)
   ARGV[3] account burst: sends allowed back to back
   ARGV[4] lock token
   ARGV[5] chat emission interval, ms; 0 = this platform has no per-chat pace
@@ -28,10 +29,14 @@ local burst = tonumber(ARGV[3])
 local chat_interval = tonumber(ARGV[5])
 local max_wait = tonumber(ARGV[6])
 
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local account_wait = tat + interval - burst * interval - now
-if account_wait < 0 then account_wait = 0 end
+local tat = now
+local account_wait = 0
+if interval > 0 then
+  tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if tat < now then tat = now end
+  account_wait = tat + interval - burst * interval - now
+  if account_wait < 0 then account_wait = 0 end
+end
 
 local chat_tat = now
 local chat_wait = 0
@@ -48,8 +53,10 @@ if wait > max_wait then
 end
 
 local at = now + wait
-local new_tat = math.max(tat, at) + interval
-redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now) + 1000)
+if interval > 0 then
+  local new_tat = math.max(tat, at) + interval
+  redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now) + 1000)
+end
 if chat_interval > 0 then
   local new_chat_tat = at + chat_interval
   redis.call('SET', KEYS[3], new_chat_tat, 'PX', math.ceil(new_chat_tat - now) + 1000)

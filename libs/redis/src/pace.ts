@@ -32,10 +32,30 @@ export class AccountPace {
    * send; see lua/pace-reserve-3.lua.
    */
   async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
+    return this.reserveSlot(accountId, lockToken, nowMs, 60_000 / perMinute, burst, chat, maxWaitMs);
+  }
+
+  /**
+   * Reserves a slot of one chat's pace only, for a send whose account slot was reserved before
+   * its chat was known. Nothing is reserved when `chat.perMinute` is 0.
+   */
+  async reserveChat(accountId: string, lockToken: string, nowMs: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
+    return this.reserveSlot(accountId, lockToken, nowMs, 0, 1, chat, maxWaitMs);
+  }
+
+  /**
+   * Moves the account's pace to no earlier than `nextAllowedMs`, the moment its last request
+   * (really written at some time after its slot) allows the next one. Once per job.
+   */
+  async settle(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
+    await this.scripts.run('pace-settle-1', [this.keys.accountPace(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
+  }
+
+  private async reserveSlot(accountId: string, lockToken: string, nowMs: number, intervalMs: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
     const [code, waitMs] = await this.scripts.runList(
       'pace-reserve-3',
       [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, chat.chatId)],
-      [nowMs, 60_000 / perMinute, burst, lockToken, chat.perMinute > 0 ? 60_000 / chat.perMinute : 0, Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER)],
+      [nowMs, intervalMs, burst, lockToken, chat.perMinute > 0 ? 60_000 / chat.perMinute : 0, Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER)],
     );
     const wait = waitMs ?? 0;
     if (code === RESERVE_LOCK_LOST) return { reserved: false, lockLost: true };

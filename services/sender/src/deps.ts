@@ -1,5 +1,5 @@
 import type { Clock } from '@metronome/core';
-import type { SendRepository } from '@metronome/db';
+import type { SendRepository, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
@@ -25,6 +25,7 @@ export interface SenderSettings {
 /** Everything a job needs, built once by main.ts and passed in: no singletons. */
 export interface SenderDeps {
   repo: SendRepository;
+  targets: TargetSendRepository;
   lock: AccountLock;
   pace: AccountPace;
   queue: RunQueue;
@@ -37,4 +38,6 @@ export interface SenderDeps {
   settings: SenderSettings;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** aborted on SIGTERM: lanes stop claiming, finish what they send, and hand their jobs on */
+  draining: AbortSignal;
 }

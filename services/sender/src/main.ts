@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, systemClock, type Outcome } from '@metronome/core';
-import { createDb, SendRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { createDb, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -62,8 +62,12 @@ const whatsapp = new WhatsAppTransport({
   timeoutMs: config.SEND_TIMEOUT_MS,
 });
 
+// Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
+// what they hold and hand their runs on at once.
+const drain = new AbortController();
 const deps: SenderDeps = {
   repo,
+  targets: new TargetSendRepository(db),
   lock: new AccountLock(scripts, keys),
   pace: new AccountPace(scripts, keys),
   queue,
@@ -92,6 +96,7 @@ const deps: SenderDeps = {
   },
   random: Math.random,
   sleep: (ms) => sleep(ms),
+  draining: drain.signal,
 };
 
 const worker = new Worker(
@@ -143,7 +148,8 @@ let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  logger.info({ signal }, 'draining: finishing in-flight jobs');
+  logger.info({ signal }, 'draining: finishing in-flight sends, handing runs on');
+  drain.abort();
   await worker.close();
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));

@@ -86,7 +86,8 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
       const outcome = await closeWindow(deps, run, progress);
       return report.delivered > 0 ? 'sent' : outcome;
     }
-    const dueAt = progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + deps.settings.lockRetryMs;
+    // A draining replica hands its run on at once, to whichever replica is still taking jobs.
+    const dueAt = report.stop === 'drain' ? end : progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + deps.settings.lockRetryMs;
     const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil);
     return continueOrClose(deps, run, job.jobId, nextAt, moved);
   } finally {

@@ -155,24 +155,28 @@ export class ScheduleRepository {
   }
 
   /**
-   * Targets whose in-flight lease expired (the sender died or stalled mid-send) become
-   * `unknown`: the send may have reached the platform, so it is never retried automatically.
+   * Targets whose in-flight lease expired (the sender died or stalled): one whose request had
+   * begun (`send_started_at`) becomes `unknown`, since the platform may have acted on it, and is
+   * never retried automatically; one still waiting for its slot, content or stamp never reached
+   * the platform and goes back to `pending`, due at once, no attempt counted. Returns how many
+   * became unknown.
    */
   async expireLeases(now: Date): Promise<number> {
-    const result = await this.db
-      .updateTable('run_targets')
-      .set({
-        status: 'unknown',
-        error_code: 'lease_expired',
-        error_message: 'the sender stopped while this send was in flight; it may or may not have been delivered',
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      })
-      .where('status', '=', 'in_flight')
-      .where('lease_expires_at', '<', now)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+    const result = await sql<{ unknown: number }>`
+      with expired as (
+        update run_targets set
+          status = case when send_started_at is null then 'pending' else 'unknown' end,
+          next_attempt_at = case when send_started_at is null then ${now} else next_attempt_at end,
+          error_code = case when send_started_at is null then error_code else 'lease_expired' end,
+          error_message = case when send_started_at is null then error_message
+            else 'the sender stopped after writing this request and before recording its answer; it may or may not have been delivered' end,
+          lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+        where status = 'in_flight' and lease_expires_at < ${now}
+        returning status
+      )
+      select count(*) filter (where status = 'unknown')::int as unknown from expired
+    `.execute(this.db);
+    return result.rows[0]?.unknown ?? 0;
   }
 
   /** Paused runs older than the TTL are cancelled; their pending targets become skipped. */

@@ -31,12 +31,6 @@ export interface RunForSend {
   };
 }
 
-export interface ClaimedTarget {
-  chatId: string;
-  partsSent: number;
-  attempts: number;
-}
-
 /** A run's progress after a job: what is left and when the next pending target is due. */
 export interface RunProgress {
   total: number;
@@ -52,22 +46,7 @@ export interface RunProgress {
   anyAttempt: boolean;
 }
 
-/** A target whose last part was delivered, to be written as `sent` by `settleSentAndClaim`. */
-export interface SentSettlement {
-  chatId: string;
-  at: Date;
-  latencyMs: number;
-  partsSent: number;
-  messageId: string;
-}
-
-/** How a target leaves `in_flight`. Only the lease holder can apply it. */
-export type TargetSettlement =
-  | { status: 'sent'; at: Date; latencyMs: number; partsSent: number; messageId: string }
-  | { status: 'pending'; nextAttemptAt: Date; countAttempt: boolean; errorCode: string | null; errorMessage: string | null }
-  | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
-
-/** The sender's queries: one method, one statement. */
+/** The sender's queries on runs, accounts and media: one method, one statement (target writes: TargetSendRepository). */
 export class SendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -140,143 +119,6 @@ export class SendRepository {
       .set({ status: 'running', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
       .where('id', '=', runId)
       .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-
-  /** Stamps the run's first send attempt; true only for the call that stamped it. */
-  async stampFirstSend(runId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ first_send_at: now })
-      .where('id', '=', runId)
-      .where('first_send_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-
-  /**
-   * One round trip for the hot path of a lane: records the lane's last target as `sent` (only
-   * if `owner` still holds its lease) and claims the next due pending target, claiming only from a
-   * running run (an operator pause or cancel stops new sends at once). The claim sees the statement's snapshot, in which the settled target is
-   * still in flight, so it can never claim the target it just settled. With `sent` null it is a
-   * plain claim. Nothing is claimed ahead: a lane holds at most the one target it is sending.
-   */
-  async settleSentAndClaim(
-    runId: string,
-    owner: string,
-    sent: SentSettlement | null,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<{ settled: boolean; next: ClaimedTarget | null }> {
-    const result = await sql<{ settled: number; chat_id: string | null; parts_sent: number | null; attempts: number | null }>`
-      with settled as (
-        update run_targets
-        set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
-          message_ids = array_append(message_ids, ${sent?.messageId ?? null}::text), attempts = attempts + 1,
-          error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, updated_at = ${now}
-        where run_id = ${runId} and chat_id = ${sent?.chatId ?? null} and lease_owner = ${owner} and status = 'in_flight'
-        returning chat_id
-      ), claimed as (
-        update run_targets t
-        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
-        where (t.run_id, t.chat_id) = (
-          select p.run_id, p.chat_id from run_targets p
-          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
-            and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
-          order by p.next_attempt_at, p.chat_id
-          limit 1
-          for update skip locked
-        )
-        returning t.chat_id, t.parts_sent, t.attempts
-      )
-      select (select count(*) from settled)::int as settled, c.chat_id, c.parts_sent, c.attempts
-      from (select 1) as one left join claimed c on true
-    `.execute(this.db);
-    const row = result.rows[0]!;
-    return {
-      settled: row.settled > 0,
-      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0 } : null,
-    };
-  }
-
-  /**
-   * Records several delivered targets as `sent` in one statement (the last delivery of each
-   * lane when a job's lanes stop). Only rows whose lease `owner` still holds are written;
-   * returns the chat ids written.
-   */
-  async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
-    if (sent.length === 0) return new Set();
-    const result = await sql<{ chat_id: string }>`
-      update run_targets t
-      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
-        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
-        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, updated_at = ${now}
-      from unnest(
-        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
-        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
-      ) as s(chat_id, at, latency_ms, parts_sent, message_id)
-      where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
-      returning t.chat_id
-    `.execute(this.db);
-    return new Set(result.rows.map((r) => r.chat_id));
-  }
-
-  /**
-   * Records one delivered part while the target stays in flight (its later parts are still to
-   * go). Written before the next part is sent, so a crash never re-sends a delivered part.
-   */
-  async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('run_targets')
-      .set({ parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, updated_at: now })
-      .where('run_id', '=', runId)
-      .where('chat_id', '=', chatId)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'in_flight')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-
-  /** Moves a target out of `in_flight`, only if `owner` still holds its lease. */
-  async settle(runId: string, chatId: string, owner: string, s: TargetSettlement, now: Date): Promise<boolean> {
-    const base = { lease_owner: null, lease_expires_at: null, updated_at: now };
-    const patch =
-      s.status === 'sent'
-        ? {
-            ...base,
-            status: 'sent' as const,
-            sent_at: s.at,
-            latency_ms: s.latencyMs,
-            parts_sent: s.partsSent,
-            message_ids: sql<string[]>`array_append(message_ids, ${s.messageId})`,
-            attempts: sql<number>`attempts + 1`,
-            error_code: null,
-            error_message: null,
-          }
-        : s.status === 'pending'
-          ? {
-              ...base,
-              status: 'pending' as const,
-              next_attempt_at: s.nextAttemptAt,
-              attempts: s.countAttempt ? sql<number>`attempts + 1` : sql<number>`attempts`,
-              error_code: s.errorCode,
-              error_message: s.errorMessage,
-            }
-          : {
-              ...base,
-              status: s.status,
-              attempts: s.countAttempt ? sql<number>`attempts + 1` : sql<number>`attempts`,
-              error_code: s.errorCode,
-              error_message: s.errorMessage,
-            };
-    const result = await this.db
-      .updateTable('run_targets')
-      .set(patch)
-      .where('run_id', '=', runId)
-      .where('chat_id', '=', chatId)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'in_flight')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -452,13 +294,13 @@ export class SendRepository {
       ), moved as (
         update run_targets t
         set chat_id = ${newChatId}, status = 'pending', next_attempt_at = least(t.next_attempt_at, ${now}),
-          lease_owner = null, lease_expires_at = null, error_code = ${code}, error_message = ${`moved from ${chatId}`}, updated_at = ${now}
+          lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${`moved from ${chatId}`}, updated_at = ${now}
         from held h
         where t.run_id = ${runId} and t.chat_id = h.chat_id and not h.taken
         returning t.chat_id
       ), skipped as (
         update run_targets t
-        set status = 'skipped', lease_owner = null, lease_expires_at = null, error_code = ${code}, error_message = ${message}, updated_at = ${now}
+        set status = 'skipped', lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${message}, updated_at = ${now}
         from held h
         where t.run_id = ${runId} and t.chat_id = h.chat_id and h.taken
         returning t.chat_id

@@ -1,0 +1,38 @@
+/**
+ * The pace as the platform sees it. An account's sends are paced by a GCRA whose slots are
+ * reserved ahead (in Redis, shared by every replica); a request is written some time after its
+ * slot, and a platform stamps it later still. These rules keep what the platform receives
+ * within `burst + pace × W` in every window W of at least a second.
+ */
+
+/**
+ * Slots are spaced this much wider than the configured pace, so that requests written a little
+ * late (a statement between the slot and the write, a busy event loop, network jitter) never add
+ * up to one send too many in a window: at 600/min a window of 1 s then needs 120 ms of jitter
+ * before it could see a twelfth send. Two per cent of an account's rate is the price.
+ */
+export const PACE_MARGIN = 0.02;
+
+/** The sends per minute the sender reserves slots at, for a configured pace. */
+export function pacedPerMinute(configuredPerMinute: number): number {
+  return configuredPerMinute / (1 + PACE_MARGIN);
+}
+
+/**
+ * The job's own pace over the moments its requests were really written (a GCRA over real
+ * times, `tat` = theoretical arrival time). A request written late pushes the next ones, which
+ * the slots reserved ahead would not: sends never bunch up behind a late one.
+ */
+export interface WrittenPace {
+  tat: number;
+}
+
+/** How long to wait before writing a request now, so writes keep the pace among themselves. */
+export function writeWaitMs(pace: WrittenPace, now: number, intervalMs: number, burst: number): number {
+  return Math.max(0, pace.tat - (burst - 1) * intervalMs - now);
+}
+
+/** Records a request written at `at`; returns the pace after it. */
+export function afterWrite(pace: WrittenPace, at: number, intervalMs: number): WrittenPace {
+  return { tat: Math.max(pace.tat, at) + intervalMs };
+}

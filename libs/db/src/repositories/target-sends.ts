@@ -1,0 +1,188 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+export interface ClaimedTarget {
+  chatId: string;
+  partsSent: number;
+  attempts: number;
+}
+
+/** A target whose last part was delivered, to be written as `sent`. */
+export interface SentSettlement {
+  chatId: string;
+  at: Date;
+  latencyMs: number;
+  partsSent: number;
+  messageId: string;
+}
+
+/** How a target leaves `in_flight` other than delivered. Only the lease holder can apply it. */
+export type TargetSettlement =
+  | { status: 'pending'; nextAttemptAt: Date; countAttempt: boolean; errorCode: string | null; errorMessage: string | null }
+  | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
+
+/** What one claim statement did. */
+export interface ClaimResult {
+  /** the delivered target passed in was written (its lease was still held) */
+  settled: boolean;
+  next: ClaimedTarget | null;
+  /** this claim stamped the run's first send (for the start-lag metric) */
+  firstSend: boolean;
+}
+
+/**
+ * The sender's writes to run_targets while it holds their leases: claim, mark the moment a
+ * request begins (`send_started_at`), record answers, give claims back. One method, one
+ * statement; every write is fenced by the lease owner (the account lock's token).
+ *
+ * `send_started_at` is what makes `unknown` mean one thing: it is set only when the request
+ * for part `parts_sent` is about to be written and cleared by every write of that part's
+ * answer, so a lease that expires without it was never at the platform (back to `pending`).
+ */
+export class TargetSendRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * One round trip for the hot path of a lane: records the lane's last delivered target as
+   * `sent` (only if `owner` still holds its lease) and claims the next due pending target of a
+   * running run (an operator pause or cancel stops new sends at once). With `sending`, the lane
+   * claims at its pace slot and writes the request right after: the claim is stamped as a send
+   * that has begun, and the run's first send is stamped with it. The claim sees the
+   * statement's snapshot, in which the settled target is still in flight, so it can never claim
+   * the target it just settled.
+   */
+  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean): Promise<ClaimResult> {
+    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null }>`
+      with settled as (
+        update run_targets
+        set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
+          message_ids = array_append(message_ids, ${sent?.messageId ?? null}::text), attempts = attempts + 1,
+          error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+        where run_id = ${runId} and chat_id = ${sent?.chatId ?? null} and lease_owner = ${owner} and status = 'in_flight'
+        returning chat_id
+      ), claimed as (
+        update run_targets t
+        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil},
+          send_started_at = ${sending ? now : null}, updated_at = ${now}
+        where (t.run_id, t.chat_id) = (
+          select p.run_id, p.chat_id from run_targets p
+          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
+            and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
+          order by p.next_attempt_at, p.chat_id
+          limit 1
+          for update skip locked
+        )
+        returning t.chat_id, t.parts_sent, t.attempts
+      ), first_send as (
+        update runs set first_send_at = ${now}
+        where id = ${runId} and first_send_at is null and ${sending}::boolean and exists (select 1 from claimed)
+        returning id
+      )
+      select (select count(*) from settled)::int as settled, (select count(*) from first_send)::int as first_send,
+        c.chat_id, c.parts_sent, c.attempts
+      from (select 1) as one left join claimed c on true
+    `.execute(this.db);
+    const row = result.rows[0]!;
+    return {
+      settled: row.settled > 0,
+      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0 } : null,
+      firstSend: row.first_send > 0,
+    };
+  }
+
+  /**
+   * Records several delivered targets as `sent` in one statement (the lanes' last deliveries
+   * when a job's lanes stop, or an answer kept through a database outage). Only rows whose
+   * lease `owner` still holds are written; returns the chat ids written.
+   */
+  async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
+    if (sent.length === 0) return new Set();
+    const result = await sql<{ chat_id: string }>`
+      update run_targets t
+      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
+        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
+        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+      from unnest(
+        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
+        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
+      ) as s(chat_id, at, latency_ms, parts_sent, message_id)
+      where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
+      returning t.chat_id
+    `.execute(this.db);
+    return new Set(result.rows.map((r) => r.chat_id));
+  }
+
+  /**
+   * Records one delivered part while the target stays in flight (its later parts are still to
+   * go). Written before the next part is sent, so a crash never re-sends a delivered part.
+   */
+  async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('run_targets')
+      .set({ parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, send_started_at: null, updated_at: now })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chatId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Marks a held target's send as begun (`now`) or, with null, as waiting again. Used where
+   * something stands between a claim and its request (a later part's slot, a media upload).
+   */
+  async markSending(runId: string, chatId: string, owner: string, at: Date | null, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('run_targets')
+      .set({ send_started_at: at, updated_at: now })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chatId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Moves a target out of `in_flight` (not delivered), only if `owner` still holds its lease. */
+  async settle(runId: string, chatId: string, owner: string, s: TargetSettlement, now: Date): Promise<boolean> {
+    const common = {
+      lease_owner: null,
+      lease_expires_at: null,
+      send_started_at: null,
+      updated_at: now,
+      attempts: s.countAttempt ? sql<number>`attempts + 1` : sql<number>`attempts`,
+      error_code: s.errorCode,
+      error_message: s.errorMessage,
+    };
+    const patch = s.status === 'pending' ? { ...common, status: 'pending' as const, next_attempt_at: s.nextAttemptAt } : { ...common, status: s.status };
+    const result = await this.db
+      .updateTable('run_targets')
+      .set(patch)
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chatId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Gives back every target `owner` still holds in this run, but those in `except`: `pending`
+   * again, due at once, no attempt counted. Called only once a job's lanes have all stopped,
+   * after a claim statement whose answer was lost (a database outage): such a claim may have
+   * committed, and the lane that never saw it never sent it. `except` names the targets whose
+   * requests were written and whose answers could not be recorded: they stay to expire.
+   */
+  async releaseClaims(runId: string, owner: string, except: string[], now: Date): Promise<number> {
+    const result = await this.db
+      .updateTable('run_targets')
+      .set({ status: 'pending', next_attempt_at: now, lease_owner: null, lease_expires_at: null, send_started_at: null, updated_at: now })
+      .where('run_id', '=', runId)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'in_flight')
+      .where((eb) => (except.length > 0 ? eb('chat_id', 'not in', except) : eb.val(true)))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}

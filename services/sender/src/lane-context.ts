@@ -1,0 +1,125 @@
+import type { WrittenPace } from '@metronome/core';
+import { isTransientDbError, type RunForSend, type SentSettlement } from '@metronome/db';
+import type { Transport, TransportAccount } from '@metronome/transports';
+import type { SenderDeps } from './deps.js';
+
+/** Why a job's lanes stopped before running out of due targets. */
+export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
+
+/** What the lanes of one job did, for the job's end-of-job decision. */
+export interface LaneReport {
+  delivered: number;
+  attempts: number;
+  /** parts claimed so far (the SENDS_PER_JOB budget is spent at claim time, so lanes cannot overshoot it together) */
+  reserved: number;
+  stop: StopReason | null;
+  /** when the pace next allows a send (set when a lane yielded for pace) */
+  nextTokenAt: number;
+  /** when a flood wait ends (set on account-wait) */
+  blockedUntil: number;
+  /** a lane found no due pending target: the others stop claiming too (their claims would come back empty) */
+  drained: boolean;
+}
+
+/** What the lanes of one job share. */
+export interface LaneContext {
+  run: RunForSend;
+  account: TransportAccount;
+  transport: Transport;
+  /** the account lock's token, which is also the lease owner of every target this job claims */
+  token: string;
+  report: LaneReport;
+  /** the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN) */
+  intervalMs: number;
+  burst: number;
+  /** the per-chat pace of this platform (sends per minute; 0: none) */
+  chatPerMinute: number;
+  /** each stopped lane's last delivered chat, written together once every lane has stopped */
+  leftovers: SentSettlement[];
+  /** the furthest ahead a first part may reserve its pace slot */
+  firstPartMaxWaitMs: number;
+  /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
+  partSpacingMs: number;
+  /** how long a claim is leased */
+  leaseMs: number;
+  /** lease end of each target this job claimed, by chat id (an answer is retried until then) */
+  leases: Map<string, number>;
+  /** when this job's requests were really written */
+  written: WrittenPace;
+  /** a claim statement failed without an answer: it may have claimed a target no lane holds */
+  claimLost: boolean;
+  /** targets whose requests were written and whose answers could not be recorded in time */
+  unrecorded: string[];
+}
+
+// Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish
+// its parts, so a chat's parts stay together.
+export const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost', 'error', 'storage', 'drain']);
+
+export function stopWith(report: LaneReport, reason: StopReason): void {
+  // the first hard stop wins over soft ones
+  if (report.stop === null || (!HARD_STOPS.has(report.stop) && HARD_STOPS.has(reason))) report.stop = reason;
+}
+
+export function hardStopped(report: LaneReport): boolean {
+  return report.stop !== null && HARD_STOPS.has(report.stop);
+}
+
+export function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
+  return run.windowEndAt !== null && deps.clock.now() >= run.windowEndAt.getTime();
+}
+
+/** Sleeps `ms`, or less when the sender starts draining (the caller checks for the stop). */
+export async function pause(deps: SenderDeps, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  if (deps.draining.aborted) return;
+  let onAbort!: () => void;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    deps.draining.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([deps.sleep(Math.ceil(ms)), aborted]);
+  } finally {
+    deps.draining.removeEventListener('abort', onAbort);
+  }
+}
+
+export function leaseLost(deps: SenderDeps, ctx: LaneContext, chatId: string): void {
+  deps.logger.warn({ runId: ctx.run.runId, accountId: ctx.run.account.id, chatId }, 'delivered, but the target lease was lost meanwhile: result not recorded');
+}
+
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+
+/**
+ * Writes an answer the platform gave, however long the database is away, as long as the
+ * targets' leases last (a lease outlives any send by 30 s or more): a known answer is lost
+ * only by a process that dies. The first failure stops every lane of the job from claiming.
+ * Returns undefined when the leases ran out first (the targets then expire as `unknown`, which
+ * is what a written request without a recorded answer is).
+ */
+export async function durably<T>(deps: SenderDeps, ctx: LaneContext, chatIds: string[], what: string, write: () => Promise<T>): Promise<T | undefined> {
+  let delay = RETRY_FIRST_MS;
+  // the targets' leases, or (a write about no one target) one lease from now
+  const deadline = chatIds.length > 0 ? Math.min(...chatIds.map((c) => ctx.leases.get(c) ?? 0)) : deps.clock.now() + ctx.leaseMs;
+  for (let failures = 0; ; failures++) {
+    try {
+      const result = await write();
+      if (failures > 0) deps.logger.info({ runId: ctx.run.runId, what, chatIds, failures }, 'answer written after the database came back');
+      return result;
+    } catch (error) {
+      if (!isTransientDbError(error)) throw error;
+      stopWith(ctx.report, 'storage');
+      const now = deps.clock.now();
+      if (failures === 0) deps.logger.warn({ err: error, runId: ctx.run.runId, what, chatIds }, 'answer not written: the database is away; holding it and retrying');
+      if (now + delay >= deadline) {
+        deps.logger.error({ err: error, runId: ctx.run.runId, what, chatIds }, 'answer not written before the leases ended: the targets expire as unknown');
+        ctx.unrecorded.push(...chatIds);
+        return undefined;
+      }
+      await deps.sleep(delay);
+      delay = Math.min(RETRY_MAX_MS, delay * 2);
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { afterWrite, writeWaitMs } from '@metronome/core';
+import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
+import type { SenderDeps } from './deps.js';
+
+/** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace is the limit). */
+export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: number };
+
+/**
+ * Reserves a pace slot for one part at most `maxWaitMs` ahead: the account's and, when
+ * `chatId` is given on a platform with one, the chat's. Nothing is slept here.
+ */
+export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number): Promise<Slot> {
+  const now = deps.clock.now();
+  const chat = { chatId: chatId ?? '', perMinute: chatId === null ? 0 : ctx.chatPerMinute };
+  const result = await deps.pace.reserve(ctx.run.account.id, ctx.token, now, 60_000 / ctx.intervalMs, ctx.burst, chat, maxWaitMs);
+  if ('lockLost' in result) {
+    stopWith(ctx.report, 'lock-lost');
+    return { go: false };
+  }
+  if (!result.reserved) {
+    if (result.limitedBy === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
+    ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs);
+    stopWith(ctx.report, 'pace');
+    return { go: false };
+  }
+  return { go: true, at: now + result.waitMs };
+}
+
+/**
+ * Takes the chat's pace for a send whose account slot was reserved before its chat was known
+ * (a claim). Returns when the chat may be sent to, if not now.
+ */
+export async function reserveChatNow(deps: SenderDeps, ctx: LaneContext, chatId: string): Promise<{ ok: true } | { ok: false; until: number }> {
+  if (ctx.chatPerMinute <= 0) return { ok: true };
+  const now = deps.clock.now();
+  const result = await deps.pace.reserveChat(ctx.run.account.id, ctx.token, now, { chatId, perMinute: ctx.chatPerMinute }, 0);
+  if ('lockLost' in result) {
+    stopWith(ctx.report, 'lock-lost');
+    return { ok: false, until: now };
+  }
+  return result.reserved ? { ok: true } : { ok: false, until: now + result.waitMs };
+}
+
+/**
+ * Sleeps until the slot, then as long as this job's own record of when its lanes really went
+ * ahead asks: a lane that woke late (a busy event loop) pushes the next instead of being
+ * followed at once. The moment it returns true is recorded synchronously, before the
+ * statement that precedes the write, so two lanes never go ahead on one moment. False when a
+ * hard stop came meanwhile (nothing recorded).
+ */
+export async function waitForSlot(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+  await pause(deps, at - deps.clock.now());
+  for (;;) {
+    if (hardStopped(ctx.report) || deps.draining.aborted) return false;
+    const now = deps.clock.now();
+    const wait = writeWaitMs(ctx.written, now, ctx.intervalMs, ctx.burst);
+    if (wait <= 0) {
+      ctx.written = afterWrite(ctx.written, now, ctx.intervalMs);
+      return true;
+    }
+    await pause(deps, wait);
+  }
+}
