@@ -40,7 +40,7 @@ afterEach(async () => {
 });
 
 /** A tenant with an account (`status`) and one campaign; `raw` columns are SQL written as given. */
-async function campaign(raw: Partial<Record<'schedule' | 'timezone' | 'window_start' | 'window_end' | 'messages' | 'targets' | 'next_run_at', unknown>> = {}, status = 'active') {
+async function campaign(raw: Partial<Record<'schedule' | 'timezone' | 'window_start' | 'window_end' | 'messages' | 'targets' | 'next_run_at', unknown>> = {}, status: 'active' | 'disabled' = 'active') {
   const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
   const account = await db
     .insertInto('accounts')
