@@ -105,12 +105,12 @@ describe('create', () => {
     expect(fields(res)).toEqual(['accountId', 'messages.1.mediaId']);
   });
 
-  test('a body that is not JSON, or not sent as JSON, is 400', async () => {
+  test('a body that is not JSON is 400; one not sent as JSON is 415', async () => {
     const broken = await api.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' }, payload: '{"name":' });
     expect(broken.statusCode).toBe(400);
     expect(JSON.parse(broken.body).error.details[0].field).toBe('body');
     const text = await api.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' }, payload: 'hello' });
-    expect(text.statusCode).toBe(400);
+    expect(text.statusCode).toBe(415);
     expect(JSON.parse(text.body).error.details[0].field).toBe('content-type');
     const none = await call(api, 'POST', '/v1/campaigns', a.token);
     expect(none.status).toBe(400);

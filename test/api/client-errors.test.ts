@@ -1,10 +1,10 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createTenant, startApi, type Api, type Tenant } from './harness.js';
+import { call, campaignBody, createAccount, createTenant, startApi, type Api, type Tenant } from './harness.js';
 
-// What the API answers before routing: requests Node's HTTP parser refuses, over a real
-// socket (inject never reaches the parser). Every answer is the contract's error body, with
-// nothing of the request in it.
+// What the API answers before its handlers: requests Node's HTTP parser refuses, over a real
+// socket (inject never reaches the parser), and bodies, media types and paths Fastify refuses.
+// Every answer is the contract's error body, with nothing of the request in it.
 
 let api: Api;
 let tenant: Tenant;
@@ -89,5 +89,62 @@ describe('requests the HTTP parser refuses', () => {
   test('the server keeps answering', async () => {
     const res = await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(res.status).toBe(200);
+  });
+});
+
+describe('bodies, media types and paths refused before the handler', () => {
+  const post = (url: string, contentType: string, payload: string) =>
+    api.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${tenant.token}`, 'content-type': contentType }, payload });
+  const campaigns = async () => Number((await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+
+  test.each(['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json;charset="iso-8859-1"', 'application/json; charset='])(
+    'a JSON body declared as %s → 415 naming content-type, nothing saved',
+    async (contentType) => {
+      const accountId = await createAccount(api, tenant);
+      const before = await campaigns();
+      const res = await post('/v1/campaigns', contentType, JSON.stringify(campaignBody(accountId)));
+      expect(res.statusCode).toBe(415);
+      expect(JSON.parse(res.body).error).toMatchObject({ code: 'unsupported_media_type', details: [{ field: 'content-type' }] });
+      expect(await campaigns()).toBe(before);
+    },
+  );
+
+  test.each(['application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset="utf-8"', 'application/json'])('%s is read', async (contentType) => {
+    const accountId = await createAccount(api, tenant);
+    expect((await post('/v1/campaigns', contentType, JSON.stringify(campaignBody(accountId)))).statusCode).toBe(201);
+  });
+
+  test('a media type no JSON route reads → 415 naming content-type', async () => {
+    const res = await post('/v1/campaigns', 'application/xml', '<campaign/>');
+    expect(res.statusCode).toBe(415);
+    expect(JSON.parse(res.body).error.details).toEqual([{ field: 'content-type', message: 'expected application/json' }]);
+  });
+
+  test.each(['image', '/png', ';;;', 'image/'])('a malformed media type %j → 400 naming content-type, on JSON and media routes alike', async (contentType) => {
+    for (const url of ['/v1/campaigns', '/v1/media']) {
+      const res = await post(url, contentType, 'abc');
+      expect(res.statusCode).toBe(400);
+      expect(JSON.parse(res.body).error.details).toEqual([{ field: 'content-type', message: expect.not.stringContaining('application/json') }]);
+    }
+  });
+
+  test('a body shorter than its Content-Length → 400 naming content-length', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json', 'content-length': '50' },
+      payload: '{}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body).error.details).toEqual([{ field: 'content-length', message: expect.any(String) }]);
+  });
+
+  test.each([101, 5000])('a path id of %d characters → 404 without it', async (length) => {
+    for (const route of ['campaigns', 'runs', 'accounts', 'media']) {
+      const res = await call(api, 'GET', `/v1/${route}/${MARK}${'a'.repeat(length)}`, tenant.token);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: 'not_found', message: expect.any(String), details: [] } });
+      expect(JSON.stringify(res.body)).not.toContain(MARK);
+    }
   });
 });

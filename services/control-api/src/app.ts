@@ -7,7 +7,7 @@ import { authenticate } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
-import { errorBody } from './errors.js';
+import { ApiError, errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -41,9 +41,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     clientErrorHandler,
     // A path that is not valid percent-encoding (`/v1/campaigns/%`) never reaches the error
     // handler: the router rejects it here. Like a malformed id, it cannot name anything.
-    frameworkErrors: (err, _req, res) => {
+    frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
-      const known = err.code === 'FST_ERR_BAD_URL' ? null : toApiError(err);
+      const known = err.code === 'FST_ERR_BAD_URL' ? null : toApiError(err, req.headers['content-type']);
       if (known) return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.code, known.message, known.details));
       return reply.code(404).send(errorBody('not_found', 'no such resource'));
     },
@@ -91,16 +91,28 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 // `Content-Type: application/json` with nothing after it: read that as "no body" instead of
 // failing on empty JSON. A route that needs a body still rejects the missing one by its schema.
 // Also: JSON is the only body the JSON routes take, so text/plain is refused as a wrong
-// Content-Type rather than parsed into a string the schema then complains about.
+// Content-Type (415) rather than parsed into a string the schema then complains about; and the
+// body is read as UTF-8 only, so a body declared in another charset is refused, not misread.
 function acceptEmptyJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new ApiError(415, 'unsupported_media_type', 'unsupported charset', [{ field: 'content-type', message: 'the only charset accepted is utf-8' }]), undefined);
+      return;
+    }
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text === '') done(null, undefined);
     else json(req, text, done);
   });
+}
+
+/** The `charset` parameter of a Content-Type header, lower-cased and unquoted; null when absent. */
+function charsetOf(header: string | undefined): string | null {
+  const match = header === undefined ? null : /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(header);
+  return match ? (match[1] ?? '').toLowerCase() : null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, errorBody, type FieldProblem } from './errors.js';
+import { mediaTypeOf } from './schemas/media.js';
 
 /**
  * One place turns every failure into the contract's error body. Handlers throw ApiError;
@@ -9,7 +10,7 @@ import { ApiError, errorBody, type FieldProblem } from './errors.js';
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler<FastifyError | ApiError>((err, req, reply) => {
-    const known = toApiError(err);
+    const known = toApiError(err, req.headers['content-type']);
     if (known) {
       // Fastify's and PostgreSQL's rejections are kept in the log: they show which input got how far.
       if (!(err instanceof ApiError)) req.log.info({ err, code: known.code }, 'request rejected');
@@ -23,8 +24,12 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('not_found', 'no such route')));
 }
 
-/** The coded error for `err`, or null for a genuine server fault. */
-export function toApiError(err: FastifyError | ApiError): ApiError | null {
+/**
+ * The coded error for `err`, or null for a genuine server fault. `contentType` is the request's
+ * header, to tell a malformed media type from one no parser takes. No answer made here quotes
+ * the request or the database: their messages stay in the log.
+ */
+export function toApiError(err: FastifyError | ApiError, contentType?: string): ApiError | null {
   if (err instanceof ApiError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
     // A malformed id in the path cannot name anything that exists: same answer as a missing one.
@@ -36,22 +41,30 @@ export function toApiError(err: FastifyError | ApiError): ApiError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(400, 'validation_failed', 'unsupported Content-Type', [
-        { field: 'content-type', message: 'expected application/json' },
-      ]);
+      return mediaTypeOf(contentType) === null
+        ? new ApiError(400, 'validation_failed', 'malformed Content-Type', [{ field: 'content-type', message: 'expected a media type, type/subtype' }])
+        : new ApiError(415, 'unsupported_media_type', 'unsupported Content-Type', [{ field: 'content-type', message: 'expected application/json' }]);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError(400, 'validation_failed', 'the body is not valid JSON', [{ field: 'body', message: err.message }]);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'validation_failed', 'the body is not as long as Content-Length says', [
+        { field: 'content-length', message: 'does not match the body' },
+      ]);
+    // A path segment longer than any id (Fastify's maxParamLength) cannot name anything either.
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(404, 'not_found', 'no such resource');
   }
   const status = err.statusCode ?? 500;
   if (status === 404) return new ApiError(404, 'not_found', 'no such resource');
-  if (status === 413) return new ApiError(413, 'too_large', err.message);
-  if (status >= 400 && status < 500) return new ApiError(400, 'validation_failed', err.message, [{ field: 'body', message: err.message }]);
+  if (status === 413) return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
+  if (status >= 400 && status < 500) return new ApiError(400, 'validation_failed', 'the request could not be read', [{ field: 'body', message: 'could not be read' }]);
   // PostgreSQL data exceptions (class 22: bad text, out-of-range values) come from input the
-  // schemas let through; they are the client's to fix, not a server fault.
+  // schemas let through; they are the client's to fix, not a server fault. Their text names
+  // database types and quotes values: it stays in the log.
   const sqlState = (err as { code?: unknown }).code;
   if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState)) {
-    return new ApiError(400, 'validation_failed', 'a value could not be stored', [{ field: 'body', message: err.message }]);
+    return new ApiError(400, 'validation_failed', 'a value could not be stored', [{ field: 'body', message: 'a value is out of range or not storable' }]);
   }
   return null;
 }
