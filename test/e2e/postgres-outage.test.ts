@@ -1,0 +1,91 @@
+import { sql } from 'kysely';
+import { createDb } from '@metronome/db';
+import { startPrivatePostgres, startStack as startProcesses, type PrivatePostgres, type Stack as Processes } from '@metronome/testkit';
+import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
+import { api, runsToEnd, sandbox, type Stack } from '../helpers/stack.js';
+import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
+
+// A known answer is never dropped: PostgreSQL (a server of this test's own) is stopped for 10 s
+// in the middle of a 1,000-chat fan-out over 10 accounts and started again. The senders keep the
+// answers they hold and write them once it is back; nothing is recorded `unknown`, nothing is
+// sent twice, every run ends `success`, no service exits, and the API is ready again at once.
+
+const ACCOUNTS = 10;
+const CHATS = 100;
+const PER_MINUTE = 600;
+const OUTAGE_MS = 10_000;
+
+let pgServer: PrivatePostgres;
+let processes: Processes;
+let stack: Stack;
+beforeAll(async () => {
+  pgServer = await startPrivatePostgres();
+  const keyPrefix = uniquePrefix('pg-outage');
+  processes = await startProcesses({
+    databaseUrl: pgServer.url,
+    redisUrl: REDIS_URL,
+    keyPrefix,
+    senders: 2,
+    senderEnv: { SENDER_CONCURRENCY: '8' },
+    sandboxEnv: { SANDBOX_LATENCY_MS: '30' },
+  });
+  // the e2e helpers read the database through `stack.db`; this one is on the private server
+  const db = createDb({ url: pgServer.url, max: 2, applicationName: 'metronome-test' });
+  stack = { ...processes, keyPrefix, db: { url: pgServer.url, name: 'metronome', db, drop: () => db.destroy() } };
+}, 120_000);
+afterAll(async () => {
+  await processes?.stop().catch(() => undefined);
+  await stack?.db.drop();
+  await pgServer?.destroy();
+}, 60_000);
+
+test('PostgreSQL stopped 10 s mid fan-out: every answer written once it is back, none unknown, none twice, every run a success', async () => {
+  const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'outage' });
+  const token: string = tenant.body.token;
+  const runIds: string[] = [];
+  for (let a = 0; a < ACCOUNTS; a++) {
+    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `outage-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
+    const targets = Array.from({ length: CHATS }, (_, i) => `chat-${a}-${i}`);
+    const c = await api(stack, 'POST', '/v1/campaigns', token, {
+      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
+    });
+    const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
+    expect(run.status).toBe(201);
+    runIds.push(run.body.id);
+  }
+
+  // mid fan-out: a few seconds of sending (about a third of each account's 100 chats)
+  await eventually('the fan-out to be under way', async () => ((await sandbox(stack, '/sandbox/stats')).accepted as number) >= 300, 60_000, 50);
+  await pgServer.stop();
+  const stoppedAt = Date.now();
+  const duringOutage = (await sandbox(stack, '/sandbox/stats')).accepted as number;
+  await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - stoppedAt)));
+  // the fan-out went on for a moment (requests already written) and then stopped claiming
+  const stalled = (await sandbox(stack, '/sandbox/stats')).accepted as number;
+  // each lane writes at most the one request it had claimed before the stop
+  expect(stalled - duringOutage).toBeLessThanOrEqual(ACCOUNTS * 3);
+  expect((await fetch(`${stack.apiUrl}/readyz`)).status).toBe(503);
+  await pgServer.start();
+  const backAt = Date.now();
+  await eventually('the API to be ready again', async () => (await fetch(`${stack.apiUrl}/readyz`)).ok, 5_000, 20);
+  const readyAfterMs = Date.now() - backAt;
+  expect(readyAfterMs).toBeLessThanOrEqual(1_000);
+
+  const runs = await runsToEnd(stack, token, runIds, 120_000, 500);
+  expect(runs.map((r) => r.status)).toEqual(runIds.map(() => 'success'));
+  const unknown = await stack.db.db.selectFrom('run_targets').select(sql<number>`count(*)::int`.as('n')).where('status', '<>', 'sent').executeTakeFirstOrThrow();
+  expect(unknown.n).toBe(0);
+
+  // the platform's record: every chat exactly once, never faster than the pace
+  const items = await received(stack);
+  expect(repeats(items)).toEqual([]);
+  expect(new Set(items.map((m) => `${m.account}|${m.chatId}`)).size).toBe(ACCOUNTS * CHATS);
+  expect(items).toHaveLength(ACCOUNTS * CHATS);
+  expect(paceBreaches(items, PER_MINUTE, 1)).toEqual([]);
+
+  // no service exited through the outage
+  expect(stack.services.filter((s) => s.child.exitCode !== null || s.child.signalCode !== null).map((s) => s.name)).toEqual([]);
+  // the senders held answers through it and wrote them after
+  const heldAnswers = stack.senders.flatMap((s) => s.output).filter((l) => l.includes('answer written after the database came back'));
+  expect(heldAnswers.length).toBeGreaterThan(0);
+}, 240_000);
