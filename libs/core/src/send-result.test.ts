@@ -1,4 +1,4 @@
-import { classifyHttpAnswer, classifyTransportFailure } from './send-result.js';
+import { classifyHttpAnswer, classifyTransportFailure, MEDIA_REF_INVALID, REQUEST_INVALID } from './send-result.js';
 import { retryDelayMs } from './backoff.js';
 import { finishedStatus, statusAtWindowClose, windowClosedSummary, notificationFor } from './run-state.js';
 import { open, seal, hashToken, sameDigest } from './secrets.js';
@@ -13,6 +13,7 @@ describe('classifyHttpAnswer (CONTRACT §5)', () => {
     [404, { error: 'chat_not_found' }, { kind: 'rejected', code: 'chat_not_found', message: 'platform answered 404' }],
     [403, { error: 'forbidden' }, { kind: 'rejected', code: 'forbidden', message: 'platform answered 403' }],
     [400, { error: 'message_invalid' }, { kind: 'rejected', code: 'message_invalid', message: 'platform answered 400' }],
+    [400, { error: 'media_ref_invalid' }, { kind: 'rejected', code: MEDIA_REF_INVALID, message: 'platform answered 400' }],
     [500, null, { kind: 'retriable', code: 'http_500', message: 'platform answered 500' }],
     [503, { error: 'unavailable' }, { kind: 'retriable', code: 'unavailable', message: 'platform answered 503' }],
   ])('%i %j', (status, body, expected) => {
@@ -32,6 +33,19 @@ describe('classifyTransportFailure', () => {
   });
   test('reset before the write: retry', () => {
     expect(classifyTransportFailure('ECONNRESET', false, 'reset').kind).toBe('retriable');
+  });
+  test('a timeout before the write: retry, never unknown', () => {
+    expect(classifyTransportFailure('timeout', false, 'slow').kind).toBe('retriable');
+  });
+  test.each(['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_HTTP_TOKEN', 'ERR_UNESCAPED_CHARACTERS', 'ERR_INVALID_URL'])(
+    'a request node would not build (%s): a failure, neither a retry nor unknown',
+    (code) => {
+      expect(classifyTransportFailure(code, false, 'refused')).toEqual({ kind: 'rejected', code: REQUEST_INVALID, message: 'refused' });
+    },
+  );
+  test('any other failure before the write, with or without a code: retry', () => {
+    expect(classifyTransportFailure(undefined, false, 'x').kind).toBe('retriable');
+    expect(classifyTransportFailure('request_not_built', false, 'x').kind).toBe('retriable');
   });
 });
 

@@ -58,6 +58,9 @@ export function classifyHttpAnswer(status: number, body: unknown): SendResult {
     return { kind: 'account-wait', retryAfterMs, code: code === `http_429` ? 'flood_wait' : code };
   }
   if (status === 401) return { kind: 'account-unavailable', code: code === 'http_401' ? 'account_unauthorized' : code, message };
+  // CONTRACT §5 extension: the platform does not know the media ref (it expired or the platform
+  // forgot it). Rejected under MEDIA_REF_INVALID, so the sender uploads again and resends.
+  if (status === 400 && code === MEDIA_REF_INVALID) return { kind: 'rejected', code: MEDIA_REF_INVALID, message };
   if (status >= 500) return { kind: 'retriable', code, message };
   if (status === 408) return { kind: 'retriable', code, message };
   return { kind: 'rejected', code, message };
@@ -67,10 +70,28 @@ export function classifyHttpAnswer(status: number, body: unknown): SendResult {
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET_BEFORE_WRITE']);
 
 /**
+ * Node's codes for a request it refused to build (a header value or URL it cannot carry). Such
+ * a request never left the process and would be refused the same way again: a failure, not a retry.
+ */
+const NOT_BUILDABLE_CODES = new Set([
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_HTTP_INVALID_HEADER_VALUE',
+  'ERR_UNESCAPED_CHARACTERS',
+  'ERR_INVALID_URL',
+]);
+
+/** The code of a send that failed because its request could not be built (see NOT_BUILDABLE_CODES). */
+export const REQUEST_INVALID = 'request_invalid';
+
+/**
  * Classifies a failure with no answer. `written` tells whether the request was fully written
  * before the failure: after that, the platform may have acted on it, so the result is ambiguous.
+ * Before that, it is never ambiguous: a request that could not be built is rejected, any other
+ * failure is retried.
  */
 export function classifyTransportFailure(code: string | undefined, written: boolean, message: string): SendFailure {
+  if (!written && code !== undefined && NOT_BUILDABLE_CODES.has(code)) return { kind: 'rejected', code: REQUEST_INVALID, message };
   if (!written || (code !== undefined && NOT_SENT_CODES.has(code))) {
     return { kind: 'retriable', code: (code ?? 'network_error').toLowerCase(), message };
   }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { classifyHttpAnswer, classifyTransportFailure, type SendResult } from '@metronome/core';
+import { encodeIdempotencyKey } from './idempotency-key.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -62,7 +63,7 @@ export class HttpTransport implements Transport {
     const body = Buffer.from(JSON.stringify({ chatId: message.chatId, part, partIndex: message.partIndex, partCount: message.partCount }));
     const answer = await this.request(account, 'messages', body, {
       'content-type': 'application/json',
-      'idempotency-key': message.idempotencyKey,
+      'idempotency-key': encodeIdempotencyKey(message.idempotencyKey),
     });
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, answer.message);
     return classifyHttpAnswer(answer.status, answer.body);
@@ -76,35 +77,32 @@ export class HttpTransport implements Transport {
     if (!account.externalId) {
       return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
     }
-    // The account's id is one encoded path segment under the configured base: it cannot
-    // redirect the request to another host or path.
-    const url = new URL(`v1/accounts/${encodeURIComponent(account.externalId)}/${what}`, this.base);
-    const lib = url.protocol === 'https:' ? https : http;
+    const externalId = account.externalId;
     return new Promise((resolve) => {
       let written = false;
       let settled = false;
+      let timer: NodeJS.Timeout | undefined;
       const done = (value: Answer | Failure) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         resolve(value);
       };
-      const req = lib.request(url, { method: 'POST', agent: this.agent, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            parsed = { error: `http_${res.statusCode}`, message: text.slice(0, 200) };
-          }
-          done({ status: res.statusCode ?? 0, body: parsed });
-        });
-        res.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written: true, message: e.message }));
-      });
-      const timer = setTimeout(() => {
+      let req: http.ClientRequest;
+      try {
+        // The account's id is one encoded path segment under the configured base: it cannot
+        // redirect the request to another host or path.
+        const url = new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base);
+        const lib = url.protocol === 'https:' ? https : http;
+        const options = { method: 'POST', agent: this.agent, headers: { ...headers, 'content-length': String(body.length) } };
+        req = lib.request(url, options, (res) => readAnswer(res, done));
+      } catch (error) {
+        // Building the request threw (a header value node refuses, an id that is no valid
+        // URI component): nothing left this process, so this is never `unknown`.
+        const e = error as NodeJS.ErrnoException;
+        return done({ failure: true, code: e.code ?? 'request_not_built', written: false, message: String(e.message) });
+      }
+      timer = setTimeout(() => {
         done({ failure: true, code: 'timeout', written, message: `no answer within ${this.options.timeoutMs} ms` });
         req.destroy();
       }, this.options.timeoutMs);
@@ -115,4 +113,21 @@ export class HttpTransport implements Transport {
       req.end(body);
     });
   }
+}
+
+/** Reads a whole answer; a body that is not JSON becomes an error object naming the status. */
+function readAnswer(res: http.IncomingMessage, done: (value: Answer | Failure) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = { error: `http_${res.statusCode}`, message: text.slice(0, 200) };
+    }
+    done({ status: res.statusCode ?? 0, body: parsed });
+  });
+  res.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written: true, message: e.message }));
 }
