@@ -45,6 +45,7 @@ export interface SandboxMessage {
   partCount: number;
   part: { type: string; text?: string; mediaRef?: string; caption?: string };
   receivedAt: number;
+  answeredAt: number | null; // when the sandbox wrote its answer; null while in flight
 }
 
 /** A run as GET /v1/runs lists it, with the counts the tests read. */

@@ -65,7 +65,9 @@ describe('platform: messages', () => {
       account: 'acc',
       chatId: 'c1',
       settings: { error: null, received: 1 },
-      items: [{ account: 'acc', chatId: 'c1', idempotencyKey: 'r:c1:0', partIndex: 0, partCount: 2, part: { type: 'text', text: 'hi' }, messageId: 'msg-1', receivedAt: T0 }],
+      items: [
+        { account: 'acc', chatId: 'c1', idempotencyKey: 'r:c1:0', partIndex: 0, partCount: 2, part: { type: 'text', text: 'hi' }, messageId: 'msg-1', receivedAt: T0, answeredAt: T0 },
+      ],
     });
   });
 
@@ -167,6 +169,31 @@ describe('platform: messages', () => {
     await upload('acc', Buffer.from('x'));
     expect(slept).toEqual([20_025, 25, 25]);
   });
+
+  it('records when it answered each accepted message, after the latency and a hang', async () => {
+    await app.close();
+    now = T0;
+    // a clock that the sleeps move on, so answers come later than receipts as they would for real
+    app = await buildSandbox({ config: { limits: { ...open, latencyMs: 40 }, seed: 1 }, clock: () => now, sleep: async (ms) => void (now += ms) });
+    await put('/sandbox/chats/acc/c2', { hangNextMs: 1_000 });
+    await send('acc', textTo('c1'));
+    await send('acc', textTo('c2'));
+    await send('acc', textTo('c1', 'again'), 'run:c1:1');
+    await send('acc', textTo('c1', 'again'), 'run:c1:1');
+    expect((await get('/sandbox/messages')).body.items.map((m: { receivedAt: number; answeredAt: number }) => [m.receivedAt, m.answeredAt])).toEqual([
+      [T0, T0 + 40],
+      [T0 + 40, T0 + 1_080],
+      [T0 + 1_080, T0 + 1_120],
+    ]);
+  });
+
+  it('accepts a percent-encoded Idempotency-Key of the longest chat id and deduplicates by it', async () => {
+    const key = `run:${'%E7%BE%A4'.repeat(256)}:0`;
+    expect((await send('acc', textTo('群'.repeat(256)), key)).status).toBe(200);
+    expect((await send('acc', textTo('群'.repeat(256)), key)).body).toEqual({ messageId: 'msg-1' });
+    expect((await get('/sandbox/messages')).body.items).toMatchObject([{ chatId: '群'.repeat(256), idempotencyKey: key }]);
+    expect((await get('/sandbox/stats')).body.duplicateKeys).toBe(1);
+  });
 });
 
 describe('platform: media', () => {
@@ -202,14 +229,27 @@ describe('platform: media', () => {
     expect(await upload('acc', huge)).toMatchObject({ status: 400, body: { error: 'message_invalid' } });
   });
 
-  it('answers 400 with a detail to a message naming an unknown, foreign or expired ref', async () => {
+  const mediaTo = (mediaRef: string) => ({ chatId: 'c1', part: { type: 'media', mediaRef }, partIndex: 0, partCount: 1 });
+
+  it('answers 400 media_ref_invalid with a detail to a message naming an unknown, foreign or expired ref', async () => {
     const ref = (await upload('acc', png)).body.mediaRef as string;
-    const mediaTo = (mediaRef: string) => ({ chatId: 'c1', part: { type: 'media', mediaRef }, partIndex: 0, partCount: 1 });
-    expect((await send('acc', mediaTo('m-nope'))).body).toEqual({ error: 'message_invalid', detail: 'unknown mediaRef' });
-    expect((await send('other', mediaTo(ref))).body).toEqual({ error: 'message_invalid', detail: 'mediaRef belongs to another account' });
+    expect(await send('acc', mediaTo('m-nope'))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'unknown mediaRef' } });
+    expect(await send('other', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'mediaRef belongs to another account' } });
     now += 24 * 3_600_000;
-    expect((await send('acc', mediaTo(ref))).body).toEqual({ error: 'message_invalid', detail: 'mediaRef expired' });
+    expect(await send('acc', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'mediaRef expired' } });
     expect((await get('/sandbox/media/m-nope')).status).toBe(404);
+    expect((await get('/sandbox/messages')).body.items).toEqual([]);
+  });
+
+  it('DELETE /sandbox/media forgets every ref, as a restarted platform would; a new upload works', async () => {
+    const ref = (await upload('acc', png)).body.mediaRef as string;
+    expect((await send('acc', mediaTo(ref))).status).toBe(200);
+    expect(await call({ method: 'DELETE', url: '/sandbox/media' })).toMatchObject({ status: 200, body: { forgotten: 1 } });
+    expect((await get(`/sandbox/media/${ref}`)).status).toBe(404);
+    expect(await send('acc', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
+    const again = (await upload('acc', png)).body.mediaRef as string;
+    expect((await send('acc', mediaTo(again))).status).toBe(200);
+    expect((await get('/sandbox/messages')).body.items).toHaveLength(2);
   });
 });
 

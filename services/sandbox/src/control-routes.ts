@@ -61,6 +61,9 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
     return record ?? reply.code(404).send({ error: 'not_found' });
   });
 
+  // As a platform that restarted: every ref sent after this answers 400 media_ref_invalid.
+  app.delete('/sandbox/media', async () => state.forgetMedia());
+
   app.get('/sandbox/stats', async () => state.stats());
 
   app.post('/sandbox/reset', async () => {

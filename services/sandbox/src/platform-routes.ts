@@ -20,6 +20,7 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
   // Latency is read per request so PUT /sandbox/config applies to the next send.
   const answer = async (reply: FastifyReply, a: Answer) => {
     await deps.sleep(state.config().latencyMs + a.hangMs);
+    if (a.seq !== undefined) state.answered(a.seq, clock());
     return reply.code(a.status).send(a.body);
   };
 
@@ -51,7 +52,7 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     const raw = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
     const attempt = { account, chatId: typeof raw['chatId'] === 'string' ? raw['chatId'] : null };
     const key = idempotencyKey.safeParse(req.headers['idempotency-key']);
-    if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-512 characters)', now));
+    if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-4096 characters)', now));
     const body = sendBody.safeParse(req.body);
     if (!body.success) return answer(reply, state.rejectInvalid({ ...attempt, idempotencyKey: key.data }, describeIssues(body.error), now));
     return answer(reply, state.send({ ...body.data, account, idempotencyKey: key.data }, now));

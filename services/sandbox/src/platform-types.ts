@@ -18,6 +18,11 @@ export interface ReceivedMessage extends SendRequest {
   seq: number;
   messageId: string;
   receivedAt: number;
+  /**
+   * When the answer was written (after the configured latency and any hang); null while the
+   * request is in flight: received, not yet answered.
+   */
+  answeredAt: number | null;
 }
 
 export interface MediaRecord {
@@ -30,7 +35,7 @@ export interface MediaRecord {
 }
 
 export type ChatErrorCode = 'chat_not_found' | 'forbidden' | 'message_invalid';
-export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | ChatErrorCode | 'internal_error';
+export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | ChatErrorCode | 'media_ref_invalid' | 'internal_error';
 /** The buckets of `GET /sandbox/stats` `rejected`. */
 export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'fault' | 'invalid' | 'chat_error';
 
@@ -39,11 +44,15 @@ export type AnswerBody =
   | { mediaRef: string }
   | { error: PlatformErrorCode; retryAfterSeconds?: number; detail?: string };
 
-/** What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`). */
+/**
+ * What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`);
+ * `seq`: the message this answer accepts, whose `answeredAt` is stamped when it is written.
+ */
 export interface Answer {
   status: 200 | 400 | 401 | 403 | 404 | 429 | 500;
   body: AnswerBody;
   hangMs: number;
+  seq?: number;
 }
 
 export interface Rejection {

@@ -15,7 +15,8 @@ export const sendBody = z
   })
   .refine((b) => b.partIndex < b.partCount, { message: 'partIndex must be below partCount', path: ['partIndex'] });
 
-export const idempotencyKey = z.string().min(1).max(512);
+/** Percent-encoded (CONTRACT §5), so a 256-character chat id of any script fits (2,400 at most). */
+export const idempotencyKey = z.string().min(1).max(4_096);
 
 const seconds = z.number().min(0).max(86_400);
 

@@ -23,7 +23,7 @@ const req = (over: Partial<SendRequest> = {}): SendRequest => ({
 describe('accepting messages', () => {
   it('records each accepted part with its receipt time, in order', () => {
     const s = newState();
-    expect(s.send(req({ partIndex: 0, partCount: 2, part: text('a') }), T0)).toEqual({ status: 200, body: { messageId: 'msg-1' }, hangMs: 0 });
+    expect(s.send(req({ partIndex: 0, partCount: 2, part: text('a') }), T0)).toEqual({ status: 200, body: { messageId: 'msg-1' }, hangMs: 0, seq: 1 });
     expect(s.send(req({ partIndex: 1, partCount: 2, part: text('b') }), T0 + 5).status).toBe(200);
     const items = s.messages({ account: 'acc', chat: 'chat-1' });
     expect(items.map((m) => [m.seq, m.partIndex, m.part, m.receivedAt])).toEqual([
@@ -32,6 +32,19 @@ describe('accepting messages', () => {
     ]);
     expect(s.stats()).toMatchObject({ accepted: 2, duplicateKeys: 0, accounts: [{ account: 'acc', accepted: 2, maxPerSecond: 2 }] });
     expect(s.sendTimes('acc')).toEqual([T0, T0 + 5]);
+  });
+
+  it('stamps answeredAt when the answer is written, once, and leaves receivedAt as it was', () => {
+    const s = newState();
+    const first = s.send(req(), T0);
+    s.send(req(), T0 + 1);
+    expect(s.messages().map((m) => m.answeredAt)).toEqual([null, null]);
+    s.answered(first.seq!, T0 + 250);
+    s.answered(first.seq!, T0 + 900);
+    expect(s.messages().map((m) => [m.receivedAt, m.answeredAt])).toEqual([
+      [T0, T0 + 250],
+      [T0 + 1, null],
+    ]);
   });
 
   it('filters messages by account and chat', () => {
@@ -249,20 +262,33 @@ describe('media', () => {
     expect(s.send(req({ part: media(ref) }), T0 + MEDIA_REF_TTL_MS - 1).status).toBe(200);
     expect(s.send(req({ part: media(ref) }), T0 + MEDIA_REF_TTL_MS)).toEqual({
       status: 400,
-      body: { error: 'message_invalid', detail: 'mediaRef expired' },
+      body: { error: 'media_ref_invalid', detail: 'mediaRef expired' },
       hangMs: 0,
     });
   });
 
-  it('rejects an unknown ref and another account’s ref', () => {
+  it('answers 400 media_ref_invalid to an unknown ref and to another account’s ref', () => {
     const s = newState();
     const ref = (upload(s, 'acc', T0).body as { mediaRef: string }).mediaRef;
-    expect(s.send(req({ part: media('nope') }), T0).body).toEqual({ error: 'message_invalid', detail: 'unknown mediaRef' });
-    expect(s.send(req({ account: 'other', part: media(ref) }), T0).body).toEqual({
-      error: 'message_invalid',
-      detail: 'mediaRef belongs to another account',
+    expect(s.send(req({ part: media('nope') }), T0)).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'unknown mediaRef' } });
+    expect(s.send(req({ account: 'other', part: media(ref) }), T0)).toMatchObject({
+      status: 400,
+      body: { error: 'media_ref_invalid', detail: 'mediaRef belongs to another account' },
     });
     expect(s.stats().rejected.invalid).toBe(2);
+    expect(s.rejections().map((r) => r.error)).toEqual(['media_ref_invalid', 'media_ref_invalid']);
+  });
+
+  it('forgets every ref, as a restarted platform would, and accepts a new upload of the same media', () => {
+    const s = newState();
+    const ref = (upload(s, 'acc', T0).body as { mediaRef: string }).mediaRef;
+    expect(s.forgetMedia()).toEqual({ forgotten: 1 });
+    expect(s.mediaRecord(ref)).toBeUndefined();
+    expect(s.send(req({ part: media(ref) }), T0)).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
+    const again = (upload(s, 'acc', T0).body as { mediaRef: string }).mediaRef;
+    expect(again).not.toBe(ref);
+    expect(s.send(req({ part: media(again) }), T0).status).toBe(200);
+    expect(s.stats().uploads).toEqual([{ account: 'acc', sha256: 'aa11', count: 2 }]);
   });
 });
 

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkPace, freshPace, maxInWindow, slowModeWaitMs, toRetryAfterSeconds } from './limits.js';
 import type { Limits, PaceState } from './limits.js';
+import { MediaStore } from './media-store.js';
 import { seededRandom } from './random.js';
 import type {
   AccountPatch,
@@ -19,8 +20,7 @@ import type {
   SendRequest,
 } from './platform-types.js';
 
-/** A media ref stays usable this long after its upload (CONTRACT §5). */
-export const MEDIA_REF_TTL_MS = 24 * 60 * 60 * 1000;
+export { MEDIA_REF_TTL_MS } from './media-store.js';
 
 interface ChatState {
   account: string;
@@ -70,7 +70,7 @@ export class SandboxState {
   private seed: number;
   private random: () => number;
   private accounts = new Map<string, AccountState>();
-  private media = new Map<string, MediaRecord>();
+  private media = new MediaStore();
   private received: ReceivedMessage[] = [];
   private rejected: Rejection[] = [];
   private rejectedCounts = emptyRejected();
@@ -92,7 +92,7 @@ export class SandboxState {
     this.seed = this.initialSeed;
     this.random = seededRandom(this.initialSeed);
     this.accounts.clear();
-    this.media.clear();
+    this.media.forget();
     this.received = [];
     this.rejected = [];
     this.rejectedCounts = emptyRejected();
@@ -148,7 +148,7 @@ export class SandboxState {
       return this.reject(base, 'invalid', 400, 'message_invalid', now, 0, { detail });
     }
     const mediaRef = this.newMediaRef();
-    this.media.set(mediaRef, { mediaRef, sha256: input.sha256, contentType: input.contentType, size: input.size, account: a.account, uploadedAt: now });
+    this.media.add({ mediaRef, sha256: input.sha256, contentType: input.contentType, size: input.size, account: a.account, uploadedAt: now });
     a.uploads.set(input.sha256, (a.uploads.get(input.sha256) ?? 0) + 1);
     return { status: 200, body: { mediaRef }, hangMs: 0 };
   }
@@ -185,8 +185,8 @@ export class SandboxState {
     }
 
     if (req.part.type === 'media') {
-      const detail = this.mediaProblem(a.account, req.part.mediaRef, now);
-      if (detail !== null) return this.reject(base, 'invalid', 400, 'message_invalid', now, hangMs, { detail });
+      const detail = this.media.problem(a.account, req.part.mediaRef, now);
+      if (detail !== null) return this.reject(base, 'invalid', 400, 'media_ref_invalid', now, hangMs, { detail });
     }
 
     const blocked = this.floodWaitSeconds(a, now);
@@ -216,14 +216,20 @@ export class SandboxState {
     }
 
     const seq = this.received.length + 1;
-    const message: ReceivedMessage = { ...req, account: a.account, seq, messageId: `msg-${seq}`, receivedAt: now };
+    const message: ReceivedMessage = { ...req, account: a.account, seq, messageId: `msg-${seq}`, receivedAt: now, answeredAt: null };
     this.received.push(message);
     c.messages.push(message);
     c.lastAcceptedAt = now;
     a.pace = pace.next;
     a.sendTimes.push(now);
     a.keys.set(req.idempotencyKey, message.messageId);
-    return { status: 200, body: { messageId: message.messageId }, hangMs };
+    return { status: 200, body: { messageId: message.messageId }, hangMs, seq };
+  }
+
+  /** The answer to accepted message `seq` was written at `now` (after latency and any hang). */
+  answered(seq: number, now: number): void {
+    const message = this.received[seq - 1];
+    if (message !== undefined && message.answeredAt === null) message.answeredAt = now;
   }
 
   /** Accepted messages in order of receipt, optionally for one account and/or chat id. */
@@ -253,6 +259,11 @@ export class SandboxState {
 
   mediaRecord(mediaRef: string): MediaRecord | undefined {
     return this.media.get(mediaRef);
+  }
+
+  /** Forgets every media ref, as a restarted platform would; what was received stays. */
+  forgetMedia(): { forgotten: number } {
+    return { forgotten: this.media.forget() };
   }
 
   stats() {
@@ -324,14 +335,6 @@ export class SandboxState {
       return seconds;
     }
     return now < a.blockedUntil ? toRetryAfterSeconds(a.blockedUntil - now) : 0;
-  }
-
-  private mediaProblem(account: string, mediaRef: string, now: number): string | null {
-    const m = this.media.get(mediaRef);
-    if (m === undefined) return 'unknown mediaRef';
-    if (m.account !== account) return 'mediaRef belongs to another account';
-    if (now - m.uploadedAt >= MEDIA_REF_TTL_MS) return 'mediaRef expired';
-    return null;
   }
 
   private reject(
