@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import { RunQueue } from '@metronome/queue';
+import { createRedis, redisKeys } from '@metronome/redis';
 import { scrapeSum } from '@metronome/testkit';
 import { api, startStack, type Stack } from '../helpers/stack.js';
-import { eventually } from '../helpers/test-env.js';
+import { eventually, REDIS_URL } from '../helpers/test-env.js';
 
 // One tenant's campaign rows hold values the scheduler cannot turn into runs (written with
 // SQL, as rows saved before the API refused such values would be). Another tenant's campaign
@@ -92,3 +94,37 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   expect(lines.filter((l) => l.msg === 'tick failed; retrying next tick')).toEqual([]);
   expect(lines.filter((l) => l.decision === 'failed').map((l) => l.campaignId).sort()).toEqual([...poisoned.values()].sort());
 }, 90_000);
+
+test('while every tick fails, the reconciler still gives a run that lost its job a new one', async () => {
+  const t = await tenantWithAccount('reconciled');
+  const created = await api(stack, 'POST', '/v1/campaigns', t.token, {
+    accountId: t.accountId,
+    name: 'waits for a sender',
+    timezone: 'UTC',
+    schedule: { type: 'once', at: new Date().toISOString() },
+    messages: [{ type: 'text', text: 'hello' }],
+    targets: ['a'],
+  });
+  expect(created.status).toBe(201);
+  const db = stack.db.db;
+  const run = await eventually('its run', async () => db.selectFrom('runs').select(['id', 'job_id']).where('campaign_id', '=', created.body.id).executeTakeFirst(), 15_000, 50);
+
+  const redis = createRedis(REDIS_URL, 'test-poison');
+  const queue = new RunQueue(redis, redisKeys(stack.keyPrefix).queuePrefix);
+  // Every tick now fails on a statement (no senders run here, so nothing else needs the table).
+  await sql`alter table campaigns rename to campaigns_away`.execute(db);
+  try {
+    await stack.scheduler.waitForLog((l) => l['msg'] === 'tick failed; retrying next tick', 10_000);
+    await queue.queue.obliterate({ force: true });
+    expect(await queue.existing([run.job_id!])).toEqual(new Set());
+    const moved = await eventually('a new live job for the run', async () => {
+      const row = await db.selectFrom('runs').select('job_id').where('id', '=', run.id).executeTakeFirstOrThrow();
+      return row.job_id !== run.job_id && (await queue.existing([row.job_id!])).size === 1 ? row : null;
+    }, 10_000, 50);
+    expect(moved.job_id).toBe(`run-${run.id}-1`);
+  } finally {
+    await sql`alter table campaigns_away rename to campaigns`.execute(db);
+    await queue.close();
+    await redis.quit();
+  }
+}, 60_000);
