@@ -1,4 +1,5 @@
 export type { Transport, TransportAccount, MediaContent, OutgoingMessage, OutgoingPart, PrepareResult } from './transport.js';
 export { HttpTransport, type HttpTransportOptions } from './http-transport.js';
+export { encodeIdempotencyKey, decodeIdempotencyKey } from './idempotency-key.js';
 export { TelegramTransport, type TelegramTransportOptions } from './telegram/telegram-transport.js';
 export * from './whatsapp/index.js';
