@@ -1,5 +1,6 @@
 // The sandbox as a real process, the way `npm start` and the end-to-end tests run it.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +84,53 @@ describe('sandbox process', () => {
     child.kill('SIGTERM');
     expect((await hung).status).toBe(200);
     expect(await exited).toBe(0);
+  });
+
+  it('records each message as in flight (answeredAt null) until its answer is written after latency and hang', async () => {
+    running = await startSandbox({ SANDBOX_PORT: '0', SANDBOX_LATENCY_MS: '50' });
+    const { base } = running;
+    await fetch(`${base}/sandbox/chats/acc/slow`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hangNextMs: 400 }) });
+    const post = (chatId: string) =>
+      fetch(`${base}/v1/accounts/acc/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `r:${chatId}:0` },
+        body: JSON.stringify({ chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
+      });
+    const messages = async () => (await json(await fetch(`${base}/sandbox/messages`))).body['items'] as { chatId: string; receivedAt: number; answeredAt: number | null }[];
+    const slow = post('slow');
+    await waitFor('the slow send to arrive', async () => (await messages()).length === 1);
+    expect((await post('fast')).status).toBe(200);
+    const during = await messages();
+    expect(during.map((m) => [m.chatId, m.answeredAt === null])).toEqual([
+      ['slow', true],
+      ['fast', false],
+    ]);
+    expect((await slow).status).toBe(200);
+    const after = await messages();
+    expect(after[0]!.answeredAt! - after[0]!.receivedAt).toBeGreaterThanOrEqual(450);
+    expect(after[1]!.answeredAt! - after[1]!.receivedAt).toBeGreaterThanOrEqual(50);
+    expect(after.map((m) => m.receivedAt)).toEqual(during.map((m) => m.receivedAt));
+  });
+
+  it('answers 400 media_ref_invalid to a ref it never issued and, after DELETE /sandbox/media, to one it forgot', async () => {
+    running = await startSandbox({ SANDBOX_PORT: '0' });
+    const { base } = running;
+    const bytes = Buffer.from('png-bytes');
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    const upload = await json(await fetch(`${base}/v1/accounts/acc/media`, { method: 'POST', headers: { 'content-type': 'image/png', 'x-media-sha256': sha }, body: bytes }));
+    const ref = upload.body['mediaRef'] as string;
+    const sendMedia = async (mediaRef: string, key: string) =>
+      json(
+        await fetch(`${base}/v1/accounts/acc/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ chatId: 'c1', part: { type: 'media', mediaRef }, partIndex: 0, partCount: 1 }),
+        }),
+      );
+    expect(await sendMedia('m-never-issued', 'r:c1:0')).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
+    expect((await sendMedia(ref, 'r:c2:0')).status).toBe(200);
+    expect(await json(await fetch(`${base}/sandbox/media`, { method: 'DELETE' }))).toEqual({ status: 200, body: { forgotten: 1 } });
+    expect(await sendMedia(ref, 'r:c3:0')).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
   });
 
   it('refuses a bad variable, naming it', async () => {
