@@ -12,4 +12,6 @@ ENV NODE_ENV=production
 COPY --from=build /app /app
 COPY migrations migrations
 USER node
-CMD ["npm", "run", "api"]
+# Exec form, node itself: SIGTERM from `docker stop` goes straight to node, which drains and
+# exits 0 (a shell or npm in between would either swallow it or die without passing it on).
+CMD ["node", "services/control-api/dist/server.js"]
