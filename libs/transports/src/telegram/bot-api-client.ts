@@ -60,8 +60,6 @@ export class BotApiClient {
     if (!isBotToken(token)) {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
-    const url = botApiUrl(this.base, token, method);
-    const lib = url.protocol === 'https:' ? https : http;
     const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
     return new Promise((resolve) => {
       let written = false;
@@ -76,6 +74,8 @@ export class BotApiClient {
       const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
       let req: http.ClientRequest;
       try {
+        const url = botApiUrl(this.base, token, method);
+        const lib = url.protocol === 'https:' ? https : http;
         req = lib.request(url, { method: 'POST', agent: this.agent, headers: { 'content-type': body.contentType, 'content-length': String(body.bytes.length) } }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -95,7 +95,8 @@ export class BotApiClient {
           });
         });
       } catch (error) {
-        // node:http throws at once on a request it cannot make, with a message that may quote the URL
+        // node:http throws at once on a request it cannot build, with a message that may quote
+        // the URL. Nothing was written, so the send is a retry or a failure, never `unknown`.
         return fail(error as NodeJS.ErrnoException);
       }
       timer = setTimeout(() => {
