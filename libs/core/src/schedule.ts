@@ -1,20 +1,12 @@
 import { Cron } from 'croner';
 
+// What a cron expression must be to be accepted (cron-rules.ts), exported with the schedule maths.
+export { cronFields, cronGapProblem, cronProblem } from './cron-rules.js';
+
 export type Schedule =
   | { type: 'interval'; everySeconds: number; startAt?: string }
   | { type: 'cron'; expression: string }
   | { type: 'once'; at: string };
-
-/** Why a cron expression is not acceptable, or null. */
-export function cronProblem(expression: string, timezone: string): string | null {
-  try {
-    const cron = new Cron(expression, { timezone, paused: true });
-    if (!cron.nextRun(new Date())) return 'the expression never matches a future time';
-    return null;
-  } catch (error) {
-    return `not a valid cron expression: ${(error as Error).message}`;
-  }
-}
 
 /**
  * The first occurrence of a new (or rescheduled) campaign, at or after `now`.

@@ -1,6 +1,7 @@
 import { ALWAYS_OPEN } from '@metronome/core';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
 
+const NOW = new Date('2030-01-16T03:00:00Z');
 const good: CampaignDraft = {
   timezone: 'Asia/Kuala_Lumpur',
   schedule: { type: 'interval', everySeconds: 300 },
@@ -8,11 +9,11 @@ const good: CampaignDraft = {
   messages: [{ type: 'text', text: 'hi' }],
   targets: ['a', 'b'],
 };
-const fieldsOf = (draft: Partial<CampaignDraft>, min = 60) => campaignProblems({ ...good, ...draft }, min).map((p) => p.field);
+const fieldsOf = (draft: Partial<CampaignDraft>, min = 60) => campaignProblems({ ...good, ...draft }, min, NOW).map((p) => p.field);
 
 describe('campaignProblems', () => {
   test('a sound campaign has none; a window crossing midnight is sound', () => {
-    expect(campaignProblems(good, 60)).toEqual([]);
+    expect(campaignProblems(good, 60, NOW)).toEqual([]);
     expect(fieldsOf({ deliveryWindow: { start: '22:00', end: '06:00' } })).toEqual([]);
     expect(fieldsOf({ deliveryWindow: ALWAYS_OPEN })).toEqual([]);
   });
@@ -25,6 +26,9 @@ describe('campaignProblems', () => {
     expect(fieldsOf({ schedule: { type: 'interval', everySeconds: 30 } })).toEqual(['schedule.everySeconds']);
     expect(fieldsOf({ schedule: { type: 'interval', everySeconds: 30 } }, 10)).toEqual([]);
     expect(fieldsOf({ schedule: { type: 'cron', expression: '61 * * * *' } })).toEqual(['schedule.expression']);
+    expect(fieldsOf({ schedule: { type: 'cron', expression: '* * * * * *' } })).toEqual(['schedule.expression']);
+    expect(fieldsOf({ schedule: { type: 'cron', expression: '*/1 * * * *' } }, 300)).toEqual(['schedule.expression']);
+    expect(fieldsOf({ schedule: { type: 'cron', expression: '*/5 * * * *' } }, 300)).toEqual([]);
     expect(fieldsOf({ targets: ['a', 'b', 'a'] })).toEqual(['targets']);
   });
 
@@ -33,7 +37,7 @@ describe('campaignProblems', () => {
   });
 
   test('repeated targets are quoted in the message', () => {
-    const [problem] = campaignProblems({ ...good, targets: ['x', 'y', 'x', 'y', 'z'] }, 60);
+    const [problem] = campaignProblems({ ...good, targets: ['x', 'y', 'x', 'y', 'z'] }, 60, NOW);
     expect(problem?.message).toContain('"x", "y"');
   });
 });

@@ -1,4 +1,4 @@
-import { cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
+import { cronGapProblem, cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
 import type { MessagePart, Schedule } from '@metronome/db';
 import type { FieldProblem } from './errors.js';
 import { storableInstant, TIME_RANGE } from './schemas/common.js';
@@ -14,11 +14,12 @@ export interface CampaignDraft {
 
 /**
  * What is wrong with a campaign beyond its shape (which zod checks): an unknown timezone, a
- * window that is empty, a cron that never fires, an interval below the configured minimum,
- * repeated targets. Empty when acceptable. Pure, so create and PATCH (on the merged campaign)
- * apply the very same rules.
+ * window that is empty, a cron that is not five fields or never fires, an interval or cron whose
+ * runs could come closer together than the configured minimum, repeated targets. Empty when
+ * acceptable. Pure (`now` is where cron checks start), so create and PATCH (on the merged
+ * campaign) apply the very same rules.
  */
-export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number): FieldProblem[] {
+export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number, now: Date): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const zoneOk = isValidTimezone(c.timezone);
   if (!zoneOk) problems.push({ field: 'timezone', message: `unknown IANA timezone "${c.timezone}"` });
@@ -31,7 +32,7 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number): 
   }
   // A cron is read in the campaign's zone; with an unknown zone it cannot be checked.
   if (c.schedule.type === 'cron' && zoneOk) {
-    const cron = cronProblem(c.schedule.expression, c.timezone);
+    const cron = cronProblem(c.schedule.expression, c.timezone, now) ?? cronGapProblem(c.schedule.expression, c.timezone, minIntervalSeconds, now);
     if (cron) problems.push({ field: 'schedule.expression', message: cron });
   }
 

@@ -40,12 +40,12 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         messages: body.messages,
         targets: body.targets,
       };
+      const now = ctx.now();
       const problems = [
-        ...campaignProblems(draft, ctx.config.minIntervalSeconds),
+        ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
         ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
       ];
       if (problems.length > 0) throw validationFailed(problems);
-      const now = ctx.now();
       const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null;
       // Validate, write, answer: the answer is built before the commit, so one that cannot be
       // given rolls the insert back.
@@ -121,12 +121,12 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           messages: patch.messages ?? current.messages,
           targets: patch.targets ?? current.targets,
         };
+        const now = ctx.now();
         const problems = [
-          ...campaignProblems(draft, ctx.config.minIntervalSeconds),
+          ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
         ];
         if (problems.length > 0) throw validationFailed(problems);
-        const now = ctx.now();
         const changes: CampaignChanges = {
           ...(patch.accountId !== undefined && { accountId: patch.accountId }),
           ...(patch.name !== undefined && { name: patch.name }),
