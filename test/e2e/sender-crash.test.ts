@@ -1,17 +1,22 @@
 import { startService, type ServiceProcess } from '@metronome/testkit';
-import { api, sandbox, startStack, type Stack, runsToEnd } from '../helpers/stack.js';
+import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
+import { api, sandbox, startStack, type SandboxMessage, type Stack, runsToEnd } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
 
-// Never twice, under crashes, with real processes: three senders fan 2,000 chats out over 20
-// accounts while one of them is killed with SIGKILL five times (and restarted each time), the
-// sandbox failing 5% of sends with a 500. The sandbox must see no (run, chat, part) twice,
-// every run must finish, and a target may end `unknown` only if it was in flight at a kill.
+// Never twice, nothing lost, `unknown` only where the platform had a request unanswered, with
+// real processes: three senders fan 2,000 chats out over 20 accounts at 600 a minute each (the
+// platform answering in 30 ms) while one of them is killed with SIGKILL five times and started
+// again each time. The sandbox's record is the judge.
 
 const SENDER_CONCURRENCY = 4;
 const GROUP_CONCURRENCY = 3;
 const ACCOUNTS = 20;
 const CHATS_PER_ACCOUNT = 100;
+const PER_MINUTE = 600;
 const KILLS = 5;
+// An answer the platform wrote just before a kill may not have been read and recorded yet
+// (read it, write it to PostgreSQL, commit): such a send is unknown too. This bounds that time.
+const ANSWER_RECORD_MS = 250;
 
 // One part; a short send timeout keeps the leases a killed sender leaves behind short (the
 // lease is the send timeout plus 30 s of margin).
@@ -20,7 +25,7 @@ const senderEnv = { SENDER_CONCURRENCY: String(SENDER_CONCURRENCY), SEND_TIMEOUT
 let stack: Stack;
 const restarted: ServiceProcess[] = [];
 beforeAll(async () => {
-  stack = await startStack({ senders: 3, senderEnv, sandboxEnv: { SANDBOX_LATENCY_MS: '20', SANDBOX_FAULT_RATE: '0.05' } });
+  stack = await startStack({ senders: 3, senderEnv, sandboxEnv: { SANDBOX_LATENCY_MS: '30' } });
 }, 60_000);
 afterAll(async () => {
   await Promise.all(restarted.map((s) => s.stop()));
@@ -38,19 +43,29 @@ function startSender(n: number): ServiceProcess {
   });
 }
 
-/** The (run, chat) of every target in flight right now, across every replica. */
-async function inFlightNow(): Promise<Set<string>> {
-  const rows = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id']).where('status', '=', 'in_flight').execute();
-  return new Set(rows.map((r) => `${r.run_id}:${r.chat_id}`));
+// The other edge of a send: its stamp (`send_started_at`) commits, then the request is written.
+// A kill between the two leaves a send marked begun that never reached the platform; nothing
+// can tell the two apart afterwards (the platform is not asked), so it is `unknown` too. This
+// bounds that gap: the stamp's round trip and the event-loop turn before the write.
+const REQUEST_WRITE_MS = 250;
+
+/** Whether the platform had a request for this chat that was received and not (yet recordably) answered at one of the kills. */
+function inFlightAtAKill(messages: SandboxMessage[], kills: number[]): boolean {
+  return messages.some((m) => kills.some((k) => m.receivedAt <= k && (m.answeredAt === null || m.answeredAt >= k - ANSWER_RECORD_MS)));
 }
 
-test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, nothing lost, unknown only where in flight', async () => {
+/** Whether a send with no request at the platform had been stamped as begun just before a kill. */
+function beingWrittenAtAKill(sendStartedAt: Date | null, kills: number[]): boolean {
+  return sendStartedAt !== null && kills.some((k) => sendStartedAt.getTime() <= k && sendStartedAt.getTime() >= k - REQUEST_WRITE_MS);
+}
+
+test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, nothing lost, unknown only where the platform had a request unanswered', async () => {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'crash' });
   const token: string = tenant.body.token;
   const runIds: string[] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
-    // 300 a minute: each account's 100 chats take ~20 s, so the kills land mid fan-out
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `crash-${a}`, maxSendPerMinute: 300, groupConcurrency: GROUP_CONCURRENCY });
+    // 600 a minute: each account's 100 chats take ~10 s, so the kills land mid fan-out
+    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `crash-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY });
     expect(acc.status).toBe(201);
     const targets = Array.from({ length: CHATS_PER_ACCOUNT }, (_, i) => `chat-${a}-${i}`);
     const c = await api(stack, 'POST', '/v1/campaigns', token, {
@@ -64,16 +79,14 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
 
   // Kill the same replica slot each time, as soon as it is sending again.
   let victim = stack.senders[0]!;
-  const inFlightAtKills: Set<string>[] = [];
+  const kills: number[] = [];
   for (let k = 0; k < KILLS; k++) {
     const accepted = (await sandbox(stack, '/sandbox/stats')).accepted as number;
     // wait until the fan-out has moved on (and, after a restart, the new replica is working)
     await eventually('sends to go on', async () => ((await sandbox(stack, '/sandbox/stats')).accepted as number) > accepted + 50, 120_000, 50);
+    kills.push(Date.now());
     victim.child.kill('SIGKILL');
     await victim.stop();
-    // What the killed replica held is in flight now; the live replicas' sends are too, which
-    // only widens the set a later `unknown` must belong to.
-    inFlightAtKills.push(await inFlightNow());
     victim = startSender(k + 1);
     restarted.push(victim);
     await victim.waitForLog((l) => l['msg'] === 'sender ready');
@@ -82,33 +95,36 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   // Every run finishes: the killed replica's leases expire and its runs' jobs come back.
   const runs = await runsToEnd(stack, token, runIds, 240_000, 500);
 
-  for (const r of runs) expect(['success', 'partial']).toContain(r.status);
+  // Zero repeats at the platform: by its own count and by (account, chat, part).
+  expect((await sandbox(stack, '/sandbox/stats')).duplicateKeys).toBe(0);
+  const items = await received(stack);
+  expect(repeats(items)).toEqual([]);
 
-  // Zero duplicate deliveries at the sandbox: by its own count and by idempotency key.
-  const stats = await sandbox(stack, '/sandbox/stats');
-  expect(stats.duplicateKeys).toBe(0);
-  const { items } = await sandbox<{ items: { idempotencyKey: string }[] }>(stack, '/sandbox/messages');
-  const perKey = new Map<string, number>();
-  for (const m of items) perKey.set(m.idempotencyKey, (perKey.get(m.idempotencyKey) ?? 0) + 1);
-  expect([...perKey.values()].filter((n) => n > 1)).toEqual([]);
+  // `unknown` only where the platform had a request unanswered at a kill; every other target sent.
+  const targets = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id', 'status', 'send_started_at']).execute();
+  const byChat = new Map<string, SandboxMessage[]>();
+  for (const m of items) byChat.set(m.chatId, [...(byChat.get(m.chatId) ?? []), m]);
+  const unknown = targets.filter((t) => t.status === 'unknown');
+  const atPlatform = unknown.filter((t) => inFlightAtAKill(byChat.get(t.chat_id) ?? [], kills));
+  const beingWritten = unknown.filter((t) => !byChat.has(t.chat_id) && beingWrittenAtAKill(t.send_started_at, kills));
+  const unexplained = unknown.filter((t) => !atPlatform.includes(t) && !beingWritten.includes(t));
+  expect(unexplained.map((t) => ({ chat: t.chat_id, sendStartedAt: t.send_started_at, requests: byChat.get(t.chat_id)?.map((m) => [m.receivedAt, m.answeredAt]) ?? [], kills }))).toEqual([]);
+  // the second kind is the exception: a kill must land in a gap of a few milliseconds
+  expect(beingWritten.length).toBeLessThanOrEqual(atPlatform.length);
+  console.log(`unknown: ${atPlatform.length} in flight at the platform at a kill, ${beingWritten.length} stamped and not yet written at a kill`);
+  // per kill, no more than one replica could have had in flight: its jobs × their lanes
+  expect(unknown.length).toBeLessThanOrEqual(KILLS * SENDER_CONCURRENCY * GROUP_CONCURRENCY);
+  expect(targets.filter((t) => t.status !== 'unknown' && t.status !== 'sent')).toEqual([]);
 
-  // `unknown` only where a send was in flight at a kill, and per kill no more than the killed
-  // replica could have had in flight: SENDER_CONCURRENCY jobs × groupConcurrency lanes, each
-  // lane holding one chat (the claim takes one target; a delivered one is written with the
-  // lane's next claim or when its job's lanes stop).
-  const unknown = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id']).where('status', '=', 'unknown').execute();
-  const seen = new Set<string>();
-  for (const set of inFlightAtKills) {
-    const fresh = unknown.filter((u) => set.has(`${u.run_id}:${u.chat_id}`) && !seen.has(`${u.run_id}:${u.chat_id}`));
-    expect(fresh.length).toBeLessThanOrEqual(SENDER_CONCURRENCY * GROUP_CONCURRENCY);
-    for (const u of fresh) seen.add(`${u.run_id}:${u.chat_id}`);
-  }
-  expect(unknown.filter((u) => !seen.has(`${u.run_id}:${u.chat_id}`))).toEqual([]);
+  // A run without an unknown target is a success; one with them is partial.
+  const runsWithUnknown = new Set(unknown.map((t) => t.run_id));
+  for (const r of runs) expect(r.status).toBe(runsWithUnknown.has(r.id) ? 'partial' : 'success');
 
-  // Nothing lost: every chat is accounted for, and every sent one arrived exactly once.
-  const counts = runs.reduce((acc, r) => ({ sent: acc.sent + r.counts.sent, unknown: acc.unknown + r.counts.unknown, failed: acc.failed + r.counts.failed }), { sent: 0, unknown: 0, failed: 0 });
-  expect(counts.sent + counts.unknown + counts.failed).toBe(ACCOUNTS * CHATS_PER_ACCOUNT);
-  const delivered = new Set(items.map((m) => m.idempotencyKey));
-  const sentRows = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id']).where('status', '=', 'sent').execute();
-  for (const t of sentRows) expect(delivered.has(`${t.run_id}:${t.chat_id}:0`)).toBe(true);
+  // Every chat recorded `sent` arrived exactly once.
+  const sentRows = targets.filter((t) => t.status === 'sent');
+  for (const t of sentRows) expect(byChat.get(t.chat_id)?.length).toBe(1);
+  expect(sentRows.length + unknown.length).toBe(ACCOUNTS * CHATS_PER_ACCOUNT);
+
+  // Never too fast, across replicas and the restarts: no account over burst + pace × W at the platform.
+  expect(paceBreaches(items, PER_MINUTE, 1)).toEqual([]);
 }, 420_000);

@@ -34,7 +34,7 @@ export interface LaneContext {
   burst: number;
   /** the per-chat pace of this platform (sends per minute; 0: none) */
   chatPerMinute: number;
-  /** each stopped lane's last delivered chat, written together once every lane has stopped */
+  /** stopped lanes' last delivered chats, waiting (briefly) to be written together */
   leftovers: SentSettlement[];
   /** the furthest ahead a first part may reserve its pace slot */
   firstPartMaxWaitMs: number;

@@ -96,6 +96,11 @@ export class MediaRefs {
     await this.repo.forgetMediaRef(accountId, mediaId, ref);
   }
 
+  /** Whether `resolve` would answer at once from memory (no query, no upload, no wait). */
+  cached(accountId: string, mediaId: string, now: number): boolean {
+    return this.fresh(`${accountId}:${mediaId}`, now) !== null;
+  }
+
   /** Lanes of this replica waiting for another lane's first send of this media (diagnostics). */
   waiting(accountId: string, mediaId: string): number {
     return this.uploads.get(`${accountId}:${mediaId}`)?.waiters ?? 0;

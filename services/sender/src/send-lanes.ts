@@ -44,8 +44,9 @@ export async function runLanes(
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
-  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx)));
-  if (ctx.leftovers.length > 0) await writeSent(deps, ctx, ctx.leftovers);
+  const leftovers = new LeftoverAnswers(deps, ctx);
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, leftovers)));
+  await leftovers.close();
   // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
   // stopped and every answer is written, so what this job still holds was never sent.
   if (ctx.claimLost) {
@@ -83,7 +84,44 @@ function mayClaim(deps: SenderDeps, ctx: LaneContext): boolean {
   return true;
 }
 
-async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+/**
+ * The last delivery of each lane that stopped. Lanes stop within one send of each other, so
+ * their answers are written together, in one statement, but none waits more than
+ * ANSWER_MAX_HOLD_MS for the others: an answer held in memory is one a crash would lose.
+ */
+class LeftoverAnswers {
+  private timer: NodeJS.Timeout | null = null;
+  private readonly writes: Promise<unknown>[] = [];
+
+  constructor(
+    private readonly deps: SenderDeps,
+    private readonly ctx: LaneContext,
+  ) {}
+
+  add(answer: SentSettlement): void {
+    this.ctx.leftovers.push(answer);
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      this.writes.push(this.flush());
+    }, ANSWER_MAX_HOLD_MS);
+  }
+
+  /** Writes what is left once every lane has stopped; rethrows a write that failed for good. */
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.writes.push(this.flush());
+    const failed = (await Promise.allSettled(this.writes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.ctx.leftovers.splice(0);
+    if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
+  }
+}
+
+async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswers): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
   // A delivered chat whose `sent` is not written yet (it rides on the next claim when that is imminent).
@@ -93,6 +131,10 @@ async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
       if (!mayClaim(deps, ctx)) return;
       // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
       report.reserved += partCount;
+      if (delivered && !firstPartAtHand(deps, ctx)) {
+        await writeSent(deps, ctx, [delivered]);
+        delivered = null;
+      }
       const first = await outgoingPart(deps, ctx, 0);
       const upload = 'failure' in first ? undefined : first.upload;
       let slotAt = deps.clock.now();
@@ -115,6 +157,11 @@ async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
         report.reserved -= partCount;
         await upload?.settle(null);
         return;
+      }
+      // the slot came later than it said (a busy event loop): the answer does not wait on
+      if (delivered && deps.clock.now() - delivered.at.getTime() > ANSWER_MAX_HOLD_MS) {
+        await writeSent(deps, ctx, [delivered]);
+        delivered = null;
       }
       const claim = await claimAtSlot(deps, ctx, delivered, !('failure' in first));
       if (claim === null) {
@@ -141,8 +188,8 @@ async function lane(deps: SenderDeps, ctx: LaneContext): Promise<void> {
       }
     }
   } finally {
-    // Every exit path hands the last delivery to runLanes, which writes them all at once.
-    if (delivered) ctx.leftovers.push(delivered);
+    // Every exit path hands the last delivery on, to be written with its siblings'.
+    if (delivered) leftovers.add(delivered);
   }
 }
 
@@ -193,6 +240,12 @@ async function sendClaimed(deps: SenderDeps, ctx: LaneContext, target: { chatId:
     }
   }
   return sendParts(deps, ctx, target, 0, first);
+}
+
+/** Whether the first part's content is ready without a wait (text, or a media reference in memory). */
+function firstPartAtHand(deps: SenderDeps, ctx: LaneContext): boolean {
+  const part = ctx.run.parts[0]!;
+  return part.type === 'text' || deps.media.cached(ctx.account.id, part.mediaId, deps.clock.now());
 }
 
 /** Writes delivered chats as `sent`, through a database outage if need be. */

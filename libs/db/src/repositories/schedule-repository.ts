@@ -170,7 +170,8 @@ export class ScheduleRepository {
           error_code = case when send_started_at is null then error_code else 'lease_expired' end,
           error_message = case when send_started_at is null then error_message
             else 'the sender stopped after writing this request and before recording its answer; it may or may not have been delivered' end,
-          lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+          -- an unknown target keeps the moment its request began: the record of why it is unknown
+          lease_owner = null, lease_expires_at = null, updated_at = ${now}
         where status = 'in_flight' and lease_expires_at < ${now}
         returning status
       )
