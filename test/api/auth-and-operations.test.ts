@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashToken } from '@metronome/core';
+import { hashToken, newToken } from '@metronome/core';
 import { createDb } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { createRedis } from '@metronome/redis';
@@ -71,7 +71,7 @@ describe('rate limit', () => {
 
   // Tenants written straight to the database, so creating them spends no request.
   async function tenantToken(name: string): Promise<string> {
-    const token = `tok-${name}-${Math.random().toString(36).slice(2)}`;
+    const token = newToken();
     await limited.db.insertInto('tenants').values({ name, token_hash: hashToken(token) }).execute();
     return token;
   }

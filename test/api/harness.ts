@@ -58,6 +58,10 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
     defaultGroupConcurrency: 3,
     // high enough that only the rate-limit test meets it
     rateLimitPerMinute: 1_000_000,
+    // likewise: only the failure-limit tests meet it
+    authFailuresPerMinute: 1_000_000,
+    trustedProxies: [],
+    sseMaxPerToken: 10,
     ...overrides,
   };
   let app: FastifyInstance;

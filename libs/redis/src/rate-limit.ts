@@ -18,4 +18,15 @@ export class SharedRateLimit {
     const interval = 60_000 / perMinute;
     return this.scripts.run('rate-limit-1', [this.keys.rateLimit(key)], [now, interval, 60_000 - interval]);
   }
+
+  /**
+   * Gives back one request taken from `key` (taken while it could not yet be told whether it
+   * counts, e.g. a token being checked that proves valid): the same script stepping the other
+   * way, with no limit on the step. Giving back more than was taken is harmless: an allowance
+   * never exceeds a full minute's.
+   */
+  giveBack(key: string, now: number, perMinute: number): Promise<number> {
+    const interval = 60_000 / perMinute;
+    return this.scripts.run('rate-limit-1', [this.keys.rateLimit(key)], [now, -interval, Number.MAX_SAFE_INTEGER]);
+  }
 }

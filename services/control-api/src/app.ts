@@ -3,7 +3,7 @@ import { Metrics } from '@metronome/observability';
 import { loadScripts, redisKeys, SharedRateLimit } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { authenticate } from './auth.js';
+import { authenticate, type AuthLimits } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
@@ -23,6 +23,8 @@ export type { AppDeps } from './context.js';
 
 // A campaign of 10,000 targets of 256 characters is about 2.6 MB of JSON.
 const JSON_BODY_LIMIT = 4 * 1024 * 1024;
+// how long start-up waits for the limiters' Redis connection before serving without it
+const LIMITER_CONNECT_WAIT_MS = 2_000;
 
 export interface AppOptions {
   /** SSE heartbeat period; tests shorten it */
@@ -37,6 +39,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
+    // req.ip is the connection's address unless it is a configured proxy's: only then does
+    // X-Forwarded-For name the client (the failure limit is per client address).
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     // Requests the HTTP parser refuses (431, malformed lines and headers) get the contract's body too.
     clientErrorHandler,
     // A path that is not valid percent-encoding (`/v1/campaigns/%`) never reaches the error
@@ -73,7 +78,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, security: [{ bearer: [] }] };
       });
-      v1.addHook('onRequest', authenticate(ctx, rateLimiter(app, deps, ctx)));
+      v1.addHook('onRequest', authenticate(ctx, authLimits(app, deps, ctx)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
@@ -116,16 +121,34 @@ function charsetOf(header: string | undefined): string | null {
 }
 
 /**
- * The per-token limit on its own Redis connection, one that fails at once while Redis is away
- * (no offline queue, no retries, a short timeout): the shared connection waits for Redis to
- * come back, which would hold every request; the limiter fails open instead.
+ * The per-token and per-address limits on their own Redis connection, one that fails at once
+ * while Redis is away (no offline queue, no retries, a short timeout): the shared connection
+ * waits for Redis to come back, which would hold every request; the limiters fail open instead.
  */
-function rateLimiter(app: FastifyInstance, deps: AppDeps, ctx: ApiContext): RateLimiter {
+function authLimits(app: FastifyInstance, deps: AppDeps, ctx: ApiContext): AuthLimits {
   const redis = deps.redis.duplicate({ connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
-  // the shared connection already logs Redis errors; the limiter logs its own fallback
+  // the shared connection already logs Redis errors; the limiters log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {
     redis.disconnect();
   });
-  return new RateLimiter(new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix)), ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger);
+  // Without its offline queue the connection refuses commands until it is up, so the first
+  // requests would go unlimited: serve once it is, or once a short wait says Redis is away.
+  app.addHook('onReady', async () => {
+    if (redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, LIMITER_CONNECT_WAIT_MS);
+      redis.on('ready', done);
+    });
+  });
+  const shared = new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix));
+  return {
+    perToken: new RateLimiter(shared, ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger, 'per-token rate limit'),
+    failures: new RateLimiter(shared, ctx.config.authFailuresPerMinute, ctx.clock, ctx.logger, 'authentication failure limit'),
+  };
 }

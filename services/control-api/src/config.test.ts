@@ -17,10 +17,18 @@ describe('loadConfig', () => {
       defaultMaxSendPerMinute: 40,
       defaultGroupConcurrency: 3,
       rateLimitPerMinute: 600,
+      authFailuresPerMinute: 30,
+      trustedProxies: [],
+      sseMaxPerToken: 10,
       keyPrefix: 'mtr',
       developmentSecretsKey: false,
     });
     expect(c.secretsKey).toEqual(Buffer.from(KEY, 'hex'));
+  });
+
+  test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual(['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8']);
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: '' }).trustedProxies).toEqual([]);
   });
 
   test('outside development ADMIN_TOKEN and SECRETS_KEY are required, named in the error', () => {
@@ -47,5 +55,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, PORT: '70000' })).toThrow(/PORT="70000"/);
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, MIN_INTERVAL_SECONDS: '0' })).toThrow(/MIN_INTERVAL_SECONDS/);
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: 'abc' })).toThrow(/SECRETS_KEY="\*\*\*": expected 32 bytes/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, AUTH_FAILURES_PER_MINUTE: '0' })).toThrow(/AUTH_FAILURES_PER_MINUTE="0"/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, SSE_MAX_PER_TOKEN: 'ten' })).toThrow(/SSE_MAX_PER_TOKEN=/);
+    for (const bad of ['10.0.0.1/33', 'proxy.local', '10.0.0.1/8/1', '::1/129', '10.0.0.0/a']) {
+      expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES=/);
+    }
   });
 });

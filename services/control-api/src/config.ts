@@ -1,5 +1,33 @@
+import { isIP } from 'node:net';
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { commonEnv, int, parseEnv, port, secretsKey, z } from '@metronome/config';
+
+/**
+ * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
+ * proxies whose `X-Forwarded-For` names the client. Unset or empty: none, so the header is ignored
+ * and the client is the address the connection comes from.
+ */
+const trustedProxies = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const entries = (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const bad = entries.filter((e) => !isAddressOrRange(e));
+    if (bad.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `expected comma-separated IP addresses or CIDR ranges (10.0.0.0/8); not one: ${bad.join(', ')}` });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
 
 const apiEnv = z
   .object({
@@ -22,6 +50,10 @@ const apiEnv = z
     DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
     DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),
     API_RATE_LIMIT_PER_MINUTE: int(600, 1, 1_000_000),
+    // A client that mistypes its token a few times is never near it; a guesser is at once.
+    AUTH_FAILURES_PER_MINUTE: int(30, 1, 1_000_000),
+    TRUSTED_PROXIES: trustedProxies,
+    SSE_MAX_PER_TOKEN: int(10, 1, 10_000),
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
   .superRefine((env, ctx) => {
@@ -51,6 +83,12 @@ export interface ApiConfig {
   defaultMaxSendPerMinute: number;
   defaultGroupConcurrency: number;
   rateLimitPerMinute: number;
+  /** failed authentications per client address per minute, shared by every replica */
+  authFailuresPerMinute: number;
+  /** proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed; empty: none */
+  trustedProxies: string[];
+  /** concurrent `/v1/events` streams one token may hold, across replicas */
+  sseMaxPerToken: number;
 }
 
 /** Reads the API's variables once; throws a ConfigError naming every bad one. */
@@ -73,5 +111,8 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     defaultMaxSendPerMinute: e.DEFAULT_MAX_SEND_PER_MINUTE,
     defaultGroupConcurrency: e.DEFAULT_GROUP_CONCURRENCY,
     rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustedProxies: e.TRUSTED_PROXIES,
+    sseMaxPerToken: e.SSE_MAX_PER_TOKEN,
   };
 }
