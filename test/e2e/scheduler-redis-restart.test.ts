@@ -51,8 +51,8 @@ function nonJson(lines: string[]): string[] {
 test('Redis killed and started again empty: every open run has a live job within 2 s of Redis answering; every log line stays JSON', async () => {
   const tenant = (await call('POST', '/v1/tenants', stack.adminToken, { name: 'restart' })).body;
   const campaigns: string[] = [];
-  // Account a: two campaigns due at once, so one run sends while the other waits its turn
-  // (queued). Account b: one more sending run. All paced slowly enough to be open for a while.
+  // Account a: two campaigns due at once, whose runs take turns on the account (each one queued
+  // or running at any moment). Account b: one more run. All paced slowly enough to stay open.
   for (const [externalId, count] of [['restart-a', 2], ['restart-b', 1]] as const) {
     const account = (await call('POST', '/v1/accounts', tenant.token, { platform: 'http', name: externalId, externalId, maxSendPerMinute: 120 })).body;
     for (let i = 0; i < count; i++) {
@@ -75,11 +75,10 @@ test('Redis killed and started again empty: every open run has a live job within
   const queue = new RunQueue(observer, redisKeys(keyPrefix).queuePrefix);
   queue.queue.on('error', () => undefined);
   try {
-    const before = await eventually('three open runs, each with its job', async () => {
+    await eventually('three open runs, each with its job', async () => {
       const open = await openRunsAndJobs(queue);
       return open.length === 3 && open.every((r) => r.live) ? open : null;
     }, 10_000, 50);
-    expect(before.map((r) => r.status).sort()).toEqual(['queued', 'running', 'running']);
 
     await redis.kill();
     // Both services notice the loss before Redis comes back: their error paths are exercised.
