@@ -2,6 +2,7 @@
 import { Metrics } from '@metronome/observability';
 import { loadScripts, redisKeys, SharedRateLimit } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Redis } from 'ioredis';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate, type AuthLimits } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
@@ -9,6 +10,7 @@ import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
 import { ApiError, errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
+import { StreamSlots } from './events/stream-slots.js';
 import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
 import { campaignRoutes } from './routes/campaigns.js';
@@ -71,6 +73,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     );
   });
 
+  const limiterRedis = failFastRedis(app, deps);
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
   await app.register(
@@ -78,14 +81,15 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, security: [{ bearer: [] }] };
       });
-      v1.addHook('onRequest', authenticate(ctx, authLimits(app, deps, ctx)));
+      v1.addHook('onRequest', authenticate(ctx, authLimits(limiterRedis, ctx)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(campaignRoutes, { ctx });
       await v1.register(runRoutes, { ctx });
-      await v1.register(eventRoutes, { ctx, ...(options.sseHeartbeatMs !== undefined && { heartbeatMs: options.sseHeartbeatMs }) });
+      const slots = new StreamSlots(limiterRedis, ctx.config.keyPrefix, ctx.config.sseMaxPerToken, () => ctx.clock.now(), ctx.logger);
+      await v1.register(eventRoutes, { ctx, slots, ...(options.sseHeartbeatMs !== undefined && { heartbeatMs: options.sseHeartbeatMs }) });
     },
     { prefix: '/v1' },
   );
@@ -121,13 +125,13 @@ function charsetOf(header: string | undefined): string | null {
 }
 
 /**
- * The per-token and per-address limits on their own Redis connection, one that fails at once
+ * The limits' own Redis connection (per token, per address, SSE streams), one that fails at once
  * while Redis is away (no offline queue, no retries, a short timeout): the shared connection
- * waits for Redis to come back, which would hold every request; the limiters fail open instead.
+ * waits for Redis to come back, which would hold every request; the limits fail open instead.
  */
-function authLimits(app: FastifyInstance, deps: AppDeps, ctx: ApiContext): AuthLimits {
+function failFastRedis(app: FastifyInstance, deps: AppDeps): Redis {
   const redis = deps.redis.duplicate({ connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
-  // the shared connection already logs Redis errors; the limiters log their own fallback
+  // the shared connection already logs Redis errors; the limits log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {
     redis.disconnect();
@@ -146,6 +150,10 @@ function authLimits(app: FastifyInstance, deps: AppDeps, ctx: ApiContext): AuthL
       redis.on('ready', done);
     });
   });
+  return redis;
+}
+
+function authLimits(redis: Redis, ctx: ApiContext): AuthLimits {
   const shared = new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix));
   return {
     perToken: new RateLimiter(shared, ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger, 'per-token rate limit'),

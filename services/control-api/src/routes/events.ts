@@ -4,12 +4,20 @@ import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { RunEventHub, type AccountEvent, type RunEvent } from '../events/run-event-hub.js';
 import { formatAccountEvent, formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
+import type { StreamSlots } from '../events/stream-slots.js';
+import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas/common.js';
 
 export interface EventRoutesOptions {
   ctx: ApiContext;
+  /** SSE_MAX_PER_TOKEN */
+  slots: StreamSlots;
   heartbeatMs?: number;
 }
+
+// A slot frees when another stream of the same token closes, which no one can predict: a
+// client is told to try again in a while rather than at once.
+const STREAMS_RETRY_AFTER_SECONDS = 10;
 
 const REPLAY_LIMIT = 1000;
 // A client that reads slower than events arrive is cut off rather than buffered without end;
@@ -17,7 +25,7 @@ const REPLAY_LIMIT = 1000;
 const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** `GET /v1/events`: run status changes as Server-Sent Events, for the caller's tenant. */
-export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app, { ctx, heartbeatMs = 15_000 }) => {
+export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app, { ctx, slots, heartbeatMs = 15_000 }) => {
   const hub = new RunEventHub({ databaseUrl: ctx.config.databaseUrl, db: ctx.db, runs: ctx.runs, logger: ctx.logger });
   // Before the server stops accepting: open streams would otherwise hold close() forever.
   app.addHook('preClose', () => hub.close());
@@ -34,6 +42,12 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
     },
     async (req, reply) => {
       const tenantId = scopeOf(req.caller);
+      // one token per tenant, and the admin's
+      const slot = await slots.take(tenantId === null ? 'admin' : `tenant:${tenantId}`);
+      if (!slot) {
+        const retryAfter = { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) };
+        throw new ApiError(429, 'rate_limited', `at most ${ctx.config.sseMaxPerToken} event streams per token at once`, [], retryAfter);
+      }
       const raw = reply.raw;
       const write = (chunk: string) => {
         if (raw.destroyed) return;
@@ -43,16 +57,23 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
       // Subscribe before replaying, buffering live events, so none falls between the two.
       let buffered: RunEvent[] | null = [];
       let bufferedAccounts: AccountEvent[] | null = [];
-      const unsubscribe = await hub.subscribe({
-        tenantId,
-        send: (e) => (buffered ? buffered.push(e) : write(formatRunEvent(e))),
-        sendAccount: (e) => (bufferedAccounts ? bufferedAccounts.push(e) : write(formatAccountEvent(e))),
-        end: () => raw.end(),
-      });
+      let unsubscribe: () => void;
+      try {
+        unsubscribe = await hub.subscribe({
+          tenantId,
+          send: (e) => (buffered ? buffered.push(e) : write(formatRunEvent(e))),
+          sendAccount: (e) => (bufferedAccounts ? bufferedAccounts.push(e) : write(formatAccountEvent(e))),
+          end: () => raw.end(),
+        });
+      } catch (err) {
+        slot.release();
+        throw err;
+      }
       reply.hijack();
       const heartbeat = setInterval(() => write(HEARTBEAT), heartbeatMs);
       raw.on('close', () => {
         clearInterval(heartbeat);
+        slot.release();
         unsubscribe();
       });
       raw.writeHead(200, {

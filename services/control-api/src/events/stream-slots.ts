@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@metronome/observability';
+import type { Redis } from 'ioredis';
+
+/** A held slot: renew it while the stream lives, release it when the stream closes. */
+export interface StreamSlot {
+  release(): void;
+}
+
+// A slot is a member of the caller's sorted set, scored with the moment it lapses. A live
+// stream pushes that moment on every RENEW_MS; a replica that dies stops doing so, and its
+// slots lapse within TTL_MS without anyone cleaning up after it.
+const TTL_MS = 60_000;
+const RENEW_MS = 20_000;
+
+/**
+ * SSE_MAX_PER_TOKEN: the `/v1/events` streams one caller may hold at once, counted across every
+ * API replica in Redis. Taking a slot adds it, then counts: over the limit it takes itself out
+ * again, so racing requests can only be refused together, never admitted together. While Redis
+ * does not answer, streams are not limited (like the request limits), and a warning says so.
+ */
+export class StreamSlots {
+  private warnedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    /** a connection that fails at once while Redis is away, never one that queues */
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly max: number,
+    private readonly now: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A slot for `caller` (`admin` or `tenant:{id}`: one token each), or null when all are held. */
+  async take(caller: string): Promise<StreamSlot | null> {
+    const key = `${this.keyPrefix}:sse:${caller}`;
+    const member = randomUUID();
+    const now = this.now();
+    try {
+      const results = await this.redis
+        .multi()
+        .zremrangebyscore(key, '-inf', now)
+        .zadd(key, now + TTL_MS, member)
+        .zcard(key)
+        .pexpire(key, TTL_MS)
+        .exec();
+      const held = Number(results?.[2]?.[1]);
+      if (held > this.max) {
+        await this.redis.zrem(key, member);
+        return null;
+      }
+    } catch (err) {
+      this.unavailable(err);
+      return { release: () => undefined };
+    }
+    const renewal = setInterval(() => {
+      const at = this.now();
+      this.redis
+        .multi()
+        .zadd(key, 'XX', at + TTL_MS, member)
+        .pexpire(key, TTL_MS)
+        .exec()
+        .catch((err: unknown) => this.unavailable(err));
+    }, RENEW_MS);
+    renewal.unref();
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        clearInterval(renewal);
+        this.redis.zrem(key, member).catch((err: unknown) => this.unavailable(err));
+      },
+    };
+  }
+
+  private unavailable(err: unknown): void {
+    const now = this.now();
+    if (now - this.warnedAt < 60_000) return;
+    this.warnedAt = now;
+    this.logger.warn({ err }, 'SSE stream limit unavailable (Redis does not answer): streams are not limited until it does');
+  }
+}
