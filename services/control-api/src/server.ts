@@ -51,7 +51,6 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  logger.info({ url: `http://${host}:${port}`, docs: `http://${host}:${port}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -74,6 +73,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
+  logger.info({ url: `http://${host}:${port}`, docs: `http://${host}:${port}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');
 }
 
 main().catch((err: unknown) => {

@@ -21,7 +21,6 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  logger.info({ url: `http://${host}:${port}`, port, limits: config.limits, seed: config.seed }, 'sandbox listening');
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -38,6 +37,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
+  logger.info({ url: `http://${host}:${port}`, port, limits: config.limits, seed: config.seed }, 'sandbox listening');
 }
 
 main().catch((err: unknown) => {

@@ -47,7 +47,6 @@ const leaseMs = Math.max(1000, config.SCHEDULER_TICK_MS);
 const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, logger);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');
 
 let stopping = false;
 let timer: NodeJS.Timeout | undefined;
@@ -125,3 +124,5 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+// Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
+logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');

@@ -142,7 +142,6 @@ const worker = new Worker(
 worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-logger.info({ metricsPort: metricsServer.port, concurrency: config.SENDER_CONCURRENCY, transport: config.HTTP_TRANSPORT_URL }, 'sender ready');
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -160,3 +159,5 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+// Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
+logger.info({ metricsPort: metricsServer.port, concurrency: config.SENDER_CONCURRENCY, transport: config.HTTP_TRANSPORT_URL }, 'sender ready');
