@@ -20,7 +20,7 @@ import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { invalidField, notFound, validationFailed, type FieldProblem } from '../errors.js';
 import { startManualRun } from '../run-actions.js';
-import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody } from '../schemas/campaigns.js';
+import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runView } from '../schemas/runs.js';
 
@@ -139,7 +139,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
         };
         const active = patch.active ?? current.active;
-        if (timingChanged(current, draft, active)) {
+        // A stored next run no answer can show (saved before times were range-checked) is
+        // worked out again by any accepted edit.
+        if (timingChanged(current, draft, active) || (current.nextRunAt !== null && shownInstant(current.nextRunAt) === null)) {
           changes.nextRunAt = active ? rescheduledOccurrence(draft.schedule, draft.timezone, now, current.lastScheduledAt) : null;
         }
         // Re-activating is the operator's answer to an automatic pause: forget it.

@@ -1,6 +1,6 @@
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
-import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
+import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeInput } from './common.js';
 
 export const MAX_PARTS = 10;
 export const MAX_TARGETS = 10_000;
@@ -61,6 +61,15 @@ export type PatchCampaignBody = z.output<typeof patchCampaignBody>;
 
 export const listCampaignsQuery = z.object({ ...pageQuery });
 
+/**
+ * A schedule instant as shown: stored as UTC ISO-8601, so shown as stored, also when a campaign
+ * saved before times were range-checked holds one outside years 0001–9999 (`+010000-01-01…`):
+ * its answer must not fail, and its owner should see what to repair.
+ */
+const storedTime = z
+  .string()
+  .describe('ISO-8601 in UTC; a campaign saved before times were range-checked shows the value it was saved with, which may lie outside years 0001–9999 (lastError says so)');
+
 export const campaign = z
   .object({
     id,
@@ -68,9 +77,9 @@ export const campaign = z
     ...fields,
     // a stored schedule is shown as stored (its instants normalised to UTC)
     schedule: z.discriminatedUnion('type', [
-      z.object({ type: z.literal('interval'), everySeconds: z.number().int(), startAt: time.optional() }),
+      z.object({ type: z.literal('interval'), everySeconds: z.number().int(), startAt: storedTime.optional() }),
       z.object({ type: z.literal('cron'), expression: z.string() }),
-      z.object({ type: z.literal('once'), at: time }),
+      z.object({ type: z.literal('once'), at: storedTime }),
     ]),
     deliveryWindow: z.object({ start: z.string(), end: z.string() }),
     messages: z.array(
@@ -80,13 +89,17 @@ export const campaign = z
       ]),
     ),
     targets: z.array(z.string()),
-    nextRunAt: time.nullable().describe('the next occurrence not yet turned into a run'),
+    nextRunAt: time
+      .nullable()
+      .describe('the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so)'),
     lastRunId: id.nullable(),
     pausedReason: z.string().nullable().describe('why the scheduler paused the campaign, if it did'),
     lastError: z
       .string()
       .nullable()
-      .describe('why the scheduler deactivated the campaign, if it did; cleared by the next PATCH'),
+      .describe(
+        'why the scheduler deactivated the campaign, if it did; cleared by the next PATCH. Else, for a campaign saved before times were range-checked, which stored times lie outside years 0001–9999',
+      ),
     createdAt: time,
     updatedAt: time,
   })
@@ -94,7 +107,27 @@ export const campaign = z
 
 export const campaignPage = pageOf(campaign);
 
+/** A stored instant as an answer shows it: null when it is not a time in years 0001–9999 (`infinity` comes back as a number). */
+export function shownInstant(d: Date | null): string | null {
+  return d instanceof Date && storableInstant(d.getTime()) ? d.toISOString() : null;
+}
+
+/** The fields of a stored campaign that hold an instant outside years 0001–9999, for lastError. */
+function outOfRange(c: CampaignRow): string[] {
+  const bad: string[] = [];
+  if (c.nextRunAt !== null && shownInstant(c.nextRunAt) === null) bad.push('nextRunAt');
+  const s = c.schedule;
+  if (s.type === 'once' && !storableInstant(Date.parse(s.at))) bad.push('schedule.at');
+  if (s.type === 'interval' && s.startAt !== undefined && !storableInstant(Date.parse(s.startAt))) bad.push('schedule.startAt');
+  return bad;
+}
+
 export function campaignView(c: CampaignRow): z.output<typeof campaign> {
+  const bad = outOfRange(c);
+  const stale =
+    bad.length === 0
+      ? null
+      : `${bad.join(', ')} stored outside years 0001–9999 (UTC), from before such times were refused: nextRunAt is shown as null, the schedule as stored; PATCH the schedule to repair it`;
   return {
     id: c.id,
     tenantId: c.tenantId,
@@ -107,10 +140,10 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     targets: c.targets,
     active: c.active,
     autoResume: c.autoResume,
-    nextRunAt: isoOrNull(c.nextRunAt),
+    nextRunAt: shownInstant(c.nextRunAt),
     lastRunId: c.lastRunId,
     pausedReason: c.pausedReason,
-    lastError: c.lastError,
+    lastError: c.lastError ?? stale,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
   };
