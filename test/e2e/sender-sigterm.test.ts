@@ -8,9 +8,13 @@ import { eventually, REDIS_URL } from '../helpers/test-env.js';
 // what it held and hands its runs on at once, then exits 0. Nothing is unknown, nothing is sent
 // twice, and no account's sends stall waiting for BullMQ to notice a stalled job.
 
-const ACCOUNTS = 10;
-const CHATS = 100;
+// One job holds its account for all of its chats (SENDS_PER_JOB above them), 400 sends at 600
+// a minute: 40 s. A replica that waited for its jobs to end would overrun the 30 s a deploy
+// gives it; one that drains hands them on within a send.
+const ACCOUNTS = 5;
+const CHATS = 400;
 const PER_MINUTE = 600;
+const senderEnv = { SENDER_CONCURRENCY: '8', SENDS_PER_JOB: '1000' };
 const STOPS = 3;
 // BullMQ would hand a dead replica's job on after its lock (20 s) and stall check (10 s);
 // a drained one hands its runs on at once, so no account waits anywhere near that long.
@@ -19,7 +23,7 @@ const LONGEST_GAP_MS = 5_000;
 let stack: Stack;
 let current: NpmService | undefined;
 beforeAll(async () => {
-  stack = await startStack({ senders: 1, senderEnv: { SENDER_CONCURRENCY: '8' }, sandboxEnv: { SANDBOX_LATENCY_MS: '30' } });
+  stack = await startStack({ senders: 1, senderEnv, sandboxEnv: { SANDBOX_LATENCY_MS: '30' } });
 }, 60_000);
 afterAll(async () => {
   if (current?.npm.pid !== undefined && groupAlive(current.npm.pid)) process.kill(-current.npm.pid, 'SIGKILL');
@@ -33,7 +37,7 @@ function npmSender(): NpmService {
     KEY_PREFIX: stack.keyPrefix,
     METRICS_PORT: '0',
     HTTP_TRANSPORT_URL: stack.sandboxUrl,
-    SENDER_CONCURRENCY: '8',
+    ...senderEnv,
   });
 }
 
@@ -56,7 +60,7 @@ test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits
   const exits: { code: number | null; signal: NodeJS.Signals | null; ms: number }[] = [];
   for (let s = 0; s < STOPS; s++) {
     // mid fan-out, with this replica holding jobs
-    await eventually('this replica to be sending', async () => current!.lines.some((l) => l['msg'] === 'sender ready') && ((await sandbox(stack, '/sandbox/stats')).accepted as number) > (s + 1) * 150, 60_000, 50);
+    await eventually('this replica to be sending', async () => current!.lines.some((l) => l['msg'] === 'sender ready') && ((await sandbox(stack, '/sandbox/stats')).accepted as number) > (s + 1) * 300, 60_000, 50);
     const signalledAt = Date.now();
     process.kill(current.npm.pid!, 'SIGTERM');
     const exit = await current.exited;
