@@ -31,6 +31,8 @@ export interface LaneContext {
   report: LaneReport;
   /** the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN) */
   intervalMs: number;
+  /** the account's configured interval, ms, which the job's own writes keep among themselves */
+  configuredIntervalMs: number;
   burst: number;
   /** the per-chat pace of this platform (sends per minute; 0: none) */
   chatPerMinute: number;
@@ -40,16 +42,22 @@ export interface LaneContext {
   firstPartMaxWaitMs: number;
   /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
   partSpacingMs: number;
+  /** claims left to try: the targets due when the job loaded its run (a claim past them would find nothing) */
+  claimable: number;
   /** how long a claim is leased */
   leaseMs: number;
   /** lease end of each target this job claimed, by chat id (an answer is retried until then) */
   leases: Map<string, number>;
   /** when this job's requests were really written */
   written: WrittenPace;
+  /** the latest pace slot this job reserved */
+  lastSlotAt: number;
   /** a claim statement failed without an answer: it may have claimed a target no lane holds */
   claimLost: boolean;
   /** targets whose requests were written and whose answers could not be recorded in time */
   unrecorded: string[];
+  /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
+  sleepers: Set<() => void>;
 }
 
 // Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish
@@ -69,20 +77,30 @@ export function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
   return run.windowEndAt !== null && deps.clock.now() >= run.windowEndAt.getTime();
 }
 
-/** Sleeps `ms`, or less when the sender starts draining (the caller checks for the stop). */
-export async function pause(deps: SenderDeps, ms: number): Promise<void> {
-  if (ms <= 0) return;
-  if (deps.draining.aborted) return;
-  let onAbort!: () => void;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = resolve;
-    deps.draining.addEventListener('abort', onAbort, { once: true });
+/**
+ * Sleeps `ms`, or less when the sender starts draining (the caller checks for the stop). The
+ * job listens for the drain once (runLanes) and wakes its sleepers: a listener per sleep would
+ * cost more than the send it paces.
+ */
+export async function pause(deps: SenderDeps, ctx: LaneContext, ms: number): Promise<void> {
+  if (ms <= 0 || deps.draining.aborted) return;
+  await new Promise<void>((resolve) => {
+    ctx.sleepers.add(resolve);
+    void deps.sleep(Math.ceil(ms)).then(() => {
+      ctx.sleepers.delete(resolve);
+      resolve();
+    });
   });
-  try {
-    await Promise.race([deps.sleep(Math.ceil(ms)), aborted]);
-  } finally {
-    deps.draining.removeEventListener('abort', onAbort);
-  }
+}
+
+/** Wakes every sleeping lane of the job when the sender starts draining; returns the unsubscribe. */
+export function wakeOnDrain(deps: SenderDeps, ctx: LaneContext): () => void {
+  const wake = () => {
+    for (const resolve of ctx.sleepers) resolve();
+    ctx.sleepers.clear();
+  };
+  deps.draining.addEventListener('abort', wake, { once: true });
+  return () => deps.draining.removeEventListener('abort', wake);
 }
 
 export function leaseLost(deps: SenderDeps, ctx: LaneContext, chatId: string): void {

@@ -2,6 +2,9 @@ import { afterWrite, writeWaitMs } from '@metronome/core';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
 import type { SenderDeps } from './deps.js';
 
+/** Waits shorter than this are not slept (a timer's grain on a busy event loop). */
+const TIMER_GRAIN_MS = 2;
+
 /** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace is the limit). */
 export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: number };
 
@@ -23,6 +26,7 @@ export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: st
     stopWith(ctx.report, 'pace');
     return { go: false };
   }
+  ctx.lastSlotAt = Math.max(ctx.lastSlotAt, now + result.waitMs);
   return { go: true, at: now + result.waitMs };
 }
 
@@ -49,15 +53,19 @@ export async function reserveChatNow(deps: SenderDeps, ctx: LaneContext, chatId:
  * hard stop came meanwhile (nothing recorded).
  */
 export async function waitForSlot(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
-  await pause(deps, at - deps.clock.now());
+  // A slot due within TIMER_GRAIN_MS is taken at once: a timer that short costs more than the
+  // precision it buys, and going that much early stays inside the pace's margin.
+  if (at - deps.clock.now() >= TIMER_GRAIN_MS) await pause(deps, ctx, at - deps.clock.now());
   for (;;) {
     if (hardStopped(ctx.report) || deps.draining.aborted) return false;
     const now = deps.clock.now();
-    const wait = writeWaitMs(ctx.written, now, ctx.intervalMs, ctx.burst);
-    if (wait <= 0) {
-      ctx.written = afterWrite(ctx.written, now, ctx.intervalMs);
+    // Against the configured pace, not the slots' (which keep a margin): a lane on time never
+    // waits here, and a wait below a timer's grain is not slept.
+    const wait = writeWaitMs(ctx.written, now, ctx.configuredIntervalMs, ctx.burst);
+    if (wait < TIMER_GRAIN_MS) {
+      ctx.written = afterWrite(ctx.written, now, ctx.configuredIntervalMs);
       return true;
     }
-    await pause(deps, wait);
+    await pause(deps, ctx, wait);
   }
 }

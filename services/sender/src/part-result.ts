@@ -37,7 +37,8 @@ export async function applyResult(
   const platform = run.account.platform;
   const now = deps.clock.now();
   const at = new Date(now);
-  const log = deps.logger.child({ runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index });
+  // Built only when a line is written: a delivered part (the common case) logs nothing.
+  const log = () => deps.logger.child({ runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index });
   switch (result.kind) {
     case 'delivered': {
       deps.metrics.sends.inc({ platform, result: 'sent' });
@@ -46,7 +47,7 @@ export async function applyResult(
         return { chatId: target.chatId, at, latencyMs: Math.round(now - firstPartStartedAt), partsSent: index + 1, messageId: result.messageId };
       }
       const owned = await durably(deps, ctx, [target.chatId], 'part', () => deps.targets.recordPart(run.runId, target.chatId, ctx.token, index + 1, result.messageId, at));
-      if (!owned) log.warn('delivered, but the target lease was lost meanwhile: result not recorded');
+      if (!owned) log().warn('delivered, but the target lease was lost meanwhile: result not recorded');
       return owned ? 'next-part' : 'stop';
     }
     case 'account-wait': {
@@ -56,28 +57,28 @@ export async function applyResult(
       report.blockedUntil = Math.max(report.blockedUntil, until);
       stopWith(report, 'account-wait');
       await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(until), at));
-      log.warn({ code: result.code, retryAfterMs: result.retryAfterMs }, 'account must wait: no send from it until the wait ends');
+      log().warn({ code: result.code, retryAfterMs: result.retryAfterMs }, 'account must wait: no send from it until the wait ends');
       await releaseTarget(deps, ctx, target.chatId, until, result.code);
       return 'stop';
     }
     case 'chat-wait': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
       deps.metrics.providerWait.inc({ scope: 'chat' }, result.retryAfterMs / 1000);
-      log.info({ code: result.code, retryAfterMs: result.retryAfterMs }, 'chat must wait; other chats go on');
+      log().info({ code: result.code, retryAfterMs: result.retryAfterMs }, 'chat must wait; other chats go on');
       await releaseTarget(deps, ctx, target.chatId, now + result.retryAfterMs, result.code);
       return 'stop';
     }
     case 'account-unavailable': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
       stopWith(report, 'account-unavailable');
-      log.warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
+      log().warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
       await releaseTarget(deps, ctx, target.chatId, now, result.code);
       await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.disconnectAccount(run.account.id, accountAdvice(platform, run.account.id, 'disconnected', result.code), at));
       return 'stop';
     }
     case 'rejected': {
       deps.metrics.sends.inc({ platform, result: 'failed' });
-      log.warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
+      log().warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
       await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true });
       return 'stop';
     }
@@ -85,7 +86,7 @@ export async function applyResult(
       const attempts = target.attempts + 1;
       const exhausted = attempts >= deps.settings.maxRetries;
       deps.metrics.sends.inc({ platform, result: exhausted ? 'failed' : 'retry' });
-      log.warn({ code: result.code, err: result.message, attempts }, exhausted ? 'send failed: retries exhausted' : 'send failed: will retry');
+      log().warn({ code: result.code, err: result.message, attempts }, exhausted ? 'send failed: retries exhausted' : 'send failed: will retry');
       await settleTarget(
         deps,
         ctx,
@@ -98,7 +99,7 @@ export async function applyResult(
     }
     case 'ambiguous': {
       deps.metrics.sends.inc({ platform, result: 'unknown' });
-      log.warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
+      log().warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
       await settleTarget(deps, ctx, target.chatId, { status: 'unknown', errorCode: result.code, errorMessage: result.message, countAttempt: true });
       return 'stop';
     }
@@ -108,8 +109,8 @@ export async function applyResult(
       // target of this run, this one is skipped so that chat gets the message once.
       deps.metrics.sends.inc({ platform, result: 'retry' });
       const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.repo.moveTarget(run.runId, run.campaignId, target.chatId, result.newChatId, ctx.token, result.code, at))) ?? 'lost';
-      if (moved === 'lost') log.warn('chat moved, but the target lease was lost meanwhile: not renamed');
-      else log.info({ code: result.code, newChatId: result.newChatId, moved }, moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
+      if (moved === 'lost') log().warn('chat moved, but the target lease was lost meanwhile: not renamed');
+      else log().info({ code: result.code, newChatId: result.newChatId, moved }, moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
       return 'stop';
     }
   }

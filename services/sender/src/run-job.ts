@@ -26,7 +26,7 @@ export interface RunJobInput {
  * can happen. Returns the job's one outcome (CONTRACT §4).
  */
 export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
-  const run = await deps.repo.loadRun(job.runId);
+  const run = await deps.repo.loadRun(job.runId, new Date(deps.clock.now()), deps.settings.sendsPerJob);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';

@@ -2,7 +2,7 @@ import { pacedPerMinute } from '@metronome/core';
 import { isTransientDbError, type ClaimResult, type RunForSend, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
-import { durably, leaseLost, stopWith, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
+import { durably, leaseLost, stopWith, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
@@ -14,7 +14,7 @@ export type { LaneReport, StopReason } from './lane-context.js';
  * that claim's slot is this close; otherwise it is written at once, so an answer never waits
  * out a pace interval in memory, where a crash would lose it.
  */
-const ANSWER_MAX_HOLD_MS = 10;
+const ANSWER_MAX_HOLD_MS = 100;
 
 /**
  * Sends a run's due targets with up to `lanes` chats in parallel (parts of one chat serial and
@@ -31,7 +31,8 @@ export async function runLanes(
   lanes: number,
 ): Promise<LaneReport> {
   const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, drained: false };
-  const intervalMs = 60_000 / pacedPerMinute(run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute);
+  const configuredPerMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const intervalMs = 60_000 / pacedPerMinute(configuredPerMinute);
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
   // intervals behind its siblings' before its own inline wait even starts.
   const firstPartMaxWaitMs = deps.settings.maxInlineWaitMs + (lanes - 1) * intervalMs;
@@ -39,13 +40,14 @@ export async function runLanes(
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs) + 30_000;
   const ctx: LaneContext = {
-    run, account, transport, token, report, intervalMs, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
-    leases: new Map(), written: { tat: 0 }, claimLost: false, unrecorded: [],
+    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
+    claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
   const leftovers = new LeftoverAnswers(deps, ctx);
-  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, leftovers)));
+  const unsubscribe = wakeOnDrain(deps, ctx);
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, leftovers))).finally(unsubscribe);
   await leftovers.close();
   // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
   // stopped and every answer is written, so what this job still holds was never sent.
@@ -61,7 +63,9 @@ export async function runLanes(
 
 /** Tells the shared pace when this job's last request really went ahead, for the account's next job. */
 async function settlePace(deps: SenderDeps, ctx: LaneContext): Promise<void> {
-  if (ctx.written.tat === 0) return;
+  // Redis already holds the account back to the slot after the last one reserved; only a job
+  // whose writes ran later than their slots has to move it.
+  if (ctx.written.tat <= ctx.lastSlotAt + ctx.intervalMs) return;
   await deps.pace.settle(ctx.run.account.id, deps.clock.now(), ctx.written.tat).catch((error: unknown) => {
     deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'pace not settled: the next job keeps the slots reserved so far');
   });
@@ -77,6 +81,12 @@ function mayClaim(deps: SenderDeps, ctx: LaneContext): boolean {
   }
   // The budget only stops new claims: chats other lanes already hold still go out.
   if (report.reserved >= deps.settings.sendsPerJob) return false;
+  // Targets that came due after the run was loaded are left to the next job: a claim beyond
+  // those due then would only spend a pace slot and a statement to find nothing.
+  if (ctx.claimable <= 0) {
+    report.drained = true;
+    return false;
+  }
   if (windowClosed(deps, ctx.run)) {
     stopWith(report, 'window');
     return false;
@@ -131,6 +141,7 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
       if (!mayClaim(deps, ctx)) return;
       // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
       report.reserved += partCount;
+      ctx.claimable--;
       if (delivered && !firstPartAtHand(deps, ctx)) {
         await writeSent(deps, ctx, [delivered]);
         delivered = null;
@@ -202,7 +213,7 @@ async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSe
   const now = deps.clock.now();
   let claim: ClaimResult;
   try {
-    claim = await deps.targets.settleSentAndClaim(ctx.run.runId, ctx.token, delivered, new Date(now), new Date(now + ctx.leaseMs), sending);
+    claim = await deps.targets.settleSentAndClaim(ctx.run.runId, ctx.token, delivered, new Date(now), new Date(now + ctx.leaseMs), sending, ctx.run.firstSendAt !== null);
   } catch (error) {
     if (!isTransientDbError(error)) throw error;
     stopWith(ctx.report, 'storage');

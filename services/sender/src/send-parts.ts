@@ -69,7 +69,7 @@ async function holdUntilWritable(deps: SenderDeps, ctx: LaneContext, target: Cla
   };
   if (hardStopped(report) || deps.draining.aborted || (firstOfClaim && report.stop)) return giveBack(deps.clock.now());
   // Jitter between the parts of one chat, before the reservation so the slot is fresh.
-  if (!firstOfClaim && deps.settings.partJitterMs > 0) await pause(deps, deps.random() * deps.settings.partJitterMs);
+  if (!firstOfClaim && deps.settings.partJitterMs > 0) await pause(deps, ctx, deps.random() * deps.settings.partJitterMs);
   let part: PreparedPart;
   try {
     // The content before the slot: lanes waiting for one media upload are released together,

@@ -19,6 +19,8 @@ export interface RunForSend {
   /** the campaign's current delivery window (HH:MM in `timezone`) */
   windowStart: string;
   windowEnd: string;
+  /** targets due when the run was loaded, counted up to the job's limit: the lanes claim no more */
+  dueNow: number;
   account: {
     id: string;
     platform: Platform;
@@ -50,7 +52,11 @@ export interface RunProgress {
 export class SendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async loadRun(runId: string): Promise<RunForSend | null> {
+  /**
+   * The run, its campaign and account, and how many of its targets are due now (counted up to
+   * `dueLimit`: a job claims no more than that).
+   */
+  async loadRun(runId: string, now: Date, dueLimit: number): Promise<RunForSend | null> {
     const row = await this.db
       .selectFrom('runs as r')
       .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
@@ -79,6 +85,20 @@ export class SendRepository {
         'a.blocked_until',
         'a.max_send_per_minute',
         'a.group_concurrency',
+        (eb) =>
+          eb
+            .selectFrom((inner) =>
+              inner
+                .selectFrom('run_targets as t')
+                .select(sql`1`.as('one'))
+                .whereRef('t.run_id', '=', 'r.id')
+                .where('t.status', '=', 'pending')
+                .where('t.next_attempt_at', '<=', now)
+                .limit(dueLimit)
+                .as('due'),
+            )
+            .select(sql<number>`count(*)::int`.as('n'))
+            .as('due_now'),
       ])
       .where('r.id', '=', runId)
       .executeTakeFirst();
@@ -99,6 +119,7 @@ export class SendRepository {
       timezone: row.timezone,
       windowStart: row.window_start,
       windowEnd: row.window_end,
+      dueNow: row.due_now ?? 0,
       account: {
         id: row.account_id,
         platform: row.platform,

@@ -47,11 +47,13 @@ export class TargetSendRepository {
    * `sent` (only if `owner` still holds its lease) and claims the next due pending target of a
    * running run (an operator pause or cancel stops new sends at once). With `sending`, the lane
    * claims at its pace slot and writes the request right after: the claim is stamped as a send
-   * that has begun, and the run's first send is stamped with it. The claim sees the
+   * that has begun, and the run's first send is stamped with it (unless `firstSendKnown`). The claim sees the
    * statement's snapshot, in which the settled target is still in flight, so it can never claim
    * the target it just settled.
    */
-  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean): Promise<ClaimResult> {
+  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
+    // Once the run's first send is stamped the statement leaves that part out (less to plan).
+    const stampFirstSend = sending && !firstSendKnown;
     const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null }>`
       with settled as (
         update run_targets
@@ -73,12 +75,16 @@ export class TargetSendRepository {
           for update skip locked
         )
         returning t.chat_id, t.parts_sent, t.attempts
-      ), first_send as (
+      )${
+        stampFirstSend
+          ? sql`, first_send as (
         update runs set first_send_at = ${now}
-        where id = ${runId} and first_send_at is null and ${sending}::boolean and exists (select 1 from claimed)
+        where id = ${runId} and first_send_at is null and exists (select 1 from claimed)
         returning id
-      )
-      select (select count(*) from settled)::int as settled, (select count(*) from first_send)::int as first_send,
+      )`
+          : sql``
+      }
+      select (select count(*) from settled)::int as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
         c.chat_id, c.parts_sent, c.attempts
       from (select 1) as one left join claimed c on true
     `.execute(this.db);
