@@ -64,8 +64,10 @@ export async function runLanes(
 /** Tells the shared pace when this job's last request really went ahead, for the account's next job. */
 async function settlePace(deps: SenderDeps, ctx: LaneContext): Promise<void> {
   // Redis already holds the account back to the slot after the last one reserved; only a job
-  // whose writes ran later than their slots has to move it.
-  if (ctx.written.tat <= ctx.lastSlotAt + ctx.intervalMs) return;
+  // whose writes ran later than their slots has to move it, or one whose lock vanished (Redis
+  // restarted empty: the account's pace went with it, and is put back before the next job).
+  if (ctx.written.tat === 0) return;
+  if (ctx.written.tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return;
   await deps.pace.settle(ctx.run.account.id, deps.clock.now(), ctx.written.tat).catch((error: unknown) => {
     deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'pace not settled: the next job keeps the slots reserved so far');
   });
