@@ -11,3 +11,4 @@ export * from './occurrence-plan.js';
 export * from './no-account.js';
 export * from './account-advice.js';
 export * from './send-pace.js';
+export * from './secret-scrubber.js';

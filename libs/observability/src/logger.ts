@@ -18,6 +18,8 @@ export const REDACT_PATHS = [
   '*.credentials',
   'botToken',
   '*.botToken',
+  'apiKey',
+  '*.apiKey',
   '*.*.credentials',
   '*.*.botToken',
   'secretsKey',
@@ -27,12 +29,32 @@ export const REDACT_PATHS = [
   'ADMIN_TOKEN',
 ];
 
+/**
+ * The process's registry of secrets by value (libs/core `processSecrets()`: every bot token,
+ * API key and WhatsApp auth secret this process opened). Read through its global symbol because
+ * this package does not depend on libs/core; absent until something registers a secret.
+ */
+function processSecrets(): { scrub(text: string): string } | undefined {
+  return (globalThis as Record<symbol, { scrub(text: string): string } | undefined>)[Symbol.for('metronome.processSecrets')];
+}
+
+/**
+ * Scrubs registered secrets from a finished log line. Done on the serialised line, so the
+ * message, every field, an error's message and stack, and whatever a library logged are all
+ * covered, whoever produced them.
+ */
+export function scrubLogLine(line: string): string {
+  return processSecrets()?.scrub(line) ?? line;
+}
+
 /** The root logger of a service: pino JSON on stdout (or the given destination). */
 export function createLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
   const options: LoggerOptions = {
     level,
     base: { service },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // Field names catch secrets where we expect them; this catches them by value anywhere else.
+    hooks: { streamWrite: scrubLogLine },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   return destination ? pino(options, destination) : pino(options);
