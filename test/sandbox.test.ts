@@ -38,6 +38,9 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   }
 }
 
+/** Account `acc`'s API key: its first request registers it (CONTRACT §5). */
+const AUTH = 'Bearer sandbox-test-key-0001';
+
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as Record<string, any> });
 
 describe('sandbox process', () => {
@@ -60,7 +63,7 @@ describe('sandbox process', () => {
     const post = (key: string) =>
       fetch(`${base}/v1/accounts/acc/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': key },
         body: JSON.stringify({ chatId: 'c1', part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
       });
     expect(await json(await post('r:c1:0'))).toEqual({ status: 200, body: { messageId: 'msg-1' } });
@@ -76,7 +79,7 @@ describe('sandbox process', () => {
     await fetch(`${base}/sandbox/chats/acc/c1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hangNextMs: 600_000 }) });
     const hung = fetch(`${base}/v1/accounts/acc/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': 'r:c1:0' },
+      headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': 'r:c1:0' },
       body: JSON.stringify({ chatId: 'c1', part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
     });
     // The send is recorded on arrival and only its answer is held back.
@@ -93,7 +96,7 @@ describe('sandbox process', () => {
     const post = (chatId: string) =>
       fetch(`${base}/v1/accounts/acc/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `r:${chatId}:0` },
+        headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': `r:${chatId}:0` },
         body: JSON.stringify({ chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
       });
     const messages = async () => (await json(await fetch(`${base}/sandbox/messages`))).body['items'] as { chatId: string; receivedAt: number; answeredAt: number | null }[];
@@ -117,13 +120,13 @@ describe('sandbox process', () => {
     const { base } = running;
     const bytes = Buffer.from('png-bytes');
     const sha = createHash('sha256').update(bytes).digest('hex');
-    const upload = await json(await fetch(`${base}/v1/accounts/acc/media`, { method: 'POST', headers: { 'content-type': 'image/png', 'x-media-sha256': sha }, body: bytes }));
+    const upload = await json(await fetch(`${base}/v1/accounts/acc/media`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'image/png', 'x-media-sha256': sha }, body: bytes }));
     const ref = upload.body['mediaRef'] as string;
     const sendMedia = async (mediaRef: string, key: string) =>
       json(
         await fetch(`${base}/v1/accounts/acc/messages`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': key },
           body: JSON.stringify({ chatId: 'c1', part: { type: 'media', mediaRef }, partIndex: 0, partCount: 1 }),
         }),
       );
@@ -131,6 +134,39 @@ describe('sandbox process', () => {
     expect((await sendMedia(ref, 'r:c2:0')).status).toBe(200);
     expect(await json(await fetch(`${base}/sandbox/media`, { method: 'DELETE' }))).toEqual({ status: 200, body: { forgotten: 1 } });
     expect(await sendMedia(ref, 'r:c3:0')).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
+  });
+
+  it("refuses a request for an account with a key other than the one it registered, or none: 401 unauthorized, nothing delivered", async () => {
+    running = await startSandbox({ SANDBOX_PORT: '0' });
+    const { base } = running;
+    const send = async (authorization: string | null, chatId: string) =>
+      json(
+        await fetch(`${base}/v1/accounts/owned/messages`, {
+          method: 'POST',
+          headers: { ...(authorization !== null && { authorization }), 'content-type': 'application/json', 'idempotency-key': `r:${chatId}:0` },
+          body: JSON.stringify({ chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
+        }),
+      );
+    const upload = async (authorization: string) =>
+      (await fetch(`${base}/v1/accounts/owned/media`, { method: 'POST', headers: { authorization, 'content-type': 'image/png', 'x-media-sha256': 'x' }, body: 'x' })).status;
+    // the first request registers the owner's key
+    expect((await send('Bearer owner-key-0000000001', 'c1')).status).toBe(200);
+    expect(await send('Bearer intruder-key-000000002', 'c2')).toEqual({ status: 401, body: { error: 'unauthorized', detail: expect.any(String) } });
+    expect(await send(null, 'c3')).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+    expect(await upload('Bearer intruder-key-000000002')).toBe(401);
+    expect((await send('Bearer owner-key-0000000001', 'c4')).status).toBe(200);
+    const received = (await json(await fetch(`${base}/sandbox/messages?account=owned`))).body['items'] as { chatId: string }[];
+    expect(received.map((m) => m.chatId)).toEqual(['c1', 'c4']);
+    const refused = (await json(await fetch(`${base}/sandbox/rejections?account=owned`))).body['items'] as { chatId: string | null; reason: string; error: string }[];
+    expect(refused).toEqual([
+      expect.objectContaining({ chatId: 'c2', reason: 'unauthorized', error: 'unauthorized' }),
+      expect.objectContaining({ chatId: 'c3', reason: 'unauthorized', error: 'unauthorized' }),
+      expect.objectContaining({ chatId: null, reason: 'unauthorized', error: 'unauthorized' }),
+    ]);
+    // the account's view says it has a key, and never shows it
+    const accounts = JSON.stringify((await json(await fetch(`${base}/sandbox/accounts`))).body);
+    expect(accounts).toContain('"hasApiKey":true');
+    expect(accounts).not.toContain('owner-key');
   });
 
   it('refuses a bad variable, naming it', async () => {

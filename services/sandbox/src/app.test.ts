@@ -24,8 +24,14 @@ afterEach(async () => {
   await app?.close();
 });
 
+/** Each account's API key in these tests (the first request registers it). */
+const keyOf = (account: string) => `key-of-${account}`;
+
+/** A platform request carries its account's key unless the test gives an Authorization header itself. */
 const call = async (opts: InjectOptions) => {
-  const res = await app.inject(opts);
+  const account = /^\/v1\/accounts\/([^/]+)\//.exec(String(opts.url))?.[1];
+  const headers = { ...(account !== undefined && { authorization: `Bearer ${keyOf(decodeURIComponent(account))}` }), ...(opts.headers ?? {}) };
+  const res = await app.inject({ ...opts, headers });
   const json = res.headers['content-type']?.toString().startsWith('application/json') ? res.json() : undefined;
   return { status: res.statusCode, body: json, raw: res };
 };

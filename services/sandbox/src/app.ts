@@ -2,6 +2,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
 import type { SandboxConfig } from './config.js';
+import { ApiKeys } from './api-keys.js';
 import { controlRoutes } from './control-routes.js';
 import { renderPage } from './page.js';
 import { platformRoutes } from './platform-routes.js';
@@ -26,6 +27,7 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
     routerOptions: { maxParamLength: 1_000 },
   });
   const state = new SandboxState(opts.config.limits, opts.config.seed);
+  const keys = new ApiKeys();
   const clock = opts.clock ?? Date.now;
   const sleeper = createSleeper();
   const sleep = opts.sleep ?? sleeper.sleep;
@@ -58,8 +60,8 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found' }));
 
-  await app.register(platformRoutes, { state, clock, sleep });
-  await app.register(controlRoutes, { state });
+  await app.register(platformRoutes, { state, keys, clock, sleep });
+  await app.register(controlRoutes, { state, keys });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(renderPage(state)));
   return app;

@@ -2,13 +2,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from '@metronome/config';
 import { accountPatch, chatPatch, configPatch, describeIssues, listQuery } from './schemas.js';
+import type { ApiKeys } from './api-keys.js';
 import type { SandboxState } from './state.js';
 
 type ChatParams = { Params: { account: string; chat: string } };
 type AccountParams = { Params: { account: string } };
 
-export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState }): Promise<void> {
-  const { state } = deps;
+export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState; keys: ApiKeys }): Promise<void> {
+  const { state, keys } = deps;
 
   /** Parses a body or query, answering 400 invalid_request itself when it does not fit. */
   const parse = <S extends z.ZodType>(schema: S, value: unknown, reply: FastifyReply): z.infer<S> | undefined => {
@@ -25,11 +26,17 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
     return patch && state.updateConfig(patch);
   });
 
-  app.get('/sandbox/accounts', async () => ({ items: state.accountViews() }));
+  // Each account shows whether it has an API key (never the key) and whether it echoes one.
+  app.get('/sandbox/accounts', async () => ({ items: state.accountViews().map((a) => ({ ...a, ...keys.view(a.account) })) }));
 
   app.put<AccountParams>('/sandbox/accounts/:account', async (req, reply) => {
     const patch = parse(accountPatch, req.body, reply);
-    return patch && state.configureAccount(req.params.account, patch);
+    if (!patch) return undefined;
+    const { apiKey, fakeEchoAuthorization, ...limits } = patch;
+    const account = req.params.account;
+    if (apiKey !== undefined) keys.set(account, apiKey);
+    if (fakeEchoAuthorization !== undefined) keys.setFakeEcho(account, fakeEchoAuthorization);
+    return { ...state.configureAccount(account, limits), ...keys.view(account) };
   });
 
   app.get<AccountParams>('/sandbox/accounts/:account/sends', async (req) => ({ times: state.sendTimes(req.params.account) }));
@@ -68,6 +75,7 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
 
   app.post('/sandbox/reset', async () => {
     state.reset();
+    keys.reset();
     return { ok: true };
   });
 }

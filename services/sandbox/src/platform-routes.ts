@@ -1,12 +1,14 @@
 // The HTTP platform protocol of CONTRACT §5: media upload and message send.
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bearerKey, type ApiKeys } from './api-keys.js';
 import { describeIssues, idempotencyKey, sendBody } from './schemas.js';
 import type { Answer } from './platform-types.js';
 import type { SandboxState } from './state.js';
 
 export interface PlatformDeps {
   state: SandboxState;
+  keys: ApiKeys;
   clock: () => number;
   sleep: (ms: number) => Promise<void>;
 }
@@ -15,7 +17,23 @@ export interface PlatformDeps {
 export const MEDIA_BODY_LIMIT = 64 * 1024 * 1024;
 
 export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): Promise<void> {
-  const { state, clock } = deps;
+  const { state, clock, keys } = deps;
+
+  /**
+   * The API key check every platform request passes first (CONTRACT §5): a missing key, or one
+   * that is not the account's, is `401 {"error":"unauthorized"}` and nothing else happens. Then
+   * the fake echo fault, when a test turned it on for the account.
+   */
+  const refusal = (req: FastifyRequest, attempt: { account: string; chatId?: string | null }, now: number): Answer | null => {
+    const verdict = keys.check(attempt.account, bearerKey(req.headers.authorization));
+    if (verdict === 'missing' || verdict === 'wrong') {
+      const detail = verdict === 'missing' ? 'Authorization: Bearer <api key> required' : "not this account's API key";
+      return state.refuse(attempt, { reason: 'unauthorized', status: 401, error: 'unauthorized', detail }, now);
+    }
+    if (!keys.fakeEcho(attempt.account)) return null;
+    const echo = `fake echo fault: the request carried Authorization: ${req.headers.authorization ?? ''}`;
+    return state.refuse(attempt, { reason: 'fault', status: 500, error: 'internal_error', detail: echo, message: echo }, now);
+  };
 
   // Latency is read per request so PUT /sandbox/config applies to the next send.
   const answer = async (reply: FastifyReply, a: Answer) => {
@@ -30,6 +48,8 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     media.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MEDIA_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
     media.post<{ Params: { account: string } }>('/v1/accounts/:account/media', async (req, reply) => {
+      const refused = refusal(req, { account: req.params.account }, clock());
+      if (refused) return answer(reply, refused);
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const declared = req.headers['x-media-sha256'];
       const a = state.upload(
@@ -51,6 +71,8 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     const account = req.params.account;
     const raw = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
     const attempt = { account, chatId: typeof raw['chatId'] === 'string' ? raw['chatId'] : null };
+    const refused = refusal(req, attempt, now);
+    if (refused) return answer(reply, refused);
     const key = idempotencyKey.safeParse(req.headers['idempotency-key']);
     if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-4096 characters)', now));
     const body = sendBody.safeParse(req.body);

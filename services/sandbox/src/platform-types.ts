@@ -35,14 +35,15 @@ export interface MediaRecord {
 }
 
 export type ChatErrorCode = 'chat_not_found' | 'forbidden' | 'message_invalid';
-export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | ChatErrorCode | 'media_ref_invalid' | 'internal_error';
+/** `unauthorized`: the request's API key is missing or not the account's (CONTRACT §5). */
+export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | 'unauthorized' | ChatErrorCode | 'media_ref_invalid' | 'internal_error';
 /** The buckets of `GET /sandbox/stats` `rejected`. */
 export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'fault' | 'invalid' | 'chat_error';
 
 export type AnswerBody =
   | { messageId: string }
   | { mediaRef: string }
-  | { error: PlatformErrorCode; retryAfterSeconds?: number; detail?: string };
+  | { error: PlatformErrorCode; retryAfterSeconds?: number; detail?: string; message?: string };
 
 /**
  * What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`);

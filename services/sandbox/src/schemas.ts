@@ -39,6 +39,10 @@ export const accountPatch = z
     slowModeSeconds: seconds.nullable(),
     unauthorized: z.boolean(),
     floodWaitSeconds: z.number().int().min(0).max(86_400).nullable(),
+    /** the account's API key, set ahead of its first request; null forgets it (the next request registers one) */
+    apiKey: z.string().min(1).max(4_096).nullable(),
+    /** a fake fault: answers quote the request's Authorization header (api-keys.ts) */
+    fakeEchoAuthorization: z.boolean(),
   })
   .partial();
 

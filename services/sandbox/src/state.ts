@@ -22,6 +22,10 @@ import type {
 
 export { MEDIA_REF_TTL_MS } from './media-store.js';
 
+type Attempt = { account: string; chatId?: string | null; idempotencyKey?: string | null; partIndex?: number | null };
+/** How a request is refused; `message` goes in the answer's body only (the HTTP transport reads it). */
+type Refusal = { reason: RejectReason; status: Answer['status']; error: PlatformErrorCode; detail?: string; message?: string };
+
 interface ChatState {
   account: string;
   chatId: string;
@@ -154,18 +158,20 @@ export class SandboxState {
   }
 
   /** Records a send the HTTP layer found malformed (bad JSON, missing Idempotency-Key). */
-  rejectInvalid(
-    attempt: { account: string; chatId?: string | null; idempotencyKey?: string | null; partIndex?: number | null },
-    detail: string,
-    now: number,
-  ): Answer {
+  rejectInvalid(attempt: Attempt, detail: string, now: number): Answer {
+    return this.refuse(attempt, { reason: 'invalid', status: 400, error: 'message_invalid', detail }, now);
+  }
+
+  /** Records a request refused before the platform looked at it: malformed, a missing or wrong API key, a fake fault. */
+  refuse(attempt: Attempt, how: Refusal, now: number): Answer {
     const base = {
       account: this.account(attempt.account).account,
       chatId: attempt.chatId ?? null,
       idempotencyKey: attempt.idempotencyKey ?? null,
       partIndex: attempt.partIndex ?? null,
     };
-    return this.reject(base, 'invalid', 400, 'message_invalid', now, 0, { detail });
+    const { reason, status, error, ...extra } = how;
+    return this.reject(base, reason, status, error, now, 0, extra);
   }
 
   /** `POST /v1/accounts/:account/messages`, checks in the order a platform would apply them. */
@@ -344,7 +350,7 @@ export class SandboxState {
     error: PlatformErrorCode,
     now: number,
     hangMs: number,
-    extra: { retryAfterSeconds?: number; detail?: string } = {},
+    extra: { retryAfterSeconds?: number; detail?: string; message?: string } = {},
   ): Answer {
     this.rejected.push({
       ...base,
