@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import { classifyHttpAnswer, classifyTransportFailure, type SendResult } from '@metronome/core';
+import { classifyHttpAnswer, classifyTransportFailure, type SendFailure, type SendResult } from '@metronome/core';
+import { classifyOversizedAnswer, readBounded } from './bounded-answer.js';
 import { encodeIdempotencyKey } from './idempotency-key.js';
+import { registerCredentials, scrubPrepared, scrubResult } from './secret-scrub.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -19,11 +21,27 @@ interface Answer {
 }
 
 type Failure = { failure: true; code: string | undefined; written: boolean; message: string };
+/** An answer over MAX_ANSWER_BYTES: only its status was read. */
+type Oversized = { oversized: true; status: number };
+
+/** An API key as the control API accepts it (RFC 6750 token characters): it fits a header as is. */
+const API_KEY = /^[A-Za-z0-9._~+/-]{16,512}=*$/;
+
+/** The account's API key, or the result of a send that cannot carry one. */
+function apiKeyOf(account: TransportAccount): string | SendFailure {
+  const key = account.credentials?.['apiKey'];
+  if (typeof key === 'string' && API_KEY.test(key)) return key;
+  // Nothing is sent without the key: the platform would refuse it, or worse, take it from
+  // whoever registered the id. The account is disconnected until its owner gives a key.
+  return { kind: 'account-unavailable', code: 'api_key_missing', message: 'the http account has no API key: give one with PATCH /v1/accounts/{id} {"credentials": {"apiKey": "…"}}' };
+}
 
 /**
  * The HTTP platform protocol (CONTRACT §5). Built on node:http rather than fetch because the
  * outcome of a failed send depends on whether the request was fully written before the failure
  * (then the platform may have acted on it: `unknown`), which fetch does not reveal.
+ * Every request carries the account's API key (`Authorization: Bearer`); every answer is read
+ * up to MAX_ANSWER_BYTES; every message of a result has the process's secrets scrubbed.
  */
 export class HttpTransport implements Transport {
   readonly platform = 'http' as const;
@@ -38,10 +56,25 @@ export class HttpTransport implements Transport {
   }
 
   async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
+    registerCredentials(account);
+    return scrubPrepared(await this.upload(account, media));
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    registerCredentials(account);
+    return scrubResult(await this.deliver(account, message));
+  }
+
+  private async upload(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
     const answer = await this.request(account, 'media', media.bytes, {
       'content-type': media.contentType,
       'x-media-sha256': media.sha256,
     });
+    if ('oversized' in answer) {
+      const r = classifyOversizedAnswer(answer.status, 'the platform');
+      return { ok: false, result: r.kind === 'ambiguous' ? { kind: 'retriable', code: r.code, message: r.message } : r };
+    }
+    if ('kind' in answer) return { ok: false, result: answer };
     if ('failure' in answer) {
       const r = classifyTransportFailure(answer.code, false, answer.message);
       // An upload is never ambiguous in effect: a repeated upload only costs bandwidth.
@@ -55,7 +88,7 @@ export class HttpTransport implements Transport {
     return { ok: false, result: r.kind === 'delivered' ? { kind: 'retriable', code: 'bad_upload_answer', message: 'no mediaRef' } : r };
   }
 
-  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+  private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     const part =
       message.part.type === 'text'
         ? { type: 'text', text: message.part.text }
@@ -65,6 +98,8 @@ export class HttpTransport implements Transport {
       'content-type': 'application/json',
       'idempotency-key': encodeIdempotencyKey(message.idempotencyKey),
     });
+    if ('oversized' in answer) return classifyOversizedAnswer(answer.status, 'the platform');
+    if ('kind' in answer) return answer;
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, answer.message);
     return classifyHttpAnswer(answer.status, answer.body);
   }
@@ -73,16 +108,23 @@ export class HttpTransport implements Transport {
     this.agent.destroy();
   }
 
-  private request(account: TransportAccount, what: 'media' | 'messages', body: Buffer, headers: Record<string, string>): Promise<Answer | Failure> {
+  private request(
+    account: TransportAccount,
+    what: 'media' | 'messages',
+    body: Buffer,
+    headers: Record<string, string>,
+  ): Promise<Answer | Failure | Oversized | SendFailure> {
     if (!account.externalId) {
       return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
     }
     const externalId = account.externalId;
+    const apiKey = apiKeyOf(account);
+    if (typeof apiKey !== 'string') return Promise.resolve(apiKey);
     return new Promise((resolve) => {
       let written = false;
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const done = (value: Answer | Failure) => {
+      const done = (value: Answer | Failure | Oversized) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -94,7 +136,11 @@ export class HttpTransport implements Transport {
         // redirect the request to another host or path.
         const url = new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base);
         const lib = url.protocol === 'https:' ? https : http;
-        const options = { method: 'POST', agent: this.agent, headers: { ...headers, 'content-length': String(body.length) } };
+        const options = {
+          method: 'POST',
+          agent: this.agent,
+          headers: { ...headers, authorization: `Bearer ${apiKey}`, 'content-length': String(body.length) },
+        };
         req = lib.request(url, options, (res) => readAnswer(res, done));
       } catch (error) {
         // Building the request threw (a header value node refuses, an id that is no valid
@@ -115,19 +161,24 @@ export class HttpTransport implements Transport {
   }
 }
 
-/** Reads a whole answer; a body that is not JSON becomes an error object naming the status. */
-function readAnswer(res: http.IncomingMessage, done: (value: Answer | Failure) => void): void {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => {
-    const text = Buffer.concat(chunks).toString('utf8');
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = { error: `http_${res.statusCode}`, message: text.slice(0, 200) };
-    }
-    done({ status: res.statusCode ?? 0, body: parsed });
+/**
+ * Reads an answer of at most MAX_ANSWER_BYTES; a body that is not JSON becomes an error object
+ * naming the status, a longer one is cut off unread (`Oversized`).
+ */
+function readAnswer(res: http.IncomingMessage, done: (value: Answer | Failure | Oversized) => void): void {
+  const status = res.statusCode ?? 0;
+  readBounded(res, {
+    body: (bytes) => {
+      const text = bytes.toString('utf8');
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = { error: `http_${status}`, message: text.slice(0, 200) };
+      }
+      done({ status, body: parsed });
+    },
+    tooLarge: () => done({ oversized: true, status }),
+    error: (e) => done({ failure: true, code: e.code, written: true, message: e.message }),
   });
-  res.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written: true, message: e.message }));
 }

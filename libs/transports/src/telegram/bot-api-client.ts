@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { readBounded } from '../bounded-answer.js';
 
 export interface BotApiClientOptions {
   /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
@@ -20,6 +21,12 @@ export interface BotApiFailure {
   code: string;
   written: boolean;
   message: string;
+}
+
+/** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. */
+export interface BotApiOversized {
+  oversized: true;
+  status: number;
 }
 
 /** A bot token as BotFather issues it: `<bot id>:<secret>`. Anything else never reaches a URL. */
@@ -56,7 +63,7 @@ export class BotApiClient {
   }
 
   /** Calls `method` with a ready body (JSON or multipart). Never throws. */
-  call(token: string, method: string, body: { contentType: string; bytes: Buffer }): Promise<BotApiAnswer | BotApiFailure> {
+  call(token: string, method: string, body: { contentType: string; bytes: Buffer }): Promise<BotApiAnswer | BotApiFailure | BotApiOversized> {
     if (!isBotToken(token)) {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
@@ -65,7 +72,7 @@ export class BotApiClient {
       let written = false;
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const done = (value: BotApiAnswer | BotApiFailure) => {
+      const done = (value: BotApiAnswer | BotApiFailure | BotApiOversized) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -77,21 +84,23 @@ export class BotApiClient {
         const url = botApiUrl(this.base, token, method);
         const lib = url.protocol === 'https:' ? https : http;
         req = lib.request(url, { method: 'POST', agent: this.agent, headers: { 'content-type': body.contentType, 'content-length': String(body.bytes.length) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            let parsed: Record<string, unknown> | null = null;
-            try {
-              const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-              if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
-            } catch {
-              parsed = null;
-            }
-            done({ status: res.statusCode ?? 0, body: parsed });
-          });
-          res.on('error', (e: NodeJS.ErrnoException) => {
-            written = true;
-            fail(e);
+          const status = res.statusCode ?? 0;
+          readBounded(res, {
+            body: (bytes) => {
+              let parsed: Record<string, unknown> | null = null;
+              try {
+                const value: unknown = JSON.parse(bytes.toString('utf8'));
+                if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
+              } catch {
+                parsed = null;
+              }
+              done({ status, body: parsed });
+            },
+            tooLarge: () => done({ oversized: true, status }),
+            error: (e) => {
+              written = true;
+              fail(e);
+            },
           });
         });
       } catch (error) {

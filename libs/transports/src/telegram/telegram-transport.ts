@@ -1,4 +1,6 @@
 import { classifyTransportFailure, type SendResult } from '@metronome/core';
+import { classifyOversizedAnswer } from '../bounded-answer.js';
+import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
 import { mediaMethod, sentFileId } from './media-methods.js';
@@ -35,6 +37,11 @@ export class TelegramTransport implements Transport {
   }
 
   async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    registerCredentials(account);
+    return scrubResult(await this.deliver(account, message));
+  }
+
+  private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
@@ -58,6 +65,7 @@ export class TelegramTransport implements Transport {
       }
     }
     const answer = await this.client.call(token, method, body);
+    if ('oversized' in answer) return classifyOversizedAnswer(answer.status, `Telegram ${method}`);
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
     const reply = answer.body;
     if (reply && reply['ok'] === true) {

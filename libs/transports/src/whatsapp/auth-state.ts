@@ -1,4 +1,5 @@
 import { open, seal, type Clock } from '@metronome/core';
+import { registerSecret } from '../secret-scrub.js';
 import {
   BufferJSON,
   initAuthCreds,
@@ -38,6 +39,22 @@ export interface AuthHandle {
   saveCreds(): Promise<void>;
   /** Resolves once every write started so far is in PostgreSQL. */
   flush(): Promise<void>;
+}
+
+/**
+ * The device's long-lived secrets become secrets of this process, scrubbed by value from every
+ * error it stores, answers or logs (libs/core SecretScrubber): the ADV secret as Baileys keeps
+ * it, and each private key in base64 (how BufferJSON writes it) and hex.
+ */
+function registerAuthSecrets(creds: AuthenticationCreds): void {
+  registerSecret(creds.advSecretKey);
+  for (const pair of [creds.noiseKey, creds.signedIdentityKey, creds.signedPreKey?.keyPair, creds.pairingEphemeralKeyPair]) {
+    const key = pair?.private;
+    if (!key) continue;
+    const bytes = Buffer.from(key);
+    registerSecret(bytes.toString('base64'));
+    registerSecret(bytes.toString('hex'));
+  }
 }
 
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
@@ -106,6 +123,7 @@ export async function loadAuthState(
     },
   };
 
+  registerAuthSecrets(creds);
   const state: AuthenticationState = { creds, keys };
   const handle: AuthHandle = {
     state,

@@ -1,5 +1,6 @@
 import type { Clock, SendFailure, SendResult } from '@metronome/core';
 import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
+import { scrubPrepared, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { chatJid, whatsappMessageId } from './addressing.js';
 import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
@@ -51,7 +52,16 @@ export class WhatsAppTransport implements Transport {
 
   constructor(private readonly o: WhatsAppTransportOptions) {}
 
+  // Every result's message has the process's secrets (the auth state's, auth-state.ts) scrubbed.
   async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
+    return scrubPrepared(await this.upload(account, media));
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    return scrubResult(await this.deliver(account, message));
+  }
+
+  private async upload(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
     const used = await this.o.pool.use(account.id, async (socket): Promise<{ ref: string } | { failure: WhatsAppFailure }> => {
       try {
         const upload = this.o.upload?.(socket) ?? socket.waUploadToServer;
@@ -89,7 +99,7 @@ export class WhatsAppTransport implements Transport {
     return { ready: true };
   }
 
-  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+  private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     const jid = chatJid(message.chatId);
     if (!jid) return { kind: 'rejected', code: 'chat_not_found', message: 'not a WhatsApp chat id (expected a JID or a phone number in international format)' };
     const part = message.part;
