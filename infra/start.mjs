@@ -131,8 +131,10 @@ async function createDemo() {
     const tenant = await call('POST', '/v1/tenants', { name: `Demo ${new Date().toISOString().slice(0, 16)}` });
     const auth = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
     const suffix = randomBytes(3).toString('hex');
-    const a = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account A', externalId: `demo-a-${suffix}`, maxSendPerMinute: 120 }, auth);
-    const b = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account B', externalId: `demo-b-${suffix}`, maxSendPerMinute: 60 }, auth);
+    // Each http account has its own API key; the sandbox registers it with the account's first request.
+    const apiKey = () => ({ apiKey: randomBytes(24).toString('base64url') });
+    const a = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account A', externalId: `demo-a-${suffix}`, credentials: apiKey(), maxSendPerMinute: 120 }, auth);
+    const b = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account B', externalId: `demo-b-${suffix}`, credentials: apiKey(), maxSendPerMinute: 60 }, auth);
     const media = await call('POST', '/v1/media?filename=metronome.png', demoImage(), { authorization: auth.authorization, 'content-type': 'image/png' });
     const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`);
     const messages = [

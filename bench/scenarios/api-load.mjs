@@ -45,7 +45,7 @@ export async function apiLoad(env) {
       return res.body;
     };
     const tenant = await ok('POST', '/v1/tenants', adminToken, { name: 'bench' });
-    const account = await ok('POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'a', externalId: 'a' });
+    const account = await ok('POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'a' });
     const campaign = await ok('POST', '/v1/campaigns', tenant.token, {
       accountId: account.id,
       name: 'load',

@@ -29,7 +29,7 @@ export async function createAccounts(stack, token, n, extra) {
   const out = [];
   for (let i = 0; i < n; i += 20) {
     const batch = Array.from({ length: Math.min(20, n - i) }, (_, k) =>
-      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `acc-${i + k}`, externalId: `acc-${i + k}`, ...extra }),
+      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `acc-${i + k}`, externalId: `acc-${i + k}`, ...extra }),
     );
     out.push(...(await Promise.all(batch)));
   }

@@ -4,6 +4,8 @@ import { ADMIN_TOKEN, call, createTenant, fields, startApi, type Api, type Tenan
 
 // Accounts (sealed credentials, externalId rules, pace defaults) and media uploads.
 
+const KEY = { apiKey: 'sandbox-api-key-0001' };
+
 let api: Api;
 let a: Tenant;
 let b: Tenant;
@@ -16,7 +18,7 @@ afterAll(async () => api.close());
 
 describe('accounts', () => {
   test('an http account shows its effective pace and no credentials', async () => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'Shop', externalId: 'shop-1', groupConcurrency: 7 });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: 'shop-1', groupConcurrency: 7 });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(String),
@@ -40,7 +42,7 @@ describe('accounts', () => {
     ['a query', 'x?y=1'],
     ['too long', 'x'.repeat(129)],
   ])('an http account needs a safe externalId (%s → 400 naming externalId)', async (_, externalId) => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'x', ...(externalId !== undefined && { externalId }) });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'x', ...(externalId !== undefined && { externalId }) });
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['externalId']);
   });
@@ -75,18 +77,18 @@ describe('accounts', () => {
   });
 
   test('pace limits are checked: 1–60,000 per minute, 1–50 chats', async () => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'x', externalId: 'x', maxSendPerMinute: 0, groupConcurrency: 51 });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x', maxSendPerMinute: 0, groupConcurrency: 51 });
     expect(fields(res).sort()).toEqual(['groupConcurrency', 'maxSendPerMinute']);
   });
 
   test('tenantId: only the admin names it, and the admin must', async () => {
-    const byTenant = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'x', externalId: 'x', tenantId: a.id });
+    const byTenant = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x', tenantId: a.id });
     expect(fields(byTenant)).toEqual(['tenantId']);
-    const adminWithout = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', name: 'x', externalId: 'x' });
+    const adminWithout = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x' });
     expect(fields(adminWithout)).toEqual(['tenantId']);
-    const adminUnknown = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', name: 'x', externalId: 'x', tenantId: '00000000-0000-4000-8000-000000000000' });
+    const adminUnknown = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x', tenantId: '00000000-0000-4000-8000-000000000000' });
     expect(fields(adminUnknown)).toEqual(['tenantId']);
-    const admin = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', name: 'for B', externalId: 'b-1', tenantId: b.id });
+    const admin = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'for B', externalId: 'b-1', tenantId: b.id });
     expect(admin.status).toBe(201);
     expect(admin.body.tenantId).toBe(b.id);
   });
@@ -94,7 +96,7 @@ describe('accounts', () => {
   test('list is newest first, per tenant, with a cursor; the admin sees every tenant', async () => {
     const t = await createTenant(api, 'lister');
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await call(api, 'POST', '/v1/accounts', t.token, { platform: 'http', name: `n${i}`, externalId: `n${i}` })).body.id);
+    for (let i = 0; i < 3; i++) ids.push((await call(api, 'POST', '/v1/accounts', t.token, { platform: 'http', credentials: KEY, name: `n${i}`, externalId: `n${i}` })).body.id);
     const first = await call(api, 'GET', '/v1/accounts?limit=2', t.token);
     expect(first.body.items.map((x: { id: string }) => x.id)).toEqual([ids[2], ids[1]]);
     expect(first.body.nextCursor).toEqual(expect.any(String));
@@ -107,7 +109,7 @@ describe('accounts', () => {
   });
 
   test('PATCH changes status and pace; null returns to the default', async () => {
-    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'p', externalId: 'p', maxSendPerMinute: 10 })).body.id;
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'p', externalId: 'p', maxSendPerMinute: 10 })).body.id;
     const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { status: 'disabled', maxSendPerMinute: null, name: 'renamed' });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ status: 'disabled', maxSendPerMinute: 40, name: 'renamed' });
@@ -134,13 +136,15 @@ describe('accounts', () => {
     expect((await call(api, 'PATCH', `/v1/accounts/${id}`, b.token, { credentials: { botToken } })).status).toBe(404);
   });
 
-  test('PATCH credentials on an account of another platform is refused, naming the field', async () => {
-    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'h', externalId: 'h-cred' })).body.id;
+  test('PATCH credentials of the other platform, or on a whatsapp account, is refused, naming the field', async () => {
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'h', externalId: 'h-cred' })).body.id;
     const res = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken: '111:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' } });
     expect(res.status).toBe(400);
-    expect(fields(res)).toEqual(['credentials']);
+    expect(fields(res)).toEqual(['credentials.botToken']);
     const row = await api.db.selectFrom('accounts').select('credentials').where('id', '=', id).executeTakeFirstOrThrow();
-    expect(row.credentials).toBeNull();
+    expect(JSON.parse(open(row.credentials as Buffer, [api.config.secretsKey]).toString('utf8'))).toEqual(KEY);
+    const phone = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'W' })).body.id;
+    expect(fields(await call(api, 'PATCH', `/v1/accounts/${phone}`, a.token, { credentials: KEY }))).toEqual(['credentials']);
   });
 
   test('a WhatsApp account is not made active by PATCH: only pairing does that (409 naming the pair route)', async () => {
@@ -156,7 +160,7 @@ describe('accounts', () => {
   });
 
   test("another tenant's account answers 404 exactly like a missing one", async () => {
-    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'mine', externalId: 'mine' })).body.id;
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'mine', externalId: 'mine' })).body.id;
     const foreign = await call(api, 'GET', `/v1/accounts/${id}`, b.token);
     const missing = await call(api, 'GET', '/v1/accounts/00000000-0000-4000-8000-000000000000', b.token);
     expect(foreign.status).toBe(404);

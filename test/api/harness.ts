@@ -135,7 +135,7 @@ export async function createTenant(api: Api, name = 'tenant'): Promise<Tenant> {
 }
 
 export async function createAccount(api: Api, tenant: Tenant, externalId = `acc-${randomUUID().slice(0, 8)}`): Promise<string> {
-  const res = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'account', externalId });
+  const res = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'account', externalId });
   if (res.status !== 201) throw new Error(`account not created: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id;
 }

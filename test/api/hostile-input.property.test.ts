@@ -179,7 +179,7 @@ interface WriteRoute {
 
 const writeRoutes: WriteRoute[] = [
   { method: 'POST', name: '/v1/tenants', path: () => '/v1/tenants', valid: () => ({ name: 'T' }), admin: true },
-  { method: 'POST', name: '/v1/accounts', path: () => '/v1/accounts', valid: () => ({ platform: 'http', name: 'a', externalId: 'ext-1' }) },
+  { method: 'POST', name: '/v1/accounts', path: () => '/v1/accounts', valid: () => ({ platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'ext-1' }) },
   {
     method: 'POST',
     name: '/v1/accounts (telegram)',

@@ -114,7 +114,7 @@ const withoutId: Record<string, () => Promise<void>> = {
     expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
   },
   'POST /v1/accounts': async () => {
-    const res = await call(api, 'POST', '/v1/accounts', mine.token, { platform: 'http', name: 'x', externalId: 'x-1', tenantId: theirs.id });
+    const res = await call(api, 'POST', '/v1/accounts', mine.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'x', externalId: 'x-1', tenantId: theirs.id });
     expect(res.status).toBe(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('tenantId');
   },

@@ -29,10 +29,10 @@ test('300 chats over two tenants and three accounts: both parts, exactly once, i
   const tok1: string = t1.body.token;
   const tok2: string = t2.body.token;
 
-  const accA = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', name: 'A', externalId: 'acc-a', maxSendPerMinute: 6000, groupConcurrency: 5 });
-  const accB = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', name: 'B', externalId: 'acc-b', maxSendPerMinute: 6000 });
+  const accA = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'A', externalId: 'acc-a', maxSendPerMinute: 6000, groupConcurrency: 5 });
+  const accB = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'B', externalId: 'acc-b', maxSendPerMinute: 6000 });
   // C is the paced one: 120 sends a minute, burst 1
-  const accC = await api(stack, 'POST', '/v1/accounts', tok2, { platform: 'http', name: 'C', externalId: 'acc-c', maxSendPerMinute: 120, groupConcurrency: 3 });
+  const accC = await api(stack, 'POST', '/v1/accounts', tok2, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'C', externalId: 'acc-c', maxSendPerMinute: 120, groupConcurrency: 3 });
   for (const a of [accA, accB, accC]) expect(a.status).toBe(201);
 
   const img1 = png(1);

@@ -44,7 +44,7 @@ test('PostgreSQL stopped 10 s mid fan-out: every answer written once it is back,
   const token: string = tenant.body.token;
   const runIds: string[] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `outage-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
+    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `outage-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
     const targets = Array.from({ length: CHATS }, (_, i) => `chat-${a}-${i}`);
     const c = await api(stack, 'POST', '/v1/campaigns', token, {
       accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,

@@ -16,7 +16,7 @@ afterAll(async () => {
 
 test('edited every second for 25 s: every occurrence runs once, on time, never early', async () => {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'edits' })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'a', externalId: 'edits-a', maxSendPerMinute: 6000 })).body;
+  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'edits-a', maxSendPerMinute: 6000 })).body;
   const created = await api(stack, 'POST', '/v1/campaigns', tenant.token, {
     accountId: account.id,
     name: 'edited',

@@ -25,7 +25,7 @@ test('the leader killed mid-tick: the standby leads within two ticks of the leas
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'ha' })).body;
   const accounts = [];
   for (let i = 0; i < 5; i++) {
-    accounts.push((await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: `a${i}`, externalId: `ha-${i}`, maxSendPerMinute: 6000 })).body);
+    accounts.push((await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${i}`, externalId: `ha-${i}`, maxSendPerMinute: 6000 })).body);
   }
   const campaigns = [];
   for (const a of accounts) {

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 async function tenantWithAccount(name: string): Promise<{ token: string; tenantId: string; accountId: string }> {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name, externalId: `${name}-account` })).body;
+  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name, externalId: `${name}-account` })).body;
   return { token: tenant.token, tenantId: tenant.id, accountId: account.id };
 }
 

@@ -33,7 +33,7 @@ async function flushPrefix(prefix: string): Promise<number> {
 
 test('Redis flushed mid-run: the run is re-enqueued and finishes; no chat receives a part twice', async () => {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'flush' })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'a', externalId: 'flush-a', maxSendPerMinute: 300 })).body;
+  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'flush-a', maxSendPerMinute: 300 })).body;
   const targets = Array.from({ length: 30 }, (_, i) => `chat-${i}`);
   const created = await api(stack, 'POST', '/v1/campaigns', tenant.token, {
     accountId: account.id,

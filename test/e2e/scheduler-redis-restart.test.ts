@@ -54,7 +54,7 @@ test('Redis killed and started again empty: every open run has a live job within
   // Account a: two campaigns due at once, whose runs take turns on the account (each one queued
   // or running at any moment). Account b: one more run. All paced slowly enough to stay open.
   for (const [externalId, count] of [['restart-a', 2], ['restart-b', 1]] as const) {
-    const account = (await call('POST', '/v1/accounts', tenant.token, { platform: 'http', name: externalId, externalId, maxSendPerMinute: 120 })).body;
+    const account = (await call('POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: externalId, externalId, maxSendPerMinute: 120 })).body;
     for (let i = 0; i < count; i++) {
       const created = await call('POST', '/v1/campaigns', tenant.token, {
         accountId: account.id,

@@ -65,7 +65,7 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   const runIds: string[] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
     // 600 a minute: each account's 100 chats take ~10 s, so the kills land mid fan-out
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `crash-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY });
+    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `crash-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY });
     expect(acc.status).toBe(201);
     const targets = Array.from({ length: CHATS_PER_ACCOUNT }, (_, i) => `chat-${a}-${i}`);
     const c = await api(stack, 'POST', '/v1/campaigns', token, {

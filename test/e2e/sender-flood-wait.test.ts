@@ -25,7 +25,7 @@ interface Rejection {
 test('a flood wait stops every replica from sending for that account until it ends', async () => {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'flood' });
   const token: string = tenant.body.token;
-  const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: 'f', externalId: 'flood-acc', maxSendPerMinute: 600, groupConcurrency: GROUP_CONCURRENCY });
+  const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'f', externalId: 'flood-acc', maxSendPerMinute: 600, groupConcurrency: GROUP_CONCURRENCY });
   expect(acc.status).toBe(201);
   const runIds: string[] = [];
   for (let c = 0; c < 3; c++) {

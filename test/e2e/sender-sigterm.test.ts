@@ -48,7 +48,7 @@ test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits
   await current.waitFor('start-up', (l) => l['msg'] === 'sender ready');
   const runIds: string[] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: `a${a}`, externalId: `term-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
+    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `term-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
     const c = await api(stack, 'POST', '/v1/campaigns', token, {
       accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets: Array.from({ length: CHATS }, (_, i) => `chat-${a}-${i}`), active: false,
     });

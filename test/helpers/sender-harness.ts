@@ -28,7 +28,7 @@ export interface SenderHarness {
   deps: SenderDeps;
   metrics: Metrics;
   close(): Promise<void>;
-  /** An account (platform `http` unless told; credentials sealed with the development key, as the API would). */
+  /** An account (platform `http`, with a random API key, unless told; credentials sealed with the development key, as the API would). */
   seedAccount(opts?: {
     externalId?: string;
     maxSendPerMinute?: number;
@@ -133,6 +133,8 @@ export async function startSenderHarness(
     seedAccount: async (opts = {}) => {
       const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
       const externalId = opts.externalId ?? `acc-${randomUUID().slice(0, 8)}`;
+      // An http account has its API key, as the API requires; the sandbox registers it on the first request.
+      const credentials = opts.credentials ?? ((opts.platform ?? 'http') === 'http' ? { apiKey: `key-${randomUUID()}` } : null);
       const account = await db
         .insertInto('accounts')
         .values({
@@ -140,7 +142,7 @@ export async function startSenderHarness(
           platform: opts.platform ?? 'http',
           name: 'a',
           external_id: externalId,
-          credentials: opts.credentials ? seal(JSON.stringify(opts.credentials), DEVELOPMENT_SECRETS_KEY) : null,
+          credentials: credentials ? seal(JSON.stringify(credentials), DEVELOPMENT_SECRETS_KEY) : null,
           max_send_per_minute: opts.maxSendPerMinute ?? null,
           group_concurrency: opts.groupConcurrency ?? null,
         })

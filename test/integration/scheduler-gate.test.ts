@@ -43,7 +43,7 @@ async function seed(schedule: object = { type: 'interval', everySeconds: 60 }) {
   const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
   const account = await db
     .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: 'x', credentials: null, max_send_per_minute: null, group_concurrency: null })
+    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null })
     .returning('id')
     .executeTakeFirstOrThrow();
   const campaign = await db

@@ -40,7 +40,7 @@ async function seed(opts: { accountStatus?: 'active' | 'disabled'; blockedUntil?
   const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
   const account = await db
     .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: 'x', credentials: null, max_send_per_minute: null, group_concurrency: null, status: opts.accountStatus ?? 'active', blocked_until: opts.blockedUntil ?? null })
+    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null, status: opts.accountStatus ?? 'active', blocked_until: opts.blockedUntil ?? null })
     .returning('id')
     .executeTakeFirstOrThrow();
   const campaign = await db

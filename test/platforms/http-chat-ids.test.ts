@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const get = async <T>(path: string): Promise<T> => (await (await fetch(`${base}${path}`)).json()) as T;
 
-const account = (externalId: string): TransportAccount => ({ id: randomUUID(), externalId, credentials: null });
+const account = (externalId: string): TransportAccount => ({ id: randomUUID(), externalId, credentials: { apiKey: 'sandbox-api-key-0001' } });
 
 const textTo = (runId: string, chatId: string, text: string): OutgoingMessage => ({
   chatId,

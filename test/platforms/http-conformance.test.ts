@@ -5,6 +5,8 @@ import { describeTransportConformance, type DeliveredMessage } from './conforman
 
 /** Idempotency keys of the messages this setup sends itself to start a chat's slow mode. */
 const PRIME = 'conformance-prime:';
+/** The API key of every account here: the setup's own priming message must carry it too. */
+const API_KEY = 'conformance-api-key-0001';
 
 interface SandboxMessage {
   chatId: string;
@@ -19,7 +21,7 @@ describeTransportConformance('http', async () => {
     harness,
     chatId: (i) => `chat-${i}`,
     seedAccount: async (opts = {}) => {
-      const a = await harness.seedAccount(opts);
+      const a = await harness.seedAccount({ credentials: { apiKey: API_KEY }, ...opts });
       return { tenantId: a.tenantId, accountId: a.accountId, handle: a.externalId };
     },
     delivered: async (account) => {
@@ -41,7 +43,7 @@ describeTransportConformance('http', async () => {
       // one message now, then slow mode, refuses the chat for `seconds` from now.
       const res = await fetch(`${harness.sandboxUrl}/v1/accounts/${encodeURIComponent(account.handle)}/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `${PRIME}${chatId}` },
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'idempotency-key': `${PRIME}${chatId}` },
         body: JSON.stringify({ chatId, part: { type: 'text', text: 'prime' }, partIndex: 0, partCount: 1 }),
       });
       if (!res.ok) throw new Error(`sandbox refused the priming message: ${res.status}`);

@@ -167,7 +167,7 @@ test('the body is validated, naming the field', async () => {
 });
 
 test('only whatsapp accounts pair, only when not active, only for their own tenant', async () => {
-  const httpAccount = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'h', externalId: 'pair-http' });
+  const httpAccount = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'h', externalId: 'pair-http' });
   const notWhatsapp = await call(api, 'POST', `/v1/accounts/${httpAccount.body.id}/pair`, tenant.token, {});
   expect(notWhatsapp.status).toBe(409);
   expect(notWhatsapp.body.error.code).toBe('conflict');

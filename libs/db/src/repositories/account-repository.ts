@@ -83,11 +83,25 @@ function toAccount(a: Raw): AccountRow {
   };
 }
 
+/** The unique index of migrations/0005_account_ownership.sql. */
+const EXTERNAL_ID_INDEX = 'accounts_platform_external_id_key';
+
+/** A unique violation (23505) of that index, told apart by the constraint's name, never by message text. */
+function isExternalIdTaken(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === EXTERNAL_ID_INDEX;
+}
+
 /** Messaging accounts as the control API manages them. `tenantId` null means every tenant. */
 export class AccountRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async create(a: NewAccountRow): Promise<AccountRow> {
+  /**
+   * The new account, or null when another account (of any tenant) already has this
+   * (platform, externalId): one platform account belongs to one Metronome account
+   * (migrations/0005_account_ownership.sql).
+   */
+  async create(a: NewAccountRow): Promise<AccountRow | null> {
     const row = await this.db
       .insertInto('accounts')
       .values({
@@ -101,8 +115,12 @@ export class AccountRepository {
         group_concurrency: a.groupConcurrency,
       })
       .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
-    return toAccount(row);
+      .executeTakeFirstOrThrow()
+      .catch((error: unknown) => {
+        if (isExternalIdTaken(error)) return null;
+        throw error;
+      });
+    return row ? toAccount(row) : null;
   }
 
   /** Newest first. */

@@ -1,11 +1,20 @@
-import { seal } from '@metronome/core';
+import { processSecrets, seal } from '@metronome/core';
 import type { AccountStatus } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { conflict, invalidField, notFound } from '../errors.js';
-import { accountPage, accountView, account, createAccountBody, listAccountsQuery, patchAccountBody, type CreateAccountBody } from '../schemas/accounts.js';
+import {
+  accountPage,
+  accountView,
+  account,
+  createAccountBody,
+  EXTERNAL_ID_RULE,
+  listAccountsQuery,
+  patchAccountBody,
+  type CreateAccountBody,
+} from '../schemas/accounts.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 
 /** Messaging accounts. Credentials go in sealed and never come out. */
@@ -29,6 +38,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         maxSendPerMinute: body.maxSendPerMinute ?? null,
         groupConcurrency: body.groupConcurrency ?? null,
       });
+      // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
+      if (!created) throw invalidField('externalId', EXTERNAL_ID_RULE);
       return reply.code(201).send(accountView(created, defaults));
     },
   );
@@ -60,7 +71,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     {
       schema: {
         tags: ['accounts'],
-        summary: 'Change name, status, pace or (telegram) bot token; a new pace applies from the next send, also to runs in progress',
+        summary: 'Change name, status, pace or credentials (telegram bot token, http API key); a new pace applies from the next send, also to runs in progress',
         params: idParams,
         body: patchAccountBody,
         response: { 200: account, ...errorResponses(404) },
@@ -76,9 +87,9 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
       }
       if (credentials && current) {
-        if (current.platform !== 'telegram') throw invalidField('credentials', `a ${current.platform} account takes no credentials`);
-        // A new token is how a disconnected bot (token revoked) comes back.
-        replaced = { credentials: seal(JSON.stringify({ botToken: credentials.botToken }), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
+        const secret = replacementCredentials(current.platform, credentials);
+        // A new token or key is how a disconnected account (token revoked, key refused) comes back.
+        replaced = { credentials: seal(JSON.stringify(secret), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
       }
       const updated = await ctx.accounts.update(req.params.id, scopeOf(req.caller), { ...replaced, ...changes }, ctx.now());
       if (!updated) throw notFound('account');
@@ -87,9 +98,33 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
   );
 };
 
-// The sender opens this with the same SECRETS_KEY: JSON `{"botToken": "…"}`.
+// The sender opens this with the same SECRETS_KEY: JSON `{"botToken": "…"}` or `{"apiKey": "…"}`.
 function sealedCredentials(body: CreateAccountBody, key: Buffer): Buffer | null {
-  return body.platform === 'telegram' ? seal(JSON.stringify({ botToken: body.credentials.botToken }), key) : null;
+  if (body.platform === 'telegram') return seal(JSON.stringify(heldSecret({ botToken: body.credentials.botToken })), key);
+  if (body.platform === 'http') return seal(JSON.stringify(heldSecret({ apiKey: body.credentials.apiKey })), key);
+  return null;
+}
+
+/** The credentials a PATCH gives, checked against the account's platform; a 400 naming the field otherwise. */
+function replacementCredentials(platform: string, given: { botToken?: string | undefined; apiKey?: string | undefined }): Record<string, string> {
+  const wanted = platform === 'telegram' ? 'botToken' : platform === 'http' ? 'apiKey' : null;
+  if (wanted === null) throw invalidField('credentials', `a ${platform} account takes no credentials`);
+  for (const field of ['botToken', 'apiKey'] as const) {
+    if (field !== wanted && given[field] !== undefined) throw invalidField(`credentials.${field}`, `a ${platform} account takes credentials.${wanted}`);
+  }
+  const value = given[wanted];
+  if (value === undefined) throw invalidField(`credentials.${wanted}`, `required for a ${platform} account`);
+  return heldSecret({ [wanted]: value });
+}
+
+/** This process now holds these secrets: from here on they are scrubbed by value from what it logs. */
+function heldSecret<T extends Record<string, string>>(secret: T): T {
+  for (const value of Object.values(secret)) {
+    processSecrets().add(value);
+    // a bot token's secret part alone, as a Bot API error may quote it without the bot id
+    processSecrets().add(value.slice(value.indexOf(':') + 1));
+  }
+  return secret;
 }
 
 // A WhatsApp account cannot send before it is paired.

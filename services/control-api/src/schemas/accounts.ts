@@ -2,17 +2,31 @@ import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { id, iso, isoOrNull, pageOf, pageQuery, text, time } from './common.js';
 
+/**
+ * What a bad externalId is told, and, word for word, what one another account already holds is
+ * told too (CONTRACT §3): the two answers are identical, so nobody learns that an id is taken,
+ * let alone by whom.
+ */
+export const EXTERNAL_ID_RULE = 'expected 1–128 letters, digits, dot, dash or underscore, not registered by another account';
+
 // An external id goes into the HTTP platform's URL path (/v1/accounts/{externalId}/…): only
 // characters that cannot start a new path segment, query or host, and never `.` or `..`.
 const externalId = z
   .string()
-  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'expected 1–128 letters, digits, dot, dash or underscore')
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, EXTERNAL_ID_RULE)
   .refine((v) => !/^\.+$/.test(v), 'must not be only dots');
 
 const maxSendPerMinute = z.number().int().min(1).max(60_000);
 const groupConcurrency = z.number().int().min(1).max(50);
 
-const telegramCredentials = z.strictObject({ botToken: text(1, 256).regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'expected a Telegram bot token (123456:ABC…)') });
+const botToken = text(1, 256).regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'expected a Telegram bot token (123456:ABC…)');
+const telegramCredentials = z.strictObject({ botToken });
+
+// Sent as `Authorization: Bearer <apiKey>` (RFC 6750 token characters), so it must fit a header
+// as is; at least 16 characters, so it is a secret worth the name (and long enough to be
+// scrubbed by value from every error text, libs/core SecretScrubber).
+const apiKey = z.string().regex(/^[A-Za-z0-9._~+/-]{16,512}=*$/, 'expected 16–512 letters, digits or . _ ~ + / - (then any =)');
+const httpCredentials = z.strictObject({ apiKey: apiKey.describe('the key the HTTP platform issued for this account; sent as Authorization: Bearer') });
 
 const common = {
   name: text(1, 200),
@@ -22,7 +36,12 @@ const common = {
 };
 
 export const createAccountBody = z.discriminatedUnion('platform', [
-  z.strictObject({ platform: z.literal('http'), externalId: externalId.describe("the account's id on the HTTP platform"), ...common }),
+  z.strictObject({
+    platform: z.literal('http'),
+    externalId: externalId.describe("the account's id on the HTTP platform; one account per id"),
+    credentials: httpCredentials,
+    ...common,
+  }),
   z.strictObject({
     platform: z.literal('telegram'),
     externalId: externalId.optional(),
@@ -38,9 +57,12 @@ export const patchAccountBody = z.strictObject({
   status: z.enum(['active', 'disabled']).optional(),
   maxSendPerMinute: maxSendPerMinute.nullable().optional().describe('null: back to the default'),
   groupConcurrency: groupConcurrency.nullable().optional().describe('null: back to the default'),
-  credentials: telegramCredentials
+  credentials: z
+    .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
-    .describe('telegram accounts only: a new bot token (after /revoke); a disconnected account becomes active again unless `status` says otherwise'),
+    .describe(
+      'telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise',
+    ),
 });
 
 export const listAccountsQuery = z.object({ ...pageQuery });
