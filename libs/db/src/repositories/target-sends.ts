@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
 
 export interface ClaimedTarget {
@@ -123,15 +123,7 @@ export class TargetSendRepository {
    * go). Written before the next part is sent, so a crash never re-sends a delivered part.
    */
   async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('run_targets')
-      .set({ parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, send_started_at: null, updated_at: now })
-      .where('run_id', '=', runId)
-      .where('chat_id', '=', chatId)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'in_flight')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.updateHeld(runId, chatId, owner, { parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, send_started_at: null, updated_at: now });
   }
 
   /**
@@ -139,15 +131,7 @@ export class TargetSendRepository {
    * something stands between a claim and its request (a later part's slot, a media upload).
    */
   async markSending(runId: string, chatId: string, owner: string, at: Date | null, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('run_targets')
-      .set({ send_started_at: at, updated_at: now })
-      .where('run_id', '=', runId)
-      .where('chat_id', '=', chatId)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'in_flight')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.updateHeld(runId, chatId, owner, { send_started_at: at, updated_at: now });
   }
 
   /** Moves a target out of `in_flight` (not delivered), only if `owner` still holds its lease. */
@@ -162,6 +146,11 @@ export class TargetSendRepository {
       error_message: s.errorMessage,
     };
     const patch = s.status === 'pending' ? { ...common, status: 'pending' as const, next_attempt_at: s.nextAttemptAt } : { ...common, status: s.status };
+    return this.updateHeld(runId, chatId, owner, patch);
+  }
+
+  /** One target's row changed only while `owner` holds its lease: true when it did. */
+  private async updateHeld(runId: string, chatId: string, owner: string, patch: UpdateObject<DB, 'run_targets'>): Promise<boolean> {
     const result = await this.db
       .updateTable('run_targets')
       .set(patch)
