@@ -1,4 +1,4 @@
-import { open } from '@metronome/core';
+import { open, processSecrets } from '@metronome/core';
 import { createLogger } from '@metronome/observability';
 import { ADMIN_TOKEN, call, createTenant, startApi, type Api, type Tenant } from './harness.js';
 
@@ -62,6 +62,21 @@ test('the redaction paths cover where a secret would be logged by mistake', () =
   expect(captured).toHaveLength(6);
   expect(out).toContain('[redacted]');
   for (const secret of [ADMIN_TOKEN, tenant.token, BOT_TOKEN, 'session=abc']) expect(out).not.toContain(secret);
+});
+
+test('a secret the process holds is scrubbed by value from every logged line, wherever it appears', () => {
+  const secret = 'by-value-probe-0123456789abcdef';
+  const captured: string[] = [];
+  const logger = createLogger('scrub-probe', 'info', { write: (line: string) => void captured.push(line) });
+  processSecrets().add(secret);
+  logger.warn(`message quoting ${secret}`);
+  logger.warn({ err: new Error(`thrown with ${secret}`) }, 'error object');
+  logger.child({ runId: 'r' }).info({ detail: { deep: [`/bot${encodeURIComponent(secret)}/x`] }, plain: secret }, 'nested');
+  const out = captured.join('');
+  expect(captured).toHaveLength(3);
+  expect(out).toContain('[redacted]');
+  expect(out).not.toContain(secret);
+  expect(out).not.toContain(encodeURIComponent(secret));
 });
 
 test('credentials are sealed under SECRETS_KEY and open after a rotation with the old key as the previous one', async () => {

@@ -58,6 +58,8 @@ interface Bot {
   migrated: Map<string, string>;
   faults: Map<string, ChatFault>;
   failNext: { count: number; status: number };
+  /** every call is refused with a description quoting its path, token included (echoToken) */
+  echo: boolean;
   /** file_id → the kind it was issued for */
   files: Map<string, 'photo' | 'video' | 'document'>;
   nextMessageId: number;
@@ -150,6 +152,14 @@ export class FakeTelegramBotApi {
     this.bot(token).revoked = true;
   }
 
+  /**
+   * A careless Bot API, as Telegram is not today: every call of the bot is refused 400 with a
+   * description that quotes the request path, and so the bot token.
+   */
+  echoToken(token: string): void {
+    this.bot(token).echo = true;
+  }
+
   /** The next `count` sends of the bot answer `status` (a 5xx) without being delivered. */
   failNext(token: string, count: number, status = 502): void {
     this.bot(token).failNext = { count, status };
@@ -196,6 +206,7 @@ export class FakeTelegramBotApi {
         migrated: new Map(),
         faults: new Map(),
         failNext: { count: 0, status: 502 },
+        echo: false,
         files: new Map(),
         nextMessageId: 1,
       };
@@ -239,6 +250,7 @@ export class FakeTelegramBotApi {
     if (!match || !/^\d+:[\w-]+$/.test(token)) return refuse(404, 'Not Found');
     const bot = this.bots.get(token);
     if (!bot || bot.revoked) return refuse(401, 'Unauthorized');
+    if (bot.echo) return refuse(400, `Bad Request: fake echo of the request path ${req.url ?? ''}`);
     const mediaField = MEDIA_FIELDS[method];
     if (method !== 'sendMessage' && !mediaField) return refuse(404, 'Not Found');
     if (req.method !== 'POST' && req.method !== 'GET') return refuse(404, 'Not Found');
