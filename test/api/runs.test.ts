@@ -79,6 +79,8 @@ describe('reads', () => {
       pausedReason: 'window_closed',
       errorSummary: expect.stringContaining('Delivery window closed'),
       createdAt: expect.any(String),
+      waiting: { reason: 'window_closed', until: null, detail: expect.stringContaining('resume it to continue') },
+      eta: null,
     });
   });
 
@@ -87,7 +89,7 @@ describe('reads', () => {
     const run = await seedRun(api, campaignId, 'partial', { c: 'sent', a: 'failed', b: 'sent', d: 'sent' });
     const failed = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=failed`, a.token);
     expect(failed.body).toEqual({
-      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' } }],
+      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, waiting: null }],
       nextCursor: null,
     });
     const first = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=sent&limit=2`, a.token);

@@ -12,3 +12,6 @@ export * from './no-account.js';
 export * from './account-advice.js';
 export * from './send-pace.js';
 export * from './secret-scrubber.js';
+export * from './run-waiting.js';
+export * from './run-eta.js';
+export * from './window-bottleneck.js';

@@ -1,4 +1,5 @@
 import type { RunCountsLike } from './types.js';
+import { windowBottleneck, type WindowRunPace } from './window-bottleneck.js';
 
 export type FinishedStatus = 'success' | 'partial' | 'failed';
 
@@ -26,14 +27,17 @@ export function statusAtWindowClose(counts: RunCountsLike, anyAttempt: boolean):
   return anyAttempt || counts.sent > 0 || counts.failed > 0 || counts.unknown > 0 ? 'paused' : 'failed';
 }
 
-/** The run's errorSummary when its window closes with work pending (CONTRACT §3 wording). */
-export function windowClosedSummary(counts: RunCountsLike, windowEnd: string, timezone: string): string {
+/**
+ * The run's errorSummary when its window closes with work pending (CONTRACT §3 wording). With
+ * `pace`, the summary goes on to name the bottleneck in numbers (windowBottleneck).
+ */
+export function windowClosedSummary(counts: RunCountsLike, windowEnd: string, timezone: string, pace?: WindowRunPace): string {
   const still = counts.pending + counts.inFlight;
-  return (
+  const summary =
     `Delivery window closed at ${windowEnd} (${timezone}). ${counts.sent} of ${counts.total} groups delivered, ` +
     `${still} still pending. Resume from the Activity tab. If this happens repeatedly, consider offloading to ` +
-    `another paired account, or shrinking the message body / media size to fit more groups in your daily window.`
-  );
+    `another paired account, or shrinking the message body / media size to fit more groups in your daily window.`;
+  return pace ? `${summary} ${windowBottleneck(counts, pace, timezone)}` : summary;
 }
 
 /** Notification texts for a run status change (CONTRACT §3, /v1/events). */

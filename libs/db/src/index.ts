@@ -8,6 +8,7 @@ export { migrate, ensureDatabase, redactUrl, type MigrateResult } from './migrat
 /** The repository's migrations/ directory (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
+export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
 export { SendRepository, type RunForSend, type RunProgress } from './repositories/send-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';

@@ -1,3 +1,4 @@
+import type { Waiting } from '@metronome/core';
 import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
 import { z } from 'zod';
 import { id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
@@ -17,6 +18,18 @@ export const counts = z
   })
   .meta({ id: 'RunCounts' });
 
+export const waiting = z
+  .object({
+    reason: z
+      .enum(['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'retry_backoff', 'account_unavailable', 'queue'])
+      .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
+    until: time.nullable().describe('when the hold ends; null when not known'),
+    detail: z.string().describe("one plain sentence, times in the campaign's timezone"),
+  })
+  .nullable()
+  .describe('why it is not sending right now; null when nothing holds it')
+  .meta({ id: 'Waiting' });
+
 export const run = z
   .object({
     id,
@@ -33,6 +46,8 @@ export const run = z
     pausedReason: z.enum(['window_closed', 'operator', 'account_unavailable']).nullable(),
     errorSummary: z.string().nullable(),
     createdAt: time,
+    waiting,
+    eta: time.nullable().describe("when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window"),
   })
   .meta({ id: 'Run' });
 
@@ -54,12 +69,26 @@ export const target = z
     nextAttemptAt: time.nullable().describe('null: due at once'),
     sentAt: time.nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    waiting,
   })
   .meta({ id: 'RunTarget' });
 
 export const targetPage = pageOf(target);
 
-export function runView(r: RunRow, c: RunCounts): z.output<typeof run> {
+/** What a run is waiting for, and when it should finish (computed by libs/core from the truth). */
+export interface RunExplanation {
+  waiting: Waiting | null;
+  eta: Date | null;
+}
+
+export function waitingView(w: Waiting | null): z.output<typeof waiting> {
+  return w === null ? null : { reason: w.reason, until: w.until ? iso(w.until) : null, detail: w.detail };
+}
+
+const UNEXPLAINED: RunExplanation = { waiting: null, eta: null };
+
+/** `e` left out: an answer that does not read the explanation (run now's 201); GET has it. */
+export function runView(r: RunRow, c: RunCounts, e: RunExplanation = UNEXPLAINED): z.output<typeof run> {
   return {
     id: r.id,
     tenantId: r.tenantId,
@@ -75,10 +104,12 @@ export function runView(r: RunRow, c: RunCounts): z.output<typeof run> {
     pausedReason: r.pausedReason,
     errorSummary: r.errorSummary,
     createdAt: iso(r.createdAt),
+    waiting: waitingView(e.waiting),
+    eta: e.eta ? iso(e.eta) : null,
   };
 }
 
-export function targetView(t: TargetRow): z.output<typeof target> {
+export function targetView(t: TargetRow, w: Waiting | null): z.output<typeof target> {
   return {
     chatId: t.chatId,
     status: t.status,
@@ -86,5 +117,6 @@ export function targetView(t: TargetRow): z.output<typeof target> {
     nextAttemptAt: t.nextAttemptAt && Number.isFinite(t.nextAttemptAt.getTime()) ? iso(t.nextAttemptAt) : null,
     sentAt: isoOrNull(t.sentAt),
     error: t.errorCode === null ? null : { code: t.errorCode, message: t.errorMessage ?? '' },
+    waiting: waitingView(w),
   };
 }

@@ -1,0 +1,51 @@
+import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
+import type { RunFacts } from './run-waiting.js';
+import { pacedPerMinute } from './send-pace.js';
+
+type EtaFacts = Pick<RunFacts, 'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt'>;
+
+/** The sender reserves slots this far apart for the account's configured pace (send-pace.ts). */
+export function slotIntervalMs(perMinute: number): number {
+  return 60_000 / pacedPerMinute(perMinute);
+}
+
+/**
+ * When the run's next send can happen at the earliest: not before now, its scheduled time, the
+ * account's wait, its next pace slot, and the window's opening.
+ */
+export function earliestSend(f: EtaFacts, now: Date): number {
+  const times = [now.getTime(), f.scheduledAt.getTime(), f.account.blockedUntil?.getTime() ?? 0, f.paceFreeAt?.getTime() ?? 0];
+  if (!isAlwaysOpen(f.window)) times.push(placeInWindow(now, f.window, f.timezone).startAt.getTime());
+  return Math.max(...times);
+}
+
+/**
+ * When the run is expected to finish: every part of every chat left, one slot of the account's
+ * pace each from its earliest send, and not before its last held chat is free. Null when it is
+ * not sending (paused, finished, account unavailable) or cannot finish before its window closes.
+ * The estimate ignores what it cannot know ahead: platform latency, errors and provider waits
+ * yet to come.
+ */
+export function runEta(f: EtaFacts, now: Date): Date | null {
+  if (f.status !== 'queued' && f.status !== 'running') return null;
+  if (f.account.status !== 'active') return null;
+  const left = f.pending + f.inFlight;
+  const start = earliestSend(f, now);
+  const end = f.windowEndAt?.getTime() ?? Infinity;
+  if (left === 0) return now;
+  if (start >= end) return null;
+  const sends = left * Math.max(1, f.partsPerChat);
+  let finish = start + (sends - 1) * slotIntervalMs(f.account.perMinute);
+  for (const g of Object.values(f.holds)) if (g && g.count > 0) finish = Math.max(finish, g.last.getTime());
+  return finish < end ? new Date(finish) : null;
+}
+
+/** How many of the chats left the account's pace can reach before the run's window closes. */
+export function chatsThatFit(f: EtaFacts, now: Date): number {
+  const left = f.pending + f.inFlight;
+  if (!f.windowEndAt) return left;
+  const span = f.windowEndAt.getTime() - earliestSend(f, now);
+  if (span <= 0) return 0;
+  const slots = Math.floor(span / slotIntervalMs(f.account.perMinute)) + 1;
+  return Math.min(left, Math.floor(slots / Math.max(1, f.partsPerChat)));
+}

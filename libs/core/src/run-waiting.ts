@@ -1,0 +1,218 @@
+import { accountAdvice } from './account-advice.js';
+import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
+import { chatsThatFit, runEta } from './run-eta.js';
+import { chats, intervalWords, localTime, paceWords } from './waiting-words.js';
+
+/**
+ * Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`). Every
+ * rule here takes the facts read from PostgreSQL and Redis plus `now`, and decides nothing else.
+ */
+export type WaitingReason =
+  | 'scheduled'
+  | 'window_closed'
+  | 'interval_gate'
+  | 'pace'
+  | 'flood_wait'
+  | 'slow_mode'
+  | 'account_busy'
+  | 'retry_backoff'
+  | 'account_unavailable'
+  | 'queue';
+
+export interface Waiting {
+  reason: WaitingReason;
+  /** when the hold ends, when that is known */
+  until: Date | null;
+  /** one plain sentence, times in the campaign's timezone */
+  detail: string;
+}
+
+/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
+export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait';
+
+/**
+ * Error codes the transports give a `chat-wait` (only that chat waits): the HTTP platform's
+ * `slow_mode` and Telegram's per-group `chat_flood_wait`. Kept in step with libs/transports.
+ */
+export const CHAT_WAIT_CODES: readonly string[] = ['slow_mode', 'chat_flood_wait'];
+
+/**
+ * What holds a pending target whose next attempt lies ahead, from what the sender wrote on it:
+ * a chat-wait code → slow mode; attempts counted → a retry after an error; another code with no
+ * attempt counted → the account's wait (the sender puts targets back under an account wait
+ * without counting an attempt); no code and no attempt → the interval gate, the only writer of
+ * a later `next_attempt_at` on an untried target (migrations/0002 `interval_gate`).
+ * The SQL in libs/db (run-waiting-repository) counts holds by the same rules.
+ */
+export function targetHold(t: { attempts: number; errorCode: string | null }): TargetHold {
+  if (t.errorCode !== null && CHAT_WAIT_CODES.includes(t.errorCode)) return 'slow_mode';
+  if (t.attempts > 0) return 'retry_backoff';
+  if (t.errorCode !== null) return 'flood_wait';
+  return 'interval_gate';
+}
+
+/** Pending targets held by one kind of hold: how many, and when the first and the last are free. */
+export interface HoldGroup {
+  count: number;
+  first: Date;
+  last: Date;
+}
+
+/** Everything the explanation of one run needs, read in one query plus one Redis MGET. */
+export interface RunFacts {
+  status: string;
+  pausedReason: string | null;
+  scheduledAt: Date;
+  windowEndAt: Date | null;
+  timezone: string;
+  window: DeliveryWindow;
+  autoResume: boolean;
+  /** an interval campaign's everySeconds; null for cron and once campaigns */
+  everySeconds: number | null;
+  partsPerChat: number;
+  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number };
+  pending: number;
+  inFlight: number;
+  /** pending targets due now (`next_attempt_at <= now`), and the earliest of their due times */
+  due: number;
+  dueSince: Date | null;
+  holds: Partial<Record<TargetHold, HoldGroup>>;
+  /** when the account's pace next has a free slot (from its GCRA state in Redis); null: free */
+  paceFreeAt: Date | null;
+  /** another open run of the same account is mid-fan-out while the account's lock is held */
+  accountBusy: boolean;
+}
+
+const OPEN = ['queued', 'running'];
+
+/**
+ * Why the run is where it is, or null when nothing holds it (it is sending, or finished, or an
+ * operator paused it: `pausedReason` says so). Precedence, first match wins, each one a hold
+ * that stops every chat of the run and so hides those after it:
+ * paused runs: window_closed, account_unavailable (as paused);
+ * open runs: scheduled → account_unavailable → window_closed → flood_wait → (chats due now)
+ * account_busy → pace → queue; (no chat due) the hold that frees a chat first, among
+ * interval_gate, retry_backoff, slow_mode and flood_wait (ties in that order).
+ */
+export function explainRun(f: RunFacts, now: Date): Waiting | null {
+  const t = now.getTime();
+  const at = (d: Date) => localTime(d, f.timezone, now);
+  if (f.status === 'paused') return explainPaused(f, now);
+  if (!OPEN.includes(f.status)) return null;
+  if (f.scheduledAt.getTime() > t) {
+    return { reason: 'scheduled', until: f.scheduledAt, detail: `Scheduled for ${at(f.scheduledAt)} (${f.timezone}); ${chats(f.pending)} to send.` };
+  }
+  if (f.account.status !== 'active') {
+    return { reason: 'account_unavailable', until: null, detail: accountAdvice(f.account.platform, f.account.id, f.account.status) };
+  }
+  const closed = windowClosed(f, now);
+  if (closed) return closed;
+  const blocked = f.account.blockedUntil;
+  if (blocked && blocked.getTime() > t) {
+    return { reason: 'flood_wait', until: blocked, detail: withFit(f, now, `The platform told the account to wait until ${at(blocked)}; ${chats(f.pending)} to send.`) };
+  }
+  if (f.pending === 0) return null;
+  if (f.due > 0) {
+    if (f.accountBusy && f.inFlight === 0) {
+      return { reason: 'account_busy', until: null, detail: `Another run of this account is sending; runs on one account take turns. ${chats(f.due)} due.` };
+    }
+    if (f.paceFreeAt && f.paceFreeAt.getTime() > t) {
+      const words = `${chats(f.pending)} to send at the account's pace of ${paceWords(f.account.perMinute, f.partsPerChat)}; next slot at ${localTime(f.paceFreeAt, f.timezone, now, true)}.`;
+      return { reason: 'pace', until: f.paceFreeAt, detail: withFit(f, now, words) };
+    }
+    if (f.inFlight > 0) return null;
+    const since = f.dueSince && f.dueSince.getTime() > 0 ? ` since ${at(f.dueSince)}` : '';
+    return { reason: 'queue', until: null, detail: `${chats(f.due)} due${since}, waiting for a free sender.` };
+  }
+  return explainHolds(f, now);
+}
+
+/** A paused run waits for the window (and the operator, unless auto-resume) or for its account. */
+function explainPaused(f: RunFacts, now: Date): Waiting | null {
+  if (f.pausedReason === 'window_closed') {
+    const opens = placeInWindow(now, f.window, f.timezone).startAt;
+    const when = localTime(opens, f.timezone, now);
+    return f.autoResume
+      ? { reason: 'window_closed', until: opens, detail: `Paused at the window's close; it resumes by itself when the window opens at ${when} (${f.timezone}), with ${chats(f.pending)} pending.` }
+      : { reason: 'window_closed', until: null, detail: `Paused at the window's close with ${chats(f.pending)} pending; resume it to continue (the window opens at ${when}, ${f.timezone}).` };
+  }
+  if (f.pausedReason === 'account_unavailable') {
+    const detail = f.account.status === 'active'
+      ? `Paused while the account was unavailable; it is active again: resume to send the ${chats(f.pending)} pending.`
+      : accountAdvice(f.account.platform, f.account.id, f.account.status);
+    return { reason: 'account_unavailable', until: null, detail };
+  }
+  return null;
+}
+
+function windowClosed(f: RunFacts, now: Date): Waiting | null {
+  if (isAlwaysOpen(f.window)) return null;
+  const t = now.getTime();
+  if (f.windowEndAt && f.windowEndAt.getTime() <= t) {
+    return { reason: 'window_closed', until: null, detail: `The delivery window closed at ${localTime(f.windowEndAt, f.timezone, now)} (${f.timezone}); the run pauses with ${chats(f.pending)} pending.` };
+  }
+  const opens = placeInWindow(now, f.window, f.timezone).startAt;
+  if (opens.getTime() <= t) return null;
+  return { reason: 'window_closed', until: opens, detail: `Waiting for the delivery window to open at ${localTime(opens, f.timezone, now)} (${f.timezone}); ${chats(f.pending)} to send.` };
+}
+
+const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait'];
+
+/** No chat is due: the run waits for the hold that frees a chat first. */
+function explainHolds(f: RunFacts, now: Date): Waiting | null {
+  let best: TargetHold | null = null;
+  for (const kind of HOLD_ORDER) {
+    const g = f.holds[kind];
+    if (g && g.count > 0 && (best === null || g.first.getTime() < f.holds[best]!.first.getTime())) best = kind;
+  }
+  if (best === null) return null;
+  const g = f.holds[best]!;
+  return { reason: best, until: g.first, detail: withFit(f, now, holdSentence(best, g, f, now)) };
+}
+
+/** "12 chats held until 02:48 by the 5-minute interval", one sentence per kind of hold. */
+export function holdSentence(kind: TargetHold, g: HoldGroup, f: Pick<RunFacts, 'timezone' | 'everySeconds'>, now: Date): string {
+  const first = localTime(g.first, f.timezone, now);
+  const last = localTime(g.last, f.timezone, now);
+  const until = first === last ? `until ${first}` : `from ${first} to ${last}`;
+  const held = `${chats(g.count)} held ${until}`;
+  switch (kind) {
+    case 'interval_gate':
+      return `${held} by the ${f.everySeconds ? intervalWords(f.everySeconds) : "campaign's"} interval since their last delivery.`;
+    case 'retry_backoff':
+      return `${held}, waiting to retry after an error.`;
+    case 'slow_mode':
+      return `${held} by the chats' slow mode.`;
+    case 'flood_wait':
+      return `${held} by the platform's wait on the account.`;
+  }
+}
+
+/** One pending target's hold: its own, or the run's when that ends later (or is unknown). */
+export function explainTarget(
+  target: { status: string; attempts: number; errorCode: string | null; nextAttemptAt: Date | null },
+  run: Waiting | null,
+  f: Pick<RunFacts, 'timezone' | 'everySeconds'>,
+  now: Date,
+): Waiting | null {
+  if (target.status !== 'pending') return null;
+  const next = target.nextAttemptAt;
+  const own: Waiting | null = next && next.getTime() > now.getTime()
+    ? (() => {
+        const kind = targetHold(target);
+        return { reason: kind, until: next, detail: holdSentence(kind, { count: 1, first: next, last: next }, f, now).replace(/^1 chat held/, 'Held') };
+      })()
+    : null;
+  if (!own) return run;
+  if (!run || run.reason === 'pace' || run.reason === 'queue' || run.reason === 'account_busy') return own;
+  // A hold of the whole run (scheduled, window, account) binds this chat unless its own ends later.
+  if (run.until === null || run.until.getTime() >= own.until!.getTime()) return run;
+  return own;
+}
+
+/** Adds how many chats fit when the run cannot finish inside its window at the account's pace. */
+function withFit(f: RunFacts, now: Date, sentence: string): string {
+  if (!f.windowEndAt || runEta(f, now) !== null) return sentence;
+  const fit = chatsThatFit(f, now);
+  return `${sentence.replace(/\.$/, '')}; about ${fit} of the ${chats(f.pending + f.inFlight)} left fit before the window closes at ${localTime(f.windowEndAt, f.timezone, now)}.`;
+}

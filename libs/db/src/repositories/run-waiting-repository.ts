@@ -1,0 +1,152 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+/** Pending targets held by one kind of hold on a run: how many, the first and the last to be free. */
+export interface HoldRow {
+  count: number;
+  first: Date;
+  last: Date;
+}
+
+/** What the explanation of one run (libs/core explainRun, runEta) reads from PostgreSQL. */
+export interface RunWaitingRow {
+  runId: string;
+  status: string;
+  pausedReason: string | null;
+  scheduledAt: Date;
+  windowEndAt: Date | null;
+  timezone: string;
+  windowStart: string;
+  windowEnd: string;
+  autoResume: boolean;
+  everySeconds: number | null;
+  partsPerChat: number;
+  account: { id: string; platform: string; status: string; blockedUntil: Date | null; maxSendPerMinute: number | null };
+  pending: number;
+  inFlight: number;
+  due: number;
+  /** the earliest due time of the pending targets due now */
+  dueSince: Date | null;
+  holds: { interval_gate?: HoldRow; retry_backoff?: HoldRow; slow_mode?: HoldRow; flood_wait?: HoldRow };
+  /**
+   * another queued or running run of the same account is sending, or touched its targets after
+   * this run last did: with the account's lock held, that run holds the account
+   */
+  otherRunActive: boolean;
+}
+
+interface Raw {
+  id: string;
+  status: string;
+  paused_reason: string | null;
+  scheduled_at: Date;
+  window_end_at: Date | null;
+  timezone: string;
+  window_start: string;
+  window_end: string;
+  auto_resume: boolean;
+  every_seconds: number | null;
+  parts: number;
+  account_id: string;
+  platform: string;
+  account_status: string;
+  blocked_until: Date | null;
+  max_send_per_minute: number | null;
+  pending: number | null;
+  in_flight: number | null;
+  due: number | null;
+  due_since: Date | null;
+  other_active: boolean | null;
+  [hold: string]: unknown;
+}
+
+const HOLDS = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait'] as const;
+
+/**
+ * Reads for `waiting` and `eta` (CONTRACT §3): one statement for any number of runs, so a page
+ * of runs costs one query whatever its size.
+ */
+export class RunWaitingRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * The facts of each run in `runIds`. Targets are aggregated for open and paused runs only (a
+   * finished run waits for nothing). A pending target whose next attempt lies after `now` is
+   * held, and counted under the kind libs/core `targetHold` gives it: a code in `chatWaitCodes`
+   * → slow_mode; else attempts counted → retry_backoff; else a code → flood_wait; else
+   * interval_gate.
+   */
+  async factsOfRuns(runIds: string[], now: Date, chatWaitCodes: readonly string[]): Promise<Map<string, RunWaitingRow>> {
+    const out = new Map<string, RunWaitingRow>();
+    if (runIds.length === 0) return out;
+    const held = sql`status = 'pending' and next_attempt_at > ${now}`;
+    const slow = sql`error_code = any(${sql.val([...chatWaitCodes])}::text[])`;
+    const kinds = {
+      slow_mode: sql`${held} and ${slow}`,
+      retry_backoff: sql`${held} and not coalesce(${slow}, false) and attempts > 0`,
+      flood_wait: sql`${held} and not coalesce(${slow}, false) and attempts = 0 and error_code is not null`,
+      interval_gate: sql`${held} and attempts = 0 and error_code is null`,
+    };
+    const holdColumns = HOLDS.map(
+      (k) => sql`count(*) filter (where ${kinds[k]})::int as ${sql.ref(`${k}_n`)},
+        min(next_attempt_at) filter (where ${kinds[k]}) as ${sql.ref(`${k}_first`)},
+        max(next_attempt_at) filter (where ${kinds[k]}) as ${sql.ref(`${k}_last`)}`,
+    );
+    const result = await sql<Raw>`
+      select r.id, r.status, r.paused_reason, r.scheduled_at, r.window_end_at,
+        c.timezone, c.window_start, c.window_end, c.auto_resume,
+        case when c.schedule->>'type' = 'interval' then (c.schedule->>'everySeconds')::int end as every_seconds,
+        jsonb_array_length(r.parts)::int as parts,
+        a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
+        t.*,
+        case when r.status in ('queued', 'running') then exists (
+          select 1 from runs o join run_targets ot on ot.run_id = o.id
+          where o.account_id = r.account_id and o.id <> r.id and o.status in ('queued', 'running')
+            and (ot.status = 'in_flight' or ((ot.status <> 'pending' or ot.attempts > 0) and ot.updated_at > coalesce(t.last_touch, '-infinity'::timestamptz)))
+        ) end as other_active
+      from runs r
+      join campaigns c on c.id = r.campaign_id
+      join accounts a on a.id = r.account_id
+      left join lateral (
+        select count(*) filter (where status = 'pending')::int as pending,
+          count(*) filter (where status = 'in_flight')::int as in_flight,
+          count(*) filter (where status = 'pending' and next_attempt_at <= ${now})::int as due,
+          min(next_attempt_at) filter (where status = 'pending' and next_attempt_at <= ${now}) as due_since,
+          max(updated_at) filter (where status <> 'pending' or attempts > 0) as last_touch,
+          ${sql.join(holdColumns, sql`, `)}
+        from run_targets where run_id = r.id
+      ) t on r.status in ('queued', 'running', 'paused')
+      where r.id = any(${sql.val(runIds)}::uuid[])
+    `.execute(this.db);
+    for (const r of result.rows) out.set(r.id, toRow(r));
+    return out;
+  }
+}
+
+function toRow(r: Raw): RunWaitingRow {
+  const holds: RunWaitingRow['holds'] = {};
+  for (const k of HOLDS) {
+    const n = Number(r[`${k}_n`] ?? 0);
+    if (n > 0) holds[k] = { count: n, first: r[`${k}_first`] as Date, last: r[`${k}_last`] as Date };
+  }
+  return {
+    runId: r.id,
+    status: r.status,
+    pausedReason: r.paused_reason,
+    scheduledAt: r.scheduled_at,
+    windowEndAt: r.window_end_at,
+    timezone: r.timezone,
+    windowStart: r.window_start,
+    windowEnd: r.window_end,
+    autoResume: r.auto_resume,
+    everySeconds: r.every_seconds,
+    partsPerChat: r.parts,
+    account: { id: r.account_id, platform: r.platform, status: r.account_status, blockedUntil: r.blocked_until, maxSendPerMinute: r.max_send_per_minute },
+    pending: r.pending ?? 0,
+    inFlight: r.in_flight ?? 0,
+    due: r.due ?? 0,
+    dueSince: r.due_since,
+    holds,
+    otherRunActive: r.other_active === true,
+  };
+}
