@@ -1,0 +1,143 @@
+import { explainRun, explainTarget, targetHold, type RunFacts, type Waiting } from './run-waiting.js';
+
+// Every reason a run can wait for, its `until` and its sentence, against one fixed `now`:
+// 11:00 in Kuala Lumpur (UTC+8), inside a 06:00–18:00 window that closes at 10:00 UTC.
+const NOW = new Date('2030-01-16T03:00:00Z');
+const at = (iso: string) => new Date(`2030-01-16T${iso}Z`);
+
+const base: RunFacts = {
+  status: 'running',
+  pausedReason: null,
+  scheduledAt: at('02:00:00'),
+  windowEndAt: at('10:00:00'),
+  timezone: 'Asia/Kuala_Lumpur',
+  window: { start: '06:00', end: '18:00' },
+  autoResume: false,
+  everySeconds: 300,
+  partsPerChat: 1,
+  account: { id: 'acc-1', platform: 'http', status: 'active', blockedUntil: null, perMinute: 40 },
+  pending: 12,
+  inFlight: 0,
+  due: 12,
+  dueSince: at('02:59:00'),
+  holds: {},
+  paceFreeAt: null,
+  accountBusy: false,
+};
+type Patch = Omit<Partial<RunFacts>, 'account'> & { account?: Partial<RunFacts['account']> };
+const facts = (p: Patch = {}): RunFacts => ({ ...base, ...p, account: { ...base.account, ...p.account } });
+const nothingDue = { due: 0, dueSince: null };
+
+const cases: Array<[string, Patch, Date, Waiting | null]> = [
+  ['scheduled: before scheduledAt', { status: 'queued', scheduledAt: at('03:30:00') }, NOW,
+    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' }],
+  ['account_unavailable: the account is not active', { account: { status: 'disconnected' } }, NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Account disconnected: reconnect it on its platform, then resume.' }],
+  ['window_closed: waiting for the next opening', { status: 'queued', windowEndAt: new Date('2030-01-17T10:00:00Z') }, new Date('2030-01-16T11:00:00Z'),
+    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Waiting for the delivery window to open at 17 Jan 06:00 (Asia/Kuala_Lumpur); 12 chats to send.' }],
+  ['window_closed: its window end has passed, the run is about to pause', { windowEndAt: at('02:30:00') }, NOW,
+    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' }],
+  ['window_closed: paused at the close, the operator resumes', { status: 'paused', pausedReason: 'window_closed' }, new Date('2030-01-16T11:00:00Z'),
+    { reason: 'window_closed', until: null, detail: 'Paused at the window\'s close with 12 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur).' }],
+  ['window_closed: paused at the close, resumes by itself', { status: 'paused', pausedReason: 'window_closed', autoResume: true }, new Date('2030-01-16T11:00:00Z'),
+    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Paused at the window\'s close; it resumes by itself when the window opens at 17 Jan 06:00 (Asia/Kuala_Lumpur), with 12 chats pending.' }],
+  ['account_unavailable: paused for the account, now active again', { status: 'paused', pausedReason: 'account_unavailable' }, NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Paused while the account was unavailable; it is active again: resume to send the 12 chats pending.' }],
+  ['account_unavailable: paused, still disconnected (Telegram advice)', { status: 'paused', pausedReason: 'account_unavailable', account: { status: 'disconnected', platform: 'telegram' } }, NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Telegram bot disconnected: give it a valid bot token (PATCH /v1/accounts/acc-1 {"credentials":{"botToken":"…"}}), then resume.' }],
+  ['flood_wait: the platform told the account to wait', { account: { blockedUntil: at('03:05:00') } }, NOW,
+    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' }],
+  ['account_busy: another run holds the account', { accountBusy: true }, NOW,
+    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' }],
+  ['pace: chats due, the next slot is ahead', { paceFreeAt: at('03:00:01.530'), inFlight: 1 }, NOW,
+    { reason: 'pace', until: at('03:00:01.530'), detail: "12 chats to send at the account's pace of 40/min; next slot at 11:00:01." }],
+  ['pace: two parts a chat', { paceFreeAt: at('03:00:01.530'), partsPerChat: 2 }, NOW,
+    { reason: 'pace', until: at('03:00:01.530'), detail: "12 chats to send at the account's pace of 40 sends/min (20 chats/min at 2 parts each); next slot at 11:00:01." }],
+  ['queue: due, nothing holds it, no sender has it', {}, NOW,
+    { reason: 'queue', until: null, detail: '12 chats due since 10:59, waiting for a free sender.' }],
+  ['interval_gate: every chat held by the interval', { ...nothingDue, holds: { interval_gate: { count: 12, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
+    { reason: 'interval_gate', until: at('03:04:00'), detail: '12 chats held until 11:04 by the 5-minute interval since their last delivery.' }],
+  ['interval_gate: a cron campaign names no interval length', { ...nothingDue, everySeconds: null, holds: { interval_gate: { count: 1, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
+    { reason: 'interval_gate', until: at('03:04:00'), detail: "1 chat held until 11:04 by the campaign's interval since their last delivery." }],
+  ['retry_backoff: frees a chat first, before the interval gate', { ...nothingDue, holds: { interval_gate: { count: 10, first: at('03:04:00'), last: at('03:05:00') }, retry_backoff: { count: 2, first: at('03:01:00'), last: at('03:03:00') } } }, NOW,
+    { reason: 'retry_backoff', until: at('03:01:00'), detail: '2 chats held from 11:01 to 11:03, waiting to retry after an error.' }],
+  ['slow_mode: chats in slow mode', { ...nothingDue, holds: { slow_mode: { count: 3, first: at('03:02:00'), last: at('03:02:00') }, interval_gate: { count: 9, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
+    { reason: 'slow_mode', until: at('03:02:00'), detail: "3 chats held until 11:02 by the chats' slow mode." }],
+  ['flood_wait: chats put back under an account wait that the account no longer has', { ...nothingDue, holds: { flood_wait: { count: 12, first: at('03:00:30'), last: at('03:00:30') } } }, NOW,
+    { reason: 'flood_wait', until: at('03:00:30'), detail: "12 chats held until 11:00 by the platform's wait on the account." }],
+  ['sending: chats due, a free slot, a chat in flight', { inFlight: 2 }, NOW, null],
+  ['nothing pending: finishing', { pending: 0, due: 0, inFlight: 1 }, NOW, null],
+  ['paused by the operator: pausedReason says it', { status: 'paused', pausedReason: 'operator' }, NOW, null],
+  ['finished', { status: 'success', pending: 0, due: 0 }, NOW, null],
+  // precedence: the earlier rule wins when several apply
+  ['scheduled before account_unavailable', { status: 'queued', scheduledAt: at('03:30:00'), account: { status: 'disabled' } }, NOW,
+    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' }],
+  ['account_unavailable before window_closed', { windowEndAt: at('02:30:00'), account: { status: 'disabled' } }, NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Account is disabled: enable it (PATCH /v1/accounts/acc-1 {"status":"active"}), then resume.' }],
+  ['window_closed before flood_wait', { windowEndAt: at('02:30:00'), account: { blockedUntil: at('03:05:00') } }, NOW,
+    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' }],
+  ['flood_wait before account_busy and pace', { accountBusy: true, paceFreeAt: at('03:00:05'), account: { blockedUntil: at('03:05:00') } }, NOW,
+    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' }],
+  ['account_busy before pace', { accountBusy: true, paceFreeAt: at('03:00:05') }, NOW,
+    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' }],
+  ['a chat due now comes before held chats', { due: 2, holds: { interval_gate: { count: 10, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
+    { reason: 'queue', until: null, detail: '2 chats due since 10:59, waiting for a free sender.' }],
+];
+
+describe('explainRun: every reason, its until and its sentence', () => {
+  test.each(cases)('%s', (_name, patch, now, expected) => {
+    expect(explainRun(facts(patch), now)).toEqual(expected);
+  });
+
+  test('a run that cannot finish inside its window says how many chats fit', () => {
+    const w = explainRun(facts({ pending: 1000, due: 1000, windowEndAt: at('03:10:00'), paceFreeAt: at('03:00:01') }), NOW);
+    expect(w).toEqual({
+      reason: 'pace',
+      until: at('03:00:01'),
+      detail: "1000 chats to send at the account's pace of 40/min; next slot at 11:00:01; about 392 of the 1000 chats left fit before the window closes at 11:10.",
+    });
+  });
+});
+
+describe('targetHold: what holds a pending target, from what the sender wrote on it', () => {
+  test.each([
+    [{ attempts: 0, errorCode: null }, 'interval_gate'],
+    [{ attempts: 2, errorCode: 'http_503' }, 'retry_backoff'],
+    [{ attempts: 0, errorCode: 'slow_mode' }, 'slow_mode'],
+    [{ attempts: 3, errorCode: 'chat_flood_wait' }, 'slow_mode'],
+    [{ attempts: 0, errorCode: 'flood_wait' }, 'flood_wait'],
+    [{ attempts: 0, errorCode: 'rate_overlimit' }, 'flood_wait'],
+  ] as const)('%j → %s', (target, hold) => {
+    expect(targetHold(target)).toBe(hold);
+  });
+});
+
+describe('explainTarget', () => {
+  const f = { timezone: 'Asia/Kuala_Lumpur', everySeconds: 300 };
+  const pending = (p: { attempts?: number; errorCode?: string | null; nextAttemptAt?: Date | null } = {}) => ({
+    status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: null, ...p,
+  });
+  const windowShut: Waiting = { reason: 'window_closed', until: at('22:00:00'), detail: 'window' };
+  const pace: Waiting = { reason: 'pace', until: at('03:00:02'), detail: 'pace' };
+
+  test('its own hold, with a sentence of its own', () => {
+    expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), pace, f, NOW)).toEqual({
+      reason: 'interval_gate', until: at('03:04:00'), detail: 'Held until 11:04 by the 5-minute interval since their last delivery.',
+    });
+    expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), attempts: 1, errorCode: 'http_500' }), null, f, NOW)).toMatchObject({ reason: 'retry_backoff', until: at('03:02:00') });
+    expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), errorCode: 'slow_mode' }), null, f, NOW)).toMatchObject({ reason: 'slow_mode' });
+  });
+  test('a due chat waits for what the run waits for', () => {
+    expect(explainTarget(pending(), pace, f, NOW)).toBe(pace);
+    expect(explainTarget(pending({ nextAttemptAt: at('02:00:00') }), null, f, NOW)).toBeNull();
+  });
+  test("a hold of the whole run binds the chat unless the chat's own ends later", () => {
+    expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), windowShut, f, NOW)).toBe(windowShut);
+    expect(explainTarget(pending({ nextAttemptAt: new Date('2030-01-17T00:00:00Z') }), windowShut, f, NOW)).toMatchObject({ reason: 'interval_gate' });
+    const unavailable: Waiting = { reason: 'account_unavailable', until: null, detail: 'x' };
+    expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), unavailable, f, NOW)).toBe(unavailable);
+  });
+  test('only pending targets wait', () => {
+    for (const status of ['in_flight', 'sent', 'failed', 'skipped', 'unknown']) expect(explainTarget({ ...pending(), status }, pace, f, NOW)).toBeNull();
+  });
+});
