@@ -113,7 +113,7 @@ describe('targetHold: what holds a pending target, from what the sender wrote on
 });
 
 describe('explainTarget', () => {
-  const f = { timezone: 'Asia/Kuala_Lumpur', everySeconds: 300 };
+  const f = base;
   const pending = (p: { attempts?: number; errorCode?: string | null; nextAttemptAt?: Date | null } = {}) => ({
     status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: null, ...p,
   });
@@ -136,6 +136,17 @@ describe('explainTarget', () => {
     expect(explainTarget(pending({ nextAttemptAt: new Date('2030-01-17T00:00:00Z') }), windowShut, f, NOW)).toMatchObject({ reason: 'interval_gate' });
     const unavailable: Waiting = { reason: 'account_unavailable', until: null, detail: 'x' };
     expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), unavailable, f, NOW)).toBe(unavailable);
+    const blocked = facts({ account: { blockedUntil: at('03:05:00') } });
+    const flood: Waiting = { reason: 'flood_wait', until: at('03:05:00'), detail: 'flood' };
+    expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), flood, blocked, NOW)).toBe(flood);
+  });
+  test("the run's account of its held chats gives way to each chat's own hold", () => {
+    const held: Waiting = { reason: 'retry_backoff', until: at('03:01:00'), detail: '2 chats held from 11:01 to 11:03' };
+    expect(explainTarget(pending({ nextAttemptAt: at('03:01:00'), attempts: 1, errorCode: 'http_500' }), held, f, NOW)).toEqual({
+      reason: 'retry_backoff', until: at('03:01:00'), detail: 'Held until 11:01, waiting to retry after an error.',
+    });
+    const flood: Waiting = { reason: 'flood_wait', until: at('03:06:00'), detail: 'held chats' };
+    expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), errorCode: 'slow_mode' }), flood, f, NOW)).toMatchObject({ reason: 'slow_mode' });
   });
   test('only pending targets wait', () => {
     for (const status of ['in_flight', 'sent', 'failed', 'skipped', 'unknown']) expect(explainTarget({ ...pending(), status }, pace, f, NOW)).toBeNull();

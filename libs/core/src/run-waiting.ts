@@ -188,11 +188,14 @@ export function holdSentence(kind: TargetHold, g: HoldGroup, f: Pick<RunFacts, '
   }
 }
 
-/** One pending target's hold: its own, or the run's when that ends later (or is unknown). */
+/**
+ * One pending target's hold: its own, or the run's when that stops every chat (scheduled, window,
+ * account) and ends later or at an unknown time. A due target waits for what the run waits for.
+ */
 export function explainTarget(
   target: { status: string; attempts: number; errorCode: string | null; nextAttemptAt: Date | null },
   run: Waiting | null,
-  f: Pick<RunFacts, 'timezone' | 'everySeconds'>,
+  f: Pick<RunFacts, 'timezone' | 'everySeconds' | 'account'>,
   now: Date,
 ): Waiting | null {
   if (target.status !== 'pending') return null;
@@ -204,10 +207,16 @@ export function explainTarget(
       })()
     : null;
   if (!own) return run;
-  if (!run || run.reason === 'pace' || run.reason === 'queue' || run.reason === 'account_busy') return own;
-  // A hold of the whole run (scheduled, window, account) binds this chat unless its own ends later.
+  if (!run || !stopsEveryChat(run, f, now)) return own;
   if (run.until === null || run.until.getTime() >= own.until!.getTime()) return run;
   return own;
+}
+
+// The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
+// its chats' own holds) only concern the chats that are due.
+function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
+  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
+  return run.reason === 'flood_wait' && (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
 }
 
 /** Adds how many chats fit when the run cannot finish inside its window at the account's pace. */
