@@ -52,12 +52,19 @@ describe('run.waiting: every reason', () => {
     });
   });
 
-  test('window_closed: paused at the close, resumed by hand or by itself at the opening', async () => {
-    const run = await running(['a', 'b']);
-    await api.db.updateTable('runs').set({ status: 'paused', paused_reason: 'window_closed' }).where('id', '=', run.id).execute();
+  test('window_closed: paused at the close, with its bottleneck; resumed by hand or by itself at the opening', async () => {
+    const chats = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
+    const run = await running(chats);
+    const firstSend = new Date('2030-01-16T09:59:00Z');
+    await api.db.updateTable('runs').set({ status: 'paused', paused_reason: 'window_closed', scheduled_at: firstSend, first_send_at: firstSend }).where('id', '=', run.id).execute();
+    await api.db.updateTable('run_targets').set({ status: 'sent' }).where('run_id', '=', run.id).where('chat_id', '<', 'c30').execute();
     api.clock.set(Date.parse('2030-01-16T11:00:00Z'));
     expect((await getRun(run.id)).waiting).toEqual({
-      reason: 'window_closed', until: null, detail: "Paused at the window's close with 2 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur).",
+      reason: 'window_closed',
+      until: null,
+      detail:
+        "Paused at the window's close with 30 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur). " +
+        'Bottleneck: it needed 60/min for 60 chats from 17:59 to 18:00; the account is paced at 40/min.',
     });
     await sql`update campaigns set auto_resume = true where id = ${run.campaignId}`.execute(api.db);
     expect((await getRun(run.id)).waiting).toMatchObject({ reason: 'window_closed', until: '2030-01-16T22:00:00.000Z' });

@@ -9,6 +9,7 @@ const base: RunFacts = {
   status: 'running',
   pausedReason: null,
   scheduledAt: at('02:00:00'),
+  firstSendAt: at('02:00:00'),
   windowEndAt: at('10:00:00'),
   timezone: 'Asia/Kuala_Lumpur',
   window: { start: '06:00', end: '18:00' },
@@ -16,6 +17,8 @@ const base: RunFacts = {
   everySeconds: 300,
   partsPerChat: 1,
   account: { id: 'acc-1', platform: 'http', status: 'active', blockedUntil: null, perMinute: 40 },
+  total: 12,
+  skipped: 0,
   pending: 12,
   inFlight: 0,
   due: 12,
@@ -27,6 +30,8 @@ const base: RunFacts = {
 type Patch = Omit<Partial<RunFacts>, 'account'> & { account?: Partial<RunFacts['account']> };
 const facts = (p: Patch = {}): RunFacts => ({ ...base, ...p, account: { ...base.account, ...p.account } });
 const nothingDue = { due: 0, dueSince: null };
+// paused when the window closed at 18:00 (10:00 UTC): 412 of 1000 chats sent from 17:42
+const closedAt1800: Patch = { status: 'paused', pausedReason: 'window_closed', total: 1000, pending: 588, scheduledAt: at('09:42:00'), firstSendAt: at('09:42:00') };
 
 const cases: Array<[string, Patch, Date, Waiting | null]> = [
   ['scheduled: before scheduledAt', { status: 'queued', scheduledAt: at('03:30:00') }, NOW,
@@ -37,10 +42,10 @@ const cases: Array<[string, Patch, Date, Waiting | null]> = [
     { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Waiting for the delivery window to open at 17 Jan 06:00 (Asia/Kuala_Lumpur); 12 chats to send.' }],
   ['window_closed: its window end has passed, the run is about to pause', { windowEndAt: at('02:30:00') }, NOW,
     { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' }],
-  ['window_closed: paused at the close, the operator resumes', { status: 'paused', pausedReason: 'window_closed' }, new Date('2030-01-16T11:00:00Z'),
-    { reason: 'window_closed', until: null, detail: 'Paused at the window\'s close with 12 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur).' }],
-  ['window_closed: paused at the close, resumes by itself', { status: 'paused', pausedReason: 'window_closed', autoResume: true }, new Date('2030-01-16T11:00:00Z'),
-    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Paused at the window\'s close; it resumes by itself when the window opens at 17 Jan 06:00 (Asia/Kuala_Lumpur), with 12 chats pending.' }],
+  ['window_closed: paused at the close, the operator resumes; the pace was the bottleneck', { ...closedAt1800 }, new Date('2030-01-16T11:00:00Z'),
+    { reason: 'window_closed', until: null, detail: 'Paused at the window\'s close with 588 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur). Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.' }],
+  ['window_closed: paused at the close, resumes by itself', { ...closedAt1800, autoResume: true }, new Date('2030-01-16T11:00:00Z'),
+    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Paused at the window\'s close; it resumes by itself when the window opens at 17 Jan 06:00 (Asia/Kuala_Lumpur), with 588 chats pending. Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.' }],
   ['account_unavailable: paused for the account, now active again', { status: 'paused', pausedReason: 'account_unavailable' }, NOW,
     { reason: 'account_unavailable', until: null, detail: 'Paused while the account was unavailable; it is active again: resume to send the 12 chats pending.' }],
   ['account_unavailable: paused, still disconnected (Telegram advice)', { status: 'paused', pausedReason: 'account_unavailable', account: { status: 'disconnected', platform: 'telegram' } }, NOW,

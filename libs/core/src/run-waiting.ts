@@ -1,6 +1,7 @@
 import { accountAdvice } from './account-advice.js';
 import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
 import { chatsThatFit, runEta } from './run-eta.js';
+import { windowBottleneck } from './window-bottleneck.js';
 import { chats, intervalWords, localTime, paceWords } from './waiting-words.js';
 
 /**
@@ -63,6 +64,8 @@ export interface RunFacts {
   status: string;
   pausedReason: string | null;
   scheduledAt: Date;
+  /** the run's first send ever; null before it */
+  firstSendAt: Date | null;
   windowEndAt: Date | null;
   timezone: string;
   window: DeliveryWindow;
@@ -71,6 +74,8 @@ export interface RunFacts {
   everySeconds: number | null;
   partsPerChat: number;
   account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number };
+  total: number;
+  skipped: number;
   pending: number;
   inFlight: number;
   /** pending targets due now (`next_attempt_at <= now`), and the earliest of their due times */
@@ -127,14 +132,20 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   return explainHolds(f, now);
 }
 
-/** A paused run waits for the window (and the operator, unless auto-resume) or for its account. */
+/**
+ * A paused run waits for the window (and the operator, unless auto-resume) or for its account.
+ * A window-paused run's sentence ends with the bottleneck of the opening that closed.
+ */
 function explainPaused(f: RunFacts, now: Date): Waiting | null {
   if (f.pausedReason === 'window_closed') {
     const opens = placeInWindow(now, f.window, f.timezone).startAt;
     const when = localTime(opens, f.timezone, now);
+    const counts = { total: f.total, pending: f.pending, inFlight: f.inFlight, sent: 0, failed: 0, skipped: f.skipped, unknown: 0 };
+    const pace = { perMinute: f.account.perMinute, partsPerChat: f.partsPerChat, scheduledAt: f.scheduledAt, firstSendAt: f.firstSendAt, window: f.window };
+    const bottleneck = f.windowEndAt ? ` ${windowBottleneck(counts, { ...pace, windowEndAt: f.windowEndAt }, f.timezone)}` : '';
     return f.autoResume
-      ? { reason: 'window_closed', until: opens, detail: `Paused at the window's close; it resumes by itself when the window opens at ${when} (${f.timezone}), with ${chats(f.pending)} pending.` }
-      : { reason: 'window_closed', until: null, detail: `Paused at the window's close with ${chats(f.pending)} pending; resume it to continue (the window opens at ${when}, ${f.timezone}).` };
+      ? { reason: 'window_closed', until: opens, detail: `Paused at the window's close; it resumes by itself when the window opens at ${when} (${f.timezone}), with ${chats(f.pending)} pending.${bottleneck}` }
+      : { reason: 'window_closed', until: null, detail: `Paused at the window's close with ${chats(f.pending)} pending; resume it to continue (the window opens at ${when}, ${f.timezone}).${bottleneck}` };
   }
   if (f.pausedReason === 'account_unavailable') {
     const detail = f.account.status === 'active'

@@ -14,6 +14,7 @@ export interface RunWaitingRow {
   status: string;
   pausedReason: string | null;
   scheduledAt: Date;
+  firstSendAt: Date | null;
   windowEndAt: Date | null;
   timezone: string;
   windowStart: string;
@@ -22,6 +23,8 @@ export interface RunWaitingRow {
   everySeconds: number | null;
   partsPerChat: number;
   account: { id: string; platform: string; status: string; blockedUntil: Date | null; maxSendPerMinute: number | null };
+  total: number;
+  skipped: number;
   pending: number;
   inFlight: number;
   due: number;
@@ -40,6 +43,8 @@ interface Raw {
   status: string;
   paused_reason: string | null;
   scheduled_at: Date;
+  first_send_at: Date | null;
+  total: number;
   window_end_at: Date | null;
   timezone: string;
   window_start: string;
@@ -52,6 +57,7 @@ interface Raw {
   account_status: string;
   blocked_until: Date | null;
   max_send_per_minute: number | null;
+  skipped: number | null;
   pending: number | null;
   in_flight: number | null;
   due: number | null;
@@ -93,7 +99,7 @@ export class RunWaitingRepository {
         max(next_attempt_at) filter (where ${kinds[k]}) as ${sql.ref(`${k}_last`)}`,
     );
     const result = await sql<Raw>`
-      select r.id, r.status, r.paused_reason, r.scheduled_at, r.window_end_at,
+      select r.id, r.status, r.paused_reason, r.scheduled_at, r.first_send_at, r.total, r.window_end_at,
         c.timezone, c.window_start, c.window_end, c.auto_resume,
         case when c.schedule->>'type' = 'interval' then (c.schedule->>'everySeconds')::int end as every_seconds,
         jsonb_array_length(r.parts)::int as parts,
@@ -109,6 +115,7 @@ export class RunWaitingRepository {
       join accounts a on a.id = r.account_id
       left join lateral (
         select count(*) filter (where status = 'pending')::int as pending,
+          count(*) filter (where status = 'skipped')::int as skipped,
           count(*) filter (where status = 'in_flight')::int as in_flight,
           count(*) filter (where status = 'pending' and next_attempt_at <= ${now})::int as due,
           min(next_attempt_at) filter (where status = 'pending' and next_attempt_at <= ${now}) as due_since,
@@ -134,6 +141,7 @@ function toRow(r: Raw): RunWaitingRow {
     status: r.status,
     pausedReason: r.paused_reason,
     scheduledAt: r.scheduled_at,
+    firstSendAt: r.first_send_at,
     windowEndAt: r.window_end_at,
     timezone: r.timezone,
     windowStart: r.window_start,
@@ -142,6 +150,8 @@ function toRow(r: Raw): RunWaitingRow {
     everySeconds: r.every_seconds,
     partsPerChat: r.parts,
     account: { id: r.account_id, platform: r.platform, status: r.account_status, blockedUntil: r.blocked_until, maxSendPerMinute: r.max_send_per_minute },
+    total: r.total,
+    skipped: r.skipped ?? 0,
     pending: r.pending ?? 0,
     inFlight: r.in_flight ?? 0,
     due: r.due ?? 0,
