@@ -187,7 +187,39 @@ describe('run.eta', () => {
   });
 });
 
+/** Statements the app runs on PostgreSQL, and MGETs on Redis, while `work` runs. */
+async function counted(work: () => Promise<unknown>): Promise<{ queries: number; mgets: number }> {
+  const executor = api.db.getExecutor() as unknown as { executeQuery: (...args: unknown[]) => Promise<unknown> };
+  const redis = api.redis as unknown as { mget: (...args: unknown[]) => Promise<unknown> };
+  const query = executor.executeQuery;
+  const mget = redis.mget;
+  const seen = { queries: 0, mgets: 0 };
+  executor.executeQuery = function (...args) { seen.queries++; return query.apply(this, args); };
+  redis.mget = function (...args) { seen.mgets++; return mget.apply(this, args); };
+  try {
+    await work();
+  } finally {
+    executor.executeQuery = query;
+    redis.mget = mget;
+  }
+  return seen;
+}
+
 describe('the runs list', () => {
+  test('costs the same few statements and one MGET for 2 runs as for 12', async () => {
+    const tenant = await createTenant(api, 'cost');
+    const page = (limit: number) => counted(() => call(api, 'GET', `/v1/runs?limit=${limit}`, tenant.token));
+    for (let i = 0; i < 12; i++) {
+      const c = await createCampaign(api, tenant);
+      await seedRun(api, c.id, 'running', { a: 'pending', b: 'pending' }, { scheduledAt: at(-60_000) });
+    }
+    const small = await page(2);
+    const large = await page(12);
+    expect(large).toEqual(small);
+    expect(large.mgets).toBe(1);
+    expect(large.queries).toBeGreaterThan(0);
+  });
+
   test('explains every run of a page', async () => {
     const tenant = await createTenant(api, 'list');
     const c1 = await createCampaign(api, tenant);
