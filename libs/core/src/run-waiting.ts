@@ -92,8 +92,8 @@ const OPEN = ['queued', 'running'];
 
 /**
  * Why the run is where it is, or null when nothing holds it (it is sending, or finished, or an
- * operator paused it: `pausedReason` says so). Precedence, first match wins, each one a hold
- * that stops every chat of the run and so hides those after it:
+ * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
+ * whole run come first, because while one lasts no chat moves, whatever holds it besides:
  * paused runs: window_closed, account_unavailable (as paused);
  * open runs: scheduled → account_unavailable → window_closed → flood_wait → (chats due now)
  * account_busy → pace → queue; (no chat due) the hold that frees a chat first, among
