@@ -235,3 +235,13 @@ describe('the runs list', () => {
     ]);
   });
 });
+
+test('/openapi.json documents waiting (every reason) and eta on runs and targets', async () => {
+  const doc = (await call(api, 'GET', '/openapi.json', null)).body;
+  const text = JSON.stringify(doc.components.schemas);
+  for (const reason of ['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'retry_backoff', 'account_unavailable', 'queue']) {
+    expect(text).toContain(`"${reason}"`);
+  }
+  expect(Object.keys(doc.components.schemas.Run.properties)).toEqual(expect.arrayContaining(['waiting', 'eta']));
+  expect(Object.keys(doc.components.schemas.RunTarget.properties)).toContain('waiting');
+});
