@@ -85,7 +85,7 @@ describe('delivery window', () => {
     expect(run.paused_reason).toBe('window_closed');
     // one send a second from 09:59:55 until 10:00: five delivered
     expect(run.error_summary).toBe(
-      'Delivery window closed at 10:00 (UTC). 5 of 20 groups delivered, 15 still pending. Resume from the Activity tab. If this happens repeatedly, consider offloading to another paired account, or shrinking the message body / media size to fit more groups in your daily window.',
+      'Delivery window closed at 10:00 (UTC). 5 of 20 groups delivered, 15 still pending. Resume from the Activity tab. If this happens repeatedly, consider offloading to another paired account, or shrinking the message body / media size to fit more groups in your daily window. Bottleneck: it needed 240/min for 20 chats from 09:59 to 10:00; the account is paced at 60/min.',
     );
     const { times } = await h.sandboxGet<{ times: number[] }>(`/sandbox/accounts/${externalId}/sends`);
     expect(Math.max(...times)).toBeLessThan(Date.parse('2026-06-01T10:00:00Z'));

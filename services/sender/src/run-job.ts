@@ -124,7 +124,14 @@ async function continueLater(deps: SenderDeps, run: RunForSend, jobId: string, d
 async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress): Promise<Outcome> {
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
-  const summary = windowClosedSummary(progress, closedAt, run.timezone);
+  const summary = windowClosedSummary(progress, closedAt, run.timezone, {
+    perMinute: run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute,
+    partsPerChat: run.parts.length,
+    scheduledAt: run.scheduledAt,
+    firstSendAt: run.firstSendAt,
+    window: { start: run.windowStart, end: run.windowEnd },
+    windowEndAt: run.windowEndAt ?? now,
+  });
   if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.pause(run.runId, 'window_closed', summary, now);
   else await deps.repo.failBeforeFirstSend(run.runId, `Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
   return 'window-closed';
