@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { createDb } from '@metronome/db';
 import { startPrivatePostgres, startStack as startProcesses, type PrivatePostgres, type Stack as Processes } from '@metronome/testkit';
-import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
-import { api, runsToEnd, sandbox, type Stack } from '../helpers/stack.js';
+import { paceBreaches, received, repeats, startFanOut } from '../helpers/platform-record.js';
+import { runsToEnd, sandbox, type Stack } from '../helpers/stack.js';
 import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 
 // A known answer is never dropped: PostgreSQL (a server of this test's own) is stopped for 10 s
@@ -40,19 +40,7 @@ afterAll(async () => {
 }, 60_000);
 
 test('PostgreSQL stopped 10 s mid fan-out: every answer written once it is back, none unknown, none twice, every run a success', async () => {
-  const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'outage' });
-  const token: string = tenant.body.token;
-  const runIds: string[] = [];
-  for (let a = 0; a < ACCOUNTS; a++) {
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `outage-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
-    const targets = Array.from({ length: CHATS }, (_, i) => `chat-${a}-${i}`);
-    const c = await api(stack, 'POST', '/v1/campaigns', token, {
-      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
-    });
-    const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
-    expect(run.status).toBe(201);
-    runIds.push(run.body.id);
-  }
+  const { token, runIds } = await startFanOut(stack, { name: 'outage', accounts: ACCOUNTS, chats: CHATS, perMinute: PER_MINUTE, groupConcurrency: 3 });
 
   // mid fan-out: a few seconds of sending (about a third of each account's 100 chats)
   await eventually('the fan-out to be under way', async () => ((await sandbox(stack, '/sandbox/stats')).accepted as number) >= 300, 60_000, 50);

@@ -1,7 +1,7 @@
 import { startService, type ServiceProcess } from '@metronome/testkit';
-import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
-import { api, sandbox, startStack, type SandboxMessage, type Stack, runsToEnd } from '../helpers/stack.js';
-import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { paceBreaches, received, repeats, senderEnvFor, startFanOut } from '../helpers/platform-record.js';
+import { sandbox, startStack, type SandboxMessage, type Stack, runsToEnd } from '../helpers/stack.js';
+import { eventually } from '../helpers/test-env.js';
 
 // Never twice, nothing lost, `unknown` only where the platform had a request unanswered, with
 // real processes: three senders fan 2,000 chats out over 20 accounts at 600 a minute each (the
@@ -33,14 +33,7 @@ afterAll(async () => {
 }, 60_000);
 
 function startSender(n: number): ServiceProcess {
-  return startService(`sender-restarted-${n}`, 'services/sender/dist/main.js', {
-    DATABASE_URL: stack.db.url,
-    REDIS_URL,
-    KEY_PREFIX: stack.keyPrefix,
-    METRICS_PORT: '0',
-    HTTP_TRANSPORT_URL: stack.sandboxUrl,
-    ...senderEnv,
-  });
+  return startService(`sender-restarted-${n}`, 'services/sender/dist/main.js', senderEnvFor(stack, senderEnv));
 }
 
 // The other edge of a send: its stamp (`send_started_at`) commits, then the request is written.
@@ -60,22 +53,8 @@ function beingWrittenAtAKill(sendStartedAt: Date | null, kills: number[]): boole
 }
 
 test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, nothing lost, unknown only where the platform had a request unanswered', async () => {
-  const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'crash' });
-  const token: string = tenant.body.token;
-  const runIds: string[] = [];
-  for (let a = 0; a < ACCOUNTS; a++) {
-    // 600 a minute: each account's 100 chats take ~10 s, so the kills land mid fan-out
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `crash-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY });
-    expect(acc.status).toBe(201);
-    const targets = Array.from({ length: CHATS_PER_ACCOUNT }, (_, i) => `chat-${a}-${i}`);
-    const c = await api(stack, 'POST', '/v1/campaigns', token, {
-      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
-    });
-    expect(c.status).toBe(201);
-    const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
-    expect(run.status).toBe(201);
-    runIds.push(run.body.id);
-  }
+  // 600 a minute: each account's 100 chats take ~10 s, so the kills land mid fan-out
+  const { token, runIds } = await startFanOut(stack, { name: 'crash', accounts: ACCOUNTS, chats: CHATS_PER_ACCOUNT, perMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY });
 
   // Kill the same replica slot each time, as soon as it is sending again.
   let victim = stack.senders[0]!;

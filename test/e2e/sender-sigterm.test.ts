@@ -1,7 +1,7 @@
 import { groupAlive, npmRun, type NpmService } from '../helpers/npm-run.js';
-import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
-import { api, runsToEnd, sandbox, startStack, type Stack } from '../helpers/stack.js';
-import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { paceBreaches, received, repeats, senderEnvFor, startFanOut } from '../helpers/platform-record.js';
+import { runsToEnd, sandbox, startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/test-env.js';
 
 // A deploy is a SIGTERM, not a kill: `npm run sender` (what compose runs) is stopped three times
 // mid fan-out. Each time node drains: it finishes the sends it has begun, writes them, gives back
@@ -31,31 +31,13 @@ afterAll(async () => {
 }, 60_000);
 
 function npmSender(): NpmService {
-  return npmRun('sender', {
-    DATABASE_URL: stack.db.url,
-    REDIS_URL,
-    KEY_PREFIX: stack.keyPrefix,
-    METRICS_PORT: '0',
-    HTTP_TRANSPORT_URL: stack.sandboxUrl,
-    ...senderEnv,
-  });
+  return npmRun('sender', senderEnvFor(stack, senderEnv));
 }
 
 test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits 0; nothing unknown, nothing twice, no stall', async () => {
-  const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'deploys' });
-  const token: string = tenant.body.token;
   current = npmSender();
   await current.waitFor('start-up', (l) => l['msg'] === 'sender ready');
-  const runIds: string[] = [];
-  for (let a = 0; a < ACCOUNTS; a++) {
-    const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `term-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3 });
-    const c = await api(stack, 'POST', '/v1/campaigns', token, {
-      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets: Array.from({ length: CHATS }, (_, i) => `chat-${a}-${i}`), active: false,
-    });
-    const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
-    expect(run.status).toBe(201);
-    runIds.push(run.body.id);
-  }
+  const { token, runIds } = await startFanOut(stack, { name: 'deploys', accounts: ACCOUNTS, chats: CHATS, perMinute: PER_MINUTE, groupConcurrency: 3 });
 
   const exits: { code: number | null; signal: NodeJS.Signals | null; ms: number }[] = [];
   for (let s = 0; s < STOPS; s++) {

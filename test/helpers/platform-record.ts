@@ -1,4 +1,5 @@
-import { sandbox, type SandboxMessage, type Stack } from './stack.js';
+import { api, sandbox, type SandboxMessage, type Stack } from './stack.js';
+import { REDIS_URL } from './test-env.js';
 
 // The sandbox's record is the judge of sending promises: what the platform received, and when.
 
@@ -46,4 +47,39 @@ export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: 
     }
   }
   return breaches;
+}
+
+/**
+ * A fan-out for the fault tests: one tenant, `accounts` http accounts at `perMinute`, each with
+ * one text campaign to `chats` chats (`chat-<account>-<n>`, unique across accounts) started at
+ * once with "run now". Returns the tenant's token and the runs' ids.
+ */
+export async function startFanOut(
+  stack: Stack,
+  o: { name: string; accounts: number; chats: number; perMinute: number; groupConcurrency: number },
+): Promise<{ token: string; runIds: string[] }> {
+  const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: o.name });
+  if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status}`);
+  const token: string = tenant.body.token;
+  const runIds: string[] = [];
+  for (let a = 0; a < o.accounts; a++) {
+    const acc = await api(stack, 'POST', '/v1/accounts', token, {
+      platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `${o.name}-${a}`, maxSendPerMinute: o.perMinute, groupConcurrency: o.groupConcurrency,
+    });
+    if (acc.status !== 201) throw new Error(`account: ${acc.status} ${JSON.stringify(acc.body)}`);
+    const c = await api(stack, 'POST', '/v1/campaigns', token, {
+      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }],
+      targets: Array.from({ length: o.chats }, (_, i) => `chat-${a}-${i}`), active: false,
+    });
+    if (c.status !== 201) throw new Error(`campaign: ${c.status} ${JSON.stringify(c.body)}`);
+    const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
+    if (run.status !== 201) throw new Error(`run now: ${run.status}`);
+    runIds.push(run.body.id);
+  }
+  return { token, runIds };
+}
+
+/** The environment a sender process of `stack` needs (what startStack gives its own). */
+export function senderEnvFor(stack: Stack, extra: Record<string, string> = {}): Record<string, string> {
+  return { DATABASE_URL: stack.db.url, REDIS_URL: REDIS_URL, KEY_PREFIX: stack.keyPrefix, METRICS_PORT: '0', HTTP_TRANSPORT_URL: stack.sandboxUrl, ...extra };
 }
