@@ -34,7 +34,7 @@ async function seed(db: Kysely<DB>, n: number, accountStatus: 'active' | 'disabl
   await sql`insert into tenants (name, token_hash) values ('t', md5(random()::text)) on conflict do nothing`.execute(db);
   await sql`
     insert into accounts (tenant_id, platform, name, external_id, status)
-    select (select id from tenants limit 1), 'http', 'a' || g, 'x' || g, ${accountStatus} from generate_series(1, ${n}) g
+    select (select id from tenants limit 1), 'http', 'a' || g, 'x' || g || '-' || md5(random()::text), ${accountStatus} from generate_series(1, ${n}) g
   `.execute(db);
   await sql`
     insert into campaigns (tenant_id, account_id, name, timezone, schedule, messages, targets, next_run_at)
