@@ -43,9 +43,14 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   socket.destroy();
 }
 
-/** Refuses URLs longer than MAX_URL_LENGTH before routing (414, without the URL). */
+/**
+ * Refuses URLs longer than MAX_URL_LENGTH before routing (414, without the URL), and request
+ * lines of another HTTP version than 1.x (505): Node's parser takes `HTTP/2.0` in a request line
+ * as a request, which then never got an answer.
+ */
 export function installUrlLimit(app: FastifyInstance): void {
   app.addHook('onRequest', async (req) => {
+    if (req.raw.httpVersionMajor !== 1) throw new ApiError(505, 'bad_request', 'HTTP version not supported; use HTTP/1.1');
     if (req.url.length > MAX_URL_LENGTH) throw new ApiError(414, 'too_large', `the URL is longer than ${MAX_URL_LENGTH} characters`);
   });
 }
