@@ -1,12 +1,12 @@
 # One image for every Metronome service; the compose file picks the command.
-FROM node:20-bookworm-slim AS build
+FROM node:20.19.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
 COPY libs libs
 COPY services services
 RUN npm ci --no-audit --no-fund && npx tsc -b tsconfig.json && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:20.19.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app /app
