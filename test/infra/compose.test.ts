@@ -1,0 +1,45 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// docker-compose.yml as the deployment users run: it must validate, pin every image, give every
+// long-running service a healthcheck, and run node itself (no npm or shell in between, so
+// `docker compose stop` reaches node). No Docker engine is needed: `docker-compose config` only
+// reads and resolves the file.
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const installed = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+if (!installed) throw new Error('docker-compose is not installed: run `sudo apt-get install -y docker-compose` (CI does this in .ci/run)');
+
+/** The resolved file (anchors and merges applied), as docker-compose prints it. */
+function resolved(): string {
+  return execFileSync('docker-compose', ['config'], { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: 'test-admin-token', SECRETS_KEY: 'test-key' }, encoding: 'utf8' });
+}
+
+/** Each top-level service's block of the resolved YAML. */
+function services(text: string): Map<string, string> {
+  const start = /(^|\n)services:\n/.exec(text);
+  if (!start) throw new Error('no services in the resolved file');
+  const body = text.slice(start.index + start[0].length).split(/\n(?=\S)/)[0]!;
+  const blocks = new Map<string, string>();
+  for (const block of body.split(/\n(?=  [a-z][\w-]*:\n)/)) {
+    const name = /^\s*([a-z][\w-]*):/.exec(block)?.[1];
+    if (name) blocks.set(name, block);
+  }
+  return blocks;
+}
+
+test('docker-compose.yml validates, pins every image, checks every service, and runs node directly', () => {
+  const all = services(resolved());
+  expect([...all.keys()].sort()).toEqual(['api', 'migrate', 'postgres', 'prometheus', 'redis', 'sandbox', 'scheduler', 'sender']);
+  for (const [name, block] of all) {
+    const image = /\n    image: (\S+)/.exec(block)?.[1] ?? '';
+    // pinned: a tag with a version number, never `latest` or no tag (our own build aside)
+    if (image !== 'metronome:local') expect({ name, image, pinned: /:[^:]*\d+\.\d+/.test(image) && !image.endsWith(':latest') }).toEqual({ name, image, pinned: true });
+    if (name !== 'migrate') expect({ name, healthcheck: block.includes('\n    healthcheck:') }).toEqual({ name, healthcheck: true });
+    if (image === 'metronome:local') {
+      // exec form, node first: no npm, no shell
+      expect({ name, command: /\n    command:\n    - node\n/.test(block) }).toEqual({ name, command: true });
+    }
+  }
+});
