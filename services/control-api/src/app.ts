@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate, type AuthLimits } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
+import { registerConsole } from './console.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
 import { installErrorHandler, toApiError } from './error-handler.js';
 import { ApiError, errorBody } from './errors.js';
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const limiterRedis = failFastRedis(app, deps);
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
+  registerConsole(app);
   await app.register(
     async (v1) => {
       v1.addHook('onRoute', (route) => {

@@ -1,0 +1,102 @@
+// The console's only way to the data: the /v1 API with the bearer token, typed from the
+// OpenAPI document (api-types.ts is generated from /openapi.json).
+import type { components, paths } from './api-types.js';
+
+type Json200<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
+
+export type Run = components['schemas']['Run'];
+export type RunStatus = Run['status'];
+export type RunTarget = components['schemas']['RunTarget'];
+export type TargetStatus = RunTarget['status'];
+export type Waiting = NonNullable<Run['waiting']>;
+export type Campaign = components['schemas']['Campaign'];
+export type Account = components['schemas']['Account'];
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+export type Me = Json200<'/v1/me', 'get'>;
+export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+const TOKEN_KEY = 'metronome.token';
+
+// The token lives in sessionStorage: it survives a reload of the tab, is gone when the tab
+// closes, and never appears in a URL.
+export const session = {
+  token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (token: string) => sessionStorage.setItem(TOKEN_KEY, token),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Told when the token is refused, so the app returns to the sign-in form. */
+let onUnauthorized: () => void = () => undefined;
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+export async function call<T>(method: string, path: string, body?: unknown, token = session.token()): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token ?? ''}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  const json = text ? (JSON.parse(text) as unknown) : null;
+  if (!res.ok) {
+    const error = (json as { error?: { code?: string; message?: string; details?: FieldError[] } } | null)?.error;
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, error?.code ?? 'error', error?.message ?? `${res.status}`, error?.details ?? []);
+  }
+  return json as T;
+}
+
+const query = (params: Record<string, string | number | undefined>) => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+};
+
+export const api = {
+  me: (token?: string) => call<Me>('GET', '/v1/me', undefined, token ?? session.token()),
+  runs: (p: { status?: RunStatus | ''; campaignId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
+  run: (id: string) => call<Run>('GET', `/v1/runs/${encodeURIComponent(id)}`),
+  targets: (id: string, p: { status?: TargetStatus | ''; limit?: number; cursor?: string }) =>
+    call<Page<RunTarget>>('GET', `/v1/runs/${encodeURIComponent(id)}/targets${query(p)}`),
+  command: (id: string, command: RunCommand) => call<Run>('POST', `/v1/runs/${encodeURIComponent(id)}/${command}`),
+  campaigns: (p: { limit?: number; cursor?: string } = {}) => call<Page<Campaign>>('GET', `/v1/campaigns${query(p)}`),
+  campaign: (id: string) => call<Campaign>('GET', `/v1/campaigns/${encodeURIComponent(id)}`),
+  runNow: (id: string) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(id)}/runs`),
+  deactivate: (id: string) => call<Campaign>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
+  accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
+  patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
+  pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),
+};
+
+export type RunCommand = 'pause' | 'resume' | 'cancel' | 'retry-failed';
+
+/** Every page of a list, for small lists (names of campaigns and accounts) and the CSV export. */
+export async function allPages<T>(load: (cursor: string | undefined) => Promise<Page<T>>, max = 100): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < max; i++) {
+    const page = await load(cursor);
+    out.push(...page.items);
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+// Pieces shared by the pages: status pills, the run's explanation, its commands.
+import { useState } from 'preact/hooks';
+import { api, ApiError, type Run, type RunCommand } from './api.js';
+import { duration, label, time } from './format.js';
+
+export function Pill({ status }: { status: string }) {
+  return <span class={`pill pill-${status}`}>{label(status)}</span>;
+}
+
+/** Why the run is where it is: the API's waiting sentence, or its summary when nothing holds it. */
+export function Explanation({ run }: { run: Run }) {
+  if (run.waiting) {
+    return (
+      <p class="waiting">
+        <span class="reason">{run.waiting.reason.replace(/_/g, ' ')}</span> {run.waiting.detail}
+        {run.waiting.until && <span class="until"> (until {time(run.waiting.until)})</span>}
+      </p>
+    );
+  }
+  if (run.errorSummary) return <p class="summary">{run.errorSummary}</p>;
+  if (run.status === 'paused' && run.pausedReason === 'operator') return <p class="summary">Paused by an operator.</p>;
+  return null;
+}
+
+export function Eta({ run }: { run: Run }) {
+  if (run.eta) return <span>{time(run.eta)} (in {duration(new Date(run.eta).getTime() - Date.now())})</span>;
+  return <span>—</span>;
+}
+
+const finished = ['success', 'partial', 'failed', 'cancelled'];
+
+/** The commands a run's state allows, as real buttons; cancelling asks first. */
+export function RunActions({ run, onChange }: { run: Run; onChange: (r: Run) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const act = async (command: RunCommand) => {
+    setBusy(true);
+    setError(null);
+    try {
+      onChange(await api.command(run.id, command));
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
+  const retriable = finished.includes(run.status) && run.counts.failed + run.counts.unknown > 0;
+  const open = ['queued', 'running', 'paused'].includes(run.status);
+  if (confirming) {
+    return (
+      <div class="actions" role="group" aria-label="Confirm cancel">
+        <span>Cancel this run? Its {run.counts.pending} pending chats will be skipped.</span>
+        <button type="button" class="danger" disabled={busy} onClick={() => void act('cancel')}>
+          Yes, cancel run
+        </button>
+        <button type="button" disabled={busy} onClick={() => setConfirming(false)}>
+          Keep it
+        </button>
+      </div>
+    );
+  }
+  return (
+    <div class="actions">
+      {run.status === 'paused' && (
+        <button type="button" class="primary" disabled={busy} onClick={() => void act('resume')}>
+          Resume
+        </button>
+      )}
+      {(run.status === 'queued' || run.status === 'running') && (
+        <button type="button" disabled={busy} onClick={() => void act('pause')}>
+          Pause
+        </button>
+      )}
+      {open && (
+        <button type="button" disabled={busy} onClick={() => setConfirming(true)}>
+          Cancel
+        </button>
+      )}
+      {retriable && (
+        <button type="button" disabled={busy} onClick={() => void act('retry-failed')}>
+          Retry failed
+        </button>
+      )}
+      {error && (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+export function Progress({ run }: { run: Run }) {
+  const c = run.counts;
+  const pct = c.total ? Math.round((c.sent / c.total) * 100) : 0;
+  return (
+    <div class="progress">
+      <progress max={c.total || 1} value={c.sent} aria-label={`${c.sent} of ${c.total} sent`} />
+      <span>
+        {c.sent} of {c.total} sent ({pct}%)
+        {c.failed > 0 && <span class="bad"> · {c.failed} failed</span>}
+        {c.unknown > 0 && <span class="warn"> · {c.unknown} unknown</span>}
+      </span>
+    </div>
+  );
+}
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiError && error.status === 404 ? 'Not found: it does not exist, or it is not yours to see.' : error instanceof Error ? error.message : String(error);
+  return (
+    <p class="error" role="alert">
+      {text}
+    </p>
+  );
+}

@@ -1,0 +1,67 @@
+// Plain words for times, durations, schedules and counts.
+import type { Campaign, Run } from './api.js';
+
+/** A time in the browser's zone: `14:05:09`, with the date when it is not today. */
+export function time(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  const sameDay = d.toDateString() === now.toDateString();
+  const clock = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  return sameDay ? clock : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${clock}`;
+}
+
+/** `1 h 5 min`, `3 min 20 s`, `12 s`. */
+export function duration(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  return `${Math.floor(h / 24)} days`;
+}
+
+/** How long after its scheduled time the run started sending; null before it started. */
+export function startLag(run: Run): string | null {
+  if (!run.startedAt) return null;
+  const lag = new Date(run.startedAt).getTime() - new Date(run.scheduledAt).getTime();
+  return lag <= 1000 ? 'on time' : `${duration(lag)} late`;
+}
+
+/** "in 3 min 20 s" / "2 min ago". */
+export function relative(iso: string, now = Date.now()): string {
+  const ms = new Date(iso).getTime() - now;
+  return ms >= 0 ? `in ${duration(ms)}` : `${duration(ms)} ago`;
+}
+
+const every = (seconds: number): string => {
+  const units: [number, string][] = [
+    [86_400, 'day'],
+    [3_600, 'hour'],
+    [60, 'minute'],
+    [1, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (seconds % size === 0) {
+      const n = seconds / size;
+      return n === 1 ? `every ${name}` : `every ${n} ${name}s`;
+    }
+  }
+  return `every ${seconds} seconds`;
+};
+
+/** "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur". */
+export function scheduleInWords(c: Campaign): string {
+  const s = c.schedule;
+  const what = s.type === 'interval' ? every(s.everySeconds) : s.type === 'cron' ? `on cron "${s.expression}"` : `once at ${time(s.at)}`;
+  const w = c.deliveryWindow;
+  const window = w.start === '00:00' && w.end === '24:00' ? 'any time of day' : `${w.start}–${w.end}`;
+  return `${what}, ${window} ${c.timezone}`;
+}
+
+/** "12 of 60 sent". */
+export function progress(run: Run): string {
+  return `${run.counts.sent} of ${run.counts.total} sent`;
+}
+
+export const label = (status: string): string => (status === 'in_flight' ? 'In flight' : status.charAt(0).toUpperCase() + status.slice(1));

@@ -1,0 +1,57 @@
+// Data hooks: names of campaigns and accounts for display, and a reload that follows the live
+// events (and a slow poll, since waiting and eta change with time, not only with events).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { allPages, api, type Account, type Campaign } from './api.js';
+import { listen, type AccountEvent, type RunEvent } from './events.js';
+
+export interface Names {
+  campaigns: Map<string, Campaign>;
+  accounts: Map<string, Account>;
+}
+
+export function useNames(): Names {
+  const [names, setNames] = useState<Names>({ campaigns: new Map(), accounts: new Map() });
+  useEffect(() => {
+    void Promise.all([allPages((cursor) => api.campaigns({ limit: 500, cursor })), allPages((cursor) => api.accounts({ limit: 500, cursor }))]).then(
+      ([campaigns, accounts]) => setNames({ campaigns: new Map(campaigns.map((c) => [c.id, c])), accounts: new Map(accounts.map((a) => [a.id, a])) }),
+      () => undefined,
+    );
+  }, []);
+  return names;
+}
+
+const POLL_MS = 10_000;
+
+/**
+ * Calls `reload` now, after every relevant live event (coalesced), and every 10 s while the tab
+ * is visible. `relevant` filters the events; `deps` restart it.
+ */
+export function useLive(reload: () => Promise<void>, relevant: (e: RunEvent | AccountEvent) => boolean, deps: unknown[]): void {
+  const latest = useRef(reload);
+  latest.current = reload;
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void latest.current(), 250);
+    };
+    void latest.current();
+    const unlisten = listen({ run: (e) => relevant(e) && soon(), account: (e) => relevant(e) && soon() });
+    const poll = setInterval(() => document.visibilityState === 'visible' && void latest.current(), POLL_MS);
+    return () => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      unlisten();
+    };
+  }, deps);
+}
+
+/** The current time, ticking every second: countdowns. */
+export function useNow(): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  return now;
+}

@@ -1,0 +1,162 @@
+// Accounts: status, pace, group concurrency, a countdown while the platform holds one back, and
+// the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again).
+import qrcode from 'qrcode-generator';
+import { useState } from 'preact/hooks';
+import { allPages, api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
+import { ErrorNote, Pill } from '../components.js';
+import { duration, time } from '../format.js';
+import { useLive, useNow } from '../hooks.js';
+
+export function Accounts() {
+  const [accounts, setAccounts] = useState<Account[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const now = useNow();
+  const reload = async () => {
+    try {
+      setAccounts(await allPages((cursor) => api.accounts({ limit: 500, cursor })));
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useLive(reload, (e) => 'accountId' in e, []);
+  const replace = (a: Account) => setAccounts((list) => (list ?? []).map((x) => (x.id === a.id ? a : x)));
+  return (
+    <section aria-labelledby="accounts-title">
+      <h1 id="accounts-title">Accounts</h1>
+      <ErrorNote error={error} />
+      {accounts?.length === 0 && <p>No accounts yet.</p>}
+      <ul class="cards">
+        {(accounts ?? []).map((a) => {
+          const blocked = a.blockedUntil && new Date(a.blockedUntil).getTime() > now ? a.blockedUntil : null;
+          return (
+            <li class="card" data-account-id={a.id}>
+              <h2>
+                {a.name} <Pill status={a.status} />
+              </h2>
+              <p class="muted">
+                {a.platform}
+                {a.externalId ? ` · ${a.externalId}` : ''}
+              </p>
+              <dl class="facts">
+                <div>
+                  <dt>Pace</dt>
+                  <dd>{a.maxSendPerMinute}/min</dd>
+                </div>
+                <div>
+                  <dt>Group concurrency</dt>
+                  <dd>{a.groupConcurrency}</dd>
+                </div>
+                <div>
+                  <dt>Blocked until</dt>
+                  <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
+                </div>
+              </dl>
+              {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+function Fix({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
+  return account.platform === 'whatsapp' ? <Pair account={account} /> : <NewCredentials account={account} onFixed={onFixed} />;
+}
+
+function NewCredentials({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
+  const field = account.platform === 'telegram' ? 'botToken' : 'apiKey';
+  const what = account.platform === 'telegram' ? 'bot token' : 'API key';
+  const why =
+    account.platform === 'telegram'
+      ? 'The bot token was refused (revoked or wrong). Paste the new token from @BotFather; the account becomes active again.'
+      : 'The platform refused the API key. Paste the key the platform issued for this account; the account becomes active again.';
+  const [value, setValue] = useState('');
+  const [errors, setErrors] = useState<FieldError[]>([]);
+  const [failure, setFailure] = useState<unknown>(null);
+  const inputId = `fix-${account.id}`;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setErrors([]);
+    setFailure(null);
+    try {
+      onFixed(await api.patchAccount(account.id, { credentials: { [field]: value } }));
+      setValue('');
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length) setErrors(err.details);
+      else setFailure(err);
+    }
+  };
+  const fieldError = errors.find((d) => d.field === `credentials.${field}` || d.field === 'credentials');
+  return (
+    <form class="fix" onSubmit={(e) => void submit(e)}>
+      <p>{why}</p>
+      <label for={inputId}>New {what}</label>
+      <input
+        id={inputId}
+        type="password"
+        autoComplete="off"
+        value={value}
+        required
+        aria-invalid={fieldError ? 'true' : undefined}
+        aria-describedby={fieldError ? `${inputId}-error` : undefined}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
+      {fieldError && (
+        <span id={`${inputId}-error`} class="error">
+          {fieldError.message}
+        </span>
+      )}
+      <button type="submit" class="primary">
+        Save {what}
+      </button>
+      <ErrorNote error={failure} />
+    </form>
+  );
+}
+
+function Pair({ account }: { account: Account }) {
+  const [phone, setPhone] = useState('');
+  const [pairing, setPairing] = useState<Pairing | null>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const start = async (e: Event) => {
+    e.preventDefault();
+    setFailure(null);
+    try {
+      setPairing(await api.pair(account.id, phone.trim() || undefined));
+    } catch (err) {
+      setFailure(err);
+    }
+  };
+  let qrSrc: string | null = null;
+  if (pairing?.qr) {
+    const code = qrcode(0, 'M');
+    code.addData(pairing.qr);
+    code.make();
+    qrSrc = code.createDataURL(5, 2);
+  }
+  const phoneId = `pair-${account.id}`;
+  return (
+    <form class="fix" onSubmit={(e) => void start(e)}>
+      <p>WhatsApp logged this device out. Pair it again: scan a QR code, or leave a phone number to get a code to type on that phone.</p>
+      <label for={phoneId}>Phone number (optional, international)</label>
+      <input id={phoneId} type="tel" inputMode="tel" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} />
+      <button type="submit" class="primary">
+        {phone.trim() ? 'Get a pairing code' : 'Show QR code'}
+      </button>
+      {pairing && (
+        <div class="pairing">
+          {qrSrc && <img src={qrSrc} alt="QR code: WhatsApp → Linked devices → Link a device" width={240} height={240} />}
+          {pairing.pairingCode && (
+            <p>
+              Pairing code: <strong class="code">{pairing.pairingCode}</strong>
+            </p>
+          )}
+          <p class="muted">Valid until {time(pairing.expiresAt)}. The account turns active once the phone accepts.</p>
+        </div>
+      )}
+      <ErrorNote error={failure} />
+    </form>
+  );
+}

@@ -1,0 +1,140 @@
+// Activity: every run, newest first, live, with what holds it and the commands its state allows.
+import { useState } from 'preact/hooks';
+import { api, type Me, type Run, type RunStatus } from '../api.js';
+import { ErrorNote, Eta, Explanation, Pill, Progress, RunActions } from '../components.js';
+import { startLag, time } from '../format.js';
+import { useLive, useNames } from '../hooks.js';
+import { href } from '../router.js';
+
+const STATUSES: RunStatus[] = ['queued', 'running', 'paused', 'success', 'partial', 'failed', 'cancelled'];
+
+export function Activity({ me }: { me: Me }) {
+  const names = useNames();
+  const [status, setStatus] = useState<RunStatus | ''>('');
+  const [campaignId, setCampaignId] = useState('');
+  const [accountId, setAccountId] = useState('');
+  const [tenantId, setTenantId] = useState('');
+  const [runs, setRuns] = useState<Run[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  // Reloads the pages already shown, so live updates never shorten a list the operator extended.
+  const reload = async () => {
+    try {
+      const page = await api.runs({ status, campaignId: campaignId || undefined, limit: Math.max(50, runs?.length ?? 0) });
+      setRuns(page.items);
+      setCursor(page.nextCursor);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useLive(reload, () => true, [status, campaignId]);
+  const more = async () => {
+    if (!cursor) return;
+    const page = await api.runs({ status, campaignId: campaignId || undefined, limit: 50, cursor });
+    setRuns([...(runs ?? []), ...page.items]);
+    setCursor(page.nextCursor);
+  };
+  const replace = (r: Run) => setRuns((list) => (list ?? []).map((x) => (x.id === r.id ? r : x)));
+
+  // The API filters runs by status and campaign; the account (and, for the admin, the tenant)
+  // filter applies to the runs loaded here.
+  const shown = (runs ?? []).filter((r) => (!accountId || r.accountId === accountId) && (!tenantId || r.tenantId === tenantId));
+  const tenants = me.admin ? [...new Set((runs ?? []).map((r) => r.tenantId))] : [];
+  return (
+    <section aria-labelledby="activity-title">
+      <h1 id="activity-title">Activity</h1>
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Status
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RunStatus | '')}>
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Campaign
+          <select value={campaignId} onChange={(e) => setCampaignId(e.currentTarget.value)}>
+            <option value="">All</option>
+            {[...names.campaigns.values()].map((c) => (
+              <option value={c.id}>{c.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Account
+          <select value={accountId} onChange={(e) => setAccountId(e.currentTarget.value)}>
+            <option value="">All</option>
+            {[...names.accounts.values()].map((a) => (
+              <option value={a.id}>{a.name}</option>
+            ))}
+          </select>
+        </label>
+        {me.admin && (
+          <label>
+            Tenant
+            <select value={tenantId} onChange={(e) => setTenantId(e.currentTarget.value)}>
+              <option value="">All</option>
+              {tenants.map((t) => (
+                <option value={t}>{t.slice(0, 8)}</option>
+              ))}
+            </select>
+          </label>
+        )}
+      </form>
+      <ErrorNote error={error} />
+      {runs === null ? <p>Loading…</p> : shown.length === 0 ? <p>No runs yet.</p> : null}
+      <ul class="runs">
+        {shown.map((r) => (
+          <RunItem run={r} campaign={names.campaigns.get(r.campaignId)?.name} account={names.accounts.get(r.accountId)?.name} admin={me.admin} onChange={replace} />
+        ))}
+      </ul>
+      {cursor && (
+        <button type="button" onClick={() => void more()}>
+          Load older runs
+        </button>
+      )}
+    </section>
+  );
+}
+
+export function RunItem({ run, campaign, account, admin, onChange }: { run: Run; campaign?: string | undefined; account?: string | undefined; admin: boolean; onChange: (r: Run) => void }) {
+  const lag = startLag(run);
+  return (
+    <li class={`run run-${run.status}`} data-run-id={run.id}>
+      <div class="run-head">
+        <Pill status={run.status} />
+        <a href={href.run(run.id)} class="run-name">
+          {campaign ?? `Run ${run.id.slice(0, 8)}`}
+        </a>
+        <span class="muted">
+          {account ? `${account} · ` : ''}
+          {run.trigger === 'manual' ? 'run now' : 'scheduled'} {time(run.scheduledAt)}
+          {admin ? ` · tenant ${run.tenantId.slice(0, 8)}` : ''}
+        </span>
+      </div>
+      <Progress run={run} />
+      <dl class="facts">
+        <div>
+          <dt>Start lag</dt>
+          <dd>{lag ?? 'not started'}</dd>
+        </div>
+        <div>
+          <dt>Window ends</dt>
+          <dd>{time(run.windowEndAt)}</dd>
+        </div>
+        <div>
+          <dt>ETA</dt>
+          <dd>
+            <Eta run={run} />
+          </dd>
+        </div>
+      </dl>
+      <Explanation run={run} />
+      <RunActions run={run} onChange={onChange} />
+    </li>
+  );
+}

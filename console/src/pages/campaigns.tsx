@@ -1,0 +1,154 @@
+// Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
+import { useState } from 'preact/hooks';
+import { allPages, api, type Campaign, type Me, type Run } from '../api.js';
+import { ErrorNote } from '../components.js';
+import { relative, scheduleInWords, time } from '../format.js';
+import { useLive, useNames } from '../hooks.js';
+import { href } from '../router.js';
+import { RunItem } from './activity.js';
+
+export function Campaigns() {
+  const names = useNames();
+  const [campaigns, setCampaigns] = useState<Campaign[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useLive(
+    async () => {
+      try {
+        setCampaigns(await allPages((cursor) => api.campaigns({ limit: 500, cursor })));
+      } catch (e) {
+        setError(e);
+      }
+    },
+    () => true,
+    [],
+  );
+  return (
+    <section aria-labelledby="campaigns-title">
+      <h1 id="campaigns-title">Campaigns</h1>
+      <ErrorNote error={error} />
+      {campaigns?.length === 0 && <p>No campaigns yet.</p>}
+      <ul class="cards">
+        {(campaigns ?? []).map((c) => (
+          <li class="card">
+            <a href={href.campaign(c.id)} class="run-name">
+              {c.name}
+            </a>{' '}
+            <span class={`pill ${c.active ? 'pill-success' : 'pill-cancelled'}`}>{c.active ? 'Active' : 'Inactive'}</span>
+            <p>{scheduleInWords(c)}</p>
+            <p class="muted">
+              {names.accounts.get(c.accountId)?.name ?? ''} · {c.targets.length} chats · next run {c.nextRunAt ? `${time(c.nextRunAt)} (${relative(c.nextRunAt)})` : 'none'}
+            </p>
+            {c.lastError && <p class="error">{c.lastError}</p>}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+export function CampaignPage({ id, me }: { id: string; me: Me }) {
+  const names = useNames();
+  const [campaign, setCampaign] = useState<Campaign | null>(null);
+  const [runs, setRuns] = useState<Run[]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [confirmOff, setConfirmOff] = useState(false);
+  const reload = async () => {
+    try {
+      const [c, page] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 })]);
+      setCampaign(c);
+      setRuns(page.items);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useLive(reload, (e) => 'campaignId' in e && e.campaignId === id, [id]);
+  const act = async (what: () => Promise<unknown>, done: string) => {
+    setNotice(null);
+    try {
+      await what();
+      setNotice(done);
+      await reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  if (!campaign) {
+    return error ? (
+      <section>
+        <h1>Campaign not found</h1>
+        <ErrorNote error={error} />
+      </section>
+    ) : (
+      <p>Loading…</p>
+    );
+  }
+  const replace = (r: Run) => setRuns((list) => list.map((x) => (x.id === r.id ? r : x)));
+  return (
+    <section aria-labelledby="campaign-title">
+      <p>
+        <a href={href.campaigns()}>← Campaigns</a>
+      </p>
+      <h1 id="campaign-title">{campaign.name}</h1>
+      <p class="schedule">{scheduleInWords(campaign)}</p>
+      <dl class="facts">
+        <div>
+          <dt>Status</dt>
+          <dd>{campaign.active ? 'Active' : 'Inactive'}</dd>
+        </div>
+        <div>
+          <dt>Next run</dt>
+          <dd>{campaign.nextRunAt ? `${time(campaign.nextRunAt)} (${relative(campaign.nextRunAt)})` : 'none'}</dd>
+        </div>
+        <div>
+          <dt>Account</dt>
+          <dd>{names.accounts.get(campaign.accountId)?.name ?? campaign.accountId.slice(0, 8)}</dd>
+        </div>
+        <div>
+          <dt>Chats</dt>
+          <dd>{campaign.targets.length}</dd>
+        </div>
+        <div>
+          <dt>Messages</dt>
+          <dd>{campaign.messages.map((m) => (m.type === 'text' ? m.text : `media${m.caption ? `: ${m.caption}` : ''}`)).join(' · ')}</dd>
+        </div>
+        <div>
+          <dt>Auto resume</dt>
+          <dd>{campaign.autoResume ? 'yes, when the window opens again' : 'no'}</dd>
+        </div>
+      </dl>
+      {campaign.lastError && <p class="error">{campaign.lastError}</p>}
+      <div class="actions">
+        <button type="button" class="primary" onClick={() => void act(() => api.runNow(id), 'Run started.')}>
+          Run now
+        </button>
+        {campaign.active &&
+          (confirmOff ? (
+            <span role="group" aria-label="Confirm deactivate">
+              Deactivate it and cancel its open runs?{' '}
+              <button type="button" class="danger" onClick={() => void act(() => api.deactivate(id), 'Campaign deactivated.').then(() => setConfirmOff(false))}>
+                Yes, deactivate
+              </button>{' '}
+              <button type="button" onClick={() => setConfirmOff(false)}>
+                Keep it
+              </button>
+            </span>
+          ) : (
+            <button type="button" onClick={() => setConfirmOff(true)}>
+              Deactivate
+            </button>
+          ))}
+      </div>
+      {notice && <p role="status">{notice}</p>}
+      <ErrorNote error={error} />
+      <h2>Run history</h2>
+      {runs.length === 0 && <p>No runs yet.</p>}
+      <ul class="runs">
+        {runs.map((r) => (
+          <RunItem run={r} campaign={campaign.name} account={names.accounts.get(r.accountId)?.name} admin={me.admin} onChange={replace} />
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,164 @@
+// One run: its summary, why it is where it is, and its chats page by page (CSV of them all).
+import { useState } from 'preact/hooks';
+import { allPages, api, type Run, type RunTarget, type TargetStatus } from '../api.js';
+import { ErrorNote, Eta, Explanation, Pill, Progress, RunActions } from '../components.js';
+import { label, startLag, time } from '../format.js';
+import { useLive, useNames } from '../hooks.js';
+import { href } from '../router.js';
+import { downloadCsv, targetsCsv } from '../csv.js';
+
+const TARGET_STATUSES: TargetStatus[] = ['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown'];
+const PAGE = 50;
+
+export function RunPage({ id }: { id: string }) {
+  const names = useNames();
+  const [run, setRun] = useState<Run | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState<TargetStatus | ''>('');
+  // cursors of the pages before the current one, and the current page's own
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [page, setPage] = useState<{ items: RunTarget[]; nextCursor: string | null } | null>(null);
+  const [exporting, setExporting] = useState(false);
+  const cursor = cursors[cursors.length - 1];
+
+  const reload = async () => {
+    try {
+      const [r, p] = await Promise.all([api.run(id), api.targets(id, { status, limit: PAGE, cursor })]);
+      setRun(r);
+      setPage(p);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useLive(reload, (e) => 'runId' in e && e.runId === id, [id, status, cursor]);
+
+  const exportCsv = async () => {
+    setExporting(true);
+    try {
+      const all = await allPages((c) => api.targets(id, { status, limit: 500, cursor: c }), 1000);
+      downloadCsv(`run-${id}${status ? `-${status}` : ''}.csv`, targetsCsv(all));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  if (error && !run) {
+    return (
+      <section>
+        <h1>Run not found</h1>
+        <ErrorNote error={error} />
+        <a href={href.activity()}>Back to Activity</a>
+      </section>
+    );
+  }
+  if (!run) return <p>Loading…</p>;
+  const campaign = names.campaigns.get(run.campaignId);
+  return (
+    <section aria-labelledby="run-title">
+      <p>
+        <a href={href.activity()}>← Activity</a>
+      </p>
+      <h1 id="run-title">
+        <Pill status={run.status} /> {campaign ? campaign.name : 'Run'} <span class="muted">{run.id.slice(0, 8)}</span>
+      </h1>
+      <Progress run={run} />
+      <dl class="facts">
+        <div>
+          <dt>Campaign</dt>
+          <dd>{campaign ? <a href={href.campaign(campaign.id)}>{campaign.name}</a> : run.campaignId.slice(0, 8)}</dd>
+        </div>
+        <div>
+          <dt>Account</dt>
+          <dd>{names.accounts.get(run.accountId)?.name ?? run.accountId.slice(0, 8)}</dd>
+        </div>
+        <div>
+          <dt>Scheduled</dt>
+          <dd>{time(run.scheduledAt)}</dd>
+        </div>
+        <div>
+          <dt>Start lag</dt>
+          <dd>{startLag(run) ?? 'not started'}</dd>
+        </div>
+        <div>
+          <dt>Window ends</dt>
+          <dd>{time(run.windowEndAt)}</dd>
+        </div>
+        <div>
+          <dt>ETA</dt>
+          <dd>
+            <Eta run={run} />
+          </dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>{time(run.finishedAt)}</dd>
+        </div>
+      </dl>
+      <Explanation run={run} />
+      {run.waiting && run.errorSummary && <p class="summary">{run.errorSummary}</p>}
+      <RunActions run={run} onChange={setRun} />
+
+      <h2>Chats</h2>
+      <div class="filters">
+        <label>
+          Chat status
+          <select
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value as TargetStatus | '');
+              setCursors([undefined]);
+            }}
+          >
+            <option value="">All</option>
+            {TARGET_STATUSES.map((s) => (
+              <option value={s}>{label(s)}</option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={exporting} onClick={() => void exportCsv()}>
+          {exporting ? 'Exporting…' : 'Export CSV'}
+        </button>
+      </div>
+      <div class="table-wrap">
+        <table class="targets">
+          <thead>
+            <tr>
+              <th scope="col">Chat</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Next attempt</th>
+              <th scope="col">Waiting</th>
+              <th scope="col">Error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page?.items ?? []).map((t) => (
+              <tr>
+                <td data-label="Chat">{t.chatId}</td>
+                <td data-label="Status">
+                  <Pill status={t.status} />
+                </td>
+                <td data-label="Attempts">{t.attempts}</td>
+                <td data-label="Next attempt">{t.status === 'pending' ? time(t.nextAttemptAt) : '—'}</td>
+                <td data-label="Waiting">{t.waiting?.detail ?? '—'}</td>
+                <td data-label="Error">{t.error ? `${t.error.code}: ${t.error.message}` : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Chat pages">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous page
+        </button>
+        <span>Page {cursors.length}</span>
+        <button type="button" disabled={!page?.nextCursor} onClick={() => page?.nextCursor && setCursors([...cursors, page.nextCursor])}>
+          Next page
+        </button>
+      </nav>
+    </section>
+  );
+}
