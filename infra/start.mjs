@@ -104,6 +104,10 @@ if (!(await until(async () => (await fetch(`${sandboxUrl}/healthz`).catch(() => 
 // 6. the demo: a tenant, two accounts on the sandbox, a campaign to 50 chats (text + image)
 const demo = await createDemo();
 say('');
+// The console link carries the demo tenant's token in the URL fragment (#token=…): browsers never
+// send a fragment to the server, so the token reaches no request line and no log; the console
+// reads it once into session storage and removes it from the address bar (history.replaceState).
+say(`  Console       ${apiUrl}/#token=${encodeURIComponent(demo.token)}   (open it: the demo's Activity page)`);
 say(`  Control API   ${apiUrl}        (OpenAPI: ${apiUrl}/openapi.json)`);
 say(`  Sandbox       ${sandboxUrl}        (what each chat received)`);
 say(`  Admin token   ${env.ADMIN_TOKEN}`);
