@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -9,15 +9,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** The Chromium to drive: CHROMIUM_PATH, else `chromium` (or `chromium-browser`) on the PATH. */
 export function chromiumPath(): string {
   const given = process.env['CHROMIUM_PATH'];
-  if (given) return given;
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      const found = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
-      if (found) return found;
-    } catch {
-      // not this one
-    }
-  }
+  const dirs = (process.env['PATH'] ?? '').split(path.delimiter).filter(Boolean);
+  const found = given ? (existsSync(given) ? given : undefined) : ['chromium', 'chromium-browser'].flatMap((name) => dirs.map((d) => path.join(d, name))).find((p) => existsSync(p));
+  if (found) return found;
   throw new Error('Chromium is not installed: run `apt-get update && apt-get install -y --no-install-recommends chromium` (or set CHROMIUM_PATH) to run the console tests.');
 }
 
