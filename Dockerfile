@@ -4,7 +4,9 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
 COPY libs libs
 COPY services services
-RUN npm ci --no-audit --no-fund && npx tsc -b tsconfig.json && npm prune --omit=dev
+COPY console console
+# the services, then the operator console the API serves at / (console/dist)
+RUN npm ci --no-audit --no-fund && npx tsc -b tsconfig.json && npm run build --workspace console --silent && npm prune --omit=dev
 
 FROM node:20.19.0-bookworm-slim
 WORKDIR /app
