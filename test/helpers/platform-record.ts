@@ -19,31 +19,35 @@ export function repeats(items: SandboxMessage[]): string[] {
   return [...seen].filter(([, n]) => n > 1).map(([key]) => key);
 }
 
-/** The most requests one account's record holds in any window of `windowMs` (both ends included). */
-export function busiestWindow(times: number[], windowMs: number): number {
+/** The most requests one account's record holds in any window of `windowMs` (both ends included), and when that window starts. */
+export function busiestWindow(times: number[], windowMs: number): { most: number; from: number } {
   const sorted = [...times].sort((a, b) => a - b);
   let most = 0;
+  let from = 0;
   let start = 0;
   for (let end = 0; end < sorted.length; end++) {
     while (sorted[end]! - sorted[start]! > windowMs) start++;
-    most = Math.max(most, end - start + 1);
+    if (end - start + 1 > most) {
+      most = end - start + 1;
+      from = sorted[start]!;
+    }
   }
-  return most;
+  return { most, from };
 }
 
 /**
  * The windows in which an account received more than `burst + pace × W` (CONTRACT: never too
  * fast, judged at the platform), for W = 1 s and 10 s.
  */
-export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: number): { account: string; windowMs: number; most: number; limit: number }[] {
+export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: number): { account: string; windowMs: number; most: number; limit: number; from: number }[] {
   const byAccount = new Map<string, number[]>();
   for (const m of items) byAccount.set(m.account, [...(byAccount.get(m.account) ?? []), m.receivedAt]);
-  const breaches: { account: string; windowMs: number; most: number; limit: number }[] = [];
+  const breaches: { account: string; windowMs: number; most: number; limit: number; from: number }[] = [];
   for (const [account, times] of byAccount) {
     for (const windowMs of [1_000, 10_000]) {
       const limit = Math.floor(burst + (perMinute / 60_000) * windowMs);
-      const most = busiestWindow(times, windowMs);
-      if (most > limit) breaches.push({ account, windowMs, most, limit });
+      const { most, from } = busiestWindow(times, windowMs);
+      if (most > limit) breaches.push({ account, windowMs, most, limit, from });
     }
   }
   return breaches;

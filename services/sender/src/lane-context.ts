@@ -48,8 +48,10 @@ export interface LaneContext {
   leaseMs: number;
   /** lease end of each target this job claimed, by chat id (an answer is retried until then) */
   leases: Map<string, number>;
-  /** when this job's requests were really written */
+  /** when this job's lanes went ahead from their slots (to claim and write) */
   written: WrittenPace;
+  /** when this job's requests were really written */
+  sent: WrittenPace;
   /** the latest pace slot this job reserved */
   lastSlotAt: number;
   /** a claim statement failed without an answer: it may have claimed a target no lane holds */

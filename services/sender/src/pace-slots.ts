@@ -5,6 +5,18 @@ import type { SenderDeps } from './deps.js';
 /** Waits shorter than this are not slept (a timer's grain on a busy event loop). */
 const TIMER_GRAIN_MS = 2;
 
+/**
+ * Right before a request is written: keeps this job's writes one configured interval apart
+ * however long the statement before took. A database that stalls for a moment releases the
+ * lanes waiting on their claims together; without this they would write back to back.
+ * Not cut short by a drain: the send is stamped as begun and goes out.
+ */
+export async function spaceWrite(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+  const wait = writeWaitMs(ctx.sent, deps.clock.now(), ctx.configuredIntervalMs, ctx.burst);
+  if (wait >= TIMER_GRAIN_MS) await deps.sleep(Math.ceil(wait));
+  ctx.sent = afterWrite(ctx.sent, deps.clock.now(), ctx.configuredIntervalMs);
+}
+
 /** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace is the limit). */
 export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: number };
 

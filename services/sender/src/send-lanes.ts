@@ -41,7 +41,7 @@ export async function runLanes(
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs) + 30_000;
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
-    claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
+    claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -66,9 +66,10 @@ async function settlePace(deps: SenderDeps, ctx: LaneContext): Promise<void> {
   // Redis already holds the account back to the slot after the last one reserved; only a job
   // whose writes ran later than their slots has to move it, or one whose lock vanished (Redis
   // restarted empty: the account's pace went with it, and is put back before the next job).
-  if (ctx.written.tat === 0) return;
-  if (ctx.written.tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return;
-  await deps.pace.settle(ctx.run.account.id, deps.clock.now(), ctx.written.tat).catch((error: unknown) => {
+  const tat = Math.max(ctx.written.tat, ctx.sent.tat);
+  if (tat === 0) return;
+  if (tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return;
+  await deps.pace.settle(ctx.run.account.id, deps.clock.now(), tat).catch((error: unknown) => {
     deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'pace not settled: the next job keeps the slots reserved so far');
   });
 }

@@ -4,7 +4,7 @@ import type { OutgoingPart } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 import { durably, hardStopped, pause, stopWith, windowClosed, type LaneContext } from './lane-context.js';
 import type { MediaUpload } from './media-refs.js';
-import { reserveSlot, waitForSlot } from './pace-slots.js';
+import { reserveSlot, spaceWrite, waitForSlot } from './pace-slots.js';
 import { applyResult, releaseTarget } from './part-result.js';
 
 /** A part ready to go: what to send, and the duty to report a media's first upload. */
@@ -111,6 +111,7 @@ async function markWaiting(deps: SenderDeps, ctx: LaneContext, target: ClaimedTa
 
 /** Writes one part's request (its send is stamped) and reports a media's first upload. */
 async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, index: number, part: { part: OutgoingPart; upload?: MediaUpload }): Promise<SendResult> {
+  await spaceWrite(deps, ctx);
   const result = await ctx.transport.send(ctx.account, {
     chatId: target.chatId,
     part: part.part,
