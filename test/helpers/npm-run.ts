@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { byLine } from '@metronome/testkit';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -24,22 +25,15 @@ export function npmRun(script: string, env: Record<string, string>): NpmService 
   const lines: Record<string, unknown>[] = [];
   const raw: string[] = [];
   const waiters = new Set<() => void>();
-  let buffer = '';
-  const onData = (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      raw.push(line);
-      try {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        continue; // npm's own banner lines
-      }
-      for (const wake of [...waiters]) wake();
+  const onData = byLine((line) => {
+    raw.push(line);
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      return; // npm's own banner lines
     }
-  };
+    for (const wake of [...waiters]) wake();
+  });
   npm.stdout!.on('data', onData);
   npm.stderr!.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));

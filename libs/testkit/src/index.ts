@@ -1,4 +1,4 @@
-export { startService, freePort, type ServiceProcess } from './processes.js';
+export { startService, freePort, byLine, type ServiceProcess } from './processes.js';
 export { startStack, apiCall, sandboxGet, scrapeSum, type Stack, type StackOptions } from './stack.js';
 export { createScratchDatabase, type ScratchDatabase } from './databases.js';
 export { startPrivateRedis, redisAnswers, type PrivateRedis } from './private-redis.js';

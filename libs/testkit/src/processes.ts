@@ -16,34 +16,41 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `services/<dir>/dist/<entry>` with `env` added to this process's environment. */
-export function startService(name: string, script: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+/** Calls `onLine` with each whole line of a child's output, however its chunks are cut. */
+export function byLine(onLine: (line: string) => void): (chunk: Buffer) => void {
   let buffer = '';
-  const onData = (chunk: Buffer) => {
+  return (chunk) => {
     buffer += chunk.toString('utf8');
     let nl: number;
     while ((nl = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
-      output.push(line);
-      if (output.length > 5000) output.shift();
-      let parsed: Record<string, unknown> | null = null;
-      try {
-        parsed = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      for (const w of [...waiters]) {
-        if (w.match(parsed)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(parsed);
-        }
-      }
+      onLine(line);
     }
   };
+}
+
+/** Starts `services/<dir>/dist/<entry>` with `env` added to this process's environment. */
+export function startService(name: string, script: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, [path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const onData = byLine((line) => {
+    output.push(line);
+    if (output.length > 5000) output.shift();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    for (const w of [...waiters]) {
+      if (w.match(parsed)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(parsed);
+      }
+    }
+  });
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
