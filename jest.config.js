@@ -7,13 +7,9 @@ const shared = {
     '^@metronome/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
-  transform: {
-    '^.+\\.ts$': tsJest,
-    // cookie@2 is ESM-only and is require()d by fastify's light-my-request (app.inject);
-    // jest cannot require ESM on Node 20, so that one package is compiled to CommonJS.
-    'node_modules/cookie/.+\\.js$': ['ts-jest', { useESM: false, tsconfig: { allowJs: true, module: 'commonjs', esModuleInterop: true } }],
-  },
-  transformIgnorePatterns: ['/node_modules/(?!cookie/)'],
+  // fastify's light-my-request (app.inject) require()s `cookie`; package.json pins it to 1.1.1,
+  // which is CommonJS and runs on Node 20 (cookie@2 is ESM-only and wants Node 22).
+  transform: { '^.+\\.ts$': tsJest },
 };
 
 export default {
