@@ -2,15 +2,18 @@
 // Plain JavaScript with no dependencies, because it runs before `npm ci` may have happened.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureServices } from './ensure-services.mjs';
-import { demoImage } from './demo-image.mjs';
+import { retirePreviousDemo, startDemoCampaigns } from './demo.mjs';
+import { watchRuns } from './progress.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DATA = path.join(ROOT, '.data');
+// METRONOME_DATA_DIR moves the demo's state and logs (the tests start `npm start` twice in one).
+const DATA = path.resolve(process.env.METRONOME_DATA_DIR ?? path.join(ROOT, '.data'));
+const ADMIN_TOKEN_FILE = path.join(DATA, 'admin-token');
 const LOGS = path.join(DATA, 'logs');
 const say = (line) => console.log(line);
 const fail = (line) => {
@@ -34,16 +37,33 @@ say('… building (tsc -b)');
   const r = spawnSync('npx', ['tsc', '-b', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) fail('the build failed: see the errors above.');
 }
+// The console is bundled only when its sources are newer than the bundle: rebuilding it replaces
+// console/dist, which an API already serving it (a test, another start) must not see vanish.
+if (newestMtime(path.join(ROOT, 'console', 'src')) > mtimeOf(path.join(ROOT, 'console', 'dist', 'app.js'))) {
+  say('… building the console');
+  const r = spawnSync('npm', ['run', 'build', '--workspace', 'console', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) fail('the console build failed: see the errors above.');
+}
 
 // 2. configuration: development defaults, overridable from the environment
 mkdirSync(LOGS, { recursive: true });
+/** One admin token per data directory, kept in a file only its owner reads, so it survives restarts. */
+function adminToken() {
+  if (existsSync(ADMIN_TOKEN_FILE)) {
+    const kept = readFileSync(ADMIN_TOKEN_FILE, 'utf8').trim();
+    if (kept) return kept;
+  }
+  const token = `adm_${randomBytes(18).toString('base64url')}`;
+  writeFileSync(ADMIN_TOKEN_FILE, `${token}\n`, { mode: 0o600 });
+  return token;
+}
 const env = {
   ...process.env,
   NODE_ENV: process.env.NODE_ENV ?? 'development',
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome',
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   KEY_PREFIX: process.env.KEY_PREFIX ?? 'mtr',
-  ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? `adm_${randomBytes(18).toString('base64url')}`,
+  ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? adminToken(),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
 };
 
@@ -83,14 +103,17 @@ function startService(name, script, extra) {
 }
 startService('sandbox', 'services/sandbox/dist/main.js', { SANDBOX_PORT: String(sandboxPort) });
 startService('api', 'services/control-api/dist/server.js', { PORT: String(apiPort), HOST: '127.0.0.1' });
-startService('scheduler', 'services/scheduler/dist/main.js', { METRICS_PORT: String(await freePort(9464)) });
-startService('sender-1', 'services/sender/dist/main.js', { METRICS_PORT: String(await freePort(9465)), HTTP_TRANSPORT_URL: sandboxUrl, SENDER_CONCURRENCY: '8' });
-startService('sender-2', 'services/sender/dist/main.js', { METRICS_PORT: String(await freePort(9466)), HTTP_TRANSPORT_URL: sandboxUrl, SENDER_CONCURRENCY: '8' });
-say(`… starting sandbox, api, scheduler and two senders (logs in ${path.relative(process.cwd(), LOGS) || LOGS}/)`);
+say(`… starting the sandbox and the control API (logs in ${path.relative(process.cwd(), LOGS) || LOGS}/)`);
 
 let stopping = false;
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
+// `npm start` execs this script, so npm forwards SIGINT/SIGTERM here; if npm itself is killed
+// outright, this process is re-parented: stop the stack rather than leave it running unowned.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) shutdown(0);
+}, 1000).unref();
 
 if (!(await until(async () => (await fetch(`${apiUrl}/readyz`).catch(() => null))?.ok, 30_000))) {
   console.error(`✗ the API did not become ready; its log: ${path.join(LOGS, 'api.log')}`);
@@ -101,88 +124,53 @@ if (!(await until(async () => (await fetch(`${sandboxUrl}/healthz`).catch(() => 
   shutdown(1);
 }
 
-// 6. the demo: a tenant, two accounts on the sandbox, a campaign to 50 chats (text + image)
-const demo = await createDemo();
+// 6. the demo, in two steps around the scheduler's start: the previous demo's campaigns are
+// retired before any scheduler runs, so none of them fires late; the new ones start after.
+let demoState;
+try {
+  demoState = await retirePreviousDemo({ apiUrl, adminToken: env.ADMIN_TOKEN, dataDir: DATA, say });
+} catch (error) {
+  console.error(`✗ preparing the demo failed: ${error.message}`);
+  shutdown(1);
+}
+if (stopping) await new Promise(() => undefined);
+const schedulerMetrics = await freePort(9464);
+const senderMetrics = [await freePort(9465), await freePort(9466)];
+startService('scheduler', 'services/scheduler/dist/main.js', { METRICS_PORT: String(schedulerMetrics) });
+startService('sender-1', 'services/sender/dist/main.js', { METRICS_PORT: String(senderMetrics[0]), HTTP_TRANSPORT_URL: sandboxUrl, SENDER_CONCURRENCY: '8' });
+startService('sender-2', 'services/sender/dist/main.js', { METRICS_PORT: String(senderMetrics[1]), HTTP_TRANSPORT_URL: sandboxUrl, SENDER_CONCURRENCY: '8' });
+say('… starting the scheduler and two senders');
+// The new campaigns are due the moment they exist: create them once every loop answers, so the
+// demo's start lag is the scheduler's, not its start-up time.
+for (const [name, port] of [['scheduler', schedulerMetrics], ['sender-1', senderMetrics[0]], ['sender-2', senderMetrics[1]]]) {
+  if (!(await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 30_000))) {
+    console.error(`✗ the ${name} did not become ready; its log: ${path.join(LOGS, `${name}.log`)}`);
+    shutdown(1);
+  }
+}
+let demo;
+try {
+  demo = await startDemoCampaigns({ apiUrl, dataDir: DATA, state: demoState, say });
+} catch (error) {
+  console.error(`✗ creating the demo campaigns failed: ${error.message}`);
+  shutdown(1);
+}
+if (stopping) await new Promise(() => undefined);
+
 say('');
 // The console link carries the demo tenant's token in the URL fragment (#token=…): browsers never
 // send a fragment to the server, so the token reaches no request line and no log; the console
 // reads it once into session storage and removes it from the address bar (history.replaceState).
 say(`  Console       ${apiUrl}/#token=${encodeURIComponent(demo.token)}   (open it: the demo's Activity page)`);
-say(`  Control API   ${apiUrl}        (OpenAPI: ${apiUrl}/openapi.json)`);
+say(`  Control API   ${apiUrl}        (reference: ${apiUrl}/docs, OpenAPI: ${apiUrl}/openapi.json)`);
 say(`  Sandbox       ${sandboxUrl}        (what each chat received)`);
-say(`  Admin token   ${env.ADMIN_TOKEN}`);
+say(`  Metrics       ${apiUrl}/metrics  http://127.0.0.1:${schedulerMetrics}/metrics (scheduler)  http://127.0.0.1:${senderMetrics[0]}/metrics  http://127.0.0.1:${senderMetrics[1]}/metrics (senders)`);
+say(`  Admin token   ${env.ADMIN_TOKEN}   (kept in ${path.relative(process.cwd(), ADMIN_TOKEN_FILE) || ADMIN_TOKEN_FILE} unless ADMIN_TOKEN is set)`);
 say(`  Demo tenant   token ${demo.token}`);
 say(`  Try           curl -H "Authorization: Bearer ${env.ADMIN_TOKEN}" ${apiUrl}/v1/runs`);
 say('');
-say('Live progress (Ctrl-C stops everything):');
-watchRuns(demo.token);
-
-async function createDemo() {
-  const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' };
-  const call = async (method, url, body, headers = admin) => {
-    const res = await fetch(`${apiUrl}${url}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
-    const json = await res.json().catch(() => null);
-    if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  try {
-    // Campaigns of an earlier `npm start` would keep running: stop them first.
-    const previous = path.join(DATA, 'demo.json');
-    if (existsSync(previous)) {
-      const old = JSON.parse(readFileSync(previous, 'utf8'));
-      for (const id of old.campaignIds ?? []) await call('DELETE', `/v1/campaigns/${id}`).catch(() => undefined);
-    }
-    const tenant = await call('POST', '/v1/tenants', { name: `Demo ${new Date().toISOString().slice(0, 16)}` });
-    const auth = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
-    const suffix = randomBytes(3).toString('hex');
-    // Each http account has its own API key; the sandbox registers it with the account's first request.
-    const apiKey = () => ({ apiKey: randomBytes(24).toString('base64url') });
-    const a = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account A', externalId: `demo-a-${suffix}`, credentials: apiKey(), maxSendPerMinute: 120 }, auth);
-    const b = await call('POST', '/v1/accounts', { platform: 'http', name: 'Demo account B', externalId: `demo-b-${suffix}`, credentials: apiKey(), maxSendPerMinute: 60 }, auth);
-    const media = await call('POST', '/v1/media?filename=metronome.png', demoImage(), { authorization: auth.authorization, 'content-type': 'image/png' });
-    const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`);
-    const messages = [
-      { type: 'text', text: 'Good morning! This is your Metronome demo reminder.' },
-      { type: 'media', mediaId: media.id, caption: 'Sent by Metronome' },
-    ];
-    const c1 = await call('POST', '/v1/campaigns', { accountId: a.id, name: 'Demo: every minute to 50 chats', timezone: 'UTC', schedule: { type: 'interval', everySeconds: 60 }, messages, targets: chats('group', 50) }, auth);
-    const c2 = await call('POST', '/v1/campaigns', { accountId: b.id, name: 'Demo: every 2 minutes to 10 chats', timezone: 'UTC', schedule: { type: 'interval', everySeconds: 120 }, messages: messages.slice(0, 1), targets: chats('team', 10) }, auth);
-    writeFileSync(previous, JSON.stringify({ tenantId: tenant.id, campaignIds: [c1.id, c2.id] }));
-    say(`✓ demo tenant "${tenant.name}", accounts A (120/min) and B (60/min), campaigns to 50 and 10 sandbox chats`);
-    return { token: tenant.token, names: new Map([[c1.id, c1.name], [c2.id, c2.name]]) };
-  } catch (error) {
-    console.error(`✗ creating the demo failed: ${error.message}`);
-    shutdown(1);
-    return new Promise(() => undefined);
-  }
-}
-
-function watchRuns(token) {
-  const seen = new Map();
-  const tick = async () => {
-    if (stopping) return;
-    try {
-      const res = await fetch(`${apiUrl}/v1/runs?limit=10`, { headers: { authorization: `Bearer ${token}` } });
-      if (res.ok) {
-        const { items } = await res.json();
-        for (const run of items.slice().reverse()) {
-          const c = run.counts;
-          const line = `${run.status.padEnd(9)} ${String(c.sent).padStart(3)}/${c.total} sent${c.failed ? `, ${c.failed} failed` : ''}${c.pending ? `, ${c.pending} pending` : ''}`;
-          // a line when a run changes status, and at most every 5 s while it progresses
-          const last = seen.get(run.id);
-          if (last && (last.line === line || (last.status === run.status && Date.now() - last.at < 5000))) continue;
-          seen.set(run.id, { line, status: run.status, at: Date.now() });
-          const lag = run.startedAt ? ` start lag ${((Date.parse(run.startedAt) - Date.parse(run.scheduledAt)) / 1000).toFixed(2)} s` : '';
-          say(`${new Date().toISOString().slice(11, 19)}  run ${run.id.slice(0, 8)}  ${(demo.names.get(run.campaignId) ?? run.campaignId).padEnd(36)} ${line}${lag}${run.errorSummary ? `  — ${run.errorSummary}` : ''}`);
-        }
-      }
-    } catch {
-      // the API is restarting or stopping; the next poll tells
-    }
-    setTimeout(tick, 1000);
-  };
-  tick();
-}
+say(`Live progress (Ctrl-C, or SIGINT/SIGTERM to pid ${process.pid}, stops everything):`);
+watchRuns({ apiUrl, token: demo.token, campaigns: demo.campaigns, say });
 
 function shutdown(code) {
   if (stopping) return;
@@ -224,4 +212,15 @@ function freePort(preferred) {
       });
     });
   return attempt(preferred).then((p) => p ?? attempt(0));
+}
+
+function mtimeOf(file) {
+  return existsSync(file) ? statSync(file).mtimeMs : 0;
+}
+
+function newestMtime(dir) {
+  return readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+    const full = path.join(dir, entry.name);
+    return Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }, 0);
 }
