@@ -143,6 +143,8 @@ const withoutId: Record<string, () => Promise<void>> = {
   'GET /v1/runs': async () => {
     await listHasNone('/v1/runs');
     await listHasNone(`/v1/runs?campaignId=${foreign['campaigns']}`);
+    await listHasNone(`/v1/runs?accountId=${foreign['accounts']}`);
+    await listHasNone(`/v1/runs?tenantId=${theirs.id}`);
   },
   // SSE: a stream per tenant is checked in events.test.ts ("a tenant sees only its own runs' events").
   'GET /v1/events': async () => {},

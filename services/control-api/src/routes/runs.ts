@@ -63,9 +63,13 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
     '/runs',
     { schema: { tags: ['runs'], summary: 'List runs, newest first', querystring: listRunsQuery, response: { 200: runPage, ...errorResponses() } } },
     async (req) => {
-      const { limit, cursor, status, campaignId } = req.query;
+      const { limit, cursor, status, campaignId, accountId, tenantId } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
-      const rows = await ctx.runs.list({ tenantId: scopeOf(req.caller), status, campaignId }, { limit: limit + 1, before });
+      const scope = scopeOf(req.caller);
+      // Another tenant's id finds nothing, exactly as another tenant's campaignId or accountId
+      // does: the answer does not tell whether that tenant exists.
+      if (tenantId !== undefined && scope !== null && tenantId !== scope) return { items: [], nextCursor: null };
+      const rows = await ctx.runs.list({ tenantId: scope ?? tenantId ?? null, status, campaignId, accountId }, { limit: limit + 1, before });
       const page = pageOf(rows, limit, (r) => encodePosition({ at: r.cursorAt, id: r.id }));
       return { items: await withCounts(page.rows), nextCursor: page.nextCursor };
     },

@@ -56,6 +56,10 @@ export const runPage = pageOf(run);
 export const listRunsQuery = z.object({
   status: runStatus.optional(),
   campaignId: id.optional(),
+  accountId: id.optional().describe("runs sent from this account (the run's accountId, fixed when the run was created)"),
+  tenantId: id
+    .optional()
+    .describe("admin: that tenant's runs only. A tenant token may name its own id; another tenant's id gets an empty page, as a foreign campaignId does"),
   ...pageQuery,
 });
 
