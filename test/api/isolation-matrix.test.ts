@@ -110,6 +110,11 @@ const withoutId: Record<string, () => Promise<void>> = {
     const res = await call(api, 'POST', '/v1/tenants', mine.token, { name: 'sneaky' });
     expect(res.status).toBe(401);
   },
+  'GET /v1/tenants': async () => {
+    const res = await call(api, 'GET', '/v1/tenants', mine.token);
+    expect(res.status).toBe(401);
+    expect(JSON.stringify(res.body)).not.toContain(theirs.id);
+  },
   'GET /v1/me': async () => {
     expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
   },
