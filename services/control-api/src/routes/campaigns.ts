@@ -2,8 +2,6 @@ import { ALWAYS_OPEN, firstOccurrence, rescheduledOccurrence } from '@metronome/
 import {
   AccountRepository,
   CampaignRepository,
-  countRuns,
-  emptyCounts,
   MediaRepository,
   RunControlRepository,
   type CampaignChanges,
@@ -20,12 +18,15 @@ import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { invalidField, notFound, validationFailed, type FieldProblem } from '../errors.js';
 import { startManualRun } from '../run-actions.js';
+import { runViews } from '../run-views.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
-import { run, runView } from '../schemas/runs.js';
+import { run } from '../schemas/runs.js';
 
 /** Campaigns, and `POST /v1/campaigns/{id}/runs` (run now). */
 export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  const runs = runViews(ctx);
+
   app.post(
     '/campaigns',
     { schema: { tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
@@ -190,8 +191,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     },
     async (req, reply) => {
       const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller));
-      const counts = await countRuns(ctx.db, [created.id]);
-      return reply.code(201).send(runView(created, counts.get(created.id) ?? emptyCounts(created.total)));
+      // explained as GET /v1/runs/{id} would explain it now (waiting, eta)
+      return reply.code(201).send(await runs.one(created));
     },
   );
 };

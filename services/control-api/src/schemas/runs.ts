@@ -89,10 +89,8 @@ export function waitingView(w: Waiting | null): z.output<typeof waiting> {
   return w === null ? null : { reason: w.reason, until: w.until ? iso(w.until) : null, detail: w.detail };
 }
 
-const UNEXPLAINED: RunExplanation = { waiting: null, eta: null };
-
-/** `e` left out: an answer that does not read the explanation (run now's 201); GET has it. */
-export function runView(r: RunRow, c: RunCounts, e: RunExplanation = UNEXPLAINED): z.output<typeof run> {
+/** A run's answer: its row, its counts and its explanation (run-views.ts builds all three). */
+export function runView(r: RunRow, c: RunCounts, e: RunExplanation): z.output<typeof run> {
   return {
     id: r.id,
     tenantId: r.tenantId,
