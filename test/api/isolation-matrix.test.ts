@@ -142,6 +142,19 @@ const withoutId: Record<string, () => Promise<void>> = {
     const asThem = await call(api, 'POST', '/v1/campaigns', mine.token, { ...campaignBody(myAccount), tenantId: theirs.id });
     expect(asThem.status).toBe(400);
   },
+  'POST /v1/campaigns/preview': async () => {
+    // validated as a create: their account, their media or their tenant cannot be named
+    const myAccount = (await call(api, 'GET', '/v1/accounts', mine.token)).body.items[0].id;
+    for (const body of [
+      campaignBody(foreign['accounts']!),
+      campaignBody(myAccount, { messages: [{ type: 'media', mediaId: foreign['media'] }] }),
+      { ...campaignBody(myAccount), tenantId: theirs.id },
+    ]) {
+      const res = await call(api, 'POST', '/v1/campaigns/preview', mine.token, body);
+      expect(res.status).toBe(400);
+    }
+    expect((await call(api, 'POST', '/v1/campaigns/preview', mine.token, campaignBody(myAccount))).status).toBe(200);
+  },
   'GET /v1/accounts': () => listHasNone('/v1/accounts'),
   'GET /v1/media': () => listHasNone('/v1/media'),
   'GET /v1/campaigns': () => listHasNone('/v1/campaigns'),
