@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ADMIN_TOKEN, call, createTenant, startApi, type Api } from './harness.js';
+import { ADMIN_TOKEN, call, createTenant, startApi, type Api, type Tenant } from './harness.js';
 
 // GET /v1/tenants: the operator's list of tenants, newest first, paged; never a token.
 
@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(async () => api.close());
 
 test('the admin pages through every tenant newest first, each shown once; no token or hash is answered', async () => {
-  const created = [];
+  const created: Tenant[] = [];
   for (const name of ['first', 'second', 'third', 'fourth']) created.push(await createTenant(api, name));
   const base = Date.parse('2030-01-10T00:00:00Z');
   // 'second' and 'third' at the same instant (the id breaks the tie); 'fourth' half a millisecond
