@@ -33,6 +33,7 @@ describe('create', () => {
       tenantId: a.id,
       active: true,
       autoResume: false,
+      scheduleText: 'every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur',
       nextRunAt: new Date(api.clock.now()).toISOString(),
       lastRunId: null,
       pausedReason: null,
@@ -126,6 +127,20 @@ describe('create', () => {
     expect(fields(nobody)).toEqual(['tenantId']);
     const byTenant = await call(api, 'POST', '/v1/campaigns', a.token, { ...campaignBody(accountA), tenantId: a.id });
     expect(fields(byTenant)).toEqual(['tenantId']);
+  });
+});
+
+describe('scheduleText', () => {
+  test('every campaign answer puts its schedule in words (libs/core scheduleInWords); a PATCH rewords it', async () => {
+    const { id } = await createCampaign(api, a, { schedule: { type: 'cron', expression: '30 9 * * 1,3' }, timezone: 'Europe/Berlin', deliveryWindow: undefined });
+    const words = 'at 09:30 on Mon, Wed (cron 30 9 * * 1,3), Europe/Berlin';
+    expect((await call(api, 'GET', `/v1/campaigns/${id}`, a.token)).body.scheduleText).toBe(words);
+    const listed = (await call(api, 'GET', '/v1/campaigns?limit=500', a.token)).body.items.find((c: { id: string }) => c.id === id);
+    expect(listed.scheduleText).toBe(words);
+    const patched = await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, { schedule: { type: 'interval', everySeconds: 3600 }, deliveryWindow: { start: '22:00', end: '06:00' } });
+    expect(patched.body.scheduleText).toBe('every hour, 22:00–06:00 (overnight) Europe/Berlin');
+    const doc = JSON.parse((await api.app.inject({ method: 'GET', url: '/openapi.json' })).body);
+    expect(doc.components.schemas.Campaign.required).toContain('scheduleText');
   });
 });
 

@@ -17,3 +17,4 @@ export * from './run-eta.js';
 export * from './window-bottleneck.js';
 export * from './occurrence-preview.js';
 export * from './run-preview.js';
+export * from './schedule-words.js';
