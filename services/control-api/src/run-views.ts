@@ -10,7 +10,7 @@ const REDIS_READ_TIMEOUT_MS = 1000;
 // slot is free once the pace's theoretical arrival time (TAT) has passed.
 const ASSUMED_BURST = 1;
 
-/** A run's answer, and what it is built from. */
+/** A run's answer (CONTRACT §3 run). */
 export type RunView = ReturnType<typeof runView>;
 
 /**
