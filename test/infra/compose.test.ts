@@ -50,6 +50,8 @@ test('Prometheus gets its config and the alert rules it loads; Grafana its data 
   // infra/prometheus.yml loads `prometheus/alerts.yml`, relative to itself
   expect(prometheus).toContain(`${ROOT}/infra/prometheus.yml:/etc/prometheus/prometheus.yml:ro`);
   expect(prometheus).toContain(`${ROOT}/infra/prometheus:/etc/prometheus/prometheus:ro`);
+  // the API's healthcheck calls /readyz: the 503s it counts are what MetronomePostgresOrRedisUnreachable sees
+  expect(all.get('api')).toContain('http://127.0.0.1:8080/readyz');
   const grafana = all.get('grafana') ?? '';
   expect(grafana).toContain(`${ROOT}/infra/grafana/provisioning/datasources:/etc/grafana/provisioning/datasources:ro`);
   expect(grafana).toContain(`${ROOT}/infra/grafana/provisioning/dashboards:/etc/grafana/provisioning/dashboards:ro`);

@@ -100,12 +100,16 @@ test('a real Prometheus scrapes every service, runs every dashboard query, and f
   }
 
   // Nothing is paused yet: the rules are evaluated, and the alert is silent.
-  await eventually('the rules to be evaluated', async () => {
-    const { groups } = await prometheus.api<{ groups: { rules: { name: string; health: string; lastEvaluation: string }[] }[] }>('/api/v1/rules');
-    const rules = groups.flatMap((g) => g.rules);
-    return rules.length >= 10 && rules.every((r) => r.health === 'ok' && !r.lastEvaluation.startsWith('0001'));
+  const rules = await eventually('the rules to be evaluated', async () => {
+    const { groups } = await prometheus.api<{ groups: { rules: { name: string; query: string; health: string; lastEvaluation: string }[] }[] }>('/api/v1/rules');
+    const all = groups.flatMap((g) => g.rules);
+    return all.length >= 10 && all.every((r) => r.health === 'ok' && !r.lastEvaluation.startsWith('0001')) ? all : null;
   }, 30_000, 500);
   expect(await firing()).not.toContain(PAUSED_ALERT);
+  // the rules, too, name only scraped metrics; the readiness alert's route label is the API's own
+  const scraped = new Set(await prometheus.api<string[]>('/api/v1/label/__name__/values'));
+  expect(rules.flatMap((r) => metricNames(r.query).filter((n) => !scraped.has(n)).map((n) => `${r.name}: ${n}`))).toEqual([]);
+  expect((await query('metronome_http_request_duration_seconds_count{route="/readyz", status="200"}')).result.length).toBeGreaterThan(0);
 
   // The platform refuses the next account: its run pauses (account_unavailable) and the alert fires.
   const refused = await httpAccount(tenant.token, 'prom-refused');
