@@ -31,7 +31,7 @@ function services(text: string): Map<string, string> {
 
 test('docker-compose.yml validates, pins every image, checks every service, and runs node directly', () => {
   const all = services(resolved());
-  expect([...all.keys()].sort()).toEqual(['api', 'migrate', 'postgres', 'prometheus', 'redis', 'sandbox', 'scheduler', 'sender']);
+  expect([...all.keys()].sort()).toEqual(['api', 'grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'sandbox', 'scheduler', 'sender']);
   for (const [name, block] of all) {
     const image = /\n    image: (\S+)/.exec(block)?.[1] ?? '';
     // pinned: a tag with a version number, never `latest` or no tag (our own build aside)
@@ -42,4 +42,20 @@ test('docker-compose.yml validates, pins every image, checks every service, and 
       expect({ name, command: /\n    command:\n    - node\n/.test(block) }).toEqual({ name, command: true });
     }
   }
+});
+
+test('Prometheus gets its config and the alert rules it loads; Grafana its data source and dashboard', () => {
+  const all = services(resolved());
+  const prometheus = all.get('prometheus') ?? '';
+  // infra/prometheus.yml loads `prometheus/alerts.yml`, relative to itself
+  expect(prometheus).toContain(`${ROOT}/infra/prometheus.yml:/etc/prometheus/prometheus.yml:ro`);
+  expect(prometheus).toContain(`${ROOT}/infra/prometheus:/etc/prometheus/prometheus:ro`);
+  // the API's healthcheck calls /readyz: the 503s it counts are what MetronomePostgresOrRedisUnreachable sees
+  expect(all.get('api')).toContain('http://127.0.0.1:8080/readyz');
+  const grafana = all.get('grafana') ?? '';
+  expect(grafana).toContain(`${ROOT}/infra/grafana/provisioning/datasources:/etc/grafana/provisioning/datasources:ro`);
+  expect(grafana).toContain(`${ROOT}/infra/grafana/provisioning/dashboards:/etc/grafana/provisioning/dashboards:ro`);
+  // the dashboards provider reads the folder the dashboards are mounted at
+  expect(grafana).toContain(`${ROOT}/infra/grafana/dashboards:/var/lib/grafana/dashboards:ro`);
+  expect(grafana).toMatch(/\n      - http:\/\/127\.0\.0\.1:3000\/api\/health\n/);
 });
