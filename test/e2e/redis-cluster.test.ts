@@ -1,3 +1,4 @@
+import { hashTagged } from '@metronome/config';
 import { createRedis, redisKeys, type RedisClient } from '@metronome/redis';
 import { scrapeSum, startPrivateRedisCluster, type PrivateRedisCluster } from '@metronome/testkit';
 import { paceBreaches, received, repeats } from '../helpers/platform-record.js';
@@ -93,8 +94,8 @@ async function scanCount(redis: RedisClient, pattern: string): Promise<number> {
 }
 
 test('every key of the deployment hashes to one slot of the cluster', async () => {
-  const tagged = `{${stack.keyPrefix}}`;
-  const k = redisKeys(tagged);
+  // the prefix the services derive from KEY_PREFIX on a cluster
+  const k = redisKeys(hashTagged(stack.keyPrefix));
   const keys = [
     k.accountLock('a'), k.accountPace('a'), k.chatPace('a', 'chat'), k.socketLease('a'), k.socketHandover('a'),
     k.accountLock('b'), k.schedulerLeader, k.rateLimit('digest'), k.sseSlots('admin'), `${k.queuePrefix}:runs:wait`, `${k.queuePrefix}:runs:run-x-0`,
@@ -107,7 +108,7 @@ test('every key of the deployment hashes to one slot of the cluster', async () =
 });
 
 test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one lock holder per account at a time', async () => {
-  const prefix = `{${stack.keyPrefix}}`;
+  const prefix = hashTagged(stack.keyPrefix);
   lockEvents = [];
   await watchLocks(prefix);
 
