@@ -189,3 +189,14 @@ test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one 
     await shared.quit();
   }
 }, 300_000);
+
+// Last: it shuts this address out of the API for a minute.
+test('the API limits through the cluster: the failed authentications of one address are counted and refused past AUTH_FAILURES_PER_MINUTE', async () => {
+  const statuses: number[] = [];
+  // 30 a minute by default, a minute's allowance at once; a limit that cannot reach Redis lets every one through (401)
+  for (let i = 0; i < 31; i++) statuses.push((await api(stack, 'GET', '/v1/accounts', 'not-a-token')).status);
+  expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true);
+  expect(statuses[30]).toBe(429);
+  const api_ = stack.services.find((s) => s.name === 'api')!;
+  expect(api_.output.filter((l) => l.includes('unavailable (Redis does not answer)'))).toEqual([]);
+});
