@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { redisClusterNodes } from './redis.js';
 
 /**
  * Parses `env` against a zod object of variables. On failure throws a ConfigError whose
@@ -11,7 +12,8 @@ export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, s
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? '?');
     const value = env[name];
-    const shown = value === undefined ? 'unset' : JSON.stringify(looksSecret(name) ? '***' : value);
+    // a URL's password never reaches a log: `redis://user:***@host`
+    const shown = value === undefined ? 'unset' : JSON.stringify(looksSecret(name) ? '***' : value.replace(/(\/\/[^:@/]*:)[^@/]*@/g, '$1***@'));
     return `${name}=${shown}: ${issue.message}`;
   });
   throw new ConfigError(lines);
@@ -89,9 +91,10 @@ export const logLevel = z
   .optional()
   .transform((v) => v ?? 'info');
 
+/** KEY_PREFIX: letters, digits, dot, dash, underscore, and at most one `{…}` Redis Cluster hash tag. */
 export const keyPrefix = z
   .string()
-  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1–64 letters, digits, dot, dash or underscore')
+  .regex(/^(?=.{1,66}$)[A-Za-z0-9_.-]*(\{[A-Za-z0-9_.-]+\})?[A-Za-z0-9_.-]*$/, 'expected 1–64 letters, digits, dot, dash or underscore, optionally with one {…} hash tag such as {mtr}')
   .optional()
   .transform((v) => v ?? 'mtr');
 
@@ -99,6 +102,8 @@ export const keyPrefix = z
 export const commonEnv = {
   DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/metronome', ['postgres:', 'postgresql:']),
   REDIS_URL: url('redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+  // a Redis Cluster's seed nodes; when set, REDIS_URL is not used (see redis.ts)
+  REDIS_CLUSTER_NODES: redisClusterNodes,
   KEY_PREFIX: keyPrefix,
   LOG_LEVEL: logLevel,
   NODE_ENV: z.string().optional().transform((v) => v ?? 'production'),
@@ -122,3 +127,4 @@ export const secretsKey = z
   });
 
 export { z };
+export { redisClusterNodes, hashTagged, redisConnection, type RedisClusterNodes } from './redis.js';

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
 /** The one BullMQ queue: a job names a run to advance. */
@@ -28,9 +28,12 @@ const JOB_DEFAULTS: JobsOptions = {
 export class RunQueue {
   readonly queue: Queue<RunJob>;
 
-  /** `redis` is shared with the caller, who closes it. */
+  /**
+   * `redis` (one server or a cluster) is shared with the caller, who closes it. On a cluster
+   * `prefix` must carry a hash tag (`{mtr}`): BullMQ's scripts touch several keys of a queue.
+   */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     prefix: string,
   ) {
     this.queue = new Queue<RunJob>(RUNS_QUEUE, { connection: redis, prefix, defaultJobOptions: JOB_DEFAULTS });

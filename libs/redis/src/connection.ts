@@ -1,15 +1,35 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+
+/** A connection to a single Redis or to a Redis Cluster: every module here accepts either. */
+export type RedisClient = Redis | Cluster;
+
+/** A Redis Cluster's seed nodes, with the credentials and TLS its nodes share (REDIS_CLUSTER_NODES, parsed). */
+export interface RedisClusterTarget {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** Where to connect: a `redis://` / `rediss://` URL for one server, or a cluster's nodes. */
+export type RedisTarget = string | RedisClusterTarget;
 
 /**
- * An ioredis connection. `maxRetriesPerRequest: null` is what BullMQ needs; commands issued
- * while Redis is away wait for it to come back instead of failing at once.
+ * An ioredis connection: a `Redis` for a URL, a `Cluster` for a cluster's nodes (the options
+ * then apply to each node's connection, and `retryStrategy` to the cluster's reconnects too).
+ * `maxRetriesPerRequest: null` is what BullMQ needs; commands issued while Redis is away wait
+ * for it to come back instead of failing at once.
  *
  * ioredis prints an error nobody listens for as a multi-line stack on stderr. Services listen
  * and log through their own logger; as a floor, a connection with no other `error` listener
  * (one a library let go of, or a script's) reports each error as one JSON line instead.
  */
-export function createRedis(url: string, name: string, options: RedisOptions = {}): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false, ...options });
+export function createRedis(url: string, name: string, options?: RedisOptions): Redis;
+export function createRedis(cluster: RedisClusterTarget, name: string, options?: RedisOptions): Cluster;
+export function createRedis(target: RedisTarget, name: string, options?: RedisOptions): RedisClient;
+export function createRedis(target: RedisTarget, name: string, options: RedisOptions = {}): RedisClient {
+  const nodeOptions: RedisOptions = { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false, ...options };
+  const redis: RedisClient = typeof target === 'string' ? new Redis(target, nodeOptions) : new Cluster(target.nodes, clusterOptions(target, nodeOptions));
   const fallback = (error: Error): void => {
     if (redis.listenerCount('error') > 1) return;
     const err = { type: error.name, message: error.message, code: (error as NodeJS.ErrnoException).code };
@@ -17,4 +37,35 @@ export function createRedis(url: string, name: string, options: RedisOptions = {
   };
   redis.on('error', fallback);
   return redis;
+}
+
+/**
+ * A second connection to the same Redis with some options changed (e.g. one that fails fast
+ * while the shared one waits). `Redis#duplicate` takes options; `Cluster#duplicate` takes seed
+ * nodes first, and its nodes' options under `redisOptions`.
+ */
+export function duplicateRedis(redis: RedisClient, options: RedisOptions): RedisClient {
+  if (redis instanceof Cluster) {
+    return redis.duplicate([], {
+      redisOptions: { ...redis.options.redisOptions, ...options },
+      ...(options.enableOfflineQueue === undefined ? {} : { enableOfflineQueue: options.enableOfflineQueue }),
+    });
+  }
+  return redis.duplicate(options);
+}
+
+function clusterOptions(target: RedisClusterTarget, nodeOptions: RedisOptions): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, lazyConnect, ...perNode } = nodeOptions;
+  return {
+    lazyConnect,
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    // the cluster reconnects as a whole; it follows the same strategy as a single connection
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) ?? null } : {}),
+    redisOptions: {
+      ...perNode,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password ? { password: target.password } : {}),
+      ...(target.tls ? { tls: {} } : {}),
+    },
+  };
 }

@@ -1,4 +1,10 @@
-/** Every Redis key Metronome uses, under the deployment's KEY_PREFIX. BullMQ adds its own under `${prefix}:runs:`. */
+/**
+ * Every Redis key Metronome uses, under the deployment's KEY_PREFIX. BullMQ adds its own under
+ * `${prefix}:runs:`. On a Redis Cluster the prefix carries a hash tag (`{mtr}`, see
+ * @metronome/config `redisConnection`), so every key here and every queue key share one slot:
+ * the multi-key scripts (pace-reserve-3, socket-lease-*-2), MULTI, MGET and BullMQ's scripts
+ * then never cross slots. Scripts get every key they touch in KEYS, never build one in Lua.
+ */
 export function redisKeys(prefix: string) {
   return {
     /** BullMQ's `prefix` option: queues live at `${prefix}:${queueName}:*` */
@@ -13,6 +19,8 @@ export function redisKeys(prefix: string) {
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
     /** the control API's per-token request limit (the token's sha256, never the token) */
     rateLimit: (tokenDigest: string) => `${prefix}:ratelimit:${tokenDigest}`,
+    /** the control API's open `/v1/events` streams of one caller (a sorted set of slots) */
+    sseSlots: (caller: string) => `${prefix}:sse:${caller}`,
   };
 }
 

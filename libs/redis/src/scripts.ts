@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
@@ -19,7 +19,7 @@ export interface ScriptCommands {
  * Loads every Lua script once per connection with `defineCommand` (EVALSHA with an EVAL
  * fallback, so a flushed or restarted Redis reloads them by itself).
  */
-export function loadScripts(redis: Redis): ScriptCommands {
+export function loadScripts(redis: RedisClient): ScriptCommands {
   const commands = new Map<string, string>();
   for (const file of SCRIPTS) {
     const numberOfKeys = Number(file.slice(file.lastIndexOf('-') + 1));

@@ -3,3 +3,4 @@ export { startStack, apiCall, sandboxGet, scrapeSum, type Stack, type StackOptio
 export { createScratchDatabase, type ScratchDatabase } from './databases.js';
 export { startPrivateRedis, redisAnswers, type PrivateRedis } from './private-redis.js';
 export { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
+export { startPrivateRedisCluster, type PrivateRedisCluster } from './private-redis-cluster.js';

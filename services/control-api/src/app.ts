@@ -1,8 +1,7 @@
 // Builds the control API as a Fastify app without listening: server.ts listens, tests inject.
 import { Metrics } from '@metronome/observability';
-import { loadScripts, redisKeys, SharedRateLimit } from '@metronome/redis';
+import { duplicateRedis, loadScripts, redisKeys, SharedRateLimit, type RedisClient } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Redis } from 'ioredis';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate, type AuthLimits } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
@@ -133,8 +132,8 @@ function charsetOf(header: string | undefined): string | null {
  * while Redis is away (no offline queue, no retries, a short timeout): the shared connection
  * waits for Redis to come back, which would hold every request; the limits fail open instead.
  */
-function failFastRedis(app: FastifyInstance, deps: AppDeps): Redis {
-  const redis = deps.redis.duplicate({ connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
+function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
+  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
   // the shared connection already logs Redis errors; the limits log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {
@@ -157,7 +156,7 @@ function failFastRedis(app: FastifyInstance, deps: AppDeps): Redis {
   return redis;
 }
 
-function authLimits(redis: Redis, ctx: ApiContext): AuthLimits {
+function authLimits(redis: RedisClient, ctx: ApiContext): AuthLimits {
   const shared = new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix));
   return {
     perToken: new RateLimiter(shared, ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger, 'per-token rate limit'),

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
-import { commonEnv, int, parseEnv, port, secretsKey, z } from '@metronome/config';
+import { commonEnv, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
 
 /**
  * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
@@ -65,6 +65,9 @@ const apiEnv = z
 export interface ApiConfig {
   databaseUrl: string;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: when present the API connects to this cluster, not to redisUrl */
+  redisCluster?: RedisClusterNodes;
+  /** KEY_PREFIX as used: hash-tagged (`{mtr}`) on a cluster */
   keyPrefix: string;
   logLevel: string;
   nodeEnv: string;
@@ -94,10 +97,12 @@ export interface ApiConfig {
 /** Reads the API's variables once; throws a ConfigError naming every bad one. */
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
   const e = parseEnv(apiEnv, env);
+  const { keyPrefix } = redisConnection(e);
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
-    keyPrefix: e.KEY_PREFIX,
+    ...(e.REDIS_CLUSTER_NODES ? { redisCluster: e.REDIS_CLUSTER_NODES } : {}),
+    keyPrefix,
     logLevel: e.LOG_LEVEL,
     nodeEnv: e.NODE_ENV,
     host: e.HOST,

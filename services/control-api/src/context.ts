@@ -2,7 +2,7 @@ import type { Clock } from '@metronome/core';
 import { AccountRepository, CampaignRepository, MediaRepository, RunControlRepository, TenantRepository, type DB } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import type { WhatsAppPairing } from './routes/pairing.js';
@@ -11,7 +11,7 @@ import type { WhatsAppPairing } from './routes/pairing.js';
 export interface AppDeps {
   config: ApiConfig;
   db: Kysely<DB>;
-  redis: Redis;
+  redis: RedisClient;
   queue: RunQueue;
   clock: Clock;
   logger: Logger;
@@ -25,7 +25,7 @@ export interface AppDeps {
 export interface ApiContext {
   config: ApiConfig;
   db: Kysely<DB>;
-  redis: Redis;
+  redis: RedisClient;
   queue: RunQueue;
   clock: Clock;
   logger: Logger;

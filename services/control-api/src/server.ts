@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   if (config.adminToken === null) logger.warn('ADMIN_TOKEN is unset: no request can act as the operator');
 
   const db = createDb({ url: config.databaseUrl, max: 10, applicationName: 'metronome-api' });
-  const redis = createRedis(config.redisUrl, 'metronome-api');
+  const redis = createRedis(config.redisCluster ?? config.redisUrl, 'metronome-api');
   redis.on('error', (err) => logger.warn({ err }, 'redis error'));
   const queue = new RunQueue(redis, redisKeys(config.keyPrefix).queuePrefix);
   // BullMQ re-emits the connection's errors, and prints them with console.error when nobody

@@ -1,4 +1,4 @@
-import { commonEnv, duration, int, parseEnv, port, z } from '@metronome/config';
+import { commonEnv, duration, int, parseEnv, port, redisConnection, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -10,8 +10,11 @@ const schema = z.object({
   NO_ACCOUNT_AUTOPAUSE_AFTER: int(0, 0, 1_000_000),
 });
 
-export type SchedulerConfig = z.infer<typeof schema>;
+/** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */
+export type SchedulerConfig = z.infer<typeof schema> & { REDIS: string | RedisClusterNodes };
 
 export function loadConfig(env: Record<string, string | undefined>): SchedulerConfig {
-  return parseEnv(schema, env);
+  const config = parseEnv(schema, env);
+  const { redis, keyPrefix } = redisConnection(config);
+  return { ...config, KEY_PREFIX: keyPrefix, REDIS: redis };
 }

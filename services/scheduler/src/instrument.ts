@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@metronome/redis';
 import type { Kysely, KyselyPlugin } from 'kysely';
 
 // Counting what the scheduler asks of PostgreSQL and Redis, for the cost-per-run figures
@@ -17,10 +17,12 @@ export function countDbStatements<DB>(db: Kysely<DB>, count: () => void): Kysely
 }
 
 /** Calls `count` for every command written on `redis` (pipelined and BullMQ's scripts included). */
-export function countRedisCommands(redis: Redis, count: () => void): void {
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+export function countRedisCommands(redis: RedisClient, count: () => void): void {
+  // Redis and Cluster both route every command, pipelined or not, through sendCommand
+  const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = target.sendCommand.bind(redis);
+  target.sendCommand = (...args: unknown[]) => {
     count();
     return send(...args);
-  }) as Redis['sendCommand'];
+  };
 }

@@ -30,7 +30,7 @@ const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 // Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
 // by default), so the reconciler re-adds lost jobs within one tick of it answering again.
 const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
-const redis = createRedis(config.REDIS_URL, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
+const redis = createRedis(config.REDIS, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
 redis.on('error', redisErrorLog(logger, () => clock.now()));
 countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);

@@ -1,4 +1,4 @@
-import { commonEnv, int, parseEnv, port, secretsKey, url, z } from '@metronome/config';
+import { commonEnv, int, parseEnv, port, redisConnection, secretsKey, url, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -33,12 +33,14 @@ const schema = z.object({
   PART_JITTER_MS: int(200, 0, 60_000),
 });
 
-export type SenderConfig = z.infer<typeof schema>;
+/** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */
+export type SenderConfig = z.infer<typeof schema> & { REDIS: string | RedisClusterNodes };
 
 export function loadConfig(env: Record<string, string | undefined>): SenderConfig {
   const config = parseEnv(schema, env);
   if (!config.SECRETS_KEY && config.NODE_ENV !== 'development') {
     throw new Error('SECRETS_KEY is required outside development: set it to 32 bytes as hex (openssl rand -hex 32) or base64');
   }
-  return config;
+  const { redis, keyPrefix } = redisConnection(config);
+  return { ...config, KEY_PREFIX: keyPrefix, REDIS: redis };
 }

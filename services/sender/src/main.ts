@@ -30,8 +30,8 @@ metrics.initOutcomes(OUTCOMES);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
 const db = countDbQueries(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
-const redis = createRedis(config.REDIS_URL, 'metronome-sender');
-const workerRedis = createRedis(config.REDIS_URL, 'metronome-sender-worker');
+const redis = createRedis(config.REDIS, 'metronome-sender');
+const workerRedis = createRedis(config.REDIS, 'metronome-sender-worker');
 countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' }));
 countRedisCommands(workerRedis, () => metrics.redisCommands.inc({ connection: 'worker' }));
 const keys = redisKeys(config.KEY_PREFIX);

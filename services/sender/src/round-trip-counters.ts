@@ -1,5 +1,5 @@
 import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@metronome/redis';
 
 /**
  * Counts what a send costs in round trips, for `metronome_db_queries_total` and
@@ -21,10 +21,12 @@ export function countDbQueries<DB>(db: Kysely<DB>, inc: () => void): Kysely<DB> 
 }
 
 /** Counts every command sent on an ioredis connection (scripts count as one EVALSHA each). */
-export function countRedisCommands(redis: Redis, inc: () => void): void {
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+export function countRedisCommands(redis: RedisClient, inc: () => void): void {
+  // Redis and Cluster both route every command, pipelined or not, through sendCommand
+  const target = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = target.sendCommand.bind(redis);
+  target.sendCommand = (...args: unknown[]) => {
     inc();
     return send(...args);
-  }) as Redis['sendCommand'];
+  };
 }

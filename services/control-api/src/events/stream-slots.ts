@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@metronome/observability';
-import type { Redis } from 'ioredis';
+import { redisKeys, type RedisClient } from '@metronome/redis';
 
 /** A held slot: renew it while the stream lives, release it when the stream closes. */
 export interface StreamSlot {
@@ -24,7 +24,7 @@ export class StreamSlots {
 
   constructor(
     /** a connection that fails at once while Redis is away, never one that queues */
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly max: number,
     private readonly now: () => number,
@@ -33,7 +33,7 @@ export class StreamSlots {
 
   /** A slot for `caller` (`admin` or `tenant:{id}`: one token each), or null when all are held. */
   async take(caller: string): Promise<StreamSlot | null> {
-    const key = `${this.keyPrefix}:sse:${caller}`;
+    const key = redisKeys(this.keyPrefix).sseSlots(caller);
     const member = randomUUID();
     const now = this.now();
     try {
