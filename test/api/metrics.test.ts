@@ -1,4 +1,4 @@
-import { call, createCampaign, createTenant, NOW, seedRun, startApi, type Api } from './harness.js';
+import { call, createAccount, createCampaign, createTenant, NOW, seedRun, startApi, type Api } from './harness.js';
 
 // /metrics beyond the run and queue gauges: request durations by route pattern, and the runs
 // that are due but have not started (with the age of the oldest), computed at scrape time.
@@ -68,3 +68,32 @@ test('request durations are labelled by method, route pattern and status, never 
   expect(value(text, 'metronome_http_request_duration_seconds_count', { route: 'unmatched', status: '404' })).toBe(1);
   expect(text).not.toContain(run.id);
 });
+
+test('accounts by platform and status, the flood-blocked ones, and whether PostgreSQL and Redis answer', async () => {
+  const tenant = await createTenant(api, 'account-gauges');
+  const [a, b, c] = [await createAccount(api, tenant), await createAccount(api, tenant), await createAccount(api, tenant)];
+  const before = await scrape();
+  const active = value(before, 'metronome_accounts', { platform: 'http', status: 'active' }) ?? 0;
+  expect(value(before, 'metronome_accounts', { platform: 'telegram', status: 'disconnected' })).toBe(0); // zeros are series too
+  await api.db.updateTable('accounts').set({ status: 'disconnected' }).where('id', '=', a).execute();
+  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW + 60_000) }).where('id', '=', b).execute();
+  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW - 60_000) }).where('id', '=', c).execute(); // over
+
+  const after = await scrape();
+  expect(value(after, 'metronome_accounts', { platform: 'http', status: 'active' })).toBe(active - 1);
+  expect(value(after, 'metronome_accounts', { platform: 'http', status: 'disconnected' })).toBe(1);
+  expect(value(after, 'metronome_accounts_blocked', { platform: 'http' })).toBe(1);
+  expect(value(after, 'metronome_dependency_up', { dependency: 'postgres' })).toBe(1);
+  expect(value(after, 'metronome_dependency_up', { dependency: 'redis' })).toBe(1);
+
+  // Redis gone from this API: the scrape still answers, and says so
+  api.redis.disconnect();
+  try {
+    const away = await scrape();
+    expect(value(away, 'metronome_dependency_up', { dependency: 'redis' })).toBe(0);
+    expect(value(away, 'metronome_dependency_up', { dependency: 'postgres' })).toBe(1);
+  } finally {
+    await api.redis.connect();
+  }
+  expect(value(await scrape(), 'metronome_dependency_up', { dependency: 'redis' })).toBe(1);
+}, 30_000);

@@ -37,6 +37,14 @@ test('every variable a service parses is in the README table and the contract', 
   expect(variables.filter((v) => !contract.includes(v))).toEqual([]);
 });
 
+test('every metric the services register is in the contract', () => {
+  const names = [...read('libs/observability/src/metrics.ts').matchAll(/name: '(metronome_[a-z_]+)'/g)].map((m) => m[1]!);
+  expect(names.length).toBeGreaterThan(15);
+  const contract = read('docs/CONTRACT.md');
+  const metrics = contract.slice(contract.indexOf('## 6. Metrics'));
+  expect(names.filter((n) => !metrics.includes(`\`${n}\``))).toEqual([]);
+});
+
 test('every relative link in README.md and docs/*.md and the comment in jest.config.js leads somewhere', () => {
   const documents = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
   const broken: string[] = [];

@@ -136,6 +136,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly accounts = new Gauge({
+    name: 'metronome_accounts',
+    help: 'Accounts by platform and status (active, disabled, disconnected, pairing), from PostgreSQL at scrape time',
+    labelNames: ['platform', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly accountsBlocked = new Gauge({
+    name: 'metronome_accounts_blocked',
+    help: 'Active accounts the platform told to wait (flood wait): blockedUntil is in the future',
+    labelNames: ['platform'] as const,
+    registers: [this.registry],
+  });
+
+  readonly dependencyUp = new Gauge({
+    name: 'metronome_dependency_up',
+    help: 'Whether this process reached the dependency (postgres, redis) at its last scrape: 1 yes, 0 no',
+    labelNames: ['dependency'] as const,
+    registers: [this.registry],
+  });
+
   readonly platformConnections = new Counter({
     name: 'metronome_platform_connections_total',
     help: 'Platform connections (WhatsApp sockets) this process opened and closed, closes by reason; every opening is a login the platform sees, so a fast-growing count is a ban risk',

@@ -132,6 +132,15 @@ export class AccountRepository {
     return rows.map(toAccount);
   }
 
+  /** Every tenant's accounts counted by (platform, status), and how many active ones a flood wait blocks at `now`; one query, for the metrics scrape. */
+  async countByStatus(now: Date): Promise<{ platform: string; status: AccountStatus; count: number; blocked: number }[]> {
+    return this.db
+      .selectFrom('accounts')
+      .select(['platform', 'status', sql<number>`count(*)::int`.as('count'), sql<number>`(count(*) filter (where blocked_until > ${now}))::int`.as('blocked')])
+      .groupBy(['platform', 'status'])
+      .execute();
+  }
+
   async find(id: string, tenantId: string | null): Promise<AccountRow | null> {
     let query = this.db.selectFrom('accounts').select(COLUMNS).where('id', '=', id);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);

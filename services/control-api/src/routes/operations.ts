@@ -5,6 +5,8 @@ import type { ApiContext } from '../context.js';
 import { withTimeout } from '../timeout.js';
 
 const PROBE_TIMEOUT_MS = 2000;
+const PLATFORMS = ['http', 'telegram', 'whatsapp'] as const;
+const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing'] as const;
 
 /** `/healthz`, `/readyz` and `/metrics`: no auth, for orchestrators and Prometheus. */
 export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
@@ -39,16 +41,32 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
   app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (req, reply) => {
     // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
     // every API replica reports the same numbers and none keeps state for them.
+    // The dependency gauges come first and alone: they must be served even when the others fail.
+    const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
+    ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres ? 1 : 0);
+    ctx.metrics.dependencyUp.set({ dependency: 'redis' }, redis ? 1 : 0);
     try {
-      const [runs, jobs, due] = await Promise.all([
+      const [runs, jobs, due, accounts] = await Promise.all([
         withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
         withTimeout(ctx.queue.counts(), PROBE_TIMEOUT_MS, 'queue counts'),
         withTimeout(ctx.runs.dueNotStarted(ctx.now()), PROBE_TIMEOUT_MS, 'due runs'),
+        withTimeout(ctx.accounts.countByStatus(ctx.now()), PROBE_TIMEOUT_MS, 'account counts'),
       ]);
       ctx.metrics.runsDueNotStarted.set(due.count);
       ctx.metrics.runsDueNotStartedOldestAge.set(due.oldestAgeSeconds);
       for (const [status, n] of Object.entries(runs)) ctx.metrics.runs.set({ status }, n);
       for (const [state, n] of Object.entries(jobs)) ctx.metrics.queueJobs.set({ state }, n);
+      // Every (platform, status) pair is set, zero included, so a count that drops to none is seen.
+      ctx.metrics.accounts.reset();
+      ctx.metrics.accountsBlocked.reset();
+      for (const platform of PLATFORMS) {
+        ctx.metrics.accountsBlocked.set({ platform }, 0);
+        for (const status of ACCOUNT_STATUSES) ctx.metrics.accounts.set({ platform, status }, 0);
+      }
+      for (const a of accounts) {
+        ctx.metrics.accounts.set({ platform: a.platform, status: a.status }, a.count);
+        if (a.status === 'active') ctx.metrics.accountsBlocked.set({ platform: a.platform }, a.blocked);
+      }
     } catch (err) {
       // The process metrics are still worth serving; the gauges keep their last values.
       req.log.warn({ err }, 'could not refresh run and queue gauges');
