@@ -1,62 +1,27 @@
 import { spawnSync } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';
-import { api, startStack, type Stack } from '../helpers/stack.js';
+import type { Browser } from 'playwright-core';
+import { screenshots } from '../helpers/browser.js';
+import { api, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
+import * as kit from './console-kit.js';
+import { chats, consoleSuite, runItem } from './console-kit.js';
 
 // The operator console in a real Chromium against the real stack (API, scheduler, a sender and
 // the sandbox as processes). Each test signs in a fresh browser context (its own session
 // storage). The screenshots in docs/console/ are written here.
 
+const suite = consoleSuite();
 let stack: Stack;
 let browser: Browser;
-const API_KEY = 'sandbox-api-key-0001';
-
-beforeAll(async () => {
-  chromiumPath(); // fails first, with how to install Chromium, when it is missing
-  stack = await startStack({ senders: 1 });
-  browser = await launchBrowser();
-}, 90_000);
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-}, 60_000);
-
-async function tenant(name: string): Promise<string> {
-  const t = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name });
-  expect(t.status).toBe(201);
-  return t.body.token;
-}
-async function account(token: string, externalId: string, maxSendPerMinute: number, name = externalId): Promise<string> {
-  const a = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: API_KEY }, name, externalId, maxSendPerMinute, groupConcurrency: 1 });
-  expect(a.status).toBe(201);
-  return a.body.id;
-}
-async function campaign(token: string, body: Record<string, unknown>): Promise<string> {
-  const c = await api(stack, 'POST', '/v1/campaigns', token, { timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'Hello' }], active: false, ...body });
-  expect(c.status).toBe(201);
-  return c.body.id;
-}
-async function runNow(token: string, campaignId: string): Promise<string> {
-  const r = await api(stack, 'POST', `/v1/campaigns/${campaignId}/runs`, token);
-  expect(r.status).toBe(201);
-  return r.body.id;
-}
-const chats = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
-const runStatus = async (token: string, id: string) => (await api(stack, 'GET', `/v1/runs/${id}`, token)).body.status as string;
-
-// The pages run in the browser: what they evaluate is written as strings (no DOM types here).
-
-/** A page signed in the way `npm start` links it: the token in the URL fragment, taken in once. */
-async function open(token: string, hash = '#/'): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`${stack.apiUrl}/#token=${encodeURIComponent(token)}`);
-  await page.getByRole('heading', { name: 'Activity' }).waitFor();
-  if (hash !== '#/') await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
-  return page;
-}
-const runItem = (page: Page, id: string) => page.locator(`li[data-run-id="${id}"]`);
+beforeAll(() => {
+  ({ stack, browser } = suite);
+});
+const tenant = (name: string) => kit.tenant(suite, name);
+const account = (token: string, externalId: string, perMinute: number, name = externalId) => kit.account(suite, token, externalId, perMinute, name);
+const campaign = (token: string, body: Record<string, unknown>) => kit.campaign(suite, token, body);
+const runNow = (token: string, campaignId: string) => kit.runNow(suite, token, campaignId);
+const runStatus = (token: string, id: string) => kit.runStatus(suite, token, id);
+const open = (token: string, hash = '#/') => kit.open(suite, token, hash);
 
 test('the console is served at / without a token, and its API types match /openapi.json', async () => {
   const res = await fetch(`${stack.apiUrl}/`);

@@ -25,6 +25,11 @@ export function Campaigns() {
   return (
     <section aria-labelledby="campaigns-title">
       <h1 id="campaigns-title">Campaigns</h1>
+      <p>
+        <a class="button primary" href={href.newCampaign()}>
+          New campaign
+        </a>
+      </p>
       <ErrorNote error={error} />
       {campaigns?.length === 0 && <p>No campaigns yet.</p>}
       <ul class="cards">
@@ -52,7 +57,6 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
   const [runs, setRuns] = useState<Run[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const [confirmOff, setConfirmOff] = useState(false);
   const reload = async () => {
     try {
       const [c, page] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 })]);
@@ -123,22 +127,27 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
         <button type="button" class="primary" onClick={() => void act(() => api.runNow(id), 'Run started.')}>
           Run now
         </button>
-        {campaign.active &&
-          (confirmOff ? (
-            <span role="group" aria-label="Confirm deactivate">
-              Deactivate it and cancel its open runs?{' '}
-              <button type="button" class="danger" onClick={() => void act(() => api.deactivate(id), 'Campaign deactivated.').then(() => setConfirmOff(false))}>
-                Yes, deactivate
-              </button>{' '}
-              <button type="button" onClick={() => setConfirmOff(false)}>
-                Keep it
-              </button>
-            </span>
-          ) : (
-            <button type="button" onClick={() => setConfirmOff(true)}>
-              Deactivate
-            </button>
-          ))}
+        <a class="button" href={href.editCampaign(id)}>
+          Edit
+        </a>
+        {campaign.active ? (
+          <Confirmed
+            label="Deactivate"
+            question="Deactivate it? The schedule stops making runs; runs already open go on."
+            yes="Yes, deactivate"
+            onYes={() => act(() => api.patchCampaign(id, { active: false }), 'Campaign deactivated.')}
+          />
+        ) : (
+          <button type="button" onClick={() => void act(() => api.patchCampaign(id, { active: true }), 'Campaign activated.')}>
+            Activate
+          </button>
+        )}
+        <Confirmed
+          label="Delete"
+          question="Delete it? It disappears from the list and its open runs are cancelled."
+          yes="Yes, delete"
+          onYes={() => api.deleteCampaign(id).then(() => void (location.hash = href.campaigns()), setError)}
+        />
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
@@ -150,5 +159,28 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
         ))}
       </ul>
     </section>
+  );
+}
+
+/** A button that asks before it acts: the question, then Yes or Keep it. */
+function Confirmed({ label, question, yes, onYes }: { label: string; question: string; yes: string; onYes: () => Promise<unknown> }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span role="group" aria-label={`Confirm ${label.toLowerCase()}`} class="confirm">
+      {question}{' '}
+      <button type="button" class="danger" onClick={() => void onYes().finally(() => setAsking(false))}>
+        {yes}
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </span>
   );
 }
