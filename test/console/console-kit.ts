@@ -8,17 +8,20 @@ import { api, startStack, type Stack } from '../helpers/stack.js';
 
 export const API_KEY = 'sandbox-api-key-0001';
 
+type StackOptions = Parameters<typeof startStack>[0];
+
 export interface ConsoleSuite {
   stack: Stack;
   browser: Browser;
 }
 
 /** Starts the stack and the browser before the file's tests, and stops both after them. */
-export function consoleSuite(options: Parameters<typeof startStack>[0] = { senders: 1 }): ConsoleSuite {
+export function consoleSuite(options: StackOptions | (() => StackOptions) = { senders: 1 }): ConsoleSuite {
   const suite = {} as ConsoleSuite;
   beforeAll(async () => {
     chromiumPath(); // fails first, with how to install Chromium, when it is missing
-    suite.stack = await startStack(options);
+    // a function: options known only once an earlier beforeAll ran (a fake platform's URL)
+    suite.stack = await startStack(typeof options === 'function' ? options() : options);
     suite.browser = await launchBrowser();
   }, 90_000);
   afterAll(async () => {
