@@ -33,6 +33,7 @@ describe('create', () => {
       tenantId: a.id,
       active: true,
       autoResume: false,
+      scheduleText: 'every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur',
       nextRunAt: new Date(api.clock.now()).toISOString(),
       lastRunId: null,
       pausedReason: null,
@@ -126,6 +127,20 @@ describe('create', () => {
     expect(fields(nobody)).toEqual(['tenantId']);
     const byTenant = await call(api, 'POST', '/v1/campaigns', a.token, { ...campaignBody(accountA), tenantId: a.id });
     expect(fields(byTenant)).toEqual(['tenantId']);
+  });
+});
+
+describe('scheduleText', () => {
+  test('every campaign answer puts its schedule in words (libs/core scheduleInWords); a PATCH rewords it', async () => {
+    const { id } = await createCampaign(api, a, { schedule: { type: 'cron', expression: '30 9 * * 1,3' }, timezone: 'Europe/Berlin', deliveryWindow: undefined });
+    const words = 'at 09:30 on Mon, Wed (cron 30 9 * * 1,3), Europe/Berlin';
+    expect((await call(api, 'GET', `/v1/campaigns/${id}`, a.token)).body.scheduleText).toBe(words);
+    const listed = (await call(api, 'GET', '/v1/campaigns?limit=500', a.token)).body.items.find((c: { id: string }) => c.id === id);
+    expect(listed.scheduleText).toBe(words);
+    const patched = await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, { schedule: { type: 'interval', everySeconds: 3600 }, deliveryWindow: { start: '22:00', end: '06:00' } });
+    expect(patched.body.scheduleText).toBe('every hour, 22:00–06:00 (overnight) Europe/Berlin');
+    const doc = JSON.parse((await api.app.inject({ method: 'GET', url: '/openapi.json' })).body);
+    expect(doc.components.schemas.Campaign.required).toContain('scheduleText');
   });
 });
 
@@ -286,6 +301,35 @@ describe('POST /v1/campaigns/{id}/runs', () => {
     expect(res.body.windowEndAt).toBe('2030-01-16T14:00:00.000Z');
     const job = await api.queue.queue.getJob(runJobId(res.body.id, 0));
     expect(job?.opts.delay).toBe(Date.parse('2030-01-16T12:00:00Z') - now);
+  });
+
+  test('answers the run explained as GET /v1/runs/{id} does: chats delivered within the interval hold it (interval_gate)', async () => {
+    api.clock.set(NOW); // 11:00 in Kuala Lumpur (earlier tests move the clock)
+    const { id } = await createCampaign(api, a, { schedule: { type: 'interval', everySeconds: 300 }, targets: ['h1', 'h2', 'h3'] });
+    const earlier = await seedRun(api, id, 'success', { h1: 'sent', h2: 'sent', h3: 'sent' });
+    // delivered a minute ago: each chat is free again 5 minutes after, at 11:04 in Kuala Lumpur
+    await api.db.updateTable('run_targets').set({ sent_at: new Date(NOW - 60_000) }).where('run_id', '=', earlier.id).execute();
+    await api.db.updateTable('runs').set({ finished_at: new Date(NOW - 30_000) }).where('id', '=', earlier.id).execute();
+    const res = await call(api, 'POST', `/v1/campaigns/${id}/runs`, a.token);
+    expect(res.status).toBe(201);
+    expect(res.body.waiting).toEqual({
+      reason: 'interval_gate',
+      until: new Date(NOW + 240_000).toISOString(),
+      detail: '3 chats held until 11:04 by the 5-minute interval since their last delivery.',
+    });
+    expect(res.body.eta).toBe(new Date(NOW + 240_000).toISOString());
+    const read = await call(api, 'GET', `/v1/runs/${res.body.id}`, a.token);
+    expect(res.body).toEqual(read.body);
+  });
+
+  test('a run due now answers why it waits and when it should finish', async () => {
+    api.clock.set(NOW);
+    const { id } = await createCampaign(api, a, { targets: ['q1', 'q2'] });
+    const res = await call(api, 'POST', `/v1/campaigns/${id}/runs`, a.token);
+    expect(res.status).toBe(201);
+    expect(res.body.waiting).toMatchObject({ reason: 'queue', until: null });
+    // two chats at 40/min reserved 2 % slower: the second one slot (1530 ms) after the first
+    expect(res.body.eta).toBe(new Date(NOW + 1530).toISOString());
   });
 
   test('a paused run does not block a manual run (only queued or running do)', async () => {

@@ -110,6 +110,11 @@ const withoutId: Record<string, () => Promise<void>> = {
     const res = await call(api, 'POST', '/v1/tenants', mine.token, { name: 'sneaky' });
     expect(res.status).toBe(401);
   },
+  'GET /v1/tenants': async () => {
+    const res = await call(api, 'GET', '/v1/tenants', mine.token);
+    expect(res.status).toBe(401);
+    expect(JSON.stringify(res.body)).not.toContain(theirs.id);
+  },
   'GET /v1/me': async () => {
     expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
   },
@@ -137,12 +142,27 @@ const withoutId: Record<string, () => Promise<void>> = {
     const asThem = await call(api, 'POST', '/v1/campaigns', mine.token, { ...campaignBody(myAccount), tenantId: theirs.id });
     expect(asThem.status).toBe(400);
   },
+  'POST /v1/campaigns/preview': async () => {
+    // validated as a create: their account, their media or their tenant cannot be named
+    const myAccount = (await call(api, 'GET', '/v1/accounts', mine.token)).body.items[0].id;
+    for (const body of [
+      campaignBody(foreign['accounts']!),
+      campaignBody(myAccount, { messages: [{ type: 'media', mediaId: foreign['media'] }] }),
+      { ...campaignBody(myAccount), tenantId: theirs.id },
+    ]) {
+      const res = await call(api, 'POST', '/v1/campaigns/preview', mine.token, body);
+      expect(res.status).toBe(400);
+    }
+    expect((await call(api, 'POST', '/v1/campaigns/preview', mine.token, campaignBody(myAccount))).status).toBe(200);
+  },
   'GET /v1/accounts': () => listHasNone('/v1/accounts'),
   'GET /v1/media': () => listHasNone('/v1/media'),
   'GET /v1/campaigns': () => listHasNone('/v1/campaigns'),
   'GET /v1/runs': async () => {
     await listHasNone('/v1/runs');
     await listHasNone(`/v1/runs?campaignId=${foreign['campaigns']}`);
+    await listHasNone(`/v1/runs?accountId=${foreign['accounts']}`);
+    await listHasNone(`/v1/runs?tenantId=${theirs.id}`);
   },
   // SSE: a stream per tenant is checked in events.test.ts ("a tenant sees only its own runs' events").
   'GET /v1/events': async () => {},

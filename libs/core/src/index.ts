@@ -15,3 +15,6 @@ export * from './secret-scrubber.js';
 export * from './run-waiting.js';
 export * from './run-eta.js';
 export * from './window-bottleneck.js';
+export * from './occurrence-preview.js';
+export * from './run-preview.js';
+export * from './schedule-words.js';

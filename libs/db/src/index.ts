@@ -13,7 +13,7 @@ export { insertRuns, type NewRun } from './repositories/run-creation.js';
 export { SendRepository, type RunForSend, type RunProgress } from './repositories/send-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
-export { TenantRepository, type TenantRow } from './repositories/tenant-repository.js';
+export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges } from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
 export { CampaignRepository, type CampaignRow, type NewCampaignRow, type CampaignChanges } from './repositories/campaign-repository.js';

@@ -14,6 +14,7 @@ import { registerOpenApi } from './openapi.js';
 import { StreamSlots } from './events/stream-slots.js';
 import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
+import { campaignPreviewRoutes } from './routes/campaign-previews.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { eventRoutes } from './routes/events.js';
 import { mediaRoutes } from './routes/media.js';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(campaignRoutes, { ctx });
+      await v1.register(campaignPreviewRoutes, { ctx });
       await v1.register(runRoutes, { ctx });
       const slots = new StreamSlots(limiterRedis, ctx.config.keyPrefix, ctx.config.sseMaxPerToken, () => ctx.clock.now(), ctx.logger);
       await v1.register(eventRoutes, { ctx, slots, ...(options.sseHeartbeatMs !== undefined && { heartbeatMs: options.sseHeartbeatMs }) });

@@ -1,10 +1,17 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import type { ListPage } from './run-control-repository.js';
 
 export interface TenantRow {
   id: string;
   name: string;
   createdAt: Date;
+}
+
+/** A tenant as the operator's list shows it: never its token hash. */
+export interface ListedTenant extends TenantRow {
+  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
+  cursorAt: string;
 }
 
 /** Tenants and their hashed bearer tokens. */
@@ -30,5 +37,18 @@ export class TenantRepository {
   async exists(id: string): Promise<boolean> {
     const row = await this.db.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst();
     return row !== undefined;
+  }
+
+  /**
+   * Newest first. Tenants are few (one per customer), so a page reads them without an index of
+   * its own; the token hash is never selected.
+   */
+  async list(page: ListPage): Promise<ListedTenant[]> {
+    let query = this.db
+      .selectFrom('tenants')
+      .select(['id', 'name', 'created_at', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at')]);
+    if (page.before) query = query.where(sql<boolean>`(created_at, id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)`);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, cursorAt: r.cursor_at }));
   }
 }

@@ -1,52 +1,30 @@
-import { ALWAYS_OPEN, firstOccurrence, rescheduledOccurrence } from '@metronome/core';
-import {
-  AccountRepository,
-  CampaignRepository,
-  countRuns,
-  emptyCounts,
-  MediaRepository,
-  RunControlRepository,
-  type CampaignChanges,
-  type CampaignRow,
-  type DB,
-  type Schedule,
-} from '@metronome/db';
-import type { Kysely } from 'kysely';
+import { rescheduledOccurrence } from '@metronome/core';
+import { CampaignRepository, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ownerFor, scopeOf } from '../caller.js';
-import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from '../campaign-rules.js';
+import { scopeOf } from '../caller.js';
+import { campaignProblems, normaliseSchedule, type CampaignDraft } from '../campaign-rules.js';
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
-import { invalidField, notFound, validationFailed, type FieldProblem } from '../errors.js';
+import { notFound, validationFailed } from '../errors.js';
+import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { startManualRun } from '../run-actions.js';
+import { runViews } from '../run-views.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
-import { run, runView } from '../schemas/runs.js';
+import { run } from '../schemas/runs.js';
 
 /** Campaigns, and `POST /v1/campaigns/{id}/runs` (run now). */
 export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  const runs = runViews(ctx);
+
   app.post(
     '/campaigns',
     { schema: { tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
     async (req, reply) => {
       const body = req.body;
-      const tenantId = ownerFor(req.caller, body.tenantId);
-      if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
-      const draft: CampaignDraft = {
-        timezone: body.timezone,
-        schedule: normaliseSchedule(body.schedule),
-        deliveryWindow: body.deliveryWindow ?? ALWAYS_OPEN,
-        messages: body.messages,
-        targets: body.targets,
-      };
       const now = ctx.now();
-      const problems = [
-        ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
-        ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
-      ];
-      if (problems.length > 0) throw validationFailed(problems);
-      const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null;
+      const { tenantId, draft, nextRunAt } = await checkNewCampaign(ctx, req.caller, body, now);
       // Validate, write, answer: the answer is built before the commit, so one that cannot be
       // given rolls the insert back.
       const answer = await ctx.db.transaction().execute(async (trx) => {
@@ -190,28 +168,11 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     },
     async (req, reply) => {
       const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller));
-      const counts = await countRuns(ctx.db, [created.id]);
-      return reply.code(201).send(runView(created, counts.get(created.id) ?? emptyCounts(created.total)));
+      // explained as GET /v1/runs/{id} would explain it now (waiting, eta)
+      return reply.code(201).send(await runs.one(created));
     },
   );
 };
-
-/**
- * The account and media a campaign names must be its tenant's; another tenant's are reported
- * exactly like missing ones. `draft` null: the messages did not change, nothing to check.
- */
-async function ownershipProblems(db: Kysely<DB>, tenantId: string, accountId: string | undefined, draft: CampaignDraft | null): Promise<FieldProblem[]> {
-  const problems: FieldProblem[] = [];
-  if (accountId !== undefined && !(await new AccountRepository(db).find(accountId, tenantId))) {
-    problems.push({ field: 'accountId', message: 'no such account' });
-  }
-  const refs = draft ? mediaRefs(draft.messages) : [];
-  if (refs.length > 0) {
-    const owned = await new MediaRepository(db).ownedIds(tenantId, [...new Set(refs.map((r) => r.mediaId))]);
-    for (const ref of refs) if (!owned.has(ref.mediaId)) problems.push({ field: ref.field, message: 'no such media' });
-  }
-  return problems;
-}
 
 // Whether next_run_at must be recomputed: the schedule, its zone, the window or `active`
 // really changed (a PATCH repeating current values must not re-trigger an interval campaign).

@@ -1,9 +1,10 @@
 import { hashToken, newToken } from '@metronome/core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApiContext } from '../context.js';
+import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { unauthorized } from '../errors.js';
 import { errorResponses, iso } from '../schemas/common.js';
-import { createdTenant, createTenantBody, me } from '../schemas/tenants.js';
+import { createdTenant, createTenantBody, listTenantsQuery, me, tenantPage } from '../schemas/tenants.js';
 
 /** Tenants (operator only) and `GET /v1/me`. */
 export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
@@ -22,6 +23,26 @@ export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
       const token = newToken();
       const tenant = await ctx.tenants.create(req.body.name, hashToken(token));
       return reply.code(201).send({ id: tenant.id, name: tenant.name, token, createdAt: iso(tenant.createdAt) });
+    },
+  );
+
+  app.get(
+    '/tenants',
+    {
+      schema: {
+        tags: ['tenants'],
+        summary: 'List tenants, newest first (admin token only); never their tokens',
+        querystring: listTenantsQuery,
+        response: { 200: tenantPage, ...errorResponses() },
+      },
+    },
+    async (req) => {
+      if (!req.caller.admin) throw unauthorized('listing tenants requires the admin token');
+      const { limit, cursor } = req.query;
+      const before = cursor === undefined ? undefined : decodePosition(cursor);
+      const rows = await ctx.tenants.list({ limit: limit + 1, before });
+      const page = pageOf(rows, limit, (t) => encodePosition({ at: t.cursorAt, id: t.id }));
+      return { items: page.rows.map((t) => ({ id: t.id, name: t.name, createdAt: iso(t.createdAt) })), nextCursor: page.nextCursor };
     },
   );
 

@@ -1,3 +1,4 @@
+import { scheduleInWords } from '@metronome/core';
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeInput } from './common.js';
@@ -82,6 +83,9 @@ export const campaign = z
       z.object({ type: z.literal('once'), at: storedTime }),
     ]),
     deliveryWindow: z.object({ start: z.string(), end: z.string() }),
+    scheduleText: z
+      .string()
+      .describe('the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them'),
     messages: z.array(
       z.discriminatedUnion('type', [
         z.object({ type: z.literal('text'), text: z.string() }),
@@ -136,6 +140,7 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     timezone: c.timezone,
     schedule: c.schedule,
     deliveryWindow: { start: c.windowStart, end: c.windowEnd },
+    scheduleText: scheduleInWords(c.schedule, { start: c.windowStart, end: c.windowEnd }, c.timezone),
     messages: c.messages,
     targets: c.targets,
     active: c.active,

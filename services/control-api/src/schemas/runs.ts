@@ -56,6 +56,10 @@ export const runPage = pageOf(run);
 export const listRunsQuery = z.object({
   status: runStatus.optional(),
   campaignId: id.optional(),
+  accountId: id.optional().describe("runs sent from this account (the run's accountId, fixed when the run was created)"),
+  tenantId: id
+    .optional()
+    .describe("admin: that tenant's runs only. A tenant token may name its own id; another tenant's id gets an empty page, as a foreign campaignId does"),
   ...pageQuery,
 });
 
@@ -85,10 +89,8 @@ export function waitingView(w: Waiting | null): z.output<typeof waiting> {
   return w === null ? null : { reason: w.reason, until: w.until ? iso(w.until) : null, detail: w.detail };
 }
 
-const UNEXPLAINED: RunExplanation = { waiting: null, eta: null };
-
-/** `e` left out: an answer that does not read the explanation (run now's 201); GET has it. */
-export function runView(r: RunRow, c: RunCounts, e: RunExplanation = UNEXPLAINED): z.output<typeof run> {
+/** A run's answer: its row, its counts and its explanation (run-views.ts builds all three). */
+export function runView(r: RunRow, c: RunCounts, e: RunExplanation): z.output<typeof run> {
   return {
     id: r.id,
     tenantId: r.tenantId,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id, text, time } from './common.js';
+import { id, pageOf, pageQuery, text, time } from './common.js';
 
 export const createTenantBody = z.strictObject({ name: text(1, 200) });
 
@@ -8,3 +8,9 @@ export const createdTenant = z
   .meta({ id: 'CreatedTenant' });
 
 export const me = z.object({ tenantId: id.nullable(), admin: z.boolean() }).meta({ id: 'Me' });
+
+export const tenant = z.object({ id, name: z.string(), createdAt: time }).meta({ id: 'Tenant' });
+
+export const tenantPage = pageOf(tenant);
+
+export const listTenantsQuery = z.object({ ...pageQuery });

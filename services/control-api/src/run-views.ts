@@ -1,0 +1,92 @@
+import { CHAT_WAIT_CODES, explainRun, runEta, slotIntervalMs, type RunFacts } from '@metronome/core';
+import { countRuns, emptyCounts, RunWaitingRepository, type RunRow, type RunWaitingRow } from '@metronome/db';
+import { redisKeys } from '@metronome/redis';
+import type { ApiContext } from './context.js';
+import { runView, type RunExplanation } from './schemas/runs.js';
+import { withTimeout } from './timeout.js';
+
+const REDIS_READ_TIMEOUT_MS = 1000;
+// The sender's RATE_BURST is not the API's to know; at its default of 1 an account's next
+// slot is free once the pace's theoretical arrival time (TAT) has passed.
+const ASSUMED_BURST = 1;
+
+/** A run's answer (CONTRACT §3 run). */
+export type RunView = ReturnType<typeof runView>;
+
+/**
+ * How every run answer is built (the list, one run, the commands, run now): counts from
+ * run_targets and the explanation libs/core gives (waiting, eta), read the same way for each.
+ */
+export function runViews(ctx: ApiContext) {
+  const waitingRepo = new RunWaitingRepository(ctx.db);
+  const keys = redisKeys(ctx.config.keyPrefix);
+
+  /**
+   * Each account's pace (GCRA TAT, ms) and whether its lock is held, in one MGET. Redis only
+   * speeds things up: when it does not answer, the runs are explained without it.
+   */
+  const accountStates = async (accountIds: string[]): Promise<Map<string, { tat: number; locked: boolean }>> => {
+    const out = new Map<string, { tat: number; locked: boolean }>();
+    if (accountIds.length === 0) return out;
+    try {
+      const values = await withTimeout(ctx.redis.mget(...accountIds.flatMap((id) => [keys.accountPace(id), keys.accountLock(id)])), REDIS_READ_TIMEOUT_MS, 'pace read');
+      accountIds.forEach((id, i) => out.set(id, { tat: Number(values[2 * i] ?? 0) || 0, locked: values[2 * i + 1] != null }));
+    } catch (err) {
+      ctx.logger.warn({ err }, 'could not read account paces; runs are explained without them');
+    }
+    return out;
+  };
+
+  /** The facts libs/core explains a run from, and its explanation, for every run shown. */
+  const explain = async (rows: RunRow[]): Promise<Map<string, { facts: RunFacts; explanation: RunExplanation }>> => {
+    const now = ctx.now();
+    const found = await waitingRepo.factsOfRuns(rows.map((r) => r.id), now, CHAT_WAIT_CODES);
+    const open = [...found.values()].filter((f) => f.status === 'queued' || f.status === 'running');
+    const states = await accountStates([...new Set(open.map((f) => f.account.id))]);
+    const out = new Map<string, { facts: RunFacts; explanation: RunExplanation }>();
+    for (const row of found.values()) {
+      const facts = toFacts(row, states.get(row.account.id), now, ctx.config.defaultMaxSendPerMinute);
+      out.set(row.runId, { facts, explanation: { waiting: explainRun(facts, now), eta: runEta(facts, now) } });
+    }
+    return out;
+  };
+
+  // Counts are derived from run_targets for every run shown, in one query per answer; the
+  // explanations in one more, and one Redis read.
+  const withCounts = async (rows: RunRow[]): Promise<RunView[]> => {
+    const [counts, explained] = await Promise.all([countRuns(ctx.db, rows.map((r) => r.id)), explain(rows)]);
+    return rows.map((r) => runView(r, counts.get(r.id) ?? emptyCounts(r.total), explained.get(r.id)?.explanation ?? { waiting: null, eta: null }));
+  };
+  const one = async (row: RunRow): Promise<RunView> => (await withCounts([row]))[0] as RunView;
+
+  return { explain, withCounts, one };
+}
+
+/** A run's facts as libs/core reads them: the account's pace and lock from Redis folded in. */
+function toFacts(row: RunWaitingRow, state: { tat: number; locked: boolean } | undefined, now: Date, defaultPerMinute: number): RunFacts {
+  const perMinute = row.account.maxSendPerMinute ?? defaultPerMinute;
+  const freeAt = state ? state.tat - (ASSUMED_BURST - 1) * slotIntervalMs(perMinute) : 0;
+  const dueSince = row.dueSince && row.dueSince.getTime() > row.scheduledAt.getTime() ? row.dueSince : row.scheduledAt;
+  return {
+    status: row.status,
+    pausedReason: row.pausedReason,
+    scheduledAt: row.scheduledAt,
+    firstSendAt: row.firstSendAt,
+    windowEndAt: row.windowEndAt,
+    timezone: row.timezone,
+    window: { start: row.windowStart, end: row.windowEnd },
+    autoResume: row.autoResume,
+    everySeconds: row.everySeconds,
+    partsPerChat: row.partsPerChat,
+    account: { id: row.account.id, platform: row.account.platform, status: row.account.status, blockedUntil: row.account.blockedUntil, perMinute },
+    total: row.total,
+    skipped: row.skipped,
+    pending: row.pending,
+    inFlight: row.inFlight,
+    due: row.due,
+    dueSince: row.due > 0 ? dueSince : null,
+    holds: row.holds,
+    paceFreeAt: freeAt > now.getTime() ? new Date(freeAt) : null,
+    accountBusy: (state?.locked ?? false) && row.otherRunActive,
+  };
+}

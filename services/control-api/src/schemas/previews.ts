@@ -1,0 +1,42 @@
+import type { UpcomingOccurrence } from '@metronome/core';
+import { z } from 'zod';
+import { time } from './common.js';
+
+export const MAX_OCCURRENCES = 100;
+/** How many occurrences the preview of a new campaign shows. */
+export const PREVIEW_OCCURRENCES = 10;
+
+export const occurrencesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_OCCURRENCES).default(10).describe('how many occurrences, 1–100'),
+});
+
+export const occurrence = z
+  .object({
+    scheduledAt: time.describe("the schedule's occurrence"),
+    startsAt: time.describe("when its run may start: the occurrence inside the delivery window, else the window's next opening"),
+    windowEndAt: time.nullable().describe('when that opening closes; null for a window that never closes'),
+  })
+  .meta({ id: 'Occurrence' });
+
+export const occurrenceList = z
+  .object({ items: z.array(occurrence).describe('the next runs the scheduler will create, soonest first; empty for a deactivated campaign') })
+  .meta({ id: 'OccurrenceList' });
+
+export const campaignPreview = z
+  .object({
+    occurrences: z.array(occurrence).describe('the next 10 runs the campaign would get, as the scheduler would create them'),
+    run: z
+      .object({
+        targets: z.number().int(),
+        pacedPerMinute: z.number().describe("the sends per minute the sender reserves slots at for the account's maxSendPerMinute (2 % slower)"),
+        durationSeconds: z.number().int().describe('from the first send to the last, at that pace, nothing else holding it'),
+        fitsWindow: z.boolean().describe('whether the first run finishes before its window closes; false without an occurrence'),
+        detail: z.string().describe("one plain sentence, times in the campaign's timezone"),
+      })
+      .describe('what one run of it takes at the account’s pace'),
+  })
+  .meta({ id: 'CampaignPreview' });
+
+export function occurrenceView(o: UpcomingOccurrence): z.output<typeof occurrence> {
+  return { scheduledAt: o.scheduledAt.toISOString(), startsAt: o.startsAt.toISOString(), windowEndAt: o.windowEndAt ? o.windowEndAt.toISOString() : null };
+}
