@@ -12,6 +12,9 @@ export type Waiting = NonNullable<Run['waiting']>;
 export type Campaign = components['schemas']['Campaign'];
 export type Account = components['schemas']['Account'];
 export type Media = components['schemas']['Media'];
+export type Occurrence = components['schemas']['Occurrence'];
+export type CampaignPreview = components['schemas']['CampaignPreview'];
+export type Tenant = Json200<'/v1/tenants', 'get'>['items'][number];
 export type CampaignBody = paths['/v1/campaigns']['post']['requestBody']['content']['application/json'];
 export type CampaignPatch = NonNullable<paths['/v1/campaigns/{id}']['patch']['requestBody']>['content']['application/json'];
 export interface Page<T> {
@@ -87,7 +90,7 @@ const query = (params: Record<string, string | number | undefined>) => {
 
 export const api = {
   me: (token?: string) => call<Me>('GET', '/v1/me', undefined, token ?? session.token()),
-  runs: (p: { status?: RunStatus | ''; campaignId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
+  runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
   run: (id: string) => call<Run>('GET', `/v1/runs/${encodeURIComponent(id)}`),
   targets: (id: string, p: { status?: TargetStatus | ''; limit?: number; cursor?: string }) =>
     call<Page<RunTarget>>('GET', `/v1/runs/${encodeURIComponent(id)}/targets${query(p)}`),
@@ -95,6 +98,9 @@ export const api = {
   campaigns: (p: { limit?: number; cursor?: string } = {}) => call<Page<Campaign>>('GET', `/v1/campaigns${query(p)}`),
   campaign: (id: string) => call<Campaign>('GET', `/v1/campaigns/${encodeURIComponent(id)}`),
   runNow: (id: string) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(id)}/runs`),
+  tenants: (p: { limit?: number; cursor?: string } = {}) => call<Page<Tenant>>('GET', `/v1/tenants${query(p)}`),
+  occurrences: (id: string, limit = 5) => call<{ items: Occurrence[] }>('GET', `/v1/campaigns/${encodeURIComponent(id)}/occurrences${query({ limit })}`),
+  previewCampaign: (body: CampaignBody) => call<CampaignPreview>('POST', '/v1/campaigns/preview', body),
   createCampaign: (body: CampaignBody) => call<Campaign>('POST', '/v1/campaigns', body),
   patchCampaign: (id: string, body: CampaignPatch) => call<Campaign>('PATCH', `/v1/campaigns/${encodeURIComponent(id)}`, body),
   media: (p: { limit?: number; cursor?: string } = {}) => call<Page<Media>>('GET', `/v1/media${query(p)}`),

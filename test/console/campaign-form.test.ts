@@ -86,6 +86,11 @@ test('edit sends only the changed fields (its errors beside them too); deactivat
   await field(page, 'Window closes (HH:MM)').fill('20:00');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByRole('heading', { name: 'Daily digest' }).waitFor();
+  // the campaign page lists its next runs as the API works them out: the one run, tomorrow 09:00 UTC
+  const next = (await api(suite.stack, 'GET', `/v1/campaigns/${id}/occurrences?limit=5`, token)).body.items;
+  expect(next).toEqual([expect.objectContaining({ scheduledAt: at })]);
+  await page.locator('ol.occurrences li').first().waitFor();
+  expect(await page.locator('ol.occurrences li').count()).toBe(1);
   expect(patches).toEqual([
     { name: 'Daily digest', deliveryWindow: { start: '00:00', end: '25:00' } },
     { name: 'Daily digest', deliveryWindow: { start: '00:00', end: '20:00' } },
@@ -142,3 +147,41 @@ test('a file uploaded in the form is the media the platform receives when the ca
   expect(texts.map((m) => m.part.text)).toEqual(['New poster', 'New poster']);
   await page.context().close();
 }, 90_000);
+
+test('Preview shows the next runs, one run\'s length and whether it fits the window, as the API answers; its errors go beside the fields', async () => {
+  const token = await tenant(suite, 'Preview');
+  const acc = await account(suite, token, 'preview-acc', 30, 'Preview account');
+  const page = await open(suite, token, '#/campaigns/new');
+  await page.getByRole('heading', { name: 'New campaign' }).waitFor();
+  await field(page, 'Name').fill('Evening news');
+  await field(page, 'Account').selectOption(acc);
+  await field(page, 'Chats (one chat id a line)').fill(Array.from({ length: 40 }, (_, i) => `v-${i}`).join('\n'));
+  await field(page, 'Text').fill('News');
+  await field(page, 'Repeats').selectOption('cron');
+  await field(page, 'Cron expression (five fields: minute hour day month weekday)').fill('0 9 * *');
+  await field(page, 'Timezone').fill('Asia/Kuala_Lumpur');
+  await field(page, 'Window opens (HH:MM)').fill('09:00');
+  await field(page, 'Window closes (HH:MM)').fill('09:01');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.locator('#expression-error').waitFor();
+  expect(await focusedId(page)).toBe('expression');
+
+  await field(page, 'Cron expression (five fields: minute hour day month weekday)').fill('0 9 * * *');
+  const previews: unknown[] = [];
+  page.on('request', (r) => r.url().endsWith('/v1/campaigns/preview') && previews.push(r.postDataJSON()));
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.getByRole('heading', { name: 'Preview' }).waitFor();
+  // the API's own answer to the very body the page sent
+  const answer = (await api(suite.stack, 'POST', '/v1/campaigns/preview', token, previews[0])).body;
+  expect(answer.run.fitsWindow).toBe(false); // 40 chats at 30/min do not fit one minute
+  expect(await page.locator('.preview-detail').innerText()).toBe(answer.run.detail);
+  expect(await page.locator('.preview .pill').innerText()).toBe('Does not fit the window');
+  expect(await page.locator('.preview ol.occurrences li').count()).toBe(answer.occurrences.length);
+  expect(answer.occurrences.length).toBe(10);
+  await screenshots(page, 'campaign-preview');
+  // a change retires the preview; nothing was saved
+  await field(page, 'Window closes (HH:MM)').fill('18:00');
+  await page.getByRole('heading', { name: 'Preview' }).waitFor({ state: 'detached' });
+  expect((await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items).toEqual([]);
+  await page.context().close();
+}, 60_000);

@@ -129,7 +129,10 @@ test("an interval-held run shows its waiting sentence; Cancel asks first", async
   await screenshots(page, 'activity-interval');
 
   await page.goto(`${stack.apiUrl}/#/campaigns/${campaignId}`);
-  await page.getByText('every 10 minutes, any time of day UTC').waitFor();
+  // the schedule in words is the API's scheduleText
+  const words = (await api(stack, 'GET', `/v1/campaigns/${campaignId}`, token)).body.scheduleText as string;
+  expect(words).toMatch(/^every 10 minutes/);
+  await page.locator('p.schedule', { hasText: words }).waitFor();
   await runItem(page, held).getByRole('button', { name: 'Cancel' }).click();
   await runItem(page, held).getByText('Cancel this run?').waitFor();
   expect(await runStatus(token, held)).not.toBe('cancelled');
@@ -176,3 +179,34 @@ test("another tenant's run id in the URL shows not found", async () => {
   await page.getByText('Not found: it does not exist, or it is not yours to see.').waitFor();
   await page.context().close();
 });
+
+test('the admin filters Activity by tenant (picked by name) and by account, both answered by the API', async () => {
+  const first = await tenant('Filter North');
+  const second = await tenant('Filter South');
+  const northA = await account(first, 'north-a', 6000, 'North A');
+  const northB = await account(first, 'north-b', 6000, 'North B');
+  const south = await account(second, 'south-a', 6000, 'South A');
+  const runA = await runNow(first, await campaign(first, { accountId: northA, name: 'North A campaign', targets: chats('na', 1) }));
+  const runB = await runNow(first, await campaign(first, { accountId: northB, name: 'North B campaign', targets: chats('nb', 1) }));
+  const runS = await runNow(second, await campaign(second, { accountId: south, name: 'South campaign', targets: chats('sa', 1) }));
+  const page = await open(stack.adminToken);
+  const asked: URL[] = [];
+  page.on('request', (r) => r.url().includes('/v1/runs?') && asked.push(new URL(r.url())));
+  for (const id of [runA, runB, runS]) await runItem(page, id).waitFor();
+
+  const secondId = (await api(stack, 'GET', '/v1/me', second)).body.tenantId as string;
+  await page.getByLabel('Tenant').selectOption({ label: 'Filter South' });
+  await runItem(page, runA).waitFor({ state: 'detached' });
+  await runItem(page, runS).waitFor();
+  expect(asked.some((u) => u.searchParams.get('tenantId') === secondId)).toBe(true);
+  // the account picker offers the chosen tenant's accounts only
+  expect(await page.getByLabel('Account').locator('option').allInnerTexts()).toEqual(['All', 'South A']);
+
+  await page.getByLabel('Tenant').selectOption({ label: 'All' });
+  await page.getByLabel('Account').selectOption({ label: 'North B' });
+  await runItem(page, runB).waitFor();
+  await runItem(page, runS).waitFor({ state: 'detached' });
+  expect(await runItem(page, runA).count()).toBe(0);
+  expect(asked.some((u) => u.searchParams.get('accountId') === northB)).toBe(true);
+  await page.context().close();
+}, 60_000);

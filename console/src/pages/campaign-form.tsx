@@ -2,12 +2,13 @@
 // inputs they name, the first of them takes focus, and what was typed stays as typed. Editing
 // sends only the fields that changed (PATCH).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, type Campaign, type Me } from '../api.js';
+import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
 import { createBody, draftOf, emptyDraft, FIELD_ORDER, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
 import { MediaPicker } from '../media-picker.js';
+import { PreviewNote } from '../occurrences.js';
 import { href } from '../router.js';
 
 const zones = (): string[] => {
@@ -45,6 +46,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   const [failure, setFailure] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<CampaignPreview | null>(null);
   const form = useRef<HTMLFormElement>(null);
   const accounts = [...names.accounts.values()];
 
@@ -60,6 +62,12 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     el?.focus();
   }, [errors]);
 
+  // a preview describes the form as it was: any change retires it
+  useEffect(() => setPreview(null), [draft]);
+  useEffect(() => {
+    if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
+  }, [preview]);
+
   const set = <K extends keyof Draft>(key: K) => (value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
   const text = (key: keyof Draft) => ({
     id: key,
@@ -69,6 +77,22 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   });
   const note = (key: FieldId) => <FieldNote id={key} errors={errors.get(key)} />;
   const tenantOfAccount = me.admin ? names.accounts.get(draft.accountId)?.tenantId : undefined;
+
+  const showPreview = async () => {
+    setBusy(true);
+    setFailure(null);
+    setNotice(null);
+    try {
+      const answer = await api.previewCampaign(createBody(draft, tenantOfAccount));
+      setErrors(new Map());
+      setPreview(answer);
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length > 0) setErrors(placeErrors(err.details, draft));
+      else setFailure(err);
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -175,9 +199,13 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           <button type="submit" class="primary" disabled={busy}>
             {campaign ? 'Save changes' : 'Create campaign'}
           </button>
+          <button type="button" disabled={busy} onClick={() => void showPreview()}>
+            Preview
+          </button>
           <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>Cancel</a>
           {notice && <span role="status">{notice}</span>}
         </div>
+        {preview && <PreviewNote preview={preview} />}
       </form>
     </section>
   );

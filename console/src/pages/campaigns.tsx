@@ -1,10 +1,11 @@
 // Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
 import { useState } from 'preact/hooks';
-import { allPages, api, type Campaign, type Me, type Run } from '../api.js';
+import { allPages, api, type Campaign, type Me, type Occurrence, type Run } from '../api.js';
 import { ErrorNote } from '../components.js';
-import { relative, scheduleInWords, time } from '../format.js';
+import { relative, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
+import { NextOccurrences } from '../occurrences.js';
 import { RunItem } from './activity.js';
 
 export function Campaigns() {
@@ -39,7 +40,7 @@ export function Campaigns() {
               {c.name}
             </a>{' '}
             <span class={`pill ${c.active ? 'pill-success' : 'pill-cancelled'}`}>{c.active ? 'Active' : 'Inactive'}</span>
-            <p>{scheduleInWords(c)}</p>
+            <p>{c.scheduleText}</p>
             <p class="muted">
               {names.accounts.get(c.accountId)?.name ?? ''} · {c.targets.length} chats · next run {c.nextRunAt ? `${time(c.nextRunAt)} (${relative(c.nextRunAt)})` : 'none'}
             </p>
@@ -55,13 +56,15 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
   const names = useNames();
   const [campaign, setCampaign] = useState<Campaign | null>(null);
   const [runs, setRuns] = useState<Run[]>([]);
+  const [occurrences, setOccurrences] = useState<Occurrence[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const reload = async () => {
     try {
-      const [c, page] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 })]);
+      const [c, page, next] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 }), api.occurrences(id, 5)]);
       setCampaign(c);
       setRuns(page.items);
+      setOccurrences(next.items);
       setError(null);
     } catch (e) {
       setError(e);
@@ -95,7 +98,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
         <a href={href.campaigns()}>← Campaigns</a>
       </p>
       <h1 id="campaign-title">{campaign.name}</h1>
-      <p class="schedule">{scheduleInWords(campaign)}</p>
+      <p class="schedule">{campaign.scheduleText}</p>
       <dl class="facts">
         <div>
           <dt>Status</dt>
@@ -151,6 +154,8 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
+      <h2>Next occurrences</h2>
+      <NextOccurrences items={occurrences} />
       <h2>Run history</h2>
       {runs.length === 0 && <p>No runs yet.</p>}
       <ul class="runs">
@@ -184,3 +189,4 @@ function Confirmed({ label, question, yes, onYes }: { label: string; question: s
     </span>
   );
 }
+
