@@ -136,7 +136,61 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List tenants, newest first (admin token only); never their tokens */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Tenant"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         /** Create a tenant (admin token only); its token is shown only in this answer */
         post: {
@@ -1298,6 +1352,170 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/occurrences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The next runs the scheduler will create for the campaign (empty when it is deactivated) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description how many occurrences, 1–100 */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OccurrenceList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Validate a campaign create body exactly as create does and preview it; nothing is saved */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        accountId: string;
+                        name: string;
+                        /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
+                        timezone: string;
+                        schedule: components["schemas"]["ScheduleInput"];
+                        deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
+                        messages: components["schemas"]["MessagePartInput"][];
+                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script) */
+                        targets: string[];
+                        /** @default true */
+                        active?: boolean;
+                        /** @default false */
+                        autoResume?: boolean;
+                        /**
+                         * Format: uuid
+                         * @description admin only: the tenant that owns the campaign
+                         */
+                        tenantId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CampaignPreview"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs": {
         parameters: {
             query?: never;
@@ -1311,6 +1529,10 @@ export interface paths {
                 query?: {
                     status?: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
                     campaignId?: string;
+                    /** @description runs sent from this account (the run's accountId, fixed when the run was created) */
+                    accountId?: string;
+                    /** @description admin: that tenant's runs only. A tenant token may name its own id; another tenant's id gets an empty page, as a foreign campaignId does */
+                    tenantId?: string;
                     limit?: number;
                     /** @description nextCursor of the previous page */
                     cursor?: string;
@@ -2055,6 +2277,8 @@ export interface components {
             targets: string[];
             active: boolean;
             autoResume: boolean;
+            /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
+            scheduleText: string;
             /** @description the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so) */
             nextRunAt: string | null;
             lastRunId: string | null;
@@ -2066,6 +2290,40 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        OccurrenceInput: {
+            /**
+             * Format: date-time
+             * @description the schedule's occurrence
+             */
+            scheduledAt: string;
+            /**
+             * Format: date-time
+             * @description when its run may start: the occurrence inside the delivery window, else the window's next opening
+             */
+            startsAt: string;
+            /** @description when that opening closes; null for a window that never closes */
+            windowEndAt: string | null;
+        };
+        OccurrenceListInput: {
+            /** @description the next runs the scheduler will create, soonest first; empty for a deactivated campaign */
+            items: components["schemas"]["OccurrenceInput"][];
+        };
+        CampaignPreviewInput: {
+            /** @description the next 10 runs the campaign would get, as the scheduler would create them */
+            occurrences: components["schemas"]["OccurrenceInput"][];
+            /** @description what one run of it takes at the account’s pace */
+            run: {
+                targets: number;
+                /** @description the sends per minute the sender reserves slots at for the account's maxSendPerMinute (2 % slower) */
+                pacedPerMinute: number;
+                /** @description from the first send to the last, at that pace, nothing else holding it */
+                durationSeconds: number;
+                /** @description whether the first run finishes before its window closes; false without an occurrence */
+                fitsWindow: boolean;
+                /** @description one plain sentence, times in the campaign's timezone */
+                detail: string;
+            };
         };
         RunCountsInput: {
             total: number;
@@ -2154,6 +2412,13 @@ export interface components {
         MeInput: {
             tenantId: string | null;
             admin: boolean;
+        };
+        TenantInput: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
         };
         Error: {
             error: {
@@ -2282,6 +2547,8 @@ export interface components {
             targets: string[];
             active: boolean;
             autoResume: boolean;
+            /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
+            scheduleText: string;
             /** @description the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so) */
             nextRunAt: string | null;
             lastRunId: string | null;
@@ -2293,6 +2560,40 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        Occurrence: {
+            /**
+             * Format: date-time
+             * @description the schedule's occurrence
+             */
+            scheduledAt: string;
+            /**
+             * Format: date-time
+             * @description when its run may start: the occurrence inside the delivery window, else the window's next opening
+             */
+            startsAt: string;
+            /** @description when that opening closes; null for a window that never closes */
+            windowEndAt: string | null;
+        };
+        OccurrenceList: {
+            /** @description the next runs the scheduler will create, soonest first; empty for a deactivated campaign */
+            items: components["schemas"]["Occurrence"][];
+        };
+        CampaignPreview: {
+            /** @description the next 10 runs the campaign would get, as the scheduler would create them */
+            occurrences: components["schemas"]["Occurrence"][];
+            /** @description what one run of it takes at the account’s pace */
+            run: {
+                targets: number;
+                /** @description the sends per minute the sender reserves slots at for the account's maxSendPerMinute (2 % slower) */
+                pacedPerMinute: number;
+                /** @description from the first send to the last, at that pace, nothing else holding it */
+                durationSeconds: number;
+                /** @description whether the first run finishes before its window closes; false without an occurrence */
+                fitsWindow: boolean;
+                /** @description one plain sentence, times in the campaign's timezone */
+                detail: string;
+            };
         };
         RunCounts: {
             total: number;
@@ -2381,6 +2682,13 @@ export interface components {
         Me: {
             tenantId: string | null;
             admin: boolean;
+        };
+        Tenant: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
         };
     };
     responses: never;

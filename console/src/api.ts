@@ -11,6 +11,12 @@ export type TargetStatus = RunTarget['status'];
 export type Waiting = NonNullable<Run['waiting']>;
 export type Campaign = components['schemas']['Campaign'];
 export type Account = components['schemas']['Account'];
+export type Media = components['schemas']['Media'];
+export type Occurrence = components['schemas']['Occurrence'];
+export type CampaignPreview = components['schemas']['CampaignPreview'];
+export type Tenant = Json200<'/v1/tenants', 'get'>['items'][number];
+export type CampaignBody = paths['/v1/campaigns']['post']['requestBody']['content']['application/json'];
+export type CampaignPatch = NonNullable<paths['/v1/campaigns/{id}']['patch']['requestBody']>['content']['application/json'];
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
@@ -63,6 +69,18 @@ export async function call<T>(method: string, path: string, body?: unknown, toke
   return json as T;
 }
 
+/** POST /v1/media: the file is the raw body, its media type the Content-Type. */
+async function upload(file: Blob, filename: string, tenantId?: string): Promise<Media> {
+  const headers = { authorization: `Bearer ${session.token() ?? ''}`, 'content-type': file.type || 'application/octet-stream' };
+  const res = await fetch(`/v1/media${query({ filename, tenantId })}`, { method: 'POST', headers, body: file });
+  const json = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: FieldError[] } } | null;
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, json?.error?.code ?? 'error', json?.error?.message ?? `${res.status}`, json?.error?.details ?? []);
+  }
+  return json as Media;
+}
+
 const query = (params: Record<string, string | number | undefined>) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
@@ -72,7 +90,7 @@ const query = (params: Record<string, string | number | undefined>) => {
 
 export const api = {
   me: (token?: string) => call<Me>('GET', '/v1/me', undefined, token ?? session.token()),
-  runs: (p: { status?: RunStatus | ''; campaignId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
+  runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
   run: (id: string) => call<Run>('GET', `/v1/runs/${encodeURIComponent(id)}`),
   targets: (id: string, p: { status?: TargetStatus | ''; limit?: number; cursor?: string }) =>
     call<Page<RunTarget>>('GET', `/v1/runs/${encodeURIComponent(id)}/targets${query(p)}`),
@@ -80,7 +98,14 @@ export const api = {
   campaigns: (p: { limit?: number; cursor?: string } = {}) => call<Page<Campaign>>('GET', `/v1/campaigns${query(p)}`),
   campaign: (id: string) => call<Campaign>('GET', `/v1/campaigns/${encodeURIComponent(id)}`),
   runNow: (id: string) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(id)}/runs`),
-  deactivate: (id: string) => call<Campaign>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
+  tenants: (p: { limit?: number; cursor?: string } = {}) => call<Page<Tenant>>('GET', `/v1/tenants${query(p)}`),
+  occurrences: (id: string, limit = 5) => call<{ items: Occurrence[] }>('GET', `/v1/campaigns/${encodeURIComponent(id)}/occurrences${query({ limit })}`),
+  previewCampaign: (body: CampaignBody) => call<CampaignPreview>('POST', '/v1/campaigns/preview', body),
+  createCampaign: (body: CampaignBody) => call<Campaign>('POST', '/v1/campaigns', body),
+  patchCampaign: (id: string, body: CampaignPatch) => call<Campaign>('PATCH', `/v1/campaigns/${encodeURIComponent(id)}`, body),
+  media: (p: { limit?: number; cursor?: string } = {}) => call<Page<Media>>('GET', `/v1/media${query(p)}`),
+  upload: (file: Blob, filename: string, tenantId?: string) => upload(file, filename, tenantId),
+  deleteCampaign: (id: string) => call<null>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
   accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
   patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
   pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),

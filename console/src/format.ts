@@ -1,5 +1,5 @@
 // Plain words for times, durations, schedules and counts.
-import type { Campaign, Run } from './api.js';
+import type { Run } from './api.js';
 
 /** A time in the browser's zone: `14:05:09`, with the date when it is not today. */
 export function time(iso: string | null | undefined, now = new Date()): string {
@@ -32,31 +32,6 @@ export function startLag(run: Run): string | null {
 export function relative(iso: string, now = Date.now()): string {
   const ms = new Date(iso).getTime() - now;
   return ms >= 0 ? `in ${duration(ms)}` : `${duration(ms)} ago`;
-}
-
-const every = (seconds: number): string => {
-  const units: [number, string][] = [
-    [86_400, 'day'],
-    [3_600, 'hour'],
-    [60, 'minute'],
-    [1, 'second'],
-  ];
-  for (const [size, name] of units) {
-    if (seconds % size === 0) {
-      const n = seconds / size;
-      return n === 1 ? `every ${name}` : `every ${n} ${name}s`;
-    }
-  }
-  return `every ${seconds} seconds`;
-};
-
-/** "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur". */
-export function scheduleInWords(c: Campaign): string {
-  const s = c.schedule;
-  const what = s.type === 'interval' ? every(s.everySeconds) : s.type === 'cron' ? `on cron "${s.expression}"` : `once at ${time(s.at)}`;
-  const w = c.deliveryWindow;
-  const window = w.start === '00:00' && w.end === '24:00' ? 'any time of day' : `${w.start}–${w.end}`;
-  return `${what}, ${window} ${c.timezone}`;
 }
 
 /** "12 of 60 sent". */

@@ -7,6 +7,7 @@ import * as events from './events.js';
 import { NotificationSwitch, Toasts } from './notify.js';
 import { Accounts } from './pages/accounts.js';
 import { Activity } from './pages/activity.js';
+import { CampaignFormPage } from './pages/campaign-form.js';
 import { CampaignPage, Campaigns } from './pages/campaigns.js';
 import { RunPage } from './pages/run.js';
 import { href, useRoute } from './router.js';
@@ -90,7 +91,7 @@ function App() {
         <strong class="brand">Metronome</strong>
         <nav aria-label="Main">
           {nav(href.activity(), 'Activity', route.page === 'activity' || route.page === 'run')}
-          {nav(href.campaigns(), 'Campaigns', route.page === 'campaigns' || route.page === 'campaign')}
+          {nav(href.campaigns(), 'Campaigns', route.page.startsWith('campaign'))}
           {nav(href.accounts(), 'Accounts', route.page === 'accounts')}
         </nav>
         <span class="who">
@@ -106,6 +107,8 @@ function App() {
         {route.page === 'run' && <RunPage id={route.id} key={route.id} />}
         {route.page === 'campaigns' && <Campaigns />}
         {route.page === 'campaign' && <CampaignPage id={route.id} me={me} key={route.id} />}
+        {route.page === 'campaign-new' && <CampaignFormPage me={me} key="new" />}
+        {route.page === 'campaign-edit' && <CampaignFormPage id={route.id} me={me} key={`edit-${route.id}`} />}
         {route.page === 'accounts' && <Accounts />}
       </main>
       <Toasts />

@@ -7,11 +7,15 @@ export type Route =
   | { page: 'run'; id: string }
   | { page: 'campaigns' }
   | { page: 'campaign'; id: string }
+  | { page: 'campaign-new' }
+  | { page: 'campaign-edit'; id: string }
   | { page: 'accounts' };
 
 export function parse(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'runs' && parts[1]) return { page: 'run', id: parts[1] };
+  if (parts[0] === 'campaigns' && parts[1] === 'new') return { page: 'campaign-new' };
+  if (parts[0] === 'campaigns' && parts[1] && parts[2] === 'edit') return { page: 'campaign-edit', id: parts[1] };
   if (parts[0] === 'campaigns' && parts[1]) return { page: 'campaign', id: parts[1] };
   if (parts[0] === 'campaigns') return { page: 'campaigns' };
   if (parts[0] === 'accounts') return { page: 'accounts' };
@@ -23,6 +27,8 @@ export const href = {
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
   campaigns: () => '#/campaigns',
   campaign: (id: string) => `#/campaigns/${encodeURIComponent(id)}`,
+  newCampaign: () => '#/campaigns/new',
+  editCampaign: (id: string) => `#/campaigns/${encodeURIComponent(id)}/edit`,
   accounts: () => '#/accounts',
 };
 

@@ -1,62 +1,27 @@
 import { spawnSync } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';
-import { api, startStack, type Stack } from '../helpers/stack.js';
+import type { Browser } from 'playwright-core';
+import { screenshots } from '../helpers/browser.js';
+import { api, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
+import * as kit from './console-kit.js';
+import { chats, consoleSuite, runItem } from './console-kit.js';
 
 // The operator console in a real Chromium against the real stack (API, scheduler, a sender and
 // the sandbox as processes). Each test signs in a fresh browser context (its own session
 // storage). The screenshots in docs/console/ are written here.
 
+const suite = consoleSuite();
 let stack: Stack;
 let browser: Browser;
-const API_KEY = 'sandbox-api-key-0001';
-
-beforeAll(async () => {
-  chromiumPath(); // fails first, with how to install Chromium, when it is missing
-  stack = await startStack({ senders: 1 });
-  browser = await launchBrowser();
-}, 90_000);
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-}, 60_000);
-
-async function tenant(name: string): Promise<string> {
-  const t = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name });
-  expect(t.status).toBe(201);
-  return t.body.token;
-}
-async function account(token: string, externalId: string, maxSendPerMinute: number, name = externalId): Promise<string> {
-  const a = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: API_KEY }, name, externalId, maxSendPerMinute, groupConcurrency: 1 });
-  expect(a.status).toBe(201);
-  return a.body.id;
-}
-async function campaign(token: string, body: Record<string, unknown>): Promise<string> {
-  const c = await api(stack, 'POST', '/v1/campaigns', token, { timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'Hello' }], active: false, ...body });
-  expect(c.status).toBe(201);
-  return c.body.id;
-}
-async function runNow(token: string, campaignId: string): Promise<string> {
-  const r = await api(stack, 'POST', `/v1/campaigns/${campaignId}/runs`, token);
-  expect(r.status).toBe(201);
-  return r.body.id;
-}
-const chats = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
-const runStatus = async (token: string, id: string) => (await api(stack, 'GET', `/v1/runs/${id}`, token)).body.status as string;
-
-// The pages run in the browser: what they evaluate is written as strings (no DOM types here).
-
-/** A page signed in the way `npm start` links it: the token in the URL fragment, taken in once. */
-async function open(token: string, hash = '#/'): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`${stack.apiUrl}/#token=${encodeURIComponent(token)}`);
-  await page.getByRole('heading', { name: 'Activity' }).waitFor();
-  if (hash !== '#/') await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
-  return page;
-}
-const runItem = (page: Page, id: string) => page.locator(`li[data-run-id="${id}"]`);
+beforeAll(() => {
+  ({ stack, browser } = suite);
+});
+const tenant = (name: string) => kit.tenant(suite, name);
+const account = (token: string, externalId: string, perMinute: number, name = externalId) => kit.account(suite, token, externalId, perMinute, name);
+const campaign = (token: string, body: Record<string, unknown>) => kit.campaign(suite, token, body);
+const runNow = (token: string, campaignId: string) => kit.runNow(suite, token, campaignId);
+const runStatus = (token: string, id: string) => kit.runStatus(suite, token, id);
+const open = (token: string, hash = '#/') => kit.open(suite, token, hash);
 
 test('the console is served at / without a token, and its API types match /openapi.json', async () => {
   const res = await fetch(`${stack.apiUrl}/`);
@@ -164,7 +129,10 @@ test("an interval-held run shows its waiting sentence; Cancel asks first", async
   await screenshots(page, 'activity-interval');
 
   await page.goto(`${stack.apiUrl}/#/campaigns/${campaignId}`);
-  await page.getByText('every 10 minutes, any time of day UTC').waitFor();
+  // the schedule in words is the API's scheduleText
+  const words = (await api(stack, 'GET', `/v1/campaigns/${campaignId}`, token)).body.scheduleText as string;
+  expect(words).toMatch(/^every 10 minutes/);
+  await page.locator('p.schedule', { hasText: words }).waitFor();
   await runItem(page, held).getByRole('button', { name: 'Cancel' }).click();
   await runItem(page, held).getByText('Cancel this run?').waitFor();
   expect(await runStatus(token, held)).not.toBe('cancelled');
@@ -211,3 +179,34 @@ test("another tenant's run id in the URL shows not found", async () => {
   await page.getByText('Not found: it does not exist, or it is not yours to see.').waitFor();
   await page.context().close();
 });
+
+test('the admin filters Activity by tenant (picked by name) and by account, both answered by the API', async () => {
+  const first = await tenant('Filter North');
+  const second = await tenant('Filter South');
+  const northA = await account(first, 'north-a', 6000, 'North A');
+  const northB = await account(first, 'north-b', 6000, 'North B');
+  const south = await account(second, 'south-a', 6000, 'South A');
+  const runA = await runNow(first, await campaign(first, { accountId: northA, name: 'North A campaign', targets: chats('na', 1) }));
+  const runB = await runNow(first, await campaign(first, { accountId: northB, name: 'North B campaign', targets: chats('nb', 1) }));
+  const runS = await runNow(second, await campaign(second, { accountId: south, name: 'South campaign', targets: chats('sa', 1) }));
+  const page = await open(stack.adminToken);
+  const asked: URL[] = [];
+  page.on('request', (r) => r.url().includes('/v1/runs?') && asked.push(new URL(r.url())));
+  for (const id of [runA, runB, runS]) await runItem(page, id).waitFor();
+
+  const secondId = (await api(stack, 'GET', '/v1/me', second)).body.tenantId as string;
+  await page.getByLabel('Tenant').selectOption({ label: 'Filter South' });
+  await runItem(page, runA).waitFor({ state: 'detached' });
+  await runItem(page, runS).waitFor();
+  expect(asked.some((u) => u.searchParams.get('tenantId') === secondId)).toBe(true);
+  // the account picker offers the chosen tenant's accounts only
+  expect(await page.getByLabel('Account').locator('option').allInnerTexts()).toEqual(['All', 'South A']);
+
+  await page.getByLabel('Tenant').selectOption({ label: 'All' });
+  await page.getByLabel('Account').selectOption({ label: 'North B' });
+  await runItem(page, runB).waitFor();
+  await runItem(page, runS).waitFor({ state: 'detached' });
+  expect(await runItem(page, runA).count()).toBe(0);
+  expect(asked.some((u) => u.searchParams.get('accountId') === northB)).toBe(true);
+  await page.context().close();
+}, 60_000);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -23,14 +23,31 @@ export async function launchBrowser(): Promise<Browser> {
 const SHOTS = path.resolve('docs/console');
 export const WIDTHS = [1280, 390] as const;
 
-/** Saves the page at 1280 and 390 px wide as docs/console/<name>-<width>.png, then goes back to 1280. */
-export async function screenshots(page: Page, name: string): Promise<void> {
-  await mkdir(SHOTS, { recursive: true });
+/**
+ * Saves the page at 1280 and 390 px wide as docs/console/<name>-<width>.png, then goes back to
+ * 1280. A file whose bytes are unchanged is not rewritten; under CI (`CI=true`) a file that cannot
+ * be written (a read-only checkout) is left as it is, since the pictures are documentation, not
+ * what the test judges.
+ */
+export async function screenshots(page: Page, name: string, dir = SHOTS): Promise<void> {
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
     // let the layout settle at the new width
     await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    await saveIfChanged(path.join(dir, `${name}-${width}.png`), await page.screenshot({ fullPage: true }));
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+export async function saveIfChanged(file: string, bytes: Buffer, ci = process.env['CI'] === 'true'): Promise<'unchanged' | 'written' | 'skipped'> {
+  const before = await readFile(file).catch(() => null);
+  if (before?.equals(bytes)) return 'unchanged';
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, bytes);
+    return 'written';
+  } catch (error) {
+    if (ci) return 'skipped';
+    throw error;
+  }
 }

@@ -1,6 +1,6 @@
 // Activity: every run, newest first, live, with what holds it and the commands its state allows.
-import { useState } from 'preact/hooks';
-import { api, type Me, type Run, type RunStatus } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { allPages, api, type Me, type Run, type RunStatus, type Tenant } from '../api.js';
 import { ErrorNote, Eta, Explanation, Pill, Progress, RunActions } from '../components.js';
 import { startLag, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
@@ -17,11 +17,13 @@ export function Activity({ me }: { me: Me }) {
   const [runs, setRuns] = useState<Run[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const tenants = useTenants(me.admin);
+  const filters = { status, campaignId: campaignId || undefined, accountId: accountId || undefined, tenantId: tenantId || undefined };
 
   // Reloads the pages already shown, so live updates never shorten a list the operator extended.
   const reload = async () => {
     try {
-      const page = await api.runs({ status, campaignId: campaignId || undefined, limit: Math.max(50, runs?.length ?? 0) });
+      const page = await api.runs({ ...filters, limit: Math.max(50, runs?.length ?? 0) });
       setRuns(page.items);
       setCursor(page.nextCursor);
       setError(null);
@@ -29,19 +31,19 @@ export function Activity({ me }: { me: Me }) {
       setError(e);
     }
   };
-  useLive(reload, () => true, [status, campaignId]);
+  useLive(reload, () => true, [status, campaignId, accountId, tenantId]);
   const more = async () => {
     if (!cursor) return;
-    const page = await api.runs({ status, campaignId: campaignId || undefined, limit: 50, cursor });
+    const page = await api.runs({ ...filters, limit: 50, cursor });
     setRuns([...(runs ?? []), ...page.items]);
     setCursor(page.nextCursor);
   };
   const replace = (r: Run) => setRuns((list) => (list ?? []).map((x) => (x.id === r.id ? r : x)));
 
-  // The API filters runs by status and campaign; the account (and, for the admin, the tenant)
-  // filter applies to the runs loaded here.
-  const shown = (runs ?? []).filter((r) => (!accountId || r.accountId === accountId) && (!tenantId || r.tenantId === tenantId));
-  const tenants = me.admin ? [...new Set((runs ?? []).map((r) => r.tenantId))] : [];
+  // Every filter is the API's (status, campaign, account and, for the admin, tenant).
+  const shown = runs ?? [];
+  // the admin's campaign and account pickers offer the chosen tenant's only
+  const ofTenant = <T extends { tenantId: string }>(list: Iterable<T>) => [...list].filter((x) => !tenantId || x.tenantId === tenantId);
   return (
     <section aria-labelledby="activity-title">
       <h1 id="activity-title">Activity</h1>
@@ -59,7 +61,7 @@ export function Activity({ me }: { me: Me }) {
           Campaign
           <select value={campaignId} onChange={(e) => setCampaignId(e.currentTarget.value)}>
             <option value="">All</option>
-            {[...names.campaigns.values()].map((c) => (
+            {ofTenant(names.campaigns.values()).map((c) => (
               <option value={c.id}>{c.name}</option>
             ))}
           </select>
@@ -68,7 +70,7 @@ export function Activity({ me }: { me: Me }) {
           Account
           <select value={accountId} onChange={(e) => setAccountId(e.currentTarget.value)}>
             <option value="">All</option>
-            {[...names.accounts.values()].map((a) => (
+            {ofTenant(names.accounts.values()).map((a) => (
               <option value={a.id}>{a.name}</option>
             ))}
           </select>
@@ -79,7 +81,7 @@ export function Activity({ me }: { me: Me }) {
             <select value={tenantId} onChange={(e) => setTenantId(e.currentTarget.value)}>
               <option value="">All</option>
               {tenants.map((t) => (
-                <option value={t}>{t.slice(0, 8)}</option>
+                <option value={t.id}>{t.name}</option>
               ))}
             </select>
           </label>
@@ -137,4 +139,13 @@ export function RunItem({ run, campaign, account, admin, onChange }: { run: Run;
       <RunActions run={run} onChange={onChange} />
     </li>
   );
+}
+
+/** Every tenant, for the admin's tenant picker; none for a tenant token. */
+function useTenants(admin: boolean): Tenant[] {
+  const [tenants, setTenants] = useState<Tenant[]>([]);
+  useEffect(() => {
+    if (admin) allPages((cursor) => api.tenants({ limit: 500, cursor })).then(setTenants, () => undefined);
+  }, [admin]);
+  return tenants;
 }

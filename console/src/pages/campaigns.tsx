@@ -1,10 +1,11 @@
 // Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
 import { useState } from 'preact/hooks';
-import { allPages, api, type Campaign, type Me, type Run } from '../api.js';
+import { allPages, api, type Campaign, type Me, type Occurrence, type Run } from '../api.js';
 import { ErrorNote } from '../components.js';
-import { relative, scheduleInWords, time } from '../format.js';
+import { relative, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
+import { NextOccurrences } from '../occurrences.js';
 import { RunItem } from './activity.js';
 
 export function Campaigns() {
@@ -25,6 +26,11 @@ export function Campaigns() {
   return (
     <section aria-labelledby="campaigns-title">
       <h1 id="campaigns-title">Campaigns</h1>
+      <p>
+        <a class="button primary" href={href.newCampaign()}>
+          New campaign
+        </a>
+      </p>
       <ErrorNote error={error} />
       {campaigns?.length === 0 && <p>No campaigns yet.</p>}
       <ul class="cards">
@@ -34,7 +40,7 @@ export function Campaigns() {
               {c.name}
             </a>{' '}
             <span class={`pill ${c.active ? 'pill-success' : 'pill-cancelled'}`}>{c.active ? 'Active' : 'Inactive'}</span>
-            <p>{scheduleInWords(c)}</p>
+            <p>{c.scheduleText}</p>
             <p class="muted">
               {names.accounts.get(c.accountId)?.name ?? ''} · {c.targets.length} chats · next run {c.nextRunAt ? `${time(c.nextRunAt)} (${relative(c.nextRunAt)})` : 'none'}
             </p>
@@ -50,14 +56,15 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
   const names = useNames();
   const [campaign, setCampaign] = useState<Campaign | null>(null);
   const [runs, setRuns] = useState<Run[]>([]);
+  const [occurrences, setOccurrences] = useState<Occurrence[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const [confirmOff, setConfirmOff] = useState(false);
   const reload = async () => {
     try {
-      const [c, page] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 })]);
+      const [c, page, next] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 }), api.occurrences(id, 5)]);
       setCampaign(c);
       setRuns(page.items);
+      setOccurrences(next.items);
       setError(null);
     } catch (e) {
       setError(e);
@@ -91,7 +98,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
         <a href={href.campaigns()}>← Campaigns</a>
       </p>
       <h1 id="campaign-title">{campaign.name}</h1>
-      <p class="schedule">{scheduleInWords(campaign)}</p>
+      <p class="schedule">{campaign.scheduleText}</p>
       <dl class="facts">
         <div>
           <dt>Status</dt>
@@ -123,25 +130,32 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
         <button type="button" class="primary" onClick={() => void act(() => api.runNow(id), 'Run started.')}>
           Run now
         </button>
-        {campaign.active &&
-          (confirmOff ? (
-            <span role="group" aria-label="Confirm deactivate">
-              Deactivate it and cancel its open runs?{' '}
-              <button type="button" class="danger" onClick={() => void act(() => api.deactivate(id), 'Campaign deactivated.').then(() => setConfirmOff(false))}>
-                Yes, deactivate
-              </button>{' '}
-              <button type="button" onClick={() => setConfirmOff(false)}>
-                Keep it
-              </button>
-            </span>
-          ) : (
-            <button type="button" onClick={() => setConfirmOff(true)}>
-              Deactivate
-            </button>
-          ))}
+        <a class="button" href={href.editCampaign(id)}>
+          Edit
+        </a>
+        {campaign.active ? (
+          <Confirmed
+            label="Deactivate"
+            question="Deactivate it? The schedule stops making runs; runs already open go on."
+            yes="Yes, deactivate"
+            onYes={() => act(() => api.patchCampaign(id, { active: false }), 'Campaign deactivated.')}
+          />
+        ) : (
+          <button type="button" onClick={() => void act(() => api.patchCampaign(id, { active: true }), 'Campaign activated.')}>
+            Activate
+          </button>
+        )}
+        <Confirmed
+          label="Delete"
+          question="Delete it? It disappears from the list and its open runs are cancelled."
+          yes="Yes, delete"
+          onYes={() => api.deleteCampaign(id).then(() => void (location.hash = href.campaigns()), setError)}
+        />
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
+      <h2>Next occurrences</h2>
+      <NextOccurrences items={occurrences} />
       <h2>Run history</h2>
       {runs.length === 0 && <p>No runs yet.</p>}
       <ul class="runs">
@@ -152,3 +166,27 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
     </section>
   );
 }
+
+/** A button that asks before it acts: the question, then Yes or Keep it. */
+function Confirmed({ label, question, yes, onYes }: { label: string; question: string; yes: string; onYes: () => Promise<unknown> }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span role="group" aria-label={`Confirm ${label.toLowerCase()}`} class="confirm">
+      {question}{' '}
+      <button type="button" class="danger" onClick={() => void onYes().finally(() => setAsking(false))}>
+        {yes}
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </span>
+  );
+}
+

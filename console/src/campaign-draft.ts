@@ -1,0 +1,183 @@
+// The campaign form's state as typed, and its translation to the API's create and PATCH bodies
+// and back from the API's field errors. Pure: the form component only renders it.
+import type { Campaign, CampaignBody, CampaignPatch, FieldError } from './api.js';
+import { utcToZoned, zonedToUtc } from './zoned-time.js';
+
+export type ScheduleType = 'once' | 'interval' | 'cron';
+export type EveryUnit = 'seconds' | 'minutes' | 'hours';
+
+/** Every input of the form, as the operator typed it (strings: nothing typed is ever reshaped). */
+export interface Draft {
+  name: string;
+  accountId: string;
+  targets: string;
+  text: string;
+  mediaId: string;
+  caption: string;
+  scheduleType: ScheduleType;
+  at: string;
+  every: string;
+  everyUnit: EveryUnit;
+  startAt: string;
+  expression: string;
+  timezone: string;
+  windowStart: string;
+  windowEnd: string;
+  active: boolean;
+  autoResume: boolean;
+}
+
+/** The ids of the form's inputs, in the order they appear: the first invalid one takes focus. */
+export const FIELD_ORDER = ['name', 'accountId', 'targets', 'text', 'mediaId', 'caption', 'scheduleType', 'at', 'every', 'startAt', 'expression', 'timezone', 'windowStart', 'windowEnd', 'active', 'autoResume'] as const;
+export type FieldId = (typeof FIELD_ORDER)[number] | 'form';
+
+const UNIT_SECONDS: Record<EveryUnit, number> = { seconds: 1, minutes: 60, hours: 3600 };
+
+export function browserZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+export function emptyDraft(accountId = ''): Draft {
+  return {
+    name: '', accountId, targets: '', text: '', mediaId: '', caption: '',
+    scheduleType: 'interval', at: '', every: '60', everyUnit: 'minutes', startAt: '', expression: '',
+    timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false,
+  };
+}
+
+/** The form filled with a stored campaign, for editing. */
+export function draftOf(c: Campaign): Draft {
+  const text = c.messages.find((m) => m.type === 'text');
+  const media = c.messages.find((m) => m.type === 'media');
+  const s = c.schedule;
+  const every = s.type === 'interval' ? s.everySeconds : 3600;
+  const unit: EveryUnit = every % 3600 === 0 ? 'hours' : every % 60 === 0 ? 'minutes' : 'seconds';
+  return {
+    name: c.name,
+    accountId: c.accountId,
+    targets: c.targets.join('\n'),
+    text: text?.type === 'text' ? text.text : '',
+    mediaId: media?.type === 'media' ? media.mediaId : '',
+    caption: media?.type === 'media' ? (media.caption ?? '') : '',
+    scheduleType: s.type,
+    at: s.type === 'once' ? utcToZoned(s.at, c.timezone) : '',
+    every: String(every / UNIT_SECONDS[unit]),
+    everyUnit: unit,
+    startAt: s.type === 'interval' && s.startAt ? utcToZoned(s.startAt, c.timezone) : '',
+    expression: s.type === 'cron' ? s.expression : '',
+    timezone: c.timezone,
+    windowStart: c.deliveryWindow.start,
+    windowEnd: c.deliveryWindow.end,
+    active: c.active,
+    autoResume: c.autoResume,
+  };
+}
+
+/** Chat ids, one a line; blank lines are skipped. `lines[i]` is the 1-based line of target i. */
+export function targetsOf(text: string): { targets: string[]; lines: number[] } {
+  const targets: string[] = [];
+  const lines: number[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const id = line.trim();
+    if (id) {
+      targets.push(id);
+      lines.push(i + 1);
+    }
+  });
+  return { targets, lines };
+}
+
+type Part = CampaignBody['messages'][number];
+
+/** The message parts, and which input each index stands for (errors name parts by index). */
+function messagesOf(d: Draft): { parts: Part[]; kinds: ('text' | 'media')[] } {
+  const parts: Part[] = [];
+  const kinds: ('text' | 'media')[] = [];
+  if (d.text.trim() || !d.mediaId) {
+    parts.push({ type: 'text', text: d.text });
+    kinds.push('text');
+  }
+  if (d.mediaId) {
+    parts.push({ type: 'media', mediaId: d.mediaId, ...(d.caption.trim() && { caption: d.caption }) });
+    kinds.push('media');
+  }
+  return { parts, kinds };
+}
+
+// An empty number is sent as null, so the API names the field rather than the form guessing.
+const numberOr = (s: string): number => (s.trim() === '' ? (null as unknown as number) : Number(s));
+
+function scheduleOf(d: Draft): CampaignBody['schedule'] {
+  const instant = (local: string) => (local ? zonedToUtc(local, d.timezone) : local);
+  switch (d.scheduleType) {
+    case 'once':
+      return { type: 'once', at: instant(d.at) };
+    case 'cron':
+      return { type: 'cron', expression: d.expression };
+    case 'interval': {
+      const n = numberOr(d.every);
+      const everySeconds = n === null ? n : Math.round(n * UNIT_SECONDS[d.everyUnit]);
+      return { type: 'interval', everySeconds, ...(d.startAt && { startAt: instant(d.startAt) }) };
+    }
+  }
+}
+
+function windowOf(d: Draft): { start: string; end: string } | undefined {
+  if (!d.windowStart.trim() && !d.windowEnd.trim()) return undefined;
+  return { start: d.windowStart.trim(), end: d.windowEnd.trim() };
+}
+
+/** The create body; `tenantId` is the account's tenant when the admin creates it. */
+export function createBody(d: Draft, tenantId?: string): CampaignBody {
+  const window = windowOf(d);
+  return {
+    name: d.name,
+    accountId: d.accountId,
+    targets: targetsOf(d.targets).targets,
+    messages: messagesOf(d).parts,
+    schedule: scheduleOf(d),
+    timezone: d.timezone,
+    ...(window && { deliveryWindow: window }),
+    active: d.active,
+    autoResume: d.autoResume,
+    ...(tenantId && { tenantId }),
+  };
+}
+
+/** Only what changed between the form as loaded and as it is now. */
+export function patchBody(before: Draft, now: Draft): CampaignPatch {
+  const a = createBody(before);
+  const b = createBody(now);
+  const out: Record<string, unknown> = {};
+  const keys = ['name', 'accountId', 'targets', 'messages', 'schedule', 'timezone', 'deliveryWindow', 'active', 'autoResume'] as const;
+  for (const key of keys) {
+    // the schedule's instants are read in the zone: a new zone alone changes them too
+    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out[key] = b[key] ?? { start: '00:00', end: '24:00' };
+  }
+  return out as CampaignPatch;
+}
+
+/** Each API field error placed beside its input; what names no input goes to the form as a whole. */
+export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, string[]> {
+  const placed = new Map<FieldId, string[]>();
+  const add = (id: FieldId, message: string) => placed.set(id, [...(placed.get(id) ?? []), message]);
+  const { kinds } = messagesOf(d);
+  const { lines } = targetsOf(d.targets);
+  for (const { field, message } of details) {
+    const path = field.split('.');
+    const [head, second, third] = path;
+    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) add('targets', `line ${lines[Number(second)] ?? Number(second) + 1}: ${message}`);
+    else if (head === 'messages' && second !== undefined && /^\d+$/.test(second)) {
+      const kind = kinds[Number(second)];
+      add(kind === 'media' ? (third === 'caption' ? 'caption' : 'mediaId') : 'text', message);
+    } else if (head === 'messages') add('text', message);
+    else if (head === 'schedule') add(SCHEDULE_FIELDS[second ?? ''] ?? 'scheduleType', message);
+    else if (head === 'deliveryWindow') add(second === 'end' ? 'windowEnd' : 'windowStart', message);
+    else if (head === 'tenantId') add('accountId', message);
+    else if (head && (FIELD_ORDER as readonly string[]).includes(head)) add(head as FieldId, message);
+    else add('form', `${field}: ${message}`);
+  }
+  return placed;
+}
+
+const SCHEDULE_FIELDS: Record<string, FieldId> = { at: 'at', everySeconds: 'every', startAt: 'startAt', expression: 'expression', type: 'scheduleType' };

@@ -1,0 +1,294 @@
+// Create and edit a campaign. The API judges the input: its field errors are shown beside the
+// inputs they name, the first of them takes focus, and what was typed stays as typed. Editing
+// sends only the fields that changed (PATCH).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
+import { createBody, draftOf, emptyDraft, FIELD_ORDER, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
+import { ErrorNote } from '../components.js';
+import { FieldNote, invalidProps } from '../field.js';
+import { useNames } from '../hooks.js';
+import { MediaPicker } from '../media-picker.js';
+import { PreviewNote } from '../occurrences.js';
+import { href } from '../router.js';
+
+const zones = (): string[] => {
+  try {
+    return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
+  } catch {
+    return [];
+  }
+};
+
+export function CampaignFormPage({ id, me }: { id?: string; me: Me }) {
+  const [campaign, setCampaign] = useState<Campaign | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    if (id) api.campaign(id).then(setCampaign, setError);
+  }, [id]);
+  if (id && !campaign) {
+    return error ? (
+      <section>
+        <h1>Campaign not found</h1>
+        <ErrorNote error={error} />
+      </section>
+    ) : (
+      <p>Loading…</p>
+    );
+  }
+  return <CampaignForm campaign={campaign} me={me} />;
+}
+
+function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
+  const names = useNames();
+  const initial = useRef<Draft>(campaign ? draftOf(campaign) : emptyDraft());
+  const [draft, setDraft] = useState<Draft>(initial.current);
+  const [errors, setErrors] = useState<Map<FieldId, string[]>>(new Map());
+  const [failure, setFailure] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<CampaignPreview | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const accounts = [...names.accounts.values()];
+
+  // A new campaign starts on the only account there is.
+  useEffect(() => {
+    if (!campaign && !draft.accountId && accounts.length === 1) setDraft((d) => ({ ...d, accountId: accounts[0]!.id }));
+  }, [accounts.length]);
+  // After an answer with errors, the first invalid input (in the form's order) takes focus.
+  useEffect(() => {
+    if (errors.size === 0) return;
+    const first = FIELD_ORDER.find((f) => errors.has(f));
+    const el = first ? form.current?.querySelector<HTMLElement>(`#${first}`) : form.current?.querySelector<HTMLElement>('#form-error');
+    el?.focus();
+  }, [errors]);
+
+  // a preview describes the form as it was: any change retires it
+  useEffect(() => setPreview(null), [draft]);
+  useEffect(() => {
+    if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
+  }, [preview]);
+
+  const set = <K extends keyof Draft>(key: K) => (value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+  const text = (key: keyof Draft) => ({
+    id: key,
+    value: draft[key] as string,
+    onInput: (e: Event) => set(key)((e.currentTarget as HTMLInputElement).value as never),
+    ...invalidProps(key, errors.get(key as FieldId)),
+  });
+  const note = (key: FieldId) => <FieldNote id={key} errors={errors.get(key)} />;
+  const tenantOfAccount = me.admin ? names.accounts.get(draft.accountId)?.tenantId : undefined;
+
+  const showPreview = async () => {
+    setBusy(true);
+    setFailure(null);
+    setNotice(null);
+    try {
+      const answer = await api.previewCampaign(createBody(draft, tenantOfAccount));
+      setErrors(new Map());
+      setPreview(answer);
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length > 0) setErrors(placeErrors(err.details, draft));
+      else setFailure(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setFailure(null);
+    setNotice(null);
+    try {
+      if (campaign) {
+        const body = patchBody(initial.current, draft);
+        if (Object.keys(body).length === 0) {
+          setErrors(new Map());
+          setNotice('Nothing changed.');
+          return;
+        }
+        await api.patchCampaign(campaign.id, body);
+        location.hash = href.campaign(campaign.id);
+      } else {
+        const created = await api.createCampaign(createBody(draft, tenantOfAccount));
+        location.hash = href.campaign(created.id);
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length > 0) setErrors(placeErrors(err.details, draft));
+      else {
+        setErrors(new Map());
+        setFailure(err);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const title = campaign ? `Edit ${campaign.name}` : 'New campaign';
+  const formErrors = errors.get('form');
+  return (
+    <section aria-labelledby="form-title">
+      <p>
+        <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>← {campaign ? campaign.name : 'Campaigns'}</a>
+      </p>
+      <h1 id="form-title">{title}</h1>
+      <form ref={form} class="campaign-form" noValidate onSubmit={(e) => void submit(e)}>
+        {(errors.size > 0 || failure !== null) && (
+          <p id="form-error" class="error" role="alert" tabIndex={-1}>
+            {errors.size > 0 ? `The campaign was not saved: ${fixes(errors)}.` : 'The campaign was not saved.'}
+            {formErrors && ` ${formErrors.join('; ')}`}
+          </p>
+        )}
+        <ErrorNote error={failure} />
+        <fieldset>
+          <legend>Campaign</legend>
+          <div class="field">
+            <label for="name">Name</label>
+            <input type="text" autoComplete="off" {...text('name')} />
+            {note('name')}
+          </div>
+          <div class="field">
+            <label for="accountId">Account</label>
+            <select {...text('accountId')} onChange={(e) => set('accountId')(e.currentTarget.value)}>
+              <option value="">Choose an account</option>
+              {accounts.map((a) => (
+                <option value={a.id}>
+                  {a.name} ({a.platform}, {a.status})
+                </option>
+              ))}
+            </select>
+            {note('accountId')}
+          </div>
+          <div class="field">
+            <label for="targets">Chats (one chat id a line)</label>
+            <textarea rows={6} spellcheck={false} {...text('targets')} />
+            {note('targets')}
+          </div>
+        </fieldset>
+        <fieldset>
+          <legend>Message</legend>
+          <div class="field">
+            <label for="text">Text</label>
+            <textarea rows={4} {...text('text')} />
+            {note('text')}
+          </div>
+          <MediaPicker value={draft.mediaId} onChange={set('mediaId')} tenantId={tenantOfAccount} errors={errors.get('mediaId')} />
+          {draft.mediaId && (
+            <div class="field">
+              <label for="caption">Caption (optional)</label>
+              <input type="text" {...text('caption')} />
+              {note('caption')}
+            </div>
+          )}
+        </fieldset>
+        <Schedule draft={draft} text={text} note={note} set={set} errors={errors} />
+        <fieldset>
+          <legend>Status</legend>
+          <div class="check">
+            <input id="active" type="checkbox" checked={draft.active} onChange={(e) => set('active')(e.currentTarget.checked)} {...invalidProps('active', errors.get('active'))} />
+            <label for="active">Active: the schedule makes runs</label>
+          </div>
+          {note('active')}
+          <div class="check">
+            <input id="autoResume" type="checkbox" checked={draft.autoResume} onChange={(e) => set('autoResume')(e.currentTarget.checked)} {...invalidProps('autoResume', errors.get('autoResume'))} />
+            <label for="autoResume">Auto resume: a run paused at window close resumes when the window opens again</label>
+          </div>
+          {note('autoResume')}
+        </fieldset>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {campaign ? 'Save changes' : 'Create campaign'}
+          </button>
+          <button type="button" disabled={busy} onClick={() => void showPreview()}>
+            Preview
+          </button>
+          <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>Cancel</a>
+          {notice && <span role="status">{notice}</span>}
+        </div>
+        {preview && <PreviewNote preview={preview} />}
+      </form>
+    </section>
+  );
+}
+
+const fixes = (errors: Map<FieldId, string[]>) => (errors.size === 1 ? 'one field to fix' : `${errors.size} fields to fix`);
+
+type TextProps = (key: keyof Draft) => Record<string, unknown>;
+
+function Schedule({ draft, text, note, set, errors }: { draft: Draft; text: TextProps; note: (k: FieldId) => preact.JSX.Element; set: <K extends keyof Draft>(k: K) => (v: Draft[K]) => void; errors: Map<FieldId, string[]> }) {
+  return (
+    <fieldset>
+      <legend>Schedule</legend>
+      <div class="field">
+        <label for="scheduleType">Repeats</label>
+        <select id="scheduleType" value={draft.scheduleType} onChange={(e) => set('scheduleType')(e.currentTarget.value as Draft['scheduleType'])} {...invalidProps('scheduleType', errors.get('scheduleType'))}>
+          <option value="once">Once</option>
+          <option value="interval">At an interval</option>
+          <option value="cron">On a cron schedule</option>
+        </select>
+        {note('scheduleType')}
+      </div>
+      {draft.scheduleType === 'once' && (
+        <div class="field">
+          <label for="at">At (in the campaign's timezone)</label>
+          <input type="datetime-local" {...text('at')} />
+          {note('at')}
+        </div>
+      )}
+      {draft.scheduleType === 'interval' && (
+        <div class="row">
+          <div class="field">
+            <label for="every">Every</label>
+            <input type="number" min={1} inputMode="numeric" {...text('every')} />
+            {note('every')}
+          </div>
+          <div class="field">
+            <label for="everyUnit">Unit</label>
+            <select id="everyUnit" value={draft.everyUnit} onChange={(e) => set('everyUnit')(e.currentTarget.value as Draft['everyUnit'])}>
+              <option value="seconds">seconds</option>
+              <option value="minutes">minutes</option>
+              <option value="hours">hours</option>
+            </select>
+          </div>
+        </div>
+      )}
+      {draft.scheduleType === 'interval' && (
+        <div class="field">
+          <label for="startAt">Starting (optional, in the campaign's timezone)</label>
+          <input type="datetime-local" {...text('startAt')} />
+          {note('startAt')}
+        </div>
+      )}
+      {draft.scheduleType === 'cron' && (
+        <div class="field">
+          <label for="expression">Cron expression (five fields: minute hour day month weekday)</label>
+          <input type="text" spellcheck={false} placeholder="0 9 * * 1-5" {...text('expression')} />
+          {note('expression')}
+        </div>
+      )}
+      <div class="field">
+        <label for="timezone">Timezone</label>
+        <input type="text" list="zones" autoComplete="off" {...text('timezone')} />
+        <datalist id="zones">
+          {zones().map((z) => (
+            <option value={z} />
+          ))}
+        </datalist>
+        {note('timezone')}
+      </div>
+      <div class="row">
+        <div class="field">
+          <label for="windowStart">Window opens (HH:MM)</label>
+          <input type="text" inputMode="numeric" placeholder="00:00" {...text('windowStart')} />
+          {note('windowStart')}
+        </div>
+        <div class="field">
+          <label for="windowEnd">Window closes (HH:MM)</label>
+          <input type="text" inputMode="numeric" placeholder="24:00" {...text('windowEnd')} />
+          {note('windowEnd')}
+        </div>
+      </div>
+      <p class="muted">Leave the window empty to send at any time of day; a close before the open crosses midnight.</p>
+    </fieldset>
+  );
+}
