@@ -185,6 +185,8 @@ test('Preview shows the next runs, one run\'s length and whether it fits the win
   expect(await page.locator('.preview .pill').innerText()).toBe('Does not fit the window');
   expect(await page.locator('.preview ol.occurrences li').count()).toBe(answer.occurrences.length);
   expect(answer.occurrences.length).toBe(10);
+  // read on the campaign's clock (the browser's is UTC): 09:00 in Kuala Lumpur
+  expect(await page.locator('.preview ol.occurrences li').first().innerText()).toMatch(/^\w{3} \d{1,2} \w{3} 09:00 /);
   await screenshots(page, 'campaign-preview');
   // a change retires the preview; nothing was saved
   await field(page, 'Window closes (HH:MM)').fill('18:00');
