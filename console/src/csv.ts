@@ -3,8 +3,9 @@ import type { RunTarget } from './api.js';
 
 const cell = (v: string | number | null | undefined): string => {
   const s = v === null || v === undefined ? '' : String(v);
-  // a leading = + - @ would make a spreadsheet run the cell as a formula
-  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  // a leading = + - @ would make a spreadsheet run the cell as a formula; a plain signed number
+  // (a Telegram group's chat id, -1001234567890) is only a number, and is kept as it is
+  const safe = /^[=+\-@\t\r]/.test(s) && !/^[+-]\d+$/.test(s) ? `'${s}` : s;
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 

@@ -10,6 +10,15 @@ export function time(iso: string | null | undefined, now = new Date()): string {
   return sameDay ? clock : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${clock}`;
 }
 
+/** A time on `zone`'s clock, `Thu 27 Nov 09:00`: a campaign's runs read in the campaign's zone. */
+export function zonedTime(iso: string, zone: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-GB', { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso)).replace(',', '');
+  } catch {
+    return time(iso);
+  }
+}
+
 /** `1 h 5 min`, `3 min 20 s`, `12 s`. */
 export function duration(ms: number): string {
   const s = Math.round(Math.abs(ms) / 1000);

@@ -50,8 +50,15 @@ test("a bad field's error shows beside it and takes focus, nothing typed is lost
   expect((await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items).toEqual([]);
   await screenshots(page, 'campaign-form');
 
+  // every input has a label; at 390 px nothing is wider than the screen
+  expect(await page.evaluate(`[...document.querySelectorAll('form.campaign-form :is(input, select, textarea)')].filter((el) => el.labels.length === 0).map((el) => el.id)`)).toEqual([]);
+  await page.setViewportSize({ width: 390, height: 900 });
+  expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // fixed and sent from the keyboard: Enter in the field submits the form
   await field(page, 'Timezone').fill('Asia/Kuala_Lumpur');
-  await page.getByRole('button', { name: 'Create campaign' }).click();
+  await field(page, 'Timezone').press('Enter');
   await page.getByRole('heading', { name: 'Morning reminder' }).waitFor();
   await page.getByText('every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur').waitFor();
   const [saved] = (await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items;
@@ -178,6 +185,8 @@ test('Preview shows the next runs, one run\'s length and whether it fits the win
   expect(await page.locator('.preview .pill').innerText()).toBe('Does not fit the window');
   expect(await page.locator('.preview ol.occurrences li').count()).toBe(answer.occurrences.length);
   expect(answer.occurrences.length).toBe(10);
+  // read on the campaign's clock (the browser's is UTC): 09:00 in Kuala Lumpur
+  expect(await page.locator('.preview ol.occurrences li').first().innerText()).toMatch(/^\w{3} \d{1,2} \w{3} 09:00 /);
   await screenshots(page, 'campaign-preview');
   // a change retires the preview; nothing was saved
   await field(page, 'Window closes (HH:MM)').fill('18:00');

@@ -47,7 +47,8 @@ test("Export CSV downloads every chat of the run as the API lists them", async (
   // one chat refused by the platform, so the file holds an error code and message too
   const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'forbidden' }) });
   expect(put.ok).toBe(true);
-  const runId = await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: chats('c', 7) }));
+  // a group's chat id is a negative number: exported as it is, not as text
+  const runId = await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: [...chats('c', 6), '-1001234567890'] }));
   await eventually('the run to finish', async () => (await runStatus(suite, token, runId)) === 'partial', 30_000, 200);
   const page = await open(suite, token, `#/runs/${runId}`, { acceptDownloads: true });
   await page.getByRole('heading', { name: /Csv campaign/ }).waitFor();

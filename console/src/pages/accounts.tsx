@@ -1,11 +1,11 @@
 // Accounts: status, pace, group concurrency, a countdown while the platform holds one back, and
 // the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again).
-import qrcode from 'qrcode-generator';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { allPages, api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
+import { qrDataUrl } from '../qr.js';
 
 export function Accounts() {
   const [accounts, setAccounts] = useState<Account[] | null>(null);
@@ -116,38 +116,62 @@ function NewCredentials({ account, onFixed }: { account: Account; onFixed: (a: A
   );
 }
 
+// A QR code stops working at its expiresAt: the account falls back to disconnected and the API
+// says so with an account event. While the operator keeps the QR on screen, a new one replaces it
+// (a few times, like WhatsApp's own linking screen), then a button asks for another.
+const QR_RENEWALS = 5;
+
 function Pair({ account }: { account: Account }) {
   const [phone, setPhone] = useState('');
   const [pairing, setPairing] = useState<Pairing | null>(null);
+  const [renewals, setRenewals] = useState(0);
+  const [expired, setExpired] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
-  const start = async (e: Event) => {
-    e.preventDefault();
+  // the account went `pairing` for the code shown: its fall back to `disconnected` is the expiry
+  const sawPairing = useRef(false);
+  const request = async (phoneNumber: string | undefined) => {
     setFailure(null);
+    setExpired(false);
+    sawPairing.current = false;
     try {
-      setPairing(await api.pair(account.id, phone.trim() || undefined));
+      setPairing(await api.pair(account.id, phoneNumber));
     } catch (err) {
+      setPairing(null);
       setFailure(err);
     }
   };
-  let qrSrc: string | null = null;
-  if (pairing?.qr) {
-    const code = qrcode(0, 'M');
-    code.addData(pairing.qr);
-    code.make();
-    qrSrc = code.createDataURL(5, 2);
-  }
+  useEffect(() => {
+    if (!pairing) return;
+    if (account.status === 'pairing') sawPairing.current = true;
+    else if (account.status === 'disconnected' && sawPairing.current) {
+      sawPairing.current = false;
+      if (pairing.qr && renewals < QR_RENEWALS) {
+        setRenewals((n) => n + 1);
+        void request(undefined);
+      } else {
+        setPairing(null);
+        setExpired(true);
+      }
+    }
+  }, [account.status, pairing]);
+  const start = (e: Event) => {
+    e.preventDefault();
+    setRenewals(0);
+    void request(phone.trim() || undefined);
+  };
   const phoneId = `pair-${account.id}`;
   return (
-    <form class="fix" onSubmit={(e) => void start(e)}>
+    <form class="fix" onSubmit={start}>
       <p>WhatsApp logged this device out. Pair it again: scan a QR code, or leave a phone number to get a code to type on that phone.</p>
       <label for={phoneId}>Phone number (optional, international)</label>
       <input id={phoneId} type="tel" inputMode="tel" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} />
       <button type="submit" class="primary">
-        {phone.trim() ? 'Get a pairing code' : 'Show QR code'}
+        {phone.trim() ? 'Get a pairing code' : pairing?.qr || expired ? 'Show a new QR code' : 'Show QR code'}
       </button>
+      {expired && <p role="status">The code expired before the phone used it. Ask for a new one.</p>}
       {pairing && (
-        <div class="pairing">
-          {qrSrc && <img src={qrSrc} alt="QR code: WhatsApp → Linked devices → Link a device" width={240} height={240} />}
+        <div class="pairing" role="status">
+          {pairing.qr && <img src={qrDataUrl(pairing.qr)} alt="QR code: WhatsApp → Linked devices → Link a device" width={240} height={240} />}
           {pairing.pairingCode && (
             <p>
               Pairing code: <strong class="code">{pairing.pairingCode}</strong>

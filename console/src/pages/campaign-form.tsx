@@ -205,7 +205,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>Cancel</a>
           {notice && <span role="status">{notice}</span>}
         </div>
-        {preview && <PreviewNote preview={preview} />}
+        {preview && <PreviewNote preview={preview} zone={draft.timezone} />}
       </form>
     </section>
   );

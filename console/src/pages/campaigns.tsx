@@ -154,8 +154,8 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
-      <h2>Next occurrences</h2>
-      <NextOccurrences items={occurrences} />
+      <h2>Next occurrences ({campaign.timezone})</h2>
+      <NextOccurrences items={occurrences} zone={campaign.timezone} />
       <h2>Run history</h2>
       {runs.length === 0 && <p>No runs yet.</p>}
       <ul class="runs">
