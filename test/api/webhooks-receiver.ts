@@ -19,6 +19,8 @@ export class WebhookReceiver {
   readonly received: Received[] = [];
   /** what the receiver answers */
   status = 200;
+  /** TCP connections accepted, answered or not */
+  connections = 0;
   private server: http.Server | null = null;
   private readonly sockets = new Set<Socket>();
 
@@ -55,6 +57,7 @@ export class WebhookReceiver {
       });
     });
     server.on('connection', (s: Socket) => {
+      this.connections++;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
