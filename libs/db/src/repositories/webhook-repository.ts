@@ -45,6 +45,15 @@ function toWebhook(w: Raw): WebhookRow {
   return { id: w.id, tenantId: w.tenant_id, url: w.url, events: w.events, active: w.active, createdAt: w.created_at, updatedAt: w.updated_at, cursorAt: w.cursor_at };
 }
 
+/** A webhook's sealed secret, for re-sealing after a key rotation. */
+export interface SealedWebhookSecret {
+  webhookId: string;
+  sealed: Buffer;
+}
+
+// Sealed layout (libs/core secrets): version(1) | keyId(4) | …; bytes 2–5 name the key.
+const secretKeyId = sql<Buffer>`substring(secret from 2 for 4)`;
+
 /** Tenants' webhooks as the control API manages them. `tenantId` null means every tenant. */
 export class WebhookRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -96,5 +105,25 @@ export class WebhookRepository {
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const result = await query.executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  /** Secrets not sealed under the key `keyId`, in webhook id order after `after` (`npm run reseal`). */
+  async secretsNotUnder(keyId: Buffer, after: string | null, limit: number): Promise<SealedWebhookSecret[]> {
+    let query = this.db.selectFrom('webhooks').select(['id', 'secret']).where(secretKeyId, '<>', keyId);
+    if (after !== null) query = query.where('id', '>', after);
+    const rows = await query.orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({ webhookId: r.id, sealed: r.secret }));
+  }
+
+  /** Swaps each secret that still holds its old value (compare-and-set); returns how many were swapped. */
+  async replaceSecrets(rows: (SealedWebhookSecret & { next: Buffer })[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const result = await sql`
+      update webhooks w set secret = v.next
+      from (select unnest(${rows.map((r) => r.webhookId)}::uuid[]) as id,
+                   unnest(${rows.map((r) => r.sealed)}::bytea[]) as old,
+                   unnest(${rows.map((r) => r.next)}::bytea[]) as next) v
+      where w.id = v.id and w.secret = v.old`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
   }
 }
