@@ -190,3 +190,15 @@ test('redeliver makes a delivery pending and due now; one of another webhook, or
   // a malformed id names nothing, like every id in a path (CONTRACT §3)
   expect((await call(api, 'POST', `/v1/webhooks/${a}/deliveries/nope/redeliver`, tenant.token)).status).toBe(404);
 });
+
+test('/openapi.json documents the webhook routes, and the secret only in the create answer', async () => {
+  const res = await call(api, 'GET', '/openapi.json', null);
+  expect(res.status).toBe(200);
+  for (const path of ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver']) {
+    expect(res.body.paths).toHaveProperty([path]);
+  }
+  expect(res.body.paths['/v1/webhooks'].post.security).toEqual([{ bearer: [] }]);
+  expect(res.body.components.schemas.CreatedWebhook.properties).toHaveProperty('secret');
+  expect(res.body.components.schemas.Webhook.properties).not.toHaveProperty('secret');
+  expect(res.body.components.schemas).toHaveProperty('WebhookDelivery');
+});
