@@ -110,4 +110,6 @@ test('nothing is lost when the receiver is down and the API is killed mid-backof
   expect(receiver.received.filter((r) => r.payload.type === 'account.status').map((r) => r.payload.data)).toEqual([
     { accountId: account.body.id, platform: 'http', status: 'active', previousStatus: null },
   ]);
+  // the deliverer stops with the API: SIGTERM still exits 0
+  expect(await again.stop()).toBe(0);
 }, 120_000);
