@@ -11,6 +11,8 @@ let theirs: Tenant;
 /** the foreign tenant's resources, by the path segment that names their kind */
 const foreign: Record<string, string> = {};
 let foreignRunTargets: string[];
+/** a delivery owed to the foreign tenant's webhook */
+let foreignDelivery: string;
 
 beforeAll(async () => {
   api = await startApi('api_isolation', {}, {
@@ -21,6 +23,9 @@ beforeAll(async () => {
   mine = await createTenant(api, 'mine');
   theirs = await createTenant(api, 'theirs');
   await createCampaign(api, mine);
+  // their webhook first, so their account's creation owes it a delivery
+  const webhook = await call(api, 'POST', '/v1/webhooks', theirs.token, { url: 'https://hooks.example.com/theirs', events: ['account.status'] });
+  expect(webhook.status).toBe(201);
   const campaign = await createCampaign(api, theirs);
   const media = await api.app.inject({
     method: 'POST',
@@ -34,6 +39,9 @@ beforeAll(async () => {
   foreign['media'] = JSON.parse(media.body).id;
   foreign['runs'] = (await seedRun(api, campaign.id, 'paused', { 'their-chat-1': 'pending', 'their-chat-2': 'failed' })).id;
   foreignRunTargets = ['their-chat-1', 'their-chat-2'];
+  foreign['webhooks'] = webhook.body.id;
+  const delivery = await api.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhook.body.id).executeTakeFirstOrThrow();
+  foreignDelivery = delivery.id;
 }, 30_000);
 afterAll(async () => api.close());
 
@@ -44,12 +52,13 @@ function foreignUrl(url: string): string {
   const kind = url.split('/')[2] ?? '';
   const id = foreign[kind];
   if (id === undefined) throw new Error(`no foreign ${kind} for ${url}: add one to the isolation matrix`);
-  return url.replace(':id', id);
+  return url.replace(':id', id).replace(':deliveryId', foreignDelivery);
 }
 
 function body(method: string, url: string): unknown {
   if (method === 'PATCH' && url.startsWith('/v1/accounts')) return { name: 'taken over', status: 'disabled' };
   if (method === 'PATCH' && url.startsWith('/v1/campaigns')) return { name: 'taken over', active: false };
+  if (method === 'PATCH' && url.startsWith('/v1/webhooks')) return { url: 'https://taken.example.com/over', active: false };
   if (method === 'POST' || method === 'PATCH') return {};
   return undefined;
 }
@@ -90,7 +99,7 @@ test("every /v1 route with an id answers 404 for another tenant's resource, exac
   for (const route of withId) {
     const name = `${route.method} ${route.url}`;
     const res = await call(api, route.method, foreignUrl(route.url), mine.token, body(route.method, route.url));
-    const missing = await call(api, route.method, route.url.replace(':id', randomUUID()), mine.token, body(route.method, route.url));
+    const missing = await call(api, route.method, route.url.replace(':id', randomUUID()).replace(':deliveryId', randomUUID()), mine.token, body(route.method, route.url));
     expect({ name, status: res.status, body: res.body }).toEqual({ name, status: 404, body: missing.body });
   }
   // Nothing of theirs changed, and no run was started on their campaign.
@@ -102,6 +111,10 @@ test("every /v1 route with an id answers 404 for another tenant's resource, exac
   expect(run.body.status).toBe('paused');
   const runs = await api.db.selectFrom('runs').select('id').where('campaign_id', '=', foreign['campaigns']!).execute();
   expect(runs).toHaveLength(1);
+  const webhook = await call(api, 'GET', `/v1/webhooks/${foreign['webhooks']}`, theirs.token);
+  expect(webhook.body).toMatchObject({ url: 'https://hooks.example.com/theirs', active: true });
+  const delivery = await api.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('id', '=', foreignDelivery).executeTakeFirstOrThrow();
+  expect(delivery).toEqual({ status: 'pending', attempts: 0 });
 });
 
 // Routes without an id: each states what isolation means for it. A new one must be added here.
@@ -155,6 +168,12 @@ const withoutId: Record<string, () => Promise<void>> = {
     }
     expect((await call(api, 'POST', '/v1/campaigns/preview', mine.token, campaignBody(myAccount))).status).toBe(200);
   },
+  'POST /v1/webhooks': async () => {
+    const res = await call(api, 'POST', '/v1/webhooks', mine.token, { url: 'https://hooks.example.com/x', events: ['run.status'], tenantId: theirs.id });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('tenantId');
+  },
+  'GET /v1/webhooks': () => listHasNone('/v1/webhooks'),
   'GET /v1/accounts': () => listHasNone('/v1/accounts'),
   'GET /v1/media': () => listHasNone('/v1/media'),
   'GET /v1/campaigns': () => listHasNone('/v1/campaigns'),

@@ -18,3 +18,7 @@ export * from './window-bottleneck.js';
 export * from './occurrence-preview.js';
 export * from './run-preview.js';
 export * from './schedule-words.js';
+export * from './webhook-signature.js';
+export * from './webhook-retry.js';
+export * from './ip-ranges.js';
+export * from './webhook-hosts.js';

@@ -32,3 +32,11 @@ export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } f
 export { SealedSecretsRepository, type SealedCredential, type SealedAuthRow } from './repositories/sealed-secrets-repository.js';
 export { resealSecrets, type ResealReport } from './reseal.js';
 export { isTransientDbError } from './transient-error.js';
+export { WebhookRepository, type WebhookRow, type NewWebhookRow, type WebhookChanges, type SealedWebhookSecret } from './repositories/webhook-repository.js';
+export { resealWebhookSecrets, type WebhookResealReport } from './webhook-reseal.js';
+export {
+  WebhookDeliveryRepository,
+  type WebhookDeliveryRow,
+  type ClaimedDelivery,
+  type DeliveryAttempt,
+} from './repositories/webhook-delivery-repository.js';

@@ -3,7 +3,9 @@ import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { createDb } from './connection.js';
 import { redactUrl } from './migrate.js';
 import { SealedSecretsRepository } from './repositories/sealed-secrets-repository.js';
+import { WebhookRepository } from './repositories/webhook-repository.js';
 import { resealSecrets } from './reseal.js';
+import { resealWebhookSecrets } from './webhook-reseal.js';
 
 // `npm run reseal`: after rotating SECRETS_KEY (new key in SECRETS_KEY, old one in
 // SECRETS_KEY_PREVIOUS), re-seals every stored secret under the new key, so the old one can be
@@ -42,6 +44,14 @@ try {
     const accounts = [...new Set(report.unreadable.map((u) => u.accountId))];
     console.error(
       `reseal: ${accounts.length} account(s) hold secrets sealed with a key that is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS (${accounts.slice(0, 10).join(', ')}${accounts.length > 10 ? ', …' : ''}): set SECRETS_KEY_PREVIOUS to the key they were sealed with and run again.`,
+    );
+    process.exitCode = 1;
+  }
+  const hooks = await resealWebhookSecrets(new WebhookRepository(db), keys);
+  console.log(`reseal: ${hooks.resealed} webhook secrets re-sealed under SECRETS_KEY` + (hooks.raced ? `; ${hooks.raced} changed meanwhile and were left as written` : ''));
+  if (hooks.unreadable.length > 0) {
+    console.error(
+      `reseal: ${hooks.unreadable.length} webhook(s) hold secrets sealed with a key that is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS (${hooks.unreadable.slice(0, 10).join(', ')}${hooks.unreadable.length > 10 ? ', …' : ''}): set SECRETS_KEY_PREVIOUS to the key they were sealed with and run again.`,
     );
     process.exitCode = 1;
   }

@@ -21,6 +21,7 @@ import { pairingRoutes } from './routes/pairing.js';
 import { operationRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
 import { tenantRoutes } from './routes/tenants.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 export type { AppDeps } from './context.js';
 
@@ -91,6 +92,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       await v1.register(campaignRoutes, { ctx });
       await v1.register(campaignPreviewRoutes, { ctx });
       await v1.register(runRoutes, { ctx });
+      await v1.register(webhookRoutes, { ctx });
       const slots = new StreamSlots(limiterRedis, ctx.config.keyPrefix, ctx.config.sseMaxPerToken, () => ctx.clock.now(), ctx.logger);
       await v1.register(eventRoutes, { ctx, slots, ...(options.sseHeartbeatMs !== undefined && { heartbeatMs: options.sseHeartbeatMs }) });
     },

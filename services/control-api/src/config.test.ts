@@ -31,6 +31,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: '' }).trustedProxies).toEqual([]);
   });
 
+  test('WEBHOOK_*: allowed hosts default to any public host; a bad pattern is named with its variable', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).webhooks).toEqual({ allowedHosts: [{ host: '*', port: null }], retryBaseMs: 5_000, retryMaxMs: 3_600_000, timeoutMs: 10_000, pollMs: 1_000 });
+    const set = loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, 127.0.0.1:9000', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_RETRY_MAX_MS: '100' });
+    expect(set.webhooks).toMatchObject({ allowedHosts: [{ host: 'hooks.example.com', port: null }, { host: '127.0.0.1', port: 9000 }], retryBaseMs: 200, retryMaxMs: 200 });
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_ALLOWED_HOSTS: 'ok.example, http://bad/' })).toThrow(/WEBHOOK_ALLOWED_HOSTS[\s\S]*http:\/\/bad\//);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_TIMEOUT_MS: '5' })).toThrow(/WEBHOOK_TIMEOUT_MS/);
+  });
+
   test('outside development ADMIN_TOKEN and SECRETS_KEY are required, named in the error', () => {
     try {
       loadConfig({});

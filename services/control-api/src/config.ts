@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
+import { DEFAULT_WEBHOOK_RETRY, DEVELOPMENT_SECRETS_KEY, parseAllowedHosts, type HostPattern } from '@metronome/core';
 import { commonEnv, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
 
 /**
@@ -18,6 +18,19 @@ const trustedProxies = z
       return z.NEVER;
     }
     return entries;
+  });
+
+/** WEBHOOK_ALLOWED_HOSTS: where webhooks may post (libs/core webhook-hosts). Unset: `*`, any public host. */
+const webhookAllowedHosts = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    try {
+      return parseAllowedHosts(v ?? '*');
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
   });
 
 function isAddressOrRange(entry: string): boolean {
@@ -54,6 +67,12 @@ const apiEnv = z
     AUTH_FAILURES_PER_MINUTE: int(30, 1, 1_000_000),
     TRUSTED_PROXIES: trustedProxies,
     SSE_MAX_PER_TOKEN: int(10, 1, 10_000),
+    WEBHOOK_ALLOWED_HOSTS: webhookAllowedHosts,
+    // The retry window stays 24 h; these shape the backoff inside it (tests shorten them).
+    WEBHOOK_RETRY_BASE_MS: int(DEFAULT_WEBHOOK_RETRY.baseMs, 1, 3_600_000),
+    WEBHOOK_RETRY_MAX_MS: int(DEFAULT_WEBHOOK_RETRY.maxMs, 1, 86_400_000),
+    WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
+    WEBHOOK_POLL_MS: int(1_000, 10, 60_000),
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
   .superRefine((env, ctx) => {
@@ -92,7 +111,30 @@ export interface ApiConfig {
   trustedProxies: string[];
   /** concurrent `/v1/events` streams one token may hold, across replicas */
   sseMaxPerToken: number;
+  /** WEBHOOK_*: where webhooks may post and how their deliveries are retried; absent: the defaults */
+  webhooks?: WebhookConfig;
 }
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOWED_HOSTS parsed */
+  allowedHosts: HostPattern[];
+  /** first retry delay; doubles per attempt up to retryMaxMs, for 24 h */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** how long one POST may take, connecting included */
+  timeoutMs: number;
+  /** how often an idle deliverer looks for due deliveries */
+  pollMs: number;
+}
+
+/** What an ApiConfig without `webhooks` means: any public host, the default backoff. */
+export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
+  allowedHosts: [{ host: '*', port: null }],
+  retryBaseMs: DEFAULT_WEBHOOK_RETRY.baseMs,
+  retryMaxMs: DEFAULT_WEBHOOK_RETRY.maxMs,
+  timeoutMs: 10_000,
+  pollMs: 1_000,
+};
 
 /** Reads the API's variables once; throws a ConfigError naming every bad one. */
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
@@ -119,5 +161,12 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustedProxies: e.TRUSTED_PROXIES,
     sseMaxPerToken: e.SSE_MAX_PER_TOKEN,
+    webhooks: {
+      allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: Math.max(e.WEBHOOK_RETRY_BASE_MS, e.WEBHOOK_RETRY_MAX_MS),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      pollMs: e.WEBHOOK_POLL_MS,
+    },
   };
 }

@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
-import { createDb, redactUrl, WhatsAppAuthRepository } from '@metronome/db';
+import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
-import { loadConfig, type ApiConfig } from './config.js';
+import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
+import { createWebhookDeliverer } from './webhooks/webhook-deliverer.js';
 
 async function main(): Promise<void> {
   let config: ApiConfig;
@@ -48,6 +49,16 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp });
 
   await app.listen({ host: config.host, port: config.port });
+  // Every replica delivers the webhook outbox; the outbox's claims keep them apart.
+  const webhooks = createWebhookDeliverer({
+    repo: new WebhookDeliveryRepository(db),
+    clock: systemClock,
+    logger: logger.child({ component: 'webhooks' }),
+    config: config.webhooks ?? DEFAULT_WEBHOOK_CONFIG,
+    secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
+    owner: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+  });
+  webhooks.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -59,6 +70,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'control-api stopping');
     (async () => {
       await app.close();
+      await webhooks.stop();
       await whatsapp.close();
       await queue.close();
       await redis.quit();

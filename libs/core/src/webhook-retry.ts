@@ -1,0 +1,36 @@
+import { retryDelayMs } from './backoff.js';
+
+/** How long a delivery is retried before it is `failed`: 24 h from its first attempt. */
+export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface WebhookRetryPolicy {
+  /** the first retry's delay (doubles each attempt, with jitter) */
+  baseMs: number;
+  /** the longest delay between two attempts */
+  maxMs: number;
+  /** how long after the first attempt retries stop */
+  windowMs: number;
+}
+
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetryPolicy = { baseMs: 5_000, maxMs: 3_600_000, windowMs: WEBHOOK_RETRY_WINDOW_MS };
+
+export type WebhookAttemptOutcome = { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number } | { status: 'failed' };
+
+/**
+ * What follows attempt number `attempt` (1-based) of a delivery first tried at `retryFrom`:
+ * delivered when the receiver answered 2xx; else another attempt after a backoff, unless that
+ * would fall outside the retry window, when the delivery is failed for good.
+ */
+export function webhookAttemptOutcome(
+  ok: boolean,
+  attempt: number,
+  retryFrom: number,
+  now: number,
+  policy: WebhookRetryPolicy = DEFAULT_WEBHOOK_RETRY,
+  random: () => number = Math.random,
+): WebhookAttemptOutcome {
+  if (ok) return { status: 'delivered' };
+  const next = now + retryDelayMs(attempt, random, policy.baseMs, policy.maxMs);
+  if (next - retryFrom > policy.windowMs) return { status: 'failed' };
+  return { status: 'pending', nextAttemptAt: next };
+}
