@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { OUTCOMES, systemClock } from '@metronome/core';
+import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
@@ -24,6 +24,8 @@ const config = (() => {
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const metrics = new Metrics('scheduler');
 metrics.initOutcomes(OUTCOMES);
+// every reason exported from the start, so a rate over it has a series before the first skip
+for (const reason of SKIP_REASONS) metrics.occurrencesSkipped.inc({ reason }, 0);
 const clock = systemClock;
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());

@@ -12,7 +12,7 @@ import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
-import { run } from '../schemas/runs.js';
+import { run, runNowBody } from '../schemas/runs.js';
 
 /** Campaigns, and `POST /v1/campaigns/{id}/runs` (run now). */
 export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
@@ -42,6 +42,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
             active: body.active,
             autoResume: body.autoResume,
             nextRunAt,
+            catchUpPolicy: body.catchUp?.policy ?? 'latest',
+            catchUpMaxLatenessSeconds: body.catchUp?.maxLatenessSeconds ?? null,
           },
           now,
         );
@@ -115,6 +117,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.targets !== undefined && { targets: draft.targets }),
           ...(patch.active !== undefined && { active: patch.active }),
           ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
+          ...(patch.catchUp?.policy !== undefined && { catchUpPolicy: patch.catchUp.policy }),
+          ...(patch.catchUp?.maxLatenessSeconds !== undefined && { catchUpMaxLatenessSeconds: patch.catchUp.maxLatenessSeconds }),
         };
         const active = patch.active ?? current.active;
         // A stored next run no answer can show (saved before times were range-checked) is
@@ -163,11 +167,12 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         tags: ['campaigns'],
         summary: 'Run now (trigger manual); 409 while a run of the campaign is queued or running',
         params: idParams,
+        body: runNowBody.optional(),
         response: { 201: run, ...errorResponses(404, 409) },
       },
     },
     async (req, reply) => {
-      const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller));
+      const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller), { ignoreInterval: req.body?.ignoreInterval ?? false });
       // explained as GET /v1/runs/{id} would explain it now (waiting, eta)
       return reply.code(201).send(await runs.one(created));
     },
