@@ -167,7 +167,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         tags: ['campaigns'],
         summary: 'Run now (trigger manual); 409 while a run of the campaign is queued or running',
         params: idParams,
-        body: runNowBody.optional(),
+        body: runNowBody.nullish(),
         response: { 201: run, ...errorResponses(404, 409) },
       },
     },
