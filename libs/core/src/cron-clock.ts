@@ -16,8 +16,17 @@ const MAX_STEPS = 10_000;
 
 /** The first instant strictly after `after` at which `expression` fires in `timezone`, or null. */
 export function nextCronInstant(expression: string, timezone: string, after: Date): Date | null {
+  return cronClock(expression, timezone)(after);
+}
+
+/** nextCronInstant for one expression and zone, parsed once: for callers that step through many occurrences. */
+export function cronClock(expression: string, timezone: string): (after: Date) => Date | null {
   const wall = new Cron(expression, { timezone: 'UTC', paused: true });
   const zone = IANAZone.create(timezone);
+  return (after) => nextOn(wall, zone, timezone, after);
+}
+
+function nextOn(wall: Cron, zone: IANAZone, timezone: string, after: Date): Date | null {
   const t = after.getTime();
   // `after` on the zone's wall clock, read as UTC
   let from = new Date(t + zone.offset(t) * MINUTE);
