@@ -99,7 +99,7 @@ export class Metrics {
 
   readonly schedulerActions = new Counter({
     name: 'metronome_scheduler_actions_total',
-    help: 'Scheduler actions besides creating runs: auto-resume (window-paused run queued again), auto-pause (NO_ACCOUNT_AUTOPAUSE_AFTER)',
+    help: 'Scheduler actions besides creating runs: auto-resume (window-paused run queued again), auto-pause (NO_ACCOUNT_AUTOPAUSE_AFTER), wake (a tick brought forward by the API)',
     labelNames: ['action'] as const,
     registers: [this.registry],
   });

@@ -197,7 +197,8 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     const id = randomUUID();
     runs.push({ id, campaignId: c.id, tenantId: c.tenantId, accountId: c.accountId, trigger: 'schedule', parts: c.messages, scheduledAt: plan.scheduledAt, windowEndAt: plan.windowEndAt, jobId: runJobId(id, 0) });
     advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once', ...skips });
-    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
+    // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
+    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: plan.occurrence, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
   }
   const createdIds = new Set(await q.batch(runs, (r) => r.campaignId, (rs) => tx.createRuns(rs)));
   await q.batch(advances, (a) => a.id, async (as) => {

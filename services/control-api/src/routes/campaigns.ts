@@ -10,6 +10,7 @@ import { notFound, validationFailed } from '../errors.js';
 import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
+import { nudgeIfDue } from '../scheduler-nudge.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runNowBody } from '../schemas/runs.js';
@@ -47,9 +48,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           },
           now,
         );
-        return checkedCampaignView(created);
+        return { view: checkedCampaignView(created), row: created };
       });
-      return reply.code(201).send(answer);
+      nudgeIfDue(ctx, answer.row);
+      return reply.code(201).send(answer.view);
     },
   );
 
@@ -133,9 +135,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         const row = await campaigns.update(current.id, scope, changes, now);
         if (!row) throw notFound('campaign');
         // Built before the commit (validate, write, answer), like the answer to a create.
-        return checkedCampaignView(row);
+        return { view: checkedCampaignView(row), row };
       });
-      return updated;
+      nudgeIfDue(ctx, updated.row);
+      return updated.view;
     },
   );
 
