@@ -82,3 +82,38 @@ test('run now starts at once without the scheduler (the API queues its job)', as
   const runs = await delivered(created.body.id, 'manual');
   expect(runs.map((r) => r.trigger)).toEqual(['manual']);
 }, 90_000);
+
+test('run now of an interval campaign: by default its chats wait for the interval; with ignoreInterval they get it now', async () => {
+  const created = await api(stack, 'POST', '/v1/campaigns', token, body('interval'));
+  await delivered(created.body.id, 'interval'); // its first occurrence reached both chats
+  const held = await api(stack, 'POST', `/v1/campaigns/${created.body.id}/runs`, token);
+  expect(held.status).toBe(201);
+  expect(held.body).toMatchObject({ ignoredInterval: false, waiting: { reason: 'interval_gate' } });
+  // held for the hour since the first delivery (by the sender's own claim rule, at the sandbox: nothing new)
+  const targets = (await api(stack, 'GET', `/v1/runs/${held.body.id}/targets`, token)).body.items as { status: string; nextAttemptAt: string }[];
+  for (const t of targets) expect({ status: t.status, heldMs: Date.parse(t.nextAttemptAt) - Date.now() > 3_000_000 }).toEqual({ status: 'pending', heldMs: true });
+  expect((await api(stack, 'POST', `/v1/runs/${held.body.id}/cancel`, token)).status).toBe(202);
+
+  const now = await api(stack, 'POST', `/v1/campaigns/${created.body.id}/runs`, token, { ignoreInterval: true });
+  expect(now.status).toBe(201);
+  expect(now.body.ignoredInterval).toBe(true);
+  await eventually(
+    'the run that ignores the interval to reach both chats again',
+    async () => {
+      const { items } = await sandbox<{ items: SandboxMessage[] }>(stack, '/sandbox/messages?account=instant-a');
+      return items.filter((m) => m.part.text === 'interval').length === 4;
+    },
+    WAIT_MS,
+    200,
+  );
+  const run = await eventually(
+    'the run to finish',
+    async () => {
+      const r = (await api(stack, 'GET', `/v1/runs/${now.body.id}`, token)).body;
+      return r.status === 'success' ? r : null;
+    },
+    WAIT_MS,
+    200,
+  );
+  expect(run).toMatchObject({ ignoredInterval: true, counts: { sent: 2 } });
+}, 90_000);
