@@ -1,4 +1,4 @@
-import { rescheduledOccurrence } from '@metronome/core';
+import { firstOccurrence, rescheduledOccurrence } from '@metronome/core';
 import { CampaignRepository, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -25,10 +25,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     async (req, reply) => {
       const body = req.body;
       const now = ctx.now();
-      const { tenantId, draft, nextRunAt } = await checkNewCampaign(ctx, req.caller, body, now);
+      const { tenantId, draft } = await checkNewCampaign(ctx, req.caller, body, now);
       // Validate, write, answer: the answer is built before the commit, so one that cannot be
       // given rolls the insert back.
       const answer = await ctx.db.transaction().execute(async (trx) => {
+        // A campaign is created when it is saved, not when its request arrived: a first
+        // occurrence due "now" is the moment of the insert, so the time the request spent
+        // being validated or waiting for a connection is not counted as its run's lag.
+        const savedAt = ctx.now();
+        const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, savedAt) : null;
         const created = await new CampaignRepository(trx).create(
           {
             tenantId,
@@ -46,7 +51,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
             catchUpPolicy: body.catchUp?.policy ?? 'latest',
             catchUpMaxLatenessSeconds: body.catchUp?.maxLatenessSeconds ?? null,
           },
-          now,
+          savedAt,
         );
         return { view: checkedCampaignView(created), row: created };
       });
