@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { pipelineThroughput } from './scenarios/throughput.mjs';
 import { pacingEfficiency } from './scenarios/pacing.mjs';
 import { startLag } from './scenarios/start-lag.mjs';
+import { firstStart } from './scenarios/first-start.mjs';
 import { scheduling } from './scenarios/scheduling.mjs';
 import { queueCeiling } from './scenarios/queue-ceiling.mjs';
 import { sendCost } from './scenarios/cost.mjs';
@@ -28,6 +29,7 @@ const scenarios = [
   { name: 'throughput', run: pipelineThroughput },
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
+  { name: 'first-start', run: firstStart },
   { name: 'scheduling', run: scheduling },
   { name: 'cost', run: sendCost },
   { name: 'fairness', run: fairness },

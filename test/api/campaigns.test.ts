@@ -38,6 +38,9 @@ describe('create', () => {
       lastRunId: null,
       pausedReason: null,
       lastError: null,
+      catchUp: { policy: 'latest', maxLatenessSeconds: null },
+      skippedCount: 0,
+      lastSkippedAt: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

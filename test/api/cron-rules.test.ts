@@ -40,16 +40,16 @@ test.each([['*/5 * * * *'], ['0,30 * * * *'], ['0 9 * * 1-5'], ['@hourly']])('%s
   expect(res.body.schedule).toEqual({ type: 'cron', expression });
 });
 
-test('a daylight-saving change is measured in the campaign zone: 01:56 and the repeated 01:00 are 4 minutes apart in New York', async () => {
-  const ny = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('0,56 1 * * *', { timezone: 'America/New_York', deliveryWindow: { start: '00:00', end: '24:00' } }));
+test('a daylight-saving change is measured in the campaign zone: 01:58 and 03:02 are 4 minutes apart in New York the day 02:00 is skipped', async () => {
+  const ny = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('2,58 1,3 * * *', { timezone: 'America/New_York', deliveryWindow: { start: '00:00', end: '24:00' } }));
   expect(ny.status).toBe(400);
   expect(fields(ny)).toEqual(['schedule.expression']);
-  const kl = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('0,56 1 * * *', { deliveryWindow: { start: '00:00', end: '24:00' } }));
+  const kl = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('2,58 1,3 * * *', { deliveryWindow: { start: '00:00', end: '24:00' } }));
   expect(kl.status).toBe(201);
 });
 
 test('PATCH applies the same rules to the schedule, and to the zone a cron is read in', async () => {
-  const { id } = await createCampaign(api, tenant, { schedule: { type: 'cron', expression: '0,56 1 * * *' }, deliveryWindow: { start: '00:00', end: '24:00' } });
+  const { id } = await createCampaign(api, tenant, { schedule: { type: 'cron', expression: '2,58 1,3 * * *' }, deliveryWindow: { start: '00:00', end: '24:00' } });
   const seconds = await call(api, 'PATCH', `/v1/campaigns/${id}`, tenant.token, { schedule: { type: 'cron', expression: '* * * * * *' } });
   expect(seconds.status).toBe(400);
   expect(fields(seconds)).toEqual(['schedule.expression']);
@@ -57,7 +57,7 @@ test('PATCH applies the same rules to the schedule, and to the zone a cron is re
   expect(zone.status).toBe(400);
   expect(fields(zone)).toEqual(['schedule.expression']);
   const stored = await api.db.selectFrom('campaigns').select(['schedule', 'timezone']).where('id', '=', id).executeTakeFirstOrThrow();
-  expect(stored).toEqual({ schedule: { type: 'cron', expression: '0,56 1 * * *' }, timezone: 'Asia/Kuala_Lumpur' });
+  expect(stored).toEqual({ schedule: { type: 'cron', expression: '2,58 1,3 * * *' }, timezone: 'Asia/Kuala_Lumpur' });
   const fine = await call(api, 'PATCH', `/v1/campaigns/${id}`, tenant.token, { schedule: { type: 'cron', expression: '*/10 * * * *' } });
   expect(fine.status).toBe(200);
 });

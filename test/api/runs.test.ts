@@ -78,6 +78,7 @@ describe('reads', () => {
       counts: { total: 7, pending: 1, inFlight: 1, sent: 2, failed: 1, skipped: 1, unknown: 1 },
       pausedReason: 'window_closed',
       errorSummary: expect.stringContaining('Delivery window closed'),
+      ignoredInterval: false,
       createdAt: expect.any(String),
       waiting: { reason: 'window_closed', until: null, detail: expect.stringContaining('resume it to continue') },
       eta: null,

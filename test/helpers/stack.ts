@@ -7,7 +7,9 @@ export interface Stack extends Processes {
   keyPrefix: string;
 }
 
-export async function startStack(options: { senders?: number; env?: Record<string, string>; senderEnv?: Record<string, string>; sandboxEnv?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(
+  options: { senders?: number; env?: Record<string, string>; senderEnv?: Record<string, string>; sandboxEnv?: Record<string, string>; schedulerEnv?: Record<string, string> } = {},
+): Promise<Stack> {
   const db = await createTestDatabase('e2e');
   const keyPrefix = uniquePrefix('e2e');
   try {

@@ -199,7 +199,9 @@ test('a run created after no-account occurrences resets the streak; 0 never paus
   const c = await db.selectFrom('campaigns').select(['active', 'no_account_streak']).where('id', '=', campaignId).executeTakeFirstOrThrow();
   expect(c).toEqual({ active: true, no_account_streak: 11 });
   await db.updateTable('accounts').set({ status: 'active' }).where('id', '=', accountId).execute();
-  expect(await runTick(deps, fence)).toMatchObject({ created: 1, coalesced: 9 }); // T0 runs (late), T0+10 min is next, the 9 between are folded
+  // catch-up latest (the default): T0+10 min, due now, runs; T0…T0+8 min are older than one
+  // interval, T0+9 min (exactly one interval old) is superseded by it
+  expect(await runTick(deps, fence)).toMatchObject({ created: 1, coalesced: 10, skipped: { too_late: 9, superseded: 1 } });
   expect((await db.selectFrom('campaigns').select('no_account_streak').where('id', '=', campaignId).executeTakeFirstOrThrow()).no_account_streak).toBe(0);
 });
 

@@ -66,11 +66,19 @@ describe('cronGapProblem: no two occurrences closer than the minimum', () => {
     expect(gap('0 0 1 * *', 29 * 86_400)).not.toBeNull();
   });
 
-  test("a daylight-saving change that repeats an hour brings a list's times closer", () => {
-    // 01:40 EDT, then 01:00 EST 20 minutes later (2030-11-03 in New York)
-    expect(gap('0,40 1 * * *', 1800, 'America/New_York')).toMatch(/1200 s/);
-    expect(gap('0,40 1 * * *', 1800, 'UTC')).toBeNull();
-    expect(gap('0,40 1 * * *', 1200, 'America/New_York')).toBeNull();
+  test('a daylight-saving change that repeats an hour brings nothing closer: a repeated time fires once', () => {
+    // 01:40 EDT, and the repeated 01:00 and 01:40 EST do not fire again (CONTRACT's DST rule)
+    expect(gap('0,40 1 * * *', 1800, 'America/New_York')).toBeNull();
+    expect(gap('0,40 1 * * *', 2401, 'America/New_York')).toMatch(/2400 s/); // 01:00 to 01:40, any day
+  });
+
+  test('times on both sides of a skipped hour come closer on the real clock', () => {
+    // 01:58 EST, then 03:02 EDT 4 minutes later (2030-03-10 in New York); 64 minutes elsewhere
+    expect(gap('2,58 1,3 * * *', 300, 'America/New_York')).toMatch(/240 s/);
+    expect(gap('2,58 1,3 * * *', 300, 'UTC')).toBeNull();
+    // a 30-minute shift (Lord Howe, 02:00 → 02:30): 01:50 and 02:50 are 30 minutes apart that day
+    expect(gap('50 1,2 * * *', 3000, 'Australia/Lord_Howe')).toMatch(/1800 s/);
+    expect(gap('50 1,2 * * *', 3000, 'UTC')).toBeNull();
   });
 
   test('a daylight-saving change that skips an hour brings the hours around it closer', () => {

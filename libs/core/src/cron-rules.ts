@@ -1,5 +1,6 @@
 import { Cron, CronPattern } from 'croner';
 import { DateTime } from 'luxon';
+import { cronClock } from './cron-clock.js';
 
 // What a campaign's cron expression must be: five fields (minute hour day-of-month month
 // day-of-week, as classic cron), never a seconds or a year field, and no two occurrences closer
@@ -55,8 +56,9 @@ export function cronProblem(expression: string, timezone: string, now: Date = ne
  * - across days: the last time of one matching day to the first of the next matching day
  *   (`0,59 0,23 * * *` → 23:59 to 00:00, 60 s), over the next 1,000 matching days (8 years at most);
  * - across every daylight-saving change of `timezone` in the next 366 days, on the real clock:
- *   the instants the schedule really fires at around the change, e.g. `0,40 1 * * *` in
- *   America/New_York fires at 01:40 and again 20 minutes later at the repeated 01:00.
+ *   the instants the schedule really fires at around the change (by the DST rule of
+ *   cron-clock.ts), e.g. `2,58 1,3 * * *` in America/New_York fires at 01:58 and, the hour
+ *   02:00–03:00 skipped, again 4 minutes later at 03:02.
  */
 export function cronGapProblem(expression: string, timezone: string, minSeconds: number, now: Date): string | null {
   // Occurrences are whole distinct minutes: any expression keeps 60 s apart.
@@ -84,9 +86,9 @@ export function cronGapProblem(expression: string, timezone: string, minSeconds:
     }
   }
 
-  const cron = new Cron(text, { timezone, paused: true, mode: '5-part' });
   for (const change of offsetChanges(timezone, now.getTime(), DST_HORIZON_DAYS)) {
-    const gap = closestAround(cron, change.at - change.shift, change.at + change.shift);
+    // a pair closer than minSeconds that touches the change starts at most minSeconds before it
+    const gap = closestAround(cronClock(text, timezone), change.at - change.shift - minSeconds * 1000, change.at + change.shift);
     if (gap !== null && tooClose(gap.ms)) return problem(gap.ms, `${gap.from} and ${gap.to} UTC, a daylight-saving change`);
   }
   return null;
@@ -146,20 +148,21 @@ function offsetChanges(timezone: string, from: number, horizonDays: number): { a
 }
 
 /**
- * The closest two consecutive occurrences among those from the last one before `from` to the
- * first one after `to`. Few: the window is twice a daylight-saving shift and, by the checks
- * above, occurrences are already more than a minute apart.
+ * The closest two consecutive occurrences, as the scheduler fires them, among those from the
+ * first one after `from` to the first one after `to`. Few: the window is twice a daylight-saving
+ * shift plus the minimum interval and, by the checks above, occurrences are already more than a
+ * minute apart.
  */
-function closestAround(cron: Cron, from: number, to: number): { ms: number; from: string; to: string } | null {
-  let previous: Date | null = cron.previousRuns(1, new Date(from))[0] ?? cron.nextRun(new Date(from - 1));
+function closestAround(next: (after: Date) => Date | null, from: number, to: number): { ms: number; from: string; to: string } | null {
+  let previous: Date | null = next(new Date(from - 1));
   let closest: { ms: number; from: string; to: string } | null = null;
   while (previous) {
-    const next = cron.nextRun(previous);
-    if (!next) break;
-    const ms = next.getTime() - previous.getTime();
-    if (closest === null || ms < closest.ms) closest = { ms, from: hhmm(previous), to: hhmm(next) };
+    const following = next(previous);
+    if (!following) break;
+    const ms = following.getTime() - previous.getTime();
+    if (closest === null || ms < closest.ms) closest = { ms, from: hhmm(previous), to: hhmm(following) };
     if (previous.getTime() > to) break;
-    previous = next;
+    previous = following;
   }
   return closest;
 }

@@ -72,14 +72,17 @@ test('once: its one run; none when the campaign has no next occurrence (inactive
   expect(upcomingOccurrences(campaign({ nextRunAt: null }), now, 10)).toEqual([]);
 });
 
-test('an occurrence already due comes first, missed ones coalesced as the scheduler does', () => {
+test('missed occurrences follow the catch-up policy, as the scheduler applies it', () => {
   const now = new Date('2030-01-16T03:00:00Z');
   const c = campaign({ schedule: { type: 'interval', everySeconds: 600 }, nextRunAt: new Date('2030-01-16T02:00:00Z'), lastScheduledAt: new Date('2030-01-16T01:50:00Z') });
-  expect(shown(upcomingOccurrences(c, now, 3)).map((o) => o.scheduledAt)).toEqual([
-    '2030-01-16T02:00:00.000Z', // due: the next tick turns it into a run
-    '2030-01-16T03:00:00.000Z', // the five missed since are one, the latest not after now
-    '2030-01-16T03:10:00.000Z',
-  ]);
+  // latest (the default): 02:00–02:50 are older than one interval; 03:00, due now, runs
+  expect(shown(upcomingOccurrences(c, now, 3)).map((o) => o.scheduledAt)).toEqual(['2030-01-16T03:00:00.000Z', '2030-01-16T03:10:00.000Z', '2030-01-16T03:20:00.000Z']);
+  // all, within a day: each missed one runs, oldest first, then the grid goes on
+  const all = { ...c, catchUp: { policy: 'all' as const, maxLatenessSeconds: 86_400 } };
+  expect(shown(upcomingOccurrences(all, now, 8)).map((o) => o.scheduledAt?.slice(11, 16))).toEqual(['02:00', '02:10', '02:20', '02:30', '02:40', '02:50', '03:00', '03:10']);
+  // skip: 03:00 is reached on time (now), the missed ones are not run
+  const skip = { ...c, catchUp: { policy: 'skip' as const, maxLatenessSeconds: null } };
+  expect(shown(upcomingOccurrences(skip, new Date('2030-01-16T03:05:00Z'), 2)).map((o) => o.scheduledAt?.slice(11, 16))).toEqual(['03:10', '03:20']);
 });
 
 test('jitter, when given, only ever delays a run and is the same on every call', () => {

@@ -1,4 +1,4 @@
-import { Cron } from 'croner';
+import { nextCronInstant } from './cron-clock.js';
 
 // What a cron expression must be to be accepted (cron-rules.ts), exported with the schedule maths.
 export { cronFields, cronGapProblem, cronProblem } from './cron-rules.js';
@@ -77,8 +77,21 @@ export function nextOccurrence(
   }
 }
 
+// Through the DST rule of cron-clock.ts: a repeated wall time fires once, a skipped one after the gap.
 function nextCron(expression: string, timezone: string, after: Date): Date | null {
-  return new Cron(expression, { timezone, paused: true }).nextRun(after) ?? null;
+  return nextCronInstant(expression, timezone, after);
+}
+
+/** The occurrence of an interval or cron schedule right after `at` (null for once, or a cron that ends). */
+export function followingOccurrence(schedule: Schedule, timezone: string, at: Date): Date | null {
+  switch (schedule.type) {
+    case 'interval':
+      return new Date(at.getTime() + schedule.everySeconds * 1000);
+    case 'cron':
+      return nextCron(schedule.expression, timezone, at);
+    case 'once':
+      return null;
+  }
 }
 
 function gridPointAtOrAfter(origin: number, step: number, t: number): Date {

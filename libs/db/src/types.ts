@@ -12,6 +12,8 @@ export type RunTrigger = 'schedule' | 'manual';
 export type PausedReason = 'window_closed' | 'operator' | 'account_unavailable';
 export type TargetStatus = 'pending' | 'in_flight' | 'sent' | 'failed' | 'skipped' | 'unknown';
 
+export type CatchUpPolicy = 'skip' | 'latest' | 'all';
+
 export type MessagePart =
   | { type: 'text'; text: string }
   | { type: 'media'; mediaId: string; caption?: string };
@@ -81,6 +83,12 @@ export interface CampaignsTable {
   /** migrations/0004: why the scheduler deactivated this campaign (null when it did not) */
   last_error: string | null;
   no_account_streak: Generated<number>;
+  /** migrations/0007: catch-up after downtime */
+  catch_up_policy: Generated<CatchUpPolicy>;
+  catch_up_max_lateness_seconds: number | null;
+  catch_up_through: NullableTimestamp;
+  skipped_count: ColumnType<string, never, never>;
+  last_skipped_at: NullableTimestamp;
   deleted_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -104,6 +112,8 @@ export interface RunsTable {
   error_summary: string | null;
   job_id: string | null;
   job_seq: Generated<number>;
+  /** migrations/0007: a run now that does not wait for the per-chat interval */
+  ignored_interval: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -90,9 +90,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly occurrencesSkipped = new Counter({
+    name: 'metronome_occurrences_skipped_total',
+    help: "Occurrences never turned into a run, by the campaign's catch-up policy: too_late (older than maxLatenessSeconds), superseded (latest: a later one ran), missed (skip: not reached on time), catch_up_limit (all: beyond 100)",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly schedulerActions = new Counter({
     name: 'metronome_scheduler_actions_total',
-    help: 'Scheduler actions besides creating runs: auto-resume (window-paused run queued again), auto-pause (NO_ACCOUNT_AUTOPAUSE_AFTER)',
+    help: 'Scheduler actions besides creating runs: auto-resume (window-paused run queued again), auto-pause (NO_ACCOUNT_AUTOPAUSE_AFTER), wake (a tick brought forward by the API)',
     labelNames: ['action'] as const,
     registers: [this.registry],
   });

@@ -6,3 +6,4 @@ export { LeaderLease } from './leader-lease.js';
 export { createRedis, duplicateRedis, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
 export { SocketLeases } from './socket-lease.js';
 export { SharedRateLimit } from './rate-limit.js';
+export { SchedulerWake } from './scheduler-wake.js';

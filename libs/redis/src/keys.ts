@@ -14,6 +14,8 @@ export function redisKeys(prefix: string) {
     /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
     chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
     schedulerLeader: `${prefix}:scheduler:leader`,
+    /** the API's nudge to the scheduler leader to tick at once (a list of at most one entry) */
+    schedulerWake: `${prefix}:scheduler:wake`,
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
     socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,

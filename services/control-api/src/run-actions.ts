@@ -12,8 +12,11 @@ import { withTimeout } from './timeout.js';
 const OPEN_RUN_INDEX = 'runs_one_open_per_campaign';
 const ENQUEUE_TIMEOUT_MS = 2000;
 
-/** Runs `POST /v1/campaigns/{id}/runs`: a manual run of the campaign, placed in its window. */
-export async function startManualRun(ctx: ApiContext, campaignId: string, tenantId: string | null): Promise<RunRow> {
+/**
+ * Runs `POST /v1/campaigns/{id}/runs`: a manual run of the campaign, placed in its window. Its
+ * chats keep the per-chat interval unless `ignoreInterval` (then every chat is due at once).
+ */
+export async function startManualRun(ctx: ApiContext, campaignId: string, tenantId: string | null, opts: { ignoreInterval: boolean } = { ignoreInterval: false }): Promise<RunRow> {
   const now = ctx.now();
   const runId = randomUUID();
   const placed = await ctx.db.transaction().execute(async (trx) => {
@@ -32,6 +35,7 @@ export async function startManualRun(ctx: ApiContext, campaignId: string, tenant
         scheduledAt: at.startAt,
         windowEndAt: at.windowEndAt,
         jobId: runJobId(runId, 0),
+        ignoreInterval: opts.ignoreInterval,
       },
     ]);
     if (created.length === 0) throw conflict('the campaign already has a queued or running run');

@@ -1,4 +1,5 @@
 import { deactivationReason, evaluationProblem, CampaignProblem, messagesProblem, planProblem, scheduleProblem, timeProblem } from './campaign-check.js';
+import { noSkips } from '@metronome/core';
 
 describe('timeProblem', () => {
   test.each([
@@ -35,9 +36,10 @@ test('messagesProblem wants at least one text or media part', () => {
 
 test('planProblem checks every time a plan would write', () => {
   const ok = new Date('2026-01-01T00:00:00Z');
-  expect(planProblem({ kind: 'run', scheduledAt: ok, windowEndAt: null, next: null, coalesced: 0 })).toBeNull();
-  expect(planProblem({ kind: 'run', scheduledAt: ok, windowEndAt: null, next: new Date(NaN), coalesced: 0 })).toMatch(/^its next occurrence is not a valid time/);
-  expect(planProblem({ kind: 'wait-for-window', next: new Date('+020000-01-01T00:00:00Z') })).toMatch(/outside the years/);
+  const none = { skipped: noSkips(), lastSkippedAt: null, acceptedThrough: null };
+  expect(planProblem({ kind: 'run', occurrence: ok, scheduledAt: ok, windowEndAt: null, next: null, coalesced: 0, ...none })).toBeNull();
+  expect(planProblem({ kind: 'run', occurrence: ok, scheduledAt: ok, windowEndAt: null, next: new Date(NaN), coalesced: 0, ...none })).toMatch(/^its next occurrence is not a valid time/);
+  expect(planProblem({ kind: 'wait-for-window', next: new Date('+020000-01-01T00:00:00Z'), ...none })).toMatch(/outside the years/);
 });
 
 test('the reason kept in last_error is one plain sentence PostgreSQL text can hold', () => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { OUTCOMES, systemClock } from '@metronome/core';
+import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { createRedis, LeaderLease, loadScripts, redisKeys } from '@metronome/redis';
+import { createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
 import { countDbStatements, countRedisCommands } from './instrument.js';
 import { redisErrorLog } from './redis-errors.js';
@@ -24,6 +24,8 @@ const config = (() => {
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const metrics = new Metrics('scheduler');
 metrics.initOutcomes(OUTCOMES);
+// every reason exported from the start, so a rate over it has a series before the first skip
+for (const reason of SKIP_REASONS) metrics.occurrencesSkipped.inc({ reason }, 0);
 const clock = systemClock;
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
@@ -49,13 +51,23 @@ const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, hold
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
 let stopping = false;
-let timer: NodeJS.Timeout | undefined;
 const renewal = setInterval(() => {
   leadership.renew().catch((error: unknown) => logger.warn({ err: error }, 'lease renewal failed'));
 }, Math.floor(leaseMs / 3));
-let current: Promise<void> = Promise.resolve();
+// Instant starts: between ticks the leader blocks on the API's nudge (a campaign due now), on a
+// connection of its own since BLPOP holds it; standbys just wait for the next tick.
+const wake = new SchedulerWake(keys.schedulerWake);
+// Fails fast while Redis is away (no offline queue, no resend): a BLPOP must never sit queued
+// behind a reconnect, or the leader would stop ticking; it falls back to the timer instead.
+const blocking = duplicateRedis(redis, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
+blocking.on('error', redisErrorLog(logger, () => clock.now()));
 
-async function tickOnce(): Promise<void> {
+/**
+ * One tick; `full` ones (every SCHEDULER_TICK_MS) also reconcile. A tick a nudge brings forward
+ * only creates runs: the reconciler pages every open run and keeps its own cadence. Returns
+ * whether this replica leads.
+ */
+async function tickOnce(full: boolean): Promise<boolean> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   let fence: number | null;
@@ -63,9 +75,9 @@ async function tickOnce(): Promise<void> {
     fence = await leadership.check();
   } catch (error) {
     logger.error({ err: error }, 'leadership check failed; retrying next tick');
-    return;
+    return false;
   }
-  if (fence === null) return;
+  if (fence === null) return false;
   try {
     const result = await runTick(
       {
@@ -81,41 +93,81 @@ async function tickOnce(): Promise<void> {
       },
       fence,
     );
-    if (result.created) logger.debug(result, 'tick');
+    if (result.created) logger.debug({ ...result, full }, 'tick');
   } catch (error) {
     if (error instanceof StaleFenceError) {
       leadership.demote();
       logger.warn('another scheduler took the lead during this tick: its runs were not created here');
-      return;
+      return false;
     }
     logger.error({ err: error }, 'tick failed; retrying next tick');
   }
   // Apart from the tick: whatever stops the tick, lost jobs are still re-added and leases expired.
-  try {
-    await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
-  } catch (error) {
-    logger.error({ err: error }, 'reconcile failed; retrying next tick');
+  if (full) {
+    try {
+      await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
+    } catch (error) {
+      logger.error({ err: error }, 'reconcile failed; retrying next tick');
+    }
   }
   metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);
   metrics.schedulerTickCpuSeconds.observe((used.user + used.system) / 1e6);
+  return true;
 }
 
-function schedule(): void {
-  if (stopping) return;
-  timer = setTimeout(() => {
-    current = tickOnce().finally(schedule);
-  }, config.SCHEDULER_TICK_MS);
+let sleeping: { timer: NodeJS.Timeout; done: () => void } | null = null;
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => {
+    sleeping = { timer: setTimeout(done, Math.max(0, ms)), done };
+  });
 }
-current = tickOnce().finally(schedule);
+
+let nudgesFailing = false;
+/** Until the next full tick, or until the API nudges the leader. */
+async function pause(leading: boolean, untilMs: number): Promise<void> {
+  const ms = untilMs - clock.now();
+  // standbys, and the leader while its blocking connection is (re)connecting, wait on the timer
+  if (!leading || blocking.status !== 'ready') return sleep(ms);
+  let guard: NodeJS.Timeout | undefined;
+  try {
+    // bounded however the connection behaves: the regular tick never waits on Redis
+    const late = new Promise<false>((done) => (guard = setTimeout(() => done(false), ms + 1000)));
+    if (await Promise.race([wake.wait(blocking, ms), late])) metrics.schedulerActions.inc({ action: 'wake' });
+    nudgesFailing = false;
+  } catch (error) {
+    if (stopping) return;
+    // Redis unreachable: keep the regular ticks; the nudges come back with it.
+    if (!nudgesFailing) logger.warn({ err: error }, 'waiting for a scheduler nudge failed; ticking on the timer until Redis answers');
+    nudgesFailing = true;
+    await sleep(untilMs - clock.now());
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+const loop = (async () => {
+  let nextFullAt = 0;
+  while (!stopping) {
+    const full = clock.now() >= nextFullAt;
+    if (full) nextFullAt = clock.now() + config.SCHEDULER_TICK_MS;
+    const leading = await tickOnce(full);
+    if (!stopping) await pause(leading, nextFullAt);
+  }
+})();
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  clearTimeout(timer);
+  const s = sleeping as { timer: NodeJS.Timeout; done: () => void } | null;
+  if (s) {
+    clearTimeout(s.timer);
+    s.done();
+  }
+  blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
   logger.info({ signal }, 'stopping: finishing the current tick');
-  await current;
+  await loop;
   await leadership.resign().catch(() => undefined);
   await Promise.allSettled([queue.close(), metricsServer.close()]);
   await Promise.allSettled([pool.destroy(), redis.quit()]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { decideHeld, noAccountPauseReason, placeInWindow, planOccurrence, type Clock, type Outcome } from '@metronome/core';
+import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, planOccurrence, SKIP_REASONS, totalSkipped, type Clock, type Outcome, type SkipCounts } from '@metronome/core';
 import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository, TickTransaction } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
@@ -30,6 +30,8 @@ export interface TickResult {
   autoPaused: number;
   /** occurrences skipped because the scheduler (or the campaign's previous run) was behind */
   coalesced: number;
+  /** the same occurrences, by reason (CONTRACT §6 metronome_occurrences_skipped_total) */
+  skipped: SkipCounts;
 }
 
 /** One scheduler decision, logged (one line each) and counted after the transaction commits. */
@@ -42,6 +44,7 @@ interface Decision {
   scheduledAt?: Date | undefined;
   next?: Date | null | undefined;
   coalesced?: number | undefined;
+  skipped?: SkipCounts | undefined;
   streak?: number | undefined;
 }
 
@@ -88,9 +91,13 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
 
   const createdAt = deps.clock.now();
   let coalesced = 0;
+  const skipped = noSkips();
   for (const d of decided.decisions) {
     if (d.outcome === 'sent' && d.dueAt) deps.metrics.scheduleLag.observe(Math.max(0, createdAt - d.dueAt.getTime()) / 1000);
-    if (d.coalesced) coalesced += d.coalesced;
+    if (d.skipped) {
+      coalesced += totalSkipped(d.skipped);
+      for (const r of SKIP_REASONS) skipped[r] += d.skipped[r];
+    }
     deps.metrics.jobOutcomes.inc({ outcome: d.outcome });
     const { reason, ...fields } = d;
     if (d.outcome === 'failed') deps.logger.warn({ ...fields, decision: d.outcome }, reason);
@@ -101,6 +108,7 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
   const repeated = decided.held - decided.decisions.filter((d) => d.outcome === 'no-account').length;
   if (repeated > 0) deps.metrics.jobOutcomes.inc({ outcome: 'no-account' }, repeated);
   if (coalesced) deps.metrics.scheduleCoalesced.inc(coalesced);
+  for (const r of SKIP_REASONS) if (skipped[r]) deps.metrics.occurrencesSkipped.inc({ reason: r }, skipped[r]);
   if (decided.resumed.length) deps.metrics.schedulerActions.inc({ action: 'auto-resume' }, decided.resumed.length);
   if (decided.autoPaused) deps.metrics.schedulerActions.inc({ action: 'auto-pause' }, decided.autoPaused);
   return {
@@ -110,6 +118,7 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
     autoResumed: decided.resumed.length,
     autoPaused: decided.autoPaused,
     coalesced,
+    skipped,
   };
 }
 
@@ -152,7 +161,16 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     const plan = q.attempt(c.id, () => {
       ensure(timeProblem('its due time', c.nextRunAt) ?? scheduleProblem(c.schedule) ?? timezoneProblem(c.timezone) ?? deliveryWindowProblem(c.windowStart, c.windowEnd) ?? messagesProblem(c.messages));
       const p = planOccurrence(
-        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, dueAt: c.nextRunAt, lastScheduledAt: c.lastScheduledAt },
+        {
+          campaignId: c.id,
+          schedule: c.schedule,
+          timezone: c.timezone,
+          window: { start: c.windowStart, end: c.windowEnd },
+          dueAt: c.nextRunAt,
+          lastScheduledAt: c.lastScheduledAt,
+          catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
+          acceptedThrough: c.catchUpThrough,
+        },
         now,
         deps.jitterMs,
       );
@@ -161,19 +179,26 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     });
     if (!plan) continue;
     if (plan.kind === 'too-early') {
-      advances.push({ id: c.id, nextRunAt: plan.next, active: true });
+      advances.push({ id: c.id, nextRunAt: plan.next, active: true, skipped: 0, lastSkippedAt: null, catchUpThrough: c.catchUpThrough });
       moved.push({ campaignId: c.id, outcome: 'deferred', reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds', dueAt: c.nextRunAt, next: plan.next });
       continue;
     }
+    const skips = { skipped: totalSkipped(plan.skipped), lastSkippedAt: plan.lastSkippedAt, catchUpThrough: plan.acceptedThrough };
     if (plan.kind === 'wait-for-window') {
-      advances.push({ id: c.id, nextRunAt: plan.next, active: true });
-      moved.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next });
+      advances.push({ id: c.id, nextRunAt: plan.next, active: true, ...skips });
+      moved.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next, skipped: plan.skipped });
+      continue;
+    }
+    if (plan.kind === 'skipped') {
+      advances.push({ id: c.id, nextRunAt: plan.next, active: true, ...skips });
+      moved.push({ campaignId: c.id, outcome: 'deferred', reason: `every due occurrence skipped by the catch-up policy ${c.catchUpPolicy}: moved to the next one`, dueAt: c.nextRunAt, next: plan.next, skipped: plan.skipped });
       continue;
     }
     const id = randomUUID();
     runs.push({ id, campaignId: c.id, tenantId: c.tenantId, accountId: c.accountId, trigger: 'schedule', parts: c.messages, scheduledAt: plan.scheduledAt, windowEndAt: plan.windowEndAt, jobId: runJobId(id, 0) });
-    advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once' });
-    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: c.nextRunAt, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced });
+    advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once', ...skips });
+    // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
+    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: plan.occurrence, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
   }
   const createdIds = new Set(await q.batch(runs, (r) => r.campaignId, (rs) => tx.createRuns(rs)));
   await q.batch(advances, (a) => a.id, async (as) => {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, MessagePart, Schedule } from '../types.js';
+import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** A live (not deleted) campaign with its latest run. */
@@ -23,6 +23,14 @@ export interface CampaignRow {
   lastRunId: string | null;
   /** the latest occurrence the scheduler turned into a run, if any */
   lastScheduledAt: Date | null;
+  catchUpPolicy: CatchUpPolicy;
+  /** null: the default lateness (one interval, cron: the gap to the next occurrence, at most a day) */
+  catchUpMaxLatenessSeconds: number | null;
+  /** the end of a backlog an `all` catch-up still runs */
+  catchUpThrough: Date | null;
+  /** occurrences the scheduler passed over without a run, and the latest of them */
+  skippedCount: number;
+  lastSkippedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   cursorAt: string;
@@ -41,6 +49,8 @@ export interface NewCampaignRow {
   active: boolean;
   autoResume: boolean;
   nextRunAt: Date | null;
+  catchUpPolicy: CatchUpPolicy;
+  catchUpMaxLatenessSeconds: number | null;
 }
 
 export interface CampaignChanges {
@@ -54,7 +64,10 @@ export interface CampaignChanges {
   targets?: string[];
   active?: boolean;
   autoResume?: boolean;
+  /** a new next occurrence also ends any catch-up backlog (catch_up_through) */
   nextRunAt?: Date | null;
+  catchUpPolicy?: CatchUpPolicy;
+  catchUpMaxLatenessSeconds?: number | null;
   /** forget an automatic pause (no-account streak) when the operator re-activates */
   clearAutoPause?: boolean;
   /** forget why the scheduler deactivated the campaign: the operator has edited it since */
@@ -79,6 +92,11 @@ interface Raw {
   last_error: string | null;
   last_run_id: string | null;
   last_scheduled_at: Date | null;
+  catch_up_policy: CatchUpPolicy;
+  catch_up_max_lateness_seconds: number | null;
+  catch_up_through: Date | null;
+  skipped_count: string;
+  last_skipped_at: Date | null;
   created_at: Date;
   updated_at: Date;
   cursor_at: string;
@@ -87,6 +105,7 @@ interface Raw {
 // Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
   c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
+  c.catch_up_policy, c.catch_up_max_lateness_seconds, c.catch_up_through, c.skipped_count, c.last_skipped_at,
   to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
   (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id,
   (select max(r.scheduled_at) from runs r where r.campaign_id = c.id and r.trigger = 'schedule') as last_scheduled_at`;
@@ -110,6 +129,11 @@ function toCampaign(c: Raw): CampaignRow {
     lastError: c.last_error,
     lastRunId: c.last_run_id,
     lastScheduledAt: c.last_scheduled_at,
+    catchUpPolicy: c.catch_up_policy,
+    catchUpMaxLatenessSeconds: c.catch_up_max_lateness_seconds,
+    catchUpThrough: c.catch_up_through,
+    skippedCount: Number(c.skipped_count),
+    lastSkippedAt: c.last_skipped_at,
     createdAt: c.created_at,
     updatedAt: c.updated_at,
     cursorAt: c.cursor_at,
@@ -127,10 +151,10 @@ export class CampaignRepository {
   async create(c: NewCampaignRow, now: Date): Promise<CampaignRow> {
     const result = await sql<Raw>`
       insert into campaigns as c (tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages,
-        targets, active, auto_resume, next_run_at, created_at, updated_at)
+        targets, active, auto_resume, next_run_at, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
       values (${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
         ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${c.active},
-        ${c.autoResume}, ${c.nextRunAt}, ${now}, ${now})
+        ${c.autoResume}, ${c.nextRunAt}, ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now})
       returning ${COLUMNS}
     `.execute(this.db);
     return toCampaign(result.rows[0] as Raw);
@@ -179,7 +203,9 @@ export class CampaignRepository {
     if (changes.targets !== undefined) sets.push(sql`targets = ${changes.targets}::text[]`);
     if (changes.active !== undefined) sets.push(sql`active = ${changes.active}`);
     if (changes.autoResume !== undefined) sets.push(sql`auto_resume = ${changes.autoResume}`);
-    if (changes.nextRunAt !== undefined) sets.push(sql`next_run_at = ${changes.nextRunAt}`);
+    if (changes.nextRunAt !== undefined) sets.push(sql`next_run_at = ${changes.nextRunAt}`, sql`catch_up_through = null`);
+    if (changes.catchUpPolicy !== undefined) sets.push(sql`catch_up_policy = ${changes.catchUpPolicy}`);
+    if (changes.catchUpMaxLatenessSeconds !== undefined) sets.push(sql`catch_up_max_lateness_seconds = ${changes.catchUpMaxLatenessSeconds}::int`);
     if (changes.clearAutoPause) sets.push(sql`paused_reason = null`, sql`no_account_streak = 0`);
     if (changes.clearLastError) sets.push(sql`last_error = null`);
     const result = await sql<Raw>`

@@ -28,6 +28,8 @@ export interface RunRow {
   pausedReason: PausedReason | null;
   errorSummary: string | null;
   jobSeq: number;
+  /** migrations/0007: a run now created to reach every chat at once, ignoring the per-chat interval */
+  ignoredInterval: boolean;
   createdAt: Date;
   /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
@@ -83,7 +85,7 @@ const FINISHED: RunStatus[] = ['success', 'partial', 'failed', 'cancelled'];
 
 // Columns every run read returns, mapped to RunRow by toRun.
 const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
-  r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.created_at,
+  r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.ignored_interval, r.created_at,
   to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 
 interface RawRun {
@@ -101,6 +103,7 @@ interface RawRun {
   paused_reason: PausedReason | null;
   error_summary: string | null;
   job_seq: number;
+  ignored_interval: boolean;
   created_at: Date;
   cursor_at: string;
 }
@@ -121,6 +124,7 @@ function toRun(r: RawRun): RunRow {
     pausedReason: r.paused_reason,
     errorSummary: r.error_summary,
     jobSeq: r.job_seq,
+    ignoredInterval: r.ignored_interval,
     createdAt: r.created_at,
     cursorAt: r.cursor_at,
   };

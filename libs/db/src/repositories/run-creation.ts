@@ -12,21 +12,23 @@ export interface NewRun {
   scheduledAt: Date;
   windowEndAt: Date | null;
   jobId: string;
+  /** run now that reaches every chat at once, not held by the per-chat interval (CONTRACT, run now) */
+  ignoreInterval?: boolean;
 }
 
 /**
  * Inserts runs and all their targets in two statements, whatever the number of runs.
  * Targets come from each campaign's current target list; for an interval campaign each one is
  * held until its chat's interval gate (no chat receives the campaign twice less than
- * everySeconds apart). A run whose (campaign, scheduledAt)
+ * everySeconds apart), unless the run ignores the interval. A run whose (campaign, scheduledAt)
  * already exists, or whose campaign already has an open run, is not created; the ids of the
  * runs actually created are returned.
  */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
   if (runs.length === 0) return [];
   const created = await sql<{ id: string }>`
-    insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id)
-    select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id
+    insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
+    select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
     from unnest(
       ${sql.val(runs.map((r) => r.id))}::uuid[],
       ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
@@ -36,18 +38,21 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
       ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
       ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
       ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
-      ${sql.val(runs.map((r) => r.jobId))}::text[]
-    ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id)
+      ${sql.val(runs.map((r) => r.jobId))}::text[],
+      ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
+    ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
     join campaigns c on c.id = r.campaign_id
     on conflict do nothing
     returning id
   `.execute(db);
   const ids = created.rows.map((r) => r.id);
   if (ids.length === 0) return [];
-  // Each target starts no earlier than its chat's interval gate (migrations/0002).
+  // Each target starts no earlier than its chat's interval gate (migrations/0002); 'epoch' (what
+  // the gate answers when nothing holds a chat back) for a run that ignores the interval.
   await sql`
     insert into run_targets (run_id, chat_id, next_attempt_at)
-    select r.id, t.chat_id, interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at)
+    select r.id, t.chat_id,
+      case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end
     from runs r
     join campaigns c on c.id = r.campaign_id
     cross join lateral unnest(c.targets) as t(chat_id)

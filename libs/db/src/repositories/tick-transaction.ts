@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import type { DB, MessagePart, Schedule } from '../types.js';
+import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { insertRuns, type NewRun } from './run-creation.js';
 
 /** A due campaign as the scheduler sees it. */
@@ -16,6 +16,11 @@ export interface DueCampaign {
   nextRunAt: Date;
   /** the latest scheduledAt of its scheduled runs (the previous occurrence), if any */
   lastScheduledAt: Date | null;
+  catchUpPolicy: CatchUpPolicy;
+  /** null: the default lateness (libs/core latenessLimitMs) */
+  catchUpMaxLatenessSeconds: number | null;
+  /** the end of a backlog an `all` catch-up accepted and still runs */
+  catchUpThrough: Date | null;
 }
 
 /** A decision for one due campaign, applied in one tick's transaction. */
@@ -24,6 +29,12 @@ export interface CampaignAdvance {
   nextRunAt: Date | null;
   /** false when a once-campaign has run: it becomes inactive */
   active: boolean;
+  /** occurrences passed over without a run, added to the campaign's skipped_count */
+  skipped: number;
+  /** the latest of them; null keeps the campaign's last_skipped_at */
+  lastSkippedAt: Date | null;
+  /** the campaign's catch_up_through afterwards */
+  catchUpThrough: Date | null;
 }
 
 /** A due campaign held back because its account cannot send (CONTRACT §4 `no-account`). */
@@ -95,6 +106,9 @@ export class TickTransaction {
         'c.window_end',
         'c.messages',
         'c.next_run_at',
+        'c.catch_up_policy',
+        'c.catch_up_max_lateness_seconds',
+        'c.catch_up_through',
         // the unique (campaign_id, scheduled_at) index answers this backwards in a few rows
         sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
       ])
@@ -123,6 +137,9 @@ export class TickTransaction {
       messages: r.messages,
       nextRunAt: r.next_run_at!,
       lastScheduledAt: r.last_scheduled_at,
+      catchUpPolicy: r.catch_up_policy,
+      catchUpMaxLatenessSeconds: r.catch_up_max_lateness_seconds,
+      catchUpThrough: r.catch_up_through,
     }));
   }
 
@@ -130,17 +147,26 @@ export class TickTransaction {
     return insertRuns(this.trx, runs);
   }
 
-  /** Moves every decided campaign to its next occurrence in one statement (its no-account streak ends). */
+  /**
+   * Moves every decided campaign to its next occurrence in one statement (its no-account streak
+   * ends), counting the occurrences it passed over and keeping where an `all` catch-up stands.
+   */
   async advance(advances: CampaignAdvance[], now: Date): Promise<void> {
     if (advances.length === 0) return;
     await sql`
       update campaigns c
-      set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at
+      set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at,
+        skipped_count = c.skipped_count + v.skipped,
+        last_skipped_at = greatest(c.last_skipped_at, v.last_skipped_at),
+        catch_up_through = v.catch_up_through
       from unnest(
         ${sql.val(advances.map((a) => a.id))}::uuid[],
         ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
-        ${sql.val(advances.map((a) => a.active))}::boolean[]
-      ) as v(id, next_run_at, active)
+        ${sql.val(advances.map((a) => a.active))}::boolean[],
+        ${sql.val(advances.map((a) => a.skipped))}::bigint[],
+        ${sql.val(advances.map((a) => a.lastSkippedAt?.toISOString() ?? null))}::timestamptz[],
+        ${sql.val(advances.map((a) => a.catchUpThrough?.toISOString() ?? null))}::timestamptz[]
+      ) as v(id, next_run_at, active, skipped, last_skipped_at, catch_up_through)
       where c.id = v.id
     `.execute(this.trx);
     void now;

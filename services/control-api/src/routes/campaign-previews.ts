@@ -33,7 +33,16 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       // occurrence to work from; lastError says so and a PATCH repairs it.
       const nextRunAt = c.active && shownInstant(c.nextRunAt) !== null ? c.nextRunAt : null;
       const upcoming = upcomingOccurrences(
-        { campaignId: c.id, schedule: c.schedule, timezone: c.timezone, window: { start: c.windowStart, end: c.windowEnd }, nextRunAt, lastScheduledAt: c.lastScheduledAt },
+        {
+          campaignId: c.id,
+          schedule: c.schedule,
+          timezone: c.timezone,
+          window: { start: c.windowStart, end: c.windowEnd },
+          nextRunAt,
+          lastScheduledAt: c.lastScheduledAt,
+          catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
+          acceptedThrough: c.catchUpThrough,
+        },
         ctx.now(),
         req.query.limit,
       );
@@ -57,7 +66,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       const { tenantId, draft, nextRunAt } = await checkNewCampaign(ctx, req.caller, body, now);
       const account = await new AccountRepository(ctx.db).find(body.accountId, tenantId);
       const upcoming = showable(
-        upcomingOccurrences({ campaignId: '', schedule: draft.schedule, timezone: draft.timezone, window: draft.deliveryWindow, nextRunAt, lastScheduledAt: null }, now, PREVIEW_OCCURRENCES),
+        upcomingOccurrences({ campaignId: '', schedule: draft.schedule, timezone: draft.timezone, window: draft.deliveryWindow, nextRunAt, lastScheduledAt: null, catchUp: body.catchUp }, now, PREVIEW_OCCURRENCES),
       );
       const first = upcoming[0];
       const run = previewRun(

@@ -1,4 +1,4 @@
-import { rescheduledOccurrence } from '@metronome/core';
+import { firstOccurrence, rescheduledOccurrence } from '@metronome/core';
 import { CampaignRepository, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -10,9 +10,10 @@ import { notFound, validationFailed } from '../errors.js';
 import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
+import { nudgeIfDue } from '../scheduler-nudge.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
-import { run } from '../schemas/runs.js';
+import { run, runNowBody } from '../schemas/runs.js';
 
 /** Campaigns, and `POST /v1/campaigns/{id}/runs` (run now). */
 export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
@@ -24,10 +25,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     async (req, reply) => {
       const body = req.body;
       const now = ctx.now();
-      const { tenantId, draft, nextRunAt } = await checkNewCampaign(ctx, req.caller, body, now);
+      const { tenantId, draft } = await checkNewCampaign(ctx, req.caller, body, now);
       // Validate, write, answer: the answer is built before the commit, so one that cannot be
       // given rolls the insert back.
       const answer = await ctx.db.transaction().execute(async (trx) => {
+        // A campaign is created when it is saved, not when its request arrived: a first
+        // occurrence due "now" is the moment of the insert, so the time the request spent
+        // being validated or waiting for a connection is not counted as its run's lag.
+        const savedAt = ctx.now();
+        const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, savedAt) : null;
         const created = await new CampaignRepository(trx).create(
           {
             tenantId,
@@ -42,12 +48,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
             active: body.active,
             autoResume: body.autoResume,
             nextRunAt,
+            catchUpPolicy: body.catchUp?.policy ?? 'latest',
+            catchUpMaxLatenessSeconds: body.catchUp?.maxLatenessSeconds ?? null,
           },
-          now,
+          savedAt,
         );
-        return checkedCampaignView(created);
+        return { view: checkedCampaignView(created), row: created };
       });
-      return reply.code(201).send(answer);
+      nudgeIfDue(ctx, answer.row);
+      return reply.code(201).send(answer.view);
     },
   );
 
@@ -115,6 +124,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.targets !== undefined && { targets: draft.targets }),
           ...(patch.active !== undefined && { active: patch.active }),
           ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
+          ...(patch.catchUp?.policy !== undefined && { catchUpPolicy: patch.catchUp.policy }),
+          ...(patch.catchUp?.maxLatenessSeconds !== undefined && { catchUpMaxLatenessSeconds: patch.catchUp.maxLatenessSeconds }),
         };
         const active = patch.active ?? current.active;
         // A stored next run no answer can show (saved before times were range-checked) is
@@ -129,9 +140,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         const row = await campaigns.update(current.id, scope, changes, now);
         if (!row) throw notFound('campaign');
         // Built before the commit (validate, write, answer), like the answer to a create.
-        return checkedCampaignView(row);
+        return { view: checkedCampaignView(row), row };
       });
-      return updated;
+      nudgeIfDue(ctx, updated.row);
+      return updated.view;
     },
   );
 
@@ -163,11 +175,12 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         tags: ['campaigns'],
         summary: 'Run now (trigger manual); 409 while a run of the campaign is queued or running',
         params: idParams,
+        body: runNowBody.nullish(),
         response: { 201: run, ...errorResponses(404, 409) },
       },
     },
     async (req, reply) => {
-      const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller));
+      const created = await startManualRun(ctx, req.params.id, scopeOf(req.caller), { ignoreInterval: req.body?.ignoreInterval ?? false });
       // explained as GET /v1/runs/{id} would explain it now (waiting, eta)
       return reply.code(201).send(await runs.one(created));
     },

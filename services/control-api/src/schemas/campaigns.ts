@@ -1,4 +1,4 @@
-import { scheduleInWords } from '@metronome/core';
+import { CATCH_UP_ALL_LIMIT, MAX_LATENESS_SECONDS, scheduleInWords } from '@metronome/core';
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeInput } from './common.js';
@@ -32,6 +32,23 @@ export const messagePart = z
   ])
   .meta({ id: 'MessagePart' });
 
+const catchUpPolicy = z
+  .enum(['skip', 'latest', 'all'])
+  .describe(
+    `what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most ${CATCH_UP_ALL_LIMIT})`,
+  );
+const maxLatenessSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_LATENESS_SECONDS)
+  .nullable()
+  .describe('an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400');
+
+export const catchUpInput = z
+  .strictObject({ policy: catchUpPolicy.default('latest'), maxLatenessSeconds: maxLatenessSeconds.default(null) })
+  .meta({ id: 'CatchUp' });
+
 const fields = {
   accountId: id,
   name: text(1, 200),
@@ -53,11 +70,17 @@ export const createCampaignBody = z.strictObject({
   deliveryWindow: deliveryWindow.optional().describe('defaults to 00:00–24:00 (always open)'),
   active: fields.active.default(true),
   autoResume: fields.autoResume.default(false),
+  catchUp: catchUpInput.optional().describe('defaults to {"policy":"latest","maxLatenessSeconds":null}'),
   tenantId: id.optional().describe('admin only: the tenant that owns the campaign'),
 });
 export type CreateCampaignBody = z.output<typeof createCampaignBody>;
 
-export const patchCampaignBody = z.strictObject(fields).partial();
+export const patchCampaignBody = z
+  .strictObject({
+    ...fields,
+    catchUp: z.strictObject({ policy: catchUpPolicy, maxLatenessSeconds }).partial().describe('only the fields given change; maxLatenessSeconds null goes back to the default'),
+  })
+  .partial();
 export type PatchCampaignBody = z.output<typeof patchCampaignBody>;
 
 export const listCampaignsQuery = z.object({ ...pageQuery });
@@ -104,6 +127,9 @@ export const campaign = z
       .describe(
         'why the scheduler deactivated the campaign, if it did; cleared by the next PATCH. Else, for a campaign saved before times were range-checked, which stored times lie outside years 0001–9999',
       ),
+    catchUp: z.object({ policy: catchUpPolicy, maxLatenessSeconds }),
+    skippedCount: z.number().int().describe('occurrences the scheduler passed over without a run (by the catch-up policy), since the campaign was created'),
+    lastSkippedAt: time.nullable().describe('the latest occurrence skipped, null when none was'),
     createdAt: time,
     updatedAt: time,
   })
@@ -149,6 +175,9 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     lastRunId: c.lastRunId,
     pausedReason: c.pausedReason,
     lastError: c.lastError ?? stale,
+    catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
+    skippedCount: c.skippedCount,
+    lastSkippedAt: shownInstant(c.lastSkippedAt),
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
   };

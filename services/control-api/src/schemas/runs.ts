@@ -45,6 +45,7 @@ export const run = z
     counts,
     pausedReason: z.enum(['window_closed', 'operator', 'account_unavailable']).nullable(),
     errorSummary: z.string().nullable(),
+    ignoredInterval: z.boolean().describe('a run now asked to reach every chat at once, not held by the per-chat interval of an interval campaign'),
     createdAt: time,
     waiting,
     eta: time.nullable().describe("when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window"),
@@ -52,6 +53,16 @@ export const run = z
   .meta({ id: 'Run' });
 
 export const runPage = pageOf(run);
+
+/** `POST /v1/campaigns/{id}/runs`: the body is optional. */
+export const runNowBody = z
+  .strictObject({
+    ignoreInterval: z
+      .boolean()
+      .default(false)
+      .describe("true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)"),
+  })
+  .meta({ id: 'RunNow' });
 
 export const listRunsQuery = z.object({
   status: runStatus.optional(),
@@ -105,6 +116,7 @@ export function runView(r: RunRow, c: RunCounts, e: RunExplanation): z.output<ty
     counts: c,
     pausedReason: r.pausedReason,
     errorSummary: r.errorSummary,
+    ignoredInterval: r.ignoredInterval,
     createdAt: iso(r.createdAt),
     waiting: waitingView(e.waiting),
     eta: e.eta ? iso(e.eta) : null,

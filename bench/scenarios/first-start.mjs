@@ -1,0 +1,57 @@
+import { call, chats, createAccounts, listRuns, percentile, withStack } from './common.mjs';
+
+// First occurrences start at once: N interval campaigns (every 30 s, 3 chats each, own
+// accounts, sandbox answering in 20 ms, 2 senders) created as fast as the API takes them, each
+// due the moment it is created (no startAt). Start lag = run startedAt minus scheduledAt, read
+// back through the API, split between each campaign's first run (started through the API's
+// nudge to the scheduler leader) and its later ones (the regular tick, with its lookahead).
+export async function firstStart(env) {
+  const campaigns = env.quick ? 100 : 1000;
+  const minutes = env.quick ? 1 : 2;
+  const senders = 2;
+  return withStack(
+    env,
+    { senders, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } },
+    async ({ stack, token }) => {
+      const accs = await createAccounts(stack, token, campaigns, {});
+      const createdAt = Date.now();
+      for (let i = 0; i < accs.length; i += 25) {
+        await Promise.all(
+          accs.slice(i, i + 25).map((a, k) =>
+            call(stack, 'POST', '/v1/campaigns', token, {
+              accountId: a.id,
+              name: `f${i + k}`,
+              timezone: 'UTC',
+              schedule: { type: 'interval', everySeconds: 30 },
+              messages: [{ type: 'text', text: 'tick' }],
+              targets: chats(`f${i + k}`, 3),
+            }),
+          ),
+        );
+      }
+      const createSeconds = (Date.now() - createdAt) / 1000;
+      await new Promise((r) => setTimeout(r, minutes * 60_000));
+      const runs = (await listRuns(stack, token)).filter((r) => r.startedAt);
+      const firstOf = new Map();
+      for (const r of runs) if (!firstOf.has(r.campaignId) || r.scheduledAt < firstOf.get(r.campaignId).scheduledAt) firstOf.set(r.campaignId, r);
+      const lag = (r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000;
+      const first = [...firstOf.values()].map(lag);
+      const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
+      return {
+        params: { campaigns, chatsPerCampaign: 3, everySeconds: 30, minutes, senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
+        figures: {
+          'campaigns created in s': createSeconds,
+          'first runs started': first.length,
+          'first lag p50 s': percentile(first, 50),
+          'first lag p99 s': percentile(first, 99),
+          'first lag max s': Math.max(...first),
+          'later runs started': later.length,
+          'later lag p50 s': percentile(later, 50),
+          'later lag p99 s': percentile(later, 99),
+          'later lag max s': Math.max(...later),
+          'early starts': [...first, ...later].filter((l) => l < 0).length,
+        },
+      };
+    },
+  );
+}
