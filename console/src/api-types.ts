@@ -1011,6 +1011,7 @@ export interface paths {
                         active?: boolean;
                         /** @default false */
                         autoResume?: boolean;
+                        catchUp?: components["schemas"]["CatchUpInput"];
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the campaign
@@ -1216,6 +1217,16 @@ export interface paths {
                         targets?: string[];
                         active?: boolean;
                         autoResume?: boolean;
+                        /** @description only the fields given change; maxLatenessSeconds null goes back to the default */
+                        catchUp?: {
+                            /**
+                             * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+                             * @enum {string}
+                             */
+                            policy?: "skip" | "latest" | "all";
+                            /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
+                            maxLatenessSeconds?: number | null;
+                        };
                     };
                 };
             };
@@ -1288,7 +1299,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RunNowInput"] | null;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 201: {
@@ -1463,6 +1478,7 @@ export interface paths {
                         active?: boolean;
                         /** @default false */
                         autoResume?: boolean;
+                        catchUp?: components["schemas"]["CatchUpInput"];
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the campaign
@@ -2719,6 +2735,19 @@ export interface components {
             mediaId: string;
             caption?: string;
         };
+        CatchUpInput: {
+            /**
+             * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+             * @default latest
+             * @enum {string}
+             */
+            policy: "skip" | "latest" | "all";
+            /**
+             * @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400
+             * @default null
+             */
+            maxLatenessSeconds: number | null;
+        };
         CampaignInput: {
             /** Format: uuid */
             id: string;
@@ -2772,6 +2801,19 @@ export interface components {
             pausedReason: string | null;
             /** @description why the scheduler deactivated the campaign, if it did; cleared by the next PATCH. Else, for a campaign saved before times were range-checked, which stored times lie outside years 0001–9999 */
             lastError: string | null;
+            catchUp: {
+                /**
+                 * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+                 * @enum {string}
+                 */
+                policy: "skip" | "latest" | "all";
+                /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
+                maxLatenessSeconds: number | null;
+            };
+            /** @description occurrences the scheduler passed over without a run (by the catch-up policy), since the campaign was created */
+            skippedCount: number;
+            /** @description the latest occurrence skipped, null when none was */
+            lastSkippedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2853,11 +2895,20 @@ export interface components {
             counts: components["schemas"]["RunCountsInput"];
             pausedReason: ("window_closed" | "operator" | "account_unavailable") | null;
             errorSummary: string | null;
+            /** @description a run now asked to reach every chat at once, not held by the per-chat interval of an interval campaign */
+            ignoredInterval: boolean;
             /** Format: date-time */
             createdAt: string;
             waiting: components["schemas"]["WaitingInput"];
             /** @description when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window */
             eta: string | null;
+        };
+        RunNowInput: {
+            /**
+             * @description true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)
+             * @default false
+             */
+            ignoreInterval: boolean;
         };
         RunTargetInput: {
             chatId: string;
@@ -3048,6 +3099,19 @@ export interface components {
             mediaId: string;
             caption?: string;
         };
+        CatchUp: {
+            /**
+             * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+             * @default latest
+             * @enum {string}
+             */
+            policy: "skip" | "latest" | "all";
+            /**
+             * @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400
+             * @default null
+             */
+            maxLatenessSeconds: number | null;
+        };
         Campaign: {
             /** Format: uuid */
             id: string;
@@ -3101,6 +3165,19 @@ export interface components {
             pausedReason: string | null;
             /** @description why the scheduler deactivated the campaign, if it did; cleared by the next PATCH. Else, for a campaign saved before times were range-checked, which stored times lie outside years 0001–9999 */
             lastError: string | null;
+            catchUp: {
+                /**
+                 * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+                 * @enum {string}
+                 */
+                policy: "skip" | "latest" | "all";
+                /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
+                maxLatenessSeconds: number | null;
+            };
+            /** @description occurrences the scheduler passed over without a run (by the catch-up policy), since the campaign was created */
+            skippedCount: number;
+            /** @description the latest occurrence skipped, null when none was */
+            lastSkippedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3182,11 +3259,20 @@ export interface components {
             counts: components["schemas"]["RunCounts"];
             pausedReason: ("window_closed" | "operator" | "account_unavailable") | null;
             errorSummary: string | null;
+            /** @description a run now asked to reach every chat at once, not held by the per-chat interval of an interval campaign */
+            ignoredInterval: boolean;
             /** Format: date-time */
             createdAt: string;
             waiting: components["schemas"]["Waiting"];
             /** @description when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window */
             eta: string | null;
+        };
+        RunNow: {
+            /**
+             * @description true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)
+             * @default false
+             */
+            ignoreInterval: boolean;
         };
         RunTarget: {
             chatId: string;
