@@ -18,3 +18,5 @@ export * from './window-bottleneck.js';
 export * from './occurrence-preview.js';
 export * from './run-preview.js';
 export * from './schedule-words.js';
+export * from './send-safety.js';
+export * from './warmup.js';

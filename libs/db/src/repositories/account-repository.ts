@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, DB, Platform } from '../types.js';
+import type { AccountStatus, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** An account without its credentials: nothing read here can leak them. */
@@ -14,8 +14,21 @@ export interface AccountRow {
   /** null: the sender's default applies */
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
+  /** the ban-safety kit (migrations/0009); null: not set */
+  sendDelaySeconds: { min: number; max: number } | null;
+  hourlyCap: number | null;
+  dailyCap: number | null;
+  warmup: AccountWarmup | null;
   createdAt: Date;
   cursorAt: string;
+}
+
+/** The ban-safety settings, as an account is created or changed with them. */
+export interface AccountSafety {
+  sendDelaySeconds?: { min: number; max: number } | null;
+  hourlyCap?: number | null;
+  dailyCap?: number | null;
+  warmup?: AccountWarmup | null;
 }
 
 export interface NewAccountRow {
@@ -28,9 +41,10 @@ export interface NewAccountRow {
   status: AccountStatus;
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
+  safety?: AccountSafety;
 }
 
-export interface AccountChanges {
+export interface AccountChanges extends AccountSafety {
   name?: string;
   status?: AccountStatus;
   maxSendPerMinute?: number | null;
@@ -49,6 +63,11 @@ const COLUMNS = [
   'blocked_until',
   'max_send_per_minute',
   'group_concurrency',
+  'send_delay_min_seconds',
+  'send_delay_max_seconds',
+  'hourly_cap',
+  'daily_cap',
+  'warmup',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -63,6 +82,11 @@ type Raw = {
   blocked_until: Date | null;
   max_send_per_minute: number | null;
   group_concurrency: number | null;
+  send_delay_min_seconds: number | null;
+  send_delay_max_seconds: number | null;
+  hourly_cap: number | null;
+  daily_cap: number | null;
+  warmup: AccountWarmup | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -78,8 +102,22 @@ function toAccount(a: Raw): AccountRow {
     blockedUntil: a.blocked_until,
     maxSendPerMinute: a.max_send_per_minute,
     groupConcurrency: a.group_concurrency,
+    sendDelaySeconds: a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
+    hourlyCap: a.hourly_cap,
+    dailyCap: a.daily_cap,
+    warmup: a.warmup,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
+  };
+}
+
+/** The columns of the settings given (an absent one is left as it is). */
+function safetyColumns(s: AccountSafety) {
+  return {
+    ...(s.sendDelaySeconds !== undefined && { send_delay_min_seconds: s.sendDelaySeconds?.min ?? null, send_delay_max_seconds: s.sendDelaySeconds?.max ?? null }),
+    ...(s.hourlyCap !== undefined && { hourly_cap: s.hourlyCap }),
+    ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
+    ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
   };
 }
 
@@ -113,6 +151,7 @@ export class AccountRepository {
         status: a.status,
         max_send_per_minute: a.maxSendPerMinute,
         group_concurrency: a.groupConcurrency,
+        ...safetyColumns(a.safety ?? {}),
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()
@@ -158,6 +197,7 @@ export class AccountRepository {
         ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
         ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
         ...(changes.credentials !== undefined && { credentials: changes.credentials }),
+        ...safetyColumns(changes),
         updated_at: now,
       })
       .where('id', '=', id);

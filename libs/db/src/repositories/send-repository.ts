@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
+import type { AccountStatus, AccountWarmup, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
 
 /** Everything a sender job needs about its run, read in one query. */
 export interface RunForSend {
@@ -30,7 +30,20 @@ export interface RunForSend {
     blockedUntil: Date | null;
     maxSendPerMinute: number | null;
     groupConcurrency: number | null;
+    /** the ban-safety kit (migrations/0009); null: not set */
+    sendDelaySeconds: { min: number; max: number } | null;
+    hourlyCap: number | null;
+    dailyCap: number | null;
+    warmup: AccountWarmup | null;
   };
+}
+
+/** An account's sends as PostgreSQL recorded them, to rebuild its caps' windows and gap after Redis lost them. */
+export interface RecentSends {
+  /** one time per request that reached (or may have reached) the platform, ms */
+  times: number[];
+  /** the latest of them; null when none */
+  lastAt: number | null;
 }
 
 /** A run's progress after a job: what is left and when the next pending target is due. */
@@ -85,6 +98,11 @@ export class SendRepository {
         'a.blocked_until',
         'a.max_send_per_minute',
         'a.group_concurrency',
+        'a.send_delay_min_seconds',
+        'a.send_delay_max_seconds',
+        'a.hourly_cap',
+        'a.daily_cap',
+        'a.warmup',
         (eb) =>
           eb
             .selectFrom((inner) =>
@@ -129,8 +147,44 @@ export class SendRepository {
         blockedUntil: row.blocked_until,
         maxSendPerMinute: row.max_send_per_minute,
         groupConcurrency: row.group_concurrency,
+        sendDelaySeconds:
+          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null ? null : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+        hourlyCap: row.hourly_cap,
+        dailyCap: row.daily_cap,
+        warmup: row.warmup,
       },
     };
+  }
+
+  /**
+   * The account's requests since `since`, from its runs' targets: a delivered chat counts its
+   * parts at `sent_at`; a chat with a request begun or answered and not delivered (failed,
+   * unknown, in flight, or waiting to retry) counts its delivered parts and one more, at its
+   * latest stamp. Never fewer than the platform received: a send begun by a replica that lost
+   * its lock is counted from the moment it was stamped. Runs are found by
+   * runs_account_finished_idx (open or finished since), their targets by primary key.
+   */
+  async recentSends(accountId: string, since: Date): Promise<RecentSends> {
+    const rows = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('run_targets as t', 't.run_id', 'r.id')
+      .select([
+        sql<Date>`greatest(t.sent_at, t.send_started_at, t.updated_at)`.as('at'),
+        sql<number>`(t.parts_sent + case when t.status <> 'sent' and (t.attempts > 0 or t.send_started_at is not null) then 1 else 0 end)::int`.as('n'),
+      ])
+      .where('r.account_id', '=', accountId)
+      .where(sql<boolean>`coalesce(r.finished_at, 'infinity'::timestamptz) >= ${since}`)
+      .where(sql<boolean>`greatest(t.sent_at, t.send_started_at, t.updated_at) >= ${since}`)
+      .where((eb) => eb.or([eb('t.parts_sent', '>', 0), eb('t.attempts', '>', 0), eb('t.send_started_at', 'is not', null)]))
+      .execute();
+    const times: number[] = [];
+    let lastAt: number | null = null;
+    for (const row of rows) {
+      const at = row.at.getTime();
+      for (let i = 0; i < row.n; i++) times.push(at);
+      if (row.n > 0 && (lastAt === null || at > lastAt)) lastAt = at;
+    }
+    return { times, lastAt };
   }
 
   /** queued → running (first job), stamping started_at once. False when the run is no longer open. */

@@ -1,5 +1,5 @@
-import { processSecrets, seal } from '@metronome/core';
-import type { AccountStatus } from '@metronome/db';
+import { DEFAULT_WARMUP_STEPS, defaultSendDelay, processSecrets, seal } from '@metronome/core';
+import type { AccountStatus, AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
@@ -14,6 +14,7 @@ import {
   listAccountsQuery,
   patchAccountBody,
   type CreateAccountBody,
+  type WarmupInput,
 } from '../schemas/accounts.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 
@@ -37,10 +38,17 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         status: initialStatus(body),
         maxSendPerMinute: body.maxSendPerMinute ?? null,
         groupConcurrency: body.groupConcurrency ?? null,
+        safety: {
+          // Absent: the platform's default (WhatsApp's human pacing); null: none.
+          sendDelaySeconds: body.sendDelaySeconds === undefined ? defaultSendDelay(body.platform) : body.sendDelaySeconds,
+          hourlyCap: body.hourlyCap ?? null,
+          dailyCap: body.dailyCap ?? null,
+          warmup: storedWarmup(body.warmup, ctx.now()),
+        },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
       if (!created) throw invalidField('externalId', EXTERNAL_ID_RULE);
-      return reply.code(201).send(accountView(created, defaults));
+      return reply.code(201).send(accountView(created, defaults, ctx.now()));
     },
   );
 
@@ -52,7 +60,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const before = cursor === undefined ? undefined : decodePosition(cursor);
       const rows = await ctx.accounts.list(scopeOf(req.caller), { limit: limit + 1, before });
       const page = pageOf(rows, limit, (a) => encodePosition({ at: a.cursorAt, id: a.id }));
-      return { items: page.rows.map((a) => accountView(a, defaults)), nextCursor: page.nextCursor };
+      return { items: page.rows.map((a) => accountView(a, defaults, ctx.now())), nextCursor: page.nextCursor };
     },
   );
 
@@ -62,7 +70,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     async (req) => {
       const found = await ctx.accounts.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('account');
-      return accountView(found, defaults);
+      return accountView(found, defaults, ctx.now());
     },
   );
 
@@ -78,7 +86,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       },
     },
     async (req) => {
-      const { credentials, ...changes } = req.body;
+      const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
       const current = credentials || changes.status === 'active' ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
       if ((credentials || changes.status === 'active') && !current) throw notFound('account');
@@ -91,12 +99,23 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         // A new token or key is how a disconnected account (token revoked, key refused) comes back.
         replaced = { credentials: seal(JSON.stringify(secret), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
       }
-      const updated = await ctx.accounts.update(req.params.id, scopeOf(req.caller), { ...replaced, ...changes }, ctx.now());
+      const updated = await ctx.accounts.update(
+        req.params.id,
+        scopeOf(req.caller),
+        { ...replaced, ...changes, ...(warmup !== undefined && { warmup: storedWarmup(warmup, ctx.now()) }) },
+        ctx.now(),
+      );
       if (!updated) throw notFound('account');
-      return accountView(updated, defaults);
+      return accountView(updated, defaults, ctx.now());
     },
   );
 };
+
+/** A warm-up as stored: its start (now when not given) and its steps (the documented ramp when not given). */
+function storedWarmup(w: WarmupInput | null | undefined, now: Date): AccountWarmup | null {
+  if (!w) return null;
+  return { startedAt: w.startedAt ? new Date(w.startedAt).toISOString() : now.toISOString(), steps: w.steps ?? DEFAULT_WARMUP_STEPS.map((s) => ({ ...s })) };
+}
 
 // The sender opens this with the same SECRETS_KEY: JSON `{"botToken": "…"}` or `{"apiKey": "…"}`.
 function sealedCredentials(body: CreateAccountBody, key: Buffer): Buffer | null {
