@@ -1,4 +1,5 @@
-import { call, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { redisKeys } from '@metronome/redis';
+import { call, createCampaign, createTenant, fields, seedRun, startApi, type Api, type Tenant } from './harness.js';
 
 // The ban-safety settings of accounts: human pacing, caps and warm-up (CONTRACT §3, accounts).
 
@@ -87,5 +88,33 @@ describe('bad settings get a 400 naming the field', () => {
     const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, body);
     expect(patched.status).toBe(400);
     expect(fields(patched)).toEqual([field]);
+  });
+});
+
+describe("a run held by its account's limits says so (waiting)", () => {
+  /** a running run due a minute ago, its window open for hours */
+  async function running(campaignId: string, chats: string[]) {
+    const run = await seedRun(api, campaignId, 'running', Object.fromEntries(chats.map((c) => [c, 'pending' as const])), { scheduledAt: new Date(api.clock.now() - 60_000) });
+    await api.db.updateTable('runs').set({ window_end_at: new Date(api.clock.now() + 6 * 3_600_000) }).where('id', '=', run.id).execute();
+    return run;
+  }
+
+  test("cap: the account's cap is met, until its window frees a slot (as the sender left it in Redis)", async () => {
+    const campaign = await createCampaign(api, a);
+    const run = await running(campaign.id, ['x', 'y']);
+    const frees = api.clock.now() + 40 * 60_000;
+    await api.redis.set(redisKeys(api.prefix).accountCap(campaign.accountId), String(frees), 'PX', 600_000);
+    const body = (await call(api, 'GET', `/v1/runs/${run.id}`, a.token)).body;
+    expect(body.waiting).toMatchObject({ reason: 'cap', until: new Date(frees).toISOString(), detail: expect.stringContaining('hourly or daily cap') });
+    const targets = (await call(api, 'GET', `/v1/runs/${run.id}/targets`, a.token)).body.items;
+    expect(targets[0].waiting).toMatchObject({ reason: 'cap' });
+  });
+
+  test("pace: the account's human gap (sendDelaySeconds) holds its next send", async () => {
+    const campaign = await createCampaign(api, a);
+    const run = await running(campaign.id, ['x']);
+    const next = api.clock.now() + 42_000;
+    await api.redis.set(redisKeys(api.prefix).accountGap(campaign.accountId), String(next), 'PX', 600_000);
+    expect((await call(api, 'GET', `/v1/runs/${run.id}`, a.token)).body.waiting).toMatchObject({ reason: 'pace', until: new Date(next).toISOString() });
   });
 });
