@@ -23,3 +23,15 @@ alter table accounts
 -- windows and the last send's time are rebuilt from PostgreSQL); each run's targets then come
 -- from run_targets' primary key. Without it the rebuild would read every run the account ever had.
 create index runs_account_finished_idx on runs (account_id, (coalesce(finished_at, 'infinity'::timestamptz)));
+
+-- Chats an account must not write to again: they answered blocked, kicked, forbidden or not
+-- found, or an operator listed them. A run skips them (`skipped`, code `suppressed`) when it
+-- starts; the primary key serves that anti-join and the API's list, in chat order.
+create table account_suppressions (
+  account_id uuid not null references accounts(id) on delete cascade,
+  chat_id text not null,
+  -- the error code that suppressed the chat, or 'operator'
+  reason text not null,
+  created_at timestamptz not null default now(),
+  primary key (account_id, chat_id)
+);

@@ -149,3 +149,31 @@ describe('warm-up', () => {
     expect(onDay(3)).toBeGreaterThan(3);
   });
 });
+
+describe('suppression', () => {
+  test('a chat that answered forbidden or not found joins the list; the next run skips it (code suppressed)', async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount();
+    await h.sandboxPut(`/sandbox/chats/${externalId}/gone`, { error: 'chat_not_found' });
+    await h.sandboxPut(`/sandbox/chats/${externalId}/closed`, { error: 'forbidden' });
+    await h.sandboxPut(`/sandbox/chats/${externalId}/broken`, { error: 'message_invalid' });
+    const first = await h.seedRun({ tenantId, accountId, targets: ['gone', 'closed', 'broken', 'fine'], parts: [text('a')] });
+    await drive(h, first);
+    const listed = await h.tdb.db.selectFrom('account_suppressions').select(['chat_id', 'reason']).where('account_id', '=', accountId).orderBy('chat_id').execute();
+    expect(listed).toEqual([
+      { chat_id: 'closed', reason: 'forbidden' },
+      { chat_id: 'gone', reason: 'chat_not_found' },
+    ]);
+    const second = await h.seedRun({ tenantId, accountId, targets: ['gone', 'closed', 'broken', 'fine'], parts: [text('b')] });
+    await drive(h, second);
+    const targets = await h.targets(second);
+    expect(targets.map((t) => [t.chat_id, t.status, t.error_code])).toEqual([
+      ['broken', 'failed', 'message_invalid'],
+      ['closed', 'skipped', 'suppressed'],
+      ['fine', 'sent', null],
+      ['gone', 'skipped', 'suppressed'],
+    ]);
+    // the platform heard from neither suppressed chat again
+    const rejected = (await h.sandboxGet<{ items: { chatId: string }[] }>(`/sandbox/rejections?account=${externalId}`)).items.map((r) => r.chatId);
+    expect(rejected.filter((c) => c === 'gone' || c === 'closed')).toHaveLength(2);
+  });
+});

@@ -55,3 +55,16 @@ export function sendLimits(a: { sendDelay: SendDelay | null; hourlyCap: number |
     dailyCap: a.dailyCap ?? 0,
   };
 }
+
+/**
+ * Permanent answers that mean the chat does not want, or cannot get, the account's messages:
+ * blocked, kicked, forbidden or not found (Telegram's `bot_blocked`, `bot_kicked`; the HTTP
+ * platform's and WhatsApp's `forbidden`, `chat_not_found`). The chat joins the account's
+ * suppression list: writing to it again is what gets numbers reported and banned.
+ */
+export const SUPPRESSING_CODES: readonly string[] = ['chat_not_found', 'forbidden', 'bot_blocked', 'bot_kicked'];
+
+/** Whether a permanent failure with `code` suppresses its chat. */
+export function suppresses(code: string): boolean {
+  return SUPPRESSING_CODES.includes(code);
+}

@@ -55,6 +55,14 @@ export interface AccountWarmup {
   steps: { afterDays: number; dailyCap: number | null }[];
 }
 
+/** migrations/0009: chats an account does not write to again. */
+export interface AccountSuppressionsTable {
+  account_id: string;
+  chat_id: string;
+  reason: string;
+  created_at: Generated<Date>;
+}
+
 export interface MediaTable {
   id: Generated<string>;
   tenant_id: string;
@@ -166,6 +174,7 @@ export interface WhatsappAuthTable {
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
+  account_suppressions: AccountSuppressionsTable;
   media: MediaTable;
   media_uploads: MediaUploadsTable;
   campaigns: CampaignsTable;

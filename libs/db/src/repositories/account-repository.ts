@@ -23,6 +23,13 @@ export interface AccountRow {
   cursorAt: string;
 }
 
+/** A chat the account does not write to again, and why (an error code, or `operator`). */
+export interface SuppressionRow {
+  chatId: string;
+  reason: string;
+  createdAt: Date;
+}
+
 /** The ban-safety settings, as an account is created or changed with them. */
 export interface AccountSafety {
   sendDelaySeconds?: { min: number; max: number } | null;
@@ -204,5 +211,30 @@ export class AccountRepository {
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const row = await query.returning(COLUMNS).executeTakeFirst();
     return row ? toAccount(row) : null;
+  }
+
+  /** The account's suppressed chats in chat order, after `afterChat`; the caller checks the account is the tenant's. */
+  async suppressions(accountId: string, page: { limit: number; afterChat?: string | undefined }): Promise<SuppressionRow[]> {
+    let query = this.db.selectFrom('account_suppressions').select(['chat_id', 'reason', 'created_at']).where('account_id', '=', accountId);
+    if (page.afterChat !== undefined) query = query.where('chat_id', '>', page.afterChat);
+    const rows = await query.orderBy('chat_id').limit(page.limit).execute();
+    return rows.map((r) => ({ chatId: r.chat_id, reason: r.reason, createdAt: r.created_at }));
+  }
+
+  /** Adds chats to the account's suppression list in one statement; returns how many were not on it. */
+  async suppress(accountId: string, chatIds: string[], reason: string, now: Date): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql<{ chat_id: string }>`
+      insert into account_suppressions (account_id, chat_id, reason, created_at)
+      select ${accountId}::uuid, c, ${reason}, ${now} from unnest(${chatIds}::text[]) as c
+      on conflict (account_id, chat_id) do nothing
+      returning chat_id`.execute(this.db);
+    return result.rows.length;
+  }
+
+  /** Takes a chat off the list; false when it was not on it. */
+  async unsuppress(accountId: string, chatId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('account_suppressions').where('account_id', '=', accountId).where('chat_id', '=', chatId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 }

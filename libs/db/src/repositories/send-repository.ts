@@ -188,14 +188,34 @@ export class SendRepository {
   }
 
   /** queued → running (first job), stamping started_at once. False when the run is no longer open. */
+  /**
+   * The run starts (or resumes) sending; in the same statement its pending targets on the
+   * account's suppression list are skipped (code `suppressed`), so a queued run pays nothing more.
+   */
   async markRunning(runId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ status: 'running', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const result = await sql<{ id: string }>`
+      with suppressed as (
+        update run_targets t
+           set status = 'skipped', error_code = 'suppressed',
+               error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
+          from runs r, account_suppressions s
+         where t.run_id = ${runId} and r.id = t.run_id and r.status = 'queued'
+           and s.account_id = r.account_id and s.chat_id = t.chat_id and t.status = 'pending'
+        returning 1
+      )
+      update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
+       where id = ${runId} and status in ('queued', 'running')
+      returning id`.execute(this.db);
+    return result.rows.length > 0;
+  }
+
+  /** A chat that answered blocked, kicked, forbidden or not found joins the account's suppression list. */
+  async suppress(accountId: string, chatId: string, reason: string, now: Date): Promise<void> {
+    await this.db
+      .insertInto('account_suppressions')
+      .values({ account_id: accountId, chat_id: chatId, reason, created_at: now })
+      .onConflict((oc) => oc.columns(['account_id', 'chat_id']).doNothing())
+      .execute();
   }
 
   async progress(runId: string): Promise<RunProgress> {

@@ -3,19 +3,25 @@ import type { AccountStatus, AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { decodePosition, encodePosition, pageOf } from '../cursor.js';
+import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import {
   accountPage,
   accountView,
   account,
+  addSuppressionsBody,
   createAccountBody,
+  listSuppressionsQuery,
+  suppressionPage,
+  suppressionParams,
+  suppressionsAdded,
   EXTERNAL_ID_RULE,
   listAccountsQuery,
   patchAccountBody,
   type CreateAccountBody,
   type WarmupInput,
 } from '../schemas/accounts.js';
+import { z } from 'zod';
 import { errorResponses, idParams } from '../schemas/common.js';
 
 /** Messaging accounts. Credentials go in sealed and never come out. */
@@ -107,6 +113,67 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       );
       if (!updated) throw notFound('account');
       return accountView(updated, defaults, ctx.now());
+    },
+  );
+
+  /** The account, when the caller may see it; 404 otherwise. */
+  const ownAccount = async (caller: Parameters<typeof scopeOf>[0], id: string) => {
+    const found = await ctx.accounts.find(id, scopeOf(caller));
+    if (!found) throw notFound('account');
+    return found;
+  };
+
+  app.get(
+    '/accounts/:id/suppressions',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: "The account's suppression list, in chat order: chats its runs skip (code suppressed)",
+        params: idParams,
+        querystring: listSuppressionsQuery,
+        response: { 200: suppressionPage, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      await ownAccount(req.caller, req.params.id);
+      const { limit, cursor } = req.query;
+      const rows = await ctx.accounts.suppressions(req.params.id, { limit: limit + 1, afterChat: cursor === undefined ? undefined : decodeChatCursor(cursor) });
+      const page = pageOf(rows, limit, (r) => encodeChatCursor(r.chatId));
+      return { items: page.rows.map((r) => ({ chatId: r.chatId, reason: r.reason, createdAt: r.createdAt.toISOString() })), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.post(
+    '/accounts/:id/suppressions',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Adds chats to the suppression list (reason operator); runs that start or resume from now skip them',
+        params: idParams,
+        body: addSuppressionsBody,
+        response: { 200: suppressionsAdded, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      await ownAccount(req.caller, req.params.id);
+      return { added: await ctx.accounts.suppress(req.params.id, [...new Set(req.body.chatIds)], 'operator', ctx.now()) };
+    },
+  );
+
+  app.delete(
+    '/accounts/:id/suppressions/:chatId',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Takes a chat off the suppression list',
+        params: suppressionParams,
+        response: { 204: z.undefined().describe('removed'), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await ownAccount(req.caller, req.params.id);
+      if (!(await ctx.accounts.unsuppress(req.params.id, req.params.chatId))) throw notFound('suppression');
+      return reply.code(204).send();
     },
   );
 };

@@ -1,7 +1,7 @@
 import { warmupCapToday } from '@metronome/core';
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
-import { id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
+import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
 
 /**
  * What a bad externalId is told, and, word for word, what one another account already holds is
@@ -157,3 +157,19 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     createdAt: iso(a.createdAt),
   };
 }
+
+// An account's suppression list (CONTRACT §3, accounts): chats it does not write to again.
+export const suppressionParams = z.object({ id, chatId });
+export const listSuppressionsQuery = z.object({ ...pageQuery });
+export const addSuppressionsBody = z.strictObject({
+  chatIds: z.array(chatId).min(1).max(1_000).describe('chats to add; those already listed keep their reason'),
+});
+export const suppression = z
+  .object({
+    chatId: z.string(),
+    reason: z.string().describe("the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator"),
+    createdAt: time,
+  })
+  .meta({ id: 'Suppression' });
+export const suppressionPage = pageOf(suppression);
+export const suppressionsAdded = z.object({ added: z.number().int().describe('chats that were not on the list') });
