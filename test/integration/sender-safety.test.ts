@@ -107,6 +107,16 @@ describe('caps over rolling windows', () => {
     expect(start + (job?.opts.delay ?? 0)).toBeLessThanOrEqual(start + HOUR + 2_000);
   });
 
+  test('a cap that frees a slot only after the delivery window closes pauses the run now, saying so', async () => {
+    const { tenantId, accountId } = await account({ hourlyCap: 2 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: chats(4), parts: [text('hi')], windowEndAt: new Date(h.clock.now() + 30 * 60_000) });
+    await h.runJob(runId);
+    const run = await h.run(runId);
+    expect(run).toMatchObject({ status: 'paused', paused_reason: 'window_closed' });
+    expect(run.error_summary).toMatch(/^The account's hourly or daily cap is met until \d\d:\d\d \(UTC\), after the delivery window closes\. /);
+    expect((await h.targets(runId)).filter((t) => t.status === 'sent')).toHaveLength(2);
+  });
+
   test('after Redis lost the account, the windows are rebuilt from PostgreSQL: the cap still holds', async () => {
     const { tenantId, accountId, externalId } = await account({ hourlyCap: 3 });
     const first = await h.seedRun({ tenantId, accountId, targets: chats(2), parts: [text('a')] });

@@ -17,6 +17,8 @@ export interface LaneReport {
   nextTokenAt: number;
   /** when a flood wait ends (set on account-wait) */
   blockedUntil: number;
+  /** when the account's cap frees a slot (set when a lane met its hourly or daily cap; 0: none) */
+  capUntil: number;
   /** a lane found no due pending target: the others stop claiming too (their claims would come back empty) */
   drained: boolean;
 }

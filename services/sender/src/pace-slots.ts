@@ -40,7 +40,10 @@ export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: st
   if (!result.reserved) {
     if (result.limitedBy === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
     // A cap met: the job ends and its run continues when the window frees a slot (or pauses, if its delivery window closes first).
-    if (result.limitedBy === 'cap') deps.logger.info({ runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs }, "the account's cap is met: the run waits");
+    if (result.limitedBy === 'cap') {
+      ctx.report.capUntil = Math.max(ctx.report.capUntil, now + result.waitMs);
+      deps.logger.info({ runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs }, "the account's cap is met: the run waits");
+    }
     ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs);
     stopWith(ctx.report, 'pace');
     return { go: false };
