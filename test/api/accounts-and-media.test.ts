@@ -30,6 +30,10 @@ describe('accounts', () => {
       blockedUntil: null,
       maxSendPerMinute: 40,
       groupConcurrency: 7,
+      sendDelaySeconds: null,
+      hourlyCap: null,
+      dailyCap: null,
+      warmup: null,
       createdAt: expect.any(String),
     });
   });

@@ -1,4 +1,4 @@
-import { AccountLock, AccountPace, createRedis, LeaderLease, loadScripts, redisKeys } from '@metronome/redis';
+import { AccountLock, AccountPace, createRedis, LeaderLease, loadScripts, redisKeys, SafePace } from '@metronome/redis';
 import type { Redis } from 'ioredis';
 import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 
@@ -148,5 +148,73 @@ describe('pace reservation (pace-reserve-3)', () => {
     if (!held.held) throw new Error('lock');
     expect(await pace.reserve('acc', 'stale-token', 3_000_000, 60, 1, noChat, 1000)).toEqual({ reserved: false, lockLost: true });
     expect(await pace.reserve('acc', held.token, 3_000_000, 60, 1, noChat, 1000)).toEqual({ reserved: true, waitMs: 0 });
+  });
+});
+
+describe('safe pace (pace-reserve-safe-6: human gap and caps in the one reservation)', () => {
+  const HOUR = 3_600_000;
+  // the windows are judged this much wider (pace-reserve-safe-6 WINDOW_MARGIN)
+  const MARGIN = 1_000;
+  const noChat = { chatId: 'c', perMinute: 0 };
+  const none = { gapAfterMs: 0, hourlyCap: 0, dailyCap: 0 };
+
+  async function holder() {
+    const { keys, lock, scripts } = setup();
+    const safe = new SafePace(scripts, keys);
+    const held = await lock.acquire('acc', 60_000);
+    if (!held.held) throw new Error('lock');
+    return { keys, safe, token: held.token };
+  }
+
+  test('asks for a rebuild until the sends are seeded from PostgreSQL, once', async () => {
+    const { safe, token } = await holder();
+    const t0 = 10 * HOUR;
+    expect(await safe.reserve('acc', token, t0, 60_000, 1, noChat, 0, none)).toEqual({ reserved: false, rebuild: true });
+    expect(await safe.rebuild('acc', 'not-the-token', t0, 0, [])).toBe(false);
+    expect(await safe.rebuild('acc', token, t0, 0, [])).toBe(true);
+    expect(await safe.reserve('acc', token, t0, 60_000, 1, noChat, 0, none)).toEqual({ reserved: true, waitMs: 0 });
+  });
+
+  test('the gap drawn for one send holds the next back by exactly that much', async () => {
+    const { safe, token } = await holder();
+    const t0 = 10 * HOUR;
+    await safe.rebuild('acc', token, t0, 0, []);
+    expect(await safe.reserve('acc', token, t0, 60_000, 1, noChat, 0, { ...none, gapAfterMs: 1_500 })).toEqual({ reserved: true, waitMs: 0 });
+    expect(await safe.reserve('acc', token, t0 + 1_000, 60_000, 1, noChat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 500 });
+    // reserved ahead when the caller accepts the wait; the next gap counts from that slot
+    expect(await safe.reserve('acc', token, t0 + 1_000, 60_000, 1, noChat, 1_000, { ...none, gapAfterMs: 2_000 })).toEqual({ reserved: true, waitMs: 500 });
+    expect(await safe.reserve('acc', token, t0 + 1_500, 60_000, 1, noChat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 2_000 });
+  });
+
+  test('an hourly cap over a rolling hour: the send after the cap waits until the oldest leaves the window', async () => {
+    const { safe, token, keys } = await holder();
+    const t0 = 10 * HOUR;
+    await safe.rebuild('acc', token, t0, 0, []);
+    const capped = { ...none, hourlyCap: 3 };
+    for (let i = 0; i < 3; i++) expect(await safe.reserve('acc', token, t0 + i * 1000, 60_000, 1, noChat, 0, capped)).toMatchObject({ reserved: true });
+    expect(await safe.reserve('acc', token, t0 + 3_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'cap', waitMs: HOUR + MARGIN - 3_000 });
+    expect(Number(await redis.get(keys.accountCap('acc')))).toBe(t0 + HOUR + MARGIN);
+    expect(await safe.reserve('acc', token, t0 + HOUR + MARGIN - 1, 60_000, 1, noChat, 0, capped)).toMatchObject({ limitedBy: 'cap', waitMs: 1 });
+    expect(await safe.reserve('acc', token, t0 + HOUR + MARGIN, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: true, waitMs: 0 });
+    expect(await safe.reserve('acc', token, t0 + HOUR + MARGIN, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'cap', waitMs: 1_000 });
+  });
+
+  test('a daily cap counts the sends rebuilt from PostgreSQL, and the rebuilt gap holds', async () => {
+    const { safe, token } = await holder();
+    const t0 = 30 * HOUR;
+    // two sends 20 h and 1 h ago; the last one asks the next to wait until t0 + 5 s
+    expect(await safe.rebuild('acc', token, t0, t0 + 5_000, [t0 - 20 * HOUR, t0 - HOUR])).toBe(true);
+    const capped = { ...none, dailyCap: 3 };
+    expect(await safe.reserve('acc', token, t0, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 5_000 });
+    expect(await safe.reserve('acc', token, t0 + 5_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: true, waitMs: 0 });
+    expect(await safe.reserve('acc', token, t0 + 6_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'cap', waitMs: 4 * HOUR + MARGIN - 6_000 });
+    // a second rebuild (another replica's, late) changes nothing
+    expect(await safe.rebuild('acc', token, t0, 0, [])).toBe(true);
+    expect(await safe.reserve('acc', token, t0 + 6_000, 60_000, 1, noChat, 0, capped)).toMatchObject({ limitedBy: 'cap' });
+  });
+
+  test('only the lock holder reserves or rebuilds', async () => {
+    const { safe } = await holder();
+    expect(await safe.reserve('acc', 'not-the-token', 0, 60, 1, noChat, 0, none)).toEqual({ reserved: false, lockLost: true });
   });
 });

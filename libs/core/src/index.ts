@@ -24,3 +24,5 @@ export * from './webhook-signature.js';
 export * from './webhook-retry.js';
 export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
+export * from './send-safety.js';
+export * from './warmup.js';

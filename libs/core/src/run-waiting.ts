@@ -16,6 +16,7 @@ export type WaitingReason =
   | 'flood_wait'
   | 'slow_mode'
   | 'account_busy'
+  | 'cap'
   | 'retry_backoff'
   | 'account_unavailable'
   | 'queue';
@@ -84,6 +85,8 @@ export interface RunFacts {
   holds: Partial<Record<TargetHold, HoldGroup>>;
   /** when the account's pace next has a free slot (from its GCRA state in Redis); null: free */
   paceFreeAt: Date | null;
+  /** when a capped account's hourly or daily window next frees a slot (Redis); null or absent: no cap met */
+  capFreeAt?: Date | null;
   /** another open run of the same account is mid-fan-out while the account's lock is held */
   accountBusy: boolean;
 }
@@ -96,7 +99,7 @@ const OPEN = ['queued', 'running'];
  * whole run come first, because while one lasts no chat moves, whatever holds it besides:
  * paused runs: window_closed, account_unavailable (as paused);
  * open runs: scheduled → account_unavailable → window_closed → flood_wait → (chats due now)
- * account_busy → pace → queue; (no chat due) the hold that frees a chat first, among
+ * account_busy → cap → pace → queue; (no chat due) the hold that frees a chat first, among
  * interval_gate, retry_backoff, slow_mode and flood_wait (ties in that order).
  */
 export function explainRun(f: RunFacts, now: Date): Waiting | null {
@@ -120,6 +123,10 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (f.due > 0) {
     if (f.accountBusy && f.inFlight === 0) {
       return { reason: 'account_busy', until: null, detail: `Another run of this account is sending; runs on one account take turns. ${chats(f.due)} due.` };
+    }
+    if (f.capFreeAt && f.capFreeAt.getTime() > t) {
+      const words = `The account sent as many as its hourly or daily cap allows; its next send is at ${localTime(f.capFreeAt, f.timezone, now)}, with ${chats(f.pending)} to send.`;
+      return { reason: 'cap', until: f.capFreeAt, detail: withFit(f, now, words) };
     }
     if (f.paceFreeAt && f.paceFreeAt.getTime() > t) {
       const words = `${chats(f.pending)} to send at the account's pace of ${paceWords(f.account.perMinute, f.partsPerChat)}; next slot at ${localTime(f.paceFreeAt, f.timezone, now, true)}.`;

@@ -10,11 +10,11 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
-export { SendRepository, type RunForSend, type RunProgress } from './repositories/send-repository.js';
+export { SendRepository, type RunForSend, type RunProgress, type RecentSends } from './repositories/send-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
-export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges } from './repositories/account-repository.js';
+export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
 export { CampaignRepository, type CampaignRow, type NewCampaignRow, type CampaignChanges } from './repositories/campaign-repository.js';
 export {

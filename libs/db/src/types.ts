@@ -41,8 +41,28 @@ export interface AccountsTable {
   blocked_until: NullableTimestamp;
   max_send_per_minute: number | null;
   group_concurrency: number | null;
+  /** migrations/0009: the ban-safety kit (null: not set) */
+  send_delay_min_seconds: number | null;
+  send_delay_max_seconds: number | null;
+  hourly_cap: number | null;
+  daily_cap: number | null;
+  warmup: ColumnType<AccountWarmup | null, string | null, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** An account's warm-up (accounts.warmup): `startedAt` an ISO time; a step's null dailyCap ends it. */
+export interface AccountWarmup {
+  startedAt: string;
+  steps: { afterDays: number; dailyCap: number | null }[];
+}
+
+/** migrations/0009: chats an account does not write to again. */
+export interface AccountSuppressionsTable {
+  account_id: string;
+  chat_id: string;
+  reason: string;
+  created_at: Generated<Date>;
 }
 
 export interface MediaTable {
@@ -201,6 +221,7 @@ export interface WebhookDeliveriesTable {
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
+  account_suppressions: AccountSuppressionsTable;
   media: MediaTable;
   media_uploads: MediaUploadsTable;
   campaigns: CampaignsTable;

@@ -2,7 +2,7 @@
  * Every Redis key Metronome uses, under the deployment's KEY_PREFIX. BullMQ adds its own under
  * `${prefix}:runs:`. On a Redis Cluster the prefix carries a hash tag (`{mtr}`, see
  * @metronome/config `redisConnection`), so every key here and every queue key share one slot:
- * the multi-key scripts (pace-reserve-3, socket-lease-*-2), MULTI, MGET and BullMQ's scripts
+ * the multi-key scripts (pace-reserve-3, pace-reserve-safe-6, pace-seed-3, socket-lease-*-2), MULTI, MGET and BullMQ's scripts
  * then never cross slots. Scripts get every key they touch in KEYS, never build one in Lua.
  */
 export function redisKeys(prefix: string) {
@@ -11,6 +11,12 @@ export function redisKeys(prefix: string) {
     queuePrefix: prefix,
     accountLock: (accountId: string) => `${prefix}:account:${accountId}:lock`,
     accountPace: (accountId: string) => `${prefix}:account:${accountId}:pace`,
+    /** an account's sends in the last 24 hours, a sorted set by slot time (accounts with caps or sendDelaySeconds) */
+    accountSends: (accountId: string) => `${prefix}:account:${accountId}:sends`,
+    /** the earliest time of an account's next send, after its human gap (sendDelaySeconds) */
+    accountGap: (accountId: string) => `${prefix}:account:${accountId}:gap`,
+    /** when a capped account's next slot frees (read by the API's `waiting`) */
+    accountCap: (accountId: string) => `${prefix}:account:${accountId}:cap`,
     /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
     chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
     schedulerLeader: `${prefix}:scheduler:leader`,

@@ -1,4 +1,5 @@
 import type { RedisKeys } from './keys.js';
+import { SafePace } from './safe-pace.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
@@ -21,10 +22,15 @@ const RESERVE_LOCK_LOST = -1;
 
 /** Per-account send pace shared by every replica (GCRA in Redis; see lua/pace-reserve-3.lua). */
 export class AccountPace {
+  /** the same pace for accounts with ban-safety limits (human gap, caps): one round trip per send as well */
+  readonly safe: SafePace;
+
   constructor(
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.safe = new SafePace(scripts, keys);
+  }
 
   /**
    * Reserves the next slot of the account's pace (and of the chat's, when `chat.perMinute` > 0)

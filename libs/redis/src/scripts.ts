@@ -6,7 +6,7 @@ import type { RedisClient } from './connection.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
-const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-reserve-3', 'pace-settle-1', 'lease-hold-1', 'lease-drop-1', 'socket-lease-acquire-2', 'socket-lease-renew-2', 'socket-lease-release-1', 'socket-lease-peek-1', 'rate-limit-1'] as const;
+const SCRIPTS = ['lock-acquire-1', 'lock-extend-1', 'lock-release-1', 'pace-reserve-3', 'pace-settle-1', 'pace-reserve-safe-6', 'pace-seed-3', 'pace-gap-settle-1', 'lease-hold-1', 'lease-drop-1', 'socket-lease-acquire-2', 'socket-lease-renew-2', 'socket-lease-release-1', 'socket-lease-peek-1', 'rate-limit-1'] as const;
 type ScriptName = (typeof SCRIPTS)[number];
 
 export interface ScriptCommands {

@@ -22,15 +22,18 @@ export function runViews(ctx: ApiContext) {
   const keys = redisKeys(ctx.config.keyPrefix);
 
   /**
-   * Each account's pace (GCRA TAT, ms) and whether its lock is held, in one MGET. Redis only
+   * Each account's pace (GCRA TAT, ms), human gap and cap, and whether its lock is held, in one MGET. Redis only
    * speeds things up: when it does not answer, the runs are explained without it.
    */
-  const accountStates = async (accountIds: string[]): Promise<Map<string, { tat: number; locked: boolean }>> => {
-    const out = new Map<string, { tat: number; locked: boolean }>();
+  const accountStates = async (accountIds: string[]): Promise<Map<string, AccountState>> => {
+    const out = new Map<string, AccountState>();
     if (accountIds.length === 0) return out;
     try {
-      const values = await withTimeout(ctx.redis.mget(...accountIds.flatMap((id) => [keys.accountPace(id), keys.accountLock(id)])), REDIS_READ_TIMEOUT_MS, 'pace read');
-      accountIds.forEach((id, i) => out.set(id, { tat: Number(values[2 * i] ?? 0) || 0, locked: values[2 * i + 1] != null }));
+      const read = accountIds.flatMap((id) => [keys.accountPace(id), keys.accountLock(id), keys.accountGap(id), keys.accountCap(id)]);
+      const values = await withTimeout(ctx.redis.mget(...read), REDIS_READ_TIMEOUT_MS, 'pace read');
+      const at = (i: number) => Number(values[i] ?? 0) || 0;
+      // the human gap (sendDelaySeconds) holds the next send like the pace does
+      accountIds.forEach((id, i) => out.set(id, { tat: Math.max(at(4 * i), at(4 * i + 2)), locked: values[4 * i + 1] != null, capFreeAt: at(4 * i + 3) }));
     } catch (err) {
       ctx.logger.warn({ err }, 'could not read account paces; runs are explained without them');
     }
@@ -62,8 +65,15 @@ export function runViews(ctx: ApiContext) {
   return { explain, withCounts, one };
 }
 
-/** A run's facts as libs/core reads them: the account's pace and lock from Redis folded in. */
-function toFacts(row: RunWaitingRow, state: { tat: number; locked: boolean } | undefined, now: Date, defaultPerMinute: number): RunFacts {
+/** What Redis knows of an account: its pace (GCRA TAT, or its human gap when later), its lock, and when its cap frees a slot (ms; 0: none). */
+interface AccountState {
+  tat: number;
+  locked: boolean;
+  capFreeAt: number;
+}
+
+/** A run's facts as libs/core reads them: the account's pace, lock and cap from Redis folded in. */
+function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date, defaultPerMinute: number): RunFacts {
   const perMinute = row.account.maxSendPerMinute ?? defaultPerMinute;
   const freeAt = state ? state.tat - (ASSUMED_BURST - 1) * slotIntervalMs(perMinute) : 0;
   const dueSince = row.dueSince && row.dueSince.getTime() > row.scheduledAt.getTime() ? row.dueSince : row.scheduledAt;
@@ -87,6 +97,7 @@ function toFacts(row: RunWaitingRow, state: { tat: number; locked: boolean } | u
     dueSince: row.due > 0 ? dueSince : null,
     holds: row.holds,
     paceFreeAt: freeAt > now.getTime() ? new Date(freeAt) : null,
+    capFreeAt: state && state.capFreeAt > now.getTime() ? new Date(state.capFreeAt) : null,
     accountBusy: (state?.locked ?? false) && row.otherRunActive,
   };
 }

@@ -26,6 +26,10 @@ const sandboxEnv = z.object({
   SANDBOX_SLOW_MODE_SECONDS: int(0, 0, 86_400),
   SANDBOX_FAULT_RATE: probability(0),
   SANDBOX_SEED: int(1, 0, 2 ** 32 - 1),
+  // The ban model (ban-model.ts), off by default: hidden limits that close an account for good.
+  SANDBOX_BAN_HOURLY_CAP: int(0, 0, 10_000_000),
+  SANDBOX_BAN_DAILY_CAP: int(0, 0, 10_000_000),
+  SANDBOX_BAN_MIN_GAP_MS: int(0, 0, 86_400_000),
 });
 
 export interface SandboxConfig {
@@ -50,6 +54,9 @@ export function loadConfig(env: Record<string, string | undefined>): SandboxConf
       burst: e.SANDBOX_BURST,
       slowModeSeconds: e.SANDBOX_SLOW_MODE_SECONDS,
       faultRate: e.SANDBOX_FAULT_RATE,
+      banHourlyCap: e.SANDBOX_BAN_HOURLY_CAP,
+      banDailyCap: e.SANDBOX_BAN_DAILY_CAP,
+      banMinGapMs: e.SANDBOX_BAN_MIN_GAP_MS,
     },
     seed: e.SANDBOX_SEED,
   };

@@ -1,7 +1,8 @@
 // The limit maths of the fake platform, kept apart from the state so each rule is testable alone.
+import type { BanRules } from './ban-model.js';
 
-/** Limits applied to every account and chat unless overridden through the control API. */
-export interface Limits {
+/** Limits applied to every account and chat unless overridden through the control API (ban-model.ts: the hidden ones). */
+export interface Limits extends Partial<BanRules> {
   /** Added before every platform answer. */
   latencyMs: number;
   /** Per-account pace; 0 means unlimited. */

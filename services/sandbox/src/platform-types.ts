@@ -38,7 +38,8 @@ export type ChatErrorCode = 'chat_not_found' | 'forbidden' | 'message_invalid';
 /** `unauthorized`: the request's API key is missing or not the account's (CONTRACT §5). */
 export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | 'unauthorized' | ChatErrorCode | 'media_ref_invalid' | 'internal_error';
 /** The buckets of `GET /sandbox/stats` `rejected`. */
-export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'fault' | 'invalid' | 'chat_error';
+/** `banned`: the send that broke a hidden limit of the ban model (the account answers `unauthorized` after it). */
+export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'banned' | 'fault' | 'invalid' | 'chat_error';
 
 export type AnswerBody =
   | { messageId: string }
@@ -84,6 +85,10 @@ export interface AccountPatch {
   unauthorized?: boolean;
   /** The next send answers flood_wait N, then the account is blocked N s; null or 0 lifts both. */
   floodWaitSeconds?: number | null;
+  /** The account's hidden limits (ban-model.ts); null: the sandbox's config applies. */
+  banHourlyCap?: number | null;
+  banDailyCap?: number | null;
+  banMinGapMs?: number | null;
 }
 
 export interface ChatPatch {

@@ -19,6 +19,9 @@ export const sendBody = z
 export const idempotencyKey = z.string().min(1).max(4_096);
 
 const seconds = z.number().min(0).max(86_400);
+// The ban model's hidden limits (ban-model.ts); 0 turns one off.
+const banCount = z.number().int().min(0).max(10_000_000);
+const banGap = z.number().int().min(0).max(86_400_000);
 
 // Strict objects: a misspelt setting in a test should fail loudly, not be ignored.
 export const configPatch = z
@@ -29,6 +32,9 @@ export const configPatch = z
     slowModeSeconds: seconds,
     faultRate: z.number().min(0).max(1),
     seed: z.number().int().min(0).max(2 ** 32 - 1),
+    banHourlyCap: banCount,
+    banDailyCap: banCount,
+    banMinGapMs: banGap,
   })
   .partial();
 
@@ -43,6 +49,9 @@ export const accountPatch = z
     apiKey: z.string().min(1).max(4_096).nullable(),
     /** a fake fault: answers quote the request's Authorization header (api-keys.ts) */
     fakeEchoAuthorization: z.boolean(),
+    banHourlyCap: banCount.nullable(),
+    banDailyCap: banCount.nullable(),
+    banMinGapMs: banGap.nullable(),
   })
   .partial();
 

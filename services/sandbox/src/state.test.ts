@@ -2,7 +2,7 @@ import type { Limits } from './limits.js';
 import { MEDIA_REF_TTL_MS, SandboxState } from './state.js';
 import type { Part, SendRequest } from './platform-types.js';
 
-const open: Limits = { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 };
+const open: Limits = { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0, banHourlyCap: 0, banDailyCap: 0, banMinGapMs: 0 };
 const T0 = 1_700_000_000_000;
 
 let refs = 0;
@@ -303,7 +303,7 @@ describe('config and reset', () => {
     expect(s.config()).toEqual({ ...open, maxPerMinute: 10, seed: 3 });
     expect(s.stats()).toEqual({
       accepted: 0,
-      rejected: { flood_wait: 0, slow_mode: 0, unauthorized: 0, fault: 0, invalid: 0, chat_error: 0 },
+      rejected: { flood_wait: 0, slow_mode: 0, unauthorized: 0, banned: 0, fault: 0, invalid: 0, chat_error: 0 },
       duplicateKeys: 0,
       uploads: [],
       accounts: [],

@@ -1,9 +1,11 @@
 // The fake platform's memory and every accept/reject decision. Pure: no I/O, no timers, and
 // `now` (ms) is a parameter everywhere so tests drive it with a fake clock.
 import { randomUUID } from 'node:crypto';
-import { checkPace, freshPace, maxInWindow, slowModeWaitMs, toRetryAfterSeconds } from './limits.js';
-import type { Limits, PaceState } from './limits.js';
+import { checkPace, maxInWindow, slowModeWaitMs, toRetryAfterSeconds } from './limits.js';
+import type { Limits } from './limits.js';
 import { MediaStore } from './media-store.js';
+import { chatErrorStatus, emptyRejected, newAccountState, newChatState, type AccountState, type ChatState } from './account-state.js';
+import { banBreach, NO_BAN, type BanRules } from './ban-model.js';
 import { seededRandom } from './random.js';
 import type {
   AccountPatch,
@@ -25,48 +27,6 @@ export { MEDIA_REF_TTL_MS } from './media-store.js';
 type Attempt = { account: string; chatId?: string | null; idempotencyKey?: string | null; partIndex?: number | null };
 /** How a request is refused; `message` goes in the answer's body only (the HTTP transport reads it). */
 type Refusal = { reason: RejectReason; status: Answer['status']; error: PlatformErrorCode; detail?: string; message?: string };
-
-interface ChatState {
-  account: string;
-  chatId: string;
-  error: ChatErrorCode | null;
-  slowModeSeconds: number | null;
-  failNext: number;
-  hangNextMs: number;
-  lastAcceptedAt: number | null;
-  messages: ReceivedMessage[];
-}
-
-interface AccountState {
-  account: string;
-  maxPerMinute: number | null;
-  burst: number | null;
-  slowModeSeconds: number | null;
-  unauthorized: boolean;
-  pendingFloodWaitSeconds: number | null;
-  blockedUntil: number;
-  pace: PaceState;
-  sendTimes: number[];
-  /** Idempotency-Key → messageId, for accepted sends only (a retry after a reject is not a duplicate). */
-  keys: Map<string, string>;
-  uploads: Map<string, number>;
-  chats: Map<string, ChatState>;
-}
-
-const chatErrorStatus: Record<ChatErrorCode, 400 | 403 | 404> = {
-  chat_not_found: 404,
-  forbidden: 403,
-  message_invalid: 400,
-};
-
-const emptyRejected = (): Record<RejectReason, number> => ({
-  flood_wait: 0,
-  slow_mode: 0,
-  unauthorized: 0,
-  fault: 0,
-  invalid: 0,
-  chat_error: 0,
-});
 
 /** In-memory state of the sandbox platform. */
 export class SandboxState {
@@ -104,7 +64,7 @@ export class SandboxState {
   }
 
   config(): Limits & { seed: number } {
-    return { ...this.limits, seed: this.seed };
+    return { ...NO_BAN, ...this.limits, seed: this.seed };
   }
 
   updateConfig(patch: ConfigPatch): Limits & { seed: number } {
@@ -122,7 +82,12 @@ export class SandboxState {
     if (patch.maxPerMinute !== undefined) a.maxPerMinute = patch.maxPerMinute;
     if (patch.burst !== undefined) a.burst = patch.burst;
     if (patch.slowModeSeconds !== undefined) a.slowModeSeconds = patch.slowModeSeconds;
-    if (patch.unauthorized !== undefined) a.unauthorized = patch.unauthorized;
+    // Lifting `unauthorized` also lifts a ban: how a test gives a banned number back.
+    if (patch.unauthorized !== undefined) {
+      a.unauthorized = patch.unauthorized;
+      if (!patch.unauthorized) a.banned = null;
+    }
+    for (const rule of ['banHourlyCap', 'banDailyCap', 'banMinGapMs'] as const) if (patch[rule] !== undefined) a.ban[rule] = patch[rule];
     if (patch.floodWaitSeconds !== undefined) {
       a.pendingFloodWaitSeconds = patch.floodWaitSeconds || null;
       a.blockedUntil = 0;
@@ -219,6 +184,15 @@ export class SandboxState {
     // Drawn only when faults are on, so the sequence for a seed does not depend on fault-free traffic.
     if (this.limits.faultRate > 0 && this.random() < this.limits.faultRate) {
       return this.reject(base, 'fault', 500, 'internal_error', now, hangMs, { detail: 'random fault' });
+    }
+
+    // Judged last, on a send the platform would otherwise accept: it is this send that breaks
+    // the hidden limit, and the account is closed from it on, as a banned number is.
+    const breach = banBreach(a.sendTimes, now, this.banRules(a));
+    if (breach !== null) {
+      a.unauthorized = true;
+      a.banned = { at: now, reason: breach };
+      return this.reject(base, 'banned', 401, 'account_unauthorized', now, hangMs, { detail: `banned: ${breach}` });
     }
 
     const seq = this.received.length + 1;
@@ -318,6 +292,8 @@ export class SandboxState {
     return {
       account: a.account,
       unauthorized: a.unauthorized,
+      ...this.banRules(a),
+      banned: a.banned,
       maxPerMinute: a.maxPerMinute ?? this.limits.maxPerMinute,
       burst: a.burst ?? this.limits.burst,
       slowModeSeconds: a.slowModeSeconds ?? this.limits.slowModeSeconds,
@@ -325,6 +301,14 @@ export class SandboxState {
       blockedUntil: a.blockedUntil > 0 ? a.blockedUntil : null,
       accepted: a.sendTimes.length,
       chats: a.chats.size,
+    };
+  }
+
+  private banRules(a: AccountState): BanRules {
+    return {
+      banHourlyCap: a.ban.banHourlyCap ?? this.limits.banHourlyCap ?? 0,
+      banDailyCap: a.ban.banDailyCap ?? this.limits.banDailyCap ?? 0,
+      banMinGapMs: a.ban.banMinGapMs ?? this.limits.banMinGapMs ?? 0,
     };
   }
 
@@ -368,20 +352,7 @@ export class SandboxState {
   private account(account: string): AccountState {
     let a = this.accounts.get(account);
     if (a === undefined) {
-      a = {
-        account,
-        maxPerMinute: null,
-        burst: null,
-        slowModeSeconds: null,
-        unauthorized: false,
-        pendingFloodWaitSeconds: null,
-        blockedUntil: 0,
-        pace: freshPace(),
-        sendTimes: [],
-        keys: new Map(),
-        uploads: new Map(),
-        chats: new Map(),
-      };
+      a = newAccountState(account);
       this.accounts.set(account, a);
     }
     return a;
@@ -390,7 +361,7 @@ export class SandboxState {
   private chat(a: AccountState, chatId: string): ChatState {
     let c = a.chats.get(chatId);
     if (c === undefined) {
-      c = { account: a.account, chatId, error: null, slowModeSeconds: null, failNext: 0, hangNextMs: 0, lastAcceptedAt: null, messages: [] };
+      c = newChatState(a.account, chatId);
       a.chats.set(chatId, c);
     }
     return c;

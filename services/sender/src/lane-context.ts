@@ -1,4 +1,4 @@
-import type { WrittenPace } from '@metronome/core';
+import type { SendLimits, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
@@ -17,6 +17,8 @@ export interface LaneReport {
   nextTokenAt: number;
   /** when a flood wait ends (set on account-wait) */
   blockedUntil: number;
+  /** when the account's cap frees a slot (set when a lane met its hourly or daily cap; 0: none) */
+  capUntil: number;
   /** a lane found no due pending target: the others stop claiming too (their claims would come back empty) */
   drained: boolean;
 }
@@ -58,6 +60,10 @@ export interface LaneContext {
   claimLost: boolean;
   /** targets whose requests were written and whose answers could not be recorded in time */
   unrecorded: string[];
+  /** the account's ban-safety limits (human gap, caps); null: none, its sends take the plain pace */
+  limits: SendLimits | null;
+  /** when this job last wrote a request (0: not yet), for the least gap between two */
+  lastWriteAt: number;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

@@ -1,6 +1,7 @@
 import { afterWrite, writeWaitMs } from '@metronome/core';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
 import type { SenderDeps } from './deps.js';
+import { gapWaitMs, reserveSafe } from './safe-slots.js';
 
 /** Waits shorter than this are not slept (a timer's grain on a busy event loop). */
 const TIMER_GRAIN_MS = 2;
@@ -12,9 +13,11 @@ const TIMER_GRAIN_MS = 2;
  * Not cut short by a drain: the send is stamped as begun and goes out.
  */
 export async function spaceWrite(deps: SenderDeps, ctx: LaneContext): Promise<void> {
-  const wait = writeWaitMs(ctx.sent, deps.clock.now(), ctx.configuredIntervalMs, ctx.burst);
+  const now = deps.clock.now();
+  const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.configuredIntervalMs, ctx.burst), gapWaitMs(ctx, now));
   if (wait >= TIMER_GRAIN_MS) await deps.sleep(Math.ceil(wait));
   ctx.sent = afterWrite(ctx.sent, deps.clock.now(), ctx.configuredIntervalMs);
+  ctx.lastWriteAt = deps.clock.now();
 }
 
 /** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace is the limit). */
@@ -27,13 +30,20 @@ export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: numbe
 export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number): Promise<Slot> {
   const now = deps.clock.now();
   const chat = { chatId: chatId ?? '', perMinute: chatId === null ? 0 : ctx.chatPerMinute };
-  const result = await deps.pace.reserve(ctx.run.account.id, ctx.token, now, 60_000 / ctx.intervalMs, ctx.burst, chat, maxWaitMs);
-  if ('lockLost' in result) {
+  const result = ctx.limits
+    ? await reserveSafe(deps, ctx, ctx.limits, now, chat, maxWaitMs)
+    : await deps.pace.reserve(ctx.run.account.id, ctx.token, now, 60_000 / ctx.intervalMs, ctx.burst, chat, maxWaitMs);
+  if ('lockLost' in result || 'rebuild' in result) {
     stopWith(ctx.report, 'lock-lost');
     return { go: false };
   }
   if (!result.reserved) {
     if (result.limitedBy === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
+    // A cap met: the job ends and its run continues when the window frees a slot (or pauses, if its delivery window closes first).
+    if (result.limitedBy === 'cap') {
+      ctx.report.capUntil = Math.max(ctx.report.capUntil, now + result.waitMs);
+      deps.logger.info({ runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs }, "the account's cap is met: the run waits");
+    }
     ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs);
     stopWith(ctx.report, 'pace');
     return { go: false };

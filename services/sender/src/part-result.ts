@@ -1,4 +1,4 @@
-import { accountAdvice, retryDelayMs, type SendResult } from '@metronome/core';
+import { accountAdvice, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { SenderDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -80,6 +80,10 @@ export async function applyResult(
       deps.metrics.sends.inc({ platform, result: 'failed' });
       log().warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
       await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true });
+      if (suppresses(result.code)) {
+        // Best effort: a chat not listed now is listed by its next refusal.
+        await deps.repo.suppress(run.account.id, target.chatId, result.code, at).catch((error: unknown) => log().warn({ err: error }, 'chat not added to the suppression list'));
+      }
       return 'stop';
     }
     case 'retriable': {

@@ -89,6 +89,12 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     // A draining replica hands its run on at once, to whichever replica is still taking jobs.
     const dueAt = report.stop === 'drain' ? end : progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + deps.settings.lockRetryMs;
     const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil);
+    // A cap that frees a slot only after the window closes: the run pauses now, saying so.
+    if (report.capUntil > 0 && run.windowEndAt && report.capUntil >= run.windowEndAt.getTime()) {
+      const frees = formatLocalTime(new Date(report.capUntil), run.timezone);
+      const outcome = await closeWindow(deps, run, progress, `The account's hourly or daily cap is met until ${frees} (${run.timezone}), after the delivery window closes.`);
+      return report.delivered > 0 ? 'sent' : outcome;
+    }
     return continueOrClose(deps, run, job.jobId, nextAt, moved);
   } finally {
     clearInterval(renew);
@@ -120,8 +126,11 @@ async function continueLater(deps: SenderDeps, run: RunForSend, jobId: string, d
   return outcome;
 }
 
-/** The window closed with targets pending: the run pauses (resumable), or fails if it never sent. */
-async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress): Promise<Outcome> {
+/**
+ * The window closed with targets pending: the run pauses (resumable), or fails if it never sent.
+ * `because`, when given, opens the summary (what kept the run from finishing in the window).
+ */
+async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<Outcome> {
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
   const summary = windowClosedSummary(progress, closedAt, run.timezone, {
@@ -132,8 +141,9 @@ async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgr
     window: { start: run.windowStart, end: run.windowEnd },
     windowEndAt: run.windowEndAt ?? now,
   });
-  if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.pause(run.runId, 'window_closed', summary, now);
-  else await deps.repo.failBeforeFirstSend(run.runId, `Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
+  const prefix = because ? `${because} ` : '';
+  if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.pause(run.runId, 'window_closed', prefix + summary, now);
+  else await deps.repo.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
   return 'window-closed';
 }
 

@@ -5,6 +5,7 @@ import type { SenderDeps } from './deps.js';
 import { durably, leaseLost, stopWith, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
+import { limitsOf, settleGap } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
@@ -30,7 +31,10 @@ export async function runLanes(
   token: string,
   lanes: number,
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, drained: false };
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false };
+  const limits = limitsOf(run, deps.clock.now());
+  // Human pacing is one send after another: lanes would only wait for each other's gaps.
+  if (limits?.delay) lanes = 1;
   const configuredPerMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
   const intervalMs = 60_000 / pacedPerMinute(configuredPerMinute);
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
@@ -42,6 +46,7 @@ export async function runLanes(
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
     claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
+    limits, lastWriteAt: 0,
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -56,6 +61,7 @@ export async function runLanes(
     if (released) deps.logger.info({ runId: run.runId, released }, 'claims whose answers were lost given back as pending');
   }
   await settlePace(deps, ctx);
+  await settleGap(deps, ctx);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return report;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, DB, Platform } from '../types.js';
+import type { AccountStatus, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** An account without its credentials: nothing read here can leak them. */
@@ -14,8 +14,28 @@ export interface AccountRow {
   /** null: the sender's default applies */
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
+  /** the ban-safety kit (migrations/0009); null: not set */
+  sendDelaySeconds: { min: number; max: number } | null;
+  hourlyCap: number | null;
+  dailyCap: number | null;
+  warmup: AccountWarmup | null;
   createdAt: Date;
   cursorAt: string;
+}
+
+/** A chat the account does not write to again, and why (an error code, or `operator`). */
+export interface SuppressionRow {
+  chatId: string;
+  reason: string;
+  createdAt: Date;
+}
+
+/** The ban-safety settings, as an account is created or changed with them. */
+export interface AccountSafety {
+  sendDelaySeconds?: { min: number; max: number } | null;
+  hourlyCap?: number | null;
+  dailyCap?: number | null;
+  warmup?: AccountWarmup | null;
 }
 
 export interface NewAccountRow {
@@ -28,9 +48,10 @@ export interface NewAccountRow {
   status: AccountStatus;
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
+  safety?: AccountSafety;
 }
 
-export interface AccountChanges {
+export interface AccountChanges extends AccountSafety {
   name?: string;
   status?: AccountStatus;
   maxSendPerMinute?: number | null;
@@ -49,6 +70,11 @@ const COLUMNS = [
   'blocked_until',
   'max_send_per_minute',
   'group_concurrency',
+  'send_delay_min_seconds',
+  'send_delay_max_seconds',
+  'hourly_cap',
+  'daily_cap',
+  'warmup',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -63,6 +89,11 @@ type Raw = {
   blocked_until: Date | null;
   max_send_per_minute: number | null;
   group_concurrency: number | null;
+  send_delay_min_seconds: number | null;
+  send_delay_max_seconds: number | null;
+  hourly_cap: number | null;
+  daily_cap: number | null;
+  warmup: AccountWarmup | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -78,8 +109,22 @@ function toAccount(a: Raw): AccountRow {
     blockedUntil: a.blocked_until,
     maxSendPerMinute: a.max_send_per_minute,
     groupConcurrency: a.group_concurrency,
+    sendDelaySeconds: a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
+    hourlyCap: a.hourly_cap,
+    dailyCap: a.daily_cap,
+    warmup: a.warmup,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
+  };
+}
+
+/** The columns of the settings given (an absent one is left as it is). */
+function safetyColumns(s: AccountSafety) {
+  return {
+    ...(s.sendDelaySeconds !== undefined && { send_delay_min_seconds: s.sendDelaySeconds?.min ?? null, send_delay_max_seconds: s.sendDelaySeconds?.max ?? null }),
+    ...(s.hourlyCap !== undefined && { hourly_cap: s.hourlyCap }),
+    ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
+    ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
   };
 }
 
@@ -113,6 +158,7 @@ export class AccountRepository {
         status: a.status,
         max_send_per_minute: a.maxSendPerMinute,
         group_concurrency: a.groupConcurrency,
+        ...safetyColumns(a.safety ?? {}),
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()
@@ -158,11 +204,37 @@ export class AccountRepository {
         ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
         ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
         ...(changes.credentials !== undefined && { credentials: changes.credentials }),
+        ...safetyColumns(changes),
         updated_at: now,
       })
       .where('id', '=', id);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const row = await query.returning(COLUMNS).executeTakeFirst();
     return row ? toAccount(row) : null;
+  }
+
+  /** The account's suppressed chats in chat order, after `afterChat`; the caller checks the account is the tenant's. */
+  async suppressions(accountId: string, page: { limit: number; afterChat?: string | undefined }): Promise<SuppressionRow[]> {
+    let query = this.db.selectFrom('account_suppressions').select(['chat_id', 'reason', 'created_at']).where('account_id', '=', accountId);
+    if (page.afterChat !== undefined) query = query.where('chat_id', '>', page.afterChat);
+    const rows = await query.orderBy('chat_id').limit(page.limit).execute();
+    return rows.map((r) => ({ chatId: r.chat_id, reason: r.reason, createdAt: r.created_at }));
+  }
+
+  /** Adds chats to the account's suppression list in one statement; returns how many were not on it. */
+  async suppress(accountId: string, chatIds: string[], reason: string, now: Date): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql<{ chat_id: string }>`
+      insert into account_suppressions (account_id, chat_id, reason, created_at)
+      select ${accountId}::uuid, c, ${reason}, ${now} from unnest(${chatIds}::text[]) as c
+      on conflict (account_id, chat_id) do nothing
+      returning chat_id`.execute(this.db);
+    return result.rows.length;
+  }
+
+  /** Takes a chat off the list; false when it was not on it. */
+  async unsuppress(accountId: string, chatId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('account_suppressions').where('account_id', '=', accountId).where('chat_id', '=', chatId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 }

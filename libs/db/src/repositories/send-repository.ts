@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
+import type { AccountStatus, AccountWarmup, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
 
 /** Everything a sender job needs about its run, read in one query. */
 export interface RunForSend {
@@ -30,7 +30,20 @@ export interface RunForSend {
     blockedUntil: Date | null;
     maxSendPerMinute: number | null;
     groupConcurrency: number | null;
+    /** the ban-safety kit (migrations/0009); null: not set */
+    sendDelaySeconds: { min: number; max: number } | null;
+    hourlyCap: number | null;
+    dailyCap: number | null;
+    warmup: AccountWarmup | null;
   };
+}
+
+/** An account's sends as PostgreSQL recorded them, to rebuild its caps' windows and gap after Redis lost them. */
+export interface RecentSends {
+  /** one time per request that reached (or may have reached) the platform, ms */
+  times: number[];
+  /** the latest of them; null when none */
+  lastAt: number | null;
 }
 
 /** A run's progress after a job: what is left and when the next pending target is due. */
@@ -85,6 +98,11 @@ export class SendRepository {
         'a.blocked_until',
         'a.max_send_per_minute',
         'a.group_concurrency',
+        'a.send_delay_min_seconds',
+        'a.send_delay_max_seconds',
+        'a.hourly_cap',
+        'a.daily_cap',
+        'a.warmup',
         (eb) =>
           eb
             .selectFrom((inner) =>
@@ -129,19 +147,75 @@ export class SendRepository {
         blockedUntil: row.blocked_until,
         maxSendPerMinute: row.max_send_per_minute,
         groupConcurrency: row.group_concurrency,
+        sendDelaySeconds:
+          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null ? null : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+        hourlyCap: row.hourly_cap,
+        dailyCap: row.daily_cap,
+        warmup: row.warmup,
       },
     };
   }
 
+  /**
+   * The account's requests since `since`, from its runs' targets: a delivered chat counts its
+   * parts at `sent_at`; a chat with a request begun or answered and not delivered (failed,
+   * unknown, in flight, or waiting to retry) counts its delivered parts and one more, at its
+   * latest stamp. Never fewer than the platform received: a send begun by a replica that lost
+   * its lock is counted from the moment it was stamped. Runs are found by
+   * runs_account_finished_idx (open or finished since), their targets by primary key.
+   */
+  async recentSends(accountId: string, since: Date): Promise<RecentSends> {
+    const rows = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('run_targets as t', 't.run_id', 'r.id')
+      .select([
+        sql<Date>`greatest(t.sent_at, t.send_started_at, t.updated_at)`.as('at'),
+        sql<number>`(t.parts_sent + case when t.status <> 'sent' and (t.attempts > 0 or t.send_started_at is not null) then 1 else 0 end)::int`.as('n'),
+      ])
+      .where('r.account_id', '=', accountId)
+      .where(sql<boolean>`coalesce(r.finished_at, 'infinity'::timestamptz) >= ${since}`)
+      .where(sql<boolean>`greatest(t.sent_at, t.send_started_at, t.updated_at) >= ${since}`)
+      .where((eb) => eb.or([eb('t.parts_sent', '>', 0), eb('t.attempts', '>', 0), eb('t.send_started_at', 'is not', null)]))
+      .execute();
+    const times: number[] = [];
+    let lastAt: number | null = null;
+    for (const row of rows) {
+      const at = row.at.getTime();
+      for (let i = 0; i < row.n; i++) times.push(at);
+      if (row.n > 0 && (lastAt === null || at > lastAt)) lastAt = at;
+    }
+    return { times, lastAt };
+  }
+
   /** queued → running (first job), stamping started_at once. False when the run is no longer open. */
+  /**
+   * The run starts (or resumes) sending; in the same statement its pending targets on the
+   * account's suppression list are skipped (code `suppressed`), so a queued run pays nothing more.
+   */
   async markRunning(runId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ status: 'running', started_at: sql`coalesce(started_at, ${now})`, updated_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const result = await sql<{ id: string }>`
+      with suppressed as (
+        update run_targets t
+           set status = 'skipped', error_code = 'suppressed',
+               error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
+          from runs r, account_suppressions s
+         where t.run_id = ${runId} and r.id = t.run_id and r.status = 'queued'
+           and s.account_id = r.account_id and s.chat_id = t.chat_id and t.status = 'pending'
+        returning 1
+      )
+      update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
+       where id = ${runId} and status in ('queued', 'running')
+      returning id`.execute(this.db);
+    return result.rows.length > 0;
+  }
+
+  /** A chat that answered blocked, kicked, forbidden or not found joins the account's suppression list. */
+  async suppress(accountId: string, chatId: string, reason: string, now: Date): Promise<void> {
+    await this.db
+      .insertInto('account_suppressions')
+      .values({ account_id: accountId, chat_id: chatId, reason, created_at: now })
+      .onConflict((oc) => oc.columns(['account_id', 'chat_id']).doNothing())
+      .execute();
   }
 
   async progress(runId: string): Promise<RunProgress> {

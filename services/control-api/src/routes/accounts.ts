@@ -1,20 +1,27 @@
-import { processSecrets, seal } from '@metronome/core';
-import type { AccountStatus } from '@metronome/db';
+import { DEFAULT_WARMUP_STEPS, defaultSendDelay, processSecrets, seal } from '@metronome/core';
+import type { AccountStatus, AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { decodePosition, encodePosition, pageOf } from '../cursor.js';
+import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import {
   accountPage,
   accountView,
   account,
+  addSuppressionsBody,
   createAccountBody,
+  listSuppressionsQuery,
+  suppressionPage,
+  suppressionParams,
+  suppressionsAdded,
   EXTERNAL_ID_RULE,
   listAccountsQuery,
   patchAccountBody,
   type CreateAccountBody,
+  type WarmupInput,
 } from '../schemas/accounts.js';
+import { z } from 'zod';
 import { errorResponses, idParams } from '../schemas/common.js';
 
 /** Messaging accounts. Credentials go in sealed and never come out. */
@@ -37,10 +44,17 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         status: initialStatus(body),
         maxSendPerMinute: body.maxSendPerMinute ?? null,
         groupConcurrency: body.groupConcurrency ?? null,
+        safety: {
+          // Absent: the platform's default (WhatsApp's human pacing); null: none.
+          sendDelaySeconds: body.sendDelaySeconds === undefined ? defaultSendDelay(body.platform) : body.sendDelaySeconds,
+          hourlyCap: body.hourlyCap ?? null,
+          dailyCap: body.dailyCap ?? null,
+          warmup: storedWarmup(body.warmup, ctx.now()),
+        },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
       if (!created) throw invalidField('externalId', EXTERNAL_ID_RULE);
-      return reply.code(201).send(accountView(created, defaults));
+      return reply.code(201).send(accountView(created, defaults, ctx.now()));
     },
   );
 
@@ -52,7 +66,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const before = cursor === undefined ? undefined : decodePosition(cursor);
       const rows = await ctx.accounts.list(scopeOf(req.caller), { limit: limit + 1, before });
       const page = pageOf(rows, limit, (a) => encodePosition({ at: a.cursorAt, id: a.id }));
-      return { items: page.rows.map((a) => accountView(a, defaults)), nextCursor: page.nextCursor };
+      return { items: page.rows.map((a) => accountView(a, defaults, ctx.now())), nextCursor: page.nextCursor };
     },
   );
 
@@ -62,7 +76,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     async (req) => {
       const found = await ctx.accounts.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('account');
-      return accountView(found, defaults);
+      return accountView(found, defaults, ctx.now());
     },
   );
 
@@ -78,7 +92,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       },
     },
     async (req) => {
-      const { credentials, ...changes } = req.body;
+      const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
       const current = credentials || changes.status === 'active' ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
       if ((credentials || changes.status === 'active') && !current) throw notFound('account');
@@ -91,12 +105,84 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         // A new token or key is how a disconnected account (token revoked, key refused) comes back.
         replaced = { credentials: seal(JSON.stringify(secret), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
       }
-      const updated = await ctx.accounts.update(req.params.id, scopeOf(req.caller), { ...replaced, ...changes }, ctx.now());
+      const updated = await ctx.accounts.update(
+        req.params.id,
+        scopeOf(req.caller),
+        { ...replaced, ...changes, ...(warmup !== undefined && { warmup: storedWarmup(warmup, ctx.now()) }) },
+        ctx.now(),
+      );
       if (!updated) throw notFound('account');
-      return accountView(updated, defaults);
+      return accountView(updated, defaults, ctx.now());
+    },
+  );
+
+  /** The account, when the caller may see it; 404 otherwise. */
+  const ownAccount = async (caller: Parameters<typeof scopeOf>[0], id: string) => {
+    const found = await ctx.accounts.find(id, scopeOf(caller));
+    if (!found) throw notFound('account');
+    return found;
+  };
+
+  app.get(
+    '/accounts/:id/suppressions',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: "The account's suppression list, in chat order: chats its runs skip (code suppressed)",
+        params: idParams,
+        querystring: listSuppressionsQuery,
+        response: { 200: suppressionPage, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      await ownAccount(req.caller, req.params.id);
+      const { limit, cursor } = req.query;
+      const rows = await ctx.accounts.suppressions(req.params.id, { limit: limit + 1, afterChat: cursor === undefined ? undefined : decodeChatCursor(cursor) });
+      const page = pageOf(rows, limit, (r) => encodeChatCursor(r.chatId));
+      return { items: page.rows.map((r) => ({ chatId: r.chatId, reason: r.reason, createdAt: r.createdAt.toISOString() })), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.post(
+    '/accounts/:id/suppressions',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Adds chats to the suppression list (reason operator); runs that start or resume from now skip them',
+        params: idParams,
+        body: addSuppressionsBody,
+        response: { 200: suppressionsAdded, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      await ownAccount(req.caller, req.params.id);
+      return { added: await ctx.accounts.suppress(req.params.id, [...new Set(req.body.chatIds)], 'operator', ctx.now()) };
+    },
+  );
+
+  app.delete(
+    '/accounts/:id/suppressions/:chatId',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Takes a chat off the suppression list',
+        params: suppressionParams,
+        response: { 204: z.undefined().describe('removed'), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await ownAccount(req.caller, req.params.id);
+      if (!(await ctx.accounts.unsuppress(req.params.id, req.params.chatId))) throw notFound('suppression');
+      return reply.code(204).send();
     },
   );
 };
+
+/** A warm-up as stored: its start (now when not given) and its steps (the documented ramp when not given). */
+function storedWarmup(w: WarmupInput | null | undefined, now: Date): AccountWarmup | null {
+  if (!w) return null;
+  return { startedAt: w.startedAt ? new Date(w.startedAt).toISOString() : now.toISOString(), steps: w.steps ?? DEFAULT_WARMUP_STEPS.map((s) => ({ ...s })) };
+}
 
 // The sender opens this with the same SECRETS_KEY: JSON `{"botToken": "…"}` or `{"apiKey": "…"}`.
 function sealedCredentials(body: CreateAccountBody, key: Buffer): Buffer | null {

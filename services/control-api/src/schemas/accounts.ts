@@ -1,6 +1,7 @@
+import { warmupCapToday } from '@metronome/core';
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
-import { id, iso, isoOrNull, pageOf, pageQuery, text, time } from './common.js';
+import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
 
 /**
  * What a bad externalId is told, and, word for word, what one another account already holds is
@@ -28,10 +29,40 @@ const telegramCredentials = z.strictObject({ botToken });
 const apiKey = z.string().regex(/^[A-Za-z0-9._~+/-]{16,512}=*$/, 'expected 16–512 letters, digits or . _ ~ + / - (then any =)');
 const httpCredentials = z.strictObject({ apiKey: apiKey.describe('the key the HTTP platform issued for this account; sent as Authorization: Bearer') });
 
+// The ban-safety kit (CONTRACT §3, accounts; docs/OPERATIONS.md "Keeping accounts safe").
+const delaySeconds = z.number().int().min(0).max(86_400);
+const sendDelaySeconds = z
+  .strictObject({ min: delaySeconds, max: delaySeconds })
+  .refine((d) => d.min <= d.max, { message: 'must be at least min', path: ['max'] })
+  .describe('a uniform random wait between two sends of the account, whole seconds, on top of maxSendPerMinute');
+const hourlyCap = z.number().int().min(1).max(1_000_000).describe('sends in any rolling hour');
+const dailyCap = z.number().int().min(1).max(10_000_000).describe('sends in any rolling 24 hours');
+const warmupStep = z.strictObject({
+  afterDays: z.number().int().min(0).max(3_650),
+  dailyCap: dailyCap.nullable().describe('null: the warm-up ends here'),
+});
+const warmupInput = z
+  .strictObject({
+    startedAt: timeInput.optional().describe('default: now'),
+    steps: z
+      .array(warmupStep)
+      .min(1)
+      .max(50)
+      .refine((steps) => new Set(steps.map((x) => x.afterDays)).size === steps.length, 'afterDays must differ from step to step')
+      .optional()
+      .describe('default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31'),
+  })
+  .describe("a daily cap that grows with the account's age; the effective daily cap is the lower of dailyCap and today's");
+export type WarmupInput = z.infer<typeof warmupInput>;
+
 const common = {
   name: text(1, 200),
   maxSendPerMinute: maxSendPerMinute.optional(),
   groupConcurrency: groupConcurrency.optional(),
+  sendDelaySeconds: sendDelaySeconds.nullable().optional().describe('default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none'),
+  hourlyCap: hourlyCap.nullable().optional(),
+  dailyCap: dailyCap.nullable().optional(),
+  warmup: warmupInput.nullable().optional(),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
 };
 
@@ -57,6 +88,10 @@ export const patchAccountBody = z.strictObject({
   status: z.enum(['active', 'disabled']).optional(),
   maxSendPerMinute: maxSendPerMinute.nullable().optional().describe('null: back to the default'),
   groupConcurrency: groupConcurrency.nullable().optional().describe('null: back to the default'),
+  sendDelaySeconds: sendDelaySeconds.nullable().optional().describe('null: none'),
+  hourlyCap: hourlyCap.nullable().optional().describe('null: none'),
+  dailyCap: dailyCap.nullable().optional().describe('null: none'),
+  warmup: warmupInput.nullable().optional().describe('null: none; a new object replaces the warm-up (startedAt defaults to now)'),
   credentials: z
     .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
@@ -78,6 +113,16 @@ export const account = z
     blockedUntil: time.nullable(),
     maxSendPerMinute: z.number().int().describe('effective pace: the default when the account sets none'),
     groupConcurrency: z.number().int().describe('effective: the default when the account sets none'),
+    sendDelaySeconds: z.object({ min: z.number().int(), max: z.number().int() }).nullable(),
+    hourlyCap: z.number().int().nullable(),
+    dailyCap: z.number().int().nullable(),
+    warmup: z
+      .object({
+        startedAt: time,
+        steps: z.array(z.object({ afterDays: z.number().int(), dailyCap: z.number().int().nullable() })),
+        capToday: z.number().int().nullable().describe("today's warm-up cap; null once the warm-up is over"),
+      })
+      .nullable(),
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -90,7 +135,7 @@ export interface PaceDefaults {
   groupConcurrency: number;
 }
 
-export function accountView(a: AccountRow, defaults: PaceDefaults): z.output<typeof account> {
+export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = new Date()): z.output<typeof account> {
   return {
     id: a.id,
     tenantId: a.tenantId,
@@ -101,6 +146,30 @@ export function accountView(a: AccountRow, defaults: PaceDefaults): z.output<typ
     blockedUntil: isoOrNull(a.blockedUntil),
     maxSendPerMinute: a.maxSendPerMinute ?? defaults.maxSendPerMinute,
     groupConcurrency: a.groupConcurrency ?? defaults.groupConcurrency,
+    sendDelaySeconds: a.sendDelaySeconds,
+    hourlyCap: a.hourlyCap,
+    dailyCap: a.dailyCap,
+    warmup: a.warmup && {
+      startedAt: iso(new Date(a.warmup.startedAt)),
+      steps: a.warmup.steps,
+      capToday: warmupCapToday({ startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps }, now),
+    },
     createdAt: iso(a.createdAt),
   };
 }
+
+// An account's suppression list (CONTRACT §3, accounts): chats it does not write to again.
+export const suppressionParams = z.object({ id, chatId });
+export const listSuppressionsQuery = z.object({ ...pageQuery });
+export const addSuppressionsBody = z.strictObject({
+  chatIds: z.array(chatId).min(1).max(1_000).describe('chats to add; those already listed keep their reason'),
+});
+export const suppression = z
+  .object({
+    chatId: z.string(),
+    reason: z.string().describe("the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator"),
+    createdAt: time,
+  })
+  .meta({ id: 'Suppression' });
+export const suppressionPage = pageOf(suppression);
+export const suppressionsAdded = z.object({ added: z.number().int().describe('chats that were not on the list') });

@@ -1,0 +1,78 @@
+import type { RedisKeys } from './keys.js';
+import type { ChatPace, PaceReservation } from './pace.js';
+import type { ScriptCommands } from './scripts.js';
+
+/** The ban-safety limits of one reservation (libs/core SendLimits, with this send's gap drawn). */
+export interface SafeLimits {
+  /** the gap after this send, ms (0: none) */
+  gapAfterMs: number;
+  /** 0: none */
+  hourlyCap: number;
+  /** 0: none */
+  dailyCap: number;
+}
+
+/** A reservation of an account with ban-safety limits: as PaceReservation, or a cap met, or a rebuild needed. */
+export type SafeReservation = PaceReservation | { reserved: false; limitedBy: 'cap'; waitMs: number } | { reserved: false; rebuild: true };
+
+// pace-reserve-safe-6's return codes
+const OK = 0;
+const CHAT = 2;
+const CAP = 3;
+const REBUILD = 4;
+const LOCK_LOST = -1;
+
+let sequence = 0;
+
+/**
+ * The pace of accounts with human pacing or caps (lua/pace-reserve-safe-6.lua): one round trip
+ * per send like AccountPace, which accounts without them keep using.
+ */
+export class SafePace {
+  constructor(
+    private readonly scripts: ScriptCommands,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  /** Reserves the account's next slot under its limits, for the holder of the lock `lockToken`. */
+  async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number, limits: SafeLimits): Promise<SafeReservation> {
+    const k = this.keys;
+    const [code, waitMs] = await this.scripts.runList(
+      'pace-reserve-safe-6',
+      [k.accountPace(accountId), k.accountLock(accountId), k.chatPace(accountId, chat.chatId), k.accountSends(accountId), k.accountGap(accountId), k.accountCap(accountId)],
+      [
+        nowMs,
+        60_000 / perMinute,
+        burst,
+        lockToken,
+        chat.perMinute > 0 ? 60_000 / chat.perMinute : 0,
+        Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER),
+        Math.max(0, Math.round(limits.gapAfterMs)),
+        limits.hourlyCap,
+        limits.dailyCap,
+        `${lockToken}:${nowMs}:${++sequence}`,
+      ],
+    );
+    const wait = waitMs ?? 0;
+    if (code === LOCK_LOST) return { reserved: false, lockLost: true };
+    if (code === REBUILD) return { reserved: false, rebuild: true };
+    if (code === OK) return { reserved: true, waitMs: wait };
+    if (code === CAP) return { reserved: false, limitedBy: 'cap', waitMs: wait };
+    return { reserved: false, limitedBy: code === CHAT ? 'chat' : 'account', waitMs: wait };
+  }
+
+  /**
+   * Rebuilds the account's sends from PostgreSQL's record (`sendTimes` in the last 24 hours,
+   * `nextAt` the earliest next send) after Redis lost them. False when the lock is not held.
+   */
+  async rebuild(accountId: string, lockToken: string, nowMs: number, nextAt: number, sendTimes: number[]): Promise<boolean> {
+    const k = this.keys;
+    const code = await this.scripts.run('pace-seed-3', [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)], [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes]);
+    return code >= 0;
+  }
+
+  /** Moves the account's human gap to no earlier than `nextAllowedMs` (once per job, after its last write). */
+  async settleGap(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
+    await this.scripts.run('pace-gap-settle-1', [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
+  }
+}

@@ -1,0 +1,60 @@
+import { DAY_MS, drawSendDelayMs, effectiveDailyCap, SEND_GAP_MARGIN_MS, sendLimits, type SendLimits } from '@metronome/core';
+import { isTransientDbError, type RunForSend } from '@metronome/db';
+import type { ChatPace, SafeReservation } from '@metronome/redis';
+import type { SenderDeps } from './deps.js';
+import { stopWith, type LaneContext } from './lane-context.js';
+
+/**
+ * After Redis lost an account's sends, its next send waits this much beyond the last one
+ * PostgreSQL knows plus the least gap: a replica that lost its lock with the flush may still
+ * write a request stamped a moment ago (its write follows its stamp by up to one pace interval).
+ */
+const REBUILD_MARGIN_MS = 1_000;
+
+/** The ban-safety limits of the run's account now (its daily cap lowered by today's warm-up); null when it has none. */
+export function limitsOf(run: RunForSend, now: number): SendLimits | null {
+  const a = run.account;
+  const warmup = a.warmup ? { startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps } : null;
+  return sendLimits({ sendDelay: a.sendDelaySeconds, hourlyCap: a.hourlyCap, dailyCap: effectiveDailyCap(a.dailyCap, warmup, new Date(now)) });
+}
+
+/**
+ * Reserves a slot under the account's limits (one round trip; two more, once, when Redis lost
+ * the account's sends and they are rebuilt from PostgreSQL first).
+ */
+export async function reserveSafe(deps: SenderDeps, ctx: LaneContext, limits: SendLimits, now: number, chat: ChatPace, maxWaitMs: number): Promise<SafeReservation> {
+  const id = ctx.run.account.id;
+  const perMinute = 60_000 / ctx.intervalMs;
+  const args = { gapAfterMs: limits.delay ? drawSendDelayMs(limits.delay, deps.random) : 0, hourlyCap: limits.hourlyCap, dailyCap: limits.dailyCap };
+  const first = await deps.pace.safe.reserve(id, ctx.token, now, perMinute, ctx.burst, chat, maxWaitMs, args);
+  if (!('rebuild' in first)) return first;
+  try {
+    const sends = await deps.repo.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
+    const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.configuredIntervalMs + REBUILD_MARGIN_MS;
+    await deps.pace.safe.rebuild(id, ctx.token, now, nextAt, sends.times);
+    deps.logger.info({ accountId: id, sends: sends.times.length }, "account's recent sends rebuilt from PostgreSQL");
+  } catch (error) {
+    if (!isTransientDbError(error)) throw error;
+    stopWith(ctx.report, 'storage');
+    return { reserved: false, lockLost: true };
+  }
+  const again = await deps.pace.safe.reserve(id, ctx.token, deps.clock.now(), perMinute, ctx.burst, chat, maxWaitMs, args);
+  // still not there: the lock went with it, and the job stops
+  return 'rebuild' in again ? { reserved: false, lockLost: true } : again;
+}
+
+/** How long a request must still wait so that it follows the job's previous one by the least gap (plus the transit margin). */
+export function gapWaitMs(ctx: LaneContext, now: number): number {
+  const min = ctx.limits?.minDelayMs ?? 0;
+  if (min <= 0 || ctx.lastWriteAt === 0) return 0;
+  return Math.max(0, ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS - now);
+}
+
+/** Tells the shared gap when this job's last request was really written (accounts with sendDelaySeconds, once per job). */
+export async function settleGap(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+  const min = ctx.limits?.minDelayMs ?? 0;
+  if (min <= 0 || ctx.lastWriteAt === 0) return;
+  await deps.pace.safe.settleGap(ctx.run.account.id, deps.clock.now(), ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS).catch((error: unknown) => {
+    deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'gap not settled: the next send keeps the gap reserved with its slot');
+  });
+}
