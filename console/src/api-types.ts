@@ -400,6 +400,26 @@ export interface paths {
                         name: string;
                         maxSendPerMinute?: number;
                         groupConcurrency?: number;
+                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                        sendDelaySeconds?: {
+                            min: number;
+                            max: number;
+                        } | null;
+                        hourlyCap?: number | null;
+                        dailyCap?: number | null;
+                        warmup?: {
+                            /**
+                             * Format: date-time
+                             * @description default: now
+                             */
+                            startedAt?: string;
+                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                            steps?: {
+                                afterDays: number;
+                                /** @description null: the warm-up ends here */
+                                dailyCap: number | null;
+                            }[];
+                        } | null;
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the account
@@ -415,6 +435,26 @@ export interface paths {
                         name: string;
                         maxSendPerMinute?: number;
                         groupConcurrency?: number;
+                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                        sendDelaySeconds?: {
+                            min: number;
+                            max: number;
+                        } | null;
+                        hourlyCap?: number | null;
+                        dailyCap?: number | null;
+                        warmup?: {
+                            /**
+                             * Format: date-time
+                             * @description default: now
+                             */
+                            startedAt?: string;
+                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                            steps?: {
+                                afterDays: number;
+                                /** @description null: the warm-up ends here */
+                                dailyCap: number | null;
+                            }[];
+                        } | null;
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the account
@@ -427,6 +467,26 @@ export interface paths {
                         name: string;
                         maxSendPerMinute?: number;
                         groupConcurrency?: number;
+                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                        sendDelaySeconds?: {
+                            min: number;
+                            max: number;
+                        } | null;
+                        hourlyCap?: number | null;
+                        dailyCap?: number | null;
+                        warmup?: {
+                            /**
+                             * Format: date-time
+                             * @description default: now
+                             */
+                            startedAt?: string;
+                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                            steps?: {
+                                afterDays: number;
+                                /** @description null: the warm-up ends here */
+                                dailyCap: number | null;
+                            }[];
+                        } | null;
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the account
@@ -571,6 +631,29 @@ export interface paths {
                         maxSendPerMinute?: number | null;
                         /** @description null: back to the default */
                         groupConcurrency?: number | null;
+                        /** @description null: none */
+                        sendDelaySeconds?: {
+                            min: number;
+                            max: number;
+                        } | null;
+                        /** @description null: none */
+                        hourlyCap?: number | null;
+                        /** @description null: none */
+                        dailyCap?: number | null;
+                        /** @description null: none; a new object replaces the warm-up (startedAt defaults to now) */
+                        warmup?: {
+                            /**
+                             * Format: date-time
+                             * @description default: now
+                             */
+                            startedAt?: string;
+                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                            steps?: {
+                                afterDays: number;
+                                /** @description null: the warm-up ends here */
+                                dailyCap: number | null;
+                            }[];
+                        } | null;
                         /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
                         credentials?: {
                             botToken?: string;
@@ -627,6 +710,228 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/accounts/{id}/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's suppression list, in chat order: chats its runs skip (code suppressed) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Suppression"][];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Adds chats to the suppression list (reason operator); runs that start or resume from now skip them */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description chats to add; those already listed keep their reason */
+                        chatIds: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description chats that were not on the list */
+                            added: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/suppressions/{chatId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Takes a chat off the suppression list */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    chatId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/accounts/{id}/pair": {
@@ -2692,6 +2997,29 @@ export interface components {
             maxSendPerMinute: number;
             /** @description effective: the default when the account sets none */
             groupConcurrency: number;
+            sendDelaySeconds: {
+                min: number;
+                max: number;
+            } | null;
+            hourlyCap: number | null;
+            dailyCap: number | null;
+            warmup: {
+                /** Format: date-time */
+                startedAt: string;
+                steps: {
+                    afterDays: number;
+                    dailyCap: number | null;
+                }[];
+                /** @description today's warm-up cap; null once the warm-up is over */
+                capToday: number | null;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        SuppressionInput: {
+            chatId: string;
+            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator */
+            reason: string;
             /** Format: date-time */
             createdAt: string;
         };
@@ -2868,7 +3196,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "retry_backoff" | "account_unavailable" | "queue";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */
@@ -3056,6 +3384,29 @@ export interface components {
             maxSendPerMinute: number;
             /** @description effective: the default when the account sets none */
             groupConcurrency: number;
+            sendDelaySeconds: {
+                min: number;
+                max: number;
+            } | null;
+            hourlyCap: number | null;
+            dailyCap: number | null;
+            warmup: {
+                /** Format: date-time */
+                startedAt: string;
+                steps: {
+                    afterDays: number;
+                    dailyCap: number | null;
+                }[];
+                /** @description today's warm-up cap; null once the warm-up is over */
+                capToday: number | null;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Suppression: {
+            chatId: string;
+            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator */
+            reason: string;
             /** Format: date-time */
             createdAt: string;
         };
@@ -3232,7 +3583,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "retry_backoff" | "account_unavailable" | "queue";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */
