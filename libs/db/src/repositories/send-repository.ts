@@ -1,65 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, AccountWarmup, DB, MessagePart, PausedReason, Platform, RunStatus, RunTrigger } from '../types.js';
+import type { DB, PausedReason, RunStatus } from '../types.js';
+import type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
-/** Everything a sender job needs about its run, read in one query. */
-export interface RunForSend {
-  runId: string;
-  status: RunStatus;
-  trigger: RunTrigger;
-  jobId: string | null;
-  jobSeq: number;
-  parts: MessagePart[];
-  total: number;
-  scheduledAt: Date;
-  firstSendAt: Date | null;
-  windowEndAt: Date | null;
-  campaignId: string;
-  campaignName: string;
-  timezone: string;
-  /** the campaign's current delivery window (HH:MM in `timezone`) */
-  windowStart: string;
-  windowEnd: string;
-  /** targets due when the run was loaded, counted up to the job's limit: the lanes claim no more */
-  dueNow: number;
-  account: {
-    id: string;
-    platform: Platform;
-    externalId: string | null;
-    credentials: Buffer | null;
-    status: AccountStatus;
-    blockedUntil: Date | null;
-    maxSendPerMinute: number | null;
-    groupConcurrency: number | null;
-    /** the ban-safety kit (migrations/0009); null: not set */
-    sendDelaySeconds: { min: number; max: number } | null;
-    hourlyCap: number | null;
-    dailyCap: number | null;
-    warmup: AccountWarmup | null;
-  };
-}
-
-/** An account's sends as PostgreSQL recorded them, to rebuild its caps' windows and gap after Redis lost them. */
-export interface RecentSends {
-  /** one time per request that reached (or may have reached) the platform, ms */
-  times: number[];
-  /** the latest of them; null when none */
-  lastAt: number | null;
-}
-
-/** A run's progress after a job: what is left and when the next pending target is due. */
-export interface RunProgress {
-  total: number;
-  pending: number;
-  inFlight: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  unknown: number;
-  /** earliest next_attempt_at of a pending target */
-  nextDueAt: Date | null;
-  /** whether any target was ever attempted */
-  anyAttempt: boolean;
-}
+export type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
 /** The sender's queries on runs, accounts and media: one method, one statement (target writes: TargetSendRepository). */
 export class SendRepository {
