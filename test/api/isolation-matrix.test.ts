@@ -59,6 +59,7 @@ function body(method: string, url: string): unknown {
   if (method === 'PATCH' && url.startsWith('/v1/accounts')) return { name: 'taken over', status: 'disabled' };
   if (method === 'PATCH' && url.startsWith('/v1/campaigns')) return { name: 'taken over', active: false };
   if (method === 'PATCH' && url.startsWith('/v1/webhooks')) return { url: 'https://taken.example.com/over', active: false };
+  if (method === 'POST' && url.endsWith('/suppressions')) return { chatIds: ['taken-over'] };
   if (method === 'POST' || method === 'PATCH') return {};
   return undefined;
 }

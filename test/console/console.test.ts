@@ -102,7 +102,9 @@ test('a run pauses at window close without a reload, names its bottleneck and no
 test('a partial run notifies, and Retry failed sends its failed chats again', async () => {
   const token = await tenant('Retry');
   const acc = await account(token, 'retry-acc', 6000);
-  const put = await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'forbidden' }) });
+  // a permanent failure an operator can fix; `forbidden` would also put the chat on the account's
+  // suppression list, and a retry skips suppressed chats
+  const put = await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'message_invalid' }) });
   expect(put.ok).toBe(true);
   const page = await open(token);
   const runId = await runNow(token, await campaign(token, { accountId: acc, name: 'Retry campaign', targets: chats('r', 3) }));

@@ -45,7 +45,7 @@ test("Export CSV downloads every chat of the run as the API lists them", async (
   const token = await tenant(suite, 'Csv');
   const acc = await account(suite, token, 'csv-acc', 6000);
   // one chat refused by the platform, so the file holds an error code and message too
-  const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'forbidden' }) });
+  const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'message_invalid' }) });
   expect(put.ok).toBe(true);
   // a group's chat id is a negative number: exported as it is, not as text
   const runId = await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: [...chats('c', 6), '-1001234567890'] }));
