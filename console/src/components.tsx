@@ -1,7 +1,7 @@
 // Pieces shared by the pages: status pills, the run's explanation, its commands.
 import { useState } from 'preact/hooks';
 import { api, ApiError, type Run, type RunCommand } from './api.js';
-import { duration, label, time } from './format.js';
+import { duration, label, startLag, time } from './format.js';
 
 export function Pill({ status }: { status: string }) {
   return <span class={`pill pill-${status}`}>{label(status)}</span>;
@@ -25,6 +25,28 @@ export function Explanation({ run }: { run: Run }) {
 export function Eta({ run }: { run: Run }) {
   if (run.eta) return <span>{time(run.eta)} (in {duration(new Date(run.eta).getTime() - Date.now())})</span>;
   return <span>—</span>;
+}
+
+/** A run's start lag, window end and ETA, as entries of a `<dl class="facts">` (Activity and Run share them). */
+export function TimingFacts({ run }: { run: Run }) {
+  return (
+    <>
+      <div>
+        <dt>Start lag</dt>
+        <dd>{startLag(run) ?? 'not started'}</dd>
+      </div>
+      <div>
+        <dt>Window ends</dt>
+        <dd>{time(run.windowEndAt)}</dd>
+      </div>
+      <div>
+        <dt>ETA</dt>
+        <dd>
+          <Eta run={run} />
+        </dd>
+      </div>
+    </>
+  );
 }
 
 const finished = ['success', 'partial', 'failed', 'cancelled'];

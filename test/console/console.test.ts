@@ -111,6 +111,9 @@ test('a partial run notifies, and Retry failed sends its failed chats again', as
   await runItem(page, runId).locator('.pill-partial').waitFor({ timeout: 30_000 });
   await page.locator('.toast').first().waitFor();
   await runItem(page, runId).locator('.bad', { hasText: '1 failed' }).waitFor();
+  // the run's timing facts: it started, so its start lag is said
+  const lag = runItem(page, runId).locator('dt', { hasText: 'Start lag' }).locator('xpath=following-sibling::dd');
+  expect(await lag.textContent()).toMatch(/^(on time|.+ late)$/);
   await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: null }) });
   await runItem(page, runId).getByRole('button', { name: 'Retry failed' }).click();
   await runItem(page, runId).locator('.pill-success').waitFor({ timeout: 30_000 });

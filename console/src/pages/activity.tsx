@@ -1,8 +1,8 @@
 // Activity: every run, newest first, live, with what holds it and the commands its state allows.
 import { useEffect, useState } from 'preact/hooks';
 import { allPages, api, type Me, type Run, type RunStatus, type Tenant } from '../api.js';
-import { ErrorNote, Eta, Explanation, Pill, Progress, RunActions } from '../components.js';
-import { startLag, time } from '../format.js';
+import { ErrorNote, Explanation, Pill, Progress, RunActions, TimingFacts } from '../components.js';
+import { time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
 
@@ -104,7 +104,6 @@ export function Activity({ me }: { me: Me }) {
 }
 
 export function RunItem({ run, campaign, account, admin, onChange }: { run: Run; campaign?: string | undefined; account?: string | undefined; admin: boolean; onChange: (r: Run) => void }) {
-  const lag = startLag(run);
   return (
     <li class={`run run-${run.status}`} data-run-id={run.id}>
       <div class="run-head">
@@ -120,20 +119,7 @@ export function RunItem({ run, campaign, account, admin, onChange }: { run: Run;
       </div>
       <Progress run={run} />
       <dl class="facts">
-        <div>
-          <dt>Start lag</dt>
-          <dd>{lag ?? 'not started'}</dd>
-        </div>
-        <div>
-          <dt>Window ends</dt>
-          <dd>{time(run.windowEndAt)}</dd>
-        </div>
-        <div>
-          <dt>ETA</dt>
-          <dd>
-            <Eta run={run} />
-          </dd>
-        </div>
+        <TimingFacts run={run} />
       </dl>
       <Explanation run={run} />
       <RunActions run={run} onChange={onChange} />

@@ -1,8 +1,8 @@
 // One run: its summary, why it is where it is, and its chats page by page (CSV of them all).
 import { useState } from 'preact/hooks';
 import { allPages, api, type Run, type RunTarget, type TargetStatus } from '../api.js';
-import { ErrorNote, Eta, Explanation, Pill, Progress, RunActions } from '../components.js';
-import { label, startLag, time } from '../format.js';
+import { ErrorNote, Explanation, Pill, Progress, RunActions, TimingFacts } from '../components.js';
+import { label, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
 import { downloadCsv, targetsCsv } from '../csv.js';
@@ -78,20 +78,7 @@ export function RunPage({ id }: { id: string }) {
           <dt>Scheduled</dt>
           <dd>{time(run.scheduledAt)}</dd>
         </div>
-        <div>
-          <dt>Start lag</dt>
-          <dd>{startLag(run) ?? 'not started'}</dd>
-        </div>
-        <div>
-          <dt>Window ends</dt>
-          <dd>{time(run.windowEndAt)}</dd>
-        </div>
-        <div>
-          <dt>ETA</dt>
-          <dd>
-            <Eta run={run} />
-          </dd>
-        </div>
+        <TimingFacts run={run} />
         <div>
           <dt>Finished</dt>
           <dd>{time(run.finishedAt)}</dd>
