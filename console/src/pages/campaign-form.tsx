@@ -1,7 +1,7 @@
 // Create and edit a campaign. The API judges the input: its field errors are shown beside the
 // inputs they name, the first of them takes focus, and what was typed stays as typed. Editing
 // sends only the fields that changed (PATCH).
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
 import { createBody, draftOf, emptyDraft, FIELD_ORDER, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
 import { ErrorNote } from '../components.js';
@@ -54,8 +54,10 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   useEffect(() => {
     if (!campaign && !draft.accountId && accounts.length === 1) setDraft((d) => ({ ...d, accountId: accounts[0]!.id }));
   }, [accounts.length]);
-  // After an answer with errors, the first invalid input (in the form's order) takes focus.
-  useEffect(() => {
+  // After an answer with errors, the first invalid input (in the form's order) takes focus. A layout
+  // effect runs in the same task as the render that shows the errors, so no one (a keyboard user or
+  // a test) ever sees the error text while focus is still on the Save button.
+  useLayoutEffect(() => {
     if (errors.size === 0) return;
     const first = FIELD_ORDER.find((f) => errors.has(f));
     const el = first ? form.current?.querySelector<HTMLElement>(`#${first}`) : form.current?.querySelector<HTMLElement>('#form-error');
@@ -64,7 +66,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
 
   // a preview describes the form as it was: any change retires it
   useEffect(() => setPreview(null), [draft]);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
   }, [preview]);
 
