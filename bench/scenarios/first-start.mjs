@@ -1,3 +1,4 @@
+import { scrapeSum } from '@metronome/testkit';
 import { call, chats, createAccounts, listRuns, percentile, withStack } from './common.mjs';
 
 // First occurrences start at once: N interval campaigns (every 30 s, 3 chats each, own
@@ -15,9 +16,10 @@ export async function firstStart(env) {
     async ({ stack, token }) => {
       const accs = await createAccounts(stack, token, campaigns, {});
       const createdAt = Date.now();
-      for (let i = 0; i < accs.length; i += 25) {
+      const batch = Number(process.env.BENCH_CREATE_BATCH ?? 25);
+      for (let i = 0; i < accs.length; i += batch) {
         await Promise.all(
-          accs.slice(i, i + 25).map((a, k) =>
+          accs.slice(i, i + batch).map((a, k) =>
             call(stack, 'POST', '/v1/campaigns', token, {
               accountId: a.id,
               name: `f${i + k}`,
@@ -36,15 +38,30 @@ export async function firstStart(env) {
       for (const r of runs) if (!firstOf.has(r.campaignId) || r.scheduledAt < firstOf.get(r.campaignId).scheduledAt) firstOf.set(r.campaignId, r);
       const lag = (r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000;
       const first = [...firstOf.values()].map(lag);
+      // where a first run's lag goes: the scheduler creating the run, then a sender taking it
+      const created = [...firstOf.values()].map((r) => (Date.parse(r.createdAt) - Date.parse(r.scheduledAt)) / 1000);
+      const taken = [...firstOf.values()].map((r) => (Date.parse(r.startedAt) - Math.max(Date.parse(r.createdAt), Date.parse(r.scheduledAt))) / 1000);
+      // the senders' own account of their queue: jobs (first, later and continuations) that sat
+      // due while every slot was busy
+      const senderSum = async (metric, labels) => (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, metric, labels)))).reduce((a, b) => a + b, 0);
+      const jobs = await senderSum('metronome_job_wait_seconds_count');
+      const waitedOver = jobs - (await senderSum('metronome_job_wait_seconds_bucket', 'le="0.1"'));
       const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
       return {
-        params: { campaigns, chatsPerCampaign: 3, everySeconds: 30, minutes, senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
+        params: { campaigns, createConcurrency: batch, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 16), chatsPerCampaign: 3, everySeconds: 30, minutes, senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
         figures: {
           'campaigns created in s': createSeconds,
           'first runs started': first.length,
           'first lag p50 s': percentile(first, 50),
           'first lag p99 s': percentile(first, 99),
           'first lag max s': Math.max(...first),
+          'first run created after due p99 s': percentile(created, 99),
+          'first run taken after created p99 s': percentile(taken, 99),
+          'sender jobs': jobs,
+          'sender jobs waiting > 0.1 s for a slot': waitedOver,
+          'sender job wait mean s': (await senderSum('metronome_job_wait_seconds_sum')) / jobs,
+          'sender job held its slot mean s': (await senderSum('metronome_job_seconds_sum')) / (await senderSum('metronome_job_seconds_count')),
+          ...Object.fromEntries(await Promise.all(['sent', 'deferred', 'lock-busy', 'stale-message'].map(async (o) => [`sender jobs ${o}`, await senderSum('metronome_job_outcomes_total', `outcome="${o}"`)]))),
           'later runs started': later.length,
           'later lag p50 s': percentile(later, 50),
           'later lag p99 s': percentile(later, 99),

@@ -22,6 +22,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly jobWait = new Histogram({
+    name: 'metronome_job_wait_seconds',
+    help: 'A sender job began minus when it was due (added, plus its delay): time spent waiting for a free sender slot',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly jobSeconds = new Histogram({
+    name: 'metronome_job_seconds',
+    help: 'How long a sender job held its slot, from begin to outcome',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   readonly jobOutcomes = new Counter({
     name: 'metronome_job_outcomes_total',
     help: 'Sender jobs and scheduler decisions by outcome',

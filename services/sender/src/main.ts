@@ -103,6 +103,8 @@ const worker = new Worker(
   RUNS_QUEUE,
   async (job) => {
     const started = Date.now();
+    // how long the job sat due in the queue: the sign that the replicas' slots are all busy
+    metrics.jobWait.observe(Math.max(0, started - job.timestamp - (job.delay ?? 0)) / 1000);
     let outcome: Outcome;
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success || !job.id) {
@@ -120,7 +122,9 @@ const worker = new Worker(
     }
     metrics.jobOutcomes.inc({ outcome });
     // debug: at full speed this is thousands of lines a second; the outcome counter has the totals
-    logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms: Date.now() - started }, 'job done');
+    const ms = Date.now() - started;
+    metrics.jobSeconds.observe(ms / 1000);
+    logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms }, 'job done');
     return outcome;
   },
   {
