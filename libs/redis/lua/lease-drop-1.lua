@@ -2,10 +2,10 @@
   Gives up a leader lease held by this id (compare-and-delete), so a standby takes over at once.
   KEYS[1] lease key
   ARGV[1] holder id
-  returns 1 when dropped, 0 when not held by this id
+  returns CODE.OK when dropped, CODE.NOT_HOLDER when not held by this id
 ]]
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  return 1
+  return CODE.OK
 end
-return 0
+return CODE.NOT_HOLDER

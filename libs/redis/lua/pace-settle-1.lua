@@ -6,13 +6,13 @@
   KEYS[1] account pace key
   ARGV[1] now, ms (the caller's clock)
   ARGV[2] earliest next send, ms
-  returns 1 when the pace moved, 0 when it already was as late
+  returns CODE.OK when the pace moved, CODE.UNCHANGED when it already was as late
 ]]
 local now = tonumber(ARGV[1])
 local floor = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if floor <= tat or floor <= now then
-  return 0
+  return CODE.UNCHANGED
 end
 redis.call('SET', KEYS[1], floor, 'PX', math.ceil(floor - now) + 1000)
-return 1
+return CODE.OK
