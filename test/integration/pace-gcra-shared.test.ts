@@ -45,3 +45,26 @@ test('with no gap and no caps, pace-reserve-safe-6 reserves as pace-reserve-3 do
   // the walk met every answer a reservation can give here
   expect([...kinds].sort()).toEqual(['account', 'chat', 'true']);
 });
+
+test('one settle script moves the pace and the human gap alike: forward only, and the next reservation waits for it', async () => {
+  const keys = redisKeys(uniquePrefix('settle'));
+  const scripts = loadScripts(redis);
+  const pace = new AccountPace(scripts, keys);
+  const held = await new AccountLock(scripts, keys).acquire('acc', 600_000);
+  if (!held.held) throw new Error('lock');
+  const chat = { chatId: 'c', perMinute: 0 };
+  const t0 = 2_000_000;
+  expect(await pace.safe.rebuild('acc', held.token, t0, 0, [])).toBe(true);
+
+  // the pace (pace-reserve-3's TAT): settled to t0 + 5 s, then not back to t0 + 1 s
+  await pace.settle('acc', t0, t0 + 5_000);
+  await pace.settle('acc', t0, t0 + 1_000);
+  expect(Number(await redis.get(keys.accountPace('acc')))).toBe(t0 + 5_000);
+  expect(await pace.reserve('acc', held.token, t0, 60, 1, chat, 0)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 5_000 });
+
+  // the human gap (pace-reserve-safe-6): settled to t0 + 8 s, then not back to t0 + 6 s
+  await pace.safe.settleGap('acc', t0, t0 + 8_000);
+  await pace.safe.settleGap('acc', t0, t0 + 6_000);
+  expect(Number(await redis.get(keys.accountGap('acc')))).toBe(t0 + 8_000);
+  expect(await pace.safe.reserve('acc', held.token, t0, 60, 1, chat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 8_000 });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisKeys } from './keys.js';
-import { scriptReplies } from './script-replies.js';
+import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 export type LockResult = { held: true; token: string } | { held: false; retryInMs: number };
@@ -10,9 +10,8 @@ export const lockAcquireReplies = scriptReplies<{ taken: true } | { taken: false
   TAKEN: () => ({ taken: true }),
   BUSY: (ms) => ({ taken: false, retryInMs: ms }),
 });
-/** lock-extend-1 and lock-release-1: true when the token held the lock */
+/** lock-extend-1: true when the token held the lock */
 export const lockExtendReplies = scriptReplies('lock-extend-1', { OK: () => true, NOT_HOLDER: () => false });
-export const lockReleaseReplies = scriptReplies('lock-release-1', { OK: () => true, NOT_HOLDER: () => false });
 
 /**
  * The per-account lock: one fan-out per account at a time across every sender replica.
@@ -37,6 +36,6 @@ export class AccountLock {
   }
 
   async release(accountId: string, token: string): Promise<boolean> {
-    return this.scripts.run(lockReleaseReplies, [this.keys.accountLock(accountId)], [token]);
+    return this.scripts.run(releaseReplies, [this.keys.accountLock(accountId)], [token]);
   }
 }

@@ -1,11 +1,9 @@
 import type { RedisKeys } from './keys.js';
-import { scriptReplies } from './script-replies.js';
+import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** lease-hold-1: newly taken, still held, or held by another */
 export const leaseHoldReplies = scriptReplies('lease-hold-1', { TAKEN: () => 'taken' as const, HELD: () => 'held' as const, BUSY: () => 'lost' as const });
-/** lease-drop-1: true when this holder had it */
-export const leaseDropReplies = scriptReplies('lease-drop-1', { OK: () => true, NOT_HOLDER: () => false });
 
 /** The scheduler's leader lease: whoever holds it runs the ticks; the others stand by. */
 export class LeaderLease {
@@ -21,6 +19,6 @@ export class LeaderLease {
   }
 
   async drop(): Promise<void> {
-    await this.scripts.run(leaseDropReplies, [this.keys.schedulerLeader], [this.holderId]);
+    await this.scripts.run(releaseReplies, [this.keys.schedulerLeader], [this.holderId]);
   }
 }

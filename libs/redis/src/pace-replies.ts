@@ -13,7 +13,7 @@ export const paceReservationCases = {
   NOT_HOLDER: (): PaceReservation => ({ reserved: false, lockLost: true }),
 };
 export const paceReserveReplies = scriptReplies('pace-reserve-3', paceReservationCases);
-/** pace-settle-1: true when the pace moved */
+/** pace-settle-1 (the pace's TAT, or the human gap): true when the time moved */
 export const paceSettleReplies = scriptReplies('pace-settle-1', { OK: () => true, UNCHANGED: () => false });
 /** pace-reserve-safe-6: a pace reservation, or a cap met, or a rebuild needed */
 export const safeReserveReplies = scriptReplies<SafeReservation>('pace-reserve-safe-6', {
@@ -23,5 +23,3 @@ export const safeReserveReplies = scriptReplies<SafeReservation>('pace-reserve-s
 });
 /** pace-seed-3: true when the sends are seeded (now or before); false when the lock is not held */
 export const paceSeedReplies = scriptReplies('pace-seed-3', { OK: () => true, UNCHANGED: () => true, NOT_HOLDER: () => false });
-/** pace-gap-settle-1: true when the gap moved */
-export const gapSettleReplies = scriptReplies('pace-gap-settle-1', { OK: () => true, UNCHANGED: () => false });

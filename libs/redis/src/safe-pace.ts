@@ -1,6 +1,6 @@
 import type { RedisKeys } from './keys.js';
 import type { ChatPace, PaceReservation } from './pace.js';
-import { gapSettleReplies, paceSeedReplies, safeReserveReplies } from './pace-replies.js';
+import { paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** The ban-safety limits of one reservation (libs/core SendLimits, with this send's gap drawn). */
@@ -61,6 +61,6 @@ export class SafePace {
 
   /** Moves the account's human gap to no earlier than `nextAllowedMs` (once per job, after its last write). */
   async settleGap(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
-    await this.scripts.run(gapSettleReplies, [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
+    await this.scripts.run(paceSettleReplies, [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
   }
 }

@@ -1,19 +1,20 @@
-import { lockAcquireReplies, lockExtendReplies, lockReleaseReplies } from './account-lock.js';
-import { leaseDropReplies, leaseHoldReplies } from './leader-lease.js';
-import { gapSettleReplies, paceReserveReplies, paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
+import { lockAcquireReplies, lockExtendReplies } from './account-lock.js';
+import { leaseHoldReplies } from './leader-lease.js';
+import { paceReserveReplies, paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
 import { rateLimitReplies } from './rate-limit.js';
 import { ScriptCode, type CodeName } from './script-codes.js';
+import { releaseReplies } from './script-replies.js';
 import { expandIncludes } from './script-source.js';
 import { readLuaFile, SCRIPT_FILES } from './scripts.js';
-import { socketAcquireReplies, socketPeekReplies, socketReleaseReplies, socketRenewReplies } from './socket-lease.js';
+import { socketAcquireReplies, socketPeekReplies, socketRenewReplies } from './socket-lease.js';
 
 // every wrapper's declaration of how it reads its script's replies
 const DECLARED = [
-  lockAcquireReplies, lockExtendReplies, lockReleaseReplies,
-  leaseHoldReplies, leaseDropReplies,
-  paceReserveReplies, paceSettleReplies, safeReserveReplies, paceSeedReplies, gapSettleReplies,
+  lockAcquireReplies, lockExtendReplies, releaseReplies,
+  leaseHoldReplies,
+  paceReserveReplies, paceSettleReplies, safeReserveReplies, paceSeedReplies,
   rateLimitReplies,
-  socketAcquireReplies, socketRenewReplies, socketPeekReplies, socketReleaseReplies,
+  socketAcquireReplies, socketRenewReplies, socketPeekReplies,
 ];
 
 const CODE_NAMES = Object.keys(ScriptCode) as CodeName[];

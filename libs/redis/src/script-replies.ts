@@ -33,6 +33,9 @@ export function scriptReplies<T>(file: ScriptName, cases: { readonly [K in CodeN
   };
 }
 
+/** release-1, the compare-and-delete of every lock and lease: true when the token held it */
+export const releaseReplies = scriptReplies('release-1', { OK: () => true, NOT_HOLDER: () => false });
+
 /** A raw Redis reply as ScriptReply: a bare code, or `{code, ms}`. */
 export function toScriptReply(file: ScriptName, raw: unknown): ScriptReply {
   if (Array.isArray(raw)) return { code: Number(raw[0]), ms: Number(raw[1] ?? 0) };

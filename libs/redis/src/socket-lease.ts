@@ -1,11 +1,10 @@
 import type { RedisKeys } from './keys.js';
-import { scriptReplies } from './script-replies.js';
+import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 export const socketAcquireReplies = scriptReplies('socket-lease-acquire-2', { TAKEN: () => 'taken' as const, HELD: () => 'held' as const, BUSY: () => 'busy' as const });
 export const socketRenewReplies = scriptReplies('socket-lease-renew-2', { HELD: () => 'held' as const, HANDOVER: () => 'handover' as const, NOT_HOLDER: () => 'lost' as const });
 export const socketPeekReplies = scriptReplies('socket-lease-peek-1', { HELD: () => 'mine' as const, BUSY: () => 'other' as const, FREE: () => 'free' as const });
-export const socketReleaseReplies = scriptReplies('socket-lease-release-1', { OK: () => true, NOT_HOLDER: () => false });
 
 /**
  * The lease on an account's one live messaging socket (WhatsApp: a second connection of the
@@ -37,6 +36,6 @@ export class SocketLeases {
   }
 
   async release(accountId: string, holder: string): Promise<boolean> {
-    return this.scripts.run(socketReleaseReplies, [this.keys.socketLease(accountId)], [holder]);
+    return this.scripts.run(releaseReplies, [this.keys.socketLease(accountId)], [holder]);
   }
 }
