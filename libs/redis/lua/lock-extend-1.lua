@@ -3,10 +3,10 @@
   KEYS[1] lock key
   ARGV[1] token
   ARGV[2] time to live, ms
-  returns 1 when extended, -1 when the token no longer holds the lock
+  returns CODE.OK when extended, CODE.NOT_HOLDER when the token no longer holds the lock
 ]]
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+  return CODE.OK
 end
-return -1
+return CODE.NOT_HOLDER

@@ -15,50 +15,23 @@
   ARGV[4] lock token
   ARGV[5] chat emission interval, ms; 0 = this platform has no per-chat pace
   ARGV[6] longest wait the caller accepts, ms
-  returns {0, W}: a slot is reserved, send in W ms
-          {1, W}: the account's next slot is W ms away (more than ARGV[6]); nothing reserved
-          {2, W}: the chat's next slot is W ms away (more than ARGV[6]); nothing reserved
-          {-1, 0}: the lock is not held with this token
+  returns {CODE.OK, W}: a slot is reserved, send in W ms
+          {CODE.ACCOUNT_WAIT, W}: the account's next slot is W ms away (more than ARGV[6]);
+            nothing reserved
+          {CODE.CHAT_WAIT, W}: the chat's next slot is W ms away (more than ARGV[6]); nothing
+            reserved
+          {CODE.NOT_HOLDER, 0}: the lock is not held with this token
 ]]
-if redis.call('GET', KEYS[2]) ~= ARGV[4] then
-  return {-1, 0}
-end
-local now = tonumber(ARGV[1])
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local chat_interval = tonumber(ARGV[5])
-local max_wait = tonumber(ARGV[6])
+--#include gcra.lua
 
-local tat = now
-local account_wait = 0
-if interval > 0 then
-  tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if tat < now then tat = now end
-  account_wait = tat + interval - burst * interval - now
-  if account_wait < 0 then account_wait = 0 end
+if not holds_account_lock() then
+  return {CODE.NOT_HOLDER, 0}
 end
-
-local chat_tat = now
-local chat_wait = 0
-if chat_interval > 0 then
-  chat_tat = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if chat_tat < now then chat_tat = now end
-  chat_wait = chat_tat - now
-end
+local p = pace_request()
+local tat, account_wait, chat_wait = pace_waits(p)
+local beyond = beyond_longest_wait(p, account_wait, chat_wait)
+if beyond then return beyond end
 
 local wait = math.max(account_wait, chat_wait)
-if wait > max_wait then
-  if chat_wait > account_wait then return {2, math.ceil(chat_wait)} end
-  return {1, math.ceil(account_wait)}
-end
-
-local at = now + wait
-if interval > 0 then
-  local new_tat = math.max(tat, at) + interval
-  redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now) + 1000)
-end
-if chat_interval > 0 then
-  local new_chat_tat = at + chat_interval
-  redis.call('SET', KEYS[3], new_chat_tat, 'PX', math.ceil(new_chat_tat - now) + 1000)
-end
-return {0, math.ceil(wait)}
+take_pace_slot(p, tat, p.now + wait)
+return {CODE.OK, math.ceil(wait)}

@@ -24,51 +24,38 @@
   ARGV[8] hourly cap (sends in any rolling hour); 0 = none
   ARGV[9] daily cap (sends in any rolling 24 hours); 0 = none
   ARGV[10] a member naming this send, unique
-  returns {0, W}: a slot is reserved, send in W ms
-          {1, W}: the account's next slot (pace or gap) is W ms away (more than ARGV[6])
-          {2, W}: the chat's next slot is W ms away (more than ARGV[6])
-          {3, W}: a cap is met; its window frees a slot in W ms; nothing reserved
-          {4, 0}: the sends set is not there: rebuild it (pace-seed-3), then ask again
-          {-1, 0}: the lock is not held with this token
+  returns {CODE.OK, W}: a slot is reserved, send in W ms
+          {CODE.ACCOUNT_WAIT, W}: the account's next slot (pace or gap) is W ms away (more
+            than ARGV[6])
+          {CODE.CHAT_WAIT, W}: the chat's next slot is W ms away (more than ARGV[6])
+          {CODE.CAP_MET, W}: a cap is met; its window frees a slot in W ms; nothing reserved
+          {CODE.REBUILD, 0}: the sends set is not there: rebuild it (pace-seed-3), then ask again
+          {CODE.NOT_HOLDER, 0}: the lock is not held with this token
 ]]
+--#include gcra.lua
+
 local HOUR = 3600000
 local DAY = 86400000
 -- Each window is judged this much wider than it is: a request is received some time after its
 -- slot, and two requests' delays differ, so a window as the platform sees it may hold a send
 -- whose slot was just outside it.
 local WINDOW_MARGIN = 1000
-if redis.call('GET', KEYS[2]) ~= ARGV[4] then
-  return {-1, 0}
+if not holds_account_lock() then
+  return {CODE.NOT_HOLDER, 0}
 end
 if not redis.call('ZSCORE', KEYS[4], 'seeded') then
-  return {4, 0}
+  return {CODE.REBUILD, 0}
 end
-local now = tonumber(ARGV[1])
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local chat_interval = tonumber(ARGV[5])
-local max_wait = tonumber(ARGV[6])
+local p = pace_request()
+local now = p.now
 local gap_after = tonumber(ARGV[7])
 local hourly_cap = tonumber(ARGV[8])
 local daily_cap = tonumber(ARGV[9])
 
-local tat = now
-local account_wait = 0
-if interval > 0 then
-  tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if tat < now then tat = now end
-  account_wait = tat + interval - burst * interval - now
-  if account_wait < 0 then account_wait = 0 end
+local tat, account_wait, chat_wait = pace_waits(p)
+if p.interval > 0 then
   local gap = tonumber(redis.call('GET', KEYS[5]) or '0')
   if gap - now > account_wait then account_wait = gap - now end
-end
-
-local chat_tat = now
-local chat_wait = 0
-if chat_interval > 0 then
-  chat_tat = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if chat_tat < now then chat_tat = now end
-  chat_wait = chat_tat - now
 end
 
 local wait = math.max(account_wait, chat_wait)
@@ -86,30 +73,23 @@ local function cap_frees(cap, window)
   local oldest = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. (at - window), '+inf', 'WITHSCORES', 'LIMIT', n - cap, 1)
   return tonumber(oldest[2]) + window
 end
-if interval > 0 then
+if p.interval > 0 then
   frees = math.max(cap_frees(hourly_cap, HOUR), cap_frees(daily_cap, DAY))
 end
 if frees > at then
   redis.call('SET', KEYS[6], frees, 'PX', math.ceil(frees - now) + 1000)
-  return {3, math.ceil(frees - now)}
+  return {CODE.CAP_MET, math.ceil(frees - now)}
 end
 
-if wait > max_wait then
-  if chat_wait > account_wait then return {2, math.ceil(chat_wait)} end
-  return {1, math.ceil(account_wait)}
-end
+local beyond = beyond_longest_wait(p, account_wait, chat_wait)
+if beyond then return beyond end
 
-if interval > 0 then
-  local new_tat = math.max(tat, at) + interval
-  redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now) + 1000)
+take_pace_slot(p, tat, at)
+if p.interval > 0 then
   redis.call('ZADD', KEYS[4], at, ARGV[10])
   redis.call('PEXPIRE', KEYS[4], DAY + HOUR)
   if gap_after > 0 then
     redis.call('SET', KEYS[5], at + gap_after, 'PX', math.ceil(at + gap_after - now) + 1000)
   end
 end
-if chat_interval > 0 then
-  local new_chat_tat = at + chat_interval
-  redis.call('SET', KEYS[3], new_chat_tat, 'PX', math.ceil(new_chat_tat - now) + 1000)
-end
-return {0, math.ceil(wait)}
+return {CODE.OK, math.ceil(wait)}

@@ -9,13 +9,14 @@
   ARGV[2] lock token
   ARGV[3] the earliest time of the account's next send, ms (0: none)
   ARGV[4..] the times of the account's sends in the last 24 hours, ms
-  returns 1 when rebuilt, 0 when it already was, -1 when the lock is not held with this token
+  returns CODE.OK when rebuilt, CODE.UNCHANGED when it already was,
+          CODE.NOT_HOLDER when the lock is not held with this token
 ]]
 if redis.call('GET', KEYS[3]) ~= ARGV[2] then
-  return -1
+  return CODE.NOT_HOLDER
 end
 if redis.call('ZSCORE', KEYS[1], 'seeded') then
-  return 0
+  return CODE.UNCHANGED
 end
 local now = tonumber(ARGV[1])
 redis.call('ZADD', KEYS[1], 0, 'seeded')
@@ -28,4 +29,4 @@ local gap = tonumber(redis.call('GET', KEYS[2]) or '0')
 if next_at > gap and next_at > now then
   redis.call('SET', KEYS[2], next_at, 'PX', math.ceil(next_at - now) + 1000)
 end
-return 1
+return CODE.OK

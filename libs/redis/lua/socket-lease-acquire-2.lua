@@ -7,23 +7,24 @@
   ARGV[1] holder id
   ARGV[2] lease time to live, ms
   ARGV[3] hand-over request time to live, ms
-  returns 1 when newly taken, 2 when already held by this id, 0 when busy (hand-over asked)
+  returns CODE.TAKEN when newly taken, CODE.HELD when already held by this id,
+          CODE.BUSY when another holds it or is owed it (hand-over asked)
 ]]
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 2
+  return CODE.HELD
 end
 local asker = redis.call('GET', KEYS[2])
 if holder then
   if not asker or asker == ARGV[1] then
     redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
   end
-  return 0
+  return CODE.BUSY
 end
 if asker and asker ~= ARGV[1] then
-  return 0
+  return CODE.BUSY
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('DEL', KEYS[2])
-return 1
+return CODE.TAKEN

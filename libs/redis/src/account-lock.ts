@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisKeys } from './keys.js';
+import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 export type LockResult = { held: true; token: string } | { held: false; retryInMs: number };
+
+/** lock-acquire-1: taken, or the ms until the other holder's lock expires */
+export const lockAcquireReplies = scriptReplies<{ taken: true } | { taken: false; retryInMs: number }>('lock-acquire-1', {
+  TAKEN: () => ({ taken: true }),
+  BUSY: (ms) => ({ taken: false, retryInMs: ms }),
+});
+/** lock-extend-1: true when the token held the lock */
+export const lockExtendReplies = scriptReplies('lock-extend-1', { OK: () => true, NOT_HOLDER: () => false });
 
 /**
  * The per-account lock: one fan-out per account at a time across every sender replica.
@@ -17,16 +26,16 @@ export class AccountLock {
 
   async acquire(accountId: string, ttlMs: number): Promise<LockResult> {
     const token = randomUUID();
-    const result = await this.scripts.run('lock-acquire-1', [this.keys.accountLock(accountId)], [token, ttlMs]);
-    return result === 1 ? { held: true, token } : { held: false, retryInMs: -result - 1 };
+    const result = await this.scripts.run(lockAcquireReplies, [this.keys.accountLock(accountId)], [token, ttlMs]);
+    return result.taken ? { held: true, token } : { held: false, retryInMs: result.retryInMs };
   }
 
   /** False when the lock was lost (expired and maybe taken by another holder). */
   async extend(accountId: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.scripts.run('lock-extend-1', [this.keys.accountLock(accountId)], [token, ttlMs])) === 1;
+    return this.scripts.run(lockExtendReplies, [this.keys.accountLock(accountId)], [token, ttlMs]);
   }
 
   async release(accountId: string, token: string): Promise<boolean> {
-    return (await this.scripts.run('lock-release-1', [this.keys.accountLock(accountId)], [token])) === 1;
+    return this.scripts.run(releaseReplies, [this.keys.accountLock(accountId)], [token]);
   }
 }

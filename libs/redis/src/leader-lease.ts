@@ -1,5 +1,9 @@
 import type { RedisKeys } from './keys.js';
+import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
+
+/** lease-hold-1: newly taken, still held, or held by another */
+export const leaseHoldReplies = scriptReplies('lease-hold-1', { TAKEN: () => 'taken' as const, HELD: () => 'held' as const, BUSY: () => 'lost' as const });
 
 /** The scheduler's leader lease: whoever holds it runs the ticks; the others stand by. */
 export class LeaderLease {
@@ -11,11 +15,10 @@ export class LeaderLease {
 
   /** 'taken' when this holder just became leader, 'held' when it still is, 'lost' when another holds it. */
   async hold(ttlMs: number): Promise<'taken' | 'held' | 'lost'> {
-    const result = await this.scripts.run('lease-hold-1', [this.keys.schedulerLeader], [this.holderId, ttlMs]);
-    return result === 1 ? 'taken' : result === 2 ? 'held' : 'lost';
+    return this.scripts.run(leaseHoldReplies, [this.keys.schedulerLeader], [this.holderId, ttlMs]);
   }
 
   async drop(): Promise<void> {
-    await this.scripts.run('lease-drop-1', [this.keys.schedulerLeader], [this.holderId]);
+    await this.scripts.run(releaseReplies, [this.keys.schedulerLeader], [this.holderId]);
   }
 }

@@ -1,5 +1,6 @@
 import type { RedisKeys } from './keys.js';
 import { SafePace } from './safe-pace.js';
+import { paceReserveReplies, paceSettleReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
@@ -13,12 +14,6 @@ export interface ChatPace {
   chatId: string;
   perMinute: number;
 }
-
-
-// pace-reserve-3's return codes
-const RESERVE_OK = 0;
-const RESERVE_CHAT = 2;
-const RESERVE_LOCK_LOST = -1;
 
 /** Per-account send pace shared by every replica (GCRA in Redis; see lua/pace-reserve-3.lua). */
 export class AccountPace {
@@ -54,18 +49,14 @@ export class AccountPace {
    * (really written at some time after its slot) allows the next one. Once per job.
    */
   async settle(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
-    await this.scripts.run('pace-settle-1', [this.keys.accountPace(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
+    await this.scripts.run(paceSettleReplies, [this.keys.accountPace(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
   }
 
   private async reserveSlot(accountId: string, lockToken: string, nowMs: number, intervalMs: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
-    const [code, waitMs] = await this.scripts.runList(
-      'pace-reserve-3',
+    return this.scripts.run(
+      paceReserveReplies,
       [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, chat.chatId)],
       [nowMs, intervalMs, burst, lockToken, chat.perMinute > 0 ? 60_000 / chat.perMinute : 0, Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER)],
     );
-    const wait = waitMs ?? 0;
-    if (code === RESERVE_LOCK_LOST) return { reserved: false, lockLost: true };
-    if (code === RESERVE_OK) return { reserved: true, waitMs: wait };
-    return { reserved: false, limitedBy: code === RESERVE_CHAT ? 'chat' : 'account', waitMs: wait };
   }
 }

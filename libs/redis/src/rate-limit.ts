@@ -1,5 +1,9 @@
 import type { RedisKeys } from './keys.js';
+import { scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
+
+/** rate-limit-1: 0 when allowed, else the ms to wait */
+export const rateLimitReplies = scriptReplies('rate-limit-1', { OK: () => 0, LIMITED: (ms) => ms });
 
 /**
  * A per-key request limit shared by every replica: GCRA with a burst of one minute's allowance,
@@ -16,7 +20,7 @@ export class SharedRateLimit {
   /** Takes one request for `key` at `now`: 0 when allowed, else the milliseconds to wait. */
   take(key: string, now: number, perMinute: number): Promise<number> {
     const interval = 60_000 / perMinute;
-    return this.scripts.run('rate-limit-1', [this.keys.rateLimit(key)], [now, interval, 60_000 - interval]);
+    return this.scripts.run(rateLimitReplies, [this.keys.rateLimit(key)], [now, interval, 60_000 - interval]);
   }
 
   /**
@@ -27,6 +31,6 @@ export class SharedRateLimit {
    */
   giveBack(key: string, now: number, perMinute: number): Promise<number> {
     const interval = 60_000 / perMinute;
-    return this.scripts.run('rate-limit-1', [this.keys.rateLimit(key)], [now, -interval, Number.MAX_SAFE_INTEGER]);
+    return this.scripts.run(rateLimitReplies, [this.keys.rateLimit(key)], [now, -interval, Number.MAX_SAFE_INTEGER]);
   }
 }

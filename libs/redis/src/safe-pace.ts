@@ -1,5 +1,6 @@
 import type { RedisKeys } from './keys.js';
 import type { ChatPace, PaceReservation } from './pace.js';
+import { paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** The ban-safety limits of one reservation (libs/core SendLimits, with this send's gap drawn). */
@@ -15,12 +16,6 @@ export interface SafeLimits {
 /** A reservation of an account with ban-safety limits: as PaceReservation, or a cap met, or a rebuild needed. */
 export type SafeReservation = PaceReservation | { reserved: false; limitedBy: 'cap'; waitMs: number } | { reserved: false; rebuild: true };
 
-// pace-reserve-safe-6's return codes
-const OK = 0;
-const CHAT = 2;
-const CAP = 3;
-const REBUILD = 4;
-const LOCK_LOST = -1;
 
 let sequence = 0;
 
@@ -37,8 +32,8 @@ export class SafePace {
   /** Reserves the account's next slot under its limits, for the holder of the lock `lockToken`. */
   async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number, limits: SafeLimits): Promise<SafeReservation> {
     const k = this.keys;
-    const [code, waitMs] = await this.scripts.runList(
-      'pace-reserve-safe-6',
+    return this.scripts.run(
+      safeReserveReplies,
       [k.accountPace(accountId), k.accountLock(accountId), k.chatPace(accountId, chat.chatId), k.accountSends(accountId), k.accountGap(accountId), k.accountCap(accountId)],
       [
         nowMs,
@@ -53,12 +48,6 @@ export class SafePace {
         `${lockToken}:${nowMs}:${++sequence}`,
       ],
     );
-    const wait = waitMs ?? 0;
-    if (code === LOCK_LOST) return { reserved: false, lockLost: true };
-    if (code === REBUILD) return { reserved: false, rebuild: true };
-    if (code === OK) return { reserved: true, waitMs: wait };
-    if (code === CAP) return { reserved: false, limitedBy: 'cap', waitMs: wait };
-    return { reserved: false, limitedBy: code === CHAT ? 'chat' : 'account', waitMs: wait };
   }
 
   /**
@@ -67,12 +56,11 @@ export class SafePace {
    */
   async rebuild(accountId: string, lockToken: string, nowMs: number, nextAt: number, sendTimes: number[]): Promise<boolean> {
     const k = this.keys;
-    const code = await this.scripts.run('pace-seed-3', [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)], [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes]);
-    return code >= 0;
+    return this.scripts.run(paceSeedReplies, [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)], [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes]);
   }
 
   /** Moves the account's human gap to no earlier than `nextAllowedMs` (once per job, after its last write). */
   async settleGap(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
-    await this.scripts.run('pace-gap-settle-1', [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
+    await this.scripts.run(paceSettleReplies, [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
   }
 }

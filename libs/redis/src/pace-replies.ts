@@ -1,0 +1,25 @@
+import type { PaceReservation } from './pace.js';
+import type { SafeReservation } from './safe-pace.js';
+import { scriptReplies } from './script-replies.js';
+
+// The pace scripts' replies. They live apart from pace.ts and safe-pace.ts because those two
+// import each other, and the reservation cases are values both need as their modules load.
+
+/** How both pace reservations (pace-reserve-3, pace-reserve-safe-6) read the codes they share. */
+export const paceReservationCases = {
+  OK: (waitMs: number): PaceReservation => ({ reserved: true, waitMs }),
+  ACCOUNT_WAIT: (waitMs: number): PaceReservation => ({ reserved: false, limitedBy: 'account', waitMs }),
+  CHAT_WAIT: (waitMs: number): PaceReservation => ({ reserved: false, limitedBy: 'chat', waitMs }),
+  NOT_HOLDER: (): PaceReservation => ({ reserved: false, lockLost: true }),
+};
+export const paceReserveReplies = scriptReplies('pace-reserve-3', paceReservationCases);
+/** pace-settle-1 (the pace's TAT, or the human gap): true when the time moved */
+export const paceSettleReplies = scriptReplies('pace-settle-1', { OK: () => true, UNCHANGED: () => false });
+/** pace-reserve-safe-6: a pace reservation, or a cap met, or a rebuild needed */
+export const safeReserveReplies = scriptReplies<SafeReservation>('pace-reserve-safe-6', {
+  ...paceReservationCases,
+  CAP_MET: (waitMs) => ({ reserved: false, limitedBy: 'cap', waitMs }),
+  REBUILD: () => ({ reserved: false, rebuild: true }),
+});
+/** pace-seed-3: true when the sends are seeded (now or before); false when the lock is not held */
+export const paceSeedReplies = scriptReplies('pace-seed-3', { OK: () => true, UNCHANGED: () => true, NOT_HOLDER: () => false });

@@ -1,0 +1,70 @@
+import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, type ChatPace } from '@metronome/redis';
+import type { Redis } from 'ioredis';
+import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
+
+// pace-reserve-3 and pace-reserve-safe-6 run one GCRA (lua/include/gcra.lua): with no human gap
+// and no caps, the safe script must reserve exactly as the plain one, call for call.
+
+let redis: Redis;
+beforeAll(() => {
+  redis = createRedis(REDIS_URL, 'test-gcra-shared');
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+const none = { gapAfterMs: 0, hourlyCap: 0, dailyCap: 0 };
+
+test('with no gap and no caps, pace-reserve-safe-6 reserves as pace-reserve-3 does (account and chat paces, waits, limits)', async () => {
+  const keys = redisKeys(uniquePrefix('gcra'));
+  const scripts = loadScripts(redis);
+  const lock = new AccountLock(scripts, keys);
+  const pace = new AccountPace(scripts, keys);
+  const plain = await lock.acquire('plain', 600_000);
+  const safe = await lock.acquire('safe', 600_000);
+  if (!plain.held || !safe.held) throw new Error('lock');
+  expect(await pace.safe.rebuild('safe', safe.token, 1, 0, [])).toBe(true);
+
+  // a fixed pseudo-random walk: clocks moving unevenly, two rates, bursts, per-chat paces, waits
+  let seed = 7;
+  const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const chats: ChatPace[] = [{ chatId: 'a', perMinute: 0 }, { chatId: 'b', perMinute: 20 }, { chatId: 'c', perMinute: 7 }];
+  let now = 1_000_000;
+  const kinds = new Set<string>();
+  for (let i = 0; i < 400; i++) {
+    now += next(900);
+    const perMinute = [60, 43][next(2)]!;
+    const burst = 1 + next(3);
+    const chat = chats[next(chats.length)]!;
+    const maxWaitMs = [0, 500, 2_500][next(3)]!;
+    const a = await pace.reserve('plain', plain.token, now, perMinute, burst, chat, maxWaitMs);
+    const b = await pace.safe.reserve('safe', safe.token, now, perMinute, burst, chat, maxWaitMs, none);
+    expect({ i, reservation: b }).toEqual({ i, reservation: a });
+    kinds.add('limitedBy' in a ? a.limitedBy : String(a.reserved));
+  }
+  // the walk met every answer a reservation can give here
+  expect([...kinds].sort()).toEqual(['account', 'chat', 'true']);
+});
+
+test('one settle script moves the pace and the human gap alike: forward only, and the next reservation waits for it', async () => {
+  const keys = redisKeys(uniquePrefix('settle'));
+  const scripts = loadScripts(redis);
+  const pace = new AccountPace(scripts, keys);
+  const held = await new AccountLock(scripts, keys).acquire('acc', 600_000);
+  if (!held.held) throw new Error('lock');
+  const chat = { chatId: 'c', perMinute: 0 };
+  const t0 = 2_000_000;
+  expect(await pace.safe.rebuild('acc', held.token, t0, 0, [])).toBe(true);
+
+  // the pace (pace-reserve-3's TAT): settled to t0 + 5 s, then not back to t0 + 1 s
+  await pace.settle('acc', t0, t0 + 5_000);
+  await pace.settle('acc', t0, t0 + 1_000);
+  expect(Number(await redis.get(keys.accountPace('acc')))).toBe(t0 + 5_000);
+  expect(await pace.reserve('acc', held.token, t0, 60, 1, chat, 0)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 5_000 });
+
+  // the human gap (pace-reserve-safe-6): settled to t0 + 8 s, then not back to t0 + 6 s
+  await pace.safe.settleGap('acc', t0, t0 + 8_000);
+  await pace.safe.settleGap('acc', t0, t0 + 6_000);
+  expect(Number(await redis.get(keys.accountGap('acc')))).toBe(t0 + 8_000);
+  expect(await pace.safe.reserve('acc', held.token, t0, 60, 1, chat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 8_000 });
+});
