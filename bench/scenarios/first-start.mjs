@@ -32,7 +32,16 @@ export async function firstStart(env) {
         );
       }
       const createSeconds = (Date.now() - createdAt) / 1000;
-      await new Promise((r) => setTimeout(r, minutes * 60_000));
+      // the senders' queue during the burst of first runs: read once they have all started
+      await new Promise((r) => setTimeout(r, 5_000));
+      const senderSum = async (metric, labels) => (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, metric, labels)))).reduce((a, b) => a + b, 0);
+      const burst = {
+        jobs: await senderSum('metronome_job_wait_seconds_count'),
+        waitSum: await senderSum('metronome_job_wait_seconds_sum'),
+        over: (await senderSum('metronome_job_wait_seconds_count')) - (await senderSum('metronome_job_wait_seconds_bucket', 'le="0.1"')),
+        heldSum: await senderSum('metronome_job_seconds_sum'),
+      };
+      await new Promise((r) => setTimeout(r, minutes * 60_000 - 5_000));
       const runs = (await listRuns(stack, token)).filter((r) => r.startedAt);
       const firstOf = new Map();
       for (const r of runs) if (!firstOf.has(r.campaignId) || r.scheduledAt < firstOf.get(r.campaignId).scheduledAt) firstOf.set(r.campaignId, r);
@@ -43,7 +52,6 @@ export async function firstStart(env) {
       const taken = [...firstOf.values()].map((r) => (Date.parse(r.startedAt) - Math.max(Date.parse(r.createdAt), Date.parse(r.scheduledAt))) / 1000);
       // the senders' own account of their queue: jobs (first, later and continuations) that sat
       // due while every slot was busy
-      const senderSum = async (metric, labels) => (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, metric, labels)))).reduce((a, b) => a + b, 0);
       const jobs = await senderSum('metronome_job_wait_seconds_count');
       const waitedOver = jobs - (await senderSum('metronome_job_wait_seconds_bucket', 'le="0.1"'));
       const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
@@ -57,6 +65,10 @@ export async function firstStart(env) {
           'first lag max s': Math.max(...first),
           'first run created after due p99 s': percentile(created, 99),
           'first run taken after created p99 s': percentile(taken, 99),
+          'burst: sender jobs': burst.jobs,
+          'burst: jobs waiting > 0.1 s for a slot': burst.over,
+          'burst: job wait mean s': burst.waitSum / burst.jobs,
+          'burst: job held its slot mean s': burst.heldSum / burst.jobs,
           'sender jobs': jobs,
           'sender jobs waiting > 0.1 s for a slot': waitedOver,
           'sender job wait mean s': (await senderSum('metronome_job_wait_seconds_sum')) / jobs,

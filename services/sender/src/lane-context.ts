@@ -44,8 +44,10 @@ export interface LaneContext {
   firstPartMaxWaitMs: number;
   /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
   partSpacingMs: number;
-  /** claims left to try: the targets due when the job loaded its run (a claim past them would find nothing) */
-  claimable: number;
+  /** when each target the job may claim comes due (RunForSend.dueTimes); a claim past them would find nothing */
+  dueTimes: number[];
+  /** how many of `dueTimes` lanes have taken */
+  taken: number;
   /** how long a claim is leased */
   leaseMs: number;
   /** lease end of each target this job claimed, by chat id (an answer is retried until then) */
@@ -99,6 +101,16 @@ export async function pause(deps: SenderDeps, ctx: LaneContext, ms: number): Pro
       resolve();
     });
   });
+}
+
+/** Sleeps until `at` (a target's due time: never claimed before it). False when a hard stop or a drain came meanwhile. */
+export async function waitUntil(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+  for (;;) {
+    if (hardStopped(ctx.report) || deps.draining.aborted) return false;
+    const wait = at - deps.clock.now();
+    if (wait <= 0) return true;
+    await pause(deps, ctx, wait);
+  }
 }
 
 /** Wakes every sleeping lane of the job when the sender starts draining; returns the unsubscribe. */

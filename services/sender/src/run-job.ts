@@ -26,7 +26,9 @@ export interface RunJobInput {
  * can happen. Returns the job's one outcome (CONTRACT §4).
  */
 export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
-  const run = await deps.repo.loadRun(job.runId, new Date(deps.clock.now()), deps.settings.sendsPerJob);
+  // Targets due within the longest inline wait are this job's too: a run whose chats come due a
+  // few ms apart (each held by its own per-chat interval) is sent by one job, not one job a chat.
+  const run = await deps.repo.loadRun(job.runId, new Date(deps.clock.now() + deps.settings.maxInlineWaitMs), deps.settings.sendsPerJob);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';

@@ -2,7 +2,7 @@ import { pacedPerMinute } from '@metronome/core';
 import { isTransientDbError, type ClaimResult, type RunForSend, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
-import { durably, leaseLost, stopWith, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
+import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { limitsOf, settleGap } from './safe-slots.js';
@@ -45,7 +45,7 @@ export async function runLanes(
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs) + 30_000;
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
-    claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
+    dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
     limits, lastWriteAt: 0,
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
@@ -90,9 +90,9 @@ function mayClaim(deps: SenderDeps, ctx: LaneContext): boolean {
   }
   // The budget only stops new claims: chats other lanes already hold still go out.
   if (report.reserved >= deps.settings.sendsPerJob) return false;
-  // Targets that came due after the run was loaded are left to the next job: a claim beyond
-  // those due then would only spend a pace slot and a statement to find nothing.
-  if (ctx.claimable <= 0) {
+  // Targets that come due past the job's horizon are left to the next job: a claim beyond those
+  // due then would only spend a pace slot and a statement to find nothing.
+  if (ctx.taken >= ctx.dueTimes.length) {
     report.drained = true;
     return false;
   }
@@ -150,10 +150,17 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
       if (!mayClaim(deps, ctx)) return;
       // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
       report.reserved += partCount;
-      ctx.claimable--;
-      if (delivered && !firstPartAtHand(deps, ctx)) {
+      const dueAt = ctx.dueTimes[ctx.taken++]!;
+      if (delivered && (!firstPartAtHand(deps, ctx) || dueAt - deps.clock.now() > ANSWER_MAX_HOLD_MS)) {
         await writeSent(deps, ctx, [delivered]);
         delivered = null;
+      }
+      // A chat held a little longer (its own interval) is waited for before its slot is taken,
+      // so the slot is not spent early and the claim finds it due.
+      if (dueAt > deps.clock.now() && !(await waitUntil(deps, ctx, dueAt))) {
+        if (deps.draining.aborted) stopWith(report, 'drain');
+        report.reserved -= partCount;
+        return;
       }
       const first = await outgoingPart(deps, ctx, 0);
       const upload = 'failure' in first ? undefined : first.upload;

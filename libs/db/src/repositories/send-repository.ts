@@ -9,10 +9,10 @@ export class SendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * The run, its campaign and account, and how many of its targets are due now (counted up to
-   * `dueLimit`: a job claims no more than that).
+   * The run, its campaign and account, and when each of its targets due by `dueBy` comes due
+   * (the earliest `dueLimit`: a job claims no more than that).
    */
-  async loadRun(runId: string, now: Date, dueLimit: number): Promise<RunForSend | null> {
+  async loadRun(runId: string, dueBy: Date, dueLimit: number): Promise<RunForSend | null> {
     const row = await this.db
       .selectFrom('runs as r')
       .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
@@ -46,20 +46,12 @@ export class SendRepository {
         'a.hourly_cap',
         'a.daily_cap',
         'a.warmup',
-        (eb) =>
-          eb
-            .selectFrom((inner) =>
-              inner
-                .selectFrom('run_targets as t')
-                .select(sql`1`.as('one'))
-                .whereRef('t.run_id', '=', 'r.id')
-                .where('t.status', '=', 'pending')
-                .where('t.next_attempt_at', '<=', now)
-                .limit(dueLimit)
-                .as('due'),
-            )
-            .select(sql<number>`count(*)::int`.as('n'))
-            .as('due_now'),
+        sql<(Date | string)[] | null>`(
+          select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
+            select t.next_attempt_at from run_targets t
+            where t.run_id = r.id and t.status = 'pending' and t.next_attempt_at <= ${dueBy}
+            order by t.next_attempt_at limit ${dueLimit}
+          ) d)`.as('due_times'),
       ])
       .where('r.id', '=', runId)
       .executeTakeFirst();
@@ -80,7 +72,7 @@ export class SendRepository {
       timezone: row.timezone,
       windowStart: row.window_start,
       windowEnd: row.window_end,
-      dueNow: row.due_now ?? 0,
+      dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
       account: {
         id: row.account_id,
         platform: row.platform,

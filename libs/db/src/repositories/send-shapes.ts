@@ -19,8 +19,12 @@ export interface RunForSend {
   /** the campaign's current delivery window (HH:MM in `timezone`) */
   windowStart: string;
   windowEnd: string;
-  /** targets due when the run was loaded, counted up to the job's limit: the lanes claim no more */
-  dueNow: number;
+  /**
+   * When each target due by the job's horizon (now, plus the longest inline wait) comes due, ms,
+   * earliest first, up to the job's limit: the lanes claim no more, and wait inline for those
+   * not due yet rather than hand the run to another job a few ms later.
+   */
+  dueTimes: number[];
   account: {
     id: string;
     platform: Platform;
