@@ -42,9 +42,20 @@ const targetVars = z
   .refine((v) => Object.keys(v).length <= MAX_TARGET_VARS, `at most ${MAX_TARGET_VARS} variables`)
   .describe(`the values of the {{name}} tags the campaign's texts use for this chat: at most ${MAX_TARGET_VARS}, each at most ${MAX_VAR_VALUE_LENGTH} characters`);
 
+// A union reports only "invalid input" at the target; the shape the client chose (a string, or
+// an object) says which option's first problem to name, with its path inside the target.
+function targetProblem(issue: { code?: string; input?: unknown; errors?: unknown }): string | undefined {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors)) return undefined;
+  const option = typeof issue.input === 'string' ? 0 : issue.input !== null && typeof issue.input === 'object' ? 1 : -1;
+  if (option === -1) return 'expected a chat id or {chatId, vars}';
+  const first = (issue.errors[option] as { path: PropertyKey[]; message: string }[] | undefined)?.[0];
+  if (!first) return undefined;
+  return first.path.length > 0 ? `${first.path.map(String).join('.')}: ${first.message}` : first.message;
+}
+
 /** A target: a chat id, or a chat id with its variables (personal messages). */
 export const target = z
-  .union([chatId, z.strictObject({ chatId, vars: targetVars })])
+  .union([chatId, z.strictObject({ chatId, vars: targetVars })], { error: targetProblem })
   .describe(
     'a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target\'s vars; {a|b|c} sends one option, the same for a chat on every re-send of a run',
   )
