@@ -115,7 +115,7 @@ async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarge
   await spaceWrite(deps, ctx);
   const result = await ctx.transport.send(ctx.account, {
     chatId: target.chatId,
-    part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars),
+    part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars ?? null),
     partIndex: index,
     partCount: ctx.run.parts.length,
     idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,

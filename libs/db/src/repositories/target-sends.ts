@@ -5,8 +5,8 @@ export interface ClaimedTarget {
   chatId: string;
   partsSent: number;
   attempts: number;
-  /** the run's copy of the chat's variables (personal messages); null when it has none */
-  vars: Record<string, string> | null;
+  /** the run's copy of the chat's variables (personal messages); absent when it has none */
+  vars?: Record<string, string>;
 }
 
 /** A target whose last part was delivered, to be written as `sent`. */
@@ -93,7 +93,7 @@ export class TargetSendRepository {
     const row = result.rows[0]!;
     return {
       settled: row.settled > 0,
-      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, vars: row.vars } : null,
+      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, ...(row.vars !== null && { vars: row.vars }) } : null,
       firstSend: row.first_send > 0,
     };
   }
