@@ -19,7 +19,7 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   ];
   const id = await campaign(suite, token, { accountId: acc, name: 'Greetings', messages: [{ type: 'text', text: '{Hi|Hello} {{name}}' }], targets });
   const page = await open(suite, token, `#/campaigns/${id}`);
-  await page.getByRole('heading', { name: 'Greetings' }).waitFor();
+  await page.getByRole('heading', { name: 'Greetings', exact: true }).waitFor();
   const listed = await page.locator('ul.chat-vars').innerText();
   expect(listed).toContain('v-1: city=Oslo · name=Ann');
   expect(listed).toContain('v-2: name=Bo');
@@ -37,7 +37,7 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   expect(await page.locator('#targets-vars').innerText()).toContain('v-1 (city, name)');
   await field(page, 'Name').fill('Greetings again');
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.getByRole('heading', { name: 'Greetings again' }).waitFor();
+  await page.getByRole('heading', { name: 'Greetings again', exact: true }).waitFor();
   expect((await api(suite.stack, 'GET', `/v1/campaigns/${id}`, token)).body.targets).toEqual(targets);
 
   // A chat added without variables: the API's 400 names its line; the chats kept keep theirs.
@@ -49,7 +49,7 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   // One chat removed: the one left goes with its variables.
   await field(page, 'Chats (one chat id a line)').fill('v-1');
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.getByRole('heading', { name: 'Greetings again' }).waitFor();
+  await page.getByRole('heading', { name: 'Greetings again', exact: true }).waitFor();
   expect(patches).toEqual([
     { name: 'Greetings again' },
     { targets: [...targets, 'v-3'] },
