@@ -1310,8 +1310,8 @@ export interface paths {
                         schedule: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script) */
-                        targets: string[];
+                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                        targets: components["schemas"]["TargetInput"][];
                         /** @default true */
                         active?: boolean;
                         /** @default false */
@@ -1518,8 +1518,8 @@ export interface paths {
                         schedule?: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages?: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script) */
-                        targets?: string[];
+                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                        targets?: components["schemas"]["TargetInput"][];
                         active?: boolean;
                         autoResume?: boolean;
                         /** @description only the fields given change; maxLatenessSeconds null goes back to the default */
@@ -1777,8 +1777,8 @@ export interface paths {
                         schedule: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script) */
-                        targets: string[];
+                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                        targets: components["schemas"]["TargetInput"][];
                         /** @default true */
                         active?: boolean;
                         /** @default false */
@@ -3055,13 +3055,23 @@ export interface components {
         MessagePartInput: {
             /** @constant */
             type: "text";
+            /** @description may use the target's variables ({{name}}) and variations ({Hi|Hello}), see Target */
             text: string;
         } | {
             /** @constant */
             type: "media";
             /** Format: uuid */
             mediaId: string;
+            /** @description may use variables and variations, as a text */
             caption?: string;
+        };
+        /** @description a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run */
+        TargetInput: string | {
+            chatId: string;
+            /** @description the values of the {{name}} tags the campaign's texts use for this chat: at most 50, each at most 1000 characters */
+            vars: {
+                [key: string]: string;
+            };
         };
         CatchUpInput: {
             /**
@@ -3117,7 +3127,13 @@ export interface components {
                 mediaId: string;
                 caption?: string;
             })[];
-            targets: string[];
+            /** @description as given: chat ids stay strings, targets given with variables stay {chatId, vars} */
+            targets: (string | {
+                chatId: string;
+                vars: {
+                    [key: string]: string;
+                };
+            })[];
             active: boolean;
             autoResume: boolean;
             /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
@@ -3442,13 +3458,23 @@ export interface components {
         MessagePart: {
             /** @constant */
             type: "text";
+            /** @description may use the target's variables ({{name}}) and variations ({Hi|Hello}), see Target */
             text: string;
         } | {
             /** @constant */
             type: "media";
             /** Format: uuid */
             mediaId: string;
+            /** @description may use variables and variations, as a text */
             caption?: string;
+        };
+        /** @description a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run */
+        Target: string | {
+            chatId: string;
+            /** @description the values of the {{name}} tags the campaign's texts use for this chat: at most 50, each at most 1000 characters */
+            vars: {
+                [key: string]: string;
+            };
         };
         CatchUp: {
             /**
@@ -3504,7 +3530,13 @@ export interface components {
                 mediaId: string;
                 caption?: string;
             })[];
-            targets: string[];
+            /** @description as given: chat ids stay strings, targets given with variables stay {chatId, vars} */
+            targets: (string | {
+                chatId: string;
+                vars: {
+                    [key: string]: string;
+                };
+            })[];
             active: boolean;
             autoResume: boolean;
             /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */

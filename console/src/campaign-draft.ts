@@ -25,7 +25,19 @@ export interface Draft {
   windowEnd: string;
   active: boolean;
   autoResume: boolean;
+  /**
+   * Not an input: the variables (personal messages) of the loaded campaign's chats, set through
+   * the API. The form shows them and sends each back with its chat while the chat stays listed,
+   * so an edit in the console never loses them.
+   */
+  chatVars: Record<string, Record<string, string>>;
 }
+
+/** A target as the API shows it: a chat id, or a chat id with its variables. */
+export type Target = Campaign['targets'][number];
+
+/** A target's chat id. */
+export const chatIdOf = (t: Target): string => (typeof t === 'string' ? t : t.chatId);
 
 /** The ids of the form's inputs, in the order they appear: the first invalid one takes focus. */
 export const FIELD_ORDER = ['name', 'accountId', 'targets', 'text', 'mediaId', 'caption', 'scheduleType', 'at', 'every', 'startAt', 'expression', 'timezone', 'windowStart', 'windowEnd', 'active', 'autoResume'] as const;
@@ -41,7 +53,7 @@ export function emptyDraft(accountId = ''): Draft {
   return {
     name: '', accountId, targets: '', text: '', mediaId: '', caption: '',
     scheduleType: 'interval', at: '', every: '60', everyUnit: 'minutes', startAt: '', expression: '',
-    timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false,
+    timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false, chatVars: {},
   };
 }
 
@@ -55,7 +67,7 @@ export function draftOf(c: Campaign): Draft {
   return {
     name: c.name,
     accountId: c.accountId,
-    targets: c.targets.join('\n'),
+    targets: c.targets.map(chatIdOf).join('\n'),
     text: text?.type === 'text' ? text.text : '',
     mediaId: media?.type === 'media' ? media.mediaId : '',
     caption: media?.type === 'media' ? (media.caption ?? '') : '',
@@ -70,6 +82,7 @@ export function draftOf(c: Campaign): Draft {
     windowEnd: c.deliveryWindow.end,
     active: c.active,
     autoResume: c.autoResume,
+    chatVars: Object.fromEntries(c.targets.flatMap((t) => (typeof t === 'string' ? [] : [[t.chatId, t.vars]]))),
   };
 }
 
@@ -133,7 +146,7 @@ export function createBody(d: Draft, tenantId?: string): CampaignBody {
   return {
     name: d.name,
     accountId: d.accountId,
-    targets: targetsOf(d.targets).targets,
+    targets: targetsOf(d.targets).targets.map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
     messages: messagesOf(d).parts,
     schedule: scheduleOf(d),
     timezone: d.timezone,
@@ -144,7 +157,10 @@ export function createBody(d: Draft, tenantId?: string): CampaignBody {
   };
 }
 
-/** Only what changed between the form as loaded and as it is now. */
+/**
+ * Only what changed between the form as loaded and as it is now. Targets go only when the chat
+ * list changed, each kept chat with its variables.
+ */
 export function patchBody(before: Draft, now: Draft): CampaignPatch {
   const a = createBody(before);
   const b = createBody(now);

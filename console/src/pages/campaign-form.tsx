@@ -165,6 +165,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             <label for="targets">Chats (one chat id a line)</label>
             <textarea rows={6} spellcheck={false} {...text('targets')} />
             {note('targets')}
+            <ChatVarsNote chatVars={draft.chatVars} />
           </div>
         </fieldset>
         <fieldset>
@@ -292,5 +293,22 @@ function Schedule({ draft, text, note, set, errors }: { draft: Draft; text: Text
       </div>
       <p class="muted">Leave the window empty to send at any time of day; a close before the open crosses midnight.</p>
     </fieldset>
+  );
+}
+
+/**
+ * The loaded campaign's chat variables (personal messages), which the form does not edit: they
+ * are set through the API, and each stays with its chat while the chat stays listed.
+ */
+function ChatVarsNote({ chatVars }: { chatVars: Record<string, Record<string, string>> }) {
+  const chats = Object.keys(chatVars);
+  if (chats.length === 0) return null;
+  const shown = chats.slice(0, 5).map((c) => `${c} (${Object.keys(chatVars[c]!).sort().join(', ') || 'none'})`);
+  return (
+    <p class="muted" id="targets-vars">
+      Variables for {'{{name}}'} tags are set per chat through the API. {chats.length} of these chats have them and keep them while they stay listed:{' '}
+      {shown.join(', ')}
+      {chats.length > 5 ? `, and ${chats.length - 5} more` : ''}.
+    </p>
   );
 }

@@ -116,6 +116,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
           <dt>Chats</dt>
           <dd>{campaign.targets.length}</dd>
         </div>
+        <ChatVariables targets={campaign.targets} />
         <div>
           <dt>Messages</dt>
           <dd>{campaign.messages.map((m) => (m.type === 'text' ? m.text : `media${m.caption ? `: ${m.caption}` : ''}`)).join(' · ')}</dd>
@@ -190,3 +191,25 @@ function Confirmed({ label, question, yes, onYes }: { label: string; question: s
   );
 }
 
+const VARS_SHOWN = 100;
+
+/** Each chat's variables (personal messages) beside it, by name (stored JSON keeps no order); nothing for a campaign without any. */
+function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
+  const withVars = targets.filter((t) => typeof t !== 'string');
+  if (withVars.length === 0) return null;
+  return (
+    <div>
+      <dt>Chat variables</dt>
+      <dd>
+        <ul class="chat-vars">
+          {withVars.slice(0, VARS_SHOWN).map((t) => (
+            <li>
+              <code>{t.chatId}</code>: {Object.keys(t.vars).sort().map((name) => `${name}=${t.vars[name]}`).join(' · ') || 'none'}
+            </li>
+          ))}
+        </ul>
+        {withVars.length > VARS_SHOWN && <p class="muted">and {withVars.length - VARS_SHOWN} more chats with variables</p>}
+      </dd>
+    </div>
+  );
+}

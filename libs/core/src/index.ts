@@ -26,3 +26,5 @@ export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
 export * from './send-safety.js';
 export * from './warmup.js';
+export * from './variation.js';
+export * from './message-template.js';

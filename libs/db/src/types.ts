@@ -18,6 +18,9 @@ export type MessagePart =
   | { type: 'text'; text: string }
   | { type: 'media'; mediaId: string; caption?: string };
 
+/** A campaign's targets given with variables (personal messages): chat id → {name: value}. */
+export type TargetVarsByChat = Record<string, Record<string, string>>;
+
 export type Schedule =
   | { type: 'interval'; everySeconds: number; startAt?: string }
   | { type: 'cron'; expression: string }
@@ -96,6 +99,8 @@ export interface CampaignsTable {
   window_end: Generated<string>;
   messages: Json<MessagePart[]>;
   targets: string[];
+  /** migrations/0010: {chatId: {name: value}} for targets given with variables; null when none */
+  target_vars: ColumnType<TargetVarsByChat | null, string | null, string | null>;
   active: Generated<boolean>;
   auto_resume: Generated<boolean>;
   next_run_at: NullableTimestamp;
@@ -155,6 +160,8 @@ export interface RunTargetsTable {
   error_message: string | null;
   message_ids: Generated<string[]>;
   updated_at: Generated<Date>;
+  /** migrations/0010: the run's copy of the chat's variables (personal messages); null when none */
+  vars: ColumnType<Record<string, string> | null, string | null, string | null>;
 }
 
 export interface RunEventsTable {

@@ -1,6 +1,7 @@
 import { cronGapProblem, cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
 import type { MessagePart, Schedule } from '@metronome/db';
 import type { FieldProblem } from './errors.js';
+import { chatIdOf, personalMessageProblems, type CampaignTarget } from './personal-rules.js';
 import { storableInstant, TIME_RANGE } from './schemas/common.js';
 
 /** The parts of a campaign whose rules span fields or depend on configuration. */
@@ -9,7 +10,7 @@ export interface CampaignDraft {
   schedule: Schedule;
   deliveryWindow: DeliveryWindow;
   messages: MessagePart[];
-  targets: string[];
+  targets: CampaignTarget[];
 }
 
 /**
@@ -44,7 +45,7 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number, n
   }
 
   const seen = new Set<string>();
-  const repeated = c.targets.filter((t) => (seen.has(t) ? true : (seen.add(t), false)));
+  const repeated = c.targets.map(chatIdOf).filter((t) => (seen.has(t) ? true : (seen.add(t), false)));
   if (repeated.length > 0) {
     const shown = [...new Set(repeated)].slice(0, 5).map((t) => JSON.stringify(t));
     problems.push({ field: 'targets', message: `targets must be distinct; repeated: ${shown.join(', ')}` });

@@ -5,6 +5,7 @@ import { ownerFor, type Caller } from './caller.js';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
 import type { ApiContext } from './context.js';
 import { invalidField, validationFailed, type FieldProblem } from './errors.js';
+import { personalMessageProblems } from './personal-rules.js';
 import type { CreateCampaignBody } from './schemas/campaigns.js';
 
 /** A create body that passed every rule: whose it is, the campaign as stored, its first occurrence. */
@@ -30,7 +31,11 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     messages: body.messages,
     targets: body.targets,
   };
-  const problems = [...campaignProblems(draft, ctx.config.minIntervalSeconds, now), ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft))];
+  const problems = [
+    ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
+    ...personalMessageProblems(draft.messages, draft.targets),
+    ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
+  ];
   if (problems.length > 0) throw validationFailed(problems);
   return { tenantId, draft, nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null };
 }

@@ -2,6 +2,7 @@ import type { SendLimits, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
+import type { PartTemplates } from './personal-parts.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
 export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
@@ -66,6 +67,8 @@ export interface LaneContext {
   limits: SendLimits | null;
   /** when this job last wrote a request (0: not yet), for the least gap between two */
   lastWriteAt: number;
+  /** each part's compiled text or caption (personal messages); null entries are plain */
+  templates: PartTemplates;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

@@ -1,10 +1,11 @@
 import { pacedPerMinute } from '@metronome/core';
-import { isTransientDbError, type ClaimResult, type RunForSend, type SentSettlement } from '@metronome/db';
+import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSend, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
+import { compileParts } from './personal-parts.js';
 import { limitsOf, settleGap } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 
@@ -46,7 +47,7 @@ export async function runLanes(
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0,
+    limits, lastWriteAt: 0, templates: compileParts(run.parts),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -246,7 +247,7 @@ async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSe
 }
 
 /** Sends a target claimed at its slot, its first part prepared before the claim. */
-async function sendClaimed(deps: SenderDeps, ctx: LaneContext, target: { chatId: string; partsSent: number; attempts: number }, first: PreparedPart): Promise<SentSettlement | null> {
+async function sendClaimed(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, first: PreparedPart): Promise<SentSettlement | null> {
   const upload = 'failure' in first ? undefined : first.upload;
   if (target.partsSent > 0) {
     // A chat some of whose parts went out earlier: its next part is not the one prepared. It

@@ -6,6 +6,7 @@ import { durably, hardStopped, pause, stopWith, windowClosed, type LaneContext }
 import type { MediaUpload } from './media-refs.js';
 import { reserveSlot, spaceWrite, waitForSlot } from './pace-slots.js';
 import { applyResult, releaseTarget } from './part-result.js';
+import { personalPart } from './personal-parts.js';
 
 /** A part ready to go: what to send, and the duty to report a media's first upload. */
 export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure };
@@ -114,7 +115,7 @@ async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarge
   await spaceWrite(deps, ctx);
   const result = await ctx.transport.send(ctx.account, {
     chatId: target.chatId,
-    part: part.part,
+    part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars ?? null),
     partIndex: index,
     partCount: ctx.run.parts.length,
     idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,

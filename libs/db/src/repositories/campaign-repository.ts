@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
+import type { CatchUpPolicy, DB, MessagePart, Schedule, TargetVarsByChat } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** A live (not deleted) campaign with its latest run. */
@@ -13,7 +13,10 @@ export interface CampaignRow {
   windowStart: string;
   windowEnd: string;
   messages: MessagePart[];
+  /** chat ids, in order */
   targets: string[];
+  /** variables of the targets given as {chatId, vars}, by chat id; null when none was */
+  targetVars: TargetVarsByChat | null;
   active: boolean;
   autoResume: boolean;
   nextRunAt: Date | null;
@@ -46,6 +49,7 @@ export interface NewCampaignRow {
   windowEnd: string;
   messages: MessagePart[];
   targets: string[];
+  targetVars: TargetVarsByChat | null;
   active: boolean;
   autoResume: boolean;
   nextRunAt: Date | null;
@@ -61,7 +65,9 @@ export interface CampaignChanges {
   windowStart?: string;
   windowEnd?: string;
   messages?: MessagePart[];
+  /** with `targetVars`: a new target list replaces both */
   targets?: string[];
+  targetVars?: TargetVarsByChat | null;
   active?: boolean;
   autoResume?: boolean;
   /** a new next occurrence also ends any catch-up backlog (catch_up_through) */
@@ -85,6 +91,7 @@ interface Raw {
   window_end: string;
   messages: MessagePart[];
   targets: string[];
+  target_vars: TargetVarsByChat | null;
   active: boolean;
   auto_resume: boolean;
   next_run_at: Date | null;
@@ -104,7 +111,7 @@ interface Raw {
 
 // Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
-  c.messages, c.targets, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
+  c.messages, c.targets, c.target_vars, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
   c.catch_up_policy, c.catch_up_max_lateness_seconds, c.catch_up_through, c.skipped_count, c.last_skipped_at,
   to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
   (select r.id from runs r where r.campaign_id = c.id order by r.created_at desc, r.id desc limit 1) as last_run_id,
@@ -122,6 +129,7 @@ function toCampaign(c: Raw): CampaignRow {
     windowEnd: c.window_end,
     messages: c.messages,
     targets: c.targets,
+    targetVars: c.target_vars,
     active: c.active,
     autoResume: c.auto_resume,
     nextRunAt: c.next_run_at,
@@ -140,6 +148,10 @@ function toCampaign(c: Raw): CampaignRow {
   };
 }
 
+function varsJson(v: TargetVarsByChat | null): string | null {
+  return v === null ? null : JSON.stringify(v);
+}
+
 function scope(tenantId: string | null) {
   return tenantId === null ? sql`true` : sql`c.tenant_id = ${tenantId}::uuid`;
 }
@@ -151,9 +163,9 @@ export class CampaignRepository {
   async create(c: NewCampaignRow, now: Date): Promise<CampaignRow> {
     const result = await sql<Raw>`
       insert into campaigns as c (tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages,
-        targets, active, auto_resume, next_run_at, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
+        targets, target_vars, active, auto_resume, next_run_at, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
       values (${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
-        ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${c.active},
+        ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb, ${c.active},
         ${c.autoResume}, ${c.nextRunAt}, ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now})
       returning ${COLUMNS}
     `.execute(this.db);
@@ -201,6 +213,7 @@ export class CampaignRepository {
     if (changes.windowEnd !== undefined) sets.push(sql`window_end = ${changes.windowEnd}`);
     if (changes.messages !== undefined) sets.push(sql`messages = ${JSON.stringify(changes.messages)}::jsonb`);
     if (changes.targets !== undefined) sets.push(sql`targets = ${changes.targets}::text[]`);
+    if (changes.targetVars !== undefined) sets.push(sql`target_vars = ${varsJson(changes.targetVars)}::jsonb`);
     if (changes.active !== undefined) sets.push(sql`active = ${changes.active}`);
     if (changes.autoResume !== undefined) sets.push(sql`auto_resume = ${changes.autoResume}`);
     if (changes.nextRunAt !== undefined) sets.push(sql`next_run_at = ${changes.nextRunAt}`, sql`catch_up_through = null`);

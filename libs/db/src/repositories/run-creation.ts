@@ -18,7 +18,8 @@ export interface NewRun {
 
 /**
  * Inserts runs and all their targets in two statements, whatever the number of runs.
- * Targets come from each campaign's current target list; for an interval campaign each one is
+ * Targets come from each campaign's current target list, each with its own copy of its chat's
+ * variables (personal messages: later edits of the campaign do not change the run's texts); for an interval campaign each one is
  * held until its chat's interval gate (no chat receives the campaign twice less than
  * everySeconds apart), unless the run ignores the interval. A run whose (campaign, scheduledAt)
  * already exists, or whose campaign already has an open run, is not created; the ids of the
@@ -50,9 +51,10 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
   // Each target starts no earlier than its chat's interval gate (migrations/0002); 'epoch' (what
   // the gate answers when nothing holds a chat back) for a run that ignores the interval.
   await sql`
-    insert into run_targets (run_id, chat_id, next_attempt_at)
+    insert into run_targets (run_id, chat_id, next_attempt_at, vars)
     select r.id, t.chat_id,
-      case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end
+      case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
+      c.target_vars -> t.chat_id
     from runs r
     join campaigns c on c.id = r.campaign_id
     cross join lateral unnest(c.targets) as t(chat_id)

@@ -302,8 +302,8 @@ export class SendRepository {
    * while `owner` holds the target's lease: the target is renamed to `newChatId` and goes back
    * to `pending`, due at once, its attempts and delivered parts unchanged ('moved'); or, when
    * `newChatId` already is a target of the run, it becomes `skipped` so that chat is not sent
-   * to twice ('skipped'). Either way the campaign's `targets` follow, so later runs use the new
-   * id. 'lost' when the lease was lost meanwhile (nothing changes).
+   * to twice ('skipped'). Either way the campaign's `targets` (and the chat's variables) follow,
+   * so later runs use the new id; the run's own row keeps its variables as it is renamed. 'lost' when the lease was lost meanwhile (nothing changes).
    */
   async moveTarget(
     runId: string,
@@ -338,6 +338,10 @@ export class SendRepository {
         update campaigns c
         set targets = case when ${newChatId}::text = any(c.targets) then array_remove(c.targets, ${chatId}::text)
           else array_replace(c.targets, ${chatId}::text, ${newChatId}::text) end,
+          -- the old id's variables follow it to the new id, unless the new id is a target already (it keeps its own)
+          target_vars = case when c.target_vars is null or not c.target_vars ? ${chatId}::text then c.target_vars
+            when ${newChatId}::text = any(c.targets) then c.target_vars - ${chatId}::text
+            else (c.target_vars - ${chatId}::text) || jsonb_build_object(${newChatId}::text, c.target_vars -> ${chatId}::text) end,
           updated_at = ${now}
         where c.id = ${campaignId} and ${chatId}::text = any(c.targets) and exists (select 1 from held)
         returning c.id

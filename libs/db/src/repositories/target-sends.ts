@@ -5,6 +5,8 @@ export interface ClaimedTarget {
   chatId: string;
   partsSent: number;
   attempts: number;
+  /** the run's copy of the chat's variables (personal messages); absent when it has none */
+  vars?: Record<string, string>;
 }
 
 /** A target whose last part was delivered, to be written as `sent`. */
@@ -54,7 +56,7 @@ export class TargetSendRepository {
   async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
     // Once the run's first send is stamped the statement leaves that part out (less to plan).
     const stampFirstSend = sending && !firstSendKnown;
-    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null }>`
+    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null }>`
       with settled as (
         update run_targets
         set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
@@ -74,7 +76,7 @@ export class TargetSendRepository {
           limit 1
           for update skip locked
         )
-        returning t.chat_id, t.parts_sent, t.attempts
+        returning t.chat_id, t.parts_sent, t.attempts, t.vars
       )${
         stampFirstSend
           ? sql`, first_send as (
@@ -85,13 +87,13 @@ export class TargetSendRepository {
           : sql``
       }
       select (select count(*) from settled)::int as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
-        c.chat_id, c.parts_sent, c.attempts
+        c.chat_id, c.parts_sent, c.attempts, c.vars
       from (select 1) as one left join claimed c on true
     `.execute(this.db);
     const row = result.rows[0]!;
     return {
       settled: row.settled > 0,
-      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0 } : null,
+      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, ...(row.vars !== null && { vars: row.vars }) } : null,
       firstSend: row.first_send > 0,
     };
   }

@@ -8,6 +8,7 @@ import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { notFound, validationFailed } from '../errors.js';
 import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
+import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
 import { nudgeIfDue } from '../scheduler-nudge.js';
@@ -44,7 +45,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
             windowStart: draft.deliveryWindow.start,
             windowEnd: draft.deliveryWindow.end,
             messages: draft.messages,
-            targets: draft.targets,
+            ...storedTargets(draft.targets),
             active: body.active,
             autoResume: body.autoResume,
             nextRunAt,
@@ -106,11 +107,14 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           schedule: patch.schedule ? normaliseSchedule(patch.schedule) : current.schedule,
           deliveryWindow: patch.deliveryWindow ?? { start: current.windowStart, end: current.windowEnd },
           messages: patch.messages ?? current.messages,
-          targets: patch.targets ?? current.targets,
+          targets: patch.targets ?? givenTargets(current.targets, current.targetVars),
         };
         const now = ctx.now();
         const problems = [
           ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
+          // Only when the texts or targets change: an edit of anything else never refuses a
+          // campaign saved before templates were checked.
+          ...(patch.messages !== undefined || patch.targets !== undefined ? personalMessageProblems(draft.messages, draft.targets) : []),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
         ];
         if (problems.length > 0) throw validationFailed(problems);
@@ -121,7 +125,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.schedule !== undefined && { schedule: draft.schedule }),
           ...(patch.deliveryWindow !== undefined && { windowStart: draft.deliveryWindow.start, windowEnd: draft.deliveryWindow.end }),
           ...(patch.messages !== undefined && { messages: draft.messages }),
-          ...(patch.targets !== undefined && { targets: draft.targets }),
+          ...(patch.targets !== undefined && storedTargets(draft.targets)),
           ...(patch.active !== undefined && { active: patch.active }),
           ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
           ...(patch.catchUp?.policy !== undefined && { catchUpPolicy: patch.catchUp.policy }),

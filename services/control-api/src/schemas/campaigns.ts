@@ -1,6 +1,7 @@
-import { CATCH_UP_ALL_LIMIT, MAX_LATENESS_SECONDS, scheduleInWords } from '@metronome/core';
+import { CATCH_UP_ALL_LIMIT, MAX_LATENESS_SECONDS, MAX_TARGET_VARS, MAX_VAR_VALUE_LENGTH, scheduleInWords, VAR_NAME } from '@metronome/core';
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
+import { givenTargets } from '../personal-rules.js';
 import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeInput } from './common.js';
 
 export const MAX_PARTS = 10;
@@ -27,10 +28,38 @@ export const deliveryWindow = z
 
 export const messagePart = z
   .discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('text'), text: text(1, 4096) }),
-    z.strictObject({ type: z.literal('media'), mediaId: id, caption: text(0, 1024).optional() }),
+    z.strictObject({
+      type: z.literal('text'),
+      text: text(1, 4096).describe("may use the target's variables ({{name}}) and variations ({Hi|Hello}), see Target"),
+    }),
+    z.strictObject({ type: z.literal('media'), mediaId: id, caption: text(0, 1024).optional().describe('may use variables and variations, as a text') }),
   ])
   .meta({ id: 'MessagePart' });
+
+/** A target's variables for personal messages: name → value. */
+const targetVars = z
+  .record(z.string().regex(VAR_NAME, 'a variable name is letters, digits and _, not starting with a digit, at most 64 characters'), text(0, MAX_VAR_VALUE_LENGTH))
+  .refine((v) => Object.keys(v).length <= MAX_TARGET_VARS, `at most ${MAX_TARGET_VARS} variables`)
+  .describe(`the values of the {{name}} tags the campaign's texts use for this chat: at most ${MAX_TARGET_VARS}, each at most ${MAX_VAR_VALUE_LENGTH} characters`);
+
+// A union reports only "invalid input" at the target; the shape the client chose (a string, or
+// an object) says which option's first problem to name, with its path inside the target.
+function targetProblem(issue: { code?: string; input?: unknown; errors?: unknown }): string | undefined {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors)) return undefined;
+  const option = typeof issue.input === 'string' ? 0 : issue.input !== null && typeof issue.input === 'object' ? 1 : -1;
+  if (option === -1) return 'expected a chat id or {chatId, vars}';
+  const first = (issue.errors[option] as { path: PropertyKey[]; message: string }[] | undefined)?.[0];
+  if (!first) return undefined;
+  return first.path.length > 0 ? `${first.path.map(String).join('.')}: ${first.message}` : first.message;
+}
+
+/** A target: a chat id, or a chat id with its variables (personal messages). */
+export const target = z
+  .union([chatId, z.strictObject({ chatId, vars: targetVars })], { error: targetProblem })
+  .describe(
+    'a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target\'s vars; {a|b|c} sends one option, the same for a chat on every re-send of a run',
+  )
+  .meta({ id: 'Target' });
 
 const catchUpPolicy = z
   .enum(['skip', 'latest', 'all'])
@@ -57,10 +86,10 @@ const fields = {
   deliveryWindow,
   messages: z.array(messagePart).min(1).max(MAX_PARTS),
   targets: z
-    .array(chatId)
+    .array(target)
     .min(1)
     .max(MAX_TARGETS)
-    .describe('distinct chat ids, each 1–256 printable characters (no control characters; any script)'),
+    .describe('distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars})'),
   active: z.boolean(),
   autoResume: z.boolean(),
 };
@@ -115,7 +144,9 @@ export const campaign = z
         z.object({ type: z.literal('media'), mediaId: id, caption: z.string().optional() }),
       ]),
     ),
-    targets: z.array(z.string()),
+    targets: z
+      .array(z.union([z.string(), z.object({ chatId: z.string(), vars: z.record(z.string(), z.string()) })]))
+      .describe('as given: chat ids stay strings, targets given with variables stay {chatId, vars}'),
     nextRunAt: time
       .nullable()
       .describe('the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so)'),
@@ -168,7 +199,7 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     deliveryWindow: { start: c.windowStart, end: c.windowEnd },
     scheduleText: scheduleInWords(c.schedule, { start: c.windowStart, end: c.windowEnd }, c.timezone),
     messages: c.messages,
-    targets: c.targets,
+    targets: givenTargets(c.targets, c.targetVars),
     active: c.active,
     autoResume: c.autoResume,
     nextRunAt: shownInstant(c.nextRunAt),

@@ -1,0 +1,87 @@
+import { compileText, missingVariable, renderText, type MessageTemplate } from './message-template.js';
+
+const key = { runId: '3f1c2a5e-0000-4000-8000-000000000001', chatId: 'chat-1', partIndex: 0 };
+
+function compiled(text: string): MessageTemplate {
+  const c = compileText(text);
+  if (!c.ok || c.template === null) throw new Error(`not a template: ${text}`);
+  return c.template;
+}
+
+describe('compileText', () => {
+  it('leaves plain texts uncompiled', () => {
+    expect(compileText('Hello all')).toEqual({ ok: true, template: null });
+    expect(compileText('Price {in} EUR')).toEqual({ ok: true, template: null });
+  });
+
+  it('lists the variables a text uses, options included', () => {
+    expect(compiled('{Hi|Hello} {{name}}, see you in {{city}} ({{name}})').variables).toEqual(['name', 'city']);
+    expect(compiled('{Hi {{first}}|Hello {{last}}}').variables).toEqual(['first', 'last']);
+    expect(compiled('{Hi|Hello}').variables).toEqual([]);
+  });
+
+  it.each([
+    ['{{#vip}}Dear{{/vip}}', '{{#vip}}'],
+    ['{{^vip}}x{{/vip}}', '{{^vip}}'],
+    ['{{> footer}}', '{{>footer}}'],
+    ['{{! note}}', '{{!note}}'],
+    ['{{{name}}}', '{{&name}}'],
+    ['{{&name}}', '{{&name}}'],
+    ['{{=<% %>=}}', '{{='],
+  ])('refuses %p (logic-less: plain variables only)', (text, shown) => {
+    const c = compileText(text);
+    expect(c.ok).toBe(false);
+    if (!c.ok) expect(c.problem).toContain(shown);
+  });
+
+  it.each(['{{user.name}}', '{{1st}}', '{{.}}'])('refuses %p: not a variable name', (text) => {
+    expect(compileText(text)).toMatchObject({ ok: false, problem: expect.stringContaining('variable name') });
+  });
+
+  it('refuses an unclosed tag', () => {
+    expect(compileText('Hello {{name')).toMatchObject({ ok: false, problem: expect.stringContaining('not a valid template') });
+  });
+});
+
+describe('renderText', () => {
+  it('puts each chat its own values, as given (no HTML escaping)', () => {
+    const t = compiled('Hello {{name}} from {{city}}');
+    expect(renderText(t, key, { name: 'Ann & <Bo>', city: 'Oslo' })).toBe('Hello Ann & <Bo> from Oslo');
+    expect(renderText(t, { ...key, chatId: 'chat-2' }, { name: 'Ola', city: 'Bergen' })).toBe('Hello Ola from Bergen');
+  });
+
+  it('renders the same text for the same (run, chat), whatever else happened between', () => {
+    const t = compiled('{Hi|Hello|Hey|Howdy} {{name}}, {see you|bye|ciao}');
+    const first = renderText(t, key, { name: 'Ann' });
+    for (let i = 0; i < 20; i++) renderText(t, { ...key, chatId: `other-${i}` }, { name: 'X' });
+    expect(renderText(t, key, { name: 'Ann' })).toBe(first);
+  });
+
+  it('gives different chats different variations across a large sample', () => {
+    const t = compiled('{Hi|Hello|Hey}');
+    const seen = new Map<string, number>();
+    for (let i = 0; i < 600; i++) {
+      const text = renderText(t, { ...key, chatId: `chat-${i}` }, null);
+      seen.set(text, (seen.get(text) ?? 0) + 1);
+    }
+    expect([...seen.keys()].sort()).toEqual(['Hello', 'Hey', 'Hi']);
+    for (const n of seen.values()) expect(n).toBeGreaterThan(120);
+  });
+
+  it('keeps a tag the chat has no value for as written', () => {
+    expect(renderText(compiled('Code {{code}}'), key, null)).toBe('Code {{code}}');
+  });
+
+  it('never reaches inherited properties', () => {
+    expect(renderText(compiled('{{constructor}}'), key, {})).toBe('{{constructor}}');
+  });
+});
+
+describe('missingVariable', () => {
+  it('names the first variable a target lacks', () => {
+    expect(missingVariable(['name', 'city'], { name: 'Ann' })).toBe('city');
+    expect(missingVariable(['name'], null)).toBe('name');
+    expect(missingVariable(['name'], { name: '' })).toBeNull();
+    expect(missingVariable(['toString'], {})).toBe('toString');
+  });
+});
