@@ -25,4 +25,5 @@ export * from './webhook-retry.js';
 export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
 export * from './send-safety.js';
+export * from './opt-out.js';
 export * from './warmup.js';

@@ -47,6 +47,8 @@ export interface AccountsTable {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: ColumnType<AccountWarmup | null, string | null, string | null>;
+  /** migrations/0011: replies that opt a chat out (WhatsApp); empty: none */
+  opt_out_keywords: Generated<string[]>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

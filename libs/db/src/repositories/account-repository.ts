@@ -19,6 +19,8 @@ export interface AccountRow {
   hourlyCap: number | null;
   dailyCap: number | null;
   warmup: AccountWarmup | null;
+  /** replies that opt a chat out (migrations/0011); empty: none */
+  optOutKeywords: string[];
   createdAt: Date;
   cursorAt: string;
 }
@@ -36,6 +38,7 @@ export interface AccountSafety {
   hourlyCap?: number | null;
   dailyCap?: number | null;
   warmup?: AccountWarmup | null;
+  optOutKeywords?: string[];
 }
 
 export interface NewAccountRow {
@@ -75,6 +78,7 @@ const COLUMNS = [
   'hourly_cap',
   'daily_cap',
   'warmup',
+  'opt_out_keywords',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -94,6 +98,7 @@ type Raw = {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: AccountWarmup | null;
+  opt_out_keywords: string[];
   created_at: Date;
   cursor_at: string;
 };
@@ -113,6 +118,7 @@ function toAccount(a: Raw): AccountRow {
     hourlyCap: a.hourly_cap,
     dailyCap: a.daily_cap,
     warmup: a.warmup,
+    optOutKeywords: a.opt_out_keywords,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
@@ -125,6 +131,7 @@ function safetyColumns(s: AccountSafety) {
     ...(s.hourlyCap !== undefined && { hourly_cap: s.hourlyCap }),
     ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
     ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
+    ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { DEFAULT_WARMUP_STEPS, defaultSendDelay, processSecrets, seal } from '@metronome/core';
+import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, processSecrets, seal } from '@metronome/core';
 import type { AccountStatus, AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
@@ -35,6 +35,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const body = req.body;
       const tenantId = ownerFor(req.caller, body.tenantId);
       if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
+      checkOptOutKeywords(body.platform, body.optOutKeywords);
       const created = await ctx.accounts.create({
         tenantId,
         platform: body.platform,
@@ -50,6 +51,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           hourlyCap: body.hourlyCap ?? null,
           dailyCap: body.dailyCap ?? null,
           warmup: storedWarmup(body.warmup, ctx.now()),
+          optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
         },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
@@ -94,8 +96,11 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     async (req) => {
       const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
-      const current = credentials || changes.status === 'active' ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
-      if ((credentials || changes.status === 'active') && !current) throw notFound('account');
+      // The platform decides whether opt-out keywords apply: only a non-empty list needs it.
+      const needsCurrent = credentials || changes.status === 'active' || (changes.optOutKeywords?.length ?? 0) > 0;
+      const current = needsCurrent ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
+      if (needsCurrent && !current) throw notFound('account');
+      if (current) checkOptOutKeywords(current.platform, changes.optOutKeywords);
       // A disconnected WhatsApp account was logged out or never paired: only pairing brings it back.
       if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
@@ -177,6 +182,14 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     },
   );
 };
+
+/**
+ * Only WhatsApp accounts read replies: a non-empty list for another platform would promise an
+ * opt-out that never happens, so it is refused (400 naming the field) rather than ignored.
+ */
+function checkOptOutKeywords(platform: string, keywords: string[] | undefined): void {
+  if (keywords?.length && platform !== 'whatsapp') throw invalidField('optOutKeywords', `a ${platform} account reads no replies: only [] is accepted`);
+}
 
 /** A warm-up as stored: its start (now when not given) and its steps (the documented ramp when not given). */
 function storedWarmup(w: WarmupInput | null | undefined, now: Date): AccountWarmup | null {
