@@ -34,6 +34,7 @@ describe('accounts', () => {
       hourlyCap: null,
       dailyCap: null,
       warmup: null,
+      optOutKeywords: [],
       createdAt: expect.any(String),
     });
   });
