@@ -48,6 +48,8 @@ export function fakeBoom(message: string, opts: { statusCode?: number; data?: un
 export class FakeWhatsAppNetwork {
   readonly messages: FakeMessage[] = [];
   readonly uploads: FakeUpload[] = [];
+  /** every presence update an account sent to a chat (typing: `composing`), with the fake clock's time */
+  readonly presences: { accountId: string; jid: string; presence: string; at: number }[] = [];
   readonly groupLookups: { accountId: string; jid: string }[] = [];
   readonly sockets: FakeWhatsAppSocket[] = [];
   /** retry receipts: a recipient's device could not decrypt a message and asked for it again */
@@ -320,6 +322,12 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     const text = (content as Extract<AnyMessageContent, { text: string }>).text;
     await this.deliver(jid, { text }, options?.messageId);
     return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } };
+  };
+
+  sendPresenceUpdate: WhatsAppSocket['sendPresenceUpdate'] = async (presence, jid) => {
+    this.assertOpen();
+    // As WhatsApp: a presence is a frame the server takes without an answer.
+    this.network.presences.push({ accountId: this.accountId, jid: jid ?? '', presence, at: this.network.clock.now() });
   };
 
   relayMessage: WhatsAppSocket['relayMessage'] = async (jid, message, options) => {

@@ -26,4 +26,5 @@ export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
 export * from './send-safety.js';
 export * from './opt-out.js';
+export * from './typing.js';
 export * from './warmup.js';

@@ -64,6 +64,8 @@ export interface LaneContext {
   limits: SendLimits | null;
   /** when this job last wrote a request (0: not yet), for the least gap between two */
   lastWriteAt: number;
+  /** the job's first send follows a platform wait that just ended: it goes without typing (typing.ts) */
+  skipTypingOnce: boolean;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, AccountWarmup, DB, Platform } from '../types.js';
+import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** An account without its credentials: nothing read here can leak them. */
@@ -21,6 +21,8 @@ export interface AccountRow {
   warmup: AccountWarmup | null;
   /** replies that opt a chat out (migrations/0011); empty: none */
   optOutKeywords: string[];
+  /** typing before each message (migrations/0011); null: none */
+  typing: AccountTyping | null;
   createdAt: Date;
   cursorAt: string;
 }
@@ -39,6 +41,7 @@ export interface AccountSafety {
   dailyCap?: number | null;
   warmup?: AccountWarmup | null;
   optOutKeywords?: string[];
+  typing?: AccountTyping | null;
 }
 
 export interface NewAccountRow {
@@ -79,6 +82,7 @@ const COLUMNS = [
   'daily_cap',
   'warmup',
   'opt_out_keywords',
+  'typing',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -99,6 +103,7 @@ type Raw = {
   daily_cap: number | null;
   warmup: AccountWarmup | null;
   opt_out_keywords: string[];
+  typing: AccountTyping | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -119,6 +124,7 @@ function toAccount(a: Raw): AccountRow {
     dailyCap: a.daily_cap,
     warmup: a.warmup,
     optOutKeywords: a.opt_out_keywords,
+    typing: a.typing,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
@@ -132,6 +138,7 @@ function safetyColumns(s: AccountSafety) {
     ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
     ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
     ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
+    ...(s.typing !== undefined && { typing: s.typing === null ? null : JSON.stringify(s.typing) }),
   };
 }
 

@@ -46,6 +46,7 @@ export class SendRepository {
         'a.hourly_cap',
         'a.daily_cap',
         'a.warmup',
+        'a.typing',
         (eb) =>
           eb
             .selectFrom((inner) =>
@@ -95,6 +96,7 @@ export class SendRepository {
         hourlyCap: row.hourly_cap,
         dailyCap: row.daily_cap,
         warmup: row.warmup,
+        typing: row.typing,
       },
     };
   }

@@ -36,6 +36,7 @@ export interface WhatsAppSocket {
   };
   user: { id: string } | undefined;
   sendMessage: WASocket['sendMessage'];
+  sendPresenceUpdate: WASocket['sendPresenceUpdate'];
   relayMessage: WASocket['relayMessage'];
   groupMetadata: WASocket['groupMetadata'];
   requestPairingCode: WASocket['requestPairingCode'];

@@ -54,6 +54,13 @@ const warmupInput = z
   })
   .describe("a daily cap that grows with the account's age; the effective daily cap is the lower of dailyCap and today's");
 export type WarmupInput = z.infer<typeof warmupInput>;
+// Typing first (CONTRACT §3, accounts): the chat sees the account typing before each message.
+const typing = z
+  .strictObject({
+    charsPerSecond: z.number().int().min(1).max(1_000).describe('characters of text (a caption) typed per second'),
+    maxSeconds: z.number().int().min(1).max(20).describe('the longest typing before one message; a media without caption types 1.5 s'),
+  })
+  .describe('whatsapp: presence "composing"; telegram: sendChatAction; inside the pace, never after a wait the platform imposed');
 // Opt-out by reply (CONTRACT §3, accounts): whole replies, compared trimmed and case-insensitively.
 const optOutKeywords = z
   .array(z.string().trim().min(1).max(64))
@@ -69,6 +76,7 @@ const common = {
   dailyCap: dailyCap.nullable().optional(),
   warmup: warmupInput.nullable().optional(),
   optOutKeywords: optOutKeywords.optional().describe('default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http'),
+  typing: typing.nullable().optional().describe('default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only'),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
 };
 
@@ -99,6 +107,7 @@ export const patchAccountBody = z.strictObject({
   dailyCap: dailyCap.nullable().optional().describe('null: none'),
   warmup: warmupInput.nullable().optional().describe('null: none; a new object replaces the warm-up (startedAt defaults to now)'),
   optOutKeywords: optOutKeywords.optional().describe('replaces the list; [] = off'),
+  typing: typing.nullable().optional().describe('null: none'),
   credentials: z
     .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
@@ -131,6 +140,7 @@ export const account = z
       })
       .nullable(),
     optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
+    typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -163,6 +173,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
       capToday: warmupCapToday({ startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps }, now),
     },
     optOutKeywords: a.optOutKeywords,
+    typing: a.typing,
     createdAt: iso(a.createdAt),
   };
 }
