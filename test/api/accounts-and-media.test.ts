@@ -35,6 +35,7 @@ describe('accounts', () => {
       dailyCap: null,
       warmup: null,
       optOutKeywords: [],
+      typing: null,
       createdAt: expect.any(String),
     });
   });

@@ -47,7 +47,7 @@ export async function runLanes(
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
     claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0, skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now()),
+    limits, lastWriteAt: 0, skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.

@@ -14,15 +14,13 @@ import type { PreparedPart } from './send-parts.js';
 // transports that show none, never come here: their sends take no extra step.
 
 /**
- * A job that starts this soon after the account's platform wait (flood wait, rate-overlimit)
- * ended sends its first part without typing: the wait was the platform's, and typing would add
- * to it. Jobs are due at the wait's end, so they start well within this.
+ * Whether the job's first send follows a platform wait (flood wait, rate-overlimit) that just
+ * ended: the job starts within `withinMs` (1 s, or SENDER_MAX_INLINE_WAIT_MS if longer) of the wait's end, as the
+ * job deferred by the wait does (it is due at the end). That send goes without typing: the wait
+ * was the platform's, and typing would add to it. A continuation due later (a pace slot) types.
  */
-const AFTER_WAIT_MS = 60_000;
-
-/** Whether the job's first send follows a platform wait that just ended (set once per job, by runLanes). */
-export function followsPlatformWait(blockedUntil: Date | null, now: number): boolean {
-  return blockedUntil !== null && blockedUntil.getTime() <= now && now - blockedUntil.getTime() < AFTER_WAIT_MS;
+export function followsPlatformWait(blockedUntil: Date | null, now: number, withinMs: number): boolean {
+  return blockedUntil !== null && blockedUntil.getTime() <= now && now - blockedUntil.getTime() <= withinMs;
 }
 
 /**
