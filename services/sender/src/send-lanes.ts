@@ -43,7 +43,9 @@ export async function runLanes(
   const firstPartMaxWaitMs = deps.settings.maxInlineWaitMs + (lanes - 1) * intervalMs;
   const chatPerMinute = deps.settings.chatPacePerMinute[run.account.platform] ?? 0;
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
-  const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs) + 30_000;
+  // A chat is held while it is typed to as well (typing.ts): each part may type up to maxSeconds.
+  const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
+  const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
     claimable: run.dueNow, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
