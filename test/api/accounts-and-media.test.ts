@@ -34,6 +34,8 @@ describe('accounts', () => {
       hourlyCap: null,
       dailyCap: null,
       warmup: null,
+      optOutKeywords: [],
+      typing: null,
       createdAt: expect.any(String),
     });
   });

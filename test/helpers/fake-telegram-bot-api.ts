@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
  * server speaking the same protocol — POST /bot<token>/<method> with a JSON, urlencoded or
  * multipart/form-data body, answered `{ok: true, result: Message}` or `{ok: false, error_code,
  * description, parameters?}` with the HTTP status equal to error_code, and Telegram's own
- * descriptions. It implements sendMessage, sendPhoto, sendVideo and sendDocument, issues
+ * descriptions. It implements sendMessage, sendPhoto, sendVideo, sendDocument and sendChatAction, issues
  * file_ids per bot (a file_id of another bot is refused, as Telegram does), records every
  * message it accepts and every send it refuses, and lets a test inject Telegram's faults.
  * Times come from an injectable clock, so tests on a manual clock can check waits.
@@ -75,6 +75,7 @@ export class FakeTelegramBotApi {
   private readonly bots = new Map<string, Bot>();
   private readonly received: FakeTelegramMessage[] = [];
   private readonly refused: FakeTelegramRefusal[] = [];
+  private readonly actions: { botId: string; chatId: string; action: string; at: number }[] = [];
   private fileSeq = 0;
   private uploadGate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
@@ -119,6 +120,12 @@ export class FakeTelegramBotApi {
   refusals(filter: { token?: string; chatId?: string } = {}): FakeTelegramRefusal[] {
     const botId = filter.token ? botIdOf(filter.token) : undefined;
     return this.refused.filter((r) => (botId === undefined || r.botId === botId) && (filter.chatId === undefined || r.chatId === filter.chatId));
+  }
+
+  /** Chat actions (sendChatAction: typing, upload_photo…) the fake accepted, in order, with their times. */
+  chatActions(filter: { token?: string; chatId?: string } = {}): { botId: string; chatId: string; action: string; at: number }[] {
+    const botId = filter.token ? botIdOf(filter.token) : undefined;
+    return this.actions.filter((a) => (botId === undefined || a.botId === botId) && (filter.chatId === undefined || a.chatId === filter.chatId));
   }
 
   /** Sends of a bot that uploaded media content. */
@@ -251,6 +258,16 @@ export class FakeTelegramBotApi {
     const bot = this.bots.get(token);
     if (!bot || bot.revoked) return refuse(401, 'Unauthorized');
     if (bot.echo) return refuse(400, `Bad Request: fake echo of the request path ${req.url ?? ''}`);
+    if (method === 'sendChatAction') {
+      // As Telegram: an action is refused like a message under the bot's flood control.
+      const action = fields.get('action')?.value ?? '';
+      if (!chatId) return refuse(400, 'Bad Request: chat_id is empty');
+      if (!['typing', 'upload_photo', 'upload_video', 'upload_document', 'record_voice'].includes(action)) return refuse(400, 'Bad Request: wrong parameter action in request');
+      const at = this.now();
+      if (at < bot.floodUntil) return this.tooMany(refuse, bot.floodUntil - at);
+      this.actions.push({ botId: bot.botId, chatId, action, at });
+      return answer(200, { ok: true, result: true });
+    }
     const mediaField = MEDIA_FIELDS[method];
     if (method !== 'sendMessage' && !mediaField) return refuse(404, 'Not Found');
     if (req.method !== 'POST' && req.method !== 'GET') return refuse(404, 'Not Found');

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Clock } from '@metronome/core';
 import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents, WhatsAppSocketFactory } from '@metronome/transports';
-import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto } from '@whiskeysockets/baileys';
+import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto, type WAMessage } from '@whiskeysockets/baileys';
 
 /**
  * A FAKE WhatsApp: no network, no WhatsApp server. It stands where Baileys' socket would
@@ -48,6 +48,8 @@ export function fakeBoom(message: string, opts: { statusCode?: number; data?: un
 export class FakeWhatsAppNetwork {
   readonly messages: FakeMessage[] = [];
   readonly uploads: FakeUpload[] = [];
+  /** every presence update an account sent to a chat (typing: `composing`), with the fake clock's time */
+  readonly presences: { accountId: string; jid: string; presence: string; at: number }[] = [];
   readonly groupLookups: { accountId: string; jid: string }[] = [];
   readonly sockets: FakeWhatsAppSocket[] = [];
   /** retry receipts: a recipient's device could not decrypt a message and asked for it again */
@@ -64,6 +66,8 @@ export class FakeWhatsAppNetwork {
   private readonly everOpen = new Set<FakeWhatsAppSocket>();
   private readonly overlimit = new Map<string, number>();
   private readonly openByAccount = new Map<string, FakeWhatsAppSocket>();
+  /** messages written to an account while none of its sockets was open, delivered on its next connection */
+  private readonly heldIncoming = new Map<string, WAMessage[]>();
   private nextSocketId = 1;
 
   constructor(readonly clock: Clock) {}
@@ -161,6 +165,31 @@ export class FakeWhatsAppNetwork {
     return this.gates.get(accountId);
   }
 
+  /**
+   * FAKE incoming message: a person (`from`, a JID) writes `text` to the account. As WhatsApp
+   * does, an open socket gets it at once (`messages.upsert`, type `notify`); with none open, the
+   * server holds it and delivers it after the account's next connection opens (type `append`,
+   * Baileys' offline messages). `fromMe`: the account itself wrote it (from the phone);
+   * `participant`: a member's message in the group `from`.
+   */
+  fakeIncomingMessage(accountId: string, m: { from: string; text: string; fromMe?: boolean; participant?: string }): void {
+    const message = {
+      key: { remoteJid: m.from, fromMe: m.fromMe ?? false, id: `FAKE${randomBytes(8).toString('hex').toUpperCase()}`, ...(m.participant && { participant: m.participant }) },
+      message: { conversation: m.text },
+      messageTimestamp: Math.floor(this.clock.now() / 1000),
+    } as WAMessage;
+    const open = this.openByAccount.get(accountId);
+    if (open && !open.closed) open.receive([message], 'notify');
+    else this.heldIncoming.set(accountId, [...(this.heldIncoming.get(accountId) ?? []), message]);
+  }
+
+  /** The messages held for an account while it had no open socket, handed over once. */
+  takeHeldIncoming(accountId: string): WAMessage[] {
+    const held = this.heldIncoming.get(accountId) ?? [];
+    this.heldIncoming.delete(accountId);
+    return held;
+  }
+
   /** Messages that reached the fake server for one chat, in arrival order. */
   messagesTo(jid: string): FakeMessage[] {
     return this.messages.filter((m) => m.jid === jid);
@@ -225,6 +254,14 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     await this.config.auth.keys.set({ 'device-list': { [this.creds.me!.id.split(/[:@]/)[0]!]: ['0'] } });
     this.emit('creds.update', { me: { ...this.creds.me!, lid: `${this.id}99@lid` } });
     this.emit('connection.update', { connection: 'open' });
+    // As Baileys: what the server held while the device was offline follows the opening.
+    const held = this.network.takeHeldIncoming(this.accountId);
+    if (held.length > 0) this.receive(held, 'append');
+  }
+
+  /** The server delivers messages written to the account. */
+  receive(messages: WAMessage[], type: 'notify' | 'append'): void {
+    this.emit('messages.upsert', { messages, type });
   }
 
   pairSuccess(phoneNumber: string): void {
@@ -285,6 +322,12 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     const text = (content as Extract<AnyMessageContent, { text: string }>).text;
     await this.deliver(jid, { text }, options?.messageId);
     return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } };
+  };
+
+  sendPresenceUpdate: WhatsAppSocket['sendPresenceUpdate'] = async (presence, jid) => {
+    this.assertOpen();
+    // As WhatsApp: a presence is a frame the server takes without an answer.
+    this.network.presences.push({ accountId: this.accountId, jid: jid ?? '', presence, at: this.network.clock.now() });
   };
 
   relayMessage: WhatsAppSocket['relayMessage'] = async (jid, message, options) => {

@@ -25,9 +25,9 @@ test('writes the last delivery and claims the next in one statement, never the o
   const now = h.clock.now();
   const lease = new Date(now + 60_000);
   const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false);
-  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0 }, firstSend: false });
+  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
   const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('a', now), new Date(now), lease, false);
-  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0 }, firstSend: false });
+  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
   const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('b', now), new Date(now), lease, false);
   expect(third).toEqual({ settled: true, next: null, firstSend: false });
   const targets = await h.targets(runId);

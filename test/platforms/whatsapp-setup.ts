@@ -89,7 +89,11 @@ export interface WhatsAppHarness {
  * The sender harness with the WhatsApp transport over a FAKE WhatsApp network: the real
  * transport, socket pool, Redis socket lease, PostgreSQL auth state and Baileys media code.
  */
-export async function startWhatsAppHarness(settings: Partial<SenderSettings> = {}, transportOptions: Partial<WhatsAppTransportOptions> = {}): Promise<WhatsAppHarness> {
+export async function startWhatsAppHarness(
+  settings: Partial<SenderSettings> = {},
+  transportOptions: Partial<WhatsAppTransportOptions> = {},
+  poolOptions: Partial<WhatsAppSocketPoolOptions> = {},
+): Promise<WhatsAppHarness> {
   const redis = createRedis(REDIS_URL, 'test-wa-harness');
   const keys = redisKeys(uniquePrefix('wa-send'));
   // The harness makes its database while building the transports: the pool reads the auth
@@ -108,7 +112,7 @@ export async function startWhatsAppHarness(settings: Partial<SenderSettings> = {
   const h = await startSenderHarness(settings, undefined, {
     transports: (clock) => {
       network = new FakeWhatsAppNetwork(clock);
-      pool = makePool(network, leases, store, [DEVELOPMENT_SECRETS_KEY], clock);
+      pool = makePool(network, leases, store, [DEVELOPMENT_SECRETS_KEY], clock, poolOptions);
       transport = new WhatsAppTransport({ pool, clock, logger: quietLogger, timeoutMs: settings.sendTimeoutMs ?? 5000, ...transportOptions });
       return { whatsapp: transport };
     },

@@ -25,6 +25,8 @@ export * from './webhook-retry.js';
 export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
 export * from './send-safety.js';
+export * from './opt-out.js';
+export * from './typing.js';
 export * from './warmup.js';
 export * from './variation.js';
 export * from './message-template.js';

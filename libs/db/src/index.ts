@@ -14,6 +14,7 @@ export { SendRepository, type RunForSend, type RunProgress, type RecentSends } f
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
+export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
 export { CampaignRepository, type CampaignRow, type NewCampaignRow, type CampaignChanges } from './repositories/campaign-repository.js';

@@ -50,8 +50,18 @@ export interface AccountsTable {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: ColumnType<AccountWarmup | null, string | null, string | null>;
+  /** migrations/0011: replies that opt a chat out (WhatsApp); empty: none */
+  opt_out_keywords: Generated<string[]>;
+  /** migrations/0011: typing before each message; null: none */
+  typing: ColumnType<AccountTyping | null, string | null, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** An account's typing (accounts.typing): `charsPerSecond` of text, at most `maxSeconds`. */
+export interface AccountTyping {
+  charsPerSecond: number;
+  maxSeconds: number;
 }
 
 /** An account's warm-up (accounts.warmup): `startedAt` an ISO time; a step's null dailyCap ends it. */

@@ -185,6 +185,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly optOuts = new Counter({
+    name: 'metronome_opt_outs_total',
+    help: "Replies that were one of their account's opt-out keywords: the chat joined the suppression list",
+    labelNames: ['platform'] as const,
+    registers: [this.registry],
+  });
+
   readonly platformSocketsOpen = new Gauge({
     name: 'metronome_platform_sockets_open',
     help: 'Platform connections (WhatsApp sockets) open in this process now',

@@ -66,6 +66,14 @@ export interface Transport {
    * job is then re-delayed (`lock-busy`) without touching any target. Absent: always ready.
    */
   readiness?(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }>;
+  /**
+   * Typing first (CONTRACT §3, accounts: `typing`): shows the chat, now, that the account is
+   * typing `part` (or preparing its media). Cosmetic: it never throws and never fails a send; a
+   * refusal is only logged. Absent: the platform shows no typing.
+   */
+  showTyping?(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void>;
+  /** How long one `showTyping` shows, ms: the sender repeats it for a longer typing. Absent: until the message arrives. */
+  readonly typingLastsMs?: number;
   /** Sends one part to one chat. Never throws for platform or network failures: it classifies them. */
   send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult>;
   close(): Promise<void>;

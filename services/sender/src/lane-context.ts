@@ -69,6 +69,8 @@ export interface LaneContext {
   lastWriteAt: number;
   /** each part's compiled text or caption (personal messages); null entries are plain */
   templates: PartTemplates;
+  /** the job's first send follows a platform wait that just ended: it goes without typing (typing.ts) */
+  skipTypingOnce: boolean;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

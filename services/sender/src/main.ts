@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, systemClock, type Outcome } from '@metronome/core';
-import { createDb, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -11,6 +11,7 @@ import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketP
 import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
+import { OptOutListener } from './opt-outs.js';
 import { processRunJob } from './run-job.js';
 import { countDbQueries, countRedisCommands } from './round-trip-counters.js';
 import { countSockets } from './socket-metrics.js';
@@ -44,6 +45,8 @@ const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeo
 
 // the current key seals and opens; the previous one only opens (key rotation)
 const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])];
+// Replies on the WhatsApp sockets this replica holds: a keyword lists the chat (opt-out).
+const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: systemClock, logger, metrics });
 // WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
@@ -53,6 +56,7 @@ const whatsapp = new WhatsAppTransport({
     secretsKeys,
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
+    onIncomingText: optOuts.onIncomingText,
     clock: systemClock,
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),

@@ -25,9 +25,11 @@ export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: numbe
 
 /**
  * Reserves a pace slot for one part at most `maxWaitMs` ahead: the account's and, when
- * `chatId` is given on a platform with one, the chat's. Nothing is slept here.
+ * `chatId` is given on a platform with one, the chat's. Nothing is slept here. `leadMs`: the
+ * part's typing, which starts that much before its slot — a job that yields for the pace is
+ * due that much earlier, so its typing still ends at the slot.
  */
-export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number): Promise<Slot> {
+export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number, leadMs = 0): Promise<Slot> {
   const now = deps.clock.now();
   const chat = { chatId: chatId ?? '', perMinute: chatId === null ? 0 : ctx.chatPerMinute };
   const result = ctx.limits
@@ -44,7 +46,7 @@ export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: st
       ctx.report.capUntil = Math.max(ctx.report.capUntil, now + result.waitMs);
       deps.logger.info({ runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs }, "the account's cap is met: the run waits");
     }
-    ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs);
+    ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs - leadMs);
     stopWith(ctx.report, 'pace');
     return { go: false };
   }
@@ -90,4 +92,14 @@ export async function waitForSlot(deps: SenderDeps, ctx: LaneContext, at: number
     }
     await pause(deps, ctx, wait);
   }
+}
+
+/**
+ * Sleeps until `at` (typing first: a part's slot less its typing time) without taking the slot:
+ * the lane claims its chat then and types until the slot, where `waitForSlot` takes it. False
+ * when a hard stop or a drain came meanwhile.
+ */
+export async function wakeBefore(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+  if (at - deps.clock.now() >= TIMER_GRAIN_MS) await pause(deps, ctx, at - deps.clock.now());
+  return !(hardStopped(ctx.report) || deps.draining.aborted);
 }

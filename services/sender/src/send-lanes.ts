@@ -3,11 +3,12 @@ import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSe
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
-import { reserveChatNow, reserveSlot, waitForSlot } from './pace-slots.js';
+import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { compileParts } from './personal-parts.js';
 import { limitsOf, settleGap } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
+import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
 
@@ -43,11 +44,13 @@ export async function runLanes(
   const firstPartMaxWaitMs = deps.settings.maxInlineWaitMs + (lanes - 1) * intervalMs;
   const chatPerMinute = deps.settings.chatPacePerMinute[run.account.platform] ?? 0;
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
-  const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs) + 30_000;
+  // A chat is held while it is typed to as well (typing.ts): each part may type up to maxSeconds.
+  const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
+  const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0, templates: compileParts(run.parts),
+    limits, lastWriteAt: 0, templates: compileParts(run.parts), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -165,9 +168,12 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
       }
       const first = await outgoingPart(deps, ctx, 0);
       const upload = 'failure' in first ? undefined : first.upload;
+      // Typing first: the lane wakes `typing` ms before its slot, claims without stamping, and
+      // types to the chat it got until the slot (typing.ts); 0 for accounts without typing.
+      const typing = 'failure' in first ? 0 : typingAhead(ctx, first.part);
       let slotAt = deps.clock.now();
       if (!('failure' in first)) {
-        const slot = await reserveSlot(deps, ctx, null, ctx.firstPartMaxWaitMs);
+        const slot = await reserveSlot(deps, ctx, null, ctx.firstPartMaxWaitMs + typing, typing);
         if (!slot.go) {
           report.reserved -= partCount;
           await upload?.settle(null);
@@ -179,7 +185,8 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
         await writeSent(deps, ctx, [delivered]);
         delivered = null;
       }
-      if (!('failure' in first) && (!(await waitForSlot(deps, ctx, slotAt)) || windowClosed(deps, run))) {
+      const woke = 'failure' in first || (await (typing > 0 ? wakeBefore(deps, ctx, slotAt - typing) : waitForSlot(deps, ctx, slotAt)));
+      if (!('failure' in first) && (!woke || windowClosed(deps, run))) {
         if (windowClosed(deps, run)) stopWith(report, 'window');
         if (deps.draining.aborted) stopWith(report, 'drain');
         report.reserved -= partCount;
@@ -191,7 +198,7 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
         await writeSent(deps, ctx, [delivered]);
         delivered = null;
       }
-      const claim = await claimAtSlot(deps, ctx, delivered, !('failure' in first));
+      const claim = await claimAtSlot(deps, ctx, delivered, !('failure' in first) && typing === 0);
       if (claim === null) {
         // the claim's answer was lost (database away); `delivered` stays for the lanes' final write
         report.reserved -= partCount;
@@ -209,7 +216,7 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
       }
       report.reserved -= target.partsSent;
       try {
-        delivered = await sendClaimed(deps, ctx, target, first);
+        delivered = await sendClaimed(deps, ctx, target, first, typing > 0 ? { ms: typing, slotAt } : null);
       } catch (error) {
         stopWith(report, 'error');
         throw error;
@@ -246,8 +253,17 @@ async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSe
   return claim;
 }
 
-/** Sends a target claimed at its slot, its first part prepared before the claim. */
-async function sendClaimed(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, first: PreparedPart): Promise<SentSettlement | null> {
+/**
+ * Sends a target claimed at its slot, its first part prepared before the claim; or, with
+ * `typed`, claimed `typed.ms` before its slot, to type first.
+ */
+async function sendClaimed(
+  deps: SenderDeps,
+  ctx: LaneContext,
+  target: ClaimedTarget,
+  first: PreparedPart,
+  typed: { ms: number; slotAt: number } | null,
+): Promise<SentSettlement | null> {
   const upload = 'failure' in first ? undefined : first.upload;
   if (target.partsSent > 0) {
     // A chat some of whose parts went out earlier: its next part is not the one prepared. It
@@ -266,6 +282,7 @@ async function sendClaimed(deps: SenderDeps, ctx: LaneContext, target: ClaimedTa
       await releaseTarget(deps, ctx, target.chatId, chat.until);
       return null;
     }
+    if (typed && !(await typeClaimed(deps, ctx, target, first, typed.ms, typed.slotAt))) return null;
   }
   return sendParts(deps, ctx, target, 0, first);
 }

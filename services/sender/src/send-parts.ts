@@ -7,6 +7,7 @@ import type { MediaUpload } from './media-refs.js';
 import { reserveSlot, spaceWrite, waitForSlot } from './pace-slots.js';
 import { applyResult, releaseTarget } from './part-result.js';
 import { personalPart } from './personal-parts.js';
+import { backFromPlatformWait, typeBeforeSlot, typingAhead } from './typing.js';
 
 /** A part ready to go: what to send, and the duty to report a media's first upload. */
 export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure };
@@ -82,9 +83,12 @@ async function holdUntilWritable(deps: SenderDeps, ctx: LaneContext, target: Cla
   }
   // Nothing to send (media missing or its upload refused): no slot is spent on it.
   if ('failure' in part) return part;
-  const slot = await reserveSlot(deps, ctx, target.chatId, firstOfClaim ? ctx.firstPartMaxWaitMs : Number.MAX_SAFE_INTEGER);
+  // Typing first: from `typing` ms before the slot until it (typing.ts); none after a platform's wait.
+  const typing = firstOfClaim && backFromPlatformWait(target) ? 0 : typingAhead(ctx, part.part);
+  const slot = await reserveSlot(deps, ctx, target.chatId, firstOfClaim ? ctx.firstPartMaxWaitMs + typing : Number.MAX_SAFE_INTEGER, typing);
   if (!slot.go) return giveBack(slot.chatWaitUntil ?? deps.clock.now(), part.upload);
-  if (!(await waitForSlot(deps, ctx, slot.at))) return giveBack(deps.clock.now(), part.upload);
+  const sendAt = typing > 0 ? await typeBeforeSlot(deps, ctx, target.chatId, part.part, typing, slot.at) : slot.at;
+  if (sendAt === null || !(await waitForSlot(deps, ctx, sendAt))) return giveBack(deps.clock.now(), part.upload);
   if (windowClosed(deps, ctx.run)) {
     stopWith(report, 'window');
     return giveBack(deps.clock.now(), part.upload);

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, AccountWarmup, DB, Platform } from '../types.js';
+import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** An account without its credentials: nothing read here can leak them. */
@@ -19,6 +19,10 @@ export interface AccountRow {
   hourlyCap: number | null;
   dailyCap: number | null;
   warmup: AccountWarmup | null;
+  /** replies that opt a chat out (migrations/0011); empty: none */
+  optOutKeywords: string[];
+  /** typing before each message (migrations/0011); null: none */
+  typing: AccountTyping | null;
   createdAt: Date;
   cursorAt: string;
 }
@@ -36,6 +40,8 @@ export interface AccountSafety {
   hourlyCap?: number | null;
   dailyCap?: number | null;
   warmup?: AccountWarmup | null;
+  optOutKeywords?: string[];
+  typing?: AccountTyping | null;
 }
 
 export interface NewAccountRow {
@@ -75,6 +81,8 @@ const COLUMNS = [
   'hourly_cap',
   'daily_cap',
   'warmup',
+  'opt_out_keywords',
+  'typing',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -94,6 +102,8 @@ type Raw = {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: AccountWarmup | null;
+  opt_out_keywords: string[];
+  typing: AccountTyping | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -113,6 +123,8 @@ function toAccount(a: Raw): AccountRow {
     hourlyCap: a.hourly_cap,
     dailyCap: a.daily_cap,
     warmup: a.warmup,
+    optOutKeywords: a.opt_out_keywords,
+    typing: a.typing,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
@@ -125,6 +137,8 @@ function safetyColumns(s: AccountSafety) {
     ...(s.hourlyCap !== undefined && { hourly_cap: s.hourlyCap }),
     ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
     ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
+    ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
+    ...(s.typing !== undefined && { typing: s.typing === null ? null : JSON.stringify(s.typing) }),
   };
 }
 

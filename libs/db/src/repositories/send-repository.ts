@@ -46,6 +46,7 @@ export class SendRepository {
         'a.hourly_cap',
         'a.daily_cap',
         'a.warmup',
+        'a.typing',
         sql<(Date | string)[] | null>`(
           select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
             select t.next_attempt_at from run_targets t
@@ -87,6 +88,7 @@ export class SendRepository {
         hourlyCap: row.hourly_cap,
         dailyCap: row.daily_cap,
         warmup: row.warmup,
+        typing: row.typing,
       },
     };
   }

@@ -1,5 +1,5 @@
 // What the sender's repository reads: a run with its campaign and account, its progress, and an account's recent sends.
-import type { AccountStatus, AccountWarmup, MessagePart, Platform, RunStatus, RunTrigger } from '../types.js';
+import type { AccountStatus, AccountTyping, AccountWarmup, MessagePart, Platform, RunStatus, RunTrigger } from '../types.js';
 
 /** Everything a sender job needs about its run, read in one query. */
 export interface RunForSend {
@@ -39,6 +39,8 @@ export interface RunForSend {
     hourlyCap: number | null;
     dailyCap: number | null;
     warmup: AccountWarmup | null;
+    /** typing before each message (migrations/0011); null: none */
+    typing: AccountTyping | null;
   };
 }
 

@@ -7,6 +7,8 @@ export interface ClaimedTarget {
   attempts: number;
   /** the run's copy of the chat's variables (personal messages); absent when it has none */
   vars?: Record<string, string>;
+  /** the code of its last answer (a claim leaves it): tells a target back from a platform's wait (libs/core targetHold) */
+  errorCode?: string | null;
 }
 
 /** A target whose last part was delivered, to be written as `sent`. */
@@ -56,7 +58,7 @@ export class TargetSendRepository {
   async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
     // Once the run's first send is stamped the statement leaves that part out (less to plan).
     const stampFirstSend = sending && !firstSendKnown;
-    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null }>`
+    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
       with settled as (
         update run_targets
         set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
@@ -76,7 +78,7 @@ export class TargetSendRepository {
           limit 1
           for update skip locked
         )
-        returning t.chat_id, t.parts_sent, t.attempts, t.vars
+        returning t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code
       )${
         stampFirstSend
           ? sql`, first_send as (
@@ -87,13 +89,13 @@ export class TargetSendRepository {
           : sql``
       }
       select (select count(*) from settled)::int as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
-        c.chat_id, c.parts_sent, c.attempts, c.vars
+        c.chat_id, c.parts_sent, c.attempts, c.vars, c.error_code
       from (select 1) as one left join claimed c on true
     `.execute(this.db);
     const row = result.rows[0]!;
     return {
       settled: row.settled > 0,
-      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, ...(row.vars !== null && { vars: row.vars }) } : null,
+      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) } : null,
       firstSend: row.first_send > 0,
     };
   }
@@ -134,6 +136,27 @@ export class TargetSendRepository {
    */
   async markSending(runId: string, chatId: string, owner: string, at: Date | null, now: Date): Promise<boolean> {
     return this.updateHeld(runId, chatId, owner, { send_started_at: at, updated_at: now });
+  }
+
+  /**
+   * Typing first: a target claimed ahead of its slot (not stamped, so a crash while typing
+   * leaves it `pending`, never `unknown`) is stamped as sending once the typing is over, and
+   * the run's first send with it (unless `firstSendKnown`), in one statement.
+   */
+  async markTypedSending(runId: string, chatId: string, owner: string, at: Date, firstSendKnown: boolean): Promise<{ owned: boolean; firstSend: boolean }> {
+    const result = await sql<{ owned: number; first_send: number }>`
+      with held as (
+        update run_targets set send_started_at = ${at}, updated_at = ${at}
+        where run_id = ${runId} and chat_id = ${chatId} and lease_owner = ${owner} and status = 'in_flight'
+        returning 1
+      ), first_send as (
+        update runs set first_send_at = ${at}
+        where ${!firstSendKnown} and id = ${runId} and first_send_at is null and exists (select 1 from held)
+        returning 1
+      )
+      select (select count(*) from held)::int as owned, (select count(*) from first_send)::int as first_send`.execute(this.db);
+    const row = result.rows[0]!;
+    return { owned: row.owned > 0, firstSend: row.first_send > 0 };
   }
 
   /** Moves a target out of `in_flight` (not delivered), only if `owner` still holds its lease. */

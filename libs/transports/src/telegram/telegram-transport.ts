@@ -1,7 +1,7 @@
 import { classifyTransportFailure, type SendResult } from '@metronome/core';
 import { classifyOversizedAnswer } from '../bounded-answer.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
-import type { OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import type { OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
 import { mediaMethod, sentFileId } from './media-methods.js';
 import { multipartBody, type FormField } from './multipart.js';
@@ -22,6 +22,8 @@ export interface TelegramTransportOptions {
  * The Bot API has no idempotency key either: a send that fails after it was written is
  * `ambiguous` (the target becomes `unknown`), never re-sent automatically.
  */
+const CHAT_ACTIONS = { sendPhoto: 'upload_photo', sendVideo: 'upload_video', sendDocument: 'upload_document' } as const;
+
 export class TelegramTransport implements Transport {
   readonly platform = 'telegram' as const;
   readonly mediaUpload = 'with-first-send' as const;
@@ -39,6 +41,22 @@ export class TelegramTransport implements Transport {
   async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     registerCredentials(account);
     return scrubResult(await this.deliver(account, message));
+  }
+
+  /** Telegram shows a chat action for 5 s at most (or until the bot's next message). */
+  readonly typingLastsMs = 5_000;
+
+  /**
+   * sendChatAction: `typing` before a text, `upload_photo` / `upload_video` / `upload_document`
+   * before a media (by the method that will send it). Its answer is not looked at: a refused
+   * action changes nothing about the message.
+   */
+  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void> {
+    registerCredentials(account);
+    const token = account.credentials?.['botToken'];
+    if (!isBotToken(token)) return;
+    const action = part.type === 'text' ? 'typing' : CHAT_ACTIONS[mediaMethod(part.contentType).method];
+    await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
   }
 
   private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {

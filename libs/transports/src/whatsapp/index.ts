@@ -9,3 +9,4 @@ export { classifyWhatsAppFailure, failureOf, overlimitWaitMs, DEFAULT_OVERLIMIT_
 export { whatsappMessageId, chatJid } from './addressing.js';
 export { mediaMessage, mediaKind } from './media.js';
 export { GroupMetadataCache } from './group-metadata-cache.js';
+export { incomingTexts, type IncomingText } from './incoming.js';

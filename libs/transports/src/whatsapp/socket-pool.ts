@@ -4,6 +4,7 @@ import { isPaired, loadAuthState, type AuthHandle, type WhatsAppAuthStore } from
 import { failureOf, type WhatsAppFailure } from './classify.js';
 import { Connection, type SocketRefusal } from './connection.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
+import { incomingTexts, type IncomingText } from './incoming.js';
 import { SentMessages } from './sent-messages.js';
 import type { SocketLease } from './socket-lease.js';
 import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
@@ -46,6 +47,11 @@ export interface WhatsAppSocketPoolOptions {
    * 'closed by the server', 'lease lost', …), for metrics: reconnections are what WhatsApp sees.
    */
   onSocket?: (event: { kind: 'opened' } | { kind: 'closed'; wasOpen: boolean; why: string }) => void;
+  /**
+   * Told of each text a person wrote to an account in a one-to-one chat (incoming.ts), while
+   * this replica holds the account's socket; the sender reads opt-outs from them.
+   */
+  onIncomingText?: (accountId: string, message: IncomingText) => void;
 }
 
 interface PairingState {
@@ -263,6 +269,8 @@ export class WhatsAppSocketPool {
       for (const g of updates) if (g.id) this.groups.invalidate(conn.accountId, g.id);
     });
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
+    const onText = this.o.onIncomingText;
+    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, m)));
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);
       if (update.connection === 'open') this.opened(conn);

@@ -4,7 +4,9 @@ import makeWASocket, {
   type AuthenticationState,
   type ConnectionState,
   type GroupMetadata,
+  type MessageUpsertType,
   type SocketConfig,
+  type WAMessage,
   type WAMessageKey,
   type WASocket,
   type proto,
@@ -19,6 +21,8 @@ export interface WhatsAppSocketEvents {
   'creds.update': Partial<AuthenticationCreds>;
   'groups.update': Partial<GroupMetadata>[];
   'group-participants.update': { id: string };
+  /** messages received (live: `notify`; held by the server while no socket was open: `append`) or sent */
+  'messages.upsert': { messages: WAMessage[]; type: MessageUpsertType; requestId?: string };
 }
 
 /**
@@ -32,6 +36,7 @@ export interface WhatsAppSocket {
   };
   user: { id: string } | undefined;
   sendMessage: WASocket['sendMessage'];
+  sendPresenceUpdate: WASocket['sendPresenceUpdate'];
   relayMessage: WASocket['relayMessage'];
   groupMetadata: WASocket['groupMetadata'];
   requestPairingCode: WASocket['requestPairingCode'];

@@ -1,7 +1,7 @@
 import type { Clock, SendFailure, SendResult } from '@metronome/core';
 import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
 import { scrubPrepared, scrubResult } from '../secret-scrub.js';
-import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { chatJid, whatsappMessageId } from './addressing.js';
 import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
 import type { SocketRefusal } from './connection.js';
@@ -59,6 +59,22 @@ export class WhatsAppTransport implements Transport {
 
   async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     return scrubResult(await this.deliver(account, message));
+  }
+
+  /**
+   * Presence `composing` to the chat on the account's socket (connected first if need be). No
+   * `paused` after: the recipient's app ends the indicator when the message arrives, and a
+   * presence is one more frame WhatsApp sees from the account.
+   */
+  async showTyping(account: TransportAccount, chatId: string, _part: OutgoingPart): Promise<void> {
+    const jid = chatJid(chatId);
+    if (!jid) return;
+    const used = await this.o.pool
+      .use(account.id, async (socket) => {
+        await socket.sendPresenceUpdate('composing', jid);
+      })
+      .catch((error: unknown) => ({ ok: false as const, error }));
+    if (!used.ok) this.o.logger.debug({ accountId: account.id, refusal: used }, 'whatsapp typing not shown');
   }
 
   private async upload(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {

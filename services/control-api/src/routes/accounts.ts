@@ -1,4 +1,4 @@
-import { DEFAULT_WARMUP_STEPS, defaultSendDelay, processSecrets, seal } from '@metronome/core';
+import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping, processSecrets, seal } from '@metronome/core';
 import type { AccountStatus, AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
@@ -35,6 +35,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const body = req.body;
       const tenantId = ownerFor(req.caller, body.tenantId);
       if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
+      checkOptOutKeywords(body.platform, body.optOutKeywords);
+      checkTyping(body.platform, body.typing);
       const created = await ctx.accounts.create({
         tenantId,
         platform: body.platform,
@@ -50,6 +52,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           hourlyCap: body.hourlyCap ?? null,
           dailyCap: body.dailyCap ?? null,
           warmup: storedWarmup(body.warmup, ctx.now()),
+          optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
+          typing: body.typing === undefined ? defaultTyping(body.platform) : body.typing,
         },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
@@ -94,8 +98,12 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     async (req) => {
       const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
-      const current = credentials || changes.status === 'active' ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
-      if ((credentials || changes.status === 'active') && !current) throw notFound('account');
+      // The platform decides whether opt-out keywords apply: only a non-empty list needs it.
+      const needsCurrent = credentials || changes.status === 'active' || (changes.optOutKeywords?.length ?? 0) > 0 || Boolean(changes.typing);
+      const current = needsCurrent ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
+      if (needsCurrent && !current) throw notFound('account');
+      if (current) checkOptOutKeywords(current.platform, changes.optOutKeywords);
+      if (current) checkTyping(current.platform, changes.typing);
       // A disconnected WhatsApp account was logged out or never paired: only pairing brings it back.
       if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
@@ -177,6 +185,19 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     },
   );
 };
+
+/**
+ * Only WhatsApp accounts read replies: a non-empty list for another platform would promise an
+ * opt-out that never happens, so it is refused (400 naming the field) rather than ignored.
+ */
+function checkOptOutKeywords(platform: string, keywords: string[] | undefined): void {
+  if (keywords?.length && platform !== 'whatsapp') throw invalidField('optOutKeywords', `a ${platform} account reads no replies: only [] is accepted`);
+}
+
+/** The HTTP platform has no typing indicator: typing there would promise what never shows. */
+function checkTyping(platform: string, typing: object | null | undefined): void {
+  if (typing && platform === 'http') throw invalidField('typing', 'the http platform shows no typing: only null is accepted');
+}
 
 /** A warm-up as stored: its start (now when not given) and its steps (the documented ramp when not given). */
 function storedWarmup(w: WarmupInput | null | undefined, now: Date): AccountWarmup | null {

@@ -54,6 +54,18 @@ const warmupInput = z
   })
   .describe("a daily cap that grows with the account's age; the effective daily cap is the lower of dailyCap and today's");
 export type WarmupInput = z.infer<typeof warmupInput>;
+// Typing first (CONTRACT §3, accounts): the chat sees the account typing before each message.
+const typing = z
+  .strictObject({
+    charsPerSecond: z.number().int().min(1).max(1_000).describe('characters of text (a caption) typed per second'),
+    maxSeconds: z.number().int().min(1).max(20).describe('the longest typing before one message; a media without caption types 1.5 s'),
+  })
+  .describe('whatsapp: presence "composing"; telegram: sendChatAction; inside the pace, never after a wait the platform imposed');
+// Opt-out by reply (CONTRACT §3, accounts): whole replies, compared trimmed and case-insensitively.
+const optOutKeywords = z
+  .array(z.string().trim().min(1).max(64))
+  .max(20)
+  .describe('whatsapp: a reply that is one of these words (trimmed, any case) suppresses its chat; [] = off. Other platforms: [] only');
 
 const common = {
   name: text(1, 200),
@@ -63,6 +75,8 @@ const common = {
   hourlyCap: hourlyCap.nullable().optional(),
   dailyCap: dailyCap.nullable().optional(),
   warmup: warmupInput.nullable().optional(),
+  optOutKeywords: optOutKeywords.optional().describe('default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http'),
+  typing: typing.nullable().optional().describe('default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only'),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
 };
 
@@ -92,6 +106,8 @@ export const patchAccountBody = z.strictObject({
   hourlyCap: hourlyCap.nullable().optional().describe('null: none'),
   dailyCap: dailyCap.nullable().optional().describe('null: none'),
   warmup: warmupInput.nullable().optional().describe('null: none; a new object replaces the warm-up (startedAt defaults to now)'),
+  optOutKeywords: optOutKeywords.optional().describe('replaces the list; [] = off'),
+  typing: typing.nullable().optional().describe('null: none'),
   credentials: z
     .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
@@ -123,6 +139,8 @@ export const account = z
         capToday: z.number().int().nullable().describe("today's warm-up cap; null once the warm-up is over"),
       })
       .nullable(),
+    optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
+    typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -154,6 +172,8 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
       steps: a.warmup.steps,
       capToday: warmupCapToday({ startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps }, now),
     },
+    optOutKeywords: a.optOutKeywords,
+    typing: a.typing,
     createdAt: iso(a.createdAt),
   };
 }
@@ -167,7 +187,7 @@ export const addSuppressionsBody = z.strictObject({
 export const suppression = z
   .object({
     chatId: z.string(),
-    reason: z.string().describe("the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator"),
+    reason: z.string().describe("the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator"),
     createdAt: time,
   })
   .meta({ id: 'Suppression' });
