@@ -26,3 +26,4 @@ export * from './ip-ranges.js';
 export * from './webhook-hosts.js';
 export * from './send-safety.js';
 export * from './warmup.js';
+export * from './cooling.js';
