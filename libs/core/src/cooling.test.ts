@@ -48,6 +48,7 @@ describe('decideCooling', () => {
     ['failures cool too', health({ outcomes: outcomes(30, 20) }), 40, null, 30 * MIN, 0.5, NOW + 30 * MIN],
     ['a wait that does not cool restarts the clean interval, keeping what was recovered', health({ floodWaits: ago(0), paceFactor: 0.5, paceSince: NOW - 25 * MIN }), 40, NOW, null, 0.7, NOW],
     ['a wait at full pace changes nothing', health({ floodWaits: ago(0) }), 40, NOW, null, 1, null],
+    ['without a wait the written factor stands (recovery is worked out when read)', health({ paceFactor: 0.5, paceSince: NOW - 25 * MIN }), 40, null, null, 0.5, NOW - 25 * MIN],
   ])('%s', (_name, h, perMinute, wait, coolMs, factor, since) => {
     const d = decideCooling(h, s, perMinute, NOW, wait);
     expect(d.cool?.ms ?? null).toBe(coolMs);

@@ -14,7 +14,8 @@ const DAY_MS = 24 * HOUR_MS;
 export const OUTCOME_SENT = 's';
 export const OUTCOME_FAILED = 'f';
 
-export type CoolingReason = 'flood_waits' | 'failures';
+export const COOLING_REASONS = ['flood_waits', 'failures'] as const;
+export type CoolingReason = (typeof COOLING_REASONS)[number];
 
 export interface CoolingSettings {
   enabled: boolean;
@@ -86,7 +87,7 @@ export function appendOutcomes(outcomes: string, added: string, window: number):
 export interface CoolingDecision {
   /** cool the account until then, for that reason; null: it keeps sending */
   cool: { until: number; reason: CoolingReason; ms: number } | null;
-  /** the factor to write, and the time recovery counts from */
+  /** the factor to write, and the time recovery counts from (the health's own when unchanged) */
   paceFactor: number;
   paceSince: number | null;
 }
@@ -107,8 +108,11 @@ export function decideCooling(
   lastWaitInJob: number | null,
 ): CoolingDecision {
   const current = paceFactorAt(health.paceFactor, health.paceSince, now, s);
-  const keep: CoolingDecision = lastWaitInJob === null || current >= 1
-    ? { cool: null, paceFactor: current, paceSince: current >= 1 ? null : health.paceSince }
+  // Without a wait the written factor stands (what it recovered since is worked out when read);
+  // a wait writes what was recovered so far and restarts the clean interval from it.
+  const keep: CoolingDecision =
+    lastWaitInJob === null ? { cool: null, paceFactor: health.paceFactor, paceSince: health.paceSince }
+    : current >= 1 ? { cool: null, paceFactor: 1, paceSince: null }
     : { cool: null, paceFactor: current, paceSince: lastWaitInJob };
   if (!s.enabled) return keep;
   const reason = coolingReason(health, s, now);

@@ -19,6 +19,11 @@ export interface AccountRow {
   hourlyCap: number | null;
   dailyCap: number | null;
   warmup: AccountWarmup | null;
+  /** automatic cooling (migrations/0012): set while `cooling` */
+  cooling: { since: Date; until: Date; reason: string } | null;
+  /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
+  paceFactor: number;
+  paceSince: Date | null;
   createdAt: Date;
   cursorAt: string;
 }
@@ -75,6 +80,11 @@ const COLUMNS = [
   'hourly_cap',
   'daily_cap',
   'warmup',
+  'cooling_since',
+  'cooling_until',
+  'cooling_reason',
+  'pace_factor',
+  'pace_since',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -94,6 +104,11 @@ type Raw = {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: AccountWarmup | null;
+  cooling_since: Date | null;
+  cooling_until: Date | null;
+  cooling_reason: string | null;
+  pace_factor: number;
+  pace_since: Date | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -113,6 +128,12 @@ function toAccount(a: Raw): AccountRow {
     hourlyCap: a.hourly_cap,
     dailyCap: a.daily_cap,
     warmup: a.warmup,
+    cooling:
+      a.status === 'cooling' && a.cooling_until
+        ? { since: a.cooling_since ?? a.cooling_until, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
+        : null,
+    paceFactor: a.pace_factor,
+    paceSince: a.pace_since,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
