@@ -55,7 +55,8 @@ export async function applyResult(
       deps.metrics.sends.inc({ platform, result: 'retry' });
       deps.metrics.providerWait.inc({ scope: 'account' }, result.retryAfterMs / 1000);
       const until = now + result.retryAfterMs;
-      report.floodWaits.push(now);
+      // one wait, however many lanes hear of it: another answer inside a wait already heard is the same wait
+      if (now >= report.blockedUntil) report.floodWaits.push(now);
       report.blockedUntil = Math.max(report.blockedUntil, until);
       stopWith(report, 'account-wait');
       await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(until), at));
