@@ -61,7 +61,8 @@ const reconcileNow = () =>
 describe('flood waits', () => {
   test('K + 1 flood waits in an hour cool the account: an event with the reason, a halved pace, a run that waits and sends nothing; at `until` it lifts and the pace recovers step by step', async () => {
     h.deps.settings.sendsPerJob = 6;
-    const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 40 });
+    // one lane: the manual clock moves with each sleep, so parallel lanes would blur the gaps the test reads
+    const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 40, groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: chats(30), parts: [text('hi')] });
     const listener = await listenAccountEvents();
     try {
