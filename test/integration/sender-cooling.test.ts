@@ -182,6 +182,19 @@ describe('terminal failures', () => {
   });
 });
 
+describe('cost', () => {
+  test('a healthy account writes its record until it holds N sends, then nothing more while every send is delivered', async () => {
+    const { tenantId, accountId } = await h.seedAccount();
+    const health = () => h.tdb.db.selectFrom('accounts').select(['send_outcomes', 'updated_at']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    await drive(h, await h.seedRun({ tenantId, accountId, targets: chats(12), parts: [text('hi')] }));
+    const full = await health();
+    expect(full.send_outcomes).toBe('s'.repeat(10));
+    h.clock.advance(MIN);
+    await drive(h, await h.seedRun({ tenantId, accountId, targets: chats(5, 'x'), parts: [text('hi')] }));
+    expect((await health()).updated_at).toEqual(full.updated_at);
+  });
+});
+
 /** Runs jobs of the run, following its continuations, until `n` more sends reached the sandbox. */
 async function sendFor(runId: string, n: number): Promise<void> {
   const run = await h.run(runId);

@@ -4,7 +4,6 @@ import {
   decideCooling,
   effectivePerMinute,
   formatLocalTime,
-  OUTCOME_FAILED,
   paceFactorAt,
   recentFloodWaits,
   type AccountHealth,
@@ -53,10 +52,9 @@ export async function recordHealth(deps: SenderDeps, run: RunForSend, report: La
     );
     return { until, reason };
   }
+  // Deliveries into a record already full of deliveries leave it as it was: no statement.
   const unchanged = report.floodWaits.length === 0 && health.outcomes === h.outcomes && health.floodWaits.length === h.floodWaits.length;
-  // Deliveries into a record already full of deliveries change nothing worth a statement.
-  const steady = report.floodWaits.length === 0 && !report.outcomes.includes(OUTCOME_FAILED) && !h.outcomes.includes(OUTCOME_FAILED) && h.outcomes.length >= s.failureWindow && h.floodWaits.length === 0;
-  if (unchanged || steady) return null;
+  if (unchanged) return null;
   await deps.cooling.recordHealth(
     run.account.id,
     { floodWaits: health.floodWaits.map((t) => new Date(t)), outcomes: health.outcomes, paceFactor: decision.paceFactor, paceSince: decision.paceSince === null ? null : new Date(decision.paceSince) },
