@@ -122,10 +122,12 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
 async function waitForCooling(deps: SenderDeps, run: RunForSend, jobId: string, now: number): Promise<Outcome> {
   const cooling = run.account.cooling;
   const until = cooling?.until.getTime() ?? now;
-  if (run.windowEndAt && until >= run.windowEndAt.getTime()) {
+  // past `until` the reconciler is about to end it: the job looks again a moment later
+  const resumeAt = Math.max(until, now) + deps.settings.lockRetryMs;
+  if (run.windowEndAt && resumeAt >= run.windowEndAt.getTime()) {
     return closeWindow(deps, run, await deps.repo.progress(run.runId), `${coolingSentence(deps, run, until, cooling?.reason ?? 'cooling')}, after the delivery window closes.`);
   }
-  return continueLater(deps, run, jobId, Math.max(until, now) - now + deps.settings.lockRetryMs, 'deferred');
+  return continueLater(deps, run, jobId, resumeAt - now, 'deferred');
 }
 
 function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
