@@ -4,6 +4,7 @@ import {
   decideCooling,
   DEFAULT_COOLING,
   effectivePerMinute,
+  isFloodWait,
   paceFactorAt,
   type AccountHealth,
 } from './cooling.js';
@@ -92,5 +93,16 @@ describe('appendOutcomes', () => {
   it('keeps the latest N', () => {
     expect(appendOutcomes('sss', 'ff', 4)).toBe('ssff');
     expect(appendOutcomes('', 'sf', 50)).toBe('sf');
+  });
+});
+
+describe('isFloodWait', () => {
+  it.each([
+    ['flood_wait', true],
+    ['rate_overlimit', true],
+    ['connection_replaced', false],
+    ['socket_handover', false],
+  ])('%s → %p', (code, counts) => {
+    expect(isFloodWait(code)).toBe(counts);
   });
 });

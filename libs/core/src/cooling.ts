@@ -60,6 +60,17 @@ export interface AccountHealth {
   lastCooling: { at: number; ms: number } | null;
 }
 
+/**
+ * Account waits that are not the platform judging the account's pace, so cooling does not
+ * count them: WhatsApp's connection hand-overs between our own replicas (libs/transports).
+ */
+const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover'];
+
+/** Whether an account wait (its code) is a flood wait automatic cooling counts: `flood_wait`, `rate_overlimit`, … */
+export function isFloodWait(code: string): boolean {
+  return !HANDOVER_WAITS.includes(code);
+}
+
 /** The pace factor in force at `now`: the written one plus a step per whole clean interval since. */
 export function paceFactorAt(factor: number, since: number | null, now: number, s: CoolingSettings): number {
   if (factor >= 1 || since === null) return Math.min(1, factor);

@@ -1,4 +1,4 @@
-import { accountAdvice, OUTCOME_FAILED, OUTCOME_SENT, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
+import { accountAdvice, isFloodWait, OUTCOME_FAILED, OUTCOME_SENT, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { SenderDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -56,7 +56,8 @@ export async function applyResult(
       deps.metrics.providerWait.inc({ scope: 'account' }, result.retryAfterMs / 1000);
       const until = now + result.retryAfterMs;
       // one wait, however many lanes hear of it: another answer inside a wait already heard is the same wait
-      if (now >= report.blockedUntil) report.floodWaits.push(now);
+      // (a connection hand-over between our replicas is no judgement of the account's pace)
+      if (now >= report.blockedUntil && isFloodWait(result.code)) report.floodWaits.push(now);
       report.blockedUntil = Math.max(report.blockedUntil, until);
       stopWith(report, 'account-wait');
       await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(until), at));
