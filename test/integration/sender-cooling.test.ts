@@ -3,6 +3,7 @@ import { DEFAULT_COOLING } from '@metronome/core';
 import { ScheduleRepository } from '@metronome/db';
 import { reconcile } from '../../services/scheduler/src/reconcile.js';
 import { driveRun as drive, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import { eventually } from '../helpers/test-env.js';
 
 // Automatic cooling in the sender and the scheduler's reconciler, on real PostgreSQL, Redis and
 // sandbox, with a manual clock: more than K flood waits in an hour (or too many failed sends)
@@ -80,7 +81,7 @@ describe('flood waits', () => {
       expect(cooled.cooling_since!.getTime()).toBeLessThanOrEqual(h.clock.now());
       expect(cooled.cooling_until!.getTime()).toBe(cooled.cooling_since!.getTime() + 30 * MIN);
       expect(await h.metrics.registry.getSingleMetricAsString('metronome_account_cooling_total')).toMatch(/platform="http",reason="flood_waits",service="sender-test"} 1/);
-      await waitFor(() => listener.events.length >= 1);
+      await eventually('the cooling event', async () => listener.events.length >= 1, 5_000, 20);
       expect(listener.events[0]).toMatchObject({ accountId, status: 'cooling', reason: 'flood_waits', until: cooled.cooling_until!.toISOString() });
 
       // The run waits: its job sends nothing and comes back just after `until`.
@@ -100,7 +101,7 @@ describe('flood waits', () => {
       h.clock.set(cooled.cooling_until!.getTime());
       await reconcileNow();
       expect((await accountRow(accountId)).status).toBe('active');
-      await waitFor(() => listener.events.length >= 2);
+      await eventually('the event of its end', async () => listener.events.length >= 2, 5_000, 20);
       expect(listener.events[1]).toEqual({ type: 'account', accountId, tenantId, status: 'active' });
 
       // At the halved pace (20/min) the sends are about 3 s apart ...
@@ -197,7 +198,6 @@ describe('cost', () => {
 
 /** Runs jobs of the run, following its continuations, until `n` more sends reached the sandbox. */
 async function sendFor(runId: string, n: number): Promise<void> {
-  const run = await h.run(runId);
   const ext = await h.tdb.db
     .selectFrom('runs as r')
     .innerJoin('accounts as a', 'a.id', 'r.account_id')
@@ -209,9 +209,4 @@ async function sendFor(runId: string, n: number): Promise<void> {
     await h.runJob(runId);
     await toNextJob(runId);
   }
-  expect(run).toBeDefined();
-}
-
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
 }
