@@ -11,6 +11,15 @@ export type TargetStatus = RunTarget['status'];
 export type Waiting = NonNullable<Run['waiting']>;
 export type Campaign = components['schemas']['Campaign'];
 export type Account = components['schemas']['Account'];
+/**
+ * An account with automatic cooling's fields (status `cooling`, `cooling`, `effectiveMaxSendPerMinute`),
+ * until the generated types carry them; the same shape as the API's Account afterwards.
+ */
+export type CoolingAccount = Omit<Account, 'status'> & {
+  status: Account['status'] | 'cooling';
+  cooling?: { since: string; until: string; reason: string } | null;
+  effectiveMaxSendPerMinute?: number;
+};
 export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];
@@ -108,6 +117,7 @@ export const api = {
   deleteCampaign: (id: string) => call<null>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
   accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
   patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
+  liftCooling: (id: string) => call<Account>('POST', `/v1/accounts/${encodeURIComponent(id)}/cooling/lift`),
   pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),
 };
 

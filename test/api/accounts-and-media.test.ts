@@ -29,6 +29,8 @@ describe('accounts', () => {
       status: 'active',
       blockedUntil: null,
       maxSendPerMinute: 40,
+      effectiveMaxSendPerMinute: 40,
+      cooling: null,
       groupConcurrency: 7,
       sendDelaySeconds: null,
       hourlyCap: null,

@@ -72,6 +72,7 @@ test('the matrix sees the routes of CONTRACT §3', () => {
       'GET /v1/me',
       'POST /v1/accounts',
       'PATCH /v1/accounts/:id',
+      'POST /v1/accounts/:id/cooling/lift',
       'GET /v1/media/:id',
       'DELETE /v1/campaigns/:id',
       'POST /v1/campaigns/:id/runs',

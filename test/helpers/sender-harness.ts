@@ -2,8 +2,8 @@ import { randomUUID, createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
-import { insertRuns, SendRepository, TargetSendRepository, type MessagePart } from '@metronome/db';
+import { DEFAULT_COOLING, ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
+import { AccountCoolingRepository, insertRuns, SendRepository, TargetSendRepository, type MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
 import { RunQueue, runJobId } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
@@ -80,6 +80,7 @@ export async function startSenderHarness(
   const deps: SenderDeps = {
     repo,
     targets: new TargetSendRepository(tdb.db),
+    cooling: new AccountCoolingRepository(tdb.db),
     lock: new AccountLock(scripts, keys),
     pace: new AccountPace(scripts, keys),
     queue,
@@ -101,6 +102,7 @@ export async function startSenderHarness(
       lockTtlMs: 30_000,
       chatPacePerMinute: {},
       partJitterMs: 0,
+      cooling: DEFAULT_COOLING,
       ...settings,
     },
     random: () => 0.5,

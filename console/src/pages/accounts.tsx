@@ -1,7 +1,8 @@
 // Accounts: status, pace, group concurrency, a countdown while the platform holds one back, and
-// the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again).
+// the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again);
+// a cooling account shows why, until when and its pace in force, and can be lifted.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { allPages, api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
+import { allPages, api, ApiError, type Account, type CoolingAccount, type FieldError, type Pairing } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
@@ -41,7 +42,7 @@ export function Accounts() {
               <dl class="facts">
                 <div>
                   <dt>Pace</dt>
-                  <dd>{a.maxSendPerMinute}/min</dd>
+                  <dd>{pace(a)}</dd>
                 </div>
                 <div>
                   <dt>Group concurrency</dt>
@@ -52,12 +53,67 @@ export function Accounts() {
                   <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
                 </div>
               </dl>
+              {(a as CoolingAccount).cooling && <Cooling account={a as CoolingAccount} onLifted={replace} />}
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
             </li>
           );
         })}
       </ul>
     </section>
+  );
+}
+
+/** The pace in force, and the configured one beside it while automatic cooling holds it lower. */
+function pace(a: Account): string {
+  const effective = (a as CoolingAccount).effectiveMaxSendPerMinute ?? a.maxSendPerMinute;
+  return effective < a.maxSendPerMinute ? `${effective}/min (lowered from ${a.maxSendPerMinute}/min, recovering)` : `${a.maxSendPerMinute}/min`;
+}
+
+const COOLING_REASONS: Record<string, string> = {
+  flood_waits: 'the platform made it wait too often',
+  failures: 'too many of its last sends failed',
+};
+
+/** Why the account cools and until when; lifting it asks first. */
+function Cooling({ account, onLifted }: { account: CoolingAccount; onLifted: (a: Account) => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<unknown>(null);
+  const cooling = account.cooling!;
+  const lift = async () => {
+    setBusy(true);
+    setFailure(null);
+    try {
+      onLifted(await api.liftCooling(account.id));
+    } catch (err) {
+      setFailure(err);
+    } finally {
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
+  return (
+    <div class="fix" data-cooling>
+      <p>
+        Cooling until {time(cooling.until)}: {COOLING_REASONS[cooling.reason] ?? cooling.reason}. Its runs wait and go on by themselves then.
+      </p>
+      {confirming ? (
+        <div class="actions" role="group" aria-label="Confirm lift cooling">
+          <span>Send again now? The lowered pace stays and recovers step by step.</span>
+          <button type="button" class="danger" disabled={busy} onClick={() => void lift()}>
+            Yes, lift cooling
+          </button>
+          <button type="button" disabled={busy} onClick={() => setConfirming(false)}>
+            Keep cooling
+          </button>
+        </div>
+      ) : (
+        <button type="button" onClick={() => setConfirming(true)}>
+          Lift cooling
+        </button>
+      )}
+      <ErrorNote error={failure} />
+    </div>
   );
 }
 

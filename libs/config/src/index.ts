@@ -126,5 +126,40 @@ export const secretsKey = z
     return key;
   });
 
+/**
+ * Automatic cooling's variables (CONTRACT §2), read by the sender (which decides) and the API
+ * (which shows the pace in force). On by default: a WhatsApp ban is for good, and an account
+ * the platform keeps telling to wait is the surest sign of one coming.
+ */
+export const coolingEnv = {
+  COOLING_ENABLED: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v !== 'false'),
+  COOLING_FLOOD_WAITS_PER_HOUR: int(3, 0, 10_000),
+  COOLING_FAILURE_PERCENT: int(20, 0, 99),
+  COOLING_FAILURE_WINDOW: int(50, 1, 10_000),
+  COOLING_DURATION: duration('30m'),
+  COOLING_MAX_DURATION: duration('24h'),
+  COOLING_RECOVERY_PERCENT: int(10, 1, 100),
+  COOLING_RECOVERY_INTERVAL: duration('10m'),
+};
+
+type CoolingEnv = { [K in keyof typeof coolingEnv]: z.output<(typeof coolingEnv)[K]> };
+
+/** The variables as libs/core's CoolingSettings (same shape; libs/config does not import core). */
+export function coolingSettings(c: CoolingEnv) {
+  return {
+    enabled: c.COOLING_ENABLED,
+    floodWaitsPerHour: c.COOLING_FLOOD_WAITS_PER_HOUR,
+    failureShare: c.COOLING_FAILURE_PERCENT / 100,
+    failureWindow: c.COOLING_FAILURE_WINDOW,
+    coolingMs: Math.max(1, c.COOLING_DURATION),
+    maxCoolingMs: Math.max(1, c.COOLING_MAX_DURATION),
+    recoveryStep: c.COOLING_RECOVERY_PERCENT / 100,
+    recoveryIntervalMs: Math.max(1, c.COOLING_RECOVERY_INTERVAL),
+  };
+}
+
 export { z };
 export { redisClusterNodes, hashTagged, redisConnection, type RedisClusterNodes } from './redis.js';

@@ -7,6 +7,7 @@ describe('accountAdvice', () => {
     ['telegram', 'disconnected', 'account_unauthorized', 'Telegram bot disconnected (account_unauthorized): give it a valid bot token (PATCH /v1/accounts/A {"credentials":{"botToken":"…"}}), then resume.'],
     ['http', 'disconnected', 'account_unauthorized', 'Account disconnected (account_unauthorized): reconnect it on its platform, then resume.'],
     ['telegram', 'disabled', undefined, 'Account is disabled: enable it (PATCH /v1/accounts/A {"status":"active"}), then resume.'],
+    ['whatsapp', 'cooling', undefined, 'Account is cooling (too many flood waits or failed sends): it is active again when the cooling ends, or lift it now (POST /v1/accounts/A/cooling/lift); then resume.'],
   ])('%s %s %s', (platform, status, code, advice) => {
     expect(accountAdvice(platform, 'A', status, code)).toBe(advice);
   });

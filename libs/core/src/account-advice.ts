@@ -5,6 +5,7 @@
  */
 export function accountAdvice(platform: string, accountId: string, status: string, code?: string): string {
   const why = code ? ` (${code})` : '';
+  if (status === 'cooling') return `Account is cooling (too many flood waits or failed sends): it is active again when the cooling ends, or lift it now (POST /v1/accounts/${accountId}/cooling/lift); then resume.`;
   if (status === 'disabled') return `Account is disabled: enable it (PATCH /v1/accounts/${accountId} {"status":"active"}), then resume.`;
   if (platform === 'whatsapp') {
     return status === 'pairing'

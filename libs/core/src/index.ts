@@ -30,3 +30,4 @@ export * from './typing.js';
 export * from './warmup.js';
 export * from './variation.js';
 export * from './message-template.js';
+export * from './cooling.js';

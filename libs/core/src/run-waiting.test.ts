@@ -36,6 +36,10 @@ const closedAt1800: Patch = { status: 'paused', pausedReason: 'window_closed', t
 const cases: Array<[string, Patch, Date, Waiting | null]> = [
   ['scheduled: before scheduledAt', { status: 'queued', scheduledAt: at('03:30:00') }, NOW,
     { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' }],
+  ['cooling: the account cools, the run goes on by itself at its end (before the window and the flood wait)', { account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'flood_waits', blockedUntil: at('03:10:00') } }, NOW,
+    { reason: 'cooling', until: at('03:30:00'), detail: 'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after the platform made it wait too often; 12 chats to send, the run goes on by itself then.' }],
+  ['cooling: the window closes before the cooling ends', { windowEndAt: at('03:20:00'), account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'failures' } }, NOW,
+    { reason: 'cooling', until: at('03:30:00'), detail: 'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after too many of its sends failed; 12 chats to send, the delivery window closes first, so the run pauses.' }],
   ['account_unavailable: the account is not active', { account: { status: 'disconnected' } }, NOW,
     { reason: 'account_unavailable', until: null, detail: 'Account disconnected: reconnect it on its platform, then resume.' }],
   ['window_closed: waiting for the next opening', { status: 'queued', windowEndAt: new Date('2030-01-17T10:00:00Z') }, new Date('2030-01-16T11:00:00Z'),

@@ -19,7 +19,8 @@ export type WaitingReason =
   | 'cap'
   | 'retry_backoff'
   | 'account_unavailable'
-  | 'queue';
+  | 'queue'
+  | 'cooling';
 
 export interface Waiting {
   reason: WaitingReason;
@@ -74,7 +75,8 @@ export interface RunFacts {
   /** an interval campaign's everySeconds; null for cron and once campaigns */
   everySeconds: number | null;
   partsPerChat: number;
-  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number };
+  /** `perMinute`: the pace in force (lowered while a cooling's effect recovers); `coolingUntil`/`coolingReason` while `cooling` */
+  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number; coolingUntil?: Date | null; coolingReason?: string | null };
   total: number;
   skipped: number;
   pending: number;
@@ -98,7 +100,7 @@ const OPEN = ['queued', 'running'];
  * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
  * whole run come first, because while one lasts no chat moves, whatever holds it besides:
  * paused runs: window_closed, account_unavailable (as paused);
- * open runs: scheduled → account_unavailable → window_closed → flood_wait → (chats due now)
+ * open runs: scheduled → cooling → account_unavailable → window_closed → flood_wait → (chats due now)
  * account_busy → cap → pace → queue; (no chat due) the hold that frees a chat first, among
  * interval_gate, retry_backoff, slow_mode and flood_wait (ties in that order).
  */
@@ -110,6 +112,7 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (f.scheduledAt.getTime() > t) {
     return { reason: 'scheduled', until: f.scheduledAt, detail: `Scheduled for ${at(f.scheduledAt)} (${f.timezone}); ${chats(f.pending)} to send.` };
   }
+  if (f.account.status === 'cooling') return explainCooling(f, now);
   if (f.account.status !== 'active') {
     return { reason: 'account_unavailable', until: null, detail: accountAdvice(f.account.platform, f.account.id, f.account.status) };
   }
@@ -137,6 +140,20 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
     return { reason: 'queue', until: null, detail: `${chats(f.due)} due${since}, waiting for a free sender.` };
   }
   return explainHolds(f, now);
+}
+
+/**
+ * The account cools (automatic cooling): the run sends nothing until the cooling ends, and goes
+ * on by itself then; if its delivery window closes first, the sender pauses it.
+ */
+function explainCooling(f: RunFacts, now: Date): Waiting {
+  const until = f.account.coolingUntil ?? null;
+  const why = f.account.coolingReason === 'flood_waits' ? ' after the platform made it wait too often'
+    : f.account.coolingReason === 'failures' ? ' after too many of its sends failed' : '';
+  const when = until ? ` until ${localTime(until, f.timezone, now)} (${f.timezone})` : '';
+  const closesFirst = until && f.windowEndAt && f.windowEndAt.getTime() <= until.getTime();
+  const then = closesFirst ? 'the delivery window closes first, so the run pauses' : 'the run goes on by itself then';
+  return { reason: 'cooling', until, detail: `The account is cooling${when}${why}; ${chats(f.pending)} to send, ${then}.` };
 }
 
 /**
@@ -233,7 +250,7 @@ export function explainTarget(
 // The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
 // its chats' own holds) only concern the chats that are due.
 function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
-  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
+  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable' || run.reason === 'cooling') return true;
   return run.reason === 'flood_wait' && (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
 }
 

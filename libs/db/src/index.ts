@@ -10,7 +10,7 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
-export { SendRepository, type RunForSend, type RunProgress, type RecentSends } from './repositories/send-repository.js';
+export { SendRepository, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/send-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
@@ -41,3 +41,4 @@ export {
   type ClaimedDelivery,
   type DeliveryAttempt,
 } from './repositories/webhook-delivery-repository.js';
+export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';

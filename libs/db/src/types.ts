@@ -6,7 +6,7 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | st
 type Json<T> = ColumnType<T, string, string>;
 
 export type Platform = 'http' | 'telegram' | 'whatsapp';
-export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing';
+export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing' | 'cooling';
 export type RunStatus = 'queued' | 'running' | 'paused' | 'success' | 'partial' | 'failed' | 'cancelled';
 export type RunTrigger = 'schedule' | 'manual';
 export type PausedReason = 'window_closed' | 'operator' | 'account_unavailable';
@@ -54,6 +54,16 @@ export interface AccountsTable {
   opt_out_keywords: Generated<string[]>;
   /** migrations/0011: typing before each message; null: none */
   typing: ColumnType<AccountTyping | null, string | null, string | null>;
+  /** migrations/0012: automatic cooling and the pace factor */
+  cooling_since: NullableTimestamp;
+  cooling_until: NullableTimestamp;
+  cooling_reason: string | null;
+  last_cooled_at: NullableTimestamp;
+  last_cooling_ms: number | null;
+  pace_factor: Generated<number>;
+  pace_since: NullableTimestamp;
+  flood_waits: ColumnType<Date[], Date[] | undefined, Date[]>;
+  send_outcomes: Generated<string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

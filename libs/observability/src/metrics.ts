@@ -57,6 +57,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly accountCooling = new Counter({
+    name: 'metronome_account_cooling_total',
+    help: 'Accounts set cooling automatically, by platform and reason (flood_waits, failures)',
+    labelNames: ['platform', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly dbQueries = new Counter({
     name: 'metronome_db_queries_total',
     help: 'PostgreSQL statements sent (each one round trip), for the cost per send',
@@ -159,7 +166,7 @@ export class Metrics {
 
   readonly accounts = new Gauge({
     name: 'metronome_accounts',
-    help: 'Accounts by platform and status (active, disabled, disconnected, pairing), from PostgreSQL at scrape time',
+    help: 'Accounts by platform and status (active, disabled, disconnected, pairing, cooling), from PostgreSQL at scrape time',
     labelNames: ['platform', 'status'] as const,
     registers: [this.registry],
   });

@@ -26,6 +26,26 @@ describe('loadConfig', () => {
     expect(c.secretsKey).toEqual(Buffer.from(KEY, 'hex'));
   });
 
+  test('COOLING_*: on by default with the documented values; each one parsed, a bad one named', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).cooling).toEqual({
+      enabled: true,
+      floodWaitsPerHour: 3,
+      failureShare: 0.2,
+      failureWindow: 50,
+      coolingMs: 30 * 60_000,
+      maxCoolingMs: 24 * 3_600_000,
+      recoveryStep: 0.1,
+      recoveryIntervalMs: 10 * 60_000,
+    });
+    const set = loadConfig({
+      ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_ENABLED: 'false', COOLING_FLOOD_WAITS_PER_HOUR: '5', COOLING_FAILURE_PERCENT: '35',
+      COOLING_FAILURE_WINDOW: '200', COOLING_DURATION: '1h', COOLING_MAX_DURATION: '2d', COOLING_RECOVERY_PERCENT: '25', COOLING_RECOVERY_INTERVAL: '90s',
+    });
+    expect(set.cooling).toEqual({ enabled: false, floodWaitsPerHour: 5, failureShare: 0.35, failureWindow: 200, coolingMs: 3_600_000, maxCoolingMs: 172_800_000, recoveryStep: 0.25, recoveryIntervalMs: 90_000 });
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_ENABLED: 'yes' })).toThrow(/COOLING_ENABLED/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_FAILURE_PERCENT: '100' })).toThrow(/COOLING_FAILURE_PERCENT/);
+  });
+
   test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual(['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8']);
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: '' }).trustedProxies).toEqual([]);

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { DEFAULT_WEBHOOK_RETRY, DEVELOPMENT_SECRETS_KEY, parseAllowedHosts, type HostPattern } from '@metronome/core';
-import { commonEnv, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
+import { DEFAULT_WEBHOOK_RETRY, DEVELOPMENT_SECRETS_KEY, parseAllowedHosts, type CoolingSettings, type HostPattern } from '@metronome/core';
+import { commonEnv, coolingEnv, coolingSettings, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
 
 /**
  * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
@@ -73,6 +73,8 @@ const apiEnv = z
     WEBHOOK_RETRY_MAX_MS: int(DEFAULT_WEBHOOK_RETRY.maxMs, 1, 86_400_000),
     WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
     WEBHOOK_POLL_MS: int(1_000, 10, 60_000),
+    // Automatic cooling: the API shows the pace in force (effectiveMaxSendPerMinute)
+    ...coolingEnv,
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
   .superRefine((env, ctx) => {
@@ -113,6 +115,8 @@ export interface ApiConfig {
   sseMaxPerToken: number;
   /** WEBHOOK_*: where webhooks may post and how their deliveries are retried; absent: the defaults */
   webhooks?: WebhookConfig;
+  /** COOLING_*: how a cooled account's pace recovers, for effectiveMaxSendPerMinute; absent: the defaults */
+  cooling?: CoolingSettings;
 }
 
 export interface WebhookConfig {
@@ -168,5 +172,6 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollMs: e.WEBHOOK_POLL_MS,
     },
+    cooling: coolingSettings(e),
   };
 }

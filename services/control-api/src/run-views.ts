@@ -1,4 +1,4 @@
-import { CHAT_WAIT_CODES, explainRun, runEta, slotIntervalMs, type RunFacts } from '@metronome/core';
+import { CHAT_WAIT_CODES, DEFAULT_COOLING, effectivePerMinute, explainRun, paceFactorAt, runEta, slotIntervalMs, type CoolingSettings, type RunFacts } from '@metronome/core';
 import { countRuns, emptyCounts, RunWaitingRepository, type RunRow, type RunWaitingRow } from '@metronome/db';
 import { redisKeys } from '@metronome/redis';
 import type { ApiContext } from './context.js';
@@ -48,7 +48,7 @@ export function runViews(ctx: ApiContext) {
     const states = await accountStates([...new Set(open.map((f) => f.account.id))]);
     const out = new Map<string, { facts: RunFacts; explanation: RunExplanation }>();
     for (const row of found.values()) {
-      const facts = toFacts(row, states.get(row.account.id), now, ctx.config.defaultMaxSendPerMinute);
+      const facts = toFacts(row, states.get(row.account.id), now, ctx.config.defaultMaxSendPerMinute, ctx.config.cooling ?? DEFAULT_COOLING);
       out.set(row.runId, { facts, explanation: { waiting: explainRun(facts, now), eta: runEta(facts, now) } });
     }
     return out;
@@ -73,8 +73,10 @@ interface AccountState {
 }
 
 /** A run's facts as libs/core reads them: the account's pace, lock and cap from Redis folded in. */
-function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date, defaultPerMinute: number): RunFacts {
-  const perMinute = row.account.maxSendPerMinute ?? defaultPerMinute;
+function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date, defaultPerMinute: number, cooling: CoolingSettings): RunFacts {
+  // the pace in force: lowered by automatic cooling, recovering since
+  const a = row.account;
+  const perMinute = effectivePerMinute(a.maxSendPerMinute ?? defaultPerMinute, paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), cooling));
   const freeAt = state ? state.tat - (ASSUMED_BURST - 1) * slotIntervalMs(perMinute) : 0;
   const dueSince = row.dueSince && row.dueSince.getTime() > row.scheduledAt.getTime() ? row.dueSince : row.scheduledAt;
   return {
@@ -88,7 +90,7 @@ function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date,
     autoResume: row.autoResume,
     everySeconds: row.everySeconds,
     partsPerChat: row.partsPerChat,
-    account: { id: row.account.id, platform: row.account.platform, status: row.account.status, blockedUntil: row.account.blockedUntil, perMinute },
+    account: { id: a.id, platform: a.platform, status: a.status, blockedUntil: a.blockedUntil, perMinute, coolingUntil: a.coolingUntil, coolingReason: a.coolingReason },
     total: row.total,
     skipped: row.skipped,
     pending: row.pending,

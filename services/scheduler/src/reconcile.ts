@@ -19,8 +19,8 @@ const PAGE = 1_000;
  * live job. Re-adds the job of each run that has none (flushed Redis, lost enqueue, failed job)
  * under the run's next job id, so a job that still exists is never doubled. Every open run is
  * checked on every pass, so after Redis comes back empty each one has a job again within one
- * tick. Also turns expired in-flight leases into `unknown` and cancels runs paused longer than
- * the TTL.
+ * tick. Also turns expired in-flight leases into `unknown`, cancels runs paused longer than
+ * the TTL, and ends automatic coolings that are due.
  *
  * No run is left out for being touched lately. A run can be between its commit and its
  * enqueue (a continuation, a resume): it may then be handed a new job here although its own
@@ -52,6 +52,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
     if (open.length < PAGE) break;
   }
   const expiredPaused = await deps.repo.expirePausedRuns(now, deps.pausedRunTtlMs);
+  // Automatic cooling ends here, in one place, at its `until`: the account is active again
+  // (its `account` event and webhook follow from the status change), and the runs that waited
+  // for it go on with their next job.
+  const cooled = await deps.repo.endDueCoolings(now);
+  for (const a of cooled) deps.logger.info({ accountId: a.id, platform: a.platform }, 'account cooling ended: active again, its pace recovering step by step');
   if (requeued) deps.metrics.reconciled.inc({ kind: 'requeued' }, requeued);
   if (expiredLeases) {
     deps.metrics.reconciled.inc({ kind: 'lease-expired' }, expiredLeases);

@@ -1,4 +1,4 @@
-import { commonEnv, int, parseEnv, port, redisConnection, secretsKey, url, z, type RedisClusterNodes } from '@metronome/config';
+import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -31,6 +31,8 @@ const schema = z.object({
   // A random wait of up to this many ms between two parts of one chat, so a multi-part message
   // does not arrive with machine-regular spacing.
   PART_JITTER_MS: int(200, 0, 60_000),
+  // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
+  ...coolingEnv,
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */

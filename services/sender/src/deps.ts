@@ -1,5 +1,5 @@
-import type { Clock } from '@metronome/core';
-import type { SendRepository, TargetSendRepository } from '@metronome/db';
+import type { Clock, CoolingSettings } from '@metronome/core';
+import type { AccountCoolingRepository, SendRepository, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
@@ -20,12 +20,15 @@ export interface SenderSettings {
   chatPacePerMinute: Partial<Record<string, number>>;
   /** most random extra wait between two parts of one chat, ms */
   partJitterMs: number;
+  /** automatic cooling: when an account cools, and how its pace recovers */
+  cooling: CoolingSettings;
 }
 
 /** Everything a job needs, built once by main.ts and passed in: no singletons. */
 export interface SenderDeps {
   repo: SendRepository;
   targets: TargetSendRepository;
+  cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;
   queue: RunQueue;

@@ -22,6 +22,10 @@ export interface LaneReport {
   capUntil: number;
   /** a lane found no due pending target: the others stop claiming too (their claims would come back empty) */
   drained: boolean;
+  /** when the platform made the account wait during this job (automatic cooling counts them) */
+  floodWaits: number[];
+  /** one letter per chat this job finished, delivered (s) or failed for good (f), for automatic cooling */
+  outcomes: string;
 }
 
 /** What the lanes of one job share. */

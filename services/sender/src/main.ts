@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
-import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, systemClock, type Outcome } from '@metronome/core';
-import { createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
+import { AccountCoolingRepository, createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
+import { coolingSettings } from '@metronome/config';
 import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
@@ -28,6 +29,8 @@ const config = (() => {
 const logger = createLogger('sender', config.LOG_LEVEL);
 const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
+// every (platform, reason) from 0, so a rate() sees the first cooling
+for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of COOLING_REASONS) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
 const db = countDbQueries(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
@@ -72,6 +75,7 @@ const drain = new AbortController();
 const deps: SenderDeps = {
   repo,
   targets: new TargetSendRepository(db),
+  cooling: new AccountCoolingRepository(db),
   lock: new AccountLock(scripts, keys),
   pace: new AccountPace(scripts, keys),
   queue,
@@ -97,6 +101,7 @@ const deps: SenderDeps = {
       http: config.CHAT_MAX_SEND_PER_MINUTE_HTTP,
     },
     partJitterMs: config.PART_JITTER_MS,
+    cooling: coolingSettings(config),
   },
   random: Math.random,
   sleep: (ms) => sleep(ms),

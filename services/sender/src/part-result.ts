@@ -1,4 +1,4 @@
-import { accountAdvice, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
+import { accountAdvice, isFloodWait, OUTCOME_FAILED, OUTCOME_SENT, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { SenderDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -44,6 +44,7 @@ export async function applyResult(
       deps.metrics.sends.inc({ platform, result: 'sent' });
       report.delivered++;
       if (index === run.parts.length - 1) {
+        report.outcomes += OUTCOME_SENT;
         return { chatId: target.chatId, at, latencyMs: Math.round(now - firstPartStartedAt), partsSent: index + 1, messageId: result.messageId };
       }
       const owned = await durably(deps, ctx, [target.chatId], 'part', () => deps.targets.recordPart(run.runId, target.chatId, ctx.token, index + 1, result.messageId, at));
@@ -54,6 +55,9 @@ export async function applyResult(
       deps.metrics.sends.inc({ platform, result: 'retry' });
       deps.metrics.providerWait.inc({ scope: 'account' }, result.retryAfterMs / 1000);
       const until = now + result.retryAfterMs;
+      // one wait, however many lanes hear of it: another answer inside a wait already heard is the same wait
+      // (a connection hand-over between our replicas is no judgement of the account's pace)
+      if (now >= report.blockedUntil && isFloodWait(result.code)) report.floodWaits.push(now);
       report.blockedUntil = Math.max(report.blockedUntil, until);
       stopWith(report, 'account-wait');
       await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(until), at));
@@ -79,6 +83,7 @@ export async function applyResult(
     case 'rejected': {
       deps.metrics.sends.inc({ platform, result: 'failed' });
       log().warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
+      report.outcomes += OUTCOME_FAILED;
       await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true });
       if (suppresses(result.code)) {
         // Best effort: a chat not listed now is listed by its next refusal.
@@ -91,6 +96,7 @@ export async function applyResult(
       const exhausted = attempts >= deps.settings.maxRetries;
       deps.metrics.sends.inc({ platform, result: exhausted ? 'failed' : 'retry' });
       log().warn({ code: result.code, err: result.message, attempts }, exhausted ? 'send failed: retries exhausted' : 'send failed: will retry');
+      if (exhausted) report.outcomes += OUTCOME_FAILED;
       await settleTarget(
         deps,
         ctx,

@@ -13,6 +13,7 @@ import type { RunForSend, RunProgress } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
+import { accountPerMinute, coolingSentence, recordHealth } from './account-health.js';
 import { runLanes } from './send-lanes.js';
 
 export interface RunJobInput {
@@ -37,6 +38,7 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
   const now = deps.clock.now();
   // Never early: a job that fires before its run is due waits for it.
   if (run.scheduledAt.getTime() > now) return continueLater(deps, run, job.jobId, run.scheduledAt.getTime() - now, 'deferred');
+  if (run.account.status === 'cooling') return waitForCooling(deps, run, job.jobId, now);
   if (run.account.status !== 'active') {
     await deps.repo.pause(run.runId, 'account_unavailable', accountAdvice(run.account.platform, run.account.id, run.account.status), new Date(now));
     return 'no-account';
@@ -75,6 +77,11 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
     const report = await runLanes(deps, run, account, transport, lock.token, lanes);
     if (report.stop === 'account-unavailable') return 'no-account';
+    const cooled = await recordHealth(deps, run, report).catch((error: unknown) => {
+      deps.logger.warn({ err: error, accountId: run.account.id }, "account's health not recorded: this job's sends are left out of automatic cooling");
+      return null;
+    });
+    const coolUntil = cooled?.until ?? 0;
 
     const progress = await deps.repo.progress(run.runId);
     const end = deps.clock.now();
@@ -90,7 +97,12 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     }
     // A draining replica hands its run on at once, to whichever replica is still taking jobs.
     const dueAt = report.stop === 'drain' ? end : progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + deps.settings.lockRetryMs;
-    const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil);
+    const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil, coolUntil);
+    // The account began cooling: its runs wait for the end, or pause now if the window closes first.
+    if (cooled && run.windowEndAt && cooled.until >= run.windowEndAt.getTime()) {
+      const outcome = await closeWindow(deps, run, progress, `${coolingSentence(deps, run, cooled.until, cooled.reason)}, after the delivery window closes.`);
+      return report.delivered > 0 ? 'sent' : outcome;
+    }
     // A cap that frees a slot only after the window closes: the run pauses now, saying so.
     if (report.capUntil > 0 && run.windowEndAt && report.capUntil >= run.windowEndAt.getTime()) {
       const frees = formatLocalTime(new Date(report.capUntil), run.timezone);
@@ -102,6 +114,22 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     clearInterval(renew);
     await deps.lock.release(run.account.id, lock.token).catch(() => undefined);
   }
+}
+
+/**
+ * A cooling account sends nothing: its run continues when the cooling ends (the scheduler's
+ * reconciler ends it then, and a job that comes a moment early looks again shortly), or pauses
+ * now, saying so, when the delivery window closes first.
+ */
+async function waitForCooling(deps: SenderDeps, run: RunForSend, jobId: string, now: number): Promise<Outcome> {
+  const cooling = run.account.cooling;
+  const until = cooling?.until.getTime() ?? now;
+  // past `until` the reconciler is about to end it: the job looks again a moment later
+  const resumeAt = Math.max(until, now) + deps.settings.lockRetryMs;
+  if (run.windowEndAt && resumeAt >= run.windowEndAt.getTime()) {
+    return closeWindow(deps, run, await deps.repo.progress(run.runId), `${coolingSentence(deps, run, until, cooling?.reason ?? 'cooling')}, after the delivery window closes.`);
+  }
+  return continueLater(deps, run, jobId, resumeAt - now, 'deferred');
 }
 
 function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
@@ -136,7 +164,7 @@ async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgr
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
   const summary = windowClosedSummary(progress, closedAt, run.timezone, {
-    perMinute: run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute,
+    perMinute: accountPerMinute(deps, run, now.getTime()),
     partsPerChat: run.parts.length,
     scheduledAt: run.scheduledAt,
     firstSendAt: run.firstSendAt,

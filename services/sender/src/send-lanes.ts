@@ -6,6 +6,7 @@ import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, typ
 import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { compileParts } from './personal-parts.js';
+import { accountPerMinute } from './account-health.js';
 import { limitsOf, settleGap } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
@@ -33,11 +34,12 @@ export async function runLanes(
   token: string,
   lanes: number,
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false };
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '' };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
-  const configuredPerMinute = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  // the pace in force: the configured one, lowered by a cooling and recovering since
+  const configuredPerMinute = accountPerMinute(deps, run, deps.clock.now());
   const intervalMs = 60_000 / pacedPerMinute(configuredPerMinute);
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
   // intervals behind its siblings' before its own inline wait even starts.

@@ -23,6 +23,11 @@ export interface AccountRow {
   optOutKeywords: string[];
   /** typing before each message (migrations/0011); null: none */
   typing: AccountTyping | null;
+  /** automatic cooling (migrations/0012): set while `cooling` */
+  cooling: { since: Date; until: Date; reason: string } | null;
+  /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
+  paceFactor: number;
+  paceSince: Date | null;
   createdAt: Date;
   cursorAt: string;
 }
@@ -83,6 +88,11 @@ const COLUMNS = [
   'warmup',
   'opt_out_keywords',
   'typing',
+  'cooling_since',
+  'cooling_until',
+  'cooling_reason',
+  'pace_factor',
+  'pace_since',
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -104,6 +114,11 @@ type Raw = {
   warmup: AccountWarmup | null;
   opt_out_keywords: string[];
   typing: AccountTyping | null;
+  cooling_since: Date | null;
+  cooling_until: Date | null;
+  cooling_reason: string | null;
+  pace_factor: number;
+  pace_since: Date | null;
   created_at: Date;
   cursor_at: string;
 };
@@ -125,6 +140,12 @@ function toAccount(a: Raw): AccountRow {
     warmup: a.warmup,
     optOutKeywords: a.opt_out_keywords,
     typing: a.typing,
+    cooling:
+      a.status === 'cooling' && a.cooling_until
+        ? { since: a.cooling_since ?? a.cooling_until, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
+        : null,
+    paceFactor: a.pace_factor,
+    paceSince: a.pace_since,
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };

@@ -22,7 +22,18 @@ export interface RunWaitingRow {
   autoResume: boolean;
   everySeconds: number | null;
   partsPerChat: number;
-  account: { id: string; platform: string; status: string; blockedUntil: Date | null; maxSendPerMinute: number | null };
+  account: {
+    id: string;
+    platform: string;
+    status: string;
+    blockedUntil: Date | null;
+    maxSendPerMinute: number | null;
+    /** automatic cooling (migrations/0012): the end and reason while `cooling`, and the pace factor */
+    coolingUntil: Date | null;
+    coolingReason: string | null;
+    paceFactor: number;
+    paceSince: Date | null;
+  };
   total: number;
   skipped: number;
   pending: number;
@@ -57,6 +68,10 @@ interface Raw {
   account_status: string;
   blocked_until: Date | null;
   max_send_per_minute: number | null;
+  cooling_until: Date | null;
+  cooling_reason: string | null;
+  pace_factor: number;
+  pace_since: Date | null;
   skipped: number | null;
   pending: number | null;
   in_flight: number | null;
@@ -104,6 +119,7 @@ export class RunWaitingRepository {
         case when c.schedule->>'type' = 'interval' then (c.schedule->>'everySeconds')::int end as every_seconds,
         jsonb_array_length(r.parts)::int as parts,
         a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
+        a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since,
         t.*,
         case when r.status in ('queued', 'running') then exists (
           select 1 from runs o join run_targets ot on ot.run_id = o.id
@@ -149,7 +165,17 @@ function toRow(r: Raw): RunWaitingRow {
     autoResume: r.auto_resume,
     everySeconds: r.every_seconds,
     partsPerChat: r.parts,
-    account: { id: r.account_id, platform: r.platform, status: r.account_status, blockedUntil: r.blocked_until, maxSendPerMinute: r.max_send_per_minute },
+    account: {
+      id: r.account_id,
+      platform: r.platform,
+      status: r.account_status,
+      blockedUntil: r.blocked_until,
+      maxSendPerMinute: r.max_send_per_minute,
+      coolingUntil: r.cooling_until,
+      coolingReason: r.cooling_reason,
+      paceFactor: r.pace_factor,
+      paceSince: r.pace_since,
+    },
     total: r.total,
     skipped: r.skipped ?? 0,
     pending: r.pending ?? 0,

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
 import { TickTransaction } from './tick-transaction.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
@@ -112,6 +113,11 @@ export class ScheduleRepository {
       select count(*) filter (where status = 'unknown')::int as unknown from expired
     `.execute(this.db);
     return result.rows[0]?.unknown ?? 0;
+  }
+
+  /** Automatic cooling: every cooling due at `now` ends, its account `active` again (one statement; AccountCoolingRepository.endDue). */
+  async endDueCoolings(now: Date): Promise<CoolingEnded[]> {
+    return new AccountCoolingRepository(this.db).endDue(now);
   }
 
   /** Paused runs older than the TTL are cancelled; their pending targets become skipped. */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB, PausedReason, RunStatus } from '../types.js';
 import type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
-export type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
+export type { AccountHealthRow, RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
 /** The sender's queries on runs, accounts and media: one method, one statement (target writes: TargetSendRepository). */
 export class SendRepository {
@@ -46,6 +46,14 @@ export class SendRepository {
         'a.hourly_cap',
         'a.daily_cap',
         'a.warmup',
+        'a.cooling_until',
+        'a.cooling_reason',
+        'a.flood_waits',
+        'a.send_outcomes',
+        'a.pace_factor',
+        'a.pace_since',
+        'a.last_cooled_at',
+        'a.last_cooling_ms',
         'a.typing',
         sql<(Date | string)[] | null>`(
           select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
@@ -89,6 +97,15 @@ export class SendRepository {
         dailyCap: row.daily_cap,
         warmup: row.warmup,
         typing: row.typing,
+        cooling: row.account_status === 'cooling' && row.cooling_until ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
+        health: {
+          floodWaits: row.flood_waits,
+          outcomes: row.send_outcomes,
+          paceFactor: row.pace_factor,
+          paceSince: row.pace_since,
+          lastCooledAt: row.last_cooled_at,
+          lastCoolingMs: row.last_cooling_ms,
+        },
       },
     };
   }

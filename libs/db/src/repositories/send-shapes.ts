@@ -41,7 +41,21 @@ export interface RunForSend {
     warmup: AccountWarmup | null;
     /** typing before each message (migrations/0011); null: none */
     typing: AccountTyping | null;
+    /** automatic cooling (migrations/0012): while `cooling`, until when and why */
+    cooling: { until: Date; reason: string } | null;
+    /** what the cooling decision reads (libs/core AccountHealth) */
+    health: AccountHealthRow;
   };
+}
+
+/** An account's health record, as migrations/0012 keeps it. */
+export interface AccountHealthRow {
+  floodWaits: Date[];
+  outcomes: string;
+  paceFactor: number;
+  paceSince: Date | null;
+  lastCooledAt: Date | null;
+  lastCoolingMs: number | null;
 }
 
 /** An account's sends as PostgreSQL recorded them, to rebuild its caps' windows and gap after Redis lost them. */

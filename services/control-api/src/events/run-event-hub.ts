@@ -24,6 +24,9 @@ export interface AccountEvent {
   tenantId: string;
   accountId: string;
   status: AccountStatus;
+  /** *(extension)* on `cooling`: why (flood_waits, failures) and until when (migrations/0012) */
+  reason?: string;
+  until?: string;
 }
 
 export interface Subscriber {
@@ -209,7 +212,13 @@ function parseAccountNotice(payload: string | undefined): AccountEvent | null {
   try {
     const v = JSON.parse(payload ?? '') as Record<string, unknown>;
     if (v['type'] !== 'account' || typeof v['accountId'] !== 'string' || typeof v['tenantId'] !== 'string' || typeof v['status'] !== 'string') return null;
-    return { tenantId: v['tenantId'], accountId: v['accountId'], status: v['status'] as AccountStatus };
+    return {
+      tenantId: v['tenantId'],
+      accountId: v['accountId'],
+      status: v['status'] as AccountStatus,
+      ...(typeof v['reason'] === 'string' && { reason: v['reason'] }),
+      ...(typeof v['until'] === 'string' && { until: v['until'] }),
+    };
   } catch {
     return null;
   }

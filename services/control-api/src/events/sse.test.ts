@@ -1,4 +1,4 @@
-import { formatRunEvent, parseLastEventId } from './sse.js';
+import { formatAccountEvent, formatRunEvent, parseLastEventId } from './sse.js';
 
 test('a run event is one SSE frame whose data is the contract payload on one line', () => {
   const frame = formatRunEvent({
@@ -27,4 +27,12 @@ test('Last-Event-ID is a non-negative integer or ignored', () => {
   expect(parseLastEventId('-1')).toBeNull();
   expect(parseLastEventId('1e3')).toBeNull();
   expect(parseLastEventId(['5', '6'])).toBe(5);
+});
+
+test('an account event carries reason and until when the account begins cooling, and only then', () => {
+  const base = { tenantId: 't', accountId: 'a' };
+  expect(formatAccountEvent({ ...base, status: 'cooling', reason: 'flood_waits', until: '2026-01-01T10:30:00.000Z' })).toBe(
+    'event: account\ndata: {"accountId":"a","status":"cooling","reason":"flood_waits","until":"2026-01-01T10:30:00.000Z"}\n\n',
+  );
+  expect(formatAccountEvent({ ...base, status: 'active' })).toBe('event: account\ndata: {"accountId":"a","status":"active"}\n\n');
 });

@@ -7,9 +7,13 @@ export function formatRunEvent(e: RunEvent): string {
   return `id: ${e.id}\nevent: run\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** One `account` event: `{accountId, status}`. No id: account events are not replayed (GET the account instead). */
+/**
+ * One `account` event: `{accountId, status}`, plus `reason` and `until` when it begins cooling.
+ * No id: account events are not replayed (GET the account instead).
+ */
 export function formatAccountEvent(e: AccountEvent): string {
-  return `event: account\ndata: ${JSON.stringify({ accountId: e.accountId, status: e.status })}\n\n`;
+  const data = { accountId: e.accountId, status: e.status, ...(e.reason !== undefined && { reason: e.reason }), ...(e.until !== undefined && { until: e.until }) };
+  return `event: account\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** A comment line: keeps proxies and load balancers from closing an idle stream. */

@@ -1,5 +1,5 @@
 import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping, processSecrets, seal } from '@metronome/core';
-import type { AccountStatus, AccountWarmup } from '@metronome/db';
+import { AccountCoolingRepository, type AccountStatus, type AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
@@ -26,7 +26,8 @@ import { errorResponses, idParams } from '../schemas/common.js';
 
 /** Messaging accounts. Credentials go in sealed and never come out. */
 export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
-  const defaults = { maxSendPerMinute: ctx.config.defaultMaxSendPerMinute, groupConcurrency: ctx.config.defaultGroupConcurrency };
+  const defaults = { maxSendPerMinute: ctx.config.defaultMaxSendPerMinute, groupConcurrency: ctx.config.defaultGroupConcurrency, cooling: ctx.config.cooling };
+  const cooling = new AccountCoolingRepository(ctx.db);
 
   app.post(
     '/accounts',
@@ -108,6 +109,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
       }
+      // Setting a cooling account active is lifting its cooling (POST …/cooling/lift).
+      if (changes.status === 'active' && current?.status === 'cooling') await cooling.lift(current.id, scopeOf(req.caller), ctx.now());
       if (credentials && current) {
         const secret = replacementCredentials(current.platform, credentials);
         // A new token or key is how a disconnected account (token revoked, key refused) comes back.
@@ -121,6 +124,23 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       );
       if (!updated) throw notFound('account');
       return accountView(updated, defaults, ctx.now());
+    },
+  );
+
+  app.post(
+    '/accounts/:id/cooling/lift',
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling',
+        params: idParams,
+        response: { 200: account, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => {
+      const found = await ownAccount(req.caller, req.params.id);
+      if (!(await cooling.lift(found.id, scopeOf(req.caller), ctx.now()))) throw conflict(`the account is ${found.status}, not cooling`);
+      return accountView(await ownAccount(req.caller, req.params.id), defaults, ctx.now());
     },
   );
 

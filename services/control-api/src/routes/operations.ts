@@ -6,7 +6,7 @@ import { withTimeout } from '../timeout.js';
 
 const PROBE_TIMEOUT_MS = 2000;
 const PLATFORMS = ['http', 'telegram', 'whatsapp'] as const;
-const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing'] as const;
+const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing', 'cooling'] as const;
 
 /** `/healthz`, `/readyz` and `/metrics`: no auth, for orchestrators and Prometheus. */
 export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {

@@ -1,4 +1,4 @@
-import { warmupCapToday } from '@metronome/core';
+import { DEFAULT_COOLING, effectivePerMinute, paceFactorAt, warmupCapToday, type CoolingSettings } from '@metronome/core';
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
@@ -125,9 +125,21 @@ export const account = z
     platform: z.enum(['http', 'telegram', 'whatsapp']),
     name: z.string(),
     externalId: z.string().nullable(),
-    status: z.enum(['active', 'disabled', 'disconnected', 'pairing']),
+    status: z.enum(['active', 'disabled', 'disconnected', 'pairing', 'cooling']),
     blockedUntil: time.nullable(),
     maxSendPerMinute: z.number().int().describe('effective pace: the default when the account sets none'),
+    effectiveMaxSendPerMinute: z
+      .number()
+      .int()
+      .describe('the pace the sender keeps now: maxSendPerMinute, lowered by automatic cooling and recovering step by step'),
+    cooling: z
+      .object({
+        since: time,
+        until: time.describe('when the cooling ends by itself'),
+        reason: z.string().describe('flood_waits (the platform made it wait too often) or failures (too many of its last sends failed)'),
+      })
+      .nullable()
+      .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
     groupConcurrency: z.number().int().describe('effective: the default when the account sets none'),
     sendDelaySeconds: z.object({ min: z.number().int(), max: z.number().int() }).nullable(),
     hourlyCap: z.number().int().nullable(),
@@ -151,6 +163,8 @@ export const accountPage = pageOf(account);
 export interface PaceDefaults {
   maxSendPerMinute: number;
   groupConcurrency: number;
+  /** how a cooled account's pace recovers (COOLING_*); absent: the defaults */
+  cooling?: CoolingSettings;
 }
 
 export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = new Date()): z.output<typeof account> {
@@ -163,6 +177,11 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     status: a.status,
     blockedUntil: isoOrNull(a.blockedUntil),
     maxSendPerMinute: a.maxSendPerMinute ?? defaults.maxSendPerMinute,
+    effectiveMaxSendPerMinute: effectivePerMinute(
+      a.maxSendPerMinute ?? defaults.maxSendPerMinute,
+      paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), defaults.cooling ?? DEFAULT_COOLING),
+    ),
+    cooling: a.cooling && { since: iso(a.cooling.since), until: iso(a.cooling.until), reason: a.cooling.reason },
     groupConcurrency: a.groupConcurrency ?? defaults.groupConcurrency,
     sendDelaySeconds: a.sendDelaySeconds,
     hourlyCap: a.hourlyCap,

@@ -21,7 +21,7 @@ export const counts = z
 export const waiting = z
   .object({
     reason: z
-      .enum(['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'cap', 'retry_backoff', 'account_unavailable', 'queue'])
+      .enum(['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'cap', 'retry_backoff', 'account_unavailable', 'queue', 'cooling'])
       .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
     until: time.nullable().describe('when the hold ends; null when not known'),
     detail: z.string().describe("one plain sentence, times in the campaign's timezone"),

@@ -1,0 +1,107 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+/** An account's health as the sender writes it after a job (libs/core AccountHealth, in columns). */
+export interface HealthWrite {
+  floodWaits: Date[];
+  outcomes: string;
+  paceFactor: number;
+  paceSince: Date | null;
+}
+
+/** A cooling that begins: the account's status, why and until when, and its lowered pace. */
+export interface CoolingStart {
+  since: Date;
+  until: Date;
+  reason: string;
+  ms: number;
+  paceFactor: number;
+  /** when recovery starts counting: the cooling's end */
+  paceSince: Date;
+}
+
+/** An account whose cooling ended, for the log and the metrics. */
+export interface CoolingEnded {
+  id: string;
+  platform: string;
+}
+
+/**
+ * Automatic cooling's writes (migrations/0012): the sender records an account's health after a
+ * job and cools it, the scheduler's reconciler ends coolings that are due, an operator lifts
+ * one. One method, one statement. Status changes notify `account` events and owe
+ * `account.status` webhooks through the accounts triggers (migrations/0003, 0008, 0012).
+ */
+export class AccountCoolingRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Writes the account's recent flood waits, latest outcomes and pace factor. */
+  async recordHealth(accountId: string, h: HealthWrite, now: Date): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({ flood_waits: h.floodWaits, send_outcomes: h.outcomes, pace_factor: h.paceFactor, pace_since: h.paceSince, updated_at: now })
+      .where('id', '=', accountId)
+      .execute();
+  }
+
+  /**
+   * An active account becomes `cooling` with its reason and end, its pace lowered, and its
+   * health record started afresh (what cooled it is not judged twice). False when the account
+   * is no longer active (an operator disabled it meanwhile): nothing changes.
+   */
+  async cool(accountId: string, c: CoolingStart, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('accounts')
+      .set({
+        status: 'cooling',
+        cooling_since: c.since,
+        cooling_until: c.until,
+        cooling_reason: c.reason,
+        last_cooled_at: c.since,
+        last_cooling_ms: c.ms,
+        pace_factor: c.paceFactor,
+        pace_since: c.paceSince,
+        flood_waits: [],
+        send_outcomes: '',
+        updated_at: now,
+      })
+      .where('id', '=', accountId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Every cooling that is due at `now` ends: the accounts are `active` again (accounts_cooling_until_idx). */
+  async endDue(now: Date): Promise<CoolingEnded[]> {
+    return this.db
+      .updateTable('accounts')
+      .set({ status: 'active', cooling_since: null, cooling_until: null, cooling_reason: null, updated_at: now })
+      .where('status', '=', 'cooling')
+      .where('cooling_until', '<=', now)
+      .returning(['id', 'platform'])
+      .execute();
+  }
+
+  /**
+   * An operator ends a cooling now. The lowered pace stays and recovers from now, as after a
+   * cooling that ran out: the operator ends the wait, not the caution. False when the account
+   * is not cooling (or not the tenant's).
+   */
+  async lift(accountId: string, tenantId: string | null, now: Date): Promise<boolean> {
+    let query = this.db
+      .updateTable('accounts')
+      .set({
+        status: 'active',
+        cooling_since: null,
+        cooling_until: null,
+        cooling_reason: null,
+        pace_since: sql<Date>`case when pace_factor < 1 then ${now}::timestamptz else pace_since end`,
+        updated_at: now,
+      })
+      .where('id', '=', accountId)
+      .where('status', '=', 'cooling');
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+}
