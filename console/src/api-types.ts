@@ -420,6 +420,15 @@ export interface paths {
                                 dailyCap: number | null;
                             }[];
                         } | null;
+                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                        optOutKeywords?: string[];
+                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                        typing?: {
+                            /** @description characters of text (a caption) typed per second */
+                            charsPerSecond: number;
+                            /** @description the longest typing before one message; a media without caption types 1.5 s */
+                            maxSeconds: number;
+                        } | null;
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the account
@@ -455,6 +464,15 @@ export interface paths {
                                 dailyCap: number | null;
                             }[];
                         } | null;
+                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                        optOutKeywords?: string[];
+                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                        typing?: {
+                            /** @description characters of text (a caption) typed per second */
+                            charsPerSecond: number;
+                            /** @description the longest typing before one message; a media without caption types 1.5 s */
+                            maxSeconds: number;
+                        } | null;
                         /**
                          * Format: uuid
                          * @description admin only: the tenant that owns the account
@@ -486,6 +504,15 @@ export interface paths {
                                 /** @description null: the warm-up ends here */
                                 dailyCap: number | null;
                             }[];
+                        } | null;
+                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                        optOutKeywords?: string[];
+                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                        typing?: {
+                            /** @description characters of text (a caption) typed per second */
+                            charsPerSecond: number;
+                            /** @description the longest typing before one message; a media without caption types 1.5 s */
+                            maxSeconds: number;
                         } | null;
                         /**
                          * Format: uuid
@@ -654,6 +681,15 @@ export interface paths {
                                 dailyCap: number | null;
                             }[];
                         } | null;
+                        /** @description replaces the list; [] = off */
+                        optOutKeywords?: string[];
+                        /** @description null: none */
+                        typing?: {
+                            /** @description characters of text (a caption) typed per second */
+                            charsPerSecond: number;
+                            /** @description the longest typing before one message; a media without caption types 1.5 s */
+                            maxSeconds: number;
+                        } | null;
                         /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
                         credentials?: {
                             botToken?: string;
@@ -710,6 +746,89 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/accounts/{id}/cooling/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Account"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/accounts/{id}/suppressions": {
@@ -2991,10 +3110,24 @@ export interface components {
             name: string;
             externalId: string | null;
             /** @enum {string} */
-            status: "active" | "disabled" | "disconnected" | "pairing";
+            status: "active" | "disabled" | "disconnected" | "pairing" | "cooling";
             blockedUntil: string | null;
             /** @description effective pace: the default when the account sets none */
             maxSendPerMinute: number;
+            /** @description the pace the sender keeps now: maxSendPerMinute, lowered by automatic cooling and recovering step by step */
+            effectiveMaxSendPerMinute: number;
+            /** @description set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it */
+            cooling: {
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description when the cooling ends by itself
+                 */
+                until: string;
+                /** @description flood_waits (the platform made it wait too often) or failures (too many of its last sends failed) */
+                reason: string;
+            } | null;
             /** @description effective: the default when the account sets none */
             groupConcurrency: number;
             sendDelaySeconds: {
@@ -3013,12 +3146,18 @@ export interface components {
                 /** @description today's warm-up cap; null once the warm-up is over */
                 capToday: number | null;
             } | null;
+            /** @description replies that suppress their chat (whatsapp); [] = off */
+            optOutKeywords: string[];
+            typing: {
+                charsPerSecond: number;
+                maxSeconds: number;
+            } | null;
             /** Format: date-time */
             createdAt: string;
         };
         SuppressionInput: {
             chatId: string;
-            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator */
+            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator */
             reason: string;
             /** Format: date-time */
             createdAt: string;
@@ -3212,7 +3351,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */
@@ -3394,10 +3533,24 @@ export interface components {
             name: string;
             externalId: string | null;
             /** @enum {string} */
-            status: "active" | "disabled" | "disconnected" | "pairing";
+            status: "active" | "disabled" | "disconnected" | "pairing" | "cooling";
             blockedUntil: string | null;
             /** @description effective pace: the default when the account sets none */
             maxSendPerMinute: number;
+            /** @description the pace the sender keeps now: maxSendPerMinute, lowered by automatic cooling and recovering step by step */
+            effectiveMaxSendPerMinute: number;
+            /** @description set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it */
+            cooling: {
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description when the cooling ends by itself
+                 */
+                until: string;
+                /** @description flood_waits (the platform made it wait too often) or failures (too many of its last sends failed) */
+                reason: string;
+            } | null;
             /** @description effective: the default when the account sets none */
             groupConcurrency: number;
             sendDelaySeconds: {
@@ -3416,12 +3569,18 @@ export interface components {
                 /** @description today's warm-up cap; null once the warm-up is over */
                 capToday: number | null;
             } | null;
+            /** @description replies that suppress their chat (whatsapp); [] = off */
+            optOutKeywords: string[];
+            typing: {
+                charsPerSecond: number;
+                maxSeconds: number;
+            } | null;
             /** Format: date-time */
             createdAt: string;
         };
         Suppression: {
             chatId: string;
-            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), or operator */
+            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator */
             reason: string;
             /** Format: date-time */
             createdAt: string;
@@ -3615,7 +3774,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */

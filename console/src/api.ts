@@ -11,15 +11,6 @@ export type TargetStatus = RunTarget['status'];
 export type Waiting = NonNullable<Run['waiting']>;
 export type Campaign = components['schemas']['Campaign'];
 export type Account = components['schemas']['Account'];
-/**
- * An account with automatic cooling's fields (status `cooling`, `cooling`, `effectiveMaxSendPerMinute`),
- * until the generated types carry them; the same shape as the API's Account afterwards.
- */
-export type CoolingAccount = Omit<Account, 'status'> & {
-  status: Account['status'] | 'cooling';
-  cooling?: { since: string; until: string; reason: string } | null;
-  effectiveMaxSendPerMinute?: number;
-};
 export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];

@@ -2,7 +2,7 @@
 // the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again);
 // a cooling account shows why, until when and its pace in force, and can be lifted.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { allPages, api, ApiError, type Account, type CoolingAccount, type FieldError, type Pairing } from '../api.js';
+import { allPages, api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
@@ -53,7 +53,7 @@ export function Accounts() {
                   <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
                 </div>
               </dl>
-              {(a as CoolingAccount).cooling && <Cooling account={a as CoolingAccount} onLifted={replace} />}
+              {a.cooling && <Cooling account={a} onLifted={replace} />}
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
             </li>
           );
@@ -65,7 +65,7 @@ export function Accounts() {
 
 /** The pace in force, and the configured one beside it while automatic cooling holds it lower. */
 function pace(a: Account): string {
-  const effective = (a as CoolingAccount).effectiveMaxSendPerMinute ?? a.maxSendPerMinute;
+  const effective = a.effectiveMaxSendPerMinute;
   return effective < a.maxSendPerMinute ? `${effective}/min (lowered from ${a.maxSendPerMinute}/min, recovering)` : `${a.maxSendPerMinute}/min`;
 }
 
@@ -75,7 +75,7 @@ const COOLING_REASONS: Record<string, string> = {
 };
 
 /** Why the account cools and until when; lifting it asks first. */
-function Cooling({ account, onLifted }: { account: CoolingAccount; onLifted: (a: Account) => void }) {
+function Cooling({ account, onLifted }: { account: Account; onLifted: (a: Account) => void }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
