@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, chats, createAccounts, listRuns, percentile, withStack } from './common.mjs';
+import { call, chats, sandbox, createAccounts, listRuns, percentile, withStack } from './common.mjs';
 
 // First occurrences start at once: N interval campaigns (every 30 s, 3 chats each, own
 // accounts, sandbox answering in 20 ms, 2 senders) created as fast as the API takes them, each
@@ -54,6 +54,14 @@ export async function firstStart(env) {
       // due while every slot was busy
       const jobs = await senderSum('metronome_job_wait_seconds_count');
       const waitedOver = jobs - (await senderSum('metronome_job_wait_seconds_bucket', 'le="0.1"'));
+      // as the platform saw it: each run's first message received minus its scheduledAt
+      const received = new Map();
+      for (const m of (await sandbox(stack, '/sandbox/messages')).items) {
+        const runId = m.idempotencyKey.split(':')[0];
+        received.set(runId, Math.min(received.get(runId) ?? Infinity, m.receivedAt));
+      }
+      const firstReceived = [...firstOf.values()].filter((r) => received.has(r.id)).map((r) => (received.get(r.id) - Date.parse(r.scheduledAt)) / 1000);
+      const laterReceived = runs.filter((r) => firstOf.get(r.campaignId) !== r && received.has(r.id)).map((r) => (received.get(r.id) - Date.parse(r.scheduledAt)) / 1000);
       const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
       return {
         params: { campaigns, createConcurrency: batch, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 16), chatsPerCampaign: 3, everySeconds: 30, minutes, senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
@@ -63,6 +71,8 @@ export async function firstStart(env) {
           'first lag p50 s': percentile(first, 50),
           'first lag p99 s': percentile(first, 99),
           'first lag max s': Math.max(...first),
+          'first runs: first message received p50 s (sandbox)': percentile(firstReceived, 50),
+          'first runs: first message received p99 s (sandbox)': percentile(firstReceived, 99),
           'first run created after due p99 s': percentile(created, 99),
           'first run taken after created p99 s': percentile(taken, 99),
           'burst: sender jobs': burst.jobs,
@@ -78,6 +88,9 @@ export async function firstStart(env) {
           'later lag p50 s': percentile(later, 50),
           'later lag p99 s': percentile(later, 99),
           'later lag max s': Math.max(...later),
+          'later runs: first message received p50 s (sandbox)': percentile(laterReceived, 50),
+          'later runs: first message received p99 s (sandbox)': percentile(laterReceived, 99),
+          'messages received before scheduledAt (sandbox)': [...firstReceived, ...laterReceived].filter((l) => l < 0).length,
           'early starts': [...first, ...later].filter((l) => l < 0).length,
         },
       };
