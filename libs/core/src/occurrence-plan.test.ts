@@ -22,7 +22,8 @@ describe('planOccurrence', () => {
       acceptedThrough: null,
     });
   });
-  test('jitter only ever delays, is deterministic, and stays under its bound', () => {
+  test('jitter only ever delays, is deterministic, stays under its bound, and spreads', () => {
+    const delays: number[] = [];
     for (let i = 0; i < 200; i++) {
       const o = { ...base, campaignId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` };
       const a = planOccurrence(o, o.dueAt, 5_000);
@@ -33,7 +34,13 @@ describe('planOccurrence', () => {
       expect(delay).toBeGreaterThanOrEqual(0);
       expect(delay).toBeLessThanOrEqual(5_000);
       expect(a.next).toEqual(new Date('2026-06-01T09:01:00Z')); // the grid is not jittered
+      delays.push(delay);
     }
+    // a jitter stuck at 0 (or at one value) would pass every check above: the campaigns must
+    // spread over the whole allowance
+    expect(new Set(delays).size).toBeGreaterThan(150);
+    expect(Math.min(...delays)).toBeLessThan(500);
+    expect(Math.max(...delays)).toBeGreaterThan(4_500);
   });
   test('behind by several periods (default catch-up: latest, lateness one interval): the latest runs at its own time', () => {
     const plan = planOccurrence(base, new Date('2026-06-01T09:05:30Z'), 0);
