@@ -31,3 +31,4 @@ export * from './warmup.js';
 export * from './variation.js';
 export * from './message-template.js';
 export * from './cooling.js';
+export * from './job-end.js';

@@ -1,19 +1,20 @@
 import {
-  accountAdvice,
-  finishedStatus,
+  decideJobEnd,
+  decideJobStart,
   formatLocalTime,
-  isComplete,
   open,
-  placeInWindow,
   statusAtWindowClose,
+  windowCloseCauseSentence,
   windowClosedSummary,
+  type JobEnd,
+  type JobStart,
   type Outcome,
 } from '@metronome/core';
 import type { RunForSend, RunProgress } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
-import { accountPerMinute, coolingSentence, recordHealth } from './account-health.js';
+import { accountPerMinute, recordHealth } from './account-health.js';
 import { runLanes } from './send-lanes.js';
 
 export interface RunJobInput {
@@ -36,19 +37,8 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
   if (run.status !== 'queued' && run.status !== 'running') return 'inactive-campaign';
 
   const now = deps.clock.now();
-  // Never early: a job that fires before its run is due waits for it.
-  if (run.scheduledAt.getTime() > now) return continueLater(deps, run, job.jobId, run.scheduledAt.getTime() - now, 'deferred');
-  if (run.account.status === 'cooling') return waitForCooling(deps, run, job.jobId, now);
-  if (run.account.status !== 'active') {
-    await deps.repo.pause(run.runId, 'account_unavailable', accountAdvice(run.account.platform, run.account.id, run.account.status), new Date(now));
-    return 'no-account';
-  }
-  if (run.windowEndAt && now >= run.windowEndAt.getTime()) return closeWindow(deps, run, await deps.repo.progress(run.runId));
-  // A run resumed (or re-enqueued) while its window is shut waits for the next opening.
-  const opensAt = placeInWindow(new Date(now), { start: run.windowStart, end: run.windowEnd }, run.timezone).startAt.getTime();
-  if (opensAt > now) return continueOrClose(deps, run, job.jobId, opensAt, 'deferred');
-  const blockedUntil = run.account.blockedUntil?.getTime() ?? 0;
-  if (blockedUntil > now) return continueOrClose(deps, run, job.jobId, blockedUntil, 'deferred');
+  const start = decideJobStart(run, now, deps.settings.lockRetryMs);
+  if (start.kind !== 'go') return applyDecision(deps, run, job.jobId, start, now, null);
 
   const transport = deps.transports[run.account.platform];
   if (!transport) {
@@ -81,55 +71,14 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
       deps.logger.warn({ err: error, accountId: run.account.id }, "account's health not recorded: this job's sends are left out of automatic cooling");
       return null;
     });
-    const coolUntil = cooled?.until ?? 0;
 
     const progress = await deps.repo.progress(run.runId);
     const end = deps.clock.now();
-    const moved: Outcome = report.delivered > 0 ? 'sent' : 'deferred';
-    if (isComplete(progress)) {
-      const status = finishedStatus(progress);
-      await deps.repo.finish(run.runId, status, status === 'success' ? null : failureSummary(progress), new Date(end));
-      return report.delivered > 0 ? 'sent' : status === 'failed' ? 'failed' : 'sent';
-    }
-    if (report.stop === 'window' || (run.windowEndAt && end >= run.windowEndAt.getTime())) {
-      const outcome = await closeWindow(deps, run, progress);
-      return report.delivered > 0 ? 'sent' : outcome;
-    }
-    // A draining replica hands its run on at once, to whichever replica is still taking jobs.
-    const dueAt = report.stop === 'drain' ? end : progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + deps.settings.lockRetryMs;
-    const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil, coolUntil);
-    // The account began cooling: its runs wait for the end, or pause now if the window closes first.
-    if (cooled && run.windowEndAt && cooled.until >= run.windowEndAt.getTime()) {
-      const outcome = await closeWindow(deps, run, progress, `${coolingSentence(deps, run, cooled.until, cooled.reason)}, after the delivery window closes.`);
-      return report.delivered > 0 ? 'sent' : outcome;
-    }
-    // A cap that frees a slot only after the window closes: the run pauses now, saying so.
-    if (report.capUntil > 0 && run.windowEndAt && report.capUntil >= run.windowEndAt.getTime()) {
-      const frees = formatLocalTime(new Date(report.capUntil), run.timezone);
-      const outcome = await closeWindow(deps, run, progress, `The account's hourly or daily cap is met until ${frees} (${run.timezone}), after the delivery window closes.`);
-      return report.delivered > 0 ? 'sent' : outcome;
-    }
-    return continueOrClose(deps, run, job.jobId, nextAt, moved);
+    return await applyDecision(deps, run, job.jobId, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, progress);
   } finally {
     clearInterval(renew);
     await deps.lock.release(run.account.id, lock.token).catch(() => undefined);
   }
-}
-
-/**
- * A cooling account sends nothing: its run continues when the cooling ends (the scheduler's
- * reconciler ends it then, and a job that comes a moment early looks again shortly), or pauses
- * now, saying so, when the delivery window closes first.
- */
-async function waitForCooling(deps: SenderDeps, run: RunForSend, jobId: string, now: number): Promise<Outcome> {
-  const cooling = run.account.cooling;
-  const until = cooling?.until.getTime() ?? now;
-  // past `until` the reconciler is about to end it: the job looks again a moment later
-  const resumeAt = Math.max(until, now) + deps.settings.lockRetryMs;
-  if (run.windowEndAt && resumeAt >= run.windowEndAt.getTime()) {
-    return closeWindow(deps, run, await deps.repo.progress(run.runId), `${coolingSentence(deps, run, until, cooling?.reason ?? 'cooling')}, after the delivery window closes.`);
-  }
-  return continueLater(deps, run, jobId, resumeAt - now, 'deferred');
 }
 
 function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
@@ -137,10 +86,27 @@ function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
   return { id: run.account.id, externalId: run.account.externalId, credentials };
 }
 
-/** Continues at `nextAt`, unless the window closes first: then the run pauses now instead of spinning. */
-async function continueOrClose(deps: SenderDeps, run: RunForSend, jobId: string, nextAt: number, outcome: Outcome): Promise<Outcome> {
-  if (run.windowEndAt && nextAt >= run.windowEndAt.getTime()) return closeWindow(deps, run, await deps.repo.progress(run.runId));
-  return continueLater(deps, run, jobId, nextAt - deps.clock.now(), outcome);
+/**
+ * Applies a start or end decision of libs/core: finishes, pauses, closes the window or hands
+ * the run to its next job. `now` is when it was decided; `progress` is the run's, when the job
+ * already read it.
+ */
+async function applyDecision(deps: SenderDeps, run: RunForSend, jobId: string, decision: Exclude<JobStart | JobEnd, { kind: 'go' }>, now: number, progress: RunProgress | null): Promise<Outcome> {
+  switch (decision.kind) {
+    case 'continue':
+      return continueLater(deps, run, jobId, decision.at - now, decision.outcome);
+    case 'pause':
+      await deps.repo.pause(run.runId, decision.reason, decision.summary, new Date(now));
+      return decision.outcome;
+    case 'finish':
+      await deps.repo.finish(run.runId, decision.status, decision.summary, new Date(now));
+      return decision.outcome;
+    case 'close-window': {
+      const because = decision.because ? windowCloseCauseSentence(decision.because, run.timezone, deps.settings.cooling) : undefined;
+      await closeWindow(deps, run, progress ?? (await deps.repo.progress(run.runId)), because);
+      return decision.outcome;
+    }
+  }
 }
 
 /**
@@ -160,7 +126,7 @@ async function continueLater(deps: SenderDeps, run: RunForSend, jobId: string, d
  * The window closed with targets pending: the run pauses (resumable), or fails if it never sent.
  * `because`, when given, opens the summary (what kept the run from finishing in the window).
  */
-async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<Outcome> {
+async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<void> {
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
   const summary = windowClosedSummary(progress, closedAt, run.timezone, {
@@ -174,13 +140,4 @@ async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgr
   const prefix = because ? `${because} ` : '';
   if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.pause(run.runId, 'window_closed', prefix + summary, now);
   else await deps.repo.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
-  return 'window-closed';
-}
-
-function failureSummary(p: RunProgress): string {
-  const parts = [`${p.sent} of ${p.total} groups delivered`];
-  if (p.failed) parts.push(`${p.failed} failed`);
-  if (p.unknown) parts.push(`${p.unknown} unknown (may or may not have arrived; retry-failed re-sends them)`);
-  if (p.skipped) parts.push(`${p.skipped} skipped`);
-  return parts.join(', ') + '.';
 }
