@@ -3,7 +3,6 @@ import {
   coolingWords,
   decideCooling,
   effectivePerMinute,
-  formatLocalTime,
   paceFactorAt,
   recentFloodWaits,
   type AccountHealth,
@@ -61,9 +60,4 @@ export async function recordHealth(deps: SenderDeps, run: RunForSend, report: La
     at,
   );
   return null;
-}
-
-/** Why a run waits for its cooling account, and until when, in the run's timezone. */
-export function coolingSentence(deps: SenderDeps, run: RunForSend, until: number, reason: string): string {
-  return `The account is cooling until ${formatLocalTime(new Date(until), run.timezone)} (${run.timezone}): ${coolingWords(reason, deps.settings.cooling)}`;
 }
