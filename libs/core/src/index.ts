@@ -32,3 +32,4 @@ export * from './variation.js';
 export * from './message-template.js';
 export * from './cooling.js';
 export * from './job-end.js';
+export * from './send-outcome.js';

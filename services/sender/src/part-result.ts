@@ -1,4 +1,4 @@
-import { accountAdvice, isFloodWait, OUTCOME_FAILED, OUTCOME_SENT, retryDelayMs, suppresses, type SendResult } from '@metronome/core';
+import { accountAdvice, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { SenderDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -23,7 +23,8 @@ export async function releaseTarget(deps: SenderDeps, ctx: LaneContext, chatId: 
 /**
  * Records one part's answer: 'next-part' when the chat's next part may follow, 'stop' when the
  * chat is done for this job, or the `sent` settlement of a chat whose last part was delivered
- * (left to the lane, which writes it with its next claim or at once).
+ * (left to the lane, which writes it with its next claim or at once). What the answer means is
+ * decided in libs/core (decideSendOutcome); this applies it: writes, metrics, log lines.
  */
 export async function applyResult(
   deps: SenderDeps,
@@ -39,78 +40,78 @@ export async function applyResult(
   const at = new Date(now);
   // Built only when a line is written: a delivered part (the common case) logs nothing.
   const log = () => deps.logger.child({ runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index });
-  switch (result.kind) {
-    case 'delivered': {
+  const outcome = decideSendOutcome(result, {
+    attempts: target.attempts,
+    partIndex: index,
+    partCount: run.parts.length,
+    now,
+    firstPartStartedAt,
+    blockedUntil: report.blockedUntil,
+    maxRetries: deps.settings.maxRetries,
+    random: deps.random,
+  });
+  switch (outcome.kind) {
+    case 'sent-last': {
       deps.metrics.sends.inc({ platform, result: 'sent' });
       report.delivered++;
-      if (index === run.parts.length - 1) {
-        report.outcomes += OUTCOME_SENT;
-        return { chatId: target.chatId, at, latencyMs: Math.round(now - firstPartStartedAt), partsSent: index + 1, messageId: result.messageId };
-      }
-      const owned = await durably(deps, ctx, [target.chatId], 'part', () => deps.targets.recordPart(run.runId, target.chatId, ctx.token, index + 1, result.messageId, at));
+      report.outcomes += OUTCOME_SENT;
+      return { chatId: target.chatId, at, latencyMs: outcome.latencyMs, partsSent: outcome.partsSent, messageId: outcome.messageId };
+    }
+    case 'next-part': {
+      deps.metrics.sends.inc({ platform, result: 'sent' });
+      report.delivered++;
+      const owned = await durably(deps, ctx, [target.chatId], 'part', () => deps.targets.recordPart(run.runId, target.chatId, ctx.token, outcome.partsSent, outcome.messageId, at));
       if (!owned) log().warn('delivered, but the target lease was lost meanwhile: result not recorded');
       return owned ? 'next-part' : 'stop';
     }
     case 'account-wait': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
-      deps.metrics.providerWait.inc({ scope: 'account' }, result.retryAfterMs / 1000);
-      const until = now + result.retryAfterMs;
-      // one wait, however many lanes hear of it: another answer inside a wait already heard is the same wait
-      // (a connection hand-over between our replicas is no judgement of the account's pace)
-      if (now >= report.blockedUntil && isFloodWait(result.code)) report.floodWaits.push(now);
-      report.blockedUntil = Math.max(report.blockedUntil, until);
+      deps.metrics.providerWait.inc({ scope: 'account' }, outcome.retryAfterMs / 1000);
+      if (outcome.floodWait) report.floodWaits.push(now);
+      report.blockedUntil = outcome.blockedUntil;
       stopWith(report, 'account-wait');
-      await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(until), at));
-      log().warn({ code: result.code, retryAfterMs: result.retryAfterMs }, 'account must wait: no send from it until the wait ends');
-      await releaseTarget(deps, ctx, target.chatId, until, result.code);
+      await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(outcome.until), at));
+      log().warn({ code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'account must wait: no send from it until the wait ends');
+      await releaseTarget(deps, ctx, target.chatId, outcome.until, outcome.code);
       return 'stop';
     }
     case 'chat-wait': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
-      deps.metrics.providerWait.inc({ scope: 'chat' }, result.retryAfterMs / 1000);
-      log().info({ code: result.code, retryAfterMs: result.retryAfterMs }, 'chat must wait; other chats go on');
-      await releaseTarget(deps, ctx, target.chatId, now + result.retryAfterMs, result.code);
+      deps.metrics.providerWait.inc({ scope: 'chat' }, outcome.retryAfterMs / 1000);
+      log().info({ code: outcome.code, retryAfterMs: outcome.retryAfterMs }, 'chat must wait; other chats go on');
+      await releaseTarget(deps, ctx, target.chatId, outcome.until, outcome.code);
       return 'stop';
     }
-    case 'account-unavailable': {
+    case 'stop-account': {
       deps.metrics.sends.inc({ platform, result: 'retry' });
       stopWith(report, 'account-unavailable');
-      log().warn({ code: result.code }, 'account unavailable: disconnected, its runs paused');
-      await releaseTarget(deps, ctx, target.chatId, now, result.code);
-      await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.disconnectAccount(run.account.id, accountAdvice(platform, run.account.id, 'disconnected', result.code), at));
+      log().warn({ code: outcome.code }, 'account unavailable: disconnected, its runs paused');
+      await releaseTarget(deps, ctx, target.chatId, outcome.releaseAt, outcome.code);
+      await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.disconnectAccount(run.account.id, accountAdvice(platform, run.account.id, 'disconnected', outcome.code), at));
       return 'stop';
     }
-    case 'rejected': {
+    case 'fail': {
       deps.metrics.sends.inc({ platform, result: 'failed' });
-      log().warn({ code: result.code, err: result.message }, 'send failed permanently for this chat');
+      if (outcome.because === 'rejected') log().warn({ code: outcome.code, err: outcome.message }, 'send failed permanently for this chat');
+      else log().warn({ code: outcome.code, err: outcome.message, attempts: outcome.attempts }, 'send failed: retries exhausted');
       report.outcomes += OUTCOME_FAILED;
-      await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true });
-      if (suppresses(result.code)) {
+      await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
+      if (outcome.suppress) {
         // Best effort: a chat not listed now is listed by its next refusal.
-        await deps.repo.suppress(run.account.id, target.chatId, result.code, at).catch((error: unknown) => log().warn({ err: error }, 'chat not added to the suppression list'));
+        await deps.repo.suppress(run.account.id, target.chatId, outcome.code, at).catch((error: unknown) => log().warn({ err: error }, 'chat not added to the suppression list'));
       }
       return 'stop';
     }
-    case 'retriable': {
-      const attempts = target.attempts + 1;
-      const exhausted = attempts >= deps.settings.maxRetries;
-      deps.metrics.sends.inc({ platform, result: exhausted ? 'failed' : 'retry' });
-      log().warn({ code: result.code, err: result.message, attempts }, exhausted ? 'send failed: retries exhausted' : 'send failed: will retry');
-      if (exhausted) report.outcomes += OUTCOME_FAILED;
-      await settleTarget(
-        deps,
-        ctx,
-        target.chatId,
-        exhausted
-          ? { status: 'failed', errorCode: result.code, errorMessage: result.message, countAttempt: true }
-          : { status: 'pending', nextAttemptAt: new Date(now + retryDelayMs(attempts, deps.random)), countAttempt: true, errorCode: result.code, errorMessage: result.message },
-      );
+    case 'retry': {
+      deps.metrics.sends.inc({ platform, result: 'retry' });
+      log().warn({ code: outcome.code, err: outcome.message, attempts: outcome.attempts }, 'send failed: will retry');
+      await settleTarget(deps, ctx, target.chatId, { status: 'pending', nextAttemptAt: new Date(outcome.at), countAttempt: true, errorCode: outcome.code, errorMessage: outcome.message });
       return 'stop';
     }
-    case 'ambiguous': {
+    case 'unknown': {
       deps.metrics.sends.inc({ platform, result: 'unknown' });
-      log().warn({ code: result.code, err: result.message }, 'send outcome unknown: not retried automatically');
-      await settleTarget(deps, ctx, target.chatId, { status: 'unknown', errorCode: result.code, errorMessage: result.message, countAttempt: true });
+      log().warn({ code: outcome.code, err: outcome.message }, 'send outcome unknown: not retried automatically');
+      await settleTarget(deps, ctx, target.chatId, { status: 'unknown', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
       return 'stop';
     }
     case 'chat-moved': {
@@ -118,9 +119,9 @@ export async function applyResult(
       // campaign's targets) and due at once, no attempt counted; if the new id is already a
       // target of this run, this one is skipped so that chat gets the message once.
       deps.metrics.sends.inc({ platform, result: 'retry' });
-      const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.repo.moveTarget(run.runId, run.campaignId, target.chatId, result.newChatId, ctx.token, result.code, at))) ?? 'lost';
+      const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.repo.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, ctx.token, outcome.code, at))) ?? 'lost';
       if (moved === 'lost') log().warn('chat moved, but the target lease was lost meanwhile: not renamed');
-      else log().info({ code: result.code, newChatId: result.newChatId, moved }, moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
+      else log().info({ code: outcome.code, newChatId: outcome.newChatId, moved }, moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
       return 'stop';
     }
   }
