@@ -1,7 +1,7 @@
-import { createRedis } from '@metronome/redis';
 import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
 import { busiestWindow } from '../helpers/platform-record.js';
-import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { flushPrefix } from '../helpers/redis-flush.js';
+import { eventually } from '../helpers/test-env.js';
 
 // The ban-safety kit end to end: two senders, a Redis flush in the middle, and the sandbox's ban
 // model set just above each account's limits. Judged by what the sandbox received: no account
@@ -20,23 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 }, 60_000);
-
-/** Deletes every key under this test's KEY_PREFIX (never FLUSHALL: other tests share Redis). */
-async function flushPrefix(prefix: string): Promise<number> {
-  const redis = createRedis(REDIS_URL, 'test-flush');
-  try {
-    let deleted = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) deleted += await redis.del(...keys);
-    } while (cursor !== '0');
-    return deleted;
-  } finally {
-    await redis.quit();
-  }
-}
 
 async function sandboxPut(path: string, body: unknown): Promise<void> {
   const res = await fetch(`${stack.sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -1,6 +1,6 @@
-import { createRedis } from '@metronome/redis';
 import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
-import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { flushPrefix } from '../helpers/redis-flush.js';
+import { eventually } from '../helpers/test-env.js';
 
 // Redis is disposable: every key of this deployment (queue, jobs, locks, pace, leader lease) is
 // deleted while a run is half-way through. The reconciler re-enqueues the run from PostgreSQL,
@@ -13,23 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 }, 60_000);
-
-/** Deletes every key under this test's KEY_PREFIX (never FLUSHALL: other tests share Redis). */
-async function flushPrefix(prefix: string): Promise<number> {
-  const redis = createRedis(REDIS_URL, 'test-flush');
-  try {
-    let deleted = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) deleted += await redis.del(...keys);
-    } while (cursor !== '0');
-    return deleted;
-  } finally {
-    await redis.quit();
-  }
-}
 
 test('Redis flushed mid-run: the run is re-enqueued and finishes; no chat receives a part twice', async () => {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'flush' })).body;
