@@ -50,6 +50,23 @@ describe('sending a run', () => {
     expect((await h.targets(runId))[0]!.status).toBe('pending');
   });
 
+  test('chats due within the inline wait go in the same job, each not before it is due', async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 3 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [text('x')] });
+    // held a little longer each, as a per-chat interval does after the previous run's sends
+    const start = h.clock.now();
+    for (const [chat, ms] of [['b', 300], ['c', 600]] as const) {
+      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    }
+    expect(await h.runJob(runId)).toBe('sent');
+    expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
+    const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+    const at = new Map(items.map((m) => [m.chatId, m.receivedAt]));
+    expect(at.get('b')).toBeGreaterThanOrEqual(start + 300);
+    expect(at.get('c')).toBeGreaterThanOrEqual(start + 600);
+    expect((await h.run(runId)).status).toBe('success');
+  });
+
   // One lane, so arrival times on the manual clock are the grant times; parallel lanes are
   // checked against real time in the end-to-end test.
   test('pace: 60/min with burst 1 spaces sends one second apart (plus the margin) on the shared clock', async () => {
