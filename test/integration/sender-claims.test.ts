@@ -24,12 +24,12 @@ test('writes the last delivery and claims the next in one statement, never the o
   const runId = await runningRun(['a', 'b']);
   const now = h.clock.now();
   const lease = new Date(now + 60_000);
-  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false);
-  expect(first).toEqual({ settled: false, next: { chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
-  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('a', now), new Date(now), lease, false);
-  expect(second).toEqual({ settled: true, next: { chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
-  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', sentAs('b', now), new Date(now), lease, false);
-  expect(third).toEqual({ settled: true, next: null, firstSend: false });
+  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false);
+  expect(first).toEqual({ settled: new Set(), next: { chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
+  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], new Date(now), lease, false);
+  expect(second).toEqual({ settled: new Set(['a']), next: { chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
+  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], new Date(now), lease, false);
+  expect(third).toEqual({ settled: new Set(['b']), next: null, firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
     ['a', 'sent', 1, 1],
@@ -37,15 +37,33 @@ test('writes the last delivery and claims the next in one statement, never the o
   ]);
 });
 
+test("one claim carries every answer the job holds, whichever lane delivered it, and writes only its holder's", async () => {
+  const runId = await runningRun(['a', 'b', 'c', 'd']);
+  const now = h.clock.now();
+  const lease = new Date(now + 60_000);
+  // three lanes hold a, b and c; another token's claim holds d
+  for (let i = 0; i < 3; i++) await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false);
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], new Date(now), lease, false);
+  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('d', now)], new Date(now), lease, false);
+  expect(claim).toEqual({ settled: new Set(['a', 'b']), next: null, firstSend: false });
+  const targets = await h.targets(runId);
+  expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
+    ['a', 'sent', 1, 1],
+    ['b', 'sent', 1, 1],
+    ['c', 'in_flight', 0, 0],
+    ['d', 'in_flight', 0, 0],
+  ]);
+});
+
 test('a holder whose lease is gone writes nothing, alone or in a batch', async () => {
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
   const lease = new Date(now + 60_000);
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false); // a
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(now), lease, false); // b
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // a
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // b
   // another token (a later holder of the account lock) cannot settle owner-1's target
-  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', sentAs('a', now), new Date(now), lease, false);
-  expect(stale.settled).toBe(false);
+  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [sentAs('a', now)], new Date(now), lease, false);
+  expect(stale.settled).toEqual(new Set());
   expect(stale.next?.chatId).toBe('c');
   const written = await h.deps.targets.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
   expect([...written].sort()).toEqual(['a', 'b']);
@@ -60,6 +78,22 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
 test('nothing is claimed once the run is no longer running (operator pause)', async () => {
   const runId = await runningRun(['a']);
   await h.deps.repo.pause(runId, 'operator', null, new Date(h.clock.now()));
-  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', null, new Date(h.clock.now()), new Date(h.clock.now() + 60_000), false);
-  expect(claim).toEqual({ settled: false, next: null, firstSend: false });
+  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(h.clock.now()), new Date(h.clock.now() + 60_000), false);
+  expect(claim).toEqual({ settled: new Set(), next: null, firstSend: false });
+});
+
+test("the job's last write and the run's counts are one statement, the answers it writes counted as sent", async () => {
+  const runId = await runningRun(['a', 'b', 'c']);
+  const now = h.clock.now();
+  const lease = new Date(now + 60_000);
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // a
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // b
+  // a is delivered; b is held by a lease another token no longer has (written by nobody)
+  const last = await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now), { ...sentAs('b', now), chatId: 'x' }], new Date(now));
+  expect(last.settled).toEqual(new Set(['a']));
+  expect(last.progress).toEqual({ total: 3, pending: 1, inFlight: 1, sent: 1, failed: 0, skipped: 0, unknown: 0, nextDueAt: expect.any(Date), anyAttempt: true });
+  // the same counts as the plain read, now that the write is committed
+  expect(await h.deps.repo.progress(runId)).toEqual(last.progress);
+  // with nothing to write, only the counts
+  expect((await h.deps.targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toEqual(last.progress);
 });

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { prepareStatements } from './prepared-statements.js';
 import type { DB } from './types.js';
 
 // bigint (run_events.id, count(*)) arrives as a string by default; our counts fit in a double.
@@ -24,6 +25,9 @@ export function createDb(options: DbOptions): Kysely<DB> {
   pool.on('error', () => undefined);
   // A connection in use when PostgreSQL goes away also emits 'error'; without a listener that
   // would crash the process. The query on it still fails with its own error.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    prepareStatements(client);
+  });
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 export * from './types.js';
 export { createDb, type DbOptions } from './connection.js';
+export { prepareStatements, statementName, MAX_PREPARED_PER_CONNECTION } from './prepared-statements.js';
 export { migrate, ensureDatabase, redactUrl, type MigrateResult } from './migrate.js';
 
 /** The repository's migrations/ directory (same relative place from src/ and dist/). */

@@ -1,5 +1,5 @@
 import type { SendLimits, WrittenPace } from '@metronome/core';
-import { isTransientDbError, type RunForSend, type SentSettlement } from '@metronome/db';
+import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 import type { PartTemplates } from './personal-parts.js';
@@ -26,6 +26,8 @@ export interface LaneReport {
   floodWaits: number[];
   /** one letter per chat this job finished, delivered (s) or failed for good (f), for automatic cooling */
   outcomes: string;
+  /** the run's counts, read with the job's last write once its lanes stopped (null: not read) */
+  progress: RunProgress | null;
 }
 
 /** What the lanes of one job share. */
@@ -43,8 +45,6 @@ export interface LaneContext {
   burst: number;
   /** the per-chat pace of this platform (sends per minute; 0: none) */
   chatPerMinute: number;
-  /** stopped lanes' last delivered chats, waiting (briefly) to be written together */
-  leftovers: SentSettlement[];
   /** the furthest ahead a first part may reserve its pace slot */
   firstPartMaxWaitMs: number;
   /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */

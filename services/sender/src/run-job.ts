@@ -72,7 +72,7 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
       return null;
     });
 
-    const progress = await deps.repo.progress(run.runId);
+    const progress = report.progress ?? (await deps.repo.progress(run.runId));
     const end = deps.clock.now();
     return await applyDecision(deps, run, job.jobId, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, progress);
   } finally {

@@ -1,5 +1,5 @@
 import { pacedPerMinute } from '@metronome/core';
-import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSend, type SentSettlement } from '@metronome/db';
+import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSend, type RunProgress, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { SenderDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
@@ -14,9 +14,9 @@ import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
 export type { LaneReport, StopReason } from './lane-context.js';
 
 /**
- * A delivered chat's `sent` rides on the lane's next claim (one statement for both) only when
- * that claim's slot is this close; otherwise it is written at once, so an answer never waits
- * out a pace interval in memory, where a crash would lose it.
+ * A delivered chat's `sent` rides on the job's next claim, whichever lane makes it (one
+ * statement for both), when a claim comes within this long; otherwise it is written on its
+ * own, so an answer never waits out a pace interval in memory, where a crash would lose it.
  */
 const ANSWER_MAX_HOLD_MS = 100;
 
@@ -34,7 +34,7 @@ export async function runLanes(
   token: string,
   lanes: number,
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '' };
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
@@ -50,16 +50,17 @@ export async function runLanes(
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
-    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, leftovers: [], firstPartMaxWaitMs, partSpacingMs, leaseMs,
+    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
     limits, lastWriteAt: 0, templates: compileParts(run.parts), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
-  const leftovers = new LeftoverAnswers(deps, ctx);
+  const answers = new PendingAnswers(deps, ctx);
   const unsubscribe = wakeOnDrain(deps, ctx);
-  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, leftovers))).finally(unsubscribe);
-  await leftovers.close();
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, answers))).finally(unsubscribe);
+  // The job's last write reads the run's counts for its end, unless claims must be given back first.
+  report.progress = await answers.close(!ctx.claimLost);
   // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
   // stopped and every answer is written, so what this job still holds was never sent.
   if (ctx.claimLost) {
@@ -110,11 +111,13 @@ function mayClaim(deps: SenderDeps, ctx: LaneContext): boolean {
 }
 
 /**
- * The last delivery of each lane that stopped. Lanes stop within one send of each other, so
- * their answers are written together, in one statement, but none waits more than
- * ANSWER_MAX_HOLD_MS for the others: an answer held in memory is one a crash would lose.
+ * The job's delivered chats not yet written as `sent`. The next claim of any lane carries them
+ * all in its statement; when none comes within ANSWER_MAX_HOLD_MS of the oldest (the next slot
+ * is further, or the lanes have stopped), they are written together on their own: an answer
+ * held in memory is one a crash would lose.
  */
-class LeftoverAnswers {
+class PendingAnswers {
+  private readonly answers: SentSettlement[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly writes: Promise<unknown>[] = [];
 
@@ -123,110 +126,118 @@ class LeftoverAnswers {
     private readonly ctx: LaneContext,
   ) {}
 
-  add(answer: SentSettlement): void {
-    this.ctx.leftovers.push(answer);
+  add(...answers: SentSettlement[]): void {
+    if (answers.length === 0) return;
+    this.answers.push(...answers);
     this.timer ??= setTimeout(() => {
       this.timer = null;
       this.writes.push(this.flush());
     }, ANSWER_MAX_HOLD_MS);
   }
 
-  /** Writes what is left once every lane has stopped; rethrows a write that failed for good. */
-  async close(): Promise<void> {
+  /** Every answer held, for a claim statement to carry (a claim whose answer is lost gives them back). */
+  take(): SentSettlement[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.writes.push(this.flush());
-    const failed = (await Promise.allSettled(this.writes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    return this.answers.splice(0);
+  }
+
+  /**
+   * Once every lane has stopped: writes what is left and, with `count`, reads the run's counts
+   * in the same statement (null when not read: the job reads them itself). Rethrows a write
+   * that failed for good.
+   */
+  async close(count: boolean): Promise<RunProgress | null> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const earlier = await Promise.allSettled(this.writes);
+    const batch = this.answers.splice(0);
+    let progress: RunProgress | null = null;
+    if (!count) {
+      if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
+    } else {
+      const { run, token } = this.ctx;
+      const write = () => this.deps.targets.settleSentAndCount(run.runId, token, batch, new Date(this.deps.clock.now()));
+      // an answer is written through an outage; a count alone is not worth waiting for
+      const result = batch.length > 0 ? await durably(this.deps, this.ctx, batch.map((d) => d.chatId), 'sent', write) : await write();
+      for (const d of result ? batch : []) if (!result!.settled.has(d.chatId)) leaseLost(this.deps, this.ctx, d.chatId);
+      progress = result?.progress ?? null;
+    }
+    const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+    return progress;
   }
 
   private async flush(): Promise<void> {
-    const batch = this.ctx.leftovers.splice(0);
+    const batch = this.answers.splice(0);
     if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
   }
 }
 
-async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswers): Promise<void> {
+async function lane(deps: SenderDeps, ctx: LaneContext, answers: PendingAnswers): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
-  // A delivered chat whose `sent` is not written yet (it rides on the next claim when that is imminent).
-  let delivered: SentSettlement | null = null;
-  try {
-    for (;;) {
-      if (!mayClaim(deps, ctx)) return;
-      // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
-      report.reserved += partCount;
-      const dueAt = ctx.dueTimes[ctx.taken++]!;
-      if (delivered && (!firstPartAtHand(deps, ctx) || dueAt - deps.clock.now() > ANSWER_MAX_HOLD_MS)) {
-        await writeSent(deps, ctx, [delivered]);
-        delivered = null;
-      }
-      // A chat held a little longer (its own interval) is waited for before its slot is taken,
-      // so the slot is not spent early and the claim finds it due.
-      if (dueAt > deps.clock.now() && !(await waitUntil(deps, ctx, dueAt))) {
-        if (deps.draining.aborted) stopWith(report, 'drain');
-        report.reserved -= partCount;
-        return;
-      }
-      const first = await outgoingPart(deps, ctx, 0);
-      const upload = 'failure' in first ? undefined : first.upload;
-      // Typing first: the lane wakes `typing` ms before its slot, claims without stamping, and
-      // types to the chat it got until the slot (typing.ts); 0 for accounts without typing.
-      const typing = 'failure' in first ? 0 : typingAhead(ctx, first.part);
-      let slotAt = deps.clock.now();
-      if (!('failure' in first)) {
-        const slot = await reserveSlot(deps, ctx, null, ctx.firstPartMaxWaitMs + typing, typing);
-        if (!slot.go) {
-          report.reserved -= partCount;
-          await upload?.settle(null);
-          return;
-        }
-        slotAt = slot.at;
-      }
-      if (delivered && slotAt - deps.clock.now() > ANSWER_MAX_HOLD_MS) {
-        await writeSent(deps, ctx, [delivered]);
-        delivered = null;
-      }
-      const woke = 'failure' in first || (await (typing > 0 ? wakeBefore(deps, ctx, slotAt - typing) : waitForSlot(deps, ctx, slotAt)));
-      if (!('failure' in first) && (!woke || windowClosed(deps, run))) {
-        if (windowClosed(deps, run)) stopWith(report, 'window');
-        if (deps.draining.aborted) stopWith(report, 'drain');
-        report.reserved -= partCount;
-        await upload?.settle(null);
-        return;
-      }
-      // the slot came later than it said (a busy event loop): the answer does not wait on
-      if (delivered && deps.clock.now() - delivered.at.getTime() > ANSWER_MAX_HOLD_MS) {
-        await writeSent(deps, ctx, [delivered]);
-        delivered = null;
-      }
-      const claim = await claimAtSlot(deps, ctx, delivered, !('failure' in first) && typing === 0);
-      if (claim === null) {
-        // the claim's answer was lost (database away); `delivered` stays for the lanes' final write
-        report.reserved -= partCount;
-        await upload?.settle(null);
-        return;
-      }
-      if (delivered && !claim.settled) leaseLost(deps, ctx, delivered.chatId);
-      delivered = null;
-      const target = claim.next;
-      if (!target) {
-        report.reserved -= partCount;
-        report.drained = true;
-        await upload?.settle(null);
-        return;
-      }
-      report.reserved -= target.partsSent;
-      try {
-        delivered = await sendClaimed(deps, ctx, target, first, typing > 0 ? { ms: typing, slotAt } : null);
-      } catch (error) {
-        stopWith(report, 'error');
-        throw error;
-      }
+  for (;;) {
+    if (!mayClaim(deps, ctx)) return;
+    // Reserve before claiming: lanes claim concurrently, and must not overshoot the budget together.
+    report.reserved += partCount;
+    const dueAt = ctx.dueTimes[ctx.taken++]!;
+    // A chat held a little longer (its own interval) is waited for before its slot is taken,
+    // so the slot is not spent early and the claim finds it due.
+    if (dueAt > deps.clock.now() && !(await waitUntil(deps, ctx, dueAt))) {
+      if (deps.draining.aborted) stopWith(report, 'drain');
+      report.reserved -= partCount;
+      return;
     }
-  } finally {
-    // Every exit path hands the last delivery on, to be written with its siblings'.
-    if (delivered) leftovers.add(delivered);
+    const first = await outgoingPart(deps, ctx, 0);
+    const upload = 'failure' in first ? undefined : first.upload;
+    // Typing first: the lane wakes `typing` ms before its slot, claims without stamping, and
+    // types to the chat it got until the slot (typing.ts); 0 for accounts without typing.
+    const typing = 'failure' in first ? 0 : typingAhead(ctx, first.part);
+    let slotAt = deps.clock.now();
+    if (!('failure' in first)) {
+      const slot = await reserveSlot(deps, ctx, null, ctx.firstPartMaxWaitMs + typing, typing);
+      if (!slot.go) {
+        report.reserved -= partCount;
+        await upload?.settle(null);
+        return;
+      }
+      slotAt = slot.at;
+    }
+    const woke = 'failure' in first || (await (typing > 0 ? wakeBefore(deps, ctx, slotAt - typing) : waitForSlot(deps, ctx, slotAt)));
+    if (!('failure' in first) && (!woke || windowClosed(deps, run))) {
+      if (windowClosed(deps, run)) stopWith(report, 'window');
+      if (deps.draining.aborted) stopWith(report, 'drain');
+      report.reserved -= partCount;
+      await upload?.settle(null);
+      return;
+    }
+    const carried = answers.take();
+    const claim = await claimAtSlot(deps, ctx, carried, !('failure' in first) && typing === 0);
+    if (claim === null) {
+      // the claim's answer was lost (database away): its answers wait for the job's last write
+      answers.add(...carried);
+      report.reserved -= partCount;
+      await upload?.settle(null);
+      return;
+    }
+    for (const d of carried) if (!claim.settled.has(d.chatId)) leaseLost(deps, ctx, d.chatId);
+    const target = claim.next;
+    if (!target) {
+      report.reserved -= partCount;
+      report.drained = true;
+      await upload?.settle(null);
+      return;
+    }
+    report.reserved -= target.partsSent;
+    let delivered: SentSettlement | null;
+    try {
+      delivered = await sendClaimed(deps, ctx, target, first, typing > 0 ? { ms: typing, slotAt } : null);
+    } catch (error) {
+      stopWith(report, 'error');
+      throw error;
+    }
+    if (delivered) answers.add(delivered);
   }
 }
 
@@ -235,7 +246,7 @@ async function lane(deps: SenderDeps, ctx: LaneContext, leftovers: LeftoverAnswe
  * when its request follows at once. Null when the statement failed on a database that went
  * away (the lanes stop claiming; the claim may have committed, see runLanes).
  */
-async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSettlement | null, sending: boolean): Promise<ClaimResult | null> {
+async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSettlement[], sending: boolean): Promise<ClaimResult | null> {
   const now = deps.clock.now();
   let claim: ClaimResult;
   try {
@@ -287,12 +298,6 @@ async function sendClaimed(
     if (typed && !(await typeClaimed(deps, ctx, target, first, typed.ms, typed.slotAt))) return null;
   }
   return sendParts(deps, ctx, target, 0, first);
-}
-
-/** Whether the first part's content is ready without a wait (text, or a media reference in memory). */
-function firstPartAtHand(deps: SenderDeps, ctx: LaneContext): boolean {
-  const part = ctx.run.parts[0]!;
-  return part.type === 'text' || deps.media.cached(ctx.account.id, part.mediaId, deps.clock.now());
 }
 
 /** Writes delivered chats as `sent`, through a database outage if need be. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, PausedReason, RunStatus } from '../types.js';
+import { progressStatement, toProgress } from './run-progress.js';
 import type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
 export type { AccountHealthRow, RecentSends, RunForSend, RunProgress } from './send-shapes.js';
@@ -173,33 +174,8 @@ export class SendRepository {
   }
 
   async progress(runId: string): Promise<RunProgress> {
-    const row = await sql<{
-      total: number; pending: number; in_flight: number; sent: number; failed: number; skipped: number; unknown: number;
-      next_due_at: Date | null; any_attempt: boolean | null;
-    }>`
-      select count(*)::int as total,
-        count(*) filter (where status = 'pending')::int as pending,
-        count(*) filter (where status = 'in_flight')::int as in_flight,
-        count(*) filter (where status = 'sent')::int as sent,
-        count(*) filter (where status = 'failed')::int as failed,
-        count(*) filter (where status = 'skipped')::int as skipped,
-        count(*) filter (where status = 'unknown')::int as unknown,
-        min(next_attempt_at) filter (where status = 'pending') as next_due_at,
-        bool_or(attempts > 0 or parts_sent > 0 or status <> 'pending') as any_attempt
-      from run_targets where run_id = ${runId}
-    `.execute(this.db);
-    const r = row.rows[0]!;
-    return {
-      total: r.total,
-      pending: r.pending,
-      inFlight: r.in_flight,
-      sent: r.sent,
-      failed: r.failed,
-      skipped: r.skipped,
-      unknown: r.unknown,
-      nextDueAt: r.next_due_at,
-      anyAttempt: r.any_attempt ?? false,
-    };
+    const result = await progressStatement(runId, null).execute(this.db);
+    return toProgress(result.rows[0]!);
   }
 
   /** Ends a running run (success/partial/failed). No effect on a run an operator paused or cancelled meanwhile. */

@@ -1,5 +1,7 @@
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
+import { progressStatement, toProgress } from './run-progress.js';
+import type { RunProgress } from './send-shapes.js';
 
 export interface ClaimedTarget {
   chatId: string;
@@ -27,8 +29,8 @@ export type TargetSettlement =
 
 /** What one claim statement did. */
 export interface ClaimResult {
-  /** the delivered target passed in was written (its lease was still held) */
-  settled: boolean;
+  /** the delivered targets passed in that were written (their leases were still held) */
+  settled: Set<string>;
   next: ClaimedTarget | null;
   /** this claim stamped the run's first send (for the start-lag metric) */
   firstSend: boolean;
@@ -47,26 +49,19 @@ export class TargetSendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * One round trip for the hot path of a lane: records the lane's last delivered target as
-   * `sent` (only if `owner` still holds its lease) and claims the next due pending target of a
-   * running run (an operator pause or cancel stops new sends at once). With `sending`, the lane
-   * claims at its pace slot and writes the request right after: the claim is stamped as a send
-   * that has begun, and the run's first send is stamped with it (unless `firstSendKnown`). The claim sees the
-   * statement's snapshot, in which the settled target is still in flight, so it can never claim
-   * the target it just settled.
+   * One round trip for the hot path of a job: records the job's delivered targets not yet
+   * written as `sent` (only those whose lease `owner` still holds) and claims the next due
+   * pending target of a running run (an operator pause or cancel stops new sends at once).
+   * With `sending`, the lane claims at its pace slot and writes the request right after: the
+   * claim is stamped as a send that has begun, and the run's first send is stamped with it
+   * (unless `firstSendKnown`). The claim sees the statement's snapshot, in which the settled
+   * targets are still in flight, so it can never claim a target it just settled.
    */
-  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement | null, now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
+  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement[], now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
     // Once the run's first send is stamped the statement leaves that part out (less to plan).
     const stampFirstSend = sending && !firstSendKnown;
-    const result = await sql<{ settled: number; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
-      with settled as (
-        update run_targets
-        set status = 'sent', sent_at = ${sent?.at ?? null}, latency_ms = ${sent?.latencyMs ?? null}, parts_sent = ${sent?.partsSent ?? 0},
-          message_ids = array_append(message_ids, ${sent?.messageId ?? null}::text), attempts = attempts + 1,
-          error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
-        where run_id = ${runId} and chat_id = ${sent?.chatId ?? null} and lease_owner = ${owner} and status = 'in_flight'
-        returning chat_id
-      ), claimed as (
+    const result = await sql<{ settled: string[] | null; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
+      with settled as (${this.settleSentStatement(runId, owner, sent, now)}), claimed as (
         update run_targets t
         set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil},
           send_started_at = ${sending ? now : null}, updated_at = ${now}
@@ -88,26 +83,42 @@ export class TargetSendRepository {
       )`
           : sql``
       }
-      select (select count(*) from settled)::int as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
+      select (select array_agg(chat_id) from settled) as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
         c.chat_id, c.parts_sent, c.attempts, c.vars, c.error_code
       from (select 1) as one left join claimed c on true
     `.execute(this.db);
     const row = result.rows[0]!;
     return {
-      settled: row.settled > 0,
+      settled: new Set(row.settled ?? []),
       next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) } : null,
       firstSend: row.first_send > 0,
     };
   }
 
   /**
-   * Records several delivered targets as `sent` in one statement (the lanes' last deliveries
-   * when a job's lanes stop, or an answer kept through a database outage). Only rows whose
-   * lease `owner` still holds are written; returns the chat ids written.
+   * Records several delivered targets as `sent` in one statement (answers no claim came to
+   * carry in time, the lanes' last ones, or an answer kept through a database outage). Only
+   * rows whose lease `owner` still holds are written; returns the chat ids written.
    */
   async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
     if (sent.length === 0) return new Set();
-    const result = await sql<{ chat_id: string }>`
+    const result = await sql<{ chat_id: string }>`${this.settleSentStatement(runId, owner, sent, now)}`.execute(this.db);
+    return new Set(result.rows.map((r) => r.chat_id));
+  }
+
+  /**
+   * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
+   * settleSentMany, and the run's counts after it, in one statement.
+   */
+  async settleSentAndCount(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<{ settled: Set<string>; progress: RunProgress }> {
+    const result = await progressStatement(runId, sent.length > 0 ? this.settleSentStatement(runId, owner, sent, now) : null).execute(this.db);
+    const row = result.rows[0]!;
+    return { settled: new Set(row.settled ?? []), progress: toProgress(row) };
+  }
+
+  /** The one statement that writes delivered targets as `sent` (returning their chat ids), fenced by the lease. */
+  private settleSentStatement(runId: string, owner: string, sent: SentSettlement[], now: Date) {
+    return sql<{ chat_id: string }>`
       update run_targets t
       set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
         message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
@@ -117,9 +128,7 @@ export class TargetSendRepository {
         ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
       ) as s(chat_id, at, latency_ms, parts_sent, message_id)
       where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
-      returning t.chat_id
-    `.execute(this.db);
-    return new Set(result.rows.map((r) => r.chat_id));
+      returning t.chat_id`;
   }
 
   /**

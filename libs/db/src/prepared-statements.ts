@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+
+/**
+ * How many statements one connection keeps prepared. The hot paths use a few dozen fixed
+ * texts; texts that vary (an `in (…)` list of any length) would each be prepared once, so past
+ * this many a connection sends the rest unprepared and PostgreSQL's memory stays bounded.
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+
+/** The name a statement text is prepared under: the same text, the same name, on every connection. */
+export function statementName(text: string): string {
+  return `m_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+}
+
+/**
+ * Makes `client` prepare each parameterised statement once and reuse it. Kysely sends every
+ * query as an unnamed statement, which PostgreSQL parses and plans again on each call: in the
+ * burst of a thousand first runs its planning cost as much as its execution. A named statement
+ * is parsed once per connection, and after five executions PostgreSQL keeps a generic plan when
+ * it is no worse than a custom one (plan_cache_mode auto), so a query whose best plan depends
+ * on its values (a partial index) keeps being planned per call. Statements without parameters
+ * (migrations' multi-statement scripts, BEGIN/COMMIT) go through unchanged: a named statement
+ * must be a single one. node-postgres has the mechanism (a query's `name`); Kysely's dialect
+ * does not expose it, hence this wrapper.
+ */
+export function prepareStatements(client: pg.PoolClient | pg.Client, limit = MAX_PREPARED_PER_CONNECTION): void {
+  const names = new Set<string>();
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
+      const name = statementName(config);
+      if (names.has(name) || names.size < limit) {
+        names.add(name);
+        return query({ name, text: config, values });
+      }
+    }
+    return query(config, values, callback);
+  };
+}

@@ -1,0 +1,50 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { RunProgress } from './send-shapes.js';
+
+interface ProgressRow {
+  total: number;
+  pending: number;
+  in_flight: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  unknown: number;
+  next_due_at: Date | null;
+  any_attempt: boolean | null;
+}
+
+/**
+ * A run's target counts in one statement. With `settle`, an update returning the `chat_id`s it
+ * wrote as `sent`, that update runs first in the same statement; the count, which sees the
+ * statement's snapshot (those targets still in flight), counts them as sent.
+ */
+export function progressStatement(runId: string, settle: RawBuilder<{ chat_id: string }> | null): RawBuilder<ProgressRow & { settled: string[] | null }> {
+  const done = settle ? sql`t.chat_id in (select chat_id from settled)` : sql`false`;
+  return sql<ProgressRow & { settled: string[] | null }>`
+    ${settle ? sql`with settled as (${settle})` : sql``}
+    select count(*)::int as total,
+      count(*) filter (where t.status = 'pending')::int as pending,
+      count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,
+      count(*) filter (where t.status = 'sent' or ${done})::int as sent,
+      count(*) filter (where t.status = 'failed')::int as failed,
+      count(*) filter (where t.status = 'skipped')::int as skipped,
+      count(*) filter (where t.status = 'unknown')::int as unknown,
+      min(t.next_attempt_at) filter (where t.status = 'pending') as next_due_at,
+      bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt,
+      ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled
+    from run_targets t where t.run_id = ${runId}`;
+}
+
+export function toProgress(r: ProgressRow): RunProgress {
+  return {
+    total: r.total,
+    pending: r.pending,
+    inFlight: r.in_flight,
+    sent: r.sent,
+    failed: r.failed,
+    skipped: r.skipped,
+    unknown: r.unknown,
+    nextDueAt: r.next_due_at,
+    anyAttempt: r.any_attempt ?? false,
+  };
+}

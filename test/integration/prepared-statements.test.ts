@@ -1,0 +1,45 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { createDb, prepareStatements, statementName } from '@metronome/db';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+
+// Kysely sends each query unnamed, so PostgreSQL parses and plans it on every call; createDb's
+// connections prepare each parameterised statement once instead (libs/db/src/prepared-statements.ts).
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase('prepared');
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+test("a parameterised statement is prepared once on a connection and reused; one without parameters is not", async () => {
+  const db = createDb({ url: tdb.url, max: 1 });
+  try {
+    const query = (n: number) => sql<{ n: number }>`select ${n}::int + 1 as n`.execute(db);
+    for (let n = 0; n < 5; n++) expect((await query(n)).rows[0]!.n).toBe(n + 1);
+    // a script of several statements, as migrations send, still runs (a named statement must be one)
+    await sql`create temporary table scratch (x int); insert into scratch values (1)`.execute(db);
+    const prepared = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db);
+    const names = prepared.rows.map((r) => r.name);
+    expect(names).toContain(statementName('select $1::int + 1 as n'));
+    // the query listing them is itself parameterless: only the one statement above, once
+    expect(prepared.rows.filter((r) => r.statement === 'select $1::int + 1 as n')).toHaveLength(1);
+  } finally {
+    await db.destroy();
+  }
+});
+
+test('past its limit a connection sends new statements unprepared, and still answers them', async () => {
+  const client = new pg.Client({ connectionString: tdb.url });
+  await client.connect();
+  try {
+    prepareStatements(client, 2);
+    for (let k = 0; k < 4; k++) expect((await client.query(`select $1::int * ${k + 2} as n`, [3])).rows[0].n).toBe(3 * (k + 2));
+    const prepared = await client.query('select count(*)::int as n from pg_prepared_statements');
+    expect(prepared.rows[0].n).toBe(2);
+  } finally {
+    await client.end();
+  }
+});

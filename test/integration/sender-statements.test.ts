@@ -1,0 +1,39 @@
+import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+
+// What one job costs PostgreSQL: every repository method is one statement, so counting the
+// calls counts the statements. A small run (the first run of a campaign of three chats) is the
+// burst a thousand new campaigns make at once.
+
+let h: SenderHarness;
+beforeEach(async () => {
+  h = await startSenderHarness({});
+});
+afterEach(async () => {
+  await h.close();
+});
+
+/** Counts the calls of every method of `repo` into `calls`, by name. */
+function counted<T extends object>(repo: T, calls: Map<string, number>): T {
+  return new Proxy(repo, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.set(String(key), (calls.get(String(key)) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+test('a run of three chats on three lanes: load, start, one claim a chat (carrying answers), one last write with the counts, finish', async () => {
+  const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
+  const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [{ type: 'text', text: 'hi' }] });
+  const calls = new Map<string, number>();
+  h.deps.repo = counted(h.deps.repo, calls);
+  h.deps.targets = counted(h.deps.targets, calls);
+  expect(await h.runJob(runId)).toBe('sent');
+  expect((await h.run(runId)).status).toBe('success');
+  expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
+  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaim: 3, settleSentAndCount: 1, finish: 1 });
+});
