@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { AccountCoolingRepository, createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
@@ -14,7 +14,6 @@ import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { OptOutListener } from './opt-outs.js';
 import { processRunJob } from './run-job.js';
-import { countDbQueries, countRedisCommands } from './round-trip-counters.js';
 import { countSockets } from './socket-metrics.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
@@ -33,7 +32,7 @@ metrics.initOutcomes(OUTCOMES);
 for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of COOLING_REASONS) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
-const db = countDbQueries(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
+const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
 const redis = createRedis(config.REDIS, 'metronome-sender');
 const workerRedis = createRedis(config.REDIS, 'metronome-sender-worker');
 countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' }));
