@@ -13,6 +13,7 @@ import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { OptOutListener } from './opt-outs.js';
+import { reportingEvents } from './job-events.js';
 import { processRunJob } from './run-job.js';
 import { countSockets } from './socket-metrics.js';
 
@@ -71,6 +72,8 @@ const whatsapp = new WhatsAppTransport({
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.
 const drain = new AbortController();
+// What jobs report goes through one bus: its subscribers make the metrics and the log lines.
+const events = reportingEvents(metrics, logger);
 const deps: SenderDeps = {
   repo,
   targets: new TargetSendRepository(db),
@@ -82,6 +85,7 @@ const deps: SenderDeps = {
   media: new MediaRefs(repo),
   secretsKeys,
   clock: systemClock,
+  events,
   logger,
   metrics,
   settings: {
@@ -112,11 +116,11 @@ const worker = new Worker(
   async (job) => {
     const started = Date.now();
     // how long the job sat due in the queue: the sign that the replicas' slots are all busy
-    metrics.jobWait.observe(Math.max(0, started - job.timestamp - (job.delay ?? 0)) / 1000);
+    events.emit('job:start', { jobId: job.id, waitMs: started - job.timestamp - (job.delay ?? 0) });
     let outcome: Outcome;
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success || !job.id) {
-      logger.error({ jobId: job.id, data: job.data }, 'job payload invalid: dropped');
+      events.emit('job:invalid', { jobId: job.id, data: job.data });
       outcome = 'failed';
     } else {
       try {
@@ -124,15 +128,11 @@ const worker = new Worker(
       } catch (error) {
         // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
         // the run a new job once this one is gone.
-        logger.error({ err: error, runId: parsed.data.runId, jobId: job.id }, 'job failed');
+        events.emit('job:error', { jobId: job.id, runId: parsed.data.runId, error });
         outcome = 'failed';
       }
     }
-    metrics.jobOutcomes.inc({ outcome });
-    // debug: at full speed this is thousands of lines a second; the outcome counter has the totals
-    const ms = Date.now() - started;
-    metrics.jobSeconds.observe(ms / 1000);
-    logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms }, 'job done');
+    events.emit('job:outcome', { jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, heldMs: Date.now() - started });
     return outcome;
   },
   {
