@@ -13,7 +13,7 @@ import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { OptOutListener } from './opt-outs.js';
-import { reportingEvents } from './job-events.js';
+import { reportingEvents } from './reporting-events.js';
 import { processRunJob } from './run-job.js';
 import { countSockets } from './socket-metrics.js';
 

@@ -14,7 +14,7 @@ import type { RunForSend, RunProgress } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import { withEvents } from './job-events.js';
+import { withEvents } from './reporting-events.js';
 import { accountPerMinute, recordHealth } from './account-health.js';
 import { runLanes } from './send-lanes.js';
 
