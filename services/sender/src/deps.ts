@@ -39,7 +39,7 @@ export interface SenderDeps {
   clock: Clock;
   /** what the job reports (send results, outcomes, waits…); subscribers make the metrics and log lines */
   events?: SenderEvents;
-  /** the subscribers' logger and metrics, for deps built without `events` (see withEvents) */
+  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts `withEvents`) */
   logger: Logger;
   metrics: Metrics;
   settings: SenderSettings;
@@ -49,5 +49,5 @@ export interface SenderDeps {
   draining: AbortSignal;
 }
 
-/** The deps a job's code takes: with their event bus (run-job.ts `withEvents`). */
+/** The deps a job's code takes: with their event bus (reporting-events.ts `withEvents`, called by processRunJob). */
 export type JobDeps = SenderDeps & { events: SenderEvents };
