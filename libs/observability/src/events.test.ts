@@ -17,6 +17,19 @@ describe('EventBus', () => {
     expect(heard).toEqual(['first 1', 'second 1', 'second 2']);
   });
 
+  test('a subscriber that unsubscribes itself while handling an event does not make the next one miss it', () => {
+    const bus = new EventBus<Map>();
+    const heard: string[] = [];
+    const off = bus.on('a', () => {
+      heard.push('once');
+      off();
+    });
+    bus.on('a', (e) => heard.push(`always ${e.n}`));
+    bus.emit('a', { n: 1 });
+    bus.emit('a', { n: 2 });
+    expect(heard).toEqual(['once', 'always 1', 'always 2']);
+  });
+
   test('an event nobody hears is dropped, `error` included (node:events would throw)', () => {
     const bus = new EventBus<Map>();
     expect(() => bus.emit('error', { why: 'x' })).not.toThrow();

@@ -13,12 +13,12 @@ export class EventBus<M extends object> {
 
   /** Calls `handler` for every `name` event from now on; returns the unsubscribe. */
   on<K extends keyof M>(name: K, handler: (event: M[K]) => void): () => void {
-    const list = this.handlers.get(name) ?? [];
-    list.push(handler);
-    this.handlers.set(name, list);
+    // Lists are replaced, never changed: an emit under way keeps the list it started with, so
+    // a subscriber that (un)subscribes while handling an event skips no one.
+    this.handlers.set(name, [...(this.handlers.get(name) ?? []), handler]);
     return () => {
-      const at = list.indexOf(handler);
-      if (at >= 0) list.splice(at, 1);
+      const list = this.handlers.get(name) ?? [];
+      this.handlers.set(name, list.filter((h) => h !== handler));
     };
   }
 
