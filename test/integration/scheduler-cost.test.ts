@@ -2,10 +2,9 @@ import type { Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';
 import { ManualClock } from '@metronome/core';
 import { ScheduleRepository, type DB } from '@metronome/db';
-import { createLogger, Metrics } from '@metronome/observability';
+import { countDbStatements, createLogger, Metrics } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, redisKeys } from '@metronome/redis';
-import { countDbStatements } from '../../services/scheduler/src/instrument.js';
 import { runTick } from '../../services/scheduler/src/tick.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
 

@@ -1,3 +1,5 @@
+export * from './events.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './metrics-server.js';
+export * from './round-trip-counters.js';

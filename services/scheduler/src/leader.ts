@@ -1,7 +1,7 @@
 import type { Clock } from '@metronome/core';
 import type { ScheduleRepository } from '@metronome/db';
-import type { Logger } from '@metronome/observability';
 import type { LeaderLease } from '@metronome/redis';
+import type { SchedulerEvents } from './scheduler-events.js';
 
 /**
  * Leadership: a Redis lease (who runs the ticks) plus a fencing token in PostgreSQL (what the
@@ -16,20 +16,20 @@ export class Leadership {
     private readonly holderId: string,
     private readonly ttlMs: number,
     private readonly clock: Clock,
-    private readonly logger: Logger,
+    private readonly events: SchedulerEvents,
   ) {}
 
   /** The fencing token when this replica leads now, else null. Call once per tick. */
   async check(): Promise<number | null> {
     const state = await this.lease.hold(this.ttlMs);
     if (state === 'lost') {
-      if (this.fence !== null) this.logger.warn('leadership lost: standing by');
+      if (this.fence !== null) this.events.emit('leader:lost', {});
       this.fence = null;
       return null;
     }
     if (state === 'taken' || this.fence === null) {
       this.fence = await this.repo.takeFence(this.holderId, new Date(this.clock.now()));
-      this.logger.info({ fence: this.fence, holder: this.holderId }, 'leading the schedule');
+      this.events.emit('leader:gained', { fence: this.fence, holder: this.holderId });
     }
     return this.fence;
   }
@@ -43,7 +43,7 @@ export class Leadership {
     if (this.fence === null) return;
     const state = await this.lease.hold(this.ttlMs);
     if (state !== 'held') {
-      this.logger.warn({ state }, 'leader lease lapsed: leadership ends until the next tick');
+      this.events.emit('leader:lapsed', { state });
       this.fence = null;
     }
   }

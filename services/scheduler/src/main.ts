@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
-import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
-import { countDbStatements, countRedisCommands } from './instrument.js';
 import { redisErrorLog } from './redis-errors.js';
 import { Leadership } from './leader.js';
 import { reconcile } from './reconcile.js';
+import { reportingEvents } from './reporting-events.js';
 import { runTick } from './tick.js';
 
 // Composition root: build once, tick while leading, stand by otherwise, resign on SIGTERM.
@@ -27,6 +27,9 @@ metrics.initOutcomes(OUTCOMES);
 // every reason exported from the start, so a rate over it has a series before the first skip
 for (const reason of SKIP_REASONS) metrics.occurrencesSkipped.inc({ reason }, 0);
 const clock = systemClock;
+// What the tick, the reconciler and the leadership report goes through one bus: its
+// subscribers make the metrics and the log lines.
+const events = reportingEvents(metrics, logger);
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 // Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
@@ -46,7 +49,7 @@ const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 // per lease by its own timer, whatever a tick's length. A standby tries to take it every tick,
 // so a dead leader is replaced within two ticks: the lease running out, then the next check.
 const leaseMs = Math.max(1000, config.SCHEDULER_TICK_MS);
-const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, logger);
+const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, events);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
@@ -84,6 +87,7 @@ async function tickOnce(full: boolean): Promise<boolean> {
         repo,
         queue,
         clock,
+        events,
         logger,
         metrics,
         batch: config.SCHEDULER_BATCH,
@@ -105,14 +109,13 @@ async function tickOnce(full: boolean): Promise<boolean> {
   // Apart from the tick: whatever stops the tick, lost jobs are still re-added and leases expired.
   if (full) {
     try {
-      await reconcile({ repo, queue, clock, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
+      await reconcile({ repo, queue, clock, events, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
     } catch (error) {
       logger.error({ err: error }, 'reconcile failed; retrying next tick');
     }
   }
-  metrics.schedulerTickSeconds.observe((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);
-  metrics.schedulerTickCpuSeconds.observe((used.user + used.system) / 1e6);
+  events.emit('tick:timed', { wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1e3 });
   return true;
 }
 
@@ -133,7 +136,7 @@ async function pause(leading: boolean, untilMs: number): Promise<void> {
   try {
     // bounded however the connection behaves: the regular tick never waits on Redis
     const late = new Promise<false>((done) => (guard = setTimeout(() => done(false), ms + 1000)));
-    if (await Promise.race([wake.wait(blocking, ms), late])) metrics.schedulerActions.inc({ action: 'wake' });
+    if (await Promise.race([wake.wait(blocking, ms), late])) events.emit('tick:woken', {});
     nudgesFailing = false;
   } catch (error) {
     if (stopping) return;

@@ -2,11 +2,16 @@ import type { Clock } from '@metronome/core';
 import type { ScheduleRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
+import { eventsOf } from './reporting-events.js';
+import type { SchedulerEvents } from './scheduler-events.js';
 
 export interface ReconcileDeps {
   repo: ScheduleRepository;
   queue: RunQueue;
   clock: Clock;
+  /** what the reconciler reports; subscribers make the metrics and log lines */
+  events?: SchedulerEvents;
+  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts) */
   logger: Logger;
   metrics: Metrics;
   pausedRunTtlMs: number;
@@ -32,6 +37,7 @@ const PAGE = 1_000;
  */
 export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number; expiredLeases: number; expiredPaused: number }> {
   const now = new Date(deps.clock.now());
+  const events = eventsOf(deps);
   const expiredLeases = await deps.repo.expireLeases(now);
   let requeued = 0;
   for (let after: string | null = null; ; ) {
@@ -47,7 +53,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
     const handed = new Set(await deps.repo.handOverLostJobs(lost, now));
     const moved = lost.filter((l) => handed.has(l.runId));
     await deps.queue.enqueueMany(moved.map((l) => ({ runId: l.runId, seq: l.nextSeq, delayMs: Math.max(0, l.run.scheduledAt.getTime() - now.getTime()) })));
-    for (const l of moved) deps.logger.warn({ runId: l.runId, jobSeq: l.nextSeq }, 'run had no live job in Redis: re-enqueued');
+    for (const l of moved) events.emit('run:requeued', { runId: l.runId, jobSeq: l.nextSeq });
     requeued += moved.length;
     if (open.length < PAGE) break;
   }
@@ -56,12 +62,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
   // (its `account` event and webhook follow from the status change), and the runs that waited
   // for it go on with their next job.
   const cooled = await deps.repo.endDueCoolings(now);
-  for (const a of cooled) deps.logger.info({ accountId: a.id, platform: a.platform }, 'account cooling ended: active again, its pace recovering step by step');
-  if (requeued) deps.metrics.reconciled.inc({ kind: 'requeued' }, requeued);
-  if (expiredLeases) {
-    deps.metrics.reconciled.inc({ kind: 'lease-expired' }, expiredLeases);
-    deps.logger.warn({ targets: expiredLeases }, 'in-flight sends whose sender stopped: marked unknown');
-  }
-  if (expiredPaused) deps.logger.info({ runs: expiredPaused }, 'paused runs past PAUSED_RUN_TTL: cancelled');
+  for (const a of cooled) events.emit('account:cooling-ended', { accountId: a.id, platform: a.platform });
+  events.emit('reconcile:done', { requeued, expiredLeases, expiredPaused });
   return { requeued, expiredLeases, expiredPaused };
 }

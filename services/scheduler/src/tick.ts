@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, planOccurrence, SKIP_REASONS, totalSkipped, type Clock, type Outcome, type SkipCounts } from '@metronome/core';
+import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, planOccurrence, SKIP_REASONS, totalSkipped, type Clock, type SkipCounts } from '@metronome/core';
 import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository, TickTransaction } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
 import { deliveryWindowProblem, ensure, messagesProblem, planProblem, scheduleProblem, timeProblem, timezoneProblem } from './campaign-check.js';
 import { isDataError, Quarantine } from './quarantine.js';
+import { eventsOf } from './reporting-events.js';
+import type { SchedulerEvents, ScheduleDecision } from './scheduler-events.js';
 
 export interface TickDeps {
   repo: ScheduleRepository;
   queue: RunQueue;
   clock: Clock;
+  /** what the tick reports; subscribers make the metrics and log lines */
+  events?: SchedulerEvents;
+  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts) */
   logger: Logger;
   metrics: Metrics;
   batch: number;
@@ -34,19 +39,8 @@ export interface TickResult {
   skipped: SkipCounts;
 }
 
-/** One scheduler decision, logged (one line each) and counted after the transaction commits. */
-interface Decision {
-  campaignId: string;
-  runId?: string | undefined;
-  outcome: Outcome;
-  reason: string;
-  dueAt?: Date | undefined;
-  scheduledAt?: Date | undefined;
-  next?: Date | null | undefined;
-  coalesced?: number | undefined;
-  skipped?: SkipCounts | undefined;
-  streak?: number | undefined;
-}
+/** One scheduler decision, reported (logged, one line each, and counted) after the transaction commits. */
+type Decision = ScheduleDecision;
 
 /** What one tick's transaction decided, acted on once it commits. */
 interface Decided {
@@ -75,12 +69,13 @@ interface Decided {
  */
 export async function runTick(deps: TickDeps, fence: number): Promise<TickResult> {
   const now = new Date(deps.clock.now());
+  const events = eventsOf(deps);
   let decided: Decided;
   try {
     decided = await deps.repo.tick(fence, (tx) => decide(deps, new Quarantine(tx, false), tx, now));
   } catch (error) {
     if (!isDataError(error)) throw error;
-    deps.logger.warn({ err: error }, 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail');
+    events.emit('tick:redo', { error });
     decided = await deps.repo.tick(fence, (tx) => decide(deps, new Quarantine(tx, true), tx, now));
   }
 
@@ -93,24 +88,16 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
   let coalesced = 0;
   const skipped = noSkips();
   for (const d of decided.decisions) {
-    if (d.outcome === 'sent' && d.dueAt) deps.metrics.scheduleLag.observe(Math.max(0, createdAt - d.dueAt.getTime()) / 1000);
     if (d.skipped) {
       coalesced += totalSkipped(d.skipped);
       for (const r of SKIP_REASONS) skipped[r] += d.skipped[r];
     }
-    deps.metrics.jobOutcomes.inc({ outcome: d.outcome });
-    const { reason, ...fields } = d;
-    if (d.outcome === 'failed') deps.logger.warn({ ...fields, decision: d.outcome }, reason);
-    else deps.logger.info({ ...fields, decision: d.outcome }, reason);
+    events.emit('schedule:decision', { decision: d, at: createdAt });
   }
   // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new
   // occurrence missed is a decision worth a log line (above).
   const repeated = decided.held - decided.decisions.filter((d) => d.outcome === 'no-account').length;
-  if (repeated > 0) deps.metrics.jobOutcomes.inc({ outcome: 'no-account' }, repeated);
-  if (coalesced) deps.metrics.scheduleCoalesced.inc(coalesced);
-  for (const r of SKIP_REASONS) if (skipped[r]) deps.metrics.occurrencesSkipped.inc({ reason: r }, skipped[r]);
-  if (decided.resumed.length) deps.metrics.schedulerActions.inc({ action: 'auto-resume' }, decided.resumed.length);
-  if (decided.autoPaused) deps.metrics.schedulerActions.inc({ action: 'auto-pause' }, decided.autoPaused);
+  events.emit('tick:counts', { repeatedNoAccount: repeated, coalesced, skipped, autoResumed: decided.resumed.length, autoPaused: decided.autoPaused });
   return {
     created: decided.runs.length,
     waitingForWindow: decided.waitingForWindow,

@@ -8,11 +8,11 @@ import {
   type AccountHealth,
 } from '@metronome/core';
 import type { RunForSend } from '@metronome/db';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import type { LaneReport } from './lane-context.js';
 
 /** The account's pace now: the configured one (or the default) times its pace factor, never below 1 a minute. */
-export function accountPerMinute(deps: SenderDeps, run: RunForSend, now: number): number {
+export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): number {
   const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
   const h = run.account.health;
   return effectivePerMinute(configured, paceFactorAt(h.paceFactor, h.paceSince?.getTime() ?? null, now, deps.settings.cooling));
@@ -25,7 +25,7 @@ export function accountPerMinute(deps: SenderDeps, run: RunForSend, now: number)
  * the steady state costs no statement. Returns the cooling it began (null: none).
  * The account lock is held, so no other job of the account writes its health meanwhile.
  */
-export async function recordHealth(deps: SenderDeps, run: RunForSend, report: LaneReport): Promise<{ until: number; reason: string } | null> {
+export async function recordHealth(deps: JobDeps, run: RunForSend, report: LaneReport): Promise<{ until: number; reason: string } | null> {
   const s = deps.settings.cooling;
   const now = deps.clock.now();
   const h = run.account.health;
@@ -44,11 +44,7 @@ export async function recordHealth(deps: SenderDeps, run: RunForSend, report: La
     const { until, reason, ms } = decision.cool;
     const cooled = await deps.cooling.cool(run.account.id, { since: at, until: new Date(until), reason, ms, paceFactor: decision.paceFactor, paceSince: new Date(until) }, at);
     if (!cooled) return null;
-    deps.metrics.accountCooling.inc({ platform: run.account.platform, reason });
-    deps.logger.warn(
-      { accountId: run.account.id, reason, until: new Date(until).toISOString(), paceFactor: decision.paceFactor },
-      `account cooling: ${coolingWords(reason, s)}; its runs wait and its pace is lowered`,
-    );
+    deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason, until, paceFactor: decision.paceFactor, words: coolingWords(reason, s) });
     return { until, reason };
   }
   // Deliveries into a record already full of deliveries leave it as it was: no statement.

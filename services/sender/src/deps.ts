@@ -5,6 +5,7 @@ import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
 import type { MediaRefs } from './media-refs.js';
+import type { SenderEvents } from './sender-events.js';
 
 export interface SenderSettings {
   sendsPerJob: number;
@@ -36,6 +37,9 @@ export interface SenderDeps {
   media: MediaRefs;
   secretsKeys: Buffer[];
   clock: Clock;
+  /** what the job reports (send results, outcomes, waits…); subscribers make the metrics and log lines */
+  events?: SenderEvents;
+  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts `withEvents`) */
   logger: Logger;
   metrics: Metrics;
   settings: SenderSettings;
@@ -44,3 +48,6 @@ export interface SenderDeps {
   /** aborted on SIGTERM: lanes stop claiming, finish what they send, and hand their jobs on */
   draining: AbortSignal;
 }
+
+/** The deps a job's code takes: with their event bus (reporting-events.ts `withEvents`, called by processRunJob). */
+export type JobDeps = SenderDeps & { events: SenderEvents };

@@ -1,7 +1,7 @@
 import type { SendLimits, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import type { PartTemplates } from './personal-parts.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
@@ -92,7 +92,7 @@ export function hardStopped(report: LaneReport): boolean {
   return report.stop !== null && HARD_STOPS.has(report.stop);
 }
 
-export function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
+export function windowClosed(deps: JobDeps, run: RunForSend): boolean {
   return run.windowEndAt !== null && deps.clock.now() >= run.windowEndAt.getTime();
 }
 
@@ -101,7 +101,7 @@ export function windowClosed(deps: SenderDeps, run: RunForSend): boolean {
  * job listens for the drain once (runLanes) and wakes its sleepers: a listener per sleep would
  * cost more than the send it paces.
  */
-export async function pause(deps: SenderDeps, ctx: LaneContext, ms: number): Promise<void> {
+export async function pause(deps: JobDeps, ctx: LaneContext, ms: number): Promise<void> {
   if (ms <= 0 || deps.draining.aborted) return;
   await new Promise<void>((resolve) => {
     ctx.sleepers.add(resolve);
@@ -113,7 +113,7 @@ export async function pause(deps: SenderDeps, ctx: LaneContext, ms: number): Pro
 }
 
 /** Sleeps until `at` (a target's due time: never claimed before it). False when a hard stop or a drain came meanwhile. */
-export async function waitUntil(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+export async function waitUntil(deps: JobDeps, ctx: LaneContext, at: number): Promise<boolean> {
   for (;;) {
     if (hardStopped(ctx.report) || deps.draining.aborted) return false;
     const wait = at - deps.clock.now();
@@ -123,7 +123,7 @@ export async function waitUntil(deps: SenderDeps, ctx: LaneContext, at: number):
 }
 
 /** Wakes every sleeping lane of the job when the sender starts draining; returns the unsubscribe. */
-export function wakeOnDrain(deps: SenderDeps, ctx: LaneContext): () => void {
+export function wakeOnDrain(deps: JobDeps, ctx: LaneContext): () => void {
   const wake = () => {
     for (const resolve of ctx.sleepers) resolve();
     ctx.sleepers.clear();
@@ -132,8 +132,8 @@ export function wakeOnDrain(deps: SenderDeps, ctx: LaneContext): () => void {
   return () => deps.draining.removeEventListener('abort', wake);
 }
 
-export function leaseLost(deps: SenderDeps, ctx: LaneContext, chatId: string): void {
-  deps.logger.warn({ runId: ctx.run.runId, accountId: ctx.run.account.id, chatId }, 'delivered, but the target lease was lost meanwhile: result not recorded');
+export function leaseLost(deps: JobDeps, ctx: LaneContext, chatId: string): void {
+  deps.events.emit('lease:lost', { runId: ctx.run.runId, accountId: ctx.run.account.id, chatId });
 }
 
 const RETRY_FIRST_MS = 100;
@@ -146,22 +146,22 @@ const RETRY_MAX_MS = 2_000;
  * Returns undefined when the leases ran out first (the targets then expire as `unknown`, which
  * is what a written request without a recorded answer is).
  */
-export async function durably<T>(deps: SenderDeps, ctx: LaneContext, chatIds: string[], what: string, write: () => Promise<T>): Promise<T | undefined> {
+export async function durably<T>(deps: JobDeps, ctx: LaneContext, chatIds: string[], what: string, write: () => Promise<T>): Promise<T | undefined> {
   let delay = RETRY_FIRST_MS;
   // the targets' leases, or (a write about no one target) one lease from now
   const deadline = chatIds.length > 0 ? Math.min(...chatIds.map((c) => ctx.leases.get(c) ?? 0)) : deps.clock.now() + ctx.leaseMs;
   for (let failures = 0; ; failures++) {
     try {
       const result = await write();
-      if (failures > 0) deps.logger.info({ runId: ctx.run.runId, what, chatIds, failures }, 'answer written after the database came back');
+      if (failures > 0) deps.events.emit('answer:written', { runId: ctx.run.runId, what, chatIds, failures });
       return result;
     } catch (error) {
       if (!isTransientDbError(error)) throw error;
       stopWith(ctx.report, 'storage');
       const now = deps.clock.now();
-      if (failures === 0) deps.logger.warn({ err: error, runId: ctx.run.runId, what, chatIds }, 'answer not written: the database is away; holding it and retrying');
+      if (failures === 0) deps.events.emit('answer:held', { runId: ctx.run.runId, what, chatIds, error });
       if (now + delay >= deadline) {
-        deps.logger.error({ err: error, runId: ctx.run.runId, what, chatIds }, 'answer not written before the leases ended: the targets expire as unknown');
+        deps.events.emit('answer:lost', { runId: ctx.run.runId, what, chatIds, error });
         ctx.unrecorded.push(...chatIds);
         return undefined;
       }

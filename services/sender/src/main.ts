@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { AccountCoolingRepository, createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
@@ -13,8 +13,8 @@ import { loadConfig } from './config.js';
 import type { SenderDeps } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { OptOutListener } from './opt-outs.js';
+import { reportingEvents } from './reporting-events.js';
 import { processRunJob } from './run-job.js';
-import { countDbQueries, countRedisCommands } from './round-trip-counters.js';
 import { countSockets } from './socket-metrics.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
@@ -33,7 +33,7 @@ metrics.initOutcomes(OUTCOMES);
 for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of COOLING_REASONS) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
-const db = countDbQueries(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
+const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
 const redis = createRedis(config.REDIS, 'metronome-sender');
 const workerRedis = createRedis(config.REDIS, 'metronome-sender-worker');
 countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' }));
@@ -72,6 +72,8 @@ const whatsapp = new WhatsAppTransport({
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.
 const drain = new AbortController();
+// What jobs report goes through one bus: its subscribers make the metrics and the log lines.
+const events = reportingEvents(metrics, logger);
 const deps: SenderDeps = {
   repo,
   targets: new TargetSendRepository(db),
@@ -83,6 +85,7 @@ const deps: SenderDeps = {
   media: new MediaRefs(repo),
   secretsKeys,
   clock: systemClock,
+  events,
   logger,
   metrics,
   settings: {
@@ -113,11 +116,11 @@ const worker = new Worker(
   async (job) => {
     const started = Date.now();
     // how long the job sat due in the queue: the sign that the replicas' slots are all busy
-    metrics.jobWait.observe(Math.max(0, started - job.timestamp - (job.delay ?? 0)) / 1000);
+    events.emit('job:start', { jobId: job.id, waitMs: started - job.timestamp - (job.delay ?? 0) });
     let outcome: Outcome;
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success || !job.id) {
-      logger.error({ jobId: job.id, data: job.data }, 'job payload invalid: dropped');
+      events.emit('job:invalid', { jobId: job.id, data: job.data });
       outcome = 'failed';
     } else {
       try {
@@ -125,15 +128,11 @@ const worker = new Worker(
       } catch (error) {
         // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
         // the run a new job once this one is gone.
-        logger.error({ err: error, runId: parsed.data.runId, jobId: job.id }, 'job failed');
+        events.emit('job:error', { jobId: job.id, runId: parsed.data.runId, error });
         outcome = 'failed';
       }
     }
-    metrics.jobOutcomes.inc({ outcome });
-    // debug: at full speed this is thousands of lines a second; the outcome counter has the totals
-    const ms = Date.now() - started;
-    metrics.jobSeconds.observe(ms / 1000);
-    logger.debug({ jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, ms }, 'job done');
+    events.emit('job:outcome', { jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, heldMs: Date.now() - started });
     return outcome;
   },
   {

@@ -1,6 +1,6 @@
 import { afterWrite, writeWaitMs } from '@metronome/core';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import { gapWaitMs, reserveSafe } from './safe-slots.js';
 
 /** Waits shorter than this are not slept (a timer's grain on a busy event loop). */
@@ -12,7 +12,7 @@ const TIMER_GRAIN_MS = 2;
  * lanes waiting on their claims together; without this they would write back to back.
  * Not cut short by a drain: the send is stamped as begun and goes out.
  */
-export async function spaceWrite(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+export async function spaceWrite(deps: JobDeps, ctx: LaneContext): Promise<void> {
   const now = deps.clock.now();
   const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.configuredIntervalMs, ctx.burst), gapWaitMs(ctx, now));
   if (wait >= TIMER_GRAIN_MS) await deps.sleep(Math.ceil(wait));
@@ -29,7 +29,7 @@ export type Slot = { go: true; at: number } | { go: false; chatWaitUntil?: numbe
  * part's typing, which starts that much before its slot — a job that yields for the pace is
  * due that much earlier, so its typing still ends at the slot.
  */
-export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number, leadMs = 0): Promise<Slot> {
+export async function reserveSlot(deps: JobDeps, ctx: LaneContext, chatId: string | null, maxWaitMs: number, leadMs = 0): Promise<Slot> {
   const now = deps.clock.now();
   const chat = { chatId: chatId ?? '', perMinute: chatId === null ? 0 : ctx.chatPerMinute };
   const result = ctx.limits
@@ -44,7 +44,7 @@ export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: st
     // A cap met: the job ends and its run continues when the window frees a slot (or pauses, if its delivery window closes first).
     if (result.limitedBy === 'cap') {
       ctx.report.capUntil = Math.max(ctx.report.capUntil, now + result.waitMs);
-      deps.logger.info({ runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs }, "the account's cap is met: the run waits");
+      deps.events.emit('account:cap', { runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs });
     }
     ctx.report.nextTokenAt = Math.max(ctx.report.nextTokenAt, now + result.waitMs - leadMs);
     stopWith(ctx.report, 'pace');
@@ -58,7 +58,7 @@ export async function reserveSlot(deps: SenderDeps, ctx: LaneContext, chatId: st
  * Takes the chat's pace for a send whose account slot was reserved before its chat was known
  * (a claim). Returns when the chat may be sent to, if not now.
  */
-export async function reserveChatNow(deps: SenderDeps, ctx: LaneContext, chatId: string): Promise<{ ok: true } | { ok: false; until: number }> {
+export async function reserveChatNow(deps: JobDeps, ctx: LaneContext, chatId: string): Promise<{ ok: true } | { ok: false; until: number }> {
   if (ctx.chatPerMinute <= 0) return { ok: true };
   const now = deps.clock.now();
   const result = await deps.pace.reserveChat(ctx.run.account.id, ctx.token, now, { chatId, perMinute: ctx.chatPerMinute }, 0);
@@ -76,7 +76,7 @@ export async function reserveChatNow(deps: SenderDeps, ctx: LaneContext, chatId:
  * statement that precedes the write, so two lanes never go ahead on one moment. False when a
  * hard stop came meanwhile (nothing recorded).
  */
-export async function waitForSlot(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+export async function waitForSlot(deps: JobDeps, ctx: LaneContext, at: number): Promise<boolean> {
   // A slot due within TIMER_GRAIN_MS is taken at once: a timer that short costs more than the
   // precision it buys, and going that much early stays inside the pace's margin.
   if (at - deps.clock.now() >= TIMER_GRAIN_MS) await pause(deps, ctx, at - deps.clock.now());
@@ -99,7 +99,7 @@ export async function waitForSlot(deps: SenderDeps, ctx: LaneContext, at: number
  * the lane claims its chat then and types until the slot, where `waitForSlot` takes it. False
  * when a hard stop or a drain came meanwhile.
  */
-export async function wakeBefore(deps: SenderDeps, ctx: LaneContext, at: number): Promise<boolean> {
+export async function wakeBefore(deps: JobDeps, ctx: LaneContext, at: number): Promise<boolean> {
   if (at - deps.clock.now() >= TIMER_GRAIN_MS) await pause(deps, ctx, at - deps.clock.now());
   return !(hardStopped(ctx.report) || deps.draining.aborted);
 }

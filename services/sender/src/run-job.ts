@@ -13,7 +13,8 @@ import {
 import type { RunForSend, RunProgress } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { TransportAccount } from '@metronome/transports';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps, SenderDeps } from './deps.js';
+import { withEvents } from './reporting-events.js';
 import { accountPerMinute, recordHealth } from './account-health.js';
 import { runLanes } from './send-lanes.js';
 
@@ -27,7 +28,8 @@ export interface RunJobInput {
  * then finish it, pause it, or hand it to a continuation job due exactly when the next send
  * can happen. Returns the job's one outcome (CONTRACT §4).
  */
-export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
+export async function processRunJob(input: SenderDeps, job: RunJobInput): Promise<Outcome> {
+  const deps = withEvents(input);
   // Targets due within the longest inline wait are this job's too: a run whose chats come due a
   // few ms apart (each held by its own per-chat interval) is sent by one job, not one job a chat.
   const run = await deps.repo.loadRun(job.runId, new Date(deps.clock.now() + deps.settings.maxInlineWaitMs), deps.settings.sendsPerJob);
@@ -42,14 +44,14 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
 
   const transport = deps.transports[run.account.platform];
   if (!transport) {
-    deps.logger.error({ runId: run.runId, platform: run.account.platform }, 'no transport configured for this platform');
+    deps.events.emit('transport:missing', { runId: run.runId, platform: run.account.platform });
     await deps.repo.pause(run.runId, 'account_unavailable', `This deployment has no ${run.account.platform} transport.`, new Date(now));
     return 'no-account';
   }
 
   const readiness = await transport.readiness?.(run.account.id);
   if (readiness && !readiness.ready) {
-    deps.logger.debug({ runId: run.runId, accountId: run.account.id, reason: readiness.reason }, 'account left to another replica for now');
+    deps.events.emit('account:elsewhere', { runId: run.runId, accountId: run.account.id, reason: readiness.reason });
     return continueLater(deps, run, job.jobId, readiness.retryAfterMs * (1 + deps.random() * 0.5), 'lock-busy');
   }
   const lock = await deps.lock.acquire(run.account.id, deps.settings.lockTtlMs);
@@ -68,7 +70,7 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     const report = await runLanes(deps, run, account, transport, lock.token, lanes);
     if (report.stop === 'account-unavailable') return 'no-account';
     const cooled = await recordHealth(deps, run, report).catch((error: unknown) => {
-      deps.logger.warn({ err: error, accountId: run.account.id }, "account's health not recorded: this job's sends are left out of automatic cooling");
+      deps.events.emit('account:health-lost', { accountId: run.account.id, error });
       return null;
     });
 
@@ -81,7 +83,7 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
   }
 }
 
-function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
+function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
   const credentials = run.account.credentials ? (JSON.parse(open(run.account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
   return { id: run.account.id, externalId: run.account.externalId, credentials };
 }
@@ -91,7 +93,7 @@ function transportAccount(deps: SenderDeps, run: RunForSend): TransportAccount {
  * the run to its next job. `now` is when it was decided; `progress` is the run's, when the job
  * already read it.
  */
-async function applyDecision(deps: SenderDeps, run: RunForSend, jobId: string, decision: Exclude<JobStart | JobEnd, { kind: 'go' }>, now: number, progress: RunProgress | null): Promise<Outcome> {
+async function applyDecision(deps: JobDeps, run: RunForSend, jobId: string, decision: Exclude<JobStart | JobEnd, { kind: 'go' }>, now: number, progress: RunProgress | null): Promise<Outcome> {
   switch (decision.kind) {
     case 'continue':
       return continueLater(deps, run, jobId, decision.at - now, decision.outcome);
@@ -113,7 +115,7 @@ async function applyDecision(deps: SenderDeps, run: RunForSend, jobId: string, d
  * Hands the run to a new job delayed by `delayMs`. The hand-over is a compare-and-set on the
  * run's job id, so only the job that carries the run can continue it.
  */
-async function continueLater(deps: SenderDeps, run: RunForSend, jobId: string, delayMs: number, outcome: Outcome): Promise<Outcome> {
+async function continueLater(deps: JobDeps, run: RunForSend, jobId: string, delayMs: number, outcome: Outcome): Promise<Outcome> {
   const seq = run.jobSeq + 1;
   const nextJobId = runJobId(run.runId, seq);
   if (!(await deps.repo.passToNextJob(run.runId, jobId, seq, nextJobId, new Date(deps.clock.now())))) return 'stale-message';
@@ -126,7 +128,7 @@ async function continueLater(deps: SenderDeps, run: RunForSend, jobId: string, d
  * The window closed with targets pending: the run pauses (resumable), or fails if it never sent.
  * `because`, when given, opens the summary (what kept the run from finishing in the window).
  */
-async function closeWindow(deps: SenderDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<void> {
+async function closeWindow(deps: JobDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<void> {
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
   const summary = windowClosedSummary(progress, closedAt, run.timezone, {

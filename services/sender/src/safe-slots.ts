@@ -1,7 +1,7 @@
 import { DAY_MS, drawSendDelayMs, effectiveDailyCap, SEND_GAP_MARGIN_MS, sendLimits, type SendLimits } from '@metronome/core';
 import { isTransientDbError, type RunForSend } from '@metronome/db';
 import type { ChatPace, SafeReservation } from '@metronome/redis';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import { stopWith, type LaneContext } from './lane-context.js';
 
 /**
@@ -22,7 +22,7 @@ export function limitsOf(run: RunForSend, now: number): SendLimits | null {
  * Reserves a slot under the account's limits (one round trip; two more, once, when Redis lost
  * the account's sends and they are rebuilt from PostgreSQL first).
  */
-export async function reserveSafe(deps: SenderDeps, ctx: LaneContext, limits: SendLimits, now: number, chat: ChatPace, maxWaitMs: number): Promise<SafeReservation> {
+export async function reserveSafe(deps: JobDeps, ctx: LaneContext, limits: SendLimits, now: number, chat: ChatPace, maxWaitMs: number): Promise<SafeReservation> {
   const id = ctx.run.account.id;
   const perMinute = 60_000 / ctx.intervalMs;
   const args = { gapAfterMs: limits.delay ? drawSendDelayMs(limits.delay, deps.random) : 0, hourlyCap: limits.hourlyCap, dailyCap: limits.dailyCap };
@@ -32,7 +32,7 @@ export async function reserveSafe(deps: SenderDeps, ctx: LaneContext, limits: Se
     const sends = await deps.repo.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
     const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.configuredIntervalMs + REBUILD_MARGIN_MS;
     await deps.pace.safe.rebuild(id, ctx.token, now, nextAt, sends.times);
-    deps.logger.info({ accountId: id, sends: sends.times.length }, "account's recent sends rebuilt from PostgreSQL");
+    deps.events.emit('pace:rebuilt', { accountId: id, sends: sends.times.length });
   } catch (error) {
     if (!isTransientDbError(error)) throw error;
     stopWith(ctx.report, 'storage');
@@ -51,10 +51,10 @@ export function gapWaitMs(ctx: LaneContext, now: number): number {
 }
 
 /** Tells the shared gap when this job's last request was really written (accounts with sendDelaySeconds, once per job). */
-export async function settleGap(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+export async function settleGap(deps: JobDeps, ctx: LaneContext): Promise<void> {
   const min = ctx.limits?.minDelayMs ?? 0;
   if (min <= 0 || ctx.lastWriteAt === 0) return;
   await deps.pace.safe.settleGap(ctx.run.account.id, deps.clock.now(), ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS).catch((error: unknown) => {
-    deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'gap not settled: the next send keeps the gap reserved with its slot');
+    deps.events.emit('pace:unsettled', { accountId: ctx.run.account.id, what: 'gap', error });
   });
 }

@@ -1,7 +1,7 @@
 import { pacedPerMinute } from '@metronome/core';
 import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSend, type RunProgress, type SentSettlement } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
@@ -27,7 +27,7 @@ const ANSWER_MAX_HOLD_MS = 100;
  * goes out, and a claim that never reached the platform cannot be taken for one that did.
  */
 export async function runLanes(
-  deps: SenderDeps,
+  deps: JobDeps,
   run: RunForSend,
   account: TransportAccount,
   transport: Transport,
@@ -65,7 +65,7 @@ export async function runLanes(
   // stopped and every answer is written, so what this job still holds was never sent.
   if (ctx.claimLost) {
     const released = await durably(deps, ctx, [], 'release', () => deps.targets.releaseClaims(run.runId, token, ctx.unrecorded, new Date(deps.clock.now())));
-    if (released) deps.logger.info({ runId: run.runId, released }, 'claims whose answers were lost given back as pending');
+    if (released) deps.events.emit('claim:released', { runId: run.runId, released });
   }
   await settlePace(deps, ctx);
   await settleGap(deps, ctx);
@@ -75,7 +75,7 @@ export async function runLanes(
 }
 
 /** Tells the shared pace when this job's last request really went ahead, for the account's next job. */
-async function settlePace(deps: SenderDeps, ctx: LaneContext): Promise<void> {
+async function settlePace(deps: JobDeps, ctx: LaneContext): Promise<void> {
   // Redis already holds the account back to the slot after the last one reserved; only a job
   // whose writes ran later than their slots has to move it, or one whose lock vanished (Redis
   // restarted empty: the account's pace went with it, and is put back before the next job).
@@ -83,12 +83,12 @@ async function settlePace(deps: SenderDeps, ctx: LaneContext): Promise<void> {
   if (tat === 0) return;
   if (tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return;
   await deps.pace.settle(ctx.run.account.id, deps.clock.now(), tat).catch((error: unknown) => {
-    deps.logger.warn({ err: error, accountId: ctx.run.account.id }, 'pace not settled: the next job keeps the slots reserved so far');
+    deps.events.emit('pace:unsettled', { accountId: ctx.run.account.id, what: 'pace', error });
   });
 }
 
 /** Whether a lane may claim another target now (records why not). */
-function mayClaim(deps: SenderDeps, ctx: LaneContext): boolean {
+function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   const { report } = ctx;
   if (report.stop || report.drained) return false;
   if (deps.draining.aborted) {
@@ -122,7 +122,7 @@ class PendingAnswers {
   private readonly writes: Promise<unknown>[] = [];
 
   constructor(
-    private readonly deps: SenderDeps,
+    private readonly deps: JobDeps,
     private readonly ctx: LaneContext,
   ) {}
 
@@ -174,7 +174,7 @@ class PendingAnswers {
   }
 }
 
-async function lane(deps: SenderDeps, ctx: LaneContext, answers: PendingAnswers): Promise<void> {
+async function lane(deps: JobDeps, ctx: LaneContext, answers: PendingAnswers): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
   for (;;) {
@@ -246,7 +246,7 @@ async function lane(deps: SenderDeps, ctx: LaneContext, answers: PendingAnswers)
  * when its request follows at once. Null when the statement failed on a database that went
  * away (the lanes stop claiming; the claim may have committed, see runLanes).
  */
-async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSettlement[], sending: boolean): Promise<ClaimResult | null> {
+async function claimAtSlot(deps: JobDeps, ctx: LaneContext, delivered: SentSettlement[], sending: boolean): Promise<ClaimResult | null> {
   const now = deps.clock.now();
   let claim: ClaimResult;
   try {
@@ -255,13 +255,13 @@ async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSe
     if (!isTransientDbError(error)) throw error;
     stopWith(ctx.report, 'storage');
     ctx.claimLost = true;
-    deps.logger.warn({ err: error, runId: ctx.run.runId }, 'claim failed: the database is away; the job stops claiming');
+    deps.events.emit('claim:lost', { runId: ctx.run.runId, error });
     return null;
   }
   if (claim.next) ctx.leases.set(claim.next.chatId, now + ctx.leaseMs);
   if (claim.firstSend) {
     ctx.run.firstSendAt = new Date(now);
-    deps.metrics.runStartLag.observe({ trigger: ctx.run.trigger }, Math.max(0, now - ctx.run.scheduledAt.getTime()) / 1000);
+    deps.events.emit('run:first-send', { runId: ctx.run.runId, trigger: ctx.run.trigger, lagMs: now - ctx.run.scheduledAt.getTime() });
   }
   return claim;
 }
@@ -271,7 +271,7 @@ async function claimAtSlot(deps: SenderDeps, ctx: LaneContext, delivered: SentSe
  * `typed`, claimed `typed.ms` before its slot, to type first.
  */
 async function sendClaimed(
-  deps: SenderDeps,
+  deps: JobDeps,
   ctx: LaneContext,
   target: ClaimedTarget,
   first: PreparedPart,
@@ -301,7 +301,7 @@ async function sendClaimed(
 }
 
 /** Writes delivered chats as `sent`, through a database outage if need be. */
-async function writeSent(deps: SenderDeps, ctx: LaneContext, sent: SentSettlement[]): Promise<void> {
+async function writeSent(deps: JobDeps, ctx: LaneContext, sent: SentSettlement[]): Promise<void> {
   const chatIds = sent.map((d) => d.chatId);
   const written = await durably(deps, ctx, chatIds, 'sent', () => deps.targets.settleSentMany(ctx.run.runId, ctx.token, sent, new Date(deps.clock.now())));
   if (!written) return;

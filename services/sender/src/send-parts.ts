@@ -1,7 +1,7 @@
 import { MEDIA_REF_INVALID, type SendFailure, type SendResult } from '@metronome/core';
 import { isTransientDbError, type ClaimedTarget, type SentSettlement } from '@metronome/db';
 import type { OutgoingPart } from '@metronome/transports';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import { durably, hardStopped, pause, stopWith, windowClosed, type LaneContext } from './lane-context.js';
 import type { MediaUpload } from './media-refs.js';
 import { reserveSlot, spaceWrite, waitForSlot } from './pace-slots.js';
@@ -19,7 +19,7 @@ export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { fail
  * its content, its slot, then the stamp, then the request. Returns the `sent` settlement of a
  * chat whose last part was delivered (the lane writes it), else null.
  */
-export async function sendParts(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, from: number, ready?: PreparedPart): Promise<SentSettlement | null> {
+export async function sendParts(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, from: number, ready?: PreparedPart): Promise<SentSettlement | null> {
   const { run } = ctx;
   const partCount = run.parts.length;
   let firstPartStartedAt = 0;
@@ -62,7 +62,7 @@ function isRefRefused(result: SendResult): boolean {
  * then the stamp that marks its request as begun. Null when the lane stopped instead (the
  * target is then back to pending, its delivered parts kept).
  */
-async function holdUntilWritable(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, index: number, firstOfClaim: boolean): Promise<PreparedPart | null> {
+async function holdUntilWritable(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, index: number, firstOfClaim: boolean): Promise<PreparedPart | null> {
   const { report } = ctx;
   const giveBack = async (at: number, upload?: MediaUpload) => {
     await upload?.settle(null).catch(() => undefined);
@@ -109,13 +109,13 @@ async function holdUntilWritable(deps: SenderDeps, ctx: LaneContext, target: Cla
 }
 
 /** Marks a held target as not sending (its last request was answered; another is to come). */
-async function markWaiting(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget): Promise<boolean> {
+async function markWaiting(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget): Promise<boolean> {
   const now = new Date(deps.clock.now());
   return (await durably(deps, ctx, [target.chatId], 'waiting', () => deps.targets.markSending(ctx.run.runId, target.chatId, ctx.token, null, now))) === true;
 }
 
 /** Writes one part's request (its send is stamped) and reports a media's first upload. */
-async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, index: number, part: { part: OutgoingPart; upload?: MediaUpload }): Promise<SendResult> {
+async function transmit(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, index: number, part: { part: OutgoingPart; upload?: MediaUpload }): Promise<SendResult> {
   await spaceWrite(deps, ctx);
   const result = await ctx.transport.send(ctx.account, {
     chatId: target.chatId,
@@ -128,7 +128,7 @@ async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarge
     const ref = result.kind === 'delivered' && result.mediaRef ? result.mediaRef : null;
     await part.upload.settle(ref).catch((error: unknown) => {
       // Only the write to PostgreSQL failed: this replica keeps the reference; another may upload again.
-      deps.logger.warn({ err: error, runId: ctx.run.runId, accountId: ctx.run.account.id, chatId: target.chatId, partIndex: index }, 'media reference not saved');
+      deps.events.emit('media:unsaved', { runId: ctx.run.runId, accountId: ctx.run.account.id, chatId: target.chatId, partIndex: index, error });
     });
   }
   return result;
@@ -138,7 +138,7 @@ async function transmit(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarge
  * The part to send. On a platform that uploads media with a send, the first lane to need a
  * media gets its content with `upload` (and must report the send's result through it).
  */
-export async function outgoingPart(deps: SenderDeps, ctx: LaneContext, index: number): Promise<PreparedPart> {
+export async function outgoingPart(deps: JobDeps, ctx: LaneContext, index: number): Promise<PreparedPart> {
   const part = ctx.run.parts[index]!;
   if (part.type === 'text') return { part: { type: 'text', text: part.text } };
   const media = await deps.media.resolve(ctx.transport, ctx.account, part.mediaId, deps.clock.now());

@@ -1,7 +1,7 @@
 import { targetHold, typingMs, writeWaitMs } from '@metronome/core';
 import { isTransientDbError, type ClaimedTarget } from '@metronome/db';
 import type { OutgoingPart } from '@metronome/transports';
-import type { SenderDeps } from './deps.js';
+import type { JobDeps } from './deps.js';
 import { hardStopped, pause, stopWith, windowClosed, type LaneContext } from './lane-context.js';
 import { waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
@@ -49,7 +49,7 @@ export function backFromPlatformWait(target: ClaimedTarget): boolean {
  * the transport's indicator fades. Returns when the part may go (the typing's end, never
  * before `slotAt`), or null when the job stopped meanwhile (a drain, a hard stop).
  */
-export async function typeBeforeSlot(deps: SenderDeps, ctx: LaneContext, chatId: string, part: OutgoingPart, ms: number, slot: number): Promise<number | null> {
+export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, chatId: string, part: OutgoingPart, ms: number, slot: number): Promise<number | null> {
   const slotAt = writableAt(ctx, slot);
   const start = Math.max(deps.clock.now(), slotAt - ms);
   await pause(deps, ctx, start - deps.clock.now());
@@ -82,7 +82,7 @@ function writableAt(ctx: LaneContext, slotAt: number): number {
  * from a platform's wait), the slot, then the stamp that marks its request as begun (and the
  * run's first send). False when the lane gave the target back instead.
  */
-export async function typeClaimed(deps: SenderDeps, ctx: LaneContext, target: ClaimedTarget, first: Extract<PreparedPart, { part: OutgoingPart }>, ms: number, slotAt: number): Promise<boolean> {
+export async function typeClaimed(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, first: Extract<PreparedPart, { part: OutgoingPart }>, ms: number, slotAt: number): Promise<boolean> {
   const giveBack = async () => {
     await first.upload?.settle(null).catch(() => undefined);
     await releaseTarget(deps, ctx, target.chatId, deps.clock.now());
@@ -110,7 +110,7 @@ export async function typeClaimed(deps: SenderDeps, ctx: LaneContext, target: Cl
   }
   if (stamped.firstSend) {
     ctx.run.firstSendAt = new Date(now);
-    deps.metrics.runStartLag.observe({ trigger: ctx.run.trigger }, Math.max(0, now - ctx.run.scheduledAt.getTime()) / 1000);
+    deps.events.emit('run:first-send', { runId: ctx.run.runId, trigger: ctx.run.trigger, lagMs: now - ctx.run.scheduledAt.getTime() });
   }
   return true;
 }
