@@ -8,9 +8,19 @@ import type pg from 'pg';
  */
 export const MAX_PREPARED_PER_CONNECTION = 200;
 
+// text → name, so a hot statement is hashed once per process, not once per call
+const names = new Map<string, string>();
+
 /** The name a statement text is prepared under: the same text, the same name, on every connection. */
 export function statementName(text: string): string {
-  return `m_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `m_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    // texts that vary without end would grow the map without end: start again past a bound
+    if (names.size >= 4 * MAX_PREPARED_PER_CONNECTION) names.clear();
+    names.set(text, name);
+  }
+  return name;
 }
 
 /**
