@@ -3,6 +3,7 @@ import https from 'node:https';
 import { classifyHttpAnswer, classifyTransportFailure, type SendFailure, type SendResult } from '@metronome/core';
 import { classifyOversizedAnswer, readBounded } from './bounded-answer.js';
 import { encodeIdempotencyKey } from './idempotency-key.js';
+import { postOnce, type RequestFailure } from './post-once.js';
 import { registerCredentials, scrubPrepared, scrubResult } from './secret-scrub.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
@@ -20,7 +21,6 @@ interface Answer {
   body: unknown;
 }
 
-type Failure = { failure: true; code: string | undefined; written: boolean; message: string };
 /** An answer over MAX_ANSWER_BYTES: only its status was read. */
 type Oversized = { oversized: true; status: number };
 
@@ -113,50 +113,23 @@ export class HttpTransport implements Transport {
     what: 'media' | 'messages',
     body: Buffer,
     headers: Record<string, string>,
-  ): Promise<Answer | Failure | Oversized | SendFailure> {
+  ): Promise<Answer | RequestFailure | Oversized | SendFailure> {
     if (!account.externalId) {
       return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
     }
     const externalId = account.externalId;
     const apiKey = apiKeyOf(account);
     if (typeof apiKey !== 'string') return Promise.resolve(apiKey);
-    return new Promise((resolve) => {
-      let written = false;
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const done = (value: Answer | Failure | Oversized) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      };
-      let req: http.ClientRequest;
-      try {
-        // The account's id is one encoded path segment under the configured base: it cannot
-        // redirect the request to another host or path.
-        const url = new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base);
-        const lib = url.protocol === 'https:' ? https : http;
-        const options = {
-          method: 'POST',
-          agent: this.agent,
-          headers: { ...headers, authorization: `Bearer ${apiKey}`, 'content-length': String(body.length) },
-        };
-        req = lib.request(url, options, (res) => readAnswer(res, done));
-      } catch (error) {
-        // Building the request threw (a header value node refuses, an id that is no valid
-        // URI component): nothing left this process, so this is never `unknown`.
-        const e = error as NodeJS.ErrnoException;
-        return done({ failure: true, code: e.code ?? 'request_not_built', written: false, message: String(e.message) });
-      }
-      timer = setTimeout(() => {
-        done({ failure: true, code: 'timeout', written, message: `no answer within ${this.options.timeoutMs} ms` });
-        req.destroy();
-      }, this.options.timeoutMs);
-      req.on('finish', () => {
-        written = true;
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code, written, message: e.message }));
-      req.end(body);
+    // The account's id is one encoded path segment under the configured base: it cannot
+    // redirect the request to another host or path.
+    return postOnce<Answer | Oversized>({
+      url: () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base),
+      agent: this.agent,
+      headers: { ...headers, authorization: `Bearer ${apiKey}` },
+      body,
+      timeoutMs: this.options.timeoutMs,
+      read: readAnswer,
+      notBuiltCode: 'request_not_built',
     });
   }
 }
@@ -165,7 +138,7 @@ export class HttpTransport implements Transport {
  * Reads an answer of at most MAX_ANSWER_BYTES; a body that is not JSON becomes an error object
  * naming the status, a longer one is cut off unread (`Oversized`).
  */
-function readAnswer(res: http.IncomingMessage, done: (value: Answer | Failure | Oversized) => void): void {
+function readAnswer(res: http.IncomingMessage, done: (value: Answer | Oversized) => void, fail: (e: NodeJS.ErrnoException) => void): void {
   const status = res.statusCode ?? 0;
   readBounded(res, {
     body: (bytes) => {
@@ -179,6 +152,6 @@ function readAnswer(res: http.IncomingMessage, done: (value: Answer | Failure | 
       done({ status, body: parsed });
     },
     tooLarge: () => done({ oversized: true, status }),
-    error: (e) => done({ failure: true, code: e.code, written: true, message: e.message }),
+    error: fail,
   });
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { readBounded } from '../bounded-answer.js';
+import { postOnce, type RequestFailure } from '../post-once.js';
 
 export interface BotApiClientOptions {
   /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
@@ -16,12 +17,7 @@ export interface BotApiAnswer {
 }
 
 /** No answer. `written`: the request was fully written first, so Telegram may have acted on it. */
-export interface BotApiFailure {
-  failure: true;
-  code: string;
-  written: boolean;
-  message: string;
-}
+export type BotApiFailure = RequestFailure;
 
 /** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. */
 export interface BotApiOversized {
@@ -68,55 +64,32 @@ export class BotApiClient {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
     const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
-    return new Promise((resolve) => {
-      let written = false;
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const done = (value: BotApiAnswer | BotApiFailure | BotApiOversized) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      };
-      const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
-      let req: http.ClientRequest;
-      try {
-        const url = botApiUrl(this.base, token, method);
-        const lib = url.protocol === 'https:' ? https : http;
-        req = lib.request(url, { method: 'POST', agent: this.agent, headers: { 'content-type': body.contentType, 'content-length': String(body.bytes.length) } }, (res) => {
-          const status = res.statusCode ?? 0;
-          readBounded(res, {
-            body: (bytes) => {
-              let parsed: Record<string, unknown> | null = null;
-              try {
-                const value: unknown = JSON.parse(bytes.toString('utf8'));
-                if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
-              } catch {
-                parsed = null;
-              }
-              done({ status, body: parsed });
-            },
-            tooLarge: () => done({ oversized: true, status }),
-            error: (e) => {
-              written = true;
-              fail(e);
-            },
-          });
+    return postOnce<BotApiAnswer | BotApiOversized>({
+      url: () => botApiUrl(this.base, token, method),
+      agent: this.agent,
+      headers: { 'content-type': body.contentType },
+      body: body.bytes,
+      timeoutMs: this.options.timeoutMs,
+      read: (res, done, fail) => {
+        const status = res.statusCode ?? 0;
+        readBounded(res, {
+          body: (bytes) => {
+            let parsed: Record<string, unknown> | null = null;
+            try {
+              const value: unknown = JSON.parse(bytes.toString('utf8'));
+              if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
+            } catch {
+              parsed = null;
+            }
+            done({ status, body: parsed });
+          },
+          tooLarge: () => done({ oversized: true, status }),
+          error: fail,
         });
-      } catch (error) {
-        // node:http throws at once on a request it cannot build, with a message that may quote
-        // the URL. Nothing was written, so the send is a retry or a failure, never `unknown`.
-        return fail(error as NodeJS.ErrnoException);
-      }
-      timer = setTimeout(() => {
-        done({ failure: true, code: 'timeout', written, message: `no answer within ${this.options.timeoutMs} ms` });
-        req.destroy();
-      }, this.options.timeoutMs);
-      req.on('finish', () => {
-        written = true;
-      });
-      req.on('error', fail);
-      req.end(body.bytes);
+      },
+      // node:http's message for a request it cannot build may quote the URL, with the token
+      notBuiltCode: 'network_error',
+      scrub,
     });
   }
 
