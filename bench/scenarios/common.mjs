@@ -39,24 +39,36 @@ export async function createAccounts(stack, token, n, extra) {
 export const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 /**
- * One interval campaign per account, their first occurrences spread evenly over one interval
- * from `firstAt` (as campaigns created at different times would be), `chatsPerCampaign` chats each.
+ * One campaign per account (`name` and chats from `prefix` and its index), created `batch` at a
+ * time through the API; `schedule(i)` gives the i-th campaign's schedule.
  */
-export async function createSpreadCampaigns(stack, token, accounts, { everySeconds, chatsPerCampaign, firstAt }) {
-  for (let i = 0; i < accounts.length; i += 25) {
+export async function createCampaigns(stack, token, accounts, { prefix, schedule, chatsPerCampaign, text = 'tick', batch = 25 }) {
+  for (let i = 0; i < accounts.length; i += batch) {
     await Promise.all(
-      accounts.slice(i, i + 25).map((a, k) =>
+      accounts.slice(i, i + batch).map((a, k) =>
         call(stack, 'POST', '/v1/campaigns', token, {
           accountId: a.id,
-          name: `c${i + k}`,
+          name: `${prefix}${i + k}`,
           timezone: 'UTC',
-          schedule: { type: 'interval', everySeconds, startAt: new Date(firstAt + Math.floor(((i + k) * everySeconds * 1000) / accounts.length)).toISOString() },
-          messages: [{ type: 'text', text: 'tick' }],
-          targets: chats(`c${i + k}`, chatsPerCampaign),
+          schedule: schedule(i + k),
+          messages: [{ type: 'text', text }],
+          targets: chats(`${prefix}${i + k}`, chatsPerCampaign),
         }),
       ),
     );
   }
+}
+
+/**
+ * One interval campaign per account, their first occurrences spread evenly over one interval
+ * from `firstAt` (as campaigns created at different times would be), `chatsPerCampaign` chats each.
+ */
+export async function createSpreadCampaigns(stack, token, accounts, { everySeconds, chatsPerCampaign, firstAt }) {
+  await createCampaigns(stack, token, accounts, {
+    prefix: 'c',
+    chatsPerCampaign,
+    schedule: (i) => ({ type: 'interval', everySeconds, startAt: new Date(firstAt + Math.floor((i * everySeconds * 1000) / accounts.length)).toISOString() }),
+  });
 }
 
 /** Every run the token can see, all pages. */

@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, chats, createAccounts, sandbox, waitForRuns, withStack } from './common.mjs';
+import { createAccounts, createCampaigns, sandbox, waitForRuns, withStack } from './common.mjs';
 
 // What one send costs: PostgreSQL statements and Redis commands issued by the senders, divided
 // by the parts they delivered. Counted by the senders themselves (a Kysely plugin that counts
@@ -18,18 +18,8 @@ export async function sendCost(env) {
     const cpuBefore = await sum('process_cpu_seconds_total');
     const accs = await createAccounts(stack, token, accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
     const at = new Date(Date.now() + 3000).toISOString();
-    await Promise.all(
-      accs.map((a, k) =>
-        call(stack, 'POST', '/v1/campaigns', token, {
-          accountId: a.id,
-          name: `c${k}`,
-          timezone: 'UTC',
-          schedule: { type: 'once', at },
-          messages: [{ type: 'text', text: 'hello' }],
-          targets: chats(`a${k}`, perAccount),
-        }),
-      ),
-    );
+    // all at once: the runs start together
+    await createCampaigns(stack, token, accs, { prefix: 'a', chatsPerCampaign: perAccount, text: 'hello', batch: accs.length, schedule: () => ({ type: 'once', at }) });
     const runs = await waitForRuns(stack, token, accounts, 600_000);
     const sent = await sum('metronome_sends_total', 'result="sent"');
     const queries = await sum('metronome_db_queries_total');

@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, chats, sandbox, createAccounts, listRuns, percentile, withStack } from './common.mjs';
+import { createAccounts, createCampaigns, listRuns, percentile, sandbox, withStack } from './common.mjs';
 
 // First occurrences start at once: N interval campaigns (every 30 s, 3 chats each, own
 // accounts, sandbox answering in 20 ms, 2 senders) created as fast as the API takes them, each
@@ -17,20 +17,7 @@ export async function firstStart(env) {
       const accs = await createAccounts(stack, token, campaigns, {});
       const createdAt = Date.now();
       const batch = Number(process.env.BENCH_CREATE_BATCH ?? 25);
-      for (let i = 0; i < accs.length; i += batch) {
-        await Promise.all(
-          accs.slice(i, i + batch).map((a, k) =>
-            call(stack, 'POST', '/v1/campaigns', token, {
-              accountId: a.id,
-              name: `f${i + k}`,
-              timezone: 'UTC',
-              schedule: { type: 'interval', everySeconds: 30 },
-              messages: [{ type: 'text', text: 'tick' }],
-              targets: chats(`f${i + k}`, 3),
-            }),
-          ),
-        );
-      }
+      await createCampaigns(stack, token, accs, { prefix: 'f', chatsPerCampaign: 3, batch, schedule: () => ({ type: 'interval', everySeconds: 30 }) });
       const createSeconds = (Date.now() - createdAt) / 1000;
       // the senders' queue during the burst of first runs: read once they have all started
       await new Promise((r) => setTimeout(r, 5_000));

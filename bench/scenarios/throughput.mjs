@@ -1,4 +1,4 @@
-import { call, chats, createAccounts, sandbox, waitForRuns, withStack } from './common.mjs';
+import { call, createAccounts, createCampaigns, sandbox, waitForRuns, withStack } from './common.mjs';
 
 // Sends per second end to end with durable state: many accounts, pace unbounded, a zero-latency
 // sandbox, two senders. Counted from the first to the last message the sandbox accepted.
@@ -9,20 +9,7 @@ export async function pipelineThroughput(env) {
   return withStack(env, { senders, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
     const accs = await createAccounts(stack, token, accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
     const at = new Date(Date.now() + 3000).toISOString();
-    for (let i = 0; i < accs.length; i += 20) {
-      await Promise.all(
-        accs.slice(i, i + 20).map((a, k) =>
-          call(stack, 'POST', '/v1/campaigns', token, {
-            accountId: a.id,
-            name: `c${i + k}`,
-            timezone: 'UTC',
-            schedule: { type: 'once', at },
-            messages: [{ type: 'text', text: 'hello' }],
-            targets: chats(`a${i + k}`, perAccount),
-          }),
-        ),
-      );
-    }
+    await createCampaigns(stack, token, accs, { prefix: 'a', chatsPerCampaign: perAccount, text: 'hello', batch: 20, schedule: () => ({ type: 'once', at }) });
     const runs = await waitForRuns(stack, token, accounts, 600_000);
     const byStatus = {};
     for (const r of runs) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
