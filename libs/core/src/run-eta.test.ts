@@ -1,37 +1,12 @@
+import { at, factsFrom, NOW, type FactsPatch } from './run-facts.fixture.js';
 import { chatsThatFit, runEta, slotIntervalMs } from './run-eta.js';
-import type { RunFacts } from './run-waiting.js';
 import { windowClosedSummary } from './run-state.js';
 import { windowBottleneck, type WindowRunPace } from './window-bottleneck.js';
 
-const NOW = new Date('2030-01-16T03:00:00Z'); // 11:00 in Kuala Lumpur
-const at = (iso: string) => new Date(`2030-01-16T${iso}Z`);
 // 40/min reserved 2 % slower: one slot every 1530 ms
 const SLOT = 1530;
-
-const base: RunFacts = {
-  status: 'running',
-  pausedReason: null,
-  scheduledAt: at('02:00:00'),
-  firstSendAt: at('02:00:00'),
-  windowEndAt: at('10:00:00'),
-  timezone: 'Asia/Kuala_Lumpur',
-  window: { start: '06:00', end: '18:00' },
-  autoResume: false,
-  everySeconds: 300,
-  partsPerChat: 1,
-  account: { id: 'acc-1', platform: 'http', status: 'active', blockedUntil: null, perMinute: 40 },
-  total: 12,
-  skipped: 0,
-  pending: 12,
-  inFlight: 0,
-  due: 12,
-  dueSince: null,
-  holds: {},
-  paceFreeAt: null,
-  accountBusy: false,
-};
-type Patch = Omit<Partial<RunFacts>, 'account'> & { account?: Partial<RunFacts['account']> };
-const facts = (p: Patch = {}): RunFacts => ({ ...base, ...p, account: { ...base.account, ...p.account } });
+type Patch = FactsPatch;
+const facts = factsFrom({});
 const plus = (ms: number, from = NOW) => new Date(from.getTime() + ms);
 
 test('the slot interval is the configured pace reserved 2 % slower', () => {

@@ -1,34 +1,10 @@
+import { at, factsFrom, NOW, type FactsPatch } from './run-facts.fixture.js';
 import { explainRun, explainTarget, targetHold, type RunFacts, type Waiting } from './run-waiting.js';
 
 // Every reason a run can wait for, its `until` and its sentence, against one fixed `now`:
 // 11:00 in Kuala Lumpur (UTC+8), inside a 06:00–18:00 window that closes at 10:00 UTC.
-const NOW = new Date('2030-01-16T03:00:00Z');
-const at = (iso: string) => new Date(`2030-01-16T${iso}Z`);
-
-const base: RunFacts = {
-  status: 'running',
-  pausedReason: null,
-  scheduledAt: at('02:00:00'),
-  firstSendAt: at('02:00:00'),
-  windowEndAt: at('10:00:00'),
-  timezone: 'Asia/Kuala_Lumpur',
-  window: { start: '06:00', end: '18:00' },
-  autoResume: false,
-  everySeconds: 300,
-  partsPerChat: 1,
-  account: { id: 'acc-1', platform: 'http', status: 'active', blockedUntil: null, perMinute: 40 },
-  total: 12,
-  skipped: 0,
-  pending: 12,
-  inFlight: 0,
-  due: 12,
-  dueSince: at('02:59:00'),
-  holds: {},
-  paceFreeAt: null,
-  accountBusy: false,
-};
-type Patch = Omit<Partial<RunFacts>, 'account'> & { account?: Partial<RunFacts['account']> };
-const facts = (p: Patch = {}): RunFacts => ({ ...base, ...p, account: { ...base.account, ...p.account } });
+type Patch = FactsPatch;
+const facts = factsFrom({ dueSince: at('02:59:00') });
 const nothingDue = { due: 0, dueSince: null };
 // paused when the window closed at 18:00 (10:00 UTC): 412 of 1000 chats sent from 17:42
 const closedAt1800: Patch = { status: 'paused', pausedReason: 'window_closed', total: 1000, pending: 588, scheduledAt: at('09:42:00'), firstSendAt: at('09:42:00') };
@@ -126,7 +102,7 @@ describe('targetHold: what holds a pending target, from what the sender wrote on
 });
 
 describe('explainTarget', () => {
-  const f = base;
+  const f = facts();
   const pending = (p: { attempts?: number; errorCode?: string | null; nextAttemptAt?: Date | null } = {}) => ({
     status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: null, ...p,
   });
