@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
 import { TickTransaction } from './tick-transaction.js';
@@ -83,7 +84,7 @@ export class ScheduleRepository {
    * have a live job in Redis.
    */
   async openRuns(afterId: string | null, limit: number): Promise<OpenRun[]> {
-    let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', ['queued', 'running']);
+    let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', OPEN_RUN_STATUSES);
     if (afterId !== null) query = query.where('id', '>', afterId);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ id: r.id, jobId: r.job_id, jobSeq: r.job_seq, scheduledAt: r.scheduled_at }));

@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely';
+import { statusList } from './status-sql.js';
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { DB, PausedReason, RunStatus } from '../types.js';
 import { progressStatement, toProgress } from './run-progress.js';
 import type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
@@ -159,7 +161,7 @@ export class SendRepository {
         returning 1
       )
       update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
-       where id = ${runId} and status in ('queued', 'running')
+       where id = ${runId} and status in (${statusList(OPEN_RUN_STATUSES)})
       returning id`.execute(this.db);
     return result.rows.length > 0;
   }
@@ -184,7 +186,7 @@ export class SendRepository {
       .updateTable('runs')
       .set({ status, finished_at: now, error_summary: summary, paused_reason: null, updated_at: now })
       .where('id', '=', runId)
-      .where('status', 'in', ['queued', 'running'])
+      .where('status', 'in', OPEN_RUN_STATUSES)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -195,7 +197,7 @@ export class SendRepository {
       .updateTable('runs')
       .set({ status: 'paused', paused_reason: reason, error_summary: summary, updated_at: now })
       .where('id', '=', runId)
-      .where('status', 'in', ['queued', 'running'])
+      .where('status', 'in', OPEN_RUN_STATUSES)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -207,7 +209,7 @@ export class SendRepository {
         .updateTable('runs')
         .set({ status: 'failed', finished_at: now, error_summary: summary, updated_at: now })
         .where('id', '=', runId)
-        .where('status', 'in', ['queued', 'running'])
+        .where('status', 'in', OPEN_RUN_STATUSES)
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return false;
       await trx
@@ -251,7 +253,7 @@ export class SendRepository {
         .updateTable('runs')
         .set({ status: 'paused', paused_reason: 'account_unavailable', error_summary: reason, updated_at: now })
         .where('account_id', '=', accountId)
-        .where('status', 'in', ['queued', 'running'])
+        .where('status', 'in', OPEN_RUN_STATUSES)
         .execute();
     });
   }

@@ -1,4 +1,6 @@
 import { sql, type Transaction } from 'kysely';
+import { statusList } from './status-sql.js';
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { insertRuns, type NewRun } from './run-creation.js';
 
@@ -118,7 +120,7 @@ export class TickTransaction {
       .where('a.status', '=', 'active')
       .where((eb) => eb.or([eb('a.blocked_until', 'is', null), eb('a.blocked_until', '<=', now)]))
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', ['queued', 'running']))),
+        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES))),
       )
       .orderBy('c.next_run_at')
       .limit(limit)
@@ -272,7 +274,7 @@ export class TickTransaction {
       from runs r join campaigns c on c.id = r.campaign_id
       where r.status = 'paused' and r.paused_reason = 'window_closed'
         and c.auto_resume and c.active and c.deleted_at is null
-        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in ('queued', 'running'))
+        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in (${statusList(OPEN_RUN_STATUSES)}))
       order by r.window_end_at nulls first, r.id
       limit ${limit}
       for update of r skip locked
