@@ -11,9 +11,10 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
+export type { JobStep } from './repositories/next-job-step.js';
 export { SendRepository, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/send-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
-export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
+export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun, type LostJob, type HandedOver } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';

@@ -67,12 +67,10 @@ export async function resumeRun(ctx: ApiContext, runId: string, tenantId: string
   if (run.status !== 'paused') throw refusal('resume', run.status, ['paused']);
   const now = ctx.now();
   const at = placeInWindow(now, { start: run.windowStart, end: run.windowEnd }, run.timezone);
-  const seq = run.jobSeq + 1;
-  const resumed = await oneOpenRun(() =>
-    ctx.runs.resume(runId, tenantId, { expectedSeq: run.jobSeq, nextSeq: seq, jobId: runJobId(runId, seq), windowEndAt: at.windowEndAt, now }),
-  );
+  const resumed = await oneOpenRun(() => ctx.runs.resume(runId, tenantId, { expectedSeq: run.jobSeq, windowEndAt: at.windowEndAt, now }));
   if (!resumed) return refuse(ctx, runId, tenantId, 'resume', ['paused']);
-  await enqueue(ctx, runId, seq, at.startAt.getTime() - now.getTime());
+  // The row's id, not the path's: the job id the statement derived is made from it.
+  await enqueue(ctx, resumed.id, resumed.jobSeq, at.startAt.getTime() - now.getTime());
   return resumed;
 }
 
@@ -83,15 +81,12 @@ export async function retryFailedRun(ctx: ApiContext, runId: string, tenantId: s
   if (!isRunStatusIn(run.status, FINISHED_RUN_STATUSES)) throw refusal('retry', run.status, FINISHED_RUN_STATUSES);
   const now = ctx.now();
   const at = placeInWindow(now, { start: run.windowStart, end: run.windowEnd }, run.timezone);
-  const seq = run.jobSeq + 1;
-  const queued = await oneOpenRun(() =>
-    ctx.runs.retryFailed(runId, tenantId, { expectedSeq: run.jobSeq, nextSeq: seq, jobId: runJobId(runId, seq), windowEndAt: at.windowEndAt, now }),
-  );
+  const queued = await oneOpenRun(() => ctx.runs.retryFailed(runId, tenantId, { expectedSeq: run.jobSeq, windowEndAt: at.windowEndAt, now }));
   if (!queued) {
     if ((await ctx.runs.countRetriable(runId)) === 0) throw conflict('the run has no failed or unknown targets to retry');
     return refuse(ctx, runId, tenantId, 'retry', FINISHED_RUN_STATUSES);
   }
-  await enqueue(ctx, runId, seq, at.startAt.getTime() - now.getTime());
+  await enqueue(ctx, queued.id, queued.jobSeq, at.startAt.getTime() - now.getTime());
   return queued;
 }
 

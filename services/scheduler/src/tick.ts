@@ -80,7 +80,8 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
   }
 
   await deps.queue.enqueueMany([
-    ...decided.resumed.map((r) => ({ runId: r.id, seq: r.nextSeq, delayMs: r.startAt.getTime() - deps.clock.now() })),
+    // autoResume moved each resumed run one job step on from the one it expected
+    ...decided.resumed.map((r) => ({ runId: r.id, seq: r.expectedSeq + 1, delayMs: r.startAt.getTime() - deps.clock.now() })),
     ...decided.runs.map((r) => ({ runId: r.id, seq: 0, delayMs: r.scheduledAt.getTime() - deps.clock.now() })),
   ]);
 
@@ -128,8 +129,7 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     });
     if (!at || at.startAt.getTime() > horizon.getTime()) continue;
     resumedCampaigns.add(p.campaignId);
-    const seq = p.jobSeq + 1;
-    resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, nextSeq: seq, jobId: runJobId(p.id, seq), windowEndAt: at.windowEndAt, startAt: at.startAt });
+    resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, windowEndAt: at.windowEndAt, startAt: at.startAt });
   }
   const resumedIds = new Set(await q.batch(resumes, (r) => r.campaignId, (rs) => tx.autoResume(rs, now)));
   const resumed = resumes.filter((r) => resumedIds.has(r.id));

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { nextJobStep } from './next-job-step.js';
 import { statusList } from './status-sql.js';
 import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
 import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
@@ -54,12 +55,10 @@ export interface TargetRow {
   errorMessage: string | null;
 }
 
-/** A re-queue of a run: the job step it moves to and the window it now has. */
+/** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
 export interface Requeue {
   /** job_seq the run must still have (so two concurrent calls cannot both win) */
   expectedSeq: number;
-  nextSeq: number;
-  jobId: string;
   windowEndAt: Date | null;
   now: Date;
 }
@@ -214,14 +213,14 @@ export class RunControlRepository {
   }
 
   /**
-   * paused → queued, moving to job step `nextSeq` with a recomputed window end. Null when the
+   * paused → queued, moving to the next job step (nextJobStep) with a recomputed window end. Null when the
    * run is not paused (or another call moved it first). Throws a unique violation when the
    * campaign already has another queued or running run.
    */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     const result = await sql<RawRun>`
       update runs r set status = 'queued', paused_reason = null, error_summary = null,
-        window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
+        window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
       where r.id = ${id}::uuid and ${scope(tenantId)} and r.status = 'paused' and r.job_seq = ${q.expectedSeq}
       returning ${RUN_COLUMNS}
     `.execute(this.db);
@@ -275,7 +274,7 @@ export class RunControlRepository {
     const result = await sql<RawRun>`
       with r as (
         update runs r set status = 'queued', finished_at = null, paused_reason = null, error_summary = null,
-          window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
+          window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
         where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${sql.join(FINISHED_RUN_STATUSES)}) and r.job_seq = ${q.expectedSeq}
           and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
         returning *

@@ -2,6 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
+import { nextJobStep } from './next-job-step.js';
+import { statusList } from './status-sql.js';
 import { TickTransaction } from './tick-transaction.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
@@ -15,12 +17,16 @@ export interface OpenRun {
   scheduledAt: Date;
 }
 
-/** A run whose job is missing from Redis, handed to job step `nextSeq`. */
+/** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
 export interface LostJob {
   runId: string;
-  currentJobId: string | null;
-  nextSeq: number;
-  nextJobId: string;
+  fromJobSeq: number;
+}
+
+/** A run handed to a new job step. */
+export interface HandedOver {
+  runId: string;
+  jobSeq: number;
 }
 
 export class StaleFenceError extends Error {
@@ -58,25 +64,24 @@ export class ScheduleRepository {
   }
 
   /**
-   * Gives each run whose job was lost a new job id (its next job step), only where the run's
-   * job id is still the one the caller found missing: a job that reappears under the old id then
-   * does nothing. One statement for the whole page; returns the ids handed over.
+   * Gives each run whose job was lost its next job step (nextJobStep: job_seq one further,
+   * job_id derived from it), only where the run is still open and at the step the caller found
+   * without a job: a job that reappears under the old id then does nothing. One statement for
+   * the whole page; returns the runs handed over, with their new step.
    */
-  async handOverLostJobs(lost: LostJob[], now: Date): Promise<string[]> {
+  async handOverLostJobs(lost: LostJob[], now: Date): Promise<HandedOver[]> {
     if (lost.length === 0) return [];
-    const result = await sql<{ id: string }>`
+    const result = await sql<{ id: string; job_seq: number }>`
       update runs r
-      set job_seq = v.next_seq, job_id = v.next_job_id, updated_at = ${now}
+      set ${nextJobStep('r')}, updated_at = ${now}
       from unnest(
         ${sql.val(lost.map((l) => l.runId))}::uuid[],
-        ${sql.val(lost.map((l) => l.currentJobId))}::text[],
-        ${sql.val(lost.map((l) => l.nextSeq))}::int[],
-        ${sql.val(lost.map((l) => l.nextJobId))}::text[]
-      ) as v(id, current_job_id, next_seq, next_job_id)
-      where r.id = v.id and r.status in ('queued', 'running') and r.job_id is not distinct from v.current_job_id
-      returning r.id
+        ${sql.val(lost.map((l) => l.fromJobSeq))}::int[]
+      ) as v(id, from_seq)
+      where r.id = v.id and r.status in (${statusList(OPEN_RUN_STATUSES)}) and r.job_seq = v.from_seq
+      returning r.id, r.job_seq
     `.execute(this.db);
-    return result.rows.map((r) => r.id);
+    return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
 
   /**

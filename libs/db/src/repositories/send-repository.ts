@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { statusList } from './status-sql.js';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { DB, PausedReason, RunStatus } from '../types.js';
+import { nextJobStep, type JobStep } from './next-job-step.js';
 import { progressStatement, toProgress } from './run-progress.js';
 import type { RecentSends, RunForSend, RunProgress } from './send-shapes.js';
 
@@ -223,17 +224,18 @@ export class SendRepository {
   }
 
   /**
-   * Hands the run to its next job: moves job_seq/job_id forward only if `currentJobId` still
-   * carries the run, so two jobs of one run can never both continue it.
+   * Hands the run to its next job: job_seq moves one step from `fromJobSeq` and job_id follows
+   * (nextJobStep), only if the run is still at `fromJobSeq`, so two jobs of one run can never
+   * both continue it. Null when another job or call moved it first.
    */
-  async passToNextJob(runId: string, currentJobId: string, nextSeq: number, nextJobId: string, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ job_seq: nextSeq, job_id: nextJobId, updated_at: now })
-      .where('id', '=', runId)
-      .where('job_id', '=', currentJobId)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  async handOver(runId: string, fromJobSeq: number, now: Date): Promise<JobStep | null> {
+    const result = await sql<{ job_seq: number; job_id: string }>`
+      update runs r set ${nextJobStep('r')}, updated_at = ${now}
+      where r.id = ${runId} and r.job_seq = ${fromJobSeq}
+      returning r.job_seq, r.job_id
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? { jobSeq: row.job_seq, jobId: row.job_id } : null;
   }
 
   /** Persists a flood wait so every replica and the scheduler honour it. Only ever extends. */

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { nextJobStep } from './next-job-step.js';
 import { statusList } from './status-sql.js';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
@@ -69,12 +70,10 @@ export interface WindowPausedRun {
   windowEnd: string;
 }
 
-/** An automatic resume: the run goes to job step `nextSeq` with a recomputed window end. */
+/** An automatic resume: the run, still at job step `expectedSeq`, goes to the next step with a recomputed window end. */
 export interface AutoResume {
   id: string;
   expectedSeq: number;
-  nextSeq: number;
-  jobId: string;
   windowEndAt: Date | null;
 }
 
@@ -291,21 +290,20 @@ export class TickTransaction {
 
   /**
    * paused → queued for every resume in one statement: the operator's resume (CONTRACT §3),
-   * made by the scheduler. Returns the ids actually resumed.
+   * made by the scheduler; each run moves to its next job step (nextJobStep). Returns the ids
+   * actually resumed (each now at job step expectedSeq + 1).
    */
   async autoResume(resumes: AutoResume[], now: Date): Promise<string[]> {
     if (resumes.length === 0) return [];
     const result = await sql<{ id: string }>`
       update runs r
       set status = 'queued', paused_reason = null, error_summary = null, window_end_at = v.window_end_at,
-        job_seq = v.next_seq, job_id = v.job_id, updated_at = ${now}
+        ${nextJobStep('r')}, updated_at = ${now}
       from unnest(
         ${sql.val(resumes.map((a) => a.id))}::uuid[],
         ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
-        ${sql.val(resumes.map((a) => a.nextSeq))}::int[],
-        ${sql.val(resumes.map((a) => a.jobId))}::text[],
         ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
-      ) as v(id, expected_seq, next_seq, job_id, window_end_at)
+      ) as v(id, expected_seq, window_end_at)
       where r.id = v.id and r.status = 'paused' and r.job_seq = v.expected_seq
       returning r.id
     `.execute(this.trx);
