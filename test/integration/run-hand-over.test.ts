@@ -28,7 +28,7 @@ test('each hand-over moves the run one job step on, under the job id the queue u
   expect(await step(runId)).toEqual({ job_seq: 0, job_id: runJobId(runId, 0) });
   for (const seq of [1, 2, 3, 10, 11]) {
     if (seq === 10) await h.tdb.db.updateTable('runs').set({ job_seq: 9, job_id: runJobId(runId, 9) }).where('id', '=', runId).execute();
-    const next = await h.deps.repo.handOver(runId, seq - 1, new Date(h.clock.now()));
+    const next = await h.deps.repo.runs.handOver(runId, seq - 1, new Date(h.clock.now()));
     expect(next).toEqual({ jobSeq: seq, jobId: runJobId(runId, seq) });
     expect(await step(runId)).toEqual({ job_seq: seq, job_id: runJobId(runId, seq) });
   }
@@ -37,8 +37,8 @@ test('each hand-over moves the run one job step on, under the job id the queue u
 test('of two hand-overs from the same step only the first moves the run', async () => {
   const runId = await seed();
   const now = new Date(h.clock.now());
-  expect(await h.deps.repo.handOver(runId, 0, now)).toEqual({ jobSeq: 1, jobId: runJobId(runId, 1) });
-  expect(await h.deps.repo.handOver(runId, 0, now)).toBeNull();
+  expect(await h.deps.repo.runs.handOver(runId, 0, now)).toEqual({ jobSeq: 1, jobId: runJobId(runId, 1) });
+  expect(await h.deps.repo.runs.handOver(runId, 0, now)).toBeNull();
   expect(await step(runId)).toEqual({ job_seq: 1, job_id: runJobId(runId, 1) });
 });
 
@@ -47,7 +47,7 @@ test("the reconciler's hand-over of lost jobs: open runs still at the step found
   const other = await seed();
   const paused = await seed();
   await h.tdb.db.updateTable('runs').set({ status: 'paused', paused_reason: 'operator' }).where('id', '=', paused).execute();
-  await h.deps.repo.handOver(other, 0, new Date(h.clock.now()));
+  await h.deps.repo.runs.handOver(other, 0, new Date(h.clock.now()));
   const repo = new ScheduleRepository(h.tdb.db);
   const lost = [runId, other, paused].map((id) => ({ runId: id, fromJobSeq: 0 }));
   // `other` moved on since it was found (its own job carries it), `paused` is not open

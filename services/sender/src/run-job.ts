@@ -33,7 +33,7 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
   const deps = withEvents(input);
   // Targets due within the longest inline wait are this job's too: a run whose chats come due a
   // few ms apart (each held by its own per-chat interval) is sent by one job, not one job a chat.
-  const run = await deps.repo.loadRun(job.runId, new Date(deps.clock.now() + deps.settings.maxInlineWaitMs), deps.settings.sendsPerJob);
+  const run = await deps.repo.runs.loadRun(job.runId, new Date(deps.clock.now() + deps.settings.maxInlineWaitMs), deps.settings.sendsPerJob);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';
@@ -46,7 +46,7 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
   const transport = deps.transports[run.account.platform];
   if (!transport) {
     deps.events.emit('transport:missing', { runId: run.runId, platform: run.account.platform });
-    await deps.repo.pause(run.runId, 'account_unavailable', `This deployment has no ${run.account.platform} transport.`, new Date(now));
+    await deps.repo.runs.pause(run.runId, 'account_unavailable', `This deployment has no ${run.account.platform} transport.`, new Date(now));
     return 'no-account';
   }
 
@@ -65,7 +65,7 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
   }, Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)));
   try {
     // A continuation finds its run already running: skip the write (claims re-check the status).
-    if (run.status === 'queued' && !(await deps.repo.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
+    if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
     const account = transportAccount(deps, run);
     const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
     const report = await runLanes(deps, run, account, transport, lock.token, lanes);
@@ -75,7 +75,7 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
       return null;
     });
 
-    const progress = report.progress ?? (await deps.repo.progress(run.runId));
+    const progress = report.progress ?? (await deps.repo.runs.progress(run.runId));
     const end = deps.clock.now();
     return await applyDecision(deps, run, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, progress);
   } finally {
@@ -99,14 +99,14 @@ async function applyDecision(deps: JobDeps, run: RunForSend, decision: Exclude<J
     case 'continue':
       return continueLater(deps, run, decision.at - now, decision.outcome);
     case 'pause':
-      await deps.repo.pause(run.runId, decision.reason, decision.summary, new Date(now));
+      await deps.repo.runs.pause(run.runId, decision.reason, decision.summary, new Date(now));
       return decision.outcome;
     case 'finish':
-      await deps.repo.finish(run.runId, decision.status, decision.summary, new Date(now));
+      await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
       return decision.outcome;
     case 'close-window': {
       const because = decision.because ? windowCloseCauseSentence(decision.because, run.timezone, deps.settings.cooling) : undefined;
-      await closeWindow(deps, run, progress ?? (await deps.repo.progress(run.runId)), because);
+      await closeWindow(deps, run, progress ?? (await deps.repo.runs.progress(run.runId)), because);
       return decision.outcome;
     }
   }
@@ -118,7 +118,7 @@ async function applyDecision(deps: JobDeps, run: RunForSend, decision: Exclude<J
  * its start that it carries the run: the run's job id was its own, at `run.jobSeq`).
  */
 async function continueLater(deps: JobDeps, run: RunForSend, delayMs: number, outcome: Outcome): Promise<Outcome> {
-  const next = await deps.repo.handOver(run.runId, run.jobSeq, new Date(deps.clock.now()));
+  const next = await deps.repo.runs.handOver(run.runId, run.jobSeq, new Date(deps.clock.now()));
   if (!next) return 'stale-message';
   // If this enqueue is lost (Redis down), the scheduler's reconciler re-adds the job by its id.
   await deps.queue.enqueue(run.runId, next.jobSeq, Math.max(0, delayMs));
@@ -141,6 +141,6 @@ async function closeWindow(deps: JobDeps, run: RunForSend, progress: RunProgress
     windowEndAt: run.windowEndAt ?? now,
   });
   const prefix = because ? `${because} ` : '';
-  if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.pause(run.runId, 'window_closed', prefix + summary, now);
-  else await deps.repo.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
+  if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.runs.pause(run.runId, 'window_closed', prefix + summary, now);
+  else await deps.repo.runs.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
 }

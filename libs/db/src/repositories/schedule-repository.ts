@@ -2,8 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
 import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
-import { nextJobStep } from './next-job-step.js';
-import { statusList } from './status-sql.js';
+import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';
 import { TickTransaction } from './tick-transaction.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
@@ -15,18 +14,6 @@ export interface OpenRun {
   jobId: string | null;
   jobSeq: number;
   scheduledAt: Date;
-}
-
-/** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
-export interface LostJob {
-  runId: string;
-  fromJobSeq: number;
-}
-
-/** A run handed to a new job step. */
-export interface HandedOver {
-  runId: string;
-  jobSeq: number;
 }
 
 export class StaleFenceError extends Error {
@@ -63,25 +50,9 @@ export class ScheduleRepository {
     });
   }
 
-  /**
-   * Gives each run whose job was lost its next job step (nextJobStep: job_seq one further,
-   * job_id derived from it), only where the run is still open and at the step the caller found
-   * without a job: a job that reappears under the old id then does nothing. One statement for
-   * the whole page; returns the runs handed over, with their new step.
-   */
+  /** The reconciler's hand-over of runs whose job was lost (RunRepository.handOverLost). */
   async handOverLostJobs(lost: LostJob[], now: Date): Promise<HandedOver[]> {
-    if (lost.length === 0) return [];
-    const result = await sql<{ id: string; job_seq: number }>`
-      update runs r
-      set ${nextJobStep('r')}, updated_at = ${now}
-      from unnest(
-        ${sql.val(lost.map((l) => l.runId))}::uuid[],
-        ${sql.val(lost.map((l) => l.fromJobSeq))}::int[]
-      ) as v(id, from_seq)
-      where r.id = v.id and r.status in (${statusList(OPEN_RUN_STATUSES)}) and r.job_seq = v.from_seq
-      returning r.id, r.job_seq
-    `.execute(this.db);
-    return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
+    return new RunRepository(this.db).handOverLost(lost, now);
   }
 
   /**
