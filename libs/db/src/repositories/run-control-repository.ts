@@ -1,8 +1,8 @@
+import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
+import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
 import { nextJobStep } from './next-job-step.js';
 import { statusList } from './status-sql.js';
-import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
-import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
 
 /**
  * One page of a newest-first list. `before` is the (created_at, id) of the last row of the

@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
-import { statusList } from './status-sql.js';
 import { LIVE_RUN_STATUSES, OPEN_RUN_STATUSES } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { statusList } from './status-sql.js';
 
 /** Pending targets held by one kind of hold on a run: how many, the first and the last to be free. */
 export interface HoldRow {

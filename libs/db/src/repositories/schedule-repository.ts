@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
 import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';

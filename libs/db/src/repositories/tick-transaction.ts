@@ -1,9 +1,9 @@
-import { sql, type Transaction } from 'kysely';
-import { nextJobStep } from './next-job-step.js';
-import { statusList } from './status-sql.js';
 import { OPEN_RUN_STATUSES } from '@metronome/core';
+import { sql, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
+import { nextJobStep } from './next-job-step.js';
 import { insertRuns, type NewRun } from './run-creation.js';
+import { statusList } from './status-sql.js';
 
 /** A due campaign as the scheduler sees it. */
 export interface DueCampaign {
