@@ -131,6 +131,7 @@ export class RunRepository {
   /**
    * The run starts (or resumes) sending; in the same statement its pending targets on the
    * account's suppression list are skipped (code `suppressed`), so a queued run pays nothing more.
+   * queued → running stamps started_at once. False when the run is no longer open.
    */
   async markRunning(runId: string, now: Date): Promise<boolean> {
     const result = await sql<{ id: string }>`
