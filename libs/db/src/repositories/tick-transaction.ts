@@ -77,6 +77,12 @@ export interface AutoResume {
   windowEndAt: Date | null;
 }
 
+/** A run autoResume queued again, at the job step it moved to. */
+export interface ResumedRun {
+  id: string;
+  jobSeq: number;
+}
+
 /** A campaign the scheduler cannot turn into a run: deactivated with `reason` (CONTRACT §4 `failed`). */
 export interface Isolation {
   id: string;
@@ -290,12 +296,12 @@ export class TickTransaction {
 
   /**
    * paused → queued for every resume in one statement: the operator's resume (CONTRACT §3),
-   * made by the scheduler; each run moves to its next job step (nextJobStep). Returns the ids
-   * actually resumed (each now at job step expectedSeq + 1).
+   * made by the scheduler; each run moves to its next job step (nextJobStep). Returns the runs
+   * actually resumed, with the job step each moved to.
    */
-  async autoResume(resumes: AutoResume[], now: Date): Promise<string[]> {
+  async autoResume(resumes: AutoResume[], now: Date): Promise<ResumedRun[]> {
     if (resumes.length === 0) return [];
-    const result = await sql<{ id: string }>`
+    const result = await sql<{ id: string; job_seq: number }>`
       update runs r
       set status = 'queued', paused_reason = null, error_summary = null, window_end_at = v.window_end_at,
         ${nextJobStep('r')}, updated_at = ${now}
@@ -305,8 +311,8 @@ export class TickTransaction {
         ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
       ) as v(id, expected_seq, window_end_at)
       where r.id = v.id and r.status = 'paused' and r.job_seq = v.expected_seq
-      returning r.id
+      returning r.id, r.job_seq
     `.execute(this.trx);
-    return result.rows.map((r) => r.id);
+    return result.rows.map((r) => ({ id: r.id, jobSeq: r.job_seq }));
   }
 }
