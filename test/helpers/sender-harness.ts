@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DEFAULT_COOLING, ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, insertRuns, SendRepository, TargetSendRepository, type MessagePart } from '@metronome/db';
+import { AccountCoolingRepository, insertRuns, senderRepositories, TargetSendRepository, type MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
 import { RunQueue, runJobId } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
@@ -73,7 +73,7 @@ export async function startSenderHarness(
   const sandbox = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, clock: () => clock.now() });
   await sandbox.listen({ port: 0, host: '127.0.0.1' });
   const sandboxUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}`;
-  const repo = new SendRepository(tdb.db);
+  const repo = senderRepositories(tdb.db);
   const queue = new RunQueue(redis, keys.queuePrefix);
   const metrics = new Metrics('sender-test');
   const transport = new HttpTransport({ baseUrl: sandboxUrl, timeoutMs: settings.sendTimeoutMs ?? 5000 });

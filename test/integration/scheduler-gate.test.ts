@@ -125,7 +125,7 @@ test('resume and retry-failed re-gate the pending targets on what the campaign d
   // the operator resumes the first run: b and c must wait a full interval after the second run
   const control = new RunControlRepository(db);
   const now = new Date(T0 + 63_000);
-  expect(await control.resume(first!.id, null, { expectedSeq: 0, nextSeq: 1, jobId: `run-${first!.id}-1`, windowEndAt: null, now })).toBeTruthy();
+  expect(await control.resume(first!.id, null, { expectedSeq: 0, windowEndAt: null, now })).toBeTruthy();
   const g = await gates(first!.id);
   expect(g['b']).toBe(T0 + 121_000);
   expect(g['c']).toBe(T0 + 122_000);
@@ -134,7 +134,7 @@ test('resume and retry-failed re-gate the pending targets on what the campaign d
   await finish(first!.id, 'success', T0 + 122_000);
   // retry-failed on the second run: a was reached by the first run at +1 s, long enough ago;
   // nothing else is pending
-  const retried = await control.retryFailed(second.id, null, { expectedSeq: 0, nextSeq: 1, jobId: `run-${second.id}-1`, windowEndAt: null, now: new Date(T0 + 130_000) });
+  const retried = await control.retryFailed(second.id, null, { expectedSeq: 0, windowEndAt: null, now: new Date(T0 + 130_000) });
   expect(retried).toBeTruthy();
   expect((await gates(second.id))['a']).toBe(T0 + 61_000);
 });

@@ -14,7 +14,7 @@ afterEach(async () => {
 async function runningRun(targets: string[]): Promise<string> {
   const { tenantId, accountId } = await h.seedAccount();
   const runId = await h.seedRun({ tenantId, accountId, targets, parts: [{ type: 'text', text: 'x' }] });
-  await h.deps.repo.markRunning(runId, new Date(h.clock.now()));
+  await h.deps.repo.runs.markRunning(runId, new Date(h.clock.now()));
   return runId;
 }
 
@@ -77,7 +77,7 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
 
 test('nothing is claimed once the run is no longer running (operator pause)', async () => {
   const runId = await runningRun(['a']);
-  await h.deps.repo.pause(runId, 'operator', null, new Date(h.clock.now()));
+  await h.deps.repo.runs.pause(runId, 'operator', null, new Date(h.clock.now()));
   const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(h.clock.now()), new Date(h.clock.now() + 60_000), false);
   expect(claim).toEqual({ settled: new Set(), next: null, firstSend: false });
 });
@@ -93,7 +93,7 @@ test("the job's last write and the run's counts are one statement, the answers i
   expect(last.settled).toEqual(new Set(['a']));
   expect(last.progress).toEqual({ total: 3, pending: 1, inFlight: 1, sent: 1, failed: 0, skipped: 0, unknown: 0, nextDueAt: expect.any(Date), anyAttempt: true });
   // the same counts as the plain read, now that the write is committed
-  expect(await h.deps.repo.progress(runId)).toEqual(last.progress);
+  expect(await h.deps.repo.runs.progress(runId)).toEqual(last.progress);
   // with nothing to write, only the counts
   expect((await h.deps.targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toEqual(last.progress);
 });

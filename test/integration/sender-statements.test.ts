@@ -30,7 +30,8 @@ test('a run of three chats on three lanes: load, start, one claim a chat (carryi
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
   const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [{ type: 'text', text: 'hi' }] });
   const calls = new Map<string, number>();
-  h.deps.repo = counted(h.deps.repo, calls);
+  const repo = h.deps.repo;
+  h.deps.repo = { runs: counted(repo.runs, calls), accounts: counted(repo.accounts, calls), mediaRefs: counted(repo.mediaRefs, calls) };
   h.deps.targets = counted(h.deps.targets, calls);
   expect(await h.runJob(runId)).toBe('sent');
   expect((await h.run(runId)).status).toBe('success');

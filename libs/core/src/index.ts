@@ -5,6 +5,7 @@ export * from './cron-clock.js';
 export * from './catch-up.js';
 export * from './outcomes.js';
 export * from './run-state.js';
+export * from './run-statuses.js';
 export * from './send-result.js';
 export * from './backoff.js';
 export * from './secrets.js';

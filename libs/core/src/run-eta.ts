@@ -1,4 +1,5 @@
 import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
+import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
 import type { RunFacts } from './run-waiting.js';
 import { pacedPerMinute } from './send-pace.js';
 
@@ -27,7 +28,7 @@ export function earliestSend(f: EtaFacts, now: Date): number {
  * yet to come.
  */
 export function runEta(f: EtaFacts, now: Date): Date | null {
-  if (f.status !== 'queued' && f.status !== 'running') return null;
+  if (!isRunStatusIn(f.status, OPEN_RUN_STATUSES)) return null;
   if (f.account.status !== 'active') return null;
   const left = f.pending + f.inFlight;
   const start = earliestSend(f, now);

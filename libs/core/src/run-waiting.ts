@@ -1,6 +1,7 @@
 import { accountAdvice } from './account-advice.js';
 import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
 import { chatsThatFit, runEta } from './run-eta.js';
+import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
 import { windowBottleneck } from './window-bottleneck.js';
 import { chats, intervalWords, localTime, paceWords } from './waiting-words.js';
 
@@ -93,8 +94,6 @@ export interface RunFacts {
   accountBusy: boolean;
 }
 
-const OPEN = ['queued', 'running'];
-
 /**
  * Why the run is where it is, or null when nothing holds it (it is sending, or finished, or an
  * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
@@ -108,7 +107,7 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   const t = now.getTime();
   const at = (d: Date) => localTime(d, f.timezone, now);
   if (f.status === 'paused') return explainPaused(f, now);
-  if (!OPEN.includes(f.status)) return null;
+  if (!isRunStatusIn(f.status, OPEN_RUN_STATUSES)) return null;
   if (f.scheduledAt.getTime() > t) {
     return { reason: 'scheduled', until: f.scheduledAt, detail: `Scheduled for ${at(f.scheduledAt)} (${f.timezone}); ${chats(f.pending)} to send.` };
   }

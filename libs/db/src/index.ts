@@ -11,7 +11,10 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
-export { SendRepository, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/send-repository.js';
+export type { JobStep } from './repositories/next-job-step.js';
+export { senderRepositories, type SenderRepositories, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/sender-repositories.js';
+export { RunRepository, type LostJob, type HandedOver } from './repositories/run-repository.js';
+export { MediaRefRepository } from './repositories/media-ref-repository.js';
 export { TargetSendRepository, type ClaimedTarget, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
@@ -29,7 +32,7 @@ export {
   type RunFilter,
   type ListPage,
 } from './repositories/run-control-repository.js';
-export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume } from './repositories/schedule-repository.js';
+export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume, ResumedRun } from './repositories/schedule-repository.js';
 export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } from './repositories/whatsapp-auth-repository.js';
 export { SealedSecretsRepository, type SealedCredential, type SealedAuthRow } from './repositories/sealed-secrets-repository.js';
 export { resealSecrets, type ResealReport } from './reseal.js';

@@ -1,3 +1,4 @@
+import type { RunStatusName } from '@metronome/core';
 import type { ColumnType, Generated, Selectable, Insertable, Updateable } from 'kysely';
 
 /** Kysely's view of the schema in migrations/*.sql. Keep in step with the SQL. */
@@ -7,7 +8,8 @@ type Json<T> = ColumnType<T, string, string>;
 
 export type Platform = 'http' | 'telegram' | 'whatsapp';
 export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing' | 'cooling';
-export type RunStatus = 'queued' | 'running' | 'paused' | 'success' | 'partial' | 'failed' | 'cancelled';
+/** One definition of the run statuses: RUN_STATUSES in libs/core. */
+export type RunStatus = RunStatusName;
 export type RunTrigger = 'schedule' | 'manual';
 export type PausedReason = 'window_closed' | 'operator' | 'account_unavailable';
 export type TargetStatus = 'pending' | 'in_flight' | 'sent' | 'failed' | 'skipped' | 'unknown';

@@ -10,7 +10,8 @@ export type RunJob = z.infer<typeof runJobSchema>;
 
 /**
  * A run's job id for its `seq`-th job (0: first, then one per continuation). Deterministic, so
- * enqueueing the same step twice (scheduler retry, reconciler) adds one job, not two.
+ * enqueueing the same step twice (scheduler retry, reconciler) adds one job, not two. A run's
+ * hand-over derives the same string in SQL (libs/db next-job-step.ts; run-hand-over.test.ts).
  */
 export function runJobId(runId: string, seq: number): string {
   return `run-${runId}-${seq}`;

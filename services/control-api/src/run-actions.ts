@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { placeInWindow } from '@metronome/core';
+import { FINISHED_RUN_STATUSES, isRunStatusIn, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, placeInWindow } from '@metronome/core';
 import { CampaignRepository, insertRuns, type RunRow, type RunStatus } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { ApiContext } from './context.js';
@@ -48,13 +48,13 @@ export async function startManualRun(ctx: ApiContext, campaignId: string, tenant
 /** queued | running → paused (operator). The sender starts no new send for a paused run. */
 export async function pauseRun(ctx: ApiContext, runId: string, tenantId: string | null): Promise<RunRow> {
   const run = await ctx.runs.pause(runId, tenantId, ctx.now());
-  return run ?? refuse(ctx, runId, tenantId, 'pause', ['queued', 'running']);
+  return run ?? refuse(ctx, runId, tenantId, 'pause', OPEN_RUN_STATUSES);
 }
 
 /** queued | running | paused → cancelled; pending targets become skipped. */
 export async function cancelRun(ctx: ApiContext, runId: string, tenantId: string | null): Promise<RunRow> {
   const run = await ctx.runs.cancel(runId, tenantId, ctx.now());
-  return run ?? refuse(ctx, runId, tenantId, 'cancel', ['queued', 'running', 'paused']);
+  return run ?? refuse(ctx, runId, tenantId, 'cancel', LIVE_RUN_STATUSES);
 }
 
 /**
@@ -67,32 +67,26 @@ export async function resumeRun(ctx: ApiContext, runId: string, tenantId: string
   if (run.status !== 'paused') throw refusal('resume', run.status, ['paused']);
   const now = ctx.now();
   const at = placeInWindow(now, { start: run.windowStart, end: run.windowEnd }, run.timezone);
-  const seq = run.jobSeq + 1;
-  const resumed = await oneOpenRun(() =>
-    ctx.runs.resume(runId, tenantId, { expectedSeq: run.jobSeq, nextSeq: seq, jobId: runJobId(runId, seq), windowEndAt: at.windowEndAt, now }),
-  );
+  const resumed = await oneOpenRun(() => ctx.runs.resume(runId, tenantId, { expectedSeq: run.jobSeq, windowEndAt: at.windowEndAt, now }));
   if (!resumed) return refuse(ctx, runId, tenantId, 'resume', ['paused']);
-  await enqueue(ctx, runId, seq, at.startAt.getTime() - now.getTime());
+  // The row's id, not the path's: the job id the statement derived is made from it.
+  await enqueue(ctx, resumed.id, resumed.jobSeq, at.startAt.getTime() - now.getTime());
   return resumed;
 }
 
 /** A finished run's failed and unknown targets go back to pending and the run is queued again. */
 export async function retryFailedRun(ctx: ApiContext, runId: string, tenantId: string | null): Promise<RunRow> {
-  const finished: RunStatus[] = ['success', 'partial', 'failed', 'cancelled'];
   const run = await ctx.runs.findWithWindow(runId, tenantId);
   if (!run) throw notFound('run');
-  if (!finished.includes(run.status)) throw refusal('retry', run.status, finished);
+  if (!isRunStatusIn(run.status, FINISHED_RUN_STATUSES)) throw refusal('retry', run.status, FINISHED_RUN_STATUSES);
   const now = ctx.now();
   const at = placeInWindow(now, { start: run.windowStart, end: run.windowEnd }, run.timezone);
-  const seq = run.jobSeq + 1;
-  const queued = await oneOpenRun(() =>
-    ctx.runs.retryFailed(runId, tenantId, { expectedSeq: run.jobSeq, nextSeq: seq, jobId: runJobId(runId, seq), windowEndAt: at.windowEndAt, now }),
-  );
+  const queued = await oneOpenRun(() => ctx.runs.retryFailed(runId, tenantId, { expectedSeq: run.jobSeq, windowEndAt: at.windowEndAt, now }));
   if (!queued) {
     if ((await ctx.runs.countRetriable(runId)) === 0) throw conflict('the run has no failed or unknown targets to retry');
-    return refuse(ctx, runId, tenantId, 'retry', finished);
+    return refuse(ctx, runId, tenantId, 'retry', FINISHED_RUN_STATUSES);
   }
-  await enqueue(ctx, runId, seq, at.startAt.getTime() - now.getTime());
+  await enqueue(ctx, queued.id, queued.jobSeq, at.startAt.getTime() - now.getTime());
   return queued;
 }
 
@@ -105,13 +99,13 @@ async function mustFind(ctx: ApiContext, runId: string): Promise<RunRow> {
 
 // The UPDATE matched nothing: either there is no such run (for this tenant), or it is not in
 // a state the command applies to (possibly because a concurrent command moved it first).
-async function refuse(ctx: ApiContext, runId: string, tenantId: string | null, action: string, from: RunStatus[]): Promise<never> {
+async function refuse(ctx: ApiContext, runId: string, tenantId: string | null, action: string, from: readonly RunStatus[]): Promise<never> {
   const run = await ctx.runs.find(runId, tenantId);
   if (!run) throw notFound('run');
   throw refusal(action, run.status, from);
 }
 
-function refusal(action: string, status: RunStatus, from: RunStatus[]) {
+function refusal(action: string, status: RunStatus, from: readonly RunStatus[]) {
   return conflict(`cannot ${action} a run that is ${status}; only a run that is ${from.join(', ')}`);
 }
 

@@ -1,4 +1,4 @@
-import { CHAT_WAIT_CODES, DEFAULT_COOLING, effectivePerMinute, explainRun, paceFactorAt, runEta, slotIntervalMs, type CoolingSettings, type RunFacts } from '@metronome/core';
+import { CHAT_WAIT_CODES, DEFAULT_COOLING, effectivePerMinute, explainRun, isRunStatusIn, OPEN_RUN_STATUSES, paceFactorAt, runEta, slotIntervalMs, type CoolingSettings, type RunFacts } from '@metronome/core';
 import { countRuns, emptyCounts, RunWaitingRepository, type RunRow, type RunWaitingRow } from '@metronome/db';
 import { redisKeys } from '@metronome/redis';
 import type { ApiContext } from './context.js';
@@ -44,7 +44,7 @@ export function runViews(ctx: ApiContext) {
   const explain = async (rows: RunRow[]): Promise<Map<string, { facts: RunFacts; explanation: RunExplanation }>> => {
     const now = ctx.now();
     const found = await waitingRepo.factsOfRuns(rows.map((r) => r.id), now, CHAT_WAIT_CODES);
-    const open = [...found.values()].filter((f) => f.status === 'queued' || f.status === 'running');
+    const open = [...found.values()].filter((f) => isRunStatusIn(f.status, OPEN_RUN_STATUSES));
     const states = await accountStates([...new Set(open.map((f) => f.account.id))]);
     const out = new Map<string, { facts: RunFacts; explanation: RunExplanation }>();
     for (const row of found.values()) {

@@ -1,7 +1,7 @@
 import type { Clock } from '@metronome/core';
 import type { ScheduleRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
-import { runJobId, type RunQueue } from '@metronome/queue';
+import type { RunQueue } from '@metronome/queue';
 import { eventsOf } from './reporting-events.js';
 import type { SchedulerEvents } from './scheduler-events.js';
 
@@ -30,8 +30,8 @@ const PAGE = 1_000;
  * No run is left out for being touched lately. A run can be between its commit and its
  * enqueue (a continuation, a resume): it may then be handed a new job here although its own
  * job is about to arrive. That costs one job that does nothing, because the hand-over is
- * fenced: the new job id is written only if the run still names the job found missing, and a
- * job whose id the run no longer names stops at once (`stale-message`). Waiting a quiet period
+ * fenced: the new job step is written only if the run is still at the step found without a
+ * job, and a job whose id the run no longer names stops at once (`stale-message`). Waiting a quiet period
  * instead would leave every run that moved lately without a job for that long after Redis
  * loses everything.
  */
@@ -47,13 +47,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
     const alive = await deps.queue.existing(open.filter((r) => r.jobId).map((r) => r.jobId!));
     // A new job step rather than the old id: a failed job's hash may linger under the old id,
     // and BullMQ would silently ignore a job added under it.
-    const lost = open
-      .filter((r) => !r.jobId || !alive.has(r.jobId))
-      .map((r) => ({ run: r, runId: r.id, currentJobId: r.jobId, nextSeq: r.jobSeq + 1, nextJobId: runJobId(r.id, r.jobSeq + 1) }));
-    const handed = new Set(await deps.repo.handOverLostJobs(lost, now));
-    const moved = lost.filter((l) => handed.has(l.runId));
-    await deps.queue.enqueueMany(moved.map((l) => ({ runId: l.runId, seq: l.nextSeq, delayMs: Math.max(0, l.run.scheduledAt.getTime() - now.getTime()) })));
-    for (const l of moved) events.emit('run:requeued', { runId: l.runId, jobSeq: l.nextSeq });
+    const lost = open.filter((r) => !r.jobId || !alive.has(r.jobId));
+    const scheduledAt = new Map(lost.map((r) => [r.id, r.scheduledAt]));
+    const moved = await deps.repo.handOverLostJobs(lost.map((r) => ({ runId: r.id, fromJobSeq: r.jobSeq })), now);
+    await deps.queue.enqueueMany(moved.map((m) => ({ runId: m.runId, seq: m.jobSeq, delayMs: Math.max(0, scheduledAt.get(m.runId)!.getTime() - now.getTime()) })));
+    for (const m of moved) events.emit('run:requeued', { runId: m.runId, jobSeq: m.jobSeq });
     requeued += moved.length;
     if (open.length < PAGE) break;
   }

@@ -45,7 +45,7 @@ type Decision = ScheduleDecision;
 /** What one tick's transaction decided, acted on once it commits. */
 interface Decided {
   runs: NewRun[];
-  resumed: (AutoResume & { startAt: Date; campaignId: string })[];
+  resumed: (AutoResume & { startAt: Date; campaignId: string; jobSeq: number })[];
   decisions: Decision[];
   held: number;
   waitingForWindow: number;
@@ -80,7 +80,7 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
   }
 
   await deps.queue.enqueueMany([
-    ...decided.resumed.map((r) => ({ runId: r.id, seq: r.nextSeq, delayMs: r.startAt.getTime() - deps.clock.now() })),
+    ...decided.resumed.map((r) => ({ runId: r.id, seq: r.jobSeq, delayMs: r.startAt.getTime() - deps.clock.now() })),
     ...decided.runs.map((r) => ({ runId: r.id, seq: 0, delayMs: r.scheduledAt.getTime() - deps.clock.now() })),
   ]);
 
@@ -128,11 +128,10 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     });
     if (!at || at.startAt.getTime() > horizon.getTime()) continue;
     resumedCampaigns.add(p.campaignId);
-    const seq = p.jobSeq + 1;
-    resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, nextSeq: seq, jobId: runJobId(p.id, seq), windowEndAt: at.windowEndAt, startAt: at.startAt });
+    resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, windowEndAt: at.windowEndAt, startAt: at.startAt });
   }
-  const resumedIds = new Set(await q.batch(resumes, (r) => r.campaignId, (rs) => tx.autoResume(rs, now)));
-  const resumed = resumes.filter((r) => resumedIds.has(r.id));
+  const stepOf = new Map((await q.batch(resumes, (r) => r.campaignId, (rs) => tx.autoResume(rs, now))).map((r) => [r.id, r.jobSeq]));
+  const resumed = resumes.filter((r) => stepOf.has(r.id)).map((r) => ({ ...r, jobSeq: stepOf.get(r.id)! }));
   for (const r of resumed) {
     decisions.push({ campaignId: r.campaignId, runId: r.id, outcome: 'sent', reason: 'auto-resume: window-paused run queued again at its window start', scheduledAt: r.startAt });
   }

@@ -1,5 +1,5 @@
 import type { Clock, CoolingSettings } from '@metronome/core';
-import type { AccountCoolingRepository, SendRepository, TargetSendRepository } from '@metronome/db';
+import type { AccountCoolingRepository, SenderRepositories, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
@@ -27,7 +27,8 @@ export interface SenderSettings {
 
 /** Everything a job needs, built once by main.ts and passed in: no singletons. */
 export interface SenderDeps {
-  repo: SendRepository;
+  /** runs, accounts, media references: one repository per aggregate */
+  repo: SenderRepositories;
   targets: TargetSendRepository;
   cooling: AccountCoolingRepository;
   lock: AccountLock;

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, createDb, OptOutRepository, SendRepository, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { AccountCoolingRepository, createDb, OptOutRepository, senderRepositories, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
 import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
 import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -40,7 +40,7 @@ countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' })
 countRedisCommands(workerRedis, () => metrics.redisCommands.inc({ connection: 'worker' }));
 const keys = redisKeys(config.KEY_PREFIX);
 const scripts = loadScripts(redis);
-const repo = new SendRepository(db);
+const repo = senderRepositories(db);
 const queue = new RunQueue(redis, keys.queuePrefix);
 queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
 const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });

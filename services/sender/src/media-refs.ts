@@ -1,5 +1,5 @@
 import type { SendFailure } from '@metronome/core';
-import type { SendRepository } from '@metronome/db';
+import type { MediaRefRepository } from '@metronome/db';
 import type { MediaContent, Transport, TransportAccount } from '@metronome/transports';
 
 /**
@@ -70,10 +70,11 @@ export class MediaRefs {
   private readonly uploads = new Map<string, UploadSlot>();
   private readonly uploadReportTimeoutMs: number;
 
-  constructor(
-    private readonly repo: SendRepository,
-    options: MediaRefsOptions = {},
-  ) {
+  private readonly refs: MediaRefRepository;
+
+  /** `repos`: the sender's repositories (SenderDeps.repo), of which it uses the media references. */
+  constructor(repos: { mediaRefs: MediaRefRepository }, options: MediaRefsOptions = {}) {
+    this.refs = repos.mediaRefs;
     this.uploadReportTimeoutMs = options.uploadReportTimeoutMs ?? 120_000;
   }
 
@@ -93,7 +94,7 @@ export class MediaRefs {
   async forget(accountId: string, mediaId: string, ref: string): Promise<void> {
     const key = `${accountId}:${mediaId}`;
     if (this.cache.get(key)?.ref === ref) this.cache.delete(key);
-    await this.repo.forgetMediaRef(accountId, mediaId, ref);
+    await this.refs.forget(accountId, mediaId, ref);
   }
 
   /** Whether `resolve` would answer at once from memory (no query, no upload, no wait). */
@@ -114,16 +115,16 @@ export class MediaRefs {
   }
 
   private async load(transport: Transport, account: TransportAccount, mediaId: string, now: number, key: string): Promise<MediaRef> {
-    const stored = await this.repo.mediaRef(account.id, mediaId, new Date(now + 60_000));
+    const stored = await this.refs.find(account.id, mediaId, new Date(now + 60_000));
     if (stored) {
       this.remember(key, { ref: stored.ref, expiresAt: stored.expiresAt.getTime(), contentType: stored.contentType, filename: stored.filename });
       return { ok: true, ref: stored.ref, contentType: stored.contentType, filename: stored.filename };
     }
-    const content = await this.repo.mediaContent(mediaId);
+    const content = await this.refs.content(mediaId);
     if (!content) return missing(mediaId);
     const prepared = await transport.prepareMedia(account, { mediaId, ...content });
     if (!prepared.ok) return prepared;
-    await this.repo.saveMediaRef(account.id, mediaId, prepared.ref, prepared.expiresAt);
+    await this.refs.save(account.id, mediaId, prepared.ref, prepared.expiresAt);
     this.remember(key, { ref: prepared.ref, expiresAt: prepared.expiresAt.getTime(), contentType: content.contentType, filename: content.filename });
     return { ok: true, ref: prepared.ref, contentType: content.contentType, filename: content.filename };
   }
@@ -148,13 +149,13 @@ export class MediaRefs {
         slot.finish();
       };
       try {
-        const stored = await this.repo.mediaRef(account.id, mediaId, new Date(now + 60_000));
+        const stored = await this.refs.find(account.id, mediaId, new Date(now + 60_000));
         if (stored) {
           this.remember(key, { ref: stored.ref, expiresAt: stored.expiresAt.getTime(), contentType: stored.contentType, filename: stored.filename });
           release();
           return { ok: true, ref: stored.ref, contentType: stored.contentType, filename: stored.filename };
         }
-        const content = await this.repo.mediaContent(mediaId);
+        const content = await this.refs.content(mediaId);
         if (!content) {
           release();
           return missing(mediaId);
@@ -182,7 +183,7 @@ export class MediaRefs {
         const expiresAt = now + SENT_REF_TTL_MS;
         this.remember(key, { ref, expiresAt, contentType: content.contentType, filename: content.filename });
         release();
-        await this.repo.saveMediaRef(accountId, content.mediaId, ref, new Date(expiresAt));
+        await this.refs.save(accountId, content.mediaId, ref, new Date(expiresAt));
       },
     };
   }

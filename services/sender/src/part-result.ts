@@ -66,7 +66,7 @@ export async function applyResult(
       if (outcome.floodWait) report.floodWaits.push(now);
       report.blockedUntil = outcome.blockedUntil;
       stopWith(report, 'account-wait');
-      await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.blockAccount(run.account.id, new Date(outcome.until), at));
+      await durably(deps, ctx, [target.chatId], 'flood wait', () => deps.repo.accounts.block(run.account.id, new Date(outcome.until), at));
       deps.events.emit('account:blocked', { ...scope, code: outcome.code, retryAfterMs: outcome.retryAfterMs });
       await releaseTarget(deps, ctx, target.chatId, outcome.until, outcome.code);
       return 'stop';
@@ -78,7 +78,7 @@ export async function applyResult(
     case 'stop-account': {
       stopWith(report, 'account-unavailable');
       await releaseTarget(deps, ctx, target.chatId, outcome.releaseAt, outcome.code);
-      await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.disconnectAccount(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at));
+      await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.accounts.disconnect(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at));
       return 'stop';
     }
     case 'fail': {
@@ -86,7 +86,7 @@ export async function applyResult(
       await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
       if (outcome.suppress) {
         // Best effort: a chat not listed now is listed by its next refusal.
-        await deps.repo.suppress(run.account.id, target.chatId, outcome.code, at).catch((error: unknown) => deps.events.emit('chat:suppress-failed', { ...scope, error }));
+        await deps.repo.accounts.suppressChat(run.account.id, target.chatId, outcome.code, at).catch((error: unknown) => deps.events.emit('chat:suppress-failed', { ...scope, error }));
       }
       return 'stop';
     }
@@ -102,7 +102,7 @@ export async function applyResult(
       // Not delivered: the chat lives under a new id. The target is renamed (here and in the
       // campaign's targets) and due at once, no attempt counted; if the new id is already a
       // target of this run, this one is skipped so that chat gets the message once.
-      const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.repo.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, ctx.token, outcome.code, at))) ?? 'lost';
+      const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.targets.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, ctx.token, outcome.code, at))) ?? 'lost';
       deps.events.emit('chat:moved', { ...scope, code: outcome.code, newChatId: outcome.newChatId, moved });
       return 'stop';
     }

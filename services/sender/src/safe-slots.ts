@@ -29,7 +29,7 @@ export async function reserveSafe(deps: JobDeps, ctx: LaneContext, limits: SendL
   const first = await deps.pace.safe.reserve(id, ctx.token, now, perMinute, ctx.burst, chat, maxWaitMs, args);
   if (!('rebuild' in first)) return first;
   try {
-    const sends = await deps.repo.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
+    const sends = await deps.repo.accounts.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
     const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.configuredIntervalMs + REBUILD_MARGIN_MS;
     await deps.pace.safe.rebuild(id, ctx.token, now, nextAt, sends.times);
     deps.events.emit('pace:rebuilt', { accountId: id, sends: sends.times.length });

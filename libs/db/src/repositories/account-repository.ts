@@ -1,6 +1,8 @@
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
+import type { RecentSends } from './send-shapes.js';
 
 /** An account without its credentials: nothing read here can leak them. */
 export interface AccountRow {
@@ -172,7 +174,11 @@ function isExternalIdTaken(error: unknown): boolean {
   return e?.code === '23505' && e.constraint === EXTERNAL_ID_INDEX;
 }
 
-/** Messaging accounts as the control API manages them. `tenantId` null means every tenant. */
+/**
+ * Messaging accounts and their suppression lists: as the control API manages them (`tenantId`
+ * null means every tenant), and as the sender reads and writes them while it sends (recent
+ * sends, flood waits, disconnection, suppressed chats). Cooling: AccountCoolingRepository.
+ */
 export class AccountRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -271,5 +277,67 @@ export class AccountRepository {
   async unsuppress(accountId: string, chatId: string): Promise<boolean> {
     const result = await this.db.deleteFrom('account_suppressions').where('account_id', '=', accountId).where('chat_id', '=', chatId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * The account's requests since `since`, from its runs' targets: a delivered chat counts its
+   * parts at `sent_at`; a chat with a request begun or answered and not delivered (failed,
+   * unknown, in flight, or waiting to retry) counts its delivered parts and one more, at its
+   * latest stamp. Never fewer than the platform received: a send begun by a replica that lost
+   * its lock is counted from the moment it was stamped. Runs are found by
+   * runs_account_finished_idx (open or finished since), their targets by primary key.
+   */
+  async recentSends(accountId: string, since: Date): Promise<RecentSends> {
+    const rows = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('run_targets as t', 't.run_id', 'r.id')
+      .select([
+        sql<Date>`greatest(t.sent_at, t.send_started_at, t.updated_at)`.as('at'),
+        sql<number>`(t.parts_sent + case when t.status <> 'sent' and (t.attempts > 0 or t.send_started_at is not null) then 1 else 0 end)::int`.as('n'),
+      ])
+      .where('r.account_id', '=', accountId)
+      .where(sql<boolean>`coalesce(r.finished_at, 'infinity'::timestamptz) >= ${since}`)
+      .where(sql<boolean>`greatest(t.sent_at, t.send_started_at, t.updated_at) >= ${since}`)
+      .where((eb) => eb.or([eb('t.parts_sent', '>', 0), eb('t.attempts', '>', 0), eb('t.send_started_at', 'is not', null)]))
+      .execute();
+    const times: number[] = [];
+    let lastAt: number | null = null;
+    for (const row of rows) {
+      const at = row.at.getTime();
+      for (let i = 0; i < row.n; i++) times.push(at);
+      if (row.n > 0 && (lastAt === null || at > lastAt)) lastAt = at;
+    }
+    return { times, lastAt };
+  }
+
+  /** A chat that answered blocked, kicked, forbidden or not found joins the account's suppression list. */
+  async suppressChat(accountId: string, chatId: string, reason: string, now: Date): Promise<void> {
+    await this.db
+      .insertInto('account_suppressions')
+      .values({ account_id: accountId, chat_id: chatId, reason, created_at: now })
+      .onConflict((oc) => oc.columns(['account_id', 'chat_id']).doNothing())
+      .execute();
+  }
+
+  /** Persists a flood wait so every replica and the scheduler honour it. Only ever extends. */
+  async block(accountId: string, until: Date, now: Date): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({ blocked_until: sql`greatest(coalesce(blocked_until, ${until}), ${until})`, updated_at: now })
+      .where('id', '=', accountId)
+      .execute();
+  }
+
+  /** The account was logged out or banned: it becomes disconnected and all its open runs pause. */
+  async disconnect(accountId: string, reason: string, now: Date): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('accounts').set({ status: 'disconnected', updated_at: now }).where('id', '=', accountId).execute();
+      await trx
+        .updateTable('runs')
+        .set({ status: 'paused', paused_reason: 'account_unavailable', error_summary: reason, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('status', 'in', OPEN_RUN_STATUSES)
+        .execute();
+    });
   }
 }

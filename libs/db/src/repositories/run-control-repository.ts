@@ -1,5 +1,8 @@
+import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB, PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
+import { nextJobStep } from './next-job-step.js';
+import { statusList } from './status-sql.js';
 
 /**
  * One page of a newest-first list. `before` is the (created_at, id) of the last row of the
@@ -52,12 +55,10 @@ export interface TargetRow {
   errorMessage: string | null;
 }
 
-/** A re-queue of a run: the job step it moves to and the window it now has. */
+/** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
 export interface Requeue {
   /** job_seq the run must still have (so two concurrent calls cannot both win) */
   expectedSeq: number;
-  nextSeq: number;
-  jobId: string;
   windowEndAt: Date | null;
   now: Date;
 }
@@ -80,8 +81,6 @@ export interface RunFilter {
   accountId?: string | undefined;
 }
 
-const OPEN: RunStatus[] = ['queued', 'running', 'paused'];
-const FINISHED: RunStatus[] = ['success', 'partial', 'failed', 'cancelled'];
 
 // Columns every run read returns, mapped to RunRow by toRun.
 const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
@@ -206,7 +205,7 @@ export class RunControlRepository {
   async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     const result = await sql<RawRun>`
       update runs r set status = 'paused', paused_reason = 'operator', updated_at = ${now}
-      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in ('queued', 'running')
+      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${statusList(OPEN_RUN_STATUSES)})
       returning ${RUN_COLUMNS}
     `.execute(this.db);
     const row = result.rows[0];
@@ -214,14 +213,14 @@ export class RunControlRepository {
   }
 
   /**
-   * paused → queued, moving to job step `nextSeq` with a recomputed window end. Null when the
+   * paused → queued, moving to the next job step (nextJobStep) with a recomputed window end. Null when the
    * run is not paused (or another call moved it first). Throws a unique violation when the
    * campaign already has another queued or running run.
    */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     const result = await sql<RawRun>`
       update runs r set status = 'queued', paused_reason = null, error_summary = null,
-        window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
+        window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
       where r.id = ${id}::uuid and ${scope(tenantId)} and r.status = 'paused' and r.job_seq = ${q.expectedSeq}
       returning ${RUN_COLUMNS}
     `.execute(this.db);
@@ -237,7 +236,7 @@ export class RunControlRepository {
     const result = await sql<RawRun>`
       with r as (
         update runs r set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in ('queued', 'running', 'paused')
+        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${statusList(LIVE_RUN_STATUSES)})
         returning *
       ), skipped as (
         update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'run cancelled by the operator', updated_at = ${now}
@@ -254,7 +253,7 @@ export class RunControlRepository {
     const result = await sql<{ id: string }>`
       with r as (
         update runs set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
-        where campaign_id = ${campaignId}::uuid and status in ('queued', 'running', 'paused')
+        where campaign_id = ${campaignId}::uuid and status in (${statusList(LIVE_RUN_STATUSES)})
         returning id
       ), skipped as (
         update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'campaign deleted', updated_at = ${now}
@@ -275,8 +274,8 @@ export class RunControlRepository {
     const result = await sql<RawRun>`
       with r as (
         update runs r set status = 'queued', finished_at = null, paused_reason = null, error_summary = null,
-          window_end_at = ${q.windowEndAt}, job_seq = ${q.nextSeq}, job_id = ${q.jobId}, updated_at = ${q.now}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${sql.join(FINISHED)}) and r.job_seq = ${q.expectedSeq}
+          window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${sql.join(FINISHED_RUN_STATUSES)}) and r.job_seq = ${q.expectedSeq}
           and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
         returning *
       ), requeued as (
@@ -307,7 +306,7 @@ export class RunControlRepository {
       .selectFrom('runs')
       .select('id')
       .where('campaign_id', '=', campaignId)
-      .where('status', 'in', ['queued', 'running'])
+      .where('status', 'in', OPEN_RUN_STATUSES)
       .where('id', '<>', exceptRunId)
       .executeTakeFirst();
     return row?.id ?? null;
@@ -316,7 +315,7 @@ export class RunControlRepository {
   /** Number of runs in each status, every status present (for the metronome_runs gauge). */
   async countByStatus(): Promise<Record<RunStatus, number>> {
     const rows = await this.db.selectFrom('runs').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
-    const out = Object.fromEntries([...OPEN, ...FINISHED].map((s) => [s, 0])) as Record<RunStatus, number>;
+    const out = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
     for (const row of rows) out[row.status] = row.n;
     return out;
   }

@@ -1,5 +1,7 @@
+import { LIVE_RUN_STATUSES, OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { statusList } from './status-sql.js';
 
 /** Pending targets held by one kind of hold on a run: how many, the first and the last to be free. */
 export interface HoldRow {
@@ -121,9 +123,9 @@ export class RunWaitingRepository {
         a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
         a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since,
         t.*,
-        case when r.status in ('queued', 'running') then exists (
+        case when r.status in (${statusList(OPEN_RUN_STATUSES)}) then exists (
           select 1 from runs o join run_targets ot on ot.run_id = o.id
-          where o.account_id = r.account_id and o.id <> r.id and o.status in ('queued', 'running')
+          where o.account_id = r.account_id and o.id <> r.id and o.status in (${statusList(OPEN_RUN_STATUSES)})
             and (ot.status = 'in_flight' or ((ot.status <> 'pending' or ot.attempts > 0) and ot.updated_at > coalesce(t.last_touch, '-infinity'::timestamptz)))
         ) end as other_active
       from runs r
@@ -138,7 +140,7 @@ export class RunWaitingRepository {
           max(updated_at) filter (where status <> 'pending' or attempts > 0) as last_touch,
           ${sql.join(holdColumns, sql`, `)}
         from run_targets where run_id = r.id
-      ) t on r.status in ('queued', 'running', 'paused')
+      ) t on r.status in (${statusList(LIVE_RUN_STATUSES)})
       where r.id = any(${sql.val(runIds)}::uuid[])
     `.execute(this.db);
     for (const r of result.rows) out.set(r.id, toRow(r));

@@ -1,10 +1,12 @@
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
+import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';
 import { TickTransaction } from './tick-transaction.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
-export { TickTransaction, type DueCampaign, type CampaignAdvance, type HeldCampaign, type HeldUpdate, type WindowPausedRun, type AutoResume, type Isolation } from './tick-transaction.js';
+export { TickTransaction, type DueCampaign, type CampaignAdvance, type HeldCampaign, type HeldUpdate, type WindowPausedRun, type AutoResume, type ResumedRun, type Isolation } from './tick-transaction.js';
 
 /** A run that should have a live job: what the reconciler checks. */
 export interface OpenRun {
@@ -12,14 +14,6 @@ export interface OpenRun {
   jobId: string | null;
   jobSeq: number;
   scheduledAt: Date;
-}
-
-/** A run whose job is missing from Redis, handed to job step `nextSeq`. */
-export interface LostJob {
-  runId: string;
-  currentJobId: string | null;
-  nextSeq: number;
-  nextJobId: string;
 }
 
 export class StaleFenceError extends Error {
@@ -56,26 +50,9 @@ export class ScheduleRepository {
     });
   }
 
-  /**
-   * Gives each run whose job was lost a new job id (its next job step), only where the run's
-   * job id is still the one the caller found missing: a job that reappears under the old id then
-   * does nothing. One statement for the whole page; returns the ids handed over.
-   */
-  async handOverLostJobs(lost: LostJob[], now: Date): Promise<string[]> {
-    if (lost.length === 0) return [];
-    const result = await sql<{ id: string }>`
-      update runs r
-      set job_seq = v.next_seq, job_id = v.next_job_id, updated_at = ${now}
-      from unnest(
-        ${sql.val(lost.map((l) => l.runId))}::uuid[],
-        ${sql.val(lost.map((l) => l.currentJobId))}::text[],
-        ${sql.val(lost.map((l) => l.nextSeq))}::int[],
-        ${sql.val(lost.map((l) => l.nextJobId))}::text[]
-      ) as v(id, current_job_id, next_seq, next_job_id)
-      where r.id = v.id and r.status in ('queued', 'running') and r.job_id is not distinct from v.current_job_id
-      returning r.id
-    `.execute(this.db);
-    return result.rows.map((r) => r.id);
+  /** The reconciler's hand-over of runs whose job was lost (RunRepository.handOverLost). */
+  async handOverLostJobs(lost: LostJob[], now: Date): Promise<HandedOver[]> {
+    return new RunRepository(this.db).handOverLost(lost, now);
   }
 
   /**
@@ -83,7 +60,7 @@ export class ScheduleRepository {
    * have a live job in Redis.
    */
   async openRuns(afterId: string | null, limit: number): Promise<OpenRun[]> {
-    let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', ['queued', 'running']);
+    let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', OPEN_RUN_STATUSES);
     if (afterId !== null) query = query.where('id', '>', afterId);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ id: r.id, jobId: r.job_id, jobSeq: r.job_seq, scheduledAt: r.scheduled_at }));

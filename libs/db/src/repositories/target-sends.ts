@@ -38,8 +38,9 @@ export interface ClaimResult {
 
 /**
  * The sender's writes to run_targets while it holds their leases: claim, mark the moment a
- * request begins (`send_started_at`), record answers, give claims back. One method, one
- * statement; every write is fenced by the lease owner (the account lock's token).
+ * request begins (`send_started_at`), record answers, give claims back, follow a chat the
+ * platform moved (moveTarget, whose campaign's target list follows in the same statement). One
+ * method, one statement; every write is fenced by the lease owner (the account lock's token).
  *
  * `send_started_at` is what makes `unknown` mean one thing: it is set only when the request
  * for part `parts_sent` is about to be written and cleared by every write of that part's
@@ -213,5 +214,61 @@ export class TargetSendRepository {
       .where((eb) => (except.length > 0 ? eb('chat_id', 'not in', except) : eb.val(true)))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * The platform moved a chat to a new id (a Telegram group upgraded to a supergroup). Only
+   * while `owner` holds the target's lease: the target is renamed to `newChatId` and goes back
+   * to `pending`, due at once, its attempts and delivered parts unchanged ('moved'); or, when
+   * `newChatId` already is a target of the run, it becomes `skipped` so that chat is not sent
+   * to twice ('skipped'). Either way the campaign's `targets` (and the chat's variables) follow,
+   * so later runs use the new id; the run's own row keeps its variables as it is renamed. 'lost' when the lease was lost meanwhile (nothing changes).
+   */
+  async moveTarget(
+    runId: string,
+    campaignId: string,
+    chatId: string,
+    newChatId: string,
+    owner: string,
+    code: string,
+    now: Date,
+  ): Promise<'moved' | 'skipped' | 'lost'> {
+    const message = `chat moved to ${newChatId}`;
+    const result = await sql<{ moved: number; skipped: number }>`
+      with held as (
+        select chat_id, exists (select 1 from run_targets o where o.run_id = ${runId} and o.chat_id = ${newChatId}) as taken
+        from run_targets
+        where run_id = ${runId} and chat_id = ${chatId} and lease_owner = ${owner} and status = 'in_flight'
+        for update
+      ), moved as (
+        update run_targets t
+        set chat_id = ${newChatId}, status = 'pending', next_attempt_at = least(t.next_attempt_at, ${now}),
+          lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${`moved from ${chatId}`}, updated_at = ${now}
+        from held h
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and not h.taken
+        returning t.chat_id
+      ), skipped as (
+        update run_targets t
+        set status = 'skipped', lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${message}, updated_at = ${now}
+        from held h
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and h.taken
+        returning t.chat_id
+      ), campaign as (
+        update campaigns c
+        set targets = case when ${newChatId}::text = any(c.targets) then array_remove(c.targets, ${chatId}::text)
+          else array_replace(c.targets, ${chatId}::text, ${newChatId}::text) end,
+          -- the old id's variables follow it to the new id, unless the new id is a target already (it keeps its own)
+          target_vars = case when c.target_vars is null or not c.target_vars ? ${chatId}::text then c.target_vars
+            when ${newChatId}::text = any(c.targets) then c.target_vars - ${chatId}::text
+            else (c.target_vars - ${chatId}::text) || jsonb_build_object(${newChatId}::text, c.target_vars -> ${chatId}::text) end,
+          updated_at = ${now}
+        where c.id = ${campaignId} and ${chatId}::text = any(c.targets) and exists (select 1 from held)
+        returning c.id
+      )
+      select (select count(*) from moved)::int as moved, (select count(*) from skipped)::int as skipped,
+        (select count(*) from campaign)::int as campaigns
+    `.execute(this.db);
+    const row = result.rows[0]!;
+    return row.moved > 0 ? 'moved' : row.skipped > 0 ? 'skipped' : 'lost';
   }
 }

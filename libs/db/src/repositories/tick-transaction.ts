@@ -1,6 +1,9 @@
+import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
+import { nextJobStep } from './next-job-step.js';
 import { insertRuns, type NewRun } from './run-creation.js';
+import { statusList } from './status-sql.js';
 
 /** A due campaign as the scheduler sees it. */
 export interface DueCampaign {
@@ -67,13 +70,17 @@ export interface WindowPausedRun {
   windowEnd: string;
 }
 
-/** An automatic resume: the run goes to job step `nextSeq` with a recomputed window end. */
+/** An automatic resume: the run, still at job step `expectedSeq`, goes to the next step with a recomputed window end. */
 export interface AutoResume {
   id: string;
   expectedSeq: number;
-  nextSeq: number;
-  jobId: string;
   windowEndAt: Date | null;
+}
+
+/** A run autoResume queued again, at the job step it moved to. */
+export interface ResumedRun {
+  id: string;
+  jobSeq: number;
 }
 
 /** A campaign the scheduler cannot turn into a run: deactivated with `reason` (CONTRACT §4 `failed`). */
@@ -118,7 +125,7 @@ export class TickTransaction {
       .where('a.status', '=', 'active')
       .where((eb) => eb.or([eb('a.blocked_until', 'is', null), eb('a.blocked_until', '<=', now)]))
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', ['queued', 'running']))),
+        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES))),
       )
       .orderBy('c.next_run_at')
       .limit(limit)
@@ -272,7 +279,7 @@ export class TickTransaction {
       from runs r join campaigns c on c.id = r.campaign_id
       where r.status = 'paused' and r.paused_reason = 'window_closed'
         and c.auto_resume and c.active and c.deleted_at is null
-        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in ('queued', 'running'))
+        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in (${statusList(OPEN_RUN_STATUSES)}))
       order by r.window_end_at nulls first, r.id
       limit ${limit}
       for update of r skip locked
@@ -289,24 +296,23 @@ export class TickTransaction {
 
   /**
    * paused → queued for every resume in one statement: the operator's resume (CONTRACT §3),
-   * made by the scheduler. Returns the ids actually resumed.
+   * made by the scheduler; each run moves to its next job step (nextJobStep). Returns the runs
+   * actually resumed, with the job step each moved to.
    */
-  async autoResume(resumes: AutoResume[], now: Date): Promise<string[]> {
+  async autoResume(resumes: AutoResume[], now: Date): Promise<ResumedRun[]> {
     if (resumes.length === 0) return [];
-    const result = await sql<{ id: string }>`
+    const result = await sql<{ id: string; job_seq: number }>`
       update runs r
       set status = 'queued', paused_reason = null, error_summary = null, window_end_at = v.window_end_at,
-        job_seq = v.next_seq, job_id = v.job_id, updated_at = ${now}
+        ${nextJobStep('r')}, updated_at = ${now}
       from unnest(
         ${sql.val(resumes.map((a) => a.id))}::uuid[],
         ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
-        ${sql.val(resumes.map((a) => a.nextSeq))}::int[],
-        ${sql.val(resumes.map((a) => a.jobId))}::text[],
         ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
-      ) as v(id, expected_seq, next_seq, job_id, window_end_at)
+      ) as v(id, expected_seq, window_end_at)
       where r.id = v.id and r.status = 'paused' and r.job_seq = v.expected_seq
-      returning r.id
+      returning r.id, r.job_seq
     `.execute(this.trx);
-    return result.rows.map((r) => r.id);
+    return result.rows.map((r) => ({ id: r.id, jobSeq: r.job_seq }));
   }
 }

@@ -1,9 +1,9 @@
-import type { Waiting } from '@metronome/core';
+import { RUN_STATUSES, type Waiting } from '@metronome/core';
 import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
 import { z } from 'zod';
 import { id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
 
-export const runStatus = z.enum(['queued', 'running', 'paused', 'success', 'partial', 'failed', 'cancelled']);
+export const runStatus = z.enum(RUN_STATUSES);
 export const targetStatus = z.enum(['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown']);
 
 export const counts = z

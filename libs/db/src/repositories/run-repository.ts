@@ -1,0 +1,235 @@
+import { OPEN_RUN_STATUSES } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
+import type { DB, PausedReason } from '../types.js';
+import { nextJobStep, type JobStep } from './next-job-step.js';
+import { progressStatement, toProgress } from './run-progress.js';
+import type { RunForSend, RunProgress } from './send-shapes.js';
+import { statusList } from './status-sql.js';
+
+/** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
+export interface LostJob {
+  runId: string;
+  fromJobSeq: number;
+}
+
+/** A run handed to a new job step. */
+export interface HandedOver {
+  runId: string;
+  jobSeq: number;
+}
+
+/**
+ * The runs aggregate as the sender and the reconciler write it: load a run for a job, mark it
+ * running, finish, pause or fail it, hand it to its next job. One method, one statement
+ * (failBeforeFirstSend: one transaction). The operator's transitions are RunControlRepository's.
+ */
+export class RunRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * The run, its campaign and account, and when each of its targets due by `dueBy` comes due
+   * (the earliest `dueLimit`: a job claims no more than that).
+   */
+  async loadRun(runId: string, dueBy: Date, dueLimit: number): Promise<RunForSend | null> {
+    const row = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
+      .innerJoin('accounts as a', 'a.id', 'r.account_id')
+      .select([
+        'r.id',
+        'r.status',
+        'r.trigger',
+        'r.job_id',
+        'r.job_seq',
+        'r.parts',
+        'r.total',
+        'r.scheduled_at',
+        'r.first_send_at',
+        'r.window_end_at',
+        'c.id as campaign_id',
+        'c.name as campaign_name',
+        'c.timezone',
+        'c.window_start',
+        'c.window_end',
+        'a.id as account_id',
+        'a.platform',
+        'a.external_id',
+        'a.credentials',
+        'a.status as account_status',
+        'a.blocked_until',
+        'a.max_send_per_minute',
+        'a.group_concurrency',
+        'a.send_delay_min_seconds',
+        'a.send_delay_max_seconds',
+        'a.hourly_cap',
+        'a.daily_cap',
+        'a.warmup',
+        'a.cooling_until',
+        'a.cooling_reason',
+        'a.flood_waits',
+        'a.send_outcomes',
+        'a.pace_factor',
+        'a.pace_since',
+        'a.last_cooled_at',
+        'a.last_cooling_ms',
+        'a.typing',
+        sql<(Date | string)[] | null>`(
+          select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
+            select t.next_attempt_at from run_targets t
+            where t.run_id = r.id and t.status = 'pending' and t.next_attempt_at <= ${dueBy}
+            order by t.next_attempt_at limit ${dueLimit}
+          ) d)`.as('due_times'),
+      ])
+      .where('r.id', '=', runId)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      runId: row.id,
+      status: row.status,
+      trigger: row.trigger,
+      jobId: row.job_id,
+      jobSeq: row.job_seq,
+      parts: row.parts,
+      total: row.total,
+      scheduledAt: row.scheduled_at,
+      firstSendAt: row.first_send_at,
+      windowEndAt: row.window_end_at,
+      campaignId: row.campaign_id,
+      campaignName: row.campaign_name,
+      timezone: row.timezone,
+      windowStart: row.window_start,
+      windowEnd: row.window_end,
+      dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
+      account: {
+        id: row.account_id,
+        platform: row.platform,
+        externalId: row.external_id,
+        credentials: row.credentials,
+        status: row.account_status,
+        blockedUntil: row.blocked_until,
+        maxSendPerMinute: row.max_send_per_minute,
+        groupConcurrency: row.group_concurrency,
+        sendDelaySeconds:
+          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null ? null : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+        hourlyCap: row.hourly_cap,
+        dailyCap: row.daily_cap,
+        warmup: row.warmup,
+        typing: row.typing,
+        cooling: row.account_status === 'cooling' && row.cooling_until ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
+        health: {
+          floodWaits: row.flood_waits,
+          outcomes: row.send_outcomes,
+          paceFactor: row.pace_factor,
+          paceSince: row.pace_since,
+          lastCooledAt: row.last_cooled_at,
+          lastCoolingMs: row.last_cooling_ms,
+        },
+      },
+    };
+  }
+
+  /**
+   * The run starts (or resumes) sending; in the same statement its pending targets on the
+   * account's suppression list are skipped (code `suppressed`), so a queued run pays nothing more.
+   * queued → running stamps started_at once. False when the run is no longer open.
+   */
+  async markRunning(runId: string, now: Date): Promise<boolean> {
+    const result = await sql<{ id: string }>`
+      with suppressed as (
+        update run_targets t
+           set status = 'skipped', error_code = 'suppressed',
+               error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
+          from runs r, account_suppressions s
+         where t.run_id = ${runId} and r.id = t.run_id and r.status = 'queued'
+           and s.account_id = r.account_id and s.chat_id = t.chat_id and t.status = 'pending'
+        returning 1
+      )
+      update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
+       where id = ${runId} and status in (${statusList(OPEN_RUN_STATUSES)})
+      returning id`.execute(this.db);
+    return result.rows.length > 0;
+  }
+
+  async progress(runId: string): Promise<RunProgress> {
+    const result = await progressStatement(runId, null).execute(this.db);
+    return toProgress(result.rows[0]!);
+  }
+
+  /** Ends a running run (success/partial/failed). No effect on a run an operator paused or cancelled meanwhile. */
+  async finish(runId: string, status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ status, finished_at: now, error_summary: summary, paused_reason: null, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', OPEN_RUN_STATUSES)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Pauses an open run with its reason and summary; its pending targets stay pending. */
+  async pause(runId: string, reason: PausedReason, summary: string | null, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('runs')
+      .set({ status: 'paused', paused_reason: reason, error_summary: summary, updated_at: now })
+      .where('id', '=', runId)
+      .where('status', 'in', OPEN_RUN_STATUSES)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Fails a run that reached its window close before any send: pending targets become skipped. */
+  async failBeforeFirstSend(runId: string, summary: string, now: Date): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('runs')
+        .set({ status: 'failed', finished_at: now, error_summary: summary, updated_at: now })
+        .where('id', '=', runId)
+        .where('status', 'in', OPEN_RUN_STATUSES)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await trx
+        .updateTable('run_targets')
+        .set({ status: 'skipped', error_code: 'window_closed', error_message: summary, updated_at: now })
+        .where('run_id', '=', runId)
+        .where('status', '=', 'pending')
+        .execute();
+      return true;
+    });
+  }
+
+  /**
+   * Hands the run to its next job: job_seq moves one step from `fromJobSeq` and job_id follows
+   * (nextJobStep), only if the run is still at `fromJobSeq`, so two jobs of one run can never
+   * both continue it. Null when another job or call moved it first.
+   */
+  async handOver(runId: string, fromJobSeq: number, now: Date): Promise<JobStep | null> {
+    const result = await sql<{ job_seq: number; job_id: string }>`
+      update runs r set ${nextJobStep('r')}, updated_at = ${now}
+      where r.id = ${runId} and r.job_seq = ${fromJobSeq}
+      returning r.job_seq, r.job_id
+    `.execute(this.db);
+    const row = result.rows[0];
+    return row ? { jobSeq: row.job_seq, jobId: row.job_id } : null;
+  }
+
+  /**
+   * Gives each run whose job was lost its next job step (nextJobStep: job_seq one further,
+   * job_id derived from it), only where the run is still open and at the step the caller found
+   * without a job: a job that reappears under the old id then does nothing. One statement for
+   * the whole page; returns the runs handed over, with their new step.
+   */
+  async handOverLost(lost: LostJob[], now: Date): Promise<HandedOver[]> {
+    if (lost.length === 0) return [];
+    const result = await sql<{ id: string; job_seq: number }>`
+      update runs r
+      set ${nextJobStep('r')}, updated_at = ${now}
+      from unnest(
+        ${sql.val(lost.map((l) => l.runId))}::uuid[],
+        ${sql.val(lost.map((l) => l.fromJobSeq))}::int[]
+      ) as v(id, from_seq)
+      where r.id = v.id and r.status in (${statusList(OPEN_RUN_STATUSES)}) and r.job_seq = v.from_seq
+      returning r.id, r.job_seq
+    `.execute(this.db);
+    return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
+  }
+}
