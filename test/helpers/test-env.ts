@@ -48,18 +48,5 @@ export function uniquePrefix(label = 't'): string {
 
 export { REDIS_URL };
 
-/** Waits until `check` returns a truthy value (polling every `everyMs`), or fails with `what`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+// One polling helper for every test and benchmark: it lives in libs/testkit.
+export { eventually, GiveUp } from '@metronome/testkit';
