@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { Kysely } from 'kysely';
+import { createScratchDatabase } from '@metronome/testkit';
 import { createDb, type DB } from '../../libs/db/src/index.js';
-import { adminUrl, REDIS_URL, TEMPLATE_DB } from './urls.js';
+import { DATABASE_URL, REDIS_URL, TEMPLATE_DB } from './urls.js';
 
 export interface TestDatabase {
   url: string;
@@ -11,32 +11,20 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database for one test file, cloned from the template global-setup made. */
+/**
+ * A fresh, migrated database for one test file, cloned from the template global-setup made by
+ * the one cloner in libs/testkit (benchmarks use it too), with a Kysely handle on it.
+ */
 export async function createTestDatabase(label = 'it'): Promise<TestDatabase> {
-  const name = `metronome_test_${label.replace(/\W/g, '_')}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}" template "${TEMPLATE_DB}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl());
-  url.pathname = `/${name}`;
-  const db = createDb({ url: url.toString(), max: 5, applicationName: 'metronome-test' });
+  const scratch = await createScratchDatabase(DATABASE_URL, `test_${label}`, TEMPLATE_DB);
+  const db = createDb({ url: scratch.url, max: 5, applicationName: 'metronome-test' });
   return {
-    url: url.toString(),
-    name,
+    url: scratch.url,
+    name: scratch.name,
     db,
     drop: async () => {
       await db.destroy();
-      const a = new pg.Client({ connectionString: adminUrl() });
-      await a.connect();
-      try {
-        await a.query(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await a.end();
-      }
+      await scratch.drop();
     },
   };
 }
