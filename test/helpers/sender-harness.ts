@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DEFAULT_COOLING, ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, insertRuns, SendRepository, TargetSendRepository, type MessagePart } from '@metronome/db';
+import { insertRuns, type MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue, runJobId } from '@metronome/queue';
-import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
+import { runJobId } from '@metronome/queue';
+import { createRedis, loadScripts, redisKeys } from '@metronome/redis';
 import { HttpTransport, type Transport } from '@metronome/transports';
 import { buildSandbox } from '../../services/sandbox/src/app.js';
+import { buildSenderDeps } from '../../services/sender/src/build-deps.js';
 import type { SenderDeps, SenderSettings } from '../../services/sender/src/deps.js';
-import { MediaRefs } from '../../services/sender/src/media-refs.js';
 import { processRunJob } from '../../services/sender/src/run-job.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from './test-env.js';
 
@@ -73,19 +73,15 @@ export async function startSenderHarness(
   const sandbox = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, clock: () => clock.now() });
   await sandbox.listen({ port: 0, host: '127.0.0.1' });
   const sandboxUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}`;
-  const repo = new SendRepository(tdb.db);
-  const queue = new RunQueue(redis, keys.queuePrefix);
   const metrics = new Metrics('sender-test');
   const transport = new HttpTransport({ baseUrl: sandboxUrl, timeoutMs: settings.sendTimeoutMs ?? 5000 });
-  const deps: SenderDeps = {
-    repo,
-    targets: new TargetSendRepository(tdb.db),
-    cooling: new AccountCoolingRepository(tdb.db),
-    lock: new AccountLock(scripts, keys),
-    pace: new AccountPace(scripts, keys),
-    queue,
+  // the wiring main.ts uses, with the harness's clock, settings and instant sleep
+  const deps = buildSenderDeps({
+    db: tdb.db,
+    redis,
+    scripts,
+    keys,
     transports: { ...options.transports?.(clock), http: transport },
-    media: new MediaRefs(repo),
     secretsKeys: [DEVELOPMENT_SECRETS_KEY],
     clock,
     logger: createLogger('sender-test', 'silent'),
@@ -113,7 +109,8 @@ export async function startSenderHarness(
       clock.set(Math.max(clock.now(), wakeAt));
     },
     draining: new AbortController().signal,
-  };
+  });
+  const { queue } = deps;
   const db = tdb.db;
   const h: SenderHarness = {
     clock,
