@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { upcomingOccurrences, type CatchUpPolicy, type ManualClock } from '@metronome/core';
 import type { DB, ScheduleRepository } from '@metronome/db';
 import type { Metrics } from '@metronome/observability';
-import type { RunQueue } from '@metronome/queue';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
 import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
 import { seedCampaignOfNewAccount } from '../helpers/seed.js';
@@ -17,7 +16,6 @@ const at = (minutes: number) => new Date(T0 + minutes * MIN).toISOString();
 
 let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let queue: RunQueue;
 let clock: ManualClock;
 let metrics: Metrics;
 let deps: TickDeps;
@@ -26,7 +24,7 @@ let fence: number;
 
 beforeEach(async () => {
   bed = await schedulerTestbed('catchup', T0);
-  ({ db, queue, clock, metrics, repo, deps } = bed);
+  ({ db, clock, metrics, repo, deps } = bed);
   fence = await repo.takeFence('me', new Date(clock.now()));
 });
 afterEach(() => bed.close());

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ManualClock } from '@metronome/core';
 import { RunControlRepository, type DB, type ScheduleRepository } from '@metronome/db';
-import type { RunQueue } from '@metronome/queue';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
 import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
 import { seedCampaignOfNewAccount } from '../helpers/seed.js';
@@ -11,7 +10,6 @@ import { seedCampaignOfNewAccount } from '../helpers/seed.js';
 
 let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let queue: RunQueue;
 let clock: ManualClock;
 let deps: TickDeps;
 let repo: ScheduleRepository;
@@ -20,7 +18,7 @@ const T0 = Date.parse('2026-06-01T09:00:00Z');
 
 beforeEach(async () => {
   bed = await schedulerTestbed('gate', T0);
-  ({ db, queue, clock, repo, deps } = bed);
+  ({ db, clock, repo, deps } = bed);
   fence = await repo.takeFence('me', new Date(T0));
 });
 afterEach(() => bed.close());
