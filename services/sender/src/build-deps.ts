@@ -1,30 +1,19 @@
-import type { Clock } from '@metronome/core';
 import { coolingSettings } from '@metronome/config';
 import { AccountCoolingRepository, SendRepository, TargetSendRepository } from '@metronome/db';
-import type { Logger, Metrics } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { AccountLock, AccountPace, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import type { SenderConfig } from './config.js';
 import type { SenderDeps, SenderSettings } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 
-/** What the sender's dependencies are made from: connections, keys, clock and the job's settings. */
-export interface SenderInputs {
+/** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
+export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'clock' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'> & {
   db: ConstructorParameters<typeof SendRepository>[0];
   /** the app connection, shared with the caller, who closes it */
   redis: ConstructorParameters<typeof RunQueue>[0];
   scripts: ScriptCommands;
   keys: RedisKeys;
-  transports: SenderDeps['transports'];
-  secretsKeys: Buffer[];
-  clock: Clock;
-  logger: Logger;
-  metrics: Metrics;
-  settings: SenderSettings;
-  random: () => number;
-  sleep: (ms: number) => Promise<void>;
-  draining: AbortSignal;
-}
+};
 
 /**
  * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests
