@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, redisKeys } from '@metronome/redis';
 import { scrapeSum } from '@metronome/testkit';
-import { api, startStack, type Stack } from '../helpers/stack.js';
+import { api, stackForFile } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
 
 // One tenant's campaign rows hold values the scheduler cannot turn into runs (written with
@@ -11,13 +11,7 @@ import { eventually, REDIS_URL } from '../helpers/test-env.js';
 // reason and counted `failed` once each, and the scheduler keeps ticking.
 
 const TICK_MS = 200; // test/helpers/stack.ts runs its scheduler at 200 ms ticks
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 0 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 0 });
 
 async function tenantWithAccount(name: string): Promise<{ token: string; tenantId: string; accountId: string }> {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name })).body;
