@@ -4,6 +4,7 @@ import { createRedis, redisKeys } from '@metronome/redis';
 import { scrapeSum } from '@metronome/testkit';
 import { api, stackForFile } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { seedCampaign } from '../helpers/seed.js';
 
 // One tenant's campaign rows hold values the scheduler cannot turn into runs (written with
 // SQL, as rows saved before the API refused such values would be). Another tenant's campaign
@@ -26,22 +27,9 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   const dueAt = new Date(Date.now() + 3_000);
 
   const poison = async (name: string, values: Record<string, unknown>): Promise<[string, string]> => {
-    const row = await db
-      .insertInto('campaigns')
-      .values({
-        tenant_id: bad.tenantId,
-        account_id: bad.accountId,
-        name,
-        timezone: 'UTC',
-        schedule: JSON.stringify({ type: 'interval', everySeconds: 60 }),
-        messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-        targets: ['x'],
-        next_run_at: dueAt,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    for (const [column, value] of Object.entries(values)) await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${row.id}`.execute(db);
-    return [name, row.id];
+    const id = await seedCampaign(db, bad, { name, targets: ['x'], next_run_at: dueAt });
+    for (const [column, value] of Object.entries(values)) await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${id}`.execute(db);
+    return [name, id];
   };
   const poisoned = new Map([
     // due long ago, so in every tick from now on: what the API saved for once.at = 0000-01-01T00:00:00+23:59
