@@ -2,7 +2,7 @@ import { isSealedWith, newWebhookSecret, open, seal } from '@metronome/core';
 import { resealWebhookSecrets, WebhookRepository } from '@metronome/db';
 import { reseal, resealEnv, resealFailure, rotationKeys } from '../helpers/reseal-kit.js';
 import { seedTenant } from '../helpers/seed.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+import { databasePerTest } from '../helpers/test-env.js';
 
 // After a SECRETS_KEY rotation, webhook secrets are re-sealed under the new key like account
 // credentials: by the function, and by `npm run reseal` as a process.
@@ -10,13 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
 const keys = rotationKeys();
 const { OLD, NEW, STRANGER } = keys;
 
-let tdb: TestDatabase;
-beforeEach(async () => {
-  tdb = await createTestDatabase('webhooks_reseal');
-});
-afterEach(async () => {
-  await tdb.drop();
-});
+const tdb = databasePerTest('webhooks_reseal');
 
 async function webhook(secret: string, key: Buffer): Promise<string> {
   const tenantId = await seedTenant(tdb.db);

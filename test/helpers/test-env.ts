@@ -29,6 +29,21 @@ export async function createTestDatabase(label = 'it'): Promise<TestDatabase> {
   };
 }
 
+/**
+ * A fresh database for each test of the file, dropped after it. The object returned is refilled
+ * by every beforeEach, so a test reads it as that test's database.
+ */
+export function databasePerTest(label: string): TestDatabase {
+  const current = {} as TestDatabase;
+  beforeEach(async () => {
+    Object.assign(current, await createTestDatabase(label));
+  });
+  afterEach(async () => {
+    await current.drop?.();
+  });
+  return current;
+}
+
 /** A KEY_PREFIX no other test uses, so tests share one Redis without seeing each other. */
 export function uniquePrefix(label = 't'): string {
   return `test-${label}-${randomBytes(4).toString('hex')}`;

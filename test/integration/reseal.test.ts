@@ -2,7 +2,7 @@ import { isSealedWith, open, seal } from '@metronome/core';
 import { resealSecrets, SealedSecretsRepository } from '@metronome/db';
 import { reseal, resealEnv, resealFailure, rotationKeys } from '../helpers/reseal-kit.js';
 import { seedAccount, seedTenant } from '../helpers/seed.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+import { databasePerTest } from '../helpers/test-env.js';
 
 // Key rotation: after SECRETS_KEY changes (the old key kept as SECRETS_KEY_PREVIOUS), every
 // stored secret — Telegram bot tokens and WhatsApp auth state — is re-sealed under the new key,
@@ -11,13 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
 const keys = rotationKeys();
 const { OLD, NEW, STRANGER } = keys;
 
-let tdb: TestDatabase;
-beforeEach(async () => {
-  tdb = await createTestDatabase('reseal');
-});
-afterEach(async () => {
-  await tdb.drop();
-});
+const tdb = databasePerTest('reseal');
 
 async function account(credentials: Buffer | null, platform: 'telegram' | 'whatsapp' = 'telegram'): Promise<string> {
   return seedAccount(tdb.db, await seedTenant(tdb.db), { platform, external_id: null, credentials });
