@@ -1,5 +1,5 @@
 // Loaded by jest before each integration test file (setupFilesAfterEnv): notes every PostgreSQL
-// and Redis connection the file opens, so leak-environment.cjs can fail the file when one is still
+// and Redis connection the file opens, so leak-environment.mjs can fail the file when one is still
 // open after its last afterAll.
 //
 // Why wrap the clients' connect rather than ask the servers (pg_stat_activity, CLIENT LIST): test
@@ -17,7 +17,7 @@ interface Tracked {
 }
 
 const tracked: Tracked[] = [];
-// read by leak-environment.cjs (the test file's global is the environment's `global`)
+// read by leak-environment.mjs (the test file's global is the environment's `global`)
 (globalThis as Record<string, unknown>)['__metronomeOpenConnections'] = () => tracked.filter((t) => t.open()).map((t) => t.what);
 
 const pgConnect = pg.Client.prototype.connect;
@@ -29,15 +29,13 @@ pg.Client.prototype.connect = function (this: pg.Client & { _ended?: boolean; co
 } as typeof pgConnect;
 
 const redisConnect = Redis.prototype.connect;
+// connect() runs again on every reconnect: one entry per client
+const seenRedis = new WeakSet<Redis>();
 Redis.prototype.connect = function (this: Redis, ...args: unknown[]) {
   const client = this;
-  if (!tracked.some((t) => (t as Tracked & { client?: Redis }).client === client)) {
-    const entry: Tracked & { client: Redis } = {
-      client,
-      what: `Redis connection ${client.options.connectionName ?? '(unnamed)'} to ${client.options.host}:${client.options.port}`,
-      open: () => client.status !== 'end',
-    };
-    tracked.push(entry);
+  if (!seenRedis.has(client)) {
+    seenRedis.add(client);
+    tracked.push({ what: `Redis connection ${client.options.connectionName ?? '(unnamed)'} to ${client.options.host}:${client.options.port}`, open: () => client.status !== 'end' });
   }
   return (redisConnect as (...a: unknown[]) => Promise<void>).apply(this, args);
 } as typeof redisConnect;
