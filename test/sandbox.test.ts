@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { eventually } from '@metronome/testkit';
 
 const MAIN = fileURLToPath(new URL('../services/sandbox/dist/main.js', import.meta.url));
 
@@ -30,13 +31,7 @@ function startSandbox(env: Record<string, string>): Promise<Running> {
 }
 
 /** Polls `check` until it holds; the process is real, so there is no clock to drive. */
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitFor = (what: string, check: () => Promise<boolean>, timeoutMs = 5_000) => eventually(what, check, timeoutMs, 20);
 
 /** Account `acc`'s API key: its first request registers it (CONTRACT §5). */
 const AUTH = 'Bearer sandbox-test-key-0001';

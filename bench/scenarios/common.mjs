@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { apiCall, createScratchDatabase, startStack, sandboxGet } from '@metronome/testkit';
+import { apiCall, createScratchDatabase, eventually, startStack, sandboxGet } from '@metronome/testkit';
 
 /** A fresh database and Redis prefix, the whole stack on them, and a tenant. */
 export async function withStack(env, options, work) {
@@ -85,14 +85,17 @@ export async function listRuns(stack, token) {
 
 /** Waits until every run of the tenant is finished; returns them. */
 export async function waitForRuns(stack, token, expected, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const runs = await listRuns(stack, token);
-    const done = runs.filter((r) => !['queued', 'running'].includes(r.status));
-    if (runs.length >= expected && done.length === runs.length) return runs;
-    if (Date.now() > deadline) throw new Error(`timed out: ${done.length}/${expected} runs finished`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  return eventually(
+    `${expected} runs to finish`,
+    async () => {
+      const runs = await listRuns(stack, token);
+      const done = runs.filter((r) => !['queued', 'running'].includes(r.status));
+      if (runs.length >= expected && done.length === runs.length) return runs;
+      throw new Error(`${done.length}/${expected} runs finished`); // the timeout's message says how far it got
+    },
+    timeoutMs,
+    500,
+  );
 }
 
 export const sandbox = (stack, p) => sandboxGet(stack.sandboxUrl, p);

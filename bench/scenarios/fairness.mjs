@@ -1,3 +1,4 @@
+import { eventually } from '@metronome/testkit';
 import { call, chats, createAccounts, listRuns, sandbox, withStack } from './common.mjs';
 
 // One heavy user must not starve the rest: one account with 5,000 chats and 100 accounts with
@@ -18,15 +19,16 @@ export async function fairness(env) {
     for (let i = 1; i <= small; i += 20) {
       await Promise.all(accs.slice(i, Math.min(i + 20, small + 1)).map((a, k) => campaign(a, `small${i + k}`, chats(`s${i + k}`, 5))));
     }
-    const deadline = Date.now() + 600_000;
-    let runs;
-    for (;;) {
-      runs = await listRuns(stack, token);
-      const smallRuns = runs.filter((r) => r.campaignId !== big.id);
-      if (smallRuns.length === small && smallRuns.every((r) => !['queued', 'running'].includes(r.status))) break;
-      if (Date.now() > deadline) throw new Error('timed out waiting for the small runs');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const runs = await eventually(
+      'the small runs',
+      async () => {
+        const all = await listRuns(stack, token);
+        const smallRuns = all.filter((r) => r.campaignId !== big.id);
+        return smallRuns.length === small && smallRuns.every((r) => !['queued', 'running'].includes(r.status)) ? all : null;
+      },
+      600_000,
+      250,
+    );
     const bigRun = runs.find((r) => r.campaignId === big.id);
     const lags = runs
       .filter((r) => r.campaignId !== big.id)

@@ -1,19 +1,13 @@
 import { open } from '@metronome/core';
-import { ADMIN_TOKEN, call, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, apiForFile, call, fields, type Tenant, tenantForFile } from './harness.js';
 
 // One (platform, externalId) belongs to one account, so to one tenant; http accounts carry an
 // API key, sealed and never returned. A taken externalId answers exactly what a malformed one
 // does, so the answer does not tell that the id exists, let alone whose it is.
 
-let api: Api;
-let a: Tenant;
-let c: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_ownership');
-  a = await createTenant(api, 'A');
-  c = await createTenant(api, 'C');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_ownership');
+const a = tenantForFile(api, 'A');
+const c = tenantForFile(api, 'C');
 
 const httpAccount = (tenant: Tenant, externalId: string, apiKey = 'key-of-a-0000000001', extra: Record<string, unknown> = {}) =>
   call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'x', externalId, credentials: { apiKey }, ...extra });

@@ -1,19 +1,13 @@
-import { call, createCampaign, createTenant, NOW, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, call, createCampaign, NOW, seedRun, type Tenant, tenantForFile } from './harness.js';
 
 // Automatic cooling through the API: the account shows its cooling and the pace in force, an
 // operator lifts it (POST …/cooling/lift, or PATCH status active), a run of a cooling account
 // explains that it waits (waiting.reason "cooling"), and another tenant's account is a 404.
 
 const MIN = 60_000;
-let api: Api;
-let a: Tenant;
-let b: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_accounts_cooling');
-  a = await createTenant(api, 'A');
-  b = await createTenant(api, 'B');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_accounts_cooling');
+const a = tenantForFile(api, 'A');
+const b = tenantForFile(api, 'B');
 
 /** An account of `tenant` (40/min) that cooled a minute ago for 30 minutes, its pace halved, recovering from the end. */
 async function coolingAccount(tenant: Tenant): Promise<{ accountId: string; campaignId: string; until: Date }> {

@@ -1,20 +1,12 @@
 import { OptOutRepository } from '@metronome/db';
-import { call, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, BOT, call, fields, SANDBOX_KEY as KEY, tenantForFile } from './harness.js';
 
 // optOutKeywords on accounts (CONTRACT §3, accounts): WhatsApp defaults, other platforms refused,
 // and the suppression list showing the chats that opted out.
 
-const KEY = { apiKey: 'sandbox-api-key-0001' };
-const BOT = { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' };
-
-let api: Api;
-let a: Tenant;
+const api = apiForFile('api_accounts_opt_out');
+const a = tenantForFile(api, 'A');
 let n = 0;
-beforeAll(async () => {
-  api = await startApi('api_accounts_opt_out');
-  a = await createTenant(api, 'A');
-}, 30_000);
-afterAll(async () => api.close());
 
 const whatsapp = (extra: Record<string, unknown> = {}) => call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Phone', ...extra });
 const http = (extra: Record<string, unknown> = {}) => call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: `opt-${++n}`, ...extra });

@@ -1,18 +1,10 @@
-import { call, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, BOT, call, fields, SANDBOX_KEY as KEY, tenantForFile } from './harness.js';
 
 // typing on accounts (CONTRACT §3, accounts): WhatsApp on by default, Telegram off, http refused.
 
-const KEY = { apiKey: 'sandbox-api-key-0001' };
-const BOT = { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' };
-
-let api: Api;
-let a: Tenant;
+const api = apiForFile('api_accounts_typing');
+const a = tenantForFile(api, 'A');
 let n = 0;
-beforeAll(async () => {
-  api = await startApi('api_accounts_typing');
-  a = await createTenant(api, 'A');
-}, 30_000);
-afterAll(async () => api.close());
 
 const post = (body: Record<string, unknown>) => call(api, 'POST', '/v1/accounts', a.token, { name: 'x', ...body });
 const http = (extra: Record<string, unknown> = {}) => post({ platform: 'http', credentials: KEY, externalId: `typ-${++n}`, ...extra });

@@ -5,6 +5,7 @@ import { createLogger } from '@metronome/observability';
 import { createRedis } from '@metronome/redis';
 import { buildApp } from '../../services/control-api/src/app.js';
 import { ADMIN_TOKEN, call, createCampaign, createTenant, seedRun, startApi, type Api } from './harness.js';
+import { seedTenant } from '../helpers/seed.js';
 
 // Auth, tenants, rate limiting, the error body for unknown routes, and the unauthenticated
 // operations routes.
@@ -72,7 +73,7 @@ describe('rate limit', () => {
   // Tenants written straight to the database, so creating them spends no request.
   async function tenantToken(name: string): Promise<string> {
     const token = newToken();
-    await limited.db.insertInto('tenants').values({ name, token_hash: hashToken(token) }).execute();
+    await seedTenant(limited.db, { name, token_hash: hashToken(token) });
     return token;
   }
 

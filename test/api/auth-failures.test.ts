@@ -7,6 +7,7 @@ import type { Kysely, KyselyPlugin } from 'kysely';
 import { buildApp } from '../../services/control-api/src/app.js';
 import type { ApiConfig } from '../../services/control-api/src/config.js';
 import { ADMIN_TOKEN, startApi, type Api } from './harness.js';
+import { seedTenant } from '../helpers/seed.js';
 
 // AUTH_FAILURES_PER_MINUTE: failed authentications are limited per client address, shared
 // through Redis, before any token lookup; the client address comes from X-Forwarded-For only
@@ -21,7 +22,7 @@ const apps: FastifyInstance[] = [];
 beforeAll(async () => {
   api = await startApi('api_authfail');
   tenantToken = newToken();
-  await api.db.insertInto('tenants').values({ name: 'valid', token_hash: hashToken(tenantToken) }).execute();
+  await seedTenant(api.db, { name: 'valid', token_hash: hashToken(tenantToken) });
 }, 30_000);
 afterAll(async () => {
   for (const app of apps) await app.close();

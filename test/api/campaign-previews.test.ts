@@ -1,17 +1,14 @@
-import { ADMIN_TOKEN, NOW, call, campaignBody, createAccount, createCampaign, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, apiForFile, call, campaignBody, createAccount, createCampaign, createTenant, fields, NOW, tenantForFile } from './harness.js';
 
 // What a campaign will do: GET /v1/campaigns/{id}/occurrences and POST /v1/campaigns/preview,
 // at a manual clock, daylight-saving changes included.
 
-let api: Api;
-let t: Tenant;
+const api = apiForFile('api_campaign_previews');
+const t = tenantForFile(api, 'previews');
 let accountId: string;
 beforeAll(async () => {
-  api = await startApi('api_campaign_previews');
-  t = await createTenant(api, 'previews');
   accountId = await createAccount(api, t);
-}, 30_000);
-afterAll(async () => api.close());
+});
 beforeEach(() => api.clock.set(NOW)); // 11:00 in Kuala Lumpur
 
 const minutes = (n: number) => new Date(NOW + n * 60_000).toISOString();

@@ -1,17 +1,14 @@
-import { call, campaignBody, createAccount, createCampaign, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, call, campaignBody, createAccount, createCampaign, fields, tenantForFile } from './harness.js';
 
 // Personal messages at the API: targets with variables, templates checked at create, PATCH and
 // preview, the run's own copy of each chat's variables.
 
-let api: Api;
-let t: Tenant;
+const api = apiForFile('api_campaigns_personal');
+const t = tenantForFile(api, 'personal');
 let accountId: string;
 beforeAll(async () => {
-  api = await startApi('api_campaigns_personal');
-  t = await createTenant(api, 'personal');
   accountId = await createAccount(api, t);
-}, 30_000);
-afterAll(async () => api.close());
+});
 
 const personal = {
   messages: [{ type: 'text', text: '{Hi|Hello|Hey} {{name}}!' }],

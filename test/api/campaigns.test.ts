@@ -1,20 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { runJobId } from '@metronome/queue';
-import { ADMIN_TOKEN, NOW, call, campaignBody, createAccount, createCampaign, createTenant, fields, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, apiForFile, call, campaignBody, createAccount, createCampaign, createTenant, fields, NOW, seedRun, tenantForFile } from './harness.js';
 
 // Campaigns: validation, next_run_at, PATCH, DELETE, and the manual run.
 
-let api: Api;
-let a: Tenant;
-let b: Tenant;
+const api = apiForFile('api_campaigns');
+const a = tenantForFile(api, 'A');
+const b = tenantForFile(api, 'B');
 let accountA: string;
 beforeAll(async () => {
-  api = await startApi('api_campaigns');
-  a = await createTenant(api, 'A');
-  b = await createTenant(api, 'B');
   accountA = await createAccount(api, a);
-}, 30_000);
-afterAll(async () => api.close());
+});
 
 async function uploadMedia(token: string): Promise<string> {
   const res = await api.app.inject({ method: 'POST', url: '/v1/media', headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' }, payload: randomBytes(64) });

@@ -11,20 +11,15 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { buildApp } from '../../services/control-api/src/app.js';
 import { eventually } from '../helpers/test-env.js';
-import { ADMIN_TOKEN, createCampaign, createTenant, NOW, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, apiForFile, createCampaign, NOW, seedRun, tenantForFile } from './harness.js';
 import { startTcpProxy, viaProxy, type TcpProxy } from './tcp-proxy.js';
 
 // Operations over real listening servers: /readyz follows PostgreSQL and Redis going away and
 // coming back (through a TCP proxy the test cuts), a second API replica streams a change made
 // through the first, and SIGTERM lets an in-flight request finish.
 
-let api: Api;
-let tenant: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_graceful');
-  tenant = await createTenant(api, 'graceful');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_graceful');
+const tenant = tenantForFile(api, 'graceful');
 
 /** Another API process's worth of connections and app on the same database and Redis prefix. */
 interface Replica {

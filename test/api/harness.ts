@@ -93,6 +93,32 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
   };
 }
 
+/** The sandbox API key and a well-formed Telegram bot token the account tests create accounts with. */
+export const SANDBOX_KEY = { apiKey: 'sandbox-api-key-0001' };
+export const BOT = { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' };
+
+/**
+ * A file's prelude: an API started before its tests (30 s allowed) and closed after them. The
+ * object returned is filled in by the beforeAll, so the tests read it as the API itself.
+ */
+export function apiForFile(label: string): Api {
+  const api = {} as Api;
+  beforeAll(async () => {
+    Object.assign(api, await startApi(label));
+  }, 30_000);
+  afterAll(async () => api.close?.());
+  return api;
+}
+
+/** A tenant made before the file's tests (after the API, declared first), filled in the same way. */
+export function tenantForFile(api: Api, name: string): Tenant {
+  const tenant = {} as Tenant;
+  beforeAll(async () => {
+    Object.assign(tenant, await createTenant(api, name));
+  });
+  return tenant;
+}
+
 export interface Answer<T = any> {
   status: number;
   body: T;

@@ -1,17 +1,12 @@
 import { sql } from 'kysely';
-import { call, createCampaign, createTenant, fields, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, call, createCampaign, fields, tenantForFile } from './harness.js';
 
 // Campaign rows saved before the API range-checked times (written here with SQL) are still
 // shown by GET and the list, with the out-of-range instant as null (nextRunAt) or as stored
 // (schedule), and lastError saying so; a PATCH of the schedule repairs them.
 
-let api: Api;
-let tenant: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_old_rows');
-  tenant = await createTenant(api, 'old');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_old_rows');
+const tenant = tenantForFile(api, 'old');
 
 async function oldCampaign(set: { nextRunAt?: string; scheduleAt?: string; startAt?: string }): Promise<string> {
   const { id } = await createCampaign(api, tenant, set.startAt ? {} : { schedule: { type: 'once', at: '2030-02-01T00:00:00Z' } });

@@ -1,18 +1,13 @@
 import { redisKeys } from '@metronome/redis';
 import { sql } from 'kysely';
-import { call, campaignBody, createCampaign, createTenant, NOW, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, call, campaignBody, createCampaign, createTenant, NOW, seedRun, tenantForFile } from './harness.js';
 
 // Every run says why it is where it is (CONTRACT §3 `waiting`, `eta`): rows put in PostgreSQL
 // and Redis as the scheduler and senders would have left them, read at a manual clock
 // (11:00 in Kuala Lumpur, inside the campaigns' 06:00–18:00 window, which closes at 10:00 UTC).
 
-let api: Api;
-let t: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_runs_waiting');
-  t = await createTenant(api, 'waiting');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_runs_waiting');
+const t = tenantForFile(api, 'waiting');
 beforeEach(() => api.clock.set(NOW));
 
 const at = (ms: number) => new Date(NOW + ms);

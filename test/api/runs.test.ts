@@ -1,19 +1,13 @@
 import { runJobId } from '@metronome/queue';
 import { sql } from 'kysely';
-import { ADMIN_TOKEN, call, createCampaign, createTenant, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { ADMIN_TOKEN, apiForFile, call, createCampaign, createTenant, seedRun, tenantForFile } from './harness.js';
 
 // Runs: reads with cursors, and the operator's transitions on rows put in the database as the
 // scheduler and senders would have left them.
 
-let api: Api;
-let a: Tenant;
-let b: Tenant;
-beforeAll(async () => {
-  api = await startApi('api_runs');
-  a = await createTenant(api, 'A');
-  b = await createTenant(api, 'B');
-}, 30_000);
-afterAll(async () => api.close());
+const api = apiForFile('api_runs');
+const a = tenantForFile(api, 'A');
+const b = tenantForFile(api, 'B');
 
 async function runRow(id: string) {
   return api.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -1,17 +1,14 @@
-import { NOW, call, campaignBody, createAccount, createCampaign, createTenant, seedRun, startApi, type Api, type Tenant } from './harness.js';
+import { apiForFile, call, campaignBody, createAccount, createCampaign, NOW, seedRun, tenantForFile } from './harness.js';
 
 // Scheduling policies through the API: catch-up on create, PATCH and every answer; run now
 // keeping the per-chat interval by default, or ignoring it when asked.
 
-let api: Api;
-let a: Tenant;
+const api = apiForFile('api_sched_policies');
+const a = tenantForFile(api, 'A');
 let accountA: string;
 beforeAll(async () => {
-  api = await startApi('api_sched_policies');
-  a = await createTenant(api, 'A');
   accountA = await createAccount(api, a);
-}, 30_000);
-afterAll(async () => api.close());
+});
 beforeEach(() => api.clock.set(NOW));
 
 const fieldsOf = (body: { error: { details: { field: string }[] } }) => body.error.details.map((d) => d.field);

@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { NOW, call, campaignBody, createAccount, createCampaign, createTenant, fields, seedRun, startApi, type Answer, type Api, type Tenant } from './harness.js';
+import { type Answer, apiForFile, call, campaignBody, createAccount, createCampaign, fields, NOW, seedRun, tenantForFile } from './harness.js';
 
 // Values PostgreSQL or the scheduler cannot hold are refused at the door with a 400 naming the
 // field, and nothing is saved: instants outside years 0001–9999 (in UTC), chat ids with control
 // characters or over 256 characters, cursors naming impossible instants.
 
-let api: Api;
-let tenant: Tenant;
+const api = apiForFile('api_storable');
+const tenant = tenantForFile(api, 'storable');
 let accountId: string;
 beforeAll(async () => {
-  api = await startApi('api_storable');
-  tenant = await createTenant(api, 'storable');
   accountId = await createAccount(api, tenant);
-}, 30_000);
-afterAll(async () => api.close());
+});
 
 async function campaignCount(): Promise<number> {
   const row = await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

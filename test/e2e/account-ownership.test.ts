@@ -1,4 +1,4 @@
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, sandbox, type SandboxMessage, stackForFile } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // Tenant C cannot deliver anything as tenant A's http account, judged at the platform (the
@@ -6,11 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // not with A's account id; and even an account that names A's platform account (as a duplicate
 // from before the uniqueness rule could) is refused by the platform, because it lacks A's key.
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 1 });
-}, 60_000);
-afterAll(async () => stack?.stop(), 60_000);
+const stack = stackForFile({ senders: 1 });
 
 const SHARED = 'shared-platform-account';
 

@@ -1,4 +1,4 @@
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, stackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { busiestWindow } from '../helpers/platform-record.js';
 import { flushPrefix } from '../helpers/redis-flush.js';
 import { eventually } from '../helpers/test-env.js';
@@ -11,15 +11,8 @@ import { eventually } from '../helpers/test-env.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const KEY = { apiKey: 'sandbox-api-key-0001' };
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 2 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 2 });
 
 async function sandboxPut(path: string, body: unknown): Promise<void> {
   const res = await fetch(`${stack.sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -32,9 +25,9 @@ const banOf = async (externalId: string) => (await sandbox<{ items: { account: s
 const minGap = (times: number[]) => Math.min(...times.slice(1).map((t, i) => t - times[i]!));
 
 test('two senders and a Redis flush: caps, warm-up and the human gap hold at the platform; no account is banned, the kit-off account is', async () => {
-  const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'ban-safety' })).body;
+  const tenant = (await createTenant(stack, 'ban-safety')).body;
   const create = async (externalId: string, settings: Record<string, unknown>) => {
-    const res = await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: KEY, name: externalId, externalId, maxSendPerMinute: 300, ...settings });
+    const res = await createHttpAccount(stack, tenant.token, { name: externalId, externalId, maxSendPerMinute: 300, ...settings });
     expect(res.status).toBe(201);
     return res.body;
   };

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { byLine, freePort } from '@metronome/testkit';
+import { byLine, eventually, freePort, GiveUp } from '@metronome/testkit';
 import { groupAlive, groupGone } from '../helpers/npm-run.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
 
@@ -56,15 +56,19 @@ function npmStart(): Start {
   npm.stdout!.on('data', onLine);
   npm.stderr!.on('data', onLine);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
-  const waitFor = async (what: string, match: RegExp, timeoutMs = 90_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = lines.find((l) => match.test(l));
-      if (found) return found;
-      if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start: no line for ${what}. Output:\n${lines.slice(-30).join('\n')}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const waitFor = (what: string, match: RegExp, timeoutMs = 90_000) =>
+    eventually(
+      `a line for ${what}`,
+      async () => {
+        const found = lines.find((l) => match.test(l));
+        if (found) return found;
+        // thrown, so a timeout's message carries the output; once npm has exited, at once
+        const missing = `npm start: no line for ${what}. Output:\n${lines.slice(-30).join('\n')}`;
+        throw npm.exitCode !== null ? new GiveUp(missing) : new Error(missing);
+      },
+      timeoutMs,
+      200,
+    );
   return { npm, lines, waitFor, exited };
 }
 

@@ -1,5 +1,5 @@
 import { compileText, renderText } from '@metronome/core';
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, sandbox, type SandboxMessage, stackForFile } from '../helpers/stack.js';
 import { received } from '../helpers/platform-record.js';
 import { eventually } from '../helpers/test-env.js';
 
@@ -7,13 +7,7 @@ import { eventually } from '../helpers/test-env.js';
 // a retry of a chat carries exactly the text its first attempt carried.
 
 const SEND_TIMEOUT_MS = 1_000;
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 1, senderEnv: { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) } });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 1, senderEnv: { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) } });
 
 async function sandboxCall(method: string, path: string, body?: unknown): Promise<void> {
   const res = await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

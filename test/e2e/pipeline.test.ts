@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, stackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // The walking skeleton end to end: API → PostgreSQL → scheduler → BullMQ → two senders →
 // sandbox, each a separate process.
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 2 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 2 });
 
 function png(seed: number): Buffer {
   // any distinct bytes will do for the sandbox; a real PNG header keeps it honest
@@ -22,17 +16,17 @@ function png(seed: number): Buffer {
 const chats = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
 
 test('300 chats over two tenants and three accounts: both parts, exactly once, in order; media once per account; paced', async () => {
-  const t1 = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'Tenant one' });
-  const t2 = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'Tenant two' });
+  const t1 = await createTenant(stack, 'Tenant one');
+  const t2 = await createTenant(stack, 'Tenant two');
   expect(t1.status).toBe(201);
   expect(t2.status).toBe(201);
   const tok1: string = t1.body.token;
   const tok2: string = t2.body.token;
 
-  const accA = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'A', externalId: 'acc-a', maxSendPerMinute: 6000, groupConcurrency: 5 });
-  const accB = await api(stack, 'POST', '/v1/accounts', tok1, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'B', externalId: 'acc-b', maxSendPerMinute: 6000 });
+  const accA = await createHttpAccount(stack, tok1, { name: 'A', externalId: 'acc-a', maxSendPerMinute: 6000, groupConcurrency: 5 });
+  const accB = await createHttpAccount(stack, tok1, { name: 'B', externalId: 'acc-b', maxSendPerMinute: 6000 });
   // C is the paced one: 120 sends a minute, burst 1
-  const accC = await api(stack, 'POST', '/v1/accounts', tok2, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'C', externalId: 'acc-c', maxSendPerMinute: 120, groupConcurrency: 3 });
+  const accC = await createHttpAccount(stack, tok2, { name: 'C', externalId: 'acc-c', maxSendPerMinute: 120, groupConcurrency: 3 });
   for (const a of [accA, accB, accC]) expect(a.status).toBe(201);
 
   const img1 = png(1);

@@ -1,4 +1,4 @@
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, stackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // A campaign edited every second (name, messages, and its timezone, which makes the API
@@ -6,17 +6,11 @@ import { eventually } from '../helpers/test-env.js';
 // twice less than everySeconds apart. Real processes; checked at the sandbox.
 
 const EVERY_S = 3;
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 2 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 2 });
 
 test('edited every second for 25 s: every occurrence runs once, on time, never early', async () => {
-  const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'edits' })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'edits-a', maxSendPerMinute: 6000 })).body;
+  const tenant = (await createTenant(stack, 'edits')).body;
+  const account = (await createHttpAccount(stack, tenant.token, { name: 'a', externalId: 'edits-a', maxSendPerMinute: 6000 })).body;
   const created = await api(stack, 'POST', '/v1/campaigns', tenant.token, {
     accountId: account.id,
     name: 'edited',

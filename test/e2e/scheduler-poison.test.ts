@@ -2,8 +2,9 @@ import { sql } from 'kysely';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, redisKeys } from '@metronome/redis';
 import { scrapeSum } from '@metronome/testkit';
-import { api, startStack, type Stack } from '../helpers/stack.js';
+import { api, stackForFile } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
+import { seedCampaign } from '../helpers/seed.js';
 
 // One tenant's campaign rows hold values the scheduler cannot turn into runs (written with
 // SQL, as rows saved before the API refused such values would be). Another tenant's campaign
@@ -11,13 +12,7 @@ import { eventually, REDIS_URL } from '../helpers/test-env.js';
 // reason and counted `failed` once each, and the scheduler keeps ticking.
 
 const TICK_MS = 200; // test/helpers/stack.ts runs its scheduler at 200 ms ticks
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 0 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 0 });
 
 async function tenantWithAccount(name: string): Promise<{ token: string; tenantId: string; accountId: string }> {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name })).body;
@@ -32,22 +27,9 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   const dueAt = new Date(Date.now() + 3_000);
 
   const poison = async (name: string, values: Record<string, unknown>): Promise<[string, string]> => {
-    const row = await db
-      .insertInto('campaigns')
-      .values({
-        tenant_id: bad.tenantId,
-        account_id: bad.accountId,
-        name,
-        timezone: 'UTC',
-        schedule: JSON.stringify({ type: 'interval', everySeconds: 60 }),
-        messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-        targets: ['x'],
-        next_run_at: dueAt,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    for (const [column, value] of Object.entries(values)) await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${row.id}`.execute(db);
-    return [name, row.id];
+    const id = await seedCampaign(db, bad, { name, targets: ['x'], next_run_at: dueAt });
+    for (const [column, value] of Object.entries(values)) await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${id}`.execute(db);
+    return [name, id];
   };
   const poisoned = new Map([
     // due long ago, so in every tick from now on: what the API saved for once.at = 0000-01-01T00:00:00+23:59

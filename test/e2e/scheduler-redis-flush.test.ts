@@ -1,4 +1,4 @@
-import { api, sandbox, startStack, type Stack, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, stackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { flushPrefix } from '../helpers/redis-flush.js';
 import { eventually } from '../helpers/test-env.js';
 
@@ -6,17 +6,11 @@ import { eventually } from '../helpers/test-env.js';
 // deleted while a run is half-way through. The reconciler re-enqueues the run from PostgreSQL,
 // the run finishes, and the platform (the sandbox) never receives any part twice.
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ senders: 2 });
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+const stack = stackForFile({ senders: 2 });
 
 test('Redis flushed mid-run: the run is re-enqueued and finishes; no chat receives a part twice', async () => {
-  const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'flush' })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'flush-a', maxSendPerMinute: 300 })).body;
+  const tenant = (await createTenant(stack, 'flush')).body;
+  const account = (await createHttpAccount(stack, tenant.token, { name: 'a', externalId: 'flush-a', maxSendPerMinute: 300 })).body;
   const targets = Array.from({ length: 30 }, (_, i) => `chat-${i}`);
   const created = await api(stack, 'POST', '/v1/campaigns', tenant.token, {
     accountId: account.id,

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { byLine } from '@metronome/testkit';
+import { byLine, eventually } from '@metronome/testkit';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -67,11 +67,9 @@ export function groupAlive(pgid: number): boolean {
 }
 
 export async function groupGone(pgid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
+  return eventually(`process group ${pgid} to exit`, async () => !groupAlive(pgid), timeoutMs, 50).then(
+    () => true,
+    () => false,
+  );
 }
 

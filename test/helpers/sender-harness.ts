@@ -3,15 +3,15 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DEFAULT_COOLING, ManualClock, DEVELOPMENT_SECRETS_KEY, seal, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, insertRuns, senderRepositories, TargetSendRepository, type MessagePart } from '@metronome/db';
+import type { MessagePart } from '@metronome/db';
 import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue, runJobId } from '@metronome/queue';
-import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys } from '@metronome/redis';
+import { createRedis, loadScripts, redisKeys } from '@metronome/redis';
 import { HttpTransport, type Transport } from '@metronome/transports';
 import { buildSandbox } from '../../services/sandbox/src/app.js';
+import { buildSenderDeps } from '../../services/sender/src/build-deps.js';
 import type { SenderDeps, SenderSettings } from '../../services/sender/src/deps.js';
-import { MediaRefs } from '../../services/sender/src/media-refs.js';
 import { processRunJob } from '../../services/sender/src/run-job.js';
+import { seedAccount, seedCampaign, seedRun, seedTenant } from './seed.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from './test-env.js';
 
 /**
@@ -73,19 +73,15 @@ export async function startSenderHarness(
   const sandbox = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, clock: () => clock.now() });
   await sandbox.listen({ port: 0, host: '127.0.0.1' });
   const sandboxUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}`;
-  const repo = senderRepositories(tdb.db);
-  const queue = new RunQueue(redis, keys.queuePrefix);
   const metrics = new Metrics('sender-test');
   const transport = new HttpTransport({ baseUrl: sandboxUrl, timeoutMs: settings.sendTimeoutMs ?? 5000 });
-  const deps: SenderDeps = {
-    repo,
-    targets: new TargetSendRepository(tdb.db),
-    cooling: new AccountCoolingRepository(tdb.db),
-    lock: new AccountLock(scripts, keys),
-    pace: new AccountPace(scripts, keys),
-    queue,
+  // the wiring main.ts uses, with the harness's clock, settings and instant sleep
+  const deps = buildSenderDeps({
+    db: tdb.db,
+    redis,
+    scripts,
+    keys,
     transports: { ...options.transports?.(clock), http: transport },
-    media: new MediaRefs(repo),
     secretsKeys: [DEVELOPMENT_SECRETS_KEY],
     clock,
     logger: createLogger('sender-test', 'silent'),
@@ -113,7 +109,8 @@ export async function startSenderHarness(
       clock.set(Math.max(clock.now(), wakeAt));
     },
     draining: new AbortController().signal,
-  };
+  });
+  const { queue } = deps;
   const db = tdb.db;
   const h: SenderHarness = {
     clock,
@@ -133,24 +130,18 @@ export async function startSenderHarness(
       await tdb.drop();
     },
     seedAccount: async (opts = {}) => {
-      const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
+      const tenantId = await seedTenant(db);
       const externalId = opts.externalId ?? `acc-${randomUUID().slice(0, 8)}`;
       // An http account has its API key, as the API requires; the sandbox registers it on the first request.
       const credentials = opts.credentials ?? ((opts.platform ?? 'http') === 'http' ? { apiKey: `key-${randomUUID()}` } : null);
-      const account = await db
-        .insertInto('accounts')
-        .values({
-          tenant_id: tenant.id,
-          platform: opts.platform ?? 'http',
-          name: 'a',
-          external_id: externalId,
-          credentials: credentials ? seal(JSON.stringify(credentials), DEVELOPMENT_SECRETS_KEY) : null,
-          max_send_per_minute: opts.maxSendPerMinute ?? null,
-          group_concurrency: opts.groupConcurrency ?? null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return { tenantId: tenant.id, accountId: account.id, externalId };
+      const accountId = await seedAccount(db, tenantId, {
+        platform: opts.platform ?? 'http',
+        external_id: externalId,
+        credentials: credentials ? seal(JSON.stringify(credentials), DEVELOPMENT_SECRETS_KEY) : null,
+        max_send_per_minute: opts.maxSendPerMinute ?? null,
+        group_concurrency: opts.groupConcurrency ?? null,
+      });
+      return { tenantId, accountId, externalId };
     },
     seedMedia: async (tenantId, bytes, contentType = 'image/png') => {
       const row = await db
@@ -161,37 +152,16 @@ export async function startSenderHarness(
       return row.id;
     },
     seedRun: async (o) => {
-      const campaign = await db
-        .insertInto('campaigns')
-        .values({
-          tenant_id: o.tenantId,
-          account_id: o.accountId,
-          name: 'c',
-          timezone: o.timezone ?? 'UTC',
-          schedule: JSON.stringify({ type: 'once', at: new Date(clock.now()).toISOString() }),
-          window_start: o.window?.start ?? '00:00',
-          window_end: o.window?.end ?? '24:00',
-          messages: JSON.stringify(o.parts),
-          targets: o.targets,
-          active: false,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const id = randomUUID();
-      await insertRuns(db, [
-        {
-          id,
-          campaignId: campaign.id,
-          tenantId: o.tenantId,
-          accountId: o.accountId,
-          trigger: 'manual',
-          parts: o.parts,
-          scheduledAt: o.scheduledAt ?? new Date(clock.now()),
-          windowEndAt: o.windowEndAt ?? null,
-          jobId: runJobId(id, 0),
-        },
-      ]);
-      return id;
+      const campaignId = await seedCampaign(db, o, {
+        timezone: o.timezone ?? 'UTC',
+        schedule: JSON.stringify({ type: 'once', at: new Date(clock.now()).toISOString() }),
+        window_start: o.window?.start ?? '00:00',
+        window_end: o.window?.end ?? '24:00',
+        messages: JSON.stringify(o.parts),
+        targets: o.targets,
+        active: false,
+      });
+      return seedRun(db, { campaignId, tenantId: o.tenantId, accountId: o.accountId, parts: o.parts, scheduledAt: o.scheduledAt ?? new Date(clock.now()), windowEndAt: o.windowEndAt ?? null });
     },
     runJob: async (runId) => {
       const run = await db.selectFrom('runs').select('job_id').where('id', '=', runId).executeTakeFirstOrThrow();

@@ -32,6 +32,31 @@ export async function startStack(
   }
 }
 
+type StackOptions = Parameters<typeof startStack>[0];
+
+/**
+ * The end-to-end files' prelude: a stack started before the file's tests (60 s allowed) and
+ * stopped after them. The object returned is filled in by the beforeAll, so a test reads it as
+ * the stack itself; a file whose stack did not start stops nothing.
+ */
+export function stackForFile(options: StackOptions = {}): Stack {
+  const stack = {} as Stack;
+  beforeAll(async () => {
+    Object.assign(stack, await startStack(options));
+  }, 60_000);
+  afterAll(async () => {
+    await stack.stop?.();
+  }, 60_000);
+  return stack;
+}
+
+/** A tenant made through the API by the admin: the answer, whose body carries the tenant's token. */
+export const createTenant = (stack: Stack, name: string) => api(stack, 'POST', '/v1/tenants', stack.adminToken, { name });
+
+/** An `http` account made through the API, with the sandbox API key every test uses unless told; the answer. */
+export const createHttpAccount = (stack: Stack, token: string, fields: Record<string, unknown>) =>
+  api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, ...fields });
+
 export const api = <T = any>(stack: Stack, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
   apiCall<T>(stack.apiUrl, method, path, token, body, headers);
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { Kysely } from 'kysely';
+import { createScratchDatabase } from '@metronome/testkit';
 import { createDb, type DB } from '../../libs/db/src/index.js';
-import { adminUrl, REDIS_URL, TEMPLATE_DB } from './urls.js';
+import { DATABASE_URL, REDIS_URL, TEMPLATE_DB } from './urls.js';
 
 export interface TestDatabase {
   url: string;
@@ -11,34 +11,37 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database for one test file, cloned from the template global-setup made. */
+/**
+ * A fresh, migrated database for one test file, cloned from the template global-setup made by
+ * the one cloner in libs/testkit (benchmarks use it too), with a Kysely handle on it.
+ */
 export async function createTestDatabase(label = 'it'): Promise<TestDatabase> {
-  const name = `metronome_test_${label.replace(/\W/g, '_')}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}" template "${TEMPLATE_DB}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl());
-  url.pathname = `/${name}`;
-  const db = createDb({ url: url.toString(), max: 5, applicationName: 'metronome-test' });
+  const scratch = await createScratchDatabase(DATABASE_URL, `test_${label}`, TEMPLATE_DB);
+  const db = createDb({ url: scratch.url, max: 5, applicationName: 'metronome-test' });
   return {
-    url: url.toString(),
-    name,
+    url: scratch.url,
+    name: scratch.name,
     db,
     drop: async () => {
       await db.destroy();
-      const a = new pg.Client({ connectionString: adminUrl() });
-      await a.connect();
-      try {
-        await a.query(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await a.end();
-      }
+      await scratch.drop();
     },
   };
+}
+
+/**
+ * A fresh database for each test of the file, dropped after it. The object returned is refilled
+ * by every beforeEach, so a test reads it as that test's database.
+ */
+export function databasePerTest(label: string): TestDatabase {
+  const current = {} as TestDatabase;
+  beforeEach(async () => {
+    Object.assign(current, await createTestDatabase(label));
+  });
+  afterEach(async () => {
+    await current.drop?.();
+  });
+  return current;
 }
 
 /** A KEY_PREFIX no other test uses, so tests share one Redis without seeing each other. */
@@ -48,18 +51,5 @@ export function uniquePrefix(label = 't'): string {
 
 export { REDIS_URL };
 
-/** Waits until `check` returns a truthy value (polling every `everyMs`), or fails with `what`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+// One polling helper for every test and benchmark: it lives in libs/testkit.
+export { eventually, GiveUp } from '@metronome/testkit';

@@ -4,9 +4,3 @@ export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 /** Set by global-setup.mjs: the migrated template for this version of migrations/. */
 export const TEMPLATE_DB = process.env['METRONOME_TEST_TEMPLATE'] ?? 'metronome_test_template';
 
-/** The server's maintenance database, for CREATE/DROP DATABASE. */
-export function adminUrl(): string {
-  const url = new URL(DATABASE_URL);
-  url.pathname = '/postgres';
-  return url.toString();
-}

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '@metronome/testkit';
+import { eventually, freePort, GiveUp } from '@metronome/testkit';
 import { ROOT } from './dashboard.js';
 
 // Debian's Prometheus (`/usr/bin/prometheus`) as a child process of a test: its own port and
@@ -64,15 +64,20 @@ export async function startPrometheus(targets: Record<string, string[]>, ruleFil
     await exited;
     rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
-    if (ready) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`prometheus did not become ready:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    await eventually(
+      'prometheus to be ready',
+      async () => {
+        if (await fetch(`${url}/-/ready`).then((r) => r.ok, () => false)) return true;
+        if (child.exitCode !== null) throw new GiveUp('prometheus exited');
+        return false;
+      },
+      30_000,
+      200,
+    );
+  } catch {
+    await stop();
+    throw new Error(`prometheus did not become ready:\n${output}`);
   }
   return {
     url,

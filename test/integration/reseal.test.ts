@@ -1,31 +1,20 @@
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { isSealedWith, open, seal } from '@metronome/core';
 import { resealSecrets, SealedSecretsRepository } from '@metronome/db';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+import { reseal, resealEnv, resealFailure, rotationKeys } from '../helpers/reseal-kit.js';
+import { seedAccount, seedTenant } from '../helpers/seed.js';
+import { databasePerTest } from '../helpers/test-env.js';
 
 // Key rotation: after SECRETS_KEY changes (the old key kept as SECRETS_KEY_PREVIOUS), every
 // stored secret — Telegram bot tokens and WhatsApp auth state — is re-sealed under the new key,
 // on real PostgreSQL, by the function and by `npm run reseal` as a process.
 
-const run = promisify(execFile);
-const OLD = randomBytes(32);
-const NEW = randomBytes(32);
-const STRANGER = randomBytes(32);
+const keys = rotationKeys();
+const { OLD, NEW, STRANGER } = keys;
 
-let tdb: TestDatabase;
-beforeEach(async () => {
-  tdb = await createTestDatabase('reseal');
-});
-afterEach(async () => {
-  await tdb.drop();
-});
+const tdb = databasePerTest('reseal');
 
 async function account(credentials: Buffer | null, platform: 'telegram' | 'whatsapp' = 'telegram'): Promise<string> {
-  const tenant = await tdb.db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const row = await tdb.db.insertInto('accounts').values({ tenant_id: tenant.id, platform, name: 'a', external_id: null, credentials }).returning('id').executeTakeFirstOrThrow();
-  return row.id;
+  return seedAccount(tdb.db, await seedTenant(tdb.db), { platform, external_id: null, credentials });
 }
 
 async function seedWorld() {
@@ -81,25 +70,19 @@ test('a row written meanwhile is left as written (compare-and-set), and a row un
 
 test('`npm run reseal` as a process: re-seals, says what it did, and exits 1 naming the accounts it could not open', async () => {
   const { bots } = await seedWorld();
-  const env = { ...process.env, DATABASE_URL: tdb.url, SECRETS_KEY: NEW.toString('hex'), SECRETS_KEY_PREVIOUS: OLD.toString('hex'), NODE_ENV: 'production' };
-  const ok = await run('node', ['libs/db/dist/reseal-cli.js'], { env });
+  const env = resealEnv(tdb.url, keys);
+  const ok = await reseal(env);
   expect(ok.stdout).toContain('7 account credentials and 12 WhatsApp auth rows re-sealed under SECRETS_KEY');
   const row = await tdb.db.selectFrom('accounts').select('credentials').where('id', '=', bots[3]!).executeTakeFirstOrThrow();
   expect(isSealedWith(row.credentials!, NEW)).toBe(true);
 
   const lost = await account(seal('{"botToken":"x:y"}', STRANGER));
-  const failed = await run('node', ['libs/db/dist/reseal-cli.js'], { env }).then(
-    () => null,
-    (error: { code: number; stderr: string }) => error,
-  );
+  const failed = await resealFailure(env);
   expect(failed?.code).toBe(1);
   expect(failed?.stderr).toContain(lost);
   expect(failed?.stderr).toContain('set SECRETS_KEY_PREVIOUS to the key they were sealed with');
 
-  const missing = await run('node', ['libs/db/dist/reseal-cli.js'], { env: { ...env, SECRETS_KEY: '' } }).then(
-    () => null,
-    (error: { code: number; stderr: string }) => error,
-  );
+  const missing = await resealFailure({ ...env, SECRETS_KEY: '' });
   expect(missing?.code).toBe(2);
   expect(missing?.stderr).toContain('SECRETS_KEY');
   expect(missing?.stderr).toContain('openssl rand -hex 32');

@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { ManualClock, upcomingOccurrences, type CatchUpPolicy } from '@metronome/core';
-import { ScheduleRepository, type DB } from '@metronome/db';
-import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import { upcomingOccurrences, type CatchUpPolicy, type ManualClock } from '@metronome/core';
+import type { DB, ScheduleRepository } from '@metronome/db';
+import type { Metrics } from '@metronome/observability';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import { seedCampaignOfNewAccount } from '../helpers/seed.js';
 
 // Catch-up after downtime: an interval campaign (every 60 s) runs at T0, then the scheduler is
 // stopped for three intervals (T0+1, T0+2 and T0+3 min are missed) and restarted at T0+3:30,
@@ -17,10 +14,8 @@ const T0 = Date.parse('2026-06-01T09:00:00Z');
 const MIN = 60_000;
 const at = (minutes: number) => new Date(T0 + minutes * MIN).toISOString();
 
-let tdb: TestDatabase;
+let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let redis: Redis;
-let queue: RunQueue;
 let clock: ManualClock;
 let metrics: Metrics;
 let deps: TickDeps;
@@ -28,47 +23,17 @@ let repo: ScheduleRepository;
 let fence: number;
 
 beforeEach(async () => {
-  tdb = await createTestDatabase('catchup');
-  db = tdb.db;
-  redis = createRedis(REDIS_URL, 'test-catch-up');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('catchup')).queuePrefix);
-  clock = new ManualClock(T0);
-  metrics = new Metrics('test');
-  repo = new ScheduleRepository(db);
-  deps = { repo, queue, clock, logger: createLogger('test', 'silent'), metrics, batch: 500, jitterMs: 0, lookaheadMs: 0 };
+  bed = await schedulerTestbed('catchup', T0);
+  ({ db, clock, metrics, repo, deps } = bed);
   fence = await repo.takeFence('me', new Date(clock.now()));
 });
-afterEach(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterEach(() => bed.close());
 
 async function seed(policy: CatchUpPolicy, maxLatenessSeconds: number | null): Promise<string> {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const campaign = await db
-    .insertInto('campaigns')
-    .values({
-      tenant_id: tenant.id,
-      account_id: account.id,
-      name: 'c',
-      timezone: 'UTC',
-      schedule: JSON.stringify({ type: 'interval', everySeconds: 60 }),
-      messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-      targets: ['a', 'b'],
-      next_run_at: new Date(T0),
-      catch_up_policy: policy,
-      catch_up_max_lateness_seconds: maxLatenessSeconds,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return campaign.id;
+  const { campaignId } = await seedCampaignOfNewAccount(db, {
+    campaign: { next_run_at: new Date(T0), catch_up_policy: policy, catch_up_max_lateness_seconds: maxLatenessSeconds },
+  });
+  return campaignId;
 }
 
 const scheduledRuns = async (campaignId: string) =>

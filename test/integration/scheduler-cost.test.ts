@@ -1,32 +1,26 @@
-import type { Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';
 import { ManualClock } from '@metronome/core';
 import { ScheduleRepository, type DB } from '@metronome/db';
 import { countDbStatements, createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import type { RunQueue } from '@metronome/queue';
 import { runTick } from '../../services/scheduler/src/tick.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import type { TestDatabase } from '../helpers/test-env.js';
 
 // A tick costs a constant number of statements, whatever the number of due campaigns: counted
 // on the real database with the same Kysely plugin the scheduler's metric uses.
 
+let bed: SchedulerTestbed;
 let tdb: TestDatabase;
-let redis: Redis;
 let queue: RunQueue;
 const T0 = Date.parse('2026-06-01T09:00:00Z');
 
+// the testbed's database and queue; the tick here gets its own counting deps
 beforeEach(async () => {
-  tdb = await createTestDatabase('cost');
-  redis = createRedis(REDIS_URL, 'test-cost');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('cost')).queuePrefix);
+  bed = await schedulerTestbed('cost', T0);
+  ({ tdb, queue } = bed);
 });
-afterEach(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterEach(() => bed.close());
 
 /** `n` due interval campaigns with 5 chats each, each on its own account, in three statements. */
 async function seed(db: Kysely<DB>, n: number, accountStatus: 'active' | 'disabled' = 'active'): Promise<void> {

@@ -1,13 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { firstOccurrence, ManualClock, upcomingOccurrences, type Schedule } from '@metronome/core';
-import { ScheduleRepository, type DB } from '@metronome/db';
-import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import { firstOccurrence, upcomingOccurrences, type ManualClock, type Schedule } from '@metronome/core';
+import type { DB } from '@metronome/db';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import { seedAccount, seedCampaign, seedTenant } from '../helpers/seed.js';
 
 // The DST rule (CONTRACT, Campaigns) against what the scheduler really creates: a cron campaign
 // is created as the API creates it (its first occurrence from libs/core), then the tick runs on a
@@ -16,55 +12,26 @@ import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '
 // one that does not exist fires at the first instant after the gap; interval campaigns keep
 // absolute time. The preview the API would have answered at the start is compared too.
 
-let tdb: TestDatabase;
+let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let redis: Redis;
-let queue: RunQueue;
 let clock: ManualClock;
 let deps: TickDeps;
 let fence: number;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase('dst');
-  db = tdb.db;
-  redis = createRedis(REDIS_URL, 'test-dst');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('dst')).queuePrefix);
-  clock = new ManualClock(0);
-  const repo = new ScheduleRepository(db);
-  deps = { repo, queue, clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 500, jitterMs: 0, lookaheadMs: 0 };
-  fence = await repo.takeFence('me', new Date());
+  bed = await schedulerTestbed('dst', 0);
+  ({ db, clock, deps } = bed);
+  fence = await bed.repo.takeFence('me', new Date());
 });
-afterAll(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterAll(() => bed.close());
 
 /** Creates the campaign at `from`, then ticks at each of its next occurrences; the runs' scheduledAt (UTC, minutes). */
 async function drive(schedule: Schedule, timezone: string, from: string, runs: number): Promise<{ created: string[]; previewed: string[] }> {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const tenantId = await seedTenant(db);
+  const accountId = await seedAccount(db, tenantId);
   clock.set(Date.parse(from));
   const first = firstOccurrence(schedule, timezone, new Date(clock.now()));
-  const { id } = await db
-    .insertInto('campaigns')
-    .values({
-      tenant_id: tenant.id,
-      account_id: account.id,
-      name: 'dst',
-      timezone,
-      schedule: JSON.stringify(schedule),
-      messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-      targets: ['a'],
-      next_run_at: first,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const id = await seedCampaign(db, { tenantId, accountId }, { name: 'dst', timezone, schedule: JSON.stringify(schedule), targets: ['a'], next_run_at: first });
   const previewed = upcomingOccurrences(
     { campaignId: id, schedule, timezone, window: { start: '00:00', end: '24:00' }, nextRunAt: first, lastScheduledAt: null },
     new Date(clock.now()),

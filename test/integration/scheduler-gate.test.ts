@@ -1,21 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { ManualClock } from '@metronome/core';
-import { RunControlRepository, ScheduleRepository, type DB } from '@metronome/db';
-import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import type { ManualClock } from '@metronome/core';
+import { RunControlRepository, type DB, type ScheduleRepository } from '@metronome/db';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import { seedCampaignOfNewAccount } from '../helpers/seed.js';
 
 // The per-chat interval gate (migrations/0002): no chat receives an interval campaign twice less
 // than everySeconds apart, whatever happened to the runs. Real PostgreSQL and Redis, manual clock.
 
-let tdb: TestDatabase;
+let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let redis: Redis;
-let queue: RunQueue;
 let clock: ManualClock;
 let deps: TickDeps;
 let repo: ScheduleRepository;
@@ -23,44 +17,15 @@ let fence: number;
 const T0 = Date.parse('2026-06-01T09:00:00Z');
 
 beforeEach(async () => {
-  tdb = await createTestDatabase('gate');
-  db = tdb.db;
-  redis = createRedis(REDIS_URL, 'test-gate');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('gate')).queuePrefix);
-  clock = new ManualClock(T0);
-  repo = new ScheduleRepository(db);
-  deps = { repo, queue, clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 500, jitterMs: 0, lookaheadMs: 0 };
+  bed = await schedulerTestbed('gate', T0);
+  ({ db, clock, repo, deps } = bed);
   fence = await repo.takeFence('me', new Date(T0));
 });
-afterEach(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterEach(() => bed.close());
 
 async function seed(schedule: object = { type: 'interval', everySeconds: 60 }) {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const campaign = await db
-    .insertInto('campaigns')
-    .values({
-      tenant_id: tenant.id,
-      account_id: account.id,
-      name: 'c',
-      timezone: 'UTC',
-      schedule: JSON.stringify(schedule),
-      messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-      targets: ['a', 'b', 'c'],
-      next_run_at: new Date(T0),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return campaign.id;
+  const { campaignId } = await seedCampaignOfNewAccount(db, { campaign: { schedule: JSON.stringify(schedule), targets: ['a', 'b', 'c'], next_run_at: new Date(T0) } });
+  return campaignId;
 }
 
 const runsOf = (campaignId: string) => db.selectFrom('runs').selectAll().where('campaign_id', '=', campaignId).orderBy('scheduled_at').execute();

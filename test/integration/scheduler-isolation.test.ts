@@ -1,21 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';
-import { ManualClock } from '@metronome/core';
-import { ScheduleRepository, type DB } from '@metronome/db';
-import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import type { ManualClock } from '@metronome/core';
+import type { DB, ScheduleRepository } from '@metronome/db';
+import type { Metrics } from '@metronome/observability';
+import type { RunQueue } from '@metronome/queue';
 import { reconcile } from '../../services/scheduler/src/reconcile.js';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import { seedCampaignOfNewAccount } from '../helpers/seed.js';
 
 // One bad campaign row never stops the tick for anyone else: rows the API would refuse are
 // written here with SQL, next to good ones, and the tick runs on real PostgreSQL and Redis.
 
-let tdb: TestDatabase;
+let bed: SchedulerTestbed;
 let db: Kysely<DB>;
-let redis: Redis;
 let queue: RunQueue;
 let clock: ManualClock;
 let metrics: Metrics;
@@ -23,48 +20,18 @@ let deps: TickDeps;
 let repo: ScheduleRepository;
 
 beforeEach(async () => {
-  tdb = await createTestDatabase('isolation');
-  db = tdb.db;
-  redis = createRedis(REDIS_URL, 'test-isolation');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('isolation')).queuePrefix);
-  clock = new ManualClock(Date.parse('2026-06-01T09:00:00Z'));
-  repo = new ScheduleRepository(db);
-  metrics = new Metrics('test');
-  deps = { repo, queue, clock, logger: createLogger('test', 'silent'), metrics, batch: 500, jitterMs: 0, lookaheadMs: 0 };
+  bed = await schedulerTestbed('isolation', Date.parse('2026-06-01T09:00:00Z'));
+  ({ db, queue, clock, metrics, repo, deps } = bed);
 });
-afterEach(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterEach(() => bed.close());
 
 /** A tenant with an account (`status`) and one campaign; `raw` columns are SQL written as given. */
 async function campaign(raw: Partial<Record<'schedule' | 'timezone' | 'window_start' | 'window_end' | 'messages' | 'targets' | 'next_run_at', unknown>> = {}, status: 'active' | 'disabled' = 'active') {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null, status })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const row = await db
-    .insertInto('campaigns')
-    .values({
-      tenant_id: tenant.id,
-      account_id: account.id,
-      name: 'c',
-      timezone: 'UTC',
-      schedule: JSON.stringify({ type: 'interval', everySeconds: 60 }),
-      messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
-      targets: ['a', 'b'],
-      next_run_at: new Date(clock.now()),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const { campaignId: id } = await seedCampaignOfNewAccount(db, { account: { status }, campaign: { next_run_at: new Date(clock.now()) } });
   for (const [column, value] of Object.entries(raw)) {
-    await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${row.id}`.execute(db);
+    await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${id}`.execute(db);
   }
-  return row.id;
+  return id;
 }
 
 const campaignRow = (id: string) => db.selectFrom('campaigns').select(['active', 'last_error', 'next_run_at']).where('id', '=', id).executeTakeFirstOrThrow();

@@ -1,18 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ManualClock } from '@metronome/core';
-import { ScheduleRepository, StaleFenceError, type DB } from '@metronome/db';
+import type { ManualClock } from '@metronome/core';
+import { StaleFenceError, type DB, type ScheduleRepository } from '@metronome/db';
 import type { Kysely } from 'kysely';
-import { createLogger, Metrics } from '@metronome/observability';
-import { RunQueue } from '@metronome/queue';
-import { createRedis, redisKeys } from '@metronome/redis';
+import type { RunQueue } from '@metronome/queue';
 import { runTick, type TickDeps } from '../../services/scheduler/src/tick.js';
 import { reconcile } from '../../services/scheduler/src/reconcile.js';
-import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { schedulerTestbed, type SchedulerTestbed } from '../helpers/scheduler-testbed.js';
+import { seedCampaignOfNewAccount } from '../helpers/seed.js';
 
 // The scheduler's tick and reconciler on real PostgreSQL and Redis, with a manual clock.
 
-let tdb: TestDatabase;
+let bed: SchedulerTestbed;
 let db: Kysely<DB>;
 let redis: Redis;
 let queue: RunQueue;
@@ -21,45 +19,23 @@ let deps: TickDeps;
 let repo: ScheduleRepository;
 
 beforeEach(async () => {
-  tdb = await createTestDatabase('sched');
-  db = tdb.db;
-  redis = createRedis(REDIS_URL, 'test-sched');
-  queue = new RunQueue(redis, redisKeys(uniquePrefix('sched')).queuePrefix);
-  clock = new ManualClock(Date.parse('2026-06-01T09:00:00Z'));
-  repo = new ScheduleRepository(db);
-  deps = { repo, queue, clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 500, jitterMs: 0, lookaheadMs: 0 };
+  bed = await schedulerTestbed('sched', Date.parse('2026-06-01T09:00:00Z'));
+  ({ db, redis, queue, clock, repo, deps } = bed);
 });
-afterEach(async () => {
-  await queue.queue.obliterate({ force: true });
-  await queue.close();
-  await redis.quit();
-  await tdb.drop();
-});
+afterEach(() => bed.close());
 
 async function seed(opts: { accountStatus?: 'active' | 'disabled'; blockedUntil?: Date; window?: [string, string]; every?: number; nextRunAt?: Date; targets?: string[]; timezone?: string } = {}) {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null, status: opts.accountStatus ?? 'active', blocked_until: opts.blockedUntil ?? null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const campaign = await db
-    .insertInto('campaigns')
-    .values({
-      tenant_id: tenant.id,
-      account_id: account.id,
-      name: 'c',
+  return seedCampaignOfNewAccount(db, {
+    account: { status: opts.accountStatus ?? 'active', blocked_until: opts.blockedUntil ?? null },
+    campaign: {
       timezone: opts.timezone ?? 'UTC',
       schedule: JSON.stringify({ type: 'interval', everySeconds: opts.every ?? 60 }),
       window_start: opts.window?.[0] ?? '00:00',
       window_end: opts.window?.[1] ?? '24:00',
-      messages: JSON.stringify([{ type: 'text', text: 'hi' }]),
       targets: opts.targets ?? ['a', 'b', 'c'],
       next_run_at: opts.nextRunAt ?? new Date(clock.now()),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { tenantId: tenant.id, accountId: account.id, campaignId: campaign.id };
+    },
+  });
 }
 
 const runsOf = (campaignId: string) => db.selectFrom('runs').selectAll().where('campaign_id', '=', campaignId).orderBy('scheduled_at').execute();

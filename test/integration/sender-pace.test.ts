@@ -79,4 +79,18 @@ describe('jitter between the parts of one chat', () => {
       await h.close();
     }
   });
+  test('each gap is a draw of its own: a jitter stuck at one value (or at 0) would not spread them', async () => {
+    const h = await startSenderHarness({ partJitterMs: 800 });
+    const draws = [0.25, 0.75];
+    h.deps.random = () => draws.shift() ?? 0.5;
+    try {
+      const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 1 });
+      const runId = await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [text('1'), text('2'), text('3')] });
+      await drive(h, runId);
+      const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+      expect(gaps(items.map((m) => m.receivedAt))).toEqual([200, 600]);
+    } finally {
+      await h.close();
+    }
+  });
 });

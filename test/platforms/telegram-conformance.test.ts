@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { TelegramTransport } from '@metronome/transports';
-import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
-import { startSenderHarness } from '../helpers/sender-harness.js';
 import { describeTransportConformance } from './conformance.js';
+import { startTelegramHarness } from '../helpers/telegram-harness.js';
 
 // The Telegram transport against a fake of the Bot API, through the conformance cases, with
 // Telegram's per-chat pace (20 a minute) on as in production.
@@ -10,13 +8,7 @@ import { describeTransportConformance } from './conformance.js';
 let nextBot = 700_000;
 
 describeTransportConformance('telegram', async () => {
-  const fake = await FakeTelegramBotApi.start();
-  const harness = await startSenderHarness({ chatPacePerMinute: { telegram: 20 } }, undefined, {
-    transports: (clock) => {
-      fake.setClock(() => clock.now());
-      return { telegram: new TelegramTransport({ baseUrl: fake.url, timeoutMs: 5000 }) };
-    },
-  });
+  const { fake, h: harness } = await startTelegramHarness({ chatPacePerMinute: { telegram: 20 } });
   return {
     harness,
     // supergroups: Telegram's group ids are negative

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { TelegramTransport } from '@metronome/transports';
-import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
-import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import type { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
+import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
+import { startTelegramHarness } from '../helpers/telegram-harness.js';
 
 // Personal messages on Telegram, driven by the real sender job against the fake Bot API: each
 // chat's text is rendered from the run's copy of its variables, and a chat the platform moves
@@ -10,13 +10,7 @@ import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sen
 let fake: FakeTelegramBotApi;
 let h: SenderHarness;
 beforeAll(async () => {
-  fake = await FakeTelegramBotApi.start();
-  h = await startSenderHarness({ chatPacePerMinute: { telegram: 20 }, maxRetries: 3 }, undefined, {
-    transports: (clock) => {
-      fake.setClock(() => clock.now());
-      return { telegram: new TelegramTransport({ baseUrl: fake.url, timeoutMs: 5000 }) };
-    },
-  });
+  ({ fake, h } = await startTelegramHarness({ chatPacePerMinute: { telegram: 20 }, maxRetries: 3 }));
 });
 afterAll(async () => {
   await h?.close();

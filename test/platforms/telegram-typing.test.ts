@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { MessagePart } from '@metronome/db';
-import { TelegramTransport } from '@metronome/transports';
-import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
-import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import type { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
+import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
+import { startTelegramHarness } from '../helpers/telegram-harness.js';
 
 // Typing first on Telegram (CONTRACT §3, accounts: typing): sendChatAction before each message,
 // from the real sender job against the fake Bot API (which stamps actions with the manual
@@ -16,13 +16,7 @@ let h: SenderHarness;
 let nextBot = 700_000;
 
 beforeAll(async () => {
-  fake = await FakeTelegramBotApi.start();
-  h = await startSenderHarness({}, undefined, {
-    transports: (clock) => {
-      fake.setClock(() => clock.now());
-      return { telegram: new TelegramTransport({ baseUrl: fake.url, timeoutMs: 5000 }) };
-    },
-  });
+  ({ fake, h } = await startTelegramHarness());
 });
 afterAll(async () => {
   await h?.close();

@@ -6,9 +6,10 @@ import type { MessagePart } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { TelegramTransport } from '@metronome/transports';
 import { MediaRefs } from '../../services/sender/src/media-refs.js';
-import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
-import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import type { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
+import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
 import { eventually } from '../helpers/test-env.js';
+import { startTelegramHarness } from '../helpers/telegram-harness.js';
 
 // The Telegram transport driven by the real sender job (real PostgreSQL and Redis, manual
 // clock) against a fake of the Bot API: uploads, waits, migrations, chat and account errors.
@@ -25,13 +26,7 @@ const logLines: string[] = [];
 let nextBot = 500_000;
 
 beforeAll(async () => {
-  fake = await FakeTelegramBotApi.start();
-  h = await startSenderHarness({ chatPacePerMinute: { telegram: 20 }, maxRetries: 3 }, undefined, {
-    transports: (clock) => {
-      fake.setClock(() => clock.now());
-      return { telegram: new TelegramTransport({ baseUrl: fake.url, timeoutMs: 5000 }) };
-    },
-  });
+  ({ fake, h } = await startTelegramHarness({ chatPacePerMinute: { telegram: 20 }, maxRetries: 3 }));
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       logLines.push(chunk.toString('utf8'));

@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { keyId, ManualClock, open } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import { loadAuthState, type AuthRow, type WhatsAppAuthStore } from '@metronome/transports';
 import { addTransactionCapability, BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
 import { createLogger } from '@metronome/observability';
+import { seedAccount, seedTenant } from '../helpers/seed.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
 
 // A WhatsApp account's auth state (Baileys' creds and Signal keys) through PostgreSQL:
@@ -25,13 +26,7 @@ afterAll(async () => {
 });
 
 async function newAccount(): Promise<string> {
-  const tenant = await tdb.db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await tdb.db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'whatsapp', name: 'wa', external_id: null, credentials: null, status: 'disconnected' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return account.id;
+  return seedAccount(tdb.db, await seedTenant(tdb.db), { platform: 'whatsapp', name: 'wa', external_id: null, status: 'disconnected' });
 }
 
 /** The repository, counting the write statements it is asked for. */

@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { SenderSettings } from '../../services/sender/src/deps.js';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
+import { seedAccount, seedTenant } from '../helpers/seed.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 
@@ -63,13 +64,9 @@ export async function seedPairedAuth(auth: WhatsAppAuthStore, accountId: string,
 
 /** A tenant and a WhatsApp account in the given status. */
 export async function insertWhatsAppAccount(db: Kysely<DB>, status: 'active' | 'disconnected' = 'active'): Promise<{ tenantId: string; accountId: string }> {
-  const tenant = await db.insertInto('tenants').values({ name: 't', token_hash: randomUUID() }).returning('id').executeTakeFirstOrThrow();
-  const account = await db
-    .insertInto('accounts')
-    .values({ tenant_id: tenant.id, platform: 'whatsapp', name: 'wa', external_id: null, credentials: null, status })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { tenantId: tenant.id, accountId: account.id };
+  const tenantId = await seedTenant(db);
+  const accountId = await seedAccount(db, tenantId, { platform: 'whatsapp', name: 'wa', external_id: null, status });
+  return { tenantId, accountId };
 }
 
 export interface WhatsAppHarness {

@@ -95,4 +95,8 @@ test('jitter, when given, only ever delays a run and is the same on every call',
     expect(o.startsAt.getTime()).toBeGreaterThanOrEqual(plain[i]!.startsAt.getTime());
     expect(o.startsAt.getTime() - plain[i]!.startsAt.getTime()).toBeLessThan(30_000);
   });
+  // a jitter stuck at 0 passes the checks above: the occurrences must be delayed, and not all alike
+  const delays = jittered.map((o, i) => o.startsAt.getTime() - plain[i]!.startsAt.getTime());
+  expect(new Set(delays).size).toBeGreaterThan(3);
+  expect(Math.max(...delays)).toBeGreaterThan(10_000);
 });

@@ -56,6 +56,14 @@ describe('planOccurrence', () => {
     if (a.kind !== 'run') throw new Error('expected a run');
     expect(a.scheduledAt.getTime()).toBeGreaterThanOrEqual(o.dueAt.getTime());
     expect(a.scheduledAt.getTime()).toBeLessThan(o.dueAt.getTime() + 5000);
+    // a jitter stuck at 0 passes the checks above: the same occurrence of other campaigns must
+    // land at different delays
+    const delays = Array.from({ length: 20 }, (_, i) => {
+      const plan = planOccurrence({ ...o, campaignId: `7d1c1f8e-0000-4000-8000-${String(i).padStart(12, '0')}` }, o.dueAt, 5000);
+      return plan.kind === 'run' ? plan.scheduledAt.getTime() - o.dueAt.getTime() : -1;
+    });
+    expect(new Set(delays).size).toBeGreaterThan(10);
+    expect(Math.max(...delays)).toBeGreaterThan(2_500);
   });
 });
 

@@ -1,3 +1,4 @@
+export { eventually, GiveUp } from './eventually.js';
 export { startService, freePort, byLine, type ServiceProcess } from './processes.js';
 export { startStack, apiCall, sandboxGet, scrapeSum, type Stack, type StackOptions } from './stack.js';
 export { createScratchDatabase, type ScratchDatabase } from './databases.js';

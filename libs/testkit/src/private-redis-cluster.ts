@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { eventually, GiveUp } from './eventually.js';
 import { freePort } from './processes.js';
 import { redisAnswers } from './private-redis.js';
 
@@ -22,14 +23,6 @@ export interface PrivateRedisCluster {
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`redis cluster: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**
@@ -65,19 +58,19 @@ export async function startPrivateRedisCluster(masters = 3, timeoutMs = 30_000):
       children.push(child);
     }
     for (const [i, port] of ports.entries()) {
-      await until(`node ${port} to answer`, async () => {
+      await eventually(`redis cluster node ${port} to answer`, async () => {
         const child = children[i]!;
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server on port ${port} exited; is redis-server installed?`);
+        if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`redis-server on port ${port} exited; is redis-server installed?`);
         return redisAnswers(port);
-      }, timeoutMs);
+      }, timeoutMs, 50);
     }
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: timeoutMs });
     // Every node must have learnt the others and the slot map, not only the one asked.
     for (const port of ports) {
-      await until(`node ${port} to report cluster_state:ok`, async () => {
+      await eventually(`redis cluster node ${port} to report cluster_state:ok`, async () => {
         const info = await cli(port, 'cluster', 'info');
         return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${masters}`);
-      }, timeoutMs);
+      }, timeoutMs, 50);
     }
   } catch (error) {
     await stop();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
+import { eventually, GiveUp } from './eventually.js';
 import { freePort } from './processes.js';
 
 /**
@@ -46,12 +47,16 @@ function spawnServer(port: number): ChildProcess {
 }
 
 async function untilAnswering(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await redisAnswers(port))) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server on port ${port} exited (${child.exitCode ?? child.signalCode}); is redis-server installed?`);
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(
+    `redis-server on port ${port} to answer`,
+    async () => {
+      if (await redisAnswers(port)) return true;
+      if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`redis-server on port ${port} exited (${child.exitCode ?? child.signalCode}); is redis-server installed?`);
+      return false;
+    },
+    timeoutMs,
+    20,
+  );
 }
 
 function exited(child: ChildProcess): Promise<void> {

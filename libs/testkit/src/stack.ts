@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { eventually } from './eventually.js';
 import { freePort, startService, type ServiceProcess } from './processes.js';
 
 export interface Stack {
@@ -24,14 +25,6 @@ export interface StackOptions {
   schedulerEnv?: Record<string, string>;
   senderEnv?: Record<string, string>;
   sandboxEnv?: Record<string, string>;
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**
@@ -64,8 +57,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const schedulerReady = await scheduler.waitForLog((l) => l['msg'] === 'scheduler ready');
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-    await until('the API to be ready', async () => (await fetch(`${apiUrl}/readyz`)).ok, 20_000);
-    await until('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
+    await eventually('the API to be ready', async () => (await fetch(`${apiUrl}/readyz`)).ok, 20_000);
+    await eventually('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
     return {
       apiUrl,
       sandboxUrl,

@@ -3,15 +3,13 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, createDb, OptOutRepository, senderRepositories, TargetSendRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
-import { RUNS_QUEUE, RunQueue, runJobSchema } from '@metronome/queue';
-import { AccountLock, AccountPace, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { RUNS_QUEUE, runJobSchema } from '@metronome/queue';
+import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
-import { coolingSettings } from '@metronome/config';
 import { loadConfig } from './config.js';
-import type { SenderDeps } from './deps.js';
-import { MediaRefs } from './media-refs.js';
+import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
 import { processRunJob } from './run-job.js';
@@ -40,9 +38,6 @@ countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' })
 countRedisCommands(workerRedis, () => metrics.redisCommands.inc({ connection: 'worker' }));
 const keys = redisKeys(config.KEY_PREFIX);
 const scripts = loadScripts(redis);
-const repo = senderRepositories(db);
-const queue = new RunQueue(redis, keys.queuePrefix);
-queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
 const http = new HttpTransport({ baseUrl: config.HTTP_TRANSPORT_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeoutMs: config.SEND_TIMEOUT_MS });
 
@@ -74,42 +69,24 @@ const whatsapp = new WhatsAppTransport({
 const drain = new AbortController();
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
-const deps: SenderDeps = {
-  repo,
-  targets: new TargetSendRepository(db),
-  cooling: new AccountCoolingRepository(db),
-  lock: new AccountLock(scripts, keys),
-  pace: new AccountPace(scripts, keys),
-  queue,
+const deps = buildSenderDeps({
+  db,
+  redis,
+  scripts,
+  keys,
   transports: { http, telegram, whatsapp },
-  media: new MediaRefs(repo),
   secretsKeys,
   clock: systemClock,
   events,
   logger,
   metrics,
-  settings: {
-    sendsPerJob: config.SENDS_PER_JOB,
-    defaultMaxSendPerMinute: config.DEFAULT_MAX_SEND_PER_MINUTE,
-    defaultGroupConcurrency: config.DEFAULT_GROUP_CONCURRENCY,
-    rateBurst: config.RATE_BURST,
-    maxRetries: config.MAX_RETRIES,
-    sendTimeoutMs: config.SEND_TIMEOUT_MS,
-    maxInlineWaitMs: config.SENDER_MAX_INLINE_WAIT_MS,
-    lockRetryMs: config.SENDER_LOCK_RETRY_MS,
-    lockTtlMs: 30_000,
-    chatPacePerMinute: {
-      telegram: config.CHAT_MAX_SEND_PER_MINUTE_TELEGRAM,
-      whatsapp: config.CHAT_MAX_SEND_PER_MINUTE_WHATSAPP,
-      http: config.CHAT_MAX_SEND_PER_MINUTE_HTTP,
-    },
-    partJitterMs: config.PART_JITTER_MS,
-    cooling: coolingSettings(config),
-  },
+  settings: senderSettings(config),
   random: Math.random,
   sleep: (ms) => sleep(ms),
   draining: drain.signal,
-};
+});
+const { queue } = deps;
+queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
 
 const worker = new Worker(
   RUNS_QUEUE,
