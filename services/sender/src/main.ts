@@ -12,6 +12,7 @@ import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
+import { jobWaitMs } from './job-wait.js';
 import { processRunJob } from './run-job.js';
 import { countSockets } from './socket-metrics.js';
 
@@ -93,7 +94,7 @@ const worker = new Worker(
   async (job) => {
     const started = Date.now();
     // how long the job sat due in the queue: the sign that the replicas' slots are all busy
-    events.emit('job:start', { jobId: job.id, waitMs: started - job.timestamp - (job.delay ?? 0) });
+    events.emit('job:start', { jobId: job.id, waitMs: jobWaitMs(job, started) });
     let outcome: Outcome;
     const parsed = runJobSchema.safeParse(job.data);
     if (!parsed.success || !job.id) {
