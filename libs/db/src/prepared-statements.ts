@@ -33,6 +33,12 @@ export function statementName(text: string): string {
  * (migrations' multi-statement scripts, BEGIN/COMMIT) go through unchanged: a named statement
  * must be a single one. node-postgres has the mechanism (a query's `name`); Kysely's dialect
  * does not expose it, hence this wrapper.
+ *
+ * One rule follows: a statement's result names its columns. PostgreSQL re-plans a prepared
+ * statement after a migration, but refuses one whose result row changed ("cached plan must not
+ * change result type"), so a final `select *` or `returning *` on a table a migration widens
+ * would fail on every connection that prepared it until the service restarts. (`returning *`
+ * inside a CTE whose outer select names its columns is fine.)
  */
 export function prepareStatements(client: pg.PoolClient | pg.Client, limit = MAX_PREPARED_PER_CONNECTION): void {
   const names = new Set<string>();
