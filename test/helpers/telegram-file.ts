@@ -20,6 +20,26 @@ export interface TelegramFile {
   campaignTargets(runId: string): Promise<string[]>;
 }
 
+/**
+ * The file's last test: no bot token, nor its secret part, in any log line or stored error of
+ * the file's tests. `loggedCodes`: error codes the file's failure paths must have logged (so
+ * the check looked at lines that could have held a token).
+ */
+export async function expectNoTokenLeaked(ctx: TelegramFile, loggedCodes: string[]): Promise<void> {
+  expect(ctx.tokens.length).toBeGreaterThan(5);
+  const logs = ctx.logLines.join('');
+  for (const code of loggedCodes) expect(logs).toContain(`"${code}"`);
+  const stored = JSON.stringify(
+    await ctx.h.tdb.db.selectFrom('run_targets').select(['error_message']).union(ctx.h.tdb.db.selectFrom('runs').select(['error_summary as error_message'])).execute(),
+  );
+  for (const token of ctx.tokens) {
+    const secret = token.slice(token.indexOf(':') + 1);
+    expect(logs).not.toContain(secret);
+    expect(stored).not.toContain(secret);
+  }
+  expect(logs).not.toContain('/bot');
+}
+
 export const text = (t: string): MessagePart => ({ type: 'text', text: t });
 /** supergroup ids are negative; a user's private chat id is positive */
 export const group = (i: number) => `-100${2_000_000 + i}`;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MediaRefs } from '../../services/sender/src/media-refs.js';
 import { driveRun } from '../helpers/sender-harness.js';
-import { group, telegramFile, text } from '../helpers/telegram-file.js';
+import { expectNoTokenLeaked, group, telegramFile, text } from '../helpers/telegram-file.js';
 import { eventually } from '../helpers/test-env.js';
 
 // Telegram media through the real sender job against a fake of the Bot API (real PostgreSQL
@@ -183,5 +183,13 @@ describe('messages and media', () => {
     expect(all.find((m) => m.chatId === refused[0]!.chatId)!.upload).toBe(false);
     const retried = (await ctx.h.targets(runId)).find((t) => t.chat_id === refused[0]!.chatId)!;
     expect(retried.attempts).toBe(2);
+  });
+});
+
+// Last (describe blocks run in order): every upload above logged through the file's logger at trace level.
+describe('secrets', () => {
+  test('no bot token, nor its secret part, appears in any log line or stored error of an upload', async () => {
+    // the failed upload's retry was logged, with Telegram's answer
+    await expectNoTokenLeaked(ctx, ['http_502']);
   });
 });
