@@ -50,7 +50,7 @@ export interface SenderHarness {
   /** Runs the run's current job once, as a worker would. */
   runJob(runId: string): Promise<Outcome>;
   run(runId: string): Promise<{ status: string; paused_reason: string | null; error_summary: string | null; job_id: string | null }>;
-  targets(runId: string): Promise<{ chat_id: string; status: string; attempts: number; parts_sent: number; error_code: string | null; next_attempt_at: Date }[]>;
+  targets(runId: string): Promise<{ chat_id: string; status: string; attempts: number; parts_sent: number; error_code: string | null; next_attempt_at: Date; lease_owner: string | null; send_started_at: Date | null }[]>;
   sandboxGet<T = any>(path: string): Promise<T>;
   sandboxPut(path: string, body: unknown): Promise<void>;
 }
@@ -169,7 +169,7 @@ export async function startSenderHarness(
     },
     run: (runId) => db.selectFrom('runs').select(['status', 'paused_reason', 'error_summary', 'job_id']).where('id', '=', runId).executeTakeFirstOrThrow(),
     targets: (runId) =>
-      db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at']).where('run_id', '=', runId).orderBy('chat_id').execute(),
+      db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at', 'lease_owner', 'send_started_at']).where('run_id', '=', runId).orderBy('chat_id').execute(),
     sandboxGet: async <T,>(path: string) => (await (await fetch(`${sandboxUrl}${path}`)).json()) as T,
     sandboxPut: async (path, body) => {
       const res = await fetch(`${sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

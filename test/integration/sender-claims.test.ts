@@ -18,18 +18,20 @@ async function runningRun(targets: string[]): Promise<string> {
   return runId;
 }
 
+/** A claim at `now`, leased a minute, not stamped as sending, for `limit` lanes. */
+const claimAt = (now: number, limit = 1) => ({ now: new Date(now), leaseUntil: new Date(now + 60_000), sending: false, firstSendKnown: false, limit });
+
 const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
 
 test('writes the last delivery and claims the next in one statement, never the one it settles', async () => {
   const runId = await runningRun(['a', 'b']);
   const now = h.clock.now();
-  const lease = new Date(now + 60_000);
-  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false);
-  expect(first).toEqual({ settled: new Set(), next: { chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
-  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], new Date(now), lease, false);
-  expect(second).toEqual({ settled: new Set(['a']), next: { chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }, firstSend: false });
-  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], new Date(now), lease, false);
-  expect(third).toEqual({ settled: new Set(['b']), next: null, firstSend: false });
+  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+  expect(first).toEqual({ settled: new Set(), claimed: [{ chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
+  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], claimAt(now));
+  expect(second).toEqual({ settled: new Set(['a']), claimed: [{ chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
+  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], claimAt(now));
+  expect(third).toEqual({ settled: new Set(['b']), claimed: [], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
     ['a', 'sent', 1, 1],
@@ -40,12 +42,11 @@ test('writes the last delivery and claims the next in one statement, never the o
 test("one claim carries every answer the job holds, whichever lane delivered it, and writes only its holder's", async () => {
   const runId = await runningRun(['a', 'b', 'c', 'd']);
   const now = h.clock.now();
-  const lease = new Date(now + 60_000);
   // three lanes hold a, b and c; another token's claim holds d
-  for (let i = 0; i < 3; i++) await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false);
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], new Date(now), lease, false);
-  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('d', now)], new Date(now), lease, false);
-  expect(claim).toEqual({ settled: new Set(['a', 'b']), next: null, firstSend: false });
+  for (let i = 0; i < 3; i++) await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], claimAt(now));
+  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('d', now)], claimAt(now));
+  expect(claim).toEqual({ settled: new Set(['a', 'b']), claimed: [], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
     ['a', 'sent', 1, 1],
@@ -58,13 +59,12 @@ test("one claim carries every answer the job holds, whichever lane delivered it,
 test('a holder whose lease is gone writes nothing, alone or in a batch', async () => {
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
-  const lease = new Date(now + 60_000);
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // a
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // b
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // a
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // b
   // another token (a later holder of the account lock) cannot settle owner-1's target
-  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [sentAs('a', now)], new Date(now), lease, false);
+  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [sentAs('a', now)], claimAt(now));
   expect(stale.settled).toEqual(new Set());
-  expect(stale.next?.chatId).toBe('c');
+  expect(stale.claimed.map((t) => t.chatId)).toEqual(['c']);
   const written = await h.deps.targets.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
   expect([...written].sort()).toEqual(['a', 'b']);
   const targets = await h.targets(runId);
@@ -78,16 +78,15 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
 test('nothing is claimed once the run is no longer running (operator pause)', async () => {
   const runId = await runningRun(['a']);
   await h.deps.repo.runs.pause(runId, 'operator', null, new Date(h.clock.now()));
-  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(h.clock.now()), new Date(h.clock.now() + 60_000), false);
-  expect(claim).toEqual({ settled: new Set(), next: null, firstSend: false });
+  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(h.clock.now()));
+  expect(claim).toEqual({ settled: new Set(), claimed: [], firstSend: false });
 });
 
 test("the job's last write and the run's counts are one statement, the answers it writes counted as sent", async () => {
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
-  const lease = new Date(now + 60_000);
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // a
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], new Date(now), lease, false); // b
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // a
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // b
   // a is delivered; b is held by a lease another token no longer has (written by nobody)
   const last = await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now), { ...sentAs('b', now), chatId: 'x' }], new Date(now));
   expect(last.settled).toEqual(new Set(['a']));
@@ -96,4 +95,27 @@ test("the job's last write and the run's counts are one statement, the answers i
   expect(await h.deps.repo.runs.progress(runId)).toEqual(last.progress);
   // with nothing to write, only the counts
   expect((await h.deps.targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toEqual(last.progress);
+});
+
+test('one statement claims a target for each waiting lane, in the order they came due, never one another holder has', async () => {
+  const runId = await runningRun(['a', 'b', 'c', 'd', 'e']);
+  const now = h.clock.now();
+  // another job's token holds a, which comes due first
+  expect((await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], claimAt(now))).claimed.map((t) => t.chatId)).toEqual(['a']);
+  const sending = { ...claimAt(now, 3), sending: true };
+  const batch = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], sending);
+  expect(batch.claimed.map((t) => t.chatId)).toEqual(['b', 'c', 'd']);
+  // the run's first send is stamped once, with the batch
+  expect(batch.firstSend).toBe(true);
+  // fewer are due than lanes wait: the rest come back empty-handed
+  const rest = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], { ...sending, limit: 4, firstSendKnown: true });
+  expect(rest).toEqual({ settled: new Set(['b']), claimed: [{ chatId: 'e', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
+  const targets = await h.targets(runId);
+  expect(targets.map((t) => [t.chat_id, t.status, t.lease_owner, t.send_started_at !== null])).toEqual([
+    ['a', 'in_flight', 'owner-2', false],
+    ['b', 'sent', null, false],
+    ['c', 'in_flight', 'owner-1', true],
+    ['d', 'in_flight', 'owner-1', true],
+    ['e', 'in_flight', 'owner-1', true],
+  ]);
 });

@@ -26,15 +26,25 @@ function counted<T extends object>(repo: T, calls: Map<string, number>): T {
   });
 }
 
-test('a run of three chats on three lanes: load, start, one claim a chat (carrying answers), one last write with the counts, finish', async () => {
+// The harness's sleeps are instant: the second and third lanes reach their slots while the first
+// lane's claim is out, and share the next claim statement (claim-batches.ts).
+test('a run of three chats on three lanes: load, start, a claim for the first lane and one for the two that came to their slots meanwhile, one last write with the counts, finish', async () => {
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
   const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [{ type: 'text', text: 'hi' }] });
   const calls = new Map<string, number>();
   const repo = h.deps.repo;
   h.deps.repo = { runs: counted(repo.runs, calls), accounts: counted(repo.accounts, calls), mediaRefs: counted(repo.mediaRefs, calls) };
+  // how many lanes each claim statement served
+  const limits: number[] = [];
+  const claim = h.deps.targets.settleSentAndClaim.bind(h.deps.targets);
+  h.deps.targets.settleSentAndClaim = (...args) => {
+    limits.push(args[3].limit);
+    return claim(...args);
+  };
   h.deps.targets = counted(h.deps.targets, calls);
   expect(await h.runJob(runId)).toBe('sent');
   expect((await h.run(runId)).status).toBe('success');
   expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
-  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaim: 3, settleSentAndCount: 1, finish: 1 });
+  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaim: 2, settleSentAndCount: 1, finish: 1 });
+  expect(limits).toEqual([1, 2]);
 });

@@ -1,5 +1,7 @@
 import { pacedPerMinute } from '@metronome/core';
-import { isTransientDbError, type ClaimedTarget, type ClaimResult, type RunForSend, type RunProgress, type SentSettlement } from '@metronome/db';
+import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
+import { ClaimBatches } from './claim-batches.js';
+import { PendingAnswers } from './pending-answers.js';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
@@ -12,13 +14,6 @@ import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
-
-/**
- * A delivered chat's `sent` rides on the job's next claim, whichever lane makes it (one
- * statement for both), when a claim comes within this long; otherwise it is written on its
- * own, so an answer never waits out a pace interval in memory, where a crash would lose it.
- */
-const ANSWER_MAX_HOLD_MS = 100;
 
 /**
  * Sends a run's due targets with up to `lanes` chats in parallel (parts of one chat serial and
@@ -57,8 +52,9 @@ export async function runLanes(
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
   const answers = new PendingAnswers(deps, ctx);
+  const claims = new ClaimBatches(deps, ctx, answers);
   const unsubscribe = wakeOnDrain(deps, ctx);
-  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, answers))).finally(unsubscribe);
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, claims, answers))).finally(unsubscribe);
   // The job's last write reads the run's counts for its end, unless claims must be given back first.
   report.progress = await answers.close(!ctx.claimLost);
   // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
@@ -110,71 +106,7 @@ function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   return true;
 }
 
-/**
- * The job's delivered chats not yet written as `sent`. The next claim of any lane carries them
- * all in its statement; when none comes within ANSWER_MAX_HOLD_MS of the oldest (the next slot
- * is further, or the lanes have stopped), they are written together on their own: an answer
- * held in memory is one a crash would lose.
- */
-class PendingAnswers {
-  private readonly answers: SentSettlement[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private readonly writes: Promise<unknown>[] = [];
-
-  constructor(
-    private readonly deps: JobDeps,
-    private readonly ctx: LaneContext,
-  ) {}
-
-  add(...answers: SentSettlement[]): void {
-    if (answers.length === 0) return;
-    this.answers.push(...answers);
-    this.timer ??= setTimeout(() => {
-      this.timer = null;
-      this.writes.push(this.flush());
-    }, ANSWER_MAX_HOLD_MS);
-  }
-
-  /** Every answer held, for a claim statement to carry (a claim whose answer is lost gives them back). */
-  take(): SentSettlement[] {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    return this.answers.splice(0);
-  }
-
-  /**
-   * Once every lane has stopped: writes what is left and, with `count`, reads the run's counts
-   * in the same statement (null when not read: the job reads them itself). Rethrows a write
-   * that failed for good.
-   */
-  async close(count: boolean): Promise<RunProgress | null> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const earlier = await Promise.allSettled(this.writes);
-    const batch = this.answers.splice(0);
-    let progress: RunProgress | null = null;
-    if (!count) {
-      if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
-    } else {
-      const { run, token } = this.ctx;
-      const write = () => this.deps.targets.settleSentAndCount(run.runId, token, batch, new Date(this.deps.clock.now()));
-      // an answer is written through an outage; a count alone is not worth waiting for
-      const result = batch.length > 0 ? await durably(this.deps, this.ctx, batch.map((d) => d.chatId), 'sent', write) : await write();
-      for (const d of result ? batch : []) if (!result!.settled.has(d.chatId)) leaseLost(this.deps, this.ctx, d.chatId);
-      progress = result?.progress ?? null;
-    }
-    const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return progress;
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.answers.splice(0);
-    if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
-  }
-}
-
-async function lane(deps: JobDeps, ctx: LaneContext, answers: PendingAnswers): Promise<void> {
+async function lane(deps: JobDeps, ctx: LaneContext, claims: ClaimBatches, answers: PendingAnswers): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
   for (;;) {
@@ -212,20 +144,10 @@ async function lane(deps: JobDeps, ctx: LaneContext, answers: PendingAnswers): P
       await upload?.settle(null);
       return;
     }
-    const carried = answers.take();
-    const claim = await claimAtSlot(deps, ctx, carried, !('failure' in first) && typing === 0);
-    if (claim === null) {
-      // the claim's answer was lost (database away): its answers wait for the job's last write
-      answers.add(...carried);
+    const target = await claims.claim(!('failure' in first) && typing === 0);
+    if (target === null || target === 'lost') {
       report.reserved -= partCount;
-      await upload?.settle(null);
-      return;
-    }
-    for (const d of carried) if (!claim.settled.has(d.chatId)) leaseLost(deps, ctx, d.chatId);
-    const target = claim.next;
-    if (!target) {
-      report.reserved -= partCount;
-      report.drained = true;
+      if (target === null) report.drained = true;
       await upload?.settle(null);
       return;
     }
@@ -239,31 +161,6 @@ async function lane(deps: JobDeps, ctx: LaneContext, answers: PendingAnswers): P
     }
     if (delivered) answers.add(delivered);
   }
-}
-
-/**
- * The claim at the slot: writes `delivered` and takes the next due target, stamped as sending
- * when its request follows at once. Null when the statement failed on a database that went
- * away (the lanes stop claiming; the claim may have committed, see runLanes).
- */
-async function claimAtSlot(deps: JobDeps, ctx: LaneContext, delivered: SentSettlement[], sending: boolean): Promise<ClaimResult | null> {
-  const now = deps.clock.now();
-  let claim: ClaimResult;
-  try {
-    claim = await deps.targets.settleSentAndClaim(ctx.run.runId, ctx.token, delivered, new Date(now), new Date(now + ctx.leaseMs), sending, ctx.run.firstSendAt !== null);
-  } catch (error) {
-    if (!isTransientDbError(error)) throw error;
-    stopWith(ctx.report, 'storage');
-    ctx.claimLost = true;
-    deps.events.emit('claim:lost', { runId: ctx.run.runId, error });
-    return null;
-  }
-  if (claim.next) ctx.leases.set(claim.next.chatId, now + ctx.leaseMs);
-  if (claim.firstSend) {
-    ctx.run.firstSendAt = new Date(now);
-    deps.events.emit('run:first-send', { runId: ctx.run.runId, trigger: ctx.run.trigger, lagMs: now - ctx.run.scheduledAt.getTime() });
-  }
-  return claim;
 }
 
 /**
@@ -298,12 +195,4 @@ async function sendClaimed(
     if (typed && !(await typeClaimed(deps, ctx, target, first, typed.ms, typed.slotAt))) return null;
   }
   return sendParts(deps, ctx, target, 0, first);
-}
-
-/** Writes delivered chats as `sent`, through a database outage if need be. */
-async function writeSent(deps: JobDeps, ctx: LaneContext, sent: SentSettlement[]): Promise<void> {
-  const chatIds = sent.map((d) => d.chatId);
-  const written = await durably(deps, ctx, chatIds, 'sent', () => deps.targets.settleSentMany(ctx.run.runId, ctx.token, sent, new Date(deps.clock.now())));
-  if (!written) return;
-  for (const d of sent) if (!written.has(d.chatId)) leaseLost(deps, ctx, d.chatId);
 }

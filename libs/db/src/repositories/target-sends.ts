@@ -31,9 +31,22 @@ export type TargetSettlement =
 export interface ClaimResult {
   /** the delivered targets passed in that were written (their leases were still held) */
   settled: Set<string>;
-  next: ClaimedTarget | null;
+  /** the targets claimed, at most `limit`, in the order they came due (fewer: no more are due) */
+  claimed: ClaimedTarget[];
   /** this claim stamped the run's first send (for the start-lag metric) */
   firstSend: boolean;
+}
+
+/** How a claim takes its targets. */
+export interface ClaimOptions {
+  now: Date;
+  leaseUntil: Date;
+  /** the requests follow at once: the targets are stamped as sends that have begun */
+  sending: boolean;
+  /** the run's first send is already stamped (the statement leaves that part out) */
+  firstSendKnown: boolean;
+  /** how many due targets to take at most (the job's lanes waiting on this statement) */
+  limit: number;
 }
 
 /**
@@ -51,34 +64,35 @@ export class TargetSendRepository {
 
   /**
    * One round trip for the hot path of a job: records the job's delivered targets not yet
-   * written as `sent` (only those whose lease `owner` still holds) and claims the next due
-   * pending target of a running run (an operator pause or cancel stops new sends at once).
-   * With `sending`, the lane claims at its pace slot and writes the request right after: the
-   * claim is stamped as a send that has begun, and the run's first send is stamped with it
-   * (unless `firstSendKnown`). The claim sees the statement's snapshot, in which the settled
-   * targets are still in flight, so it can never claim a target it just settled.
+   * written as `sent` (only those whose lease `owner` still holds) and claims up to `limit` due
+   * pending targets of a running run (an operator pause or cancel stops new sends at once), one
+   * for each lane waiting on the statement. With `sending`, the lanes claim at their pace slots
+   * and write their requests right after: the claims are stamped as sends that have begun, and
+   * the run's first send is stamped with them (unless `firstSendKnown`). The claim sees the
+   * statement's snapshot, in which the settled targets are still in flight, so it can never
+   * claim a target it just settled.
    */
-  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement[], now: Date, leaseUntil: Date, sending: boolean, firstSendKnown = false): Promise<ClaimResult> {
-    // Once the run's first send is stamped the statement leaves that part out (less to plan).
-    const stampFirstSend = sending && !firstSendKnown;
+  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement[], o: ClaimOptions): Promise<ClaimResult> {
+    const stampFirstSend = o.sending && !o.firstSendKnown;
     const result = await sql<{ settled: string[] | null; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
-      with settled as (${this.settleSentStatement(runId, owner, sent, now)}), claimed as (
+      with settled as (${this.settleSentStatement(runId, owner, sent, o.now)}), claimed as (
         update run_targets t
-        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${leaseUntil},
-          send_started_at = ${sending ? now : null}, updated_at = ${now}
-        where (t.run_id, t.chat_id) = (
-          select p.run_id, p.chat_id from run_targets p
-          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${now}
+        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${o.leaseUntil},
+          send_started_at = ${o.sending ? o.now : null}, updated_at = ${o.now}
+        -- an array, so the due targets are chosen once (an init plan), whatever the join
+        where t.run_id = ${runId} and t.chat_id = any(array(
+          select p.chat_id from run_targets p
+          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${o.now}
             and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
           order by p.next_attempt_at, p.chat_id
-          limit 1
+          limit ${o.limit}
           for update skip locked
-        )
-        returning t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code
+        ))
+        returning t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at
       )${
         stampFirstSend
           ? sql`, first_send as (
-        update runs set first_send_at = ${now}
+        update runs set first_send_at = ${o.now}
         where id = ${runId} and first_send_at is null and exists (select 1 from claimed)
         returning id
       )`
@@ -87,12 +101,15 @@ export class TargetSendRepository {
       select (select array_agg(chat_id) from settled) as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
         c.chat_id, c.parts_sent, c.attempts, c.vars, c.error_code
       from (select 1) as one left join claimed c on true
+      order by c.next_attempt_at, c.chat_id
     `.execute(this.db);
-    const row = result.rows[0]!;
+    const first = result.rows[0]!;
     return {
-      settled: new Set(row.settled ?? []),
-      next: row.chat_id !== null ? { chatId: row.chat_id, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) } : null,
-      firstSend: row.first_send > 0,
+      settled: new Set(first.settled ?? []),
+      claimed: result.rows
+        .filter((row) => row.chat_id !== null)
+        .map((row) => ({ chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) })),
+      firstSend: first.first_send > 0,
     };
   }
 
