@@ -34,6 +34,15 @@ const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metr
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 // Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
 // by default), so the reconciler re-adds lost jobs within one tick of it answering again.
+/**
+ * How much further than one tick ahead runs are created. A run's job is delayed to its exact
+ * `scheduledAt`, so it must be in the queue before then: a tick that found an occurrence due
+ * just within one tick, and took a few hundred ms to write a large run's targets, enqueued it
+ * late (measured: runs created 80 ms before due, their jobs queued 250 ms after). A second
+ * covers a tick's own duration; an edit made within a tick and a second of an occurrence
+ * applies from the next one.
+ */
+const TICK_MARGIN_MS = 1_000;
 const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
 const redis = createRedis(config.REDIS, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
 redis.on('error', redisErrorLog(logger, () => clock.now()));
@@ -92,7 +101,7 @@ async function tickOnce(full: boolean): Promise<boolean> {
         metrics,
         batch: config.SCHEDULER_BATCH,
         jitterMs: config.SCHEDULER_JITTER_MS,
-        lookaheadMs: config.SCHEDULER_TICK_MS,
+        lookaheadMs: config.SCHEDULER_TICK_MS + TICK_MARGIN_MS,
         noAccountAutopauseAfter: config.NO_ACCOUNT_AUTOPAUSE_AFTER,
       },
       fence,
