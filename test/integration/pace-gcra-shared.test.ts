@@ -68,3 +68,45 @@ test('one settle script moves the pace and the human gap alike: forward only, an
   expect(Number(await redis.get(keys.accountGap('acc')))).toBe(t0 + 8_000);
   expect(await pace.safe.reserve('acc', held.token, t0, 60, 1, chat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 8_000 });
 });
+
+test('pace-reserve-many-3 reserves what as many pace-reserve-3 calls would, one after the other, in one call', async () => {
+  const keys = redisKeys(uniquePrefix('many'));
+  const scripts = loadScripts(redis);
+  const lock = new AccountLock(scripts, keys);
+  const pace = new AccountPace(scripts, keys);
+  const one = await lock.acquire('one', 600_000);
+  const many = await lock.acquire('many', 600_000);
+  if (!one.held || !many.held) throw new Error('lock');
+  const noChat = { chatId: '', perMinute: 0 };
+
+  let seed = 11;
+  const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  let now = 3_000_000;
+  const kinds = new Set<string>();
+  for (let i = 0; i < 200; i++) {
+    now += next(4_000);
+    const perMinute = [60, 600, 43][next(3)]!;
+    const burst = 1 + next(3);
+    const maxWaitMs = [0, 500, 2_500][next(3)]!;
+    const count = 1 + next(6);
+    // the same requests one at a time on one account, at once on the other
+    const waits: number[] = [];
+    let refused: unknown = null;
+    for (let k = 0; k < count; k++) {
+      const r = await pace.reserve('one', one.token, now, perMinute, burst, noChat, maxWaitMs);
+      if (!r.reserved) {
+        refused = r;
+        break;
+      }
+      waits.push(r.waitMs);
+    }
+    const batch = await pace.reserveMany('many', many.token, now, perMinute, burst, maxWaitMs, count);
+    const expected = waits.length > 0 ? { reserved: true, waitsMs: waits } : refused;
+    expect({ i, batch }).toEqual({ i, batch: expected });
+    kinds.add(waits.length === 0 ? 'none' : waits.length < count ? 'some' : 'all');
+  }
+  // the walk met a full batch, a batch cut short by the longest wait, and a refusal
+  expect([...kinds].sort()).toEqual(['all', 'none', 'some']);
+  // only the holder reserves
+  expect(await pace.reserveMany('many', 'not-the-token', now, 60, 1, 0, 3)).toEqual({ reserved: false, lockLost: true });
+});

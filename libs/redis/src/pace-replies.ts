@@ -1,4 +1,4 @@
-import type { PaceReservation } from './pace.js';
+import type { ManyReservation, PaceReservation } from './pace.js';
 import type { SafeReservation } from './safe-pace.js';
 import { scriptReplies } from './script-replies.js';
 
@@ -13,6 +13,14 @@ export const paceReservationCases = {
   NOT_HOLDER: (): PaceReservation => ({ reserved: false, lockLost: true }),
 };
 export const paceReserveReplies = scriptReplies('pace-reserve-3', paceReservationCases);
+/** pace-reserve-many-3: the waits of the slots reserved (at least one), or why none was */
+export const paceReserveManyReplies = scriptReplies<ManyReservation>('pace-reserve-many-3', {
+  OK: (first, more) => ({ reserved: true, waitsMs: [first, ...more] }),
+  ACCOUNT_WAIT: (waitMs) => ({ reserved: false, limitedBy: 'account', waitMs }),
+  NOT_HOLDER: () => ({ reserved: false, lockLost: true }),
+  // not answered: the script asks no chat pace (the code is the shared GCRA's); read as a wait all the same
+  CHAT_WAIT: (waitMs) => ({ reserved: false, limitedBy: 'account', waitMs }),
+});
 /** pace-settle-1 (the pace's TAT, or the human gap): true when the time moved */
 export const paceSettleReplies = scriptReplies('pace-settle-1', { OK: () => true, UNCHANGED: () => false });
 /** pace-reserve-safe-6: a pace reservation, or a cap met, or a rebuild needed */

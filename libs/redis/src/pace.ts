@@ -1,12 +1,18 @@
 import type { RedisKeys } from './keys.js';
 import { SafePace } from './safe-pace.js';
-import { paceReserveReplies, paceSettleReplies } from './pace-replies.js';
+import { paceReserveManyReplies, paceReserveReplies, paceSettleReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
 export type PaceReservation =
   | { reserved: true; waitMs: number }
   | { reserved: false; limitedBy: 'account' | 'chat'; waitMs: number }
+  | { reserved: false; lockLost: true };
+
+/** A reservation of several slots at once: the wait of each slot reserved (at least one, in order), or why none was. */
+export type ManyReservation =
+  | { reserved: true; waitsMs: number[] }
+  | { reserved: false; limitedBy: 'account'; waitMs: number }
   | { reserved: false; lockLost: true };
 
 /** Per-chat pace of a reservation: sends per minute to one chat; 0 when the platform has none. */
@@ -34,6 +40,19 @@ export class AccountPace {
    */
   async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
     return this.reserveSlot(accountId, lockToken, nowMs, 60_000 / perMinute, burst, chat, maxWaitMs);
+  }
+
+  /**
+   * Reserves up to `count` consecutive slots of the account's pace (no per-chat pace), each at
+   * most `maxWaitMs` ahead, for the holder of the account lock: what `count` calls of `reserve`
+   * would reserve one after the other, in one round trip; see lua/pace-reserve-many-3.lua.
+   */
+  async reserveMany(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, maxWaitMs: number, count: number): Promise<ManyReservation> {
+    return this.scripts.run(
+      paceReserveManyReplies,
+      [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, '')],
+      [nowMs, 60_000 / perMinute, burst, lockToken, 0, Math.min(maxWaitMs, Number.MAX_SAFE_INTEGER), count],
+    );
   }
 
   /**

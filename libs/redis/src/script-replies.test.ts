@@ -1,6 +1,6 @@
 import { lockAcquireReplies, lockExtendReplies } from './account-lock.js';
 import { leaseHoldReplies } from './leader-lease.js';
-import { paceReserveReplies, paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
+import { paceReserveManyReplies, paceReserveReplies, paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
 import { rateLimitReplies } from './rate-limit.js';
 import { ScriptCode, type CodeName } from './script-codes.js';
 import { releaseReplies } from './script-replies.js';
@@ -12,7 +12,7 @@ import { socketAcquireReplies, socketPeekReplies, socketRenewReplies } from './s
 const DECLARED = [
   lockAcquireReplies, lockExtendReplies, releaseReplies,
   leaseHoldReplies,
-  paceReserveReplies, paceSettleReplies, safeReserveReplies, paceSeedReplies,
+  paceReserveReplies, paceReserveManyReplies, paceSettleReplies, safeReserveReplies, paceSeedReplies,
   rateLimitReplies,
   socketAcquireReplies, socketRenewReplies, socketPeekReplies,
 ];
@@ -64,5 +64,7 @@ describe('Lua return codes: one enum, decoded in full by every wrapper', () => {
     expect(rateLimitReplies.decode({ code: ScriptCode.LIMITED, ms: 77 })).toBe(77);
     expect(safeReserveReplies.decode({ code: ScriptCode.CAP_MET, ms: 9 })).toEqual({ reserved: false, limitedBy: 'cap', waitMs: 9 });
     expect(paceReserveReplies.decode({ code: ScriptCode.CHAT_WAIT, ms: 3 })).toEqual({ reserved: false, limitedBy: 'chat', waitMs: 3 });
+    expect(paceReserveManyReplies.decode({ code: ScriptCode.OK, ms: 0, more: [1, 2] })).toEqual({ reserved: true, waitsMs: [0, 1, 2] });
+    expect(paceReserveManyReplies.decode({ code: ScriptCode.OK, ms: 5 })).toEqual({ reserved: true, waitsMs: [5] });
   });
 });

@@ -2,6 +2,7 @@ import type { SendLimits, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
+import type { PaceBatches } from './pace-batches.js';
 import type { PartTemplates } from './personal-parts.js';
 
 /** Why a job's lanes stopped before running out of due targets. */
@@ -75,6 +76,8 @@ export interface LaneContext {
   templates: PartTemplates;
   /** the job's first send follows a platform wait that just ended: it goes without typing (typing.ts) */
   skipTypingOnce: boolean;
+  /** the job's plain pace reservations, several lanes' in one call when they ask together */
+  paceBatches: PaceBatches;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

@@ -34,7 +34,9 @@ export async function reserveSlot(deps: JobDeps, ctx: LaneContext, chatId: strin
   const chat = { chatId: chatId ?? '', perMinute: chatId === null ? 0 : ctx.chatPerMinute };
   const result = ctx.limits
     ? await reserveSafe(deps, ctx, ctx.limits, now, chat, maxWaitMs)
-    : await deps.pace.reserve(ctx.run.account.id, ctx.token, now, 60_000 / ctx.intervalMs, ctx.burst, chat, maxWaitMs);
+    : chat.perMinute === 0
+      ? await ctx.paceBatches.reserve(maxWaitMs)
+      : await deps.pace.reserve(ctx.run.account.id, ctx.token, now, 60_000 / ctx.intervalMs, ctx.burst, chat, maxWaitMs);
   if ('lockLost' in result || 'rebuild' in result) {
     stopWith(ctx.report, 'lock-lost');
     return { go: false };

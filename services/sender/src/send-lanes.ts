@@ -1,6 +1,7 @@
 import { pacedPerMinute } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import { ClaimBatches } from './claim-batches.js';
+import { PaceBatches } from './pace-batches.js';
 import { PendingAnswers } from './pending-answers.js';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
@@ -47,7 +48,7 @@ export async function runLanes(
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0, templates: compileParts(run.parts), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
+    limits, lastWriteAt: 0, templates: compileParts(run.parts), paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.

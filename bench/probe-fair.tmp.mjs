@@ -1,0 +1,23 @@
+import pg from 'pg';
+import { eventually } from '@metronome/testkit';
+import { call, chats, createAccounts, listRuns, withStack } from './scenarios/common.mjs';
+const env = { databaseUrl: 'postgres://postgres@127.0.0.1:5432/metronome', redisUrl: 'redis://127.0.0.1:6379' };
+await withStack(env, { senders: 1, ...(process.env.POOL ? { senderEnv: { DATABASE_POOL_SIZE: process.env.POOL } } : {}), ...(process.env.TICK ? { schedulerEnv: { SCHEDULER_TICK_MS: process.env.TICK } } : {}) }, async ({ stack, token, db }) => {
+  const accs = await createAccounts(stack, token, 101, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
+  const at = new Date(Date.now() + 5000).toISOString();
+  const campaign = (a, name, targets) => call(stack, 'POST', '/v1/campaigns', token, { accountId: a.id, name, timezone: 'UTC', schedule: { type: 'once', at }, messages: [{ type: 'text', text: 'hi' }], targets });
+  const big = await campaign(accs[0], 'big', chats('big', 5000));
+  for (let i = 1; i <= 100; i += 20) await Promise.all(accs.slice(i, Math.min(i + 20, 101)).map((a, k) => campaign(a, `small${i + k}`, chats(`s${i + k}`, 5))));
+  await eventually('small', async () => { const all = await listRuns(stack, token); const s = all.filter((r) => r.campaignId !== big.id); return s.length === 100 && s.every((r) => !['queued', 'running'].includes(r.status)) ? all : null; }, 600_000, 250);
+  const c = new pg.Client({ connectionString: db.url }); await c.connect();
+  const r = await c.query(`select r.campaign_id = $1 as big, extract(epoch from r.created_at - r.scheduled_at)*1000 as created, extract(epoch from r.started_at - r.scheduled_at)*1000 as started, extract(epoch from r.first_send_at - r.scheduled_at)*1000 as first_send, extract(epoch from r.finished_at - r.scheduled_at)*1000 as finished from runs r order by started`, [big.id]);
+  await c.end();
+  const small = r.rows.filter((x) => !x.big);
+  const pick = (k) => small.map((x) => Math.round(+x[k])).sort((a, b) => a - b).filter((_, i) => i % 10 === 0 || i >= 97);
+  console.log('big', r.rows.filter((x) => x.big).map((x) => [Math.round(x.created), Math.round(x.started)]));
+  for (const k of ['created', 'started', 'first_send', 'finished']) console.log(k, JSON.stringify(pick(k)));
+  const m = await (await fetch(`http://127.0.0.1:${stack.schedulerMetricsPort}/metrics`)).text();
+  console.log(m.split('\n').filter((l) => /tick_seconds_(sum|count)|tick_seconds_bucket.*le="(0.1|0.25|0.5|1)"/.test(l)).join('\n'));
+  const sm = await (await fetch(`http://127.0.0.1:${stack.senderMetricsPorts[0]}/metrics`)).text();
+  console.log(sm.split('\n').filter((l) => /job_wait_seconds_(sum|count)|job_seconds_(sum|count)/.test(l)).join('\n'));
+});
