@@ -4,6 +4,7 @@ import { classifyHttpAnswer, classifyTransportFailure, type SendFailure, type Se
 import { classifyOversizedAnswer, readBounded } from './bounded-answer.js';
 import { encodeIdempotencyKey } from './idempotency-key.js';
 import { postOnce, type RequestFailure } from './post-once.js';
+import { RequestTargets } from './request-target.js';
 import { registerCredentials, scrubPrepared, scrubResult } from './secret-scrub.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
@@ -48,6 +49,8 @@ export class HttpTransport implements Transport {
   readonly mediaUpload = 'prepare' as const;
   private readonly agent: http.Agent;
   private readonly base: URL;
+  /** each account's two endpoints, built once (request-target.ts) */
+  private readonly targets = new RequestTargets();
 
   constructor(private readonly options: HttpTransportOptions) {
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
@@ -123,7 +126,7 @@ export class HttpTransport implements Transport {
     // The account's id is one encoded path segment under the configured base: it cannot
     // redirect the request to another host or path.
     return postOnce<Answer | Oversized>({
-      url: () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base),
+      target: () => this.targets.get(`${what} ${externalId}`, () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base)),
       agent: this.agent,
       headers: { ...headers, authorization: `Bearer ${apiKey}` },
       body,

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type { RequestTarget } from './request-target.js';
 
 /** A request that got no answer. `written`: the whole request left this process (a send may have happened: `unknown`). */
 export interface RequestFailure {
@@ -10,8 +10,8 @@ export interface RequestFailure {
 }
 
 export interface PostOnce<T> {
-  /** where to; building it may throw (a value node refuses): nothing is written then */
-  url: () => URL;
+  /** where to, built once per destination (request-target.ts); building it may throw (a value node refuses): nothing is written then */
+  target: () => RequestTarget;
   agent: http.Agent;
   headers: Record<string, string>;
   body: Buffer;
@@ -46,9 +46,10 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | RequestFailure> {
     const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
     let req: http.ClientRequest;
     try {
-      const url = p.url();
-      const lib = url.protocol === 'https:' ? https : http;
-      req = lib.request(url, { method: 'POST', agent: p.agent, headers: { ...p.headers, 'content-length': String(p.body.length) } }, (res) =>
+      const target = p.target();
+      // One options object, no URL: see request-target.ts for what that saves on every send.
+      const options = { ...target.options, method: 'POST', agent: p.agent, headers: { ...p.headers, 'content-length': String(p.body.length) } };
+      req = target.request(options, (res) =>
         p.read(res, done, (e) => {
           written = true;
           fail(e);

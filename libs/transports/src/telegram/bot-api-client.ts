@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { readBounded } from '../bounded-answer.js';
 import { postOnce, type RequestFailure } from '../post-once.js';
+import { RequestTargets } from '../request-target.js';
 
 export interface BotApiClientOptions {
   /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
@@ -51,6 +52,8 @@ export function botApiUrl(base: URL, token: string, method: string): URL {
 export class BotApiClient {
   private readonly agent: http.Agent;
   private readonly base: URL;
+  /** each bot's methods' endpoints, built once (request-target.ts) */
+  private readonly targets = new RequestTargets();
 
   constructor(private readonly options: BotApiClientOptions) {
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
@@ -65,7 +68,7 @@ export class BotApiClient {
     }
     const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
     return postOnce<BotApiAnswer | BotApiOversized>({
-      url: () => botApiUrl(this.base, token, method),
+      target: () => this.targets.get(`${method} ${token}`, () => botApiUrl(this.base, token, method)),
       agent: this.agent,
       headers: { 'content-type': body.contentType },
       body: body.bytes,
