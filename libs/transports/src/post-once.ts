@@ -46,10 +46,11 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | RequestFailure> {
     const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
     let req: http.ClientRequest;
     try {
-      const target = p.target();
-      // One options object, no URL: see request-target.ts for what that saves on every send.
-      const options = { ...target.options, method: 'POST', agent: p.agent, headers: { ...p.headers, 'content-length': String(p.body.length) } };
-      req = target.request(options, (res) =>
+      const { request, options: to } = p.target();
+      // One options object of one shape, no URL: see request-target.ts for what that saves on every send.
+      const headers = { ...p.headers, 'content-length': String(p.body.length) };
+      const options = { protocol: to.protocol, hostname: to.hostname, port: to.port, path: to.path, auth: to.auth, method: 'POST', agent: p.agent, headers };
+      req = request(options, (res) =>
         p.read(res, done, (e) => {
           written = true;
           fail(e);
