@@ -62,3 +62,23 @@ test('the whole body read and no answer: the timeout counts as written, so ambig
     await p.close();
   }
 });
+
+test('the whole body read, then the connection closed with no answer: written, so ambiguous', async () => {
+  let bodyEnded = false;
+  const p = await platform((req) => {
+    req.resume();
+    req.on('end', () => {
+      bodyEnded = true;
+      req.socket.destroy();
+    });
+  });
+  const transport = new HttpTransport({ baseUrl: p.base, timeoutMs: 10_000 });
+  try {
+    const result = await transport.send(account, message('z'.repeat(256 * 1024)));
+    expect(bodyEnded).toBe(true);
+    expect(result).toMatchObject({ kind: 'ambiguous', code: 'econnreset' });
+  } finally {
+    await transport.close();
+    await p.close();
+  }
+});

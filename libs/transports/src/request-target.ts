@@ -1,36 +1,19 @@
-import http from 'node:http';
-import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import type { RequestTarget } from './post-once.js';
 
 /**
- * Where a request goes, as node:http takes it: a small options object, built once per
- * destination (an account's endpoint) and reused by every request to it.
- *
- * Why not a URL per request: node:http turns a URL into options on every request
- * (urlToHttpOptions, a dozen fields), and then copies every field of them twice more (the
- * ClientRequest and the Agent each spread the options they get). That and `new URL` itself were
- * about a fifth of the client's CPU per send; an object with only the fields node:http reads
- * costs a fraction of it (bench/micro/http-post.mjs).
+ * The target of `url` under its origin (which the client's HttpPool connects to): the path and
+ * query as node:http would have sent them, and the URL's credentials if it had any.
  */
-export interface RequestTarget {
-  /** http.request or https.request, by the URL's protocol */
-  request: typeof http.request;
-  /** exactly what node:http would have taken from the URL: protocol, host, port, path, and auth when the URL had credentials */
-  options: Pick<http.RequestOptions, 'protocol' | 'hostname' | 'port' | 'path' | 'auth'>;
-}
-
-/** The target of `url`, with the very fields node:http derives from a URL itself (so an IPv6 host, a port, a query, credentials go as before). */
 export function requestTarget(url: URL): RequestTarget {
-  const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
-  const options: RequestTarget['options'] = { protocol, hostname, path };
-  if (port !== undefined) options.port = port;
-  if (auth !== undefined) options.auth = auth;
-  return { request: protocol === 'https:' ? https.request : http.request, options };
+  const { path, auth } = urlToHttpOptions(url);
+  return auth ? { path: path ?? '/', auth } : { path: path ?? '/' };
 }
 
 /**
- * Targets by key, each built the first time it is asked for. At most `capacity` are kept (the
- * oldest dropped first), so accounts that come and go cannot grow it without bound.
+ * Targets by key (an account's endpoint, a bot's method), each built the first time it is asked
+ * for: a `new URL` per request was a good part of a send's cost. At most `capacity` are kept
+ * (the oldest dropped first), so accounts that come and go cannot grow it without bound.
  */
 export class RequestTargets {
   private readonly targets = new Map<string, RequestTarget>();
