@@ -21,7 +21,6 @@ interface Answer {
   body: unknown;
 }
 
-
 /** An API key as the control API accepts it (RFC 6750 token characters): it fits a header as is. */
 const API_KEY = /^[A-Za-z0-9._~+/-]{16,512}=*$/;
 
