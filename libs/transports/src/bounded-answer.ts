@@ -1,49 +1,15 @@
-import type http from 'node:http';
 import type { SendFailure } from '@metronome/core';
 
 /**
  * The most of a platform's answer a transport reads: 64 KiB (CONTRACT §5). Every answer the
  * protocols define is a few hundred bytes; a platform (or something posing as one) that answers
- * more must not make a sender buffer it, whatever its size.
+ * more must not make a sender buffer it, whatever its size. postOnce reads no further: a longer
+ * answer is cut off where it crosses the limit (or at once, when its Content-Length says so).
  */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The code of a send whose answer was over MAX_ANSWER_BYTES. */
 export const ANSWER_TOO_LARGE = 'answer_too_large';
-
-export interface BoundedReader {
-  /** the whole body, at most `limit` bytes */
-  body(bytes: Buffer): void;
-  /** the body is over `limit` (by its Content-Length, or once that much arrived): it was not kept, and the response is destroyed */
-  tooLarge(): void;
-  error(error: NodeJS.ErrnoException): void;
-}
-
-/** Reads `res` up to `limit` bytes, never more: a longer answer is cut off where it crosses the limit. */
-export function readBounded(res: http.IncomingMessage, reader: BoundedReader, limit = MAX_ANSWER_BYTES): void {
-  let over = false;
-  const cut = () => {
-    over = true;
-    res.removeAllListeners('data');
-    res.destroy();
-    reader.tooLarge();
-  };
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return cut();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  res.on('data', (c: Buffer) => {
-    size += c.length;
-    if (size > limit) return cut();
-    chunks.push(c);
-  });
-  res.on('end', () => {
-    if (!over) reader.body(Buffer.concat(chunks, size));
-  });
-  res.on('error', (e: NodeJS.ErrnoException) => {
-    if (!over) reader.error(e);
-  });
-}
 
 /**
  * What an answer over the limit means. Its body is not read, so its status alone decides, with

@@ -1,9 +1,9 @@
-import http from 'node:http';
-import https from 'node:https';
 import { classifyHttpAnswer, classifyTransportFailure, type SendFailure, type SendResult } from '@metronome/core';
-import { classifyOversizedAnswer, readBounded } from './bounded-answer.js';
+import { classifyOversizedAnswer } from './bounded-answer.js';
+import { HttpPool } from './http-pool.js';
 import { encodeIdempotencyKey } from './idempotency-key.js';
-import { postOnce, type RequestFailure } from './post-once.js';
+import { postOnce, type OversizedAnswer, type RequestFailure } from './post-once.js';
+import { RequestTargets } from './request-target.js';
 import { registerCredentials, scrubPrepared, scrubResult } from './secret-scrub.js';
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
@@ -21,9 +21,6 @@ interface Answer {
   body: unknown;
 }
 
-/** An answer over MAX_ANSWER_BYTES: only its status was read. */
-type Oversized = { oversized: true; status: number };
-
 /** An API key as the control API accepts it (RFC 6750 token characters): it fits a header as is. */
 const API_KEY = /^[A-Za-z0-9._~+/-]{16,512}=*$/;
 
@@ -37,7 +34,7 @@ function apiKeyOf(account: TransportAccount): string | SendFailure {
 }
 
 /**
- * The HTTP platform protocol (CONTRACT §5). Built on node:http rather than fetch because the
+ * The HTTP platform protocol (CONTRACT §5). Sent with postOnce rather than fetch because the
  * outcome of a failed send depends on whether the request was fully written before the failure
  * (then the platform may have acted on it: `unknown`), which fetch does not reveal.
  * Every request carries the account's API key (`Authorization: Bearer`); every answer is read
@@ -46,13 +43,14 @@ function apiKeyOf(account: TransportAccount): string | SendFailure {
 export class HttpTransport implements Transport {
   readonly platform = 'http' as const;
   readonly mediaUpload = 'prepare' as const;
-  private readonly agent: http.Agent;
+  private readonly pool: HttpPool;
   private readonly base: URL;
+  /** each account's two endpoints, built once (request-target.ts) */
+  private readonly targets = new RequestTargets();
 
   constructor(private readonly options: HttpTransportOptions) {
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
-    const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256 });
+    this.pool = new HttpPool(this.base, options.maxSockets ?? 256);
   }
 
   async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
@@ -105,7 +103,7 @@ export class HttpTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    this.agent.destroy();
+    await this.pool.close();
   }
 
   private request(
@@ -113,7 +111,7 @@ export class HttpTransport implements Transport {
     what: 'media' | 'messages',
     body: Buffer,
     headers: Record<string, string>,
-  ): Promise<Answer | RequestFailure | Oversized | SendFailure> {
+  ): Promise<Answer | RequestFailure | OversizedAnswer | SendFailure> {
     if (!account.externalId) {
       return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
     }
@@ -122,36 +120,24 @@ export class HttpTransport implements Transport {
     if (typeof apiKey !== 'string') return Promise.resolve(apiKey);
     // The account's id is one encoded path segment under the configured base: it cannot
     // redirect the request to another host or path.
-    return postOnce<Answer | Oversized>({
-      url: () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base),
-      agent: this.agent,
+    return postOnce<Answer>({
+      target: () => this.targets.get(`${what} ${externalId}`, () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base)),
+      pool: this.pool,
       headers: { ...headers, authorization: `Bearer ${apiKey}` },
       body,
       timeoutMs: this.options.timeoutMs,
-      read: readAnswer,
+      answer: readAnswer,
       notBuiltCode: 'request_not_built',
     });
   }
 }
 
-/**
- * Reads an answer of at most MAX_ANSWER_BYTES; a body that is not JSON becomes an error object
- * naming the status, a longer one is cut off unread (`Oversized`).
- */
-function readAnswer(res: http.IncomingMessage, done: (value: Answer | Oversized) => void, fail: (e: NodeJS.ErrnoException) => void): void {
-  const status = res.statusCode ?? 0;
-  readBounded(res, {
-    body: (bytes) => {
-      const text = bytes.toString('utf8');
-      let parsed: unknown = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = { error: `http_${status}`, message: text.slice(0, 200) };
-      }
-      done({ status, body: parsed });
-    },
-    tooLarge: () => done({ oversized: true, status }),
-    error: fail,
-  });
+/** An answer (at most MAX_ANSWER_BYTES): a body that is not JSON becomes an error object naming the status. */
+function readAnswer(status: number, bytes: Buffer): Answer {
+  const text = bytes.toString('utf8');
+  try {
+    return { status, body: text ? JSON.parse(text) : null };
+  } catch {
+    return { status, body: { error: `http_${status}`, message: text.slice(0, 200) } };
+  }
 }

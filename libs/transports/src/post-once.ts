@@ -1,5 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { MAX_ANSWER_BYTES } from './bounded-answer.js';
+import type { HttpPool } from './http-pool.js';
 
 /** A request that got no answer. `written`: the whole request left this process (a send may have happened: `unknown`). */
 export interface RequestFailure {
@@ -9,65 +11,138 @@ export interface RequestFailure {
   message: string;
 }
 
+/** An answer over MAX_ANSWER_BYTES: only its status was read, its body was cut off unread. */
+export interface OversizedAnswer {
+  oversized: true;
+  status: number;
+}
+
+/** Where a request goes under its pool's origin, built once per destination (RequestTargets). */
+export interface RequestTarget {
+  path: string;
+  /** `user:password` when the base URL had credentials: sent as Basic authorization, as node:http did */
+  auth?: string;
+}
+
 export interface PostOnce<T> {
+  pool: HttpPool;
   /** where to; building it may throw (a value node refuses): nothing is written then */
-  url: () => URL;
-  agent: http.Agent;
+  target: () => RequestTarget;
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
-  /** reads the answer; a failure while reading comes after the request was written */
-  read: (res: http.IncomingMessage, done: (value: T) => void, fail: (e: NodeJS.ErrnoException) => void) => void;
+  /** makes the result of an answer of at most MAX_ANSWER_BYTES */
+  answer: (status: number, body: Buffer) => T;
   /** the code when building the request threw without one */
   notBuiltCode: string;
   /** takes secrets out of an error message (a bot token in a URL) */
   scrub?: (text: string) => string;
 }
 
+/** undici's code for a connection that closed without an error of its own: node:http's ECONNRESET ("socket hang up") */
+const SOCKET_CLOSED = 'UND_ERR_SOCKET';
+
 /**
- * POSTs once and never throws: the answer as `read` makes it, or a failure that says whether
- * the request had been written. Whether it was written is what tells a send that may have
- * reached the platform (`unknown`) from one that surely did not (retried): it is set only once
- * the request's last byte went out ('finish'), and every error after an answer began counts as
- * written. Both platforms' HTTP clients send through this one function.
+ * POSTs once and never throws: the answer as `answer` makes it, an OversizedAnswer, or a failure
+ * that says whether the request had been written. Whether it was written is what tells a send
+ * that may have reached the platform (`unknown`) from one that surely did not (retried): it is
+ * set only once the request's last byte went out (HttpPool), and every error after an answer
+ * began counts as written. Both platforms' HTTP clients send through this one function.
  */
-export function postOnce<T>(p: PostOnce<T>): Promise<T | RequestFailure> {
+export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | RequestFailure> {
   const scrub = p.scrub ?? ((text: string) => text);
   return new Promise((resolve) => {
     let written = false;
+    /** an answer began: every error from then on counts as written */
+    let answered = false;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const done = (value: T | RequestFailure) => {
+    let abort: ((error: Error) => void) | undefined;
+    const done = (value: T | OversizedAnswer | RequestFailure) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(value);
     };
-    const fail = (e: NodeJS.ErrnoException) => done({ failure: true, code: e.code ?? 'network_error', written, message: scrub(String(e.message)) });
-    let req: http.ClientRequest;
+    const fail = (e: NodeJS.ErrnoException) => {
+      const code = e.code === SOCKET_CLOSED ? 'ECONNRESET' : (e.code ?? 'network_error');
+      done({ failure: true, code, written: written || answered, message: scrub(String(e.message)) });
+    };
+    /** ends the request at once: the answer is over the limit, or too late */
+    const stop = () => abort?.(new Error('request ended by the client'));
+
+    let request: Dispatcher.DispatchOptions;
     try {
-      const url = p.url();
-      const lib = url.protocol === 'https:' ? https : http;
-      req = lib.request(url, { method: 'POST', agent: p.agent, headers: { ...p.headers, 'content-length': String(p.body.length) } }, (res) =>
-        p.read(res, done, (e) => {
-          written = true;
-          fail(e);
-        }),
-      );
+      const target = p.target();
+      // node:http refused a header it cannot carry before sending anything (a failure, not a
+      // retry: NOT_BUILDABLE_CODES); undici would send some of them mangled, so the same checks.
+      const headers: string[] = [];
+      for (const name in p.headers) {
+        const value = p.headers[name]!;
+        validateHeaderName(name);
+        validateHeaderValue(name, value);
+        headers.push(name, value);
+      }
+      if (target.auth !== undefined && !('authorization' in p.headers)) {
+        headers.push('authorization', `Basic ${Buffer.from(target.auth).toString('base64')}`);
+      }
+      const body = p.pool.watch(p.body, () => (written = true));
+      request = { method: 'POST', path: target.path, headers, body };
     } catch (error) {
-      // node:http throws at once on a request it cannot build: nothing left this process, so
-      // this is never `unknown`.
+      // a request that cannot be built: nothing left this process, so this is never `unknown`
       const e = error as NodeJS.ErrnoException;
       return done({ failure: true, code: e.code ?? p.notBuiltCode, written: false, message: scrub(String(e.message)) });
     }
+
     timer = setTimeout(() => {
       done({ failure: true, code: 'timeout', written, message: `no answer within ${p.timeoutMs} ms` });
-      req.destroy();
+      stop();
     }, p.timeoutMs);
-    req.on('finish', () => {
-      written = true;
-    });
-    req.on('error', fail);
-    req.end(p.body);
+
+    let status = 0;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const oversized = () => {
+      done({ oversized: true, status });
+      stop();
+    };
+    const handler: Dispatcher.DispatchHandler & { onRequestSent: () => void } = {
+      // undici sends an empty body as none, so there is no body write to watch: such a request
+      // ends with its headers, which the socket takes at once (the body's watch covers the rest)
+      onRequestSent: () => {
+        if (p.body.length === 0) written = true;
+      },
+      onConnect: (abortRequest) => {
+        abort = abortRequest;
+        if (settled) stop();
+      },
+      onHeaders: (statusCode, rawHeaders) => {
+        answered = true;
+        status = statusCode;
+        if (declaredLength(rawHeaders) > MAX_ANSWER_BYTES) oversized();
+        return true;
+      },
+      onData: (chunk) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) oversized();
+        else chunks.push(chunk);
+        return true;
+      },
+      onComplete: () => done(p.answer(status, Buffer.concat(chunks, size))),
+      onError: fail,
+    };
+    p.pool.dispatch(request, handler);
   });
+}
+
+/** The answer's Content-Length, or 0 when it declares none (raw headers: name, value, name, value…). */
+function declaredLength(rawHeaders: Buffer[] | string[] | null | undefined): number {
+  if (!rawHeaders) return 0;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toString().toLowerCase() === 'content-length') {
+      const declared = Number(rawHeaders[i + 1]!.toString());
+      return Number.isFinite(declared) ? declared : 0;
+    }
+  }
+  return 0;
 }

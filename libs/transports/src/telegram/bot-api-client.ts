@@ -1,7 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
-import { readBounded } from '../bounded-answer.js';
-import { postOnce, type RequestFailure } from '../post-once.js';
+import { HttpPool } from '../http-pool.js';
+import { postOnce, type OversizedAnswer, type RequestFailure } from '../post-once.js';
+import { RequestTargets } from '../request-target.js';
 
 export interface BotApiClientOptions {
   /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
@@ -20,10 +19,7 @@ export interface BotApiAnswer {
 export type BotApiFailure = RequestFailure;
 
 /** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. */
-export interface BotApiOversized {
-  oversized: true;
-  status: number;
-}
+export type BotApiOversized = OversizedAnswer;
 
 /** A bot token as BotFather issues it: `<bot id>:<secret>`. Anything else never reaches a URL. */
 const TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,200}$/;
@@ -41,7 +37,7 @@ export function botApiUrl(base: URL, token: string, method: string): URL {
 }
 
 /**
- * Calls Bot API methods: POST `${base}/bot${token}/${method}`. Built on node:http rather than
+ * Calls Bot API methods: POST `${base}/bot${token}/${method}`. Sent with postOnce rather than
  * fetch for the same reason as the HTTP transport: whether a failed request was fully written
  * decides between "not sent" and "maybe sent", and fetch does not tell.
  *
@@ -49,13 +45,14 @@ export function botApiUrl(base: URL, token: string, method: string): URL {
  * this client returns has the token scrubbed from it.
  */
 export class BotApiClient {
-  private readonly agent: http.Agent;
+  private readonly pool: HttpPool;
   private readonly base: URL;
+  /** each bot's methods' endpoints, built once (request-target.ts) */
+  private readonly targets = new RequestTargets();
 
   constructor(private readonly options: BotApiClientOptions) {
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
-    const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256 });
+    this.pool = new HttpPool(this.base, options.maxSockets ?? 256);
   }
 
   /** Calls `method` with a ready body (JSON or multipart). Never throws. */
@@ -64,28 +61,21 @@ export class BotApiClient {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
     const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
-    return postOnce<BotApiAnswer | BotApiOversized>({
-      url: () => botApiUrl(this.base, token, method),
-      agent: this.agent,
+    return postOnce<BotApiAnswer>({
+      target: () => this.targets.get(`${method} ${token}`, () => botApiUrl(this.base, token, method)),
+      pool: this.pool,
       headers: { 'content-type': body.contentType },
       body: body.bytes,
       timeoutMs: this.options.timeoutMs,
-      read: (res, done, fail) => {
-        const status = res.statusCode ?? 0;
-        readBounded(res, {
-          body: (bytes) => {
-            let parsed: Record<string, unknown> | null = null;
-            try {
-              const value: unknown = JSON.parse(bytes.toString('utf8'));
-              if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
-            } catch {
-              parsed = null;
-            }
-            done({ status, body: parsed });
-          },
-          tooLarge: () => done({ oversized: true, status }),
-          error: fail,
-        });
+      answer: (status, bytes) => {
+        let parsed: Record<string, unknown> | null = null;
+        try {
+          const value: unknown = JSON.parse(bytes.toString('utf8'));
+          if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
+        } catch {
+          parsed = null;
+        }
+        return { status, body: parsed };
       },
       // node:http's message for a request it cannot build may quote the URL, with the token
       notBuiltCode: 'network_error',
@@ -93,7 +83,7 @@ export class BotApiClient {
     });
   }
 
-  close(): void {
-    this.agent.destroy();
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }

@@ -106,7 +106,7 @@ export class TelegramTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    this.client.close();
+    await this.client.close();
   }
 }
 
