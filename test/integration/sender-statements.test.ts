@@ -29,7 +29,7 @@ function counted<T extends object>(repo: T, calls: Map<string, number>): T {
 // The harness's sleeps are instant: the second and third lanes reach their slots while the first
 // lane's claim is out, and share the next claim statement (claim-batches.ts); likewise their
 // pace reservations share one Redis call (pace-batches.ts).
-test('a run of three chats on three lanes: load, start, a claim for the first lane and one for the two that came to their slots meanwhile, one last write with the counts, finish', async () => {
+test('a run of three chats on three lanes: load, start, a claim for the first lane and one for the two that came to their slots meanwhile, one last write with the counts and the account health, finish', async () => {
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
   const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [{ type: 'text', text: 'hi' }] });
   const calls = new Map<string, number>();
@@ -43,6 +43,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
     return claim(...args);
   };
   h.deps.targets = counted(h.deps.targets, calls);
+  h.deps.cooling = counted(h.deps.cooling, calls);
   // how many lanes each pace reservation served (one Redis call each)
   const reservations: number[] = [];
   const reserveMany = h.deps.pace.reserveMany.bind(h.deps.pace);
@@ -53,7 +54,10 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   expect(await h.runJob(runId)).toBe('sent');
   expect((await h.run(runId)).status).toBe('success');
   expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
+  // the new account's health (three deliveries) rides on the last write: no recordHealth of its own
   expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaim: 2, settleSentAndCount: 1, finish: 1 });
+  const account = await h.tdb.db.selectFrom('accounts').select(['send_outcomes']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  expect(account.send_outcomes).toBe('sss');
   expect(limits).toEqual([1, 2]);
   // the first lane reserves alone; the two that asked while its call was out, together
   expect(reservations).toEqual([1, 2]);

@@ -2,6 +2,7 @@ import type { SendLimits, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
+import type { HealthPlan } from './account-health.js';
 import type { PaceBatches } from './pace-batches.js';
 import type { PartTemplates } from './personal-parts.js';
 
@@ -29,6 +30,10 @@ export interface LaneReport {
   outcomes: string;
   /** the run's counts, read with the job's last write once its lanes stopped (null: not read) */
   progress: RunProgress | null;
+  /** what the job does to its account's health (account-health.ts), planned once its lanes stopped */
+  health: HealthPlan | null;
+  /** the health's write rode on the job's last write */
+  healthWritten: boolean;
 }
 
 /** What the lanes of one job share. */

@@ -1,4 +1,4 @@
-import type { RunProgress, SentSettlement } from '@metronome/db';
+import type { HealthWrite, RunProgress, SentSettlement } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { durably, leaseLost, type LaneContext } from './lane-context.js';
 
@@ -43,10 +43,10 @@ export class PendingAnswers {
 
   /**
    * Once every lane has stopped: writes what is left and, with `count`, reads the run's counts
-   * in the same statement (null when not read: the job reads them itself). Rethrows a write
-   * that failed for good.
+   * in the same statement (null when not read: the job reads them itself), carrying `health`
+   * (`healthWritten`: it was written). Rethrows a write that failed for good.
    */
-  async close(count: boolean): Promise<RunProgress | null> {
+  async close(count: boolean, health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | null; healthWritten: boolean }> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const earlier = await Promise.allSettled(this.writes);
@@ -56,7 +56,7 @@ export class PendingAnswers {
       if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
     } else {
       const { run, token } = this.ctx;
-      const write = () => this.deps.targets.settleSentAndCount(run.runId, token, batch, new Date(this.deps.clock.now()));
+      const write = () => this.deps.targets.settleSentAndCount(run.runId, token, batch, new Date(this.deps.clock.now()), health);
       // an answer is written through an outage; a count alone is not worth waiting for
       const result = batch.length > 0 ? await durably(this.deps, this.ctx, batch.map((d) => d.chatId), 'sent', write) : await write();
       for (const d of result ? batch : []) if (!result!.settled.has(d.chatId)) leaseLost(this.deps, this.ctx, d.chatId);
@@ -64,7 +64,7 @@ export class PendingAnswers {
     }
     const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    return progress;
+    return { progress, healthWritten: health !== null && progress !== null };
   }
 
   private async flush(): Promise<void> {

@@ -2,7 +2,7 @@ import { decideJobEnd, decideJobStart, open, type Outcome } from '@metronome/cor
 import type { RunForSend } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import { recordHealth } from './account-health.js';
+import { applyHealth, planHealth } from './account-health.js';
 import { applyDecision, handOver } from './job-decision.js';
 import { loadJobRun, type RunJobInput } from './job-load.js';
 import { withAccountLock } from './job-lock.js';
@@ -50,7 +50,8 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes);
   if (report.stop === 'account-unavailable') return 'no-account';
-  const cooled = await recordHealth(deps, run, report).catch((error: unknown) => {
+  const health = report.health ?? planHealth(deps, run, report);
+  const cooled = await applyHealth(deps, run, health, report.healthWritten).catch((error: unknown) => {
     deps.events.emit('account:health-lost', { accountId: run.account.id, error });
     return null;
   });

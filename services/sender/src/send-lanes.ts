@@ -9,7 +9,7 @@ import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, typ
 import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { compileParts } from './personal-parts.js';
-import { accountPerMinute } from './account-health.js';
+import { accountPerMinute, planHealth } from './account-health.js';
 import { limitsOf, settleGap } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
@@ -30,7 +30,7 @@ export async function runLanes(
   token: string,
   lanes: number,
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null };
+  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null, health: null, healthWritten: false };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
@@ -56,8 +56,12 @@ export async function runLanes(
   const claims = new ClaimBatches(deps, ctx, answers);
   const unsubscribe = wakeOnDrain(deps, ctx);
   const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, claims, answers))).finally(unsubscribe);
-  // The job's last write reads the run's counts for its end, unless claims must be given back first.
-  report.progress = await answers.close(!ctx.claimLost);
+  // The job's last write reads the run's counts for its end, unless claims must be given back
+  // first, and carries the account's health when that changed (and the account does not cool).
+  report.health = planHealth(deps, run, report);
+  const last = await answers.close(!ctx.claimLost, report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
+  report.progress = last.progress;
+  report.healthWritten = last.healthWritten;
   // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
   // stopped and every answer is written, so what this job still holds was never sent.
   if (ctx.claimLost) {

@@ -9,6 +9,18 @@ export interface HealthWrite {
   paceSince: Date | null;
 }
 
+/**
+ * The one statement that writes an account's health after a job: alone (recordHealth), or
+ * riding on the job's last write (TargetSendRepository.settleSentAndCount), which saves a
+ * statement on every job of an account whose record is still filling up.
+ */
+export function healthStatement(accountId: string, h: HealthWrite, now: Date) {
+  return sql`update accounts
+    set flood_waits = ${h.floodWaits}::timestamptz[], send_outcomes = ${h.outcomes}, pace_factor = ${h.paceFactor},
+      pace_since = ${h.paceSince}::timestamptz, updated_at = ${now}
+    where id = ${accountId}`;
+}
+
 /** A cooling that begins: the account's status, why and until when, and its lowered pace. */
 export interface CoolingStart {
   since: Date;
@@ -37,11 +49,7 @@ export class AccountCoolingRepository {
 
   /** Writes the account's recent flood waits, latest outcomes and pace factor. */
   async recordHealth(accountId: string, h: HealthWrite, now: Date): Promise<void> {
-    await this.db
-      .updateTable('accounts')
-      .set({ flood_waits: h.floodWaits, send_outcomes: h.outcomes, pace_factor: h.paceFactor, pace_since: h.paceSince, updated_at: now })
-      .where('id', '=', accountId)
-      .execute();
+    await healthStatement(accountId, h, now).execute(this.db);
   }
 
   /**

@@ -16,12 +16,14 @@ interface ProgressRow {
 /**
  * A run's target counts in one statement. With `settle`, an update returning the `chat_id`s it
  * wrote as `sent`, that update runs first in the same statement; the count, which sees the
- * statement's snapshot (those targets still in flight), counts them as sent.
+ * statement's snapshot (those targets still in flight), counts them as sent. `also`: one more
+ * write that rides on the statement (the account's health after the job).
  */
-export function progressStatement(runId: string, settle: RawBuilder<{ chat_id: string }> | null): RawBuilder<ProgressRow & { settled: string[] | null }> {
+export function progressStatement(runId: string, settle: RawBuilder<{ chat_id: string }> | null, also: RawBuilder<unknown> | null = null): RawBuilder<ProgressRow & { settled: string[] | null }> {
   const done = settle ? sql`t.chat_id in (select chat_id from settled)` : sql`false`;
+  const ctes = [...(settle ? [sql`settled as (${settle})`] : []), ...(also ? [sql`also as (${also})`] : [])];
   return sql<ProgressRow & { settled: string[] | null }>`
-    ${settle ? sql`with settled as (${settle})` : sql``}
+    ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
     select count(*)::int as total,
       count(*) filter (where t.status = 'pending')::int as pending,
       count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
+import { healthStatement, type HealthWrite } from './account-cooling.js';
 import { progressStatement, toProgress } from './run-progress.js';
 import type { RunProgress } from './send-shapes.js';
 
@@ -126,10 +127,12 @@ export class TargetSendRepository {
 
   /**
    * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
-   * settleSentMany, and the run's counts after it, in one statement.
+   * settleSentMany, and the run's counts after it, in one statement; with `health`, the
+   * account's health after the job as well (the sender holds the account's lock).
    */
-  async settleSentAndCount(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<{ settled: Set<string>; progress: RunProgress }> {
-    const result = await progressStatement(runId, sent.length > 0 ? this.settleSentStatement(runId, owner, sent, now) : null).execute(this.db);
+  async settleSentAndCount(runId: string, owner: string, sent: SentSettlement[], now: Date, health: { accountId: string; write: HealthWrite } | null = null): Promise<{ settled: Set<string>; progress: RunProgress }> {
+    const settle = sent.length > 0 ? this.settleSentStatement(runId, owner, sent, now) : null;
+    const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null).execute(this.db);
     const row = result.rows[0]!;
     return { settled: new Set(row.settled ?? []), progress: toProgress(row) };
   }
