@@ -37,7 +37,7 @@ export async function fairness(env) {
     const q = (p) => lags[Math.min(lags.length - 1, Math.ceil((p / 100) * lags.length) - 1)];
     const stats = await sandbox(stack, '/sandbox/stats');
     return {
-      params: { smallAccounts: small, smallChats: 5, bigChats, senders: 1, senderConcurrency: 64, sendsPerJob: 20 },
+      params: { smallAccounts: small, smallChats: 5, bigChats, senders: 1, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128), sendsPerJob: 20 },
       figures: {
         'small runs start lag p50 s': q(50),
         'small runs start lag p99 s': q(99),
