@@ -1,16 +1,11 @@
 import { isTransientDbError, type ClaimedTarget } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { leaseLost, stopWith, type LaneContext } from './lane-context.js';
+import { GroupCommit } from './group-commit.js';
 import type { PendingAnswers } from './pending-answers.js';
 
 /** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
 export type LaneClaim = ClaimedTarget | null | 'lost';
-
-interface Waiter {
-  sending: boolean;
-  resolve: (claim: LaneClaim) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * The job's claims, one statement at a time (group commit). A lane at its slot claims at once
@@ -28,38 +23,23 @@ interface Waiter {
  * mixed in one statement.
  */
 export class ClaimBatches {
-  private waiting: Waiter[] = [];
-  private busy = false;
+  private readonly claims: GroupCommit<boolean, LaneClaim>;
 
   constructor(
     private readonly deps: JobDeps,
     private readonly ctx: LaneContext,
     private readonly answers: PendingAnswers,
-  ) {}
-
-  /** Claims one due target for a lane at its slot; rejects on a database error that is not transient. */
-  claim(sending: boolean): Promise<LaneClaim> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ sending, resolve, reject });
-      if (!this.busy) void this.next();
+  ) {
+    this.claims = new GroupCommit(async (sending, count) => {
+      // after a claim whose answer was lost, no lane claims again in this job
+      const claimed = this.ctx.claimLost ? 'lost' : await this.statement(count, sending);
+      return Array.from({ length: count }, (_, i) => (claimed === 'lost' ? 'lost' : (claimed[i] ?? null)));
     });
   }
 
-  private async next(): Promise<void> {
-    this.busy = true;
-    while (this.waiting.length > 0) {
-      const sending = this.waiting[0]!.sending;
-      const batch = this.waiting.filter((w) => w.sending === sending);
-      this.waiting = this.waiting.filter((w) => w.sending !== sending);
-      try {
-        // after a claim whose answer was lost, no lane claims again in this job
-        const claimed = this.ctx.claimLost ? 'lost' : await this.statement(batch.length, sending);
-        batch.forEach((w, i) => w.resolve(claimed === 'lost' ? 'lost' : (claimed[i] ?? null)));
-      } catch (error) {
-        for (const w of batch) w.reject(error);
-      }
-    }
-    this.busy = false;
+  /** Claims one due target for a lane at its slot; rejects on a database error that is not transient. */
+  claim(sending: boolean): Promise<LaneClaim> {
+    return this.claims.ask(sending);
   }
 
   /** One claim statement for `limit` lanes, carrying every answer held. */

@@ -1,0 +1,46 @@
+interface Waiter<K, R> {
+  key: K;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: a request goes out at once when no call is out; requests made while one is
+ * out wait for it, then go together in the next call (requests with different keys never
+ * share one). `call` answers the first requests of a batch in order; those it leaves
+ * unanswered ask again at once, first in line. A failed call fails every request it carried.
+ * Written by hand: it is a dozen lines, and the batching libraries (DataLoader and the like)
+ * batch by event-loop tick, not by "while a call is out", which is what keeps a lone request
+ * from waiting at all.
+ */
+export class GroupCommit<K, R> {
+  private waiting: Waiter<K, R>[] = [];
+  private busy = false;
+
+  constructor(private readonly call: (key: K, count: number) => Promise<R[]>) {}
+
+  ask(key: K): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ key, resolve, reject });
+      if (!this.busy) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true;
+    while (this.waiting.length > 0) {
+      const key = this.waiting[0]!.key;
+      const batch = this.waiting.filter((w) => w.key === key);
+      this.waiting = this.waiting.filter((w) => w.key !== key);
+      try {
+        const results = await this.call(key, batch.length);
+        if (results.length === 0) throw new Error('a group commit call answered none of its requests');
+        results.slice(0, batch.length).forEach((result, i) => batch[i]!.resolve(result));
+        this.waiting.unshift(...batch.slice(results.length));
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+      }
+    }
+    this.busy = false;
+  }
+}
