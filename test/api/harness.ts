@@ -62,6 +62,9 @@ export async function startApi(label: string, overrides: Partial<ApiConfig> = {}
     authFailuresPerMinute: 1_000_000,
     trustedProxies: [],
     sseMaxPerToken: 10,
+    // No scheduler runs beside these tests: a due campaign stays without a run, as each test
+    // seeds the runs it needs. Instant starts that create the run are tested with `create`.
+    instantStarts: 'nudge',
     ...overrides,
   };
   let app: FastifyInstance;
@@ -101,10 +104,10 @@ export const BOT = { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' };
  * A file's prelude: an API started before its tests (30 s allowed) and closed after them. The
  * object returned is filled in by the beforeAll, so the tests read it as the API itself.
  */
-export function apiForFile(label: string): Api {
+export function apiForFile(label: string, overrides: Partial<ApiConfig> = {}): Api {
   const api = {} as Api;
   beforeAll(async () => {
-    Object.assign(api, await startApi(label));
+    Object.assign(api, await startApi(label, overrides));
   }, 30_000);
   afterAll(async () => api.close?.());
   return api;

@@ -5,8 +5,10 @@ import { eventually } from '../helpers/test-env.js';
 // Instant starts: creating or activating a campaign whose occurrence is due, and run now, start
 // without waiting for a scheduler tick. The scheduler ticks only every 60 s here (the most
 // SCHEDULER_TICK_MS allows), right when it starts and then a minute later; every run below
-// must reach the sandbox within 30 s of its request, which only the API's nudge to the leader
-// (or, for run now, the API's own job) can do. Real processes; delivery checked at the sandbox.
+// must reach the sandbox within 30 s of its request, which only the API's own run and job
+// (INSTANT_STARTS=create, the default) can do; what the API leaves to the scheduler (a campaign
+// outside its window) reaches it through the API's nudge to the leader. Real processes;
+// delivery checked at the sandbox.
 
 const TICK_MS = 60_000;
 const WAIT_MS = 30_000;
@@ -50,7 +52,7 @@ async function delivered(campaignId: string, name: string): Promise<{ scheduledA
   return (await api(stack, 'GET', `/v1/runs?campaignId=${campaignId}`, token)).body.items;
 }
 
-test('a campaign created due now starts at once, through a nudge, with one run for its occurrence', async () => {
+test('a campaign created due now starts at once, the API creating its run, with one run for its occurrence', async () => {
   const before = await wakes();
   const created = await api(stack, 'POST', '/v1/campaigns', token, body('created'));
   expect(created.status).toBe(201);
@@ -58,7 +60,7 @@ test('a campaign created due now starts at once, through a nudge, with one run f
   // Delivered before the scheduler's second regular tick (it started after startedAt and ticks
   // every 60 s): only a tick brought forward can have made this run.
   expect(Date.now() - startedAt).toBeLessThan(TICK_MS);
-  expect(await wakes()).toBeGreaterThan(before);
+  expect(await wakes()).toBe(before); // no tick was needed
   expect(runs).toHaveLength(1);
   expect(runs[0]).toMatchObject({ trigger: 'schedule', scheduledAt: created.body.nextRunAt });
 }, 90_000);
@@ -72,7 +74,29 @@ test('activating a campaign whose occurrence is due starts it at once', async ()
   const runs = await delivered(created.body.id, 'activated');
   expect(runs).toHaveLength(1);
   expect(runs[0]!.scheduledAt).toBe(on.body.nextRunAt);
+  expect(await wakes()).toBe(before);
+}, 90_000);
+
+test('a campaign created due outside its window is left to the scheduler, which the nudge brings forward at once', async () => {
+  const hour = new Date().getUTCHours();
+  const at = (h: number) => `${String(h % 24).padStart(2, '0')}:00`;
+  const before = await wakes();
+  const created = await api(stack, 'POST', '/v1/campaigns', token, { ...body('shut'), deliveryWindow: { start: at(hour + 2), end: at(hour + 3) } });
+  expect(created.status).toBe(201);
+  // only a tick moves a due campaign to its window's next opening; the regular one is a minute away
+  const moved = await eventually(
+    'the nudged tick to move the campaign to its window',
+    async () => {
+      const c = (await api(stack, 'GET', `/v1/campaigns/${created.body.id}`, token)).body;
+      return c.nextRunAt !== created.body.nextRunAt ? c : null;
+    },
+    WAIT_MS,
+    200,
+  );
+  expect(new Date(moved.nextRunAt).getUTCHours()).toBe((hour + 2) % 24);
+  expect(Date.now() - startedAt).toBeLessThan(TICK_MS);
   expect(await wakes()).toBeGreaterThan(before);
+  expect((await api(stack, 'GET', `/v1/runs?campaignId=${created.body.id}`, token)).body.items).toEqual([]);
 }, 90_000);
 
 test('run now starts at once without the scheduler (the API queues its job)', async () => {

@@ -11,6 +11,7 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
+export { dueOccurrence, occurrenceRun, type RunPlan } from './repositories/occurrence-run.js';
 export type { JobStep } from './repositories/next-job-step.js';
 export { senderRepositories, type SenderRepositories, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/sender-repositories.js';
 export { RunRepository, type LostJob, type HandedOver } from './repositories/run-repository.js';

@@ -22,6 +22,8 @@ describe('loadConfig', () => {
       sseMaxPerToken: 10,
       keyPrefix: 'mtr',
       developmentSecretsKey: false,
+      schedulerJitterMs: 0,
+      instantStarts: 'create',
     });
     expect(c.secretsKey).toEqual(Buffer.from(KEY, 'hex'));
   });
@@ -44,6 +46,12 @@ describe('loadConfig', () => {
     expect(set.cooling).toEqual({ enabled: false, floodWaitsPerHour: 5, failureShare: 0.35, failureWindow: 200, coolingMs: 3_600_000, maxCoolingMs: 172_800_000, recoveryStep: 0.25, recoveryIntervalMs: 90_000 });
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_ENABLED: 'yes' })).toThrow(/COOLING_ENABLED/);
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_FAILURE_PERCENT: '100' })).toThrow(/COOLING_FAILURE_PERCENT/);
+  });
+
+  test('INSTANT_STARTS is create or nudge; SCHEDULER_JITTER_MS is read as the scheduler reads it', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, INSTANT_STARTS: 'nudge', SCHEDULER_JITTER_MS: '1500' })).toMatchObject({ instantStarts: 'nudge', schedulerJitterMs: 1500 });
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, INSTANT_STARTS: 'later' })).toThrow(/INSTANT_STARTS/);
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, SCHEDULER_JITTER_MS: '-1' })).toThrow(/SCHEDULER_JITTER_MS/);
   });
 
   test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {

@@ -59,6 +59,9 @@ const apiEnv = z
     SECRETS_KEY: secretsKey,
     SECRETS_KEY_PREVIOUS: secretsKey,
     MIN_INTERVAL_SECONDS: int(60, 1, 31_536_000),
+    // the scheduler's own variable: the API plans the first runs it creates with the same jitter
+    SCHEDULER_JITTER_MS: int(0, 0, 3_600_000),
+    INSTANT_STARTS: z.enum(['create', 'nudge']).optional().transform((v) => v ?? 'create'),
     MEDIA_MAX_BYTES: int(16_777_216, 1, 1_073_741_824),
     DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
     DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),
@@ -103,6 +106,14 @@ export interface ApiConfig {
   /** true when SECRETS_KEY was unset in development and the fixed development key is used */
   developmentSecretsKey: boolean;
   minIntervalSeconds: number;
+  /** SCHEDULER_JITTER_MS, for the due first runs the API creates itself (instant starts); absent: 0 */
+  schedulerJitterMs?: number;
+  /**
+   * INSTANT_STARTS: `create` (absent: the same), the API creates a due occurrence's run in the
+   * transaction that saved the campaign; `nudge`, it only wakes the scheduler leader, which
+   * creates it (a deployment whose scheduler must stay the only writer of scheduled runs)
+   */
+  instantStarts?: 'create' | 'nudge';
   mediaMaxBytes: number;
   defaultMaxSendPerMinute: number;
   defaultGroupConcurrency: number;
@@ -158,6 +169,8 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
+    schedulerJitterMs: e.SCHEDULER_JITTER_MS,
+    instantStarts: e.INSTANT_STARTS,
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     defaultMaxSendPerMinute: e.DEFAULT_MAX_SEND_PER_MINUTE,
     defaultGroupConcurrency: e.DEFAULT_GROUP_CONCURRENCY,

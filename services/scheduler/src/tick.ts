@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, planOccurrence, SKIP_REASONS, totalSkipped, type Clock, type SkipCounts } from '@metronome/core';
-import type { AutoResume, CampaignAdvance, HeldUpdate, NewRun, ScheduleRepository, TickTransaction } from '@metronome/db';
+import { dueOccurrence, occurrenceRun, type AutoResume, type CampaignAdvance, type HeldUpdate, type NewRun, type ScheduleRepository, type TickTransaction } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
 import { deliveryWindowProblem, ensure, messagesProblem, planProblem, scheduleProblem, timeProblem, timezoneProblem } from './campaign-check.js';
@@ -146,20 +146,7 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     if (q.has(c.id)) continue;
     const plan = q.attempt(c.id, () => {
       ensure(timeProblem('its due time', c.nextRunAt) ?? scheduleProblem(c.schedule) ?? timezoneProblem(c.timezone) ?? deliveryWindowProblem(c.windowStart, c.windowEnd) ?? messagesProblem(c.messages));
-      const p = planOccurrence(
-        {
-          campaignId: c.id,
-          schedule: c.schedule,
-          timezone: c.timezone,
-          window: { start: c.windowStart, end: c.windowEnd },
-          dueAt: c.nextRunAt,
-          lastScheduledAt: c.lastScheduledAt,
-          catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
-          acceptedThrough: c.catchUpThrough,
-        },
-        now,
-        deps.jitterMs,
-      );
+      const p = planOccurrence(dueOccurrence(c), now, deps.jitterMs);
       ensure(planProblem(p));
       return p;
     });
@@ -181,8 +168,9 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
       continue;
     }
     const id = randomUUID();
-    runs.push({ id, campaignId: c.id, tenantId: c.tenantId, accountId: c.accountId, trigger: 'schedule', parts: c.messages, scheduledAt: plan.scheduledAt, windowEndAt: plan.windowEndAt, jobId: runJobId(id, 0) });
-    advances.push({ id: c.id, nextRunAt: plan.next, active: plan.next !== null || c.schedule.type !== 'once', ...skips });
+    const created = occurrenceRun(c, plan, id, runJobId(id, 0));
+    runs.push(created.run);
+    advances.push(created.advance);
     // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
     planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: plan.occurrence, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
   }

@@ -96,9 +96,10 @@ export class TickTransaction {
   /**
    * Due, actionable campaigns, oldest due first: active, with an active and unblocked account,
    * and no run of theirs queued or running (a due occurrence waits for it). Rows are locked;
-   * another scheduler's tick skips them.
+   * another scheduler's tick skips them. `onlyId`: that campaign alone (the API's instant start,
+   * in the transaction that saved it, sees it exactly as a tick would).
    */
-  async dueCampaigns(now: Date, limit: number): Promise<DueCampaign[]> {
+  async dueCampaigns(now: Date, limit: number, onlyId?: string): Promise<DueCampaign[]> {
     const rows = await this.trx
       .selectFrom('campaigns as c')
       .innerJoin('accounts as a', 'a.id', 'c.account_id')
@@ -119,6 +120,7 @@ export class TickTransaction {
         // the unique (campaign_id, scheduled_at) index answers this backwards in a few rows
         sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
       ])
+      .$if(onlyId !== undefined, (q) => q.where('c.id', '=', onlyId!))
       .where('c.active', '=', true)
       .where('c.deleted_at', 'is', null)
       .where('c.next_run_at', '<=', now)

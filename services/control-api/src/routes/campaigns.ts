@@ -11,7 +11,7 @@ import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
-import { nudgeIfDue } from '../scheduler-nudge.js';
+import { createDueRun, startCreatedRun } from '../instant-start.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runNowBody } from '../schemas/runs.js';
@@ -54,9 +54,11 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           },
           savedAt,
         );
-        return { view: checkedCampaignView(created), row: created };
+        const run = await createDueRun(ctx, trx, created, savedAt);
+        // the answer shows the campaign as saved, before the run moved it to its next occurrence
+        return { view: checkedCampaignView(created), row: created, run };
       });
-      nudgeIfDue(ctx, answer.row);
+      await startCreatedRun(ctx, answer.run, answer.row);
       return reply.code(201).send(answer.view);
     },
   );
@@ -143,10 +145,11 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         changes.clearLastError = true;
         const row = await campaigns.update(current.id, scope, changes, now);
         if (!row) throw notFound('campaign');
+        const run = await createDueRun(ctx, trx, row, now);
         // Built before the commit (validate, write, answer), like the answer to a create.
-        return { view: checkedCampaignView(row), row };
+        return { view: checkedCampaignView(row), row, run };
       });
-      nudgeIfDue(ctx, updated.row);
+      await startCreatedRun(ctx, updated.run, updated.row);
       return updated.view;
     },
   );

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { planOccurrence } from '@metronome/core';
+import { dueOccurrence, occurrenceRun, TickTransaction, type DB } from '@metronome/db';
+import { runJobId } from '@metronome/queue';
+import type { Transaction } from 'kysely';
+import type { ApiContext } from './context.js';
+import { enqueue } from './run-actions.js';
+import { nudgeIfDue } from './scheduler-nudge.js';
+
+/** A run the API created for a campaign's due occurrence, to be queued once its transaction commits. */
+export interface InstantRun {
+  runId: string;
+  campaignId: string;
+  /** the occurrence it stands for */
+  dueAt: Date;
+  scheduledAt: Date;
+}
+
+/**
+ * Instant starts (CONTRACT): inside the transaction that saved `campaign` (a create, or a
+ * PATCH that activated or rescheduled it), when its occurrence is due and the scheduler's tick
+ * would create a run for it, the API creates that run itself, as the tick would: the same query
+ * (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
+ * planOccurrence: catch-up, window, jitter, never early), the same writes (insertRuns, which
+ * keeps one run per occurrence and one open run per campaign, and the campaign's move to its
+ * next occurrence). The campaign's row is this transaction's, so no tick can take the same
+ * occurrence: the tick's query skips locked rows, and once this commits the occurrence is no
+ * longer due. Anything else (not due, held, outside its window, a plan that throws) is left to
+ * the tick, which the caller nudges: it decides, counts and explains those cases.
+ *
+ * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is a round of Redis and a transaction of its own per
+ * burst of creates, and under a burst the first runs waited for it (docs/BENCHMARKS.md).
+ */
+export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campaign: { id: string; active: boolean; nextRunAt: Date | null }, now: Date): Promise<InstantRun | null> {
+  if ((ctx.config.instantStarts ?? 'create') !== 'create') return null;
+  if (!campaign.active || campaign.nextRunAt === null || campaign.nextRunAt > now) return null;
+  const id = campaign.id;
+  const jitterMs = ctx.config.schedulerJitterMs ?? 0;
+  const tick = new TickTransaction(trx);
+  const [due] = await tick.dueCampaigns(now, 1, id);
+  if (!due) return null;
+  let plan;
+  try {
+    plan = planOccurrence(dueOccurrence(due), now, jitterMs);
+  } catch {
+    return null; // the tick sets the campaign aside, saying why
+  }
+  if (plan.kind !== 'run') return null;
+  const runId = randomUUID();
+  const { run, advance } = occurrenceRun(due, plan, runId, runJobId(runId, 0));
+  if ((await tick.createRuns([run])).length === 0) return null;
+  await tick.advance([advance], now);
+  return { runId, campaignId: id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
+}
+
+/**
+ * After the commit: queues the run the transaction created (delayed to its scheduledAt) and
+ * counts it as the scheduler counts the runs it creates; or, when it created none, nudges the
+ * scheduler for a campaign that is due. A job Redis does not take is re-added by the
+ * reconciler, so failures are logged, never answered.
+ */
+export async function startCreatedRun(ctx: ApiContext, created: InstantRun | null, campaign: { active: boolean; nextRunAt: Date | null }): Promise<void> {
+  if (!created) return nudgeIfDue(ctx, campaign);
+  const now = ctx.clock.now();
+  ctx.metrics.scheduleLag.observe(Math.max(0, now - created.dueAt.getTime()) / 1000);
+  ctx.metrics.jobOutcomes.inc({ outcome: 'sent' });
+  ctx.logger.info({ campaignId: created.campaignId, runId: created.runId, scheduledAt: created.scheduledAt }, 'run created at once for a due occurrence');
+  await enqueue(ctx, created.runId, 0, created.scheduledAt.getTime() - now);
+}
