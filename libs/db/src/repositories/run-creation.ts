@@ -17,7 +17,7 @@ export interface NewRun {
 }
 
 /**
- * Inserts runs and all their targets in two statements, whatever the number of runs.
+ * Inserts runs and all their targets in one statement, whatever the number of runs.
  * Targets come from each campaign's current target list, each with its own copy of its chat's
  * variables (personal messages: later edits of the campaign do not change the run's texts); for an interval campaign each one is
  * held until its chat's interval gate (no chat receives the campaign twice less than
@@ -27,39 +27,40 @@ export interface NewRun {
  */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
   if (runs.length === 0) return [];
+  // One statement: the targets are inserted from the runs the first insert returns. Each target
+  // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
+  // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
+  // answers when nothing holds a chat back) for a run that ignores the interval.
   const created = await sql<{ id: string }>`
-    insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
-    select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
-    from unnest(
-      ${sql.val(runs.map((r) => r.id))}::uuid[],
-      ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
-      ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
-      ${sql.val(runs.map((r) => r.accountId))}::uuid[],
-      ${sql.val(runs.map((r) => r.trigger))}::text[],
-      ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
-      ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
-      ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
-      ${sql.val(runs.map((r) => r.jobId))}::text[],
-      ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
-    ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
-    join campaigns c on c.id = r.campaign_id
-    on conflict do nothing
-    returning id
+    with created as (
+      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
+      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
+      from unnest(
+        ${sql.val(runs.map((r) => r.id))}::uuid[],
+        ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
+        ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
+        ${sql.val(runs.map((r) => r.accountId))}::uuid[],
+        ${sql.val(runs.map((r) => r.trigger))}::text[],
+        ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
+        ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
+        ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
+        ${sql.val(runs.map((r) => r.jobId))}::text[],
+        ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
+      ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
+      join campaigns c on c.id = r.campaign_id
+      on conflict do nothing
+      returning id, campaign_id, scheduled_at, ignored_interval
+    ), targets as (
+      insert into run_targets (run_id, chat_id, next_attempt_at, vars)
+      select r.id, t.chat_id,
+        case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
+        c.target_vars -> t.chat_id
+      from created r
+      join campaigns c on c.id = r.campaign_id
+      cross join lateral unnest(c.targets) as t(chat_id)
+      on conflict do nothing
+    )
+    select id from created
   `.execute(db);
-  const ids = created.rows.map((r) => r.id);
-  if (ids.length === 0) return [];
-  // Each target starts no earlier than its chat's interval gate (migrations/0002); 'epoch' (what
-  // the gate answers when nothing holds a chat back) for a run that ignores the interval.
-  await sql`
-    insert into run_targets (run_id, chat_id, next_attempt_at, vars)
-    select r.id, t.chat_id,
-      case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
-      c.target_vars -> t.chat_id
-    from runs r
-    join campaigns c on c.id = r.campaign_id
-    cross join lateral unnest(c.targets) as t(chat_id)
-    where r.id = any(${sql.val(ids)}::uuid[])
-    on conflict do nothing
-  `.execute(db);
-  return ids;
+  return created.rows.map((r) => r.id);
 }
