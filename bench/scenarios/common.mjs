@@ -43,8 +43,9 @@ export const chats = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefi
  * time through the API; `schedule(i)` gives the i-th campaign's schedule.
  */
 export async function createCampaigns(stack, token, accounts, { prefix, schedule, chatsPerCampaign, text = 'tick', batch = 25 }) {
+  const ids = [];
   for (let i = 0; i < accounts.length; i += batch) {
-    await Promise.all(
+    const created = await Promise.all(
       accounts.slice(i, i + batch).map((a, k) =>
         call(stack, 'POST', '/v1/campaigns', token, {
           accountId: a.id,
@@ -56,7 +57,9 @@ export async function createCampaigns(stack, token, accounts, { prefix, schedule
         }),
       ),
     );
+    ids.push(...created.map((c) => c.id));
   }
+  return ids;
 }
 
 /**
