@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eventually } from './eventually.js';
-import { freePort, startService, type ServiceProcess } from './processes.js';
+import { startService, type ServiceProcess } from './processes.js';
 
 export interface Stack {
   apiUrl: string;
@@ -34,12 +34,16 @@ export interface StackOptions {
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const adminToken = `adm_${randomBytes(12).toString('hex')}`;
-  const [apiPort, sandboxPort] = [await freePort(), await freePort()];
   const common = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, KEY_PREFIX: options.keyPrefix, ...options.env };
   const services: ServiceProcess[] = [];
   try {
-    services.push(startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: String(sandboxPort), ...options.sandboxEnv }));
-    services.push(startService('api', 'services/control-api/dist/server.js', { ...common, PORT: String(apiPort), HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, MIN_INTERVAL_SECONDS: '1', ...options.apiEnv }));
+    // Port 0, read back from the services' own `listening` lines: a port picked free beforehand
+    // can be taken by another process (a service's metrics server) before the service binds it.
+    const sandbox = startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
+    services.push(sandbox);
+    const api = startService('api', 'services/control-api/dist/server.js', { ...common, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, MIN_INTERVAL_SECONDS: '1', ...options.apiEnv });
+    services.push(api);
+    const sandboxPort = Number((await sandbox.waitForLog((l) => l['msg'] === 'sandbox listening'))['port']);
     const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', { ...common, METRICS_PORT: '0', SCHEDULER_TICK_MS: '200', ...options.schedulerEnv });
     services.push(scheduler);
     const senders: ServiceProcess[] = [];
@@ -55,7 +59,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const ready = await Promise.all(senders.map((s) => s.waitForLog((l) => l['msg'] === 'sender ready')));
     const schedulerReady = await scheduler.waitForLog((l) => l['msg'] === 'scheduler ready');
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const apiUrl = String((await api.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
     const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
     await eventually('the API to be ready', async () => (await fetch(`${apiUrl}/readyz`)).ok, 20_000);
     await eventually('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
