@@ -28,8 +28,9 @@ export interface InstantRun {
  * longer due. Anything else (not due, held, outside its window, a plan that throws) is left to
  * the tick, which the caller nudges: it decides, counts and explains those cases.
  *
- * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is a round of Redis and a transaction of its own per
- * burst of creates, and under a burst the first runs waited for it (docs/BENCHMARKS.md).
+ * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is
+ * a round of Redis and a transaction of its own per burst of creates, and under a burst the
+ * first runs waited for it (docs/BENCHMARKS.md).
  */
 export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campaign: { id: string; active: boolean; nextRunAt: Date | null }, now: Date): Promise<InstantRun | null> {
   if ((ctx.config.instantStarts ?? 'create') !== 'create') return null;
