@@ -147,6 +147,13 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** An answer as a client can compare two of them: everything but the `date` header, which moves
+ *  with the clock (two identical answers a second apart differ there and nowhere else). */
+export function comparable(answer: Answer): Answer {
+  const { date: _date, ...headers } = answer.headers;
+  return { ...answer, headers };
+}
+
 /** The fields named by a 400's details. */
 export function fields(answer: Answer): string[] {
   return (answer.body?.error?.details ?? []).map((d: { field: string }) => d.field);

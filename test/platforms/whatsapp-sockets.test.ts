@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { createRedis, redisKeys } from '@metronome/redis';
+import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import type { WhatsAppSocketPool } from '@metronome/transports';
 import type { Redis } from 'ioredis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
@@ -162,18 +162,38 @@ test('the pool reports each socket it opens and closes, and why, for metrics', a
 
 test('Redis losing the lease, and another replica connecting in that gap: the old holder closes first, the connections never overlap', async () => {
   const accountId = await pairedAccount();
-  expect((await a.use(accountId, say('before', 'G1'))).ok).toBe(true);
-  // what a flushed Redis leaves of this account: nothing; and another replica asks at once
-  await redis.del(redisKeys(prefix).socketLease(accountId), redisKeys(prefix).socketHandover(accountId));
-  const c = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { freshLeaseWaitMs: 300 });
+  // The gap is a race in time: the holder's next renewal (every 25 ms) would take the lost lease
+  // back before the other replica asks. Its renewals wait at a gate, so the order is fixed:
+  // the lease vanishes, c takes it, and only then does the holder renew and learn it is lost.
+  let openGate = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  let held = false;
+  class GatedLeases extends SocketLeases {
+    override async renew(...args: Parameters<SocketLeases['renew']>): ReturnType<SocketLeases['renew']> {
+      if (held) await gate;
+      return super.renew(...args);
+    }
+  }
+  const holder = makePool(network, new GatedLeases(loadScripts(redis), redisKeys(prefix), 2_000), auth, KEYS, clock);
+  const c = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { freshLeaseWaitMs: 1_000 });
   try {
-    const got = await c.use(accountId, say('from c', 'G2'));
-    // c took the free lease, waited a renewal out: a saw the lease taken and closed its socket
+    expect((await holder.use(accountId, say('before', 'G1'))).ok).toBe(true);
+    const key = redisKeys(prefix).socketLease(accountId);
+    const holderId = await redis.get(key);
+    held = true;
+    // what a flushed Redis leaves of this account: nothing; and another replica asks at once
+    await redis.del(key, redisKeys(prefix).socketHandover(accountId));
+    const asked = c.use(accountId, say('from c', 'G2'));
+    await eventually('c to take the free lease', async () => ![null, holderId].includes(await redis.get(key)), 5_000, 5);
+    openGate();
+    const got = await asked;
+    // c took the free lease, waited a renewal out: the holder saw the lease taken and closed its socket
     expect(got.ok).toBe(true);
-    expect(a.isOpen(accountId)).toBe(false);
+    expect(holder.isOpen(accountId)).toBe(false);
     expect(network.maxOpenAtOnce(accountId)).toBe(1);
     expect(network.replacements).toEqual([]);
   } finally {
-    await c.close();
+    openGate();
+    await Promise.all([holder.close(), c.close()]);
   }
 });
