@@ -21,12 +21,13 @@ export interface InstantRun {
  * PATCH that activated or rescheduled it), when its occurrence is due and the scheduler's tick
  * would create a run for it, the API creates that run itself, as the tick would: the same query
  * (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
- * planOccurrence: catch-up, window, jitter, never early), the same writes (insertRuns, which
- * keeps one run per occurrence and one open run per campaign, and the campaign's move to its
- * next occurrence). The campaign's row is this transaction's, so no tick can take the same
- * occurrence: the tick's query skips locked rows, and once this commits the occurrence is no
- * longer due. Anything else (not due, held, outside its window, a plan that throws) is left to
- * the tick, which the caller nudges: it decides, counts and explains those cases.
+ * planOccurrence: catch-up, window, jitter, never early), the same writes in one statement
+ * (createRunsAndAdvance: insertRuns, which keeps one run per occurrence and one open run per
+ * campaign, and the campaign's move to its next occurrence). The campaign's row is this
+ * transaction's, so no tick can take the same occurrence: the tick's query skips locked rows,
+ * and once this commits the occurrence is no longer due. Anything else (not due, held, outside
+ * its window, a plan that throws) is left to the tick, which the caller nudges: it decides,
+ * counts and explains those cases.
  *
  * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is
  * a round of Redis and a transaction of its own per burst of creates, and under a burst the
@@ -49,8 +50,8 @@ export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campai
   if (plan.kind !== 'run') return null;
   const runId = randomUUID();
   const { run, advance } = occurrenceRun(due, plan, runId, runJobId(runId, 0));
-  if ((await tick.createRuns([run])).length === 0) return null;
-  await tick.advance([advance], now);
+  // the campaign moves on either way, as in the tick; no run: the occurrence already had one
+  if ((await tick.createRunsAndAdvance([run], [advance])).length === 0) return null;
   return { runId, campaignId: id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
 }
 

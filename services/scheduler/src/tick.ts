@@ -174,11 +174,11 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
     planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: plan.occurrence, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
   }
-  const createdIds = new Set(await q.batch(runs, (r) => r.campaignId, (rs) => tx.createRuns(rs)));
-  await q.batch(advances, (a) => a.id, async (as) => {
-    await tx.advance(as, now);
-    return [];
-  });
+  // every run has its campaign's advance: one statement writes both, batch by batch
+  const runOf = new Map(runs.map((r) => [r.campaignId, r]));
+  const createdIds = new Set(
+    await q.batch(advances, (a) => a.id, (as) => tx.createRunsAndAdvance(as.flatMap((a) => runOf.get(a.id) ?? []), as)),
+  );
   for (const [id, d] of planned) {
     if (createdIds.has(id)) {
       decisions.push(d);

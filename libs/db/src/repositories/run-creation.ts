@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB, MessagePart, RunTrigger } from '../types.js';
 
 /** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
@@ -27,12 +27,22 @@ export interface NewRun {
  */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
   if (runs.length === 0) return [];
+  const created = await sql<{ id: string }>`with ${runInserts(runs)} select id from created`.execute(db);
+  return created.rows.map((r) => r.id);
+}
+
+/**
+ * insertRuns' statement as CTEs, for a statement that writes more beside them (the tick's and
+ * the instant start's, which move the campaigns on in the same round trip): `created` returns
+ * the id of each run actually created. `runs` is not empty.
+ */
+export function runInserts(runs: NewRun[]): RawBuilder<unknown> {
   // One statement: the targets are inserted from the runs the first insert returns. Each target
   // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
   // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
   // answers when nothing holds a chat back) for a run that ignores the interval.
-  const created = await sql<{ id: string }>`
-    with created as (
+  return sql`
+    created as (
       insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
       select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
       from unnest(
@@ -60,7 +70,5 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
       cross join lateral unnest(c.targets) as t(chat_id)
       on conflict do nothing
     )
-    select id from created
-  `.execute(db);
-  return created.rows.map((r) => r.id);
+  `;
 }

@@ -1,8 +1,8 @@
 import { OPEN_RUN_STATUSES } from '@metronome/core';
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { nextJobStep } from './next-job-step.js';
-import { insertRuns, type NewRun } from './run-creation.js';
+import { insertRuns, runInserts, type NewRun } from './run-creation.js';
 import { statusList } from './status-sql.js';
 
 /** A due campaign as the scheduler sees it. */
@@ -152,33 +152,21 @@ export class TickTransaction {
     }));
   }
 
-  createRuns(runs: NewRun[]): Promise<string[]> {
-    return insertRuns(this.trx, runs);
-  }
-
   /**
-   * Moves every decided campaign to its next occurrence in one statement (its no-account streak
-   * ends), counting the occurrences it passed over and keeping where an `all` catch-up stands.
+   * A tick's writes for its decided campaigns in one statement: creates `runs` (insertRuns:
+   * the ids of those actually created are returned) and moves every campaign of `advances` to
+   * its next occurrence, counting the occurrences it passed over and keeping where an `all`
+   * catch-up stands (its no-account streak ends). Both read the campaigns as they stood before
+   * the statement, so a run takes its targets whatever the advance writes.
    */
-  async advance(advances: CampaignAdvance[], now: Date): Promise<void> {
-    if (advances.length === 0) return;
-    await sql`
-      update campaigns c
-      set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at,
-        skipped_count = c.skipped_count + v.skipped,
-        last_skipped_at = greatest(c.last_skipped_at, v.last_skipped_at),
-        catch_up_through = v.catch_up_through
-      from unnest(
-        ${sql.val(advances.map((a) => a.id))}::uuid[],
-        ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
-        ${sql.val(advances.map((a) => a.active))}::boolean[],
-        ${sql.val(advances.map((a) => a.skipped))}::bigint[],
-        ${sql.val(advances.map((a) => a.lastSkippedAt?.toISOString() ?? null))}::timestamptz[],
-        ${sql.val(advances.map((a) => a.catchUpThrough?.toISOString() ?? null))}::timestamptz[]
-      ) as v(id, next_run_at, active, skipped, last_skipped_at, catch_up_through)
-      where c.id = v.id
-    `.execute(this.trx);
-    void now;
+  async createRunsAndAdvance(runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
+    if (advances.length === 0) return insertRuns(this.trx, runs);
+    if (runs.length === 0) {
+      await advanceCampaigns(advances).execute(this.trx);
+      return [];
+    }
+    const created = await sql<{ id: string }>`with ${runInserts(runs)}, advanced as (${advanceCampaigns(advances)}) select id from created`.execute(this.trx);
+    return created.rows.map((r) => r.id);
   }
 
   /**
@@ -317,4 +305,24 @@ export class TickTransaction {
     `.execute(this.trx);
     return result.rows.map((r) => ({ id: r.id, jobSeq: r.job_seq }));
   }
+}
+
+/** The update that moves each campaign of `advances` on (TickTransaction.createRunsAndAdvance). */
+function advanceCampaigns(advances: CampaignAdvance[]): RawBuilder<unknown> {
+  return sql`
+    update campaigns c
+    set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at,
+      skipped_count = c.skipped_count + v.skipped,
+      last_skipped_at = greatest(c.last_skipped_at, v.last_skipped_at),
+      catch_up_through = v.catch_up_through
+    from unnest(
+      ${sql.val(advances.map((a) => a.id))}::uuid[],
+      ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
+      ${sql.val(advances.map((a) => a.active))}::boolean[],
+      ${sql.val(advances.map((a) => a.skipped))}::bigint[],
+      ${sql.val(advances.map((a) => a.lastSkippedAt?.toISOString() ?? null))}::timestamptz[],
+      ${sql.val(advances.map((a) => a.catchUpThrough?.toISOString() ?? null))}::timestamptz[]
+    ) as v(id, next_run_at, active, skipped, last_skipped_at, catch_up_through)
+    where c.id = v.id
+  `;
 }
