@@ -128,7 +128,6 @@ async function oneOpenRun<T>(update: () => Promise<T>): Promise<T> {
  * answer in time only delays it: the scheduler's reconciler enqueues queued runs that have no
  * job. The command therefore still succeeds; the failure is logged.
  */
-/** Queues the run's job (delayed by `delayMs`); a job Redis does not take is re-added by the reconciler, so a failure is logged. */
 export async function enqueue(ctx: ApiContext, runId: string, seq: number, delayMs: number): Promise<void> {
   try {
     await withTimeout(ctx.queue.enqueue(runId, seq, delayMs), ENQUEUE_TIMEOUT_MS, 'enqueue');

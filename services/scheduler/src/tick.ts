@@ -59,7 +59,7 @@ interface Decided {
  * campaigns to their next occurrence, (3) count the due campaigns whose account cannot send and
  * pause those that missed NO_ACCOUNT_AUTOPAUSE_AFTER occurrences in a row; then enqueue one job
  * per created or resumed run, delayed to its start. A constant number of statements (at most
- * eight, nine when a campaign is set aside), whatever the number of campaigns.
+ * seven, eight when a campaign is set aside), whatever the number of campaigns.
  *
  * A campaign the tick cannot turn into a run (a value the storage cannot hold, a schedule or
  * window that cannot be evaluated) is deactivated with the reason in `last_error` and counted

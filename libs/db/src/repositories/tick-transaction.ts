@@ -2,7 +2,7 @@ import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { nextJobStep } from './next-job-step.js';
-import { insertRuns, runInserts, type NewRun } from './run-creation.js';
+import { runInserts, type NewRun } from './run-creation.js';
 import { statusList } from './status-sql.js';
 
 /** A due campaign as the scheduler sees it. */
@@ -160,7 +160,6 @@ export class TickTransaction {
    * the statement, so a run takes its targets whatever the advance writes.
    */
   async createRunsAndAdvance(runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
-    if (advances.length === 0) return insertRuns(this.trx, runs);
     if (runs.length === 0) {
       await advanceCampaigns(advances).execute(this.trx);
       return [];
