@@ -34,6 +34,9 @@ export async function firstStart(env) {
         fast: await senderSum('metronome_job_wait_seconds_bucket', 'le="0.1"'),
         heldSum: await senderSum('metronome_job_seconds_sum'),
         heldCount: await senderSum('metronome_job_seconds_count'),
+        statements: await senderSum('metronome_db_queries_total'),
+        redisApp: await senderSum('metronome_redis_commands_total', 'connection="app"'),
+        redisWorker: await senderSum('metronome_redis_commands_total', 'connection="worker"'),
       });
       const since = (a, b) => Object.fromEntries(Object.keys(a).map((k) => [k, a[k] - b[k]]));
       const warm = await queueState();
@@ -49,6 +52,11 @@ export async function firstStart(env) {
       for (const r of runs) if (!firstOf.has(r.campaignId) || r.scheduledAt < firstOf.get(r.campaignId).scheduledAt) firstOf.set(r.campaignId, r);
       const lag = (r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000;
       const first = [...firstOf.values()].map(lag);
+      // the burst's first second apart: every creator starts at once, on processes that have not run this code yet
+      const burstStart = Math.min(...[...firstOf.values()].map((r) => Date.parse(r.scheduledAt)));
+      const inFirstSecond = (r) => Date.parse(r.scheduledAt) < burstStart + 1000;
+      const firstSecond = [...firstOf.values()].filter(inFirstSecond).map(lag);
+      const afterFirstSecond = [...firstOf.values()].filter((r) => !inFirstSecond(r)).map(lag);
       // where a first run's lag goes: the run created (in the campaign's transaction: about 0), then a sender taking it
       const created = [...firstOf.values()].map((r) => (Date.parse(r.createdAt) - Date.parse(r.scheduledAt)) / 1000);
       const taken = [...firstOf.values()].map((r) => (Date.parse(r.startedAt) - Math.max(Date.parse(r.createdAt), Date.parse(r.scheduledAt))) / 1000);
@@ -72,6 +80,9 @@ export async function firstStart(env) {
           'first lag p50 s': percentile(first, 50),
           'first lag p99 s': percentile(first, 99),
           'first lag max s': Math.max(...first),
+          "first runs in the burst's first second": firstSecond.length,
+          "first lag p99 s, burst's first second": percentile(firstSecond, 99),
+          'first lag p99 s, after it': percentile(afterFirstSecond, 99),
           'first runs: first message received p50 s (sandbox)': percentile(firstReceived, 50),
           'first runs: first message received p99 s (sandbox)': percentile(firstReceived, 99),
           'first run created after due p99 s': percentile(created, 99),
@@ -80,6 +91,8 @@ export async function firstStart(env) {
           'burst: jobs waiting > 0.1 s for a slot': burst.jobs - burst.fast,
           'burst: job wait mean s': burst.waitSum / burst.jobs,
           'burst: job held its slot mean s': burst.heldSum / burst.heldCount,
+          'burst: sender statements per job': burst.statements / burst.jobs,
+          'burst: sender Redis commands per job (app, worker)': `${(burst.redisApp / burst.jobs).toFixed(2)}, ${(burst.redisWorker / burst.jobs).toFixed(2)}`,
           'sender jobs': total.jobs,
           'sender jobs waiting > 0.1 s for a slot': total.jobs - total.fast,
           'sender job wait mean s': total.waitSum / total.jobs,

@@ -80,6 +80,16 @@ test('what the API leaves to the tick: outside its window, or an account that ca
   const idle = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(held, { name: 'held' }));
   expect(idle.status).toBe(201);
   expect(await runsOf(api, a.token, idle.body.id)).toEqual([]);
+  // an active account blocked until later cannot send either; one whose block has ended can
+  const blocked = await createAccount(api, a);
+  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW + 60_000) }).where('id', '=', blocked).execute();
+  const waits = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(blocked, { name: 'blocked' }));
+  expect(waits.status).toBe(201);
+  expect(await runsOf(api, a.token, waits.body.id)).toEqual([]);
+  const unblocked = await createAccount(api, a);
+  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW) }).where('id', '=', unblocked).execute();
+  const goes = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(unblocked, { name: 'block ended' }));
+  expect((await runsOf(api, a.token, goes.body.id)).map((r) => r.scheduledAt)).toEqual([goes.body.nextRunAt]);
   // the tick then decides both as before: the shut one moves to its window, the held one waits
   expect(await tick(api)).toBe(0);
   expect((await call(api, 'GET', `/v1/campaigns/${shut.body.id}`, a.token)).body.nextRunAt).toBe('2030-01-16T12:00:00.000Z');

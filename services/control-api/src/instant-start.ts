@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { planOccurrence } from '@metronome/core';
-import { dueOccurrence, occurrenceRun, TickTransaction, type DB } from '@metronome/db';
+import { dueOccurrence, occurrenceRun, TickTransaction, type DB, type DueCampaign, type SavedCampaign } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { Transaction } from 'kysely';
 import type { ApiContext } from './context.js';
@@ -19,8 +19,8 @@ export interface InstantRun {
 /**
  * Instant starts (CONTRACT): inside the transaction that saved `campaign` (a create, or a
  * PATCH that activated or rescheduled it), when its occurrence is due and the scheduler's tick
- * would create a run for it, the API creates that run itself, as the tick would: the same query
- * (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
+ * would create a run for it, the API creates that run itself, as the tick would: the same
+ * conditions (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
  * planOccurrence: catch-up, window, jitter, never early), the same writes in one statement
  * (createRunsAndAdvance: insertRuns, which keeps one run per occurrence and one open run per
  * campaign, and the campaign's move to its next occurrence). The campaign's row is this
@@ -34,16 +34,34 @@ export interface InstantRun {
  * first runs waited for it (docs/BENCHMARKS.md).
  */
 export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campaign: { id: string; active: boolean; nextRunAt: Date | null }, now: Date): Promise<InstantRun | null> {
-  if ((ctx.config.instantStarts ?? 'create') !== 'create') return null;
-  if (!campaign.active || campaign.nextRunAt === null || campaign.nextRunAt > now) return null;
-  const id = campaign.id;
-  const jitterMs = ctx.config.schedulerJitterMs ?? 0;
+  if (!mayStartAt(ctx, campaign, now)) return null;
   const tick = new TickTransaction(trx);
-  const [due] = await tick.dueCampaigns(now, 1, id);
-  if (!due) return null;
+  const [due] = await tick.dueCampaigns(now, 1, campaign.id);
+  return due ? createPlannedRun(ctx, tick, due, now) : null;
+}
+
+/**
+ * createDueRun for a campaign this transaction has just inserted, without the due query: a new
+ * row is not deleted, has no run (so none open, and no previous occurrence), and is locked by
+ * this transaction; what is left of the query's conditions, its account's, the insert answered
+ * (`accountCanSend`, the same SQL). One round trip less between the save and the start.
+ */
+export async function createFirstRun(ctx: ApiContext, trx: Transaction<DB>, created: SavedCampaign, now: Date): Promise<InstantRun | null> {
+  if (!mayStartAt(ctx, created, now) || !created.accountCanSend) return null;
+  return createPlannedRun(ctx, new TickTransaction(trx), dueAsSaved(created), now);
+}
+
+/** Instant starts are on, and the campaign is active with its occurrence due at `now`. */
+function mayStartAt(ctx: ApiContext, campaign: { active: boolean; nextRunAt: Date | null }, now: Date): boolean {
+  if ((ctx.config.instantStarts ?? 'create') !== 'create') return false;
+  return campaign.active && campaign.nextRunAt !== null && campaign.nextRunAt <= now;
+}
+
+/** Plans `due`'s occurrence as the tick does and, when the plan is a run, writes it with the campaign's advance. */
+async function createPlannedRun(ctx: ApiContext, tick: TickTransaction, due: DueCampaign, now: Date): Promise<InstantRun | null> {
   let plan;
   try {
-    plan = planOccurrence(dueOccurrence(due), now, jitterMs);
+    plan = planOccurrence(dueOccurrence(due), now, ctx.config.schedulerJitterMs ?? 0);
   } catch {
     return null; // the tick sets the campaign aside, saying why
   }
@@ -52,7 +70,27 @@ export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campai
   const { run, advance } = occurrenceRun(due, plan, runId, runJobId(runId, 0));
   // the campaign moves on either way, as in the tick; no run: the occurrence already had one
   if ((await tick.createRunsAndAdvance([run], [advance])).length === 0) return null;
-  return { runId, campaignId: id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
+  return { runId, campaignId: due.id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
+}
+
+/** A campaign as saved, as the tick's due query would have answered it. */
+function dueAsSaved(c: SavedCampaign): DueCampaign {
+  return {
+    id: c.id,
+    tenantId: c.tenantId,
+    accountId: c.accountId,
+    name: c.name,
+    timezone: c.timezone,
+    schedule: c.schedule,
+    windowStart: c.windowStart,
+    windowEnd: c.windowEnd,
+    messages: c.messages,
+    nextRunAt: c.nextRunAt!,
+    lastScheduledAt: c.lastScheduledAt,
+    catchUpPolicy: c.catchUpPolicy,
+    catchUpMaxLatenessSeconds: c.catchUpMaxLatenessSeconds,
+    catchUpThrough: c.catchUpThrough,
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule, TargetVarsByChat } from '../types.js';
+import { accountCanSend } from './account-sql.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** A live (not deleted) campaign with its latest run. */
@@ -38,6 +39,9 @@ export interface CampaignRow {
   updatedAt: Date;
   cursorAt: string;
 }
+
+/** A campaign just inserted, with whether its account could send when it was saved. */
+export type SavedCampaign = CampaignRow & { accountCanSend: boolean };
 
 export interface NewCampaignRow {
   tenantId: string;
@@ -160,16 +164,21 @@ function scope(tenantId: string | null) {
 export class CampaignRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async create(c: NewCampaignRow, now: Date): Promise<CampaignRow> {
-    const result = await sql<Raw>`
+  /**
+   * Inserts the campaign and answers it as saved, with whether its account can send at `now`
+   * (the API's instant start needs no query of its own to know a new campaign is due).
+   */
+  async create(c: NewCampaignRow, now: Date): Promise<SavedCampaign> {
+    const result = await sql<Raw & { account_can_send: boolean | null }>`
       insert into campaigns as c (tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages,
         targets, target_vars, active, auto_resume, next_run_at, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
       values (${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
         ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb, ${c.active},
         ${c.autoResume}, ${c.nextRunAt}, ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now})
-      returning ${COLUMNS}
+      returning ${COLUMNS}, (select ${accountCanSend('a', now)} from accounts a where a.id = c.account_id) as account_can_send
     `.execute(this.db);
-    return toCampaign(result.rows[0] as Raw);
+    const row = result.rows[0]!;
+    return { ...toCampaign(row), accountCanSend: row.account_can_send === true };
   }
 
   /** Newest first. */

@@ -1,6 +1,7 @@
 import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
+import { accountCanSend } from './account-sql.js';
 import { nextJobStep } from './next-job-step.js';
 import { runInserts, type NewRun } from './run-creation.js';
 import { statusList } from './status-sql.js';
@@ -124,8 +125,7 @@ export class TickTransaction {
       .where('c.active', '=', true)
       .where('c.deleted_at', 'is', null)
       .where('c.next_run_at', '<=', now)
-      .where('a.status', '=', 'active')
-      .where((eb) => eb.or([eb('a.blocked_until', 'is', null), eb('a.blocked_until', '<=', now)]))
+      .where(accountCanSend('a', now))
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES))),
       )
@@ -180,7 +180,7 @@ export class TickTransaction {
       .where('c.active', '=', true)
       .where('c.deleted_at', 'is', null)
       .where('c.next_run_at', '<=', now)
-      .where((eb) => eb.or([eb('a.status', '<>', 'active'), eb('a.blocked_until', '>', now)]))
+      .where(sql<boolean>`not ${accountCanSend('a', now)}`)
       .orderBy('c.next_run_at')
       .limit(limit)
       .forUpdate('c')

@@ -11,7 +11,7 @@ import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
-import { createDueRun, startCreatedRun } from '../instant-start.js';
+import { createDueRun, createFirstRun, startCreatedRun } from '../instant-start.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runNowBody } from '../schemas/runs.js';
@@ -54,7 +54,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           },
           savedAt,
         );
-        const run = await createDueRun(ctx, trx, created, savedAt);
+        const run = await createFirstRun(ctx, trx, created, savedAt);
         // the answer shows the campaign as saved, before the run moved it to its next occurrence
         return { view: checkedCampaignView(created), row: created, run };
       });
