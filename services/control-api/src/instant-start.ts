@@ -47,8 +47,9 @@ export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campai
  * (`accountCanSend`, the same SQL). One round trip less between the save and the start.
  */
 export async function createFirstRun(ctx: ApiContext, trx: Transaction<DB>, created: SavedCampaign, now: Date): Promise<InstantRun | null> {
-  if (!mayStartAt(ctx, created, now) || !created.accountCanSend) return null;
-  return createPlannedRun(ctx, new TickTransaction(trx), dueAsSaved(created), now);
+  if (!mayStartAt(ctx, created, now) || !created.accountCanSend || created.nextRunAt === null) return null;
+  // a saved campaign carries every field the tick's query answers (DueCampaign)
+  return createPlannedRun(ctx, new TickTransaction(trx), { ...created, nextRunAt: created.nextRunAt }, now);
 }
 
 /** Instant starts are on, and the campaign is active with its occurrence due at `now`. */
@@ -71,26 +72,6 @@ async function createPlannedRun(ctx: ApiContext, tick: TickTransaction, due: Due
   // the campaign moves on either way, as in the tick; no run: the occurrence already had one
   if ((await tick.createRunsAndAdvance([run], [advance])).length === 0) return null;
   return { runId, campaignId: due.id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
-}
-
-/** A campaign as saved, as the tick's due query would have answered it. */
-function dueAsSaved(c: SavedCampaign): DueCampaign {
-  return {
-    id: c.id,
-    tenantId: c.tenantId,
-    accountId: c.accountId,
-    name: c.name,
-    timezone: c.timezone,
-    schedule: c.schedule,
-    windowStart: c.windowStart,
-    windowEnd: c.windowEnd,
-    messages: c.messages,
-    nextRunAt: c.nextRunAt!,
-    lastScheduledAt: c.lastScheduledAt,
-    catchUpPolicy: c.catchUpPolicy,
-    catchUpMaxLatenessSeconds: c.catchUpMaxLatenessSeconds,
-    catchUpThrough: c.catchUpThrough,
-  };
 }
 
 /**
