@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
@@ -15,6 +15,7 @@ import { reportingEvents } from './reporting-events.js';
 import { jobWaitMs } from './job-wait.js';
 import { processRunJob } from './run-job.js';
 import { countSockets } from './socket-metrics.js';
+import { workerSlots } from './worker-slots.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
 const config = (() => {
@@ -89,47 +90,50 @@ const deps = buildSenderDeps({
 const { queue } = deps;
 queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
 
-const worker = new Worker(
-  RUNS_QUEUE,
-  async (job) => {
-    const started = Date.now();
-    // how long the job sat due in the queue: the sign that the replicas' slots are all busy
-    events.emit('job:start', { jobId: job.id, waitMs: jobWaitMs(job, started) });
-    let outcome: Outcome;
-    const parsed = runJobSchema.safeParse(job.data);
-    if (!parsed.success || !job.id) {
-      events.emit('job:invalid', { jobId: job.id, data: job.data });
+/** One job: parse it, process its run, report how it went (the events bus makes metrics and logs). */
+async function runJob(job: Job): Promise<Outcome> {
+  const started = Date.now();
+  // how long the job sat due in the queue: the sign that the replicas' slots are all busy
+  events.emit('job:start', { jobId: job.id, waitMs: jobWaitMs(job, started) });
+  let outcome: Outcome;
+  const parsed = runJobSchema.safeParse(job.data);
+  if (!parsed.success || !job.id) {
+    events.emit('job:invalid', { jobId: job.id, data: job.data });
+    outcome = 'failed';
+  } else {
+    try {
+      outcome = await processRunJob(deps, { jobId: job.id, runId: parsed.data.runId });
+    } catch (error) {
+      // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
+      // the run a new job once this one is gone.
+      events.emit('job:error', { jobId: job.id, runId: parsed.data.runId, error });
       outcome = 'failed';
-    } else {
-      try {
-        outcome = await processRunJob(deps, { jobId: job.id, runId: parsed.data.runId });
-      } catch (error) {
-        // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
-        // the run a new job once this one is gone.
-        events.emit('job:error', { jobId: job.id, runId: parsed.data.runId, error });
-        outcome = 'failed';
-      }
     }
-    events.emit('job:outcome', { jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, heldMs: Date.now() - started });
-    return outcome;
-  },
-  {
-    connection: workerRedis,
-    prefix: keys.queuePrefix,
-    concurrency: config.SENDER_CONCURRENCY,
-    // A killed replica's jobs come back after at most lockDuration + stalledInterval (30 s
-    // rather than BullMQ's default 60 s): the lock is renewed every 10 s by a timer, so only an
-    // event loop blocked for 20 s could lose it, and a re-run job is fenced anyway.
-    lockDuration: 20_000,
-    stalledInterval: 10_000,
-    // A job whose sender died is picked up again however often that happens: re-running one is
-    // safe (the run's job id, the account lock and the target leases fence a stale holder),
-    // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since
-    // the reconciler counts a failed job as still present.
-    maxStalledCount: 1_000_000,
-  },
+  }
+  events.emit('job:outcome', { jobId: job.id, runId: parsed.success ? parsed.data.runId : undefined, outcome, heldMs: Date.now() - started });
+  return outcome;
+}
+
+// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why).
+const workers = workerSlots(config.SENDER_CONCURRENCY).map(
+  (slots) =>
+    new Worker(RUNS_QUEUE, runJob, {
+      connection: workerRedis,
+      prefix: keys.queuePrefix,
+      concurrency: slots,
+      // A killed replica's jobs come back after at most lockDuration + stalledInterval (30 s
+      // rather than BullMQ's default 60 s): the lock is renewed every 10 s by a timer, so only an
+      // event loop blocked for 20 s could lose it, and a re-run job is fenced anyway.
+      lockDuration: 20_000,
+      stalledInterval: 10_000,
+      // A job whose sender died is picked up again however often that happens: re-running one is
+      // safe (the run's job id, the account lock and the target leases fence a stale holder),
+      // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since
+      // the reconciler counts a failed job as still present.
+      maxStalledCount: 1_000_000,
+    }),
 );
-worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+for (const worker of workers) worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
@@ -139,7 +143,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'draining: finishing in-flight sends, handing runs on');
   drain.abort();
-  await worker.close();
+  await Promise.all(workers.map((w) => w.close()));
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
   await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);

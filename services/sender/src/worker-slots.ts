@@ -1,0 +1,24 @@
+/**
+ * How many jobs one BullMQ worker of a sender runs at once, at most.
+ *
+ * Why more than one worker per process: a BullMQ worker (6.x, `mainLoop`) fetches jobs one
+ * after the other, and starts none of those it fetched until a fetch comes back empty. While
+ * jobs keep arriving, each one fetched waits for the fetches after it, one Redis round trip
+ * each; on busy cores that is tens of milliseconds a round trip. Measured in the first-start
+ * burst (docs/BENCHMARKS.md): with one worker of 128, a first run's job waited p99 0.34 s to
+ * be fetched and 0.49 s more to start; with four workers of 32, 0.10 s and 0.23 s. Several
+ * workers fetch side by side, and each one's run of fetches is short. Each costs one more
+ * blocking Redis connection and its own stalled-job check, so not one per slot.
+ */
+export const SLOTS_PER_WORKER = 32;
+
+/**
+ * `concurrency` (SENDER_CONCURRENCY) split between as few workers as hold SLOTS_PER_WORKER
+ * each, as evenly as it goes: the slots always add up to `concurrency`.
+ */
+export function workerSlots(concurrency: number): number[] {
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`concurrency must be a whole number of at least 1, got ${concurrency}`);
+  const workers = Math.ceil(concurrency / SLOTS_PER_WORKER);
+  const base = Math.floor(concurrency / workers);
+  return Array.from({ length: workers }, (_, i) => base + (i < concurrency % workers ? 1 : 0));
+}
