@@ -22,7 +22,7 @@ export { TenantRepository, type TenantRow, type ListedTenant } from './repositor
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
-export { CampaignRepository, type CampaignRow, type NewCampaignRow, type SavedCampaign, type CampaignChanges } from './repositories/campaign-repository.js';
+export { CampaignRepository, type CampaignRow, type NewCampaignRow, type SavedCampaign, type FirstRun, type CampaignChanges } from './repositories/campaign-repository.js';
 export {
   RunControlRepository,
   type RunRow,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { planOccurrence } from '@metronome/core';
-import { dueOccurrence, occurrenceRun, TickTransaction, type DB, type DueCampaign, type SavedCampaign } from '@metronome/db';
+import { dueOccurrence, occurrenceRun, TickTransaction, type DB, type DueCampaign, type FirstRun } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { Transaction } from 'kysely';
 import type { ApiContext } from './context.js';
@@ -37,19 +37,22 @@ export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campai
   if (!mayStartAt(ctx, campaign, now)) return null;
   const tick = new TickTransaction(trx);
   const [due] = await tick.dueCampaigns(now, 1, campaign.id);
-  return due ? createPlannedRun(ctx, tick, due, now) : null;
+  const planned = due ? planRun(ctx, due, now) : null;
+  if (!planned) return null;
+  // the campaign moves on either way, as in the tick; no run: the occurrence already had one
+  const created = await tick.createRunsAndAdvance([planned.writes.run], [planned.writes.advance]);
+  return created.length > 0 ? planned.instant : null;
 }
 
 /**
- * createDueRun for a campaign this transaction has just inserted, without the due query: a new
- * row is not deleted, has no run (so none open, and no previous occurrence), and is locked by
- * this transaction; what is left of the query's conditions, its account's, the insert answered
- * (`accountCanSend`, the same SQL). One round trip less between the save and the start.
+ * createDueRun for a campaign about to be inserted, planned before the insert: the insert
+ * creates the run in the same statement when the campaign's account can send
+ * (CampaignRepository.create with `firstRun`), without the due query. A new row cannot fail the
+ * query's other conditions: it is not deleted, has no run (none open, no previous occurrence)
+ * and no tick can see it before its transaction commits. One round trip from the save to the run.
  */
-export async function createFirstRun(ctx: ApiContext, trx: Transaction<DB>, created: SavedCampaign, now: Date): Promise<InstantRun | null> {
-  if (!mayStartAt(ctx, created, now) || !created.accountCanSend || created.nextRunAt === null) return null;
-  // a saved campaign carries every field the tick's query answers (DueCampaign)
-  return createPlannedRun(ctx, new TickTransaction(trx), { ...created, nextRunAt: created.nextRunAt }, now);
+export function planFirstRun(ctx: ApiContext, campaign: DueCampaign & { active: boolean }, now: Date): { writes: FirstRun; instant: InstantRun } | null {
+  return mayStartAt(ctx, campaign, now) ? planRun(ctx, campaign, now) : null;
 }
 
 /** Instant starts are on, and the campaign is active with its occurrence due at `now`. */
@@ -58,8 +61,8 @@ function mayStartAt(ctx: ApiContext, campaign: { active: boolean; nextRunAt: Dat
   return campaign.active && campaign.nextRunAt !== null && campaign.nextRunAt <= now;
 }
 
-/** Plans `due`'s occurrence as the tick does and, when the plan is a run, writes it with the campaign's advance. */
-async function createPlannedRun(ctx: ApiContext, tick: TickTransaction, due: DueCampaign, now: Date): Promise<InstantRun | null> {
+/** Plans `due`'s occurrence as the tick does: its run and the campaign's advance, when the plan is a run. */
+function planRun(ctx: ApiContext, due: DueCampaign, now: Date): { writes: FirstRun; instant: InstantRun } | null {
   let plan;
   try {
     plan = planOccurrence(dueOccurrence(due), now, ctx.config.schedulerJitterMs ?? 0);
@@ -68,10 +71,10 @@ async function createPlannedRun(ctx: ApiContext, tick: TickTransaction, due: Due
   }
   if (plan.kind !== 'run') return null;
   const runId = randomUUID();
-  const { run, advance } = occurrenceRun(due, plan, runId, runJobId(runId, 0));
-  // the campaign moves on either way, as in the tick; no run: the occurrence already had one
-  if ((await tick.createRunsAndAdvance([run], [advance])).length === 0) return null;
-  return { runId, campaignId: due.id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt };
+  return {
+    writes: occurrenceRun(due, plan, runId, runJobId(runId, 0)),
+    instant: { runId, campaignId: due.id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt },
+  };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule, TargetVarsByChat } from '../types.js';
 import { accountCanSend } from './account-sql.js';
+import { runInserts, type NewRun } from './run-creation.js';
+import type { CampaignAdvance } from './tick-transaction.js';
 import type { ListPage } from './run-control-repository.js';
 
 /** A live (not deleted) campaign with its latest run. */
@@ -40,10 +42,21 @@ export interface CampaignRow {
   cursorAt: string;
 }
 
-/** A campaign just inserted, with whether its account could send when it was saved. */
-export type SavedCampaign = CampaignRow & { accountCanSend: boolean };
+/**
+ * A campaign just inserted, as saved (before a first run created with it moved it on), with
+ * whether its account could send when it was saved and whether its first run was created.
+ */
+export type SavedCampaign = CampaignRow & { accountCanSend: boolean; firstRunCreated: boolean };
+
+/** A new campaign's first run, planned before the insert: its run and the campaign's move past it. */
+export interface FirstRun {
+  run: NewRun;
+  advance: CampaignAdvance;
+}
 
 export interface NewCampaignRow {
+  /** chosen by the caller when a first run is planned (the run names it); otherwise the database's */
+  id?: string;
   tenantId: string;
   accountId: string;
   name: string;
@@ -165,20 +178,37 @@ export class CampaignRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Inserts the campaign and answers it as saved, with whether its account can send at `now`
-   * (the API's instant start needs no query of its own to know a new campaign is due).
+   * Inserts the campaign and answers it as saved, with whether its account can send at `now`.
+   * With `first` (the API's instant start), the same statement creates that run and its targets
+   * when the account can send (accountCanSend, the tick's rule), and saves the campaign already
+   * moved past it: one round trip from the save to the run, inside the caller's transaction.
+   * The new row cannot fail the tick's other conditions: it is not deleted, has no run (none
+   * open, no previous occurrence, no chat held by its interval) and no tick can see it yet.
    */
-  async create(c: NewCampaignRow, now: Date): Promise<SavedCampaign> {
-    const result = await sql<Raw & { account_can_send: boolean | null }>`
-      insert into campaigns as c (tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages,
-        targets, target_vars, active, auto_resume, next_run_at, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
-      values (${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
-        ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb, ${c.active},
-        ${c.autoResume}, ${c.nextRunAt}, ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now})
-      returning ${COLUMNS}, (select ${accountCanSend('a', now)} from accounts a where a.id = c.account_id) as account_can_send
+  async create(c: NewCampaignRow, now: Date, first: FirstRun | null = null): Promise<SavedCampaign> {
+    // the columns the first run moves on; as saved when there is none, or the account cannot send
+    const moved = <T>(run: T, saved: T) => (first ? sql`case when account.can_send then ${run} else ${saved} end` : sql`${saved}`);
+    const a = first?.advance;
+    const result = await sql<Raw & { account_can_send: boolean; first_run_created: boolean }>`
+      with account as (
+        select coalesce((select ${accountCanSend('a', now)} from accounts a where a.id = ${c.accountId}::uuid), false) as can_send
+      ), saved as (
+        insert into campaigns as c (id, tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages, targets, target_vars,
+          active, auto_resume, next_run_at, skipped_count, last_skipped_at, catch_up_through, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
+        select coalesce(${c.id ?? null}::uuid, gen_random_uuid()), ${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
+          ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb,
+          ${moved(a?.active, c.active)}::boolean, ${c.autoResume}, ${moved(a?.nextRunAt ?? null, c.nextRunAt)}::timestamptz,
+          ${moved(a?.skipped ?? 0, 0)}::bigint, ${moved(a?.lastSkippedAt ?? null, null)}::timestamptz, ${moved(a?.catchUpThrough ?? null, null)}::timestamptz,
+          ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now}
+        from account
+        returning ${COLUMNS}, (select can_send from account) as account_can_send
+      )${first ? sql`, ${runInserts([first.run], sql`(select id, targets, target_vars from saved where account_can_send)`)}` : sql``}
+      select saved.*, ${first ? sql`exists (select 1 from created)` : sql`false`} as first_run_created from saved
     `.execute(this.db);
     const row = result.rows[0]!;
-    return { ...toCampaign(row), accountCanSend: row.account_can_send === true };
+    // as saved: what the first run moved on is answered as it was before the run
+    const asSaved = { active: c.active, nextRunAt: c.nextRunAt, skippedCount: 0, lastSkippedAt: null, catchUpThrough: null };
+    return { ...toCampaign(row), ...asSaved, accountCanSend: row.account_can_send, firstRunCreated: row.first_run_created };
   }
 
   /** Newest first. */

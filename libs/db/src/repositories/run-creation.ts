@@ -34,9 +34,12 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
 /**
  * insertRuns' statement as CTEs, for a statement that writes more beside them (the tick's and
  * the instant start's, which move the campaigns on in the same round trip): `created` returns
- * the id of each run actually created. `runs` is not empty.
+ * the id of each run actually created. `runs` is not empty. `campaigns` is where the runs'
+ * campaigns are read (id, targets, target_vars): the table, or the rows a campaign insert of the
+ * same statement returns (a statement does not see its own inserts in the table), and a run
+ * whose campaign is not there is not created.
  */
-export function runInserts(runs: NewRun[]): RawBuilder<unknown> {
+export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
   // One statement: the targets are inserted from the runs the first insert returns. Each target
   // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
   // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
@@ -57,7 +60,7 @@ export function runInserts(runs: NewRun[]): RawBuilder<unknown> {
         ${sql.val(runs.map((r) => r.jobId))}::text[],
         ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
       ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
-      join campaigns c on c.id = r.campaign_id
+      join ${campaigns} c on c.id = r.campaign_id
       on conflict do nothing
       returning id, campaign_id, scheduled_at, ignored_interval
     ), targets as (
@@ -66,7 +69,7 @@ export function runInserts(runs: NewRun[]): RawBuilder<unknown> {
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
         c.target_vars -> t.chat_id
       from created r
-      join campaigns c on c.id = r.campaign_id
+      join ${campaigns} c on c.id = r.campaign_id
       cross join lateral unnest(c.targets) as t(chat_id)
       on conflict do nothing
     )

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { firstOccurrence, rescheduledOccurrence } from '@metronome/core';
 import { CampaignRepository, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -11,7 +12,7 @@ import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
-import { createDueRun, createFirstRun, startCreatedRun } from '../instant-start.js';
+import { createDueRun, planFirstRun, startCreatedRun } from '../instant-start.js';
 import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runNowBody } from '../schemas/runs.js';
@@ -35,26 +36,27 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         // being validated or waiting for a connection is not counted as its run's lag.
         const savedAt = ctx.now();
         const nextRunAt = body.active ? firstOccurrence(draft.schedule, draft.timezone, savedAt) : null;
-        const created = await new CampaignRepository(trx).create(
-          {
-            tenantId,
-            accountId: body.accountId,
-            name: body.name,
-            timezone: draft.timezone,
-            schedule: draft.schedule,
-            windowStart: draft.deliveryWindow.start,
-            windowEnd: draft.deliveryWindow.end,
-            messages: draft.messages,
-            ...storedTargets(draft.targets),
-            active: body.active,
-            autoResume: body.autoResume,
-            nextRunAt,
-            catchUpPolicy: body.catchUp?.policy ?? 'latest',
-            catchUpMaxLatenessSeconds: body.catchUp?.maxLatenessSeconds ?? null,
-          },
-          savedAt,
-        );
-        const run = await createFirstRun(ctx, trx, created, savedAt);
+        const row = {
+          id: randomUUID(),
+          tenantId,
+          accountId: body.accountId,
+          name: body.name,
+          timezone: draft.timezone,
+          schedule: draft.schedule,
+          windowStart: draft.deliveryWindow.start,
+          windowEnd: draft.deliveryWindow.end,
+          messages: draft.messages,
+          ...storedTargets(draft.targets),
+          active: body.active,
+          autoResume: body.autoResume,
+          nextRunAt,
+          catchUpPolicy: body.catchUp?.policy ?? 'latest',
+          catchUpMaxLatenessSeconds: body.catchUp?.maxLatenessSeconds ?? null,
+        };
+        // a first occurrence due now is planned before the insert, which creates its run too
+        const first = nextRunAt ? planFirstRun(ctx, { ...row, nextRunAt, lastScheduledAt: null, catchUpThrough: null }, savedAt) : null;
+        const created = await new CampaignRepository(trx).create(row, savedAt, first?.writes ?? null);
+        const run = created.firstRunCreated && first ? first.instant : null;
         // the answer shows the campaign as saved, before the run moved it to its next occurrence
         return { view: checkedCampaignView(created), row: created, run };
       });
