@@ -22,8 +22,9 @@ export interface InstantRun {
  * would create a run for it, the API creates that run itself, as the tick would: the same
  * conditions (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
  * planOccurrence: catch-up, window, jitter, never early), the same writes in one statement
- * (createRunsAndAdvance: insertRuns, which keeps one run per occurrence and one open run per
- * campaign, and the campaign's move to its next occurrence). The campaign's row is this
+ * (insertRuns' CTEs, which keep one run per occurrence and one open run per campaign, and the
+ * campaign's move to its next occurrence: createRunsAndAdvance after a PATCH, the insert's own
+ * statement for a new campaign). The campaign's row is this
  * transaction's, so no tick can take the same occurrence: the tick's query skips locked rows,
  * and once this commits the occurrence is no longer due. Anything else (not due, held, outside
  * its window, a plan that throws) is left to the tick, which the caller nudges: it decides,
@@ -47,7 +48,7 @@ export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campai
 /**
  * createDueRun for a campaign about to be inserted, planned before the insert: the insert
  * creates the run in the same statement when the campaign's account can send
- * (CampaignRepository.create with `firstRun`), without the due query. A new row cannot fail the
+ * (CampaignRepository.create with `first`), without the due query. A new row cannot fail the
  * query's other conditions: it is not deleted, has no run (none open, no previous occurrence)
  * and no tick can see it before its transaction commits. One round trip from the save to the run.
  */
