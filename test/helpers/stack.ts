@@ -72,6 +72,7 @@ export interface SandboxMessage {
   partCount: number;
   part: { type: string; text?: string; mediaRef?: string; caption?: string };
   receivedAt: number;
+  stampSlackMs: number; // how much earlier than receivedAt it may have come (the sandbox's loop was held up); 0 when it kept up
   answeredAt: number | null; // when the sandbox wrote its answer; null while in flight
 }
 

@@ -72,7 +72,7 @@ describe('platform: messages', () => {
       chatId: 'c1',
       settings: { error: null, received: 1 },
       items: [
-        { account: 'acc', chatId: 'c1', idempotencyKey: 'r:c1:0', partIndex: 0, partCount: 2, part: { type: 'text', text: 'hi' }, messageId: 'msg-1', receivedAt: T0, answeredAt: T0 },
+        { account: 'acc', chatId: 'c1', idempotencyKey: 'r:c1:0', partIndex: 0, partCount: 2, part: { type: 'text', text: 'hi' }, messageId: 'msg-1', receivedAt: T0, stampSlackMs: 0, answeredAt: T0 },
       ],
     });
   });

@@ -6,6 +6,7 @@ import { ApiKeys } from './api-keys.js';
 import { controlRoutes } from './control-routes.js';
 import { renderPage } from './page.js';
 import { platformRoutes } from './platform-routes.js';
+import { LoopWatch } from './loop-watch.js';
 import { createSleeper } from './sleeper.js';
 import { SandboxState } from './state.js';
 
@@ -60,7 +61,11 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found' }));
 
-  await app.register(platformRoutes, { state, keys, clock, sleep });
+  // Stamps are only as late as the loop on the real clock; a fake clock's are exact.
+  const watch = opts.clock ? null : new LoopWatch();
+  if (watch) app.addHook('onClose', async () => watch.stop());
+  const stampSlackMs = () => watch?.slackMs() ?? 0;
+  await app.register(platformRoutes, { state, keys, clock, stampSlackMs, sleep });
   await app.register(controlRoutes, { state, keys });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(renderPage(state)));

@@ -10,6 +10,8 @@ export interface PlatformDeps {
   state: SandboxState;
   keys: ApiKeys;
   clock: () => number;
+  /** how much earlier than now a request being stamped may have come (loop-watch.ts); 0 on a fake clock */
+  stampSlackMs: () => number;
   sleep: (ms: number) => Promise<void>;
 }
 
@@ -17,7 +19,7 @@ export interface PlatformDeps {
 export const MEDIA_BODY_LIMIT = 64 * 1024 * 1024;
 
 export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): Promise<void> {
-  const { state, clock, keys } = deps;
+  const { state, clock, keys, stampSlackMs } = deps;
 
   /**
    * The API key check every platform request passes first (CONTRACT §5): a missing key, or one
@@ -68,6 +70,7 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
 
   app.post<{ Params: { account: string } }>('/v1/accounts/:account/messages', async (req, reply) => {
     const now = clock();
+    const slack = stampSlackMs();
     const account = req.params.account;
     const raw = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
     const attempt = { account, chatId: typeof raw['chatId'] === 'string' ? raw['chatId'] : null };
@@ -77,6 +80,6 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-4096 characters)', now));
     const body = sendBody.safeParse(req.body);
     if (!body.success) return answer(reply, state.rejectInvalid({ ...attempt, idempotencyKey: key.data }, describeIssues(body.error), now));
-    return answer(reply, state.send({ ...body.data, account, idempotencyKey: key.data }, now));
+    return answer(reply, state.send({ ...body.data, account, idempotencyKey: key.data }, now, slack));
   });
 }

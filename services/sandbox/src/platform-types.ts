@@ -19,6 +19,11 @@ export interface ReceivedMessage extends SendRequest {
   messageId: string;
   receivedAt: number;
   /**
+   * How much earlier than `receivedAt` the request may have come (ms, 0 when the sandbox's event
+   * loop kept up): the stamp waits for the loop (loop-watch.ts).
+   */
+  stampSlackMs: number;
+  /**
    * When the answer was written (after the configured latency and any hang); null while the
    * request is in flight: received, not yet answered.
    */

@@ -140,7 +140,7 @@ export class SandboxState {
   }
 
   /** `POST /v1/accounts/:account/messages`, checks in the order a platform would apply them. */
-  send(req: SendRequest, now: number): Answer {
+  send(req: SendRequest, now: number, stampSlackMs = 0): Answer {
     const a = this.account(req.account);
     const c = this.chat(a, req.chatId);
     const hangMs = c.hangNextMs;
@@ -196,7 +196,7 @@ export class SandboxState {
     }
 
     const seq = this.received.length + 1;
-    const message: ReceivedMessage = { ...req, account: a.account, seq, messageId: `msg-${seq}`, receivedAt: now, answeredAt: null };
+    const message: ReceivedMessage = { ...req, account: a.account, seq, messageId: `msg-${seq}`, receivedAt: now, stampSlackMs, answeredAt: null };
     this.received.push(message);
     c.messages.push(message);
     c.lastAcceptedAt = now;
