@@ -42,11 +42,8 @@ export interface CampaignRow {
   cursorAt: string;
 }
 
-/**
- * A campaign just inserted, as saved (before a first run created with it moved it on), with
- * whether its account could send when it was saved and whether its first run was created.
- */
-export type SavedCampaign = CampaignRow & { accountCanSend: boolean; firstRunCreated: boolean };
+/** A campaign just inserted, as saved (before a first run created with it moved it on), with whether its first run was created. */
+export type SavedCampaign = CampaignRow & { firstRunCreated: boolean };
 
 /** A new campaign's first run, planned before the insert: its run and the campaign's move past it. */
 export interface FirstRun {
@@ -178,10 +175,10 @@ export class CampaignRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Inserts the campaign and answers it as saved, with whether its account can send at `now`.
-   * With `first` (the API's instant start), the same statement creates that run and its targets
-   * when the account can send (accountCanSend, the tick's rule), and saves the campaign already
-   * moved past it: one round trip from the save to the run, inside the caller's transaction.
+   * Inserts the campaign and answers it as saved. With `first` (the API's instant start), the
+   * same statement creates that run and its targets when the account can send (accountCanSend,
+   * the tick's rule), and saves the campaign already moved past it: one round trip from the save
+   * to the run, inside the caller's transaction.
    * The new row cannot fail the tick's other conditions: it is not deleted, has no run (none
    * open, no previous occurrence, no chat held by its interval) and no tick can see it yet.
    */
@@ -189,7 +186,8 @@ export class CampaignRepository {
     // the columns the first run moves on; as saved when there is none, or the account cannot send
     const moved = <T>(run: T, saved: T) => (first ? sql`case when account.can_send then ${run} else ${saved} end` : sql`${saved}`);
     const a = first?.advance;
-    const result = await sql<Raw & { account_can_send: boolean; first_run_created: boolean }>`
+    // `account_can_send` rides on the saved row only for the run's insert to test
+    const result = await sql<Raw & { first_run_created: boolean }>`
       with account as (
         select coalesce((select ${accountCanSend('a', now)} from accounts a where a.id = ${c.accountId}::uuid), false) as can_send
       ), saved as (
@@ -208,7 +206,7 @@ export class CampaignRepository {
     const row = result.rows[0]!;
     // as saved: what the first run moved on is answered as it was before the run
     const asSaved = { active: c.active, nextRunAt: c.nextRunAt, skippedCount: 0, lastSkippedAt: null, catchUpThrough: null };
-    return { ...toCampaign(row), ...asSaved, accountCanSend: row.account_can_send, firstRunCreated: row.first_run_created };
+    return { ...toCampaign(row), ...asSaved, firstRunCreated: row.first_run_created };
   }
 
   /** Newest first. */
