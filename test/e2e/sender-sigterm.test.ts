@@ -64,13 +64,11 @@ test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits
   const items = await received(stack);
   expect(repeats(items)).toEqual([]);
   expect(items).toHaveLength(ACCOUNTS * CHATS);
-  // Never too fast over 10 s windows. The 1 s windows are judged by the kill and outage tests;
-  // here, in full-suite runs on a 2-core machine, every account once showed 12-13 sends in
-  // one second (limit 11) about 20 s after the last restart, not yet explained (see the
-  // session note); each breach is reported with its window's start against the signals.
-  const breaches = paceBreaches(items, PER_MINUTE, 1).map((b) => ({ ...b, signals: exits.map((e) => e.at) }));
-  if (breaches.some((b) => b.windowMs === 1_000)) console.log(`1 s windows over the pace: ${JSON.stringify(breaches.filter((b) => b.windowMs === 1_000))}`);
-  expect(breaches.filter((b) => b.windowMs === 10_000)).toEqual([]);
+  // Never too fast, over 1 s and 10 s windows, through the restarts. (Each account once showed
+  // 12-13 sends in one second here: lanes that a stall had put behind slept the same wait in
+  // spaceWrite and wrote in pairs, two intervals apart; pace-slots.test.ts holds that fixed.)
+  // A breach says when its window began against the signals.
+  expect(paceBreaches(items, PER_MINUTE, 1).map((b) => ({ ...b, signals: exits.map((e) => b.from - e.at) }))).toEqual([]);
   // no account stalled: its runs moved on at once from each stopped replica
   const gaps = new Map<string, number>();
   const byAccount = new Map<string, number[]>();
