@@ -37,6 +37,9 @@ export class SecretScrubber {
   /** Registers a secret (and its encoded forms). Anything not a string of 8+ characters is ignored. */
   add(secret: unknown): void {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) return;
+    // Known already (a transport registers its account's credentials on every send). Its forms
+    // came in after it, so while it is kept they are too: the oldest entries go first.
+    if (this.secrets.has(secret)) return;
     for (const form of secretForms(secret)) {
       if (this.secrets.has(form)) continue;
       this.secrets.add(form);

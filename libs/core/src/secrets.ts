@@ -4,9 +4,17 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEq
 // deployment rotate SECRETS_KEY: open with whichever known key has that id.
 const VERSION = 1;
 
+// each configured key's id, hashed once: every job opens its account's credentials
+const keyIds = new WeakMap<Buffer, Buffer>();
+
 /** Identifies a key without revealing it (first 4 bytes of its sha256). */
 export function keyId(key: Buffer): Buffer {
-  return createHash('sha256').update(key).digest().subarray(0, 4);
+  let id = keyIds.get(key);
+  if (id === undefined) {
+    id = createHash('sha256').update(key).digest().subarray(0, 4);
+    keyIds.set(key, id);
+  }
+  return id;
 }
 
 /** Encrypts `plaintext` with AES-256-GCM under `key` (32 bytes). */

@@ -1,6 +1,6 @@
 import { OPEN_RUN_STATUSES } from '@metronome/core';
-import { sql, type Kysely } from 'kysely';
-import type { DB, PausedReason } from '../types.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AccountsTable, CampaignsTable, DB, PausedReason, RunsTable } from '../types.js';
 import { nextJobStep, type JobStep } from './next-job-step.js';
 import { progressStatement, toProgress } from './run-progress.js';
 import type { RunForSend, RunProgress } from './send-shapes.js';
@@ -18,6 +18,34 @@ export interface HandedOver {
   jobSeq: number;
 }
 
+type Run = Selectable<RunsTable>;
+type Campaign = Selectable<CampaignsTable>;
+type Account = Selectable<AccountsTable>;
+
+/** A run as loadRun reads it, with its campaign's and account's columns. */
+type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq' | 'parts' | 'total' | 'scheduled_at' | 'first_send_at' | 'window_end_at'> &
+  Pick<Campaign, 'timezone' | 'window_start' | 'window_end'> &
+  Pick<
+    Account,
+    | 'platform' | 'external_id' | 'credentials' | 'blocked_until' | 'max_send_per_minute' | 'group_concurrency' | 'send_delay_min_seconds' | 'send_delay_max_seconds'
+    | 'hourly_cap' | 'daily_cap' | 'warmup' | 'cooling_until' | 'cooling_reason' | 'flood_waits' | 'send_outcomes' | 'pace_factor' | 'pace_since' | 'last_cooled_at'
+    | 'last_cooling_ms' | 'typing'
+  > & { campaign_id: string; campaign_name: string; account_id: string; account_status: Account['status']; due_times: (Date | string)[] | null };
+
+/**
+ * loadRun's columns. Written as SQL rather than with the query builder: every job loads its run,
+ * and building this select (37 columns, two joins) cost more client CPU than the statement's
+ * round trip (about 40 µs warm, far more in a job's first calls, against 1 µs as text).
+ */
+const LOADED_RUN_COLUMNS = sql.raw(`
+  r.id, r.status, r.trigger, r.job_id, r.job_seq, r.parts,
+  r.total, r.scheduled_at, r.first_send_at, r.window_end_at, c.id as campaign_id, c.name as campaign_name,
+  c.timezone, c.window_start, c.window_end, a.id as account_id, a.platform, a.external_id,
+  a.credentials, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
+  a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.cooling_until, a.cooling_reason,
+  a.flood_waits, a.send_outcomes, a.pace_factor, a.pace_since, a.last_cooled_at, a.last_cooling_ms,
+  a.typing`);
+
 /**
  * The runs aggregate as the sender and the reconciler write it: load a run for a job, mark it
  * running, finish, pause or fail it, hand it to its next job. One method, one statement
@@ -31,57 +59,19 @@ export class RunRepository {
    * (the earliest `dueLimit`: a job claims no more than that).
    */
   async loadRun(runId: string, dueBy: Date, dueLimit: number): Promise<RunForSend | null> {
-    const row = await this.db
-      .selectFrom('runs as r')
-      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
-      .innerJoin('accounts as a', 'a.id', 'r.account_id')
-      .select([
-        'r.id',
-        'r.status',
-        'r.trigger',
-        'r.job_id',
-        'r.job_seq',
-        'r.parts',
-        'r.total',
-        'r.scheduled_at',
-        'r.first_send_at',
-        'r.window_end_at',
-        'c.id as campaign_id',
-        'c.name as campaign_name',
-        'c.timezone',
-        'c.window_start',
-        'c.window_end',
-        'a.id as account_id',
-        'a.platform',
-        'a.external_id',
-        'a.credentials',
-        'a.status as account_status',
-        'a.blocked_until',
-        'a.max_send_per_minute',
-        'a.group_concurrency',
-        'a.send_delay_min_seconds',
-        'a.send_delay_max_seconds',
-        'a.hourly_cap',
-        'a.daily_cap',
-        'a.warmup',
-        'a.cooling_until',
-        'a.cooling_reason',
-        'a.flood_waits',
-        'a.send_outcomes',
-        'a.pace_factor',
-        'a.pace_since',
-        'a.last_cooled_at',
-        'a.last_cooling_ms',
-        'a.typing',
-        sql<(Date | string)[] | null>`(
-          select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
-            select t.next_attempt_at from run_targets t
-            where t.run_id = r.id and t.status = 'pending' and t.next_attempt_at <= ${dueBy}
-            order by t.next_attempt_at limit ${dueLimit}
-          ) d)`.as('due_times'),
-      ])
-      .where('r.id', '=', runId)
-      .executeTakeFirst();
+    const row = (
+      await sql<LoadedRunRow>`
+      select ${LOADED_RUN_COLUMNS},
+        (select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
+          select t.next_attempt_at from run_targets t
+          where t.run_id = r.id and t.status = 'pending' and t.next_attempt_at <= ${dueBy}
+          order by t.next_attempt_at limit ${dueLimit}
+        ) d) as due_times
+      from runs r
+      join campaigns c on c.id = r.campaign_id
+      join accounts a on a.id = r.account_id
+      where r.id = ${runId}`.execute(this.db)
+    ).rows[0];
     if (!row) return null;
     return {
       runId: row.id,
