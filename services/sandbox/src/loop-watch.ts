@@ -9,24 +9,31 @@ export const BEAT_MS = 10;
  * are all taken) stamps the requests that came meanwhile all at once, later than they came, and
  * its record then shows sends closer together than they were. A timer beats every BEAT_MS: a
  * request stamped longer than a beat after the last one may have come as early as that beat.
- * `slackMs()` is that uncertainty beyond a beat (0 while the loop keeps up), so whoever judges
- * the record by time knows how far each stamp may be from the arrival. On the real clock only:
- * a fake clock's stamps have no loop to wait for.
+ * `slackMs()` is then the time since that beat, and 0 while the loop keeps up (a stamp within a
+ * beat of the last one is as exact as the clock's grain), so whoever judges the record by time
+ * knows how far each stamp may be from the arrival. On the real clock only: a fake clock's
+ * stamps have no loop to wait for.
  */
 export class LoopWatch {
-  private lastBeat = performance.now();
+  private lastBeat: number;
   private readonly timer: NodeJS.Timeout;
 
-  constructor() {
-    this.timer = setInterval(() => {
-      this.lastBeat = performance.now();
-    }, BEAT_MS);
+  /** `now`: a monotonic clock in ms (tests pass their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.lastBeat = now();
+    this.timer = setInterval(() => this.beat(), BEAT_MS);
     this.timer.unref();
   }
 
-  /** How much later than a beat after the last one this moment is, whole ms (0: the loop kept up). */
+  /** The loop reached the beat's timer: it is keeping up at this moment. */
+  beat(): void {
+    this.lastBeat = this.now();
+  }
+
+  /** How long since the last beat, whole ms, when that is longer than a beat (the loop was held up); else 0. */
   slackMs(): number {
-    return Math.max(0, Math.ceil(performance.now() - this.lastBeat - BEAT_MS));
+    const sinceBeat = this.now() - this.lastBeat;
+    return sinceBeat > BEAT_MS ? Math.ceil(sinceBeat) : 0;
   }
 
   stop(): void {
