@@ -95,15 +95,31 @@ export class TickTransaction {
   constructor(private readonly trx: Transaction<DB>) {}
 
   /**
+   * The campaigns due at `now` (active, not deleted) joined with their account, oldest due
+   * first, at most `limit`, locked: another scheduler's tick skips them. The tick's queries add
+   * their columns and which accounts they want.
+   */
+  private due(now: Date, limit: number) {
+    return this.trx
+      .selectFrom('campaigns as c')
+      .innerJoin('accounts as a', 'a.id', 'c.account_id')
+      .where('c.active', '=', true)
+      .where('c.deleted_at', 'is', null)
+      .where('c.next_run_at', '<=', now)
+      .orderBy('c.next_run_at')
+      .limit(limit)
+      .forUpdate('c')
+      .skipLocked();
+  }
+
+  /**
    * Due, actionable campaigns, oldest due first: active, with an active and unblocked account,
    * and no run of theirs queued or running (a due occurrence waits for it). Rows are locked;
    * another scheduler's tick skips them. `onlyId`: that campaign alone (the API's instant start,
    * in the transaction that saved it, sees it exactly as a tick would).
    */
   async dueCampaigns(now: Date, limit: number, onlyId?: string): Promise<DueCampaign[]> {
-    const rows = await this.trx
-      .selectFrom('campaigns as c')
-      .innerJoin('accounts as a', 'a.id', 'c.account_id')
+    const rows = await this.due(now, limit)
       .select([
         'c.id',
         'c.tenant_id',
@@ -122,17 +138,10 @@ export class TickTransaction {
         sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
       ])
       .$if(onlyId !== undefined, (q) => q.where('c.id', '=', onlyId!))
-      .where('c.active', '=', true)
-      .where('c.deleted_at', 'is', null)
-      .where('c.next_run_at', '<=', now)
       .where(accountCanSend('a', now))
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES))),
       )
-      .orderBy('c.next_run_at')
-      .limit(limit)
-      .forUpdate('c')
-      .skipLocked()
       .execute();
     return rows.map((r) => ({
       id: r.id,
@@ -173,18 +182,9 @@ export class TickTransaction {
    * first, locked like dueCampaigns: what the tick counts as `no-account` and re-checks.
    */
   async dueWithoutAccount(now: Date, limit: number): Promise<HeldCampaign[]> {
-    const rows = await this.trx
-      .selectFrom('campaigns as c')
-      .innerJoin('accounts as a', 'a.id', 'c.account_id')
+    const rows = await this.due(now, limit)
       .select(['c.id', 'c.account_id', 'a.status', 'a.blocked_until', 'c.timezone', 'c.schedule', 'c.next_run_at', 'c.no_account_streak'])
-      .where('c.active', '=', true)
-      .where('c.deleted_at', 'is', null)
-      .where('c.next_run_at', '<=', now)
       .where(sql<boolean>`not ${accountCanSend('a', now)}`)
-      .orderBy('c.next_run_at')
-      .limit(limit)
-      .forUpdate('c')
-      .skipLocked()
       .execute();
     return rows.map((r) => ({
       id: r.id,
