@@ -56,6 +56,18 @@ test('a due campaign becomes one run with its targets and one job, and moves to 
   expect((await runTick(deps, fence)).created).toBe(0);
 });
 
+test('a deleted campaign is never due, whether its account can send or not, even if its row still says active', async () => {
+  // DELETE deactivates as well; the tick's due queries check deleted_at themselves, so a row
+  // deleted without it (an older write, a manual fix) never runs again.
+  const sending = await seed();
+  const held = await seed({ accountStatus: 'disabled' });
+  await db.updateTable('campaigns').set({ deleted_at: new Date(clock.now()) }).where('id', 'in', [sending.campaignId, held.campaignId]).execute();
+  const fence = await repo.takeFence('me', new Date(clock.now()));
+  expect(await runTick(deps, fence)).toMatchObject({ created: 0, noAccount: 0 });
+  expect(await runsOf(sending.campaignId)).toEqual([]);
+  expect((await nextRunAt(held.campaignId))!.toISOString()).toBe('2026-06-01T09:00:00.000Z');
+});
+
 test('an occurrence due while a run is open waits for it (no overlap), then starts', async () => {
   const { campaignId } = await seed();
   const fence = await repo.takeFence('me', new Date(clock.now()));
