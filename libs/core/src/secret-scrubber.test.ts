@@ -34,6 +34,19 @@ test('beyond its capacity the oldest secret is dropped', () => {
   expect(s.scrub('first-secret-1 third-secret-3')).toBe(`first-secret-1 ${REDACTED}`);
 });
 
+test('a secret registered again keeps every form, also one an older entry had registered first', () => {
+  const s = new SecretScrubber(4);
+  const secret = 'secret/slash-1';
+  // its URL-encoded form is registered first, as a secret of its own
+  s.add(encodeURIComponent(secret));
+  s.add(secret);
+  s.add('other-secret-1');
+  s.add('other-secret-2');
+  // the oldest entries have gone; the secret, registered again (as on every send), still has all its forms
+  s.add(secret);
+  expect(s.scrub(`a ${secret} b ${encodeURIComponent(secret)}`)).toBe(`a ${REDACTED} b ${REDACTED}`);
+});
+
 test('the process registry is one instance', () => {
   expect(processSecrets()).toBe(processSecrets());
 });

@@ -38,10 +38,14 @@ export class SecretScrubber {
   add(secret: unknown): void {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) return;
     // Known already (a transport registers its account's credentials on every send). Its forms
-    // came in after it, so while it is kept they are too: the oldest entries go first.
+    // are kept newer than it (below), and the oldest entries go first: while it is kept, so are they.
     if (this.secrets.has(secret)) return;
     for (const form of secretForms(secret)) {
-      if (this.secrets.has(form)) continue;
+      // a form an older entry registered first moves up to here (a Set keeps insertion order)
+      if (this.secrets.delete(form)) {
+        this.secrets.add(form);
+        continue;
+      }
       this.secrets.add(form);
       if (this.secrets.size > this.capacity) this.secrets.delete(this.secrets.values().next().value!);
       this.pattern = null;
