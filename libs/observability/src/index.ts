@@ -3,3 +3,4 @@ export * from './logger.js';
 export * from './metrics.js';
 export * from './metrics-server.js';
 export * from './round-trip-counters.js';
+export * from './service-lifecycle.js';

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
 import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger } from '@metronome/observability';
+import { createLogger, listeningAt, stopOnSignals } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, WhatsAppSocketPool } from '@metronome/transports';
@@ -59,34 +59,17 @@ async function main(): Promise<void> {
     owner: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
   });
   webhooks.start();
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'control-api stopping');
-    (async () => {
-      await app.close();
-      await webhooks.stop();
-      await whatsapp.close();
-      await queue.close();
-      await redis.quit();
-      await db.destroy();
-    })().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'control-api close failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals('control-api', logger, 'control-api stopping', async () => {
+    await app.close();
+    await webhooks.stop();
+    await whatsapp.close();
+    await queue.close();
+    await redis.quit();
+    await db.destroy();
+  });
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
-  logger.info({ url: `http://${host}:${port}`, docs: `http://${host}:${port}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');
+  const { url } = listeningAt(app.server.address(), config.host, config.port);
+  logger.info({ url, docs: `${url}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');
 }
 
 main().catch((err: unknown) => {

@@ -1,5 +1,6 @@
 // Composition root: config from the environment, the app, listen, and a clean stop on signals.
 import { ConfigError } from '@metronome/config';
+import { listeningAt, stopOnSignals } from '@metronome/observability';
 import { pino } from 'pino';
 import { buildSandbox } from './app.js';
 import { loadConfig } from './config.js';
@@ -18,27 +19,10 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'sandbox' } });
   const app = await buildSandbox({ config, logger });
   await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'sandbox stopping');
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'sandbox close failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals('sandbox', logger, 'sandbox stopping', () => app.close());
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
-  logger.info({ url: `http://${host}:${port}`, port, limits: config.limits, seed: config.seed }, 'sandbox listening');
+  const { url, port } = listeningAt(app.server.address(), config.host, config.port);
+  logger.info({ url, port, limits: config.limits, seed: config.seed }, 'sandbox listening');
 }
 
 main().catch((err: unknown) => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
@@ -168,8 +168,7 @@ const loop = (async () => {
   }
 })();
 
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
+stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async () => {
   stopping = true;
   const s = sleeping as { timer: NodeJS.Timeout; done: () => void } | null;
   if (s) {
@@ -178,15 +177,11 @@ async function shutdown(signal: string): Promise<void> {
   }
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
-  logger.info({ signal }, 'stopping: finishing the current tick');
   await loop;
   await leadership.resign().catch(() => undefined);
   await Promise.allSettled([queue.close(), metricsServer.close()]);
   await Promise.allSettled([pool.destroy(), redis.quit()]);
   logger.info('scheduler stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});
 // Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
 logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');

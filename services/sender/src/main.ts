@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
 import { RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
@@ -137,11 +137,7 @@ for (const worker of workers) worker.on('error', (error) => logger.error({ err: 
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'draining: finishing in-flight sends, handing runs on');
+stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
   await Promise.all(workers.map((w) => w.close()));
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
@@ -149,9 +145,6 @@ async function shutdown(signal: string): Promise<void> {
   await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});
 // Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
 logger.info({ metricsPort: metricsServer.port, concurrency: config.SENDER_CONCURRENCY, transport: config.HTTP_TRANSPORT_URL }, 'sender ready');
