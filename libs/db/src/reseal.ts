@@ -19,43 +19,55 @@ export interface ResealReport {
  * again: a second pass finds nothing to do.
  */
 export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[], batchSize = 500): Promise<ResealReport> {
+  const id = keyId(keys[0]!);
+  const unreadable: ResealReport['unreadable'] = [];
+
+  const credentials = await resealPass<SealedCredential>(keys, {
+    page: (after) => repo.credentialsNotUnder(id, after?.accountId ?? null, batchSize),
+    swap: (swaps) => repo.replaceCredentials(swaps),
+    unreadable: (row) => unreadable.push({ table: 'accounts', accountId: row.accountId }),
+  });
+  const auth = await resealPass<SealedAuthRow>(keys, {
+    page: (after) => repo.authRowsNotUnder(id, after && { accountId: after.accountId, kind: after.kind, keyId: after.keyId }, batchSize),
+    swap: (swaps) => repo.replaceAuthRows(swaps),
+    unreadable: (row) => {
+      if (!unreadable.some((u) => u.table === 'whatsapp_auth' && u.accountId === row.accountId)) unreadable.push({ table: 'whatsapp_auth', accountId: row.accountId });
+    },
+  });
+  return { resealed: { credentials: credentials.resealed, whatsappAuth: auth.resealed }, raced: credentials.raced + auth.raced, unreadable };
+}
+
+/** One table's rows for a re-sealing pass: pages after the last row seen, compare-and-set swaps, and where unreadable rows are told. */
+export interface ResealSource<Row extends { sealed: Buffer }> {
+  page(after: Row | null): Promise<Row[]>;
+  swap(swaps: Replacement<Row>[]): Promise<number>;
+  unreadable(row: Row): void;
+}
+
+/**
+ * Re-sealing written once for every sealed column: pages through a table's rows not under
+ * `keys[0]`, opens each with any of `keys` and seals it under `keys[0]`, then swaps the page
+ * by compare-and-set. Returns how many were swapped and how many someone else changed meanwhile.
+ */
+export async function resealPass<Row extends { sealed: Buffer }>(keys: Buffer[], source: ResealSource<Row>): Promise<{ resealed: number; raced: number }> {
   const current = keys[0]!;
-  const report: ResealReport = { resealed: { credentials: 0, whatsappAuth: 0 }, raced: 0, unreadable: [] };
-  const id = keyId(current);
-
-  let afterAccount: string | null = null;
+  let resealed = 0;
+  let raced = 0;
+  let after: Row | null = null;
   for (;;) {
-    const page: SealedCredential[] = await repo.credentialsNotUnder(id, afterAccount, batchSize);
-    if (page.length === 0) break;
-    const swaps: Replacement<SealedCredential>[] = [];
+    const page = await source.page(after);
+    if (page.length === 0) return { resealed, raced };
+    const swaps: Replacement<Row>[] = [];
     for (const row of page) {
       const next = reseal(row.sealed, keys, current);
       if (next) swaps.push({ ...row, next });
-      else report.unreadable.push({ table: 'accounts', accountId: row.accountId });
+      else source.unreadable(row);
     }
-    const done = await repo.replaceCredentials(swaps);
-    report.resealed.credentials += done;
-    report.raced += swaps.length - done;
-    afterAccount = page[page.length - 1]!.accountId;
+    const done = await source.swap(swaps);
+    resealed += done;
+    raced += swaps.length - done;
+    after = page[page.length - 1]!;
   }
-
-  let afterAuth: Omit<SealedAuthRow, 'sealed'> | null = null;
-  for (;;) {
-    const page: SealedAuthRow[] = await repo.authRowsNotUnder(id, afterAuth, batchSize);
-    if (page.length === 0) break;
-    const swaps: Replacement<SealedAuthRow>[] = [];
-    for (const row of page) {
-      const next = reseal(row.sealed, keys, current);
-      if (next) swaps.push({ ...row, next });
-      else if (!report.unreadable.some((u) => u.table === 'whatsapp_auth' && u.accountId === row.accountId)) report.unreadable.push({ table: 'whatsapp_auth', accountId: row.accountId });
-    }
-    const done = await repo.replaceAuthRows(swaps);
-    report.resealed.whatsappAuth += done;
-    report.raced += swaps.length - done;
-    const last = page[page.length - 1]!;
-    afterAuth = { accountId: last.accountId, kind: last.kind, keyId: last.keyId };
-  }
-  return report;
 }
 
 function reseal(sealed: Buffer, keys: Buffer[], current: Buffer): Buffer | null {

@@ -1,5 +1,6 @@
-import { keyId, open, seal } from '@metronome/core';
-import type { WebhookRepository } from './repositories/webhook-repository.js';
+import { keyId } from '@metronome/core';
+import type { SealedWebhookSecret, WebhookRepository } from './repositories/webhook-repository.js';
+import { resealPass } from './reseal.js';
 
 /** What re-sealing the webhook secrets did. */
 export interface WebhookResealReport {
@@ -16,24 +17,12 @@ export interface WebhookResealReport {
  * pass finds nothing to do.
  */
 export async function resealWebhookSecrets(repo: WebhookRepository, keys: Buffer[], batchSize = 500): Promise<WebhookResealReport> {
-  const current = keys[0]!;
-  const id = keyId(current);
-  const report: WebhookResealReport = { resealed: 0, raced: 0, unreadable: [] };
-  let after: string | null = null;
-  for (;;) {
-    const page = await repo.secretsNotUnder(id, after, batchSize);
-    if (page.length === 0) return report;
-    const swaps = [];
-    for (const row of page) {
-      try {
-        swaps.push({ ...row, next: seal(open(row.sealed, keys), current) });
-      } catch {
-        report.unreadable.push(row.webhookId);
-      }
-    }
-    const done = await repo.replaceSecrets(swaps);
-    report.resealed += done;
-    report.raced += swaps.length - done;
-    after = page[page.length - 1]!.webhookId;
-  }
+  const id = keyId(keys[0]!);
+  const unreadable: string[] = [];
+  const { resealed, raced } = await resealPass<SealedWebhookSecret>(keys, {
+    page: (after) => repo.secretsNotUnder(id, after?.webhookId ?? null, batchSize),
+    swap: (swaps) => repo.replaceSecrets(swaps),
+    unreadable: (row) => unreadable.push(row.webhookId),
+  });
+  return { resealed, raced, unreadable };
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { swapSealed } from './sealed-swap.js';
 
 /** A sealed account credential (`accounts.credentials`). */
 export interface SealedCredential {
@@ -42,14 +43,8 @@ export class SealedSecretsRepository {
 
   /** Swaps each credential that still holds its old value; returns how many were swapped. */
   async replaceCredentials(rows: Replacement<SealedCredential>[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    const result = await sql`
-      update accounts a set credentials = v.next
-      from (select unnest(${rows.map((r) => r.accountId)}::uuid[]) as id,
-                   unnest(${rows.map((r) => r.sealed)}::bytea[]) as old,
-                   unnest(${rows.map((r) => r.next)}::bytea[]) as next) v
-      where a.id = v.id and a.credentials = v.old`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0);
+    const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.accountId) }];
+    return swapSealed(this.db, 'accounts', 'credentials', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
   }
 
   /** WhatsApp auth rows not sealed under the key `keyId`, in key order after `after`. */
@@ -62,15 +57,11 @@ export class SealedSecretsRepository {
 
   /** Swaps each auth row that still holds its old value; returns how many were swapped. */
   async replaceAuthRows(rows: Replacement<SealedAuthRow>[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    const result = await sql`
-      update whatsapp_auth w set sealed = v.next
-      from (select unnest(${rows.map((r) => r.accountId)}::uuid[]) as account_id,
-                   unnest(${rows.map((r) => r.kind)}::text[]) as kind,
-                   unnest(${rows.map((r) => r.keyId)}::text[]) as key_id,
-                   unnest(${rows.map((r) => r.sealed)}::bytea[]) as old,
-                   unnest(${rows.map((r) => r.next)}::bytea[]) as next) v
-      where w.account_id = v.account_id and w.kind = v.kind and w.key_id = v.key_id and w.sealed = v.old`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0);
+    const keys = [
+      { column: 'account_id', type: 'uuid' as const, values: rows.map((r) => r.accountId) },
+      { column: 'kind', type: 'text' as const, values: rows.map((r) => r.kind) },
+      { column: 'key_id', type: 'text' as const, values: rows.map((r) => r.keyId) },
+    ];
+    return swapSealed(this.db, 'whatsapp_auth', 'sealed', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
   }
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, WebhookEventType } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
+import { swapSealed } from './sealed-swap.js';
 
 /** A webhook without its secret: nothing read here can leak it. */
 export interface WebhookRow {
@@ -117,13 +118,7 @@ export class WebhookRepository {
 
   /** Swaps each secret that still holds its old value (compare-and-set); returns how many were swapped. */
   async replaceSecrets(rows: (SealedWebhookSecret & { next: Buffer })[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    const result = await sql`
-      update webhooks w set secret = v.next
-      from (select unnest(${rows.map((r) => r.webhookId)}::uuid[]) as id,
-                   unnest(${rows.map((r) => r.sealed)}::bytea[]) as old,
-                   unnest(${rows.map((r) => r.next)}::bytea[]) as next) v
-      where w.id = v.id and w.secret = v.old`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0);
+    const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.webhookId) }];
+    return swapSealed(this.db, 'webhooks', 'secret', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
   }
 }
