@@ -138,3 +138,15 @@ export function ErrorNote({ error }: { error: unknown }) {
     </p>
   );
 }
+
+/** A page's record not here yet: "Loading…", or once its fetch failed, "<what> not found" with the reason and a way back. */
+export function NotLoaded({ what, error, back }: { what: string; error: unknown; back?: { href: string; label: string } }) {
+  if (!error) return <p>Loading…</p>;
+  return (
+    <section>
+      <h1>{what} not found</h1>
+      <ErrorNote error={error} />
+      {back && <a href={back.href}>{back.label}</a>}
+    </section>
+  );
+}

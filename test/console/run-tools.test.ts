@@ -62,6 +62,19 @@ test("Export CSV downloads every chat of the run as the API lists them", async (
   expect(rows).toHaveLength(7);
   expect(rows.filter((r) => r[1] === 'failed').map((r) => r[0])).toEqual(['c-3']);
   expect(rows.find((r) => r[0] === 'c-3')![7]).not.toBe('');
+
+  // The network drops the export's requests (the browser aborts them: a double of a lost
+  // connection, not of the API): the page says so, keeps the table, and the next try works.
+  const exportPages = (url: URL) => url.pathname === `/v1/runs/${runId}/targets` && url.searchParams.get('limit') === '500';
+  await page.route(exportPages, (route) => route.abort('connectionreset'));
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  await page.getByRole('alert').waitFor();
+  expect(await page.getByRole('button', { name: 'Export CSV' }).isEnabled()).toBe(true);
+  expect(await page.locator('table.targets tbody tr').count()).toBe(7);
+  await page.unroute(exportPages);
+  const [again] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+  expect(parseCsv(await readFile((await again.path())!, 'utf8'))).toHaveLength(8);
+  expect(await page.getByRole('alert').count()).toBe(0);
   await page.context().close();
 }, 60_000);
 

@@ -4,7 +4,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
 import { createBody, draftOf, emptyDraft, FIELD_ORDER, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
-import { ErrorNote } from '../components.js';
+import { ErrorNote, NotLoaded } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
 import { MediaPicker } from '../media-picker.js';
@@ -25,16 +25,7 @@ export function CampaignFormPage({ id, me }: { id?: string; me: Me }) {
   useEffect(() => {
     if (id) api.campaign(id).then(setCampaign, setError);
   }, [id]);
-  if (id && !campaign) {
-    return error ? (
-      <section>
-        <h1>Campaign not found</h1>
-        <ErrorNote error={error} />
-      </section>
-    ) : (
-      <p>Loading…</p>
-    );
-  }
+  if (id && !campaign) return <NotLoaded what="Campaign" error={error} />;
   return <CampaignForm campaign={campaign} me={me} />;
 }
 

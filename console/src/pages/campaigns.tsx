@@ -1,7 +1,7 @@
 // Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
 import { useState } from 'preact/hooks';
 import { allPages, api, type Campaign, type Me, type Occurrence, type Run } from '../api.js';
-import { ErrorNote } from '../components.js';
+import { ErrorNote, NotLoaded } from '../components.js';
 import { relative, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
@@ -81,16 +81,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       setError(e);
     }
   };
-  if (!campaign) {
-    return error ? (
-      <section>
-        <h1>Campaign not found</h1>
-        <ErrorNote error={error} />
-      </section>
-    ) : (
-      <p>Loading…</p>
-    );
-  }
+  if (!campaign) return <NotLoaded what="Campaign" error={error} />;
   const replace = (r: Run) => setRuns((list) => list.map((x) => (x.id === r.id ? r : x)));
   return (
     <section aria-labelledby="campaign-title">

@@ -1,7 +1,7 @@
 // One run: its summary, why it is where it is, and its chats page by page (CSV of them all).
 import { useState } from 'preact/hooks';
 import { allPages, api, type Run, type RunTarget, type TargetStatus } from '../api.js';
-import { ErrorNote, Explanation, Pill, Progress, RunActions, TimingFacts } from '../components.js';
+import { ErrorNote, Explanation, NotLoaded, Pill, Progress, RunActions, TimingFacts } from '../components.js';
 import { label, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
@@ -35,6 +35,7 @@ export function RunPage({ id }: { id: string }) {
 
   const exportCsv = async () => {
     setExporting(true);
+    setError(null);
     try {
       const all = await allPages((c) => api.targets(id, { status, limit: 500, cursor: c }), 1000);
       downloadCsv(`run-${id}${status ? `-${status}` : ''}.csv`, targetsCsv(all));
@@ -45,16 +46,7 @@ export function RunPage({ id }: { id: string }) {
     }
   };
 
-  if (error && !run) {
-    return (
-      <section>
-        <h1>Run not found</h1>
-        <ErrorNote error={error} />
-        <a href={href.activity()}>Back to Activity</a>
-      </section>
-    );
-  }
-  if (!run) return <p>Loading…</p>;
+  if (!run) return <NotLoaded what="Run" error={error} back={{ href: href.activity(), label: 'Back to Activity' }} />;
   const campaign = names.campaigns.get(run.campaignId);
   return (
     <section aria-labelledby="run-title">
@@ -109,6 +101,8 @@ export function RunPage({ id }: { id: string }) {
           {exporting ? 'Exporting…' : 'Export CSV'}
         </button>
       </div>
+      {/* a failed export or reload of a run already shown: said here, the table kept as it was */}
+      <ErrorNote error={error} />
       <div class="table-wrap">
         <table class="targets">
           <thead>
