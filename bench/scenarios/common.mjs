@@ -18,6 +18,12 @@ export async function withStack(env, options, work) {
   }
 }
 
+/**
+ * The start-lag scenarios' stack (start-lag, first-start): 2 senders, the sandbox answering in
+ * 20 ms, a 1 s scheduler tick, accounts at 600 sends a minute.
+ */
+export const START_LAG_STACK = { senders: 2, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } };
+
 export async function call(stack, method, url, token, body) {
   const res = await apiCall(stack.apiUrl, method, url, token, body);
   if (res.status >= 300) throw new Error(`${method} ${url} → ${res.status} ${JSON.stringify(res.body)}`);

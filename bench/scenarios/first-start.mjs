@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { createAccounts, createCampaigns, listRuns, percentile, sandbox, withStack } from './common.mjs';
+import { createAccounts, createCampaigns, listRuns, percentile, sandbox, START_LAG_STACK, withStack } from './common.mjs';
 
 // First occurrences start at once: N interval campaigns (every 30 s, 3 chats each, own
 // accounts, sandbox answering in 20 ms, 2 senders) created as fast as the API takes them, each
@@ -11,10 +11,10 @@ import { createAccounts, createCampaigns, listRuns, percentile, sandbox, withSta
 export async function firstStart(env) {
   const campaigns = env.quick ? 100 : 1000;
   const minutes = env.quick ? 1 : 2;
-  const senders = 2;
+  const { senders } = START_LAG_STACK;
   return withStack(
     env,
-    { senders, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } },
+    START_LAG_STACK,
     async ({ stack, token }) => {
       // BENCH_WARMUP=W: W one-off campaigns on accounts of their own run first (a stack that has
       // already sent, as a deployment in use has), and are left out of every figure.

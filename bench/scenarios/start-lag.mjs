@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, withStack } from './common.mjs';
+import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, START_LAG_STACK, withStack } from './common.mjs';
 
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
 // sandbox answering in 20 ms, for a few minutes. Like real campaigns, their phases differ: the
@@ -8,10 +8,10 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, w
 export async function startLag(env) {
   const campaigns = env.quick ? 100 : 1000;
   const minutes = env.quick ? 1.5 : 3;
-  const senders = 2;
+  const { senders } = START_LAG_STACK;
   return withStack(
     env,
-    { senders, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } },
+    START_LAG_STACK,
     async ({ stack, token }) => {
       const accs = await createAccounts(stack, token, campaigns, {});
       const base = Date.now() + 15_000;
