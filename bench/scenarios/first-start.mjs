@@ -11,7 +11,6 @@ import { createAccounts, createCampaigns, listRuns, percentile, sandbox, START_L
 export async function firstStart(env) {
   const campaigns = env.quick ? 100 : 1000;
   const minutes = env.quick ? 1 : 2;
-  const { senders } = START_LAG_STACK;
   return withStack(
     env,
     START_LAG_STACK,
@@ -73,7 +72,7 @@ export async function firstStart(env) {
       const laterReceived = runs.filter((r) => firstOf.get(r.campaignId) !== r && received.has(r.id)).map((r) => (received.get(r.id) - Date.parse(r.scheduledAt)) / 1000);
       const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
       return {
-        params: { campaigns, warmup, createConcurrency: batch, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128), chatsPerCampaign: 3, everySeconds: 30, minutes, senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
+        params: { campaigns, warmup, createConcurrency: batch, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128), chatsPerCampaign: 3, everySeconds: 30, minutes, senders: START_LAG_STACK.senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
         figures: {
           'campaigns created in s': createSeconds,
           'first runs started': first.length,

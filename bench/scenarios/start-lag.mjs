@@ -8,7 +8,6 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, S
 export async function startLag(env) {
   const campaigns = env.quick ? 100 : 1000;
   const minutes = env.quick ? 1.5 : 3;
-  const { senders } = START_LAG_STACK;
   return withStack(
     env,
     START_LAG_STACK,
@@ -24,7 +23,7 @@ export async function startLag(env) {
       const stats = await sandbox(stack, '/sandbox/stats');
       const lagCount = (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_run_start_lag_seconds_count')))).reduce((a, b) => a + b, 0);
       return {
-        params: { campaigns, chatsPerCampaign: 5, everySeconds: 60, minutes, senders, sandboxLatencyMs: 20 },
+        params: { campaigns, chatsPerCampaign: 5, everySeconds: 60, minutes, senders: START_LAG_STACK.senders, sandboxLatencyMs: 20 },
         figures: {
           runs: runs.length,
           'runs started': started.length,
