@@ -92,12 +92,12 @@ export async function listRuns(stack, token) {
   return runs;
 }
 
-/** Waits until every run of the tenant is finished; returns them. */
-export async function waitForRuns(stack, token, expected, timeoutMs) {
+/** Waits until every run of the tenant (`which` of them) is finished; returns them. */
+export async function waitForRuns(stack, token, expected, timeoutMs, which = () => true) {
   return eventually(
     `${expected} runs to finish`,
     async () => {
-      const runs = await listRuns(stack, token);
+      const runs = (await listRuns(stack, token)).filter(which);
       const done = runs.filter((r) => !['queued', 'running'].includes(r.status));
       if (runs.length >= expected && done.length === runs.length) return runs;
       throw new Error(`${done.length}/${expected} runs finished`); // the timeout's message says how far it got
