@@ -50,7 +50,9 @@ test('the whole body read and no answer: the timeout counts as written, so ambig
     req.on('data', (chunk: Buffer) => (bodyBytes += chunk.length));
     req.on('end', () => (bodyEnded = true));
   });
-  const transport = new HttpTransport({ baseUrl: p.base, timeoutMs: 300 });
+  // The timeout must come after the platform read the whole body: on a busy machine (CI, two
+  // cores) 300 ms was not always enough, and the send then failed before its body had left.
+  const transport = new HttpTransport({ baseUrl: p.base, timeoutMs: 3_000 });
   try {
     const text = 'y'.repeat(256 * 1024);
     const result = await transport.send(account, message(text));
@@ -61,7 +63,7 @@ test('the whole body read and no answer: the timeout counts as written, so ambig
     await transport.close();
     await p.close();
   }
-});
+}, 15_000);
 
 test('the whole body read, then the connection closed with no answer: written, so ambiguous', async () => {
   let bodyEnded = false;
