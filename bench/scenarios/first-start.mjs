@@ -47,6 +47,8 @@ export async function firstStart(env) {
       await new Promise((r) => setTimeout(r, 5_000));
       const burst = since(await queueState(), warm);
       await new Promise((r) => setTimeout(r, minutes * 60_000 - 5_000));
+      const tickUrl = `http://127.0.0.1:${stack.schedulerMetricsPort}/metrics`;
+      const ticks = { count: await scrapeSum(tickUrl, 'metronome_scheduler_tick_seconds_count'), sum: await scrapeSum(tickUrl, 'metronome_scheduler_tick_seconds_sum') };
       const listed = await listRuns(stack, token);
       const runs = listed.filter((r) => r.startedAt && measured.has(r.campaignId));
       const coldLags = listed.filter((r) => r.startedAt && cold.has(r.campaignId)).map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
@@ -73,7 +75,11 @@ export async function firstStart(env) {
       }
       const firstReceived = [...firstOf.values()].filter((r) => received.has(r.id)).map((r) => (received.get(r.id) - Date.parse(r.scheduledAt)) / 1000);
       const laterReceived = runs.filter((r) => firstOf.get(r.campaignId) !== r && received.has(r.id)).map((r) => (received.get(r.id) - Date.parse(r.scheduledAt)) / 1000);
-      const later = runs.filter((r) => firstOf.get(r.campaignId) !== r).map(lag);
+      const laterRuns = runs.filter((r) => firstOf.get(r.campaignId) !== r);
+      const later = laterRuns.map(lag);
+      // where a later run's lag goes: created by the tick (ahead of time, its job delayed), then a sender taking it
+      const laterCreated = laterRuns.map((r) => (Date.parse(r.createdAt) - Date.parse(r.scheduledAt)) / 1000);
+      const laterTaken = laterRuns.map((r) => (Date.parse(r.startedAt) - Math.max(Date.parse(r.createdAt), Date.parse(r.scheduledAt))) / 1000);
       return {
         params: { campaigns, warmup, createConcurrency: batch, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128), chatsPerCampaign: 3, everySeconds: 30, minutes, senders: START_LAG_STACK.senders, sandboxLatencyMs: 20, schedulerTickMs: 1000 },
         figures: {
@@ -104,6 +110,10 @@ export async function firstStart(env) {
           'later lag p50 s': percentile(later, 50),
           'later lag p99 s': percentile(later, 99),
           'later lag max s': Math.max(...later),
+          'later runs created after due: p50 · p99 · max s': [50, 99, 100].map((q) => percentile(laterCreated, q).toFixed(3)).join(' · '),
+          'later runs taken after created: p99 s': percentile(laterTaken, 99),
+          'scheduler ticks: count · mean s (the whole run)': `${ticks.count} · ${(ticks.sum / ticks.count).toFixed(3)}`,
+          'later runs created late (after scheduledAt)': laterCreated.filter((l) => l > 0).length,
           'later runs: first message received p50 s (sandbox)': percentile(laterReceived, 50),
           'later runs: first message received p99 s (sandbox)': percentile(laterReceived, 99),
           'messages received before scheduledAt (sandbox)': [...firstReceived, ...laterReceived].filter((l) => l < 0).length,

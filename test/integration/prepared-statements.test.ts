@@ -43,3 +43,25 @@ test('past its limit a connection sends new statements unprepared, and still ans
     await client.end();
   }
 });
+
+test('planEachCall: a prepared statement is planned for its values on every call, never given a generic plan', async () => {
+  // Without it PostgreSQL switches to a generic plan after five calls and keeps it until the
+  // tables are analysed again, whatever they have grown to since (connection.ts says why the
+  // scheduler asks for this).
+  const count = async (db: ReturnType<typeof createDb>) => {
+    for (let n = 0; n < 8; n++) await sql`select count(*) from pg_class where relpages > ${n}`.execute(db);
+    const plans = await sql<{ generic: number; custom: number }>`
+      select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where statement like '%relpages > $1'`.execute(db);
+    return plans.rows[0]!;
+  };
+  const eachCall = createDb({ url: tdb.url, max: 1, planEachCall: true });
+  const reused = createDb({ url: tdb.url, max: 1 });
+  try {
+    expect(await count(eachCall)).toEqual({ generic: 0, custom: 8 });
+    // the default keeps the generic plan once it is as cheap: the check above can tell them apart
+    expect((await count(reused)).generic).toBeGreaterThan(0);
+  } finally {
+    await eachCall.destroy();
+    await reused.destroy();
+  }
+});

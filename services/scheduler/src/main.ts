@@ -30,7 +30,7 @@ const clock = systemClock;
 // What the tick, the reconciler and the leadership report goes through one bus: its
 // subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
-const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler' });
+const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler', planEachCall: true });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 // Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
 // by default), so the reconciler re-adds lost jobs within one tick of it answering again.
