@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { createDb, ScheduleRepository, TargetSendRepository } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The fused claim (`settleSentAndClaim`) and the batched write of the lanes' last deliveries
@@ -118,4 +120,36 @@ test('one statement claims a target for each waiting lane, in the order they cam
     ['d', 'in_flight', 'owner-1', true],
     ['e', 'in_flight', 'owner-1', true],
   ]);
+});
+
+test("a sender's writes to its in-flight targets go by the primary key, never through the reconciler's lease index", async () => {
+  // That index keeps an entry for every target ever in flight until vacuum removes it; a
+  // sender's write planned through it read them all (migrations/0013_lease_index.sql). A
+  // sender's statements run on generic plans after five calls: this connection has them at once.
+  const db = createDb({ url: h.tdb.url, max: 1 });
+  try {
+    await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+    const targets = new TargetSendRepository(db);
+    const leaseIndexScans = async () => {
+      await sql`select pg_stat_force_next_flush()`.execute(db);
+      const row = await sql<{ n: number }>`select idx_scan::int as n from pg_stat_user_indexes where indexrelname = 'run_targets_lease_idx'`.execute(h.tdb.db);
+      return row.rows[0]!.n;
+    };
+    const runId = await runningRun(['a', 'b', 'c', 'd']);
+    const now = h.clock.now();
+    const before = await leaseIndexScans();
+    for (let i = 0; i < 3; i++) await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+    await targets.markSending(runId, 'a', 'owner-1', new Date(now), new Date(now));
+    await targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], claimAt(now));
+    await targets.settleSentMany(runId, 'owner-1', [sentAs('b', now)], new Date(now));
+    await targets.settle(runId, 'c', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
+    await targets.releaseClaims(runId, 'owner-1', [], new Date(now));
+    expect(await leaseIndexScans()).toBe(before);
+    // the reconciler's expiry is what the index is for: it does use it, so the count above can move
+    await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+    await new ScheduleRepository(db).expireLeases(new Date(now + 120_000));
+    expect(await leaseIndexScans()).toBeGreaterThan(before);
+  } finally {
+    await db.destroy();
+  }
 });
