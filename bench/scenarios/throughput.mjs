@@ -1,5 +1,5 @@
 import { scrapeSum } from '@metronome/testkit';
-import { call, createAccounts, createCampaigns, sandbox, waitForRuns, withStack } from './common.mjs';
+import { call, createAccounts, createCampaigns, sandbox, waitForAccepted, waitForRuns, withStack } from './common.mjs';
 
 // Sends per second end to end with durable state: many accounts, pace unbounded, a zero-latency
 // sandbox, two senders. Counted from the first to the last message the sandbox accepted.
@@ -50,9 +50,12 @@ export async function pipelineThroughput(env) {
  */
 async function phase(stack, token, accounts, prefix, cpu) {
   const before = await cpu();
+  const base = (await sandbox(stack, '/sandbox/stats')).accepted;
   const ids = new Set(accounts.map((a) => a.id));
   const at = new Date(Date.now() + 3000).toISOString();
   await createCampaigns(stack, token, accounts, { prefix, chatsPerCampaign: PER_ACCOUNT, text: 'hello', batch: 20, schedule: () => ({ type: 'once', at }) });
+  // the sends watched at the platform (cheap), then the runs' ends read once they are all in
+  await waitForAccepted(stack, base, accounts.length * PER_ACCOUNT);
   const runs = (await waitForRuns(stack, token, accounts.length, 600_000, (r) => ids.has(r.accountId)));
   const cpuSeconds = (await cpu()) - before;
   const times = (await sandbox(stack, '/sandbox/messages')).items.filter((m) => m.chatId.startsWith(prefix)).map((m) => m.receivedAt);
