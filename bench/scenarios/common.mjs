@@ -120,13 +120,16 @@ export const sandbox = (stack, p) => sandboxGet(stack.sandboxUrl, p);
 export async function waitForAccepted(stack, base, expected, stallMs = 5000) {
   let last = -1;
   let lastChange = Date.now();
-  for (;;) {
-    const accepted = (await sandbox(stack, '/sandbox/stats')).accepted - base;
-    if (accepted >= expected) return;
-    if (accepted !== last) [last, lastChange] = [accepted, Date.now()];
-    else if (Date.now() - lastChange > stallMs) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(
+    `${expected} messages at the sandbox`,
+    async () => {
+      const accepted = (await sandbox(stack, '/sandbox/stats')).accepted - base;
+      if (accepted !== last) [last, lastChange] = [accepted, Date.now()];
+      return accepted >= expected || Date.now() - lastChange > stallMs;
+    },
+    600_000,
+    100,
+  );
 }
 
 export function percentile(values, p) {
