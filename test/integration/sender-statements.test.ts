@@ -37,9 +37,15 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   h.deps.repo = { runs: counted(repo.runs, calls), accounts: counted(repo.accounts, calls), mediaRefs: counted(repo.mediaRefs, calls) };
   // how many lanes each claim statement served
   const limits: number[] = [];
+  // The first lane's claim is held until the other two have their pace slots (and 100 ms more
+  // for their instant sleeps): on a loaded machine their reservation could otherwise come back
+  // after the first claim had, and each would claim alone. The batching itself is unchanged.
+  let pairReserved: () => void = () => undefined;
+  const othersAtSlots = new Promise<void>((resolve) => (pairReserved = resolve));
   const claim = h.deps.targets.settleSentAndClaim.bind(h.deps.targets);
-  h.deps.targets.settleSentAndClaim = (...args) => {
+  h.deps.targets.settleSentAndClaim = async (...args) => {
     limits.push(args[3].limit);
+    if (limits.length === 1) await othersAtSlots.then(() => new Promise((r) => setTimeout(r, 100)));
     return claim(...args);
   };
   h.deps.targets = counted(h.deps.targets, calls);
@@ -47,9 +53,11 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   // how many lanes each pace reservation served (one Redis call each)
   const reservations: number[] = [];
   const reserveMany = h.deps.pace.reserveMany.bind(h.deps.pace);
-  h.deps.pace.reserveMany = (...args) => {
+  h.deps.pace.reserveMany = async (...args) => {
     reservations.push(args[6]);
-    return reserveMany(...args);
+    const reserved = await reserveMany(...args);
+    if (args[6] === 2) pairReserved();
+    return reserved;
   };
   expect(await h.runJob(runId)).toBe('sent');
   expect((await h.run(runId)).status).toBe('success');
