@@ -80,6 +80,48 @@ describe('sending a run', () => {
   });
 });
 
+describe('waiting in-process for chats not due yet', () => {
+  let h: SenderHarness;
+  beforeEach(async () => {
+    // the default inline wait; one lane at 600/min waits at most that long for a pace slot
+    h = await startSenderHarness({ maxInlineWaitMs: 250 });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  test('chats held one after another, as an interval campaign gates them, go in one job: each waited for from the lane\'s turn', async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c', 'd'], parts: [text('x')] });
+    // each chat held 200 ms after the one before, as the run before sent them: the last two
+    // come due more than the inline wait after the job's start, but within it of their turns
+    const start = h.clock.now();
+    for (const [chat, ms] of [['b', 200], ['c', 400], ['d', 600]] as const) {
+      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    }
+    expect(await h.runJob(runId)).toBe('sent');
+    expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
+    expect((await h.run(runId)).status).toBe('success');
+    const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+    const at = new Map(items.map((m) => [m.chatId, m.receivedAt]));
+    for (const [chat, ms] of [['b', 200], ['c', 400], ['d', 600]] as const) expect(at.get(chat)).toBeGreaterThanOrEqual(start + ms);
+  });
+
+  test('a chat due later than a lane waits for a slot is left to a continuation job due when it is', async () => {
+    const { tenantId, accountId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b'], parts: [text('x')] });
+    const start = h.clock.now();
+    await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + 1_000) }).where('run_id', '=', runId).where('chat_id', '=', 'b').execute();
+    expect(await h.runJob(runId)).toBe('sent');
+    expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'pending']);
+    const run = await h.run(runId);
+    expect(run.status).toBe('running');
+    const job = await h.deps.queue.queue.getJob(run.job_id!);
+    expect(h.clock.now()).toBeLessThan(start + 1_000);
+    expect(job!.opts.delay).toBe(start + 1_000 - h.clock.now());
+  });
+});
+
 describe('delivery window', () => {
   let h: SenderHarness;
   beforeEach(async () => {

@@ -1,4 +1,4 @@
-import { afterWrite, pacedPerMinute, PACE_MARGIN, writeWaitMs } from './send-pace.js';
+import { afterWrite, pacedPerMinute, PACE_MARGIN, waitsInline, writeWaitMs } from './send-pace.js';
 
 test('slots are reserved a margin slower than the configured pace', () => {
   expect(pacedPerMinute(600)).toBeCloseTo(600 / (1 + PACE_MARGIN));
@@ -24,4 +24,13 @@ test('a burst lets that many writes go back to back, then the interval applies',
     pace = afterWrite(pace, 5_000, 100);
   }
   expect(writeWaitMs(pace, 5_000, 100, 3)).toBe(100);
+});
+
+test('a lane waits in-process for a target due no later than it would wait for a pace slot', () => {
+  expect(waitsInline(9_000, 10_000, 250)).toBe(true); // already due
+  expect(waitsInline(10_250, 10_000, 250)).toBe(true);
+  expect(waitsInline(10_251, 10_000, 250)).toBe(false);
+  // 3 lanes at 600/min: a slot may be 250 ms plus two intervals away, and so may a due time
+  expect(waitsInline(10_450, 10_000, 250 + 2 * 102)).toBe(true);
+  expect(waitsInline(10_500, 10_000, 250 + 2 * 102)).toBe(false);
 });

@@ -8,12 +8,13 @@ export interface RunJobInput {
 }
 
 /**
- * A job's first step: its run, with the targets due within the longest inline wait (a run whose
- * chats come due a few ms apart, each held by its own per-chat interval, is sent by one job,
- * not one job a chat), or the outcome that ends the job at once.
+ * A job's first step: its run, with when its next targets come due (the lanes keep those they
+ * wait for inline: a run whose chats come due a pace interval apart, each held by its own
+ * per-chat interval, is sent by one job, not one job a chat), or the outcome that ends the job
+ * at once.
  */
 export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
-  const run = await deps.repo.runs.loadRun(job.runId, new Date(deps.clock.now() + deps.settings.maxInlineWaitMs), deps.settings.sendsPerJob);
+  const run = await deps.repo.runs.loadRun(job.runId, deps.settings.sendsPerJob);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';

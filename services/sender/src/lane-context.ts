@@ -55,7 +55,7 @@ export interface LaneContext {
   firstPartMaxWaitMs: number;
   /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
   partSpacingMs: number;
-  /** when each target the job may claim comes due (RunForSend.dueTimes); a claim past them would find nothing */
+  /** when each target the job may claim comes due (RunForSend.dueTimes, up to its budget); a claim past them would find nothing */
   dueTimes: number[];
   /** how many of `dueTimes` lanes have taken */
   taken: number;

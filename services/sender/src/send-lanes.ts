@@ -1,4 +1,4 @@
-import { pacedPerMinute } from '@metronome/core';
+import { pacedPerMinute, waitsInline } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import { ClaimBatches } from './claim-batches.js';
 import { PaceBatches } from './pace-batches.js';
@@ -98,9 +98,9 @@ function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   }
   // The budget only stops new claims: chats other lanes already hold still go out.
   if (report.reserved >= deps.settings.sendsPerJob) return false;
-  // Targets that come due past the job's horizon are left to the next job: a claim beyond those
-  // due then would only spend a pace slot and a statement to find nothing.
-  if (ctx.taken >= ctx.dueTimes.length) {
+  // Targets the job did not load, and one due later than a lane waits in-process, are left to
+  // the next job: a claim for them now would only spend a pace slot and a statement to find nothing.
+  if (ctx.taken >= ctx.dueTimes.length || !waitsInline(ctx.dueTimes[ctx.taken]!, deps.clock.now(), ctx.firstPartMaxWaitMs)) {
     report.drained = true;
     return false;
   }

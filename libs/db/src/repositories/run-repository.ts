@@ -55,16 +55,17 @@ export class RunRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * The run, its campaign and account, and when each of its targets due by `dueBy` comes due
-   * (the earliest `dueLimit`: a job claims no more than that).
+   * The run, its campaign and account, and when each of its earliest `dueLimit` pending targets
+   * comes due (a job claims no more than that; which of them it waits for is the sender's rule,
+   * libs/core waitsInline, as it depends on the pace in force and on when a lane takes each).
    */
-  async loadRun(runId: string, dueBy: Date, dueLimit: number): Promise<RunForSend | null> {
+  async loadRun(runId: string, dueLimit: number): Promise<RunForSend | null> {
     const row = (
       await sql<LoadedRunRow>`
       select ${LOADED_RUN_COLUMNS},
         (select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
           select t.next_attempt_at from run_targets t
-          where t.run_id = r.id and t.status = 'pending' and t.next_attempt_at <= ${dueBy}
+          where t.run_id = r.id and t.status = 'pending'
           order by t.next_attempt_at limit ${dueLimit}
         ) d) as due_times
       from runs r

@@ -20,9 +20,10 @@ export interface RunForSend {
   windowStart: string;
   windowEnd: string;
   /**
-   * When each target due by the job's horizon (now, plus the longest inline wait) comes due, ms,
-   * earliest first, up to the job's limit: the lanes claim no more, and wait inline for those
-   * not due yet rather than hand the run to another job a few ms later.
+   * When each of the run's earliest pending targets comes due, ms, earliest first, up to the
+   * job's limit: the lanes claim no more, and wait in-process for those not due yet that come due
+   * within a lane's wait (libs/core waitsInline) rather than hand the run to another job a few ms
+   * later.
    */
   dueTimes: number[];
   account: {
