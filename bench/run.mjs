@@ -8,6 +8,7 @@ import { pipelineThroughput } from './scenarios/throughput.mjs';
 import { pacingEfficiency } from './scenarios/pacing.mjs';
 import { startLag } from './scenarios/start-lag.mjs';
 import { firstStart } from './scenarios/first-start.mjs';
+import { intervalDrift } from './scenarios/interval-drift.mjs';
 import { scheduling } from './scenarios/scheduling.mjs';
 import { queueCeiling } from './scenarios/queue-ceiling.mjs';
 import { sendCost } from './scenarios/cost.mjs';
@@ -30,6 +31,7 @@ const scenarios = [
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
   { name: 'first-start', run: firstStart },
+  { name: 'interval-drift', run: intervalDrift },
   { name: 'scheduling', run: scheduling },
   { name: 'cost', run: sendCost },
   { name: 'fairness', run: fairness },
