@@ -28,6 +28,11 @@ export function createDb(options: DbOptions): Kysely<DB> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
+    // Keep connections once opened. pg's default closes one idle for 10 s, so a sender between
+    // two bursts (campaigns every 30 s) reconnected its whole pool at each burst: a new
+    // PostgreSQL backend starts with empty caches and re-prepares every statement, on the
+    // path of the runs that are due (first-start: 120 sender connections in 3 minutes).
+    idleTimeoutMillis: 0,
     application_name: options.applicationName ?? 'metronome',
     ...(options.planEachCall && { options: '-c plan_cache_mode=force_custom_plan' }),
   });
