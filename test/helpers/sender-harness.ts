@@ -94,6 +94,8 @@ export async function startSenderHarness(
       maxRetries: 3,
       sendTimeoutMs: 5000,
       maxInlineWaitMs: 2000,
+      // 0: chats not due yet are waited for as long as a pace slot (maxInlineWaitMs)
+      maxGateWaitMs: 0,
       lockRetryMs: 500,
       lockTtlMs: 30_000,
       chatPacePerMinute: {},

@@ -122,6 +122,34 @@ describe('waiting in-process for chats not due yet', () => {
   });
 });
 
+describe('waiting longer for a chat not due yet than for a pace slot (SENDER_MAX_GATE_WAIT_MS)', () => {
+  let h: SenderHarness;
+  beforeEach(async () => {
+    // the defaults: a pace slot is waited for 250 ms, a chat held by its gate 1 s
+    h = await startSenderHarness({ maxInlineWaitMs: 250, maxGateWaitMs: 1_000 });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  test('a chat held 800 ms goes in the same job, not before it is due; one held 1.5 s is left to a continuation', async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [text('x')] });
+    const start = h.clock.now();
+    for (const [chat, ms] of [['b', 800], ['c', 2_400]] as const) {
+      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    }
+    expect(await h.runJob(runId)).toBe('sent');
+    expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'pending']);
+    const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+    expect(items.find((m) => m.chatId === 'b')!.receivedAt).toBeGreaterThanOrEqual(start + 800);
+    // c comes due 1.5 s after b's turn: its own job, due when it is
+    const run = await h.run(runId);
+    const job = await h.deps.queue.queue.getJob(run.job_id!);
+    expect(job!.opts.delay).toBe(start + 2_400 - h.clock.now());
+  });
+});
+
 describe('delivery window', () => {
   let h: SenderHarness;
   beforeEach(async () => {

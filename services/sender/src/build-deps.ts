@@ -52,6 +52,7 @@ export function senderSettings(config: SenderConfig): SenderSettings {
     maxRetries: config.MAX_RETRIES,
     sendTimeoutMs: config.SEND_TIMEOUT_MS,
     maxInlineWaitMs: config.SENDER_MAX_INLINE_WAIT_MS,
+    maxGateWaitMs: config.SENDER_MAX_GATE_WAIT_MS,
     lockRetryMs: config.SENDER_LOCK_RETRY_MS,
     lockTtlMs: 30_000,
     chatPacePerMinute: {

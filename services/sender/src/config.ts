@@ -24,6 +24,14 @@ const schema = z.object({
   // token before it yields the account and continues later, and how soon a job that found the
   // account busy tries again.
   SENDER_MAX_INLINE_WAIT_MS: int(250, 0, 60_000),
+  // How long a job waits in-process for a chat not due yet (held by its per-chat interval or a
+  // retry), from the lane's turn. Longer than a pace slot's wait: an interval campaign's chats
+  // come due a little after their run (their gate is the last answer plus the interval), and a
+  // run whose first chats are not due within the wait starts, yields and comes back as a job
+  // more, which adds to the load that made it late (first-start: 500–1,900 such jobs in 5,000
+  // runs at 250 ms, 0 at 1,000 ms). The price: the account stays locked for that wait, so
+  // another run of the same account may start up to that much later.
+  SENDER_MAX_GATE_WAIT_MS: int(1_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
   // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes,
   // and PostgreSQL's own limit (max_connections, 100 by default) is shared by every replica.

@@ -15,6 +15,8 @@ export interface SenderSettings {
   maxRetries: number;
   sendTimeoutMs: number;
   maxInlineWaitMs: number;
+  /** longest in-process wait for a chat not due yet (its per-chat interval, a retry); never below maxInlineWaitMs */
+  maxGateWaitMs: number;
   lockRetryMs: number;
   lockTtlMs: number;
   /** per-chat pace by platform (sends per minute to one chat; 0 or absent: none) */

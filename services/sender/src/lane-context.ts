@@ -53,6 +53,8 @@ export interface LaneContext {
   chatPerMinute: number;
   /** the furthest ahead a first part may reserve its pace slot */
   firstPartMaxWaitMs: number;
+  /** the longest a lane waits, from its turn, for a chat not due yet (SENDER_MAX_GATE_WAIT_MS, plus the lanes ahead) */
+  gateMaxWaitMs: number;
   /** the longest pace interval a part may wait for (account or, on platforms with one, chat) */
   partSpacingMs: number;
   /** when each target the job may claim comes due (RunForSend.dueTimes, up to its budget); a claim past them would find nothing */

@@ -40,13 +40,14 @@ export async function runLanes(
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
   // intervals behind its siblings' before its own inline wait even starts.
   const firstPartMaxWaitMs = deps.settings.maxInlineWaitMs + (lanes - 1) * intervalMs;
+  const gateMaxWaitMs = Math.max(deps.settings.maxInlineWaitMs, deps.settings.maxGateWaitMs) + (lanes - 1) * intervalMs;
   const chatPerMinute = deps.settings.chatPacePerMinute[run.account.platform] ?? 0;
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
   // A chat is held while it is typed to as well (typing.ts): each part may type up to maxSeconds.
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
-    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, partSpacingMs, leaseMs,
+    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, gateMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
     limits, lastWriteAt: 0, templates: compileParts(run.parts), paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
@@ -100,7 +101,7 @@ function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   if (report.reserved >= deps.settings.sendsPerJob) return false;
   // Targets the job did not load, and one due later than a lane waits in-process, are left to
   // the next job: a claim for them now would only spend a pace slot and a statement to find nothing.
-  if (ctx.taken >= ctx.dueTimes.length || !waitsInline(ctx.dueTimes[ctx.taken]!, deps.clock.now(), ctx.firstPartMaxWaitMs)) {
+  if (ctx.taken >= ctx.dueTimes.length || !waitsInline(ctx.dueTimes[ctx.taken]!, deps.clock.now(), ctx.gateMaxWaitMs)) {
     report.drained = true;
     return false;
   }
