@@ -38,9 +38,10 @@ export function afterWrite(pace: WrittenPace, at: number, intervalMs: number): W
 }
 
 /**
- * Whether a lane waits in-process for a target that comes due at `dueAt`: for as long as it
- * would wait for a pace slot (`maxWaitMs`, the inline wait plus one interval per sibling lane),
- * measured when the lane takes it. A target due later is left to a continuation job due then.
+ * Whether a lane waits in-process for a target that comes due at `dueAt`: for up to `maxWaitMs`
+ * (the sender's gate wait, SENDER_MAX_GATE_WAIT_MS, never shorter than a pace slot's wait, plus
+ * one interval per sibling lane), measured when the lane takes it. A target due later is left to
+ * a continuation job due then.
  *
  * Measured from the lane's turn, not from the job's start: an interval campaign's chats come due
  * a pace interval apart (each gated by its own send in the run before), and a bound from the
