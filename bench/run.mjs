@@ -14,6 +14,7 @@ import { queueCeiling } from './scenarios/queue-ceiling.mjs';
 import { sendCost } from './scenarios/cost.mjs';
 import { fairness } from './scenarios/fairness.mjs';
 import { apiLoad } from './scenarios/api-load.mjs';
+import { bigRun } from './scenarios/big-run.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 const args = process.argv.slice(2);
@@ -35,6 +36,7 @@ const scenarios = [
   { name: 'scheduling', run: scheduling },
   { name: 'cost', run: sendCost },
   { name: 'fairness', run: fairness },
+  { name: 'big-run', run: bigRun },
   { name: 'api-load', run: apiLoad },
 ];
 

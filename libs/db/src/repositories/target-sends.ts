@@ -84,7 +84,10 @@ export class TargetSendRepository {
         where t.run_id = ${runId} and t.chat_id = any(array(
           select p.chat_id from run_targets p
           where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${o.now}
-            and exists (select 1 from runs r where r.id = ${runId} and r.status = 'running')
+            -- the run read by its key alone: with its status in the condition too, a generic plan
+            -- may read it through runs_open_idx, every open run's entry for each claim (seen in
+            -- throughput's plans: 29 other runs' entries read per claim)
+            and (select r.status from runs r where r.id = ${runId}) = 'running'
           order by p.next_attempt_at, p.chat_id
           limit ${o.limit}
           for update skip locked
