@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import { createDb, ScheduleRepository, TargetSendRepository } from '@metronome/db';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { createDb, ScheduleRepository, TargetSendRepository, type DB } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The fused claim (`settleSentAndClaim`) and the batched write of the lanes' last deliveries
@@ -24,6 +24,25 @@ async function runningRun(targets: string[]): Promise<string> {
 const claimAt = (now: number, limit = 1) => ({ now: new Date(now), leaseUntil: new Date(now + 60_000), sending: false, firstSendKnown: false, limit });
 
 const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
+
+/**
+ * Runs `work` on a connection of its own with generic plans, as a sender's statements get after
+ * five calls, and a reader of PostgreSQL's index statistics for `run_targets` (`indexes`: a SQL
+ * condition on `indexrelname`), flushed for that connection first.
+ */
+async function withGenericPlans(work: (db: Kysely<DB>, indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>) => Promise<number>) => Promise<void>): Promise<void> {
+  const db = createDb({ url: h.tdb.url, max: 1 });
+  try {
+    await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+    await work(db, async (column, indexes) => {
+      await sql`select pg_stat_force_next_flush()`.execute(db);
+      const row = await sql<{ n: number }>`select coalesce(sum(${sql.ref(column)}), 0)::int as n from pg_stat_user_indexes where relname = 'run_targets' and ${indexes}`.execute(h.tdb.db);
+      return row.rows[0]!.n;
+    });
+  } finally {
+    await db.destroy();
+  }
+}
 
 test('writes the last delivery and claims the next in one statement, never the one it settles', async () => {
   const runId = await runningRun(['a', 'b']);
@@ -126,15 +145,9 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
   // That index keeps an entry for every target ever in flight until vacuum removes it; a
   // sender's write planned through it read them all (migrations/0013_lease_index.sql). A
   // sender's statements run on generic plans after five calls: this connection has them at once.
-  const db = createDb({ url: h.tdb.url, max: 1 });
-  try {
-    await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+  await withGenericPlans(async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
-    const leaseIndexScans = async () => {
-      await sql`select pg_stat_force_next_flush()`.execute(db);
-      const row = await sql<{ n: number }>`select idx_scan::int as n from pg_stat_user_indexes where indexrelname = 'run_targets_lease_idx'`.execute(h.tdb.db);
-      return row.rows[0]!.n;
-    };
+    const leaseIndexScans = () => indexStat('idx_scan', sql`indexrelname = 'run_targets_lease_idx'`);
     const runId = await runningRun(['a', 'b', 'c', 'd']);
     const now = h.clock.now();
     const before = await leaseIndexScans();
@@ -149,9 +162,7 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
     await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
     await new ScheduleRepository(db).expireLeases(new Date(now + 120_000));
     expect(await leaseIndexScans()).toBeGreaterThan(before);
-  } finally {
-    await db.destroy();
-  }
+  });
 });
 
 test('a claim reads only the due targets it takes, however many are due', async () => {
@@ -160,18 +171,11 @@ test('a claim reads only the due targets it takes, however many are due', async 
   // 5,000 due (migrations/0014_claim_order_index.sql). Generic plans, as a sender's statements
   // get after five calls; the entries read are counted by PostgreSQL's statistics.
   const runId = await runningRun(Array.from({ length: 2000 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
-  const db = createDb({ url: h.tdb.url, max: 1 });
-  try {
-    await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+  await withGenericPlans(async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     // the targets' index entries read other than by the primary key, which the writes use to
     // find the rows they change (see the migration on what that costs a large run)
-    const entriesRead = async () => {
-      await sql`select pg_stat_force_next_flush()`.execute(db);
-      const row = await sql<{ n: number }>`
-        select sum(idx_tup_read)::int as n from pg_stat_user_indexes where relname = 'run_targets' and indexrelname <> 'run_targets_pkey'`.execute(h.tdb.db);
-      return row.rows[0]!.n;
-    };
+    const entriesRead = () => indexStat('idx_tup_read', sql`indexrelname <> 'run_targets_pkey'`);
     const now = h.clock.now();
     const before = await entriesRead();
     const claimed: string[] = [];
@@ -185,7 +189,5 @@ test('a claim reads only the due targets it takes, however many are due', async 
     expect(claimed).toEqual(Array.from({ length: 15 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
     // a few entries per claim, not the 2,000 due (the slack: other sessions' reads flushed late)
     expect((await entriesRead()) - before).toBeLessThan(5 * 10);
-  } finally {
-    await db.destroy();
-  }
+  });
 });
