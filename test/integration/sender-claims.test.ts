@@ -108,10 +108,22 @@ test("the job's last write and the run's counts are one statement, the answers i
   const now = h.clock.now();
   await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // a
   await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // b
-  // a is delivered; b is held by a lease another token no longer has (written by nobody)
-  const last = await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now), { ...sentAs('b', now), chatId: 'x' }], new Date(now));
-  expect(last.settled).toEqual(new Set(['a']));
-  expect(last.progress).toEqual({ total: 3, pending: 1, inFlight: 1, sent: 1, failed: 0, skipped: 0, unknown: 0, nextDueAt: expect.any(Date), anyAttempt: true });
+  // c is still pending: the run is not counted (it cannot finish), only when c comes due is read
+  const cDue = (await h.targets(runId)).find((t) => t.chat_id === 'c')!.next_attempt_at;
+  expect(await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now)], new Date(now))).toEqual({
+    settled: new Set(['a']),
+    progress: { stillPending: true, nextDueAt: cDue },
+  });
+  expect((await h.targets(runId)).map((t) => [t.chat_id, t.status])).toEqual([
+    ['a', 'sent'],
+    ['b', 'in_flight'],
+    ['c', 'pending'],
+  ]);
+  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // c
+  // c is delivered; b is held by a lease another token no longer has (written by nobody)
+  const last = await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('c', now), { ...sentAs('b', now), chatId: 'x' }], new Date(now));
+  expect(last.settled).toEqual(new Set(['c']));
+  expect(last.progress).toEqual({ total: 3, pending: 0, inFlight: 1, sent: 2, failed: 0, skipped: 0, unknown: 0, nextDueAt: null, anyAttempt: true });
   // the same counts as the plain read, now that the write is committed
   expect(await h.deps.repo.runs.progress(runId)).toEqual(last.progress);
   // with nothing to write, only the counts
@@ -189,5 +201,19 @@ test('a claim reads only the due targets it takes, however many are due', async 
     expect(claimed).toEqual(Array.from({ length: 15 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
     // a few entries per claim, not the 2,000 due (the slack: other sessions' reads flushed late)
     expect((await entriesRead()) - before).toBeLessThan(5 * 10);
+  });
+});
+
+test("a job's last statement does not count a run with a target still pending", async () => {
+  // Counting reads every target of the run: 3 ms at the end of each job of a 10,000-chat run.
+  const runId = await runningRun(Array.from({ length: 2000 }, (_, i) => `chat-${i}`));
+  await withGenericPlans(async (db, indexStat) => {
+    const targets = new TargetSendRepository(db);
+    const now = h.clock.now();
+    await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now, 3));
+    const before = await indexStat('idx_tup_read', sql`true`);
+    for (let i = 0; i < 5; i++) expect((await targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toMatchObject({ stillPending: true });
+    // the next pending target's entry, not the run's 2,000 (the slack: other sessions' reads flushed late)
+    expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(5 * 10);
   });
 });

@@ -1,5 +1,5 @@
 import { DEFAULT_COOLING } from './cooling.js';
-import { decideJobEnd, decideJobStart, failureSummary, windowCloseCauseSentence, type JobLaneReport, type JobProgress, type JobRun } from './job-end.js';
+import { decideJobEnd, decideJobStart, failureSummary, windowCloseCauseSentence, type JobLaneReport, type JobProgress, type JobRun, type StillPending } from './job-end.js';
 
 const NOW = Date.parse('2026-03-02T10:00:00Z');
 const MIN = 60_000;
@@ -63,7 +63,7 @@ describe('decideJobStart', () => {
 
 describe('decideJobEnd', () => {
   const END = NOW;
-  const end = (p: JobProgress, rep: JobLaneReport, opts: { windowEndAt?: Date | null; cooled?: { until: number; reason: string } | null; at?: number } = {}) =>
+  const end = (p: JobProgress | StillPending, rep: JobLaneReport, opts: { windowEndAt?: Date | null; cooled?: { until: number; reason: string } | null; at?: number } = {}) =>
     decideJobEnd(p, rep, { windowEndAt: opts.windowEndAt === undefined ? new Date(WINDOW_END) : opts.windowEndAt }, opts.cooled ?? null, opts.at ?? END, RETRY);
 
   it.each<[string, ReturnType<typeof end>, unknown]>([
@@ -97,6 +97,12 @@ describe('decideJobEnd', () => {
     ['a cap that frees inside the window: continue (the lanes wait for the slot)', end(progress(), report({ capUntil: WINDOW_END - 1 })), { kind: 'continue', at: END, outcome: 'sent' }],
     ['a cap that frees exactly at the window end: close, saying why', end(progress(), report({ capUntil: WINDOW_END, delivered: 0 })), { kind: 'close-window', because: { kind: 'cap', until: WINDOW_END }, outcome: 'window-closed' }],
     ['a cap in an always-open window: continue', end(progress(), report({ capUntil: WINDOW_END + MIN }), { windowEndAt: null }), { kind: 'continue', at: END, outcome: 'sent' }],
+    // still pending: the statement did not count the run (StillPending), only when the next is due
+    ['still pending, due later: continue when due', end({ stillPending: true, nextDueAt: new Date(END + 5 * MIN) }, report()), { kind: 'continue', at: END + 5 * MIN, outcome: 'sent' }],
+    ['still pending, already due: continue now, never finish', end({ stillPending: true, nextDueAt: new Date(END - MIN) }, report({ delivered: 0 })), { kind: 'continue', at: END, outcome: 'deferred' }],
+    ['still pending, the lanes stopped for the window: it closes', end({ stillPending: true, nextDueAt: new Date(END) }, report({ stop: 'window' })), { kind: 'close-window', because: null, outcome: 'sent' }],
+    ['still pending, due after the window end: it closes', end({ stillPending: true, nextDueAt: new Date(WINDOW_END) }, report()), { kind: 'close-window', because: null, outcome: 'window-closed' }],
+    ['still pending, draining: continue now', end({ stillPending: true, nextDueAt: new Date(END + 5 * MIN) }, report({ stop: 'drain' })), { kind: 'continue', at: END, outcome: 'sent' }],
     [
       'cooling is named before the cap',
       end(progress(), report({ capUntil: WINDOW_END }), { cooled: { until: WINDOW_END, reason: 'flood_waits' } }),

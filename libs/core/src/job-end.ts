@@ -68,6 +68,22 @@ export interface JobProgress extends RunCountsLike {
 }
 
 /**
+ * A run's progress after the lanes when targets are still pending: only when the next comes
+ * due. The job's last statement counts the run's targets only once none is pending, since a
+ * run with pending targets cannot finish and its counts are not needed to continue it
+ * (counting all of them at the end of every job cost a 10,000-chat run 3 ms a job).
+ */
+export interface StillPending {
+  stillPending: true;
+  nextDueAt: Date;
+}
+
+/** True when `progress` holds the run's counts (none of its targets was pending). */
+export function isCounted<P extends JobProgress>(progress: P | StillPending): progress is P {
+  return !('stillPending' in progress);
+}
+
+/**
  * Before any send: a job that fires early waits for its run, a cooling account waits for the
  * cooling's end, an account that is not active pauses the run, a closed window closes it, and
  * a window not open yet or a platform's wait defer the job. Otherwise the job goes.
@@ -115,7 +131,7 @@ function waitForCooling(run: JobRun, now: number, retryMs: number): JobStart {
  * targets looks again.
  */
 export function decideJobEnd(
-  progress: JobProgress,
+  progress: JobProgress | StillPending,
   report: JobLaneReport,
   run: Pick<JobRun, 'windowEndAt'>,
   cooled: { until: number; reason: string } | null,
@@ -123,7 +139,7 @@ export function decideJobEnd(
   retryMs: number,
 ): JobEnd {
   const delivered = report.delivered > 0;
-  if (isComplete(progress)) {
+  if (isCounted(progress) && isComplete(progress)) {
     const status = finishedStatus(progress);
     const outcome: Outcome = delivered ? 'sent' : status === 'failed' ? 'failed' : 'sent';
     return { kind: 'finish', status, summary: status === 'success' ? null : failureSummary(progress), outcome };
@@ -133,7 +149,8 @@ export function decideJobEnd(
   const closed: Outcome = delivered ? 'sent' : 'window-closed';
   if (report.stop === 'window' || (windowEndAt !== null && end >= windowEndAt)) return { kind: 'close-window', because: null, outcome: closed };
   // A draining replica hands its run on at once, to whichever replica is still taking jobs.
-  const dueAt = report.stop === 'drain' ? end : progress.pending > 0 ? (progress.nextDueAt?.getTime() ?? end) : end + retryMs;
+  const pending = !isCounted(progress) || progress.pending > 0;
+  const dueAt = report.stop === 'drain' ? end : pending ? (progress.nextDueAt?.getTime() ?? end) : end + retryMs;
   const nextAt = Math.max(end, dueAt, report.nextTokenAt, report.blockedUntil, cooled?.until ?? 0);
   // The account began cooling: its runs wait for the end, or pause now if the window closes first.
   if (cooled && windowEndAt !== null && cooled.until >= windowEndAt) {

@@ -1,4 +1,5 @@
 import type { SendLimits, WrittenPace } from '@metronome/core';
+import type { StillPending } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
@@ -28,8 +29,8 @@ export interface LaneReport {
   floodWaits: number[];
   /** one letter per chat this job finished, delivered (s) or failed for good (f), for automatic cooling */
   outcomes: string;
-  /** the run's counts, read with the job's last write once its lanes stopped (null: not read) */
-  progress: RunProgress | null;
+  /** the run's counts, read with the job's last write once its lanes stopped (null: not read; StillPending: a target was still pending, so only its due time was read) */
+  progress: RunProgress | StillPending | null;
   /** what the job does to its account's health (account-health.ts), planned once its lanes stopped */
   health: HealthPlan | null;
   /** the health's write rode on the job's last write */

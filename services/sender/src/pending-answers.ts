@@ -1,3 +1,4 @@
+import type { StillPending } from '@metronome/core';
 import type { HealthWrite, RunProgress, SentSettlement } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { durably, leaseLost, type LaneContext } from './lane-context.js';
@@ -46,12 +47,12 @@ export class PendingAnswers {
    * in the same statement (null when not read: the job reads them itself), carrying `health`
    * (`healthWritten`: it was written). Rethrows a write that failed for good.
    */
-  async close(count: boolean, health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | null; healthWritten: boolean }> {
+  async close(count: boolean, health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean }> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const earlier = await Promise.allSettled(this.writes);
     const batch = this.answers.splice(0);
-    let progress: RunProgress | null = null;
+    let progress: RunProgress | StillPending | null = null;
     if (!count) {
       if (batch.length > 0) await writeSent(this.deps, this.ctx, batch);
     } else {

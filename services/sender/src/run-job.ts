@@ -1,4 +1,4 @@
-import { decideJobEnd, decideJobStart, open, type Outcome } from '@metronome/core';
+import { decideJobEnd, decideJobStart, isCounted, open, type Outcome } from '@metronome/core';
 import type { RunForSend } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
@@ -57,7 +57,7 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   });
   const progress = report.progress ?? (await deps.repo.runs.progress(run.runId));
   const end = deps.clock.now();
-  return applyDecision(deps, run, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, progress);
+  return applyDecision(deps, run, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, isCounted(progress) ? progress : null);
 }
 
 function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {

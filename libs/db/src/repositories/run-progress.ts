@@ -18,11 +18,27 @@ interface ProgressRow {
  * wrote as `sent`, that update runs first in the same statement; the count, which sees the
  * statement's snapshot (those targets still in flight), counts them as sent. `also`: one more
  * write that rides on the statement (the account's health after the job).
+ *
+ * With `unlessPending`, a run with a pending target is not counted: the statement reads only
+ * when its next pending target comes due (`still_pending_due_at`, through the due index), and
+ * the count's scan never runs (its condition is decided once, before it). Counting reads every
+ * target of the run: 3 ms at the end of each job of a 10,000-chat run.
  */
-export function progressStatement(runId: string, settle: RawBuilder<{ chat_id: string }> | null, also: RawBuilder<unknown> | null = null): RawBuilder<ProgressRow & { settled: string[] | null }> {
+export function progressStatement(
+  runId: string,
+  settle: RawBuilder<{ chat_id: string }> | null,
+  also: RawBuilder<unknown> | null = null,
+  unlessPending = false,
+): RawBuilder<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }> {
   const done = settle ? sql`t.chat_id in (select chat_id from settled)` : sql`false`;
-  const ctes = [...(settle ? [sql`settled as (${settle})`] : []), ...(also ? [sql`also as (${also})`] : [])];
-  return sql<ProgressRow & { settled: string[] | null }>`
+  const ctes = [
+    ...(settle ? [sql`settled as (${settle})`] : []),
+    ...(also ? [sql`also as (${also})`] : []),
+    ...(unlessPending
+      ? [sql`next_pending as (select p.next_attempt_at from run_targets p where p.run_id = ${runId} and p.status = 'pending' order by p.next_attempt_at limit 1)`]
+      : []),
+  ];
+  return sql<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }>`
     ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
     select count(*)::int as total,
       count(*) filter (where t.status = 'pending')::int as pending,
@@ -33,8 +49,9 @@ export function progressStatement(runId: string, settle: RawBuilder<{ chat_id: s
       count(*) filter (where t.status = 'unknown')::int as unknown,
       min(t.next_attempt_at) filter (where t.status = 'pending') as next_due_at,
       bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt,
-      ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled
-    from run_targets t where t.run_id = ${runId}`;
+      ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled,
+      ${unlessPending ? sql`(select next_attempt_at from next_pending)` : sql`null::timestamptz`} as still_pending_due_at
+    from run_targets t where t.run_id = ${runId}${unlessPending ? sql` and not exists (select 1 from next_pending)` : sql``}`;
 }
 
 export function toProgress(r: ProgressRow): RunProgress {

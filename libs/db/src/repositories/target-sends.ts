@@ -1,3 +1,4 @@
+import type { StillPending } from '@metronome/core';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
 import { healthStatement, type HealthWrite } from './account-cooling.js';
@@ -131,13 +132,22 @@ export class TargetSendRepository {
   /**
    * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
    * settleSentMany, and the run's counts after it, in one statement; with `health`, the
-   * account's health after the job as well (the sender holds the account's lock).
+   * account's health after the job as well (the sender holds the account's lock). While a
+   * target of the run is still pending, the run is not counted (a run with one pending cannot
+   * finish): `progress` then says only when the next comes due (progressStatement).
    */
-  async settleSentAndCount(runId: string, owner: string, sent: SentSettlement[], now: Date, health: { accountId: string; write: HealthWrite } | null = null): Promise<{ settled: Set<string>; progress: RunProgress }> {
+  async settleSentAndCount(
+    runId: string,
+    owner: string,
+    sent: SentSettlement[],
+    now: Date,
+    health: { accountId: string; write: HealthWrite } | null = null,
+  ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending }> {
     const settle = sent.length > 0 ? this.settleSentStatement(runId, owner, sent, now) : null;
-    const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null).execute(this.db);
+    const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null, true).execute(this.db);
     const row = result.rows[0]!;
-    return { settled: new Set(row.settled ?? []), progress: toProgress(row) };
+    const progress = row.still_pending_due_at !== null ? { stillPending: true as const, nextDueAt: row.still_pending_due_at } : toProgress(row);
+    return { settled: new Set(row.settled ?? []), progress };
   }
 
   /** The one statement that writes delivered targets as `sent` (returning their chat ids), fenced by the lease. */
