@@ -161,6 +161,7 @@ export class TargetSendRepository {
         ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
         ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
       ) as s(chat_id, at, latency_ms, parts_sent, message_id)
+      -- found through the job's own held targets (run_targets_held_idx), not the run's key prefix
       where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
       returning t.chat_id`;
   }
