@@ -1,5 +1,4 @@
-import type { SendLimits, WrittenPace } from '@metronome/core';
-import type { StillPending } from '@metronome/core';
+import type { SendLimits, StillPending, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
