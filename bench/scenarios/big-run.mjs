@@ -19,7 +19,7 @@ export async function bigRun(env) {
     await createCampaigns(stack, token, [account], { prefix: 'big', chatsPerCampaign: size, text: 'hello', schedule: () => ({ type: 'once', at }) });
     await waitForAccepted(stack, 0, size);
     const [run] = await waitForRuns(stack, token, 1, 600_000);
-    const sent = (await sum('metronome_sends_total', 'result="sent"'));
+    const sent = await sum('metronome_sends_total', 'result="sent"');
     const cpuSeconds = (await sum('process_cpu_seconds_total')) - before.cpu;
     const queries = (await sum('metronome_db_queries_total')) - before.queries;
     const times = (await sandbox(stack, '/sandbox/messages')).items.map((m) => m.receivedAt).sort((a, b) => a - b);
