@@ -42,9 +42,11 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   // after the first claim had, and each would claim alone. The batching itself is unchanged.
   let pairReserved: () => void = () => undefined;
   const othersAtSlots = new Promise<void>((resolve) => (pairReserved = resolve));
-  const claim = h.deps.targets.settleSentAndClaim.bind(h.deps.targets);
-  h.deps.targets.settleSentAndClaim = async (...args) => {
-    limits.push(args[3].limit);
+  // the job's claims go through the sender's shared claim statements (claim-statements.ts)
+  const claim = h.deps.targets.settleSentAndClaimMany.bind(h.deps.targets);
+  h.deps.targets.settleSentAndClaimMany = async (...args) => {
+    calls.set('settleSentAndClaimMany', (calls.get('settleSentAndClaimMany') ?? 0) + 1);
+    limits.push(...args[0].map((r) => r.limit));
     if (limits.length === 1) await othersAtSlots.then(() => new Promise((r) => setTimeout(r, 100)));
     return claim(...args);
   };
@@ -63,7 +65,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   expect((await h.run(runId)).status).toBe('success');
   expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
   // the new account's health (three deliveries) rides on the last write: no recordHealth of its own
-  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaim: 2, settleSentAndCount: 1, finish: 1 });
+  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunning: 1, settleSentAndClaimMany: 2, settleSentAndCount: 1, finish: 1 });
   const account = await h.tdb.db.selectFrom('accounts').select(['send_outcomes']).where('id', '=', accountId).executeTakeFirstOrThrow();
   expect(account.send_outcomes).toBe('sss');
   expect(limits).toEqual([1, 2]);

@@ -4,6 +4,7 @@ import { RunQueue } from '@metronome/queue';
 import { AccountLock, AccountPace, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import type { SenderConfig } from './config.js';
 import type { SenderDeps, SenderSettings } from './deps.js';
+import { ClaimStatements } from './claim-statements.js';
 import { MediaRefs } from './media-refs.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
@@ -21,9 +22,11 @@ export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'cloc
  */
 export function buildSenderDeps(i: SenderInputs): SenderDeps {
   const repo = senderRepositories(i.db);
+  const targets = new TargetSendRepository(i.db);
   return {
     repo,
-    targets: new TargetSendRepository(i.db),
+    targets,
+    claims: new ClaimStatements(targets, i.clock),
     cooling: new AccountCoolingRepository(i.db),
     lock: new AccountLock(i.scripts, i.keys),
     pace: new AccountPace(i.scripts, i.keys),

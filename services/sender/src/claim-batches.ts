@@ -30,7 +30,8 @@ export class ClaimBatches {
     private readonly ctx: LaneContext,
     private readonly answers: PendingAnswers,
   ) {
-    this.claims = new GroupCommit(async (sending, count) => {
+    this.claims = new GroupCommit(async (sending, lanes) => {
+      const count = lanes.length;
       // after a claim whose answer was lost, no lane claims again in this job
       const claimed = this.ctx.claimLost ? 'lost' : await this.statement(count, sending);
       return Array.from({ length: count }, (_, i) => (claimed === 'lost' ? 'lost' : (claimed[i] ?? null)));
@@ -42,20 +43,13 @@ export class ClaimBatches {
     return this.claims.ask(sending);
   }
 
-  /** One claim statement for `limit` lanes, carrying every answer held. */
+  /** The job's claim for `limit` lanes, carrying every answer held, in the sender's next claim statement. */
   private async statement(limit: number, sending: boolean): Promise<ClaimedTarget[] | 'lost'> {
     const { deps, ctx } = this;
     const carried = this.answers.take();
-    const now = deps.clock.now();
     let claim;
     try {
-      claim = await deps.targets.settleSentAndClaim(ctx.run.runId, ctx.token, carried, {
-        now: new Date(now),
-        leaseUntil: new Date(now + ctx.leaseMs),
-        sending,
-        firstSendKnown: ctx.run.firstSendAt !== null,
-        limit,
-      });
+      claim = await deps.claims.claim(sending, { runId: ctx.run.runId, owner: ctx.token, sent: carried, leaseMs: ctx.leaseMs, firstSendKnown: ctx.run.firstSendAt !== null, limit });
     } catch (error) {
       if (!isTransientDbError(error)) throw error;
       // The claim may have committed (see runLanes); its answers wait for the job's last write.
@@ -66,6 +60,7 @@ export class ClaimBatches {
       return 'lost';
     }
     for (const d of carried) if (!claim.settled.has(d.chatId)) leaseLost(deps, ctx, d.chatId);
+    const now = claim.at;
     for (const target of claim.claimed) ctx.leases.set(target.chatId, now + ctx.leaseMs);
     if (claim.firstSend) {
       ctx.run.firstSendAt = new Date(now);

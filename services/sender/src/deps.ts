@@ -4,6 +4,7 @@ import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
+import type { ClaimStatements } from './claim-statements.js';
 import type { MediaRefs } from './media-refs.js';
 import type { SenderEvents } from './sender-events.js';
 
@@ -32,6 +33,8 @@ export interface SenderDeps {
   /** runs, accounts, media references: one repository per aggregate */
   repo: SenderRepositories;
   targets: TargetSendRepository;
+  /** the claim statements this sender's jobs share */
+  claims: ClaimStatements;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

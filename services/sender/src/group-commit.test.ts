@@ -4,9 +4,9 @@ import { GroupCommit } from './group-commit.js';
 function gate() {
   const calls: { key: string; count: number; release: (results: string[]) => void; fail: (e: Error) => void }[] = [];
   const commit = new GroupCommit<string, string>(
-    (key, count) =>
+    (key, requests) =>
       new Promise<string[]>((resolve, reject) => {
-        calls.push({ key, count, release: resolve, fail: reject });
+        calls.push({ key, count: requests.length, release: resolve, fail: reject });
       }),
   );
   return { commit, calls };
@@ -74,4 +74,16 @@ test('a failed call fails every request it carried, and the next ones still go',
   await tick();
   calls[2]!.release([]);
   await expect(none).rejects.toThrow('answered none');
+});
+
+test('what each request carries reaches the call, in the order they asked', async () => {
+  const seen: number[][] = [];
+  const commit = new GroupCommit<string, number, number>(async (_key, requests) => {
+    seen.push(requests);
+    return requests.map((r) => r * 10);
+  });
+  const first = commit.ask('k', 1);
+  const later = [commit.ask('k', 2), commit.ask('k', 3)];
+  expect(await Promise.all([first, ...later])).toEqual([10, 20, 30]);
+  expect(seen).toEqual([[1], [2, 3]]);
 });

@@ -1,5 +1,6 @@
-interface Waiter<K, R> {
+interface Waiter<K, Q, R> {
   key: K;
+  request: Q;
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
@@ -7,21 +8,22 @@ interface Waiter<K, R> {
 /**
  * Group commit: a request goes out at once when no call is out; requests made while one is
  * out wait for it, then go together in the next call (requests with different keys never
- * share one). `call` answers the first requests of a batch in order; those it leaves
+ * share one). Each request may carry what it asks (`Q`; none for requests that differ only in
+ * number). `call` answers the first requests of a batch in order; those it leaves
  * unanswered ask again at once, first in line. A failed call fails every request it carried.
  * Written by hand: it is a dozen lines, and the batching libraries (DataLoader and the like)
  * batch by event-loop tick, not by "while a call is out", which is what keeps a lone request
  * from waiting at all.
  */
-export class GroupCommit<K, R> {
-  private waiting: Waiter<K, R>[] = [];
+export class GroupCommit<K, R, Q = undefined> {
+  private waiting: Waiter<K, Q, R>[] = [];
   private busy = false;
 
-  constructor(private readonly call: (key: K, count: number) => Promise<R[]>) {}
+  constructor(private readonly call: (key: K, requests: Q[]) => Promise<R[]>) {}
 
-  ask(key: K): Promise<R> {
+  ask(key: K, ...request: Q extends undefined ? [] : [Q]): Promise<R> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ key, resolve, reject });
+      this.waiting.push({ key, request: request[0] as Q, resolve, reject });
       if (!this.busy) void this.drain();
     });
   }
@@ -33,7 +35,7 @@ export class GroupCommit<K, R> {
       const batch = this.waiting.filter((w) => w.key === key);
       this.waiting = this.waiting.filter((w) => w.key !== key);
       try {
-        const results = await this.call(key, batch.length);
+        const results = await this.call(key, batch.map((w) => w.request));
         if (results.length === 0) throw new Error('a group commit call answered none of its requests');
         results.slice(0, batch.length).forEach((result, i) => batch[i]!.resolve(result));
         this.waiting.unshift(...batch.slice(results.length));

@@ -15,7 +15,8 @@ export class PaceBatches {
   private readonly reservations: GroupCommit<number, PaceReservation>;
 
   constructor(deps: JobDeps, accountId: string, token: string, perMinute: number, burst: number) {
-    this.reservations = new GroupCommit(async (maxWaitMs, count): Promise<PaceReservation[]> => {
+    this.reservations = new GroupCommit(async (maxWaitMs, requests): Promise<PaceReservation[]> => {
+      const count = requests.length;
       const result = await deps.pace.reserveMany(accountId, token, deps.clock.now(), perMinute, burst, maxWaitMs, count);
       // refused: every lane of the call is told why; cut short by the longest wait: the rest ask again
       if (!result.reserved) return Array.from({ length: count }, () => result);

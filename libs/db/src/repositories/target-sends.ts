@@ -39,6 +39,20 @@ export interface ClaimResult {
   firstSend: boolean;
 }
 
+/** One job's part of a claim statement (settleSentAndClaimMany). */
+export interface ClaimRequest {
+  runId: string;
+  /** the job's lease owner (its account lock's token) */
+  owner: string;
+  /** its delivered targets not yet written */
+  sent: SentSettlement[];
+  leaseUntil: Date;
+  /** the run's first send is already stamped */
+  firstSendKnown: boolean;
+  /** how many due targets to take at most */
+  limit: number;
+}
+
 /** How a claim takes its targets. */
 export interface ClaimOptions {
   now: Date;
@@ -72,50 +86,70 @@ export class TargetSendRepository {
    * and write their requests right after: the claims are stamped as sends that have begun, and
    * the run's first send is stamped with them (unless `firstSendKnown`). The claim sees the
    * statement's snapshot, in which the settled targets are still in flight, so it can never
-   * claim a target it just settled.
+   * claim a target it just settled. One job's request of settleSentAndClaimMany.
    */
   async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement[], o: ClaimOptions): Promise<ClaimResult> {
-    const stampFirstSend = o.sending && !o.firstSendKnown;
-    const result = await sql<{ settled: string[] | null; first_send: number; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
-      with settled as (${this.settleSentStatement(runId, owner, sent, o.now)}), claimed as (
-        update run_targets t
-        set status = 'in_flight', lease_owner = ${owner}, lease_expires_at = ${o.leaseUntil},
-          send_started_at = ${o.sending ? o.now : null}, updated_at = ${o.now}
-        -- an array, so the due targets are chosen once (an init plan), whatever the join
-        where t.run_id = ${runId} and t.chat_id = any(array(
+    const [result] = await this.settleSentAndClaimMany([{ runId, owner, sent, leaseUntil: o.leaseUntil, firstSendKnown: o.firstSendKnown, limit: o.limit }], o.now, o.sending);
+    return result!;
+  }
+
+  /**
+   * settleSentAndClaim for several jobs (each its own run and lease owner) in one statement,
+   * as a sender's concurrent jobs make them: the statement, its commit and its round trip are
+   * shared, and each job's writes stay fenced by its own lease owner. Results in the order of
+   * `requests`. Every request claims for its own run only, up to its own `limit`.
+   */
+  async settleSentAndClaimMany(requests: ClaimRequest[], now: Date, sending: boolean): Promise<ClaimResult[]> {
+    const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
+    const result = await sql<{ kind: 'settled' | 'claimed' | 'first'; run_id: string; owner: string; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
+      with asked as materialized (
+        select * from unnest(
+          ${requests.map((r) => r.runId)}::uuid[], ${requests.map((r) => r.owner)}::text[], ${requests.map((r) => r.limit)}::int[],
+          ${requests.map((r) => r.leaseUntil.toISOString())}::timestamptz[], ${requests.map((r) => sending && !r.firstSendKnown)}::bool[]
+        ) as a(run_id, owner, lim, lease_until, stamp_first)
+      ), settled as (${settleSentStatement(sent, now)}), due as materialized (
+        -- each run's due targets chosen once, in the order they came due, a few at a time
+        select a.run_id, a.owner, a.lease_until, d.chat_id
+        from asked a cross join lateral (
           select p.chat_id from run_targets p
-          where p.run_id = ${runId} and p.status = 'pending' and p.next_attempt_at <= ${o.now}
+          where p.run_id = a.run_id and p.status = 'pending' and p.next_attempt_at <= ${now}
             -- the run read by its key alone: with its status in the condition too, a generic plan
             -- may read it through runs_open_idx, every open run's entry for each claim (seen in
             -- throughput's plans: 29 other runs' entries read per claim)
-            and (select r.status from runs r where r.id = ${runId}) = 'running'
+            and (select r.status from runs r where r.id = a.run_id) = 'running'
           order by p.next_attempt_at, p.chat_id
-          limit ${o.limit}
+          limit a.lim
           for update skip locked
-        ))
-        returning t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at
-      )${
-        stampFirstSend
-          ? sql`, first_send as (
-        update runs set first_send_at = ${o.now}
-        where id = ${runId} and first_send_at is null and exists (select 1 from claimed)
-        returning id
-      )`
-          : sql``
-      }
-      select (select array_agg(chat_id) from settled) as settled, ${stampFirstSend ? sql`(select count(*) from first_send)::int` : sql`0`} as first_send,
-        c.chat_id, c.parts_sent, c.attempts, c.vars, c.error_code
-      from (select 1) as one left join claimed c on true
-      order by c.next_attempt_at, c.chat_id
+        ) d
+      ), claimed as (
+        update run_targets t
+        set status = 'in_flight', lease_owner = d.owner, lease_expires_at = d.lease_until,
+          send_started_at = case when ${sending}::bool then ${now}::timestamptz end, updated_at = ${now}
+        from due d
+        where t.run_id = d.run_id and t.chat_id = d.chat_id
+        returning t.run_id, t.lease_owner as owner, t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at
+      ), first_send as (
+        update runs r set first_send_at = ${now}
+        from asked a
+        where a.stamp_first and r.id = a.run_id and r.first_send_at is null and exists (select 1 from claimed c where c.run_id = a.run_id)
+        returning r.id, a.owner
+      )
+      select 'settled' as kind, run_id, owner, chat_id, null::int as parts_sent, null::int as attempts, null::jsonb as vars, null::text as error_code, null::timestamptz as next_attempt_at from settled
+      union all
+      select 'claimed', run_id, owner, chat_id, parts_sent, attempts, vars, error_code, next_attempt_at from claimed
+      union all
+      select 'first', id, owner, null, null, null, null, null, null from first_send
+      order by kind, run_id, next_attempt_at, chat_id
     `.execute(this.db);
-    const first = result.rows[0]!;
-    return {
-      settled: new Set(first.settled ?? []),
-      claimed: result.rows
-        .filter((row) => row.chat_id !== null)
-        .map((row) => ({ chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) })),
-      firstSend: first.first_send > 0,
-    };
+    const job = (runId: string, owner: string) => `${runId} ${owner}`;
+    const byJob = new Map(requests.map((r) => [job(r.runId, r.owner), { settled: new Set<string>(), claimed: [] as ClaimedTarget[], firstSend: false }]));
+    for (const row of result.rows) {
+      const to = byJob.get(job(row.run_id, row.owner))!;
+      if (row.kind === 'settled') to.settled.add(row.chat_id!);
+      else if (row.kind === 'first') to.firstSend = true;
+      else to.claimed.push({ chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) });
+    }
+    return requests.map((r) => byJob.get(job(r.runId, r.owner))!);
   }
 
   /**
@@ -125,7 +159,7 @@ export class TargetSendRepository {
    */
   async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
     if (sent.length === 0) return new Set();
-    const result = await sql<{ chat_id: string }>`${this.settleSentStatement(runId, owner, sent, now)}`.execute(this.db);
+    const result = await sql<{ chat_id: string }>`${settleSentStatement(sent.map((s) => ({ ...s, runId, owner })), now)}`.execute(this.db);
     return new Set(result.rows.map((r) => r.chat_id));
   }
 
@@ -143,27 +177,11 @@ export class TargetSendRepository {
     now: Date,
     health: { accountId: string; write: HealthWrite } | null = null,
   ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending }> {
-    const settle = sent.length > 0 ? this.settleSentStatement(runId, owner, sent, now) : null;
+    const settle = sent.length > 0 ? settleSentStatement(sent.map((s) => ({ ...s, runId, owner })), now) : null;
     const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null, true).execute(this.db);
     const row = result.rows[0]!;
     const progress = row.still_pending_due_at !== null ? { stillPending: true as const, nextDueAt: row.still_pending_due_at } : toProgress(row);
     return { settled: new Set(row.settled ?? []), progress };
-  }
-
-  /** The one statement that writes delivered targets as `sent` (returning their chat ids), fenced by the lease. */
-  private settleSentStatement(runId: string, owner: string, sent: SentSettlement[], now: Date) {
-    return sql<{ chat_id: string }>`
-      update run_targets t
-      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
-        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
-        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
-      from unnest(
-        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
-        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
-      ) as s(chat_id, at, latency_ms, parts_sent, message_id)
-      -- found through the job's own held targets (run_targets_held_idx), not the run's key prefix
-      where t.run_id = ${runId} and t.chat_id = s.chat_id and t.lease_owner = ${owner} and t.status = 'in_flight'
-      returning t.chat_id`;
   }
 
   /**
@@ -305,4 +323,24 @@ export class TargetSendRepository {
     const row = result.rows[0]!;
     return row.moved > 0 ? 'moved' : row.skipped > 0 ? 'skipped' : 'lost';
   }
+}
+
+/**
+ * The one statement that writes delivered targets as `sent` (returning their run and chat ids),
+ * each fenced by its own job's lease. Found through each job's own held targets
+ * (run_targets_held_idx), never a run's whole key prefix.
+ */
+function settleSentStatement(sent: (SentSettlement & { runId: string; owner: string })[], now: Date) {
+  return sql<{ run_id: string; owner: string; chat_id: string }>`
+      update run_targets t
+      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
+        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
+        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+      from unnest(
+        ${sent.map((x) => x.runId)}::uuid[], ${sent.map((x) => x.owner)}::text[],
+        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
+        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
+      ) as s(run_id, owner, chat_id, at, latency_ms, parts_sent, message_id)
+      where t.run_id = s.run_id and t.chat_id = s.chat_id and t.lease_owner = s.owner and t.status = 'in_flight'
+      returning t.run_id, s.owner, t.chat_id`;
 }
