@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { createDb, ScheduleRepository, TargetSendRepository, type DB } from '@metronome/db';
+import { createDb, ScheduleRepository, senderRepositories, TargetSendRepository, type DB } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The fused claim (`settleSentAndClaim`) and the batched write of the lanes' last deliveries
@@ -27,16 +27,18 @@ const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), la
 
 /**
  * Runs `work` on a connection of its own with generic plans, as a sender's statements get after
- * five calls, and a reader of PostgreSQL's index statistics for `run_targets` (`indexes`: a SQL
- * condition on `indexrelname`), flushed for that connection first.
+ * five calls, and a reader of PostgreSQL's index statistics for `run_targets` (or `runs`;
+ * `indexes`: a SQL condition on `indexrelname`), flushed for that connection first.
  */
-async function withGenericPlans(work: (db: Kysely<DB>, indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>) => Promise<number>) => Promise<void>): Promise<void> {
+async function withGenericPlans(
+  work: (db: Kysely<DB>, indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>, table?: 'run_targets' | 'runs') => Promise<number>) => Promise<void>,
+): Promise<void> {
   const db = createDb({ url: h.tdb.url, max: 1 });
   try {
     await sql`set plan_cache_mode = force_generic_plan`.execute(db);
-    await work(db, async (column, indexes) => {
+    await work(db, async (column, indexes, table = 'run_targets') => {
       await sql`select pg_stat_force_next_flush()`.execute(db);
-      const row = await sql<{ n: number }>`select coalesce(sum(${sql.ref(column)}), 0)::int as n from pg_stat_user_indexes where relname = 'run_targets' and ${indexes}`.execute(h.tdb.db);
+      const row = await sql<{ n: number }>`select coalesce(sum(${sql.ref(column)}), 0)::int as n from pg_stat_user_indexes where relname = ${table} and ${indexes}`.execute(h.tdb.db);
       return row.rows[0]!.n;
     });
   } finally {
@@ -235,5 +237,20 @@ test("a job's writes of its answers read only the targets it holds, however larg
     expect(last.settled).toEqual(new Set(held.slice(5)));
     // the job's few entries, not the run's 2,000 (the slack: other sessions' reads flushed late)
     expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(6 * 15);
+  });
+});
+
+test("a run's start reads the run by its key, not every queued run's entry", async () => {
+  // The start also skips the run's suppressed chats, joining the run; a generic plan read that
+  // run through runs_open_idx, every queued run's entry, at each run's start.
+  const { tenantId, accountId } = await h.seedAccount();
+  const queued: string[] = [];
+  for (let i = 0; i < 200; i++) queued.push(await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [{ type: 'text', text: 'x' }] }));
+  await withGenericPlans(async (db, indexStat) => {
+    const runs = senderRepositories(db).runs;
+    const before = await indexStat('idx_tup_read', sql`indexrelname = 'runs_open_idx'`, 'runs');
+    for (const runId of queued.slice(0, 6)) expect(await runs.markRunning(runId, new Date(h.clock.now()))).toBe(true);
+    // none of the 200 queued runs' entries (the slack: other sessions' reads flushed late)
+    expect((await indexStat('idx_tup_read', sql`indexrelname = 'runs_open_idx'`, 'runs')) - before).toBeLessThan(6 * 5);
   });
 });

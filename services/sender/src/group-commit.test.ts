@@ -87,3 +87,20 @@ test('what each request carries reaches the call, in the order they asked', asyn
   expect(await Promise.all([first, ...later])).toEqual([10, 20, 30]);
   expect(seen).toEqual([[1], [2, 3]]);
 });
+
+test('with room for several calls out, a request goes at once until they are all out; the rest then wait together', async () => {
+  const calls: { requests: number[]; release: () => void }[] = [];
+  const commit = new GroupCommit<string, number, number>(
+    (_key, requests) => new Promise((resolve) => calls.push({ requests, release: () => resolve(requests) })),
+    2,
+  );
+  const asked = [1, 2, 3, 4].map((n) => commit.ask('k', n));
+  await tick();
+  expect(calls.map((c) => c.requests)).toEqual([[1], [2]]);
+  calls[1]!.release();
+  await tick();
+  expect(calls.map((c) => c.requests)).toEqual([[1], [2], [3, 4]]);
+  calls[0]!.release();
+  calls[2]!.release();
+  expect(await Promise.all(asked)).toEqual([1, 2, 3, 4]);
+});

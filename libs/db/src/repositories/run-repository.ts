@@ -130,9 +130,12 @@ export class RunRepository {
         update run_targets t
            set status = 'skipped', error_code = 'suppressed',
                error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
-          from runs r, account_suppressions s
-         where t.run_id = ${runId} and r.id = t.run_id and r.status = 'queued'
-           and s.account_id = r.account_id and s.chat_id = t.chat_id and t.status = 'pending'
+          from account_suppressions s
+         where t.run_id = ${runId} and t.status = 'pending' and s.chat_id = t.chat_id
+           -- the run's account while it is queued, the run read by its key alone: with its status
+           -- in the condition, a generic plan read it through runs_open_idx, every queued run's
+           -- entry, at each run's start
+           and s.account_id = (select case when r.status = 'queued' then r.account_id end from runs r where r.id = ${runId})
         returning 1
       )
       update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
