@@ -11,11 +11,13 @@ export type JobClaimed = ClaimResult & { at: number };
 type Outcome = { claimed: JobClaimed } | { error: unknown };
 
 /**
- * How many claim statements a sender has out at once. With one, the first claims of a burst
- * of due runs all waited behind one statement (first-start, one run: first runs p99 0.366 s
- * against 0.22 s before the claims were shared); with two, 0.224 · 0.188 · 0.164 s against
- * 0.246 · 0.208 · 0.133 s for the code before, alternated in the same minutes. Still few, so
- * that under load jobs wait for one and share the next.
+ * How many claim statements a sender has out at once. Two, measured against one in the same
+ * minutes (2026-11-28): one made the fewest statements and the most sends per second in
+ * `throughput` (about 8 % more), but the first claims of a burst of due runs all waited behind
+ * it: first-start's first runs p99 0.366 · 0.126 · 0.200 · 0.186 s with one, against 0.224 ·
+ * 0.188 · 0.164 · 0.197 · 0.223 s with two (the code before shared claims: 0.246 · 0.208 ·
+ * 0.133 · 0.220 s). On time first, then fast. Still few, so that under load jobs wait for
+ * one and share the next.
  */
 const STATEMENTS_OUT = 2;
 
@@ -23,11 +25,12 @@ const STATEMENTS_OUT = 2;
  * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's
  * ClaimBatches does for its lanes): a job's claim goes out at once when fewer than
  * STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are
- * out wait, then go together in the next, one statement for all (settleSentAndClaimMany). Each job's writes stay fenced by its
- * own lease owner, and each claims for its own run only. A statement costs PostgreSQL and this
- * process about as much for one run as for several: in `throughput` each statement claimed about
- * 2 targets when every job had its own, and about 30 now that they share (0.70 → 0.35 statements
- * per send in `cost`).
+ * out wait, then go together in the next, one statement for all (settleSentAndClaimMany).
+ * Each job's writes stay fenced by its own lease owner, and each claims for its own run only.
+ * A statement and its commit cost PostgreSQL and this process more than its rows do (about
+ * 130 µs of CPU for a one-row update against 6 µs per further row: bench/micro/statement-cost.mjs).
+ * In `throughput` each statement claimed about 2 targets when every job had its own, and about
+ * 30 once they shared (0.65–0.75 → 0.35–0.40 statements per send in `cost`).
  *
  * A statement that fails for a reason that is not transient is tried again once per job, each
  * alone, so one run's bad row fails only its own job, never the others it shared a statement with.
