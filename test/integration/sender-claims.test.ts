@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { createDb, ScheduleRepository, senderRepositories, TargetSendRepository, type ClaimRequest, type DB } from '@metronome/db';
+import { createDb, ScheduleRepository, senderRepositories, TargetSendRepository, type ClaimRequest, type ClaimResult, type DB, type SentSettlement } from '@metronome/db';
 import { ClaimStatements, type JobClaim } from '../../services/sender/src/claim-statements.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
-// The fused claim (`settleSentAndClaim`) and the batched write of the lanes' last deliveries
+// The fused claim (`settleSentAndClaimMany`) and the batched write of the lanes' last deliveries
 // (`settleSentMany`) on real PostgreSQL: one round trip each, and the lease still fences them.
 
 let h: SenderHarness;
@@ -23,6 +23,12 @@ async function runningRun(targets: string[]): Promise<string> {
 
 /** A claim at `now`, leased a minute, not stamped as sending, for `limit` lanes. */
 const claimAt = (now: number, limit = 1) => ({ now: new Date(now), leaseUntil: new Date(now + 60_000), sending: false, firstSendKnown: false, limit });
+
+/** One job's claim statement (settleSentAndClaimMany with one request). */
+async function settleSentAndClaim(targets: TargetSendRepository, runId: string, owner: string, sent: SentSettlement[], o: ReturnType<typeof claimAt>): Promise<ClaimResult> {
+  const [result] = await targets.settleSentAndClaimMany([{ runId, owner, sent, leaseUntil: o.leaseUntil, firstSendKnown: o.firstSendKnown, limit: o.limit }], o.now, o.sending);
+  return result!;
+}
 
 const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
 
@@ -50,11 +56,11 @@ async function withGenericPlans(
 test('writes the last delivery and claims the next in one statement, never the one it settles', async () => {
   const runId = await runningRun(['a', 'b']);
   const now = h.clock.now();
-  const first = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+  const first = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now));
   expect(first).toEqual({ settled: new Set(), claimed: [{ chatId: 'a', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
-  const second = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], claimAt(now));
+  const second = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [sentAs('a', now)], claimAt(now));
   expect(second).toEqual({ settled: new Set(['a']), claimed: [{ chatId: 'b', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
-  const third = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], claimAt(now));
+  const third = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [sentAs('b', now)], claimAt(now));
   expect(third).toEqual({ settled: new Set(['b']), claimed: [], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
@@ -67,9 +73,9 @@ test("one claim carries every answer the job holds, whichever lane delivered it,
   const runId = await runningRun(['a', 'b', 'c', 'd']);
   const now = h.clock.now();
   // three lanes hold a, b and c; another token's claim holds d
-  for (let i = 0; i < 3; i++) await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], claimAt(now));
-  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('d', now)], claimAt(now));
+  for (let i = 0; i < 3; i++) await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now));
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-2', [], claimAt(now));
+  const claim = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('d', now)], claimAt(now));
   expect(claim).toEqual({ settled: new Set(['a', 'b']), claimed: [], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.attempts, t.parts_sent])).toEqual([
@@ -83,10 +89,10 @@ test("one claim carries every answer the job holds, whichever lane delivered it,
 test('a holder whose lease is gone writes nothing, alone or in a batch', async () => {
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // a
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // b
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now)); // a
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now)); // b
   // another token (a later holder of the account lock) cannot settle owner-1's target
-  const stale = await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [sentAs('a', now)], claimAt(now));
+  const stale = await settleSentAndClaim(h.deps.targets, runId, 'owner-2', [sentAs('a', now)], claimAt(now));
   expect(stale.settled).toEqual(new Set());
   expect(stale.claimed.map((t) => t.chatId)).toEqual(['c']);
   const written = await h.deps.targets.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
@@ -102,15 +108,15 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
 test('nothing is claimed once the run is no longer running (operator pause)', async () => {
   const runId = await runningRun(['a']);
   await h.deps.repo.runs.pause(runId, 'operator', null, new Date(h.clock.now()));
-  const claim = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(h.clock.now()));
+  const claim = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(h.clock.now()));
   expect(claim).toEqual({ settled: new Set(), claimed: [], firstSend: false });
 });
 
 test("the job's last write and the run's counts are one statement, the answers it writes counted as sent", async () => {
   const runId = await runningRun(['a', 'b', 'c']);
   const now = h.clock.now();
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // a
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // b
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now)); // a
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now)); // b
   // c is still pending: the run is not counted (it cannot finish), only when c comes due is read
   const cDue = (await h.targets(runId)).find((t) => t.chat_id === 'c')!.next_attempt_at;
   expect(await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now)], new Date(now))).toEqual({
@@ -122,7 +128,7 @@ test("the job's last write and the run's counts are one statement, the answers i
     ['b', 'in_flight'],
     ['c', 'pending'],
   ]);
-  await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now)); // c
+  await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], claimAt(now)); // c
   // c is delivered; b is held by a lease another token no longer has (written by nobody)
   const last = await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('c', now), { ...sentAs('b', now), chatId: 'x' }], new Date(now));
   expect(last.settled).toEqual(new Set(['c']));
@@ -137,14 +143,14 @@ test('one statement claims a target for each waiting lane, in the order they cam
   const runId = await runningRun(['a', 'b', 'c', 'd', 'e']);
   const now = h.clock.now();
   // another job's token holds a, which comes due first
-  expect((await h.deps.targets.settleSentAndClaim(runId, 'owner-2', [], claimAt(now))).claimed.map((t) => t.chatId)).toEqual(['a']);
+  expect((await settleSentAndClaim(h.deps.targets, runId, 'owner-2', [], claimAt(now))).claimed.map((t) => t.chatId)).toEqual(['a']);
   const sending = { ...claimAt(now, 3), sending: true };
-  const batch = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [], sending);
+  const batch = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [], sending);
   expect(batch.claimed.map((t) => t.chatId)).toEqual(['b', 'c', 'd']);
   // the run's first send is stamped once, with the batch
   expect(batch.firstSend).toBe(true);
   // fewer are due than lanes wait: the rest come back empty-handed
-  const rest = await h.deps.targets.settleSentAndClaim(runId, 'owner-1', [sentAs('b', now)], { ...sending, limit: 4, firstSendKnown: true });
+  const rest = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [sentAs('b', now)], { ...sending, limit: 4, firstSendKnown: true });
   expect(rest).toEqual({ settled: new Set(['b']), claimed: [{ chatId: 'e', partsSent: 0, attempts: 0, errorCode: null }], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status, t.lease_owner, t.send_started_at !== null])).toEqual([
@@ -167,16 +173,16 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
     const runId = await runningRun(['a', 'b', 'c', 'd', ...Array.from({ length: 1000 }, (_, k) => `x-${k}`)]);
     const now = h.clock.now();
     const before = await leaseIndexScans();
-    for (let i = 0; i < 3; i++) await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+    for (let i = 0; i < 3; i++) await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now));
     await targets.markSending(runId, 'a', 'owner-1', new Date(now), new Date(now));
-    await targets.settleSentAndClaim(runId, 'owner-1', [sentAs('a', now)], claimAt(now));
+    await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('a', now)], claimAt(now));
     await targets.settleSentMany(runId, 'owner-1', [sentAs('b', now)], new Date(now));
     await targets.settle(runId, 'c', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
     await targets.releaseClaims(runId, 'owner-1', [], new Date(now));
     expect(await leaseIndexScans()).toBe(before);
     // the reconciler's expiry is what the index is for: it does use it, so the count above can
     // move (planned for its values, as the scheduler plans each of its statements)
-    await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now));
+    await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now));
     await sql`set plan_cache_mode = force_custom_plan`.execute(db);
     await new ScheduleRepository(db).expireLeases(new Date(now + 120_000));
     expect(await leaseIndexScans()).toBeGreaterThan(before);
@@ -199,7 +205,7 @@ test('a claim reads only the due targets it takes, however many are due', async 
     const claimed: string[] = [];
     let carried: ReturnType<typeof sentAs>[] = [];
     for (let i = 0; i < 5; i++) {
-      const claim = await targets.settleSentAndClaim(runId, 'owner-1', carried, claimAt(now, 3));
+      const claim = await settleSentAndClaim(targets, runId, 'owner-1', carried, claimAt(now, 3));
       claimed.push(...claim.claimed.map((t) => t.chatId));
       carried = claim.claimed.map((t) => sentAs(t.chatId, now));
     }
@@ -216,7 +222,7 @@ test("a job's last statement does not count a run with a target still pending", 
   await withGenericPlans(async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const now = h.clock.now();
-    await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now, 3));
+    await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 3));
     const before = await indexStat('idx_tup_read', sql`true`);
     for (let i = 0; i < 5; i++) expect((await targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toMatchObject({ stillPending: true });
     // the next pending target's entry, not the run's 2,000 (the slack: other sessions' reads flushed late)
@@ -231,7 +237,7 @@ test("a job's writes of its answers read only the targets it holds, however larg
   await withGenericPlans(async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const now = h.clock.now();
-    const held = (await targets.settleSentAndClaim(runId, 'owner-1', [], claimAt(now, 10))).claimed.map((t) => t.chatId);
+    const held = (await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 10))).claimed.map((t) => t.chatId);
     const before = await indexStat('idx_tup_read', sql`true`);
     for (let i = 0; i < 5; i++) expect(await targets.settleSentMany(runId, 'owner-1', [sentAs(held[i]!, now)], new Date(now))).toEqual(new Set([held[i]]));
     const last = await targets.settleSentAndCount(runId, 'owner-1', held.slice(5).map((c) => sentAs(c, now)), new Date(now));

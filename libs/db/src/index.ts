@@ -16,7 +16,7 @@ export type { JobStep } from './repositories/next-job-step.js';
 export { senderRepositories, type SenderRepositories, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/sender-repositories.js';
 export { RunRepository, type LostJob, type HandedOver } from './repositories/run-repository.js';
 export { MediaRefRepository } from './repositories/media-ref-repository.js';
-export { TargetSendRepository, type ClaimedTarget, type ClaimOptions, type ClaimRequest, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
+export { TargetSendRepository, type ClaimedTarget, type ClaimRequest, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
 export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';

@@ -8,10 +8,11 @@ import type { PendingAnswers } from './pending-answers.js';
 export type LaneClaim = ClaimedTarget | null | 'lost';
 
 /**
- * The job's claims, one statement at a time (group commit). A lane at its slot claims at once
- * when no claim statement of the job is out; lanes that reach their slots while one is out wait
- * for it, then claim together in the next: one statement takes a target for each of them and
- * carries every answer the job holds. At a pace of many sends a second, the lanes' slots are
+ * The job's claims, one at a time (group commit). A lane at its slot claims at once when no
+ * claim of the job is out; lanes that reach their slots while one is out wait for it, then
+ * claim together in the next: one claim takes a target for each of them and carries every
+ * answer the job holds. Each claim of the job goes in the sender's next claim statement, which
+ * its other jobs share (claim-statements.ts). At a pace of many sends a second, the lanes' slots are
  * a millisecond apart and a statement takes longer than that, so several lanes share each
  * statement; at a slow pace every lane claims alone, as before. No lane claims before its slot,
  * and a lane waits at most one statement longer than it would alone. Each claimed target still

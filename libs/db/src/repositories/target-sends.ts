@@ -39,7 +39,7 @@ export interface ClaimResult {
   firstSend: boolean;
 }
 
-/** One job's part of a claim statement (settleSentAndClaimMany). */
+/** One job's part of a claim statement (settleSentAndClaimMany): its run, its answers, its lanes. */
 export interface ClaimRequest {
   runId: string;
   /** the job's lease owner (its account lock's token) */
@@ -50,18 +50,6 @@ export interface ClaimRequest {
   /** the run's first send is already stamped */
   firstSendKnown: boolean;
   /** how many due targets to take at most */
-  limit: number;
-}
-
-/** How a claim takes its targets. */
-export interface ClaimOptions {
-  now: Date;
-  leaseUntil: Date;
-  /** the requests follow at once: the targets are stamped as sends that have begun */
-  sending: boolean;
-  /** the run's first send is already stamped (the statement leaves that part out) */
-  firstSendKnown: boolean;
-  /** how many due targets to take at most (the job's lanes waiting on this statement) */
   limit: number;
 }
 
@@ -79,25 +67,17 @@ export class TargetSendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * One round trip for the hot path of a job: records the job's delivered targets not yet
-   * written as `sent` (only those whose lease `owner` still holds) and claims up to `limit` due
-   * pending targets of a running run (an operator pause or cancel stops new sends at once), one
-   * for each lane waiting on the statement. With `sending`, the lanes claim at their pace slots
-   * and write their requests right after: the claims are stamped as sends that have begun, and
-   * the run's first send is stamped with them (unless `firstSendKnown`). The claim sees the
-   * statement's snapshot, in which the settled targets are still in flight, so it can never
-   * claim a target it just settled. One job's request of settleSentAndClaimMany.
-   */
-  async settleSentAndClaim(runId: string, owner: string, sent: SentSettlement[], o: ClaimOptions): Promise<ClaimResult> {
-    const [result] = await this.settleSentAndClaimMany([{ runId, owner, sent, leaseUntil: o.leaseUntil, firstSendKnown: o.firstSendKnown, limit: o.limit }], o.now, o.sending);
-    return result!;
-  }
-
-  /**
-   * settleSentAndClaim for several jobs (each its own run and lease owner) in one statement,
-   * as a sender's concurrent jobs make them: the statement, its commit and its round trip are
-   * shared, and each job's writes stay fenced by its own lease owner. Results in the order of
-   * `requests`. Every request claims for its own run only, up to its own `limit`.
+   * One round trip for the hot path of a sender's jobs, one request each (each its own run and
+   * lease owner; ClaimStatements in the sender shares the statement among its jobs, and its
+   * commit and round trip with them). For each job it records the delivered targets not yet
+   * written as `sent` (only those whose lease its `owner` still holds) and claims up to `limit`
+   * due pending targets of its run while the run is running (an operator pause or cancel stops
+   * new sends at once), one for each lane waiting on the statement. With `sending`, the lanes
+   * claim at their pace slots and write their requests right after: the claims are stamped as
+   * sends that have begun, and each run's first send is stamped with them (unless
+   * `firstSendKnown`). The claim sees the statement's snapshot, in which the settled targets are
+   * still in flight, so it can never claim a target it just settled. Results in the order of
+   * `requests`.
    */
   async settleSentAndClaimMany(requests: ClaimRequest[], now: Date, sending: boolean): Promise<ClaimResult[]> {
     const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
