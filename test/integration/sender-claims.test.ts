@@ -329,7 +329,8 @@ test("jobs that claim while the sender's statement is out go together in its nex
 test('a statement refused for one run fails that job alone; the others it carried still claim', async () => {
   const good = await runningRun(['a']);
   const bad = await runningRun(['a']);
-  const claims = new ClaimStatements(h.deps.targets, h.clock);
+  // one statement out at a time, so the refused job and the good one share a statement
+  const claims = new ClaimStatements(h.deps.targets, h.clock, 1);
   const job = (runId: string, limit: number): JobClaim => ({ runId, owner: `job-${runId}`, sent: [], leaseMs: 60_000, firstSendKnown: false, limit });
   const out = claims.claim(true, job(good, 1));
   // a refusal PostgreSQL gives for what the statement said (not transient): a negative LIMIT
