@@ -3,8 +3,8 @@ import { createDb, ScheduleRepository, senderRepositories, TargetSendRepository,
 import { ClaimStatements, type JobClaim } from '../../services/sender/src/claim-statements.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
-// The fused claim (`settleSentAndClaimMany`) and the batched write of the lanes' last deliveries
-// (`settleSentMany`) on real PostgreSQL: one round trip each, and the lease still fences them.
+// The fused claim (`settleSentAndClaimMany`) on real PostgreSQL: one round trip, and the lease
+// still fences it; with a limit of 0 it only writes deliveries (answers no claim came to carry).
 
 let h: SenderHarness;
 beforeEach(async () => {
@@ -95,8 +95,9 @@ test('a holder whose lease is gone writes nothing, alone or in a batch', async (
   const stale = await settleSentAndClaim(h.deps.targets, runId, 'owner-2', [sentAs('a', now)], claimAt(now));
   expect(stale.settled).toEqual(new Set());
   expect(stale.claimed.map((t) => t.chatId)).toEqual(['c']);
-  const written = await h.deps.targets.settleSentMany(runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], new Date(now));
-  expect([...written].sort()).toEqual(['a', 'b']);
+  // answers written without a claim (a limit of 0), as a job writes those held too long
+  const written = await settleSentAndClaim(h.deps.targets, runId, 'owner-1', [sentAs('a', now), sentAs('b', now), sentAs('c', now)], claimAt(now, 0));
+  expect(written).toEqual({ settled: new Set(['a', 'b']), claimed: [], firstSend: false });
   const targets = await h.targets(runId);
   expect(targets.map((t) => [t.chat_id, t.status])).toEqual([
     ['a', 'sent'],
@@ -176,7 +177,7 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
     for (let i = 0; i < 3; i++) await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now));
     await targets.markSending(runId, 'a', 'owner-1', new Date(now), new Date(now));
     await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('a', now)], claimAt(now));
-    await targets.settleSentMany(runId, 'owner-1', [sentAs('b', now)], new Date(now));
+    await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('b', now)], claimAt(now, 0));
     await targets.settle(runId, 'c', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
     await targets.releaseClaims(runId, 'owner-1', [], new Date(now));
     expect(await leaseIndexScans()).toBe(before);
@@ -239,7 +240,8 @@ test("a job's writes of its answers read only the targets it holds, however larg
     const now = h.clock.now();
     const held = (await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 10))).claimed.map((t) => t.chatId);
     const before = await indexStat('idx_tup_read', sql`true`);
-    for (let i = 0; i < 5; i++) expect(await targets.settleSentMany(runId, 'owner-1', [sentAs(held[i]!, now)], new Date(now))).toEqual(new Set([held[i]]));
+    // answers written without a claim (a limit of 0) read no due target
+    for (let i = 0; i < 5; i++) expect(await settleSentAndClaim(targets, runId, 'owner-1', [sentAs(held[i]!, now)], claimAt(now, 0))).toEqual({ settled: new Set([held[i]]), claimed: [], firstSend: false });
     const last = await targets.settleSentAndCount(runId, 'owner-1', held.slice(5).map((c) => sentAs(c, now)), new Date(now));
     expect(last.settled).toEqual(new Set(held.slice(5)));
     // the job's few entries, not the run's 2,000 (the slack: other sessions' reads flushed late)
@@ -324,6 +326,17 @@ test("jobs that claim while the sender's statement is out go together in its nex
   expect(results.map((r) => r.claimed.map((t) => t.chatId))).toEqual([['a'], ['a', 'b'], ['a']]);
   // each job's leases run from its own statement's moment
   expect(results.every((r) => r.at === h.clock.now())).toBe(true);
+  // a job's answers held too long for a claim to carry (a limit of 0) ride with another job's claim
+  const out = claims.claim(true, job(runs[2]!, 1));
+  const [written, next] = await Promise.all([claims.claim(true, { ...job(runs[0]!, 0), sent: [sentAs('a', h.clock.now())] }), claims.claim(true, job(runs[2]!, 1))]);
+  await out;
+  expect(statements.slice(2)).toEqual([[runs[2]], [runs[0], runs[2]]]);
+  expect(written).toMatchObject({ settled: new Set(['a']), claimed: [] });
+  expect(next.claimed).toEqual([]);
+  expect((await h.targets(runs[0]!)).map((t) => [t.chat_id, t.status])).toEqual([
+    ['a', 'sent'],
+    ['b', 'pending'],
+  ]);
 });
 
 test('a statement refused for one run fails that job alone; the others it carried still claim', async () => {

@@ -72,3 +72,36 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   // the first lane reserves alone; the two that asked while its call was out, together
   expect(reservations).toEqual([1, 2]);
 });
+
+// An answer that no claim comes to carry within 100 ms (pending-answers.ts) is written in the
+// sender's claim statement as a claim of no target, never in a statement of its own.
+test("a job's answer held past its hold goes in the sender's claim statement, claiming nothing", async () => {
+  const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 1, maxSendPerMinute: 600 });
+  const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b'], parts: [{ type: 'text', text: 'hi' }] });
+  const calls = new Map<string, number>();
+  // the limit of each job in each claim statement, and the answers each carried
+  const statements: { limit: number; sent: string[] }[][] = [];
+  const claim = h.deps.targets.settleSentAndClaimMany.bind(h.deps.targets);
+  // (the sender's shared claim statements hold the repository itself: counted here, not by the proxy)
+  h.deps.targets.settleSentAndClaimMany = async (...args) => {
+    calls.set('settleSentAndClaimMany', (calls.get('settleSentAndClaimMany') ?? 0) + 1);
+    statements.push(args[0].map((r) => ({ limit: r.limit, sent: r.sent.map((s) => s.chatId) })));
+    return claim(...args);
+  };
+  h.deps.targets = counted(h.deps.targets, calls);
+  // the lane's second pace slot comes back 300 ms late: a's answer is held past its 100 ms
+  let reservations = 0;
+  const reserveMany = h.deps.pace.reserveMany.bind(h.deps.pace);
+  h.deps.pace.reserveMany = async (...args) => {
+    if (++reservations === 2) await new Promise((r) => setTimeout(r, 300));
+    return reserveMany(...args);
+  };
+  expect(await h.runJob(runId)).toBe('sent');
+  expect((await h.targets(runId)).map((t) => [t.chat_id, t.status])).toEqual([
+    ['a', 'sent'],
+    ['b', 'sent'],
+  ]);
+  // a's answer went alone, in a statement that claimed nothing; b's with the job's last write
+  expect(statements).toEqual([[{ limit: 1, sent: [] }], [{ limit: 0, sent: ['a'] }], [{ limit: 1, sent: [] }]]);
+  expect(Object.fromEntries(calls)).toEqual({ settleSentAndClaimMany: 3, settleSentAndCount: 1 });
+});

@@ -49,7 +49,7 @@ export interface ClaimRequest {
   leaseUntil: Date;
   /** the run's first send is already stamped */
   firstSendKnown: boolean;
-  /** how many due targets to take at most */
+  /** how many due targets to take at most; 0 only writes `sent` (answers held too long for a claim to carry) */
   limit: number;
 }
 
@@ -133,19 +133,8 @@ export class TargetSendRepository {
   }
 
   /**
-   * Records several delivered targets as `sent` in one statement (answers no claim came to
-   * carry in time, the lanes' last ones, or an answer kept through a database outage). Only
-   * rows whose lease `owner` still holds are written; returns the chat ids written.
-   */
-  async settleSentMany(runId: string, owner: string, sent: SentSettlement[], now: Date): Promise<Set<string>> {
-    if (sent.length === 0) return new Set();
-    const result = await sql<{ chat_id: string }>`${settleSentStatement(sent.map((s) => ({ ...s, runId, owner })), now)}`.execute(this.db);
-    return new Set(result.rows.map((r) => r.chat_id));
-  }
-
-  /**
    * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
-   * settleSentMany, and the run's counts after it, in one statement; with `health`, the
+   * settleSentAndClaimMany writes them, and the run's counts after it, in one statement; with `health`, the
    * account's health after the job as well (the sender holds the account's lock). While a
    * target of the run is still pending, the run is not counted (a run with one pending cannot
    * finish): `progress` then says only when the next comes due (progressStatement).
