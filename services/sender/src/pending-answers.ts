@@ -78,9 +78,10 @@ export class PendingAnswers {
 /**
  * Writes delivered chats as `sent`, through a database outage if need be. They go in the
  * sender's next claim statement as a claim of no target (limit 0), so they share its round
- * trip and commit with the claims of the sender's other jobs: in `throughput`, with the job's
- * lanes stopped or their answers slow to come, these writes were a statement of their own for
- * most jobs (1,044 of 1,320 jobs; bench/results, docs/BENCHMARKS.md).
+ * trip and commit with the claims of the sender's other jobs. As statements of their own they
+ * came at the end of most jobs on a busy machine, the job's lanes stopped and their last
+ * answers slow to come (687–1,044 such statements for 1,320 jobs in a `throughput` run;
+ * docs/BENCHMARKS.md, "Where the machine's CPU goes during the sends").
  */
 async function writeSent(deps: JobDeps, ctx: LaneContext, sent: SentSettlement[]): Promise<void> {
   const chatIds = sent.map((d) => d.chatId);
