@@ -135,9 +135,9 @@ export class TargetSendRepository {
   /**
    * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
    * settleSentAndClaimMany writes them, and the run's counts after it, in one statement; with
-   * `health`, the account's health after the job as well (the sender holds the account's lock). While a
-   * target of the run is still pending, the run is not counted (a run with one pending cannot
-   * finish): `progress` then says only when the next comes due (progressStatement).
+   * `health`, the account's health after the job as well (the sender holds the account's
+   * lock). While a target of the run is still pending, the run is not counted (a run with one
+   * pending cannot finish): `progress` then says only when the next comes due (progressStatement).
    */
   async settleSentAndCount(
     runId: string,
