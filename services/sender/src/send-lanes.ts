@@ -49,7 +49,7 @@ export async function runLanes(
   const ctx: LaneContext = {
     run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, gateMaxWaitMs, partSpacingMs, leaseMs,
     dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0, templates: compileParts(run.parts), paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
+    limits, lastWriteAt: 0, templates: compileParts(run.parts), paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst, () => spareSlots(deps, ctx)), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -74,6 +74,11 @@ export async function runLanes(
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return report;
+}
+
+/** Slots the job may still take beyond those its lanes asked for: its budget and its due targets left. */
+function spareSlots(deps: JobDeps, ctx: LaneContext): number {
+  return Math.min(deps.settings.sendsPerJob - ctx.report.reserved, (ctx.dueTimes.length - ctx.taken) * ctx.run.parts.length);
 }
 
 /** Tells the shared pace when this job's last request really went ahead, for the account's next job. */
