@@ -7,7 +7,7 @@ import { PaceBatches, RESERVE_AHEAD_MS } from './pace-batches.js';
 
 const INLINE_WAIT_MS = 250;
 
-function fakePace(perMinute: number) {
+function fakePace(perMinute: number, inlineWaitMs = INLINE_WAIT_MS) {
   const interval = 60_000 / perMinute;
   let now = 0;
   let tat = 0;
@@ -15,7 +15,7 @@ function fakePace(perMinute: number) {
   let refuse: ManyReservation | null = null;
   const deps = {
     clock: { now: () => now },
-    settings: { maxInlineWaitMs: INLINE_WAIT_MS },
+    settings: { maxInlineWaitMs: inlineWaitMs },
     pace: {
       reserveMany: async (_account: string, _token: string, at: number, _perMinute: number, _burst: number, maxWaitMs: number, count: number): Promise<ManyReservation> => {
         calls.push(count);
@@ -87,6 +87,13 @@ test('an account slower than one send per RESERVE_AHEAD_MS is reserved exactly a
   expect(pace.calls).toEqual([1, 2]);
 });
 
+test('a sender that waits in-process less than RESERVE_AHEAD_MS reserves exactly as asked: it would drop what it reserved ahead', async () => {
+  const pace = fakePace(60_000, RESERVE_AHEAD_MS - 1);
+  const batches = new PaceBatches(pace.deps, 'acc', 'token', 60_000, 1, () => 50);
+  await waits(batches, 1);
+  expect(pace.calls).toEqual([1]);
+});
+
 test('a slot reserved ahead is taken at most SENDER_MAX_INLINE_WAIT_MS after the call that checked the lock', async () => {
   const pace = fakePace(60_000);
   const batches = new PaceBatches(pace.deps, 'acc', 'token', 60_000, 1, () => 50);
@@ -109,7 +116,7 @@ test('a slot reserved ahead further than a lane waits is left to a lane that wai
   expect(await waits(batches, 1, 5)).toEqual([1]);
 });
 
-test('a refusal reaches every lane of the call and drops what was reserved ahead', async () => {
+test('a lost lock reaches every lane of the call and drops what was reserved ahead', async () => {
   const pace = fakePace(60_000);
   const batches = new PaceBatches(pace.deps, 'acc', 'token', 60_000, 1, () => 50);
   await waits(batches, 1);

@@ -5,11 +5,12 @@ import { GroupCommit } from './group-commit.js';
 /**
  * How far ahead a fast account's slots are reserved before its lanes ask for them. Slots due
  * within this of the last one asked for are reserved in the same call, for the job's next
- * sends: at 60,000 a minute one call then serves a job's 20 sends instead of about seven (a
- * lane comes back for its next slot one claim and one request later, when its siblings'
- * call is out or done). Accounts slower than one send per RESERVE_AHEAD_MS (under 3,000 a
- * minute) are reserved exactly as asked. A slot reserved ahead and not taken when the job ends
- * holds the account back by at most this much: the pace can only come out slower, never faster.
+ * sends: at 60,000 a minute a job of 17 sends made about two calls instead of six or seven (a
+ * lane comes back for its next slot one claim and one request later, when its siblings' call
+ * is out or done; docs/BENCHMARKS.md). Accounts slower than one send per RESERVE_AHEAD_MS
+ * (about 3,000 a minute or slower), and senders that wait in-process less than it
+ * (SENDER_MAX_INLINE_WAIT_MS), are reserved exactly as asked. A slot reserved ahead and not
+ * taken holds the account back by at most this much: the pace can only come out slower.
  */
 export const RESERVE_AHEAD_MS = 20;
 
@@ -41,7 +42,8 @@ export class PaceBatches {
     burst: number,
     spare: () => number,
   ) {
-    const aheadCount = Math.floor(RESERVE_AHEAD_MS / (60_000 / perMinute));
+    // a slot reserved ahead is taken within the inline wait or dropped (takeAhead)
+    const aheadCount = deps.settings.maxInlineWaitMs < RESERVE_AHEAD_MS ? 0 : Math.floor(RESERVE_AHEAD_MS / (60_000 / perMinute));
     this.reservations = new GroupCommit(async (maxWaitMs, requests): Promise<PaceReservation[]> => {
       const now = deps.clock.now();
       const taken = this.takeAhead(now, maxWaitMs, requests.length);
