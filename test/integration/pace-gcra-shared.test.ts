@@ -46,27 +46,34 @@ test('with no gap and no caps, pace-reserve-safe-6 reserves as pace-reserve-3 do
   expect([...kinds].sort()).toEqual(['account', 'chat', 'true']);
 });
 
-test('one settle script moves the pace and the human gap alike: forward only, and the next reservation waits for it', async () => {
+test('releasing the account lock moves the pace and the human gap: forward only, held or not, and the next reservations wait for them', async () => {
   const keys = redisKeys(uniquePrefix('settle'));
   const scripts = loadScripts(redis);
   const pace = new AccountPace(scripts, keys);
-  const held = await new AccountLock(scripts, keys).acquire('acc', 600_000);
-  if (!held.held) throw new Error('lock');
+  const lock = new AccountLock(scripts, keys);
   const chat = { chatId: 'c', perMinute: 0 };
   const t0 = 2_000_000;
-  expect(await pace.safe.rebuild('acc', held.token, t0, 0, [])).toBe(true);
+  const hold = async () => {
+    const held = await lock.acquire('acc', 600_000);
+    if (!held.held) throw new Error('lock');
+    return held.token;
+  };
 
-  // the pace (pace-reserve-3's TAT): settled to t0 + 5 s, then not back to t0 + 1 s
-  await pace.settle('acc', t0, t0 + 5_000);
-  await pace.settle('acc', t0, t0 + 1_000);
+  // a job releases with its floors: the pace (pace-reserve-3's TAT) to t0 + 5 s, the human gap (pace-reserve-safe-6) to t0 + 8 s
+  expect(await lock.release('acc', await hold(), { nowMs: t0, paceMs: t0 + 5_000, gapMs: t0 + 8_000 })).toBe(true);
+  // a later release, and one whose token no longer holds the lock (Redis lost it), never move them back
+  expect(await lock.release('acc', await hold(), { nowMs: t0, paceMs: t0 + 1_000, gapMs: t0 + 6_000 })).toBe(true);
+  expect(await lock.release('acc', 'not-the-token', { nowMs: t0, paceMs: t0 + 1_000, gapMs: 0 })).toBe(false);
   expect(Number(await redis.get(keys.accountPace('acc')))).toBe(t0 + 5_000);
-  expect(await pace.reserve('acc', held.token, t0, 60, 1, chat, 0)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 5_000 });
-
-  // the human gap (pace-reserve-safe-6): settled to t0 + 8 s, then not back to t0 + 6 s
-  await pace.safe.settleGap('acc', t0, t0 + 8_000);
-  await pace.safe.settleGap('acc', t0, t0 + 6_000);
   expect(Number(await redis.get(keys.accountGap('acc')))).toBe(t0 + 8_000);
-  expect(await pace.safe.reserve('acc', held.token, t0, 60, 1, chat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 8_000 });
+
+  // a release by a token that lost the lock still moves them forward, and leaves the holder's lock
+  const next = await hold();
+  expect(await lock.release('acc', 'lost-token', { nowMs: t0, paceMs: t0 + 6_000, gapMs: 0 })).toBe(false);
+  expect(Number(await redis.get(keys.accountPace('acc')))).toBe(t0 + 6_000);
+  expect(await pace.safe.rebuild('acc', next, t0, 0, [])).toBe(true);
+  expect(await pace.reserve('acc', next, t0, 60, 1, chat, 0)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 6_000 });
+  expect(await pace.safe.reserve('acc', next, t0, 60, 1, chat, 0, none)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 8_000 });
 });
 
 test('pace-reserve-many-3 reserves what as many pace-reserve-3 calls would, one after the other, in one call', async () => {

@@ -1,6 +1,6 @@
 export { redisKeys, type RedisKeys } from './keys.js';
 export { loadScripts, type ScriptCommands } from './scripts.js';
-export { AccountLock, type LockResult } from './account-lock.js';
+export { AccountLock, type LockResult, type PaceFloors } from './account-lock.js';
 export { AccountPace, type ManyReservation, type PaceReservation, type ChatPace } from './pace.js';
 export { SafePace, type SafeLimits, type SafeReservation } from './safe-pace.js';
 export { LeaderLease } from './leader-lease.js';

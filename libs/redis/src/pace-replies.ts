@@ -21,8 +21,6 @@ export const paceReserveManyReplies = scriptReplies<ManyReservation>('pace-reser
   // not answered: the script asks no chat pace (the code is the shared GCRA's); read as a wait all the same
   CHAT_WAIT: (waitMs) => ({ reserved: false, limitedBy: 'account', waitMs }),
 });
-/** pace-settle-1 (the pace's TAT, or the human gap): true when the time moved */
-export const paceSettleReplies = scriptReplies('pace-settle-1', { OK: () => true, UNCHANGED: () => false });
 /** pace-reserve-safe-6: a pace reservation, or a cap met, or a rebuild needed */
 export const safeReserveReplies = scriptReplies<SafeReservation>('pace-reserve-safe-6', {
   ...paceReservationCases,

@@ -1,6 +1,6 @@
 import type { RedisKeys } from './keys.js';
 import { SafePace } from './safe-pace.js';
-import { paceReserveManyReplies, paceReserveReplies, paceSettleReplies } from './pace-replies.js';
+import { paceReserveManyReplies, paceReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
@@ -61,14 +61,6 @@ export class AccountPace {
    */
   async reserveChat(accountId: string, lockToken: string, nowMs: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
     return this.reserveSlot(accountId, lockToken, nowMs, 0, 1, chat, maxWaitMs);
-  }
-
-  /**
-   * Moves the account's pace to no earlier than `nextAllowedMs`, the moment its last request
-   * (really written at some time after its slot) allows the next one. Once per job.
-   */
-  async settle(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
-    await this.scripts.run(paceSettleReplies, [this.keys.accountPace(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
   }
 
   private async reserveSlot(accountId: string, lockToken: string, nowMs: number, intervalMs: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {

@@ -1,6 +1,6 @@
 import type { RedisKeys } from './keys.js';
 import type { ChatPace, PaceReservation } from './pace.js';
-import { paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
+import { paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
 /** The ban-safety limits of one reservation (libs/core SendLimits, with this send's gap drawn). */
@@ -57,10 +57,5 @@ export class SafePace {
   async rebuild(accountId: string, lockToken: string, nowMs: number, nextAt: number, sendTimes: number[]): Promise<boolean> {
     const k = this.keys;
     return this.scripts.run(paceSeedReplies, [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)], [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes]);
-  }
-
-  /** Moves the account's human gap to no earlier than `nextAllowedMs` (once per job, after its last write). */
-  async settleGap(accountId: string, nowMs: number, nextAllowedMs: number): Promise<void> {
-    await this.scripts.run(paceSettleReplies, [this.keys.accountGap(accountId)], [nowMs, Math.ceil(nextAllowedMs)]);
   }
 }

@@ -17,7 +17,7 @@ export const ScriptCode = {
   FREE: 4,
   /** held, and another holder asked for a hand-over */
   HANDOVER: 5,
-  /** nothing to do: already as late, or already rebuilt */
+  /** nothing to do: already rebuilt */
   UNCHANGED: 6,
   /** the account's next slot (pace or human gap) is further away than the caller waits; with the wait, ms */
   ACCOUNT_WAIT: 7,

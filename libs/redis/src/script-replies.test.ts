@@ -1,6 +1,6 @@
-import { lockAcquireReplies, lockExtendReplies } from './account-lock.js';
+import { lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies } from './account-lock.js';
 import { leaseHoldReplies } from './leader-lease.js';
-import { paceReserveManyReplies, paceReserveReplies, paceSeedReplies, paceSettleReplies, safeReserveReplies } from './pace-replies.js';
+import { paceReserveManyReplies, paceReserveReplies, paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import { rateLimitReplies } from './rate-limit.js';
 import { ScriptCode, type CodeName } from './script-codes.js';
 import { releaseReplies } from './script-replies.js';
@@ -10,9 +10,9 @@ import { socketAcquireReplies, socketPeekReplies, socketRenewReplies } from './s
 
 // every wrapper's declaration of how it reads its script's replies
 const DECLARED = [
-  lockAcquireReplies, lockExtendReplies, releaseReplies,
+  lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies, releaseReplies,
   leaseHoldReplies,
-  paceReserveReplies, paceReserveManyReplies, paceSettleReplies, safeReserveReplies, paceSeedReplies,
+  paceReserveReplies, paceReserveManyReplies, safeReserveReplies, paceSeedReplies,
   rateLimitReplies,
   socketAcquireReplies, socketRenewReplies, socketPeekReplies,
 ];

@@ -1,5 +1,6 @@
 import { decideJobEnd, decideJobStart, isCounted, open, type Outcome } from '@metronome/core';
 import type { RunForSend } from '@metronome/db';
+import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
 import { applyHealth, planHealth } from './account-health.js';
@@ -38,17 +39,17 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
     deps.events.emit('account:elsewhere', { runId: run.runId, accountId: run.account.id, reason: readiness.reason });
     return handOver(deps, run, readiness.retryAfterMs * (1 + deps.random() * 0.5), 'lock-busy');
   }
-  const outcome = await withAccountLock(deps, run, (token) => sendAndDecide(deps, run, transport, token));
+  const outcome = await withAccountLock(deps, run, (token, floors) => sendAndDecide(deps, run, transport, token, floors));
   if (outcome !== 'busy') return outcome;
   return handOver(deps, run, deps.settings.lockRetryMs * (1 + deps.random() * 0.5), 'lock-busy');
 }
 
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
-async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string): Promise<Outcome> {
+async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
   if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
-  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes);
+  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors);
   if (report.stop === 'account-unavailable') return 'no-account';
   const health = report.health ?? planHealth(deps, run, report);
   const cooled = await applyHealth(deps, run, health, report.healthWritten).catch((error: unknown) => {

@@ -50,11 +50,13 @@ export function gapWaitMs(ctx: LaneContext, now: number): number {
   return Math.max(0, ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS - now);
 }
 
-/** Tells the shared gap when this job's last request was really written (accounts with sendDelaySeconds, once per job). */
-export async function settleGap(deps: JobDeps, ctx: LaneContext): Promise<void> {
+/**
+ * The earliest the account's next send may go by its human gap, from when this job's last
+ * request was really written (accounts with sendDelaySeconds; 0 for the rest, or when nothing
+ * was written). Given to the shared gap as the job releases its account lock.
+ */
+export function gapFloor(ctx: LaneContext): number {
   const min = ctx.limits?.minDelayMs ?? 0;
-  if (min <= 0 || ctx.lastWriteAt === 0) return;
-  await deps.pace.safe.settleGap(ctx.run.account.id, deps.clock.now(), ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS).catch((error: unknown) => {
-    deps.events.emit('pace:unsettled', { accountId: ctx.run.account.id, what: 'gap', error });
-  });
+  if (min <= 0 || ctx.lastWriteAt === 0) return 0;
+  return ctx.lastWriteAt + min + SEND_GAP_MARGIN_MS;
 }

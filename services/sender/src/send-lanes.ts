@@ -1,5 +1,6 @@
 import { pacedPerMinute, waitsInline } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
+import type { PaceFloors } from '@metronome/redis';
 import { ClaimBatches } from './claim-batches.js';
 import { PaceBatches } from './pace-batches.js';
 import { PendingAnswers } from './pending-answers.js';
@@ -10,7 +11,7 @@ import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slo
 import { releaseTarget } from './part-result.js';
 import { compileParts } from './personal-parts.js';
 import { accountPerMinute, planHealth } from './account-health.js';
-import { limitsOf, settleGap } from './safe-slots.js';
+import { gapFloor, limitsOf } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
 import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
 
@@ -21,6 +22,7 @@ export type { LaneReport, StopReason } from './lane-context.js';
  * in order), at most `sendsPerJob` parts in all, each part paced by the account's shared GCRA.
  * A lane takes its slot first and claims at the slot: a target is held only while its request
  * goes out, and a claim that never reached the platform cannot be taken for one that did.
+ * Sets `floors` to what the account's next job must wait for once the lanes have stopped.
  */
 export async function runLanes(
   deps: JobDeps,
@@ -29,6 +31,7 @@ export async function runLanes(
   transport: Transport,
   token: string,
   lanes: number,
+  floors: PaceFloors,
 ): Promise<LaneReport> {
   const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null, health: null, healthWritten: false };
   const limits = limitsOf(run, deps.clock.now());
@@ -69,8 +72,9 @@ export async function runLanes(
     const released = await durably(deps, ctx, [], 'release', () => deps.targets.releaseClaims(run.runId, token, ctx.unrecorded, new Date(deps.clock.now())));
     if (released) deps.events.emit('claim:released', { runId: run.runId, released });
   }
-  await settlePace(deps, ctx);
-  await settleGap(deps, ctx);
+  // what the account's next job must wait for, given to the shared pace with the lock's release (job-lock.ts)
+  floors.paceMs = paceFloor(ctx);
+  floors.gapMs = gapFloor(ctx);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return report;
@@ -81,17 +85,18 @@ function spareSlots(deps: JobDeps, ctx: LaneContext): number {
   return Math.min(deps.settings.sendsPerJob - ctx.report.reserved, (ctx.dueTimes.length - ctx.taken) * ctx.run.parts.length);
 }
 
-/** Tells the shared pace when this job's last request really went ahead, for the account's next job. */
-async function settlePace(deps: JobDeps, ctx: LaneContext): Promise<void> {
-  // Redis already holds the account back to the slot after the last one reserved; only a job
-  // whose writes ran later than their slots has to move it, or one whose lock vanished (Redis
-  // restarted empty: the account's pace went with it, and is put back before the next job).
+/**
+ * The earliest the account's next send may go by its pace, from when this job's requests really
+ * went ahead (0: as reserved). Redis already holds the account back to the slot after the last
+ * one reserved; only a job whose writes ran later than their slots has to move it, or one whose
+ * lock vanished (Redis restarted empty: the account's pace went with it, and is put back before
+ * the next job).
+ */
+function paceFloor(ctx: LaneContext): number {
   const tat = Math.max(ctx.written.tat, ctx.sent.tat);
-  if (tat === 0) return;
-  if (tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return;
-  await deps.pace.settle(ctx.run.account.id, deps.clock.now(), tat).catch((error: unknown) => {
-    deps.events.emit('pace:unsettled', { accountId: ctx.run.account.id, what: 'pace', error });
-  });
+  if (tat === 0) return 0;
+  if (tat <= ctx.lastSlotAt + ctx.intervalMs && ctx.report.stop !== 'lock-lost') return 0;
+  return tat;
 }
 
 /** Whether a lane may claim another target now (records why not). */
