@@ -33,7 +33,7 @@ test('the console is served at / without a token, and its API types match /opena
   const check = spawnSync(process.execPath, ['console/scripts/openapi-types.mjs', '--check', stack.apiUrl], { encoding: 'utf8' });
   expect(check.stderr).toBe('');
   expect(check.status).toBe(0);
-});
+}, 30_000);
 
 test('sign in with the admin token: every tenant, kept in session storage, never in the URL', async () => {
   const token = await tenant('Signin');
@@ -53,7 +53,7 @@ test('sign in with the admin token: every tenant, kept in session storage, never
   expect(await page.evaluate("sessionStorage.getItem('metronome.token')")).toBe(stack.adminToken);
   expect(page.url()).not.toContain(stack.adminToken);
   await context.close();
-});
+}, 30_000);
 
 test('the #token= link signs in once and takes the token out of the address bar', async () => {
   const token = await tenant('Link');
@@ -61,7 +61,7 @@ test('the #token= link signs in once and takes the token out of the address bar'
   expect(page.url()).toBe(`${stack.apiUrl}/#/`);
   expect(await page.evaluate("sessionStorage.getItem('metronome.token')")).toBe(token);
   await page.context().close();
-});
+}, 30_000);
 
 test('a run pauses at window close without a reload, names its bottleneck and notifies; Resume finishes it', async () => {
   const token = await tenant('Window');
@@ -183,7 +183,7 @@ test("another tenant's run id in the URL shows not found", async () => {
   await page.getByRole('heading', { name: 'Run not found' }).waitFor();
   await page.getByText('Not found: it does not exist, or it is not yours to see.').waitFor();
   await page.context().close();
-});
+}, 30_000);
 
 test('the admin filters Activity by tenant (picked by name) and by account, both answered by the API', async () => {
   const first = await tenant('Filter North');
