@@ -8,7 +8,8 @@ import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 // A known answer is never dropped: PostgreSQL (a server of this test's own) is stopped for 10 s
 // in the middle of a 1,000-chat fan-out over 10 accounts and started again. The senders keep the
 // answers they hold and write them once it is back; nothing is recorded `unknown`, nothing is
-// sent twice, every run ends `success`, no service exits, and the API is ready again at once.
+// sent twice, every run ends `success`, no service exits, and the API's first readiness probe
+// after the restart answers ready.
 
 const ACCOUNTS = 10;
 const CHATS = 100;
@@ -55,9 +56,11 @@ test('PostgreSQL stopped 10 s mid fan-out: every answer written once it is back,
   expect((await fetch(`${stack.apiUrl}/readyz`)).status).toBe(503);
   await pgServer.start();
   const backAt = Date.now();
-  await eventually('the API to be ready again', async () => (await fetch(`${stack.apiUrl}/readyz`)).ok, 5_000, 20);
-  const readyAfterMs = Date.now() - backAt;
-  expect(readyAfterMs).toBeLessThanOrEqual(1_000);
+  // ready again at once: the first probe after the server accepts connections answers 200 — no
+  // backoff, no remembered failure. (A count of probes, not a wall-clock bound: under CI load a
+  // fresh connection alone has taken over a second.)
+  const firstProbe = await fetch(`${stack.apiUrl}/readyz`);
+  expect({ status: firstProbe.status, body: await firstProbe.json(), afterMs: Date.now() - backAt }).toMatchObject({ status: 200 });
 
   const runs = await runsToEnd(stack, token, runIds, 120_000, 500);
   expect(runs.map((r) => r.status)).toEqual(runIds.map(() => 'success'));
