@@ -105,8 +105,7 @@ export class TargetSendRepository {
         update run_targets t
         set status = 'in_flight', lease_owner = d.owner, lease_expires_at = d.lease_until,
           send_started_at = case when ${sending}::bool then ${now}::timestamptz end, updated_at = ${now}
-        -- each locked row written by its address: as a join by key, a plan made while the table
-        -- was small (a generic plan keeps it) read the whole table for each claim
+        -- each row written at the address its lock found (no second descent of the key)
         from due d
         where t.ctid = d.row_at
         returning t.run_id, t.lease_owner as owner, t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at
