@@ -9,30 +9,15 @@
 // `postgres` process on the machine, from /proc: run it on a quiet one), for the build in
 // libs/db/dist. The runs and targets are written directly (foreign keys off for that session):
 // the statement reads only runs and run_targets.
-import { readdirSync, readFileSync } from 'node:fs';
 import { createDb, TargetSendRepository } from '@metronome/db';
 import { createScratchDatabase } from '@metronome/testkit';
 import pg from 'pg';
+import { postgresCpu } from './postgres-cpu.mjs';
 
 // (800 statements claim 9,600 of the 10,000 pending targets)
 const N = Math.min(Number(process.argv[2] ?? 800), 800);
 const JOBS = 4;
 const RUNS = 400;
-
-/** CPU seconds used so far by every PostgreSQL process (their /proc stat, in clock ticks of 1/100 s). */
-function postgresCpu() {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('postgres')) continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(')')[1].trim().split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks / 100;
-}
 
 const scratch = await createScratchDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome', 'claim_cost');
 const seed = new pg.Client({ connectionString: scratch.url });

@@ -9,28 +9,13 @@
 // last two is what a row costs; the rest is the statement and its commit, which a statement
 // shared by several jobs pays once (services/sender/src/claim-statements.ts).
 // PostgreSQL's CPU is every `postgres` process on the machine: run it on a quiet one.
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { postgresCpu } from './postgres-cpu.mjs';
 
 const N = Number(process.argv[2] ?? 20000);
 const PARALLEL = 10;
 const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dbName = `metronome_statement_cost_${process.pid}`;
-
-/** CPU seconds used so far by every PostgreSQL process (their /proc stat, in clock ticks of 1/100 s). */
-function postgresCpu() {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('postgres')) continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(')')[1].trim().split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks / 100;
-}
 
 const admin = new pg.Client({ connectionString: base });
 await admin.connect();
