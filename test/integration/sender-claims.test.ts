@@ -32,17 +32,14 @@ async function settleSentAndClaim(targets: TargetSendRepository, runId: string, 
 
 const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
 
-/**
- * Runs `work` on a connection of its own with generic plans, as a sender's statements get after
- * five calls, and a reader of PostgreSQL's index statistics for `run_targets` (or `runs`;
- * `indexes`: a SQL condition on `indexrelname`), flushed for that connection first.
- */
-async function withGenericPlans(work: PlanWork): Promise<void> {
-  await withPlans('force_generic_plan', work);
-}
 type PlanWork = (db: Kysely<DB>, indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>, table?: 'run_targets' | 'runs') => Promise<number>) => Promise<void>;
 
-/** As withGenericPlans, with the plan cache mode given ('auto': PostgreSQL's own choice). */
+/**
+ * Runs `work` on a connection of its own with the plan cache mode given (generic plans, as a
+ * sender's statements may get after five calls; 'auto': PostgreSQL's own choice), and a reader of
+ * PostgreSQL's index statistics for `run_targets` (or `runs`; `indexes`: a SQL condition on
+ * `indexrelname`), flushed for that connection first.
+ */
 async function withPlans(mode: 'auto' | 'force_generic_plan' | 'force_custom_plan', work: PlanWork): Promise<void> {
   const db = createDb({ url: h.tdb.url, max: 1 });
   try {
@@ -171,7 +168,7 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
   // That index keeps an entry for every target ever in flight until vacuum removes it; a
   // sender's write planned through it read them all (migrations/0013_lease_index.sql). A
   // sender's statements run on generic plans after five calls: this connection has them at once.
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const leaseIndexScans = () => indexStat('idx_scan', sql`indexrelname = 'run_targets_lease_idx'`);
     // a run of some size, so that the planner's choice of index is the one a deployment sees
@@ -200,7 +197,7 @@ test('a claim reads only the due targets it takes, however many are due', async 
   // 5,000 due (migrations/0014_claim_order_index.sql). Generic plans, as a sender's statements
   // get after five calls; the entries read are counted by PostgreSQL's statistics.
   const runId = await runningRun(Array.from({ length: 2000 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     // the targets' index entries read other than by the indexes the writes use to find the rows
     // they change (the claim's write may read the run's key prefix: see the migration)
@@ -224,7 +221,7 @@ test('a claim reads only the due targets it takes, however many are due', async 
 test("a job's last statement does not count a run with a target still pending", async () => {
   // Counting reads every target of the run: 3 ms at the end of each job of a 10,000-chat run.
   const runId = await runningRun(Array.from({ length: 2000 }, (_, i) => `chat-${i}`));
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const now = h.clock.now();
     await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 3));
@@ -239,7 +236,7 @@ test("a job's writes of its answers read only the targets it holds, however larg
   // Found by the run's key alone, a write read every target of the run: 1.5 ms at 10,000
   // (migrations/0014_claim_order_index.sql). The held targets' index keeps it to the job's own.
   const runId = await runningRun(Array.from({ length: 2000 }, (_, i) => `chat-${i}`));
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const now = h.clock.now();
     const held = (await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 10))).claimed.map((t) => t.chatId);
@@ -259,7 +256,7 @@ test("a run's start reads the run by its key, not every queued run's entry", asy
   const { tenantId, accountId } = await h.seedAccount();
   const queued: string[] = [];
   for (let i = 0; i < 200; i++) queued.push(await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [{ type: 'text', text: 'x' }] }));
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const runs = senderRepositories(db).runs;
     const before = await indexStat('idx_tup_read', sql`indexrelname = 'runs_open_idx'`, 'runs');
     for (const runId of queued.slice(0, 6)) expect(await runs.markRunning(runId, new Date(h.clock.now()))).toBe(true);
@@ -363,7 +360,7 @@ test('a statement for several runs reads only the due targets it takes and the t
   // As a single run's claim (above): a join of the jobs with their runs' targets planned as a
   // scan would read every target of every run.
   const runs = [await runningRun(Array.from({ length: 1000 }, (_, i) => `chat-${i}`)), await runningRun(Array.from({ length: 1000 }, (_, i) => `chat-${i}`))];
-  await withGenericPlans(async (db, indexStat) => {
+  await withPlans('force_generic_plan', async (db, indexStat) => {
     const targets = new TargetSendRepository(db);
     const now = h.clock.now();
     const before = await indexStat('idx_tup_read', sql`true`);
