@@ -34,3 +34,4 @@ export * from './message-template.js';
 export * from './cooling.js';
 export * from './job-end.js';
 export * from './send-outcome.js';
+export * from './chat-directory.js';
