@@ -1,4 +1,4 @@
-import type { SendFailure, SendResult } from '@metronome/core';
+import type { ChatDirectorySink, SendFailure, SendResult } from '@metronome/core';
 
 /** The account a transport acts for. Credentials arrive decrypted; transports never log them. */
 export interface TransportAccount {
@@ -74,6 +74,13 @@ export interface Transport {
   showTyping?(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void>;
   /** How long one `showTyping` shows, ms: the sender repeats it for a longer typing. Absent: until the message arrives. */
   readonly typingLastsMs?: number;
+  /**
+   * Lists the account's chats into its chat directory (CONTRACT §3): one complete listing ends in
+   * `sink.replaceAll`; progress, a platform's "slow down" and a platform that cannot list are
+   * `sink.syncState`. Never throws for platform or network failures: it reports them there.
+   * Absent: the platform cannot list chats.
+   */
+  syncDirectory?(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void>;
   /** Sends one part to one chat. Never throws for platform or network failures: it classifies them. */
   send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult>;
   close(): Promise<void>;
