@@ -13,6 +13,7 @@ import { registerOpenApi } from './openapi.js';
 import { StreamSlots } from './events/stream-slots.js';
 import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
+import { audienceRoutes } from './routes/audiences.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { eventRoutes } from './routes/events.js';
@@ -21,6 +22,7 @@ import { pairingRoutes } from './routes/pairing.js';
 import { operationRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
 import { tenantRoutes } from './routes/tenants.js';
+import { testSendRoutes } from './routes/test-sends.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 export type { AppDeps } from './context.js';
@@ -89,8 +91,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       await v1.register(accountRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
+      await v1.register(audienceRoutes, { ctx });
       await v1.register(campaignRoutes, { ctx });
       await v1.register(campaignPreviewRoutes, { ctx });
+      await v1.register(testSendRoutes, { ctx });
       await v1.register(runRoutes, { ctx });
       await v1.register(webhookRoutes, { ctx });
       const slots = new StreamSlots(limiterRedis, ctx.config.keyPrefix, ctx.config.sseMaxPerToken, () => ctx.clock.now(), ctx.logger);
