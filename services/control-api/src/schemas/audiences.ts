@@ -13,7 +13,7 @@ const name = text(1, 200).describe("unique among the tenant's audiences");
 /** A member as given: a chat id (as a campaign target's) and its variables (as a target's vars). */
 export const memberInput = z
   .strictObject({ chatId, vars: targetVars.optional().describe("the values of the campaign texts' {{name}} tags for this chat; none when omitted") })
-  .meta({ id: 'AudienceMemberInput' });
+  .meta({ id: 'NewAudienceMember' });
 
 export const createAudienceBody = z.strictObject({
   name,
