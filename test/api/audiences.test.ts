@@ -214,6 +214,9 @@ test('campaigns: audienceIds of the tenant, shown in the answer; an audience a c
   const created = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(accountId, { targets: undefined, audienceIds: [audienceId] }));
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ targets: [], audienceIds: [audienceId] });
+  // the preview counts the chats a run would have: targets and members, each once
+  const preview = await call(api, 'POST', '/v1/campaigns/preview', mine.token, campaignBody(accountId, { targets: ['m1', 't1'], audienceIds: [audienceId] }));
+  expect(preview.body.run.targets).toBe(2);
 
   const bad = async (extra: Record<string, unknown>) => fields(await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(accountId, extra)));
   expect(await bad({ audienceIds: [theirsId] })).toEqual(['audienceIds.0']);

@@ -124,4 +124,16 @@ export class AudienceMemberRepository {
     const row = result.rows[0];
     return row ? row.vars : undefined;
   }
+
+  /** How many chats a run created now would have: `targets` and the members of `audienceIds`, each chat once. */
+  async runChatCount(audienceIds: string[], targets: string[]): Promise<number> {
+    if (audienceIds.length === 0) return new Set(targets).size;
+    const result = await sql<{ n: number }>`
+      select count(*)::int as n from (
+        select unnest(${targets}::text[]) as chat_id
+        union
+        select chat_id from audience_members where audience_id = any(${audienceIds}::uuid[])
+      ) x`.execute(this.db);
+    return result.rows[0]!.n;
+  }
 }
