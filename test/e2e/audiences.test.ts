@@ -114,4 +114,13 @@ test("a test send reaches its one chat with the chosen chat's variables; the cam
   const live = (await received(stack)).filter((m) => m.account === ACCOUNT).slice(tests.length);
   expect(textsByChat(live, ACCOUNT)).toEqual({ 'ops-phone': 'Hello Ops', yan: 'Hello Yan', 'vip-1': 'Hello Vera' });
   expect((await api(stack, 'GET', `/v1/campaigns/${campaign.body.id}`, token)).body.lastRunId).toBe(run.id);
+
+  // a suppressed chat is skipped in a test as in any run
+  expect((await api(stack, 'POST', `/v1/accounts/${account.body.id}/suppressions`, token, { chatIds: ['blocked-phone'] })).status).toBe(200);
+  const suppressed = await api(stack, 'POST', `/v1/campaigns/${campaign.body.id}/test-sends`, token, { chatId: 'blocked-phone', asChatId: 'yan' });
+  expect(suppressed.status).toBe(202);
+  expect((await runEnded(token, suppressed.body.id)).counts).toMatchObject({ total: 1, skipped: 1, sent: 0 });
+  const target = (await api(stack, 'GET', `/v1/runs/${suppressed.body.id}/targets`, token)).body.items[0];
+  expect(target).toMatchObject({ chatId: 'blocked-phone', status: 'skipped', error: { code: 'suppressed' } });
+  expect((await received(stack)).filter((m) => m.chatId === 'blocked-phone')).toEqual([]);
 }, 120_000);
