@@ -15,6 +15,7 @@ import { RateLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { chatDirectoryRoutes } from './routes/chat-directory.js';
 import { eventRoutes } from './routes/events.js';
 import { mediaRoutes } from './routes/media.js';
 import { pairingRoutes } from './routes/pairing.js';
@@ -87,6 +88,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRequest', authenticate(ctx, authLimits(limiterRedis, ctx)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
+      await v1.register(chatDirectoryRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(campaignRoutes, { ctx });
