@@ -1053,6 +1053,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{id}/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's chat directory in title order: search by title or chat id (any case, accents folded), filter by kind and canSend */
+        get: operations["listAccountChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/chats/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Syncs the account's chat directory from its platform, in the background: 202 `syncing`; progress as `directory` events on /v1/events and on the account */
+        post: operations["syncAccountChats"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{id}/pair": {
         parameters: {
             query?: never;
@@ -3013,7 +3047,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change */
+        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses */
         get: {
             parameters: {
                 query?: never;
@@ -3100,6 +3134,39 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        DirectoryChatInput: {
+            chatId: string;
+            title: string | null;
+            /** @enum {string} */
+            kind: "group" | "direct" | "channel";
+            /** @description null where the platform does not tell */
+            memberCount: number | null;
+            canSend: boolean;
+            /** @description set exactly when canSend is false */
+            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
+            /**
+             * Format: date-time
+             * @description when the platform last described this chat
+             */
+            lastSyncAt: string;
+        };
+        DirectoryStateInput: {
+            /**
+             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
+             * @enum {string}
+             */
+            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
+            /** @description entries listed so far while syncing */
+            synced: number;
+            /** @description entries in the directory */
+            size: number;
+            /** @description the end of the latest complete sync */
+            lastSyncAt: string | null;
+            /** @description backing_off: when the sync is retried */
+            until: string | null;
+            /** @description backing_off, unsupported, failed: why */
+            reason: string | null;
+        };
         AccountInput: {
             /** Format: uuid */
             id: string;
@@ -3152,6 +3219,8 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
+            directory: components["schemas"]["DirectoryStateInput"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -3523,6 +3592,39 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        DirectoryChat: {
+            chatId: string;
+            title: string | null;
+            /** @enum {string} */
+            kind: "group" | "direct" | "channel";
+            /** @description null where the platform does not tell */
+            memberCount: number | null;
+            canSend: boolean;
+            /** @description set exactly when canSend is false */
+            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
+            /**
+             * Format: date-time
+             * @description when the platform last described this chat
+             */
+            lastSyncAt: string;
+        };
+        DirectoryState: {
+            /**
+             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
+             * @enum {string}
+             */
+            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
+            /** @description entries listed so far while syncing */
+            synced: number;
+            /** @description entries in the directory */
+            size: number;
+            /** @description the end of the latest complete sync */
+            lastSyncAt: string | null;
+            /** @description backing_off: when the sync is retried */
+            until: string | null;
+            /** @description backing_off, unsupported, failed: why */
+            reason: string | null;
+        };
         Account: {
             /** Format: uuid */
             id: string;
@@ -3575,6 +3677,8 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
+            directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -3930,4 +4034,133 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listAccountChats: {
+        parameters: {
+            query?: {
+                /** @description title or chat id contains it, any case, accents folded */
+                query?: string;
+                kind?: "group" | "direct" | "channel";
+                /** @description true: chats the account can post in; false: those it cannot */
+                canSend?: "true" | "false";
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DirectoryChat"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncAccountChats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryState"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
