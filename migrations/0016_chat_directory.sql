@@ -4,8 +4,8 @@
 -- Safe when two services migrate at once: the migrator serialises on an advisory lock and runs
 -- this in one transaction. New tables only; no existing row is touched.
 
--- Trigram indexes make "title or id contains" searches use an index at any directory size.
--- A trusted extension (PostgreSQL 13+): a database owner may create it.
+-- A trigram index lets a selective "title or id contains" search skip the account's other
+-- entries. A trusted extension (PostgreSQL 13+, contrib): a database owner may create it.
 create extension if not exists pg_trgm;
 
 create table chat_directory (
@@ -29,7 +29,9 @@ create table chat_directory (
 
 -- Listing pages in title order within one account (the cursor is (title_folded, chat_id)).
 create index chat_directory_order_idx on chat_directory (account_id, title_folded, chat_id);
--- "contains" searches: `title_folded like '%…%'`, ANDed with the account.
+-- "contains" searches, `account_id = … and title_folded like '%…%'`: the planner takes this index
+-- for a rare query of three characters or more (then filters the account), and walks the
+-- account's entries in title order (chat_directory_order_idx) for a common or short one.
 create index chat_directory_search_idx on chat_directory using gin (title_folded gin_trgm_ops);
 
 -- Where each account's directory sync stands. No row: never synced.
