@@ -1,4 +1,7 @@
+import type { ChatDirectorySink } from '@metronome/core';
 import { ChatDirectoryRepository } from '@metronome/db';
+import { DirectoryQueue, directoryJobId } from '@metronome/queue';
+import type { Transport } from '@metronome/transports';
 import { syncDirectory, type DirectoryJobDeps } from '../../services/sender/src/directory-job.js';
 import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
@@ -10,12 +13,24 @@ type SandboxChat = { chatId: string; title: string | null; kind: 'group' | 'dire
 let h: SenderHarness;
 let directory: ChatDirectoryRepository;
 let deps: DirectoryJobDeps;
+let queue: DirectoryQueue;
 beforeEach(async () => {
   h = await startSenderHarness({});
   directory = new ChatDirectoryRepository(h.tdb.db);
-  deps = { directory, transports: h.deps.transports, secretsKeys: h.deps.secretsKeys, clock: h.clock, logger: h.deps.logger, draining: new AbortController().signal };
+  // the senders' directory queue, on the harness's Redis prefix
+  queue = new DirectoryQueue(h.redis, h.deps.queue.queue.opts.prefix!);
+  deps = {
+    directory,
+    transports: h.deps.transports,
+    secretsKeys: h.deps.secretsKeys,
+    clock: h.clock,
+    logger: h.deps.logger,
+    draining: new AbortController().signal,
+    retryAt: (accountId, until) => queue.retryAt(accountId, until, h.clock.now()),
+  };
 });
 afterEach(async () => {
+  await queue.close();
   await h.close();
 });
 
@@ -89,4 +104,18 @@ test('a send the platform refuses as forbidden marks the chat’s entry cannot s
     ['closed', false, 'forbidden'],
     ['open', true, null],
   ]);
+});
+
+test('a platform that asks to slow down leaves the sync backing off, queued again for its until', async () => {
+  const { accountId } = await h.seedAccount();
+  const until = new Date(h.clock.now() + 90_000);
+  // a fake platform's transport that answers every listing with "slow down"
+  const slowDown: Pick<Transport, 'syncDirectory'> = {
+    syncDirectory: async (account, sink: ChatDirectorySink) => sink.syncState(account.id, { status: 'backing_off', until, reason: 'rate-overlimit' }, new Date(h.clock.now())),
+  };
+  await syncDirectory({ ...deps, transports: { http: slowDown as Transport } }, accountId);
+  expect(await directory.syncOf(accountId)).toMatchObject({ status: 'backing_off', until, reason: 'rate-overlimit' });
+  const retry = await queue.queue.getJob(`${directoryJobId(accountId)}-at-${until.getTime()}`);
+  expect(retry?.data).toEqual({ accountId });
+  expect(retry?.opts.delay).toBe(90_000);
 });

@@ -110,6 +110,14 @@ export class DirectoryQueue {
     await this.queue.add('directory', { accountId }, { jobId: directoryJobId(accountId), delay: Math.max(0, Math.ceil(delayMs)) });
   }
 
+  /**
+   * Asks for the sync again at `until` (the platform asked to slow down). Its own job id, since
+   * the job that asks is still running under the account's.
+   */
+  async retryAt(accountId: string, until: Date, now: number): Promise<void> {
+    await this.queue.add('directory', { accountId }, { jobId: `${directoryJobId(accountId)}-at-${until.getTime()}`, delay: Math.max(0, until.getTime() - now) });
+  }
+
   close(): Promise<void> {
     return this.queue.close();
   }

@@ -15,6 +15,8 @@ export interface DirectoryJobDeps {
   logger: Logger;
   /** aborted on SIGTERM: a sync under way stops and says so */
   draining: AbortSignal;
+  /** asks for the account's sync again at `until` (DirectoryQueue.retryAt) */
+  retryAt: (accountId: string, until: Date) => Promise<void>;
 }
 
 /** The longest one sync may list for (a huge directory, a platform that answers slowly). */
@@ -24,7 +26,8 @@ const SYNC_LIMIT_MS = 10 * 60_000;
  * One sync of an account's chat directory (CONTRACT §3, "Chat directory"): load the account,
  * open its credentials as a send does, and let its platform's transport list its chats into
  * the directory. A platform without a listing is `unsupported`; a sync cut short is `failed`
- * (asking again starts it over). The transport reports its own progress and failures.
+ * (asking again starts it over); one the platform put off (`backing_off`) is queued again for its
+ * `until`. The transport reports its own progress and failures.
  */
 export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): Promise<void> {
   const now = () => new Date(deps.clock.now());
@@ -40,6 +43,9 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
     const credentials = account.credentials ? (JSON.parse(open(account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
     await transport.syncDirectory({ id: account.id, externalId: account.externalId, credentials }, deps.directory, signal);
     if (signal.aborted) await deps.directory.syncState(accountId, { status: 'failed', reason: 'the sync was cut short (the sender stopped, or it took too long); ask again' }, now());
+    // The platform asked to slow down (WhatsApp's rate-overlimit): the sync comes back by itself.
+    const state = await deps.directory.syncOf(accountId);
+    if (state?.status === 'backing_off' && state.until) await deps.retryAt(accountId, state.until);
   } catch (error) {
     // Transports report platform failures themselves; this is anything else (unreadable credentials, the database).
     deps.logger.warn({ err: error, accountId }, 'chat directory sync failed');

@@ -5,7 +5,7 @@ import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
-import { RUNS_QUEUE, runJobSchema } from '@metronome/queue';
+import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
@@ -139,8 +139,18 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
 );
 for (const worker of workers) worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
 // Chat directory syncs (CONTRACT §3): rare and long (a listing of thousands of chats), so a few at once.
+const directoryQueue = new DirectoryQueue(redis, keys.queuePrefix);
+directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directory queue error'));
 const directory = directoryWorker(
-  { directory: new ChatDirectoryRepository(db), transports: { http, telegram, whatsapp }, secretsKeys, clock: systemClock, logger: logger.child({ component: 'directory' }), draining: drain.signal },
+  {
+    directory: new ChatDirectoryRepository(db),
+    transports: { http, telegram, whatsapp },
+    secretsKeys,
+    clock: systemClock,
+    logger: logger.child({ component: 'directory' }),
+    draining: drain.signal,
+    retryAt: (accountId, until) => directoryQueue.retryAt(accountId, until, systemClock.now()),
+  },
   workerRedis,
   keys.queuePrefix,
   DIRECTORY_CONCURRENCY,
@@ -153,7 +163,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   await Promise.all([...workers, directory].map((w) => w.close()));
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
-  await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
+  await Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');
 });
