@@ -59,6 +59,20 @@ test('a listing of 5,000 entries (several statements) lands whole, and a repeate
   expect(entries.find((e) => e.chatId === 'chat-7')?.title).toBe('Seven again');
 });
 
+test('the longest titles and chat ids fit (cut to 256 code points, never half a character), and page on', async () => {
+  const emoji = '😀'.repeat(1_000);
+  const ligatures = '\ufdfa'.repeat(300); // each folds (NFKD) to 18 characters
+  const longId = '😀'.repeat(256);
+  await repo.replaceAll(accountId, [group(longId, emoji), group('b', ligatures), group('c', 'Café')], T1);
+  const entries = await all({ limit: 2 });
+  const byChat = new Map((await all()).map((e) => [e.chatId, e]));
+  expect(byChat.get(longId)?.title).toBe('😀'.repeat(256));
+  expect(byChat.get('b')?.title).toBe('\ufdfa'.repeat(256));
+  const rest = await all({ limit: 2, after: { sortKey: entries[1]!.sortKey, chatId: entries[1]!.chatId } });
+  expect([...entries, ...rest].map((e) => e.chatId).sort()).toEqual([longId, 'b', 'c'].sort());
+  expect((await all({ query: '😀😀' })).map((e) => e.chatId)).toEqual([longId]);
+});
+
 test('upsert adds and replaces entries; patch changes the fields given; the sync state counts the size', async () => {
   await repo.syncState(accountId, { status: 'syncing', synced: 0 }, T1);
   await repo.upsert(accountId, [group('a', 'Alpha'), group('b', 'Beta')], T1);

@@ -45,19 +45,26 @@ export interface SyncAccount {
 
 /** Entries a listing sends in one statement: about 1 MB of parameters. */
 const BATCH = 2_000;
-/** Stored titles are cut to this many characters (the column's check). */
-const MAX_TITLE = 1_000;
+/**
+ * Stored titles are cut to this many characters (platforms' own limits are lower: WhatsApp 100,
+ * Telegram 128), and each half of the sort key to as many code points once folded, so an index
+ * entry (account, key, chat id) stays under PostgreSQL's btree limit of about 2,700 bytes.
+ */
+const MAX_TITLE = 256;
 /** Between the folded title and the folded chat id: no query spans both. */
 const SEPARATOR = '\u001f';
 
 /** What a search compares and the listing orders by: the folded title, then the folded chat id. */
 export function directorySortKey(title: string | null, chatId: string): string {
-  return `${foldForSearch(title ?? '')}${SEPARATOR}${foldForSearch(chatId)}`;
+  return `${cut(foldForSearch(title === null ? '' : cut(title)))}${SEPARATOR}${cut(foldForSearch(chatId))}`;
 }
 
-/** `text` as a `like` pattern that matches it anywhere. */
+/** The first MAX_TITLE code points (never half a surrogate pair). */
+const cut = (text: string): string => (text.length <= MAX_TITLE ? text : [...text].slice(0, MAX_TITLE).join(''));
+
+/** `text` as a `like` pattern that matches it anywhere (never across the separator). */
 function containsPattern(text: string): string {
-  return `%${foldForSearch(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${foldForSearch(text).replaceAll(SEPARATOR, '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**
@@ -99,7 +106,7 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     await this.db
       .updateTable('chat_directory')
       .set({
-        ...(change.title !== undefined && { title: change.title?.slice(0, MAX_TITLE) ?? null, title_folded: directorySortKey(change.title, chatId) }),
+        ...(change.title !== undefined && { title: change.title === null ? null : cut(change.title), title_folded: directorySortKey(change.title, chatId) }),
         ...(change.kind !== undefined && { kind: change.kind }),
         ...(change.memberCount !== undefined && { member_count: change.memberCount }),
         ...(change.canSend !== undefined && {
@@ -222,7 +229,7 @@ async function upsertBatch(db: Kysely<DB>, accountId: string, chats: DirectoryCh
         (account_id, chat_id, title, title_folded, kind, member_count, can_send, cannot_send_reason, last_sync_at, updated_at)
       select ${accountId}::uuid, u.chat_id, u.title, u.folded, u.kind, u.member_count, u.can_send,
              case when u.can_send then null else coalesce(u.reason, 'forbidden') end, ${at}, ${at}
-        from unnest(${column((c) => c.chatId)}::text[], ${column((c) => c.title?.slice(0, MAX_TITLE) ?? null)}::text[],
+        from unnest(${column((c) => c.chatId)}::text[], ${column((c) => (c.title === null ? null : cut(c.title)))}::text[],
                     ${column((c) => directorySortKey(c.title, c.chatId))}::text[], ${column((c) => c.kind)}::text[],
                     ${column((c) => c.memberCount)}::int[], ${column((c) => c.canSend)}::boolean[],
                     ${column((c) => c.cannotSendReason)}::text[])

@@ -14,6 +14,8 @@ export const listChatsQuery = z.object({
   kind: kind.optional(),
   canSend: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('true: chats the account can post in; false: those it cannot'),
   ...pageQuery,
+  // a page ends at a title and a chat id, each up to 256 characters of any script
+  cursor: z.string().min(1).max(8_192).optional().describe('nextCursor of the previous page'),
 });
 
 export const directoryEntry = z
