@@ -16,6 +16,7 @@ import { fairness } from './scenarios/fairness.mjs';
 import { apiLoad } from './scenarios/api-load.mjs';
 import { bigRun } from './scenarios/big-run.mjs';
 import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
+import { directorySearch } from './scenarios/directory-search.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 const args = process.argv.slice(2);
@@ -41,6 +42,7 @@ const scenarios = [
   { name: 'api-load', run: apiLoad },
   { name: 'audience-import', run: audienceImport },
   { name: 'audience-run', run: audienceRun },
+  { name: 'directory-search', run: directorySearch },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

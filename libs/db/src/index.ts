@@ -50,3 +50,11 @@ export {
   type DeliveryAttempt,
 } from './repositories/webhook-delivery-repository.js';
 export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';
+export {
+  ChatDirectoryRepository,
+  directorySortKey,
+  type DirectoryEntryRow,
+  type DirectoryQuery,
+  type DirectorySyncRow,
+  type SyncAccount,
+} from './repositories/chat-directory-repository.js';

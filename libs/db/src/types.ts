@@ -271,6 +271,36 @@ export interface WebhookDeliveriesTable {
   created_at: Generated<Date>;
 }
 
+/** migrations/0016: an account's chats as its platform lists them (CONTRACT §3, "Chat directory") */
+export interface ChatDirectoryTable {
+  account_id: string;
+  chat_id: string;
+  title: string | null;
+  /** foldForSearch(title) + U+001F + foldForSearch(chat_id): searched, and the listing's order */
+  title_folded: string;
+  kind: 'group' | 'direct' | 'channel';
+  member_count: number | null;
+  can_send: boolean;
+  cannot_send_reason: string | null;
+  last_sync_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DirectorySyncStatus = 'syncing' | 'ok' | 'backing_off' | 'unsupported' | 'failed';
+
+/** migrations/0016: where an account's directory sync stands; no row: never synced */
+export interface ChatDirectorySyncsTable {
+  account_id: string;
+  status: DirectorySyncStatus;
+  synced: Generated<number>;
+  size: Generated<number>;
+  until: NullableTimestamp;
+  reason: string | null;
+  last_sync_at: NullableTimestamp;
+  requested_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
@@ -287,6 +317,8 @@ export interface DB {
   whatsapp_auth: WhatsappAuthTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  chat_directory: ChatDirectoryTable;
+  chat_directory_syncs: ChatDirectorySyncsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -16,6 +16,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { audienceRoutes } from './routes/audiences.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { chatDirectoryRoutes } from './routes/chat-directory.js';
 import { eventRoutes } from './routes/events.js';
 import { mediaRoutes } from './routes/media.js';
 import { pairingRoutes } from './routes/pairing.js';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRequest', authenticate(ctx, authLimits(limiterRedis, ctx)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
+      await v1.register(chatDirectoryRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(audienceRoutes, { ctx });

@@ -3,13 +3,14 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
-import { RUNS_QUEUE, runJobSchema } from '@metronome/queue';
+import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
+import { directoryWorker } from './directory-job.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
 import { jobWaitMs } from './job-wait.js';
@@ -18,6 +19,9 @@ import { countSockets } from './socket-metrics.js';
 import { workerSlots } from './worker-slots.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
+
+/** Chat directory syncs one replica runs at once. */
+const DIRECTORY_CONCURRENCY = 2;
 const config = (() => {
   try {
     return loadConfig(process.env);
@@ -134,15 +138,32 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
     }),
 );
 for (const worker of workers) worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+// Chat directory syncs (CONTRACT §3): rare and long (a listing of thousands of chats), so a few at once.
+const directoryQueue = new DirectoryQueue(redis, keys.queuePrefix);
+directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directory queue error'));
+const directory = directoryWorker(
+  {
+    directory: new ChatDirectoryRepository(db),
+    transports: { http, telegram, whatsapp },
+    secretsKeys,
+    clock: systemClock,
+    logger: logger.child({ component: 'directory' }),
+    draining: drain.signal,
+    retryAt: (accountId, until) => directoryQueue.retryAt(accountId, until, systemClock.now()),
+  },
+  workerRedis,
+  keys.queuePrefix,
+  DIRECTORY_CONCURRENCY,
+);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
-  await Promise.all(workers.map((w) => w.close()));
+  await Promise.all([...workers, directory].map((w) => w.close()));
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
-  await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
+  await Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');
 });
