@@ -96,3 +96,13 @@ test('no pending update: nothing upserted, the sync ok with none seen; a refused
   await transport.syncDirectory(account, sink);
   expect(sink.state(account.id)).toMatchObject({ status: 'failed', reason: expect.stringContaining('refused') });
 });
+
+test('updates too many for one answer are read fewer at a time, the earliest first', async () => {
+  // Each a long message in its own chat: 100 of them are far over the 64 KiB an answer is read to.
+  for (let i = 0; i < 100; i++) fake.updates.push(BOT, 'message', message({ id: 1000 + i, type: 'private', first_name: `User ${i}` }, 'x'.repeat(4000)));
+  await transport.syncDirectory(account, sink);
+  const limits = fake.updates.getUpdatesCalls.map((c) => c.params['limit']);
+  expect(limits).toEqual([100, 50, 25, 12]);
+  expect(sink.of('upsert')[0]!.chats.map((c) => c.chatId)).toEqual(Array.from({ length: 12 }, (_, i) => String(1000 + i)));
+  expect(sink.state(account.id)).toEqual({ status: 'ok', size: 12 });
+});
