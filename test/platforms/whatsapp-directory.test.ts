@@ -86,9 +86,11 @@ test('a sync of 1,000 groups is ONE groupFetchAllParticipating call, written as 
   // Baileys emits the whole listing as groups.update too: not written a second time.
   expect(sink.of('upsert')).toHaveLength(0);
 
-  // A send to a group afterwards uses the open socket: no further listing.
+  // A send to a group afterwards uses the open socket: no further listing, and no lookup of the
+  // group either (the listing filled the group cache Baileys asks before a group message).
   expect(await transport.send(account, text(groups[1]!))).toMatchObject({ kind: 'delivered' });
   expect(network.groupFetches).toHaveLength(1);
+  expect(network.groupLookups).toHaveLength(0);
 });
 
 test('renames, announce switches, promotions, a leave, a removal and a new group reach the directory without another listing', async () => {

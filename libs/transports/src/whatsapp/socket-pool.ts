@@ -61,6 +61,7 @@ export class WhatsAppSocketPool {
         const c = this.connections.get(accountId);
         return c && !c.disposed ? this.groups.get(accountId, jid, (j) => c.socket.groupMetadata(j)) : Promise.reject(new Error('no socket open'));
       },
+      prime: (accountId, groups) => this.groups.prime(accountId, groups),
     });
     this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
     this.timer.unref();
