@@ -149,6 +149,12 @@ export class FakeWhatsAppGroups {
     this.participantsChange(jid, accountId, 'remove', true);
   }
 
+  /** An admin adds the account to an existing group (again). */
+  addBack(accountId: string, jid: string): void {
+    this.join(accountId, jid);
+    this.participantsChange(jid, accountId, 'add', false);
+  }
+
   /** An admin makes the account an admin, or no longer one. */
   setAdmin(accountId: string, jid: string, admin: boolean): void {
     this.participantsChange(jid, accountId, admin ? 'promote' : 'demote', false);
@@ -162,13 +168,13 @@ export class FakeWhatsAppGroups {
     if (member) member.serverEvent('groups.upsert', [{ ...this.metadata(jid), author: g.others[0] } as GroupMetadata]);
   }
 
-  private participantsChange(jid: string, accountId: string, action: 'remove' | 'promote' | 'demote', byItself: boolean): void {
+  private participantsChange(jid: string, accountId: string, action: 'add' | 'remove' | 'promote' | 'demote', byItself: boolean): void {
     const g = this.groups.get(jid)!;
     const member = this.openMember(accountId);
     const id = this.address(g, member) ?? `${accountId}@lid`;
     const audience = [...g.members.keys()];
     if (action === 'remove') g.members.delete(accountId);
-    else g.members.set(accountId, action === 'promote' ? 'admin' : null);
+    else if (action !== 'add') g.members.set(accountId, action === 'promote' ? 'admin' : null);
     const event = { id: jid, author: byItself ? id : g.others[0]!, participants: [{ id, admin: g.members.get(accountId) ?? null }], action };
     // The notification reaches every member, the removed one included.
     for (const a of audience) this.openMember(a)?.serverEvent('group-participants.update', event);

@@ -118,6 +118,12 @@ test('renames, announce switches, promotions, a leave, a removal and a new group
   await eventually('demotion written', async () => sink.entry(account.id, announced)?.canSend === false, 5_000, 5);
   expect(sink.entry(account.id, announced)?.cannotSendReason).toBe('announce_only');
 
+  // Added back to the group it left: that one group is looked up, not the whole list.
+  network.groupBook.addBack(account.id, left);
+  await eventually('re-added written', async () => sink.entry(account.id, left)?.canSend === true, 5_000, 5);
+  expect(sink.entry(account.id, left)).toMatchObject({ title: 'Group 3', cannotSendReason: null });
+  expect(network.groupLookups.map((l) => l.jid)).toEqual([left]);
+
   expect(network.groupFetches).toHaveLength(1);
 });
 
