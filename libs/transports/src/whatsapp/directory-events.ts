@@ -57,7 +57,7 @@ export function followDirectory(on: On, accountId: string, user: () => { id: str
 
   on('group-participants.update', (u) => {
     const own = ownIds(user());
-    if (!u.participants.some((p) => isOwn(p, own))) return;
+    if (!(u.participants ?? []).some((p) => isOwn(p, own))) return;
     switch (u.action) {
       case 'remove': {
         // Baileys reports a member leaving as a `remove` whose author is that member.

@@ -20,6 +20,8 @@ export interface WhatsAppDirectoryOptions {
   heldElsewhere(accountId: string): Promise<boolean>;
   /** one group's metadata, through the pool's group cache */
   lookup(accountId: string, jid: string): Promise<GroupMetadata>;
+  /** hands a listing's metadata to the pool's group cache, so sends to those groups need no lookup */
+  prime(accountId: string, groups: GroupMetadata[]): void;
 }
 
 interface AccountState {
@@ -135,6 +137,7 @@ export class WhatsAppDirectory {
       await this.failed(accountId, sink, failureOf(error));
       return;
     }
+    this.o.prime(accountId, Object.values(groups));
     const own = ownIds(socket.user);
     const chats: DirectoryChat[] = [];
     st.groups.clear();
