@@ -205,6 +205,31 @@ test('one-to-one chats appear after a send and after an incoming message, titled
   expect(sink.entry(account.id, '60122222222@s.whatsapp.net')).toMatchObject({ title: 'Aisha', canSend: true });
 });
 
+test("a sync on a replica that does not hold the account's socket asks for it as a send would, and lists nothing until it has it", async () => {
+  const prefix = uniquePrefix('wa-dir-2');
+  const sinkA = new RecordingDirectorySink();
+  const a = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { directory: sinkA, timers });
+  const b = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { directory: sink, timers });
+  try {
+    const account = await pairedAccount();
+    network.groupBook.addMany(account.id, 10);
+    expect((await a.use(account.id, async () => 'opened')).ok).toBe(true);
+    await eventually('a listed on connect', async () => sinkA.state(account.id)?.status === 'ok', 5_000, 5);
+    await b.syncDirectory(account.id, sink);
+    expect(sink.state(account.id)).toMatchObject({ status: 'failed', reason: expect.stringContaining('another replica') });
+    expect(network.groupFetches).toHaveLength(1);
+    // a hands the socket over (as to a send); b's next sync lists on its own socket, never two at once.
+    const listed = await eventually('b gets the socket and lists', async () => {
+      await b.syncDirectory(account.id, sink);
+      return sink.state(account.id)?.status === 'ok' ? true : null;
+    }, 10_000, 20);
+    expect(listed).toBe(true);
+    expect(network.maxOpenAtOnce(account.id)).toBe(1);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
 test('without a directory, the pool sends as before and lists nothing on connect', async () => {
   await transport.close();
   pool = makePool(network, socketLeases(redis, uniquePrefix('wa-dir')), auth, KEYS, clock, { timers });
