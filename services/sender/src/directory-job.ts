@@ -38,6 +38,13 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
     await deps.directory.syncState(accountId, { status: 'unsupported', reason: `the ${account.platform} platform cannot list chats` }, now());
     return;
   }
+  // The account's one socket is open on another replica (WhatsApp): leave the sync to come back
+  // then, rather than take the socket over, as a send job does.
+  const readiness = await transport.readiness?.(accountId);
+  if (readiness && !readiness.ready) {
+    await deps.retryAt(accountId, new Date(deps.clock.now() + readiness.retryAfterMs));
+    return;
+  }
   const signal = AbortSignal.any([deps.draining, AbortSignal.timeout(SYNC_LIMIT_MS)]);
   try {
     const credentials = account.credentials ? (JSON.parse(open(account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;

@@ -51,6 +51,8 @@ const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeo
 const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])];
 // Replies on the WhatsApp sockets this replica holds: a keyword lists the chat (opt-out).
 const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: systemClock, logger, metrics });
+// Each account's chat directory (CONTRACT §3): synced on request, and kept current by WhatsApp's group events.
+const chatDirectory = new ChatDirectoryRepository(db);
 // WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
@@ -61,6 +63,7 @@ const whatsapp = new WhatsAppTransport({
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
     onIncomingText: optOuts.onIncomingText,
+    directory: chatDirectory,
     clock: systemClock,
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),
@@ -143,7 +146,7 @@ const directoryQueue = new DirectoryQueue(redis, keys.queuePrefix);
 directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directory queue error'));
 const directory = directoryWorker(
   {
-    directory: new ChatDirectoryRepository(db),
+    directory: chatDirectory,
     transports: { http, telegram, whatsapp },
     secretsKeys,
     clock: systemClock,

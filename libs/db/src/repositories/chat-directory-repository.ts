@@ -1,4 +1,4 @@
-import { foldForSearch, type CannotSendReason, type ChatDirectorySink, type ChatKind, type DirectoryChat, type DirectorySyncState } from '@metronome/core';
+import { foldForSearch, type CannotSendReason, type ChatDirectorySink, type ChatKind, type DirectoryChat, type DirectoryScope, type DirectorySyncState } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB, DirectorySyncStatus, Platform } from '../types.js';
 
@@ -78,9 +78,11 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
    * A complete listing: every entry upserted (batches of BATCH), then the account's entries the
    * listing lacks marked `left` (one that already cannot send keeps its reason); all stamped
    * `at`. One transaction, so a reader sees the old directory or the new one. Never deletes: a
-   * run's history keeps its chats' titles.
+   * run's history keeps its chats' titles. A `scope` limits the listing to some kinds: entries
+   * of other kinds are left as they are (WhatsApp lists groups, never one-to-one chats).
    */
-  async replaceAll(accountId: string, chats: DirectoryChat[], at: Date): Promise<void> {
+  async replaceAll(accountId: string, chats: DirectoryChat[], at: Date, scope?: DirectoryScope): Promise<void> {
+    const kinds = scope ? scope.kinds : null;
     const unique = distinct(chats);
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < unique.length; i += BATCH) await upsertBatch(trx, accountId, unique.slice(i, i + BATCH), at);
@@ -90,6 +92,7 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
                cannot_send_reason = case when d.can_send then 'left' else d.cannot_send_reason end,
                last_sync_at = ${at}, updated_at = ${at}
          where d.account_id = ${accountId}::uuid
+           and (${sql.val(kinds)}::text[] is null or d.kind = any(${sql.val(kinds)}::text[]))
            and not exists (select 1 from unnest(${sql.val(unique.map((c) => c.chatId))}::text[]) as l(id) where l.id = d.chat_id)`.execute(trx);
     });
   }
@@ -235,8 +238,10 @@ async function upsertBatch(db: Kysely<DB>, accountId: string, chats: DirectoryCh
                     ${column((c) => c.cannotSendReason)}::text[])
              as u (chat_id, title, folded, kind, member_count, can_send, reason)
       on conflict (account_id, chat_id) do update
-         set title = excluded.title, title_folded = excluded.title_folded, kind = excluded.kind,
-             member_count = excluded.member_count, can_send = excluded.can_send,
+         -- an entry named without a title or member count (a send to a one-to-one chat) keeps the ones it had
+         set title = coalesce(excluded.title, d.title),
+             title_folded = case when excluded.title is null then d.title_folded else excluded.title_folded end,
+             kind = excluded.kind, member_count = coalesce(excluded.member_count, d.member_count), can_send = excluded.can_send,
              cannot_send_reason = excluded.cannot_send_reason, last_sync_at = excluded.last_sync_at,
              updated_at = excluded.updated_at
       returning (xmax = 0) as inserted
