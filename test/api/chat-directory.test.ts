@@ -107,7 +107,7 @@ test('an http account asks for a sync when created and when given a new API key;
   await repo.replaceAll(telegram.id, chats, T);
   await repo.syncState(telegram.id, { status: 'ok', size: 4 }, T);
   const account = await call(api, 'GET', `/v1/accounts/${telegram.id}`, a.token);
-  expect(account.body.directory).toEqual({ status: 'ok', synced: 0, size: 4, lastSyncAt: T.toISOString(), until: null, reason: null });
+  expect(account.body.directory).toEqual({ status: 'ok', synced: 4, size: 4, lastSyncAt: T.toISOString(), until: null, reason: null });
   const listed = (await call(api, 'GET', '/v1/accounts?limit=100', a.token)).body.items.find((x: { id: string }) => x.id === telegram.id);
   expect(listed.directory.status).toBe('ok');
 });
