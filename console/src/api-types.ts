@@ -3264,7 +3264,7 @@ export interface components {
              * @enum {string}
              */
             status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
-            /** @description entries listed so far while syncing */
+            /** @description entries listed: so far while syncing; by the whole listing once ok */
             synced: number;
             /** @description entries in the directory */
             size: number;
@@ -3770,7 +3770,7 @@ export interface components {
              * @enum {string}
              */
             status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
-            /** @description entries listed so far while syncing */
+            /** @description entries listed: so far while syncing; by the whole listing once ok */
             synced: number;
             /** @description entries in the directory */
             size: number;

@@ -79,10 +79,19 @@ test("another tenant's account is not found, for listing and syncing alike", asy
   expect((await call(api, 'GET', `/v1/accounts/${id}/chats`, a.token)).body.items).toHaveLength(4);
 });
 
-test('an http account asks for its first sync when created; a sync asked for is 202 syncing and one job per account', async () => {
+test('an http account asks for a sync when created and when given a new API key; a sync asked for is 202 syncing and one job per account', async () => {
   const created = await create(a);
   expect(created.directory).toEqual({ status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null });
   expect(await jobs.getJob(directoryJobId(created.id))).toBeTruthy();
+
+  // a new API key asks again
+  await jobs.remove(directoryJobId(created.id));
+  const rekeyed = await call(api, 'PATCH', `/v1/accounts/${created.id}`, a.token, { credentials: { apiKey: 'sandbox-api-key-0002' } });
+  expect(rekeyed.body.directory.status).toBe('syncing');
+  expect(await jobs.getJob(directoryJobId(created.id))).toBeTruthy();
+  await jobs.remove(directoryJobId(created.id));
+  expect((await call(api, 'PATCH', `/v1/accounts/${created.id}`, a.token, { name: 'renamed' })).status).toBe(200);
+  expect(await jobs.getJob(directoryJobId(created.id))).toBeUndefined();
 
   const telegram = await create(a, 'telegram');
   expect(telegram.directory).toEqual({ status: 'never', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null });
@@ -98,7 +107,7 @@ test('an http account asks for its first sync when created; a sync asked for is 
   await repo.replaceAll(telegram.id, chats, T);
   await repo.syncState(telegram.id, { status: 'ok', size: 4 }, T);
   const account = await call(api, 'GET', `/v1/accounts/${telegram.id}`, a.token);
-  expect(account.body.directory).toEqual({ status: 'ok', synced: 0, size: 4, lastSyncAt: T.toISOString(), until: null, reason: null });
+  expect(account.body.directory).toEqual({ status: 'ok', synced: 4, size: 4, lastSyncAt: T.toISOString(), until: null, reason: null });
   const listed = (await call(api, 'GET', '/v1/accounts?limit=100', a.token)).body.items.find((x: { id: string }) => x.id === telegram.id);
   expect(listed.directory.status).toBe('ok');
 });

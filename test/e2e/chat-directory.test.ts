@@ -44,7 +44,7 @@ test('a new http account fills its directory from the sandbox; a forbidden send 
     expect(listed.map(strip).sort(byId)).toEqual(chats.map(strip).sort(byId));
     const directoryEvents = () => events.events.filter((e) => e.event === 'directory' && e.data.accountId === id);
     await eventually('the ok event', async () => directoryEvents().some((e) => e.data.status === 'ok'), 10_000);
-    expect(directoryEvents().at(-1)!.data).toEqual({ accountId: id, status: 'ok', synced: 0, size: 60, until: null, reason: null });
+    expect(directoryEvents().at(-1)!.data).toEqual({ accountId: id, status: 'ok', synced: 60, size: 60, until: null, reason: null });
 
     // the platform now refuses the account in chat-3 (the directory was synced before it did)
     await putDirectory({ chats: chats.map((c) => (c.chatId === 'chat-3' ? { ...c, canSend: false } : c)) });

@@ -3,6 +3,7 @@ import { ChatDirectoryRepository } from '@metronome/db';
 import { DirectoryQueue, directoryJobId } from '@metronome/queue';
 import type { Transport } from '@metronome/transports';
 import { syncDirectory, type DirectoryJobDeps } from '../../services/sender/src/directory-job.js';
+import { senderEvents } from '../../services/sender/src/sender-events.js';
 import { driveRun, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // The http platform's chat directory, end to end inside one process: the sender's sync job
@@ -24,7 +25,7 @@ beforeEach(async () => {
     transports: h.deps.transports,
     secretsKeys: h.deps.secretsKeys,
     clock: h.clock,
-    logger: h.deps.logger,
+    events: senderEvents(),
     draining: new AbortController().signal,
     retryAt: (accountId, until) => queue.retryAt(accountId, until, h.clock.now()),
   };

@@ -1,10 +1,11 @@
 import { Worker, type Job } from 'bullmq';
 import { open, type Clock } from '@metronome/core';
 import type { ChatDirectoryRepository } from '@metronome/db';
-import type { Logger } from '@metronome/observability';
 import { DIRECTORY_QUEUE, directoryJobSchema } from '@metronome/queue';
+import type { Logger } from '@metronome/observability';
 import type { RedisClient } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
+import type { SenderEvents } from './sender-events.js';
 
 /** What a directory sync takes: the directory (the sink the transport writes to), the platforms, the keys that open credentials. */
 export interface DirectoryJobDeps {
@@ -12,7 +13,8 @@ export interface DirectoryJobDeps {
   transports: Record<string, Transport | undefined>;
   secretsKeys: Buffer[];
   clock: Clock;
-  logger: Logger;
+  /** what the sync reports (the sender's bus: its subscribers make the log lines) */
+  events: SenderEvents;
   /** aborted on SIGTERM: a sync under way stops and says so */
   draining: AbortSignal;
   /** asks for the account's sync again at `until` (DirectoryQueue.retryAt) */
@@ -31,6 +33,7 @@ const SYNC_LIMIT_MS = 10 * 60_000;
  */
 export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): Promise<void> {
   const now = () => new Date(deps.clock.now());
+  const started = deps.clock.now();
   const account = await deps.directory.accountForSync(accountId);
   if (!account) return;
   const transport = deps.transports[account.platform];
@@ -53,29 +56,28 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
     // The platform asked to slow down (WhatsApp's rate-overlimit): the sync comes back by itself.
     const state = await deps.directory.syncOf(accountId);
     if (state?.status === 'backing_off' && state.until) await deps.retryAt(accountId, state.until);
+    deps.events.emit('directory:synced', { accountId, platform: account.platform, status: state?.status ?? 'never', size: state?.size ?? 0, heldMs: deps.clock.now() - started });
   } catch (error) {
     // Transports report platform failures themselves; this is anything else (unreadable credentials, the database).
-    deps.logger.warn({ err: error, accountId }, 'chat directory sync failed');
+    deps.events.emit('directory:failed', { accountId, error });
     await deps.directory.syncState(accountId, { status: 'failed', reason: 'the sync failed; ask again' }, now()).catch(() => undefined);
   }
 }
 
 /** The senders' directory worker: a few syncs at once, beside the runs worker. */
-export function directoryWorker(deps: DirectoryJobDeps, connection: RedisClient, prefix: string, concurrency: number): Worker {
+export function directoryWorker(deps: DirectoryJobDeps, logger: Logger, connection: RedisClient, prefix: string, concurrency: number): Worker {
   const worker = new Worker(
     DIRECTORY_QUEUE,
     async (job: Job) => {
       const parsed = directoryJobSchema.safeParse(job.data);
       if (!parsed.success) {
-        deps.logger.warn({ jobId: job.id, data: job.data }, 'invalid directory job');
+        deps.events.emit('job:invalid', { jobId: job.id, data: job.data });
         return;
       }
-      const started = deps.clock.now();
       await syncDirectory(deps, parsed.data.accountId);
-      deps.logger.info({ jobId: job.id, accountId: parsed.data.accountId, heldMs: deps.clock.now() - started }, 'chat directory sync done');
     },
     { connection, prefix, concurrency, lockDuration: 60_000 },
   );
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'directory worker error'));
+  worker.on('error', (error) => logger.error({ err: error }, 'directory worker error'));
   return worker;
 }

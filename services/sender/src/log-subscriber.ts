@@ -29,6 +29,8 @@ export function subscribeLogs(events: SenderEvents, logger: Logger): () => void 
       if (e.moved === 'lost') logger.warn(scope(e), 'chat moved, but the target lease was lost meanwhile: not renamed');
       else logger.info({ ...scope(e), code: e.code, newChatId: e.newChatId, moved: e.moved }, e.moved === 'moved' ? 'chat moved: target renamed, sent again at once' : 'chat moved to a chat already targeted: skipped');
     },
+    'directory:synced': (e) => logger.info({ accountId: e.accountId, platform: e.platform, status: e.status, size: e.size, ms: e.heldMs }, 'chat directory sync ended'),
+    'directory:failed': (e) => logger.warn({ err: e.error, accountId: e.accountId }, 'chat directory sync failed'),
     'chat:suppress-failed': (e) => logger.warn({ ...scope(e), err: e.error }, 'chat not added to the suppression list'),
     'claim:lost': (e) => logger.warn({ err: e.error, runId: e.runId }, 'claim failed: the database is away; the job stops claiming'),
     'claim:released': (e) => logger.info({ runId: e.runId, released: e.released }, 'claims whose answers were lost given back as pending'),

@@ -131,7 +131,8 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
    * statement. `ok` stamps `last_sync_at`; `syncing` keeps the reason and time of nothing.
    */
   async syncState(accountId: string, state: DirectorySyncState, at: Date): Promise<void> {
-    const synced = state.status === 'syncing' ? state.synced : 0;
+    // entries listed: so far while syncing, in the whole listing once ok
+    const synced = state.status === 'syncing' ? state.synced : state.status === 'ok' ? state.size : 0;
     const until = state.status === 'backing_off' ? state.until : null;
     const reason = 'reason' in state ? state.reason : null;
     const lastSyncAt = state.status === 'ok' ? at : null;

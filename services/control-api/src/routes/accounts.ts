@@ -125,7 +125,9 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         ctx.now(),
       );
       if (!updated) throw notFound('account');
-      return accountView(updated, defaults, ctx.now());
+      // A new API key syncs an http account's chat directory again (the last sync may have been refused).
+      const directory = credentials && updated.platform === 'http' ? await firstSync(updated.id) : updated.directory;
+      return accountView({ ...updated, directory }, defaults, ctx.now());
     },
   );
 
@@ -146,7 +148,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     },
   );
 
-  /** Asks for an account's first directory sync; the account stands without it (POST …/chats/sync asks again). */
+  /** Asks for a directory sync of a new or re-keyed http account; the account stands without it (POST …/chats/sync asks again). */
   const firstSync = (accountId: string) =>
     ctx.directorySyncs.request(accountId, ctx.now()).catch((err: unknown) => {
       ctx.logger.warn({ err, accountId }, 'could not ask for the first chat directory sync');

@@ -36,7 +36,7 @@ export const directoryState = z
     status: z
       .enum(['never', 'syncing', 'ok', 'backing_off', 'unsupported', 'failed'])
       .describe('never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed'),
-    synced: z.number().int().describe('entries listed so far while syncing'),
+    synced: z.number().int().describe('entries listed: so far while syncing; by the whole listing once ok'),
     size: z.number().int().describe('entries in the directory'),
     lastSyncAt: time.nullable().describe('the end of the latest complete sync'),
     until: time.nullable().describe('backing_off: when the sync is retried'),
