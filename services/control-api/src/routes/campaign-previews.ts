@@ -19,6 +19,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
     '/campaigns/:id/occurrences',
     {
       schema: {
+        operationId: 'listCampaignOccurrences',
         tags: ['campaigns'],
         summary: 'The next runs the scheduler will create for the campaign (empty when it is deactivated)',
         params: idParams,
@@ -54,6 +55,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
     '/campaigns/preview',
     {
       schema: {
+        operationId: 'previewCampaign',
         tags: ['campaigns'],
         summary: 'Validate a campaign create body exactly as create does and preview it; nothing is saved',
         body: createCampaignBody,
