@@ -69,3 +69,19 @@ function clusterOptions(target: RedisClusterTarget, nodeOptions: RedisOptions): 
     },
   };
 }
+
+/**
+ * Closes a connection within `timeoutMs` whether or not Redis answers: QUIT when it is ready
+ * (commands already sent are answered first), else, or when QUIT is not answered in time, a
+ * disconnect, which fails whatever still waits on the connection and stops its reconnecting.
+ * A plain `quit()` on a connection that is reconnecting waits for Redis to come back.
+ */
+export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
+  if (redis.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((done) => (timer = setTimeout(done, timeoutMs)));
+    await Promise.race([redis.quit().catch(() => undefined), late]);
+    clearTimeout(timer);
+  }
+  if (redis.status !== 'end') redis.disconnect();
+}
