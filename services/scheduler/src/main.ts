@@ -187,7 +187,7 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
   if (!(await settledWithin(loop, TICK_STOP_MS))) {
-    // the commands the tick waits on fail, and it ends through its error path
+    // no reconnecting: a tick left waiting cannot wake and write while the stop goes on
     logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
     redis.disconnect();
     await stopStep(logger, 'tick', loop, STEP_MS);

@@ -151,8 +151,8 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   const closing = Promise.all(workers.map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
     // Answers are written to PostgreSQL as they come (pending-answers.ts); what the stuck jobs
-    // still hold is covered by its leases (CONTRACT §4). Closing the Redis connections fails
-    // the commands they wait on, so they end through their error paths.
+    // still hold is covered by its leases (CONTRACT §4). Closing the Redis connections stops
+    // their reconnecting, so a job left waiting cannot wake and send while the stop goes on.
     logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
     redis.disconnect();
     workerRedis.disconnect();
