@@ -187,9 +187,9 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
   if (!(await settledWithin(loop, TICK_STOP_MS))) {
-    // no reconnecting: a tick left waiting cannot wake and write while the stop goes on
+    // closing Redis fails the commands the tick waits on (nothing can wake and write mid-stop)
     logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
-    redis.disconnect();
+    await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
     await stopStep(logger, 'tick', loop, STEP_MS);
   }
   // the lease runs out by itself when Redis does not answer: a standby takes over then

@@ -142,7 +142,9 @@ const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_
  * drain; a job still running after it waits on Redis or PostgreSQL that does not answer, and
  * waiting longer would only meet the stop deadline (service-lifecycle.ts).
  */
-const DRAIN_MS = 4_000;
+const DRAIN_MS = 3_000;
+/** Enough for a connection whose Redis is away to make its last attempt (ioredis waits up to 2 s between them). */
+const REDIS_CLOSE_MS = 2_500;
 /** Each later step of the stop, bounded the same way. */
 const STEP_MS = 1_000;
 
@@ -151,11 +153,10 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   const closing = Promise.all(workers.map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
     // Answers are written to PostgreSQL as they come (pending-answers.ts); what the stuck jobs
-    // still hold is covered by its leases (CONTRACT §4). Closing the Redis connections stops
-    // their reconnecting, so a job left waiting cannot wake and send while the stop goes on.
+    // still hold is covered by its leases (CONTRACT §4). Closing Redis fails the commands they
+    // wait on (nothing can wake and send mid-stop), so they end through their error paths.
     logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
-    redis.disconnect();
-    workerRedis.disconnect();
+    await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
     await stopStep(logger, 'workers', Promise.all(workers.map((w) => w.close(true))), STEP_MS);
   }
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
