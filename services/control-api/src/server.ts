@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   stopOnSignals('control-api', logger, 'control-api stopping', async () => {
     // Each step bounded: one waiting on Redis or PostgreSQL that does not answer is left behind
     // (requests in flight fail, the pairing sockets' leases run out by themselves).
-    await stopStep(logger, 'requests', app.close(), 4_000);
+    await stopStep(logger, 'requests', app.close(), 5_000);
     await stopStep(logger, 'webhooks', webhooks.stop(), 1_000);
     await stopStep(logger, 'whatsapp', whatsapp.close(), 1_000);
     await stopStep(logger, 'queue', queue.close(), 1_000);
