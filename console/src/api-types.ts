@@ -9,29 +9,7 @@ export interface paths {
             cookie?: never;
         };
         /** The process is up */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {boolean} */
-                            ok: true;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -48,43 +26,7 @@ export interface paths {
             cookie?: never;
         };
         /** PostgreSQL and Redis answer (503 otherwise) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            ok: boolean;
-                            postgres: boolean;
-                            redis: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            ok: boolean;
-                            postgres: boolean;
-                            redis: boolean;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -101,26 +43,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-            };
-        };
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -137,115 +60,10 @@ export interface paths {
             cookie?: never;
         };
         /** List tenants, newest first (admin token only); never their tokens */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Tenant"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listTenants"];
         put?: never;
         /** Create a tenant (admin token only); its token is shown only in this answer */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreatedTenant"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createTenant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -260,53 +78,7 @@ export interface paths {
             cookie?: never;
         };
         /** Who the bearer token is */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Me"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -323,244 +95,10 @@ export interface paths {
             cookie?: never;
         };
         /** List accounts, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Account"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listAccounts"];
         put?: never;
         /** Create an account */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        platform: "http";
-                        /** @description the account's id on the HTTP platform; one account per id */
-                        externalId: string;
-                        credentials: {
-                            /** @description the key the HTTP platform issued for this account; sent as Authorization: Bearer */
-                            apiKey: string;
-                        };
-                        name: string;
-                        maxSendPerMinute?: number;
-                        groupConcurrency?: number;
-                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
-                        sendDelaySeconds?: {
-                            min: number;
-                            max: number;
-                        } | null;
-                        hourlyCap?: number | null;
-                        dailyCap?: number | null;
-                        warmup?: {
-                            /**
-                             * Format: date-time
-                             * @description default: now
-                             */
-                            startedAt?: string;
-                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
-                            steps?: {
-                                afterDays: number;
-                                /** @description null: the warm-up ends here */
-                                dailyCap: number | null;
-                            }[];
-                        } | null;
-                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
-                        optOutKeywords?: string[];
-                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
-                        typing?: {
-                            /** @description characters of text (a caption) typed per second */
-                            charsPerSecond: number;
-                            /** @description the longest typing before one message; a media without caption types 1.5 s */
-                            maxSeconds: number;
-                        } | null;
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the account
-                         */
-                        tenantId?: string;
-                    } | {
-                        /** @enum {string} */
-                        platform: "telegram";
-                        externalId?: string;
-                        credentials: {
-                            botToken: string;
-                        };
-                        name: string;
-                        maxSendPerMinute?: number;
-                        groupConcurrency?: number;
-                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
-                        sendDelaySeconds?: {
-                            min: number;
-                            max: number;
-                        } | null;
-                        hourlyCap?: number | null;
-                        dailyCap?: number | null;
-                        warmup?: {
-                            /**
-                             * Format: date-time
-                             * @description default: now
-                             */
-                            startedAt?: string;
-                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
-                            steps?: {
-                                afterDays: number;
-                                /** @description null: the warm-up ends here */
-                                dailyCap: number | null;
-                            }[];
-                        } | null;
-                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
-                        optOutKeywords?: string[];
-                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
-                        typing?: {
-                            /** @description characters of text (a caption) typed per second */
-                            charsPerSecond: number;
-                            /** @description the longest typing before one message; a media without caption types 1.5 s */
-                            maxSeconds: number;
-                        } | null;
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the account
-                         */
-                        tenantId?: string;
-                    } | {
-                        /** @enum {string} */
-                        platform: "whatsapp";
-                        externalId?: string;
-                        name: string;
-                        maxSendPerMinute?: number;
-                        groupConcurrency?: number;
-                        /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
-                        sendDelaySeconds?: {
-                            min: number;
-                            max: number;
-                        } | null;
-                        hourlyCap?: number | null;
-                        dailyCap?: number | null;
-                        warmup?: {
-                            /**
-                             * Format: date-time
-                             * @description default: now
-                             */
-                            startedAt?: string;
-                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
-                            steps?: {
-                                afterDays: number;
-                                /** @description null: the warm-up ends here */
-                                dailyCap: number | null;
-                            }[];
-                        } | null;
-                        /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
-                        optOutKeywords?: string[];
-                        /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
-                        typing?: {
-                            /** @description characters of text (a caption) typed per second */
-                            charsPerSecond: number;
-                            /** @description the longest typing before one message; a media without caption types 1.5 s */
-                            maxSeconds: number;
-                        } | null;
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the account
-                         */
-                        tenantId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -575,177 +113,14 @@ export interface paths {
             cookie?: never;
         };
         /** One account */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Change name, status, pace or credentials (telegram bot token, http API key); a new pace applies from the next send, also to runs in progress */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        /** @enum {string} */
-                        status?: "active" | "disabled";
-                        /** @description null: back to the default */
-                        maxSendPerMinute?: number | null;
-                        /** @description null: back to the default */
-                        groupConcurrency?: number | null;
-                        /** @description null: none */
-                        sendDelaySeconds?: {
-                            min: number;
-                            max: number;
-                        } | null;
-                        /** @description null: none */
-                        hourlyCap?: number | null;
-                        /** @description null: none */
-                        dailyCap?: number | null;
-                        /** @description null: none; a new object replaces the warm-up (startedAt defaults to now) */
-                        warmup?: {
-                            /**
-                             * Format: date-time
-                             * @description default: now
-                             */
-                            startedAt?: string;
-                            /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
-                            steps?: {
-                                afterDays: number;
-                                /** @description null: the warm-up ends here */
-                                dailyCap: number | null;
-                            }[];
-                        } | null;
-                        /** @description replaces the list; [] = off */
-                        optOutKeywords?: string[];
-                        /** @description null: none */
-                        typing?: {
-                            /** @description characters of text (a caption) typed per second */
-                            charsPerSecond: number;
-                            /** @description the longest typing before one message; a media without caption types 1.5 s */
-                            maxSeconds: number;
-                        } | null;
-                        /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
-                        credentials?: {
-                            botToken?: string;
-                            apiKey?: string;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/v1/accounts/{id}/cooling/lift": {
@@ -758,73 +133,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["liftAccountCooling"];
         delete?: never;
         options?: never;
         head?: never;
@@ -839,141 +148,10 @@ export interface paths {
             cookie?: never;
         };
         /** The account's suppression list, in chat order: chats its runs skip (code suppressed) */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Suppression"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listSuppressions"];
         put?: never;
         /** Adds chats to the suppression list (reason operator); runs that start or resume from now skip them */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description chats to add; those already listed keep their reason */
-                        chatIds: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description chats that were not on the list */
-                            added: number;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["addSuppressions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -991,97 +169,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Takes a chat off the suppression list */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    chatId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description removed */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/accounts/{id}/chats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The account's chat directory in title order: search by title or chat id (any case, accents folded), filter by kind and canSend */
-        get: operations["listAccountChats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/accounts/{id}/chats/sync": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Syncs the account's chat directory from its platform, in the background: 202 `syncing`; progress as `directory` events on /v1/events and on the account */
-        post: operations["syncAccountChats"];
-        delete?: never;
+        delete: operations["removeSuppression"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1097,80 +185,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Pair a WhatsApp account: answers a QR payload (or, given phoneNumber, a pairing code) to confirm on the phone; the account is `pairing`, then `active` once the phone accepts (event `account` on /v1/events) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description pair by code: WhatsApp sends a notification to this phone, where the code is typed; without it, a QR code */
-                        phoneNumber?: string;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Pairing"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["pairAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1185,122 +200,10 @@ export interface paths {
             cookie?: never;
         };
         /** List media, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Media"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listMedia"];
         put?: never;
         /** Upload a media file as the raw body with its Content-Type */
-        post: {
-            parameters: {
-                query?: {
-                    filename?: string;
-                    /** @description admin only: the tenant that owns the media */
-                    tenantId?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Media"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["uploadMedia"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1315,137 +218,7 @@ export interface paths {
             cookie?: never;
         };
         /** One media's description */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Media"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/audiences": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List audiences, newest first */
-        get: operations["listAudiences"];
-        put?: never;
-        /** Create an audience, with members or empty */
-        post: operations["createAudience"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/audiences/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One audience, with its member count */
-        get: operations["getAudience"];
-        put?: never;
-        post?: never;
-        /** Delete an audience and its members; 409 while a campaign names it */
-        delete: operations["deleteAudience"];
-        options?: never;
-        head?: never;
-        /** Rename an audience */
-        patch: operations["renameAudience"];
-        trace?: never;
-    };
-    "/v1/audiences/{id}/members": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** An audience's members in chat order, optionally those matching a query */
-        get: operations["listAudienceMembers"];
-        put?: never;
-        /** Add or update members in bulk, as JSON or as CSV (Content-Type: text/csv), at most 100000; all or nothing */
-        post: operations["addAudienceMembers"];
-        /** Remove members by chat id */
-        delete: operations["removeAudienceMembers"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/audiences/{id}/members.csv": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** An audience's members as CSV (UTF-8 with a BOM; formula-looking cells escaped with a leading ') */
-        get: operations["exportAudienceMembers"];
+        get: operations["getMedia"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1462,142 +235,10 @@ export interface paths {
             cookie?: never;
         };
         /** List campaigns, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Campaign"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listCampaigns"];
         put?: never;
         /** Create a campaign */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        accountId: string;
-                        name: string;
-                        /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
-                        timezone: string;
-                        schedule: components["schemas"]["ScheduleInput"];
-                        deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
-                        messages: components["schemas"]["MessagePartInput"][];
-                        /**
-                         * @description required unless audienceIds names an audience; distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience
-                         * @default []
-                         */
-                        targets?: components["schemas"]["TargetInput"][];
-                        /**
-                         * @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's
-                         * @default []
-                         */
-                        audienceIds?: string[];
-                        /** @default true */
-                        active?: boolean;
-                        /** @default false */
-                        autoResume?: boolean;
-                        catchUp?: components["schemas"]["CatchUpInput"];
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the campaign
-                         */
-                        tenantId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Campaign"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createCampaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1612,213 +253,15 @@ export interface paths {
             cookie?: never;
         };
         /** One campaign, with nextRunAt and lastRunId */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Campaign"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getCampaign"];
         put?: never;
         post?: never;
         /** Deactivate and hide the campaign and cancel its open runs */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteCampaign"];
         options?: never;
         head?: never;
         /** Change any field; applies to runs created afterwards */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        accountId?: string;
-                        name?: string;
-                        /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
-                        timezone?: string;
-                        schedule?: components["schemas"]["ScheduleInput"];
-                        deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
-                        messages?: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience */
-                        targets?: components["schemas"]["TargetInput"][];
-                        /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
-                        audienceIds?: string[];
-                        active?: boolean;
-                        autoResume?: boolean;
-                        /** @description only the fields given change; maxLatenessSeconds null goes back to the default */
-                        catchUp?: {
-                            /**
-                             * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
-                             * @enum {string}
-                             */
-                            policy?: "skip" | "latest" | "all";
-                            /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
-                            maxLatenessSeconds?: number | null;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Campaign"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateCampaign"];
         trace?: never;
     };
     "/v1/campaigns/{id}/runs": {
@@ -1831,77 +274,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run now (trigger manual); 409 while a run of the campaign is queued or running */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["RunNowInput"] | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["runCampaignNow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1916,67 +289,7 @@ export interface paths {
             cookie?: never;
         };
         /** The next runs the scheduler will create for the campaign (empty when it is deactivated) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description how many occurrences, 1–100 */
-                    limit?: number;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OccurrenceList"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listCampaignOccurrences"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1995,103 +308,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Validate a campaign create body exactly as create does and preview it; nothing is saved */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        accountId: string;
-                        name: string;
-                        /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
-                        timezone: string;
-                        schedule: components["schemas"]["ScheduleInput"];
-                        deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
-                        messages: components["schemas"]["MessagePartInput"][];
-                        /**
-                         * @description required unless audienceIds names an audience; distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience
-                         * @default []
-                         */
-                        targets?: components["schemas"]["TargetInput"][];
-                        /**
-                         * @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's
-                         * @default []
-                         */
-                        audienceIds?: string[];
-                        /** @default true */
-                        active?: boolean;
-                        /** @default false */
-                        autoResume?: boolean;
-                        catchUp?: components["schemas"]["CatchUpInput"];
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the campaign
-                         */
-                        tenantId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CampaignPreview"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/campaigns/{id}/test-sends": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a test: the campaign's message, rendered for one of its chats, to one chat; a run of trigger test, never counted as the campaign's send */
-        post: operations["sendCampaignTest"];
+        post: operations["previewCampaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2106,66 +323,7 @@ export interface paths {
             cookie?: never;
         };
         /** List runs, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
-                    campaignId?: string;
-                    /** @description runs sent from this account (the run's accountId, fixed when the run was created) */
-                    accountId?: string;
-                    /** @description admin: that tenant's runs only. A tenant token may name its own id; another tenant's id gets an empty page, as a foreign campaignId does */
-                    tenantId?: string;
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Run"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listRuns"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2182,64 +340,7 @@ export interface paths {
             cookie?: never;
         };
         /** One run with its counts */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getRun"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2256,72 +357,7 @@ export interface paths {
             cookie?: never;
         };
         /** A run's targets in chat id order */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["RunTarget"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listRunTargets"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2340,73 +376,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** queued | running → paused (pausedReason operator); no new send starts */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["pauseRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2423,73 +393,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** paused → queued: continues with its pending targets under the campaign's current window */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["resumeRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2506,73 +410,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** queued | running | paused → cancelled; pending targets become skipped */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2589,73 +427,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** finished run: failed and unknown targets back to pending, run queued again */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Run"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["retryFailedRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2670,123 +442,10 @@ export interface paths {
             cookie?: never;
         };
         /** List webhooks, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Webhook"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebhooks"];
         put?: never;
         /** Create a webhook; its secret is in this answer only */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
-                        url: string;
-                        /** @description run.status: every status change of a run; account.status: of an account */
-                        events: ("run.status" | "account.status")[];
-                        /**
-                         * Format: uuid
-                         * @description admin only: the tenant that owns the webhook
-                         */
-                        tenantId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreatedWebhook"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2801,195 +460,15 @@ export interface paths {
             cookie?: never;
         };
         /** One webhook (never its secret) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Webhook"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /** Delete a webhook and every delivery still owed to it */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /** Change url, events or active */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
-                        url?: string;
-                        /** @description run.status: every status change of a run; account.status: of an account */
-                        events?: ("run.status" | "account.status")[];
-                        /** @description false: nothing is owed to this webhook until it is active again; deliveries already owed wait */
-                        active?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Webhook"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/v1/webhooks/{id}/deliveries": {
@@ -3000,71 +479,7 @@ export interface paths {
             cookie?: never;
         };
         /** A webhook's deliveries, newest first: status, attempts, last HTTP status and error, next attempt */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description nextCursor of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["WebhookDelivery"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3083,65 +498,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a delivery again (same webhook-id), now, with a new 24 h of retries */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    deliveryId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WebhookDelivery"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["redeliverWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3155,57 +512,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description id of the last event received */
-                    "last-event-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description text/event-stream */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change */
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3218,127 +526,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ErrorInput: {
-            error: {
-                /** @enum {string} */
-                code: "validation_failed" | "bad_request" | "unauthorized" | "not_found" | "request_timeout" | "conflict" | "too_large" | "unsupported_media_type" | "rate_limited" | "internal_error";
-                message: string;
-                details: {
-                    field: string;
-                    message: string;
-                }[];
-            };
-        };
-        MediaInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            contentType: string;
-            size: number;
-            /** @description hex digest of the bytes */
-            sha256: string;
-            filename: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        DirectoryChatInput: {
-            chatId: string;
-            title: string | null;
-            /** @enum {string} */
-            kind: "group" | "direct" | "channel";
-            /** @description null where the platform does not tell */
-            memberCount: number | null;
-            canSend: boolean;
-            /** @description set exactly when canSend is false */
-            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
-            /**
-             * Format: date-time
-             * @description when the platform last described this chat
-             */
-            lastSyncAt: string;
-        };
-        DirectoryStateInput: {
-            /**
-             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
-             * @enum {string}
-             */
-            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
-            /** @description entries listed: so far while syncing; by the whole listing once ok */
-            synced: number;
-            /** @description entries in the directory */
-            size: number;
-            /** @description the end of the latest complete sync */
-            lastSyncAt: string | null;
-            /** @description backing_off: when the sync is retried */
-            until: string | null;
-            /** @description backing_off, unsupported, failed: why */
-            reason: string | null;
-        };
-        AccountInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** @enum {string} */
-            platform: "http" | "telegram" | "whatsapp";
-            name: string;
-            externalId: string | null;
-            /** @enum {string} */
-            status: "active" | "disabled" | "disconnected" | "pairing" | "cooling";
-            blockedUntil: string | null;
-            /** @description effective pace: the default when the account sets none */
-            maxSendPerMinute: number;
-            /** @description the pace the sender keeps now: maxSendPerMinute, lowered by automatic cooling and recovering step by step */
-            effectiveMaxSendPerMinute: number;
-            /** @description set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it */
-            cooling: {
-                /** Format: date-time */
-                since: string;
-                /**
-                 * Format: date-time
-                 * @description when the cooling ends by itself
-                 */
-                until: string;
-                /** @description flood_waits (the platform made it wait too often) or failures (too many of its last sends failed) */
-                reason: string;
-            } | null;
-            /** @description effective: the default when the account sets none */
-            groupConcurrency: number;
-            sendDelaySeconds: {
-                min: number;
-                max: number;
-            } | null;
-            hourlyCap: number | null;
-            dailyCap: number | null;
-            warmup: {
-                /** Format: date-time */
-                startedAt: string;
-                steps: {
-                    afterDays: number;
-                    dailyCap: number | null;
-                }[];
-                /** @description today's warm-up cap; null once the warm-up is over */
-                capToday: number | null;
-            } | null;
-            /** @description replies that suppress their chat (whatsapp); [] = off */
-            optOutKeywords: string[];
-            typing: {
-                charsPerSecond: number;
-                maxSeconds: number;
-            } | null;
-            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
-            directory: components["schemas"]["DirectoryStateInput"];
-            /** Format: date-time */
-            createdAt: string;
-        };
-        SuppressionInput: {
-            chatId: string;
-            /** @description the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator */
-            reason: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
         ScheduleInput: {
             /** @constant */
             type: "interval";
@@ -3402,327 +589,12 @@ export interface components {
              */
             maxLatenessSeconds: number | null;
         };
-        CampaignInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: uuid */
-            accountId: string;
-            name: string;
-            /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
-            timezone: string;
-            schedule: {
-                /** @constant */
-                type: "interval";
-                everySeconds: number;
-                /** @description ISO-8601 in UTC; a campaign saved before times were range-checked shows the value it was saved with, which may lie outside years 0001–9999 (lastError says so) */
-                startAt?: string;
-            } | {
-                /** @constant */
-                type: "cron";
-                expression: string;
-            } | {
-                /** @constant */
-                type: "once";
-                /** @description ISO-8601 in UTC; a campaign saved before times were range-checked shows the value it was saved with, which may lie outside years 0001–9999 (lastError says so) */
-                at: string;
-            };
-            deliveryWindow: {
-                start: string;
-                end: string;
-            };
-            messages: ({
-                /** @constant */
-                type: "text";
-                text: string;
-            } | {
-                /** @constant */
-                type: "media";
-                /** Format: uuid */
-                mediaId: string;
-                caption?: string;
-            })[];
-            /** @description as given: chat ids stay strings, targets given with variables stay {chatId, vars} */
-            targets: (string | {
-                chatId: string;
-                vars: {
-                    [key: string]: string;
-                };
-            })[];
-            /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
-            audienceIds: string[];
-            active: boolean;
-            autoResume: boolean;
-            /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
-            scheduleText: string;
-            /** @description the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so) */
-            nextRunAt: string | null;
-            lastRunId: string | null;
-            /** @description why the scheduler paused the campaign, if it did */
-            pausedReason: string | null;
-            /** @description why the scheduler deactivated the campaign, if it did; cleared by the next PATCH. Else, for a campaign saved before times were range-checked, which stored times lie outside years 0001–9999 */
-            lastError: string | null;
-            catchUp: {
-                /**
-                 * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
-                 * @enum {string}
-                 */
-                policy: "skip" | "latest" | "all";
-                /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
-                maxLatenessSeconds: number | null;
-            };
-            /** @description occurrences the scheduler passed over without a run (by the catch-up policy), since the campaign was created */
-            skippedCount: number;
-            /** @description the latest occurrence skipped, null when none was */
-            lastSkippedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        NewAudienceMemberInput: {
-            chatId: string;
-            /** @description the values of the campaign texts' {{name}} tags for this chat; none when omitted */
-            vars?: {
-                [key: string]: string;
-            };
-        };
-        AudienceInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            name: string;
-            memberCount: number;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        AudienceMemberInput: {
-            chatId: string;
-            /** @description null: none */
-            vars: {
-                [key: string]: string;
-            } | null;
-        };
-        MembersAddedInput: {
-            /** @description chats that were not members */
-            added: number;
-            /** @description members whose variables were replaced */
-            updated: number;
-            /** @description dryRun only: the first 10 members of the upload, as they would be saved */
-            preview?: components["schemas"]["AudienceMemberInput"][];
-        };
-        MembersRemovedInput: {
-            removed: number;
-        };
-        OccurrenceInput: {
-            /**
-             * Format: date-time
-             * @description the schedule's occurrence
-             */
-            scheduledAt: string;
-            /**
-             * Format: date-time
-             * @description when its run may start: the occurrence inside the delivery window, else the window's next opening
-             */
-            startsAt: string;
-            /** @description when that opening closes; null for a window that never closes */
-            windowEndAt: string | null;
-        };
-        OccurrenceListInput: {
-            /** @description the next runs the scheduler will create, soonest first; empty for a deactivated campaign */
-            items: components["schemas"]["OccurrenceInput"][];
-        };
-        CampaignPreviewInput: {
-            /** @description the next 10 runs the campaign would get, as the scheduler would create them */
-            occurrences: components["schemas"]["OccurrenceInput"][];
-            /** @description what one run of it takes at the account’s pace */
-            run: {
-                targets: number;
-                /** @description the sends per minute the sender reserves slots at for the account's maxSendPerMinute (2 % slower) */
-                pacedPerMinute: number;
-                /** @description from the first send to the last, at that pace, nothing else holding it */
-                durationSeconds: number;
-                /** @description whether the first run finishes before its window closes; false without an occurrence */
-                fitsWindow: boolean;
-                /** @description one plain sentence, times in the campaign's timezone */
-                detail: string;
-            };
-        };
-        RunCountsInput: {
-            total: number;
-            pending: number;
-            inFlight: number;
-            sent: number;
-            failed: number;
-            skipped: number;
-            unknown: number;
-        };
-        /** @description why it is not sending right now; null when nothing holds it */
-        WaitingInput: {
-            /**
-             * @description what holds it; CONTRACT §3 lists each reason and their precedence
-             * @enum {string}
-             */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling";
-            /** @description when the hold ends; null when not known */
-            until: string | null;
-            /** @description one plain sentence, times in the campaign's timezone */
-            detail: string;
-        } | null;
-        RunInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            /** Format: uuid */
-            campaignId: string;
-            /** Format: uuid */
-            accountId: string;
-            /**
-             * @description test: a test send (POST /v1/campaigns/{id}/test-sends), never counted as a send of the campaign
-             * @enum {string}
-             */
-            trigger: "schedule" | "manual" | "test";
-            /** @enum {string} */
-            status: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
-            /** Format: date-time */
-            scheduledAt: string;
-            startedAt: string | null;
-            finishedAt: string | null;
-            windowEndAt: string | null;
-            counts: components["schemas"]["RunCountsInput"];
-            pausedReason: ("window_closed" | "operator" | "account_unavailable") | null;
-            errorSummary: string | null;
-            /** @description a run now asked to reach every chat at once, not held by the per-chat interval of an interval campaign */
-            ignoredInterval: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            waiting: components["schemas"]["WaitingInput"];
-            /** @description when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window */
-            eta: string | null;
-        };
         RunNowInput: {
             /**
              * @description true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)
              * @default false
              */
             ignoreInterval: boolean;
-        };
-        TestSendInput: {
-            /** @description the chat that receives the test */
-            chatId: string;
-            /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
-            asChatId?: string;
-        };
-        RunTargetInput: {
-            chatId: string;
-            /** @enum {string} */
-            status: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
-            attempts: number;
-            /** @description null: due at once */
-            nextAttemptAt: string | null;
-            sentAt: string | null;
-            error: {
-                code: string;
-                message: string;
-            } | null;
-            waiting: components["schemas"]["WaitingInput"];
-        };
-        PairingInput: {
-            /** @constant */
-            status: "pairing";
-            /** @description the QR payload to render (WhatsApp > Linked devices > Link a device) */
-            qr?: string;
-            /** @description the code to type on the phone (Link with phone number instead) */
-            pairingCode?: string;
-            /**
-             * Format: date-time
-             * @description when the QR or code stops working; pair again after that
-             */
-            expiresAt: string;
-        };
-        CreatedTenantInput: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** @description shown only in this answer */
-            token: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        MeInput: {
-            tenantId: string | null;
-            admin: boolean;
-        };
-        TenantInput: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        WebhookInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            url: string;
-            events: ("run.status" | "account.status")[];
-            active: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        CreatedWebhookInput: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            url: string;
-            events: ("run.status" | "account.status")[];
-            active: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description whsec_…: the signing key (Standard Webhooks); shown once, here */
-            secret: string;
-        };
-        WebhookDeliveryInput: {
-            /**
-             * Format: uuid
-             * @description the webhook-id header: the same on every attempt
-             */
-            id: string;
-            /** @enum {string} */
-            type: "run.status" | "account.status";
-            /**
-             * Format: uuid
-             * @description the run or account the event is about
-             */
-            subjectId: string;
-            /** @enum {string} */
-            status: "pending" | "delivered" | "failed";
-            attempts: number;
-            /** @description the last attempt's HTTP status; null when it got no answer */
-            httpStatus: number | null;
-            /** @description why the last attempt failed; null when it did not */
-            error: string | null;
-            /** @description when pending: the next attempt */
-            nextAttemptAt: string | null;
-            lastAttemptAt: string | null;
-            deliveredAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** @description the body sent: {type, timestamp, data} */
-            payload: {
-                [key: string]: unknown;
-            };
         };
         Error: {
             error: {
@@ -3747,39 +619,6 @@ export interface components {
             filename: string | null;
             /** Format: date-time */
             createdAt: string;
-        };
-        DirectoryChat: {
-            chatId: string;
-            title: string | null;
-            /** @enum {string} */
-            kind: "group" | "direct" | "channel";
-            /** @description null where the platform does not tell */
-            memberCount: number | null;
-            canSend: boolean;
-            /** @description set exactly when canSend is false */
-            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
-            /**
-             * Format: date-time
-             * @description when the platform last described this chat
-             */
-            lastSyncAt: string;
-        };
-        DirectoryState: {
-            /**
-             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
-             * @enum {string}
-             */
-            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
-            /** @description entries listed: so far while syncing; by the whole listing once ok */
-            synced: number;
-            /** @description entries in the directory */
-            size: number;
-            /** @description the end of the latest complete sync */
-            lastSyncAt: string | null;
-            /** @description backing_off: when the sync is retried */
-            until: string | null;
-            /** @description backing_off, unsupported, failed: why */
-            reason: string | null;
         };
         Account: {
             /** Format: uuid */
@@ -3833,8 +672,6 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
-            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
-            directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -3844,69 +681,6 @@ export interface components {
             reason: string;
             /** Format: date-time */
             createdAt: string;
-        };
-        Schedule: {
-            /** @constant */
-            type: "interval";
-            /** @description at least MIN_INTERVAL_SECONDS */
-            everySeconds: number;
-            /**
-             * Format: date-time
-             * @description first occurrence; later ones follow on its grid
-             */
-            startAt?: string;
-        } | {
-            /** @constant */
-            type: "cron";
-            /** @description five-field cron, in the campaign's timezone */
-            expression: string;
-        } | {
-            /** @constant */
-            type: "once";
-            /**
-             * Format: date-time
-             * @description ISO-8601 with an offset; in UTC between 0001-01-01 and 9999-12-31
-             */
-            at: string;
-        };
-        /** @description HH:MM in the campaign's timezone; end < start crosses midnight; start == end is rejected */
-        DeliveryWindow: {
-            start: string;
-            end: string;
-        };
-        MessagePart: {
-            /** @constant */
-            type: "text";
-            /** @description may use the target's variables ({{name}}) and variations ({Hi|Hello}), see Target */
-            text: string;
-        } | {
-            /** @constant */
-            type: "media";
-            /** Format: uuid */
-            mediaId: string;
-            /** @description may use variables and variations, as a text */
-            caption?: string;
-        };
-        /** @description a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run */
-        Target: string | {
-            chatId: string;
-            /** @description the values of the {{name}} tags the campaign's texts use for this chat: at most 50, each at most 1000 characters */
-            vars: {
-                [key: string]: string;
-            };
-        };
-        CatchUp: {
-            /**
-             * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
-             * @default latest
-             * @enum {string}
-             */
-            policy: "skip" | "latest" | "all";
-            /**
-             * @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400
-             * @default null
-             */
-            maxLatenessSeconds: number | null;
         };
         Campaign: {
             /** Format: uuid */
@@ -3956,8 +730,6 @@ export interface components {
                     [key: string]: string;
                 };
             })[];
-            /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
-            audienceIds: string[];
             active: boolean;
             autoResume: boolean;
             /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
@@ -3986,43 +758,6 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-        };
-        NewAudienceMember: {
-            chatId: string;
-            /** @description the values of the campaign texts' {{name}} tags for this chat; none when omitted */
-            vars?: {
-                [key: string]: string;
-            };
-        };
-        Audience: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenantId: string;
-            name: string;
-            memberCount: number;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        AudienceMember: {
-            chatId: string;
-            /** @description null: none */
-            vars: {
-                [key: string]: string;
-            } | null;
-        };
-        MembersAdded: {
-            /** @description chats that were not members */
-            added: number;
-            /** @description members whose variables were replaced */
-            updated: number;
-            /** @description dryRun only: the first 10 members of the upload, as they would be saved */
-            preview?: components["schemas"]["AudienceMember"][];
-        };
-        MembersRemoved: {
-            removed: number;
         };
         Occurrence: {
             /**
@@ -4088,11 +823,8 @@ export interface components {
             campaignId: string;
             /** Format: uuid */
             accountId: string;
-            /**
-             * @description test: a test send (POST /v1/campaigns/{id}/test-sends), never counted as a send of the campaign
-             * @enum {string}
-             */
-            trigger: "schedule" | "manual" | "test";
+            /** @enum {string} */
+            trigger: "schedule" | "manual";
             /** @enum {string} */
             status: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
             /** Format: date-time */
@@ -4110,19 +842,6 @@ export interface components {
             waiting: components["schemas"]["Waiting"];
             /** @description when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window */
             eta: string | null;
-        };
-        RunNow: {
-            /**
-             * @description true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)
-             * @default false
-             */
-            ignoreInterval: boolean;
-        };
-        TestSend: {
-            /** @description the chat that receives the test */
-            chatId: string;
-            /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
-            asChatId?: string;
         };
         RunTarget: {
             chatId: string;
@@ -4239,22 +958,11 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    listAccountChats: {
+    getHealth: {
         parameters: {
-            query?: {
-                /** @description title or chat id contains it, any case, accents folded */
-                query?: string;
-                kind?: "group" | "direct" | "channel";
-                /** @description true: chats the account can post in; false: those it cannot */
-                canSend?: "true" | "false";
-                limit?: number;
-                /** @description nextCursor of the previous page */
-                cursor?: string;
-            };
+            query?: never;
             header?: never;
-            path: {
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
@@ -4266,108 +974,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        items: components["schemas"]["DirectoryChat"][];
-                        nextCursor: string | null;
+                        /** @enum {boolean} */
+                        ok: true;
                     };
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
-    syncAccountChats: {
+    getReadiness: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             /** @description Default Response */
-            202: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DirectoryState"];
+                    "application/json": {
+                        ok: boolean;
+                        postgres: boolean;
+                        redis: boolean;
+                    };
                 };
             };
             /** @description Default Response */
-            400: {
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        ok: boolean;
+                        postgres: boolean;
+                        redis: boolean;
+                    };
                 };
             };
         };
     };
-    listAudiences: {
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+        };
+    };
+    listTenants: {
         parameters: {
             query?: {
                 limit?: number;
@@ -4387,7 +1058,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        items: components["schemas"]["Audience"][];
+                        items: components["schemas"]["Tenant"][];
                         nextCursor: string | null;
                     };
                 };
@@ -4421,7 +1092,7 @@ export interface operations {
             };
         };
     };
-    createAudience: {
+    createTenant: {
         parameters: {
             query?: never;
             header?: never;
@@ -4431,13 +1102,288 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description unique among the tenant's audiences */
                     name: string;
-                    /** @description at most 100000; a repeated chat id takes the later entry's vars */
-                    members?: components["schemas"]["NewAudienceMemberInput"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedTenant"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAccounts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Account"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    platform: "http";
+                    /** @description the account's id on the HTTP platform; one account per id */
+                    externalId: string;
+                    credentials: {
+                        /** @description the key the HTTP platform issued for this account; sent as Authorization: Bearer */
+                        apiKey: string;
+                    };
+                    name: string;
+                    maxSendPerMinute?: number;
+                    groupConcurrency?: number;
+                    /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                    sendDelaySeconds?: {
+                        min: number;
+                        max: number;
+                    } | null;
+                    hourlyCap?: number | null;
+                    dailyCap?: number | null;
+                    warmup?: {
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        startedAt?: string;
+                        /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                        steps?: {
+                            afterDays: number;
+                            /** @description null: the warm-up ends here */
+                            dailyCap: number | null;
+                        }[];
+                    } | null;
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    optOutKeywords?: string[];
+                    /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                    typing?: {
+                        /** @description characters of text (a caption) typed per second */
+                        charsPerSecond: number;
+                        /** @description the longest typing before one message; a media without caption types 1.5 s */
+                        maxSeconds: number;
+                    } | null;
                     /**
                      * Format: uuid
-                     * @description admin only: the tenant that owns the audience
+                     * @description admin only: the tenant that owns the account
+                     */
+                    tenantId?: string;
+                } | {
+                    /** @enum {string} */
+                    platform: "telegram";
+                    externalId?: string;
+                    credentials: {
+                        botToken: string;
+                    };
+                    name: string;
+                    maxSendPerMinute?: number;
+                    groupConcurrency?: number;
+                    /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                    sendDelaySeconds?: {
+                        min: number;
+                        max: number;
+                    } | null;
+                    hourlyCap?: number | null;
+                    dailyCap?: number | null;
+                    warmup?: {
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        startedAt?: string;
+                        /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                        steps?: {
+                            afterDays: number;
+                            /** @description null: the warm-up ends here */
+                            dailyCap: number | null;
+                        }[];
+                    } | null;
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    optOutKeywords?: string[];
+                    /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                    typing?: {
+                        /** @description characters of text (a caption) typed per second */
+                        charsPerSecond: number;
+                        /** @description the longest typing before one message; a media without caption types 1.5 s */
+                        maxSeconds: number;
+                    } | null;
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the account
+                     */
+                    tenantId?: string;
+                } | {
+                    /** @enum {string} */
+                    platform: "whatsapp";
+                    externalId?: string;
+                    name: string;
+                    maxSendPerMinute?: number;
+                    groupConcurrency?: number;
+                    /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                    sendDelaySeconds?: {
+                        min: number;
+                        max: number;
+                    } | null;
+                    hourlyCap?: number | null;
+                    dailyCap?: number | null;
+                    warmup?: {
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        startedAt?: string;
+                        /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                        steps?: {
+                            afterDays: number;
+                            /** @description null: the warm-up ends here */
+                            dailyCap: number | null;
+                        }[];
+                    } | null;
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    optOutKeywords?: string[];
+                    /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                    typing?: {
+                        /** @description characters of text (a caption) typed per second */
+                        charsPerSecond: number;
+                        /** @description the longest typing before one message; a media without caption types 1.5 s */
+                        maxSeconds: number;
+                    } | null;
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the account
                      */
                     tenantId?: string;
                 };
@@ -4450,7 +1396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Audience"];
+                    "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description Default Response */
@@ -4472,7 +1418,599 @@ export interface operations {
                 };
             };
             /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @enum {string} */
+                    status?: "active" | "disabled";
+                    /** @description null: back to the default */
+                    maxSendPerMinute?: number | null;
+                    /** @description null: back to the default */
+                    groupConcurrency?: number | null;
+                    /** @description null: none */
+                    sendDelaySeconds?: {
+                        min: number;
+                        max: number;
+                    } | null;
+                    /** @description null: none */
+                    hourlyCap?: number | null;
+                    /** @description null: none */
+                    dailyCap?: number | null;
+                    /** @description null: none; a new object replaces the warm-up (startedAt defaults to now) */
+                    warmup?: {
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        startedAt?: string;
+                        /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                        steps?: {
+                            afterDays: number;
+                            /** @description null: the warm-up ends here */
+                            dailyCap: number | null;
+                        }[];
+                    } | null;
+                    /** @description replaces the list; [] = off */
+                    optOutKeywords?: string[];
+                    /** @description null: none */
+                    typing?: {
+                        /** @description characters of text (a caption) typed per second */
+                        charsPerSecond: number;
+                        /** @description the longest typing before one message; a media without caption types 1.5 s */
+                        maxSeconds: number;
+                    } | null;
+                    /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
+                    credentials?: {
+                        botToken?: string;
+                        apiKey?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    liftAccountCooling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Suppression"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addSuppressions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description chats to add; those already listed keep their reason */
+                    chatIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description chats that were not on the list */
+                        added: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pairAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description pair by code: WhatsApp sends a notification to this phone, where the code is typed; without it, a QR code */
+                    phoneNumber?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMedia: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Media"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: {
+                filename?: string;
+                /** @description admin only: the tenant that owns the media */
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Media"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4500,7 +2038,7 @@ export interface operations {
             };
         };
     };
-    getAudience: {
+    getMedia: {
         parameters: {
             query?: never;
             header?: never;
@@ -4517,7 +2055,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Audience"];
+                    "application/json": components["schemas"]["Media"];
                 };
             };
             /** @description Default Response */
@@ -4558,7 +2096,191 @@ export interface operations {
             };
         };
     };
-    deleteAudience: {
+    listCampaigns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Campaign"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    accountId: string;
+                    name: string;
+                    /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
+                    timezone: string;
+                    schedule: components["schemas"]["ScheduleInput"];
+                    deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
+                    messages: components["schemas"]["MessagePartInput"][];
+                    /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                    targets: components["schemas"]["TargetInput"][];
+                    /** @default true */
+                    active?: boolean;
+                    /** @default false */
+                    autoResume?: boolean;
+                    catchUp?: components["schemas"]["CatchUpInput"];
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the campaign
+                     */
+                    tenantId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCampaign: {
         parameters: {
             query?: never;
             header?: never;
@@ -4604,7 +2326,83 @@ export interface operations {
                 };
             };
             /** @description Default Response */
-            409: {
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    accountId?: string;
+                    name?: string;
+                    /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
+                    timezone?: string;
+                    schedule?: components["schemas"]["ScheduleInput"];
+                    deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
+                    messages?: components["schemas"]["MessagePartInput"][];
+                    /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                    targets?: components["schemas"]["TargetInput"][];
+                    active?: boolean;
+                    autoResume?: boolean;
+                    /** @description only the fields given change; maxLatenessSeconds null goes back to the default */
+                    catchUp?: {
+                        /**
+                         * @description what to do with occurrences the scheduler reaches late (it was down, or the previous run was still open): skip runs none of them; latest runs the latest one; all runs each, in order, one after another (at most 100)
+                         * @enum {string}
+                         */
+                        policy?: "skip" | "latest" | "all";
+                        /** @description an occurrence reached later than this is skipped; null: one interval (cron: the gap to the next occurrence), at most 86400 */
+                        maxLatenessSeconds?: number | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4623,7 +2421,7 @@ export interface operations {
             };
         };
     };
-    renameAudience: {
+    runCampaignNow: {
         parameters: {
             query?: never;
             header?: never;
@@ -4634,20 +2432,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description unique among the tenant's audiences */
-                    name: string;
-                };
+                "application/json": components["schemas"]["RunNowInput"] | null;
             };
         };
         responses: {
             /** @description Default Response */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Audience"];
+                    "application/json": components["schemas"]["Run"];
                 };
             };
             /** @description Default Response */
@@ -4697,11 +2492,261 @@ export interface operations {
             };
         };
     };
-    listAudienceMembers: {
+    listCampaignOccurrences: {
         parameters: {
             query?: {
-                /** @description members whose chat id or any variable's value contains it, any case, accents ignored */
-                query?: string;
+                /** @description how many occurrences, 1–100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OccurrenceList"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    accountId: string;
+                    name: string;
+                    /** @description IANA zone name, e.g. Asia/Kuala_Lumpur */
+                    timezone: string;
+                    schedule: components["schemas"]["ScheduleInput"];
+                    deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
+                    messages: components["schemas"]["MessagePartInput"][];
+                    /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                    targets: components["schemas"]["TargetInput"][];
+                    /** @default true */
+                    active?: boolean;
+                    /** @default false */
+                    autoResume?: boolean;
+                    catchUp?: components["schemas"]["CatchUpInput"];
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the campaign
+                     */
+                    tenantId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignPreview"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                status?: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
+                campaignId?: string;
+                /** @description runs sent from this account (the run's accountId, fixed when the run was created) */
+                accountId?: string;
+                /** @description admin: that tenant's runs only. A tenant token may name its own id; another tenant's id gets an empty page, as a foreign campaignId does */
+                tenantId?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Run"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRunTargets: {
+        parameters: {
+            query?: {
+                status?: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
@@ -4721,7 +2766,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        items: components["schemas"]["AudienceMember"][];
+                        items: components["schemas"]["RunTarget"][];
                         nextCursor: string | null;
                     };
                 };
@@ -4764,166 +2809,7 @@ export interface operations {
             };
         };
     };
-    addAudienceMembers: {
-        parameters: {
-            query?: {
-                /** @description true: check the upload and answer what it would do, with the first 10 members, saving nothing */
-                dryRun?: "true" | "false";
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description or a CSV body (Content-Type: text/csv): a header row with a chatId column and one column per variable */
-        requestBody: {
-            content: {
-                "application/json": {
-                    members: components["schemas"]["NewAudienceMemberInput"][];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MembersAdded"];
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    removeAudienceMembers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    chatIds: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MembersRemoved"];
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    exportAudienceMembers: {
+    pauseRun: {
         parameters: {
             query?: never;
             header?: never;
@@ -4933,68 +2819,6 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: {
-            /** @description text/csv */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": string;
-                };
-            };
-            /** @description Default Response */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Default Response */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    sendCampaignTest: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TestSendInput"];
-            };
-        };
         responses: {
             /** @description Default Response */
             202: {
@@ -5025,6 +2849,688 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryFailedRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Webhook"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
+                    url: string;
+                    /** @description run.status: every status change of a run; account.status: of an account */
+                    events: ("run.status" | "account.status")[];
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the webhook
+                     */
+                    tenantId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
+                    url?: string;
+                    /** @description run.status: every status change of a run; account.status: of an account */
+                    events?: ("run.status" | "account.status")[];
+                    /** @description false: nothing is owed to this webhook until it is active again; deliveries already owed wait */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookDelivery"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description id of the last event received */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

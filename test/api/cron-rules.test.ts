@@ -34,6 +34,23 @@ test.each([
   expect(await campaignCount()).toBe(before);
 });
 
+// Names every plain object inherits (and their case variants) were once looked up as nicknames
+// and answered 500.
+test.each([...Object.getOwnPropertyNames(Object.prototype), '__PROTO__', '@constructor', ' constructor '])(
+  '%s is a 400 naming schedule.expression, on create and on PATCH',
+  async (expression) => {
+    const before = await campaignCount();
+    const created = await call(api, 'POST', '/v1/campaigns', tenant.token, cron(expression));
+    expect(created.status).toBe(400);
+    expect(fields(created)).toEqual(['schedule.expression']);
+    expect(await campaignCount()).toBe(before);
+    const { id } = await createCampaign(api, tenant);
+    const patched = await call(api, 'PATCH', `/v1/campaigns/${id}`, tenant.token, { schedule: { type: 'cron', expression } });
+    expect(patched.status).toBe(400);
+    expect(fields(patched)).toEqual(['schedule.expression']);
+  },
+);
+
 test.each([['*/5 * * * *'], ['0,30 * * * *'], ['0 9 * * 1-5'], ['@hourly']])('%s is accepted', async (expression) => {
   const res = await call(api, 'POST', '/v1/campaigns', tenant.token, cron(expression));
   expect(res.status).toBe(201);

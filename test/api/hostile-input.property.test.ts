@@ -239,6 +239,27 @@ describe('hostile bodies, query strings and headers at every write route', () =>
   }, 120_000);
 });
 
+describe('hostile cron expressions', () => {
+  // The schedule is nested, so the mutations above seldom reach its expression: every hostile
+  // string, every name a plain object inherits, and generated text go there directly.
+  const expression = fc.oneof(
+    fc.constantFrom(...HOSTILE_STRINGS, ...Object.getOwnPropertyNames(Object.prototype), '@__proto__', 'constructor * * * *', '* * * * __proto__', '@hourly'),
+    hostileString,
+    fc.array(fc.constantFrom('*', '0', '1-5', '*/5', 'jan', 'sun', 'constructor', '__proto__', 'L', '#', '?', 'W'), { minLength: 1, maxLength: 7 }).map((f) => f.join(' ')),
+  );
+  test('POST /v1/campaigns answers 201 or a 400 with the error body, never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(expression, async (text) => {
+        const body = JSON.stringify(campaignBody(accountId, { schedule: { type: 'cron', expression: text } }));
+        const res = await send('POST', '/v1/campaigns', { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body);
+        assertAnswer(`POST /v1/campaigns (cron ${JSON.stringify(text)})`, res);
+        expect([201, 400]).toContain(res.status);
+      }),
+      { numRuns: RUNS, examples: [['__proto__'], ['constructor']] },
+    );
+  }, 120_000);
+});
+
 describe('hostile query strings at every list and read route', () => {
   const reads: [string, () => string][] = [
     ['/v1/accounts', () => '/v1/accounts'],

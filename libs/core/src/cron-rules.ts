@@ -9,16 +9,19 @@ import { cronClock } from './cron-clock.js';
 
 const FIELDS = 'minute hour day-of-month month day-of-week';
 
-/** The nicknames classic cron knows, each the five fields it stands for. */
-const NICKNAMES: Record<string, string> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
+/**
+ * The nicknames classic cron knows, each the five fields it stands for. A Map, not an object
+ * literal: any text is looked up here, and `__proto__` or `constructor` must find nothing.
+ */
+const NICKNAMES = new Map<string, string>([
+  ['@yearly', '0 0 1 1 *'],
+  ['@annually', '0 0 1 1 *'],
+  ['@monthly', '0 0 1 * *'],
+  ['@weekly', '0 0 * * 0'],
+  ['@daily', '0 0 * * *'],
+  ['@midnight', '0 0 * * *'],
+  ['@hourly', '0 * * * *'],
+]);
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -30,7 +33,7 @@ const DAY_HORIZON = { days: 1000, years: 8 };
 /** The five fields of `expression` (a nickname expanded), or null when it does not have five. */
 export function cronFields(expression: string): string[] | null {
   const trimmed = expression.trim();
-  const expanded = NICKNAMES[trimmed.toLowerCase()] ?? trimmed;
+  const expanded = NICKNAMES.get(trimmed.toLowerCase()) ?? trimmed;
   const fields = expanded.split(/\s+/);
   return fields.length === 5 ? fields : null;
 }

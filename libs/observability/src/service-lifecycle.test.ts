@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { listeningAt, stopOnSignals } from './service-lifecycle.js';
+import { EXIT_STOP_DEADLINE, listeningAt, settledWithin, STOP_DEADLINE_MS, stopOnSignals } from './service-lifecycle.js';
 
 /** A process stand-in: signals are emitted by the test, exits are recorded. */
 function fakeProcess() {
@@ -33,7 +33,7 @@ describe('stopOnSignals', () => {
     finish();
     await settle();
     expect(exits).toEqual([0]);
-    expect(lines).toEqual(['info sandbox stopping {"signal":"SIGTERM"}']);
+    expect(lines).toEqual([`info sandbox stopping {"signal":"SIGTERM","deadlineMs":${STOP_DEADLINE_MS}}`]);
   });
 
   test('a stop that throws is logged as a failed close and exits 1', async () => {
@@ -43,7 +43,33 @@ describe('stopOnSignals', () => {
     emitter.emit('SIGINT');
     await settle();
     expect(exits).toEqual([1]);
-    expect(lines).toEqual(['info control-api stopping {"signal":"SIGINT"}', 'error control-api close failed']);
+    expect(lines).toEqual([`info control-api stopping {"signal":"SIGINT","deadlineMs":${STOP_DEADLINE_MS}}`, 'error control-api close failed']);
+  });
+
+  test('a stop still running at its deadline is abandoned: logged, exit EXIT_STOP_DEADLINE, once', async () => {
+    const emitter = new EventEmitter();
+    const exits: number[] = [];
+    const exited = new Promise<void>((resolve) => emitter.once('exit', resolve));
+    const proc = { on: (signal: 'SIGTERM' | 'SIGINT', listener: () => void) => emitter.on(signal, listener), exit: (code: number) => void (exits.push(code), emitter.emit('exit')) };
+    const { lines, logger } = recordingLogger();
+    let finish!: () => void;
+    // a stop waiting on a dependency that does not answer
+    stopOnSignals('sender', logger, 'draining', () => new Promise<void>((r) => (finish = r)), proc, 20);
+    emitter.emit('SIGTERM');
+    await exited;
+    expect(exits).toEqual([EXIT_STOP_DEADLINE]);
+    expect(lines[1]).toMatch(/^error sender stop deadline passed/);
+    finish(); // the stop ending late exits nothing more
+    await settle();
+    expect(exits).toEqual([EXIT_STOP_DEADLINE]);
+  });
+});
+
+describe('settledWithin', () => {
+  test('true when the work settles in time, rejected or not; false when it does not', async () => {
+    expect(await settledWithin(Promise.resolve(), 1000)).toBe(true);
+    expect(await settledWithin(Promise.reject(new Error('x')), 1000)).toBe(true);
+    expect(await settledWithin(new Promise(() => undefined), 5)).toBe(false);
   });
 });
 

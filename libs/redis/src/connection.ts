@@ -69,3 +69,25 @@ function clusterOptions(target: RedisClusterTarget, nodeOptions: RedisOptions): 
     },
   };
 }
+
+/**
+ * Closes a connection within about `timeoutMs` whether or not Redis answers, failing whatever
+ * still waits on it. Ready: QUIT (commands already sent are answered first). Otherwise (Redis
+ * away): no more attempts, the way ioredis gives a connection up, so its next attempt fails every
+ * command waiting in its offline queue and ends it. Last, or when neither ended it in time, a
+ * disconnect. (A plain quit() waits behind the queued commands for Redis to come back; a plain
+ * disconnect() while reconnecting cancels the attempt that would fail them, leaving them
+ * waiting for good.)
+ */
+export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
+  const ended = new Promise<void>((done) => redis.once('end', () => done()));
+  if (redis.status === 'ready') void redis.quit().catch(() => undefined);
+  // connecting or reconnecting: whichever attempt is next, its failure is the last
+  else if (redis instanceof Redis) redis.options.retryStrategy = () => null;
+  if (redis.status !== 'end') {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise<void>((done) => (timer = setTimeout(done, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+  if (redis.status !== 'end') redis.disconnect();
+}

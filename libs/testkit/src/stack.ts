@@ -25,6 +25,8 @@ export interface StackOptions {
   schedulerEnv?: Record<string, string>;
   senderEnv?: Record<string, string>;
   sandboxEnv?: Record<string, string>;
+  /** a sandbox already running (e.g. one kept from a stack whose other services were stopped): none is started */
+  sandboxUrl?: string;
 }
 
 /**
@@ -39,11 +41,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   try {
     // Port 0, read back from the services' own `listening` lines: a port picked free beforehand
     // can be taken by another process (a service's metrics server) before the service binds it.
-    const sandbox = startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
-    services.push(sandbox);
+    const sandbox = options.sandboxUrl ? null : startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
+    if (sandbox) services.push(sandbox);
     const api = startService('api', 'services/control-api/dist/server.js', { ...common, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, MIN_INTERVAL_SECONDS: '1', ...options.apiEnv });
     services.push(api);
-    const sandboxPort = Number((await sandbox.waitForLog((l) => l['msg'] === 'sandbox listening'))['port']);
+    const sandboxPort = sandbox ? Number((await sandbox.waitForLog((l) => l['msg'] === 'sandbox listening'))['port']) : Number(new URL(options.sandboxUrl!).port);
     const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', { ...common, METRICS_PORT: '0', SCHEDULER_TICK_MS: '200', ...options.schedulerEnv });
     services.push(scheduler);
     const senders: ServiceProcess[] = [];

@@ -19,11 +19,33 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'Scheduled broadcasts from messaging accounts. Every /v1 route needs `Authorization: Bearer <token>`; ' +
           "another tenant's resource answers 404 exactly like a missing one.",
       },
+      // Relative: the API itself, wherever it is reached (the document is served by it).
+      servers: [{ url: '/', description: 'this API, at the address this document was fetched from' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => withReachableSchemas(jsonSchemaTransformObject(document)),
   });
   registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * The document with only the named schemas its operations reach. The zod registry yields an
+ * input and an output variant of every schema given an id, wherever it is used: most are
+ * referenced by nothing, and clients generated from the document would carry them all.
+ */
+export function withReachableSchemas<T extends { paths?: unknown; components?: { schemas?: Record<string, unknown> } }>(document: T): T {
+  const all = document.components?.schemas ?? {};
+  const reached = new Set<string>();
+  const pending = [JSON.stringify(document.paths ?? {})];
+  for (let text = pending.pop(); text !== undefined; text = pending.pop()) {
+    for (const [, name] of text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (name === undefined || reached.has(name) || !Object.hasOwn(all, name)) continue;
+      reached.add(name);
+      pending.push(JSON.stringify(all[name]));
+    }
+  }
+  const schemas = Object.fromEntries(Object.entries(all).filter(([name]) => reached.has(name)));
+  return { ...document, components: { ...document.components, schemas } };
 }

@@ -5,9 +5,9 @@ import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
 import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger, listeningAt, stopOnSignals } from '@metronome/observability';
+import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
 import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
@@ -60,12 +60,14 @@ async function main(): Promise<void> {
   });
   webhooks.start();
   stopOnSignals('control-api', logger, 'control-api stopping', async () => {
-    await app.close();
-    await webhooks.stop();
-    await whatsapp.close();
-    await queue.close();
-    await redis.quit();
-    await db.destroy();
+    // Each step bounded: one waiting on Redis or PostgreSQL that does not answer is left behind
+    // (requests in flight fail, the pairing sockets' leases run out by themselves).
+    await stopStep(logger, 'requests', app.close(), 5_000);
+    await stopStep(logger, 'webhooks', webhooks.stop(), 1_000);
+    await stopStep(logger, 'whatsapp', whatsapp.close(), 1_000);
+    await stopStep(logger, 'queue', queue.close(), 1_000);
+    await stopStep(logger, 'connections', Promise.allSettled([closeRedis(redis), db.destroy()]), 1_000);
+    logger.info('control-api stopped');
   });
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
   const { url } = listeningAt(app.server.address(), config.host, config.port);

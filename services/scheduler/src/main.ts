@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
+import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
 import { redisErrorLog } from './redis-errors.js';
 import { Leadership } from './leader.js';
@@ -168,6 +168,15 @@ const loop = (async () => {
   }
 })();
 
+/**
+ * How long the current tick gets to finish. A tick still running after it waits on Redis or
+ * PostgreSQL that does not answer: its writes are one transaction each, so cutting it short
+ * loses nothing the next leader will not redo.
+ */
+const TICK_STOP_MS = 4_000;
+/** Each later step of the stop, bounded the same way. */
+const STEP_MS = 1_000;
+
 stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async () => {
   stopping = true;
   const s = sleeping as { timer: NodeJS.Timeout; done: () => void } | null;
@@ -177,10 +186,16 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
   }
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
-  await loop;
-  await leadership.resign().catch(() => undefined);
-  await Promise.allSettled([queue.close(), metricsServer.close()]);
-  await Promise.allSettled([pool.destroy(), redis.quit()]);
+  if (!(await settledWithin(loop, TICK_STOP_MS))) {
+    // closing Redis fails the commands the tick waits on (nothing can wake and write mid-stop)
+    logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
+    await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
+    await stopStep(logger, 'tick', loop, STEP_MS);
+  }
+  // the lease runs out by itself when Redis does not answer: a standby takes over then
+  if (redis.status === 'ready') await stopStep(logger, 'resign', leadership.resign(), STEP_MS);
+  await stopStep(logger, 'queue and metrics', Promise.allSettled([queue.close(), metricsServer.close()]), STEP_MS);
+  await stopStep(logger, 'connections', Promise.allSettled([pool.destroy(), closeRedis(redis)]), STEP_MS);
   logger.info('scheduler stopped');
 });
 // Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.

@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
 import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
+import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
-import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
@@ -162,13 +162,32 @@ const directory = directoryWorker(
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
+/**
+ * How long the jobs get to finish the sends they began and write them. Enough for a healthy
+ * drain; a job still running after it waits on Redis or PostgreSQL that does not answer, and
+ * waiting longer would only meet the stop deadline (service-lifecycle.ts).
+ */
+const DRAIN_MS = 3_000;
+/** Enough for a connection whose Redis is away to make its last attempt (ioredis waits up to 2 s between them). */
+const REDIS_CLOSE_MS = 2_500;
+/** Each later step of the stop, bounded the same way. */
+const STEP_MS = 1_000;
+
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
-  await Promise.all([...workers, directory].map((w) => w.close()));
+  const closing = Promise.all([...workers, directory].map((w) => w.close()));
+  if (!(await settledWithin(closing, DRAIN_MS))) {
+    // Answers are written to PostgreSQL as they come (pending-answers.ts); what the stuck jobs
+    // still hold is covered by its leases (CONTRACT §4). Closing Redis fails the commands they
+    // wait on (nothing can wake and send mid-stop), so they end through their error paths.
+    logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
+    await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
+    await stopStep(logger, 'workers', Promise.all([...workers, directory].map((w) => w.close(true))), STEP_MS);
+  }
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
-  await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
-  await Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]);
-  await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
+  await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
+  await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]), STEP_MS);
+  await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
   logger.info('sender stopped');
 });
 // Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.

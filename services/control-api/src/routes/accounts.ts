@@ -31,7 +31,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.post(
     '/accounts',
-    { schema: { tags: ['accounts'], summary: 'Create an account', body: createAccountBody, response: { 201: account, ...errorResponses() } } },
+    { schema: { operationId: 'createAccount', tags: ['accounts'], summary: 'Create an account', body: createAccountBody, response: { 201: account, ...errorResponses() } } },
     async (req, reply) => {
       const body = req.body;
       const tenantId = ownerFor(req.caller, body.tenantId);
@@ -67,7 +67,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.get(
     '/accounts',
-    { schema: { tags: ['accounts'], summary: 'List accounts, newest first', querystring: listAccountsQuery, response: { 200: accountPage, ...errorResponses() } } },
+    { schema: { operationId: 'listAccounts', tags: ['accounts'], summary: 'List accounts, newest first', querystring: listAccountsQuery, response: { 200: accountPage, ...errorResponses() } } },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -79,7 +79,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.get(
     '/accounts/:id',
-    { schema: { tags: ['accounts'], summary: 'One account', params: idParams, response: { 200: account, ...errorResponses(404) } } },
+    { schema: { operationId: 'getAccount', tags: ['accounts'], summary: 'One account', params: idParams, response: { 200: account, ...errorResponses(404) } } },
     async (req) => {
       const found = await ctx.accounts.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('account');
@@ -91,6 +91,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     '/accounts/:id',
     {
       schema: {
+        operationId: 'updateAccount',
         tags: ['accounts'],
         summary: 'Change name, status, pace or credentials (telegram bot token, http API key); a new pace applies from the next send, also to runs in progress',
         params: idParams,
@@ -135,6 +136,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     '/accounts/:id/cooling/lift',
     {
       schema: {
+        operationId: 'liftAccountCooling',
         tags: ['accounts'],
         summary: 'Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling',
         params: idParams,
@@ -166,6 +168,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     '/accounts/:id/suppressions',
     {
       schema: {
+        operationId: 'listSuppressions',
         tags: ['accounts'],
         summary: "The account's suppression list, in chat order: chats its runs skip (code suppressed)",
         params: idParams,
@@ -186,6 +189,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     '/accounts/:id/suppressions',
     {
       schema: {
+        operationId: 'addSuppressions',
         tags: ['accounts'],
         summary: 'Adds chats to the suppression list (reason operator); runs that start or resume from now skip them',
         params: idParams,
@@ -203,6 +207,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
     '/accounts/:id/suppressions/:chatId',
     {
       schema: {
+        operationId: 'removeSuppression',
         tags: ['accounts'],
         summary: 'Takes a chat off the suppression list',
         params: suppressionParams,

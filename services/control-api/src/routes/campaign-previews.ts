@@ -20,6 +20,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
     '/campaigns/:id/occurrences',
     {
       schema: {
+        operationId: 'listCampaignOccurrences',
         tags: ['campaigns'],
         summary: 'The next runs the scheduler will create for the campaign (empty when it is deactivated)',
         params: idParams,
@@ -55,6 +56,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
     '/campaigns/preview',
     {
       schema: {
+        operationId: 'previewCampaign',
         tags: ['campaigns'],
         summary: 'Validate a campaign create body exactly as create does and preview it; nothing is saved',
         body: createCampaignBody,

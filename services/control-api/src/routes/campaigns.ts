@@ -23,7 +23,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.post(
     '/campaigns',
-    { schema: { tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
+    { schema: { operationId: 'createCampaign', tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
     async (req, reply) => {
       const body = req.body;
       const now = ctx.now();
@@ -68,7 +68,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/campaigns',
-    { schema: { tags: ['campaigns'], summary: 'List campaigns, newest first', querystring: listCampaignsQuery, response: { 200: campaignPage, ...errorResponses() } } },
+    { schema: { operationId: 'listCampaigns', tags: ['campaigns'], summary: 'List campaigns, newest first', querystring: listCampaignsQuery, response: { 200: campaignPage, ...errorResponses() } } },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -80,7 +80,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/campaigns/:id',
-    { schema: { tags: ['campaigns'], summary: 'One campaign, with nextRunAt and lastRunId', params: idParams, response: { 200: campaign, ...errorResponses(404) } } },
+    { schema: { operationId: 'getCampaign', tags: ['campaigns'], summary: 'One campaign, with nextRunAt and lastRunId', params: idParams, response: { 200: campaign, ...errorResponses(404) } } },
     async (req) => {
       const found = await ctx.campaigns.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('campaign');
@@ -92,6 +92,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     '/campaigns/:id',
     {
       schema: {
+        operationId: 'updateCampaign',
         tags: ['campaigns'],
         summary: 'Change any field; applies to runs created afterwards',
         params: idParams,
@@ -166,6 +167,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     '/campaigns/:id',
     {
       schema: {
+        operationId: 'deleteCampaign',
         tags: ['campaigns'],
         summary: 'Deactivate and hide the campaign and cancel its open runs',
         params: idParams,
@@ -187,6 +189,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     '/campaigns/:id/runs',
     {
       schema: {
+        operationId: 'runCampaignNow',
         tags: ['campaigns'],
         summary: 'Run now (trigger manual); 409 while a run of the campaign is queued or running',
         params: idParams,

@@ -34,6 +34,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
     '/events',
     {
       schema: {
+        operationId: 'streamEvents',
         tags: ['events'],
         summary: 'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses',
         headers: z.object({ 'last-event-id': z.string().optional().describe('id of the last event received') }),

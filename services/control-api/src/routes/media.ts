@@ -20,6 +20,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
     {
       bodyLimit: maxBytes,
       schema: {
+        operationId: 'uploadMedia',
         tags: ['media'],
         summary: 'Upload a media file as the raw body with its Content-Type',
         querystring: uploadQuery,
@@ -42,7 +43,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
 
   app.get(
     '/media',
-    { schema: { tags: ['media'], summary: 'List media, newest first', querystring: listMediaQuery, response: { 200: mediaPage, ...errorResponses() } } },
+    { schema: { operationId: 'listMedia', tags: ['media'], summary: 'List media, newest first', querystring: listMediaQuery, response: { 200: mediaPage, ...errorResponses() } } },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -54,7 +55,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
 
   app.get(
     '/media/:id',
-    { schema: { tags: ['media'], summary: "One media's description", params: idParams, response: { 200: media, ...errorResponses(404) } } },
+    { schema: { operationId: 'getMedia', tags: ['media'], summary: "One media's description", params: idParams, response: { 200: media, ...errorResponses(404) } } },
     async (req) => {
       const found = await ctx.media.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('media');

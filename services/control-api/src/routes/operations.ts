@@ -12,7 +12,7 @@ const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing', 'cool
 export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], summary: 'The process is up', response: { 200: z.object({ ok: z.literal(true) }) } } },
+    { schema: { operationId: 'getHealth', security: [], tags: ['operations'], summary: 'The process is up', response: { 200: z.object({ ok: z.literal(true) }) } } },
     async () => ({ ok: true as const }),
   );
 
@@ -20,6 +20,8 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
+        security: [],
         tags: ['operations'],
         summary: 'PostgreSQL and Redis answer (503 otherwise)',
         response: {
@@ -38,7 +40,7 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
     },
   );
 
-  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'getMetrics', security: [], tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (req, reply) => {
     // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
     // every API replica reports the same numbers and none keeps state for them.
     // The dependency gauges come first and alone: they must be served even when the others fail.

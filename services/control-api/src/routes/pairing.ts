@@ -42,6 +42,7 @@ export const pairingRoutes: FastifyPluginAsyncZod<PairingRoutesOptions> = async 
     '/accounts/:id/pair',
     {
       schema: {
+        operationId: 'pairAccount',
         tags: ['accounts'],
         summary:
           'Pair a WhatsApp account: answers a QR payload (or, given phoneNumber, a pairing code) to confirm on the phone; the account is `pairing`, then `active` once the phone accepts (event `account` on /v1/events)',

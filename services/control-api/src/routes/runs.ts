@@ -15,7 +15,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
 
   app.get(
     '/runs',
-    { schema: { tags: ['runs'], summary: 'List runs, newest first', querystring: listRunsQuery, response: { 200: runPage, ...errorResponses() } } },
+    { schema: { operationId: 'listRuns', tags: ['runs'], summary: 'List runs, newest first', querystring: listRunsQuery, response: { 200: runPage, ...errorResponses() } } },
     async (req) => {
       const { limit, cursor, status, campaignId, accountId, tenantId } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -31,7 +31,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
 
   app.get(
     '/runs/:id',
-    { schema: { tags: ['runs'], summary: 'One run with its counts', params: idParams, response: { 200: run, ...errorResponses(404) } } },
+    { schema: { operationId: 'getRun', tags: ['runs'], summary: 'One run with its counts', params: idParams, response: { 200: run, ...errorResponses(404) } } },
     async (req) => {
       const found = await ctx.runs.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('run');
@@ -43,6 +43,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
     '/runs/:id/targets',
     {
       schema: {
+        operationId: 'listRunTargets',
         tags: ['runs'],
         summary: "A run's targets in chat id order",
         params: idParams,
@@ -65,15 +66,15 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
   );
 
   const commands = [
-    { path: 'pause', act: pauseRun, summary: 'queued | running → paused (pausedReason operator); no new send starts' },
-    { path: 'resume', act: resumeRun, summary: "paused → queued: continues with its pending targets under the campaign's current window" },
-    { path: 'cancel', act: cancelRun, summary: 'queued | running | paused → cancelled; pending targets become skipped' },
-    { path: 'retry-failed', act: retryFailedRun, summary: 'finished run: failed and unknown targets back to pending, run queued again' },
+    { path: 'pause', operationId: 'pauseRun', act: pauseRun, summary: 'queued | running → paused (pausedReason operator); no new send starts' },
+    { path: 'resume', operationId: 'resumeRun', act: resumeRun, summary: "paused → queued: continues with its pending targets under the campaign's current window" },
+    { path: 'cancel', operationId: 'cancelRun', act: cancelRun, summary: 'queued | running | paused → cancelled; pending targets become skipped' },
+    { path: 'retry-failed', operationId: 'retryFailedRun', act: retryFailedRun, summary: 'finished run: failed and unknown targets back to pending, run queued again' },
   ] as const;
   for (const command of commands) {
     app.post(
       `/runs/:id/${command.path}`,
-      { schema: { tags: ['runs'], summary: command.summary, params: idParams, response: { 202: run, ...errorResponses(404, 409) } } },
+      { schema: { operationId: command.operationId, tags: ['runs'], summary: command.summary, params: idParams, response: { 202: run, ...errorResponses(404, 409) } } },
       async (req, reply) => {
         const changed = await command.act(ctx, req.params.id, scopeOf(req.caller));
         return reply.code(202).send(await one(changed));

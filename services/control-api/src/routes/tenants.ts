@@ -12,6 +12,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
     '/tenants',
     {
       schema: {
+        operationId: 'createTenant',
         tags: ['tenants'],
         summary: 'Create a tenant (admin token only); its token is shown only in this answer',
         body: createTenantBody,
@@ -30,6 +31,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
     '/tenants',
     {
       schema: {
+        operationId: 'listTenants',
         tags: ['tenants'],
         summary: 'List tenants, newest first (admin token only); never their tokens',
         querystring: listTenantsQuery,
@@ -48,7 +50,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
 
   app.get(
     '/me',
-    { schema: { tags: ['tenants'], summary: 'Who the bearer token is', response: { 200: me, ...errorResponses() } } },
+    { schema: { operationId: 'getMe', tags: ['tenants'], summary: 'Who the bearer token is', response: { 200: me, ...errorResponses() } } },
     async (req) => ({ tenantId: req.caller.tenantId, admin: req.caller.admin }),
   );
 };
