@@ -47,6 +47,25 @@ create table audience_members (
 alter table campaigns add column audience_ids uuid[] not null default '{}';
 create index campaigns_audience_ids_idx on campaigns using gin (audience_ids) where deleted_at is null;
 
+-- The members of audiences `ids` a run adds beside its inline targets `except_chats`: each chat
+-- once, with the vars of the first audience (in `ids` order) listing it, leaving out inline
+-- targets (whose own vars win). run-creation.ts calls it per run of a campaign with audiences.
+-- PL/pgSQL, so the planner cannot inline it: it plans the run-creation statement with the
+-- declared estimate (ROWS, COST) instead of the members' table statistics, which otherwise put
+-- a 500-run statement's estimate far above jit_above_cost, and its JIT compilation took seconds.
+create function audience_chats(ids uuid[], except_chats text[])
+returns table (chat_id text, vars jsonb) language plpgsql stable rows 100 cost 1 as $$
+#variable_conflict use_column
+begin
+  return query
+    select distinct on (m.chat_id) m.chat_id, m.vars
+    from unnest(ids) with ordinality as a(id, pos)
+    join audience_members m on m.audience_id = a.id
+    left join unnest(except_chats) as x(chat_id) on x.chat_id = m.chat_id
+    where x.chat_id is null
+    order by m.chat_id, a.pos;
+end $$;
+
 -- test runs
 alter table runs drop constraint runs_trigger_check;
 alter table runs add constraint runs_trigger_check check (trigger in ('schedule', 'manual', 'test'));

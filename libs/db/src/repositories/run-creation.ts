@@ -49,12 +49,17 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
   // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
   // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
   // answers when nothing holds a chat back) for a run that ignores the interval.
-  // `run_chats` is read twice (the totals, the targets), so it is worked out once per campaign. Its
-  // audience half reads the members by the primary key, and a campaign without audiences skips
-  // it; `distinct on` keeps each chat's first row in (source, audience position) order.
+  // Inline targets are distinct already (the API sees to it) and go in as they always did; a
+  // campaign with audiences adds the members that are not inline targets, each once, from
+  // audience_chats (migrations/0015), read by the members' primary key. A campaign without
+  // audiences calls nothing more (a one-time filter): the statement costs what it did before.
   return sql`
-    run_input as (
-      select * from unnest(
+    created as (
+      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
+      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts,
+        coalesce(cardinality(c.targets), 0) + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_chats(c.audience_ids, c.targets)) else 0 end,
+        r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
+      from unnest(
         ${sql.val(runs.map((r) => r.id))}::uuid[],
         ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
         ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
@@ -66,30 +71,7 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
         ${sql.val(runs.map((r) => r.jobId))}::text[],
         ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
       ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
-    ), run_source as (
-      select c.id, c.targets, c.target_vars, c.audience_ids from ${campaigns} c
-      where c.id in (select campaign_id from run_input)
-    ), run_chats as (
-      select distinct on (x.campaign_id, x.chat_id) x.campaign_id, x.chat_id, x.vars
-      from (
-        select c.id as campaign_id, t.chat_id, c.target_vars -> t.chat_id as vars, 0::bigint as rank
-        from run_source c cross join lateral unnest(c.targets) as t(chat_id)
-        union all
-        select c.id, m.chat_id, m.vars, a.pos
-        from run_source c
-        cross join lateral unnest(c.audience_ids) with ordinality as a(id, pos)
-        join audience_members m on m.audience_id = a.id
-        where cardinality(c.audience_ids) > 0
-      ) x
-      order by x.campaign_id, x.chat_id, x.rank
-    ), run_totals as (
-      select campaign_id, count(*)::int as n from run_chats group by campaign_id
-    ), created as (
-      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
-      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(n.n, 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
-      from run_input r
-      join run_source c on c.id = r.campaign_id
-      left join run_totals n on n.campaign_id = r.campaign_id
+      join ${campaigns} c on c.id = r.campaign_id
       on conflict do nothing
       returning id, campaign_id, scheduled_at, ignored_interval
     ), targets as (
@@ -98,7 +80,12 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
         t.vars
       from created r
-      join run_chats t on t.campaign_id = r.campaign_id
+      join ${campaigns} c on c.id = r.campaign_id
+      cross join lateral (
+        select t.chat_id, c.target_vars -> t.chat_id as vars from unnest(c.targets) as t(chat_id)
+        union all
+        select m.chat_id, m.vars from audience_chats(c.audience_ids, c.targets) as m where cardinality(c.audience_ids) > 0
+      ) as t
       on conflict do nothing
     )
   `;
