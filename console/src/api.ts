@@ -23,6 +23,8 @@ export interface Page<T> {
 }
 export type Me = Json200<'/v1/me', 'get'>;
 export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
+export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
+export type Platform = Account['platform'];
 export interface FieldError {
   field: string;
   message: string;
@@ -107,6 +109,7 @@ export const api = {
   upload: (file: Blob, filename: string, tenantId?: string) => upload(file, filename, tenantId),
   deleteCampaign: (id: string) => call<null>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
   accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
+  createAccount: (body: AccountBody) => call<Account>('POST', '/v1/accounts', body),
   patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
   liftCooling: (id: string) => call<Account>('POST', `/v1/accounts/${encodeURIComponent(id)}/cooling/lift`),
   pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),

@@ -109,7 +109,7 @@ function App() {
         {route.page === 'campaign' && <CampaignPage id={route.id} me={me} key={route.id} />}
         {route.page === 'campaign-new' && <CampaignFormPage me={me} key="new" />}
         {route.page === 'campaign-edit' && <CampaignFormPage id={route.id} me={me} key={`edit-${route.id}`} />}
-        {route.page === 'accounts' && <Accounts />}
+        {route.page === 'accounts' && <Accounts me={me} />}
       </main>
       <Toasts />
     </>
