@@ -1,6 +1,7 @@
 // The campaign form's state as typed, and its translation to the API's create and PATCH bodies
 // and back from the API's field errors. Pure: the form component only renders it.
 import type { Campaign, CampaignBody, CampaignPatch, FieldError } from './api.js';
+import type { PickedChat } from './chat-picker.js';
 import { utcToZoned, zonedToUtc } from './zoned-time.js';
 
 export type ScheduleType = 'once' | 'interval' | 'cron';
@@ -10,7 +11,11 @@ export type EveryUnit = 'seconds' | 'minutes' | 'hours';
 export interface Draft {
   name: string;
   accountId: string;
+  /** Chats picked from the account's directory (sent after the typed ids). */
+  picked: PickedChat[];
+  /** Chat ids typed by hand, one a line. */
   targets: string;
+  audienceIds: string[];
   /** The message: its parts in the order they are sent. */
   parts: DraftPart[];
   scheduleType: ScheduleType;
@@ -53,7 +58,7 @@ export const chatIdOf = (t: Target): string => (typeof t === 'string' ? t : t.ch
 /** The ids of the inputs a part has (errors name parts by index). */
 export const partIds = (p: DraftPart, i: number): string[] => (p.type === 'text' ? [`part-${i}-text`] : [`part-${i}-mediaId`, `part-${i}-caption`]);
 
-const BEFORE_PARTS = ['name', 'accountId', 'targets'] as const;
+const BEFORE_PARTS = ['name', 'accountId', 'targets', 'audienceIds'] as const;
 const AFTER_PARTS = ['scheduleType', 'at', 'every', 'startAt', 'expression', 'timezone', 'windowStart', 'windowEnd', 'active', 'autoResume'] as const;
 const NAMED = new Set<string>([...BEFORE_PARTS, ...AFTER_PARTS]);
 
@@ -70,7 +75,7 @@ export function browserZone(): string {
 
 export function emptyDraft(accountId = ''): Draft {
   return {
-    name: '', accountId, targets: '', parts: [newPart('text')],
+    name: '', accountId, picked: [], targets: '', audienceIds: [], parts: [newPart('text')],
     scheduleType: 'interval', at: '', every: '60', everyUnit: 'minutes', startAt: '', expression: '',
     timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false, chatVars: {},
   };
@@ -84,7 +89,9 @@ export function draftOf(c: Campaign): Draft {
   return {
     name: c.name,
     accountId: c.accountId,
+    picked: [],
     targets: c.targets.map(chatIdOf).join('\n'),
+    audienceIds: (c as Campaign & { audienceIds?: string[] }).audienceIds ?? [],
     parts: c.messages.map((m) => (m.type === 'text' ? newPart('text', m.text) : newPart('media', '', m.mediaId, m.caption ?? ''))),
     scheduleType: s.type,
     at: s.type === 'once' ? utcToZoned(s.at, c.timezone) : '',
@@ -145,13 +152,22 @@ function windowOf(d: Draft): { start: string; end: string } | undefined {
   return { start: d.windowStart.trim(), end: d.windowEnd.trim() };
 }
 
+/** The typed chat ids, then the picked chats not typed too. */
+export function allTargets(d: Draft): string[] {
+  const typed = targetsOf(d.targets).targets;
+  const seen = new Set(typed);
+  return [...typed, ...d.picked.map((p) => p.chatId).filter((id) => !seen.has(id) && (seen.add(id), true))];
+}
+
 /** The create body; `tenantId` is the account's tenant when the admin creates it. */
 export function createBody(d: Draft, tenantId?: string): CampaignBody {
   const window = windowOf(d);
   return {
     name: d.name,
     accountId: d.accountId,
-    targets: targetsOf(d.targets).targets.map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
+    targets: allTargets(d).map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
+    // only an API with audiences takes the field (the body is strict)
+    ...(d.audienceIds.length > 0 && ({ audienceIds: d.audienceIds } as object)),
     messages: messagesOf(d),
     schedule: scheduleOf(d),
     timezone: d.timezone,
@@ -175,6 +191,7 @@ export function patchBody(before: Draft, now: Draft): CampaignPatch {
     // the schedule's instants are read in the zone: a new zone alone changes them too
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out[key] = b[key] ?? { start: '00:00', end: '24:00' };
   }
+  if (JSON.stringify(before.audienceIds) !== JSON.stringify(now.audienceIds)) out['audienceIds'] = now.audienceIds;
   return out as CampaignPatch;
 }
 
@@ -186,7 +203,10 @@ export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, strin
   for (const { field, message } of details) {
     const path = field.split('.');
     const [head, second, third] = path;
-    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) add('targets', `line ${lines[Number(second)] ?? Number(second) + 1}: ${message}`);
+    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
+      const i = Number(second);
+      add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${allTargets(d)[i] ?? i + 1}: ${message}`);
+    }
     else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
       const i = Number(second);
       const ids = partIds(d.parts[i]!, i);

@@ -7,6 +7,7 @@ import { allPages, api, type Account, type Me } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
+import { Directory } from './account-directory.js';
 import { Cooling, Fix } from './account-fix.js';
 import { AddAccount } from './account-form.js';
 import { AccountSettings } from './account-settings.js';
@@ -69,6 +70,7 @@ export function Accounts({ me }: { me: Me }) {
                   <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
                 </div>
               </dl>
+              <Directory account={a} onSynced={replace} />
               {a.cooling && <Cooling account={a} onLifted={replace} />}
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
               {editing === a.id ? (

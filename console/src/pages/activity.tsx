@@ -31,7 +31,7 @@ export function Activity({ me }: { me: Me }) {
       setError(e);
     }
   };
-  useLive(reload, () => true, [status, campaignId, accountId, tenantId]);
+  useLive(reload, (e) => !('synced' in e), [status, campaignId, accountId, tenantId]);
   const more = async () => {
     if (!cursor) return;
     const page = await api.runs({ ...filters, limit: 50, cursor });

@@ -7,6 +7,8 @@ import { createBody, draftOf, emptyDraft, fieldOrder, patchBody, placeErrors, ty
 import { ErrorNote, NotLoaded } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
+import { AudiencePicker } from '../audience-picker.js';
+import { ChatPicker, PickedChats } from '../chat-picker.js';
 import { MessageParts } from '../message-parts.js';
 import { PreviewNote } from '../occurrences.js';
 import { href } from '../router.js';
@@ -142,7 +144,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           </div>
           <div class="field">
             <label for="accountId">Account</label>
-            <select {...text('accountId')} onChange={(e) => set('accountId')(e.currentTarget.value)}>
+            <select {...text('accountId')} onChange={(e) => setDraft((d) => ({ ...d, accountId: e.currentTarget.value, picked: [] }))}>
               <option value="">Choose an account</option>
               {accounts.map((a) => (
                 <option value={a.id}>
@@ -152,6 +154,8 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             </select>
             {note('accountId')}
           </div>
+          <ChatPicker id="chatSearch" label="Find chats by name" accountId={draft.accountId} picked={draft.picked} onPick={(c) => set('picked')([...draft.picked, c])} />
+          <PickedChats label="Picked chats" picked={draft.picked} onRemove={(chatId) => set('picked')(draft.picked.filter((p) => p.chatId !== chatId))} />
           <div class="field">
             <label for="targets">Chats (one chat id a line)</label>
             <textarea rows={6} spellcheck={false} {...text('targets')} />
@@ -159,6 +163,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             <ChatVarsNote chatVars={draft.chatVars} />
           </div>
         </fieldset>
+        <AudiencePicker value={draft.audienceIds} onChange={set('audienceIds')} tenantId={tenantOfAccount} errors={errors.get('audienceIds')} />
         <MessageParts parts={draft.parts} onChange={set('parts')} errors={errors} tenantId={tenantOfAccount} />
         <Schedule draft={draft} text={text} note={note} set={set} errors={errors} />
         <fieldset>
