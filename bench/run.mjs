@@ -15,6 +15,8 @@ import { sendCost } from './scenarios/cost.mjs';
 import { fairness } from './scenarios/fairness.mjs';
 import { apiLoad } from './scenarios/api-load.mjs';
 import { bigRun } from './scenarios/big-run.mjs';
+import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
+import { directorySearch } from './scenarios/directory-search.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 const args = process.argv.slice(2);
@@ -38,6 +40,9 @@ const scenarios = [
   { name: 'fairness', run: fairness },
   { name: 'big-run', run: bigRun },
   { name: 'api-load', run: apiLoad },
+  { name: 'audience-import', run: audienceImport },
+  { name: 'audience-run', run: audienceRun },
+  { name: 'directory-search', run: directorySearch },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

@@ -1053,6 +1053,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{id}/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's chat directory in title order: search by title or chat id (any case, accents folded), filter by kind and canSend */
+        get: operations["listAccountChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/chats/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Syncs the account's chat directory from its platform, in the background: 202 `syncing`; progress as `directory` events on /v1/events and on the account */
+        post: operations["syncAccountChats"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{id}/pair": {
         parameters: {
             query?: never;
@@ -1347,6 +1381,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audiences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List audiences, newest first */
+        get: operations["listAudiences"];
+        put?: never;
+        /** Create an audience, with members or empty */
+        post: operations["createAudience"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audiences/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One audience, with its member count */
+        get: operations["getAudience"];
+        put?: never;
+        post?: never;
+        /** Delete an audience and its members; 409 while a campaign names it */
+        delete: operations["deleteAudience"];
+        options?: never;
+        head?: never;
+        /** Rename an audience */
+        patch: operations["renameAudience"];
+        trace?: never;
+    };
+    "/v1/audiences/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An audience's members in chat order, optionally those matching a query */
+        get: operations["listAudienceMembers"];
+        put?: never;
+        /** Add or update members in bulk, as JSON or as CSV (Content-Type: text/csv), at most 100000; all or nothing */
+        post: operations["addAudienceMembers"];
+        /** Remove members by chat id */
+        delete: operations["removeAudienceMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audiences/{id}/members.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An audience's members as CSV (UTF-8 with a BOM; formula-looking cells escaped with a leading ') */
+        get: operations["exportAudienceMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/campaigns": {
         parameters: {
             query?: never;
@@ -1429,8 +1536,16 @@ export interface paths {
                         schedule: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
-                        targets: components["schemas"]["TargetInput"][];
+                        /**
+                         * @description required unless audienceIds names an audience; distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience
+                         * @default []
+                         */
+                        targets?: components["schemas"]["TargetInput"][];
+                        /**
+                         * @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's
+                         * @default []
+                         */
+                        audienceIds?: string[];
                         /** @default true */
                         active?: boolean;
                         /** @default false */
@@ -1637,8 +1752,10 @@ export interface paths {
                         schedule?: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages?: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
+                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience */
                         targets?: components["schemas"]["TargetInput"][];
+                        /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
+                        audienceIds?: string[];
                         active?: boolean;
                         autoResume?: boolean;
                         /** @description only the fields given change; maxLatenessSeconds null goes back to the default */
@@ -1896,8 +2013,16 @@ export interface paths {
                         schedule: components["schemas"]["ScheduleInput"];
                         deliveryWindow?: components["schemas"]["DeliveryWindowInput"];
                         messages: components["schemas"]["MessagePartInput"][];
-                        /** @description distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}) */
-                        targets: components["schemas"]["TargetInput"][];
+                        /**
+                         * @description required unless audienceIds names an audience; distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience
+                         * @default []
+                         */
+                        targets?: components["schemas"]["TargetInput"][];
+                        /**
+                         * @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's
+                         * @default []
+                         */
+                        audienceIds?: string[];
                         /** @default true */
                         active?: boolean;
                         /** @default false */
@@ -1950,6 +2075,23 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/test-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test: the campaign's message, rendered for one of its chats, to one chat; a run of trigger test, never counted as the campaign's send */
+        post: operations["sendCampaignTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3013,7 +3155,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change */
+        /** Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses */
         get: {
             parameters: {
                 query?: never;
@@ -3100,6 +3242,39 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        DirectoryChatInput: {
+            chatId: string;
+            title: string | null;
+            /** @enum {string} */
+            kind: "group" | "direct" | "channel";
+            /** @description null where the platform does not tell */
+            memberCount: number | null;
+            canSend: boolean;
+            /** @description set exactly when canSend is false */
+            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
+            /**
+             * Format: date-time
+             * @description when the platform last described this chat
+             */
+            lastSyncAt: string;
+        };
+        DirectoryStateInput: {
+            /**
+             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
+             * @enum {string}
+             */
+            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
+            /** @description entries listed so far while syncing */
+            synced: number;
+            /** @description entries in the directory */
+            size: number;
+            /** @description the end of the latest complete sync */
+            lastSyncAt: string | null;
+            /** @description backing_off: when the sync is retried */
+            until: string | null;
+            /** @description backing_off, unsupported, failed: why */
+            reason: string | null;
+        };
         AccountInput: {
             /** Format: uuid */
             id: string;
@@ -3152,6 +3327,8 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
+            directory: components["schemas"]["DirectoryStateInput"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -3273,6 +3450,8 @@ export interface components {
                     [key: string]: string;
                 };
             })[];
+            /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
+            audienceIds: string[];
             active: boolean;
             autoResume: boolean;
             /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
@@ -3301,6 +3480,43 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        NewAudienceMemberInput: {
+            chatId: string;
+            /** @description the values of the campaign texts' {{name}} tags for this chat; none when omitted */
+            vars?: {
+                [key: string]: string;
+            };
+        };
+        AudienceInput: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenantId: string;
+            name: string;
+            memberCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AudienceMemberInput: {
+            chatId: string;
+            /** @description null: none */
+            vars: {
+                [key: string]: string;
+            } | null;
+        };
+        MembersAddedInput: {
+            /** @description chats that were not members */
+            added: number;
+            /** @description members whose variables were replaced */
+            updated: number;
+            /** @description dryRun only: the first 10 members of the upload, as they would be saved */
+            preview?: components["schemas"]["AudienceMemberInput"][];
+        };
+        MembersRemovedInput: {
+            removed: number;
         };
         OccurrenceInput: {
             /**
@@ -3366,8 +3582,11 @@ export interface components {
             campaignId: string;
             /** Format: uuid */
             accountId: string;
-            /** @enum {string} */
-            trigger: "schedule" | "manual";
+            /**
+             * @description test: a test send (POST /v1/campaigns/{id}/test-sends), never counted as a send of the campaign
+             * @enum {string}
+             */
+            trigger: "schedule" | "manual" | "test";
             /** @enum {string} */
             status: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
             /** Format: date-time */
@@ -3392,6 +3611,12 @@ export interface components {
              * @default false
              */
             ignoreInterval: boolean;
+        };
+        TestSendInput: {
+            /** @description the chat that receives the test */
+            chatId: string;
+            /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
+            asChatId?: string;
         };
         RunTargetInput: {
             chatId: string;
@@ -3523,6 +3748,39 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        DirectoryChat: {
+            chatId: string;
+            title: string | null;
+            /** @enum {string} */
+            kind: "group" | "direct" | "channel";
+            /** @description null where the platform does not tell */
+            memberCount: number | null;
+            canSend: boolean;
+            /** @description set exactly when canSend is false */
+            cannotSendReason: ("announce_only" | "left" | "removed" | "blocked" | "forbidden" | "not_found") | null;
+            /**
+             * Format: date-time
+             * @description when the platform last described this chat
+             */
+            lastSyncAt: string;
+        };
+        DirectoryState: {
+            /**
+             * @description never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed
+             * @enum {string}
+             */
+            status: "never" | "syncing" | "ok" | "backing_off" | "unsupported" | "failed";
+            /** @description entries listed so far while syncing */
+            synced: number;
+            /** @description entries in the directory */
+            size: number;
+            /** @description the end of the latest complete sync */
+            lastSyncAt: string | null;
+            /** @description backing_off: when the sync is retried */
+            until: string | null;
+            /** @description backing_off, unsupported, failed: why */
+            reason: string | null;
+        };
         Account: {
             /** Format: uuid */
             id: string;
@@ -3575,6 +3833,8 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
+            directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -3696,6 +3956,8 @@ export interface components {
                     [key: string]: string;
                 };
             })[];
+            /** @description the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's */
+            audienceIds: string[];
             active: boolean;
             autoResume: boolean;
             /** @description the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them */
@@ -3724,6 +3986,43 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        NewAudienceMember: {
+            chatId: string;
+            /** @description the values of the campaign texts' {{name}} tags for this chat; none when omitted */
+            vars?: {
+                [key: string]: string;
+            };
+        };
+        Audience: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenantId: string;
+            name: string;
+            memberCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AudienceMember: {
+            chatId: string;
+            /** @description null: none */
+            vars: {
+                [key: string]: string;
+            } | null;
+        };
+        MembersAdded: {
+            /** @description chats that were not members */
+            added: number;
+            /** @description members whose variables were replaced */
+            updated: number;
+            /** @description dryRun only: the first 10 members of the upload, as they would be saved */
+            preview?: components["schemas"]["AudienceMember"][];
+        };
+        MembersRemoved: {
+            removed: number;
         };
         Occurrence: {
             /**
@@ -3789,8 +4088,11 @@ export interface components {
             campaignId: string;
             /** Format: uuid */
             accountId: string;
-            /** @enum {string} */
-            trigger: "schedule" | "manual";
+            /**
+             * @description test: a test send (POST /v1/campaigns/{id}/test-sends), never counted as a send of the campaign
+             * @enum {string}
+             */
+            trigger: "schedule" | "manual" | "test";
             /** @enum {string} */
             status: "queued" | "running" | "paused" | "success" | "partial" | "failed" | "cancelled";
             /** Format: date-time */
@@ -3815,6 +4117,12 @@ export interface components {
              * @default false
              */
             ignoreInterval: boolean;
+        };
+        TestSend: {
+            /** @description the chat that receives the test */
+            chatId: string;
+            /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
+            asChatId?: string;
         };
         RunTarget: {
             chatId: string;
@@ -3930,4 +4238,809 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listAccountChats: {
+        parameters: {
+            query?: {
+                /** @description title or chat id contains it, any case, accents folded */
+                query?: string;
+                kind?: "group" | "direct" | "channel";
+                /** @description true: chats the account can post in; false: those it cannot */
+                canSend?: "true" | "false";
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DirectoryChat"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncAccountChats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryState"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudiences: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Audience"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description unique among the tenant's audiences */
+                    name: string;
+                    /** @description at most 100000; a repeated chat id takes the later entry's vars */
+                    members?: components["schemas"]["NewAudienceMemberInput"][];
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the audience
+                     */
+                    tenantId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description unique among the tenant's audiences */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudienceMembers: {
+        parameters: {
+            query?: {
+                /** @description members whose chat id or any variable's value contains it, any case, accents ignored */
+                query?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["AudienceMember"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addAudienceMembers: {
+        parameters: {
+            query?: {
+                /** @description true: check the upload and answer what it would do, with the first 10 members, saving nothing */
+                dryRun?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description or a CSV body (Content-Type: text/csv): a header row with a chatId column and one column per variable */
+        requestBody: {
+            content: {
+                "application/json": {
+                    members: components["schemas"]["NewAudienceMemberInput"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembersAdded"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeAudienceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chatIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembersRemoved"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportAudienceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendCampaignTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestSendInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

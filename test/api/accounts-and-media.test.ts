@@ -38,6 +38,8 @@ describe('accounts', () => {
       warmup: null,
       optOutKeywords: [],
       typing: null,
+      // an http account asks for its first chat directory sync when created
+      directory: { status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null },
       createdAt: expect.any(String),
     });
   });

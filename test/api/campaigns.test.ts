@@ -27,6 +27,7 @@ describe('create', () => {
       ...body,
       id: expect.any(String),
       tenantId: a.id,
+      audienceIds: [],
       active: true,
       autoResume: false,
       scheduleText: 'every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur',

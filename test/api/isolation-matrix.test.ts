@@ -40,6 +40,9 @@ beforeAll(async () => {
   foreign['runs'] = (await seedRun(api, campaign.id, 'paused', { 'their-chat-1': 'pending', 'their-chat-2': 'failed' })).id;
   foreignRunTargets = ['their-chat-1', 'their-chat-2'];
   foreign['webhooks'] = webhook.body.id;
+  const audience = await call(api, 'POST', '/v1/audiences', theirs.token, { name: 'theirs', members: [{ chatId: 'their-member-1', vars: { name: 'Theirs' } }] });
+  expect(audience.status).toBe(201);
+  foreign['audiences'] = audience.body.id;
   const delivery = await api.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhook.body.id).executeTakeFirstOrThrow();
   foreignDelivery = delivery.id;
 }, 30_000);
@@ -60,6 +63,10 @@ function body(method: string, url: string): unknown {
   if (method === 'PATCH' && url.startsWith('/v1/campaigns')) return { name: 'taken over', active: false };
   if (method === 'PATCH' && url.startsWith('/v1/webhooks')) return { url: 'https://taken.example.com/over', active: false };
   if (method === 'POST' && url.endsWith('/suppressions')) return { chatIds: ['taken-over'] };
+  if (method === 'PATCH' && url.startsWith('/v1/audiences')) return { name: 'taken over' };
+  if (method === 'POST' && url.endsWith('/members')) return { members: [{ chatId: 'taken-over' }] };
+  if (method === 'DELETE' && url.endsWith('/members')) return { chatIds: ['their-member-1'] };
+  if (method === 'POST' && url.endsWith('/test-sends')) return { chatId: 'taken-over' };
   if (method === 'POST' || method === 'PATCH') return {};
   return undefined;
 }
@@ -113,6 +120,8 @@ test("every /v1 route with an id answers 404 for another tenant's resource, exac
   expect(run.body.status).toBe('paused');
   const runs = await api.db.selectFrom('runs').select('id').where('campaign_id', '=', foreign['campaigns']!).execute();
   expect(runs).toHaveLength(1);
+  const audience = await call(api, 'GET', `/v1/audiences/${foreign['audiences']}`, theirs.token);
+  expect(audience.body).toMatchObject({ name: 'theirs', memberCount: 1 });
   const webhook = await call(api, 'GET', `/v1/webhooks/${foreign['webhooks']}`, theirs.token);
   expect(webhook.body).toMatchObject({ url: 'https://hooks.example.com/theirs', active: true });
   const delivery = await api.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('id', '=', foreignDelivery).executeTakeFirstOrThrow();
@@ -156,6 +165,9 @@ const withoutId: Record<string, () => Promise<void>> = {
     expect(withTheirMedia.status).toBe(400);
     const asThem = await call(api, 'POST', '/v1/campaigns', mine.token, { ...campaignBody(myAccount), tenantId: theirs.id });
     expect(asThem.status).toBe(400);
+    const withTheirAudience = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(myAccount, { audienceIds: [foreign['audiences']] }));
+    expect(withTheirAudience.status).toBe(400);
+    expect(withTheirAudience.body.error.details).toEqual([{ field: 'audienceIds.0', message: 'no such audience' }]);
   },
   'POST /v1/campaigns/preview': async () => {
     // validated as a create: their account, their media or their tenant cannot be named
@@ -176,6 +188,12 @@ const withoutId: Record<string, () => Promise<void>> = {
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('tenantId');
   },
   'GET /v1/webhooks': () => listHasNone('/v1/webhooks'),
+  'POST /v1/audiences': async () => {
+    const res = await call(api, 'POST', '/v1/audiences', mine.token, { name: 'x', tenantId: theirs.id });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('tenantId');
+  },
+  'GET /v1/audiences': () => listHasNone('/v1/audiences'),
   'GET /v1/accounts': () => listHasNone('/v1/accounts'),
   'GET /v1/media': () => listHasNone('/v1/media'),
   'GET /v1/campaigns': () => listHasNone('/v1/campaigns'),

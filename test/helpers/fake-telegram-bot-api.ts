@@ -1,12 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeTelegramUpdates } from './fake-telegram-updates.js';
 
 /**
  * A fake of the Telegram Bot API (https://core.telegram.org/bots/api) for tests: a real HTTP
  * server speaking the same protocol — POST /bot<token>/<method> with a JSON, urlencoded or
  * multipart/form-data body, answered `{ok: true, result: Message}` or `{ok: false, error_code,
  * description, parameters?}` with the HTTP status equal to error_code, and Telegram's own
- * descriptions. It implements sendMessage, sendPhoto, sendVideo, sendDocument and sendChatAction, issues
+ * descriptions. It implements sendMessage, sendPhoto, sendVideo, sendDocument, sendChatAction,
+ * getWebhookInfo and getUpdates (fake-telegram-updates.ts), issues
  * file_ids per bot (a file_id of another bot is refused, as Telegram does), records every
  * message it accepts and every send it refuses, and lets a test inject Telegram's faults.
  * Times come from an injectable clock, so tests on a manual clock can check waits.
@@ -72,6 +74,8 @@ interface Field {
 
 export class FakeTelegramBotApi {
   readonly url: string;
+  /** the bots' pending updates and webhooks, by bot id */
+  readonly updates: FakeTelegramUpdates;
   private readonly bots = new Map<string, Bot>();
   private readonly received: FakeTelegramMessage[] = [];
   private readonly refused: FakeTelegramRefusal[] = [];
@@ -86,6 +90,7 @@ export class FakeTelegramBotApi {
     private now: () => number,
   ) {
     this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    this.updates = new FakeTelegramUpdates(() => this.now());
   }
 
   static async start(now: () => number = Date.now): Promise<FakeTelegramBotApi> {
@@ -258,6 +263,8 @@ export class FakeTelegramBotApi {
     const bot = this.bots.get(token);
     if (!bot || bot.revoked) return refuse(401, 'Unauthorized');
     if (bot.echo) return refuse(400, `Bad Request: fake echo of the request path ${req.url ?? ''}`);
+    const update = this.updates.answer(bot.botId, method, fields);
+    if (update) return 'result' in update ? answer(200, { ok: true, result: update.result }) : refuse(update.status, update.description);
     if (method === 'sendChatAction') {
       // As Telegram: an action is refused like a message under the bot's flood control.
       const action = fields.get('action')?.value ?? '';

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Clock } from '@metronome/core';
 import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents, WhatsAppSocketFactory } from '@metronome/transports';
+import { FakeWhatsAppGroups } from './fake-whatsapp-groups.js';
+import { fakeBoom, type FakeFault, type FakeMessage, type FakeUpload } from './fake-whatsapp-shapes.js';
 import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto, type WAMessage } from '@whiskeysockets/baileys';
 
 /**
@@ -10,40 +12,12 @@ import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEn
  * (`makeWASocket`), speaks the same object API and answers as WhatsApp does — QR payloads
  * built from the socket's own credentials, pair-success followed by "restart required", group
  * lookups through `cachedGroupMetadata`, errors shaped like Baileys' (Boom, codes in `data` or
- * `output.statusCode`), a second connection of one device replacing the first — and records
- * what reached it, with fault switches for tests.
+ * `output.statusCode`), a second connection of one device replacing the first, the groups
+ * each account is in and their notifications (fake-whatsapp-groups.ts) — and records what
+ * reached it, with fault switches for tests.
  */
 
-export type FakeFault = 'rate-overlimit' | 'logged-out' | 'connection-closed' | 'timeout-after-handover';
-
-/** A message as the fake server received it. */
-export interface FakeMessage {
-  accountId: string;
-  socketId: number;
-  jid: string;
-  messageId: string;
-  /** what the message said: its text, or the media message (imageMessage…, with caption) */
-  content: { text: string } | proto.IMessage;
-  at: number;
-}
-
-export interface FakeUpload {
-  accountId: string;
-  mediaType: string;
-  fileEncSha256B64: string;
-  bytes: number;
-  at: number;
-}
-
-/** Error objects in Boom's shape, as Baileys throws them. */
-export function fakeBoom(message: string, opts: { statusCode?: number; data?: unknown }): Error {
-  const statusCode = opts.statusCode ?? 500;
-  return Object.assign(new Error(message), {
-    isBoom: true,
-    data: opts.data ?? null,
-    output: { statusCode, payload: { statusCode, error: 'Error', message }, headers: {} },
-  });
-}
+export { fakeBoom, type FakeFault, type FakeMessage, type FakeUpload } from './fake-whatsapp-shapes.js';
 
 export class FakeWhatsAppNetwork {
   readonly messages: FakeMessage[] = [];
@@ -57,6 +31,10 @@ export class FakeWhatsAppNetwork {
   /** every time a device connected while another connection of it was open (the server replaced one) */
   readonly replacements: { accountId: string; at: number }[] = [];
   readonly groups = new Map<string, GroupMetadata>();
+  /** groups with the fake's accounts as members, listed by `groupFetchAllParticipating` and changed by their notifications */
+  readonly groupBook = new FakeWhatsAppGroups((accountId) => this.openByAccount.get(accountId), () => this.clock.now());
+  /** every `groupFetchAllParticipating` the server answered or refused */
+  readonly groupFetches: { accountId: string; at: number }[] = [];
   /** every connection opening and closing, in order */
   readonly timeline: { accountId: string; socketId: number; event: 'open' | 'close' }[] = [];
   /** devices the phone logged out: they cannot connect again until paired anew */
@@ -172,8 +150,9 @@ export class FakeWhatsAppNetwork {
    * Baileys' offline messages). `fromMe`: the account itself wrote it (from the phone);
    * `participant`: a member's message in the group `from`.
    */
-  fakeIncomingMessage(accountId: string, m: { from: string; text: string; fromMe?: boolean; participant?: string }): void {
+  fakeIncomingMessage(accountId: string, m: { from: string; text: string; fromMe?: boolean; participant?: string; pushName?: string }): void {
     const message = {
+      ...(m.pushName && { pushName: m.pushName }),
       key: { remoteJid: m.from, fromMe: m.fromMe ?? false, id: `FAKE${randomBytes(8).toString('hex').toUpperCase()}`, ...(m.participant && { participant: m.participant }) },
       message: { conversation: m.text },
       messageTimestamp: Math.floor(this.clock.now() / 1000),
@@ -198,7 +177,6 @@ export class FakeWhatsAppNetwork {
 
 export class FakeWhatsAppSocket implements WhatsAppSocket {
   readonly ev: WhatsAppSocket['ev'];
-  user: { id: string } | undefined = undefined;
   closed = false;
   offeredQr = false;
   private readonly emitter = new EventEmitter();
@@ -221,6 +199,16 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
 
   private emit<E extends keyof WhatsAppSocketEvents>(event: E, arg: WhatsAppSocketEvents[E]): void {
     this.emitter.emit(event, arg);
+  }
+
+  /** As Baileys' `sock.user`: the device's `creds.me` (its LID once connected). */
+  get user(): { id: string; lid?: string } | undefined {
+    return this.creds.me ?? undefined;
+  }
+
+  /** A notification from the server, as the event Baileys makes of it (the group book sends these). */
+  serverEvent<E extends keyof WhatsAppSocketEvents>(event: E, arg: WhatsAppSocketEvents[E]): void {
+    if (!this.closed) this.emit(event, arg);
   }
 
   private get creds() {
@@ -248,7 +236,6 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
       this.drop(fakeBoom('Connection Failure', { statusCode: DisconnectReason.loggedOut, data: { reason: '401' } }));
       return;
     }
-    this.user = { id: this.creds.me!.id };
     this.network.opened(this);
     // Baileys stores the device list of its own user on login, through the key store.
     await this.config.auth.keys.set({ 'device-list': { [this.creds.me!.id.split(/[:@]/)[0]!]: ['0'] } });
@@ -313,15 +300,37 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     this.assertOpen();
     this.network.groupLookups.push({ accountId: this.accountId, jid });
     this.fault('lookup');
+    if (this.network.groupBook.has(jid)) {
+      // As WhatsApp: a group the account is not (or no longer) in is refused.
+      if (!this.network.groupBook.isMember(this.accountId, jid)) throw fakeBoom('forbidden', { data: 403 });
+      return this.network.groupBook.metadata(jid);
+    }
     const group = this.network.groups.get(jid);
     if (!group) throw fakeBoom('item-not-found', { data: 404 });
     return structuredClone(group);
   }
 
+  /**
+   * As Baileys (Socket/groups.js): ONE query answered with every group the account is in; the
+   * socket emits them all as `groups.update` before it returns them, keyed by id.
+   */
+  groupFetchAllParticipating: WhatsAppSocket['groupFetchAllParticipating'] = async () => {
+    this.assertOpen();
+    this.network.groupFetches.push({ accountId: this.accountId, at: this.network.clock.now() });
+    this.fault('lookup');
+    if (this.network.groupBook.takeListingRefusal(this.accountId)) throw fakeBoom('rate-overlimit', { data: 429 });
+    const data = this.network.groupBook.listFor(this.accountId);
+    this.emit('groups.update', Object.values(data));
+    return data;
+  };
+
   sendMessage: WhatsAppSocket['sendMessage'] = async (jid, content, options) => {
     const text = (content as Extract<AnyMessageContent, { text: string }>).text;
     await this.deliver(jid, { text }, options?.messageId);
-    return { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } };
+    const sent = { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } } as WAMessage;
+    // As Baileys (emitOwnEvents, on by default): the sent message comes back as `messages.upsert` `append`.
+    process.nextTick(() => this.serverEvent('messages.upsert', { messages: [sent], type: 'append' }));
+    return sent;
   };
 
   sendPresenceUpdate: WhatsAppSocket['sendPresenceUpdate'] = async (presence, jid) => {

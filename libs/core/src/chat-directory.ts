@@ -27,6 +27,11 @@ export interface DirectoryChat {
   cannotSendReason: CannotSendReason | null;
 }
 
+/** Which entries a complete listing covers: absent, all of the account's. */
+export interface DirectoryScope {
+  kinds: ChatKind[];
+}
+
 /** Where a directory's sync stands, as the account answer shows it. */
 export type DirectorySyncState =
   | { status: 'syncing'; synced: number }
@@ -42,9 +47,11 @@ export type DirectorySyncState =
  * listing (entries it lacks are no longer the account's: marked `left`, never deleted, so a
  * run's history keeps its titles); `upsert` adds or replaces entries an event named; `patch`
  * changes some fields of one entry (a rename, an announce-mode switch, a removal).
+ * `replaceAll`'s `scope` (an addition) limits the listing to some kinds: WhatsApp lists its
+ * groups completely but never its one-to-one chats, whose entries must stay as they are.
  */
 export interface ChatDirectorySink {
-  replaceAll(accountId: string, chats: DirectoryChat[], at: Date): Promise<void>;
+  replaceAll(accountId: string, chats: DirectoryChat[], at: Date, scope?: DirectoryScope): Promise<void>;
   upsert(accountId: string, chats: DirectoryChat[], at: Date): Promise<void>;
   patch(accountId: string, chatId: string, change: Partial<Omit<DirectoryChat, 'chatId'>>, at: Date): Promise<void>;
   syncState(accountId: string, state: DirectorySyncState, at: Date): Promise<void>;

@@ -11,6 +11,9 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
+export { insertTestRun } from './repositories/test-run.js';
+export { AudienceRepository, AUDIENCE_NAME_INDEX, type AudienceRow, type AudienceDeletion, type NamingCampaign } from './repositories/audience-repository.js';
+export { AudienceMemberRepository, type AudienceMember, type MemberWrite, type MemberPage } from './repositories/audience-member-repository.js';
 export { dueOccurrence, occurrenceRun, type RunPlan } from './repositories/occurrence-run.js';
 export type { JobStep } from './repositories/next-job-step.js';
 export { senderRepositories, type SenderRepositories, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/sender-repositories.js';
@@ -47,3 +50,11 @@ export {
   type DeliveryAttempt,
 } from './repositories/webhook-delivery-repository.js';
 export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';
+export {
+  ChatDirectoryRepository,
+  directorySortKey,
+  type DirectoryEntryRow,
+  type DirectoryQuery,
+  type DirectorySyncRow,
+  type SyncAccount,
+} from './repositories/chat-directory-repository.js';

@@ -10,7 +10,8 @@ export type Platform = 'http' | 'telegram' | 'whatsapp';
 export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing' | 'cooling';
 /** One definition of the run statuses: RUN_STATUSES in libs/core. */
 export type RunStatus = RunStatusName;
-export type RunTrigger = 'schedule' | 'manual';
+/** `test`: a test send (migrations/0015), never counted as a send of its campaign. */
+export type RunTrigger = 'schedule' | 'manual' | 'test';
 export type PausedReason = 'window_closed' | 'operator' | 'account_unavailable';
 export type TargetStatus = 'pending' | 'in_flight' | 'sent' | 'failed' | 'skipped' | 'unknown';
 
@@ -123,6 +124,8 @@ export interface CampaignsTable {
   targets: string[];
   /** migrations/0010: {chatId: {name: value}} for targets given with variables; null when none */
   target_vars: ColumnType<TargetVarsByChat | null, string | null, string | null>;
+  /** migrations/0015: the audiences whose members each run also sends to */
+  audience_ids: Generated<string[]>;
   active: Generated<boolean>;
   auto_resume: Generated<boolean>;
   next_run_at: NullableTimestamp;
@@ -137,6 +140,27 @@ export interface CampaignsTable {
   skipped_count: ColumnType<string, never, never>;
   last_skipped_at: NullableTimestamp;
   deleted_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** migrations/0015: a tenant's reusable list of chats. */
+export interface AudiencesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  member_count: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** migrations/0015: one chat of an audience, with its variables. */
+export interface AudienceMembersTable {
+  audience_id: string;
+  chat_id: string;
+  vars: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** the chat id and the values, folded for search, joined by U+001F */
+  search: string;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -247,6 +271,36 @@ export interface WebhookDeliveriesTable {
   created_at: Generated<Date>;
 }
 
+/** migrations/0016: an account's chats as its platform lists them (CONTRACT §3, "Chat directory") */
+export interface ChatDirectoryTable {
+  account_id: string;
+  chat_id: string;
+  title: string | null;
+  /** foldForSearch(title) + U+001F + foldForSearch(chat_id): searched, and the listing's order */
+  title_folded: string;
+  kind: 'group' | 'direct' | 'channel';
+  member_count: number | null;
+  can_send: boolean;
+  cannot_send_reason: string | null;
+  last_sync_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DirectorySyncStatus = 'syncing' | 'ok' | 'backing_off' | 'unsupported' | 'failed';
+
+/** migrations/0016: where an account's directory sync stands; no row: never synced */
+export interface ChatDirectorySyncsTable {
+  account_id: string;
+  status: DirectorySyncStatus;
+  synced: Generated<number>;
+  size: Generated<number>;
+  until: NullableTimestamp;
+  reason: string | null;
+  last_sync_at: NullableTimestamp;
+  requested_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
@@ -254,6 +308,8 @@ export interface DB {
   media: MediaTable;
   media_uploads: MediaUploadsTable;
   campaigns: CampaignsTable;
+  audiences: AudiencesTable;
+  audience_members: AudienceMembersTable;
   runs: RunsTable;
   run_targets: RunTargetsTable;
   run_events: RunEventsTable;
@@ -261,6 +317,8 @@ export interface DB {
   whatsapp_auth: WhatsappAuthTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  chat_directory: ChatDirectoryTable;
+  chat_directory_syncs: ChatDirectorySyncsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

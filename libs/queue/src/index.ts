@@ -84,3 +84,41 @@ export class RunQueue {
     return this.queue.close();
   }
 }
+
+/** The chat directory's queue: a job lists one account's chats (CONTRACT §3, "Chat directory"). */
+export const DIRECTORY_QUEUE = 'directory';
+
+export const directoryJobSchema = z.object({ accountId: z.uuid() }).strict();
+export type DirectoryJob = z.infer<typeof directoryJobSchema>;
+
+/** One job id per account: a sync asked for while one waits or runs adds nothing. */
+export function directoryJobId(accountId: string): string {
+  return `directory-${accountId}`;
+}
+
+/** Producer side of the directory queue (the senders run its jobs). */
+export class DirectoryQueue {
+  readonly queue: Queue<DirectoryJob>;
+
+  /** `redis` is shared with the caller, who closes it; `prefix` as RunQueue's. */
+  constructor(redis: Redis | Cluster, prefix: string) {
+    this.queue = new Queue<DirectoryJob>(DIRECTORY_QUEUE, { connection: redis, prefix, defaultJobOptions: JOB_DEFAULTS });
+  }
+
+  /** Asks for a sync of the account's directory, after `delayMs`; deduplicated per account. */
+  async enqueue(accountId: string, delayMs = 0): Promise<void> {
+    await this.queue.add('directory', { accountId }, { jobId: directoryJobId(accountId), delay: Math.max(0, Math.ceil(delayMs)) });
+  }
+
+  /**
+   * Asks for the sync again at `until` (the platform asked to slow down). Its own job id, since
+   * the job that asks is still running under the account's.
+   */
+  async retryAt(accountId: string, until: Date, now: number): Promise<void> {
+    await this.queue.add('directory', { accountId }, { jobId: `${directoryJobId(accountId)}-at-${until.getTime()}`, delay: Math.max(0, until.getTime() - now) });
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}

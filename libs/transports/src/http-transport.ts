@@ -1,5 +1,6 @@
-import { classifyHttpAnswer, classifyTransportFailure, type SendFailure, type SendResult } from '@metronome/core';
+import { classifyHttpAnswer, classifyTransportFailure, type ChatDirectorySink, type SendFailure, type SendResult } from '@metronome/core';
 import { classifyOversizedAnswer } from './bounded-answer.js';
+import { syncHttpDirectory } from './http-directory.js';
 import { HttpPool } from './http-pool.js';
 import { encodeIdempotencyKey } from './idempotency-key.js';
 import { postOnce, type OversizedAnswer, type RequestFailure } from './post-once.js';
@@ -61,6 +62,16 @@ export class HttpTransport implements Transport {
   async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
     registerCredentials(account);
     return scrubResult(await this.deliver(account, message));
+  }
+
+  /** The account's chats, from the protocol's listing (CONTRACT §5, "Chat directory"; http-directory.ts). */
+  async syncDirectory(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
+    registerCredentials(account);
+    const apiKey = (a: TransportAccount) => {
+      const key = apiKeyOf(a);
+      return typeof key === 'string' ? key : { message: 'message' in key ? key.message : key.code };
+    };
+    await syncHttpDirectory({ pool: this.pool, base: this.base, timeoutMs: this.options.timeoutMs, apiKey }, account, sink, signal);
   }
 
   private async upload(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {

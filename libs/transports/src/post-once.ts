@@ -26,6 +26,8 @@ export interface RequestTarget {
 
 export interface PostOnce<T> {
   pool: HttpPool;
+  /** POST unless told; a GET sends no body (`body` empty) */
+  method?: 'GET' | 'POST';
   /** where to; building it may throw (a value node refuses): nothing is written then */
   target: () => RequestTarget;
   headers: Record<string, string>;
@@ -86,8 +88,8 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       if (target.auth !== undefined && !('authorization' in p.headers)) {
         headers.push('authorization', `Basic ${Buffer.from(target.auth).toString('base64')}`);
       }
-      const body = p.pool.watch(p.body, () => (written = true));
-      request = { method: 'POST', path: target.path, headers, body };
+      const body = p.method === 'GET' ? null : p.pool.watch(p.body, () => (written = true));
+      request = { method: p.method ?? 'POST', path: target.path, headers, body };
     } catch (error) {
       // a request that cannot be built: nothing left this process, so this is never `unknown`
       const e = error as NodeJS.ErrnoException;

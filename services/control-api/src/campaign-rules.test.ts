@@ -8,6 +8,7 @@ const good: CampaignDraft = {
   deliveryWindow: { start: '06:00', end: '18:00' },
   messages: [{ type: 'text', text: 'hi' }],
   targets: ['a', 'b'],
+  audienceIds: [],
 };
 const fieldsOf = (draft: Partial<CampaignDraft>, min = 60) => campaignProblems({ ...good, ...draft }, min, NOW).map((p) => p.field);
 
@@ -30,6 +31,9 @@ describe('campaignProblems', () => {
     expect(fieldsOf({ schedule: { type: 'cron', expression: '*/1 * * * *' } }, 300)).toEqual(['schedule.expression']);
     expect(fieldsOf({ schedule: { type: 'cron', expression: '*/5 * * * *' } }, 300)).toEqual([]);
     expect(fieldsOf({ targets: ['a', 'b', 'a'] })).toEqual(['targets']);
+    expect(fieldsOf({ targets: [] })).toEqual(['targets']);
+    expect(fieldsOf({ targets: [], audienceIds: ['x'] })).toEqual([]);
+    expect(fieldsOf({ audienceIds: ['x', 'y', 'x'] })).toEqual(['audienceIds.2']);
   });
 
   test('a cron is not judged against an unknown zone (only the zone is reported)', () => {

@@ -11,6 +11,8 @@ export interface CampaignDraft {
   deliveryWindow: DeliveryWindow;
   messages: MessagePart[];
   targets: CampaignTarget[];
+  /** the audiences whose members each run also sends to (their tenant is new-campaign.ts's to check) */
+  audienceIds: string[];
 }
 
 /**
@@ -43,6 +45,15 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number, n
   if (instant && !storableInstant(Date.parse(instant.value))) {
     problems.push({ field: instant.field, message: TIME_RANGE });
   }
+
+  if (c.targets.length === 0 && c.audienceIds.length === 0) {
+    problems.push({ field: 'targets', message: 'a campaign needs at least one target, or an audience in audienceIds' });
+  }
+  const audiences = new Set<string>();
+  c.audienceIds.forEach((a, i) => {
+    if (audiences.has(a)) problems.push({ field: `audienceIds.${i}`, message: 'repeated audience' });
+    audiences.add(a);
+  });
 
   const seen = new Set<string>();
   const repeated = c.targets.map(chatIdOf).filter((t) => (seen.has(t) ? true : (seen.add(t), false)));

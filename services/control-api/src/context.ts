@@ -5,6 +5,7 @@ import type { RunQueue } from '@metronome/queue';
 import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
+import { DirectorySyncs } from './directory-syncs.js';
 import type { WhatsAppPairing } from './routes/pairing.js';
 
 /** What the composition root (server.ts) or a test hands to buildApp. The caller owns and closes them. */
@@ -35,6 +36,8 @@ export interface ApiContext {
   media: MediaRepository;
   campaigns: CampaignRepository;
   runs: RunControlRepository;
+  /** chat directories and their syncs (closed by the chat directory routes) */
+  directorySyncs: DirectorySyncs;
   /** the clock's now as a Date, for SQL parameters */
   now(): Date;
 }
@@ -54,6 +57,7 @@ export function createContext(deps: AppDeps, metrics: Metrics): ApiContext {
     media: new MediaRepository(db),
     campaigns: new CampaignRepository(db),
     runs: new RunControlRepository(db),
+    directorySyncs: new DirectorySyncs(db, redis, config.keyPrefix),
     now: () => new Date(clock.now()),
   };
 }

@@ -39,6 +39,14 @@ function decode<T>(cursor: string, schema: z.ZodType<T>): T {
 export const encodePosition = (p: Position): string => encode({ at: p.at, id: p.id });
 export const decodePosition = (cursor: string): Position => decode(cursor, positionSchema);
 
+// A chat directory page ends at (folded title, chat id): the listing's order.
+const directorySchema = z.strictObject({ t: z.string().max(2_100), c: chatId });
+export const encodeDirectoryCursor = (sortKey: string, chat: string): string => encode({ t: sortKey, c: chat });
+export const decodeDirectoryCursor = (cursor: string): { sortKey: string; chatId: string } => {
+  const d = decode(cursor, directorySchema);
+  return { sortKey: d.t, chatId: d.c };
+};
+
 export const encodeChatCursor = (chat: string): string => encode({ chat });
 export const decodeChatCursor = (cursor: string): string => decode(cursor, chatSchema).chat;
 

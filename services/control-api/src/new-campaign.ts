@@ -1,11 +1,11 @@
 import { ALWAYS_OPEN, firstOccurrence } from '@metronome/core';
-import { AccountRepository, MediaRepository, type DB } from '@metronome/db';
+import { AccountRepository, AudienceMemberRepository, AudienceRepository, MediaRepository, type DB, type MessagePart } from '@metronome/db';
 import type { Kysely } from 'kysely';
 import { ownerFor, type Caller } from './caller.js';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
 import type { ApiContext } from './context.js';
 import { invalidField, validationFailed, type FieldProblem } from './errors.js';
-import { personalMessageProblems } from './personal-rules.js';
+import { chatIdOf, personalMessageProblems, usedVariables, type CampaignTarget } from './personal-rules.js';
 import type { CreateCampaignBody } from './schemas/campaigns.js';
 
 /** A create body that passed every rule: whose it is, the campaign as stored, its first occurrence. */
@@ -30,11 +30,13 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     deliveryWindow: body.deliveryWindow ?? ALWAYS_OPEN,
     messages: body.messages,
     targets: body.targets,
+    audienceIds: body.audienceIds,
   };
   const problems = [
     ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
     ...personalMessageProblems(draft.messages, draft.targets),
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
+    ...(await audienceProblems(ctx.db, tenantId, draft, true)),
   ];
   if (problems.length > 0) throw validationFailed(problems);
   return { tenantId, draft, nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null };
@@ -53,6 +55,34 @@ export async function ownershipProblems(db: Kysely<DB>, tenantId: string, accoun
   if (refs.length > 0) {
     const owned = await new MediaRepository(db).ownedIds(tenantId, [...new Set(refs.map((r) => r.mediaId))]);
     for (const ref of refs) if (!owned.has(ref.mediaId)) problems.push({ field: ref.field, message: 'no such media' });
+  }
+  return problems;
+}
+
+/**
+ * The audiences a campaign names must be its tenant's (another tenant's is reported like a
+ * missing one, `audienceIds.N`). With `checkVars` (its texts, targets or audiences changed), a
+ * variable its texts use must have a value for every member too, as for every target (the first
+ * member lacking one is named); a chat that is also an inline target takes the target's vars.
+ * Members added later without it get the tag as written (CONTRACT, Audiences).
+ */
+export async function audienceProblems(
+  db: Kysely<DB>,
+  tenantId: string,
+  draft: { audienceIds: string[]; messages: MessagePart[]; targets: CampaignTarget[] },
+  checkVars: boolean,
+): Promise<FieldProblem[]> {
+  if (draft.audienceIds.length === 0) return [];
+  const owned = await new AudienceRepository(db).ownedIds(tenantId, draft.audienceIds);
+  const problems = draft.audienceIds.flatMap((a, i) => (owned.has(a) ? [] : [{ field: `audienceIds.${i}`, message: 'no such audience' }]));
+  if (problems.length > 0 || !checkVars) return problems;
+  const used = usedVariables(draft.messages);
+  const missing = await new AudienceMemberRepository(db).firstMissingVariable(draft.audienceIds, [...used.keys()], draft.targets.map(chatIdOf));
+  if (missing) {
+    problems.push({
+      field: `audienceIds.${draft.audienceIds.indexOf(missing.audienceId)}`,
+      message: `${used.get(missing.name)} uses {{${missing.name}}}, and member ${JSON.stringify(missing.chatId)} of this audience has no value for it`,
+    });
   }
   return problems;
 }

@@ -37,15 +37,7 @@ export function givenTargets(targets: string[], targetVars: TargetVarsByChat | n
  */
 export function personalMessageProblems(messages: MessagePart[], targets: CampaignTarget[]): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  const used = new Map<string, string>(); // variable → the first field using it
-  messages.forEach((m, i) => {
-    const field = m.type === 'text' ? `messages.${i}.text` : `messages.${i}.caption`;
-    const text = m.type === 'text' ? m.text : m.caption;
-    if (text === undefined) return;
-    const compiled = compileText(text);
-    if (!compiled.ok) problems.push({ field, message: compiled.problem });
-    else for (const name of compiled.template?.variables ?? []) if (!used.has(name)) used.set(name, field);
-  });
+  const used = usedVariables(messages, problems);
   for (const [name, field] of used) {
     const index = targets.findIndex((t) => missingVariable([name], varsOf(t)) !== null);
     if (index === -1) continue;
@@ -59,4 +51,18 @@ export function personalMessageProblems(messages: MessagePart[], targets: Campai
     });
   }
   return problems;
+}
+
+/** The variables the texts use, each with the first field using it; a text that is not a template is added to `problems` when given. */
+export function usedVariables(messages: MessagePart[], problems?: FieldProblem[]): Map<string, string> {
+  const used = new Map<string, string>();
+  messages.forEach((m, i) => {
+    const field = m.type === 'text' ? `messages.${i}.text` : `messages.${i}.caption`;
+    const text = m.type === 'text' ? m.text : m.caption;
+    if (text === undefined) return;
+    const compiled = compileText(text);
+    if (!compiled.ok) problems?.push({ field, message: compiled.problem });
+    else for (const name of compiled.template?.variables ?? []) if (!used.has(name)) used.set(name, field);
+  });
+  return used;
 }

@@ -11,7 +11,7 @@ import { createSleeper } from './sleeper.js';
 import { SandboxState } from './state.js';
 
 export interface SandboxOptions {
-  config: Pick<SandboxConfig, 'limits' | 'seed'>;
+  config: Pick<SandboxConfig, 'limits' | 'seed' | 'directorySize'>;
   /** Milliseconds since the epoch; tests pass a fake clock. */
   clock?: () => number;
   logger?: FastifyBaseLogger;
@@ -28,6 +28,7 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
     routerOptions: { maxParamLength: 1_000 },
   });
   const state = new SandboxState(opts.config.limits, opts.config.seed);
+  if (opts.config.directorySize !== undefined) state.directories.reset(opts.config.seed, opts.config.directorySize);
   const keys = new ApiKeys();
   const clock = opts.clock ?? Date.now;
   const sleeper = createSleeper();

@@ -26,6 +26,8 @@ const sandboxEnv = z.object({
   SANDBOX_SLOW_MODE_SECONDS: int(0, 0, 86_400),
   SANDBOX_FAULT_RATE: probability(0),
   SANDBOX_SEED: int(1, 0, 2 ** 32 - 1),
+  // chats in every account's default directory (chat-1…chat-N, titled by the seed)
+  SANDBOX_DIRECTORY_SIZE: int(60, 0, 100_000),
   // The ban model (ban-model.ts), off by default: hidden limits that close an account for good.
   SANDBOX_BAN_HOURLY_CAP: int(0, 0, 10_000_000),
   SANDBOX_BAN_DAILY_CAP: int(0, 0, 10_000_000),
@@ -39,6 +41,8 @@ export interface SandboxConfig {
   /** The defaults applied to every account and chat; `POST /sandbox/reset` returns to these. */
   limits: Limits;
   seed: number;
+  /** chats in every account's default directory (directory.ts) */
+  directorySize?: number;
 }
 
 /** Reads the sandbox's variables once; throws a ConfigError naming every bad one. */
@@ -59,5 +63,6 @@ export function loadConfig(env: Record<string, string | undefined>): SandboxConf
       banMinGapMs: e.SANDBOX_BAN_MIN_GAP_MS,
     },
     seed: e.SANDBOX_SEED,
+    directorySize: e.SANDBOX_DIRECTORY_SIZE,
   };
 }

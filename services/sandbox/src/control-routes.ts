@@ -1,7 +1,7 @@
 // The /sandbox control API: tests configure limits and faults, then read back what was received.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from '@metronome/config';
-import { accountPatch, chatPatch, configPatch, describeIssues, listQuery } from './schemas.js';
+import { accountPatch, chatPatch, configPatch, describeIssues, directoryBody, listQuery } from './schemas.js';
 import type { ApiKeys } from './api-keys.js';
 import type { SandboxState } from './state.js';
 
@@ -38,6 +38,15 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
     if (fakeEchoAuthorization !== undefined) keys.setFakeEcho(account, fakeEchoAuthorization);
     return { ...state.configureAccount(account, limits), ...keys.view(account) };
   });
+
+  // The account's chat directory: replaced (chats with canSend false refuse sends with 403
+  // forbidden; null: no directory, the listing answers 404), and read back as the platform lists it.
+  app.put<AccountParams>('/sandbox/accounts/:account/directory', { bodyLimit: 32 * 1024 * 1024 }, async (req, reply) => {
+    const body = parse(directoryBody, req.body, reply);
+    return body && state.directories.set(req.params.account, body.chats, body.pageSize);
+  });
+
+  app.get<AccountParams>('/sandbox/accounts/:account/directory', async (req) => ({ chats: state.directories.of(req.params.account) }));
 
   app.get<AccountParams>('/sandbox/accounts/:account/sends', async (req) => ({ times: state.sendTimes(req.params.account) }));
 

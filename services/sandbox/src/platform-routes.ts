@@ -68,6 +68,15 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     });
   });
 
+  // The chat directory (CONTRACT §5, protocol extension): the account's chats, a page at a time.
+  app.get<{ Params: { account: string }; Querystring: { cursor?: string } }>('/v1/accounts/:account/chats', async (req, reply) => {
+    const now = clock();
+    const refused = refusal(req, { account: req.params.account }, now);
+    if (refused) return answer(reply, refused);
+    const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+    return answer(reply, state.directoryPage(req.params.account, cursor, now));
+  });
+
   app.post<{ Params: { account: string } }>('/v1/accounts/:account/messages', async (req, reply) => {
     const now = clock();
     const slack = stampSlackMs();

@@ -1,5 +1,5 @@
 // What the fake platform receives and answers, shared by the state, the routes and tests.
-
+import type { SandboxChat } from './directory.js';
 import type { Limits } from './limits.js';
 
 export type Part = { type: 'text'; text: string } | { type: 'media'; mediaRef: string; caption?: string | null | undefined };
@@ -49,7 +49,8 @@ export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'banned
 export type AnswerBody =
   | { messageId: string }
   | { mediaRef: string }
-  | { error: PlatformErrorCode; retryAfterSeconds?: number; detail?: string; message?: string };
+  | { items: SandboxChat[]; nextCursor: string | null }
+  | { error: PlatformErrorCode | 'not_found'; retryAfterSeconds?: number; detail?: string; message?: string };
 
 /**
  * What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`);

@@ -70,3 +70,21 @@ export const listQuery = z.object({ account: z.string().optional(), chat: z.stri
 export function describeIssues(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
 }
+
+/** `PUT /sandbox/accounts/:account/directory`: the account's chats, or null for none (its listing answers 404). */
+export const directoryBody = z.strictObject({
+  chats: z
+    .array(
+      z.strictObject({
+        chatId: z.string().min(1).max(256),
+        title: z.string().max(200).nullable(),
+        kind: z.enum(['group', 'direct']),
+        memberCount: z.number().int().min(0).max(10_000_000).nullable(),
+        canSend: z.boolean(),
+      }),
+    )
+    .max(100_000)
+    .nullable(),
+  /** most entries per page (paging tests) */
+  pageSize: z.number().int().min(1).max(500).optional(),
+});

@@ -7,6 +7,7 @@ import { MediaStore } from './media-store.js';
 import { chatErrorStatus, emptyRejected, newAccountState, newChatState, type AccountState, type ChatState } from './account-state.js';
 import { banBreach, NO_BAN, type BanRules } from './ban-model.js';
 import { seededRandom } from './random.js';
+import { SandboxDirectories } from './directory.js';
 import type {
   AccountPatch,
   Answer,
@@ -39,6 +40,8 @@ export class SandboxState {
   private rejected: Rejection[] = [];
   private rejectedCounts = emptyRejected();
   private duplicates: DuplicateKey[] = [];
+  /** the accounts' chat directories (directory.ts) */
+  readonly directories: SandboxDirectories;
 
   constructor(
     private readonly initial: Limits,
@@ -48,6 +51,7 @@ export class SandboxState {
     this.limits = { ...initial };
     this.seed = initialSeed;
     this.random = seededRandom(initialSeed);
+    this.directories = new SandboxDirectories(initialSeed);
   }
 
   /** Back to the start-up limits, with nothing received. */
@@ -61,6 +65,7 @@ export class SandboxState {
     this.rejected = [];
     this.rejectedCounts = emptyRejected();
     this.duplicates = [];
+    this.directories.reset(this.initialSeed);
   }
 
   config(): Limits & { seed: number } {
@@ -122,6 +127,17 @@ export class SandboxState {
     return { status: 200, body: { mediaRef }, hangMs: 0 };
   }
 
+  /** `GET /v1/accounts/:account/chats`: a page of the account's directory; 404 when it has none. */
+  directoryPage(account: string, cursor: string | undefined, now: number): Answer {
+    const a = this.account(account);
+    const base = { account: a.account, chatId: null, idempotencyKey: null, partIndex: null };
+    if (a.unauthorized) return this.reject(base, 'unauthorized', 401, 'account_unauthorized', now, 0);
+    const page = this.directories.page(a.account, cursor);
+    if (page === 'bad-cursor') return this.reject(base, 'invalid', 400, 'message_invalid', now, 0, { detail: 'cursor: not one this platform returned' });
+    if (page === null) return { status: 404, body: { error: 'not_found' }, hangMs: 0 };
+    return { status: 200, body: page, hangMs: 0 };
+  }
+
   /** Records a send the HTTP layer found malformed (bad JSON, missing Idempotency-Key). */
   rejectInvalid(attempt: Attempt, detail: string, now: number): Answer {
     return this.refuse(attempt, { reason: 'invalid', status: 400, error: 'message_invalid', detail }, now);
@@ -170,6 +186,8 @@ export class SandboxState {
     }
 
     if (c.error !== null) return this.reject(base, 'chat_error', chatErrorStatus[c.error], c.error, now, hangMs);
+    // a chat the account's directory lists with canSend false
+    if (this.directories.forbids(a.account, c.chatId)) return this.reject(base, 'chat_error', 403, 'forbidden', now, hangMs);
 
     const slowWait = slowModeWaitMs(c.lastAcceptedAt, now, this.slowModeSeconds(a, c));
     if (slowWait > 0) {

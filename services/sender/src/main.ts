@@ -3,13 +3,14 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, startMetricsServer, stopOnSignals } from '@metronome/observability';
-import { RUNS_QUEUE, runJobSchema } from '@metronome/queue';
+import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
+import { directoryWorker } from './directory-job.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
 import { jobWaitMs } from './job-wait.js';
@@ -18,6 +19,9 @@ import { countSockets } from './socket-metrics.js';
 import { workerSlots } from './worker-slots.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
+
+/** Chat directory syncs one replica runs at once. */
+const DIRECTORY_CONCURRENCY = 2;
 const config = (() => {
   try {
     return loadConfig(process.env);
@@ -47,6 +51,8 @@ const telegram = new TelegramTransport({ baseUrl: config.TELEGRAM_API_URL, timeo
 const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.SECRETS_KEY_PREVIOUS ? [config.SECRETS_KEY_PREVIOUS] : [])];
 // Replies on the WhatsApp sockets this replica holds: a keyword lists the chat (opt-out).
 const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: systemClock, logger, metrics });
+// Each account's chat directory (CONTRACT §3): synced on request, and kept current by WhatsApp's group events.
+const chatDirectory = new ChatDirectoryRepository(db);
 // WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
@@ -57,6 +63,7 @@ const whatsapp = new WhatsAppTransport({
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
     onIncomingText: optOuts.onIncomingText,
+    directory: chatDirectory,
     clock: systemClock,
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),
@@ -134,15 +141,32 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
     }),
 );
 for (const worker of workers) worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+// Chat directory syncs (CONTRACT §3): rare and long (a listing of thousands of chats), so a few at once.
+const directoryQueue = new DirectoryQueue(redis, keys.queuePrefix);
+directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directory queue error'));
+const directory = directoryWorker(
+  {
+    directory: chatDirectory,
+    transports: { http, telegram, whatsapp },
+    secretsKeys,
+    clock: systemClock,
+    logger: logger.child({ component: 'directory' }),
+    draining: drain.signal,
+    retryAt: (accountId, until) => directoryQueue.retryAt(accountId, until, systemClock.now()),
+  },
+  workerRedis,
+  keys.queuePrefix,
+  DIRECTORY_CONCURRENCY,
+);
 
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
-  await Promise.all(workers.map((w) => w.close()));
+  await Promise.all([...workers, directory].map((w) => w.close()));
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   await whatsapp.close().catch((err: unknown) => logger.warn({ err }, 'whatsapp sockets did not close cleanly'));
-  await Promise.allSettled([queue.close(), http.close(), telegram.close(), metricsServer.close()]);
+  await Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]);
   await Promise.allSettled([db.destroy(), redis.quit(), workerRedis.quit()]);
   logger.info('sender stopped');
 });

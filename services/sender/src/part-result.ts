@@ -1,4 +1,4 @@
-import { accountAdvice, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult } from '@metronome/core';
+import { accountAdvice, cannotSendReasonOf, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -84,9 +84,13 @@ export async function applyResult(
     case 'fail': {
       report.outcomes += OUTCOME_FAILED;
       await settleTarget(deps, ctx, target.chatId, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
-      if (outcome.suppress) {
+      // The chat joins the suppression list and its directory entry cannot send: one statement.
+      const reason = cannotSendReasonOf(outcome.code);
+      if (outcome.suppress || reason !== null) {
         // Best effort: a chat not listed now is listed by its next refusal.
-        await deps.repo.accounts.suppressChat(run.account.id, target.chatId, outcome.code, at).catch((error: unknown) => deps.events.emit('chat:suppress-failed', { ...scope, error }));
+        await deps.repo.accounts
+          .chatRefused(run.account.id, target.chatId, outcome.code, { suppress: outcome.suppress, reason }, at)
+          .catch((error: unknown) => deps.events.emit('chat:suppress-failed', { ...scope, error }));
       }
       return 'stop';
     }

@@ -2,6 +2,7 @@ import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
+import type { DirectorySyncRow } from './chat-directory-repository.js';
 import type { RecentSends } from './send-shapes.js';
 
 /** An account without its credentials: nothing read here can leak them. */
@@ -30,6 +31,8 @@ export interface AccountRow {
   /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
   paceFactor: number;
   paceSince: Date | null;
+  /** where the chat directory's sync stands (migrations/0016); null: never synced */
+  directory: DirectorySyncRow | null;
   createdAt: Date;
   cursorAt: string;
 }
@@ -95,6 +98,9 @@ const COLUMNS = [
   'cooling_reason',
   'pace_factor',
   'pace_since',
+  // one row by primary key, or none
+  sql<RawDirectory | null>`(select json_build_object('status', s.status, 'synced', s.synced, 'size', s.size, 'until', s.until,
+    'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as('directory'),
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -121,9 +127,15 @@ type Raw = {
   cooling_reason: string | null;
   pace_factor: number;
   pace_since: Date | null;
+  directory: RawDirectory | null;
   created_at: Date;
   cursor_at: string;
 };
+
+/** The sync row as json_build_object gives it: times as text. */
+type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & { until: string | null; lastSyncAt: string | null; requestedAt: string | null };
+
+const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
 
 function toAccount(a: Raw): AccountRow {
   return {
@@ -148,6 +160,12 @@ function toAccount(a: Raw): AccountRow {
         : null,
     paceFactor: a.pace_factor,
     paceSince: a.pace_since,
+    directory: a.directory && {
+      ...a.directory,
+      until: dateOrNull(a.directory.until),
+      lastSyncAt: dateOrNull(a.directory.lastSyncAt),
+      requestedAt: dateOrNull(a.directory.requestedAt),
+    },
     createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
@@ -310,13 +328,21 @@ export class AccountRepository {
     return { times, lastAt };
   }
 
-  /** A chat that answered blocked, kicked, forbidden or not found joins the account's suppression list. */
-  async suppressChat(accountId: string, chatId: string, reason: string, now: Date): Promise<void> {
-    await this.db
-      .insertInto('account_suppressions')
-      .values({ account_id: accountId, chat_id: chatId, reason, created_at: now })
-      .onConflict((oc) => oc.columns(['account_id', 'chat_id']).doNothing())
-      .execute();
+  /**
+   * A send the platform refused for good: a chat that answered blocked, kicked, forbidden or not
+   * found joins the account's suppression list (`suppress`), and the chat's directory entry, when
+   * there is one, cannot send (`reason`, libs/core cannotSendReasonOf). One statement. No entry
+   * is created: the directory lists what the platform lists, and a refusal tells no title or kind.
+   */
+  async chatRefused(accountId: string, chatId: string, code: string, marks: { suppress: boolean; reason: string | null }, now: Date): Promise<void> {
+    await sql`
+      with listed as (
+        insert into account_suppressions (account_id, chat_id, reason, created_at)
+        select ${accountId}::uuid, ${chatId}, ${code}, ${now} where ${marks.suppress}
+        on conflict (account_id, chat_id) do nothing
+      )
+      update chat_directory set can_send = false, cannot_send_reason = ${marks.reason}, updated_at = ${now}
+       where ${marks.reason}::text is not null and account_id = ${accountId}::uuid and chat_id = ${chatId}`.execute(this.db);
   }
 
   /** Persists a flood wait so every replica and the scheduler honour it. Only ever extends. */

@@ -35,20 +35,26 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
  * insertRuns' statement as CTEs, for a statement that writes more beside them (the tick's and
  * the instant start's, which move the campaigns on in the same round trip): `created` returns
  * the id of each run actually created. `runs` is not empty. `campaigns` is where the runs'
- * campaigns are read (id, targets, target_vars): the table, or the rows a campaign insert of the
- * same statement returns (a statement does not see its own inserts in the table), and a run
- * whose campaign is not there is not created.
+ * campaigns are read (id, targets, target_vars, audience_ids): the table, or the rows a campaign
+ * insert of the same statement returns (a statement does not see its own inserts in the table),
+ * and a run whose campaign is not there is not created.
+ *
+ * A run's chats are the campaign's inline targets and the members of its audiences as they are
+ * now (a snapshot: later edits of an audience do not reach this run), each chat once. A chat's
+ * variables are its inline target's when it is one, else those of the first audience in
+ * audience_ids that lists it. `total` counts those chats.
  */
 export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
   // One statement: the targets are inserted from the runs the first insert returns. Each target
   // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
   // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
   // answers when nothing holds a chat back) for a run that ignores the interval.
+  // `run_chats` is read twice (the totals, the targets), so it is worked out once per campaign. Its
+  // audience half reads the members by the primary key, and a campaign without audiences skips
+  // it; `distinct on` keeps each chat's first row in (source, audience position) order.
   return sql`
-    created as (
-      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
-      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(cardinality(c.targets), 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
-      from unnest(
+    run_input as (
+      select * from unnest(
         ${sql.val(runs.map((r) => r.id))}::uuid[],
         ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
         ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
@@ -60,17 +66,39 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
         ${sql.val(runs.map((r) => r.jobId))}::text[],
         ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
       ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
-      join ${campaigns} c on c.id = r.campaign_id
+    ), run_source as (
+      select c.id, c.targets, c.target_vars, c.audience_ids from ${campaigns} c
+      where c.id in (select campaign_id from run_input)
+    ), run_chats as (
+      select distinct on (x.campaign_id, x.chat_id) x.campaign_id, x.chat_id, x.vars
+      from (
+        select c.id as campaign_id, t.chat_id, c.target_vars -> t.chat_id as vars, 0::bigint as rank
+        from run_source c cross join lateral unnest(c.targets) as t(chat_id)
+        union all
+        select c.id, m.chat_id, m.vars, a.pos
+        from run_source c
+        cross join lateral unnest(c.audience_ids) with ordinality as a(id, pos)
+        join audience_members m on m.audience_id = a.id
+        where cardinality(c.audience_ids) > 0
+      ) x
+      order by x.campaign_id, x.chat_id, x.rank
+    ), run_totals as (
+      select campaign_id, count(*)::int as n from run_chats group by campaign_id
+    ), created as (
+      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
+      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, coalesce(n.n, 0), r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
+      from run_input r
+      join run_source c on c.id = r.campaign_id
+      left join run_totals n on n.campaign_id = r.campaign_id
       on conflict do nothing
       returning id, campaign_id, scheduled_at, ignored_interval
     ), targets as (
       insert into run_targets (run_id, chat_id, next_attempt_at, vars)
       select r.id, t.chat_id,
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
-        c.target_vars -> t.chat_id
+        t.vars
       from created r
-      join ${campaigns} c on c.id = r.campaign_id
-      cross join lateral unnest(c.targets) as t(chat_id)
+      join run_chats t on t.campaign_id = r.campaign_id
       on conflict do nothing
     )
   `;

@@ -140,7 +140,8 @@ export class TickTransaction {
       .$if(onlyId !== undefined, (q) => q.where('c.id', '=', onlyId!))
       .where(accountCanSend('a', now))
       .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES))),
+        // a test send's run neither waits for nor holds back the campaign's (migrations/0015)
+        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES).where('r.trigger', '<>', 'test'))),
       )
       .execute();
     return rows.map((r) => ({
@@ -268,7 +269,7 @@ export class TickTransaction {
       from runs r join campaigns c on c.id = r.campaign_id
       where r.status = 'paused' and r.paused_reason = 'window_closed'
         and c.auto_resume and c.active and c.deleted_at is null
-        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in (${statusList(OPEN_RUN_STATUSES)}))
+        and not exists (select 1 from runs o where o.campaign_id = r.campaign_id and o.status in (${statusList(OPEN_RUN_STATUSES)}) and o.trigger <> 'test')
       order by r.window_end_at nulls first, r.id
       limit ${limit}
       for update of r skip locked

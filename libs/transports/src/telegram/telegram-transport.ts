@@ -1,8 +1,9 @@
-import { classifyTransportFailure, type SendResult } from '@metronome/core';
+import { classifyTransportFailure, systemClock, type ChatDirectorySink, type Clock, type SendResult } from '@metronome/core';
 import { classifyOversizedAnswer } from '../bounded-answer.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
+import { syncBotDirectory } from './directory-sync.js';
 import { mediaMethod, sentFileId } from './media-methods.js';
 import { multipartBody, type FormField } from './multipart.js';
 import { classifyBotApiError } from './telegram-errors.js';
@@ -12,6 +13,8 @@ export interface TelegramTransportOptions {
   baseUrl: string;
   timeoutMs: number;
   maxSockets?: number;
+  /** stamps the chat directory's writes (default: the system clock) */
+  clock?: Clock;
 }
 
 /**
@@ -28,9 +31,11 @@ export class TelegramTransport implements Transport {
   readonly platform = 'telegram' as const;
   readonly mediaUpload = 'with-first-send' as const;
   private readonly client: BotApiClient;
+  private readonly clock: Clock;
 
   constructor(options: TelegramTransportOptions) {
     this.client = new BotApiClient(options);
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Not used: the sender uploads Telegram media with its first send (see `mediaUpload`). */
@@ -57,6 +62,22 @@ export class TelegramTransport implements Transport {
     if (!isBotToken(token)) return;
     const action = part.type === 'text' ? 'typing' : CHAT_ACTIONS[mediaMethod(part.contentType).method];
     await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
+  }
+
+  /**
+   * The bot's chats, from the updates Telegram holds for it (directory-sync.ts): never when the
+   * bot has its own webhook, and never confirming an update, so a bot owner's own poller or
+   * webhook misses nothing.
+   */
+  async syncDirectory(account: TransportAccount, sink: ChatDirectorySink): Promise<void> {
+    registerCredentials(account);
+    const token = account.credentials?.['botToken'];
+    const now = () => this.clock.now();
+    if (!isBotToken(token)) {
+      await sink.syncState(account.id, { status: 'failed', reason: 'the account has no bot token of the form <bot id>:<secret>' }, new Date(now()));
+      return;
+    }
+    await syncBotDirectory(this.client, token, account.id, sink, now);
   }
 
   private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {

@@ -40,6 +40,13 @@ export class GroupMetadataCache {
     return work;
   }
 
+  /** Remembers groups fetched in full elsewhere (the directory's listing): their next sends need no lookup. */
+  prime(accountId: string, groups: readonly GroupMetadata[]): void {
+    if (this.entries.size + groups.length > this.maxEntries) return;
+    const at = this.clock.now();
+    for (const value of groups) this.entries.set(`${accountId} ${value.id}`, { value, fetchedAt: at });
+  }
+
   /** Forgets a group (its participants or settings changed). */
   invalidate(accountId: string, jid: string): void {
     this.entries.delete(`${accountId} ${jid}`);

@@ -1,9 +1,11 @@
 // What a socket pool is built from: its lease, auth store, clock and the hooks it tells.
-import type { Clock } from '@metronome/core';
+import type { ChatDirectorySink, Clock } from '@metronome/core';
 import type { WhatsAppAuthStore } from './auth-state.js';
+import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
+import type { Timers } from './timers.js';
 
 export interface WhatsAppSocketPoolOptions {
   /** this replica's name on the lease (unique per process) */
@@ -46,4 +48,16 @@ export interface WhatsAppSocketPoolOptions {
    * this replica holds the account's socket; the sender reads opt-outs from them.
    */
   onIncomingText?: (accountId: string, message: IncomingText) => void;
+  /**
+   * The accounts' chat directory (CONTRACT §3): what the sockets' group events, sends and
+   * incoming messages tell is written there, and a socket's first opening lists its groups
+   * into it. Absent: only requested syncs (`syncDirectory`, with their own sink) write.
+   */
+  directory?: ChatDirectorySink;
+  /** how the group listing backs off after `rate-overlimit` (default: as sends, 60 s doubling to 30 min) */
+  directoryBackoff?: OverlimitBackoff;
+  /** the shortest time between two listings on connect of one account on this replica, ms (default 10 min) */
+  directoryResyncMinMs?: number;
+  /** the directory's retry timers (default: real ones; tests pass a manual clock's) */
+  timers?: Timers;
 }

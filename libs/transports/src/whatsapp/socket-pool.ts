@@ -1,14 +1,17 @@
+import type { ChatDirectorySink } from '@metronome/core';
 import { makeCacheableSignalKeyStore, type GroupMetadata } from '@whiskeysockets/baileys';
 import { isPaired, loadAuthState, type AuthHandle } from './auth-state.js';
-import { failureOf, type WhatsAppFailure } from './classify.js';
+import { DEFAULT_OVERLIMIT_BACKOFF, failureOf, type WhatsAppFailure } from './classify.js';
 import { Connection, type SocketRefusal } from './connection.js';
+import { followDirectory } from './directory-events.js';
+import { WhatsAppDirectory } from './directory-sync.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
 import { incomingTexts } from './incoming.js';
 import { SentMessages } from './sent-messages.js';
 import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
-import { deferred, delay } from './timers.js';
+import { deferred, delay, realTimers } from './timers.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -33,6 +36,8 @@ export class WhatsAppSocketPool {
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent = new SentMessages();
+  /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
+  readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
@@ -43,6 +48,21 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.directory = new WhatsAppDirectory({
+      clock: o.clock,
+      timers: o.timers ?? realTimers,
+      logger: o.logger,
+      sink: o.directory,
+      backoff: o.directoryBackoff ?? DEFAULT_OVERLIMIT_BACKOFF,
+      resyncMinMs: o.directoryResyncMinMs ?? 10 * 60_000,
+      use: (accountId, work) => this.use(accountId, work),
+      heldElsewhere: (accountId) => this.heldElsewhere(accountId),
+      lookup: (accountId, jid) => {
+        const c = this.connections.get(accountId);
+        return c && !c.disposed ? this.groups.get(accountId, jid, (j) => c.socket.groupMetadata(j)) : Promise.reject(new Error('no socket open'));
+      },
+      prime: (accountId, groups) => this.groups.prime(accountId, groups),
+    });
     this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
     this.timer.unref();
   }
@@ -128,10 +148,19 @@ export class WhatsAppSocketPool {
     return { ...(pairingCode ? { pairingCode } : { qr: first.qr }), expiresAt: new Date(this.o.clock.now() + ttlMs) };
   }
 
+  /**
+   * Lists the account's groups into `sink` (one `groupFetchAllParticipating` on its socket,
+   * connected as for a send). Never throws for WhatsApp's answers: `sink.syncState` tells them.
+   */
+  syncDirectory(accountId: string, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
+    return this.directory.sync(accountId, sink, signal);
+  }
+
   /** Ends every socket and releases its lease; pairings under way end (`onEnded`, code `shutdown`). */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    this.directory.close();
     await Promise.allSettled([...this.connecting.values()]);
     await Promise.allSettled(
       [...this.connections.values()].map((c) =>
@@ -229,6 +258,7 @@ export class WhatsAppSocketPool {
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
     if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, m)));
+    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory);
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);
       if (update.connection === 'open') this.opened(conn);
@@ -240,6 +270,7 @@ export class WhatsAppSocketPool {
     if (!conn.wasOpen) {
       conn.wasOpen = true;
       this.o.onSocket?.({ kind: 'opened' });
+      if (conn.kind === 'send') this.directory.opened(conn.accountId, conn.socket);
     }
     conn.resolveReady(null);
     if (this.pairings.has(conn)) void this.paired(conn);
@@ -312,6 +343,7 @@ export class WhatsAppSocketPool {
     }
     if (this.connections.get(conn.accountId) === conn) this.connections.delete(conn.accountId);
     this.groups.forgetAccount(conn.accountId);
+    this.directory.forgetGroups(conn.accountId);
     try {
       await conn.socket.end(undefined);
     } catch (err) {

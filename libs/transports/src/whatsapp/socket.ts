@@ -1,5 +1,6 @@
 import makeWASocket, {
   Browsers,
+  type BaileysEventMap,
   type AuthenticationCreds,
   type AuthenticationState,
   type ConnectionState,
@@ -19,8 +20,12 @@ export type WhatsAppLogger = SocketConfig['logger'];
 export interface WhatsAppSocketEvents {
   'connection.update': Partial<ConnectionState>;
   'creds.update': Partial<AuthenticationCreds>;
+  /** partial changes (a rename, announce mode…), and every group in full after `groupFetchAllParticipating` */
   'groups.update': Partial<GroupMetadata>[];
-  'group-participants.update': { id: string };
+  /** groups the account was put in (created with it) */
+  'groups.upsert': GroupMetadata[];
+  /** members added, removed (a member leaving is a `remove` whose author is that member), promoted, demoted */
+  'group-participants.update': BaileysEventMap['group-participants.update'];
   /** messages received (live: `notify`; held by the server while no socket was open: `append`) or sent */
   'messages.upsert': { messages: WAMessage[]; type: MessageUpsertType; requestId?: string };
 }
@@ -34,11 +39,13 @@ export interface WhatsAppSocket {
     on<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
     off<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
   };
-  user: { id: string } | undefined;
+  /** the account's own identity (Baileys: `creds.me`): its phone-number JID and, once connected, its LID */
+  user: { id: string; lid?: string } | undefined;
   sendMessage: WASocket['sendMessage'];
   sendPresenceUpdate: WASocket['sendPresenceUpdate'];
   relayMessage: WASocket['relayMessage'];
   groupMetadata: WASocket['groupMetadata'];
+  groupFetchAllParticipating: WASocket['groupFetchAllParticipating'];
   requestPairingCode: WASocket['requestPairingCode'];
   waUploadToServer: WASocket['waUploadToServer'];
   end(error: Error | undefined): Promise<void> | void;

@@ -14,3 +14,17 @@ export function delay(ms: number): { promise: Promise<void>; cancel(): void } {
   });
   return { promise, cancel: () => clearTimeout(timer) };
 }
+
+/** Timers as the pool sets them: real ones in production, a manual clock's in tests. */
+export interface Timers {
+  /** Runs `fn` once after `ms`; never keeps the process alive. */
+  setTimeout(fn: () => void, ms: number): { cancel(): void };
+}
+
+export const realTimers: Timers = {
+  setTimeout(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+};

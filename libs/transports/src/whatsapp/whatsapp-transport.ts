@@ -1,10 +1,11 @@
-import type { Clock, SendFailure, SendResult } from '@metronome/core';
+import type { ChatDirectorySink, Clock, SendFailure, SendResult } from '@metronome/core';
 import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
 import { scrubPrepared, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { chatJid, whatsappMessageId } from './addressing.js';
 import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
 import type { SocketRefusal } from './connection.js';
+import { directChatId } from './directory-entries.js';
 import { mediaMessage, prepareMedia } from './media.js';
 import type { WhatsAppLogger, WhatsAppSocket } from './socket.js';
 import type { WhatsAppSocketPool } from './socket-pool.js';
@@ -148,7 +149,20 @@ export class WhatsAppTransport implements Transport {
     if (!outcome.ok) return this.refused(account.id, outcome);
     if (outcome.value.failure) return this.failed(account.id, outcome.value.failure);
     this.overlimitStreak.delete(account.id);
+    // A one-to-one chat the account wrote to belongs in its chat directory.
+    const direct = jid.endsWith('@g.us') ? null : directChatId(jid);
+    if (direct) this.o.pool.directory.direct(account.id, direct, null);
     return { kind: 'delivered', messageId };
+  }
+
+  /**
+   * Lists the account's groups into its chat directory: ONE `groupFetchAllParticipating` on its
+   * socket (connected as for a send). `rate-overlimit` backs the listing off, retried at the
+   * end of the wait; sends are not touched. Groups only: one-to-one chats come from sends and
+   * incoming messages (directory-events.ts).
+   */
+  async syncDirectory(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
+    await this.o.pool.syncDirectory(account.id, sink, signal);
   }
 
   async close(): Promise<void> {

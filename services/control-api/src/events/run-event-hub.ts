@@ -29,12 +29,25 @@ export interface AccountEvent {
   until?: string;
 }
 
+/** *(extension)* A chat directory sync's progress (migrations/0016 notifies it on the same channel). */
+export interface DirectoryEvent {
+  tenantId: string;
+  accountId: string;
+  status: string;
+  synced: number;
+  size: number;
+  until?: string;
+  reason?: string;
+}
+
 export interface Subscriber {
   /** null: every tenant (the operator) */
   tenantId: string | null;
   send(event: RunEvent): void;
   /** account status changes, for subscribers that want them */
   sendAccount?(event: AccountEvent): void;
+  /** chat directory sync progress, for subscribers that want it */
+  sendDirectory?(event: DirectoryEvent): void;
   /** the hub is closing: end the stream */
   end(): void;
 }
@@ -147,6 +160,11 @@ export class RunEventHub {
   }
 
   private onNotification(payload: string | undefined): void {
+    const directory = parseDirectoryNotice(payload);
+    if (directory) {
+      for (const s of this.subscribers) if (s.sendDirectory && (s.tenantId === null || s.tenantId === directory.tenantId)) s.sendDirectory(directory);
+      return;
+    }
     const account = parseAccountNotice(payload);
     if (account) {
       // Nothing to dress and no replay id: account events go out as they come.
@@ -218,6 +236,24 @@ function parseAccountNotice(payload: string | undefined): AccountEvent | null {
       status: v['status'] as AccountStatus,
       ...(typeof v['reason'] === 'string' && { reason: v['reason'] }),
       ...(typeof v['until'] === 'string' && { until: v['until'] }),
+    };
+  } catch {
+    return null;
+  }
+}
+
+function parseDirectoryNotice(payload: string | undefined): DirectoryEvent | null {
+  try {
+    const v = JSON.parse(payload ?? '') as Record<string, unknown>;
+    if (v['type'] !== 'directory' || typeof v['accountId'] !== 'string' || typeof v['tenantId'] !== 'string' || typeof v['status'] !== 'string') return null;
+    return {
+      tenantId: v['tenantId'],
+      accountId: v['accountId'],
+      status: v['status'],
+      synced: typeof v['synced'] === 'number' ? v['synced'] : 0,
+      size: typeof v['size'] === 'number' ? v['size'] : 0,
+      ...(typeof v['until'] === 'string' && { until: v['until'] }),
+      ...(typeof v['reason'] === 'string' && { reason: v['reason'] }),
     };
   } catch {
     return null;

@@ -1,4 +1,4 @@
-import type { AccountEvent, RunEvent } from './run-event-hub.js';
+import type { AccountEvent, DirectoryEvent, RunEvent } from './run-event-hub.js';
 
 /** One `run` event in Server-Sent Events framing; `id` is the run_events id (Last-Event-ID). */
 export function formatRunEvent(e: RunEvent): string {
@@ -14,6 +14,15 @@ export function formatRunEvent(e: RunEvent): string {
 export function formatAccountEvent(e: AccountEvent): string {
   const data = { accountId: e.accountId, status: e.status, ...(e.reason !== undefined && { reason: e.reason }), ...(e.until !== undefined && { until: e.until }) };
   return `event: account\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * *(extension)* One `directory` event: `{accountId, status, synced, size, until, reason}` (until
+ * and reason null when not set). No id: not replayed (GET the account's `directory` instead).
+ */
+export function formatDirectoryEvent(e: DirectoryEvent): string {
+  const data = { accountId: e.accountId, status: e.status, synced: e.synced, size: e.size, until: e.until ?? null, reason: e.reason ?? null };
+  return `event: directory\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** A comment line: keeps proxies and load balancers from closing an idle stream. */

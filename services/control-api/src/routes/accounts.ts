@@ -59,7 +59,9 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
       if (!created) throw invalidField('externalId', EXTERNAL_ID_RULE);
-      return reply.code(201).send(accountView(created, defaults, ctx.now()));
+      // An http account's chat directory fills by itself (CONTRACT §3, "Chat directory").
+      const directory = created.platform === 'http' ? await firstSync(created.id) : created.directory;
+      return reply.code(201).send(accountView({ ...created, directory }, defaults, ctx.now()));
     },
   );
 
@@ -143,6 +145,13 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       return accountView(await ownAccount(req.caller, req.params.id), defaults, ctx.now());
     },
   );
+
+  /** Asks for an account's first directory sync; the account stands without it (POST …/chats/sync asks again). */
+  const firstSync = (accountId: string) =>
+    ctx.directorySyncs.request(accountId, ctx.now()).catch((err: unknown) => {
+      ctx.logger.warn({ err, accountId }, 'could not ask for the first chat directory sync');
+      return null;
+    });
 
   /** The account, when the caller may see it; 404 otherwise. */
   const ownAccount = async (caller: Parameters<typeof scopeOf>[0], id: string) => {

@@ -1,10 +1,11 @@
 import { previewRun, upcomingOccurrences, type UpcomingOccurrence } from '@metronome/core';
-import { AccountRepository } from '@metronome/db';
+import { AccountRepository, AudienceMemberRepository } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { checkNewCampaign } from '../new-campaign.js';
+import { chatIdOf } from '../personal-rules.js';
 import { createCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams, storableInstant } from '../schemas/common.js';
 import { campaignPreview, occurrenceList, occurrencesQuery, occurrenceView, PREVIEW_OCCURRENCES } from '../schemas/previews.js';
@@ -71,7 +72,8 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       const first = upcoming[0];
       const run = previewRun(
         {
-          targets: draft.targets.length,
+          // the chats a run created now would send to, audience members included
+          targets: await new AudienceMemberRepository(ctx.db).runChatCount(draft.audienceIds, draft.targets.map(chatIdOf)),
           partsPerChat: draft.messages.length,
           perMinute: account?.maxSendPerMinute ?? ctx.config.defaultMaxSendPerMinute,
           timezone: draft.timezone,

@@ -8,7 +8,7 @@ import { campaignProblems, normaliseSchedule, type CampaignDraft } from '../camp
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { notFound, validationFailed } from '../errors.js';
-import { checkNewCampaign, ownershipProblems } from '../new-campaign.js';
+import { audienceProblems, checkNewCampaign, ownershipProblems } from '../new-campaign.js';
 import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
@@ -47,6 +47,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           windowEnd: draft.deliveryWindow.end,
           messages: draft.messages,
           ...storedTargets(draft.targets),
+          audienceIds: draft.audienceIds,
           active: body.active,
           autoResume: body.autoResume,
           nextRunAt,
@@ -112,6 +113,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           deliveryWindow: patch.deliveryWindow ?? { start: current.windowStart, end: current.windowEnd },
           messages: patch.messages ?? current.messages,
           targets: patch.targets ?? givenTargets(current.targets, current.targetVars),
+          audienceIds: patch.audienceIds ?? current.audienceIds,
         };
         const now = ctx.now();
         const problems = [
@@ -120,6 +122,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           // campaign saved before templates were checked.
           ...(patch.messages !== undefined || patch.targets !== undefined ? personalMessageProblems(draft.messages, draft.targets) : []),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
+          ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined
+            ? await audienceProblems(trx, current.tenantId, draft, true)
+            : []),
         ];
         if (problems.length > 0) throw validationFailed(problems);
         const changes: CampaignChanges = {
@@ -130,6 +135,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.deliveryWindow !== undefined && { windowStart: draft.deliveryWindow.start, windowEnd: draft.deliveryWindow.end }),
           ...(patch.messages !== undefined && { messages: draft.messages }),
           ...(patch.targets !== undefined && storedTargets(draft.targets)),
+          ...(patch.audienceIds !== undefined && { audienceIds: draft.audienceIds }),
           ...(patch.active !== undefined && { active: patch.active }),
           ...(patch.autoResume !== undefined && { autoResume: patch.autoResume }),
           ...(patch.catchUp?.policy !== undefined && { catchUpPolicy: patch.catchUp.policy }),

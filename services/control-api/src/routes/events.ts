@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { RunEventHub, type AccountEvent, type RunEvent } from '../events/run-event-hub.js';
-import { formatAccountEvent, formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
+import { RunEventHub, type AccountEvent, type DirectoryEvent, type RunEvent } from '../events/run-event-hub.js';
+import { formatAccountEvent, formatDirectoryEvent, formatRunEvent, HEARTBEAT, parseLastEventId } from '../events/sse.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas/common.js';
@@ -35,7 +35,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
     {
       schema: {
         tags: ['events'],
-        summary: 'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change',
+        summary: 'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses',
         headers: z.object({ 'last-event-id': z.string().optional().describe('id of the last event received') }),
         response: { 200: z.string().describe('text/event-stream'), ...errorResponses() },
       },
@@ -56,13 +56,16 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
       };
       // Subscribe before replaying, buffering live events, so none falls between the two.
       let buffered: RunEvent[] | null = [];
-      let bufferedAccounts: AccountEvent[] | null = [];
+      // account and directory events, in the order they came (neither is replayed)
+      let bufferedAccounts: (AccountEvent | DirectoryEvent)[] | null = [];
+      const formatOther = (e: AccountEvent | DirectoryEvent) => ('synced' in e ? formatDirectoryEvent(e) : formatAccountEvent(e));
       let unsubscribe: () => void;
       try {
         unsubscribe = await hub.subscribe({
           tenantId,
           send: (e) => (buffered ? buffered.push(e) : write(formatRunEvent(e))),
           sendAccount: (e) => (bufferedAccounts ? bufferedAccounts.push(e) : write(formatAccountEvent(e))),
+          sendDirectory: (e) => (bufferedAccounts ? bufferedAccounts.push(e) : write(formatDirectoryEvent(e))),
           end: () => raw.end(),
         });
       } catch (err) {
@@ -85,7 +88,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
       write('retry: 3000\n\n');
       const accountsMeanwhile = bufferedAccounts;
       bufferedAccounts = null;
-      for (const e of accountsMeanwhile) write(formatAccountEvent(e));
+      for (const e of accountsMeanwhile) write(formatOther(e));
       try {
         const replayed = new Set<number>();
         const lastEventId = parseLastEventId(req.headers['last-event-id']);

@@ -2,6 +2,7 @@ import { DEFAULT_COOLING, effectivePerMinute, paceFactorAt, warmupCapToday, type
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
+import { directoryState, directoryStateView } from './chat-directory.js';
 
 /**
  * What a bad externalId is told, and, word for word, what one another account already holds is
@@ -153,6 +154,7 @@ export const account = z
       .nullable(),
     optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
+    directory: directoryState.describe("*(extension)* where the account's chat directory sync stands; `never` before its first sync"),
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -193,6 +195,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     },
     optOutKeywords: a.optOutKeywords,
     typing: a.typing,
+    directory: directoryStateView(a.directory),
     createdAt: iso(a.createdAt),
   };
 }

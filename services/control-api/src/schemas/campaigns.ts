@@ -6,6 +6,7 @@ import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeIn
 
 export const MAX_PARTS = 10;
 export const MAX_TARGETS = 10_000;
+export const MAX_AUDIENCES = 20;
 
 export const schedule = z
   .discriminatedUnion('type', [
@@ -37,7 +38,7 @@ export const messagePart = z
   .meta({ id: 'MessagePart' });
 
 /** A target's variables for personal messages: name → value. */
-const targetVars = z
+export const targetVars = z
   .record(z.string().regex(VAR_NAME, 'a variable name is letters, digits and _, not starting with a digit, at most 64 characters'), text(0, MAX_VAR_VALUE_LENGTH))
   .refine((v) => Object.keys(v).length <= MAX_TARGET_VARS, `at most ${MAX_TARGET_VARS} variables`)
   .describe(`the values of the {{name}} tags the campaign's texts use for this chat: at most ${MAX_TARGET_VARS}, each at most ${MAX_VAR_VALUE_LENGTH} characters`);
@@ -87,15 +88,24 @@ const fields = {
   messages: z.array(messagePart).min(1).max(MAX_PARTS),
   targets: z
     .array(target)
-    .min(1)
     .max(MAX_TARGETS)
-    .describe('distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars})'),
+    .describe(
+      'distinct chat ids, each 1–256 printable characters (no control characters; any script); each may carry variables ({chatId, vars}). At least one, unless audienceIds names an audience',
+    ),
+  audienceIds: z
+    .array(id)
+    .max(MAX_AUDIENCES)
+    .describe(
+      "the tenant's audiences whose members each run also sends to, as they are when the run is created; a chat in several (or also a target) is sent to once, with the target's vars, else the first audience's",
+    ),
   active: z.boolean(),
   autoResume: z.boolean(),
 };
 
 export const createCampaignBody = z.strictObject({
   ...fields,
+  targets: fields.targets.default([]).describe('required unless audienceIds names an audience; ' + fields.targets.description),
+  audienceIds: fields.audienceIds.default([]),
   deliveryWindow: deliveryWindow.optional().describe('defaults to 00:00–24:00 (always open)'),
   active: fields.active.default(true),
   autoResume: fields.autoResume.default(false),
@@ -200,6 +210,7 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     scheduleText: scheduleInWords(c.schedule, { start: c.windowStart, end: c.windowEnd }, c.timezone),
     messages: c.messages,
     targets: givenTargets(c.targets, c.targetVars),
+    audienceIds: c.audienceIds,
     active: c.active,
     autoResume: c.autoResume,
     nextRunAt: shownInstant(c.nextRunAt),

@@ -1,7 +1,7 @@
 import { RUN_STATUSES, type Waiting } from '@metronome/core';
 import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
 import { z } from 'zod';
-import { id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
+import { chatId, id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
 
 export const runStatus = z.enum(RUN_STATUSES);
 export const targetStatus = z.enum(['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown']);
@@ -36,7 +36,7 @@ export const run = z
     tenantId: id,
     campaignId: id,
     accountId: id,
-    trigger: z.enum(['schedule', 'manual']),
+    trigger: z.enum(['schedule', 'manual', 'test']).describe('test: a test send (POST /v1/campaigns/{id}/test-sends), never counted as a send of the campaign'),
     status: runStatus,
     scheduledAt: time,
     startedAt: time.nullable(),
@@ -63,6 +63,16 @@ export const runNowBody = z
       .describe("true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)"),
   })
   .meta({ id: 'RunNow' });
+
+/** `POST /v1/campaigns/{id}/test-sends`. */
+export const testSendBody = z
+  .strictObject({
+    chatId: chatId.describe('the chat that receives the test'),
+    asChatId: chatId
+      .optional()
+      .describe("one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none"),
+  })
+  .meta({ id: 'TestSend' });
 
 export const listRunsQuery = z.object({
   status: runStatus.optional(),

@@ -1,0 +1,139 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+/** A chat of an audience with its variables (null: none). */
+export interface AudienceMember {
+  chatId: string;
+  vars: Record<string, string> | null;
+}
+
+/** A member to write, with its search text (the chat id and values, folded by the caller). */
+export interface MemberWrite extends AudienceMember {
+  search: string;
+}
+
+/** A page of members in chat order: after `afterChat`, those whose search text holds `query` (folded). */
+export interface MemberPage {
+  limit: number;
+  afterChat?: string | undefined;
+  query?: string | undefined;
+}
+
+// `like` takes % and _ as wildcards and \ as its escape: a query means its own characters.
+const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The members of audiences (migrations/0015). One method, one statement; the statements that
+ * add or remove members keep the audience's member_count and updated_at in the same round trip.
+ * Callers check the audience is the tenant's first (AudienceRepository.find).
+ */
+export class AudienceMemberRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * Adds or replaces members (distinct chat ids: the caller merges repeats), as one statement
+   * whatever their number (unnest). A member named again takes the variables given now.
+   */
+  async upsert(audienceId: string, members: MemberWrite[], now: Date): Promise<{ added: number; updated: number }> {
+    if (members.length === 0) return { added: 0, updated: 0 };
+    const result = await sql<{ added: number; updated: number }>`
+      with up as (
+        insert into audience_members as m (audience_id, chat_id, vars, search, created_at, updated_at)
+        select ${audienceId}::uuid, u.chat_id, u.vars, u.search, ${now}, ${now}
+        from unnest(${members.map((m) => m.chatId)}::text[], ${members.map((m) => (m.vars === null ? null : JSON.stringify(m.vars)))}::jsonb[],
+          ${members.map((m) => m.search)}::text[]) as u(chat_id, vars, search)
+        on conflict (audience_id, chat_id) do update set vars = excluded.vars, search = excluded.search, updated_at = excluded.updated_at
+        -- xmax is 0 on a row this statement inserted, the locker's id on one it updated
+        returning (m.xmax = 0) as inserted
+      ), counted as (
+        update audiences set member_count = member_count + (select count(*) from up where inserted), updated_at = ${now}
+        where id = ${audienceId}::uuid
+      )
+      select (count(*) filter (where inserted))::int as added, (count(*) filter (where not inserted))::int as updated from up`.execute(this.db);
+    return result.rows[0]!;
+  }
+
+  /** How many of `chatIds` are already members (an upload's dry run tells added from updated). */
+  async countExisting(audienceId: string, chatIds: string[]): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql<{ n: number }>`
+      select count(*)::int as n from audience_members where audience_id = ${audienceId}::uuid and chat_id = any(${chatIds}::text[])`.execute(this.db);
+    return result.rows[0]!.n;
+  }
+
+  /** Members in chat order (the primary key's), read by keyset. */
+  async list(audienceId: string, page: MemberPage): Promise<AudienceMember[]> {
+    const after = page.afterChat === undefined ? sql`` : sql`and chat_id > ${page.afterChat}`;
+    const query = page.query ? sql`and search like ${`%${likeLiteral(page.query)}%`}` : sql``;
+    const result = await sql<{ chat_id: string; vars: Record<string, string> | null }>`
+      select chat_id, vars from audience_members
+      where audience_id = ${audienceId}::uuid ${after} ${query}
+      order by chat_id limit ${page.limit}`.execute(this.db);
+    return result.rows.map((r) => ({ chatId: r.chat_id, vars: r.vars }));
+  }
+
+  /** Removes members; answers how many there were. */
+  async remove(audienceId: string, chatIds: string[], now: Date): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql<{ removed: number }>`
+      with gone as (
+        delete from audience_members where audience_id = ${audienceId}::uuid and chat_id = any(${chatIds}::text[]) returning 1
+      ), counted as (
+        update audiences set member_count = member_count - (select count(*) from gone), updated_at = ${now}
+        where id = ${audienceId}::uuid and exists (select 1 from gone)
+      )
+      select count(*)::int as removed from gone`.execute(this.db);
+    return result.rows[0]!.removed;
+  }
+
+  /**
+   * The first member of `audienceIds` (in that order, then chat order) that lacks one of the
+   * variables `names`, leaving out the chats in `exceptChats` (inline targets, whose own vars
+   * win): a campaign's texts need every variable of every chat. null when none lacks one.
+   */
+  async firstMissingVariable(audienceIds: string[], names: string[], exceptChats: string[]): Promise<{ audienceId: string; chatId: string; name: string } | null> {
+    if (audienceIds.length === 0 || names.length === 0) return null;
+    const result = await sql<{ audience_id: string; chat_id: string; name: string }>`
+      select m.audience_id, m.chat_id, n.name
+      from unnest(${audienceIds}::uuid[]) with ordinality as a(id, pos)
+      cross join lateral (
+        select m.audience_id, m.chat_id, m.vars from audience_members m
+        where m.audience_id = a.id and not (m.vars is not null and m.vars ?& ${names}::text[])
+          and not (m.chat_id = any(${exceptChats}::text[]))
+        order by m.chat_id limit 1
+      ) m
+      cross join lateral (
+        select x.name from unnest(${names}::text[]) with ordinality as x(name, pos)
+        where m.vars is null or not (m.vars ? x.name) order by x.pos limit 1
+      ) n
+      order by a.pos limit 1`.execute(this.db);
+    const row = result.rows[0];
+    return row ? { audienceId: row.audience_id, chatId: row.chat_id, name: row.name } : null;
+  }
+
+  /**
+   * A chat's variables as a run of a campaign naming `audienceIds` would take them from its
+   * audiences (the first audience listing it wins); undefined when none lists it.
+   */
+  async varsOf(audienceIds: string[], chatId: string): Promise<Record<string, string> | null | undefined> {
+    if (audienceIds.length === 0) return undefined;
+    const result = await sql<{ vars: Record<string, string> | null }>`
+      select m.vars from unnest(${audienceIds}::uuid[]) with ordinality as a(id, pos)
+      join audience_members m on m.audience_id = a.id and m.chat_id = ${chatId}
+      order by a.pos limit 1`.execute(this.db);
+    const row = result.rows[0];
+    return row ? row.vars : undefined;
+  }
+
+  /** How many chats a run created now would have: `targets` and the members of `audienceIds`, each chat once. */
+  async runChatCount(audienceIds: string[], targets: string[]): Promise<number> {
+    if (audienceIds.length === 0) return new Set(targets).size;
+    const result = await sql<{ n: number }>`
+      select count(*)::int as n from (
+        select unnest(${targets}::text[]) as chat_id
+        union
+        select chat_id from audience_members where audience_id = any(${audienceIds}::uuid[])
+      ) x`.execute(this.db);
+    return result.rows[0]!.n;
+  }
+}

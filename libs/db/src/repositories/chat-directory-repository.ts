@@ -1,0 +1,251 @@
+import { foldForSearch, type CannotSendReason, type ChatDirectorySink, type ChatKind, type DirectoryChat, type DirectoryScope, type DirectorySyncState } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
+import type { DB, DirectorySyncStatus, Platform } from '../types.js';
+
+/** One entry as the API lists it. */
+export interface DirectoryEntryRow {
+  chatId: string;
+  title: string | null;
+  kind: ChatKind;
+  memberCount: number | null;
+  canSend: boolean;
+  cannotSendReason: CannotSendReason | null;
+  lastSyncAt: Date;
+  /** the listing's order key: with chatId, where the next page starts */
+  sortKey: string;
+}
+
+/** Which entries, and from where: `after` is the last entry of the previous page. */
+export interface DirectoryQuery {
+  query?: string | undefined;
+  kind?: ChatKind | undefined;
+  canSend?: boolean | undefined;
+  limit: number;
+  after?: { sortKey: string; chatId: string } | undefined;
+}
+
+/** Where an account's sync stands, as stored; null status: never synced. */
+export interface DirectorySyncRow {
+  status: DirectorySyncStatus;
+  synced: number;
+  size: number;
+  until: Date | null;
+  reason: string | null;
+  lastSyncAt: Date | null;
+  requestedAt: Date | null;
+}
+
+/** What a sync needs of its account: the credentials stay sealed until the sender opens them. */
+export interface SyncAccount {
+  id: string;
+  platform: Platform;
+  externalId: string | null;
+  credentials: Buffer | null;
+}
+
+/** Entries a listing sends in one statement: about 1 MB of parameters. */
+const BATCH = 2_000;
+/**
+ * Stored titles are cut to this many characters (platforms' own limits are lower: WhatsApp 100,
+ * Telegram 128), and each half of the sort key to as many code points once folded, so an index
+ * entry (account, key, chat id) stays under PostgreSQL's btree limit of about 2,700 bytes.
+ */
+const MAX_TITLE = 256;
+/** Between the folded title and the folded chat id: no query spans both. */
+const SEPARATOR = '\u001f';
+
+/** What a search compares and the listing orders by: the folded title, then the folded chat id. */
+export function directorySortKey(title: string | null, chatId: string): string {
+  return `${cut(foldForSearch(title === null ? '' : cut(title)))}${SEPARATOR}${cut(foldForSearch(chatId))}`;
+}
+
+/** The first MAX_TITLE code points (never half a surrogate pair). */
+const cut = (text: string): string => (text.length <= MAX_TITLE ? text : [...text].slice(0, MAX_TITLE).join(''));
+
+/** `text` as a `like` pattern that matches it anywhere (never across the separator). */
+function containsPattern(text: string): string {
+  return `%${foldForSearch(text).replaceAll(SEPARATOR, '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The chat directory (migrations/0016): what transports write as they list an account's chats
+ * (ChatDirectorySink), what the API lists and searches, and where each account's sync stands.
+ */
+export class ChatDirectoryRepository implements ChatDirectorySink {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * A complete listing: every entry upserted (batches of BATCH), then the account's entries the
+   * listing lacks marked `left` (one that already cannot send keeps its reason); all stamped
+   * `at`. One transaction, so a reader sees the old directory or the new one. Never deletes: a
+   * run's history keeps its chats' titles. A `scope` limits the listing to some kinds: entries
+   * of other kinds are left as they are (WhatsApp lists groups, never one-to-one chats).
+   */
+  async replaceAll(accountId: string, chats: DirectoryChat[], at: Date, scope?: DirectoryScope): Promise<void> {
+    const kinds = scope ? scope.kinds : null;
+    const unique = distinct(chats);
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < unique.length; i += BATCH) await upsertBatch(trx, accountId, unique.slice(i, i + BATCH), at);
+      await sql`
+        update chat_directory d
+           set can_send = false,
+               cannot_send_reason = case when d.can_send then 'left' else d.cannot_send_reason end,
+               last_sync_at = ${at}, updated_at = ${at}
+         where d.account_id = ${accountId}::uuid
+           and (${sql.val(kinds)}::text[] is null or d.kind = any(${sql.val(kinds)}::text[]))
+           and not exists (select 1 from unnest(${sql.val(unique.map((c) => c.chatId))}::text[]) as l(id) where l.id = d.chat_id)`.execute(trx);
+    });
+  }
+
+  /** Entries an event named, added or replaced; the sync's size counts the new ones. */
+  async upsert(accountId: string, chats: DirectoryChat[], at: Date): Promise<void> {
+    const unique = distinct(chats);
+    for (let i = 0; i < unique.length; i += BATCH) await upsertBatch(this.db, accountId, unique.slice(i, i + BATCH), at);
+  }
+
+  /** Changes some fields of one entry (no entry: nothing). */
+  async patch(accountId: string, chatId: string, change: Partial<Omit<DirectoryChat, 'chatId'>>, at: Date): Promise<void> {
+    const reason = change.cannotSendReason ?? null;
+    await this.db
+      .updateTable('chat_directory')
+      .set({
+        ...(change.title !== undefined && { title: change.title === null ? null : cut(change.title), title_folded: directorySortKey(change.title, chatId) }),
+        ...(change.kind !== undefined && { kind: change.kind }),
+        ...(change.memberCount !== undefined && { member_count: change.memberCount }),
+        ...(change.canSend !== undefined && {
+          can_send: change.canSend,
+          // cannot send without a reason given: keep the one it had, else `forbidden`
+          cannot_send_reason: change.canSend ? null : sql<string>`coalesce(${reason}::text, cannot_send_reason, 'forbidden')`,
+        }),
+        ...(change.canSend === undefined && change.cannotSendReason && { cannot_send_reason: sql<string>`case when can_send then null else ${reason}::text end` }),
+        last_sync_at: at,
+        updated_at: at,
+      })
+      .where('account_id', '=', accountId)
+      .where('chat_id', '=', chatId)
+      .execute();
+  }
+
+  /**
+   * Records where the account's sync stands, with the directory's size counted in the same
+   * statement. `ok` stamps `last_sync_at`; `syncing` keeps the reason and time of nothing.
+   */
+  async syncState(accountId: string, state: DirectorySyncState, at: Date): Promise<void> {
+    const synced = state.status === 'syncing' ? state.synced : 0;
+    const until = state.status === 'backing_off' ? state.until : null;
+    const reason = 'reason' in state ? state.reason : null;
+    const lastSyncAt = state.status === 'ok' ? at : null;
+    await sql`
+      insert into chat_directory_syncs as s (account_id, status, synced, size, until, reason, last_sync_at, updated_at)
+      values (${accountId}::uuid, ${state.status}, ${synced}, (select count(*) from chat_directory where account_id = ${accountId}::uuid),
+              ${until}, ${reason}, ${lastSyncAt}, ${at})
+      on conflict (account_id) do update
+         set status = excluded.status, synced = excluded.synced, size = excluded.size, until = excluded.until,
+             reason = excluded.reason, last_sync_at = coalesce(excluded.last_sync_at, s.last_sync_at), updated_at = excluded.updated_at`.execute(this.db);
+  }
+
+  /** A sync was asked for: `syncing` from 0 until the sender reports. */
+  async requestSync(accountId: string, at: Date): Promise<DirectorySyncRow> {
+    const row = await sql<RawSync>`
+      insert into chat_directory_syncs as s (account_id, status, synced, size, requested_at, updated_at)
+      values (${accountId}::uuid, 'syncing', 0, (select count(*) from chat_directory where account_id = ${accountId}::uuid), ${at}, ${at})
+      on conflict (account_id) do update
+         set status = 'syncing', synced = 0, size = excluded.size, until = null, reason = null,
+             requested_at = excluded.requested_at, updated_at = excluded.updated_at
+      returning status, synced, size, until, reason, last_sync_at, requested_at`.execute(this.db);
+    return toSync(row.rows[0]!);
+  }
+
+  /** The account a sync lists the chats of, credentials sealed; null when it no longer exists. */
+  async accountForSync(accountId: string): Promise<SyncAccount | null> {
+    const row = await this.db.selectFrom('accounts').select(['id', 'platform', 'external_id', 'credentials']).where('id', '=', accountId).executeTakeFirst();
+    return row ? { id: row.id, platform: row.platform, externalId: row.external_id, credentials: row.credentials } : null;
+  }
+
+  /** Where the account's sync stands; null when it was never synced. */
+  async syncOf(accountId: string): Promise<DirectorySyncRow | null> {
+    const row = await this.db
+      .selectFrom('chat_directory_syncs')
+      .select(['status', 'synced', 'size', 'until', 'reason', 'last_sync_at', 'requested_at'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row ? toSync(row) : null;
+  }
+
+  /**
+   * A page of the account's entries in title order (folded title, then chat id): those whose
+   * title or chat id contains `query` (any case, accents folded), of `kind`, that can or cannot
+   * send. The caller checks the account is the tenant's.
+   */
+  async list(accountId: string, q: DirectoryQuery): Promise<DirectoryEntryRow[]> {
+    let query = this.db
+      .selectFrom('chat_directory')
+      .select(['chat_id', 'title', 'kind', 'member_count', 'can_send', 'cannot_send_reason', 'last_sync_at', 'title_folded'])
+      .where('account_id', '=', accountId);
+    if (q.query) query = query.where(sql<boolean>`title_folded like ${containsPattern(q.query)}`);
+    if (q.kind) query = query.where('kind', '=', q.kind);
+    if (q.canSend !== undefined) query = query.where('can_send', '=', q.canSend);
+    if (q.after) query = query.where(sql<boolean>`(title_folded, chat_id) > (${q.after.sortKey}, ${q.after.chatId})`);
+    const rows = await query.orderBy('title_folded').orderBy('chat_id').limit(q.limit).execute();
+    return rows.map((r) => ({
+      chatId: r.chat_id,
+      title: r.title,
+      kind: r.kind,
+      memberCount: r.member_count,
+      canSend: r.can_send,
+      cannotSendReason: r.cannot_send_reason as CannotSendReason | null,
+      lastSyncAt: r.last_sync_at,
+      sortKey: r.title_folded,
+    }));
+  }
+}
+
+type RawSync = {
+  status: DirectorySyncStatus;
+  synced: number;
+  size: number;
+  until: Date | null;
+  reason: string | null;
+  last_sync_at: Date | null;
+  requested_at: Date | null;
+};
+
+function toSync(r: RawSync): DirectorySyncRow {
+  return { status: r.status, synced: r.synced, size: r.size, until: r.until, reason: r.reason, lastSyncAt: r.last_sync_at, requestedAt: r.requested_at };
+}
+
+/** One entry per chat id (the last wins): one statement may not change a row twice. */
+function distinct(chats: DirectoryChat[]): DirectoryChat[] {
+  return [...new Map(chats.map((c) => [c.chatId, c])).values()];
+}
+
+/**
+ * Upserts entries in one statement, and adds the new ones to the sync's size in the same
+ * statement (`xmax = 0`: the row was inserted, not updated).
+ */
+async function upsertBatch(db: Kysely<DB>, accountId: string, chats: DirectoryChat[], at: Date): Promise<void> {
+  if (chats.length === 0) return;
+  const column = <T>(f: (c: DirectoryChat) => T) => sql.val(chats.map(f));
+  await sql`
+    with written as (
+      insert into chat_directory as d
+        (account_id, chat_id, title, title_folded, kind, member_count, can_send, cannot_send_reason, last_sync_at, updated_at)
+      select ${accountId}::uuid, u.chat_id, u.title, u.folded, u.kind, u.member_count, u.can_send,
+             case when u.can_send then null else coalesce(u.reason, 'forbidden') end, ${at}, ${at}
+        from unnest(${column((c) => c.chatId)}::text[], ${column((c) => (c.title === null ? null : cut(c.title)))}::text[],
+                    ${column((c) => directorySortKey(c.title, c.chatId))}::text[], ${column((c) => c.kind)}::text[],
+                    ${column((c) => c.memberCount)}::int[], ${column((c) => c.canSend)}::boolean[],
+                    ${column((c) => c.cannotSendReason)}::text[])
+             as u (chat_id, title, folded, kind, member_count, can_send, reason)
+      on conflict (account_id, chat_id) do update
+         -- an entry named without a title or member count (a send to a one-to-one chat) keeps the ones it had
+         set title = coalesce(excluded.title, d.title),
+             title_folded = case when excluded.title is null then d.title_folded else excluded.title_folded end,
+             kind = excluded.kind, member_count = coalesce(excluded.member_count, d.member_count), can_send = excluded.can_send,
+             cannot_send_reason = excluded.cannot_send_reason, last_sync_at = excluded.last_sync_at,
+             updated_at = excluded.updated_at
+      returning (xmax = 0) as inserted
+    )
+    update chat_directory_syncs set size = size + (select count(*) from written where inserted)
+     where account_id = ${accountId}::uuid and exists (select 1 from written where inserted)`.execute(db);
+}
