@@ -26,45 +26,12 @@ export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
 export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
 export type Platform = Account['platform'];
 
-// Written by hand for the chat directory, audiences and test sends until api-types.ts is
-// regenerated from an API that has them (the shapes of docs/CONTRACT.md's extensions).
-export type ChatKind = 'group' | 'direct' | 'channel';
-export interface DirectoryChat {
-  chatId: string;
-  title: string | null;
-  kind: ChatKind;
-  memberCount: number | null;
-  canSend: boolean;
-  cannotSendReason: string | null;
-  lastSyncAt: string;
-}
-export interface DirectoryState {
-  status: 'never' | 'syncing' | 'ok' | 'backing_off' | 'unsupported' | 'failed';
-  synced?: number;
-  size: number;
-  lastSyncAt: string | null;
-  until: string | null;
-  reason: string | null;
-}
-/** The account with its directory's state (absent from an API without a directory). */
-export const directoryOf = (a: Account): DirectoryState | undefined => (a as Account & { directory?: DirectoryState }).directory;
-export interface Audience {
-  id: string;
-  tenantId: string;
-  name: string;
-  memberCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-export interface AudienceMember {
-  chatId: string;
-  vars: Record<string, string>;
-}
-export interface MembersImport {
-  added: number;
-  updated: number;
-  preview?: AudienceMember[];
-}
+export type DirectoryChat = components['schemas']['DirectoryChat'];
+export type ChatKind = DirectoryChat['kind'];
+export type DirectoryState = components['schemas']['DirectoryState'];
+export type Audience = components['schemas']['Audience'];
+export type AudienceMember = components['schemas']['AudienceMember'];
+export type MembersImport = components['schemas']['MembersAdded'];
 /** Where an audience's members are exported as CSV. */
 export const audienceCsvPath = (id: string) => `/v1/audiences/${encodeURIComponent(id)}/members.csv`;
 

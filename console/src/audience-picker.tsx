@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { allPages, api, type Audience } from './api.js';
 import { CsvImport } from './csv-import.js';
+import { ErrorNote } from './components.js';
 import { FieldNote } from './field.js';
 
 interface Props {
@@ -15,13 +16,11 @@ interface Props {
 
 export function AudiencePicker({ value, onChange, tenantId, errors }: Props) {
   const [audiences, setAudiences] = useState<Audience[] | null>(null);
-  const [unavailable, setUnavailable] = useState(false);
+  const [failure, setFailure] = useState<unknown>(null);
   const [importing, setImporting] = useState(false);
   useEffect(() => {
-    allPages((cursor) => api.audiences({ limit: 500, cursor })).then(setAudiences, () => setUnavailable(true));
+    allPages((cursor) => api.audiences({ limit: 500, cursor })).then(setAudiences, setFailure);
   }, []);
-  // an API without audiences: the form goes on without them
-  if (unavailable) return null;
   const toggle = (id: string, on: boolean) => onChange(on ? [...value.filter((v) => v !== id), id] : value.filter((v) => v !== id));
   const shown = (audiences ?? []).filter((a) => !tenantId || a.tenantId === tenantId);
   return (
@@ -37,6 +36,7 @@ export function AudiencePicker({ value, onChange, tenantId, errors }: Props) {
         </div>
       ))}
       <FieldNote id="audienceIds" errors={errors} />
+      <ErrorNote error={failure} />
       {importing ? (
         <CsvImport
           id="form-csv"

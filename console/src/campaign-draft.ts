@@ -91,7 +91,7 @@ export function draftOf(c: Campaign): Draft {
     accountId: c.accountId,
     picked: [],
     targets: c.targets.map(chatIdOf).join('\n'),
-    audienceIds: (c as Campaign & { audienceIds?: string[] }).audienceIds ?? [],
+    audienceIds: c.audienceIds,
     parts: c.messages.map((m) => (m.type === 'text' ? newPart('text', m.text) : newPart('media', '', m.mediaId, m.caption ?? ''))),
     scheduleType: s.type,
     at: s.type === 'once' ? utcToZoned(s.at, c.timezone) : '',
@@ -166,8 +166,8 @@ export function createBody(d: Draft, tenantId?: string): CampaignBody {
     name: d.name,
     accountId: d.accountId,
     targets: allTargets(d).map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
-    // only an API with audiences takes the field (the body is strict)
-    ...(d.audienceIds.length > 0 && ({ audienceIds: d.audienceIds } as object)),
+    // sent only when there are some: an edit without audiences stays as it was
+    ...(d.audienceIds.length > 0 && { audienceIds: d.audienceIds }),
     messages: messagesOf(d),
     schedule: scheduleOf(d),
     timezone: d.timezone,

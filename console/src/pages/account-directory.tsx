@@ -2,7 +2,7 @@
 // back-off with until when and why), a Sync chats button, and the chats themselves to search and
 // page through. The directory is the API's synced copy: searching never calls the platform.
 import { useEffect, useState } from 'preact/hooks';
-import { api, directoryOf, type Account, type DirectoryChat, type DirectoryState, type Page } from '../api.js';
+import { api, type Account, type DirectoryChat, type DirectoryState, type Page } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { time } from '../format.js';
 import { useDebounced } from '../hooks.js';
@@ -38,17 +38,16 @@ export function directoryText(d: DirectoryState): string {
 }
 
 export function Directory({ account, onSynced }: { account: Account; onSynced: (a: Account) => void }) {
-  const state = directoryOf(account);
+  const state = account.directory;
   const [open, setOpen] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  if (!state) return null;
   const sync = async () => {
     setBusy(true);
     setFailure(null);
     try {
       const answer = await api.syncChats(account.id);
-      onSynced({ ...account, directory: answer } as Account);
+      onSynced({ ...account, directory: answer });
     } catch (err) {
       setFailure(err);
     } finally {

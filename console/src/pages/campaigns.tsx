@@ -108,10 +108,10 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
           <dt>Chats</dt>
           <dd>{campaign.targets.length}</dd>
         </div>
-        {((campaign as Campaign & { audienceIds?: string[] }).audienceIds ?? []).length > 0 && (
+        {campaign.audienceIds.length > 0 && (
           <div>
             <dt>Audiences</dt>
-            <dd>{(campaign as Campaign & { audienceIds?: string[] }).audienceIds!.length}</dd>
+            <dd>{campaign.audienceIds.length}</dd>
           </div>
         )}
         <ChatVariables targets={campaign.targets} />
