@@ -76,9 +76,9 @@ test('the whole job in the console: account, directory, picked chats, an importe
   await page.getByLabel('Imported (4 chats)').waitFor();
   expect(await page.getByLabel('Imported (4 chats)').isChecked()).toBe(true);
   await page.getByLabel('Text', { exact: true }).fill('See you on Saturday');
-  await page.getByLabel('Repeats').selectOption('once');
+  await page.getByLabel('Repeats', { exact: true }).selectOption('once');
   await page.getByLabel("At (in the campaign's timezone)").fill(`${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T09:00`);
-  await page.getByLabel('Timezone').fill('UTC');
+  await page.getByLabel('Timezone', { exact: true }).fill('UTC');
   await page.getByLabel('Active: the schedule makes runs').uncheck();
   await screenshots(page, 'whole-path-form');
   await page.getByRole('button', { name: 'Create campaign' }).click();
