@@ -76,6 +76,13 @@ export function AudiencePage({ id }: { id: string }) {
         {notice && <span role="status">{notice}</span>}
       </div>
       <ErrorNote error={failure} />
+      {failure instanceof ApiError && failure.details.length > 0 && (
+        <ul class="problems error">
+          {failure.details.map((d) => (
+            <li>{d.message}</li>
+          ))}
+        </ul>
+      )}
       <h2>Import chats</h2>
       <CsvImport id="aud-csv" audience={audience} onImported={(a) => (setAudience(a), setVersion((v) => v + 1))} />
       <h2>Chats</h2>

@@ -68,13 +68,14 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
       )}
       <FieldNote id="testChatId" errors={errors.get('testChatId')} />
       <div class="field">
-        <label for="testAs">Variables of</label>
-        <select id="testAs" value={asChatId} onChange={(e) => setAsChatId(e.currentTarget.value)} {...invalidProps('testAs', errors.get('testAs'))}>
-          <option value="">No chat's (variables left empty)</option>
+        <label for="testAs">Variables of (chat id)</label>
+        <input id="testAs" type="text" list="testAs-chats" autoComplete="off" spellcheck={false} placeholder="Empty: no chat's variables" value={asChatId} onInput={(e) => setAsChatId(e.currentTarget.value.trim())} {...invalidProps('testAs', errors.get('testAs'))} />
+        <datalist id="testAs-chats">
           {candidates.map((c) => (
-            <option value={c}>{c}</option>
+            <option value={c} />
           ))}
-        </select>
+        </datalist>
+        <span class="muted">One of the campaign's chats or a member of its audiences: the test is rendered with its variables.</span>
         <FieldNote id="testAs" errors={errors.get('testAs')} />
       </div>
       {errors.get('form') && (
