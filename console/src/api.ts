@@ -23,6 +23,18 @@ export interface Page<T> {
 }
 export type Me = Json200<'/v1/me', 'get'>;
 export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
+export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
+export type Platform = Account['platform'];
+
+export type DirectoryChat = components['schemas']['DirectoryChat'];
+export type ChatKind = DirectoryChat['kind'];
+export type DirectoryState = components['schemas']['DirectoryState'];
+export type Audience = components['schemas']['Audience'];
+export type AudienceMember = components['schemas']['AudienceMember'];
+export type MembersImport = components['schemas']['MembersAdded'];
+/** Where an audience's members are exported as CSV. */
+export const audienceCsvPath = (id: string) => `/v1/audiences/${encodeURIComponent(id)}/members.csv`;
+
 export interface FieldError {
   field: string;
   message: string;
@@ -55,10 +67,11 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-export async function call<T>(method: string, path: string, body?: unknown, token = session.token()): Promise<T> {
+export async function call<T>(method: string, path: string, body?: unknown, token = session.token(), contentType = 'application/json'): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${token ?? ''}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  if (body !== undefined) headers['content-type'] = contentType;
+  const raw = contentType !== 'application/json';
+  const res = await fetch(path, { method, headers, ...(body !== undefined && { body: raw ? (body as string) : JSON.stringify(body) }) });
   const text = await res.text();
   const json = text ? (JSON.parse(text) as unknown) : null;
   if (!res.ok) {
@@ -107,8 +120,28 @@ export const api = {
   upload: (file: Blob, filename: string, tenantId?: string) => upload(file, filename, tenantId),
   deleteCampaign: (id: string) => call<null>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
   accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
+  createAccount: (body: AccountBody) => call<Account>('POST', '/v1/accounts', body),
   patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
   liftCooling: (id: string) => call<Account>('POST', `/v1/accounts/${encodeURIComponent(id)}/cooling/lift`),
+  chats: (id: string, p: { query?: string; kind?: ChatKind | ''; canSend?: 'true' | 'false' | ''; limit?: number; cursor?: string }) =>
+    call<Page<DirectoryChat>>('GET', `/v1/accounts/${encodeURIComponent(id)}/chats${query(p)}`),
+  syncChats: (id: string) => call<DirectoryState>('POST', `/v1/accounts/${encodeURIComponent(id)}/chats/sync`),
+  audiences: (p: { limit?: number; cursor?: string } = {}) => call<Page<Audience>>('GET', `/v1/audiences${query(p)}`),
+  audience: (id: string) => call<Audience>('GET', `/v1/audiences/${encodeURIComponent(id)}`),
+  createAudience: (body: { name: string; members?: AudienceMember[]; tenantId?: string }) => call<Audience>('POST', '/v1/audiences', body),
+  patchAudience: (id: string, body: { name: string }) => call<Audience>('PATCH', `/v1/audiences/${encodeURIComponent(id)}`, body),
+  deleteAudience: (id: string) => call<null>('DELETE', `/v1/audiences/${encodeURIComponent(id)}`),
+  members: (id: string, p: { query?: string; limit?: number; cursor?: string }) => call<Page<AudienceMember>>('GET', `/v1/audiences/${encodeURIComponent(id)}/members${query(p)}`),
+  importMembers: (id: string, csv: string, dryRun: boolean) =>
+    call<MembersImport>('POST', `/v1/audiences/${encodeURIComponent(id)}/members${dryRun ? '?dryRun=true' : ''}`, csv, undefined, 'text/csv'),
+  removeMembers: (id: string, chatIds: string[]) => call<unknown>('DELETE', `/v1/audiences/${encodeURIComponent(id)}/members`, { chatIds }),
+  exportMembers: async (id: string) => {
+    const res = await fetch(audienceCsvPath(id), { headers: { authorization: `Bearer ${session.token() ?? ''}` } });
+    if (res.status === 401) onUnauthorized();
+    if (!res.ok) throw new ApiError(res.status, 'error', `export failed (${res.status})`);
+    return res.text();
+  },
+  testSend: (campaignId: string, body: { chatId: string; asChatId?: string }) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(campaignId)}/test-sends`, body),
   pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),
 };
 

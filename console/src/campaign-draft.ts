@@ -1,6 +1,7 @@
 // The campaign form's state as typed, and its translation to the API's create and PATCH bodies
 // and back from the API's field errors. Pure: the form component only renders it.
 import type { Campaign, CampaignBody, CampaignPatch, FieldError } from './api.js';
+import type { PickedChat } from './chat-picker.js';
 import { utcToZoned, zonedToUtc } from './zoned-time.js';
 
 export type ScheduleType = 'once' | 'interval' | 'cron';
@@ -10,10 +11,13 @@ export type EveryUnit = 'seconds' | 'minutes' | 'hours';
 export interface Draft {
   name: string;
   accountId: string;
+  /** Chats picked from the account's directory (sent after the typed ids). */
+  picked: PickedChat[];
+  /** Chat ids typed by hand, one a line. */
   targets: string;
-  text: string;
-  mediaId: string;
-  caption: string;
+  audienceIds: string[];
+  /** The message: its parts in the order they are sent. */
+  parts: DraftPart[];
   scheduleType: ScheduleType;
   at: string;
   every: string;
@@ -33,15 +37,35 @@ export interface Draft {
   chatVars: Record<string, Record<string, string>>;
 }
 
+/** One message part as typed; `key` keeps a part's inputs with it when parts move. */
+export interface DraftPart {
+  key: number;
+  type: 'text' | 'media';
+  text: string;
+  mediaId: string;
+  caption: string;
+}
+
+let nextKey = 1;
+export const newPart = (type: DraftPart['type'], text = '', mediaId = '', caption = ''): DraftPart => ({ key: nextKey++, type, text, mediaId, caption });
+
 /** A target as the API shows it: a chat id, or a chat id with its variables. */
 export type Target = Campaign['targets'][number];
 
 /** A target's chat id. */
 export const chatIdOf = (t: Target): string => (typeof t === 'string' ? t : t.chatId);
 
+/** The ids of the inputs a part has (errors name parts by index). */
+export const partIds = (p: DraftPart, i: number): string[] => (p.type === 'text' ? [`part-${i}-text`] : [`part-${i}-mediaId`, `part-${i}-caption`]);
+
+const BEFORE_PARTS = ['name', 'accountId', 'targets', 'audienceIds'] as const;
+const AFTER_PARTS = ['scheduleType', 'at', 'every', 'startAt', 'expression', 'timezone', 'windowStart', 'windowEnd', 'active', 'autoResume'] as const;
+const NAMED = new Set<string>([...BEFORE_PARTS, ...AFTER_PARTS]);
+
 /** The ids of the form's inputs, in the order they appear: the first invalid one takes focus. */
-export const FIELD_ORDER = ['name', 'accountId', 'targets', 'text', 'mediaId', 'caption', 'scheduleType', 'at', 'every', 'startAt', 'expression', 'timezone', 'windowStart', 'windowEnd', 'active', 'autoResume'] as const;
-export type FieldId = (typeof FIELD_ORDER)[number] | 'form';
+export const fieldOrder = (d: Draft): string[] => [...BEFORE_PARTS, ...d.parts.flatMap(partIds), ...AFTER_PARTS];
+/** An input's id, or `form` for what names no input. */
+export type FieldId = string;
 
 const UNIT_SECONDS: Record<EveryUnit, number> = { seconds: 1, minutes: 60, hours: 3600 };
 
@@ -51,7 +75,7 @@ export function browserZone(): string {
 
 export function emptyDraft(accountId = ''): Draft {
   return {
-    name: '', accountId, targets: '', text: '', mediaId: '', caption: '',
+    name: '', accountId, picked: [], targets: '', audienceIds: [], parts: [newPart('text')],
     scheduleType: 'interval', at: '', every: '60', everyUnit: 'minutes', startAt: '', expression: '',
     timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false, chatVars: {},
   };
@@ -59,18 +83,16 @@ export function emptyDraft(accountId = ''): Draft {
 
 /** The form filled with a stored campaign, for editing. */
 export function draftOf(c: Campaign): Draft {
-  const text = c.messages.find((m) => m.type === 'text');
-  const media = c.messages.find((m) => m.type === 'media');
   const s = c.schedule;
   const every = s.type === 'interval' ? s.everySeconds : 3600;
   const unit: EveryUnit = every % 3600 === 0 ? 'hours' : every % 60 === 0 ? 'minutes' : 'seconds';
   return {
     name: c.name,
     accountId: c.accountId,
+    picked: [],
     targets: c.targets.map(chatIdOf).join('\n'),
-    text: text?.type === 'text' ? text.text : '',
-    mediaId: media?.type === 'media' ? media.mediaId : '',
-    caption: media?.type === 'media' ? (media.caption ?? '') : '',
+    audienceIds: c.audienceIds,
+    parts: c.messages.map((m) => (m.type === 'text' ? newPart('text', m.text) : newPart('media', '', m.mediaId, m.caption ?? ''))),
     scheduleType: s.type,
     at: s.type === 'once' ? utcToZoned(s.at, c.timezone) : '',
     every: String(every / UNIT_SECONDS[unit]),
@@ -102,19 +124,9 @@ export function targetsOf(text: string): { targets: string[]; lines: number[] } 
 
 type Part = CampaignBody['messages'][number];
 
-/** The message parts, and which input each index stands for (errors name parts by index). */
-function messagesOf(d: Draft): { parts: Part[]; kinds: ('text' | 'media')[] } {
-  const parts: Part[] = [];
-  const kinds: ('text' | 'media')[] = [];
-  if (d.text.trim() || !d.mediaId) {
-    parts.push({ type: 'text', text: d.text });
-    kinds.push('text');
-  }
-  if (d.mediaId) {
-    parts.push({ type: 'media', mediaId: d.mediaId, ...(d.caption.trim() && { caption: d.caption }) });
-    kinds.push('media');
-  }
-  return { parts, kinds };
+/** The message parts as the API takes them, in order. */
+function messagesOf(d: Draft): Part[] {
+  return d.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'media', mediaId: p.mediaId, ...(p.caption.trim() && { caption: p.caption }) }));
 }
 
 // An empty number is sent as null, so the API names the field rather than the form guessing.
@@ -140,14 +152,23 @@ function windowOf(d: Draft): { start: string; end: string } | undefined {
   return { start: d.windowStart.trim(), end: d.windowEnd.trim() };
 }
 
+/** The typed chat ids, then the picked chats not typed too. */
+export function allTargets(d: Draft): string[] {
+  const typed = targetsOf(d.targets).targets;
+  const seen = new Set(typed);
+  return [...typed, ...d.picked.map((p) => p.chatId).filter((id) => !seen.has(id) && (seen.add(id), true))];
+}
+
 /** The create body; `tenantId` is the account's tenant when the admin creates it. */
 export function createBody(d: Draft, tenantId?: string): CampaignBody {
   const window = windowOf(d);
   return {
     name: d.name,
     accountId: d.accountId,
-    targets: targetsOf(d.targets).targets.map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
-    messages: messagesOf(d).parts,
+    targets: allTargets(d).map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
+    // sent only when there are some: an edit without audiences stays as it was
+    ...(d.audienceIds.length > 0 && { audienceIds: d.audienceIds }),
+    messages: messagesOf(d),
     schedule: scheduleOf(d),
     timezone: d.timezone,
     ...(window && { deliveryWindow: window }),
@@ -170,6 +191,7 @@ export function patchBody(before: Draft, now: Draft): CampaignPatch {
     // the schedule's instants are read in the zone: a new zone alone changes them too
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) out[key] = b[key] ?? { start: '00:00', end: '24:00' };
   }
+  if (JSON.stringify(before.audienceIds) !== JSON.stringify(now.audienceIds)) out['audienceIds'] = now.audienceIds;
   return out as CampaignPatch;
 }
 
@@ -177,20 +199,23 @@ export function patchBody(before: Draft, now: Draft): CampaignPatch {
 export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, string[]> {
   const placed = new Map<FieldId, string[]>();
   const add = (id: FieldId, message: string) => placed.set(id, [...(placed.get(id) ?? []), message]);
-  const { kinds } = messagesOf(d);
   const { lines } = targetsOf(d.targets);
   for (const { field, message } of details) {
     const path = field.split('.');
     const [head, second, third] = path;
-    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) add('targets', `line ${lines[Number(second)] ?? Number(second) + 1}: ${message}`);
-    else if (head === 'messages' && second !== undefined && /^\d+$/.test(second)) {
-      const kind = kinds[Number(second)];
-      add(kind === 'media' ? (third === 'caption' ? 'caption' : 'mediaId') : 'text', message);
-    } else if (head === 'messages') add('text', message);
+    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
+      const i = Number(second);
+      add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${allTargets(d)[i] ?? i + 1}: ${message}`);
+    }
+    else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
+      const i = Number(second);
+      const ids = partIds(d.parts[i]!, i);
+      add(ids.find((id) => id.endsWith(`-${third}`)) ?? ids[0]!, message);
+    } else if (head === 'messages') add(d.parts.length ? partIds(d.parts[0]!, 0)[0]! : 'form', message);
     else if (head === 'schedule') add(SCHEDULE_FIELDS[second ?? ''] ?? 'scheduleType', message);
     else if (head === 'deliveryWindow') add(second === 'end' ? 'windowEnd' : 'windowStart', message);
     else if (head === 'tenantId') add('accountId', message);
-    else if (head && (FIELD_ORDER as readonly string[]).includes(head)) add(head as FieldId, message);
+    else if (head && NAMED.has(head)) add(head, message);
     else add('form', `${field}: ${message}`);
   }
   return placed;

@@ -15,7 +15,16 @@ export interface AccountEvent {
   accountId: string;
   status: string;
 }
-type Listener = { run?: (e: RunEvent) => void; account?: (e: AccountEvent) => void; state?: (connected: boolean) => void };
+/** A directory sync's progress (`directory` events). */
+export interface DirectoryEvent {
+  accountId: string;
+  status: string;
+  synced: number;
+  size: number;
+  until: string | null;
+  reason: string | null;
+}
+type Listener = { run?: (e: RunEvent) => void; account?: (e: AccountEvent) => void; directory?: (e: DirectoryEvent) => void; state?: (connected: boolean) => void };
 
 const listeners = new Set<Listener>();
 let lastEventId: string | null = null;
@@ -43,6 +52,7 @@ function dispatch(event: string, data: string) {
   for (const l of listeners) {
     if (event === 'run') l.run?.(parsed as RunEvent);
     else if (event === 'account') l.account?.(parsed as AccountEvent);
+    else if (event === 'directory') l.directory?.(parsed as DirectoryEvent);
   }
 }
 

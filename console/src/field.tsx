@@ -13,3 +13,17 @@ export function FieldNote({ id, errors }: { id: string; errors: string[] | undef
     </span>
   );
 }
+
+/**
+ * The API's field errors placed on the inputs they name: `place` maps a field path to an input id
+ * (undefined: no input shows it); what no input shows goes under `form`, with its field named.
+ */
+export function placeFieldErrors(details: { field: string; message: string }[], place: (field: string) => string | undefined): Map<string, string[]> {
+  const placed = new Map<string, string[]>();
+  for (const { field, message } of details) {
+    const id = place(field);
+    const key = id ?? 'form';
+    placed.set(key, [...(placed.get(key) ?? []), id ? message : `${field}: ${message}`]);
+  }
+  return placed;
+}

@@ -2,7 +2,7 @@
 // events (and a slow poll, since waiting and eta change with time, not only with events).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { allPages, api, type Account, type Campaign } from './api.js';
-import { listen, type AccountEvent, type RunEvent } from './events.js';
+import { listen, type AccountEvent, type DirectoryEvent, type RunEvent } from './events.js';
 
 export interface Names {
   campaigns: Map<string, Campaign>;
@@ -26,7 +26,7 @@ const POLL_MS = 10_000;
  * Calls `reload` now, after every relevant live event (coalesced), and every 10 s while the tab
  * is visible. `relevant` filters the events; `deps` restart it.
  */
-export function useLive(reload: () => Promise<void>, relevant: (e: RunEvent | AccountEvent) => boolean, deps: unknown[]): void {
+export function useLive(reload: () => Promise<void>, relevant: (e: RunEvent | AccountEvent | DirectoryEvent) => boolean, deps: unknown[]): void {
   const latest = useRef(reload);
   latest.current = reload;
   useEffect(() => {
@@ -36,7 +36,7 @@ export function useLive(reload: () => Promise<void>, relevant: (e: RunEvent | Ac
       timer = setTimeout(() => void latest.current(), 250);
     };
     void latest.current();
-    const unlisten = listen({ run: (e) => relevant(e) && soon(), account: (e) => relevant(e) && soon() });
+    const unlisten = listen({ run: (e) => relevant(e) && soon(), account: (e) => relevant(e) && soon(), directory: (e) => relevant(e) && soon() });
     const poll = setInterval(() => document.visibilityState === 'visible' && void latest.current(), POLL_MS);
     return () => {
       clearTimeout(timer);
@@ -54,4 +54,14 @@ export function useNow(): number {
     return () => clearInterval(t);
   }, []);
   return now;
+}
+
+/** `value`, once it has stayed the same for `ms` (a search box's query). */
+export function useDebounced<T>(value: T, ms = 250): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value]);
+  return settled;
 }

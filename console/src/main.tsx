@@ -1,5 +1,5 @@
-// The operator console: sign in with a tenant or admin token, then Activity, runs, campaigns
-// and accounts, all through the /v1 API.
+// The operator console: sign in with a tenant or admin token, then Activity, runs, campaigns,
+// accounts and audiences, all through the /v1 API.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, session, whenUnauthorized, type Me } from './api.js';
@@ -7,6 +7,8 @@ import * as events from './events.js';
 import { NotificationSwitch, Toasts } from './notify.js';
 import { Accounts } from './pages/accounts.js';
 import { Activity } from './pages/activity.js';
+import { AudiencePage } from './pages/audience.js';
+import { Audiences } from './pages/audiences.js';
 import { CampaignFormPage } from './pages/campaign-form.js';
 import { CampaignPage, Campaigns } from './pages/campaigns.js';
 import { RunPage } from './pages/run.js';
@@ -93,6 +95,7 @@ function App() {
           {nav(href.activity(), 'Activity', route.page === 'activity' || route.page === 'run')}
           {nav(href.campaigns(), 'Campaigns', route.page.startsWith('campaign'))}
           {nav(href.accounts(), 'Accounts', route.page === 'accounts')}
+          {nav(href.audiences(), 'Audiences', route.page.startsWith('audience'))}
         </nav>
         <span class="who">
           <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span> {me.admin ? 'Admin (every tenant)' : `Tenant ${me.tenantId?.slice(0, 8) ?? ''}`}{' '}
@@ -109,7 +112,9 @@ function App() {
         {route.page === 'campaign' && <CampaignPage id={route.id} me={me} key={route.id} />}
         {route.page === 'campaign-new' && <CampaignFormPage me={me} key="new" />}
         {route.page === 'campaign-edit' && <CampaignFormPage id={route.id} me={me} key={`edit-${route.id}`} />}
-        {route.page === 'accounts' && <Accounts />}
+        {route.page === 'accounts' && <Accounts me={me} />}
+        {route.page === 'audiences' && <Audiences me={me} />}
+        {route.page === 'audience' && <AudiencePage id={route.id} key={route.id} />}
       </main>
       <Toasts />
     </>

@@ -7,7 +7,8 @@ import { FieldNote, invalidProps } from './field.js';
 const size = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 const nameOf = (m: Media) => `${m.filename ?? m.id.slice(0, 8)} (${m.contentType}, ${size(m.size)})`;
 
-export function MediaPicker({ value, onChange, tenantId, errors }: { value: string; onChange: (id: string) => void; tenantId?: string | undefined; errors?: string[] | undefined }) {
+/** `id` is the select's id (errors name it); the file input is `<id>-file`. */
+export function MediaPicker({ id, value, onChange, tenantId, errors }: { id: string; value: string; onChange: (id: string) => void; tenantId?: string | undefined; errors?: string[] | undefined }) {
   const [media, setMedia] = useState<Media[]>([]);
   const [uploading, setUploading] = useState(false);
   const [note, setNote] = useState<string | null>(null);
@@ -38,20 +39,20 @@ export function MediaPicker({ value, onChange, tenantId, errors }: { value: stri
   return (
     <>
       <div class="field">
-        <label for="mediaId">Media (optional)</label>
-        <select id="mediaId" value={value} onChange={(e) => onChange(e.currentTarget.value)} {...invalidProps('mediaId', errors)}>
-          <option value="">No media</option>
+        <label for={id}>Media</label>
+        <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)} {...invalidProps(id, errors)}>
+          <option value="">Choose a file</option>
           {!known && <option value={value}>{value}</option>}
           {media.map((m) => (
             <option value={m.id}>{nameOf(m)}</option>
           ))}
         </select>
-        <FieldNote id="mediaId" errors={errors} />
+        <FieldNote id={id} errors={errors} />
       </div>
       <div class="field">
-        <label for="mediaFile">Or upload a new file</label>
-        <input id="mediaFile" type="file" disabled={uploading} aria-describedby="mediaFile-status" onChange={(e) => void upload(e.currentTarget)} />
-        <span id="mediaFile-status" role="status" class={failure ? 'error' : 'muted'}>
+        <label for={`${id}-file`}>Or upload a new file</label>
+        <input id={`${id}-file`} type="file" disabled={uploading} aria-describedby={`${id}-file-status`} onChange={(e) => void upload(e.currentTarget)} />
+        <span id={`${id}-file-status`} role="status" class={failure ? 'error' : 'muted'}>
           {uploading ? 'Uploading…' : (failure ?? note ?? '')}
         </span>
       </div>

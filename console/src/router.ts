@@ -9,7 +9,9 @@ export type Route =
   | { page: 'campaign'; id: string }
   | { page: 'campaign-new' }
   | { page: 'campaign-edit'; id: string }
-  | { page: 'accounts' };
+  | { page: 'accounts' }
+  | { page: 'audiences' }
+  | { page: 'audience'; id: string };
 
 export function parse(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -19,6 +21,8 @@ export function parse(hash: string): Route {
   if (parts[0] === 'campaigns' && parts[1]) return { page: 'campaign', id: parts[1] };
   if (parts[0] === 'campaigns') return { page: 'campaigns' };
   if (parts[0] === 'accounts') return { page: 'accounts' };
+  if (parts[0] === 'audiences' && parts[1]) return { page: 'audience', id: parts[1] };
+  if (parts[0] === 'audiences') return { page: 'audiences' };
   return { page: 'activity' };
 }
 
@@ -30,6 +34,8 @@ export const href = {
   newCampaign: () => '#/campaigns/new',
   editCampaign: (id: string) => `#/campaigns/${encodeURIComponent(id)}/edit`,
   accounts: () => '#/accounts',
+  audiences: () => '#/audiences',
+  audience: (id: string) => `#/audiences/${encodeURIComponent(id)}`,
 };
 
 export function useRoute(): Route {

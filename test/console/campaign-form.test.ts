@@ -127,11 +127,13 @@ test('a file uploaded in the form is the media the platform receives when the ca
   await field(page, 'Account').selectOption({ label: 'Media account (http, active)' });
   await field(page, 'Chats (one chat id a line)').fill('p-1\np-2');
   await field(page, 'Text').fill('New poster');
-  await page.getByLabel('Or upload a new file').setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: file });
-  await page.getByText('Uploaded poster.png (image/png, 2.9 KB).').waitFor();
-  const mediaId = await field(page, 'Media (optional)').inputValue();
+  await page.getByRole('button', { name: 'Add media part' }).click();
+  const part2 = page.getByRole('group', { name: 'Part 2' });
+  await part2.getByLabel('Or upload a new file').setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: file });
+  await part2.getByText('Uploaded poster.png (image/png, 2.9 KB).').waitFor();
+  const mediaId = await part2.getByLabel('Media', { exact: true }).inputValue();
   expect(mediaId).toMatch(/^[0-9a-f-]{36}$/);
-  await field(page, 'Caption (optional)').fill('Poster caption');
+  await part2.getByLabel('Caption (optional)').fill('Poster caption');
   await field(page, 'Repeats').selectOption('once');
   await field(page, 'At (in the campaign\'s timezone)').fill(`${tomorrow()}T09:00`);
   await field(page, 'Timezone').fill('UTC');
@@ -192,5 +194,49 @@ test('Preview shows the next runs, one run\'s length and whether it fits the win
   await field(page, 'Window closes (HH:MM)').fill('18:00');
   await page.getByRole('heading', { name: 'Preview' }).waitFor({ state: 'detached' });
   expect((await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items).toEqual([]);
+  await page.context().close();
+}, 60_000);
+
+test('the message is parts in order: a media part moved above a text part, one removed, saved in the order shown', async () => {
+  const token = await tenant(suite, 'Parts');
+  const acc = await account(suite, token, 'parts-acc', 6000, 'Parts account');
+  const uploaded = await api(suite.stack, 'POST', '/v1/media?filename=card.png', token, randomBytes(500), { 'content-type': 'image/png' });
+  expect(uploaded.status).toBe(201);
+  const page = await open(suite, token, '#/campaigns/new');
+  await page.getByRole('heading', { name: 'New campaign' }).waitFor();
+  await field(page, 'Name').fill('Three parts');
+  await field(page, 'Account').selectOption(acc);
+  await field(page, 'Chats (one chat id a line)').fill('q-1');
+  const part = (n: number) => page.getByRole('group', { name: `Part ${n}` });
+  await part(1).getByLabel('Text', { exact: true }).fill('Hello there');
+  await page.getByRole('button', { name: 'Add text part' }).click();
+  await part(2).getByLabel('Text', { exact: true }).fill('To be removed');
+  await page.getByRole('button', { name: 'Add media part' }).click();
+  await part(3).getByLabel('Media', { exact: true }).selectOption(uploaded.body.id);
+  await part(3).getByLabel('Caption (optional)').fill('The card');
+  await page.getByRole('button', { name: 'Remove part 2' }).click();
+  expect(await page.locator('fieldset.part').count()).toBe(2);
+  // the media part (now part 2) goes up, then down again under the text: the text stays first
+  await page.getByRole('button', { name: 'Move part 2 up' }).click();
+  expect(await part(1).getAttribute('data-part-type')).toBe('media');
+  expect(await part(1).getByLabel('Caption (optional)').inputValue()).toBe('The card');
+  await page.getByRole('button', { name: 'Move part 1 down' }).click();
+  expect(await part(1).getByLabel('Text', { exact: true }).inputValue()).toBe('Hello there');
+  await field(page, 'Repeats').selectOption('once');
+  await field(page, 'At (in the campaign\'s timezone)').fill(`${tomorrow()}T09:00`);
+  await field(page, 'Timezone').fill('UTC');
+  await page.getByRole('button', { name: 'Create campaign' }).click();
+  await page.getByRole('heading', { name: 'Three parts' }).waitFor();
+  const [saved] = (await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items;
+  expect(saved.messages).toEqual([
+    { type: 'text', text: 'Hello there' },
+    { type: 'media', mediaId: uploaded.body.id, caption: 'The card' },
+  ]);
+  // editing shows the parts as saved, in order
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await page.getByRole('heading', { name: 'Edit Three parts' }).waitFor();
+  expect(await part(1).getAttribute('data-part-type')).toBe('text');
+  expect(await part(2).getByLabel('Caption (optional)').inputValue()).toBe('The card');
+  await screenshots(page, 'campaign-parts');
   await page.context().close();
 }, 60_000);

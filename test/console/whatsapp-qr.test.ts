@@ -79,3 +79,28 @@ test('the Accounts page shows the pairing QR as an image, replaces it when it ex
   expect((await call(api, 'GET', `/v1/accounts/${accountId}`, tenant.token)).body.status).toBe('active');
   await context.close();
 }, 60_000);
+
+test('Add account → WhatsApp: the dialog adds the account, shows its QR code, and says paired once the phone accepts', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${base}/#token=${encodeURIComponent(tenant.token)}`);
+  await page.getByRole('heading', { name: 'Activity' }).waitFor();
+  await page.evaluate(`location.hash = '#/accounts'`);
+  await page.getByRole('button', { name: 'Add account' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add account' });
+  await dialog.getByLabel('Platform', { exact: true }).selectOption('whatsapp');
+  await dialog.getByLabel('Name', { exact: true }).fill('Front desk');
+  await dialog.getByRole('button', { name: 'Save and pair' }).click();
+  const pairing = page.getByRole('dialog', { name: 'Pair Front desk' });
+  await pairing.getByRole('button', { name: 'Show QR code' }).click();
+  await pairing.getByRole('img', { name: /QR code/ }).waitFor();
+  const listed = (await call(api, 'GET', '/v1/accounts', tenant.token)).body.items.filter((a: { name: string }) => a.name === 'Front desk');
+  expect(listed).toEqual([expect.objectContaining({ platform: 'whatsapp', status: 'pairing' })]);
+  await screenshots(page, 'accounts-add-whatsapp');
+
+  network.completePairing(listed[0].id, '60123450010');
+  await pairing.getByText('Paired: the account is active.').waitFor({ timeout: 10_000 });
+  await pairing.getByRole('button', { name: 'Done' }).click();
+  await page.locator(`li[data-account-id="${listed[0].id}"] .pill-active`).waitFor();
+  await context.close();
+}, 60_000);

@@ -1,14 +1,18 @@
-// Accounts: status, pace, group concurrency, a countdown while the platform holds one back, and
-// the fix for a disconnected account (a new API key or bot token, or pairing WhatsApp again);
-// a cooling account shows why, until when and its pace in force, and can be lifted.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { allPages, api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
+// Accounts: add one (any platform), its status, pace, group concurrency and limits, a countdown
+// while the platform holds one back, its settings to edit, and the fix for a disconnected account
+// (a new API key or bot token, or pairing WhatsApp again); a cooling account shows why, until
+// when and its pace in force, and can be lifted.
+import { useState } from 'preact/hooks';
+import { allPages, api, type Account, type Me } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
-import { qrDataUrl } from '../qr.js';
+import { Directory } from './account-directory.js';
+import { Cooling, Fix } from './account-fix.js';
+import { AddAccount } from './account-form.js';
+import { AccountSettings } from './account-settings.js';
 
-export function Accounts() {
+export function Accounts({ me }: { me: Me }) {
   const [accounts, setAccounts] = useState<Account[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const now = useNow();
@@ -21,10 +25,15 @@ export function Accounts() {
     }
   };
   useLive(reload, (e) => 'accountId' in e, []);
+  const [editing, setEditing] = useState<string | null>(null);
   const replace = (a: Account) => setAccounts((list) => (list ?? []).map((x) => (x.id === a.id ? a : x)));
+  const add = (a: Account) => setAccounts((list) => [a, ...(list ?? []).filter((x) => x.id !== a.id)]);
   return (
     <section aria-labelledby="accounts-title">
       <h1 id="accounts-title">Accounts</h1>
+      <div class="actions page-actions">
+        <AddAccount me={me} accounts={accounts ?? []} onCreated={add} />
+      </div>
       <ErrorNote error={error} />
       {accounts?.length === 0 && <p>No accounts yet.</p>}
       <ul class="cards">
@@ -49,12 +58,30 @@ export function Accounts() {
                   <dd>{a.groupConcurrency}</dd>
                 </div>
                 <div>
+                  <dt>Caps</dt>
+                  <dd>{caps(a)}</dd>
+                </div>
+                <div>
+                  <dt>Human gap</dt>
+                  <dd>{a.sendDelaySeconds ? `${a.sendDelaySeconds.min}–${a.sendDelaySeconds.max} s` : '—'}</dd>
+                </div>
+                <div>
                   <dt>Blocked until</dt>
                   <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
                 </div>
               </dl>
+              <Directory account={a} onSynced={replace} />
               {a.cooling && <Cooling account={a} onLifted={replace} />}
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
+              {editing === a.id ? (
+                <AccountSettings account={a} onSaved={replace} onClose={() => setEditing(null)} />
+              ) : (
+                <div class="actions">
+                  <button type="button" aria-label={`Settings of ${a.name}`} onClick={() => setEditing(a.id)}>
+                    Settings
+                  </button>
+                </div>
+              )}
             </li>
           );
         })}
@@ -69,174 +96,9 @@ function pace(a: Account): string {
   return effective < a.maxSendPerMinute ? `${effective}/min (lowered from ${a.maxSendPerMinute}/min, recovering)` : `${a.maxSendPerMinute}/min`;
 }
 
-const COOLING_REASONS: Record<string, string> = {
-  flood_waits: 'the platform made it wait too often',
-  failures: 'too many of its last sends failed',
-};
 
-/** Why the account cools and until when; lifting it asks first. */
-function Cooling({ account, onLifted }: { account: Account; onLifted: (a: Account) => void }) {
-  const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<unknown>(null);
-  const cooling = account.cooling!;
-  const lift = async () => {
-    setBusy(true);
-    setFailure(null);
-    try {
-      onLifted(await api.liftCooling(account.id));
-    } catch (err) {
-      setFailure(err);
-    } finally {
-      setBusy(false);
-      setConfirming(false);
-    }
-  };
-  return (
-    <div class="fix" data-cooling>
-      <p>
-        Cooling until {time(cooling.until)}: {COOLING_REASONS[cooling.reason] ?? cooling.reason}. Its runs wait and go on by themselves then.
-      </p>
-      {confirming ? (
-        <div class="actions" role="group" aria-label="Confirm lift cooling">
-          <span>Send again now? The lowered pace stays and recovers step by step.</span>
-          <button type="button" class="danger" disabled={busy} onClick={() => void lift()}>
-            Yes, lift cooling
-          </button>
-          <button type="button" disabled={busy} onClick={() => setConfirming(false)}>
-            Keep cooling
-          </button>
-        </div>
-      ) : (
-        <button type="button" onClick={() => setConfirming(true)}>
-          Lift cooling
-        </button>
-      )}
-      <ErrorNote error={failure} />
-    </div>
-  );
-}
-
-function Fix({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
-  return account.platform === 'whatsapp' ? <Pair account={account} /> : <NewCredentials account={account} onFixed={onFixed} />;
-}
-
-function NewCredentials({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
-  const field = account.platform === 'telegram' ? 'botToken' : 'apiKey';
-  const what = account.platform === 'telegram' ? 'bot token' : 'API key';
-  const why =
-    account.platform === 'telegram'
-      ? 'The bot token was refused (revoked or wrong). Paste the new token from @BotFather; the account becomes active again.'
-      : 'The platform refused the API key. Paste the key the platform issued for this account; the account becomes active again.';
-  const [value, setValue] = useState('');
-  const [errors, setErrors] = useState<FieldError[]>([]);
-  const [failure, setFailure] = useState<unknown>(null);
-  const inputId = `fix-${account.id}`;
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setErrors([]);
-    setFailure(null);
-    try {
-      onFixed(await api.patchAccount(account.id, { credentials: { [field]: value } }));
-      setValue('');
-    } catch (err) {
-      if (err instanceof ApiError && err.details.length) setErrors(err.details);
-      else setFailure(err);
-    }
-  };
-  const fieldError = errors.find((d) => d.field === `credentials.${field}` || d.field === 'credentials');
-  return (
-    <form class="fix" onSubmit={(e) => void submit(e)}>
-      <p>{why}</p>
-      <label for={inputId}>New {what}</label>
-      <input
-        id={inputId}
-        type="password"
-        autoComplete="off"
-        value={value}
-        required
-        aria-invalid={fieldError ? 'true' : undefined}
-        aria-describedby={fieldError ? `${inputId}-error` : undefined}
-        onInput={(e) => setValue(e.currentTarget.value)}
-      />
-      {fieldError && (
-        <span id={`${inputId}-error`} class="error">
-          {fieldError.message}
-        </span>
-      )}
-      <button type="submit" class="primary">
-        Save {what}
-      </button>
-      <ErrorNote error={failure} />
-    </form>
-  );
-}
-
-// A QR code stops working at its expiresAt: the account falls back to disconnected and the API
-// says so with an account event. While the operator keeps the QR on screen, a new one replaces it
-// (a few times, like WhatsApp's own linking screen), then a button asks for another.
-const QR_RENEWALS = 5;
-
-function Pair({ account }: { account: Account }) {
-  const [phone, setPhone] = useState('');
-  const [pairing, setPairing] = useState<Pairing | null>(null);
-  const [renewals, setRenewals] = useState(0);
-  const [expired, setExpired] = useState(false);
-  const [failure, setFailure] = useState<unknown>(null);
-  // the account went `pairing` for the code shown: its fall back to `disconnected` is the expiry
-  const sawPairing = useRef(false);
-  const request = async (phoneNumber: string | undefined) => {
-    setFailure(null);
-    setExpired(false);
-    sawPairing.current = false;
-    try {
-      setPairing(await api.pair(account.id, phoneNumber));
-    } catch (err) {
-      setPairing(null);
-      setFailure(err);
-    }
-  };
-  useEffect(() => {
-    if (!pairing) return;
-    if (account.status === 'pairing') sawPairing.current = true;
-    else if (account.status === 'disconnected' && sawPairing.current) {
-      sawPairing.current = false;
-      if (pairing.qr && renewals < QR_RENEWALS) {
-        setRenewals((n) => n + 1);
-        void request(undefined);
-      } else {
-        setPairing(null);
-        setExpired(true);
-      }
-    }
-  }, [account.status, pairing]);
-  const start = (e: Event) => {
-    e.preventDefault();
-    setRenewals(0);
-    void request(phone.trim() || undefined);
-  };
-  const phoneId = `pair-${account.id}`;
-  return (
-    <form class="fix" onSubmit={start}>
-      <p>WhatsApp logged this device out. Pair it again: scan a QR code, or leave a phone number to get a code to type on that phone.</p>
-      <label for={phoneId}>Phone number (optional, international)</label>
-      <input id={phoneId} type="tel" inputMode="tel" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} />
-      <button type="submit" class="primary">
-        {phone.trim() ? 'Get a pairing code' : pairing?.qr || expired ? 'Show a new QR code' : 'Show QR code'}
-      </button>
-      {expired && <p role="status">The code expired before the phone used it. Ask for a new one.</p>}
-      {pairing && (
-        <div class="pairing" role="status">
-          {pairing.qr && <img src={qrDataUrl(pairing.qr)} alt="QR code: WhatsApp → Linked devices → Link a device" width={240} height={240} />}
-          {pairing.pairingCode && (
-            <p>
-              Pairing code: <strong class="code">{pairing.pairingCode}</strong>
-            </p>
-          )}
-          <p class="muted">Valid until {time(pairing.expiresAt)}. The account turns active once the phone accepts.</p>
-        </div>
-      )}
-      <ErrorNote error={failure} />
-    </form>
-  );
+/** Hourly and daily caps, and today's warm-up cap when a warm-up holds the account lower. */
+function caps(a: Account): string {
+  const parts = [a.hourlyCap !== null && `${a.hourlyCap}/hour`, a.dailyCap !== null && `${a.dailyCap}/day`, a.warmup?.capToday != null && `warm-up ${a.warmup.capToday} today`].filter(Boolean);
+  return parts.length ? parts.join(', ') : '—';
 }

@@ -31,7 +31,7 @@ export function Activity({ me }: { me: Me }) {
       setError(e);
     }
   };
-  useLive(reload, () => true, [status, campaignId, accountId, tenantId]);
+  useLive(reload, (e) => !('synced' in e), [status, campaignId, accountId, tenantId]);
   const more = async () => {
     if (!cursor) return;
     const page = await api.runs({ ...filters, limit: 50, cursor });
@@ -103,6 +103,8 @@ export function Activity({ me }: { me: Me }) {
   );
 }
 
+const TRIGGERS: Record<Run['trigger'], string> = { manual: 'run now', schedule: 'scheduled', test: 'test send' };
+
 export function RunItem({ run, campaign, account, admin, onChange }: { run: Run; campaign?: string | undefined; account?: string | undefined; admin: boolean; onChange: (r: Run) => void }) {
   return (
     <li class={`run run-${run.status}`} data-run-id={run.id}>
@@ -113,7 +115,7 @@ export function RunItem({ run, campaign, account, admin, onChange }: { run: Run;
         </a>
         <span class="muted">
           {account ? `${account} · ` : ''}
-          {run.trigger === 'manual' ? 'run now' : 'scheduled'} {time(run.scheduledAt)}
+          {TRIGGERS[run.trigger]} {time(run.scheduledAt)}
           {admin ? ` · tenant ${run.tenantId.slice(0, 8)}` : ''}
         </span>
       </div>

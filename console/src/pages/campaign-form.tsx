@@ -3,11 +3,13 @@
 // sends only the fields that changed (PATCH).
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
-import { createBody, draftOf, emptyDraft, FIELD_ORDER, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
+import { createBody, draftOf, emptyDraft, fieldOrder, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
 import { ErrorNote, NotLoaded } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
-import { MediaPicker } from '../media-picker.js';
+import { AudiencePicker } from '../audience-picker.js';
+import { ChatPicker, PickedChats } from '../chat-picker.js';
+import { MessageParts } from '../message-parts.js';
 import { PreviewNote } from '../occurrences.js';
 import { href } from '../router.js';
 
@@ -50,7 +52,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   // a test) ever sees the error text while focus is still on the Save button.
   useLayoutEffect(() => {
     if (errors.size === 0) return;
-    const first = FIELD_ORDER.find((f) => errors.has(f));
+    const first = fieldOrder(draft).find((f) => errors.has(f));
     const el = first ? form.current?.querySelector<HTMLElement>(`#${first}`) : form.current?.querySelector<HTMLElement>('#form-error');
     el?.focus();
   }, [errors]);
@@ -66,7 +68,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     id: key,
     value: draft[key] as string,
     onInput: (e: Event) => set(key)((e.currentTarget as HTMLInputElement).value as never),
-    ...invalidProps(key, errors.get(key as FieldId)),
+    ...invalidProps(key, errors.get(key)),
   });
   const note = (key: FieldId) => <FieldNote id={key} errors={errors.get(key)} />;
   const tenantOfAccount = me.admin ? names.accounts.get(draft.accountId)?.tenantId : undefined;
@@ -142,7 +144,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           </div>
           <div class="field">
             <label for="accountId">Account</label>
-            <select {...text('accountId')} onChange={(e) => set('accountId')(e.currentTarget.value)}>
+            <select {...text('accountId')} onChange={(e) => setDraft((d) => ({ ...d, accountId: e.currentTarget.value, picked: [] }))}>
               <option value="">Choose an account</option>
               {accounts.map((a) => (
                 <option value={a.id}>
@@ -152,6 +154,8 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             </select>
             {note('accountId')}
           </div>
+          <ChatPicker id="chatSearch" label="Find chats by name" accountId={draft.accountId} picked={draft.picked} onPick={(c) => set('picked')([...draft.picked, c])} />
+          <PickedChats label="Picked chats" picked={draft.picked} onRemove={(chatId) => set('picked')(draft.picked.filter((p) => p.chatId !== chatId))} />
           <div class="field">
             <label for="targets">Chats (one chat id a line)</label>
             <textarea rows={6} spellcheck={false} {...text('targets')} />
@@ -159,22 +163,8 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             <ChatVarsNote chatVars={draft.chatVars} />
           </div>
         </fieldset>
-        <fieldset>
-          <legend>Message</legend>
-          <div class="field">
-            <label for="text">Text</label>
-            <textarea rows={4} {...text('text')} />
-            {note('text')}
-          </div>
-          <MediaPicker value={draft.mediaId} onChange={set('mediaId')} tenantId={tenantOfAccount} errors={errors.get('mediaId')} />
-          {draft.mediaId && (
-            <div class="field">
-              <label for="caption">Caption (optional)</label>
-              <input type="text" {...text('caption')} />
-              {note('caption')}
-            </div>
-          )}
-        </fieldset>
+        <AudiencePicker value={draft.audienceIds} onChange={set('audienceIds')} tenantId={tenantOfAccount} errors={errors.get('audienceIds')} />
+        <MessageParts parts={draft.parts} onChange={set('parts')} errors={errors} tenantId={tenantOfAccount} />
         <Schedule draft={draft} text={text} note={note} set={set} errors={errors} />
         <fieldset>
           <legend>Status</legend>

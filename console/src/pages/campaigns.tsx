@@ -7,6 +7,7 @@ import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
 import { NextOccurrences } from '../occurrences.js';
 import { RunItem } from './activity.js';
+import { TestSend } from './test-send.js';
 
 export function Campaigns() {
   const names = useNames();
@@ -107,6 +108,12 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
           <dt>Chats</dt>
           <dd>{campaign.targets.length}</dd>
         </div>
+        {campaign.audienceIds.length > 0 && (
+          <div>
+            <dt>Audiences</dt>
+            <dd>{campaign.audienceIds.length}</dd>
+          </div>
+        )}
         <ChatVariables targets={campaign.targets} />
         <div>
           <dt>Messages</dt>
@@ -146,6 +153,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
+      <TestSend campaign={campaign} onSent={() => void reload()} />
       <h2>Next occurrences ({campaign.timezone})</h2>
       <NextOccurrences items={occurrences} zone={campaign.timezone} />
       <h2>Run history</h2>

@@ -1,0 +1,108 @@
+// Picks chats from an account's directory by name: type part of a title (or an id), and the
+// matching chats show with their kind and members; a chat the account cannot post in is greyed
+// with its reason and cannot be picked. The search waits for typing to pause (debounced).
+import { useEffect, useState } from 'preact/hooks';
+import { api, type DirectoryChat } from './api.js';
+import { useDebounced } from './hooks.js';
+import { cannotSendText } from './pages/account-directory.js';
+
+export interface PickedChat {
+  chatId: string;
+  title: string | null;
+}
+
+const RESULTS = 10;
+export const chatName = (c: PickedChat) => c.title ?? c.chatId;
+const members = (c: DirectoryChat) => (c.memberCount === null ? '' : c.kind === 'direct' ? '' : ` · ${c.memberCount} members`);
+
+interface Props {
+  /** The search input's id (its label says what the pick is for). */
+  id: string;
+  label: string;
+  accountId: string;
+  /** Chats already picked: shown as picked, not offered again. */
+  picked: PickedChat[];
+  onPick: (chat: PickedChat) => void;
+}
+
+export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
+  const [query, setQuery] = useState('');
+  const q = useDebounced(query.trim());
+  const [results, setResults] = useState<DirectoryChat[] | null>(null);
+  const [more, setMore] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  useEffect(() => {
+    if (!q || !accountId) {
+      setResults(null);
+      return;
+    }
+    let live = true;
+    api.chats(accountId, { query: q, limit: RESULTS }).then(
+      (page) => live && (setResults(page.items), setMore(page.nextCursor !== null), setFailure(null)),
+      (e: unknown) => live && (setResults(null), setFailure(e instanceof Error ? e.message : String(e))),
+    );
+    return () => {
+      live = false;
+    };
+  }, [q, accountId]);
+  const isPicked = (chatId: string) => picked.some((p) => p.chatId === chatId);
+  return (
+    <div class="picker">
+      <div class="field">
+        <label for={id}>{label}</label>
+        <input
+          id={id}
+          type="search"
+          autoComplete="off"
+          placeholder={accountId ? 'Part of a chat title or id' : 'Choose an account first'}
+          disabled={!accountId}
+          value={query}
+          aria-describedby={`${id}-status`}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
+        <span id={`${id}-status`} class={failure ? 'error' : 'muted'} role="status">
+          {failure ?? (results === null ? '' : results.length === 0 ? `No chat matches “${q}”. Sync the account's chats on the Accounts page to find new ones.` : more ? `First ${results.length} matches: type more to narrow.` : `${results.length} found.`)}
+        </span>
+      </div>
+      {results && results.length > 0 && (
+        <ul class="picker-results" aria-label={`Chats matching ${q}`}>
+          {results.map((c) => {
+            const taken = isPicked(c.chatId);
+            return (
+              <li data-chat-id={c.chatId} class={c.canSend ? undefined : 'cannot-send'}>
+                <button type="button" disabled={!c.canSend || taken} aria-label={`Add ${c.title ?? c.chatId}`} onClick={() => onPick({ chatId: c.chatId, title: c.title })}>
+                  <strong>{c.title ?? c.chatId}</strong>
+                  <span class="muted">
+                    {' '}
+                    {c.kind}
+                    {members(c)} · {c.chatId}
+                  </span>
+                  {!c.canSend && <span class="reason"> · {cannotSendText(c.cannotSendReason)}</span>}
+                  {taken && <span class="muted"> · picked</span>}
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The picked chats, each with a remove button. */
+export function PickedChats({ label, picked, onRemove }: { label: string; picked: PickedChat[]; onRemove: (chatId: string) => void }) {
+  if (picked.length === 0) return null;
+  return (
+    <ul class="picked" aria-label={label}>
+      {picked.map((c) => (
+        <li data-chat-id={c.chatId}>
+          <span>{chatName(c)}</span>
+          {c.title && <span class="muted mono"> {c.chatId}</span>}
+          <button type="button" class="link" aria-label={`Remove ${chatName(c)}`} onClick={() => onRemove(c.chatId)}>
+            Remove
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,189 @@
+// An account's settings: name, pace, group concurrency, caps, warm-up, the human gap between
+// sends, typing first, and (WhatsApp) the opt-out keywords. Only what the platform accepts is
+// shown (http shows no typing; only WhatsApp reads opt-out replies), and only what changed is
+// sent (PATCH); the API's field errors go beside the inputs they name.
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, type Account } from '../api.js';
+import { ErrorNote } from '../components.js';
+import { FieldNote, invalidProps, placeFieldErrors } from '../field.js';
+
+interface Settings {
+  name: string;
+  pace: string;
+  concurrency: string;
+  hourlyCap: string;
+  dailyCap: string;
+  warmup: boolean;
+  gapMin: string;
+  gapMax: string;
+  typingCps: string;
+  typingMax: string;
+  keywords: string;
+}
+type Key = Exclude<keyof Settings, 'warmup'>;
+
+const str = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
+
+function settingsOf(a: Account): Settings {
+  return {
+    name: a.name, pace: str(a.maxSendPerMinute), concurrency: str(a.groupConcurrency), hourlyCap: str(a.hourlyCap), dailyCap: str(a.dailyCap),
+    warmup: a.warmup !== null, gapMin: str(a.sendDelaySeconds?.min), gapMax: str(a.sendDelaySeconds?.max),
+    typingCps: str(a.typing?.charsPerSecond), typingMax: str(a.typing?.maxSeconds), keywords: a.optOutKeywords.join('\n'),
+  };
+}
+
+// Empty numbers go as null where null means "none", else as null for the API to name the field.
+const num = (s: string): number | null => (s.trim() === '' ? null : Number(s.trim()));
+const pair = <K extends string>(a: string, b: string, ka: K, kb: K) => (a.trim() === '' && b.trim() === '' ? null : ({ [ka]: num(a), [kb]: num(b) } as Record<K, number | null>));
+
+/** The PATCH body the settings stand for; the platform decides which fields exist. */
+function bodyOf(s: Settings, platform: Account['platform']): Record<string, unknown> {
+  return {
+    name: s.name,
+    maxSendPerMinute: num(s.pace),
+    groupConcurrency: num(s.concurrency),
+    hourlyCap: num(s.hourlyCap),
+    dailyCap: num(s.dailyCap),
+    // on: the default steps from now; a warm-up already on and left on is not sent
+    warmup: s.warmup ? {} : null,
+    sendDelaySeconds: pair(s.gapMin, s.gapMax, 'min', 'max'),
+    ...(platform !== 'http' && { typing: pair(s.typingCps, s.typingMax, 'charsPerSecond', 'maxSeconds') }),
+    ...(platform === 'whatsapp' && { optOutKeywords: s.keywords.split(/[\n,]/).map((k) => k.trim()).filter(Boolean) }),
+  };
+}
+
+function changed(before: Settings, now: Settings, platform: Account['platform']): Record<string, unknown> {
+  const a = bodyOf(before, platform);
+  const b = bodyOf(now, platform);
+  return Object.fromEntries(Object.entries(b).filter(([k, v]) => JSON.stringify(a[k]) !== JSON.stringify(v)));
+}
+
+const PLACES: [RegExp, Key | 'warmup'][] = [
+  [/^name$/, 'name'], [/^maxSendPerMinute$/, 'pace'], [/^groupConcurrency$/, 'concurrency'], [/^hourlyCap$/, 'hourlyCap'], [/^dailyCap$/, 'dailyCap'],
+  [/^warmup/, 'warmup'], [/^sendDelaySeconds\.max$/, 'gapMax'], [/^sendDelaySeconds/, 'gapMin'], [/^typing\.maxSeconds$/, 'typingMax'], [/^typing/, 'typingCps'], [/^optOutKeywords/, 'keywords'],
+];
+const ORDER: (Key | 'warmup')[] = ['name', 'pace', 'concurrency', 'hourlyCap', 'dailyCap', 'warmup', 'gapMin', 'gapMax', 'typingCps', 'typingMax', 'keywords'];
+
+export function AccountSettings({ account, onSaved, onClose }: { account: Account; onSaved: (a: Account) => void; onClose: () => void }) {
+  const initial = useRef(settingsOf(account));
+  const [s, setS] = useState(initial.current);
+  const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
+  const [failure, setFailure] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  const id = (key: string) => `set-${account.id}-${key}`;
+  useLayoutEffect(() => {
+    const first = ORDER.find((k) => errors.has(k));
+    if (first) form.current?.querySelector<HTMLElement>(`#${id(first)}`)?.focus();
+  }, [errors]);
+
+  const input = (key: Key) => ({
+    id: id(key),
+    value: s[key],
+    onInput: (e: Event) => setS((v) => ({ ...v, [key]: (e.currentTarget as HTMLInputElement).value })),
+    ...invalidProps(id(key), errors.get(key)),
+  });
+  const note = (key: Key | 'warmup') => <FieldNote id={id(key)} errors={errors.get(key)} />;
+  const number = (key: Key, label: string, hint?: string) => (
+    <div class="field">
+      <label for={id(key)}>{label}</label>
+      <input type="number" inputMode="numeric" min={0} {...input(key)} />
+      {hint && <span class="muted">{hint}</span>}
+      {note(key)}
+    </div>
+  );
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setFailure(null);
+    setNotice(null);
+    const body = changed(initial.current, s, account.platform);
+    if (Object.keys(body).length === 0) {
+      setErrors(new Map());
+      setNotice('Nothing changed.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const saved = await api.patchAccount(account.id, body);
+      setErrors(new Map());
+      initial.current = settingsOf(saved);
+      setS(initial.current);
+      onSaved(saved);
+      setNotice('Settings saved.');
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length > 0) setErrors(placeFieldErrors(err.details, (f) => PLACES.find(([re]) => re.test(f))?.[1]));
+      else {
+        setErrors(new Map());
+        setFailure(err);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const formErrors = errors.get('form');
+  return (
+    <form ref={form} class="settings" noValidate aria-label={`Settings of ${account.name}`} onSubmit={(e) => void submit(e)}>
+      {formErrors && (
+        <p class="error" role="alert">
+          Not saved: {formErrors.join('; ')}
+        </p>
+      )}
+      <div class="field">
+        <label for={id('name')}>Name</label>
+        <input type="text" autoComplete="off" {...input('name')} />
+        {note('name')}
+      </div>
+      <div class="row">
+        {number('pace', 'Pace (sends a minute)')}
+        {number('concurrency', 'Group concurrency', 'Chats sent to at once.')}
+      </div>
+      <div class="row">
+        {number('hourlyCap', 'Hourly cap (empty: none)')}
+        {number('dailyCap', 'Daily cap (empty: none)')}
+      </div>
+      <div class="check">
+        <input id={id('warmup')} type="checkbox" checked={s.warmup} onChange={(e) => setS((v) => ({ ...v, warmup: e.currentTarget.checked }))} {...invalidProps(id('warmup'), errors.get('warmup'))} />
+        <label for={id('warmup')}>Warm-up: a daily cap that grows with the account's age (20, 50, 100, 200 a day; none from day 31)</label>
+      </div>
+      {note('warmup')}
+      {account.warmup && s.warmup && <p class="muted">Warm-up cap today: {account.warmup.capToday === null ? 'none (warm-up over)' : `${account.warmup.capToday} sends`}.</p>}
+      <fieldset class="subset">
+        <legend>Human gap between sends (seconds; empty: none)</legend>
+        <div class="row">
+          {number('gapMin', 'Gap at least')}
+          {number('gapMax', 'Gap at most')}
+        </div>
+      </fieldset>
+      {account.platform !== 'http' && (
+        <fieldset class="subset">
+          <legend>Typing before each message (empty: none)</legend>
+          <div class="row">
+            {number('typingCps', 'Characters a second')}
+            {number('typingMax', 'Longest typing (seconds)')}
+          </div>
+        </fieldset>
+      )}
+      {account.platform === 'whatsapp' && (
+        <div class="field">
+          <label for={id('keywords')}>Opt-out keywords (one a line; empty: off)</label>
+          <textarea rows={3} spellcheck={false} {...input('keywords')} />
+          <span class="muted">A person who replies exactly one of these in a one-to-one chat is never sent to again.</span>
+          {note('keywords')}
+        </div>
+      )}
+      <ErrorNote error={failure} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Save settings
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+        {notice && <span role="status">{notice}</span>}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,99 @@
+// Send a test: the campaign's message, rendered with the variables of one of its chats (or none),
+// sent to one chat the operator picks before the campaign goes live. It goes as a run of its own
+// (trigger `test`), paced like any send, never counted in the campaign's runs' sends, and shows
+// in the run history.
+import { useState } from 'preact/hooks';
+import { api, ApiError, type Campaign, type Run } from '../api.js';
+import { chatIdOf } from '../campaign-draft.js';
+import { ChatPicker, chatName, PickedChats, type PickedChat } from '../chat-picker.js';
+import { ErrorNote } from '../components.js';
+import { FieldNote, invalidProps } from '../field.js';
+import { href } from '../router.js';
+
+const AS_SHOWN = 200;
+
+export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (run: Run) => void }) {
+  const [picked, setPicked] = useState<PickedChat | null>(null);
+  const [typed, setTyped] = useState('');
+  const [asChatId, setAsChatId] = useState('');
+  const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
+  const [failure, setFailure] = useState<unknown>(null);
+  const [sent, setSent] = useState<{ run: Run; to: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const chatId = picked?.chatId ?? typed.trim();
+  const withVars = campaign.targets.filter((t) => typeof t !== 'string').map(chatIdOf);
+  const candidates = (withVars.length ? withVars : campaign.targets.map(chatIdOf)).slice(0, AS_SHOWN);
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setFailure(null);
+    setSent(null);
+    try {
+      const run = await api.testSend(campaign.id, { chatId, ...(asChatId && { asChatId }) });
+      setErrors(new Map());
+      setSent({ run, to: picked ? chatName(picked) : chatId });
+      onSent(run);
+    } catch (err) {
+      if (err instanceof ApiError && err.details.length) {
+        const placed = new Map<string, string[]>();
+        for (const d of err.details) {
+          const key = d.field === 'asChatId' ? 'testAs' : d.field === 'chatId' ? 'testChatId' : 'form';
+          placed.set(key, [...(placed.get(key) ?? []), key === 'form' ? `${d.field}: ${d.message}` : d.message]);
+        }
+        setErrors(placed);
+      } else {
+        setErrors(new Map());
+        setFailure(err);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="test-send" aria-labelledby="test-send-title" noValidate onSubmit={(e) => void send(e)}>
+      <h2 id="test-send-title">Send a test</h2>
+      <p class="muted">The message goes to one chat you pick, rendered as one of the campaign's chats would get it. The campaign's runs do not count it.</p>
+      {picked ? (
+        <PickedChats label="Test chat" picked={[picked]} onRemove={() => setPicked(null)} />
+      ) : (
+        <>
+          <ChatPicker id="testChat" label="Test chat: find by name" accountId={campaign.accountId} picked={[]} onPick={(c) => setPicked(c)} />
+          <div class="field">
+            <label for="testChatId">Or its chat id</label>
+            <input id="testChatId" type="text" autoComplete="off" spellcheck={false} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} {...invalidProps('testChatId', errors.get('testChatId'))} />
+          </div>
+        </>
+      )}
+      <FieldNote id="testChatId" errors={errors.get('testChatId')} />
+      <div class="field">
+        <label for="testAs">Variables of (chat id)</label>
+        <input id="testAs" type="text" list="testAs-chats" autoComplete="off" spellcheck={false} placeholder="Empty: no chat's variables" value={asChatId} onInput={(e) => setAsChatId(e.currentTarget.value.trim())} {...invalidProps('testAs', errors.get('testAs'))} />
+        <datalist id="testAs-chats">
+          {candidates.map((c) => (
+            <option value={c} />
+          ))}
+        </datalist>
+        <span class="muted">One of the campaign's chats or a member of its audiences: the test is rendered with its variables.</span>
+        <FieldNote id="testAs" errors={errors.get('testAs')} />
+      </div>
+      {errors.get('form') && (
+        <p class="error" role="alert">
+          {errors.get('form')!.join('; ')}
+        </p>
+      )}
+      <ErrorNote error={failure} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy || !chatId}>
+          Send test
+        </button>
+        {sent && (
+          <span role="status">
+            Test sent to {sent.to}: <a href={href.run(sent.run.id)}>its run</a>.
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}

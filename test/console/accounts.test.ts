@@ -1,0 +1,119 @@
+import type { Page } from 'playwright-core';
+import { screenshots } from '../helpers/browser.js';
+import { api } from '../helpers/stack.js';
+import { account, API_KEY, consoleSuite, open, tenant } from './console-kit.js';
+
+// The Accounts page in a real Chromium against the real stack: an account added through the
+// Add account dialog (its field errors beside the fields first), and an account's settings
+// edited, sent as a PATCH of only what changed and answered by the API.
+
+const suite = consoleSuite();
+
+const card = (page: Page, id: string) => page.locator(`li[data-account-id="${id}"]`);
+
+test('Add account: a bad API key is named beside its field and nothing is saved; fixed, the http account is listed', async () => {
+  const token = await tenant(suite, 'Add');
+  const page = await open(suite, token, '#/accounts');
+  await page.getByText('No accounts yet.').waitFor();
+  await page.getByRole('button', { name: 'Add account' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add account' });
+  await dialog.waitFor();
+  await dialog.getByLabel('Platform', { exact: true }).selectOption('http');
+  await dialog.getByLabel('Name', { exact: true }).fill('Shop line');
+  await dialog.getByLabel('Account id on the platform').fill('add-acc-1');
+  await dialog.getByLabel('API key').fill('short');
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+
+  const note = dialog.locator('#new-apiKey-error');
+  await note.waitFor();
+  expect(await dialog.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
+  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('new-apiKey');
+  expect(await dialog.locator('[aria-invalid="true"]').count()).toBe(1);
+  expect(await dialog.getByLabel('Name', { exact: true }).inputValue()).toBe('Shop line');
+  expect((await api(suite.stack, 'GET', '/v1/accounts', token)).body.items).toEqual([]);
+  await screenshots(page, 'accounts-add');
+
+  await dialog.getByLabel('API key').fill(API_KEY);
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const [saved] = (await api(suite.stack, 'GET', '/v1/accounts', token)).body.items;
+  expect(saved).toMatchObject({ platform: 'http', name: 'Shop line', externalId: 'add-acc-1', status: 'active' });
+  const listed = card(page, saved.id);
+  await listed.getByRole('heading', { name: /Shop line/ }).waitFor();
+  expect(await listed.innerText()).toContain('http · add-acc-1');
+  await page.context().close();
+}, 60_000);
+
+test("Settings: a new pace and caps are sent alone and shown as the API answers; a bad human gap is named beside its field", async () => {
+  const token = await tenant(suite, 'Settings');
+  const id = await account(suite, token, 'settings-acc', 60, 'Settings account');
+  const page = await open(suite, token, '#/accounts');
+  const patches: unknown[] = [];
+  page.on('request', (r) => r.method() === 'PATCH' && patches.push(r.postDataJSON()));
+  await card(page, id).getByRole('button', { name: 'Settings of Settings account' }).click();
+  const form = page.getByRole('form', { name: 'Settings of Settings account' });
+  await form.waitFor();
+  // an http account shows no typing and no opt-out keywords: the platform takes neither
+  expect(await form.getByLabel('Characters a second').count()).toBe(0);
+  expect(await form.getByLabel(/Opt-out keywords/).count()).toBe(0);
+
+  await form.getByLabel('Pace (sends a minute)').fill('90');
+  await form.getByLabel('Daily cap (empty: none)').fill('500');
+  await form.getByLabel(/^Warm-up/).check();
+  await form.getByLabel('Gap at least').fill('20');
+  await form.getByLabel('Gap at most').fill('10');
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.locator(`#set-${id}-gapMax-error`).waitFor();
+  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe(`set-${id}-gapMax`);
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${id}`, token)).body).toMatchObject({ maxSendPerMinute: 60, dailyCap: null, warmup: null });
+
+  await form.getByLabel('Gap at most').fill('40');
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.getByText('Settings saved.').waitFor();
+  const after = (await api(suite.stack, 'GET', `/v1/accounts/${id}`, token)).body;
+  expect(after).toMatchObject({ maxSendPerMinute: 90, dailyCap: 500, sendDelaySeconds: { min: 20, max: 40 }, warmup: { capToday: 20 } });
+  expect(patches).toEqual([
+    { maxSendPerMinute: 90, dailyCap: 500, warmup: {}, sendDelaySeconds: { min: 20, max: 10 } },
+    { maxSendPerMinute: 90, dailyCap: 500, warmup: {}, sendDelaySeconds: { min: 20, max: 40 } },
+  ]);
+  const facts = await card(page, id).locator('dl.facts').innerText();
+  expect(facts).toContain('90/min');
+  expect(facts).toContain('500/day, warm-up 20 today');
+  expect(facts).toContain('20–40 s');
+  await form.getByText('Warm-up cap today: 20 sends.').waitFor();
+  await screenshots(page, 'accounts-settings');
+
+  // saved again unchanged: nothing is sent
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.getByText('Nothing changed.').waitFor();
+  expect(patches).toHaveLength(2);
+  await page.context().close();
+}, 60_000);
+
+test('Add account → Telegram: a malformed bot token is named beside it; fixed, the bot is listed, and its settings offer typing (no opt-out keywords)', async () => {
+  const token = await tenant(suite, 'Telegram');
+  const page = await open(suite, token, '#/accounts');
+  await page.getByRole('button', { name: 'Add account' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add account' });
+  await dialog.getByLabel('Platform', { exact: true }).selectOption('telegram');
+  expect(await dialog.getByLabel('API key').count()).toBe(0);
+  await dialog.getByLabel('Name', { exact: true }).fill('Shop bot');
+  await dialog.getByLabel('Bot token').fill('not-a-token');
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+  await dialog.locator('#new-botToken-error').waitFor();
+  expect(await dialog.locator('#new-botToken-error').innerText()).toContain('expected a Telegram bot token');
+  await dialog.getByLabel('Bot token').fill(`123456:${'A'.repeat(35)}`);
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const [saved] = (await api(suite.stack, 'GET', '/v1/accounts', token)).body.items;
+  expect(saved).toMatchObject({ platform: 'telegram', name: 'Shop bot' });
+  await card(page, saved.id).getByRole('button', { name: 'Settings of Shop bot' }).click();
+  const form = page.getByRole('form', { name: 'Settings of Shop bot' });
+  await form.getByLabel('Characters a second').fill('30');
+  await form.getByLabel('Longest typing (seconds)').fill('4');
+  expect(await form.getByLabel(/Opt-out keywords/).count()).toBe(0);
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.getByText('Settings saved.').waitFor();
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${saved.id}`, token)).body.typing).toEqual({ charsPerSecond: 30, maxSeconds: 4 });
+  await page.context().close();
+}, 60_000);
