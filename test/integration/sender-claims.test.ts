@@ -273,7 +273,7 @@ test("a run's start reads the run by its key, not every queued run's entry", asy
     // none of the 200 queued runs' entries (the slack: other sessions' reads flushed late)
     expect((await indexStat('idx_tup_read', sql`indexrelname = 'runs_open_idx'`, 'runs')) - before).toBeLessThan(6 * 5);
   });
-});
+}, 30_000); // 200 runs seeded one statement each: more than jest's 5 s default on a loaded machine
 
 // A sender's concurrent jobs share their claim statements (claim-statements.ts): one statement
 // settles and claims for several runs, each job's writes fenced by its own lease owner.
