@@ -1,5 +1,16 @@
 // ESM TypeScript under jest (run with --experimental-vm-modules): see docs/DEVELOPING.md.
-const tsJest = ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }];
+// swc strips the types (no type check: `npm run build` type-checks the tests with
+// tsconfig.test.json); the options mirror tsconfig.base.json's target and module semantics.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript' },
+      target: 'es2022',
+      transform: { useDefineForClassFields: true, verbatimModuleSyntax: true },
+    },
+  },
+];
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -9,10 +20,13 @@ const shared = {
   },
   // fastify's light-my-request (app.inject) require()s `cookie`; package.json pins it to 1.1.1,
   // which is CommonJS and runs on Node 20 (cookie@2 is ESM-only and wants Node 22).
-  transform: { '^.+\\.ts$': tsJest },
+  transform: { '^.+\\.ts$': swc },
 };
 
 export default {
+  // jest's default on 2 cores is one worker, in band: the integration files mostly wait on
+  // PostgreSQL, Redis and the services they start, so three workers keep both cores busy.
+  maxWorkers: 3,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
     {
@@ -24,6 +38,9 @@ export default {
       testEnvironment: '<rootDir>/test/leak-check/leak-environment.mjs',
       setupFilesAfterEnv: ['<rootDir>/test/leak-check/track-connections.ts'],
       slowTestThreshold: 30,
+      // real PostgreSQL and processes beside other files on a busy machine: 5 s (jest's default)
+      // is a safety net that trips on load, not on a hang
+      testTimeout: 20_000,
     },
   ],
 };
