@@ -27,6 +27,9 @@ export default {
   // jest's default on 2 cores is one worker, in band: the integration files mostly wait on
   // PostgreSQL, Redis and the services they start, so three workers keep both cores busy.
   maxWorkers: 3,
+  // a safety net against a hang, not a speed check: jest's 5 s trips on a busy machine where a
+  // file meets real PostgreSQL beside two others (a global option: projects cannot set it)
+  testTimeout: 20_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
     {
@@ -38,9 +41,6 @@ export default {
       testEnvironment: '<rootDir>/test/leak-check/leak-environment.mjs',
       setupFilesAfterEnv: ['<rootDir>/test/leak-check/track-connections.ts'],
       slowTestThreshold: 30,
-      // real PostgreSQL and processes beside other files on a busy machine: 5 s (jest's default)
-      // is a safety net that trips on load, not on a hang
-      testTimeout: 20_000,
     },
   ],
 };
