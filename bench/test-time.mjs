@@ -104,7 +104,7 @@ const run = {
   tests: {
     total: report.numTotalTests,
     passed: report.numPassedTests,
-    failedFiles: report.testResults.filter((r) => r.status !== 'passed').map((r) => path.relative(ROOT, r.name)),
+    failedFiles: report.testResults.filter((r) => r.status === 'failed').map((r) => path.relative(ROOT, r.name)),
   },
   files: report.testResults.map((r) => ({
     file: path.relative(ROOT, r.name),
