@@ -1,5 +1,16 @@
 // ESM TypeScript under jest (run with --experimental-vm-modules): see docs/DEVELOPING.md.
-const tsJest = ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }];
+// swc strips the types (no type check: `npm run build` type-checks the tests with
+// tsconfig.test.json); the options mirror tsconfig.base.json's target and module semantics.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript' },
+      target: 'es2022',
+      transform: { useDefineForClassFields: true, verbatimModuleSyntax: true },
+    },
+  },
+];
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -9,10 +20,17 @@ const shared = {
   },
   // fastify's light-my-request (app.inject) require()s `cookie`; package.json pins it to 1.1.1,
   // which is CommonJS and runs on Node 20 (cookie@2 is ESM-only and wants Node 22).
-  transform: { '^.+\\.ts$': tsJest },
+  transform: { '^.+\\.ts$': swc },
 };
 
 export default {
+  // jest's default on 2 cores is one worker, in band: the integration files mostly wait on
+  // PostgreSQL, Redis and the services they start, so two files at once keep both cores busy
+  // (three made pace and timing checks miss under load: docs/BENCHMARKS.md, "Test suite time").
+  maxWorkers: 2,
+  // a safety net against a hang, not a speed check: jest's 5 s trips on a busy machine where a
+  // file meets real PostgreSQL beside two others (a global option: projects cannot set it)
+  testTimeout: 20_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
     {
