@@ -150,3 +150,18 @@ export function NotLoaded({ what, error, back }: { what: string; error: unknown;
     </section>
   );
 }
+
+/** Previous / next over a cursor-paged list: `cursors` holds the cursor of every page so far. */
+export function Pager({ noun, cursors, setCursors, nextCursor }: { noun: string; cursors: (string | undefined)[]; setCursors: (f: (c: (string | undefined)[]) => (string | undefined)[]) => void; nextCursor: string | null | undefined }) {
+  return (
+    <div class="pager">
+      <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+        Previous {noun}
+      </button>
+      <span class="muted">Page {cursors.length}</span>
+      <button type="button" disabled={!nextCursor} onClick={() => nextCursor && setCursors((c) => [...c, nextCursor])}>
+        Next {noun}
+      </button>
+    </div>
+  );
+}

@@ -3,7 +3,7 @@
 // page through. The directory is the API's synced copy: searching never calls the platform.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Account, type DirectoryChat, type DirectoryState, type Page } from '../api.js';
-import { ErrorNote } from '../components.js';
+import { ErrorNote, Pager } from '../components.js';
 import { time } from '../format.js';
 import { useDebounced } from '../hooks.js';
 
@@ -131,15 +131,7 @@ function ChatList({ account, version }: { account: Account; version: string }) {
           </table>
         </div>
       )}
-      <div class="pager">
-        <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous chats
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button type="button" disabled={!page?.nextCursor} onClick={() => page?.nextCursor && setCursors((c) => [...c, page.nextCursor!])}>
-          Next chats
-        </button>
-      </div>
+      <Pager noun="chats" cursors={cursors} setCursors={setCursors} nextCursor={page?.nextCursor} />
     </div>
   );
 }

@@ -2,7 +2,7 @@
 // preview first, the CSV export, removing members, renaming, and deleting the audience.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Audience, type AudienceMember, type Page } from '../api.js';
-import { ErrorNote, NotLoaded } from '../components.js';
+import { ErrorNote, NotLoaded, Pager } from '../components.js';
 import { downloadCsv } from '../csv.js';
 import { CsvImport } from '../csv-import.js';
 import { time } from '../format.js';
@@ -186,15 +186,7 @@ function Members({ audience, version, onRemoved }: { audience: Audience; version
           </table>
         </div>
       )}
-      <div class="pager">
-        <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous chats
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button type="button" disabled={!page?.nextCursor} onClick={() => page?.nextCursor && setCursors((c) => [...c, page.nextCursor!])}>
-          Next chats
-        </button>
-      </div>
+      <Pager noun="chats" cursors={cursors} setCursors={setCursors} nextCursor={page?.nextCursor} />
     </div>
   );
 }

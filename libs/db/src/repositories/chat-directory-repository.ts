@@ -3,13 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB, DirectorySyncStatus, Platform } from '../types.js';
 
 /** One entry as the API lists it. */
-export interface DirectoryEntryRow {
-  chatId: string;
-  title: string | null;
-  kind: ChatKind;
-  memberCount: number | null;
-  canSend: boolean;
-  cannotSendReason: CannotSendReason | null;
+export interface DirectoryEntryRow extends DirectoryChat {
   lastSyncAt: Date;
   /** the listing's order key: with chatId, where the next page starts */
   sortKey: string;
