@@ -1,7 +1,7 @@
 // Data hooks: names of campaigns and accounts for display, and a reload that follows the live
 // events (and a slow poll, since waiting and eta change with time, not only with events).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { allPages, api, type Account, type Campaign } from './api.js';
+import { allPages, api, type Account, type Campaign, type Page } from './api.js';
 import { listen, type AccountEvent, type DirectoryEvent, type RunEvent } from './events.js';
 
 export interface Names {
@@ -64,4 +64,29 @@ export function useDebounced<T>(value: T, ms = 250): T {
     return () => clearTimeout(t);
   }, [value]);
   return settled;
+}
+
+/**
+ * A searched, cursor-paged list: the search box's text (debounced), the page it shows, and the
+ * cursors of the pages so far (a new search starts over). `version` changes reload the page.
+ */
+export function useSearchPages<T>(load: (q: string, cursor: string | undefined) => Promise<Page<T>>, version: unknown) {
+  const [query, setQuery] = useState('');
+  const q = useDebounced(query.trim());
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [page, setPage] = useState<Page<T> | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const cursor = cursors[cursors.length - 1];
+  useEffect(() => setCursors([undefined]), [q]);
+  useEffect(() => {
+    let live = true;
+    load(q, cursor).then(
+      (p) => live && (setPage(p), setError(null)),
+      (e) => live && setError(e),
+    );
+    return () => {
+      live = false;
+    };
+  }, [q, cursor, version]);
+  return { query, setQuery, q, cursors, setCursors, page, error, setError };
 }

@@ -1,11 +1,11 @@
 // An account's chat directory on its card: where the sync stands (size, last sync, a platform's
 // back-off with until when and why), a Sync chats button, and the chats themselves to search and
 // page through. The directory is the API's synced copy: searching never calls the platform.
-import { useEffect, useState } from 'preact/hooks';
-import { api, type Account, type DirectoryChat, type DirectoryState, type Page } from '../api.js';
+import { useState } from 'preact/hooks';
+import { api, type Account, type DirectoryChat, type DirectoryState } from '../api.js';
 import { ErrorNote, Pager } from '../components.js';
 import { time } from '../format.js';
-import { useDebounced } from '../hooks.js';
+import { useSearchPages } from '../hooks.js';
 
 const REASONS: Record<string, string> = {
   announce_only: 'only admins post',
@@ -79,23 +79,7 @@ const PAGE = 20;
 
 /** The directory's chats: a search box and pages of 20 (cursors kept to step back). */
 function ChatList({ account, version }: { account: Account; version: string }) {
-  const [query, setQuery] = useState('');
-  const q = useDebounced(query.trim());
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [page, setPage] = useState<Page<DirectoryChat> | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const cursor = cursors[cursors.length - 1];
-  useEffect(() => setCursors([undefined]), [q]);
-  useEffect(() => {
-    let live = true;
-    api.chats(account.id, { query: q, limit: PAGE, cursor }).then(
-      (p) => live && (setPage(p), setError(null)),
-      (e) => live && setError(e),
-    );
-    return () => {
-      live = false;
-    };
-  }, [q, cursor, version]);
+  const { query, setQuery, q, cursors, setCursors, page, error } = useSearchPages<DirectoryChat>((q, cursor) => api.chats(account.id, { query: q, limit: PAGE, cursor }), version);
   const searchId = `dir-${account.id}-search`;
   return (
     <div class="chat-list">

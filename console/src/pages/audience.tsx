@@ -1,12 +1,12 @@
 // One audience: its members (chat id and variables) with search and paging, a CSV import with a
 // preview first, the CSV export, removing members, renaming, and deleting the audience.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, type Audience, type AudienceMember, type Page } from '../api.js';
+import { api, ApiError, type Audience, type AudienceMember } from '../api.js';
 import { ErrorNote, NotLoaded, Pager } from '../components.js';
 import { downloadCsv } from '../csv.js';
 import { CsvImport } from '../csv-import.js';
 import { time } from '../format.js';
-import { useDebounced } from '../hooks.js';
+import { useSearchPages } from '../hooks.js';
 import { href } from '../router.js';
 
 const PAGE = 50;
@@ -120,23 +120,7 @@ function Rename({ audience, onRenamed }: { audience: Audience; onRenamed: (a: Au
 }
 
 function Members({ audience, version, onRemoved }: { audience: Audience; version: number; onRemoved: () => void }) {
-  const [query, setQuery] = useState('');
-  const q = useDebounced(query.trim());
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [page, setPage] = useState<Page<AudienceMember> | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const cursor = cursors[cursors.length - 1];
-  useEffect(() => setCursors([undefined]), [q]);
-  useEffect(() => {
-    let live = true;
-    api.members(audience.id, { query: q, limit: PAGE, cursor }).then(
-      (p) => live && (setPage(p), setError(null)),
-      (e) => live && setError(e),
-    );
-    return () => {
-      live = false;
-    };
-  }, [q, cursor, version, audience.id]);
+  const { query, setQuery, q, cursors, setCursors, page, error, setError } = useSearchPages<AudienceMember>((q, cursor) => api.members(audience.id, { query: q, limit: PAGE, cursor }), `${audience.id}:${version}`);
   const columns = [...new Set((page?.items ?? []).flatMap((m) => Object.keys(m.vars ?? {})))];
   const remove = async (chatId: string) => {
     try {
