@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely, KyselyPlugin } from 'kysely';
 import { buildApp } from '../../services/control-api/src/app.js';
 import type { ApiConfig } from '../../services/control-api/src/config.js';
+import { KNOWN_TOKEN_MS } from '../../services/control-api/src/auth.js';
 import { ADMIN_TOKEN, startApi, type Api } from './harness.js';
 import { seedTenant } from '../helpers/seed.js';
 
@@ -113,6 +114,21 @@ test('valid tokens never use up the allowance: failures are counted alone', asyn
   const statuses: number[] = [];
   for (let i = 0; i <= LIMIT; i++) statuses.push((await me(app, '198.51.100.2', newToken())).status);
   expect(statuses).toEqual([...Array(LIMIT).fill(401), 429]);
+});
+
+test('a valid token is looked up once, then known for KNOWN_TOKEN_MS; an address over its failure limit is refused even with it', async () => {
+  const { app, queries } = await limitedApp();
+  // GET /v1/me answers from the caller alone: the token's lookup is its only statement
+  expect((await me(app, '198.51.100.5', tenantToken)).status).toBe(200);
+  expect(queries()).toBe(1);
+  for (let i = 0; i < 5; i++) expect((await me(app, '198.51.100.5', tenantToken)).status).toBe(200);
+  expect(queries()).toBe(1);
+  api.clock.advance(KNOWN_TOKEN_MS + 1);
+  expect((await me(app, '198.51.100.5', tenantToken)).status).toBe(200);
+  expect(queries()).toBe(2);
+  for (let i = 0; i < LIMIT; i++) await me(app, '198.51.100.5', newToken());
+  expect((await me(app, '198.51.100.5', tenantToken)).status).toBe(429);
+  expect(queries()).toBe(2 + LIMIT);
 });
 
 test('X-Forwarded-For is ignored without TRUSTED_PROXIES', async () => {

@@ -66,3 +66,29 @@ test('a key whose allowance is full again expires from Redis by itself', async (
   expect(ttl).toBeGreaterThan(0);
   expect(ttl).toBeLessThanOrEqual(1_000);
 });
+
+// rate-limit-2.lua: the API's two authentication limits (an address's failures, a token's
+// requests) taken in one call, from both or from neither.
+describe('two limits at once', () => {
+  const failures = (spend: boolean) => ({ key: 'address', perMinute: 2, spend });
+  const token = { key: 'token', perMinute: 3 };
+
+  test('both spent when both allow; a refusal names its limit and spends nothing', async () => {
+    expect(await limit.takeBoth(failures(true), token, 0)).toBeNull();
+    expect(await limit.takeBoth(failures(true), token, 0)).toBeNull();
+    // the address's two failures are spent: refused by the first, the token's third untouched
+    expect(await limit.takeBoth(failures(true), token, 0)).toEqual({ limit: 'first', waitMs: 30_000 });
+    expect(await limit.takeBoth(failures(false), token, 0)).toEqual({ limit: 'first', waitMs: 30_000 });
+    expect(await limit.take('token', 0, 3)).toBe(0);
+    expect(await limit.take('token', 0, 3)).toBe(20_000);
+  });
+
+  test('checking the first without spending it: only the second is spent', async () => {
+    for (let i = 0; i < 3; i++) expect(await limit.takeBoth(failures(false), token, 0)).toBeNull();
+    expect(await limit.takeBoth(failures(false), token, 0)).toEqual({ limit: 'second', waitMs: 20_000 });
+    // the refusal by the second spent nothing of the first either
+    expect(await limit.take('address', 0, 2)).toBe(0);
+    expect(await limit.take('address', 0, 2)).toBe(0);
+    expect(await limit.take('address', 0, 2)).toBe(30_000);
+  });
+});

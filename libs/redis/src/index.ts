@@ -6,5 +6,6 @@ export { SafePace, type SafeLimits, type SafeReservation } from './safe-pace.js'
 export { LeaderLease } from './leader-lease.js';
 export { closeRedis, createRedis, duplicateRedis, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
 export { SocketLeases } from './socket-lease.js';
-export { SharedRateLimit } from './rate-limit.js';
+export { SharedRateLimit, type PairRefusal } from './rate-limit.js';
 export { SchedulerWake } from './scheduler-wake.js';
+export { answerWithin, NoAnswerError } from './answer-within.js';

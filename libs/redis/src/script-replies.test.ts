@@ -1,7 +1,7 @@
 import { lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies } from './account-lock.js';
 import { leaseHoldReplies } from './leader-lease.js';
 import { paceReserveManyReplies, paceReserveReplies, paceSeedReplies, safeReserveReplies } from './pace-replies.js';
-import { rateLimitReplies } from './rate-limit.js';
+import { rateLimitPairReplies, rateLimitReplies } from './rate-limit.js';
 import { ScriptCode, type CodeName } from './script-codes.js';
 import { releaseReplies } from './script-replies.js';
 import { expandIncludes } from './script-source.js';
@@ -13,7 +13,7 @@ const DECLARED = [
   lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies, releaseReplies,
   leaseHoldReplies,
   paceReserveReplies, paceReserveManyReplies, safeReserveReplies, paceSeedReplies,
-  rateLimitReplies,
+  rateLimitReplies, rateLimitPairReplies,
   socketAcquireReplies, socketRenewReplies, socketPeekReplies,
 ];
 

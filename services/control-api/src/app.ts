@@ -3,7 +3,7 @@ import { Metrics } from '@metronome/observability';
 import { duplicateRedis, loadScripts, redisKeys, SharedRateLimit, type RedisClient } from '@metronome/redis';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { authenticate, type AuthLimits } from './auth.js';
+import { authenticate } from './auth.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
 import { registerConsole } from './console.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
@@ -11,7 +11,7 @@ import { installErrorHandler, toApiError } from './error-handler.js';
 import { ApiError, errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { StreamSlots } from './events/stream-slots.js';
-import { RateLimiter } from './rate-limiter.js';
+import { AuthLimiter } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
 import { audienceRoutes } from './routes/audiences.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
@@ -137,11 +137,13 @@ function charsetOf(header: string | undefined): string | null {
 
 /**
  * The limits' own Redis connection (per token, per address, SSE streams), one that fails at once
- * while Redis is away (no offline queue, no retries, a short timeout): the shared connection
- * waits for Redis to come back, which would hold every request; the limits fail open instead.
+ * while Redis is away (no offline queue, no retries): the shared connection waits for Redis to
+ * come back, which would hold every request; the limits fail open instead. Each limit waits
+ * LIMIT_ANSWER_MS for an answer (answerWithin); the command timeout here only drops commands
+ * a hung Redis never answers.
  */
 function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
-  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
+  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 10_000 });
   // the shared connection already logs Redis errors; the limits log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {
@@ -164,10 +166,7 @@ function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
   return redis;
 }
 
-function authLimits(redis: RedisClient, ctx: ApiContext): AuthLimits {
+function authLimits(redis: RedisClient, ctx: ApiContext): AuthLimiter {
   const shared = new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix));
-  return {
-    perToken: new RateLimiter(shared, ctx.config.rateLimitPerMinute, ctx.clock, ctx.logger, 'per-token rate limit'),
-    failures: new RateLimiter(shared, ctx.config.authFailuresPerMinute, ctx.clock, ctx.logger, 'authentication failure limit'),
-  };
+  return new AuthLimiter(shared, { failures: ctx.config.authFailuresPerMinute, perToken: ctx.config.rateLimitPerMinute }, ctx.clock, ctx.logger);
 }

@@ -1,8 +1,9 @@
 import { hashToken, sameDigest } from '@metronome/core';
 import type { FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { ApiContext } from './context.js';
 import { rateLimited, unauthorized } from './errors.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { AuthLimiter } from './rate-limiter.js';
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
 
@@ -12,12 +13,12 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
  */
 export const TENANT_TOKEN = /^mtr_[A-Za-z0-9_-]{32}$/;
 
-export interface AuthLimits {
-  /** requests per token (API_RATE_LIMIT_PER_MINUTE) */
-  perToken: RateLimiter;
-  /** failed authentications per client address (AUTH_FAILURES_PER_MINUTE) */
-  failures: RateLimiter;
-}
+/**
+ * How long a replica trusts a tenant token it has looked up, without looking again. A token
+ * never changes its tenant and is never reissued; this bounds how long a token that stops
+ * existing would still be taken by a replica that saw it.
+ */
+export const KNOWN_TOKEN_MS = 60_000;
 
 /** The failure limit's key for a client address (req.ip: the socket's, or X-Forwarded-For's from a trusted proxy). */
 export const failureKey = (address: string): string => `auth-failures:${address}`;
@@ -27,35 +28,42 @@ export const failureKey = (address: string): string => `auth-failures:${address}
  * or answers 401; 429 when the caller's address has failed too often, or the token has made
  * too many requests.
  *
- * Every request spends one of its address's failure allowance before its token is checked, and
- * gets it back when the token proves valid: so at most AUTH_FAILURES_PER_MINUTE tokens from one
- * address are looked up a minute without one proving valid, however many arrive at once, and an
- * address over its limit is refused (every request, valid token or not) before any lookup. A
- * missing token or one that cannot be ours by its shape is refused without a lookup and counts
- * as a failure. The admin token is compared as a sha256 digest in constant time; tenant tokens
- * are looked up by their digest, which is all the database holds.
+ * A token to be looked up spends one of its address's failure allowance first, given back when
+ * it proves valid: so at most AUTH_FAILURES_PER_MINUTE tokens from one address are looked up a
+ * minute without one proving valid, however many arrive at once. An address over its limit is
+ * refused (every request, valid token or not) before any lookup. A missing token or one that
+ * cannot be ours by its shape is refused without a lookup and counts as a failure. The admin
+ * token is compared as a sha256 digest in constant time; tenant tokens are looked up by their
+ * digest, which is all the database holds, and a valid one is remembered for KNOWN_TOKEN_MS
+ * (up to 10,000 of them). A known token costs one Redis call and no query: the failure limit
+ * checked and the token's request taken in one script.
  */
-export function authenticate(ctx: ApiContext, limits: AuthLimits) {
+export function authenticate(ctx: ApiContext, limits: AuthLimiter) {
   const adminDigest = ctx.config.adminToken === null ? null : hashToken(ctx.config.adminToken);
+  const known = new LRUCache<string, string>({ max: 10_000, ttl: KNOWN_TOKEN_MS, ttlResolution: 0, perf: { now: () => ctx.clock.now() } });
+  const refuse = async (address: string, reason?: string): Promise<never> => {
+    const wait = await limits.takeFailure(address);
+    if (wait > 0) throw rateLimited(Math.ceil(wait / 1000));
+    throw unauthorized(reason);
+  };
   return async (req: FastifyRequest): Promise<void> => {
     const address = failureKey(req.ip);
-    const failureWait = await limits.failures.take(address);
-    if (failureWait > 0) throw rateLimited(Math.ceil(failureWait / 1000));
-
     const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
-    if (token === undefined) throw unauthorized();
+    if (token === undefined) return refuse(address);
     const digest = hashToken(token);
     const admin = adminDigest !== null && sameDigest(digest, adminDigest);
-    if (!admin && !TENANT_TOKEN.test(token)) throw unauthorized('unknown token');
+    if (!admin && !TENANT_TOKEN.test(token)) return refuse(address, 'unknown token');
 
-    const tokenWait = await limits.perToken.take(digest);
-    if (tokenWait > 0) {
-      await limits.failures.giveBack(address);
-      throw rateLimited(Math.ceil(tokenWait / 1000));
-    }
+    const knownTenant = admin ? undefined : known.get(digest);
+    const lookup = !admin && knownTenant === undefined;
+    const refused = await limits.admit(address, digest, lookup);
+    if (refused) throw rateLimited(Math.ceil(refused.waitMs / 1000));
     if (admin) {
-      await limits.failures.giveBack(address);
       req.caller = { admin: true, tenantId: null };
+      return;
+    }
+    if (knownTenant !== undefined) {
+      req.caller = { admin: false, tenantId: knownTenant };
       return;
     }
     let tenantId: string | null;
@@ -63,11 +71,12 @@ export function authenticate(ctx: ApiContext, limits: AuthLimits) {
       tenantId = await ctx.tenants.findIdByTokenHash(digest);
     } catch (err) {
       // the lookup failed, not the token: no failure to count
-      await limits.failures.giveBack(address);
+      await limits.giveBackFailure(address);
       throw err;
     }
     if (tenantId === null) throw unauthorized('unknown token');
-    await limits.failures.giveBack(address);
+    known.set(digest, tenantId);
+    await limits.giveBackFailure(address);
     req.caller = { admin: false, tenantId };
   };
 }

@@ -1,39 +1,61 @@
 import type { Clock } from '@metronome/core';
 import type { Logger } from '@metronome/observability';
-import type { SharedRateLimit } from '@metronome/redis';
+import { answerWithin, type PairRefusal, type SharedRateLimit } from '@metronome/redis';
+
+/** How long a limit waits for Redis before it lets the request through. */
+export const LIMIT_ANSWER_MS = 500;
 
 /**
- * One of the API's limits (per token: API_RATE_LIMIT_PER_MINUTE; per client address:
- * AUTH_FAILURES_PER_MINUTE), shared by every API replica through Redis. It fails open: while
- * Redis does not answer (it is disposable; PostgreSQL holds the truth), requests go on unlimited
- * rather than fail, and a warning says so once a minute.
+ * The API's two request limits, shared by every API replica through Redis: failed
+ * authentications per client address (AUTH_FAILURES_PER_MINUTE) and requests per token
+ * (API_RATE_LIMIT_PER_MINUTE). It fails open: while Redis does not answer (it is disposable;
+ * PostgreSQL holds the truth), requests go on unlimited rather than fail, and a warning says so
+ * once a minute.
  */
-export class RateLimiter {
+export class AuthLimiter {
   private warnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly limit: SharedRateLimit,
-    private readonly perMinute: number,
+    private readonly perMinute: { failures: number; perToken: number },
     private readonly clock: Clock,
     private readonly logger: Logger,
-    /** names the limit in the warning */
-    private readonly name = 'rate limit',
   ) {}
 
-  /** Takes one request for `key`: 0 when allowed, else the milliseconds to wait. */
-  async take(key: string): Promise<number> {
+  /**
+   * One request of `token` from `address`, in one Redis call: refused while the address's
+   * failures are spent out; else one of the token's requests taken, and, when `spendFailure`,
+   * one of the address's failures (given back with `giveBackFailure` once the token proves
+   * valid). A refusal takes nothing.
+   */
+  async admit(address: string, token: string, spendFailure: boolean): Promise<PairRefusal> {
     try {
-      return await this.limit.take(key, this.clock.now(), this.perMinute);
+      const taking = this.limit.takeBoth(
+        { key: address, perMinute: this.perMinute.failures, spend: spendFailure },
+        { key: token, perMinute: this.perMinute.perToken },
+        this.clock.now(),
+      );
+      return await answerWithin(taking, LIMIT_ANSWER_MS, 'rate limit');
+    } catch (err) {
+      this.unavailable(err);
+      return null;
+    }
+  }
+
+  /** Takes one of the address's failures (a request with no usable token): 0 when allowed, else the ms to wait. */
+  async takeFailure(address: string): Promise<number> {
+    try {
+      return await answerWithin(this.limit.take(address, this.clock.now(), this.perMinute.failures), LIMIT_ANSWER_MS, 'failure limit');
     } catch (err) {
       this.unavailable(err);
       return 0;
     }
   }
 
-  /** Gives back one request taken for `key` that turned out not to count. */
-  async giveBack(key: string): Promise<void> {
+  /** Gives back a failure taken by `admit` for a token that proved valid. */
+  async giveBackFailure(address: string): Promise<void> {
     try {
-      await this.limit.giveBack(key, this.clock.now(), this.perMinute);
+      await answerWithin(this.limit.giveBack(address, this.clock.now(), this.perMinute.failures), LIMIT_ANSWER_MS, 'failure limit');
     } catch (err) {
       this.unavailable(err);
     }
@@ -43,6 +65,6 @@ export class RateLimiter {
     const now = this.clock.now();
     if (now - this.warnedAt < 60_000) return;
     this.warnedAt = now;
-    this.logger.warn({ err, limit: this.name }, `${this.name} unavailable (Redis does not answer): requests are not limited until it does`);
+    this.logger.warn({ err }, 'API rate limits unavailable (Redis does not answer): requests are not limited until it does');
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@metronome/observability';
-import { redisKeys, type RedisClient } from '@metronome/redis';
+import { answerWithin, redisKeys, type RedisClient } from '@metronome/redis';
+import { LIMIT_ANSWER_MS } from '../rate-limiter.js';
 
 /** A held slot: renew it while the stream lives, release it when the stream closes. */
 export interface StreamSlot {
@@ -37,13 +38,8 @@ export class StreamSlots {
     const member = randomUUID();
     const now = this.now();
     try {
-      const results = await this.redis
-        .multi()
-        .zremrangebyscore(key, '-inf', now)
-        .zadd(key, now + TTL_MS, member)
-        .zcard(key)
-        .pexpire(key, TTL_MS)
-        .exec();
+      const taking = this.redis.multi().zremrangebyscore(key, '-inf', now).zadd(key, now + TTL_MS, member).zcard(key).pexpire(key, TTL_MS).exec();
+      const results = await answerWithin(taking, LIMIT_ANSWER_MS, 'SSE stream limit');
       const held = Number(results?.[2]?.[1]);
       if (held > this.max) {
         await this.redis.zrem(key, member);
