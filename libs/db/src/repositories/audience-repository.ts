@@ -88,31 +88,34 @@ export class AudienceRepository {
   /**
    * Deletes the audience and its members, unless a live campaign names it (then answers those
    * campaigns, at most 20). null when there is no such audience for this tenant.
+   *
+   * The row is locked first, and the campaigns are read by the next statement: a campaign save
+   * that holds the audience (ownedIds, inside its transaction) makes the delete wait for its
+   * commit, and the delete then sees that campaign. Read in the delete's own statement, the
+   * campaigns would be those of before the wait.
    */
   async delete(id: string, tenantId: string | null): Promise<AudienceDeletion | null> {
-    const result = await sql<{ found: boolean; deleted: boolean; named_by: NamingCampaign[] | null }>`
-      with target as (
-        select a.id from audiences a where a.id = ${id}::uuid and ${scope(tenantId)}
-      ), naming as (
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await sql`select a.id from audiences a where a.id = ${id}::uuid and ${scope(tenantId)} for update`.execute(trx);
+      if (locked.rows.length === 0) return null;
+      const naming = await sql<NamingCampaign>`
         select c.id, c.name from campaigns c
         where c.audience_ids @> array[${id}::uuid] and c.deleted_at is null
-        order by c.created_at, c.id limit 20
-      ), deleted as (
-        delete from audiences a using target
-        where a.id = target.id and not exists (select 1 from naming)
-        returning a.id
-      )
-      select exists (select 1 from target) as found, exists (select 1 from deleted) as deleted,
-        (select json_agg(json_build_object('id', n.id, 'name', n.name)) from naming n) as named_by`.execute(this.db);
-    const row = result.rows[0]!;
-    if (!row.found) return null;
-    return row.deleted ? { deleted: true } : { deleted: false, namedBy: row.named_by ?? [] };
+        order by c.created_at, c.id limit 20`.execute(trx);
+      if (naming.rows.length > 0) return { deleted: false, namedBy: naming.rows };
+      await sql`delete from audiences where id = ${id}::uuid`.execute(trx);
+      return { deleted: true };
+    });
   }
 
-  /** Which of `ids` are audiences of `tenantId` (a campaign names only its own tenant's). */
+  /**
+   * Which of `ids` are audiences of `tenantId` (a campaign names only its own tenant's). Inside
+   * a transaction they stay held until it ends (`for key share`): a delete waits for the
+   * campaign that names them to be saved, and then refuses (see delete).
+   */
   async ownedIds(tenantId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await sql<{ id: string }>`select id from audiences where tenant_id = ${tenantId}::uuid and id = any(${ids}::uuid[])`.execute(this.db);
+    const result = await sql<{ id: string }>`select id from audiences where tenant_id = ${tenantId}::uuid and id = any(${ids}::uuid[]) for key share`.execute(this.db);
     return new Set(result.rows.map((r) => r.id));
   }
 }

@@ -56,6 +56,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         };
         // a first occurrence due now is planned before the insert, which creates its run too
         const first = nextRunAt ? planFirstRun(ctx, { ...row, nextRunAt, lastScheduledAt: null, catchUpThrough: null }, savedAt) : null;
+        // its audiences held until the commit: one deleted since the check above is a 400, and
+        // a delete of one waits for this save, then sees the campaign (AudienceRepository.delete)
+        const gone = await audienceProblems(trx, tenantId, draft, false);
+        if (gone.length > 0) throw validationFailed(gone);
         const created = await new CampaignRepository(trx).create(row, savedAt, first?.writes ?? null);
         const run = created.firstRunCreated && first ? first.instant : null;
         // the answer shows the campaign as saved, before the run moved it to its next occurrence
