@@ -64,6 +64,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly directorySyncs = new Counter({
+    name: 'metronome_directory_syncs_total',
+    help: 'Chat directory syncs ended, by platform and where each stands (ok, backing_off, unsupported, failed)',
+    labelNames: ['platform', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly directorySyncSeconds = new Histogram({
+    name: 'metronome_directory_sync_seconds',
+    help: 'How long one chat directory sync took, by platform',
+    labelNames: ['platform'] as const,
+    buckets: [0.1, 0.5, 1, 2, 5, 15, 60, 300, 600],
+    registers: [this.registry],
+  });
+
   readonly dbQueries = new Counter({
     name: 'metronome_db_queries_total',
     help: 'PostgreSQL statements sent (each one round trip), for the cost per send',

@@ -39,6 +39,7 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
   const transport = deps.transports[account.platform];
   if (!transport?.syncDirectory) {
     await deps.directory.syncState(accountId, { status: 'unsupported', reason: `the ${account.platform} platform cannot list chats` }, now());
+    deps.events.emit('directory:synced', { accountId, platform: account.platform, status: 'unsupported', size: 0, heldMs: deps.clock.now() - started });
     return;
   }
   // The account's one socket is open on another replica (WhatsApp): leave the sync to come back
@@ -59,7 +60,7 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
     deps.events.emit('directory:synced', { accountId, platform: account.platform, status: state?.status ?? 'never', size: state?.size ?? 0, heldMs: deps.clock.now() - started });
   } catch (error) {
     // Transports report platform failures themselves; this is anything else (unreadable credentials, the database).
-    deps.events.emit('directory:failed', { accountId, error });
+    deps.events.emit('directory:failed', { accountId, platform: account.platform, error });
     await deps.directory.syncState(accountId, { status: 'failed', reason: 'the sync failed; ask again' }, now()).catch(() => undefined);
   }
 }

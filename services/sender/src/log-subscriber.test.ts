@@ -51,7 +51,7 @@ const cases: Case[] = [
   ['answer:written', { runId: 'r1', what: 'sent', chatIds: ['c1'], failures: 2 }, INFO, 'answer written after the database came back', { runId: 'r1', what: 'sent', chatIds: ['c1'], failures: 2 }],
   ['pace:rebuilt', { accountId: 'a1', sends: 7 }, INFO, "account's recent sends rebuilt from PostgreSQL", { accountId: 'a1', sends: 7 }],
   ['directory:synced', { accountId: 'a1', platform: 'http', status: 'ok', size: 60, heldMs: 40 }, INFO, 'chat directory sync ended', { accountId: 'a1', platform: 'http', status: 'ok', size: 60, ms: 40 }],
-  ['directory:failed', { accountId: 'a1', error: new Error('bad key') }, WARN, 'chat directory sync failed', { accountId: 'a1' }],
+  ['directory:failed', { accountId: 'a1', platform: 'http', error: new Error('bad key') }, WARN, 'chat directory sync failed', { accountId: 'a1' }],
 ];
 
 // events carrying an error: the line has it as `err` (pino's error serializer)

@@ -74,6 +74,18 @@ describe('subscribeMetrics', () => {
     expect(await value('metronome_account_cooling_total', { platform: 'whatsapp', reason: 'failures' })).toBe(1);
   });
 
+  test('directory:synced counts the sync by platform and status and observes its time; directory:failed counts a failed one', async () => {
+    const { events, value } = setup();
+    events.emit('directory:synced', { accountId: 'a1', platform: 'whatsapp', status: 'backing_off', size: 12, heldMs: 1500 });
+    events.emit('directory:synced', { accountId: 'a2', platform: 'http', status: 'ok', size: 60, heldMs: 40 });
+    events.emit('directory:failed', { accountId: 'a3', platform: 'http', error: new Error('bad key') });
+    expect(await value('metronome_directory_syncs_total', { platform: 'whatsapp', status: 'backing_off' })).toBe(1);
+    expect(await value('metronome_directory_syncs_total', { platform: 'http', status: 'ok' })).toBe(1);
+    expect(await value('metronome_directory_syncs_total', { platform: 'http', status: 'failed' })).toBe(1);
+    expect(await value('metronome_directory_sync_seconds', { platform: 'whatsapp', le: '1' })).toBe(0);
+    expect(await value('metronome_directory_sync_seconds', { platform: 'whatsapp', le: '2' })).toBe(1);
+  });
+
   test('events without a metric change none', async () => {
     const { events, metrics } = setup();
     const before = await metrics.registry.getMetricsAsJSON();

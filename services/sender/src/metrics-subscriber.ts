@@ -35,5 +35,10 @@ export function subscribeMetrics(events: SenderEvents, metrics: Metrics): () => 
       if (outcome.kind === 'chat-wait') metrics.providerWait.inc({ scope: 'chat' }, outcome.retryAfterMs / 1000);
     },
     'account:cooling': (e) => metrics.accountCooling.inc({ platform: e.platform, reason: e.reason }),
+    'directory:synced': (e) => {
+      metrics.directorySyncs.inc({ platform: e.platform, status: e.status });
+      metrics.directorySyncSeconds.observe({ platform: e.platform }, e.heldMs / 1000);
+    },
+    'directory:failed': (e) => metrics.directorySyncs.inc({ platform: e.platform, status: 'failed' }),
   });
 }

@@ -62,7 +62,7 @@ export interface SenderEventMap {
   /** A chat directory sync ended (CONTRACT §3): where it stands, how many entries, how long it took. */
   'directory:synced': { accountId: string; platform: string; status: string; size: number; heldMs: number };
   /** A chat directory sync failed outside the platform (credentials, the database): it is `failed`. */
-  'directory:failed': { accountId: string; error: unknown };
+  'directory:failed': { accountId: string; platform: string; error: unknown };
   /** A media's first upload went out but its reference was not saved. */
   'media:unsaved': PartScope & { error: unknown };
 }
