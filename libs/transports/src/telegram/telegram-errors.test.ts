@@ -29,7 +29,12 @@ describe('classifyBotApiError', () => {
     ['no rights', err(400, 'Bad Request: not enough rights to send text messages to the chat'), GROUP, { kind: 'rejected', code: 'no_rights' }],
     ['write forbidden', err(400, 'Bad Request: CHAT_WRITE_FORBIDDEN'), GROUP, { kind: 'rejected', code: 'no_rights' }],
     ['a file_id of another bot', err(400, 'Bad Request: wrong file identifier/HTTP URL specified'), GROUP, { kind: 'rejected', code: 'media_ref_invalid' }],
+    ['a file_id sent with another kind\'s method', err(400, "Bad Request: can't use file of type Animation as Video"), GROUP, { kind: 'rejected', code: 'media_ref_invalid' }],
+    ['a photo Telegram cannot read', err(400, 'Bad Request: IMAGE_PROCESS_FAILED'), GROUP, { kind: 'rejected', code: 'image_invalid' }],
+    ['a photo of bad dimensions', err(400, 'Bad Request: PHOTO_INVALID_DIMENSIONS'), GROUP, { kind: 'rejected', code: 'image_invalid' }],
+    ['a photo over 10 MB', err(400, 'Bad Request: file of size 11000000 bytes is too big for a photo; the maximum size is 10485760 bytes'), GROUP, { kind: 'rejected', code: 'photo_too_large' }],
     ['too long', err(400, 'Bad Request: message is too long'), GROUP, { kind: 'rejected', code: 'message_too_long' }],
+    ['caption too long', err(400, 'Bad Request: message caption is too long'), GROUP, { kind: 'rejected', code: 'message_too_long' }],
     ['case does not matter', err(403, 'FORBIDDEN: BOT WAS KICKED FROM THE GROUP CHAT'), GROUP, { kind: 'rejected', code: 'bot_kicked' }],
     // the status bounds a row: "bot was kicked" is only ever a 403
     ['a row applies to its status only', err(400, 'Bad Request: bot was kicked'), GROUP, { kind: 'rejected', code: 'invalid_request' }],

@@ -1,0 +1,64 @@
+/**
+ * How the fake Bot API (fake-telegram-bot-api.ts) judges media, as Telegram does: which kind an
+ * upload is filed under, which photos sendPhoto takes, and the descriptions it refuses with.
+ * The descriptions are Telegram's own, as bots receive them (TDLib's wording, passed on by the
+ * Bot API server); see docs/platforms.md.
+ */
+
+export type FakeFileKind = 'photo' | 'video' | 'animation' | 'audio' | 'voice' | 'document';
+
+/** Each send method and the field holding its file, which is also the kind it sends. */
+export const MEDIA_METHODS: Record<string, FakeFileKind> = {
+  sendPhoto: 'photo',
+  sendVideo: 'video',
+  sendAnimation: 'animation',
+  sendAudio: 'audio',
+  sendVoice: 'voice',
+  sendDocument: 'document',
+};
+
+/** TDLib's names of file types, as its "can't use file of type … as …" refusal spells them. */
+const TDLIB_NAMES: Record<FakeFileKind, string> = { photo: 'Photo', video: 'Video', animation: 'Animation', audio: 'Audio', voice: 'VoiceNote', document: 'Document' };
+
+/** sendPhoto's limit: 10 × 1024 × 1024 bytes. */
+export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+
+/** A file_id resent with another kind's method: the Bot API does not change a file's type. */
+export function kindMismatch(actual: FakeFileKind, expected: FakeFileKind): string {
+  return `Bad Request: can't use file of type ${TDLIB_NAMES[actual]} as ${TDLIB_NAMES[expected]}`;
+}
+
+/**
+ * Why sendPhoto refuses an uploaded file, or null: over 10 MB (checked first, before the image
+ * is read), then anything but a JPEG, PNG or WebP, told by its bytes as Telegram reads them.
+ */
+export function photoRefusal(bytes: Buffer): string | null {
+  if (bytes.length > MAX_PHOTO_BYTES) return `Bad Request: file of size ${bytes.length} bytes is too big for a photo; the maximum size is ${MAX_PHOTO_BYTES} bytes`;
+  if (imageFormat(bytes) === null) return 'Bad Request: IMAGE_PROCESS_FAILED';
+  return null;
+}
+
+/** JPEG, PNG or WebP by their signatures, else null. */
+export function imageFormat(bytes: Buffer): 'jpeg' | 'png' | 'webp' | null {
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
+  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'webp';
+  return null;
+}
+
+/**
+ * The kind Telegram files an upload under: a GIF sent as a document or an animation is an
+ * animation; a content type the test chose (`fileAs`, e.g. a silent video filed as an
+ * animation) is that kind; anything else the method's own kind.
+ */
+export function filedKind(method: FakeFileKind, contentType: string, fileAs: ReadonlyMap<string, FakeFileKind>): FakeFileKind {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const chosen = fileAs.get(type);
+  if (chosen && method !== 'photo') return chosen;
+  if (type === 'image/gif' && (method === 'document' || method === 'animation')) return 'animation';
+  return method;
+}
+
+/** Telegram's limits, in UTF-16 code units after entities parsing (no parse_mode: nothing is parsed away). */
+export const MAX_TEXT = 4_096;
+export const MAX_CAPTION = 1_024;
