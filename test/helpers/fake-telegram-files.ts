@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * How the fake Bot API (fake-telegram-bot-api.ts) judges media, as Telegram does: which kind an
  * upload is filed under, which photos sendPhoto takes, and the descriptions it refuses with.
@@ -62,3 +64,17 @@ export function filedKind(method: FakeFileKind, contentType: string, fileAs: Rea
 /** Telegram's limits, in UTF-16 code units after entities parsing (no parse_mode: nothing is parsed away). */
 export const MAX_TEXT = 4_096;
 export const MAX_CAPTION = 1_024;
+
+const SIGNATURES = {
+  png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  jpeg: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
+  // "RIFF", a size, "WEBP"
+  webp: Buffer.from('RIFF\0\0\0\0WEBP', 'latin1'),
+  // an ISO media file of brand heic: what an iPhone takes
+  heic: Buffer.from('\0\0\0\x18ftypheic', 'latin1'),
+};
+
+/** `size` bytes that read as an image of `format` by its signature (the rest random), as Telegram reads a photo. */
+export function imageBytes(format: keyof typeof SIGNATURES, size: number): Buffer {
+  return Buffer.concat([SIGNATURES[format], randomBytes(Math.max(0, size - SIGNATURES[format].length))]);
+}
