@@ -64,7 +64,9 @@ describe('messages and media', () => {
     await driveRun(ctx.h, first);
     expect(ctx.fake.uploads(bot.token)).toBe(1);
     const stored = await ctx.h.tdb.db.selectFrom('media_uploads').selectAll().where('account_id', '=', bot.accountId).executeTakeFirstOrThrow();
-    expect(stored.ref).toBe(ctx.fake.messages({ token: bot.token }).find((m) => m.upload)!.fileId);
+    const fileId = ctx.fake.messages({ token: bot.token }).find((m) => m.upload)!.fileId;
+    // the file_id with the kind Telegram filed it under
+    expect(stored.ref).toBe(`photo:${fileId}`);
     // Telegram file_ids do not expire: the reference is kept far beyond a run
     expect(stored.expires_at.getTime() - ctx.h.clock.now()).toBeGreaterThan(300 * 24 * 3_600_000);
 
@@ -80,8 +82,8 @@ describe('messages and media', () => {
     }
     expect(ctx.fake.uploads(bot.token)).toBe(1);
     for (const chat of chats) expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => [m.caption, m.fileId])).toEqual([
-      ['one', stored.ref],
-      ['two', stored.ref],
+      ['one', fileId],
+      ['two', fileId],
     ]);
   });
 
