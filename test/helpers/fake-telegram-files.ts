@@ -36,7 +36,14 @@ export function kindMismatch(actual: FakeFileKind, expected: FakeFileKind): stri
  */
 export function photoRefusal(bytes: Buffer): string | null {
   if (bytes.length > MAX_PHOTO_BYTES) return `Bad Request: file of size ${bytes.length} bytes is too big for a photo; the maximum size is ${MAX_PHOTO_BYTES} bytes`;
-  if (imageFormat(bytes) === null) return 'Bad Request: IMAGE_PROCESS_FAILED';
+  const format = imageFormat(bytes);
+  if (format === null) return 'Bad Request: IMAGE_PROCESS_FAILED';
+  // sendPhoto: "width and height must not exceed 10000 in total", "ratio must be at most 20"
+  // (read here from a PNG's header only)
+  const size = format === 'png' && bytes.length >= 24 ? { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) } : null;
+  if (size && (size.width + size.height > 10_000 || Math.max(size.width, size.height) > 20 * Math.max(1, Math.min(size.width, size.height)))) {
+    return 'Bad Request: PHOTO_INVALID_DIMENSIONS';
+  }
   return null;
 }
 
@@ -66,7 +73,6 @@ export const MAX_TEXT = 4_096;
 export const MAX_CAPTION = 1_024;
 
 const SIGNATURES = {
-  png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   jpeg: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
   // "RIFF", a size, "WEBP"
   webp: Buffer.from('RIFF\0\0\0\0WEBP', 'latin1'),
@@ -74,7 +80,22 @@ const SIGNATURES = {
   heic: Buffer.from('\0\0\0\x18ftypheic', 'latin1'),
 };
 
-/** `size` bytes that read as an image of `format` by its signature (the rest random), as Telegram reads a photo. */
-export function imageBytes(format: keyof typeof SIGNATURES, size: number): Buffer {
-  return Buffer.concat([SIGNATURES[format], randomBytes(Math.max(0, size - SIGNATURES[format].length))]);
+/** A PNG's signature and the start of its IHDR chunk, giving its width and height. */
+function pngHead(width: number, height: number): Buffer {
+  const head = Buffer.alloc(24);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(head, 0);
+  head.writeUInt32BE(13, 8);
+  head.write('IHDR', 12, 'latin1');
+  head.writeUInt32BE(width, 16);
+  head.writeUInt32BE(height, 20);
+  return head;
+}
+
+/**
+ * `size` bytes that read as an image of `format` by its signature (a PNG: and its dimensions,
+ * 800 × 600 unless given), the rest random: as Telegram reads a photo.
+ */
+export function imageBytes(format: 'png' | keyof typeof SIGNATURES, size: number, dimensions = { width: 800, height: 600 }): Buffer {
+  const head = format === 'png' ? pngHead(dimensions.width, dimensions.height) : SIGNATURES[format];
+  return Buffer.concat([head, randomBytes(Math.max(0, size - head.length))]);
 }

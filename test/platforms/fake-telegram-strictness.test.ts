@@ -46,7 +46,7 @@ test('a file_id is resent only with the method of the kind it was filed under', 
   expect(await call('sendAnimation', { animation: 'no-such-file' })).toEqual(refusal('Bad Request: wrong file identifier/HTTP URL specified'));
 });
 
-test('sendPhoto takes a JPEG, PNG or WebP of at most 10 MB', async () => {
+test('sendPhoto takes a JPEG, PNG or WebP of at most 10 MB, of sides it accepts', async () => {
   for (const format of ['jpeg', 'png', 'webp'] as const) expect((await upload('sendPhoto', 'photo', imageBytes(format, 512), `image/${format}`)).status).toBe(200);
   expect((await upload('sendPhoto', 'photo', imageBytes('png', MAX_PHOTO_BYTES), 'image/png')).status).toBe(200);
   expect(await upload('sendPhoto', 'photo', imageBytes('heic', 512), 'image/heic')).toEqual(refusal('Bad Request: IMAGE_PROCESS_FAILED'));
@@ -54,6 +54,10 @@ test('sendPhoto takes a JPEG, PNG or WebP of at most 10 MB', async () => {
   expect(await upload('sendPhoto', 'photo', imageBytes('png', MAX_PHOTO_BYTES + 1), 'image/png')).toEqual(
     refusal(`Bad Request: file of size ${MAX_PHOTO_BYTES + 1} bytes is too big for a photo; the maximum size is 10485760 bytes`),
   );
+  // sides: at most 10,000 in total, one at most 20 times the other
+  expect((await upload('sendPhoto', 'photo', imageBytes('png', 512, { width: 2000, height: 100 }), 'image/png')).status).toBe(200);
+  expect(await upload('sendPhoto', 'photo', imageBytes('png', 512, { width: 2100, height: 100 }), 'image/png')).toEqual(refusal('Bad Request: PHOTO_INVALID_DIMENSIONS'));
+  expect(await upload('sendPhoto', 'photo', imageBytes('png', 512, { width: 5001, height: 5000 }), 'image/png')).toEqual(refusal('Bad Request: PHOTO_INVALID_DIMENSIONS'));
   // as a document, any of them goes
   expect((await upload('sendDocument', 'document', imageBytes('heic', 512), 'image/heic')).status).toBe(200);
 });

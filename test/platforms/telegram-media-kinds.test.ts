@@ -102,6 +102,26 @@ describe('photos', () => {
     for (const chat of chats) expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => m.method)).toEqual(expected);
     expect(ctx.fake.uploads(bot.token)).toBe(seeded.length);
   });
+  test('a photo whose sides Telegram refuses (PHOTO_INVALID_DIMENSIONS) goes again at once as a document, then by its file_id', async () => {
+    const bot = await ctx.seedBot({ groupConcurrency: 1 });
+    // a banner 21 times as wide as it is high: sendPhoto takes a ratio of at most 20
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 4096, { width: 2100, height: 100 }), 'image/png');
+    const chats = [group(1_310), group(1_311)];
+    const runId = await ctx.seedRun(bot, chats, [{ type: 'media', mediaId, caption: 'wide' }]);
+    await driveRun(ctx.h, runId);
+
+    expect((await ctx.h.run(runId)).status).toBe('success');
+    expect(ctx.fake.refusals({ token: bot.token }).map((r) => [r.chatId, r.method, r.description])).toEqual([[chats[0], 'sendPhoto', 'Bad Request: PHOTO_INVALID_DIMENSIONS']]);
+    expect(ctx.fake.messages({ token: bot.token }).map((m) => [m.chatId, m.method, m.upload, m.caption])).toEqual([
+      [chats[0], 'sendDocument', true, 'wide'],
+      [chats[1], 'sendDocument', false, 'wide'],
+    ]);
+    // one request refused before anything was posted, one delivered: a single attempt
+    expect((await ctx.h.targets(runId)).map((t) => [t.status, t.attempts])).toEqual([
+      ['sent', 1],
+      ['sent', 1],
+    ]);
+  });
 });
 
 describe('lengths, counted on what each chat receives', () => {

@@ -4,7 +4,7 @@ import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
 import { syncBotDirectory } from './directory-sync.js';
-import { FILE_KINDS, fileRef, parseFileRef, sentFile, uploadKind, type MediaMethod } from './media-methods.js';
+import { FILE_KINDS, fileRef, parseFileRef, sentFile, uploadKind, type FileKind } from './media-methods.js';
 import { multipartBody, type FormField } from './multipart.js';
 import { classifyBotApiError } from './telegram-errors.js';
 
@@ -64,7 +64,7 @@ export class TelegramTransport implements Transport {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) return;
-    const action = part.type === 'text' ? 'typing' : mediaMethodOf(part).action;
+    const action = part.type === 'text' ? 'typing' : FILE_KINDS[mediaKindOf(part)].action;
     await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
   }
 
@@ -90,24 +90,24 @@ export class TelegramTransport implements Transport {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
     }
     const { chatId, part } = message;
-    let method: string;
-    let body: { contentType: string; bytes: Buffer };
-    if (part.type === 'text') {
-      method = 'sendMessage';
-      body = json({ chat_id: chatId, text: part.text });
-    } else {
-      const m = mediaMethodOf(part);
-      method = m.method;
-      if (part.upload) {
-        const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
-        if (part.caption) fields.push({ name: 'caption', value: part.caption });
-        fields.push({ name: m.field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload.bytes });
-        body = multipartBody(fields);
-      } else {
-        const { fileId } = parseFileRef(part.mediaRef, part.contentType);
-        body = json({ chat_id: chatId, [m.field]: fileId, ...(part.caption ? { caption: part.caption } : {}) });
-      }
+    if (part.type === 'text') return this.request(token, 'sendMessage', json({ chat_id: chatId, text: part.text }), chatId, false);
+    const kind = mediaKindOf(part);
+    const { method, field } = FILE_KINDS[kind];
+    if (!part.upload) {
+      const { fileId } = parseFileRef(part.mediaRef, part.contentType);
+      return this.request(token, method, json({ chat_id: chatId, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }), chatId, false);
     }
+    const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true);
+    // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
+    // means nothing was posted, so the same file goes once more, as a document, unchanged.
+    if (kind === 'photo' && result.kind === 'rejected' && PHOTO_REFUSALS.has(result.code)) {
+      return this.request(token, FILE_KINDS.document.method, uploadBody(chatId, part, FILE_KINDS.document.field), chatId, true);
+    }
+    return result;
+  }
+
+  /** One Bot API call and its answer as a SendResult; `upload`: the file_id that came back is the delivered `mediaRef`. */
+  private async request(token: string, method: string, body: { contentType: string; bytes: Buffer }, chatId: string, upload: boolean): Promise<SendResult> {
     const answer = await this.client.call(token, method, body);
     if ('oversized' in answer) return classifyOversizedAnswer(answer.status, `Telegram ${method}`);
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
@@ -116,7 +116,7 @@ export class TelegramTransport implements Transport {
       const result = (reply['result'] && typeof reply['result'] === 'object' ? reply['result'] : {}) as Record<string, unknown>;
       const id = result['message_id'];
       const messageId = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
-      const file = part.type === 'media' && part.upload ? sentFile(result) : null;
+      const file = upload ? sentFile(result) : null;
       return file ? { kind: 'delivered', messageId, mediaRef: fileRef(file.kind, file.fileId) } : { kind: 'delivered', messageId };
     }
     const errorCode = Number(reply?.['error_code']);
@@ -136,10 +136,22 @@ export class TelegramTransport implements Transport {
   }
 }
 
-/** An upload: the method of its type and size; a file_id: the method of the kind it came back as. */
-function mediaMethodOf(part: Extract<OutgoingPart, { type: 'media' }>): MediaMethod {
-  if (part.upload) return FILE_KINDS[uploadKind(part.contentType, part.upload.bytes.length)];
-  return FILE_KINDS[parseFileRef(part.mediaRef, part.contentType).kind];
+type MediaPart = Extract<OutgoingPart, { type: 'media' }>;
+
+/** sendPhoto's refusals of the image itself (telegram-errors.ts): the file can still go as a document. */
+const PHOTO_REFUSALS = new Set(['image_invalid', 'photo_too_large']);
+
+/** An upload: the kind of its type and size; a file_id: the kind it came back as. */
+function mediaKindOf(part: MediaPart): FileKind {
+  return part.upload ? uploadKind(part.contentType, part.upload.bytes.length) : parseFileRef(part.mediaRef, part.contentType).kind;
+}
+
+/** The multipart body uploading the part's content in `field`, with its caption. */
+function uploadBody(chatId: string, part: MediaPart, field: string): { contentType: string; bytes: Buffer } {
+  const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
+  if (part.caption) fields.push({ name: 'caption', value: part.caption });
+  fields.push({ name: field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload!.bytes });
+  return multipartBody(fields);
 }
 
 function json(value: Record<string, unknown>): { contentType: string; bytes: Buffer } {
