@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
+import { imageBytes } from '../helpers/fake-telegram-files.js';
 import { api, startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
@@ -27,7 +28,7 @@ test('a text and a photo to 40 groups from two sender processes: exactly once, i
   fake.addBot(botToken);
   const account = await api(stack, 'POST', '/v1/accounts', token, { platform: 'telegram', name: 'Bot', credentials: { botToken }, maxSendPerMinute: 6000, groupConcurrency: 4 });
   expect(account.status).toBe(201);
-  const photo = await api(stack, 'POST', '/v1/media?filename=p.jpg', token, randomBytes(3000), { 'content-type': 'image/jpeg' });
+  const photo = await api(stack, 'POST', '/v1/media?filename=p.jpg', token, imageBytes('jpeg', 3000), { 'content-type': 'image/jpeg' });
   expect(photo.status).toBe(201);
   const targets = groups(40);
   // this group answers 429 retry_after 3 for its first send: only it waits

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseBody, type Field } from './fake-telegram-body.js';
+import { filedKind, kindMismatch, MAX_CAPTION, MAX_TEXT, MEDIA_METHODS, photoRefusal, type FakeFileKind } from './fake-telegram-files.js';
 import { FakeTelegramUpdates } from './fake-telegram-updates.js';
 
 /**
@@ -7,10 +9,14 @@ import { FakeTelegramUpdates } from './fake-telegram-updates.js';
  * server speaking the same protocol — POST /bot<token>/<method> with a JSON, urlencoded or
  * multipart/form-data body, answered `{ok: true, result: Message}` or `{ok: false, error_code,
  * description, parameters?}` with the HTTP status equal to error_code, and Telegram's own
- * descriptions. It implements sendMessage, sendPhoto, sendVideo, sendDocument, sendChatAction,
- * getWebhookInfo and getUpdates (fake-telegram-updates.ts), issues
- * file_ids per bot (a file_id of another bot is refused, as Telegram does), records every
- * message it accepts and every send it refuses, and lets a test inject Telegram's faults.
+ * descriptions. It implements sendMessage, sendPhoto, sendVideo, sendAnimation, sendAudio,
+ * sendVoice, sendDocument, sendChatAction, getWebhookInfo and getUpdates
+ * (fake-telegram-updates.ts), issues file_ids per bot (a file_id of another bot is refused, as
+ * Telegram does), and is as strict as Telegram about media and lengths (fake-telegram-files.ts):
+ * a file_id is resent only with the method of the kind it was filed under, sendPhoto takes only
+ * a JPEG, PNG or WebP of at most 10 MB, a text at most 4,096 and a caption 1,024 UTF-16 code
+ * units. It records every message it accepts and every send it refuses, and lets a test inject
+ * Telegram's faults.
  * Times come from an injectable clock, so tests on a manual clock can check waits.
  */
 
@@ -26,6 +32,8 @@ export interface FakeTelegramMessage {
   caption: string | null;
   /** the file_id sent or, for an upload, the one issued */
   fileId: string | null;
+  /** the kind of the file sent (an upload: the kind Telegram filed it under) */
+  kind: FakeFileKind | null;
   /** the media content came with this send (multipart), not as a file_id */
   upload: boolean;
   receivedAt: number;
@@ -50,8 +58,6 @@ const FAULT_ANSWERS: Record<ChatFault, { status: number; description: string }> 
   not_found: { status: 400, description: 'Bad Request: chat not found' },
 };
 
-const MEDIA_FIELDS: Record<string, 'photo' | 'video' | 'document'> = { sendPhoto: 'photo', sendVideo: 'video', sendDocument: 'document' };
-
 interface Bot {
   botId: string;
   revoked: boolean;
@@ -62,14 +68,9 @@ interface Bot {
   failNext: { count: number; status: number };
   /** every call is refused with a description quoting its path, token included (echoToken) */
   echo: boolean;
-  /** file_id → the kind it was issued for */
-  files: Map<string, 'photo' | 'video' | 'document'>;
+  /** file_id → the kind it was filed under */
+  files: Map<string, FakeFileKind>;
   nextMessageId: number;
-}
-
-interface Field {
-  value: string;
-  file?: { filename: string; contentType: string; bytes: Buffer };
 }
 
 export class FakeTelegramBotApi {
@@ -81,6 +82,8 @@ export class FakeTelegramBotApi {
   private readonly refused: FakeTelegramRefusal[] = [];
   private readonly actions: { botId: string; chatId: string; action: string; at: number }[] = [];
   private fileSeq = 0;
+  /** content type → the kind uploads of it are filed under (fileUploadsAs) */
+  private readonly fileAs = new Map<string, FakeFileKind>();
   private uploadGate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private held = 0;
@@ -182,6 +185,14 @@ export class FakeTelegramBotApi {
     this.bot(token).files.clear();
   }
 
+  /**
+   * Telegram files uploads of `contentType` under `kind` whatever the method (but sendPhoto),
+   * as it files a silent video as an animation, or a video it cannot play as a document.
+   */
+  fileUploadsAs(contentType: string, kind: FakeFileKind): void {
+    this.fileAs.set(contentType.toLowerCase(), kind);
+  }
+
   /** Uploads wait unanswered (not yet delivered) until `releaseUploads`. */
   holdUploads(): void {
     this.uploadGate ??= new Promise((resolve) => {
@@ -269,13 +280,13 @@ export class FakeTelegramBotApi {
       // As Telegram: an action is refused like a message under the bot's flood control.
       const action = fields.get('action')?.value ?? '';
       if (!chatId) return refuse(400, 'Bad Request: chat_id is empty');
-      if (!['typing', 'upload_photo', 'upload_video', 'upload_document', 'record_voice'].includes(action)) return refuse(400, 'Bad Request: wrong parameter action in request');
+      if (!['typing', 'upload_photo', 'upload_video', 'upload_voice', 'upload_document', 'record_voice'].includes(action)) return refuse(400, 'Bad Request: wrong parameter action in request');
       const at = this.now();
       if (at < bot.floodUntil) return this.tooMany(refuse, bot.floodUntil - at);
       this.actions.push({ botId: bot.botId, chatId, action, at });
       return answer(200, { ok: true, result: true });
     }
-    const mediaField = MEDIA_FIELDS[method];
+    const mediaField = MEDIA_METHODS[method];
     if (method !== 'sendMessage' && !mediaField) return refuse(404, 'Not Found');
     if (req.method !== 'POST' && req.method !== 'GET') return refuse(404, 'Not Found');
 
@@ -293,9 +304,17 @@ export class FakeTelegramBotApi {
     const text = fields.get('text')?.value ?? null;
     if (method === 'sendMessage' && !text) return refuse(400, 'Bad Request: message text is empty');
     if (mediaField && !media) return refuse(400, `Bad Request: there is no ${mediaField} in the request`);
-    if (mediaField && media && !media.file && bot.files.get(media.value) !== mediaField) {
-      return refuse(400, 'Bad Request: wrong file identifier/HTTP URL specified');
+    if (mediaField && media && !media.file) {
+      const kind = bot.files.get(media.value);
+      if (kind === undefined) return refuse(400, 'Bad Request: wrong file identifier/HTTP URL specified');
+      if (kind !== mediaField) return refuse(400, kindMismatch(kind, mediaField));
     }
+    if (mediaField === 'photo' && media?.file) {
+      const refusal = photoRefusal(media.file.bytes);
+      if (refusal) return refuse(400, refusal);
+    }
+    if (method === 'sendMessage' && text!.length > MAX_TEXT) return refuse(400, 'Bad Request: message is too long');
+    if (mediaField && (fields.get('caption')?.value.length ?? 0) > MAX_CAPTION) return refuse(400, 'Bad Request: message caption is too long');
 
     const now = this.now();
     if (now < bot.floodUntil) return this.tooMany(refuse, bot.floodUntil - now);
@@ -315,18 +334,21 @@ export class FakeTelegramBotApi {
     const messageId = bot.nextMessageId++;
     const caption = fields.get('caption')?.value ?? null;
     let fileId: string | null = null;
+    let kind: FakeFileKind | null = null;
     const result: Record<string, unknown> = { message_id: messageId, date: Math.floor(now / 1000), chat: { id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId } };
     if (method === 'sendMessage') result['text'] = text;
     if (mediaField && media) {
       if (media.file) {
-        fileId = `${mediaField}-${bot.botId}-${++this.fileSeq}`;
-        bot.files.set(fileId, mediaField);
+        kind = filedKind(mediaField, media.file.contentType, this.fileAs);
+        fileId = `${kind}-${bot.botId}-${++this.fileSeq}`;
+        bot.files.set(fileId, kind);
       } else {
         fileId = media.value;
+        kind = mediaField;
       }
       if (caption) result['caption'] = caption;
       // A photo comes back in several sizes, the largest last; each size's file_id works.
-      if (mediaField === 'photo') {
+      if (kind === 'photo') {
         const thumb = `${fileId}-thumb`;
         bot.files.set(thumb, 'photo');
         result['photo'] = [
@@ -334,7 +356,9 @@ export class FakeTelegramBotApi {
           { file_id: fileId, width: 800, height: 800 },
         ];
       } else {
-        result[mediaField] = { file_id: fileId, file_size: media.file?.bytes.length ?? 0 };
+        result[kind] = { file_id: fileId, file_size: media.file?.bytes.length ?? 0 };
+        // an animation is also listed as a document, for clients that know no animations
+        if (kind === 'animation') result['document'] = result[kind];
       }
     }
     this.received.push({
@@ -346,6 +370,7 @@ export class FakeTelegramBotApi {
       text: method === 'sendMessage' ? text : null,
       caption,
       fileId,
+      kind,
       upload: Boolean(media?.file),
       receivedAt: now,
     });
@@ -360,40 +385,4 @@ export class FakeTelegramBotApi {
 
 function botIdOf(token: string): string {
   return token.split(':')[0]!;
-}
-
-/** The request's parameters, as the Bot API accepts them: JSON, urlencoded or multipart. */
-function parseBody(contentType: string, body: Buffer): Map<string, Field> {
-  const fields = new Map<string, Field>();
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json') {
-    const value = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(value)) fields.set(k, { value: typeof v === 'string' ? v : JSON.stringify(v) });
-  } else if (type === 'application/x-www-form-urlencoded') {
-    for (const [k, v] of new URLSearchParams(body.toString('utf8'))) fields.set(k, { value: v });
-  } else if (type === 'multipart/form-data') {
-    const boundary = /boundary=("?)([^";]+)\1/i.exec(contentType)?.[2];
-    if (!boundary) throw new Error('multipart without a boundary');
-    const delimiter = Buffer.from(`--${boundary}`);
-    let at = body.indexOf(delimiter);
-    while (at >= 0) {
-      const start = at + delimiter.length;
-      if (body.subarray(start, start + 2).toString() === '--') break;
-      const next = body.indexOf(delimiter, start);
-      if (next < 0) throw new Error('multipart not terminated');
-      // each part: CRLF, headers, CRLF CRLF, content, CRLF, next delimiter
-      const part = body.subarray(start + 2, next - 2);
-      const split = part.indexOf('\r\n\r\n');
-      const headers = part.subarray(0, split).toString('utf8');
-      const content = part.subarray(split + 4);
-      const name = /name="([^"]*)"/i.exec(headers)?.[1];
-      const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
-      const partType = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? 'application/octet-stream';
-      if (name !== undefined) {
-        fields.set(name, filename !== undefined ? { value: '', file: { filename, contentType: partType, bytes: Buffer.from(content) } } : { value: content.toString('utf8') });
-      }
-      at = next;
-    }
-  }
-  return fields;
 }

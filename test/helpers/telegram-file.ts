@@ -41,6 +41,7 @@ export async function expectNoTokenLeaked(ctx: TelegramFile, loggedCodes: string
 }
 
 export const text = (t: string): MessagePart => ({ type: 'text', text: t });
+export { imageBytes } from './fake-telegram-files.js';
 /** supergroup ids are negative; a user's private chat id is positive */
 export const group = (i: number) => `-100${2_000_000 + i}`;
 export const user = (i: number) => String(3_000_000 + i);

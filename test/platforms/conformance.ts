@@ -22,6 +22,7 @@
  */
 import type { Outcome } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
+import { imageBytes } from '../helpers/fake-telegram-files.js';
 import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
 
 export interface ConformanceAccount {
@@ -88,7 +89,7 @@ export function describeTransportConformance(name: string, setup: () => Promise<
     test('a media is uploaded once per account, whatever the number of chats and runs', async () => {
       const h = p.harness;
       const account = await p.seedAccount({ groupConcurrency: 3 });
-      const mediaId = await h.seedMedia(account.tenantId, Buffer.from(`picture for ${account.accountId}`), 'image/png');
+      const mediaId = await h.seedMedia(account.tenantId, Buffer.concat([imageBytes('png', 24) /* a PNG's head: Telegram reads a photo by its bytes */, Buffer.from(`picture for ${account.accountId}`)]), 'image/png');
       const parts: MessagePart[] = [{ type: 'media', mediaId, caption: 'look' }, text('after')];
       const chats = Array.from({ length: 5 }, (_, i) => p.chatId(100 + i));
       const first = await h.seedRun({ tenantId: account.tenantId, accountId: account.accountId, targets: chats, parts });

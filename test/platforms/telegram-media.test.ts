@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MediaRefs } from '../../services/sender/src/media-refs.js';
 import { driveRun } from '../helpers/sender-harness.js';
-import { expectNoTokenLeaked, group, telegramFile, text } from '../helpers/telegram-file.js';
+import { expectNoTokenLeaked, group, imageBytes, telegramFile, text } from '../helpers/telegram-file.js';
 import { eventually } from '../helpers/test-env.js';
 
 // Telegram media through the real sender job against a fake of the Bot API (real PostgreSQL
@@ -13,7 +13,7 @@ const ctx = telegramFile();
 describe('messages and media', () => {
   test('multi-part messages reach many chats exactly once and in order: text by sendMessage, a photo uploaded once then by file_id', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 4 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(2048), 'image/jpeg');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('jpeg', 2048), 'image/jpeg');
     const chats = Array.from({ length: 8 }, (_, i) => group(i));
     const runId = await ctx.seedRun(bot, chats, [text('Good morning'), { type: 'media', mediaId, caption: 'today' }, text('Bye')]);
     await driveRun(ctx.h, runId);
@@ -37,7 +37,7 @@ describe('messages and media', () => {
     for (const row of rows) expect(row.message_ids).toEqual(ctx.fake.messages({ token: bot.token, chatId: row.chat_id }).map((m) => String(m.messageId)));
   });
 
-  test('video by sendVideo, other files by sendDocument (a GIF too), each uploaded once', async () => {
+  test('video by sendVideo, a GIF by sendAnimation, other files by sendDocument, each uploaded once', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 2 });
     const video = await ctx.h.seedMedia(bot.tenantId, randomBytes(512), 'video/mp4');
     const pdf = await ctx.h.seedMedia(bot.tenantId, randomBytes(512), 'application/pdf');
@@ -51,20 +51,22 @@ describe('messages and media', () => {
     await driveRun(ctx.h, runId);
     expect((await ctx.h.run(runId)).status).toBe('success');
     for (const chat of chats) {
-      expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => m.method)).toEqual(['sendVideo', 'sendDocument', 'sendDocument']);
+      expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => m.method)).toEqual(['sendVideo', 'sendDocument', 'sendAnimation']);
     }
     expect(ctx.fake.uploads(bot.token)).toBe(3);
   });
 
   test('a second run reuses the file_id kept in PostgreSQL: zero uploads, even on a fresh replica', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 3 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(1024), 'image/png');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 1024), 'image/png');
     const chats = Array.from({ length: 5 }, (_, i) => group(40 + i));
     const first = await ctx.seedRun(bot, chats, [{ type: 'media', mediaId, caption: 'one' }]);
     await driveRun(ctx.h, first);
     expect(ctx.fake.uploads(bot.token)).toBe(1);
     const stored = await ctx.h.tdb.db.selectFrom('media_uploads').selectAll().where('account_id', '=', bot.accountId).executeTakeFirstOrThrow();
-    expect(stored.ref).toBe(ctx.fake.messages({ token: bot.token }).find((m) => m.upload)!.fileId);
+    const fileId = ctx.fake.messages({ token: bot.token }).find((m) => m.upload)!.fileId;
+    // the file_id with the kind Telegram filed it under
+    expect(stored.ref).toBe(`photo:${fileId}`);
     // Telegram file_ids do not expire: the reference is kept far beyond a run
     expect(stored.expires_at.getTime() - ctx.h.clock.now()).toBeGreaterThan(300 * 24 * 3_600_000);
 
@@ -80,14 +82,14 @@ describe('messages and media', () => {
     }
     expect(ctx.fake.uploads(bot.token)).toBe(1);
     for (const chat of chats) expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => [m.caption, m.fileId])).toEqual([
-      ['one', stored.ref],
-      ['two', stored.ref],
+      ['one', fileId],
+      ['two', fileId],
     ]);
   });
 
   test('parallel lanes wait for the first upload, then send by its file_id', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 3 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(4096), 'image/png');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 4096), 'image/png');
     const chats = [group(60), group(61), group(62)];
     const runId = await ctx.seedRun(bot, chats, [{ type: 'media', mediaId }]);
     ctx.fake.holdUploads();
@@ -113,7 +115,7 @@ describe('messages and media', () => {
     // the two lanes waiting for it take their pace slots only after it, so they go out one
     // interval apart, not back to back on slots reserved before the wait.
     const bot = await ctx.seedBot({ groupConcurrency: 3, maxSendPerMinute: 60 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(4096), 'image/png');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 4096), 'image/png');
     const chats = [group(80), group(81), group(82)];
     const runId = await ctx.seedRun(bot, chats, [{ type: 'media', mediaId }]);
     ctx.fake.holdUploads();
@@ -141,7 +143,7 @@ describe('messages and media', () => {
 
   test('a file_id Telegram no longer accepts is forgotten and the media uploaded again, not failed', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 1 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(1024), 'image/png');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 1024), 'image/png');
     const first = await ctx.seedRun(bot, [group(90)], [{ type: 'media', mediaId }]);
     await driveRun(ctx.h, first);
     ctx.fake.forgetFiles(bot.token);
@@ -160,7 +162,7 @@ describe('messages and media', () => {
 
   test('when the uploading send fails, the next waiting lane uploads instead', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 3 });
-    const mediaId = await ctx.h.seedMedia(bot.tenantId, randomBytes(4096), 'image/png');
+    const mediaId = await ctx.h.seedMedia(bot.tenantId, imageBytes('png', 4096), 'image/png');
     const chats = [group(70), group(71), group(72)];
     const runId = await ctx.seedRun(bot, chats, [{ type: 'media', mediaId }]);
     ctx.fake.holdUploads();

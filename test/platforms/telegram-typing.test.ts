@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { MessagePart } from '@metronome/db';
 import type { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
 import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
+import { imageBytes } from '../helpers/telegram-file.js';
 import { startTelegramHarness } from '../helpers/telegram-harness.js';
 
 // Typing first on Telegram (CONTRACT §3, accounts: typing): sendChatAction before each message,
@@ -34,7 +35,7 @@ async function seedBot(typing: { charsPerSecond: number; maxSeconds: number } | 
 
 test('a chat action precedes each message by the typing time, renewed before Telegram drops it; a photo gets upload_photo', async () => {
   const bot = await seedBot({ charsPerSecond: 10, maxSeconds: 8 });
-  const mediaId = await h.seedMedia(bot.tenantId, randomBytes(256), 'image/jpeg');
+  const mediaId = await h.seedMedia(bot.tenantId, imageBytes('jpeg', 256), 'image/jpeg');
   const runId = await h.seedRun({ tenantId: bot.tenantId, accountId: bot.accountId, targets: [user(1)], parts: [text('z'.repeat(70)), { type: 'media', mediaId, caption: 'ok' }] });
   await driveRun(h, runId);
   expect((await h.run(runId)).status).toBe('success');

@@ -35,3 +35,4 @@ export * from './cooling.js';
 export * from './job-end.js';
 export * from './send-outcome.js';
 export * from './chat-directory.js';
+export * from './text-limits.js';

@@ -57,6 +57,12 @@ export interface Transport {
    * its content (`OutgoingPart.upload`) and its delivered result carries the new reference.
    */
   readonly mediaUpload?: 'prepare' | 'with-first-send';
+  /**
+   * The longest text and caption the platform takes, in UTF-16 code units, checked on each
+   * chat's rendered parts before its first part is sent (a longer one fails the chat with
+   * `text_too_long`, nothing sent). Absent: the platform's own answer decides.
+   */
+  readonly textLimits?: { readonly text: number; readonly caption: number };
   /** Uploads a media once for an account and returns the platform's reusable reference ('prepare' transports). */
   prepareMedia(account: TransportAccount, media: MediaContent, signal?: AbortSignal): Promise<PrepareResult>;
   /**

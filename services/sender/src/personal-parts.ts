@@ -1,4 +1,4 @@
-import { compileText, renderText, type MessageTemplate, type RenderKey } from '@metronome/core';
+import { compileText, renderText, textOverLimit, type MessageTemplate, type RenderedText, type RenderKey, type SendFailure, type TextLimits } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
 import type { OutgoingPart } from '@metronome/transports';
 
@@ -27,4 +27,29 @@ export function personalPart(part: OutgoingPart, template: MessageTemplate | nul
   if (template === null) return part;
   if (part.type === 'text') return { ...part, text: renderText(template, key, vars) };
   return part.caption === undefined ? part : { ...part, caption: renderText(template, key, vars) };
+}
+
+/**
+ * The failure of a chat one of whose parts, from `from` on, is longer once rendered for it
+ * than the platform takes (`text_too_long`), or null. Checked before the chat's first part
+ * goes out, so a chat gets its whole message or none of it.
+ */
+export function chatTextOverLimit(
+  parts: MessagePart[],
+  templates: PartTemplates,
+  limits: TextLimits | undefined,
+  key: { runId: string; chatId: string },
+  vars: Record<string, string> | null,
+  from: number,
+): SendFailure | null {
+  if (!limits) return null;
+  const rendered: RenderedText[] = [];
+  for (let index = from; index < parts.length; index++) {
+    const part = parts[index]!;
+    const template = templates[index] ?? null;
+    const text = part.type === 'text' ? part.text : part.caption;
+    const final = template === null || text === undefined ? text : renderText(template, { ...key, partIndex: index }, vars);
+    rendered.push(part.type === 'text' ? { type: 'text', text: final ?? '' } : final === undefined ? { type: 'media' } : { type: 'media', caption: final });
+  }
+  return textOverLimit(rendered, limits, from);
 }

@@ -9,7 +9,7 @@ import type { JobDeps } from './deps.js';
 import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
 import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
-import { compileParts } from './personal-parts.js';
+import { chatTextOverLimit, compileParts } from './personal-parts.js';
 import { accountPerMinute, planHealth } from './account-health.js';
 import { gapFloor, limitsOf } from './safe-slots.js';
 import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
@@ -191,6 +191,12 @@ async function sendClaimed(
   typed: { ms: number; slotAt: number } | null,
 ): Promise<SentSettlement | null> {
   const upload = 'failure' in first ? undefined : first.upload;
+  const tooLong = chatTextOverLimit(ctx.run.parts, ctx.templates, ctx.transport.textLimits, { runId: ctx.run.runId, chatId: target.chatId }, target.vars ?? null, target.partsSent);
+  if (tooLong) {
+    // Longer than the platform takes once rendered for this chat: the chat fails whole, nothing sent.
+    await upload?.settle(null);
+    return sendParts(deps, ctx, target, target.partsSent, { failure: tooLong });
+  }
   if (target.partsSent > 0) {
     // A chat some of whose parts went out earlier: its next part is not the one prepared. It
     // waits, not sending, for that part's content and slot like any later part.

@@ -41,6 +41,16 @@ export const CHAT_ERROR_DESCRIPTIONS: ReadonlyArray<{ contains: string; status?:
   // "Bad Request: wrong file identifier/HTTP URL specified" (a file_id of another bot)
   { contains: 'wrong file identifier', code: 'media_ref_invalid' },
   { contains: 'wrong remote file identifier', code: 'media_ref_invalid' },
+  // "Bad Request: can't use file of type Animation as Video": a file_id sent with another kind's
+  // method (only a file_id kept without its kind can be); forgotten, and the media uploaded again
+  { contains: "can't use file of type", code: 'media_ref_invalid' },
+  // sendPhoto with an image Telegram cannot read as a photo (a format other than JPEG/PNG/WebP),
+  // or whose sides are too far apart or too large: "Bad Request: IMAGE_PROCESS_FAILED",
+  // "Bad Request: PHOTO_INVALID_DIMENSIONS"
+  { contains: 'image_process_failed', code: 'image_invalid' },
+  { contains: 'photo_invalid_dimensions', code: 'image_invalid' },
+  // "Bad Request: file of size 11000000 bytes is too big for a photo; the maximum size is 10485760 bytes"
+  { contains: 'too big for a photo', code: 'photo_too_large' },
   // "Bad Request: message is too long", "Bad Request: message caption is too long"
   { contains: 'message is too long', code: 'message_too_long' },
   { contains: 'caption is too long', code: 'message_too_long' },

@@ -4,7 +4,7 @@ import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
 import { syncBotDirectory } from './directory-sync.js';
-import { mediaMethod, sentFileId } from './media-methods.js';
+import { FILE_KINDS, fileRef, parseFileRef, sentFile, uploadKind, type FileKind } from './media-methods.js';
 import { multipartBody, type FormField } from './multipart.js';
 import { classifyBotApiError } from './telegram-errors.js';
 
@@ -19,17 +19,21 @@ export interface TelegramTransportOptions {
 
 /**
  * The Telegram Bot API (an account is a bot; credentials `{botToken}`). Text goes with
- * sendMessage; media with sendPhoto / sendVideo / sendDocument by content type, uploaded
- * (multipart) on its first send from a bot and sent by file_id afterwards: the Bot API has no
- * upload-only call, so a file_id only ever comes back from a send (`mediaUpload: 'with-first-send'`).
+ * sendMessage; a media is uploaded (multipart) on its first send from a bot by the method of
+ * its type and size (media-methods.ts), and sent by file_id afterwards with the method of the
+ * kind Telegram filed it under, kept in its reference: the Bot API has no upload-only call, so
+ * a file_id only ever comes back from a send (`mediaUpload: 'with-first-send'`).
  * The Bot API has no idempotency key either: a send that fails after it was written is
  * `ambiguous` (the target becomes `unknown`), never re-sent automatically.
  */
-const CHAT_ACTIONS = { sendPhoto: 'upload_photo', sendVideo: 'upload_video', sendDocument: 'upload_document' } as const;
-
 export class TelegramTransport implements Transport {
   readonly platform = 'telegram' as const;
   readonly mediaUpload = 'with-first-send' as const;
+  /**
+   * Telegram's limits on a rendered text and caption, in UTF-16 code units as it counts them
+   * ("1-4096 characters after entities parsing"; no parse_mode is sent, so nothing is parsed away).
+   */
+  readonly textLimits = { text: 4_096, caption: 1_024 } as const;
   private readonly client: BotApiClient;
   private readonly clock: Clock;
 
@@ -52,15 +56,15 @@ export class TelegramTransport implements Transport {
   readonly typingLastsMs = 5_000;
 
   /**
-   * sendChatAction: `typing` before a text, `upload_photo` / `upload_video` / `upload_document`
-   * before a media (by the method that will send it). Its answer is not looked at: a refused
+   * sendChatAction: `typing` before a text, `upload_photo` / `upload_video` / `upload_voice` /
+   * `upload_document` before a media (by the kind that will be sent). Its answer is not looked at: a refused
    * action changes nothing about the message.
    */
   async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void> {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) return;
-    const action = part.type === 'text' ? 'typing' : CHAT_ACTIONS[mediaMethod(part.contentType).method];
+    const action = part.type === 'text' ? 'typing' : FILE_KINDS[mediaKindOf(part)].action;
     await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
   }
 
@@ -86,23 +90,24 @@ export class TelegramTransport implements Transport {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
     }
     const { chatId, part } = message;
-    let method: string;
-    let body: { contentType: string; bytes: Buffer };
-    if (part.type === 'text') {
-      method = 'sendMessage';
-      body = json({ chat_id: chatId, text: part.text });
-    } else {
-      const m = mediaMethod(part.contentType);
-      method = m.method;
-      if (part.upload) {
-        const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
-        if (part.caption) fields.push({ name: 'caption', value: part.caption });
-        fields.push({ name: m.field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload.bytes });
-        body = multipartBody(fields);
-      } else {
-        body = json({ chat_id: chatId, [m.field]: part.mediaRef, ...(part.caption ? { caption: part.caption } : {}) });
-      }
+    if (part.type === 'text') return this.request(token, 'sendMessage', json({ chat_id: chatId, text: part.text }), chatId, false);
+    const kind = mediaKindOf(part);
+    const { method, field } = FILE_KINDS[kind];
+    if (!part.upload) {
+      const { fileId } = parseFileRef(part.mediaRef, part.contentType);
+      return this.request(token, method, json({ chat_id: chatId, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }), chatId, false);
     }
+    const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true);
+    // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
+    // means nothing was posted, so the same file goes once more, as a document, unchanged.
+    if (kind === 'photo' && result.kind === 'rejected' && PHOTO_REFUSALS.has(result.code)) {
+      return this.request(token, FILE_KINDS.document.method, uploadBody(chatId, part, FILE_KINDS.document.field), chatId, true);
+    }
+    return result;
+  }
+
+  /** One Bot API call and its answer as a SendResult; `upload`: the file_id that came back is the delivered `mediaRef`. */
+  private async request(token: string, method: string, body: { contentType: string; bytes: Buffer }, chatId: string, upload: boolean): Promise<SendResult> {
     const answer = await this.client.call(token, method, body);
     if ('oversized' in answer) return classifyOversizedAnswer(answer.status, `Telegram ${method}`);
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
@@ -111,8 +116,8 @@ export class TelegramTransport implements Transport {
       const result = (reply['result'] && typeof reply['result'] === 'object' ? reply['result'] : {}) as Record<string, unknown>;
       const id = result['message_id'];
       const messageId = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
-      const fileId = part.type === 'media' && part.upload ? sentFileId(result) : null;
-      return fileId ? { kind: 'delivered', messageId, mediaRef: fileId } : { kind: 'delivered', messageId };
+      const file = upload ? sentFile(result) : null;
+      return file ? { kind: 'delivered', messageId, mediaRef: fileRef(file.kind, file.fileId) } : { kind: 'delivered', messageId };
     }
     const errorCode = Number(reply?.['error_code']);
     return classifyBotApiError(
@@ -129,6 +134,24 @@ export class TelegramTransport implements Transport {
   async close(): Promise<void> {
     await this.client.close();
   }
+}
+
+type MediaPart = Extract<OutgoingPart, { type: 'media' }>;
+
+/** sendPhoto's refusals of the image itself (telegram-errors.ts): the file can still go as a document. */
+const PHOTO_REFUSALS = new Set(['image_invalid', 'photo_too_large']);
+
+/** An upload: the kind of its type and size; a file_id: the kind it came back as. */
+function mediaKindOf(part: MediaPart): FileKind {
+  return part.upload ? uploadKind(part.contentType, part.upload.bytes.length) : parseFileRef(part.mediaRef, part.contentType).kind;
+}
+
+/** The multipart body uploading the part's content in `field`, with its caption. */
+function uploadBody(chatId: string, part: MediaPart, field: string): { contentType: string; bytes: Buffer } {
+  const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
+  if (part.caption) fields.push({ name: 'caption', value: part.caption });
+  fields.push({ name: field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload!.bytes });
+  return multipartBody(fields);
 }
 
 function json(value: Record<string, unknown>): { contentType: string; bytes: Buffer } {
