@@ -12,3 +12,4 @@ export { GroupMetadataCache } from './group-metadata-cache.js';
 export { incomingTexts, type IncomingText } from './incoming.js';
 export { realTimers, type Timers } from './timers.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';
+export { phoneJidOf, bothIdentities, withBothIdentities, type LidMapping } from './lid-identity.js';

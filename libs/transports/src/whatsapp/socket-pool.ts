@@ -7,6 +7,7 @@ import { followDirectory } from './directory-events.js';
 import { WhatsAppDirectory } from './directory-sync.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
 import { incomingTexts } from './incoming.js';
+import { withBothIdentities } from './lid-identity.js';
 import { SentMessages } from './sent-messages.js';
 import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
@@ -257,8 +258,8 @@ export class WhatsAppSocketPool {
     });
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
-    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, m)));
-    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory);
+    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
+    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory, () => socket.signalRepository?.lidMapping);
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);
       if (update.connection === 'open') this.opened(conn);
