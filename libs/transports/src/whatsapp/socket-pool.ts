@@ -36,7 +36,7 @@ export class WhatsAppSocketPool {
   private readonly pairings = new Map<Connection, PairingState>();
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
-  readonly sent = new SentMessages();
+  readonly sent: SentMessages;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -49,6 +49,7 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
       timers: o.timers ?? realTimers,
@@ -168,6 +169,7 @@ export class WhatsAppSocketPool {
         this.pairings.has(c) ? this.endPairing(c, { code: 'shutdown', message: 'the service stopped during pairing' }) : this.dispose(c, 'shutdown'),
       ),
     );
+    await this.sent.flush();
   }
 
   private acquire(accountId: string): Promise<Connection | SocketRefusal> {
@@ -235,7 +237,7 @@ export class WhatsAppSocketPool {
       // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
       cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
-      getMessage: async (key) => (key.id ? this.sent.get(accountId, key.id) : undefined),
+      getMessage: (key) => (key.id ? this.sent.get(accountId, key.id) : Promise.resolve(undefined)),
       logger,
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
