@@ -9,7 +9,8 @@ import { GroupMetadataCache } from './group-metadata-cache.js';
 import { incomingTexts } from './incoming.js';
 import { withBothIdentities } from './lid-identity.js';
 import { SentMessages } from './sent-messages.js';
-import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
+import { UnsavedKeys } from './unsaved-keys.js';
+import { describeRefusal, pairingEndCode, PairingError, takeLeaseForPairing, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
@@ -37,6 +38,8 @@ export class WhatsAppSocketPool {
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent: SentMessages;
+  /** accounts whose auth state PostgreSQL refused: their socket stays closed until it is written */
+  private readonly unsaved: UnsavedKeys;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -49,6 +52,7 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.unsaved = new UnsavedKeys({ lease: o.lease, holderId: o.holderId, leaseTtlMs: this.leaseTtlMs, logger: o.logger, inUse: (a) => this.connections.has(a) || this.connecting.has(a) });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
@@ -109,7 +113,7 @@ export class WhatsAppSocketPool {
     // A pairing or send socket of this account here is replaced: it will not report an end.
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
-    await this.takeLease(accountId, request.handoverWaitMs ?? 15_000);
+    await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
 
     let auth: AuthHandle;
     try {
@@ -169,6 +173,7 @@ export class WhatsAppSocketPool {
         this.pairings.has(c) ? this.endPairing(c, { code: 'shutdown', message: 'the service stopped during pairing' }) : this.dispose(c, 'shutdown'),
       ),
     );
+    await this.unsaved.close();
     await this.sent.flush();
   }
 
@@ -188,6 +193,8 @@ export class WhatsAppSocketPool {
   }
 
   private async connect(accountId: string): Promise<Connection | SocketRefusal> {
+    // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
+    if (!(await this.unsaved.settle(accountId))) return { reason: 'keys-unsaved' };
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
     if (lease === 'busy') return { reason: 'busy' };
     if (lease === 'taken') {
@@ -198,7 +205,7 @@ export class WhatsAppSocketPool {
     }
     let auth: AuthHandle;
     try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock);
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { onWriteFailed: (error) => this.keysUnsaved(accountId, auth, error) });
     } catch (error) {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       throw error;
@@ -308,6 +315,13 @@ export class WhatsAppSocketPool {
     void this.dispose(conn, 'closed by the server');
   }
 
+  /** PostgreSQL refused a write of the account's auth state: close its socket, keep the rows and the lease until written. */
+  private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown): void {
+    this.unsaved.hold(accountId, auth, error);
+    const conn = this.connections.get(accountId);
+    if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
+  }
+
   private async paired(conn: Connection): Promise<void> {
     const state = this.pairings.get(conn);
     if (!state || state.ended) return;
@@ -353,13 +367,15 @@ export class WhatsAppSocketPool {
       this.o.logger.warn({ err, accountId: conn.accountId }, 'whatsapp socket did not end cleanly');
     }
     await conn.auth.flush().catch(() => undefined);
-    await this.o.lease.release(conn.accountId, this.o.holderId).catch(() => undefined);
+    // Keys behind the store: the lease stays, so no replica connects before they are written.
+    if (!this.unsaved.has(conn.accountId)) await this.o.lease.release(conn.accountId, this.o.holderId).catch(() => undefined);
     this.o.logger.debug({ accountId: conn.accountId, why }, 'whatsapp socket closed');
   }
 
   /** Keeps every lease, and hands a socket over when another replica asked for it. */
   private async renewAll(): Promise<void> {
     if (this.renewing || this.closed) return;
+    void this.unsaved.renewAll();
     this.renewing = true;
     try {
       for (const conn of [...this.connections.values()]) {
@@ -381,16 +397,6 @@ export class WhatsAppSocketPool {
       }
     } finally {
       this.renewing = false;
-    }
-  }
-
-  private async takeLease(accountId: string, waitMs: number): Promise<void> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      if ((await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs)) !== 'busy') return;
-      if (Date.now() >= deadline) throw new PairingError('busy', 'another replica holds the account connection and did not hand it over in time');
-      const pause = delay(Math.min(250, Math.max(10, (this.o.renewEveryMs ?? 2_000) / 4)));
-      await pause.promise;
     }
   }
 }
