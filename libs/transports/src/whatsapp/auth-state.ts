@@ -28,6 +28,8 @@ export interface WhatsAppAuthStore {
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
+  /** Whether a failed write may succeed if tried again (the store away), not refused for what it held; absent: always. */
+  isTransient?(error: unknown): boolean;
 }
 
 const CREDS_KIND = 'creds';
@@ -83,16 +85,17 @@ export function isPaired(creds: AuthenticationCreds): boolean {
  * serialised with Baileys' BufferJSON and sealed with the first of `secretsKeys` (the others
  * only open, for key rotation). Every key update is one write; writes of one account are
  * applied in the order they were made, so an older snapshot never overwrites a newer one.
- * A write the store refuses is kept: its rows go again with the next write (all or nothing),
- * and reads see them, so the state never falls behind what Baileys used; `onWriteFailed` tells
- * the caller, who must stop using the keys (socket-pool.ts closes the socket).
+ * A write that fails because the store is away is kept: its rows go again with the next write
+ * (all or nothing), and reads see them, so the state never falls behind what Baileys used. A
+ * write refused for what it held is dropped (it would fail forever). Either way `onWriteFailed`
+ * tells the caller, who must stop using the keys (socket-pool.ts closes the socket).
  */
 export async function loadAuthState(
   store: WhatsAppAuthStore,
   accountId: string,
   secretsKeys: Buffer[],
   clock: Clock,
-  options: { fresh?: boolean; onWriteFailed?: (error: unknown) => void } = {},
+  options: { fresh?: boolean; onWriteFailed?: (error: unknown, kept: boolean) => void } = {},
 ): Promise<AuthHandle> {
   const key = secretsKeys[0];
   if (!key) throw new Error('no secrets key configured');
@@ -117,8 +120,9 @@ export async function loadAuthState(
         await store.write(accountId, batch, new Date(clock.now()));
         unsaved = [];
       } catch (error) {
-        unsaved = batch;
-        options.onWriteFailed?.(error);
+        const kept = store.isTransient?.(error) ?? true;
+        unsaved = kept ? batch : [];
+        options.onWriteFailed?.(error, kept);
         throw error;
       }
     });

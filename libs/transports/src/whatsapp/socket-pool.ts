@@ -205,7 +205,7 @@ export class WhatsAppSocketPool {
     }
     let auth: AuthHandle;
     try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { onWriteFailed: (error) => this.keysUnsaved(accountId, auth, error) });
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept) });
     } catch (error) {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       throw error;
@@ -315,9 +315,10 @@ export class WhatsAppSocketPool {
     void this.dispose(conn, 'closed by the server');
   }
 
-  /** PostgreSQL refused a write of the account's auth state: close its socket, keep the rows and the lease until written. */
-  private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown): void {
-    this.unsaved.hold(accountId, auth, error);
+  /** A write of the account's auth state failed: close its socket; rows kept (the store was away) hold it and its lease until written. */
+  private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
+    if (kept) this.unsaved.hold(accountId, auth, error);
+    else this.o.logger.error({ err: error, accountId }, 'whatsapp auth state refused by the store: socket closed, it reconnects from the stored state');
     const conn = this.connections.get(accountId);
     if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
   }
