@@ -1,11 +1,15 @@
+import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { AccountRepository, OptOutRepository } from '@metronome/db';
+import { WhatsAppTransport } from '@metronome/transports';
 import type { MessagePart } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { OptOutListener } from '../../services/sender/src/opt-outs.js';
+import { RecordingDirectorySink } from '../helpers/recording-directory-sink.js';
 import { driveRun } from '../helpers/sender-harness.js';
-import { startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';
+import { eventually } from '../helpers/test-env.js';
+import { makePool, quietLogger, startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';
 
-// Opt-outs from contacts WhatsApp names by LID (`…@lid`): the reply reaches the real socket pool
+// Contacts WhatsApp names by LID: opt-outs and directory entries (`…@lid`): the reply reaches the real socket pool
 // from a FAKE WhatsApp network that delivers it with the LID alone (no `remoteJidAlt`), and the
 // pool reads the person's other identity from the account's LID mapping (Baileys keeps it in the
 // auth key store: here real PostgreSQL). The sender's listener lists both identities, and the
@@ -77,4 +81,25 @@ test('a LID the mapping does not know is listed as it is', async () => {
   w.network.fakeIncomingMessage(accountId, { from: '987650000069@lid', text: 'STOP' });
   await judged();
   expect(await suppressed(accountId)).toEqual(['987650000069@lid']);
+});
+
+test('the directory keeps a chat heard from by LID alone under the phone number the mapping knows', async () => {
+  const sink = new RecordingDirectorySink();
+  const pool = makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock, { directory: sink });
+  const transport = new WhatsAppTransport({ pool, clock: w.h.clock, logger: quietLogger, timeoutMs: 5_000 });
+  try {
+    const { accountId } = await account();
+    const acc = { id: accountId, externalId: null, credentials: null };
+    w.network.lids.assign('60100000091', '987650000091');
+    const send = { chatId: '60100000091', part: { type: 'text' as const, text: 'hello' }, partIndex: 0, partCount: 1, idempotencyKey: 'lid-dir:60100000091:0' };
+    expect(await transport.send(acc, send)).toMatchObject({ kind: 'delivered' });
+    w.network.fakeIncomingMessage(accountId, { from: '987650000091@lid', text: 'hi', pushName: 'Aisha' });
+    // a LID the mapping does not know stays a LID entry
+    w.network.fakeIncomingMessage(accountId, { from: '987650000099@lid', text: 'hello?', pushName: 'Unknown' });
+    await eventually('both chats heard from', async () => sink.entry(accountId, '987650000099@lid') !== undefined, 5_000, 5);
+    await eventually('the titled entry', async () => sink.entry(accountId, jid('60100000091'))?.title === 'Aisha', 5_000, 5);
+    expect(sink.entry(accountId, '987650000091@lid')).toBeUndefined();
+  } finally {
+    await transport.close();
+  }
 });
