@@ -38,7 +38,7 @@ export class WhatsAppSocketPool {
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent: SentMessages;
-  /** accounts whose auth state PostgreSQL refused: their socket stays closed until it is written */
+  /** accounts whose auth state could not be written: no socket until it is */
   private readonly unsaved: UnsavedKeys;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
@@ -315,10 +315,9 @@ export class WhatsAppSocketPool {
     void this.dispose(conn, 'closed by the server');
   }
 
-  /** A write of the account's auth state failed: close its socket; rows kept (the store was away) hold it and its lease until written. */
+  /** A write of the account's auth state failed: its socket closes (unsaved-keys.ts keeps what it can). */
   private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
-    if (kept) this.unsaved.hold(accountId, auth, error);
-    else this.o.logger.error({ err: error, accountId }, 'whatsapp auth state refused by the store: socket closed, it reconnects from the stored state');
+    this.unsaved.failed(accountId, auth, error, kept);
     const conn = this.connections.get(accountId);
     if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
   }
