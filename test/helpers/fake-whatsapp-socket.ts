@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import type { Clock } from '@metronome/core';
 import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents, WhatsAppSocketFactory } from '@metronome/transports';
 import { FakeWhatsAppGroups } from './fake-whatsapp-groups.js';
+import { fakeLidMapping, FakeWhatsAppLids } from './fake-whatsapp-lids.js';
 import { fakeBoom, type FakeFault, type FakeMessage, type FakeUpload } from './fake-whatsapp-shapes.js';
 import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto, type WAMessage } from '@whiskeysockets/baileys';
 
@@ -31,6 +32,8 @@ export class FakeWhatsAppNetwork {
   /** every time a device connected while another connection of it was open (the server replaced one) */
   readonly replacements: { accountId: string; at: number }[] = [];
   readonly groups = new Map<string, GroupMetadata>();
+  /** the LID of each user the server knows (fake-whatsapp-lids.ts) */
+  readonly lids = new FakeWhatsAppLids();
   /** groups with the fake's accounts as members, listed by `groupFetchAllParticipating` and changed by their notifications */
   readonly groupBook = new FakeWhatsAppGroups((accountId) => this.openByAccount.get(accountId), () => this.clock.now());
   /** every `groupFetchAllParticipating` the server answered or refused */
@@ -177,6 +180,7 @@ export class FakeWhatsAppNetwork {
 
 export class FakeWhatsAppSocket implements WhatsAppSocket {
   readonly ev: WhatsAppSocket['ev'];
+  readonly signalRepository: { lidMapping: ReturnType<typeof fakeLidMapping> };
   closed = false;
   offeredQr = false;
   private readonly emitter = new EventEmitter();
@@ -188,6 +192,7 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     private readonly config: WhatsAppSocketConfig,
   ) {
     this.emitter.setMaxListeners(100);
+    this.signalRepository = { lidMapping: fakeLidMapping(() => this.config.auth.keys, network.lids) };
     this.ev = {
       on: (event, listener) => void this.emitter.on(event, listener as (arg: unknown) => void),
       off: (event, listener) => void this.emitter.off(event, listener as (arg: unknown) => void),
@@ -350,6 +355,8 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     // As Baileys' relayMessage: a group message needs the group's participants first.
     if (jid.endsWith('@g.us')) (await this.config.cachedGroupMetadata(jid)) ?? (await this.groupMetadata(jid));
     const hang = this.fault('send');
+    // As Baileys: the device lookup before the write stores the user's LID pair.
+    await this.signalRepository.lidMapping.learn(jid);
     this.assertOpen();
     this.network.messages.push({ accountId: this.accountId, socketId: this.id, jid, messageId, content, at: this.network.clock.now() });
     // The server has the message, but its acknowledgement never comes back.

@@ -102,6 +102,7 @@ describe('isFloodWait', () => {
     ['rate_overlimit', true],
     ['connection_replaced', false],
     ['socket_handover', false],
+    ['keys_unsaved', false],
   ])('%s → %p', (code, counts) => {
     expect(isFloodWait(code)).toBe(counts);
   });

@@ -62,9 +62,10 @@ export interface AccountHealth {
 
 /**
  * Account waits that are not the platform judging the account's pace, so cooling does not
- * count them: WhatsApp's connection hand-overs between our own replicas (libs/transports).
+ * count them: WhatsApp's connection hand-overs between our own replicas, and a socket held
+ * closed until PostgreSQL takes its keys (libs/transports).
  */
-const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover'];
+const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover', 'keys_unsaved'];
 
 /** Whether an account wait (its code) is a flood wait automatic cooling counts: `flood_wait`, `rate_overlimit`, … */
 export function isFloodWait(code: string): boolean {

@@ -37,6 +37,7 @@ export {
   type ListPage,
 } from './repositories/run-control-repository.js';
 export type { HeldCampaign, HeldUpdate, WindowPausedRun, AutoResume, ResumedRun } from './repositories/schedule-repository.js';
+export { WhatsAppSentMessageRepository } from './repositories/whatsapp-sent-message-repository.js';
 export { WhatsAppAuthRepository, WHATSAPP_CREDS_KIND, type WhatsAppAuthWrite } from './repositories/whatsapp-auth-repository.js';
 export { SealedSecretsRepository, type SealedCredential, type SealedAuthRow } from './repositories/sealed-secrets-repository.js';
 export { resealSecrets, type ResealReport } from './reseal.js';

@@ -12,5 +12,6 @@ const TRANSIENT_SQLSTATE = /^(08|53|57P|40001|40P01)/;
  */
 export function isTransientDbError(error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return TRANSIENT_SQLSTATE.test(error.code ?? '');
-  return error instanceof Error;
+  // by tag, not instanceof: a socket error made by Node itself may come from another realm (a test VM)
+  return Object.prototype.toString.call(error) === '[object Error]';
 }

@@ -234,6 +234,14 @@ export interface WhatsappAuthTable {
   updated_at: Generated<Date>;
 }
 
+/** migrations/0018_whatsapp_sent_messages.sql: a sent message kept for decryption retries */
+export interface WhatsappSentMessagesTable {
+  account_id: string;
+  message_id: string;
+  message: Buffer;
+  sent_at: Date;
+}
+
 export type WebhookEventType = 'run.status' | 'account.status';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -315,6 +323,7 @@ export interface DB {
   run_events: RunEventsTable;
   scheduler_leader: SchedulerLeaderTable;
   whatsapp_auth: WhatsappAuthTable;
+  whatsapp_sent_messages: WhatsappSentMessagesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;

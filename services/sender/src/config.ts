@@ -44,6 +44,9 @@ const schema = z.object({
   // A random wait of up to this many ms between two parts of one chat, so a multi-part message
   // does not arrive with machine-regular spacing.
   PART_JITTER_MS: int(200, 0, 60_000),
+  // How long a sent WhatsApp message can be asked for again by a recipient's device that could
+  // not decrypt it (kept in PostgreSQL, answered by any replica), days.
+  WHATSAPP_RESEND_DAYS: int(7, 1, 90),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
 });

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -13,6 +13,7 @@ import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
+import { startResendCleanup } from './resend-cleanup.js';
 import { jobWaitMs } from './job-wait.js';
 import { processRunJob } from './run-job.js';
 import { countSockets } from './socket-metrics.js';
@@ -53,7 +54,11 @@ const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.S
 const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: systemClock, logger, metrics });
 // Each account's chat directory (CONTRACT §3): synced on request, and kept current by WhatsApp's group events.
 const chatDirectory = new ChatDirectoryRepository(db);
-// WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
+// WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL,
+// sent messages kept there for WHATSAPP_RESEND_DAYS so any replica answers a re-send request.
+const sentMessages = new WhatsAppSentMessageRepository(db);
+const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
+const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
     holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
@@ -64,6 +69,8 @@ const whatsapp = new WhatsAppTransport({
     onSocket: countSockets(metrics, 'whatsapp'),
     onIncomingText: optOuts.onIncomingText,
     directory: chatDirectory,
+    sentMessages,
+    resendKeepMs,
     clock: systemClock,
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),
@@ -185,6 +192,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
     await stopStep(logger, 'workers', Promise.all([...workers, directory].map((w) => w.close(true))), STEP_MS);
   }
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
+  resendCleanup.stop();
   await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
   await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]), STEP_MS);
   await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);

@@ -34,9 +34,11 @@ export class OptOutListener {
     if (!couldBeOptOut(message.text)) return null;
     const keyword = optOutKeyword(message.text, await this.d.repo.keywords(accountId));
     if (keyword === null) return null;
-    const written = await this.d.repo.optOut(accountId, message.chatIds, new Date(this.d.clock.now()));
+    // the person under both identities: a LID-only sender also lists the phone number campaigns name
+    const chatIds = message.allChatIds ? await message.allChatIds() : message.chatIds;
+    const written = await this.d.repo.optOut(accountId, chatIds, new Date(this.d.clock.now()));
     this.d.metrics.optOuts.inc({ platform: 'whatsapp' });
-    this.d.logger.info({ accountId, chatId: message.chatIds[0], keyword, listed: written.listed, skippedTargets: written.skipped }, 'chat opted out by reply');
+    this.d.logger.info({ accountId, chatId: chatIds[0], keyword, listed: written.listed, skippedTargets: written.skipped }, 'chat opted out by reply');
     return keyword;
   }
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { isTransientDbError } from '../transient-error.js';
 import type { DB } from '../types.js';
 
 /** One row of an account's WhatsApp auth state: sealed bytes, or null to delete it. */
@@ -64,6 +65,11 @@ export class WhatsAppAuthRepository {
       select ${accountId}::uuid, kind, key_id, sealed, ${now}::timestamptz from input where sealed is not null
       on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
     `.execute(this.db);
+  }
+
+  /** Whether a failed write may succeed if tried again (PostgreSQL away), not refused for what it held. */
+  isTransient(error: unknown): boolean {
+    return isTransientDbError(error);
   }
 
   /** Forgets the account's whole auth state (a new pairing starts from fresh credentials). */

@@ -28,6 +28,8 @@ export interface WhatsAppAuthStore {
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
+  /** Whether a failed write may succeed if tried again (the store away), not refused for what it held; absent: always. */
+  isTransient?(error: unknown): boolean;
 }
 
 const CREDS_KIND = 'creds';
@@ -37,8 +39,23 @@ export interface AuthHandle {
   state: AuthenticationState;
   /** Saves the credentials as they are now (after Baileys applied a `creds.update`). */
   saveCreds(): Promise<void>;
-  /** Resolves once every write started so far is in PostgreSQL. */
+  /** Resolves once every write started so far has ended (written, or kept as unsaved). */
   flush(): Promise<void>;
+  /** Rows whose write failed, newest value per key: they are the state's truth until written. */
+  unsavedRows(): number;
+  /** Writes the unsaved rows again (with nothing new); rejects while the store still refuses. */
+  saveUnsaved(): Promise<void>;
+}
+
+/** The rows in order, each key once with its last value (one statement may not touch a row twice). */
+function latestPerKey(rows: AuthRow[]): AuthRow[] {
+  const byKey = new Map<string, AuthRow>();
+  for (const r of rows) {
+    const key = `${r.kind}\u0000${r.keyId}`;
+    byKey.delete(key);
+    byKey.set(key, r);
+  }
+  return [...byKey.values()];
 }
 
 /**
@@ -68,13 +85,17 @@ export function isPaired(creds: AuthenticationCreds): boolean {
  * serialised with Baileys' BufferJSON and sealed with the first of `secretsKeys` (the others
  * only open, for key rotation). Every key update is one write; writes of one account are
  * applied in the order they were made, so an older snapshot never overwrites a newer one.
+ * A write that fails because the store is away is kept: its rows go again with the next write
+ * (all or nothing), and reads see them, so the state never falls behind what Baileys used. A
+ * write refused for what it held is dropped (it would fail forever). Either way `onWriteFailed`
+ * tells the caller, who must stop using the keys (socket-pool.ts closes the socket).
  */
 export async function loadAuthState(
   store: WhatsAppAuthStore,
   accountId: string,
   secretsKeys: Buffer[],
   clock: Clock,
-  options: { fresh?: boolean } = {},
+  options: { fresh?: boolean; onWriteFailed?: (error: unknown, kept: boolean) => void } = {},
 ): Promise<AuthHandle> {
   const key = secretsKeys[0];
   if (!key) throw new Error('no secrets key configured');
@@ -91,16 +112,35 @@ export async function loadAuthState(
   }
 
   let chain: Promise<void> = Promise.resolve();
+  let unsaved: AuthRow[] = [];
   const enqueue = (rows: AuthRow[]): Promise<void> => {
-    const write = chain.then(() => store.write(accountId, rows, new Date(clock.now())));
+    const write = chain.then(async () => {
+      const batch = latestPerKey([...unsaved, ...rows]);
+      try {
+        await store.write(accountId, batch, new Date(clock.now()));
+        unsaved = [];
+      } catch (error) {
+        const kept = store.isTransient?.(error) ?? true;
+        unsaved = kept ? batch : [];
+        options.onWriteFailed?.(error, kept);
+        throw error;
+      }
+    });
     // The chain survives a failed write (the caller sees the failure); the next one still runs.
     chain = write.catch(() => undefined);
     return write;
   };
+  /** The unsaved value of a key: undefined when none, null when it is a deletion. */
+  const unsavedValue = (kind: string, id: string): Buffer | null | undefined => unsaved.find((r) => r.kind === kind && r.keyId === id)?.sealed;
 
   const keys: SignalKeyStore = {
     get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
       const rows = await store.readKeys(accountId, type, ids);
+      for (const id of ids) {
+        const pending = unsavedValue(type, id);
+        if (pending === null) rows.delete(id);
+        else if (pending) rows.set(id, pending);
+      }
       const out: { [id: string]: SignalDataTypeMap[T] } = {};
       for (const [id, sealed] of rows) {
         let value = decode<unknown>(sealed);
@@ -129,6 +169,8 @@ export async function loadAuthState(
     state,
     saveCreds: () => enqueue([{ kind: CREDS_KIND, keyId: '', sealed: encode(state.creds) }]),
     flush: () => chain,
+    unsavedRows: () => unsaved.length,
+    saveUnsaved: () => enqueue([]),
   };
   // A new account's first credentials are stored at once, so its pairing can resume from them.
   if (options.fresh) await handle.saveCreds();

@@ -8,6 +8,8 @@ export type SocketRefusal =
   | { reason: 'busy' }
   /** the account has no paired device (never paired, or a new pairing is under way) */
   | { reason: 'not-paired' }
+  /** PostgreSQL refused a write of the account's auth state: no socket until it takes it (unsaved-keys.ts) */
+  | { reason: 'keys-unsaved' }
   /** the socket closed before it opened (logged out, replaced, unreachable…) */
   | { reason: 'connect-failed'; failure: WhatsAppFailure };
 

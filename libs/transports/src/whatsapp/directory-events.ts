@@ -1,6 +1,7 @@
 import type { GroupMetadata, WAMessage } from '@whiskeysockets/baileys';
 import { directChatId, groupEntry, isOwn, ownIds, sendingOf, type GroupStanding } from './directory-entries.js';
 import type { WhatsAppDirectory } from './directory-sync.js';
+import { phoneJidOf, type LidMapping } from './lid-identity.js';
 import type { WhatsAppSocketEvents } from './socket.js';
 
 type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
@@ -11,7 +12,13 @@ type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: Whats
  * the account removed, leaving, promoted or demoted (`group-participants.update`), and the
  * one-to-one chats its messages show (`messages.upsert`, which also carries its own sends).
  */
-export function followDirectory(on: On, accountId: string, user: () => { id: string; lid?: string } | undefined, dir: WhatsAppDirectory): void {
+export function followDirectory(
+  on: On,
+  accountId: string,
+  user: () => { id: string; lid?: string } | undefined,
+  dir: WhatsAppDirectory,
+  lids: () => LidMapping | undefined = () => undefined,
+): void {
   const entries = (metas: GroupMetadata[]) => {
     const own = ownIds(user());
     return metas.map((meta) => {
@@ -80,13 +87,15 @@ export function followDirectory(on: On, accountId: string, user: () => { id: str
   });
 
   on('messages.upsert', ({ messages }) => {
-    for (const m of messages) direct(accountId, m, dir);
+    for (const m of messages) void direct(accountId, m, dir, lids());
   });
 }
 
-function direct(accountId: string, m: WAMessage, dir: WhatsAppDirectory): void {
-  const chatId = directChatId(m.key?.remoteJid, m.key?.remoteJidAlt);
-  if (!chatId) return;
+/** A one-to-one chat's entry, under the phone-number JID when the message or the LID mapping gives it. */
+async function direct(accountId: string, m: WAMessage, dir: WhatsAppDirectory, lids: LidMapping | undefined): Promise<void> {
+  const named = directChatId(m.key?.remoteJid, m.key?.remoteJidAlt);
+  if (!named) return;
+  const chatId = await phoneJidOf(named, lids);
   // A push name is the sender's own name; on the account's own messages it is the account's.
   const title = !m.key?.fromMe && typeof m.pushName === 'string' && m.pushName.trim() !== '' ? m.pushName.trim() : null;
   dir.direct(accountId, chatId, title);

@@ -188,6 +188,8 @@ export class WhatsAppDirectory {
         return this.report(accountId, sink, { status: 'failed', reason: "the account's connection is on another replica, asked to hand it over: sync again in a few seconds" });
       case 'not-paired':
         return this.report(accountId, sink, { status: 'failed', reason: 'the account has no paired WhatsApp device' });
+      case 'keys-unsaved':
+        return this.report(accountId, sink, { status: 'failed', reason: "the account's keys are not saved yet (PostgreSQL refused them): sync again once it answers" });
       case 'connect-failed':
         return this.failed(accountId, sink, refusal.failure);
     }

@@ -9,10 +9,16 @@ export interface IncomingText {
    */
   chatIds: string[];
   text: string;
+  /**
+   * `chatIds` and the ids of the same person under their other identity (phone number ↔ LID)
+   * as the account's LID mapping knows it (lid-identity.ts); set by the socket pool. Asked only
+   * when needed: it may query WhatsApp.
+   */
+  allChatIds?: () => Promise<string[]>;
 }
 
 /** The chat ids of one user JID, as campaigns may spell them (libs/transports `chatJid`). */
-function spellings(jid: string | null | undefined): string[] {
+export function spellings(jid: string | null | undefined): string[] {
   if (!jid) return [];
   if (jid.endsWith('@s.whatsapp.net')) {
     const user = jidNormalizedUser(jid);

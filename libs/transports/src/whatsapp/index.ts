@@ -10,5 +10,7 @@ export { whatsappMessageId, chatJid } from './addressing.js';
 export { mediaMessage, mediaKind } from './media.js';
 export { GroupMetadataCache } from './group-metadata-cache.js';
 export { incomingTexts, type IncomingText } from './incoming.js';
+export { SentMessages, type SentMessageStore } from './sent-messages.js';
 export { realTimers, type Timers } from './timers.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';
+export { phoneJidOf, bothIdentities, withBothIdentities, type LidMapping } from './lid-identity.js';

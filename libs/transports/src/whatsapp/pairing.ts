@@ -1,5 +1,7 @@
 import type { WhatsAppFailure } from './classify.js';
 import type { SocketRefusal } from './connection.js';
+import type { SocketLease } from './socket-lease.js';
+import { delay } from './timers.js';
 
 /** What a pairing hands to the operator. */
 export interface PairingStart {
@@ -47,4 +49,15 @@ export function pairingEndCode(failure: WhatsAppFailure): string {
 /** Why a socket could not be had, in words. */
 export function describeRefusal(refusal: SocketRefusal): string {
   return refusal.reason === 'connect-failed' ? refusal.failure.message : refusal.reason;
+}
+
+/** Takes the account's socket lease for a pairing, asking the holder to hand over and waiting up to `waitMs`. */
+export async function takeLeaseForPairing(lease: SocketLease, accountId: string, holderId: string, ttlMs: number, waitMs: number, renewEveryMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if ((await lease.acquire(accountId, holderId, ttlMs)) !== 'busy') return;
+    if (Date.now() >= deadline) throw new PairingError('busy', 'another replica holds the account connection and did not hand it over in time');
+    const pause = delay(Math.min(250, Math.max(10, renewEveryMs / 4)));
+    await pause.promise;
+  }
 }

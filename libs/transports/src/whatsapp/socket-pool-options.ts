@@ -3,6 +3,7 @@ import type { ChatDirectorySink, Clock } from '@metronome/core';
 import type { WhatsAppAuthStore } from './auth-state.js';
 import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
+import type { SentMessageStore } from './sent-messages.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
@@ -58,6 +59,10 @@ export interface WhatsAppSocketPoolOptions {
   directoryBackoff?: OverlimitBackoff;
   /** the shortest time between two listings on connect of one account on this replica, ms (default 10 min) */
   directoryResyncMinMs?: number;
+  /** where sent messages are kept for re-sends, for any replica (absent: this replica's memory only) */
+  sentMessages?: SentMessageStore;
+  /** how long a sent message can be asked for again (WHATSAPP_RESEND_DAYS), ms; default 7 days */
+  resendKeepMs?: number;
   /** the directory's retry timers (default: real ones; tests pass a manual clock's) */
   timers?: Timers;
 }

@@ -7,8 +7,10 @@ import { followDirectory } from './directory-events.js';
 import { WhatsAppDirectory } from './directory-sync.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
 import { incomingTexts } from './incoming.js';
+import { withBothIdentities } from './lid-identity.js';
 import { SentMessages } from './sent-messages.js';
-import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
+import { UnsavedKeys } from './unsaved-keys.js';
+import { describeRefusal, pairingEndCode, PairingError, takeLeaseForPairing, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
@@ -35,7 +37,9 @@ export class WhatsAppSocketPool {
   private readonly pairings = new Map<Connection, PairingState>();
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
-  readonly sent = new SentMessages();
+  readonly sent: SentMessages;
+  /** accounts whose auth state could not be written: no socket until it is */
+  private readonly unsaved: UnsavedKeys;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -48,6 +52,8 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.unsaved = new UnsavedKeys({ lease: o.lease, holderId: o.holderId, leaseTtlMs: this.leaseTtlMs, logger: o.logger, inUse: (a) => this.connections.has(a) || this.connecting.has(a) });
+    this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
       timers: o.timers ?? realTimers,
@@ -107,7 +113,7 @@ export class WhatsAppSocketPool {
     // A pairing or send socket of this account here is replaced: it will not report an end.
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
-    await this.takeLease(accountId, request.handoverWaitMs ?? 15_000);
+    await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
 
     let auth: AuthHandle;
     try {
@@ -167,6 +173,8 @@ export class WhatsAppSocketPool {
         this.pairings.has(c) ? this.endPairing(c, { code: 'shutdown', message: 'the service stopped during pairing' }) : this.dispose(c, 'shutdown'),
       ),
     );
+    await this.unsaved.close();
+    await this.sent.flush();
   }
 
   private acquire(accountId: string): Promise<Connection | SocketRefusal> {
@@ -185,6 +193,8 @@ export class WhatsAppSocketPool {
   }
 
   private async connect(accountId: string): Promise<Connection | SocketRefusal> {
+    // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
+    if (!(await this.unsaved.settle(accountId))) return { reason: 'keys-unsaved' };
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
     if (lease === 'busy') return { reason: 'busy' };
     if (lease === 'taken') {
@@ -195,7 +205,7 @@ export class WhatsAppSocketPool {
     }
     let auth: AuthHandle;
     try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock);
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept) });
     } catch (error) {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       throw error;
@@ -234,7 +244,7 @@ export class WhatsAppSocketPool {
       // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
       cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
-      getMessage: async (key) => (key.id ? this.sent.get(accountId, key.id) : undefined),
+      getMessage: (key) => (key.id ? this.sent.get(accountId, key.id) : Promise.resolve(undefined)),
       logger,
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
@@ -257,8 +267,8 @@ export class WhatsAppSocketPool {
     });
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
-    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, m)));
-    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory);
+    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
+    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory, () => socket.signalRepository?.lidMapping);
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);
       if (update.connection === 'open') this.opened(conn);
@@ -303,6 +313,13 @@ export class WhatsAppSocketPool {
     }
     this.o.logger.warn({ accountId: conn.accountId, failure }, 'whatsapp connection closed');
     void this.dispose(conn, 'closed by the server');
+  }
+
+  /** A write of the account's auth state failed: its socket closes (unsaved-keys.ts keeps what it can). */
+  private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
+    this.unsaved.failed(accountId, auth, error, kept);
+    const conn = this.connections.get(accountId);
+    if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
   }
 
   private async paired(conn: Connection): Promise<void> {
@@ -350,13 +367,15 @@ export class WhatsAppSocketPool {
       this.o.logger.warn({ err, accountId: conn.accountId }, 'whatsapp socket did not end cleanly');
     }
     await conn.auth.flush().catch(() => undefined);
-    await this.o.lease.release(conn.accountId, this.o.holderId).catch(() => undefined);
+    // Keys behind the store: the lease stays, so no replica connects before they are written.
+    if (!this.unsaved.has(conn.accountId)) await this.o.lease.release(conn.accountId, this.o.holderId).catch(() => undefined);
     this.o.logger.debug({ accountId: conn.accountId, why }, 'whatsapp socket closed');
   }
 
   /** Keeps every lease, and hands a socket over when another replica asked for it. */
   private async renewAll(): Promise<void> {
     if (this.renewing || this.closed) return;
+    void this.unsaved.renewAll();
     this.renewing = true;
     try {
       for (const conn of [...this.connections.values()]) {
@@ -378,16 +397,6 @@ export class WhatsAppSocketPool {
       }
     } finally {
       this.renewing = false;
-    }
-  }
-
-  private async takeLease(accountId: string, waitMs: number): Promise<void> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      if ((await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs)) !== 'busy') return;
-      if (Date.now() >= deadline) throw new PairingError('busy', 'another replica holds the account connection and did not hand it over in time');
-      const pause = delay(Math.min(250, Math.max(10, (this.o.renewEveryMs ?? 2_000) / 4)));
-      await pause.promise;
     }
   }
 }

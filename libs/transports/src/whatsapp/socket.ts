@@ -1,3 +1,4 @@
+import type { LidMapping } from './lid-identity.js';
 import makeWASocket, {
   Browsers,
   type BaileysEventMap,
@@ -41,6 +42,8 @@ export interface WhatsAppSocket {
   };
   /** the account's own identity (Baileys: `creds.me`): its phone-number JID and, once connected, its LID */
   user: { id: string; lid?: string } | undefined;
+  /** Baileys' LID ↔ phone-number mapping of the account (lid-identity.ts) */
+  signalRepository: { lidMapping: LidMapping };
   sendMessage: WASocket['sendMessage'];
   sendPresenceUpdate: WASocket['sendPresenceUpdate'];
   relayMessage: WASocket['relayMessage'];

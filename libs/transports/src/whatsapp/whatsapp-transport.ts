@@ -180,6 +180,9 @@ export class WhatsAppTransport implements Transport {
       case 'busy':
         // Not the platform's wait: the socket is being handed over from another replica.
         return { kind: 'account-wait', code: 'socket_handover', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
+      case 'keys-unsaved':
+        // Not the platform's wait: the socket stays closed until PostgreSQL takes the keys (unsaved-keys.ts).
+        return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
       case 'not-paired':
         return { kind: 'account-unavailable', code: 'not_paired', message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair' };
       case 'connect-failed': {

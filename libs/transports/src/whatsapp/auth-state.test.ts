@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { ManualClock } from '@metronome/core';
+import { loadAuthState, type AuthRow, type WhatsAppAuthStore } from './auth-state.js';
+
+// The auth state's writes when the store fails: kept while it is away, dropped when it refuses
+// what they hold. The store is in memory here; test/platforms/whatsapp-keys-outage.test.ts runs
+// the same against a PostgreSQL that stops and starts.
+
+const KEY = randomBytes(32);
+const clock = new ManualClock(0);
+class Refused extends Error {}
+
+function memoryStore() {
+  const rows = new Map<string, Buffer>();
+  const writes: AuthRow[][] = [];
+  let failWith: Error | null = null;
+  const store: WhatsAppAuthStore = {
+    readCreds: async () => null,
+    readKeys: async (_a, kind, ids) => new Map(ids.flatMap((id) => (rows.has(`${kind}/${id}`) ? [[id, rows.get(`${kind}/${id}`)!] as const] : []))),
+    write: async (_a, batch) => {
+      if (failWith) throw failWith;
+      writes.push(batch);
+      for (const r of batch) r.sealed ? rows.set(`${r.kind}/${r.keyId}`, r.sealed) : rows.delete(`${r.kind}/${r.keyId}`);
+    },
+    clear: async () => rows.clear(),
+    isTransient: (error) => !(error instanceof Refused),
+  };
+  return { store, writes, fail: (e: Error | null) => (failWith = e) };
+}
+
+const session = (n: number) => new Uint8Array([n]);
+
+test('a write that fails while the store is away is kept: reads see it, and it goes again whole', async () => {
+  const { store, writes, fail } = memoryStore();
+  const failures: boolean[] = [];
+  const auth = await loadAuthState(store, 'a', [KEY], clock, { onWriteFailed: (_e, kept) => failures.push(kept) });
+  fail(new Error('connect ECONNREFUSED'));
+  await expect(auth.state.keys.set({ session: { s1: session(1), s2: session(2) } })).rejects.toThrow('ECONNREFUSED');
+  await expect(auth.state.keys.set({ session: { s1: session(3) } })).rejects.toThrow();
+  expect(failures).toEqual([true, true]);
+  expect(auth.unsavedRows()).toBe(2);
+  fail(null);
+  // what Baileys used is what it reads back, before the store has it
+  expect(Object.keys(await auth.state.keys.get('session', ['s1', 's2']))).toEqual(['s1', 's2']);
+  await auth.saveUnsaved();
+  expect(auth.unsavedRows()).toBe(0);
+  // one statement, each key once with its newest value
+  expect(writes.at(-1)!.map((r) => r.keyId)).toEqual(['s2', 's1']);
+  expect([...(await auth.state.keys.get('session', ['s1'])).s1!]).toEqual([3]);
+});
+
+test('a write the store refuses for what it held is dropped, not retried forever', async () => {
+  const { store, writes, fail } = memoryStore();
+  const failures: boolean[] = [];
+  const auth = await loadAuthState(store, 'a', [KEY], clock, { onWriteFailed: (_e, kept) => failures.push(kept) });
+  fail(new Refused('invalid byte sequence'));
+  await expect(auth.state.keys.set({ session: { bad: session(1) } })).rejects.toThrow();
+  expect(failures).toEqual([false]);
+  expect(auth.unsavedRows()).toBe(0);
+  fail(null);
+  await auth.state.keys.set({ session: { good: session(2) } });
+  expect(writes.at(-1)!.map((r) => r.keyId)).toEqual(['good']);
+});
