@@ -12,6 +12,7 @@ import { describeRefusal, pairingEndCode, PairingError, type PairingHooks, type 
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
+import { WriteMarks } from './write-marks.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -36,6 +37,8 @@ export class WhatsAppSocketPool {
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent = new SentMessages();
+  /** when each send's message reaches the socket's write (write-marks.ts) */
+  readonly writes = new WriteMarks();
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -235,7 +238,7 @@ export class WhatsAppSocketPool {
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
       cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
       getMessage: async (key) => (key.id ? this.sent.get(accountId, key.id) : undefined),
-      logger,
+      logger: this.writes.logger(accountId, logger),
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
     });
