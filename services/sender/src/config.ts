@@ -1,4 +1,4 @@
-import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, z, type RedisClusterNodes } from '@metronome/config';
+import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, whatsappVersionEnv, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -46,6 +46,7 @@ const schema = z.object({
   PART_JITTER_MS: int(200, 0, 60_000),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
+  ...whatsappVersionEnv,
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */

@@ -7,7 +7,7 @@ import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthReposi
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
+import { baileysSocketFactory, resolveWhatsAppVersion, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -54,8 +54,11 @@ const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: syst
 // Each account's chat directory (CONTRACT §3): synced on request, and kept current by WhatsApp's group events.
 const chatDirectory = new ChatDirectoryRepository(db);
 // WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL.
+const whatsappLogger = logger.child({ component: 'whatsapp' });
+const whatsappVersion = await resolveWhatsAppVersion({ configured: config.WHATSAPP_VERSION, fetchLatest: config.WHATSAPP_FETCH_VERSION, logger: whatsappLogger });
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
+    ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     lease: new SocketLeases(scripts, keys),
     auth: new WhatsAppAuthRepository(db),

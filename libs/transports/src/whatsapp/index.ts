@@ -11,4 +11,5 @@ export { mediaMessage, mediaKind } from './media.js';
 export { GroupMetadataCache } from './group-metadata-cache.js';
 export { incomingTexts, type IncomingText } from './incoming.js';
 export { realTimers, type Timers } from './timers.js';
+export { resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, type FetchVersion } from './client-version.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';

@@ -32,6 +32,8 @@ export interface WhatsAppSocketPoolOptions {
   /** the longest a hand-over waits for in-flight work before the socket closes anyway, ms */
   drainMaxMs?: number;
   connectTimeoutMs?: number;
+  /** the WhatsApp Web version sockets announce (resolveWhatsAppVersion); absent: Baileys' bundled one */
+  version?: [number, number, number];
   queryTimeoutMs?: number;
   groupCacheTtlMs?: number;
   /** how long a pairing QR is offered (Baileys' first QR lives 60 s; later ones are not shown), ms */

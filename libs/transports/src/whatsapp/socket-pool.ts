@@ -241,6 +241,7 @@ export class WhatsAppSocketPool {
       logger: this.writes.logger(accountId, logger),
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
+      ...(this.o.version && { version: this.o.version }),
     });
     return socket;
   }

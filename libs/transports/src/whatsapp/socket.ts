@@ -63,6 +63,8 @@ export interface WhatsAppSocketConfig {
   logger: WhatsAppLogger;
   connectTimeoutMs: number;
   defaultQueryTimeoutMs: number;
+  /** the WhatsApp Web version to announce (client-version.ts); absent: Baileys' bundled one */
+  version?: [number, number, number];
 }
 
 /** Opens a socket (real: `makeWASocket`; tests: a fake). The account id is for fakes and logs only. */
