@@ -3,6 +3,7 @@ import type { ChatDirectorySink, Clock } from '@metronome/core';
 import type { WhatsAppAuthStore } from './auth-state.js';
 import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
+import type { MessageRefusal } from './message-status.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
@@ -50,6 +51,8 @@ export interface WhatsAppSocketPoolOptions {
    * this replica holds the account's socket; the sender reads opt-outs from them.
    */
   onIncomingText?: (accountId: string, message: IncomingText) => void;
+  /** Told of each message this replica wrote that the server refused afterwards (463, 479…; message-status.ts). */
+  onMessageRefused?: (refusal: MessageRefusal) => void;
   /**
    * The accounts' chat directory (CONTRACT §3): what the sockets' group events, sends and
    * incoming messages tell is written there, and a socket's first opening lists its groups

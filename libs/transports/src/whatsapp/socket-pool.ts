@@ -13,6 +13,7 @@ import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
+import { MessageStatuses } from './message-status.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -39,6 +40,8 @@ export class WhatsAppSocketPool {
   readonly sent = new SentMessages();
   /** when each send's message reaches the socket's write (write-marks.ts) */
   readonly writes = new WriteMarks();
+  /** what WhatsApp says of written messages afterwards, and the account standing it implies */
+  readonly statuses: MessageStatuses;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -51,6 +54,7 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.statuses = new MessageStatuses(o.clock, o.onMessageRefused);
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
       timers: o.timers ?? realTimers,
@@ -262,6 +266,7 @@ export class WhatsAppSocketPool {
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
     if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, m)));
+    if (conn.kind === 'send') this.statuses.follow(on, conn.accountId);
     if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory);
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);

@@ -126,10 +126,13 @@ export class WhatsAppTransport implements Transport {
     const media = part.type === 'media' ? mediaMessage(part.mediaRef, part.caption) : null;
     if (part.type === 'media' && !media) return { kind: 'rejected', code: 'media_ref_invalid', message: 'the prepared media reference is not readable' };
     const messageId = whatsappMessageId(message.idempotencyKey);
+    const held = this.o.pool.statuses.holdBeforeWrite(account.id, jid);
+    if (held) return held;
 
     // The timeout starts when the message is written (write-marks.ts): connecting, group
     // metadata, device lists and sessions before it are not sending, and fail as retriable.
     const mark = this.o.pool.writes.expect(account.id, messageId);
+    void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, jid, message.chatId));
     const attempt = this.o.pool.use(account.id, async (socket): Promise<Attempt> => {
       try {
         const sent = await (part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId }));
