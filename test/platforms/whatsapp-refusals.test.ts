@@ -120,3 +120,17 @@ test('a reachoutTimeLock holds sends to chats the account never wrote to until i
   await jobs(runId, 20);
   expect((await targets(runId))[phone(301)]!.status).toBe('sent');
 });
+
+test('405 on connect: the account is unavailable as client_outdated after one attempt, its run paused, no retry loop', async () => {
+  const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000 });
+  w.network.answers.refuseConnect(accountId, 405);
+  const runId = await w.h.seedRun({ tenantId, accountId, targets: [phone(400), phone(401)], parts: [text('hello')] });
+  await jobs(runId, 20);
+  expect((await account(accountId)).status).toBe('disconnected');
+  const run = await w.h.run(runId);
+  expect(run).toMatchObject({ status: 'paused', paused_reason: 'account_unavailable' });
+  expect(run.error_summary).toContain('client_outdated');
+  expect(run.error_summary).toContain('WHATSAPP_VERSION');
+  expect(w.network.answers.connectAttempts.filter((a) => a.accountId === accountId)).toHaveLength(1);
+  expect(Object.values(await targets(runId)).map((t) => t.status)).toEqual(['pending', 'pending']);
+});

@@ -38,9 +38,8 @@ export class WhatsAppSocketPool {
   private readonly groups: GroupMetadataCache;
   /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent = new SentMessages();
-  /** when each send's message reaches the socket's write (write-marks.ts) */
+  /** when each send reaches the socket's write (write-marks.ts), and WhatsApp's answers after it (message-status.ts) */
   readonly writes = new WriteMarks();
-  /** what WhatsApp says of written messages afterwards, and the account standing it implies */
   readonly statuses: MessageStatuses;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
