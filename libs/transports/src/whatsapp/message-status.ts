@@ -19,13 +19,17 @@ export interface MessageRefusal {
 
 type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
 
+/** How long after a 463 the account's next send on this replica is held (the sender has recorded it by then). */
+const RESTRICTION_HOLD_MS = 60_000;
+
 /** How many written messages per account are remembered for their later answers. */
 const TRACKED_PER_ACCOUNT = 5_000;
 
 export class MessageStatuses {
   private readonly written = new Map<string, Map<string, string>>();
   private readonly chatsWritten = new Map<string, Set<string>>();
-  private readonly restricted = new Set<string>();
+  /** accounts refused with 463, and when: their next send is held (the sender then records the restriction) */
+  private readonly restricted = new Map<string, number>();
   private readonly reachoutLockedUntil = new Map<string, number>();
 
   constructor(
@@ -52,7 +56,7 @@ export class MessageStatuses {
         const chatId = this.written.get(accountId)?.get(key.id);
         if (chatId === undefined) continue;
         const refusal = classifyAckError(Number(update.messageStubParameters?.[0]));
-        if (refusal.kind === 'account-restricted') this.restricted.add(accountId);
+        if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
         this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
       }
     });
@@ -70,9 +74,12 @@ export class MessageStatuses {
    * reachout time lock lasts and the account never wrote to this one-to-one chat.
    */
   holdBeforeWrite(accountId: string, jid: string): SendFailure | null {
-    if (this.restricted.has(accountId)) {
-      // Told once: the sender stops the account (cooling, `restricted`) until an operator lifts it.
-      this.restricted.delete(accountId);
+    const restrictedAt = this.restricted.get(accountId);
+    this.restricted.delete(accountId);
+    // Told once, to the account's next send: the sender records the restriction (the account
+    // stops until an operator lifts it). A mark no send took soon is left to that record: a
+    // lifted account must not be stopped again by a stale one.
+    if (restrictedAt !== undefined && this.clock.now() - restrictedAt < RESTRICTION_HOLD_MS) {
       return { kind: 'account-unavailable', code: ACCOUNT_RESTRICTED, message: 'WhatsApp refused a message with 463: the account is restricted' };
     }
     const until = this.reachoutLockedUntil.get(accountId) ?? 0;
