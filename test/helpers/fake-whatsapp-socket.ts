@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Clock } from '@metronome/core';
 import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents, WhatsAppSocketFactory } from '@metronome/transports';
+import { FakeWhatsAppAnswers } from './fake-whatsapp-answers.js';
 import { FakeWhatsAppGroups } from './fake-whatsapp-groups.js';
 import { fakeLidMapping, FakeWhatsAppLids } from './fake-whatsapp-lids.js';
 import { fakeBoom, type FakeFault, type FakeMessage, type FakeUpload } from './fake-whatsapp-shapes.js';
@@ -50,8 +51,12 @@ export class FakeWhatsAppNetwork {
   /** messages written to an account while none of its sockets was open, delivered on its next connection */
   private readonly heldIncoming = new Map<string, WAMessage[]>();
   private nextSocketId = 1;
+  /** late and refusing answers: ERROR acks after the write, reachout time locks, 405 on connect, slow lookups (fake-whatsapp-answers.ts) */
+  readonly answers: FakeWhatsAppAnswers;
 
-  constructor(readonly clock: Clock) {}
+  constructor(readonly clock: Clock) {
+    this.answers = new FakeWhatsAppAnswers(clock);
+  }
 
   /** The factory to hand to the socket pool in place of `makeWASocket`. */
   readonly factory: WhatsAppSocketFactory = (accountId, config) => {
@@ -241,6 +246,11 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
       this.drop(fakeBoom('Connection Failure', { statusCode: DisconnectReason.loggedOut, data: { reason: '401' } }));
       return;
     }
+    const refused = this.network.answers.onConnect(this.accountId);
+    if (refused) {
+      this.drop(refused);
+      return;
+    }
     this.network.opened(this);
     // Baileys stores the device list of its own user on login, through the key store.
     await this.config.auth.keys.set({ 'device-list': { [this.creds.me!.id.split(/[:@]/)[0]!]: ['0'] } });
@@ -305,6 +315,7 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     this.assertOpen();
     this.network.groupLookups.push({ accountId: this.accountId, jid });
     this.fault('lookup');
+    await this.network.answers.beforeLookup(this.accountId, this.config.defaultQueryTimeoutMs);
     if (this.network.groupBook.has(jid)) {
       // As WhatsApp: a group the account is not (or no longer) in is refused.
       if (!this.network.groupBook.isMember(this.accountId, jid)) throw fakeBoom('forbidden', { data: 403 });
@@ -358,7 +369,12 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     // As Baileys: the device lookup before the write stores the user's LID pair.
     await this.signalRepository.lidMapping.learn(jid);
     this.assertOpen();
+    // As Baileys' relayMessage, right before its sendNode: the line the transport reads as the write.
+    this.config.logger.debug({ msgId: messageId }, 'sending message to 1 devices');
     this.network.messages.push({ accountId: this.accountId, socketId: this.id, jid, messageId, content, at: this.network.clock.now() });
+    // The server may refuse it later, as an ERROR ack (Baileys' handleBadAck).
+    const refusal = this.network.answers.afterWrite(this.accountId, jid, messageId);
+    if (refusal) setImmediate(() => this.serverEvent('messages.update', refusal));
     // The server has the message, but its acknowledgement never comes back.
     if (hang) await new Promise(() => undefined);
     await this.network.gate(this.accountId);

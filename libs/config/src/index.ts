@@ -127,6 +127,30 @@ export const secretsKey = z
   });
 
 /**
+ * The WhatsApp Web version sockets announce (CONTRACT §2): WHATSAPP_VERSION `2.3000.1043857760`
+ * (three integers), or WHATSAPP_FETCH_VERSION=true to fetch the current one at start (needs the
+ * internet; offline, Baileys' bundled version). Read by the sender and the API (pairing).
+ */
+export const whatsappVersionEnv = {
+  WHATSAPP_VERSION: z
+    .string()
+    .optional()
+    .transform((v, ctx): [number, number, number] | null => {
+      if (v === undefined || v === '') return null;
+      const parts = v.trim().split('.');
+      if (parts.length !== 3 || !parts.every((p) => /^\d{1,12}$/.test(p))) {
+        ctx.addIssue({ code: 'custom', message: 'expected a WhatsApp Web version: three integers, as 2.3000.1043857760' });
+        return z.NEVER;
+      }
+      return parts.map(Number) as [number, number, number];
+    }),
+  WHATSAPP_FETCH_VERSION: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true'),
+};
+
+/**
  * Automatic cooling's variables (CONTRACT §2), read by the sender (which decides) and the API
  * (which shows the pace in force). On by default: a WhatsApp ban is for good, and an account
  * the platform keeps telling to wait is the surest sign of one coming.

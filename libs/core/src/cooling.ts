@@ -16,6 +16,13 @@ export const OUTCOME_FAILED = 'f';
 
 export const COOLING_REASONS = ['flood_waits', 'failures'] as const;
 export type CoolingReason = (typeof COOLING_REASONS)[number];
+/**
+ * The platform restricted the account (WhatsApp's 463): `cooling` with this reason and no end.
+ * It is not automatic cooling's to end: it lasts until an operator lifts it.
+ */
+export const COOLING_RESTRICTED = 'restricted';
+/** The send result code (account-unavailable) of an account the platform restricted: the sender restricts it, never disconnects it. */
+export const ACCOUNT_RESTRICTED = 'account_restricted';
 
 export interface CoolingSettings {
   enabled: boolean;
@@ -148,6 +155,7 @@ export function coolingReason(health: Pick<AccountHealth, 'floodWaits' | 'outcom
 /** The cooling's reason in words, for the account's event and the runs it holds. */
 export function coolingWords(reason: string, s: Pick<CoolingSettings, 'floodWaitsPerHour' | 'failureShare' | 'failureWindow'>): string {
   if (reason === 'flood_waits') return `the platform made it wait more than ${s.floodWaitsPerHour} times in an hour`;
+  if (reason === COOLING_RESTRICTED) return 'the platform restricted it (WhatsApp 463); it lasts until an operator lifts it';
   if (reason === 'failures') return `more than ${Math.round(s.failureShare * 100)} % of its last ${s.failureWindow} sends failed`;
   return reason;
 }

@@ -23,7 +23,8 @@ export interface JobRun {
     platform: string;
     status: string;
     blockedUntil: Date | null;
-    cooling: { until: Date; reason: string } | null;
+    /** `until` null: no end (a restriction, `restricted`), only an operator's lift ends it */
+    cooling: { until: Date | null; reason: string } | null;
   };
 }
 
@@ -107,6 +108,9 @@ export function decideJobStart(run: JobRun, now: number, retryMs: number): JobSt
   return { kind: 'go' };
 }
 
+/** How often the job of a run whose account is restricted (a cooling without an end) looks again. */
+const RESTRICTED_RECHECK_MS = 60_000;
+
 /**
  * A cooling account sends nothing: its run continues when the cooling ends (the scheduler's
  * reconciler ends it then, and a job that comes a moment early looks again shortly), or pauses
@@ -114,7 +118,9 @@ export function decideJobStart(run: JobRun, now: number, retryMs: number): JobSt
  */
 function waitForCooling(run: JobRun, now: number, retryMs: number): JobStart {
   const cooling = run.account.cooling;
-  const until = cooling?.until.getTime() ?? now;
+  // No end (restricted): the job looks again now and then, so a lift is seen without a new job.
+  if (cooling && cooling.until === null) return { kind: 'continue', at: now + RESTRICTED_RECHECK_MS, outcome: 'deferred' };
+  const until = cooling?.until?.getTime() ?? now;
   // past `until` the reconciler is about to end it: the job looks again a moment later
   const resumeAt = Math.max(until, now) + retryMs;
   if (run.windowEndAt && resumeAt >= run.windowEndAt.getTime()) {

@@ -1,4 +1,5 @@
 import { accountAdvice } from './account-advice.js';
+import { COOLING_RESTRICTED } from './cooling.js';
 import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
 import { chatsThatFit, runEta } from './run-eta.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
@@ -147,6 +148,9 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
  */
 function explainCooling(f: RunFacts, now: Date): Waiting {
   const until = f.account.coolingUntil ?? null;
+  if (f.account.coolingReason === COOLING_RESTRICTED) {
+    return { reason: 'cooling', until: null, detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.` };
+  }
   const why = f.account.coolingReason === 'flood_waits' ? ' after the platform made it wait too often'
     : f.account.coolingReason === 'failures' ? ' after too many of its sends failed' : '';
   const when = until ? ` until ${localTime(until, f.timezone, now)} (${f.timezone})` : '';

@@ -50,6 +50,7 @@ export {
   type ClaimedDelivery,
   type DeliveryAttempt,
 } from './repositories/webhook-delivery-repository.js';
+export { LateRefusalRepository } from './repositories/late-refusals.js';
 export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';
 export {
   ChatDirectoryRepository,

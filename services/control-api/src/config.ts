@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { DEFAULT_WEBHOOK_RETRY, DEVELOPMENT_SECRETS_KEY, parseAllowedHosts, type CoolingSettings, type HostPattern } from '@metronome/core';
-import { commonEnv, coolingEnv, coolingSettings, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
+import { commonEnv, coolingEnv, coolingSettings, whatsappVersionEnv, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
 
 /**
  * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
@@ -78,6 +78,7 @@ const apiEnv = z
     WEBHOOK_POLL_MS: int(1_000, 10, 60_000),
     // Automatic cooling: the API shows the pace in force (effectiveMaxSendPerMinute)
     ...coolingEnv,
+    ...whatsappVersionEnv,
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
   .superRefine((env, ctx) => {
@@ -105,6 +106,8 @@ export interface ApiConfig {
   secretsKeyPrevious: Buffer | null;
   /** true when SECRETS_KEY was unset in development and the fixed development key is used */
   developmentSecretsKey: boolean;
+  /** WHATSAPP_VERSION (null: unset) and WHATSAPP_FETCH_VERSION, for the pairing sockets */
+  whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean };
   minIntervalSeconds: number;
   /** SCHEDULER_JITTER_MS, for the due first runs the API creates itself (instant starts); absent: 0 */
   schedulerJitterMs?: number;
@@ -168,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     secretsKey: e.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
     secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
+    whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION },
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
     schedulerJitterMs: e.SCHEDULER_JITTER_MS,
     instantStarts: e.INSTANT_STARTS,

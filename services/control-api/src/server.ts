@@ -8,7 +8,7 @@ import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository 
 import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, WhatsAppSocketPool } from '@metronome/transports';
+import { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
 import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
 import { createWebhookDeliverer } from './webhooks/webhook-deliverer.js';
@@ -36,7 +36,9 @@ async function main(): Promise<void> {
   // listens; the redis listener above already logs them once, as JSON.
   queue.queue.on('error', () => undefined);
   // Pairing sockets hold the same per-account lease as the senders' sockets.
+  const whatsappVersion = await resolveWhatsAppVersion({ configured: config.whatsappVersion?.configured ?? null, fetchLatest: config.whatsappVersion?.fetchLatest ?? false, logger: logger.child({ component: 'whatsapp' }) });
   const whatsapp = new WhatsAppSocketPool({
+    ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
     auth: new WhatsAppAuthRepository(db),

@@ -1,4 +1,4 @@
-import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, z, type RedisClusterNodes } from '@metronome/config';
+import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, whatsappVersionEnv, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -49,6 +49,7 @@ const schema = z.object({
   WHATSAPP_RESEND_DAYS: int(7, 1, 90),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
+  ...whatsappVersionEnv,
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */

@@ -15,6 +15,8 @@ export function subscribeLogs(events: SenderEvents, logger: Logger): () => void 
     'job:outcome': (e) => logger.debug({ jobId: e.jobId, runId: e.runId, outcome: e.outcome, ms: e.heldMs }, 'job done'),
     'send:result': (e) => logSendResult(logger, e, e.outcome),
     'account:blocked': (e) => logger.warn({ ...scope(e), code: e.code, retryAfterMs: e.retryAfterMs }, 'account must wait: no send from it until the wait ends'),
+    'send:refused-later': (e) =>
+      logger.warn({ accountId: e.accountId, chatId: e.chatId, code: e.code, status: e.status, runIds: e.runIds, err: e.error }, 'message refused by the platform after it was written'),
     'account:cooling': (e) =>
       logger.warn(
         { accountId: e.accountId, reason: e.reason, until: new Date(e.until).toISOString(), paceFactor: e.paceFactor },

@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
-import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, systemClock, type Outcome } from '@metronome/core';
-import { ChatDirectoryRepository, createDb, OptOutRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
+import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
+import { AccountCoolingRepository, ChatDirectoryRepository, createDb, LateRefusalRepository, OptOutRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
+import { coolingSettings } from '@metronome/config';
+import { baileysSocketFactory, realTimers, resolveWhatsAppVersion, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
+import { lateRefusalRecorder } from './late-refusals.js';
 import { OptOutListener } from './opt-outs.js';
 import { reportingEvents } from './reporting-events.js';
 import { startResendCleanup } from './resend-cleanup.js';
@@ -35,7 +37,7 @@ const logger = createLogger('sender', config.LOG_LEVEL);
 const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 // every (platform, reason) from 0, so a rate() sees the first cooling
-for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of COOLING_REASONS) metrics.accountCooling.inc({ platform, reason }, 0);
+for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of [...COOLING_REASONS, COOLING_RESTRICTED]) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
 const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
@@ -59,8 +61,11 @@ const chatDirectory = new ChatDirectoryRepository(db);
 const sentMessages = new WhatsAppSentMessageRepository(db);
 const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
 const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
+const whatsappLogger = logger.child({ component: 'whatsapp' });
+const whatsappVersion = await resolveWhatsAppVersion({ configured: config.WHATSAPP_VERSION, fetchLatest: config.WHATSAPP_FETCH_VERSION, logger: whatsappLogger });
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
+    ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     lease: new SocketLeases(scripts, keys),
     auth: new WhatsAppAuthRepository(db),
@@ -68,6 +73,8 @@ const whatsapp = new WhatsAppTransport({
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
     onIncomingText: optOuts.onIncomingText,
+    // A message refused after the write: its target moves, a 463 restricts the account.
+    onMessageRefused: (refusal) => recordLateRefusal(refusal),
     directory: chatDirectory,
     sentMessages,
     resendKeepMs,
@@ -85,6 +92,7 @@ const whatsapp = new WhatsAppTransport({
 const drain = new AbortController();
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
+const recordLateRefusal = lateRefusalRecorder({ cooling: new AccountCoolingRepository(db), refusals: new LateRefusalRepository(db), settings: coolingSettings(config), clock: systemClock, timers: realTimers, events });
 const deps = buildSenderDeps({
   db,
   redis,

@@ -1,4 +1,4 @@
-import { accountAdvice, cannotSendReasonOf, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult } from '@metronome/core';
+import { ACCOUNT_RESTRICTED, accountAdvice, COOLING_RESTRICTED, coolingWords, cannotSendReasonOf, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult } from '@metronome/core';
 import type { ClaimedTarget, SentSettlement, TargetSettlement } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { durably, stopWith, type LaneContext } from './lane-context.js';
@@ -78,6 +78,12 @@ export async function applyResult(
     case 'stop-account': {
       stopWith(report, 'account-unavailable');
       await releaseTarget(deps, ctx, target.chatId, outcome.releaseAt, outcome.code);
+      if (outcome.code === ACCOUNT_RESTRICTED) {
+        // Not disconnected: restricted (cooling without an end) until an operator lifts it.
+        const restricted = await durably(deps, ctx, [target.chatId], 'restrict', () => deps.cooling.restrict(run.account.id, at));
+        if (restricted === true) deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason: COOLING_RESTRICTED, until: 0, paceFactor: 1, words: coolingWords(COOLING_RESTRICTED, deps.settings.cooling) });
+        return 'stop';
+      }
       await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.accounts.disconnect(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at));
       return 'stop';
     }

@@ -63,6 +63,11 @@ export interface SenderEventMap {
   'directory:synced': { accountId: string; platform: string; status: string; size: number; heldMs: number };
   /** A chat directory sync failed outside the platform (credentials, the database): it is `failed`. */
   'directory:failed': { accountId: string; platform: string; error: unknown };
+  /**
+   * The platform refused a message after it was written (WhatsApp's ERROR ack): its target
+   * moved to `status` in `runIds` (none: not found as sent), or `not-recorded` with `error`.
+   */
+  'send:refused-later': { accountId: string; chatId: string; code: string; status: string; runIds: string[]; error?: unknown };
   /** A media's first upload went out but its reference was not saved. */
   'media:unsaved': PartScope & { error: unknown };
 }

@@ -79,6 +79,22 @@ export class AccountCoolingRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * The platform restricted the account (WhatsApp's 463): `cooling`, reason `restricted`, with
+   * no end — endDue never ends it, only `lift` does. Replaces an automatic cooling under way.
+   * False when the account is neither active nor cooling (disabled, disconnected meanwhile), or
+   * already restricted.
+   */
+  async restrict(accountId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('accounts')
+      .set({ status: 'cooling', cooling_since: now, cooling_until: null, cooling_reason: 'restricted', updated_at: now })
+      .where('id', '=', accountId)
+      .where(sql<boolean>`status = 'active' or (status = 'cooling' and cooling_reason is distinct from 'restricted')`)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** Every cooling that is due at `now` ends: the accounts are `active` again (accounts_cooling_until_idx). */
   async endDue(now: Date): Promise<CoolingEnded[]> {
     return this.db

@@ -27,7 +27,7 @@ export interface AccountRow {
   /** typing before each message (migrations/0011); null: none */
   typing: AccountTyping | null;
   /** automatic cooling (migrations/0012): set while `cooling` */
-  cooling: { since: Date; until: Date; reason: string } | null;
+  cooling: { since: Date; until: Date | null; reason: string } | null;
   /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
   paceFactor: number;
   paceSince: Date | null;
@@ -155,8 +155,8 @@ function toAccount(a: Raw): AccountRow {
     optOutKeywords: a.opt_out_keywords,
     typing: a.typing,
     cooling:
-      a.status === 'cooling' && a.cooling_until
-        ? { since: a.cooling_since ?? a.cooling_until, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
+      a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
+        ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
         : null,
     paceFactor: a.pace_factor,
     paceSince: a.pace_since,

@@ -106,7 +106,7 @@ export class RunRepository {
         dailyCap: row.daily_cap,
         warmup: row.warmup,
         typing: row.typing,
-        cooling: row.account_status === 'cooling' && row.cooling_until ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
+        cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
         health: {
           floodWaits: row.flood_waits,
           outcomes: row.send_outcomes,

@@ -43,7 +43,7 @@ export interface RunForSend {
     /** typing before each message (migrations/0011); null: none */
     typing: AccountTyping | null;
     /** automatic cooling (migrations/0012): while `cooling`, until when and why */
-    cooling: { until: Date; reason: string } | null;
+    cooling: { until: Date | null; reason: string } | null;
     /** what the cooling decision reads (libs/core AccountHealth) */
     health: AccountHealthRow;
   };

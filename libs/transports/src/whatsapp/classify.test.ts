@@ -1,5 +1,5 @@
 import { DisconnectReason } from '@whiskeysockets/baileys';
-import { classifyWhatsAppFailure, failureOf, overlimitWaitMs, type WhatsAppFailure } from './classify.js';
+import { classifyAckError, classifyWhatsAppFailure, CONNECTION_RULES, failureOf, overlimitWaitMs, QUERY_RULES, type WhatsAppFailure } from './classify.js';
 
 // Boom-shaped errors as Baileys throws them: a server error node's code in `data`, the
 // socket's own status in `output.statusCode`.
@@ -45,4 +45,66 @@ test('errors are read by their codes, never by their text', () => {
   expect(failureOf(Object.assign(socketError(DisconnectReason.loggedOut), { message: 'rate-overlimit' }))).toMatchObject({ source: 'connection', statusCode: 401 });
   expect(failureOf(new Error('rate-overlimit'))).toEqual({ source: 'unknown', message: 'rate-overlimit' });
   expect(failureOf('boom')).toEqual({ source: 'unknown', message: 'boom' });
+});
+
+// One row per status a Baileys socket can close with or throw (DisconnectReason, a `failure`
+// node's reason, Boom statuses of its own): what a send written to the socket becomes, and
+// what it becomes when the failure came before the write (nothing sent: never unknown).
+const connectionRows: [number, string, string, string][] = [
+  [401, 'account-unavailable', 'logged_out', 'account-unavailable'],
+  [403, 'account-unavailable', 'account_forbidden', 'account-unavailable'],
+  [405, 'account-unavailable', 'client_outdated', 'account-unavailable'],
+  [408, 'ambiguous', 'connection_lost', 'retriable'],
+  [411, 'account-unavailable', 'multidevice_mismatch', 'account-unavailable'],
+  [419, 'account-unavailable', 'account_unauthorized', 'account-unavailable'],
+  [428, 'retriable', 'connection_closed', 'retriable'],
+  [429, 'account-wait', 'rate_overlimit', 'account-wait'],
+  [440, 'account-wait', 'connection_replaced', 'account-wait'],
+  [500, 'retriable', 'bad_session', 'retriable'],
+  [503, 'retriable', 'service_unavailable', 'retriable'],
+  [515, 'retriable', 'restart_required', 'retriable'],
+];
+
+test('the table has a row for every DisconnectReason, and this test a row for every table entry', () => {
+  for (const code of Object.values(DisconnectReason).filter((v): v is number => typeof v === 'number')) expect(CONNECTION_RULES[code]).toBeDefined();
+  expect(connectionRows.map((r) => r[0]).sort()).toEqual(Object.keys(CONNECTION_RULES).map(Number).sort());
+});
+
+test.each(connectionRows)('socket status %i: %s %s after the write, %s before it', (status, kind, code, beforeWrite) => {
+  const failure = failureOf(socketError(status));
+  expect(classifyWhatsAppFailure(failure)).toMatchObject({ kind, code });
+  expect(classifyWhatsAppFailure(failure, 1, undefined, false).kind).toBe(beforeWrite);
+});
+
+test("Baileys' query timeout (Boom 408 `Timed Out`, data: its stack) before the write is retried as timed_out", () => {
+  const timedOut = Object.assign(new Error('Timed Out'), { isBoom: true, data: { stack: 'at query' }, output: { statusCode: DisconnectReason.timedOut } });
+  expect(classifyWhatsAppFailure(failureOf(timedOut), 1, undefined, false)).toMatchObject({ kind: 'retriable', code: 'timed_out' });
+});
+
+const queryRows: [number, string, string][] = [
+  [400, 'rejected', 'bad_request'],
+  [401, 'rejected', 'not_authorized'],
+  [403, 'rejected', 'forbidden'],
+  [404, 'rejected', 'chat_not_found'],
+  [406, 'rejected', 'not_acceptable'],
+  [408, 'ambiguous', 'timeout'],
+  [429, 'account-wait', 'rate_overlimit'],
+  [500, 'retriable', 'server_error'],
+  [503, 'retriable', 'service_unavailable'],
+];
+
+test('this test has a row for every server error code of the table', () => {
+  expect(queryRows.map((r) => r[0]).sort()).toEqual(Object.keys(QUERY_RULES).map(Number).sort());
+});
+
+test.each(queryRows)('server error node %i: %s %s', (code, kind, name) => {
+  expect(classifyWhatsAppFailure(failureOf(queryError(code, 'x')))).toMatchObject({ kind, code: name });
+});
+
+test.each([
+  [463, 'account-restricted', 'account_restricted'],
+  [479, 'rejected', 'message_invalid'],
+  [480, 'ambiguous', 'ack_error_480'],
+])('server ERROR ack %i after the write: %s %s', (code, kind, name) => {
+  expect(classifyAckError(code)).toEqual({ kind, code: name });
 });

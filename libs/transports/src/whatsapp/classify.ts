@@ -23,10 +23,18 @@ type Rule =
   | { kind: 'account-wait'; code: string; retryAfterMs: number }
   | { kind: 'account-unavailable' | 'rejected' | 'retriable' | 'ambiguous'; code: string };
 
-/** The socket's own status codes (DisconnectReason and stream failures). */
+/**
+ * Every status a Baileys socket closes with or throws as `output.statusCode` (its
+ * DisconnectReason, the `reason` of a `failure` node, a stream error's `code`, Boom statuses of
+ * its own): the one table of what each means for a send written to the socket. A failure before
+ * the write is never ambiguous (classifyWhatsAppFailure's `written`).
+ */
 export const CONNECTION_RULES: Readonly<Record<number, Rule>> = {
   401: { kind: 'account-unavailable', code: 'logged_out' },
   403: { kind: 'account-unavailable', code: 'account_forbidden' },
+  // WhatsApp refuses the client version (a `failure` node, reason 405): no reconnection helps
+  // until the version is updated (WHATSAPP_VERSION, CONTRACT §2).
+  405: { kind: 'account-unavailable', code: 'client_outdated' },
   411: { kind: 'account-unavailable', code: 'multidevice_mismatch' },
   419: { kind: 'account-unavailable', code: 'account_unauthorized' },
   // Another connection of this device took over. Reconnecting at once would fight it.
@@ -34,7 +42,8 @@ export const CONNECTION_RULES: Readonly<Record<number, Rule>> = {
   429: { kind: 'rate-overlimit' },
   // The socket was not open when the message was to be written: nothing left.
   428: { kind: 'retriable', code: 'connection_closed' },
-  // Lost mid-way: the message may have been written.
+  // Lost mid-way, or the write itself timed out: the message may have been written. Before the
+  // write, 408 is a query of Baileys' own (group metadata, devices, sessions) that timed out.
   408: { kind: 'ambiguous', code: 'connection_lost' },
   500: { kind: 'retriable', code: 'bad_session' },
   503: { kind: 'retriable', code: 'service_unavailable' },
@@ -69,10 +78,13 @@ export function overlimitWaitMs(streak: number, backoff: OverlimitBackoff = DEFA
 
 /**
  * What a failure means. `overlimitStreak` counts this account's `rate-overlimit` answers in a
- * row including this one, when this one is one (the caller keeps the count).
+ * row including this one, when this one is one (the caller keeps the count). `written`: the
+ * message was handed to the socket's write; a failure before it sent nothing, so it is retried,
+ * never left `unknown`.
  */
-export function classifyWhatsAppFailure(failure: WhatsAppFailure, overlimitStreak = 1, backoff: OverlimitBackoff = DEFAULT_OVERLIMIT_BACKOFF): SendFailure {
-  const rule = ruleFor(failure);
+export function classifyWhatsAppFailure(failure: WhatsAppFailure, overlimitStreak = 1, backoff: OverlimitBackoff = DEFAULT_OVERLIMIT_BACKOFF, written = true): SendFailure {
+  let rule = ruleFor(failure);
+  if (!written && rule.kind === 'ambiguous') rule = { kind: 'retriable', code: failure.source === 'connection' && failure.statusCode === 408 ? 'timed_out' : rule.code };
   switch (rule.kind) {
     case 'rate-overlimit':
       return { kind: 'account-wait', code: 'rate_overlimit', retryAfterMs: overlimitWaitMs(overlimitStreak, backoff) };
@@ -116,4 +128,24 @@ export function failureOf(error: unknown): WhatsAppFailure {
     if (typeof status === 'number') return { source: 'connection', statusCode: status, message };
   }
   return { source: 'unknown', message };
+}
+
+/** What a server ERROR acknowledgement of a written message means (ack-errors are after the write). */
+export type AckRefusal =
+  /** the account is restricted (or lacks the recipient's privacy token): stop it, never retry */
+  | { kind: 'account-restricted'; code: 'account_restricted' }
+  /** this message was refused for good */
+  | { kind: 'rejected'; code: string }
+  /** refused for a reason not known here: it may or may not have reached the chat */
+  | { kind: 'ambiguous'; code: string };
+
+/**
+ * The codes Baileys passes on from a server ERROR ack (Socket/messages-recv.js handleBadAck,
+ * SERVER_ERROR_CODES): 463 MessageAccountRestriction — its comment warns that retrying "worsens
+ * the restriction" — and 479 SmaxInvalid, the stanza refused as invalid.
+ */
+export function classifyAckError(code: number): AckRefusal {
+  if (code === 463) return { kind: 'account-restricted', code: 'account_restricted' };
+  if (code === 479) return { kind: 'rejected', code: 'message_invalid' };
+  return { kind: 'ambiguous', code: `ack_error_${code}` };
 }

@@ -4,6 +4,7 @@ import type { WhatsAppAuthStore } from './auth-state.js';
 import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
 import type { SentMessageStore } from './sent-messages.js';
+import type { MessageRefusal } from './message-status.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
@@ -33,6 +34,8 @@ export interface WhatsAppSocketPoolOptions {
   /** the longest a hand-over waits for in-flight work before the socket closes anyway, ms */
   drainMaxMs?: number;
   connectTimeoutMs?: number;
+  /** the WhatsApp Web version sockets announce (resolveWhatsAppVersion); absent: Baileys' bundled one */
+  version?: [number, number, number];
   queryTimeoutMs?: number;
   groupCacheTtlMs?: number;
   /** how long a pairing QR is offered (Baileys' first QR lives 60 s; later ones are not shown), ms */
@@ -49,6 +52,8 @@ export interface WhatsAppSocketPoolOptions {
    * this replica holds the account's socket; the sender reads opt-outs from them.
    */
   onIncomingText?: (accountId: string, message: IncomingText) => void;
+  /** Told of each message this replica wrote that the server refused afterwards (463, 479…; message-status.ts). */
+  onMessageRefused?: (refusal: MessageRefusal) => void;
   /**
    * The accounts' chat directory (CONTRACT §3): what the sockets' group events, sends and
    * incoming messages tell is written there, and a socket's first opening lists its groups

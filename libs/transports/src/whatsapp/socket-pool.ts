@@ -14,6 +14,8 @@ import { describeRefusal, pairingEndCode, PairingError, takeLeaseForPairing, typ
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
+import { WriteMarks } from './write-marks.js';
+import { MessageStatuses } from './message-status.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -40,6 +42,9 @@ export class WhatsAppSocketPool {
   readonly sent: SentMessages;
   /** accounts whose auth state could not be written: no socket until it is */
   private readonly unsaved: UnsavedKeys;
+  /** when each send reaches the socket's write (write-marks.ts), and WhatsApp's answers after it (message-status.ts) */
+  readonly writes = new WriteMarks();
+  readonly statuses: MessageStatuses;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -54,6 +59,7 @@ export class WhatsAppSocketPool {
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
     this.unsaved = new UnsavedKeys({ lease: o.lease, holderId: o.holderId, leaseTtlMs: this.leaseTtlMs, logger: o.logger, inUse: (a) => this.connections.has(a) || this.connecting.has(a) });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
+    this.statuses = new MessageStatuses(o.clock, o.onMessageRefused);
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
       timers: o.timers ?? realTimers,
@@ -245,9 +251,10 @@ export class WhatsAppSocketPool {
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
       cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
       getMessage: (key) => (key.id ? this.sent.get(accountId, key.id) : Promise.resolve(undefined)),
-      logger,
+      logger: this.writes.logger(accountId, logger),
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
+      ...(this.o.version && { version: this.o.version }),
     });
     return socket;
   }
@@ -268,6 +275,7 @@ export class WhatsAppSocketPool {
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
     if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
+    if (conn.kind === 'send') this.statuses.follow(on, conn.accountId);
     if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory, () => socket.signalRepository?.lidMapping);
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);

@@ -27,6 +27,8 @@ export interface WhatsAppSocketEvents {
   'groups.upsert': GroupMetadata[];
   /** members added, removed (a member leaving is a `remove` whose author is that member), promoted, demoted */
   'group-participants.update': BaileysEventMap['group-participants.update'];
+  /** changes to messages: a server ERROR ack of a sent one (status ERROR, its code first in messageStubParameters), later receipts */
+  'messages.update': BaileysEventMap['messages.update'];
   /** messages received (live: `notify`; held by the server while no socket was open: `append`) or sent */
   'messages.upsert': { messages: WAMessage[]; type: MessageUpsertType; requestId?: string };
 }
@@ -64,6 +66,8 @@ export interface WhatsAppSocketConfig {
   logger: WhatsAppLogger;
   connectTimeoutMs: number;
   defaultQueryTimeoutMs: number;
+  /** the WhatsApp Web version to announce (client-version.ts); absent: Baileys' bundled one */
+  version?: [number, number, number];
 }
 
 /** Opens a socket (real: `makeWASocket`; tests: a fake). The account id is for fakes and logs only. */

@@ -9,14 +9,17 @@ import { directChatId } from './directory-entries.js';
 import { mediaMessage, prepareMedia } from './media.js';
 import type { WhatsAppLogger, WhatsAppSocket } from './socket.js';
 import type { WhatsAppSocketPool } from './socket-pool.js';
+import { realTimers, type Timers } from './timers.js';
 
 export interface WhatsAppTransportOptions {
   /** the replica's sockets; the transport owns it and closes it */
   pool: WhatsAppSocketPool;
   clock: Clock;
   logger: WhatsAppLogger;
-  /** SEND_TIMEOUT_MS: a send handed to the socket and not answered by then is `unknown` */
+  /** SEND_TIMEOUT_MS: a send written to the socket and not answered by then is `unknown` */
   timeoutMs: number;
+  /** the send timeout's timer (default: real ones; tests pass a manual clock's) */
+  timers?: Timers;
   /** how long an upload may take, ms */
   uploadTimeoutMs?: number;
   /** how long a prepared media is reused before it is uploaded again (default 24 h) */
@@ -123,15 +126,16 @@ export class WhatsAppTransport implements Transport {
     const media = part.type === 'media' ? mediaMessage(part.mediaRef, part.caption) : null;
     if (part.type === 'media' && !media) return { kind: 'rejected', code: 'media_ref_invalid', message: 'the prepared media reference is not readable' };
     const messageId = whatsappMessageId(message.idempotencyKey);
+    const held = this.o.pool.statuses.holdBeforeWrite(account.id, jid);
+    if (held) return held;
 
-    // The timeout starts when the message is handed to the socket: connecting is not sending.
-    let handedOver!: () => void;
-    const handed = new Promise<void>((resolve) => (handedOver = resolve));
+    // The timeout starts when the message is written (write-marks.ts): connecting, group
+    // metadata, device lists and sessions before it are not sending, and fail as retriable.
+    const mark = this.o.pool.writes.expect(account.id, messageId);
+    void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, jid, message.chatId));
     const attempt = this.o.pool.use(account.id, async (socket): Promise<Attempt> => {
       try {
-        const sending = part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId });
-        handedOver();
-        const sent = await sending;
+        const sent = await (part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId }));
         // kept for a recipient whose device asks for it again (Baileys' getMessage)
         const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
         this.o.pool.sent.remember(account.id, messageId, message);
@@ -140,14 +144,16 @@ export class WhatsAppTransport implements Transport {
         return { failure: failureOf(error) };
       }
     });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = handed.then(() => new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.o.timeoutMs))));
+    let timer: { cancel(): void } | undefined;
+    const timers = this.o.timers ?? realTimers;
+    const timeout = mark.written.then(() => new Promise<'timeout'>((resolve) => (timer = timers.setTimeout(() => resolve('timeout'), this.o.timeoutMs))));
     const outcome = await Promise.race([attempt, timeout]);
-    clearTimeout(timer);
+    timer?.cancel();
+    mark.cancel();
 
-    if (outcome === 'timeout') return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was handed to the socket` });
+    if (outcome === 'timeout') return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was written` });
     if (!outcome.ok) return this.refused(account.id, outcome);
-    if (outcome.value.failure) return this.failed(account.id, outcome.value.failure);
+    if (outcome.value.failure) return this.failed(account.id, outcome.value.failure, mark.isWritten());
     this.overlimitStreak.delete(account.id);
     // A one-to-one chat the account wrote to belongs in its chat directory.
     const direct = jid.endsWith('@g.us') ? null : directChatId(jid);
@@ -169,10 +175,10 @@ export class WhatsAppTransport implements Transport {
     await this.o.pool.close();
   }
 
-  private failed(accountId: string, failure: WhatsAppFailure): SendFailure {
+  private failed(accountId: string, failure: WhatsAppFailure, written = true): SendFailure {
     let streak = this.overlimitStreak.get(accountId) ?? 0;
     if (isOverlimit(failure)) this.overlimitStreak.set(accountId, ++streak);
-    return classifyWhatsAppFailure(failure, streak, this.o.overlimitBackoff ?? DEFAULT_OVERLIMIT_BACKOFF);
+    return classifyWhatsAppFailure(failure, streak, this.o.overlimitBackoff ?? DEFAULT_OVERLIMIT_BACKOFF, written);
   }
 
   private refused(accountId: string, refusal: SocketRefusal): SendFailure {
@@ -185,11 +191,9 @@ export class WhatsAppTransport implements Transport {
         return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
       case 'not-paired':
         return { kind: 'account-unavailable', code: 'not_paired', message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair' };
-      case 'connect-failed': {
-        const result = this.failed(accountId, refusal.failure);
-        // Nothing was handed to the socket: a failed connection is never ambiguous.
-        return result.kind === 'ambiguous' ? { kind: 'retriable', code: result.code, message: result.message } : result;
-      }
+      case 'connect-failed':
+        // Nothing was written: a failed connection is never ambiguous.
+        return this.failed(accountId, refusal.failure, false);
     }
   }
 }

@@ -136,8 +136,10 @@ export const account = z
     cooling: z
       .object({
         since: time,
-        until: time.describe('when the cooling ends by itself'),
-        reason: z.string().describe('flood_waits (the platform made it wait too often) or failures (too many of its last sends failed)'),
+        until: time.nullable().describe('when the cooling ends by itself; null: never (reason restricted), only a lift ends it'),
+        reason: z
+          .string()
+          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end)'),
       })
       .nullable()
       .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
@@ -183,7 +185,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
       a.maxSendPerMinute ?? defaults.maxSendPerMinute,
       paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), defaults.cooling ?? DEFAULT_COOLING),
     ),
-    cooling: a.cooling && { since: iso(a.cooling.since), until: iso(a.cooling.until), reason: a.cooling.reason },
+    cooling: a.cooling && { since: iso(a.cooling.since), until: a.cooling.until && iso(a.cooling.until), reason: a.cooling.reason },
     groupConcurrency: a.groupConcurrency ?? defaults.groupConcurrency,
     sendDelaySeconds: a.sendDelaySeconds,
     hourlyCap: a.hourlyCap,

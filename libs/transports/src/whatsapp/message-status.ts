@@ -1,0 +1,92 @@
+import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
+import { WAMessageStatus } from '@whiskeysockets/baileys';
+import { classifyAckError, type AckRefusal } from './classify.js';
+import type { WhatsAppSocketEvents } from './socket.js';
+
+// What WhatsApp says about a message after the write, from ONE `messages.update` listener per
+// socket: a server ERROR ack now (Baileys handleBadAck); delivery and read receipts are to be
+// dispatched from here too. Also the account's standing it implies: restricted after a 463,
+// locked out of new chats while a `reachoutTimeLock` lasts.
+
+/** A message this replica wrote, refused by the server afterwards. */
+export interface MessageRefusal {
+  accountId: string;
+  messageId: string;
+  /** the chat id the send was given (as the target names it) */
+  chatId: string;
+  refusal: AckRefusal;
+}
+
+type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
+
+/** How long after a 463 the account's next send on this replica is held (the sender has recorded it by then). */
+const RESTRICTION_HOLD_MS = 60_000;
+
+/** How many written messages per account are remembered for their later answers. */
+const TRACKED_PER_ACCOUNT = 5_000;
+
+export class MessageStatuses {
+  private readonly written = new Map<string, Map<string, string>>();
+  private readonly chatsWritten = new Map<string, Set<string>>();
+  /** accounts refused with 463, and when: their next send is held (the sender then records the restriction) */
+  private readonly restricted = new Map<string, number>();
+  private readonly reachoutLockedUntil = new Map<string, number>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onRefusal: (refusal: MessageRefusal) => void = () => undefined,
+  ) {}
+
+  /** The account's socket wrote `messageId` to `jid` (the target's `chatId`). */
+  track(accountId: string, messageId: string, jid: string, chatId: string): void {
+    let ids = this.written.get(accountId);
+    if (!ids) this.written.set(accountId, (ids = new Map()));
+    if (ids.size >= TRACKED_PER_ACCOUNT) ids.delete(ids.keys().next().value!);
+    ids.set(messageId, chatId);
+    let chats = this.chatsWritten.get(accountId);
+    if (!chats) this.chatsWritten.set(accountId, (chats = new Set()));
+    chats.add(jid);
+  }
+
+  /** Listens to the account's socket: its messages' later answers and its reachout time lock. */
+  follow(on: On, accountId: string): void {
+    on('messages.update', (updates) => {
+      for (const { key, update } of updates) {
+        if (!key.fromMe || !key.id || update.status !== WAMessageStatus.ERROR) continue;
+        const chatId = this.written.get(accountId)?.get(key.id);
+        if (chatId === undefined) continue;
+        const refusal = classifyAckError(Number(update.messageStubParameters?.[0]));
+        if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
+        this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
+      }
+    });
+    on('connection.update', (u) => {
+      const lock = u.reachoutTimeLock;
+      if (!lock) return;
+      if (lock.isActive) this.reachoutLockedUntil.set(accountId, lock.timeEnforcementEnds?.getTime() ?? this.clock.now() + 60_000);
+      else this.reachoutLockedUntil.delete(accountId);
+    });
+  }
+
+  /**
+   * Why a send to `jid` must not be written now, or null: the account was restricted (463) —
+   * never written again until the account is active again, as the sender records — or a
+   * reachout time lock lasts and the account never wrote to this one-to-one chat.
+   */
+  holdBeforeWrite(accountId: string, jid: string): SendFailure | null {
+    const restrictedAt = this.restricted.get(accountId);
+    this.restricted.delete(accountId);
+    // Told once, to the account's next send: the sender records the restriction (the account
+    // stops until an operator lifts it). A mark no send took soon is left to that record: a
+    // lifted account must not be stopped again by a stale one.
+    if (restrictedAt !== undefined && this.clock.now() - restrictedAt < RESTRICTION_HOLD_MS) {
+      return { kind: 'account-unavailable', code: ACCOUNT_RESTRICTED, message: 'WhatsApp refused a message with 463: the account is restricted' };
+    }
+    const until = this.reachoutLockedUntil.get(accountId) ?? 0;
+    const now = this.clock.now();
+    if (until > now && !jid.endsWith('@g.us') && !this.chatsWritten.get(accountId)?.has(jid)) {
+      return { kind: 'chat-wait', code: 'reachout_time_lock', retryAfterMs: until - now };
+    }
+    return null;
+  }
+}
