@@ -4,7 +4,7 @@ import { createLogger } from '@metronome/observability';
 import { createRedis } from '@metronome/redis';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely, KyselyPlugin } from 'kysely';
-import { buildApp } from '../../services/control-api/src/app.js';
+import { buildApp, type AppOptions } from '../../services/control-api/src/app.js';
 import type { ApiConfig } from '../../services/control-api/src/config.js';
 import { ADMIN_TOKEN, startApi, type Api } from './harness.js';
 import { seedTenant } from '../helpers/seed.js';
@@ -36,7 +36,7 @@ interface Counted {
 }
 
 let prefixes = 0;
-async function limitedApp(overrides: Partial<ApiConfig> = {}, redis = api.redis): Promise<Counted> {
+async function limitedApp(overrides: Partial<ApiConfig> = {}, redis = api.redis, options: AppOptions = {}): Promise<Counted> {
   let queries = 0;
   const plugin: KyselyPlugin = {
     transformQuery: (args) => {
@@ -47,7 +47,7 @@ async function limitedApp(overrides: Partial<ApiConfig> = {}, redis = api.redis)
   };
   const db: Kysely<DB> = api.db.withPlugin(plugin);
   const config: ApiConfig = { ...api.config, keyPrefix: `${api.prefix}-${++prefixes}`, authFailuresPerMinute: LIMIT, ...overrides };
-  const app = await buildApp({ config, db, redis, queue: api.queue, clock: api.clock, logger: createLogger('test', 'silent') });
+  const app = await buildApp({ config, db, redis, queue: api.queue, clock: api.clock, logger: createLogger('test', 'silent') }, options);
   apps.push(app);
   return { app, queries: () => queries };
 }
@@ -84,17 +84,12 @@ test('1,000 distinct well-formed wrong tokens from one address: 401 up to the li
   expect((await me(app, '203.0.113.7', tenantToken)).status).toBe(200);
 }, 60_000);
 
-// 100 at a time (over three times the limit, so the first wave alone races past it): a thousand
-// at once held the loop past the limiter's Redis timeout on a busy machine, which then failed
-// open as it is meant to while Redis does not answer, and the test measured that instead.
-const AT_ONCE = 100;
-
-test('1,000 wrong tokens from one address, 100 at once: still no more lookups than the limit', async () => {
-  const { app, queries } = await limitedApp();
-  const statuses: number[] = [];
-  for (let wave = 0; wave < 1000 / AT_ONCE; wave++) {
-    statuses.push(...(await Promise.all(Array.from({ length: AT_ONCE }, () => me(app, '203.0.113.9', newToken()).then((r) => r.status)))));
-  }
+// What this checks is the limit's counting under concurrency, so its Redis gets time to answer:
+// with the default 500 ms, a thousand requests at once on a busy machine held the loop past it and
+// the limit failed open, as it is meant to while Redis does not answer (tested below).
+test('1,000 wrong tokens at once from one address: still no more lookups than the limit', async () => {
+  const { app, queries } = await limitedApp({}, api.redis, { limitsTimeoutMs: 20_000 });
+  const statuses = await Promise.all(Array.from({ length: 1000 }, () => me(app, '203.0.113.9', newToken()).then((r) => r.status)));
   expect(statuses.filter((s) => s === 401)).toHaveLength(LIMIT);
   expect(statuses.filter((s) => s === 429)).toHaveLength(1000 - LIMIT);
   expect(queries()).toBe(LIMIT);

@@ -32,12 +32,15 @@ export type { AppDeps } from './context.js';
 const JSON_BODY_LIMIT = 4 * 1024 * 1024;
 // how long start-up waits for the limiters' Redis connection before serving without it
 const LIMITER_CONNECT_WAIT_MS = 2_000;
+const LIMITS_TIMEOUT_MS = 500;
 
 export interface AppOptions {
   /** SSE heartbeat period; tests shorten it */
   sseHeartbeatMs?: number;
   /** told of every route as it is registered; the isolation matrix derives its route list from it */
   onRoute?: (route: { method: string | string[]; url: string }) => void;
+  /** how long the limits wait for Redis before failing open (500 ms); tests of their counting on a busy machine lengthen it */
+  limitsTimeoutMs?: number;
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -78,7 +81,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     );
   });
 
-  const limiterRedis = failFastRedis(app, deps);
+  const limiterRedis = failFastRedis(app, deps, options.limitsTimeoutMs ?? LIMITS_TIMEOUT_MS);
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
   registerConsole(app);
@@ -140,8 +143,8 @@ function charsetOf(header: string | undefined): string | null {
  * while Redis is away (no offline queue, no retries, a short timeout): the shared connection
  * waits for Redis to come back, which would hold every request; the limits fail open instead.
  */
-function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
-  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 500 });
+function failFastRedis(app: FastifyInstance, deps: AppDeps, commandTimeout: number): RedisClient {
+  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout });
   // the shared connection already logs Redis errors; the limits log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {
