@@ -24,10 +24,9 @@ const shared = {
 };
 
 export default {
-  // One file at a time on this 2-core machine: two at once passed two clean-clone runs in 15 min,
-  // then a third missed a kill -9 check (sender-crash) and an index-read bound (sender-claims)
-  // under the extra load (docs/BENCHMARKS.md, "Test suite time"). Tried again once those are solid.
-  maxWorkers: 1,
+  // Two files at a time on this 2-core machine: most files wait on PostgreSQL, Redis, their
+  // services or a window of time, so two overlap well (docs/BENCHMARKS.md, "Test suite time").
+  maxWorkers: 2,
   // a safety net against a hang, not a speed check: jest's 5 s trips on a busy machine where a
   // file meets real PostgreSQL beside two others (a global option: projects cannot set it)
   testTimeout: 20_000,

@@ -44,12 +44,18 @@ function startSender(n: number): ServiceProcess {
 // The other edge of a send: its stamp (`send_started_at`) commits, then the request is written.
 // A kill between the two leaves a send marked begun that never reached the platform; nothing
 // can tell the two apart afterwards (the platform is not asked), so it is `unknown` too. This
-// bounds that gap: the stamp's round trip and the event-loop turn before the write.
-const REQUEST_WRITE_MS = 250;
+// bounds that gap. The stamp is the claim statement's time, taken before the statement waits for
+// a pooled connection, its round trip and commit, and the event-loop turn before the write: seen
+// 315 ms with two test files beside this one at load 9, so a second.
+const REQUEST_WRITE_MS = 1_000;
 
-/** Whether the platform had a request for this chat that was received and not (yet recordably) answered at one of the kills. */
+/**
+ * Whether the platform had a request for this chat that was received and not (yet recordably)
+ * answered at one of the kills. A request may have come up to its `stampSlackMs` before the
+ * sandbox stamped it (its loop was held up): the earliest it can have come is what counts.
+ */
 function inFlightAtAKill(messages: SandboxMessage[], kills: number[]): boolean {
-  return messages.some((m) => kills.some((k) => m.receivedAt <= k + KILL_LANDS_MS && (m.answeredAt === null || m.answeredAt >= k - ANSWER_RECORD_MS)));
+  return messages.some((m) => kills.some((k) => m.receivedAt - m.stampSlackMs <= k + KILL_LANDS_MS && (m.answeredAt === null || m.answeredAt >= k - ANSWER_RECORD_MS)));
 }
 
 /** Whether a send with no request at the platform had been stamped as begun just before a kill. */
@@ -85,16 +91,28 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   expect(repeats(items)).toEqual([]);
 
   // `unknown` only where the platform had a request unanswered at a kill; every other target sent.
-  const targets = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id', 'status', 'send_started_at']).execute();
+  const targets = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id', 'status', 'send_started_at', 'error_code']).execute();
   const byChat = new Map<string, SandboxMessage[]>();
   for (const m of items) byChat.set(m.chatId, [...(byChat.get(m.chatId) ?? []), m]);
   const unknown = targets.filter((t) => t.status === 'unknown');
   const atPlatform = unknown.filter((t) => inFlightAtAKill(byChat.get(t.chat_id) ?? [], kills));
   const beingWritten = unknown.filter((t) => !byChat.has(t.chat_id) && beingWrittenAtAKill(t.send_started_at, kills));
-  const unexplained = unknown.filter((t) => !atPlatform.includes(t) && !beingWritten.includes(t));
-  expect(unexplained.map((t) => ({ chat: t.chat_id, sendStartedAt: t.send_started_at, requests: byChat.get(t.chat_id)?.map((m) => [m.receivedAt, m.answeredAt]) ?? [], kills }))).toEqual([]);
+  // A request written and not answered within SEND_TIMEOUT_MS (a replica that lived, on a busy
+  // machine) is `unknown` by the same rule: it must have reached the platform.
+  const timedOut = unknown.filter((t) => t.error_code === 'timeout' && byChat.has(t.chat_id));
+  const unexplained = unknown.filter((t) => !atPlatform.includes(t) && !beingWritten.includes(t) && !timedOut.includes(t));
+  // what a failure needs to be read: the code the target was left with, its requests, all against the kills
+  const sinceKills = (at: number) => kills.map((k) => at - k);
+  expect(
+    unexplained.map((t) => ({
+      chat: t.chat_id,
+      code: t.error_code,
+      sendStartedAt: t.send_started_at === null ? null : sinceKills(t.send_started_at.getTime()),
+      requests: byChat.get(t.chat_id)?.map((m) => ({ received: sinceKills(m.receivedAt), slack: m.stampSlackMs, answered: m.answeredAt === null ? null : sinceKills(m.answeredAt) })) ?? [],
+    })),
+  ).toEqual([]);
   // the second kind needs a kill to land in a gap of a few milliseconds: reported, not bounded
-  console.log(`unknown: ${atPlatform.length} in flight at the platform at a kill, ${beingWritten.length} stamped and not yet written at a kill`);
+  console.log(`unknown: ${atPlatform.length} in flight at the platform at a kill, ${beingWritten.length} stamped and not yet written at a kill, ${timedOut.length} timed out`);
   // per kill, no more than one replica could have had in flight: its jobs × their lanes
   expect(unknown.length).toBeLessThanOrEqual(KILLS * SENDER_CONCURRENCY * GROUP_CONCURRENCY);
   expect(targets.filter((t) => t.status !== 'unknown' && t.status !== 'sent')).toEqual([]);

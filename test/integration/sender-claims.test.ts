@@ -384,8 +384,11 @@ test('a statement for several runs reads only the due targets it takes and the t
       expect(results.map((r) => r.claimed.length)).toEqual([3, 3]);
       carried = results.map((r) => r.claimed.map((t) => sentAs(t.chatId, now)));
     }
-    // a few entries per run and statement, not the runs' 2,000 (the slack: other sessions' reads flushed late)
-    expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(5 * 2 * 20);
+    // a few entries per run and statement, not the runs' 2,000. The rows the series claimed and
+    // settled keep their entries in the due and held indexes until a vacuum; whether a scan skips
+    // them depends on the run_targets statistics (an autoanalyze may or may not have come after
+    // the seeding): 146 entries without, 246 with, so 40 per run and statement.
+    expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(5 * 2 * 40);
   });
 });
 

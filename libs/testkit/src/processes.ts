@@ -58,7 +58,8 @@ export function startService(name: string, script: string, env: Record<string, s
     name,
     child,
     output,
-    waitForLog: (match, timeoutMs = 20_000) =>
+    // a net against a hang, not a speed check: a service's start-up took over 20 s at load 15
+    waitForLog: (match, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         for (const line of output) {
           try {

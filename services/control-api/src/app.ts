@@ -11,7 +11,7 @@ import { installErrorHandler, toApiError } from './error-handler.js';
 import { ApiError, errorBody } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { StreamSlots } from './events/stream-slots.js';
-import { AuthLimiter } from './rate-limiter.js';
+import { AuthLimiter, LIMIT_ANSWER_MS } from './rate-limiter.js';
 import { accountRoutes } from './routes/accounts.js';
 import { audienceRoutes } from './routes/audiences.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
@@ -38,6 +38,8 @@ export interface AppOptions {
   sseHeartbeatMs?: number;
   /** told of every route as it is registered; the isolation matrix derives its route list from it */
   onRoute?: (route: { method: string | string[]; url: string }) => void;
+  /** how long the request limits wait for Redis before failing open (LIMIT_ANSWER_MS); tests of their counting on a busy machine lengthen it */
+  limitsTimeoutMs?: number;
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -79,6 +81,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   const limiterRedis = failFastRedis(app, deps);
+  const limitsAnswerMs = options.limitsTimeoutMs ?? LIMIT_ANSWER_MS;
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
   registerConsole(app);
@@ -87,7 +90,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       v1.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, security: [{ bearer: [] }] };
       });
-      v1.addHook('onRequest', authenticate(ctx, authLimits(limiterRedis, ctx)));
+      v1.addHook('onRequest', authenticate(ctx, authLimits(limiterRedis, ctx, limitsAnswerMs)));
       await v1.register(tenantRoutes, { ctx });
       await v1.register(accountRoutes, { ctx });
       await v1.register(chatDirectoryRoutes, { ctx });
@@ -166,7 +169,7 @@ function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
   return redis;
 }
 
-function authLimits(redis: RedisClient, ctx: ApiContext): AuthLimiter {
+function authLimits(redis: RedisClient, ctx: ApiContext, answerMs: number): AuthLimiter {
   const shared = new SharedRateLimit(loadScripts(redis), redisKeys(ctx.config.keyPrefix));
-  return new AuthLimiter(shared, { failures: ctx.config.authFailuresPerMinute, perToken: ctx.config.rateLimitPerMinute }, ctx.clock, ctx.logger);
+  return new AuthLimiter(shared, { failures: ctx.config.authFailuresPerMinute, perToken: ctx.config.rateLimitPerMinute }, ctx.clock, ctx.logger, answerMs);
 }

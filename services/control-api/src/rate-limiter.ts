@@ -20,6 +20,8 @@ export class AuthLimiter {
     private readonly perMinute: { failures: number; perToken: number },
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** how long to wait for Redis before letting the request through */
+    private readonly answerMs = LIMIT_ANSWER_MS,
   ) {}
 
   /**
@@ -35,7 +37,7 @@ export class AuthLimiter {
         { key: token, perMinute: this.perMinute.perToken },
         this.clock.now(),
       );
-      return await answerWithin(taking, LIMIT_ANSWER_MS, 'rate limit');
+      return await answerWithin(taking, this.answerMs, 'rate limit');
     } catch (err) {
       this.unavailable(err);
       return null;
@@ -45,7 +47,7 @@ export class AuthLimiter {
   /** Takes one of the address's failures (a request with no usable token): 0 when allowed, else the ms to wait. */
   async takeFailure(address: string): Promise<number> {
     try {
-      return await answerWithin(this.limit.take(address, this.clock.now(), this.perMinute.failures), LIMIT_ANSWER_MS, 'failure limit');
+      return await answerWithin(this.limit.take(address, this.clock.now(), this.perMinute.failures), this.answerMs, 'failure limit');
     } catch (err) {
       this.unavailable(err);
       return 0;
@@ -55,7 +57,7 @@ export class AuthLimiter {
   /** Gives back a failure taken by `admit` for a token that proved valid. */
   async giveBackFailure(address: string): Promise<void> {
     try {
-      await answerWithin(this.limit.giveBack(address, this.clock.now(), this.perMinute.failures), LIMIT_ANSWER_MS, 'failure limit');
+      await answerWithin(this.limit.giveBack(address, this.clock.now(), this.perMinute.failures), this.answerMs, 'failure limit');
     } catch (err) {
       this.unavailable(err);
     }
