@@ -1,7 +1,8 @@
 /**
- * The bodies the routes read themselves, outside the zod schemas the document is built from:
- * a media upload is the raw file (any media type), and audience members also come as CSV.
- * Added to the document by operationId, so clients and validating proxies know them.
+ * Request bodies as the routes really read them, where the zod schemas alone do not say:
+ * a media upload is the raw file (any media type), audience members also come as CSV (both
+ * added by operationId), and a body the route's schema lets be null may also be left out
+ * (@fastify/swagger marks every body required).
  */
 const membersCsv = {
   type: 'string',
@@ -17,13 +18,16 @@ const extraRequestBodies: Record<string, { required: boolean; description?: stri
   addAudienceMembers: { required: true, content: { 'text/csv': { schema: membersCsv } } },
 };
 
-type Operation = { operationId?: string; requestBody?: { required?: boolean; description?: string; content?: Record<string, unknown> } };
+type Operation = { operationId?: string; requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: { anyOf?: { type?: unknown }[] } }> } };
 
-/** The document with the raw and CSV request bodies added to their operations. */
-export function withRawBodies<T extends { paths?: unknown }>(document: T): T {
+const acceptsNull = (body: Operation['requestBody']) => body?.content?.['application/json']?.schema?.anyOf?.some((s) => s.type === 'null') === true;
+
+/** The document with the raw and CSV request bodies added and the nullable bodies optional. */
+export function withRequestBodies<T extends { paths?: unknown }>(document: T): T {
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
+      if (acceptsNull(operation.requestBody)) operation.requestBody = { ...operation.requestBody, required: false };
       const extra = operation.operationId === undefined ? undefined : extraRequestBodies[operation.operationId];
       if (!extra) continue;
       const existing = operation.requestBody;
