@@ -11,8 +11,11 @@ const PRISM = path.join(ROOT, 'node_modules/@stoplight/prism-cli/dist/index.js')
 
 /** A request or response that Prism found the OpenAPI document does not describe. */
 export interface Violation {
-  /** the request it was found on, as Prism logged it last before the violation, e.g. "get /v1/runs" */
+  /** the request it was found on, e.g. "get /v1/runs" (Prism logs violations after the API's answer) */
   request: string;
+  /** the API's answer to it (0 when Prism did not forward it) */
+  status: number;
+  /** e.g. "response.body Response body must NOT have additional properties; found 'b'" */
   message: string;
 }
 
@@ -21,6 +24,12 @@ export interface PrismProxy {
   url: string;
   /** every violation reported so far */
   violations(): Violation[];
+  /**
+   * The violations that are mismatches between the API and its document: every answer not
+   * described, and every request not described that the API accepted. A request the document
+   * rejects and the API refuses with a 4xx (a test's bad input on purpose) agrees with it.
+   */
+  mismatches(): Violation[];
   stop(): Promise<void>;
 }
 
@@ -44,15 +53,24 @@ export async function startPrismProxy(apiUrl: string, timeoutMs = 60_000): Promi
   const output: string[] = [];
   const violations: Violation[] = [];
   let request = '(before any request)';
+  let status = 0;
+  const methods = new Map<string, string>(); // path → method of the last request received
   let listening: (url: string) => void = () => undefined;
   const url = new Promise<string>((resolve) => (listening = resolve));
   const onLine = byLine((line) => {
     output.push(line);
     if (output.length > 2000) output.shift();
     const received = /\[HTTP SERVER\] (\S+ \S+) .*Request received/.exec(line);
-    if (received) request = received[1]!;
+    if (received) {
+      const [method, target] = received[1]!.split(' ') as [string, string];
+      methods.set(target.split('?')[0]!, method);
+      [request, status] = [received[1]!, 0];
+    }
+    // the answer's line names its path: the violations that follow are that request's
+    const answered = /The upstream call to (\S+) has returned (\d+)/.exec(line);
+    if (answered) [request, status] = [`${methods.get(answered[1]!.split('?')[0]!) ?? '?'} ${answered[1]}`, Number(answered[2])];
     const violation = /Violation: (.*)$/.exec(line) ?? /(Request terminated with error: .*)$/.exec(line);
-    if (violation) violations.push({ request, message: violation[1]! });
+    if (violation) violations.push({ request, status, message: violation[1]! });
     const started = /Prism is listening on (http:\/\/\S+)/.exec(line);
     if (started) listening(started[1]!);
   });
@@ -71,7 +89,8 @@ export async function startPrismProxy(apiUrl: string, timeoutMs = 60_000): Promi
   });
   failed.catch(() => undefined); // it also rejects when a started proxy is stopped
   try {
-    return { url: await Promise.race([url, failed]), violations: () => [...violations], stop };
+    const mismatches = () => violations.filter((v) => !(v.message.startsWith('request') && v.status >= 400 && v.status < 500));
+    return { url: await Promise.race([url, failed]), violations: () => [...violations], mismatches, stop };
   } catch (error) {
     await stop();
     throw error;

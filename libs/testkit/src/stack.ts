@@ -28,7 +28,7 @@ export interface StackOptions {
   sandboxEnv?: Record<string, string>;
   /** a sandbox already running (e.g. one kept from a stack whose other services were stopped): none is started */
   sandboxUrl?: string;
-  /** apiUrl through Stoplight Prism's validating proxy; stop() throws on any request or answer the OpenAPI document does not describe */
+  /** apiUrl through Stoplight Prism's validating proxy; stop() throws on any answer the OpenAPI document does not describe, or request it does not describe that the API accepted */
   prism?: boolean;
 }
 
@@ -85,8 +85,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         await prism?.stop();
         const failed = services.filter((_, i) => codes[i] !== 0 && codes[i] !== null);
         if (failed.length) throw new Error(`services did not exit cleanly on SIGTERM: ${failed.map((s) => s.name).join(', ')}`);
-        const violations = prism?.violations() ?? [];
-        if (violations.length) throw new Error(`the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request}: ${v.message}`).join('\n')}`);
+        const violations = prism?.mismatches() ?? [];
+        if (violations.length) throw new Error(`the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request} → ${v.status}: ${v.message}`).join('\n')}`);
       },
     };
   } catch (error) {
