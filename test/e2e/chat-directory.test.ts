@@ -6,7 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // syncs its chats from the sandbox by itself (a sender runs the sync), its progress reaches
 // /v1/events, and a send the sandbox forbids marks the chat's entry.
 
-const stack = stackForFile({ senders: 1, prism: true });
+const stack = stackForFile({ senders: 1 });
 
 type Chat = { chatId: string; title: string | null; kind: string; memberCount: number | null; canSend: boolean };
 const ACCOUNT = 'directory-acc';

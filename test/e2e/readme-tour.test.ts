@@ -28,7 +28,7 @@ test('every command of the README tour runs as written, and the platform receive
   for (const tool of ['curl', 'jq']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`the README tour needs ${tool}: run \`sudo apt-get install -y ${tool}\``);
   }
-  stack = await startStack({ senders: 1, prism: true });
+  stack = await startStack({ senders: 1 });
   const script = tourScript();
   const run = spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], {
     cwd: ROOT,
