@@ -1234,13 +1234,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description the Prometheus text format */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/plain": string;
                 };
             };
         };
@@ -2194,7 +2194,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description pair by code: WhatsApp sends a notification to this phone, where the code is typed; without it, a QR code */
@@ -2324,7 +2324,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description the file itself; its Content-Type is its media type (e.g. image/png) */
+        requestBody: {
+            content: {
+                "*/*": Blob;
+            };
+        };
         responses: {
             /** @description Default Response */
             201: {
@@ -2846,6 +2851,7 @@ export interface operations {
                 "application/json": {
                     members: components["schemas"]["NewAudienceMemberInput"][];
                 };
+                "text/csv": string;
             };
         };
         responses: {
@@ -2998,13 +3004,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/csv */
+            /** @description the members as CSV */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/csv": string;
                 };
             };
             /** @description Default Response */
@@ -3389,7 +3395,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RunNowInput"] | null;
             };
@@ -4540,13 +4546,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream */
+            /** @description the event stream */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/event-stream": string;
                 };
             };
             /** @description Default Response */

@@ -1,5 +1,6 @@
 // The console's only way to the data: the /v1 API with the bearer token, typed from the
 // OpenAPI document (api-types.ts is generated from /openapi.json).
+import createClient from 'openapi-fetch';
 import type { components, paths } from './api-types.js';
 
 type Json200<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
@@ -24,6 +25,10 @@ export interface Page<T> {
 export type Me = Json200<'/v1/me', 'get'>;
 export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
 export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
+type AccountPatch = NonNullable<paths['/v1/accounts/{id}']['patch']['requestBody']>['content']['application/json'];
+type AudienceBody = paths['/v1/audiences']['post']['requestBody']['content']['application/json'];
+type AudiencePatch = NonNullable<paths['/v1/audiences/{id}']['patch']['requestBody']>['content']['application/json'];
+type TestSendBody = paths['/v1/campaigns/{id}/test-sends']['post']['requestBody']['content']['application/json'];
 export type Platform = Account['platform'];
 
 export type DirectoryChat = components['schemas']['DirectoryChat'];
@@ -32,8 +37,6 @@ export type DirectoryState = components['schemas']['DirectoryState'];
 export type Audience = components['schemas']['Audience'];
 export type AudienceMember = components['schemas']['AudienceMember'];
 export type MembersImport = components['schemas']['MembersAdded'];
-/** Where an audience's members are exported as CSV. */
-export const audienceCsvPath = (id: string) => `/v1/audiences/${encodeURIComponent(id)}/members.csv`;
 
 export interface FieldError {
   field: string;
@@ -67,82 +70,100 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-export async function call<T>(method: string, path: string, body?: unknown, token = session.token(), contentType = 'application/json'): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token ?? ''}` };
-  if (body !== undefined) headers['content-type'] = contentType;
-  const raw = contentType !== 'application/json';
-  const res = await fetch(path, { method, headers, ...(body !== undefined && { body: raw ? (body as string) : JSON.stringify(body) }) });
-  const text = await res.text();
-  const json = text ? (JSON.parse(text) as unknown) : null;
-  if (!res.ok) {
-    const error = (json as { error?: { code?: string; message?: string; details?: FieldError[] } } | null)?.error;
-    if (res.status === 401) onUnauthorized();
-    throw new ApiError(res.status, error?.code ?? 'error', error?.message ?? `${res.status}`, error?.details ?? []);
+// Every path, parameter, body and answer below is checked by the compiler against `paths`.
+// The bearer token is the session's unless a call gives its own (sign-in checks one first).
+const client = createClient<paths>({ baseUrl: globalThis.location?.origin ?? '' });
+client.use({
+  onRequest: ({ request }) => {
+    if (!request.headers.has('authorization')) request.headers.set('authorization', `Bearer ${session.token() ?? ''}`);
+    return request;
+  },
+  onResponse: ({ response }) => {
+    if (response.status === 401) onUnauthorized();
+    return response;
+  },
+});
+
+type ErrorBody = { error?: { code?: string; message?: string; details?: FieldError[] } };
+
+/** The answer's body, or an ApiError with the API's code, message and field details. */
+async function ok<T>(pending: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await pending;
+  if (!response.ok) {
+    const body = (typeof error === 'object' && error !== null ? error : {}) as ErrorBody;
+    throw new ApiError(response.status, body.error?.code ?? 'error', body.error?.message ?? `${response.status}`, body.error?.details ?? []);
   }
-  return json as T;
+  return data as T;
 }
 
-/** POST /v1/media: the file is the raw body, its media type the Content-Type. */
-async function upload(file: Blob, filename: string, tenantId?: string): Promise<Media> {
-  const headers = { authorization: `Bearer ${session.token() ?? ''}`, 'content-type': file.type || 'application/octet-stream' };
-  const res = await fetch(`/v1/media${query({ filename, tenantId })}`, { method: 'POST', headers, body: file });
-  const json = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: FieldError[] } } | null;
-  if (!res.ok) {
-    if (res.status === 401) onUnauthorized();
-    throw new ApiError(res.status, json?.error?.code ?? 'error', json?.error?.message ?? `${res.status}`, json?.error?.details ?? []);
-  }
-  return json as Media;
-}
+/** A query without the filters left empty ('' in a form means "any"). */
+const given = <T extends object>(params: T) =>
+  Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')) as { [K in keyof T]?: Exclude<T[K], ''> };
 
-const query = (params: Record<string, string | number | undefined>) => {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
-};
+const byId = (id: string) => ({ path: { id } });
+const raw = <T>(body: T) => body;
+const commandPaths = {
+  pause: '/v1/runs/{id}/pause',
+  resume: '/v1/runs/{id}/resume',
+  cancel: '/v1/runs/{id}/cancel',
+  'retry-failed': '/v1/runs/{id}/retry-failed',
+} as const;
 
 export const api = {
-  me: (token?: string) => call<Me>('GET', '/v1/me', undefined, token ?? session.token()),
-  runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) => call<Page<Run>>('GET', `/v1/runs${query(p)}`),
-  run: (id: string) => call<Run>('GET', `/v1/runs/${encodeURIComponent(id)}`),
+  me: (token?: string) => ok(client.GET('/v1/me', token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })),
+  runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) =>
+    ok(client.GET('/v1/runs', { params: { query: given(p) } })),
+  run: (id: string) => ok(client.GET('/v1/runs/{id}', { params: byId(id) })),
   targets: (id: string, p: { status?: TargetStatus | ''; limit?: number; cursor?: string }) =>
-    call<Page<RunTarget>>('GET', `/v1/runs/${encodeURIComponent(id)}/targets${query(p)}`),
-  command: (id: string, command: RunCommand) => call<Run>('POST', `/v1/runs/${encodeURIComponent(id)}/${command}`),
-  campaigns: (p: { limit?: number; cursor?: string } = {}) => call<Page<Campaign>>('GET', `/v1/campaigns${query(p)}`),
-  campaign: (id: string) => call<Campaign>('GET', `/v1/campaigns/${encodeURIComponent(id)}`),
-  runNow: (id: string) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(id)}/runs`),
-  tenants: (p: { limit?: number; cursor?: string } = {}) => call<Page<Tenant>>('GET', `/v1/tenants${query(p)}`),
-  occurrences: (id: string, limit = 5) => call<{ items: Occurrence[] }>('GET', `/v1/campaigns/${encodeURIComponent(id)}/occurrences${query({ limit })}`),
-  previewCampaign: (body: CampaignBody) => call<CampaignPreview>('POST', '/v1/campaigns/preview', body),
-  createCampaign: (body: CampaignBody) => call<Campaign>('POST', '/v1/campaigns', body),
-  patchCampaign: (id: string, body: CampaignPatch) => call<Campaign>('PATCH', `/v1/campaigns/${encodeURIComponent(id)}`, body),
-  media: (p: { limit?: number; cursor?: string } = {}) => call<Page<Media>>('GET', `/v1/media${query(p)}`),
-  upload: (file: Blob, filename: string, tenantId?: string) => upload(file, filename, tenantId),
-  deleteCampaign: (id: string) => call<null>('DELETE', `/v1/campaigns/${encodeURIComponent(id)}`),
-  accounts: (p: { limit?: number; cursor?: string } = {}) => call<Page<Account>>('GET', `/v1/accounts${query(p)}`),
-  createAccount: (body: AccountBody) => call<Account>('POST', '/v1/accounts', body),
-  patchAccount: (id: string, body: Record<string, unknown>) => call<Account>('PATCH', `/v1/accounts/${encodeURIComponent(id)}`, body),
-  liftCooling: (id: string) => call<Account>('POST', `/v1/accounts/${encodeURIComponent(id)}/cooling/lift`),
+    ok(client.GET('/v1/runs/{id}/targets', { params: { ...byId(id), query: given(p) } })),
+  command: (id: string, command: RunCommand) => ok(client.POST(commandPaths[command], { params: byId(id) })),
+  campaigns: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/campaigns', { params: { query: p } })),
+  campaign: (id: string) => ok(client.GET('/v1/campaigns/{id}', { params: byId(id) })),
+  runNow: (id: string) => ok(client.POST('/v1/campaigns/{id}/runs', { params: byId(id) })),
+  tenants: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/tenants', { params: { query: p } })),
+  occurrences: (id: string, limit = 5) => ok(client.GET('/v1/campaigns/{id}/occurrences', { params: { ...byId(id), query: { limit } } })),
+  previewCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns/preview', { body })),
+  createCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns', { body })),
+  patchCampaign: (id: string, body: CampaignPatch) => ok(client.PATCH('/v1/campaigns/{id}', { params: byId(id), body })),
+  media: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/media', { params: { query: p } })),
+  /** The file is the raw body, its media type the Content-Type. */
+  upload: (file: Blob, filename: string, tenantId?: string) =>
+    ok(
+      client.POST('/v1/media', {
+        params: { query: given({ filename, tenantId }) },
+        body: file,
+        bodySerializer: raw,
+        headers: { 'content-type': file.type || 'application/octet-stream' },
+      }),
+    ),
+  deleteCampaign: (id: string) => ok(client.DELETE('/v1/campaigns/{id}', { params: byId(id) })).then(() => null),
+  accounts: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/accounts', { params: { query: p } })),
+  createAccount: (body: AccountBody) => ok(client.POST('/v1/accounts', { body })),
+  patchAccount: (id: string, body: AccountPatch) => ok(client.PATCH('/v1/accounts/{id}', { params: byId(id), body })),
+  liftCooling: (id: string) => ok(client.POST('/v1/accounts/{id}/cooling/lift', { params: byId(id) })),
   chats: (id: string, p: { query?: string; kind?: ChatKind | ''; canSend?: 'true' | 'false' | ''; limit?: number; cursor?: string }) =>
-    call<Page<DirectoryChat>>('GET', `/v1/accounts/${encodeURIComponent(id)}/chats${query(p)}`),
-  syncChats: (id: string) => call<DirectoryState>('POST', `/v1/accounts/${encodeURIComponent(id)}/chats/sync`),
-  audiences: (p: { limit?: number; cursor?: string } = {}) => call<Page<Audience>>('GET', `/v1/audiences${query(p)}`),
-  audience: (id: string) => call<Audience>('GET', `/v1/audiences/${encodeURIComponent(id)}`),
-  createAudience: (body: { name: string; members?: AudienceMember[]; tenantId?: string }) => call<Audience>('POST', '/v1/audiences', body),
-  patchAudience: (id: string, body: { name: string }) => call<Audience>('PATCH', `/v1/audiences/${encodeURIComponent(id)}`, body),
-  deleteAudience: (id: string) => call<null>('DELETE', `/v1/audiences/${encodeURIComponent(id)}`),
-  members: (id: string, p: { query?: string; limit?: number; cursor?: string }) => call<Page<AudienceMember>>('GET', `/v1/audiences/${encodeURIComponent(id)}/members${query(p)}`),
+    ok(client.GET('/v1/accounts/{id}/chats', { params: { ...byId(id), query: given(p) } })),
+  syncChats: (id: string) => ok(client.POST('/v1/accounts/{id}/chats/sync', { params: byId(id) })),
+  audiences: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/audiences', { params: { query: p } })),
+  audience: (id: string) => ok(client.GET('/v1/audiences/{id}', { params: byId(id) })),
+  createAudience: (body: AudienceBody) => ok(client.POST('/v1/audiences', { body })),
+  patchAudience: (id: string, body: AudiencePatch) => ok(client.PATCH('/v1/audiences/{id}', { params: byId(id), body })),
+  deleteAudience: (id: string) => ok(client.DELETE('/v1/audiences/{id}', { params: byId(id) })).then(() => null),
+  members: (id: string, p: { query?: string; limit?: number; cursor?: string }) =>
+    ok(client.GET('/v1/audiences/{id}/members', { params: { ...byId(id), query: given(p) } })),
   importMembers: (id: string, csv: string, dryRun: boolean) =>
-    call<MembersImport>('POST', `/v1/audiences/${encodeURIComponent(id)}/members${dryRun ? '?dryRun=true' : ''}`, csv, undefined, 'text/csv'),
-  removeMembers: (id: string, chatIds: string[]) => call<unknown>('DELETE', `/v1/audiences/${encodeURIComponent(id)}/members`, { chatIds }),
-  exportMembers: async (id: string) => {
-    const res = await fetch(audienceCsvPath(id), { headers: { authorization: `Bearer ${session.token() ?? ''}` } });
-    if (res.status === 401) onUnauthorized();
-    if (!res.ok) throw new ApiError(res.status, 'error', `export failed (${res.status})`);
-    return res.text();
-  },
-  testSend: (campaignId: string, body: { chatId: string; asChatId?: string }) => call<Run>('POST', `/v1/campaigns/${encodeURIComponent(campaignId)}/test-sends`, body),
-  pair: (id: string, phoneNumber?: string) => call<Pairing>('POST', `/v1/accounts/${encodeURIComponent(id)}/pair`, phoneNumber ? { phoneNumber } : {}),
+    ok(
+      client.POST('/v1/audiences/{id}/members', {
+        params: { ...byId(id), query: { dryRun: dryRun ? 'true' : 'false' } },
+        body: csv,
+        bodySerializer: raw,
+        headers: { 'content-type': 'text/csv' },
+      }),
+    ),
+  removeMembers: (id: string, chatIds: string[]) => ok(client.DELETE('/v1/audiences/{id}/members', { params: byId(id), body: { chatIds } })),
+  exportMembers: (id: string) => ok(client.GET('/v1/audiences/{id}/members.csv', { params: byId(id), parseAs: 'text' })),
+  testSend: (campaignId: string, body: TestSendBody) => ok(client.POST('/v1/campaigns/{id}/test-sends', { params: byId(campaignId), body })),
+  pair: (id: string, phoneNumber?: string) => ok(client.POST('/v1/accounts/{id}/pair', { params: byId(id), body: phoneNumber ? { phoneNumber } : {} })),
 };
 
 export type RunCommand = 'pause' | 'resume' | 'cancel' | 'retry-failed';

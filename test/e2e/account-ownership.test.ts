@@ -6,7 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // not with A's account id; and even an account that names A's platform account (as a duplicate
 // from before the uniqueness rule could) is refused by the platform, because it lacks A's key.
 
-const stack = stackForFile({ senders: 1 });
+const stack = stackForFile({ senders: 1, prism: true });
 
 const SHARED = 'shared-platform-account';
 

@@ -7,7 +7,7 @@ import { eventually } from '../helpers/test-env.js';
 // the next run to the list as it is then; a test send reaches its one chat with the chosen
 // chat's variables and holds no chat of the campaign's next run back.
 
-const stack = stackForFile({ senders: 1 });
+const stack = stackForFile({ senders: 1, prism: true });
 
 const textsByChat = (items: SandboxMessage[], account: string) =>
   Object.fromEntries(items.filter((m) => m.account === account).map((m) => [m.chatId, m.part.text]));

@@ -7,7 +7,7 @@ import { eventually } from '../helpers/test-env.js';
 // a retry of a chat carries exactly the text its first attempt carried.
 
 const SEND_TIMEOUT_MS = 1_000;
-const stack = stackForFile({ senders: 1, senderEnv: { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) } });
+const stack = stackForFile({ senders: 1, senderEnv: { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) }, prism: true });
 
 async function sandboxCall(method: string, path: string, body?: unknown): Promise<void> {
   const res = await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

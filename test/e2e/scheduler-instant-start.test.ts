@@ -18,7 +18,7 @@ let accountId: string;
 let startedAt: number;
 beforeAll(async () => {
   startedAt = Date.now();
-  stack = await startStack({ senders: 1, schedulerEnv: { SCHEDULER_TICK_MS: String(TICK_MS) } });
+  stack = await startStack({ senders: 1, schedulerEnv: { SCHEDULER_TICK_MS: String(TICK_MS) }, prism: true });
   token = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'instant' })).body.token;
   accountId = (await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'instant-a', maxSendPerMinute: 6000 })).body.id;
 }, 60_000);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eventually } from './eventually.js';
+import { startPrismProxy, type PrismProxy } from './prism-proxy.js';
 import { startService, type ServiceProcess } from './processes.js';
 
 export interface Stack {
@@ -27,6 +28,8 @@ export interface StackOptions {
   sandboxEnv?: Record<string, string>;
   /** a sandbox already running (e.g. one kept from a stack whose other services were stopped): none is started */
   sandboxUrl?: string;
+  /** apiUrl through Stoplight Prism's validating proxy; stop() throws on any answer the OpenAPI document does not describe, or request it does not describe that the API accepted */
+  prism?: boolean;
 }
 
 /**
@@ -38,6 +41,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const adminToken = `adm_${randomBytes(12).toString('hex')}`;
   const common = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, KEY_PREFIX: options.keyPrefix, ...options.env };
   const services: ServiceProcess[] = [];
+  let prism: PrismProxy | undefined;
   try {
     // Port 0, read back from the services' own `listening` lines: a port picked free beforehand
     // can be taken by another process (a service's metrics server) before the service binds it.
@@ -61,10 +65,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const ready = await Promise.all(senders.map((s) => s.waitForLog((l) => l['msg'] === 'sender ready')));
     const schedulerReady = await scheduler.waitForLog((l) => l['msg'] === 'scheduler ready');
-    const apiUrl = String((await api.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
+    const directApiUrl = String((await api.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
     const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-    await eventually('the API to be ready', async () => (await fetch(`${apiUrl}/readyz`)).ok, 20_000);
+    await eventually('the API to be ready', async () => (await fetch(`${directApiUrl}/readyz`)).ok, 20_000);
     await eventually('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
+    prism = options.prism ? await startPrismProxy(directApiUrl) : undefined;
+    const apiUrl = prism?.url ?? directApiUrl;
     return {
       apiUrl,
       sandboxUrl,
@@ -76,11 +82,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       schedulerMetricsPort: Number(schedulerReady['metricsPort']),
       stop: async () => {
         const codes = await Promise.all(services.map((s) => s.stop()));
+        await prism?.stop();
         const failed = services.filter((_, i) => codes[i] !== 0 && codes[i] !== null);
         if (failed.length) throw new Error(`services did not exit cleanly on SIGTERM: ${failed.map((s) => s.name).join(', ')}`);
+        const violations = prism?.mismatches() ?? [];
+        if (violations.length) throw new Error(`the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request} → ${v.status}: ${v.message}`).join('\n')}`);
       },
     };
   } catch (error) {
+    await prism?.stop();
     await Promise.all(services.map((s) => s.stop('SIGKILL')));
     throw error;
   }

@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { registerDocs } from './docs.js';
+import { withRequestBodies } from './openapi-bodies.js';
 
 /**
  * The OpenAPI document is generated from the zod schemas the routes validate with, so it
@@ -24,7 +25,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => withReachableSchemas(jsonSchemaTransformObject(document)),
+    transformObject: (document) => withReachableSchemas(withRequestBodies(jsonSchemaTransformObject(document))),
   });
   registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

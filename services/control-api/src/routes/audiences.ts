@@ -191,7 +191,7 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
         tags: ['audiences'],
         summary: "An audience's members as CSV (UTF-8 with a BOM; formula-looking cells escaped with a leading ')",
         params: idParams,
-        response: { 200: z.string().describe('text/csv'), ...errorResponses(404) },
+        response: { 200: { description: 'the members as CSV', content: { 'text/csv': { schema: z.string() } } }, ...errorResponses(404) },
       },
     },
     async (req, reply) => {

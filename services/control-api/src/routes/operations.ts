@@ -40,7 +40,7 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
     },
   );
 
-  app.get('/metrics', { schema: { operationId: 'getMetrics', security: [], tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'getMetrics', security: [], tags: ['operations'], summary: 'Prometheus metrics', response: { 200: { description: 'the Prometheus text format', content: { 'text/plain': { schema: z.string() } } } } } }, async (req, reply) => {
     // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
     // every API replica reports the same numbers and none keeps state for them.
     // The dependency gauges come first and alone: they must be served even when the others fail.

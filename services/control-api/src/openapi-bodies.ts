@@ -1,0 +1,38 @@
+/**
+ * Request bodies as the routes really read them, where the zod schemas alone do not say:
+ * a media upload is the raw file (any media type), audience members also come as CSV (both
+ * added by operationId), and a body the route's schema lets be null may also be left out
+ * (@fastify/swagger marks every body required).
+ */
+const membersCsv = {
+  type: 'string',
+  description: 'a header row with a chatId column and one column per variable, then one member a row',
+};
+
+const extraRequestBodies: Record<string, { required: boolean; description?: string; content: Record<string, { schema: object }> }> = {
+  uploadMedia: {
+    required: true,
+    description: 'the file itself; its Content-Type is its media type (e.g. image/png)',
+    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+  },
+  addAudienceMembers: { required: true, content: { 'text/csv': { schema: membersCsv } } },
+};
+
+type Operation = { operationId?: string; requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: { anyOf?: { type?: unknown }[] } }> } };
+
+const acceptsNull = (body: Operation['requestBody']) => body?.content?.['application/json']?.schema?.anyOf?.some((s) => s.type === 'null') === true;
+
+/** The document with the raw and CSV request bodies added and the nullable bodies optional. */
+export function withRequestBodies<T extends { paths?: unknown }>(document: T): T {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      if (acceptsNull(operation.requestBody)) operation.requestBody = { ...operation.requestBody, required: false };
+      const extra = operation.operationId === undefined ? undefined : extraRequestBodies[operation.operationId];
+      if (!extra) continue;
+      const existing = operation.requestBody;
+      operation.requestBody = { ...extra, ...existing, content: { ...existing?.content, ...extra.content } };
+    }
+  }
+  return document;
+}
