@@ -89,7 +89,7 @@ export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: 
  */
 export async function startFanOut(
   stack: Stack,
-  o: { name: string; accounts: number; chats: number; perMinute: number; groupConcurrency: number },
+  o: { name: string; accounts: number; chats: number; perMinute: number; groupConcurrency: number; platformDeduplicates?: (account: number) => boolean },
 ): Promise<{ token: string; runIds: string[] }> {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: o.name });
   if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status}`);
@@ -98,6 +98,7 @@ export async function startFanOut(
   for (let a = 0; a < o.accounts; a++) {
     const acc = await api(stack, 'POST', '/v1/accounts', token, {
       platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `${o.name}-${a}`, maxSendPerMinute: o.perMinute, groupConcurrency: o.groupConcurrency,
+      ...(o.platformDeduplicates?.(a) && { platformDeduplicates: true }),
     });
     if (acc.status !== 201) throw new Error(`account: ${acc.status} ${JSON.stringify(acc.body)}`);
     const c = await api(stack, 'POST', '/v1/campaigns', token, {

@@ -85,6 +85,18 @@ describe('decideSendOutcome', () => {
     ],
     // ambiguous, moved
     ['an answer lost after the request was written: unknown', { kind: 'ambiguous', code: 'timeout', message: 'slow' }, {}, { kind: 'unknown', code: 'timeout', message: 'slow' }],
+    [
+      'an answer lost on a platform that deduplicates: sent again with the same key after the backoff, an attempt counted',
+      { kind: 'ambiguous', code: 'timeout', message: 'slow' },
+      { attempts: 1, platformDeduplicates: true },
+      { kind: 'settle', at: NOW + 1_500, attempts: 2, code: 'timeout', message: 'slow' },
+    ],
+    [
+      'an answer lost on a platform that deduplicates, retries spent: unknown',
+      { kind: 'ambiguous', code: 'timeout', message: 'slow' },
+      { attempts: MAX_RETRIES - 1, platformDeduplicates: true },
+      { kind: 'unknown', code: 'timeout', message: 'slow' },
+    ],
     ['a chat moved to a new id', { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated', message: 'moved' }, {}, { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated' }],
   ])('%s', (_name, result, i, expected) => {
     expect(decideSendOutcome(result, input(i))).toEqual(expected);

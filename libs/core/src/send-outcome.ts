@@ -25,6 +25,12 @@ export interface SendOutcomeInput {
   maxRetries: number;
   /** the retry jitter's randomness, in [0, 1) */
   random: () => number;
+  /**
+   * the platform drops a request whose Idempotency-Key it has seen, answering as the first
+   * time (an http account's `platformDeduplicates`): a doubtful answer is settled by sending
+   * again with the same key
+   */
+  platformDeduplicates?: boolean;
 }
 
 export type SendOutcome =
@@ -50,6 +56,11 @@ export type SendOutcome =
   | { kind: 'fail'; because: 'rejected' | 'retries-exhausted'; code: string; message: string; suppress: boolean; attempts: number }
   /** may or may not have arrived: never sent again automatically */
   | { kind: 'unknown'; code: string; message: string }
+  /**
+   * may or may not have arrived, on a platform that deduplicates: sent again at `at` with the
+   * same key, whose answer settles it (an attempt counted: `attempts` after this one)
+   */
+  | { kind: 'settle'; at: number; attempts: number; code: string; message: string }
   /** not delivered: the chat lives under `newChatId` now */
   | { kind: 'chat-moved'; newChatId: string; code: string };
 
@@ -83,8 +94,14 @@ export function decideSendOutcome(result: SendResult, input: SendOutcomeInput): 
       }
       return { kind: 'retry', at: now + retryDelayMs(attempts, input.random), attempts, code: result.code, message: result.message };
     }
-    case 'ambiguous':
+    case 'ambiguous': {
+      const attempts = input.attempts + 1;
+      // sent again while retries last; past them, still in doubt
+      if (input.platformDeduplicates && attempts < input.maxRetries) {
+        return { kind: 'settle', at: now + retryDelayMs(attempts, input.random), attempts, code: result.code, message: result.message };
+      }
       return { kind: 'unknown', code: result.code, message: result.message };
+    }
     case 'chat-moved':
       return { kind: 'chat-moved', newChatId: result.newChatId, code: result.code };
   }

@@ -57,6 +57,8 @@ export interface AccountsTable {
   opt_out_keywords: Generated<string[]>;
   /** migrations/0011: typing before each message; null: none */
   typing: ColumnType<AccountTyping | null, string | null, string | null>;
+  /** migrations/0020: the platform drops a repeated Idempotency-Key (http): doubtful sends are settled by sending again */
+  platform_deduplicates: Generated<boolean>;
   /** migrations/0012: automatic cooling and the pace factor */
   cooling_since: NullableTimestamp;
   cooling_until: NullableTimestamp;
@@ -200,6 +202,8 @@ export interface RunTargetsTable {
   lease_expires_at: NullableTimestamp;
   /** migrations/0004: when the request for part `parts_sent` began; null while the claim waits */
   send_started_at: NullableTimestamp;
+  /** migrations/0020: when an answer first left its delivery in doubt and it was sent again to settle it */
+  ambiguous_at: NullableTimestamp;
   sent_at: NullableTimestamp;
   latency_ms: number | null;
   error_code: string | null;

@@ -64,6 +64,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly unknownSettled = new Counter({
+    name: 'metronome_unknown_settled_total',
+    help: 'Chats whose delivery was in doubt, settled as sent by sending again to a platform that deduplicates, by platform',
+    labelNames: ['platform'] as const,
+    registers: [this.registry],
+  });
+
   readonly directorySyncs = new Counter({
     name: 'metronome_directory_syncs_total',
     help: 'Chat directory syncs ended, by platform and where each stands (ok, backing_off, unsupported, failed)',

@@ -30,6 +30,8 @@ export interface AccountState {
   sendTimes: number[];
   /** Idempotency-Key → messageId, for accepted sends only (a retry after a reject is not a duplicate). */
   keys: Map<string, string>;
+  /** a repeated key is answered as the first time, nothing delivered again (default); false: delivered again, a real duplicate */
+  deduplicates: boolean;
   uploads: Map<string, number>;
   chats: Map<string, ChatState>;
 }
@@ -64,6 +66,7 @@ export function newAccountState(account: string): AccountState {
     pace: freshPace(),
     sendTimes: [],
     keys: new Map(),
+    deduplicates: true,
     uploads: new Map(),
     chats: new Map(),
   };

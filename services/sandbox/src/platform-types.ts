@@ -95,6 +95,8 @@ export interface AccountPatch {
   banHourlyCap?: number | null;
   banDailyCap?: number | null;
   banMinGapMs?: number | null;
+  /** A repeated Idempotency-Key answered as the first time (true, the default) or delivered again (false). */
+  deduplicates?: boolean;
 }
 
 export interface ChatPatch {

@@ -52,6 +52,8 @@ export const accountPatch = z
     banHourlyCap: banCount.nullable(),
     banDailyCap: banCount.nullable(),
     banMinGapMs: banGap.nullable(),
+    /** a repeated Idempotency-Key answered as the first time (true, the default) or delivered again (false) */
+    deduplicates: z.boolean(),
   })
   .partial();
 

@@ -69,6 +69,16 @@ describe('idempotency', () => {
     expect(s.duplicateKeys()).toEqual([{ at: T0 + 1_000, account: 'acc', chatId: 'chat-1', idempotencyKey: 'r1:c1:0', messageId: 'msg-1' }]);
   });
 
+  it('with deduplication switched off, a repeated key is delivered again: a real duplicate', () => {
+    const s = newState();
+    expect(s.configureAccount('acc', { deduplicates: false })).toMatchObject({ deduplicates: false });
+    const first = s.send(req({ idempotencyKey: 'r1:c1:0' }), T0);
+    const again = s.send(req({ idempotencyKey: 'r1:c1:0' }), T0 + 60_000);
+    expect(again.body).not.toEqual(first.body);
+    expect(s.messages()).toHaveLength(2);
+    expect(s.stats().duplicateKeys).toBe(0);
+  });
+
   it('does not count a retry of a rejected send as a duplicate', () => {
     const s = newState();
     s.configureChat('acc', 'chat-1', { failNext: 1 });

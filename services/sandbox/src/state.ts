@@ -87,6 +87,7 @@ export class SandboxState {
     if (patch.maxPerMinute !== undefined) a.maxPerMinute = patch.maxPerMinute;
     if (patch.burst !== undefined) a.burst = patch.burst;
     if (patch.slowModeSeconds !== undefined) a.slowModeSeconds = patch.slowModeSeconds;
+    if (patch.deduplicates !== undefined) a.deduplicates = patch.deduplicates;
     // Lifting `unauthorized` also lifts a ban: how a test gives a banned number back.
     if (patch.unauthorized !== undefined) {
       a.unauthorized = patch.unauthorized;
@@ -165,7 +166,7 @@ export class SandboxState {
 
     if (a.unauthorized) return this.reject(base, 'unauthorized', 401, 'account_unauthorized', now, hangMs);
 
-    const seen = a.keys.get(req.idempotencyKey);
+    const seen = a.deduplicates ? a.keys.get(req.idempotencyKey) : undefined;
     if (seen !== undefined) {
       this.duplicates.push({ at: now, account: a.account, chatId: c.chatId, idempotencyKey: req.idempotencyKey, messageId: seen });
       return { status: 200, body: { messageId: seen }, hangMs };
@@ -319,6 +320,7 @@ export class SandboxState {
       blockedUntil: a.blockedUntil > 0 ? a.blockedUntil : null,
       accepted: a.sendTimes.length,
       chats: a.chats.size,
+      deduplicates: a.deduplicates,
     };
   }
 

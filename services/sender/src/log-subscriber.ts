@@ -73,5 +73,7 @@ function logSendResult(logger: Logger, e: PartScope, outcome: SendOutcome): void
       return logger.warn({ ...at, code: outcome.code, err: outcome.message, attempts: outcome.attempts }, 'send failed: will retry');
     case 'unknown':
       return logger.warn({ ...at, code: outcome.code, err: outcome.message }, 'send outcome unknown: not retried automatically');
+    case 'settle':
+      return logger.warn({ ...at, code: outcome.code, err: outcome.message, attempts: outcome.attempts }, 'send outcome in doubt: sent again with the same key, which the platform deduplicates');
   }
 }

@@ -14,6 +14,8 @@ const SEND_RESULT: Record<SendOutcome['kind'], 'sent' | 'retry' | 'failed' | 'un
   'chat-moved': 'retry',
   fail: 'failed',
   unknown: 'unknown',
+  // in doubt, sent again with the same key to a platform that deduplicates
+  settle: 'retry',
 };
 
 /**
@@ -39,6 +41,7 @@ export function subscribeMetrics(events: SenderEvents, metrics: Metrics): () => 
       metrics.directorySyncs.inc({ platform: e.platform, status: e.status });
       metrics.directorySyncSeconds.observe({ platform: e.platform }, e.heldMs / 1000);
     },
+    'send:settled': (e) => metrics.unknownSettled.inc({ platform: e.platform }),
     'directory:failed': (e) => metrics.directorySyncs.inc({ platform: e.platform, status: 'failed' }),
   });
 }

@@ -48,12 +48,14 @@ export async function applyResult(
     blockedUntil: report.blockedUntil,
     maxRetries: deps.settings.maxRetries,
     random: deps.random,
+    platformDeduplicates: run.account.platformDeduplicates,
   });
   deps.events.emit('send:result', { ...scope, platform: run.account.platform, outcome });
   switch (outcome.kind) {
     case 'sent-last': {
       report.delivered++;
       report.outcomes += OUTCOME_SENT;
+      if (target.settling) deps.events.emit('send:settled', { ...scope, platform: run.account.platform });
       return { chatId: target.chatId, at, latencyMs: outcome.latencyMs, partsSent: outcome.partsSent, messageId: outcome.messageId };
     }
     case 'next-part': {
@@ -102,6 +104,10 @@ export async function applyResult(
     }
     case 'retry': {
       await settleTarget(deps, ctx, target.chatId, { status: 'pending', nextAttemptAt: new Date(outcome.at), countAttempt: true, errorCode: outcome.code, errorMessage: outcome.message });
+      return 'stop';
+    }
+    case 'settle': {
+      await settleTarget(deps, ctx, target.chatId, { status: 'pending', nextAttemptAt: new Date(outcome.at), countAttempt: true, errorCode: outcome.code, errorMessage: outcome.message, ambiguous: true });
       return 'stop';
     }
     case 'unknown': {

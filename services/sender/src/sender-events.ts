@@ -59,6 +59,8 @@ export interface SenderEventMap {
   'pace:unsettled': { accountId: string; what: 'pace' | 'gap'; error: unknown };
   /** Redis had lost the account's recent sends; they were rebuilt from PostgreSQL. */
   'pace:rebuilt': { accountId: string; sends: number };
+  /** A chat whose delivery was in doubt was delivered on a re-send with the same key: the platform settled it (`settledBy: platform`). */
+  'send:settled': { runId: string; accountId: string; chatId: string; partIndex: number; platform: string };
   /** A chat directory sync ended (CONTRACT §3): where it stands, how many entries, how long it took. */
   'directory:synced': { accountId: string; platform: string; status: string; size: number; heldMs: number };
   /** A chat directory sync failed outside the platform (credentials, the database): it is `failed`. */

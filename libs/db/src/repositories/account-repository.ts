@@ -26,6 +26,8 @@ export interface AccountRow {
   optOutKeywords: string[];
   /** typing before each message (migrations/0011); null: none */
   typing: AccountTyping | null;
+  /** the platform drops a repeated Idempotency-Key (migrations/0020) */
+  platformDeduplicates: boolean;
   /** automatic cooling (migrations/0012): set while `cooling` */
   cooling: { since: Date; until: Date | null; reason: string } | null;
   /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
@@ -52,6 +54,7 @@ export interface AccountSafety {
   warmup?: AccountWarmup | null;
   optOutKeywords?: string[];
   typing?: AccountTyping | null;
+  platformDeduplicates?: boolean;
 }
 
 export interface NewAccountRow {
@@ -93,6 +96,7 @@ const COLUMNS = [
   'warmup',
   'opt_out_keywords',
   'typing',
+  'platform_deduplicates',
   'cooling_since',
   'cooling_until',
   'cooling_reason',
@@ -122,6 +126,7 @@ type Raw = {
   warmup: AccountWarmup | null;
   opt_out_keywords: string[];
   typing: AccountTyping | null;
+  platform_deduplicates: boolean;
   cooling_since: Date | null;
   cooling_until: Date | null;
   cooling_reason: string | null;
@@ -154,6 +159,7 @@ function toAccount(a: Raw): AccountRow {
     warmup: a.warmup,
     optOutKeywords: a.opt_out_keywords,
     typing: a.typing,
+    platformDeduplicates: a.platform_deduplicates,
     cooling:
       a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
         ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
@@ -180,6 +186,7 @@ function safetyColumns(s: AccountSafety) {
     ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),
     ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
     ...(s.typing !== undefined && { typing: s.typing === null ? null : JSON.stringify(s.typing) }),
+    ...(s.platformDeduplicates !== undefined && { platform_deduplicates: s.platformDeduplicates }),
   };
 }
 

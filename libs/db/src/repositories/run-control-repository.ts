@@ -53,6 +53,8 @@ export interface TargetRow {
   sentAt: Date | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it (migrations/0020) */
+  settledBy: 'platform' | null;
 }
 
 /** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
@@ -184,7 +186,7 @@ export class RunControlRepository {
   async listTargets(runId: string, status: TargetStatus | undefined, limit: number, after: string | undefined): Promise<TargetRow[]> {
     let query = this.db
       .selectFrom('run_targets')
-      .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message'])
+      .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
       .where('run_id', '=', runId);
     if (status) query = query.where('status', '=', status);
     if (after !== undefined) query = query.where('chat_id', '>', after);
@@ -198,6 +200,7 @@ export class RunControlRepository {
       sentAt: t.sent_at,
       errorCode: t.error_code,
       errorMessage: t.error_message,
+      settledBy: t.status === 'sent' && t.ambiguous_at !== null ? 'platform' : null,
     }));
   }
 

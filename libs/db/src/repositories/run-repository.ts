@@ -29,7 +29,7 @@ type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq'
     Account,
     | 'platform' | 'external_id' | 'credentials' | 'blocked_until' | 'max_send_per_minute' | 'group_concurrency' | 'send_delay_min_seconds' | 'send_delay_max_seconds'
     | 'hourly_cap' | 'daily_cap' | 'warmup' | 'cooling_until' | 'cooling_reason' | 'flood_waits' | 'send_outcomes' | 'pace_factor' | 'pace_since' | 'last_cooled_at'
-    | 'last_cooling_ms' | 'typing'
+    | 'last_cooling_ms' | 'typing' | 'platform_deduplicates'
   > & { campaign_id: string; campaign_name: string; account_id: string; account_status: Account['status']; due_times: (Date | string)[] | null };
 
 /**
@@ -44,7 +44,7 @@ const LOADED_RUN_COLUMNS = sql.raw(`
   a.credentials, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
   a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.cooling_until, a.cooling_reason,
   a.flood_waits, a.send_outcomes, a.pace_factor, a.pace_since, a.last_cooled_at, a.last_cooling_ms,
-  a.typing`);
+  a.typing, a.platform_deduplicates`);
 
 /**
  * The runs aggregate as the sender and the reconciler write it: load a run for a job, mark it
@@ -106,6 +106,7 @@ export class RunRepository {
         dailyCap: row.daily_cap,
         warmup: row.warmup,
         typing: row.typing,
+        platformDeduplicates: row.platform_deduplicates,
         cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
         health: {
           floodWaits: row.flood_waits,

@@ -70,22 +70,27 @@ export class ScheduleRepository {
    * Targets whose in-flight lease expired (the sender died or stalled): one whose request had
    * begun (`send_started_at`) becomes `unknown`, since the platform may have acted on it, and is
    * never retried automatically; one still waiting for its slot, content or stamp never reached
-   * the platform and goes back to `pending`, due at once, no attempt counted. Returns how many
-   * became unknown.
+   * the platform and goes back to `pending`, due at once, no attempt counted. On an account whose
+   * platform deduplicates (migrations/0020), a begun one goes back to `pending` too, due at once,
+   * to be sent again with the same Idempotency-Key: the platform's answer settles it. Returns how
+   * many became unknown.
    */
   async expireLeases(now: Date): Promise<number> {
     const result = await sql<{ unknown: number }>`
       with expired as (
-        update run_targets set
-          status = case when send_started_at is null then 'pending' else 'unknown' end,
-          next_attempt_at = case when send_started_at is null then ${now} else next_attempt_at end,
-          error_code = case when send_started_at is null then error_code else 'lease_expired' end,
-          error_message = case when send_started_at is null then error_message
+        update run_targets t set
+          status = case when t.send_started_at is null or a.platform_deduplicates then 'pending' else 'unknown' end,
+          next_attempt_at = case when t.send_started_at is null or a.platform_deduplicates then ${now} else t.next_attempt_at end,
+          error_code = case when t.send_started_at is null then t.error_code else 'lease_expired' end,
+          error_message = case when t.send_started_at is null then t.error_message
+            when a.platform_deduplicates then 'the sender stopped after writing this request and before recording its answer; sent again with the same key, which the platform answers without delivering twice'
             else 'the sender stopped after writing this request and before recording its answer; it may or may not have been delivered' end,
+          ambiguous_at = case when t.send_started_at is not null and a.platform_deduplicates then coalesce(t.ambiguous_at, ${now}) else t.ambiguous_at end,
           -- an unknown target keeps the moment its request began: the record of why it is unknown
           lease_owner = null, lease_expires_at = null, updated_at = ${now}
-        where status = 'in_flight' and lease_expires_at < ${now}
-        returning status
+        from runs r join accounts a on a.id = r.account_id
+        where t.status = 'in_flight' and t.lease_expires_at < ${now} and r.id = t.run_id
+        returning t.status
       )
       select count(*) filter (where status = 'unknown')::int as unknown from expired
     `.execute(this.db);

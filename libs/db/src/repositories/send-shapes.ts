@@ -42,6 +42,8 @@ export interface RunForSend {
     warmup: AccountWarmup | null;
     /** typing before each message (migrations/0011); null: none */
     typing: AccountTyping | null;
+    /** the platform drops a repeated Idempotency-Key (migrations/0020): a doubtful send is sent again to settle it */
+    platformDeduplicates: boolean;
     /** automatic cooling (migrations/0012): while `cooling`, until when and why */
     cooling: { until: Date | null; reason: string } | null;
     /** what the cooling decision reads (libs/core AccountHealth) */

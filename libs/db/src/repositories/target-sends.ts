@@ -13,6 +13,8 @@ export interface ClaimedTarget {
   vars?: Record<string, string>;
   /** the code of its last answer (a claim leaves it): tells a target back from a platform's wait (libs/core targetHold) */
   errorCode?: string | null;
+  /** sent again to settle a doubtful answer (ambiguous_at is set): a delivery now is settled by the platform */
+  settling?: boolean;
 }
 
 /** A target whose last part was delivered, to be written as `sent`. */
@@ -26,7 +28,15 @@ export interface SentSettlement {
 
 /** How a target leaves `in_flight` other than delivered. Only the lease holder can apply it. */
 export type TargetSettlement =
-  | { status: 'pending'; nextAttemptAt: Date; countAttempt: boolean; errorCode: string | null; errorMessage: string | null }
+  | {
+      status: 'pending';
+      nextAttemptAt: Date;
+      countAttempt: boolean;
+      errorCode: string | null;
+      errorMessage: string | null;
+      /** its answer left delivery in doubt: sent again with the same key to settle it (ambiguous_at) */
+      ambiguous?: boolean;
+    }
   | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
 
 /** What one claim statement did. */
@@ -85,7 +95,7 @@ export class TargetSendRepository {
     // table, whatever it finds) cost about 30 % of the statement (bench/micro/claim-statement.mjs).
     // Four texts at most, each prepared once per connection.
     const stampFirst = sending && requests.some((r) => !r.firstSendKnown);
-    const result = await sql<{ kind: 'settled' | 'claimed' | 'first'; run_id: string; owner: string; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null }>`
+    const result = await sql<{ kind: 'settled' | 'claimed' | 'first'; run_id: string; owner: string; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null; settling: boolean | null }>`
       with asked as materialized (
         select * from unnest(
           ${requests.map((r) => r.runId)}::uuid[], ${requests.map((r) => r.owner)}::text[], ${requests.map((r) => r.limit)}::int[],
@@ -112,7 +122,7 @@ export class TargetSendRepository {
         -- each row written at the address its lock found (no second descent of the key)
         from due d
         where t.ctid = d.row_at
-        returning t.run_id, t.lease_owner as owner, t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at
+        returning t.run_id, t.lease_owner as owner, t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at, t.ambiguous_at is not null as settling
       )${
         stampFirst
           ? sql`, first_send as (
@@ -123,9 +133,9 @@ export class TargetSendRepository {
       )`
           : sql``
       }
-      select 'claimed' as kind, run_id, owner, chat_id, parts_sent, attempts, vars, error_code, next_attempt_at from claimed
-      ${sent.length > 0 ? sql`union all select 'settled', run_id, owner, chat_id, null, null, null, null, null from settled` : sql``}
-      ${stampFirst ? sql`union all select 'first', id, owner, null, null, null, null, null, null from first_send` : sql``}
+      select 'claimed' as kind, run_id, owner, chat_id, parts_sent, attempts, vars, error_code, next_attempt_at, settling from claimed
+      ${sent.length > 0 ? sql`union all select 'settled', run_id, owner, chat_id, null, null, null, null, null, null from settled` : sql``}
+      ${stampFirst ? sql`union all select 'first', id, owner, null, null, null, null, null, null, null from first_send` : sql``}
       order by kind, run_id, next_attempt_at, chat_id
     `.execute(this.db);
     const job = (runId: string, owner: string) => `${runId} ${owner}`;
@@ -134,7 +144,12 @@ export class TargetSendRepository {
       const to = byJob.get(job(row.run_id, row.owner))!;
       if (row.kind === 'settled') to.settled.add(row.chat_id!);
       else if (row.kind === 'first') to.firstSend = true;
-      else to.claimed.push({ chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code, ...(row.vars !== null && { vars: row.vars }) });
+      else {
+        const claimed: ClaimedTarget = { chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code };
+        if (row.vars !== null) claimed.vars = row.vars;
+        if (row.settling) claimed.settling = true;
+        to.claimed.push(claimed);
+      }
     }
     return requests.map((r) => byJob.get(job(r.runId, r.owner))!);
   }
@@ -208,7 +223,10 @@ export class TargetSendRepository {
       error_code: s.errorCode,
       error_message: s.errorMessage,
     };
-    const patch = s.status === 'pending' ? { ...common, status: 'pending' as const, next_attempt_at: s.nextAttemptAt } : { ...common, status: s.status };
+    const patch =
+      s.status === 'pending'
+        ? { ...common, status: 'pending' as const, next_attempt_at: s.nextAttemptAt, ...(s.ambiguous && { ambiguous_at: sql<Date>`coalesce(ambiguous_at, ${now})` }) }
+        : { ...common, status: s.status };
     return this.updateHeld(runId, chatId, owner, patch);
   }
 

@@ -55,6 +55,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           warmup: storedWarmup(body.warmup, ctx.now()),
           optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
           typing: body.typing === undefined ? defaultTyping(body.platform) : body.typing,
+          platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : false,
         },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
@@ -103,11 +104,14 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
       // The platform decides whether opt-out keywords apply: only a non-empty list needs it.
-      const needsCurrent = credentials || changes.status === 'active' || (changes.optOutKeywords?.length ?? 0) > 0 || Boolean(changes.typing);
+      const needsCurrent = credentials || changes.status === 'active' || (changes.optOutKeywords?.length ?? 0) > 0 || Boolean(changes.typing) || changes.platformDeduplicates === true;
       const current = needsCurrent ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
       if (needsCurrent && !current) throw notFound('account');
       if (current) checkOptOutKeywords(current.platform, changes.optOutKeywords);
       if (current) checkTyping(current.platform, changes.typing);
+      if (changes.platformDeduplicates && current?.platform !== 'http') {
+        throw invalidField('platformDeduplicates', `a ${current?.platform} account's platform is not known to drop repeated requests: only false is accepted`);
+      }
       // A disconnected WhatsApp account was logged out or never paired: only pairing brings it back.
       if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);

@@ -81,11 +81,20 @@ const common = {
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
 };
 
+// Settling `unknown` (CONTRACT §3, accounts; §5): true only when the platform really drops a
+// repeated Idempotency-Key, or a doubtful send may arrive twice.
+const platformDeduplicates = z
+  .boolean()
+  .describe(
+    "http: the platform answers a request whose Idempotency-Key it has seen as the first time, without delivering again; a send whose answer leaves delivery in doubt is then sent again with the same key (settledBy: platform) instead of left unknown",
+  );
+
 export const createAccountBody = z.discriminatedUnion('platform', [
   z.strictObject({
     platform: z.literal('http'),
     externalId: externalId.describe("the account's id on the HTTP platform; one account per id"),
     credentials: httpCredentials,
+    platformDeduplicates: platformDeduplicates.optional().describe('default false'),
     ...common,
   }),
   z.strictObject({
@@ -109,6 +118,7 @@ export const patchAccountBody = z.strictObject({
   warmup: warmupInput.nullable().optional().describe('null: none; a new object replaces the warm-up (startedAt defaults to now)'),
   optOutKeywords: optOutKeywords.optional().describe('replaces the list; [] = off'),
   typing: typing.nullable().optional().describe('null: none'),
+  platformDeduplicates: platformDeduplicates.optional().describe('http only'),
   credentials: z
     .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
@@ -156,6 +166,7 @@ export const account = z
       .nullable(),
     optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
+    platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),
     directory: directoryState.describe("*(extension)* where the account's chat directory sync stands; `never` before its first sync"),
     createdAt: time,
   })
@@ -197,6 +208,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     },
     optOutKeywords: a.optOutKeywords,
     typing: a.typing,
+    platformDeduplicates: a.platformDeduplicates,
     directory: directoryStateView(a.directory),
     createdAt: iso(a.createdAt),
   };

@@ -94,6 +94,10 @@ export const target = z
     nextAttemptAt: time.nullable().describe('null: due at once'),
     sentAt: time.nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    settledBy: z
+      .enum(['platform'])
+      .nullable()
+      .describe('*(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it'),
     waiting,
   })
   .meta({ id: 'RunTarget' });
@@ -141,6 +145,7 @@ export function targetView(t: TargetRow, w: Waiting | null): z.output<typeof tar
     nextAttemptAt: t.nextAttemptAt && Number.isFinite(t.nextAttemptAt.getTime()) ? iso(t.nextAttemptAt) : null,
     sentAt: isoOrNull(t.sentAt),
     error: t.errorCode === null ? null : { code: t.errorCode, message: t.errorMessage ?? '' },
+    settledBy: t.settledBy,
     waiting: waitingView(w),
   };
 }
