@@ -810,12 +810,9 @@ export interface components {
             cooling: {
                 /** Format: date-time */
                 since: string;
-                /**
-                 * Format: date-time
-                 * @description when the cooling ends by itself
-                 */
-                until: string;
-                /** @description flood_waits (the platform made it wait too often) or failures (too many of its last sends failed) */
+                /** @description when the cooling ends by itself; null: never (reason restricted), only a lift ends it */
+                until: string | null;
+                /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) */
                 reason: string;
             } | null;
             /** @description effective: the default when the account sets none */
@@ -842,6 +839,8 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key */
+            platformDeduplicates: boolean;
             /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
             directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
@@ -1062,6 +1061,8 @@ export interface components {
                 code: string;
                 message: string;
             } | null;
+            /** @description *(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it */
+            settledBy: "platform" | null;
             waiting: components["schemas"]["Waiting"];
         };
         Pairing: {
@@ -1471,6 +1472,8 @@ export interface operations {
                         /** @description the key the HTTP platform issued for this account; sent as Authorization: Bearer */
                         apiKey: string;
                     };
+                    /** @description default false */
+                    platformDeduplicates?: boolean;
                     name: string;
                     maxSendPerMinute?: number;
                     groupConcurrency?: number;
@@ -1744,6 +1747,8 @@ export interface operations {
                         /** @description the longest typing before one message; a media without caption types 1.5 s */
                         maxSeconds: number;
                     } | null;
+                    /** @description http only */
+                    platformDeduplicates?: boolean;
                     /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
                     credentials?: {
                         botToken?: string;
