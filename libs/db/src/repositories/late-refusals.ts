@@ -12,18 +12,22 @@ export class LateRefusalRepository {
   /**
    * The `sent` target of one of the account's runs whose messages include `messageId` for
    * `chatId`, moved to `status`; the run ids it moved (none: not recorded as sent yet, or
-   * already moved).
+   * already moved). A run that had finished `success` becomes `partial` in the same statement
+   * (its `run.status` event and webhook follow): not every chat got it after all.
    */
   async refuse(accountId: string, chatId: string, messageId: string, status: 'failed' | 'unknown', code: string, message: string, now: Date): Promise<string[]> {
-    const rows = await this.db
-      .updateTable('run_targets')
-      .set({ status, error_code: code, error_message: message, updated_at: now })
-      .where('chat_id', '=', chatId)
-      .where('status', '=', 'sent')
-      .where(sql<boolean>`${messageId} = any(message_ids)`)
-      .where('run_id', 'in', (q) => q.selectFrom('runs').select('id').where('account_id', '=', accountId))
-      .returning('run_id')
-      .execute();
-    return rows.map((r) => r.run_id);
+    const result = await sql<{ run_id: string }>`
+      with moved as (
+        update run_targets t set status = ${status}, error_code = ${code}, error_message = ${message}, updated_at = ${now}
+        where t.chat_id = ${chatId} and t.status = 'sent' and ${messageId} = any(t.message_ids)
+          and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)
+        returning t.run_id
+      ), demoted as (
+        update runs r set status = 'partial', updated_at = ${now}
+        where r.id in (select run_id from moved) and r.status = 'success'
+        returning r.id
+      )
+      select run_id from moved`.execute(this.db);
+    return result.rows.map((r) => r.run_id);
   }
 }
