@@ -38,6 +38,7 @@ describe('accounts', () => {
       warmup: null,
       optOutKeywords: [],
       typing: null,
+      platformDeduplicates: false,
       // an http account asks for its first chat directory sync when created
       directory: { status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null },
       createdAt: expect.any(String),

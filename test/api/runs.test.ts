@@ -84,7 +84,7 @@ describe('reads', () => {
     const run = await seedRun(api, campaignId, 'partial', { c: 'sent', a: 'failed', b: 'sent', d: 'sent' });
     const failed = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=failed`, a.token);
     expect(failed.body).toEqual({
-      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, waiting: null }],
+      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, settledBy: null, waiting: null }],
       nextCursor: null,
     });
     const first = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=sent&limit=2`, a.token);
