@@ -3,7 +3,8 @@
 // database), `GET /v1/me` (auth: rate limits in Redis, the token in PostgreSQL),
 // `GET /v1/accounts/{id}` (auth and one row) and the directory search of the
 // `directory-search` scenario over 10,000 entries written straight into the table. Each at RATE
-// requests a second over 10 connections for S seconds, in turn, ROUNDS times.
+// requests a second over 10 connections for S seconds, in turn, ROUNDS times: autocannon's
+// `overallRate`, then evenly spaced (paced-load.mjs), side by side.
 // PROFILE=dir writes the API's CPU profile there (node --cpu-prof).
 //
 //   node bench/micro/api-request.mjs [RATE=50] [S=10] [ROUNDS=2]
@@ -11,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { pacedLoad } from '../scenarios/paced-load.mjs';
 import pg from 'pg';
 import { apiCall, createScratchDatabase } from '@metronome/testkit';
 
@@ -83,7 +85,9 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, path] of Object.entries(routes)) {
       const r = await load(path);
-      console.log(`round ${round} ${name.padEnd(8)} p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  max ${r.latency.max} ms  non2xx ${r.non2xx}  load1 ${loadavg()[0].toFixed(2)}`);
+      console.log(`round ${round} ${name.padEnd(8)} autocannon p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  max ${r.latency.max} ms  non2xx ${r.non2xx}  load1 ${loadavg()[0].toFixed(2)}`);
+      const p = await pacedLoad({ baseUrl: url, path, rate: RATE, seconds: S, headers: { authorization: `Bearer ${tenant.token}` } });
+      console.log(`round ${round} ${name.padEnd(8)} paced      p50 ${p.p50} ms  p90 ${p.p90} ms  p99 ${p.p99} ms  max ${p.max} ms  statuses ${JSON.stringify(p.statuses)}  load1 ${loadavg()[0].toFixed(2)}`);
     }
   }
 } finally {
