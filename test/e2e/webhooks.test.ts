@@ -108,7 +108,7 @@ test('nothing is lost when the receiver is down and the API is killed mid-backof
   expect(history.map((h) => h.status)).toEqual(expect.arrayContaining(['queued', 'running', 'success']));
   expect(receiver.received.filter((r) => r.payload.type === 'run.status').map((r) => r.payload.data.status)).toEqual(history.map((h) => h.status));
   expect(receiver.received.filter((r) => r.payload.type === 'account.status').map((r) => r.payload.data)).toEqual([
-    { accountId: account.body.id, platform: 'http', status: 'active', previousStatus: null },
+    { accountId: account.body.id, platform: 'http', status: 'active', previousStatus: null, reason: null },
   ]);
   // the deliverer stops with the API: SIGTERM still exits 0
   expect(await again.stop()).toBe(0);
