@@ -83,6 +83,23 @@ test('a LID the mapping does not know is listed as it is', async () => {
   expect(await suppressed(accountId)).toEqual(['987650000069@lid']);
 });
 
+test('a STOP from a LID the mapping did not know reaches the phone-number target once the pair is learnt', async () => {
+  const { tenantId, accountId } = await account();
+  w.network.lids.assign('60100000071', '987650000071');
+  await driveRun(w.h, await w.h.seedRun({ tenantId, accountId, targets: ['60100000072'], parts: [text('hello')] }));
+  const open = await w.h.seedRun({ tenantId, accountId, targets: ['+60100000071', '60100000072'], parts: [text('later')] });
+  w.network.fakeIncomingMessage(accountId, { from: '987650000071@lid', text: 'STOP' });
+  await judged();
+  expect(await suppressed(accountId)).toEqual(['987650000071@lid']);
+  // WhatsApp tells the socket who the LID is (as a linked-profiles notification: Baileys
+  // stores the pair in the account's key store), and the stored pair carries the STOP over.
+  await w.network.openSocket(accountId)!.signalRepository.lidMapping.learn(jid('60100000071'));
+  expect(await suppressed(accountId)).toEqual(['+60100000071', '60100000071', '60100000071@s.whatsapp.net', '987650000071@lid']);
+  await driveRun(w.h, open);
+  expect(w.network.messagesTo(jid('60100000071'))).toEqual([]);
+  expect(w.network.messagesTo(jid('60100000072')).map((m) => m.content)).toEqual([{ text: 'hello' }, { text: 'later' }]);
+});
+
 test('the directory keeps a chat heard from by LID alone under the phone number the mapping knows', async () => {
   const sink = new RecordingDirectorySink();
   const pool = makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock, { directory: sink });

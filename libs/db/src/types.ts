@@ -246,6 +246,14 @@ export interface WhatsappSentMessagesTable {
   sent_at: Date;
 }
 
+/** migrations/0028_whatsapp_identities.sql: a LID and the phone-number JID it stands for */
+export interface WhatsappIdentitiesTable {
+  account_id: string;
+  lid: string;
+  pn: string;
+  learnt_at: Date;
+}
+
 export type WebhookEventType = 'run.status' | 'account.status';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -328,6 +336,7 @@ export interface DB {
   scheduler_leader: SchedulerLeaderTable;
   whatsapp_auth: WhatsappAuthTable;
   whatsapp_sent_messages: WhatsappSentMessagesTable;
+  whatsapp_identities: WhatsappIdentitiesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;

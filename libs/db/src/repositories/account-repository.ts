@@ -338,14 +338,16 @@ export class AccountRepository {
   /**
    * A send the platform refused for good: a chat that answered blocked, kicked, forbidden or not
    * found joins the account's suppression list (`suppress`), and the chat's directory entry, when
-   * there is one, cannot send (`reason`, libs/core cannotSendReasonOf). One statement. No entry
+   * there is one, cannot send (`reason`, libs/core cannotSendReasonOf). A WhatsApp chat is listed
+   * under the person's other identity too, when the account learnt it (phone number ↔ LID,
+   * migrations/0028; a pair learnt later carries the listing over). One statement. No entry
    * is created: the directory lists what the platform lists, and a refusal tells no title or kind.
    */
   async chatRefused(accountId: string, chatId: string, code: string, marks: { suppress: boolean; reason: string | null }, now: Date): Promise<void> {
     await sql`
       with listed as (
         insert into account_suppressions (account_id, chat_id, reason, created_at)
-        select ${accountId}::uuid, ${chatId}, ${code}, ${now} where ${marks.suppress}
+        select ${accountId}::uuid, c, ${code}, ${now} from whatsapp_identity_spellings(${accountId}::uuid, ${chatId}) c where ${marks.suppress}
         on conflict (account_id, chat_id) do nothing
       )
       update chat_directory set can_send = false, cannot_send_reason = ${marks.reason}, updated_at = ${now}

@@ -22,7 +22,8 @@ export class OptOutRepository {
 
   /**
    * Lists the chat (every spelling a campaign may name it by) with reason `opt_out`, keeping
-   * the reason of a spelling already listed; and in the same statement skips the chat's
+   * the reason of a spelling already listed, and every spelling of the person's other WhatsApp
+   * identity the account learnt (migrations/0028); and in the same statement skips the chat's
    * targets that nothing was sent to yet in the account's open runs (queued, running, paused:
    * `finished_at` null, found through runs_account_finished_idx), so a run under way writes to
    * it no more. A target whose request began or that got a part is left alone: its chat is
@@ -30,9 +31,11 @@ export class OptOutRepository {
    */
   async optOut(accountId: string, chatIds: string[], now: Date): Promise<OptOutWrite> {
     const result = await sql<{ listed: number; skipped: number }>`
-      with listed as (
+      with names as (
+        select distinct n as chat_id from unnest(${sql.val(chatIds)}::text[]) c, whatsapp_identity_spellings(${accountId}::uuid, c) n
+      ), listed as (
         insert into account_suppressions (account_id, chat_id, reason, created_at)
-        select ${accountId}::uuid, c, 'opt_out', ${now} from unnest(${sql.val(chatIds)}::text[]) c
+        select ${accountId}::uuid, chat_id, 'opt_out', ${now} from names
         on conflict (account_id, chat_id) do nothing
         returning 1
       ), skipped as (
@@ -42,7 +45,7 @@ export class OptOutRepository {
           from runs r
          where r.account_id = ${accountId}::uuid
            and coalesce(r.finished_at, 'infinity'::timestamptz) = 'infinity'::timestamptz
-           and t.run_id = r.id and t.chat_id = any(${sql.val(chatIds)}::text[])
+           and t.run_id = r.id and t.chat_id in (select chat_id from names)
            and t.status = 'pending' and t.parts_sent = 0 and t.send_started_at is null
         returning 1
       )

@@ -1,12 +1,18 @@
 import { sql, type Kysely } from 'kysely';
 import { isTransientDbError } from '../transient-error.js';
 import type { DB } from '../types.js';
+import { learnIdentities } from './whatsapp-identities.js';
 
 /** One row of an account's WhatsApp auth state: sealed bytes, or null to delete it. */
 export interface WhatsAppAuthWrite {
   kind: string;
   keyId: string;
   sealed: Buffer | null;
+  /**
+   * On a `lid-mapping` row that pairs a phone number with a LID: the pair as user JIDs, copied
+   * in plain to `whatsapp_identities` with the row (migrations/0028).
+   */
+  identity?: { lid: string; pn: string } | undefined;
 }
 
 /** The row kind and key id that hold an account's credentials. */
@@ -50,6 +56,16 @@ export class WhatsAppAuthRepository {
    */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;
+    const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
+    if (identities.length === 0) return this.writeRows(this.db, accountId, rows, now);
+    // Rare (a pair is learnt once): the keys and the pairs they name land together or not at all.
+    await this.db.transaction().execute(async (trx) => {
+      await this.writeRows(trx, accountId, rows, now);
+      await learnIdentities(trx, accountId, identities, now);
+    });
+  }
+
+  private async writeRows(db: Kysely<DB>, accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     const kinds = rows.map((r) => r.kind);
     const ids = rows.map((r) => r.keyId);
     const sealed = rows.map((r) => r.sealed);
@@ -64,7 +80,7 @@ export class WhatsAppAuthRepository {
       insert into whatsapp_auth (account_id, kind, key_id, sealed, updated_at)
       select ${accountId}::uuid, kind, key_id, sealed, ${now}::timestamptz from input where sealed is not null
       on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
-    `.execute(this.db);
+    `.execute(db);
   }
 
   /** Whether a failed write may succeed if tried again (PostgreSQL away), not refused for what it held. */

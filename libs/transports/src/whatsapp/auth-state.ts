@@ -16,6 +16,18 @@ export interface AuthRow {
   kind: string;
   keyId: string;
   sealed: Buffer | null;
+  /** On a `lid-mapping` row (phone number → LID): the pair as user JIDs, kept in plain beside it. */
+  identity?: { lid: string; pn: string } | undefined;
+}
+
+/**
+ * Baileys keeps what it learns of a user's two identities as `lid-mapping` keys: the phone
+ * number's user part → the LID's user part, and `<lid>_reverse` → the phone number's. The
+ * forward entry names the pair; the store copies it in plain so suppressions match both.
+ */
+function identityOf(kind: string, id: string, value: unknown): AuthRow['identity'] {
+  if (kind !== 'lid-mapping' || id.endsWith('_reverse') || typeof value !== 'string' || !value) return undefined;
+  return { lid: `${value}@lid`, pn: `${id}@s.whatsapp.net` };
 }
 
 /**
@@ -153,7 +165,7 @@ export async function loadAuthState(
     set: async (data: SignalDataSet) => {
       const rows: AuthRow[] = [];
       for (const [kind, entries] of Object.entries(data)) {
-        for (const [id, value] of Object.entries(entries ?? {})) rows.push({ kind, keyId: id, sealed: value ? encode(value) : null });
+        for (const [id, value] of Object.entries(entries ?? {})) rows.push({ kind, keyId: id, sealed: value ? encode(value) : null, identity: identityOf(kind, id, value) });
       }
       await enqueue(rows);
     },

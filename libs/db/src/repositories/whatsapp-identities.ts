@@ -1,0 +1,42 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+
+/**
+ * Records learnt (LID, phone number) pairs of a WhatsApp account (migrations/0028) and, in the
+ * same statement, carries what the account already holds against either identity over to the
+ * other: a chat suppressed under one spelling (an opt-out from a contact named only by LID, a
+ * refusal under the phone number) is listed under every spelling of the other, with its reason,
+ * and the other's targets that nothing was sent to yet in the account's open runs are skipped,
+ * as an opt-out skips them (opt-out-repository.ts). A pair already known changes nothing.
+ */
+export async function learnIdentities(db: Kysely<DB>, accountId: string, pairs: { lid: string; pn: string }[], now: Date): Promise<void> {
+  await sql`
+    with learnt as (
+      insert into whatsapp_identities (account_id, lid, pn, learnt_at)
+      select distinct on (lid) ${accountId}::uuid, lid, pn, ${now}::timestamptz
+        from unnest(${sql.val(pairs.map((p) => p.lid))}::text[], ${sql.val(pairs.map((p) => p.pn))}::text[]) as p(lid, pn)
+      on conflict (account_id, lid) do update set pn = excluded.pn, learnt_at = excluded.learnt_at
+        where whatsapp_identities.pn is distinct from excluded.pn
+      returning lid, pn
+    ), names as (
+      select l.lid as person, unnest(whatsapp_spellings(l.pn) || whatsapp_spellings(l.lid)) as chat_id from learnt l
+    ), held as (
+      select distinct on (n.person) n.person, s.reason
+        from names n join account_suppressions s on s.account_id = ${accountId}::uuid and s.chat_id = n.chat_id
+       order by n.person, s.created_at
+    ), carried as (
+      select n.chat_id, h.reason from names n join held h using (person)
+    ), listed as (
+      insert into account_suppressions (account_id, chat_id, reason, created_at)
+      select ${accountId}::uuid, chat_id, reason, ${now} from carried
+      on conflict (account_id, chat_id) do nothing
+    )
+    update run_targets t
+       set status = 'skipped', error_code = 'suppressed',
+           error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
+      from runs r
+     where r.account_id = ${accountId}::uuid
+       and coalesce(r.finished_at, 'infinity'::timestamptz) = 'infinity'::timestamptz
+       and t.run_id = r.id and t.chat_id in (select chat_id from carried)
+       and t.status = 'pending' and t.parts_sent = 0 and t.send_started_at is null`.execute(db);
+}
