@@ -1,7 +1,9 @@
 // `npm run bench`: benchmarks against the real stack (processes, PostgreSQL, Redis, sandbox).
-// Writes bench/results/<name>.json and prints a table. Pick some with `npm run bench -- pacing`.
+// Writes bench/results/<name>.json, appends it to bench/results/history.ndjson, prints a table,
+// and renders the figures table of docs/BENCHMARKS.md (bench/table.mjs). Pick some with `npm run bench -- pacing`.
 // `--quick` runs smaller sizes (a smoke run; the figures in docs/BENCHMARKS.md are full runs).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pipelineThroughput } from './scenarios/throughput.mjs';
@@ -17,6 +19,7 @@ import { apiLoad } from './scenarios/api-load.mjs';
 import { bigRun } from './scenarios/big-run.mjs';
 import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
 import { directorySearch } from './scenarios/directory-search.mjs';
+import { renderTable, withTable } from './table.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 const args = process.argv.slice(2);
@@ -51,13 +54,18 @@ for (const s of scenarios) {
   if (wanted.length && !wanted.includes(s.name)) continue;
   process.stdout.write(`… ${s.name}${quick ? ' (quick)' : ''}\n`);
   const started = Date.now();
+  const loadBefore = loadavg()[0];
   const result = await s.run(env);
-  const record = { scenario: s.name, quick, at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, seconds: (Date.now() - started) / 1000, ...result };
+  const load1 = { before: +loadBefore.toFixed(2), after: +loadavg()[0].toFixed(2) };
+  const record = { scenario: s.name, quick, at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, load1, seconds: (Date.now() - started) / 1000, ...result };
   writeFileSync(path.join(RESULTS, `${s.name}.json`), JSON.stringify(record, null, 2) + '\n');
+  appendFileSync(path.join(RESULTS, 'history.ndjson'), JSON.stringify(record) + '\n');
   for (const [metric, value] of Object.entries(result.figures)) rows.push({ scenario: s.name, metric, value });
 }
 const width = Math.max(...rows.map((r) => r.metric.length), 6);
 console.log(`\n${'scenario'.padEnd(14)} ${'metric'.padEnd(width)} value`);
 for (const r of rows) console.log(`${r.scenario.padEnd(14)} ${r.metric.padEnd(width)} ${typeof r.value === 'number' ? +r.value.toFixed(3) : r.value}`);
-console.log(`\nresults: ${path.relative(process.cwd(), RESULTS)}/*.json`);
+const doc = path.join(RESULTS, '../../docs/BENCHMARKS.md');
+writeFileSync(doc, withTable(readFileSync(doc, 'utf8'), renderTable()));
+console.log(`\nresults: ${path.relative(process.cwd(), RESULTS)}/*.json; the table in docs/BENCHMARKS.md is rendered from them`);
 process.exit(0);

@@ -6,7 +6,7 @@ import { call, chats, createAccounts, listRuns, sandbox, withStack } from './com
 // late the small runs start (startedAt minus scheduledAt, from the API), p50/p99/max.
 //
 // Measured on a stack that has run the same path, as a deployment in use has (as throughput,
-// queue-ceiling and first-start are; see docs/BENCHMARKS.md, "Warm and cold"): a cold phase of
+// queue-ceiling and first-start are; see bench/results/HISTORY.md, "Warm and cold"): a cold phase of
 // the same shape on accounts of its own comes first, is reported apart, and is let finish
 // before the measured wave. On a stack just started the small runs all started together
 // 0.44–0.56 s after they were due, against p99 0.14–0.22 s for the same wave once the stack had

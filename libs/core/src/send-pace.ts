@@ -49,7 +49,7 @@ export function afterWrite(pace: WrittenPace, at: number, intervalMs: number): W
  * job of its own, a queue round trip later, and that delay carried into the chat's gate for the
  * run after: those chats drifted later by about 100 ms a run, against about 30 ms (the
  * platform's round trip, 20 ms on the benchmark's sandbox, and a few ms) for the chats the job
- * waited for (docs/BENCHMARKS.md, "Interval campaigns at the platform"). A job still makes at
+ * waited for (bench/results/HISTORY.md, "Interval campaigns at the platform"). A job still makes at
  * most its budget of sends.
  */
 export function waitsInline(dueAt: number, now: number, maxWaitMs: number): boolean {

@@ -32,7 +32,7 @@ export interface InstantRun {
  *
  * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is
  * a round of Redis and a transaction of its own per burst of creates, and under a burst the
- * first runs waited for it (docs/BENCHMARKS.md).
+ * first runs waited for it (bench/results/HISTORY.md).
  */
 export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campaign: { id: string; active: boolean; nextRunAt: Date | null }, now: Date): Promise<InstantRun | null> {
   if (!mayStartAt(ctx, campaign, now)) return null;
