@@ -19,6 +19,7 @@ import { apiLoad } from './scenarios/api-load.mjs';
 import { bigRun } from './scenarios/big-run.mjs';
 import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
 import { directorySearch } from './scenarios/directory-search.mjs';
+import { history } from './scenarios/history.mjs';
 import { renderTable, withTable } from './table.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -46,6 +47,7 @@ const scenarios = [
   { name: 'audience-import', run: audienceImport },
   { name: 'audience-run', run: audienceRun },
   { name: 'directory-search', run: directorySearch },
+  { name: 'history', run: history },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

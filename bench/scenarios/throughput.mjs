@@ -48,7 +48,7 @@ export async function pipelineThroughput(env) {
  * senders' CPU over it (the creation, when they idle, and the sends) and the sends per second
  * the sandbox received, between the first and the last message of the phase's chats.
  */
-async function phase(stack, token, accounts, prefix, cpu) {
+export async function phase(stack, token, accounts, prefix, cpu) {
   const before = await cpu();
   const base = (await sandbox(stack, '/sandbox/stats')).accepted;
   const ids = new Set(accounts.map((a) => a.id));
