@@ -37,6 +37,7 @@ const scenarios = [
   { name: 'throughput', run: pipelineThroughput },
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
+  { name: 'start-lag-10k', run: (env) => startLag(env, 10_000) },
   { name: 'first-start', run: firstStart },
   { name: 'interval-drift', run: intervalDrift },
   { name: 'scheduling', run: scheduling },

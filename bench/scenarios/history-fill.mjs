@@ -9,17 +9,21 @@ import pg from 'pg';
 
 /**
  * The owners of the history: `tenants` tenants of `accountsPerTenant` http accounts with one
- * campaign of `targetsPerRun` chats each (inactive: never due); `tenantId`, when given, takes
- * the first tenant's share (the benchmark's own tenant). Returns the tenants' ids.
+ * campaign of `targetsPerRun` chats each (inactive: never due). Returns the tenants' ids, the
+ * first one's first.
  */
-export async function seedHistoryOwners(databaseUrl, { targetsPerRun = 20, tenants = 100, accountsPerTenant = 10, tenantId = null } = {}) {
+export async function seedHistoryOwners(databaseUrl, { targetsPerRun = 20, tenants = 100, accountsPerTenant = 10, firstTokenHash = null } = {}) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
+    // the first tenant's token is one the benchmark knows (`firstTokenHash`), so it can list its history
     const tenantIds = (
-      await client.query(`insert into tenants (name, token_hash) select 'history-' || i, md5(random()::text) from generate_series(1, $1) i returning id`, [tenants])
+      await client.query(
+        `insert into tenants (name, token_hash, created_at) select 'history-' || i, case when i = 1 and $2::text is not null then $2 else md5(random()::text) end, now() - make_interval(secs => $1 - i)
+           from generate_series(1, $1) i returning id`,
+        [tenants, firstTokenHash],
+      )
     ).rows.map((r) => r.id);
-    if (tenantId) tenantIds[0] = tenantId;
     // one http account and one interval campaign per account, not due (inactive): history only
     await client.query(
       `insert into accounts (tenant_id, platform, name, external_id, credentials, max_send_per_minute, group_concurrency)
