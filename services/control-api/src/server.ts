@@ -48,7 +48,9 @@ async function main(): Promise<void> {
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
   });
-  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp });
+  // A deleted WhatsApp account's linked device is logged out through its socket (opened here when no replica holds it).
+  const accountLogout = async (accountId: string): Promise<boolean> => (await whatsapp.use(accountId, (socket) => socket.logout())).ok;
+  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp, accountLogout });
 
   await app.listen({ host: config.host, port: config.port });
   // Every replica delivers the webhook outbox; the outbox's claims keep them apart.

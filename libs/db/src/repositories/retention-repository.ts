@@ -1,0 +1,111 @@
+import { FINISHED_RUN_STATUSES } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+import { statusList } from './status-sql.js';
+
+/** How long history is kept: the default, and the run summaries' own. */
+export interface RetentionPolicy {
+  /** HISTORY_RETENTION: a tenant's `history_retention_ms` may shorten it */
+  historyMs: number;
+  /** RUN_SUMMARY_RETENTION */
+  summaryMs: number;
+}
+
+/**
+ * The retention sweep's statements (docs/DESIGN.md, "Retention"). Every delete takes at most
+ * `batch` rows, chosen by an index, so no statement holds its locks for long; each is its own
+ * transaction, so a sweep cut short resumes where it stopped.
+ */
+export class RetentionRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Finished runs whose targets and events are due to go, oldest first. */
+  async dueHistory(now: Date, policy: RetentionPolicy, limit: number): Promise<string[]> {
+    const rows = await sql<{ id: string }>`
+      select r.id from runs r join tenants t on t.id = r.tenant_id
+       where r.finished_at is not null and r.history_purged_at is null
+         and r.status in (${statusList(FINISHED_RUN_STATUSES)})
+         and r.finished_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+       order by r.finished_at limit ${limit}`.execute(this.db);
+    return rows.rows.map((r) => r.id);
+  }
+
+  /** Keeps the run's per-status counts before its targets go (once: a resumed sweep keeps the first). */
+  async keepSummary(runId: string): Promise<void> {
+    await sql`
+      update runs r set summary_counts = (
+        select jsonb_build_object(
+          'total', count(*), 'pending', count(*) filter (where status = 'pending'),
+          'inFlight', count(*) filter (where status = 'in_flight'), 'sent', count(*) filter (where status = 'sent'),
+          'failed', count(*) filter (where status = 'failed'), 'skipped', count(*) filter (where status = 'skipped'),
+          'unknown', count(*) filter (where status = 'unknown'))
+        from run_targets where run_id = ${runId}::uuid)
+      where r.id = ${runId}::uuid and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+  }
+
+  /** Deletes up to `batch` of the run's targets (by its primary key); how many went. */
+  async deleteTargets(runId: string, batch: number): Promise<number> {
+    const result = await sql`
+      delete from run_targets where ctid = any(array(
+        select ctid from run_targets where run_id = ${runId}::uuid limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Deletes up to `batch` of the run's status events; how many went. */
+  async deleteEvents(runId: string, batch: number): Promise<number> {
+    const result = await sql`
+      delete from run_events where id = any(array(
+        select id from run_events where run_id = ${runId}::uuid limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** The run is a summary from now on. */
+  async markPurged(runId: string, now: Date): Promise<void> {
+    await this.db.updateTable('runs').set({ history_purged_at: now }).where('id', '=', runId).where('history_purged_at', 'is', null).execute();
+  }
+
+  /** Deletes up to `batch` run summaries older than RUN_SUMMARY_RETENTION; how many went. */
+  async deleteSummaries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql`
+      delete from runs where id = any(array(
+        select id from runs where history_purged_at is not null
+           and finished_at < ${now}::timestamptz - make_interval(secs => ${policy.summaryMs} / 1000.0)
+         order by finished_at limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Deletes up to `batch` delivered or failed webhook deliveries older than their tenant's retention. */
+  async deleteSettledDeliveries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql`
+      delete from webhook_deliveries where id = any(array(
+        select d.id from webhook_deliveries d join tenants t on t.id = d.tenant_id
+         where d.status in ('delivered', 'failed')
+           and d.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+         order by d.created_at limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /**
+   * Deletes up to `batch` media older than their tenant's retention that no campaign and no
+   * live run names, with their platform upload refs; how many went.
+   */
+  async deleteUnusedMedia(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql<{ n: number }>`
+      with m as (
+        select m.id from media m join tenants t on t.id = m.tenant_id
+         where m.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+           and not exists (select 1 from campaigns c where c.tenant_id = m.tenant_id and c.deleted_at is null
+                             and c.messages @> jsonb_build_array(jsonb_build_object('mediaId', m.id::text)))
+           and not exists (select 1 from runs r where r.tenant_id = m.tenant_id and r.status in ('queued', 'running', 'paused')
+                             and r.parts @> jsonb_build_array(jsonb_build_object('mediaId', m.id::text)))
+         order by m.created_at limit ${batch}
+         for update of m skip locked
+      ), refs as (
+        delete from media_uploads u using m where u.media_id = m.id
+      ), gone as (
+        delete from media d using m where d.id = m.id returning 1
+      )
+      select count(*)::int as n from gone`.execute(this.db);
+    return result.rows[0]?.n ?? 0;
+  }
+}
