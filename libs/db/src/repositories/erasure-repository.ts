@@ -30,7 +30,9 @@ export class ErasureRepository {
   async deleteAccount(accountId: string, tenantId: string | null, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const found = await sql<{ id: string }>`
-        update accounts set deleted_at = ${now}, credentials = null, external_id = null, status = 'disabled', updated_at = ${now}
+        update accounts set deleted_at = ${now}, credentials = null, status = 'disabled',
+               -- freed for a new account of the same id; an http account must name one (0001's check)
+               external_id = case when platform = 'http' then 'deleted:' || id::text end, updated_at = ${now}
          where id = ${accountId}::uuid and deleted_at is null ${tenantId === null ? sql`` : sql`and tenant_id = ${tenantId}::uuid`}
         returning id`.execute(trx);
       if (found.rows.length === 0) return false;

@@ -1,4 +1,5 @@
 import { ErasureRepository } from '@metronome/db';
+import type { WhatsAppSocketPool } from '@metronome/transports';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ownerFor, scopeOf } from '../caller.js';
@@ -9,6 +10,12 @@ import { chatErased, deleteAccountQuery, eraseChatBody } from '../schemas/erasur
 
 /** Logs an account's platform session out; false when it could not (no socket, held elsewhere). */
 export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;
+
+/** Logs out through the WhatsApp socket pool: its socket, opened here when no replica holds it. */
+export const whatsappLogout =
+  (pool: Pick<WhatsAppSocketPool, 'use'>): AccountLogout =>
+  async (accountId) =>
+    (await pool.use(accountId, (socket) => socket.logout())).ok;
 
 /** Rows per statement of a purge done within a request. */
 const PURGE_BATCH = 1000;
