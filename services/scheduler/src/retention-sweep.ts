@@ -4,6 +4,9 @@ import type { ErasureRepository, RetentionPolicy, RetentionRepository } from '@m
 /** What a sweep deleted, by kind (the metric's label). */
 export type SweptKind = 'targets' | 'events' | 'runs' | 'webhook_deliveries' | 'media' | 'tenant_rows';
 
+/** Due runs handled together. */
+const DUE_PAGE = 200;
+
 export interface RetentionSweepDeps {
   retention: RetentionRepository;
   erasure: ErasureRepository;
@@ -48,17 +51,17 @@ export async function retentionSweep(deps: RetentionSweepDeps): Promise<number> 
     }
   }
 
-  // due runs are read a page at a time: each loses its targets and events, then becomes a summary
+  // due runs a page at a time: their counts kept, then their targets and events in batches
+  // across the page (most runs have a few dozen chats), then they become summaries
   while (deps.keepGoing()) {
-    const due = await retention.dueHistory(now(), policy, 100);
-    for (const runId of due) {
-      if (!deps.keepGoing()) return total;
-      await retention.keepSummary(runId);
-      while (deps.keepGoing() && (await step('targets', () => retention.deleteTargets(runId, batch))) > 0);
-      while (deps.keepGoing() && (await step('events', () => retention.deleteEvents(runId, batch))) > 0);
-      if (deps.keepGoing()) await retention.markPurged(runId, now());
-    }
-    if (due.length < 100) break;
+    const due = await retention.dueHistory(now(), policy, DUE_PAGE);
+    if (due.length === 0) break;
+    await retention.keepSummaries(due);
+    while (deps.keepGoing() && (await step('targets', () => retention.deleteTargets(due, batch))) > 0);
+    while (deps.keepGoing() && (await step('events', () => retention.deleteEvents(due, batch))) > 0);
+    if (!deps.keepGoing()) return total;
+    await retention.markPurged(due, now());
+    if (due.length < DUE_PAGE) break;
   }
   while (deps.keepGoing() && (await step('runs', () => retention.deleteSummaries(now(), policy, batch))) > 0);
   while (deps.keepGoing() && (await step('webhook_deliveries', () => retention.deleteSettledDeliveries(now(), policy, batch))) > 0);

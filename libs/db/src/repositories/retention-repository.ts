@@ -30,38 +30,40 @@ export class RetentionRepository {
     return rows.rows.map((r) => r.id);
   }
 
-  /** Keeps the run's per-status counts before its targets go (once: a resumed sweep keeps the first). */
-  async keepSummary(runId: string): Promise<void> {
+  /** Keeps the runs' per-status counts before their targets go (once: a resumed sweep keeps the first). */
+  async keepSummaries(runIds: string[]): Promise<void> {
     await sql`
-      update runs r set summary_counts = (
-        select jsonb_build_object(
-          'total', count(*), 'pending', count(*) filter (where status = 'pending'),
-          'inFlight', count(*) filter (where status = 'in_flight'), 'sent', count(*) filter (where status = 'sent'),
-          'failed', count(*) filter (where status = 'failed'), 'skipped', count(*) filter (where status = 'skipped'),
-          'unknown', count(*) filter (where status = 'unknown'))
-        from run_targets where run_id = ${runId}::uuid)
-      where r.id = ${runId}::uuid and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+      update runs r set summary_counts = jsonb_build_object(
+          'total', coalesce(c.total, 0), 'pending', coalesce(c.pending, 0), 'inFlight', coalesce(c.in_flight, 0), 'sent', coalesce(c.sent, 0),
+          'failed', coalesce(c.failed, 0), 'skipped', coalesce(c.skipped, 0), 'unknown', coalesce(c.unknown, 0))
+        from unnest(${runIds}::uuid[]) ids(id)
+        left join lateral (
+          select count(*) as total, count(*) filter (where status = 'pending') as pending, count(*) filter (where status = 'in_flight') as in_flight,
+                 count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed,
+                 count(*) filter (where status = 'skipped') as skipped, count(*) filter (where status = 'unknown') as unknown
+            from run_targets t where t.run_id = ids.id) c on true
+       where r.id = ids.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
   }
 
-  /** Deletes up to `batch` of the run's targets (by its primary key); how many went. */
-  async deleteTargets(runId: string, batch: number): Promise<number> {
+  /** Deletes up to `batch` targets of the runs (by their primary key); how many went. */
+  async deleteTargets(runIds: string[], batch: number): Promise<number> {
     const result = await sql`
       delete from run_targets where ctid = any(array(
-        select ctid from run_targets where run_id = ${runId}::uuid limit ${batch}))`.execute(this.db);
+        select t.ctid from unnest(${runIds}::uuid[]) ids(id) join run_targets t on t.run_id = ids.id limit ${batch}))`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** Deletes up to `batch` of the run's status events; how many went. */
-  async deleteEvents(runId: string, batch: number): Promise<number> {
+  /** Deletes up to `batch` status events of the runs; how many went. */
+  async deleteEvents(runIds: string[], batch: number): Promise<number> {
     const result = await sql`
       delete from run_events where id = any(array(
-        select id from run_events where run_id = ${runId}::uuid limit ${batch}))`.execute(this.db);
+        select e.id from unnest(${runIds}::uuid[]) ids(id) join run_events e on e.run_id = ids.id limit ${batch}))`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** The run is a summary from now on. */
-  async markPurged(runId: string, now: Date): Promise<void> {
-    await this.db.updateTable('runs').set({ history_purged_at: now }).where('id', '=', runId).where('history_purged_at', 'is', null).execute();
+  /** The runs are summaries from now on. */
+  async markPurged(runIds: string[], now: Date): Promise<void> {
+    await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
   }
 
   /** Deletes up to `batch` run summaries older than RUN_SUMMARY_RETENTION; how many went. */
