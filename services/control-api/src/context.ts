@@ -6,8 +6,10 @@ import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import type { AccountLogout } from './routes/erasure.js';
 import type { WhatsAppPairing } from './routes/pairing.js';
+
+/** Logs an account's platform session out when it is deleted; false when it could not (no socket, held elsewhere). */
+export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;
 
 /** What the composition root (server.ts) or a test hands to buildApp. The caller owns and closes them. */
 export interface AppDeps {

@@ -25,6 +25,7 @@ export class RetentionRepository {
       select r.id from runs r join tenants t on t.id = r.tenant_id
        where r.finished_at is not null and r.history_purged_at is null
          and r.status in (${statusList(FINISHED_RUN_STATUSES)})
+         and r.finished_at < ${earliestCutoff(now, policy)}
          and r.finished_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
        order by r.finished_at limit ${limit}`.execute(this.db);
     return rows.rows.map((r) => r.id);
@@ -81,7 +82,7 @@ export class RetentionRepository {
     const result = await sql`
       delete from webhook_deliveries where id = any(array(
         select d.id from webhook_deliveries d join tenants t on t.id = d.tenant_id
-         where d.status in ('delivered', 'failed')
+         where d.status in ('delivered', 'failed') and d.created_at < ${earliestCutoff(now, policy)}
            and d.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
          order by d.created_at limit ${batch}))`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
@@ -95,7 +96,8 @@ export class RetentionRepository {
     const result = await sql<{ n: number }>`
       with m as (
         select m.id from media m join tenants t on t.id = m.tenant_id
-         where m.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+         where m.created_at < ${earliestCutoff(now, policy)}
+           and m.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
            and not exists (select 1 from campaigns c where c.tenant_id = m.tenant_id and c.deleted_at is null
                              and c.messages @> jsonb_build_array(jsonb_build_object('mediaId', m.id::text)))
            and not exists (select 1 from runs r where r.tenant_id = m.tenant_id and r.status in ('queued', 'running', 'paused')
@@ -110,4 +112,12 @@ export class RetentionRepository {
       select count(*)::int as n from gone`.execute(this.db);
     return result.rows[0]?.n ?? 0;
   }
+}
+
+/**
+ * The latest cutoff any tenant has (the shortest retention), as one value the planner knows
+ * before the scan: the index is read only up to it, not through every run still kept.
+ */
+function earliestCutoff(now: Date, policy: RetentionPolicy) {
+  return sql`(${now}::timestamptz - make_interval(secs => (select least(${policy.historyMs}, coalesce(min(history_retention_ms), ${policy.historyMs})) from tenants) / 1000.0))`;
 }

@@ -3,13 +3,10 @@ import type { WhatsAppSocketPool } from '@metronome/transports';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ownerFor, scopeOf } from '../caller.js';
-import type { ApiContext } from '../context.js';
+import type { AccountLogout, ApiContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../errors.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { chatErased, deleteAccountQuery, eraseChatBody } from '../schemas/erasure.js';
-
-/** Logs an account's platform session out; false when it could not (no socket, held elsewhere). */
-export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;
 
 /** Logs out through the WhatsApp socket pool: its socket, opened here when no replica holds it. */
 export const whatsappLogout =
