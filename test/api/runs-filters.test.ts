@@ -123,6 +123,8 @@ describe('each filter is one statement an index serves in the list order', () =>
     ['accountId of a tenant, with status', () => ({ tenantId: a.id, accountId: accountA1, status: 'success' as const }), 'runs_account_idx'],
     ['tenantId', () => ({ tenantId: b.id }), 'runs_tenant_idx'],
     ['campaignId and accountId', () => ({ tenantId: a.id, campaignId: campaignA1, accountId: accountA1 }), 'runs_'],
+    ['none: every tenant, newest first', () => ({ tenantId: null }), 'runs_newest_idx'],
+    ['status across tenants', () => ({ tenantId: null, status: 'success' as const }), 'runs_newest_idx'],
   ])('%s', async (_name, filter, index) => {
     await sql`analyze runs`.execute(api.db);
     const plan = await planOf(filter());

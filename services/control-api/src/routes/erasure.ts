@@ -8,11 +8,22 @@ import { ApiError, notFound, unauthorized } from '../errors.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { chatErased, deleteAccountQuery, eraseChatBody } from '../schemas/erasure.js';
 
-/** Logs out through the WhatsApp socket pool: its socket, opened here when no replica holds it. */
+/**
+ * Logs out through the WhatsApp socket pool: its socket, opened here when no replica holds it.
+ * A sender holding it is asked to hand it over (the pool's lease), so a few tries a moment
+ * apart reach it once that sender lets go.
+ */
 export const whatsappLogout =
-  (pool: Pick<WhatsAppSocketPool, 'use'>): AccountLogout =>
-  async (accountId) =>
-    (await pool.use(accountId, (socket) => socket.logout())).ok;
+  (pool: Pick<WhatsAppSocketPool, 'use'>, tries = 5, waitMs = 500): AccountLogout =>
+  async (accountId) => {
+    for (let i = 0; i < tries; i++) {
+      const result = await pool.use(accountId, (socket) => socket.logout());
+      if (result.ok) return true;
+      if (result.reason !== 'busy') return false;
+      await new Promise((done) => setTimeout(done, waitMs));
+    }
+    return false;
+  };
 
 /** Rows per statement of a purge done within a request. */
 const PURGE_BATCH = 1000;
