@@ -143,9 +143,11 @@ export class RunRepository {
         -- chats erased from the tenant (migrations/0023) are known only by their salted hash
         update run_targets t
            set status = 'skipped', error_code = 'suppressed', error_message = 'the chat was erased', updated_at = ${now}
-          from runs r join tenants tn on tn.id = r.tenant_id
-         where r.id = ${runId} and r.status = 'queued' and t.run_id = r.id and t.status = 'pending'
-           and exists (select 1 from erased_chats e where e.tenant_id = r.tenant_id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
+          from tenants tn
+         where t.run_id = ${runId} and t.status = 'pending'
+           -- the run read by its key alone, as above
+           and tn.id = (select case when r.status = 'queued' then r.tenant_id end from runs r where r.id = ${runId})
+           and exists (select 1 from erased_chats e where e.tenant_id = tn.id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
         returning 1
       )
       update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
