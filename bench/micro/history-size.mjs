@@ -47,6 +47,12 @@ try {
   const perRow = Object.fromEntries(sizes.rows.map((r) => [r.relname, Math.round(Number(r.bytes) / Number(r.n))]));
   console.log(JSON.stringify({ rows: Object.fromEntries(sizes.rows.map((r) => [r.relname, Number(r.n)])), bytesPerRow: perRow }));
 
+  // the alternative, for later: the same targets partitioned by day, the older half one partition
+  await client.query(`create table pt (like run_targets including defaults, day date not null) partition by range (day);
+    create table pt_old partition of pt for values from ('2000-01-01') to ((now() - interval '20 days')::date);
+    create table pt_new partition of pt for values from ((now() - interval '20 days')::date) to ('2100-01-01');
+    alter table pt add primary key (run_id, chat_id, day);
+    insert into pt select t.*, r.created_at::date from runs r join run_targets t on t.run_id = r.id;`);
   const db = createDb({ url: scratch.url, max: 2, applicationName: 'history-size' });
   const retention = new RetentionRepository(db);
   let slowest = 0;
@@ -73,12 +79,6 @@ try {
   console.log(JSON.stringify({ sweep: { deleted: counts, seconds: +((performance.now() - started) / 1000).toFixed(1), slowestStatementMs: +slowest.toFixed(1) } }));
   await db.destroy();
 
-  // the alternative: targets partitioned by day, the older half one partition
-  await client.query(`create table pt (like run_targets including defaults, day date not null) partition by range (day);
-    create table pt_old partition of pt for values from ('2000-01-01') to ((now() - interval '20 days')::date);
-    create table pt_new partition of pt for values from ((now() - interval '20 days')::date) to ('2100-01-01');
-    alter table pt add primary key (run_id, chat_id, day);
-    insert into pt select t.*, r.created_at::date from runs r join run_targets t on t.run_id = r.id;`);
   const old = (await client.query('select count(*)::int as n from pt_old')).rows[0].n;
   const dropStarted = performance.now();
   await client.query('begin; alter table pt detach partition pt_old; drop table pt_old; commit;');
