@@ -32,7 +32,7 @@ export interface Api {
 }
 
 /** Dependencies a test adds to the app (e.g. a WhatsApp pairing pool), built on the API's own connections. */
-export type ExtraDeps = (base: { db: Kysely<DB>; redis: Redis; prefix: string; clock: ManualClock }) => Partial<Pick<AppDeps, 'whatsappPairing'>>;
+export type ExtraDeps = (base: { db: Kysely<DB>; redis: Redis; prefix: string; clock: ManualClock }) => Partial<Pick<AppDeps, 'whatsappPairing' | 'accountLogout'>>;
 
 export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger, extra?: ExtraDeps): Promise<Api> {
   const database = await createTestDatabase(label);

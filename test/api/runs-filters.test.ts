@@ -124,8 +124,8 @@ describe('each filter is one statement an index serves in the list order', () =>
     ['accountId of a tenant, with status', () => ({ tenantId: a.id, accountId: accountA1, status: 'success' as const }), /runs_account_idx|runs_tenant_status_idx/],
     ['tenantId', () => ({ tenantId: b.id }), 'runs_tenant_idx'],
     ['campaignId and accountId', () => ({ tenantId: a.id, campaignId: campaignA1, accountId: accountA1 }), 'runs_'],
-    ['nothing (the admin, every tenant)', () => ({ tenantId: null }), 'runs_created_idx'],
-    ['status alone (the admin), a finished one', () => ({ tenantId: null, status: 'success' as const }), 'runs_status_created_idx'],
+    ['none: every tenant, newest first', () => ({ tenantId: null }), 'runs_newest_idx'],
+    ['status across tenants, a finished one', () => ({ tenantId: null, status: 'success' as const }), 'runs_status_created_idx'],
     ['tenantId with a finished status', () => ({ tenantId: a.id, status: 'failed' as const }), 'runs_tenant_status_idx'],
   ])('%s', async (_name, filter, index) => {
     await sql`analyze runs`.execute(api.db);

@@ -73,6 +73,7 @@ describe('reads', () => {
       pausedReason: 'window_closed',
       errorSummary: expect.stringContaining('Delivery window closed'),
       ignoredInterval: false,
+      historyPurgedAt: null,
       createdAt: expect.any(String),
       waiting: { reason: 'window_closed', until: null, detail: expect.stringContaining('resume it to continue') },
       eta: null,

@@ -81,6 +81,11 @@ export function RunPage({ id }: { id: string }) {
       <RunActions run={run} onChange={setRun} />
 
       <h2>Chats</h2>
+      {run.historyPurgedAt && (
+        <p class="summary" data-history-purged>
+          History retention removed this run's chats on {time(run.historyPurgedAt)}; its counts, status and times remain.
+        </p>
+      )}
       <div class="filters">
         <label>
           Chat status

@@ -60,3 +60,6 @@ export {
   type DirectorySyncRow,
   type SyncAccount,
 } from './repositories/chat-directory-repository.js';
+export { RetentionRepository, type RetentionPolicy } from './repositories/retention-repository.js';
+export { ErasureRepository, type PurgeScope, type ErasedChat } from './repositories/erasure-repository.js';
+export { ExportRepository, type ExportLine } from './repositories/export-repository.js';

@@ -34,6 +34,12 @@ export interface TenantsTable {
   name: string;
   token_hash: string;
   created_at: Generated<Date>;
+  /** migrations/0023: a history retention shorter than HISTORY_RETENTION; null: the default */
+  history_retention_ms: ColumnType<string | null, number | null | undefined, number | null>;
+  /** migrations/0023: deleted; its rows go in batches */
+  deleted_at: NullableTimestamp;
+  /** migrations/0023: the salt of its erased chats' hashes */
+  chat_salt: Generated<Buffer>;
 }
 
 export interface AccountsTable {
@@ -69,6 +75,8 @@ export interface AccountsTable {
   pace_since: NullableTimestamp;
   flood_waits: ColumnType<Date[], Date[] | undefined, Date[]>;
   send_outcomes: Generated<string>;
+  /** migrations/0023: deleted; the row stays while runs of it are kept */
+  deleted_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -187,6 +195,9 @@ export interface RunsTable {
   job_seq: Generated<number>;
   /** migrations/0007: a run now that does not wait for the per-chat interval */
   ignored_interval: Generated<boolean>;
+  /** migrations/0023: the counts kept when the targets went (retention); null before */
+  summary_counts: ColumnType<RunCounts | null, string | null, string | null>;
+  history_purged_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -321,6 +332,13 @@ export interface ChatDirectorySyncsTable {
   updated_at: Timestamp;
 }
 
+/** migrations/0023: a chat erased from a tenant, kept only as sha256(tenant salt || chat id) */
+export interface ErasedChatsTable {
+  tenant_id: string;
+  chat_hash: Buffer;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   tenants: TenantsTable;
   accounts: AccountsTable;
@@ -341,6 +359,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;
   chat_directory_syncs: ChatDirectorySyncsTable;
+  erased_chats: ErasedChatsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

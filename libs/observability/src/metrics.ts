@@ -133,6 +133,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retentionDeleted = new Counter({
+    name: 'metronome_retention_deleted_rows_total',
+    help: 'Rows the retention sweep deleted, by kind: targets, events, runs (summaries), webhook_deliveries, media, tenant_rows (a deleted tenant)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retentionSweeps = new Counter({
+    name: 'metronome_retention_sweeps_total',
+    help: 'Retention sweeps by result: ok or error',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
   readonly occurrencesSkipped = new Counter({
     name: 'metronome_occurrences_skipped_total',
     help: "Occurrences never turned into a run, by the campaign's catch-up policy: too_late (older than maxLatenessSeconds), superseded (latest: a later one ran), missed (skip: not reached on time), catch_up_limit (all: beyond 100)",

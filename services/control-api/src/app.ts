@@ -17,7 +17,9 @@ import { audienceRoutes } from './routes/audiences.js';
 import { campaignPreviewRoutes } from './routes/campaign-previews.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { chatDirectoryRoutes } from './routes/chat-directory.js';
+import { erasureRoutes } from './routes/erasure.js';
 import { eventRoutes } from './routes/events.js';
+import { exportRoutes } from './routes/export.js';
 import { mediaRoutes } from './routes/media.js';
 import { pairingRoutes } from './routes/pairing.js';
 import { operationRoutes } from './routes/operations.js';
@@ -102,6 +104,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       await v1.register(testSendRoutes, { ctx });
       await v1.register(runRoutes, { ctx });
       await v1.register(webhookRoutes, { ctx });
+      await v1.register(erasureRoutes, { ctx, ...(deps.accountLogout && { logout: deps.accountLogout }) });
+      await v1.register(exportRoutes, { ctx });
       const slots = new StreamSlots(limiterRedis, ctx.config.keyPrefix, ctx.config.sseMaxPerToken, () => ctx.clock.now(), ctx.logger);
       await v1.register(eventRoutes, { ctx, slots, ...(options.sseHeartbeatMs !== undefined && { heartbeatMs: options.sseHeartbeatMs }) });
     },

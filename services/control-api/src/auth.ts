@@ -54,7 +54,11 @@ export function authenticate(ctx: ApiContext, limits: AuthLimiter) {
     const admin = adminDigest !== null && sameDigest(digest, adminDigest);
     if (!admin && !TENANT_TOKEN.test(token)) return refuse(address, 'unknown token');
 
-    const knownTenant = admin ? undefined : known.get(digest);
+    let knownTenant = admin ? undefined : known.get(digest);
+    if (knownTenant !== undefined && ctx.deletedTenants.has(knownTenant)) {
+      known.delete(digest);
+      knownTenant = undefined;
+    }
     const lookup = !admin && knownTenant === undefined;
     const refused = await limits.admit(address, digest, lookup);
     if (refused) throw rateLimited(Math.ceil(refused.waitMs / 1000));

@@ -8,6 +8,9 @@ import type { ApiConfig } from './config.js';
 import { DirectorySyncs } from './directory-syncs.js';
 import type { WhatsAppPairing } from './routes/pairing.js';
 
+/** Logs an account's platform session out when it is deleted; false when it could not (no socket, held elsewhere). */
+export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;
+
 /** What the composition root (server.ts) or a test hands to buildApp. The caller owns and closes them. */
 export interface AppDeps {
   config: ApiConfig;
@@ -20,6 +23,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** WhatsApp pairing (the socket pool); without it, pairing answers 409 */
   whatsappPairing?: WhatsAppPairing;
+  /** logs an account's session out when it is deleted (the WhatsApp socket pool); without it, credentials are only wiped */
+  accountLogout?: AccountLogout;
 }
 
 /** Everything a route needs, built once per app. */
@@ -38,6 +43,8 @@ export interface ApiContext {
   runs: RunControlRepository;
   /** chat directories and their syncs (closed by the chat directory routes) */
   directorySyncs: DirectorySyncs;
+  /** tenants deleted through this replica: their tokens are refused at once, even when remembered */
+  deletedTenants: Set<string>;
   /** the clock's now as a Date, for SQL parameters */
   now(): Date;
 }
@@ -58,6 +65,7 @@ export function createContext(deps: AppDeps, metrics: Metrics): ApiContext {
     campaigns: new CampaignRepository(db),
     runs: new RunControlRepository(db),
     directorySyncs: new DirectorySyncs(db, redis, config.keyPrefix),
+    deletedTenants: new Set(),
     now: () => new Date(clock.now()),
   };
 }

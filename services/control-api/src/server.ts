@@ -11,6 +11,7 @@ import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@
 import { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
 import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
+import { whatsappLogout } from './routes/erasure.js';
 import { createWebhookDeliverer } from './webhooks/webhook-deliverer.js';
 
 async function main(): Promise<void> {
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
   });
-  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp });
+  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp, accountLogout: whatsappLogout(whatsapp) });
 
   await app.listen({ host: config.host, port: config.port });
   // Every replica delivers the webhook outbox; the outbox's claims keep them apart.

@@ -8,6 +8,12 @@ const schema = z.object({
   SCHEDULER_JITTER_MS: int(0, 0, 3_600_000),
   PAUSED_RUN_TTL: duration('7d'),
   NO_ACCOUNT_AUTOPAUSE_AFTER: int(0, 0, 1_000_000),
+  /** retention (docs/OPERATIONS.md, "How big will my database be") */
+  HISTORY_RETENTION: duration('90d'),
+  RUN_SUMMARY_RETENTION: duration('400d'),
+  RETENTION_SWEEP_MS: int(60_000, 50, 86_400_000),
+  RETENTION_BATCH: int(1000, 1, 100_000),
+  RETENTION_PAUSE_MS: int(10, 0, 10_000),
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */

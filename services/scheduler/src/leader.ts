@@ -19,6 +19,11 @@ export class Leadership {
     private readonly events: SchedulerEvents,
   ) {}
 
+  /** Whether this replica led at its last check or renewal (the retention sweep runs only then). */
+  get leading(): boolean {
+    return this.fence !== null;
+  }
+
   /** The fencing token when this replica leads now, else null. Call once per tick. */
   async check(): Promise<number | null> {
     const state = await this.lease.hold(this.ttlMs);

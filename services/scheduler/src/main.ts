@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
-import { createDb, ScheduleRepository, StaleFenceError } from '@metronome/db';
+import { createDb, ErasureRepository, RetentionRepository, ScheduleRepository, StaleFenceError } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
@@ -10,6 +10,7 @@ import { redisErrorLog } from './redis-errors.js';
 import { Leadership } from './leader.js';
 import { reconcile } from './reconcile.js';
 import { reportingEvents } from './reporting-events.js';
+import { retentionSweep } from './retention-sweep.js';
 import { runTick } from './tick.js';
 
 // Composition root: build once, tick while leading, stand by otherwise, resign on SIGTERM.
@@ -168,6 +169,43 @@ const loop = (async () => {
   }
 })();
 
+// The retention sweep: on the leader, beside the ticks (never inside one, so a long sweep
+// delays no run), one pass every RETENTION_SWEEP_MS. Every statement commits alone: a restart
+// or a lost lead mid-pass leaves the next pass to finish.
+for (const kind of ['targets', 'events', 'runs', 'webhook_deliveries', 'media', 'tenant_rows']) metrics.retentionDeleted.inc({ kind }, 0);
+const retention = new RetentionRepository(db);
+const erasure = new ErasureRepository(db);
+let sweepTimer: NodeJS.Timeout | null = null;
+let sweepWake: (() => void) | null = null;
+const sweeping = (async () => {
+  while (!stopping) {
+    if (leadership.leading) {
+      try {
+        const deleted = await retentionSweep({
+          retention,
+          erasure,
+          clock,
+          policy: { historyMs: config.HISTORY_RETENTION, summaryMs: config.RUN_SUMMARY_RETENTION },
+          batch: config.RETENTION_BATCH,
+          pauseMs: config.RETENTION_PAUSE_MS,
+          keepGoing: () => !stopping && leadership.leading,
+          counted: (kind, rows) => metrics.retentionDeleted.inc({ kind }, rows),
+        });
+        metrics.retentionSweeps.inc({ result: 'ok' });
+        if (deleted > 0) logger.info({ deleted }, 'retention sweep');
+      } catch (error) {
+        metrics.retentionSweeps.inc({ result: 'error' });
+        logger.error({ err: error }, 'retention sweep failed; retrying next sweep');
+      }
+    }
+    if (stopping) break;
+    await new Promise<void>((done) => {
+      sweepWake = done;
+      sweepTimer = setTimeout(done, config.RETENTION_SWEEP_MS);
+    });
+  }
+})();
+
 /**
  * How long the current tick gets to finish. A tick still running after it waits on Redis or
  * PostgreSQL that does not answer: its writes are one transaction each, so cutting it short
@@ -184,6 +222,8 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
     clearTimeout(s.timer);
     s.done();
   }
+  if (sweepTimer) clearTimeout(sweepTimer);
+  (sweepWake as (() => void) | null)?.();
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
   if (!(await settledWithin(loop, TICK_STOP_MS))) {
@@ -192,6 +232,7 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
     await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
     await stopStep(logger, 'tick', loop, STEP_MS);
   }
+  await stopStep(logger, 'retention sweep', sweeping, STEP_MS);
   // the lease runs out by itself when Redis does not answer: a standby takes over then
   if (redis.status === 'ready') await stopStep(logger, 'resign', leadership.resign(), STEP_MS);
   await stopStep(logger, 'queue and metrics', Promise.allSettled([queue.close(), metricsServer.close()]), STEP_MS);

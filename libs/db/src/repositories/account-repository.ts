@@ -237,7 +237,7 @@ export class AccountRepository {
 
   /** Newest first. */
   async list(tenantId: string | null, page: ListPage): Promise<AccountRow[]> {
-    let query = this.db.selectFrom('accounts').select(COLUMNS);
+    let query = this.db.selectFrom('accounts').select(COLUMNS).where('deleted_at', 'is', null);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     if (page.before) query = query.where(sql<boolean>`(created_at, id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)`);
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
@@ -249,12 +249,13 @@ export class AccountRepository {
     return this.db
       .selectFrom('accounts')
       .select(['platform', 'status', sql<number>`count(*)::int`.as('count'), sql<number>`(count(*) filter (where blocked_until > ${now}))::int`.as('blocked')])
+      .where('deleted_at', 'is', null)
       .groupBy(['platform', 'status'])
       .execute();
   }
 
   async find(id: string, tenantId: string | null): Promise<AccountRow | null> {
-    let query = this.db.selectFrom('accounts').select(COLUMNS).where('id', '=', id);
+    let query = this.db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).where('deleted_at', 'is', null);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const row = await query.executeTakeFirst();
     return row ? toAccount(row) : null;
@@ -273,7 +274,8 @@ export class AccountRepository {
         ...safetyColumns(changes),
         updated_at: now,
       })
-      .where('id', '=', id);
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const row = await query.returning(COLUMNS).executeTakeFirst();
     return row ? toAccount(row) : null;

@@ -33,6 +33,8 @@ export interface RunRow {
   jobSeq: number;
   /** migrations/0007: a run now created to reach every chat at once, ignoring the per-chat interval */
   ignoredInterval: boolean;
+  /** migrations/0023: when retention removed its targets and events (its counts kept); null before */
+  historyPurgedAt: Date | null;
   createdAt: Date;
   /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
@@ -86,7 +88,7 @@ export interface RunFilter {
 
 // Columns every run read returns, mapped to RunRow by toRun.
 const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
-  r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.ignored_interval, r.created_at,
+  r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.ignored_interval, r.history_purged_at, r.created_at,
   to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 
 interface RawRun {
@@ -105,6 +107,7 @@ interface RawRun {
   error_summary: string | null;
   job_seq: number;
   ignored_interval: boolean;
+  history_purged_at: Date | null;
   created_at: Date;
   cursor_at: string;
 }
@@ -126,6 +129,7 @@ function toRun(r: RawRun): RunRow {
     errorSummary: r.error_summary,
     jobSeq: r.job_seq,
     ignoredInterval: r.ignored_interval,
+    historyPurgedAt: r.history_purged_at,
     createdAt: r.created_at,
     cursorAt: r.cursor_at,
   };

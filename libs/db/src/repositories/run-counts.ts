@@ -8,7 +8,8 @@ export function emptyCounts(total: number): RunCounts {
 
 /**
  * Per-status target counts of many runs in one query. Counts are derived from run_targets,
- * never stored twice, so they cannot drift from the targets themselves.
+ * never stored twice, so they cannot drift from the targets themselves; only a run whose
+ * targets retention removed reads the counts kept for it (a second query, for those alone).
  */
 export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<string, RunCounts>> {
   const out = new Map<string, RunCounts>();
@@ -26,6 +27,10 @@ export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<s
     else c[row.status] += row.n;
     out.set(row.run_id, c);
   }
-  for (const id of runIds) if (!out.has(id)) out.set(id, emptyCounts(0));
+  const missing = runIds.filter((id) => !out.has(id));
+  // a run whose targets went under retention (migrations/0023) shows the counts kept for it
+  const kept = missing.length === 0 ? [] : await db.selectFrom('runs').select(['id', 'summary_counts']).where('id', '=', sql<string>`any(${sql.val(missing)}::uuid[])`).where('summary_counts', 'is not', null).execute();
+  for (const row of kept) out.set(row.id, { ...emptyCounts(0), ...row.summary_counts });
+  for (const id of missing) if (!out.has(id)) out.set(id, emptyCounts(0));
   return out;
 }

@@ -122,7 +122,8 @@ export class RunRepository {
 
   /**
    * The run starts (or resumes) sending; in the same statement its pending targets on the
-   * account's suppression list are skipped (code `suppressed`), so a queued run pays nothing more.
+   * account's suppression list, or erased from its tenant, are skipped (code `suppressed`), so a
+   * queued run pays nothing more.
    * queued → running stamps started_at once. False when the run is no longer open.
    */
   async markRunning(runId: string, now: Date): Promise<boolean> {
@@ -137,6 +138,16 @@ export class RunRepository {
            -- in the condition, a generic plan read it through runs_open_idx, every queued run's
            -- entry, at each run's start
            and s.account_id = (select case when r.status = 'queued' then r.account_id end from runs r where r.id = ${runId})
+        returning 1
+      ), erased as (
+        -- chats erased from the tenant (migrations/0023) are known only by their salted hash
+        update run_targets t
+           set status = 'skipped', error_code = 'suppressed', error_message = 'the chat was erased', updated_at = ${now}
+          from tenants tn
+         where t.run_id = ${runId} and t.status = 'pending'
+           -- the run read by its key alone, as above
+           and tn.id = (select case when r.status = 'queued' then r.tenant_id end from runs r where r.id = ${runId})
+           and exists (select 1 from erased_chats e where e.tenant_id = tn.id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
         returning 1
       )
       update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}

@@ -35,7 +35,7 @@ export class TenantRepository {
   }
 
   async exists(id: string): Promise<boolean> {
-    const row = await this.db.selectFrom('tenants').select('id').where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('tenants').select('id').where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     return row !== undefined;
   }
 
@@ -46,7 +46,8 @@ export class TenantRepository {
   async list(page: ListPage): Promise<ListedTenant[]> {
     let query = this.db
       .selectFrom('tenants')
-      .select(['id', 'name', 'created_at', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at')]);
+      .select(['id', 'name', 'created_at', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at')])
+      .where('deleted_at', 'is', null);
     if (page.before) query = query.where(sql<boolean>`(created_at, id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)`);
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, cursorAt: r.cursor_at }));

@@ -1,0 +1,123 @@
+import { FINISHED_RUN_STATUSES } from '@metronome/core';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../types.js';
+import { statusList } from './status-sql.js';
+
+/** How long history is kept: the default, and the run summaries' own. */
+export interface RetentionPolicy {
+  /** HISTORY_RETENTION: a tenant's `history_retention_ms` may shorten it */
+  historyMs: number;
+  /** RUN_SUMMARY_RETENTION */
+  summaryMs: number;
+}
+
+/**
+ * The retention sweep's statements (docs/DESIGN.md, "Retention"). Every delete takes at most
+ * `batch` rows, chosen by an index, so no statement holds its locks for long; each is its own
+ * transaction, so a sweep cut short resumes where it stopped.
+ */
+export class RetentionRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Finished runs whose targets and events are due to go, oldest first. */
+  async dueHistory(now: Date, policy: RetentionPolicy, limit: number): Promise<string[]> {
+    const rows = await sql<{ id: string }>`
+      select r.id from runs r join tenants t on t.id = r.tenant_id
+       where r.finished_at is not null and r.history_purged_at is null
+         and r.status in (${statusList(FINISHED_RUN_STATUSES)})
+         and r.finished_at < ${earliestCutoff(now, policy)}
+         and r.finished_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+       order by r.finished_at limit ${limit}`.execute(this.db);
+    return rows.rows.map((r) => r.id);
+  }
+
+  /** Keeps the runs' per-status counts before their targets go (once: a resumed sweep keeps the first). */
+  async keepSummaries(runIds: string[]): Promise<void> {
+    await sql`
+      update runs r set summary_counts = jsonb_build_object(
+          'total', coalesce(c.total, 0), 'pending', coalesce(c.pending, 0), 'inFlight', coalesce(c.in_flight, 0), 'sent', coalesce(c.sent, 0),
+          'failed', coalesce(c.failed, 0), 'skipped', coalesce(c.skipped, 0), 'unknown', coalesce(c.unknown, 0))
+        from unnest(${runIds}::uuid[]) ids(id)
+        left join lateral (
+          select count(*) as total, count(*) filter (where status = 'pending') as pending, count(*) filter (where status = 'in_flight') as in_flight,
+                 count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed,
+                 count(*) filter (where status = 'skipped') as skipped, count(*) filter (where status = 'unknown') as unknown
+            from run_targets t where t.run_id = ids.id) c on true
+       where r.id = ids.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+  }
+
+  /** Deletes up to `batch` targets of the runs (by their primary key); how many went. */
+  async deleteTargets(runIds: string[], batch: number): Promise<number> {
+    const result = await sql`
+      delete from run_targets where ctid = any(array(
+        select t.ctid from unnest(${runIds}::uuid[]) ids(id) join run_targets t on t.run_id = ids.id limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Deletes up to `batch` status events of the runs; how many went. */
+  async deleteEvents(runIds: string[], batch: number): Promise<number> {
+    const result = await sql`
+      delete from run_events where id = any(array(
+        select e.id from unnest(${runIds}::uuid[]) ids(id) join run_events e on e.run_id = ids.id limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** The runs are summaries from now on. */
+  async markPurged(runIds: string[], now: Date): Promise<void> {
+    await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
+  }
+
+  /** Deletes up to `batch` run summaries older than RUN_SUMMARY_RETENTION; how many went. */
+  async deleteSummaries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql`
+      delete from runs where id = any(array(
+        select id from runs where history_purged_at is not null
+           and finished_at < ${now}::timestamptz - make_interval(secs => ${policy.summaryMs} / 1000.0)
+         order by finished_at limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Deletes up to `batch` delivered or failed webhook deliveries older than their tenant's retention. */
+  async deleteSettledDeliveries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql`
+      delete from webhook_deliveries where id = any(array(
+        select d.id from webhook_deliveries d join tenants t on t.id = d.tenant_id
+         where d.status in ('delivered', 'failed') and d.created_at < ${earliestCutoff(now, policy)}
+           and d.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+         order by d.created_at limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /**
+   * Deletes up to `batch` media older than their tenant's retention that no campaign and no
+   * live run names, with their platform upload refs; how many went.
+   */
+  async deleteUnusedMedia(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
+    const result = await sql<{ n: number }>`
+      with m as (
+        select m.id from media m join tenants t on t.id = m.tenant_id
+         where m.created_at < ${earliestCutoff(now, policy)}
+           and m.created_at < ${now}::timestamptz - make_interval(secs => coalesce(least(t.history_retention_ms, ${policy.historyMs}), ${policy.historyMs}) / 1000.0)
+           and not exists (select 1 from campaigns c where c.tenant_id = m.tenant_id and c.deleted_at is null
+                             and c.messages @> jsonb_build_array(jsonb_build_object('mediaId', m.id::text)))
+           and not exists (select 1 from runs r where r.tenant_id = m.tenant_id and r.status in ('queued', 'running', 'paused')
+                             and r.parts @> jsonb_build_array(jsonb_build_object('mediaId', m.id::text)))
+         order by m.created_at limit ${batch}
+         for update of m skip locked
+      ), refs as (
+        delete from media_uploads u using m where u.media_id = m.id
+      ), gone as (
+        delete from media d using m where d.id = m.id returning 1
+      )
+      select count(*)::int as n from gone`.execute(this.db);
+    return result.rows[0]?.n ?? 0;
+  }
+}
+
+/**
+ * The latest cutoff any tenant has (the shortest retention), as one value the planner knows
+ * before the scan: the index is read only up to it, not through every run still kept.
+ */
+function earliestCutoff(now: Date, policy: RetentionPolicy) {
+  return sql`(${now}::timestamptz - make_interval(secs => (select least(${policy.historyMs}, coalesce(min(history_retention_ms), ${policy.historyMs})) from tenants) / 1000.0))`;
+}
