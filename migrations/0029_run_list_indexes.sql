@@ -6,8 +6,12 @@
 --
 -- Safe when two services migrate at once: the migrator serialises on an advisory lock and runs
 -- this in one transaction. Indexes only; no row is changed. On a large existing `runs` table
--- this holds a write lock while it builds (seconds per million runs): migrate before the
+-- these hold a write lock while they build (seconds per million runs): migrate before the
 -- services start, as `npm start` and the deployment notes do.
 
 create index runs_status_created_idx on runs (status, created_at desc, id desc);
 create index runs_tenant_status_idx on runs (tenant_id, status, created_at desc, id desc);
+
+-- A run's events by run: the retention sweep deletes a finished run's events, and deleting a
+-- run cascades to them; without it each of those read every event of the history.
+create index run_events_run_idx on run_events (run_id);
