@@ -31,11 +31,11 @@ export async function call(stack, method, url, token, body) {
 }
 
 /** Creates accounts in parallel batches. */
-export async function createAccounts(stack, token, n, extra) {
+export async function createAccounts(stack, token, n, extra, prefix = 'acc') {
   const out = [];
   for (let i = 0; i < n; i += 20) {
     const batch = Array.from({ length: Math.min(20, n - i) }, (_, k) =>
-      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `acc-${i + k}`, externalId: `acc-${i + k}`, ...extra }),
+      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `${prefix}-${i + k}`, externalId: `${prefix}-${i + k}`, ...extra }),
     );
     out.push(...(await Promise.all(batch)));
   }

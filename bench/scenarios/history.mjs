@@ -69,7 +69,7 @@ async function turn(env, db, accountsPerPass, n) {
   const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' }, apiEnv: { API_RATE_LIMIT_PER_MINUTE: '1000000' } });
   try {
     const { token } = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: `bench-${n}` });
-    const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
+    const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 }, `acc${n}`);
     const cpu = () => Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) => v.reduce((a, b) => a + b, 0));
     await phase(stack, token, accounts.slice(0, 40), `w${n}-`, cpu);
     const sending = await phase(stack, token, accounts.slice(40), `p${n}-`, cpu);
