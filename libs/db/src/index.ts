@@ -60,3 +60,4 @@ export {
   type DirectorySyncRow,
   type SyncAccount,
 } from './repositories/chat-directory-repository.js';
+export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange } from './repositories/receipt-repository.js';
