@@ -107,10 +107,10 @@ export class SandboxReceipts {
     const base = { account: m.account, messageId: m.messageId, chatId: m.chatId, bearer: m.bearer, tries: 0 };
     const delivered: Outgoing = { ...base, status: 'delivered', at: new Date(now + s.deliveredAfterMs).toISOString() };
     const read = s.readAfterMs !== null && this.random() < s.readShare ? { ...base, status: 'read' as const, at: new Date(now + Math.max(s.readAfterMs, s.deliveredAfterMs)).toISOString() } : null;
-    const deliveredIn = s.deliveredAfterMs + s.lateByMs;
-    // Out of order: the read goes first, its delivery after it.
-    const readIn = read ? (s.outOfOrder ? Math.max(0, deliveredIn - 1) : Math.max(s.readAfterMs!, s.deliveredAfterMs) + s.lateByMs) : 0;
-    this.later(s.outOfOrder && read ? deliveredIn + 50 : deliveredIn, [delivered]);
+    // Out of order: the read is posted first, its delivery after it (never before its own time).
+    const readIn = read ? Math.max(s.readAfterMs!, s.deliveredAfterMs) + s.lateByMs : 0;
+    const deliveredIn = s.outOfOrder && read ? readIn + 50 : s.deliveredAfterMs + s.lateByMs;
+    this.later(deliveredIn, [delivered]);
     if (read) this.later(readIn, [read]);
     if (s.twice) {
       this.later(deliveredIn + 100, [{ ...delivered }]);
