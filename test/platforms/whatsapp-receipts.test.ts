@@ -1,4 +1,5 @@
-import { ReceiptRepository, RunControlRepository, type MessagePart } from '@metronome/db';
+import { countRuns, ReceiptRepository, RunControlRepository, type MessagePart } from '@metronome/db';
+import { eventually } from '../helpers/test-env.js';
 import { Metrics } from '@metronome/observability';
 import type { MessageReceipt } from '@metronome/transports';
 import { ReceiptWriter } from '../../services/sender/src/receipt-writer.js';
@@ -18,8 +19,11 @@ let writer: ReceiptWriter;
 let tell: ((r: MessageReceipt) => void) | null = null;
 const metrics = new Metrics('receipts-test');
 beforeAll(async () => {
-  w = await startWhatsAppHarness({}, {}, { onReceipt: (r) => tell?.(r) });
-  writer = new ReceiptWriter({ repo: new ReceiptRepository(w.h.tdb.db), metrics, logger: quietLogger, flushEveryMs: 3_600_000, retryMs: 1_000, retries: 2 }, () => w.h.clock.now());
+  w = await startWhatsAppHarness({}, {}, { onReceipt: (r) => tell?.(r), onIncomingText: (a, m) => writer.onReply(a, m) });
+  writer = new ReceiptWriter(
+    { repo: new ReceiptRepository(w.h.tdb.db), metrics, logger: quietLogger, flushEveryMs: 3_600_000, retryMs: 1_000, retries: 2, replyWindowMs: 3_600_000 },
+    () => w.h.clock.now(),
+  );
   tell = writer.onReceipt;
 });
 afterAll(async () => {
@@ -80,4 +84,26 @@ test('a group of 50 with 30 delivery and 10 read receipts shows 30/50 and 10/50;
   expect(await counter('unknown')).toBe(unknownBefore + 1);
   expect(await counter('delivered')).toBe(30 + 2 + 1);
   expect(await counter('read')).toBe(10 + 1);
+});
+
+test('a chat that writes within REPLY_WINDOW after the send replied (repliedAt, counts.replied); after the window it did not', async () => {
+  const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000 });
+  const runId = await w.h.seedRun({ tenantId, accountId, targets: ['60111000002', '60111000003'], parts: [text('Your order is ready')] });
+  await w.h.runJob(runId);
+  w.h.clock.advance(10 * 60_000);
+  const repliedAt = w.h.clock.now();
+  w.network.fakeIncomingMessage(accountId, { from: '60111000002@s.whatsapp.net', text: 'Thanks, coming at 5' });
+  const rows = () => new RunControlRepository(w.h.tdb.db).listTargets(runId, undefined, 10, undefined);
+  await eventually('the reply recorded', async () => (await rows()).find((t) => t.chatId === '60111000002')?.repliedAt ?? null, 10_000, 50);
+  // past the window (1 h in this test): not a reply to this run
+  w.h.clock.advance(3_600_000);
+  w.network.fakeIncomingMessage(accountId, { from: '60111000003@s.whatsapp.net', text: 'Who is this?' });
+  await new Promise((r) => setTimeout(r, 300));
+  const after = await rows();
+  expect(after.map((t) => [t.chatId, t.repliedAt])).toEqual([
+    ['60111000002', new Date(repliedAt)],
+    ['60111000003', null],
+  ]);
+  const counts = (await countRuns(w.h.tdb.db, [runId])).get(runId)!;
+  expect(counts).toMatchObject({ sent: 2, replied: 1 });
 });

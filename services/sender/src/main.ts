@@ -64,7 +64,7 @@ const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
 const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
 const whatsappLogger = logger.child({ component: 'whatsapp' });
 // Delivery and read receipts, queued by the sockets and written in batches off the send path.
-const receipts = new ReceiptWriter({ repo: new ReceiptRepository(db), metrics, logger: whatsappLogger });
+const receipts = new ReceiptWriter({ repo: new ReceiptRepository(db), metrics, logger: whatsappLogger, replyWindowMs: config.REPLY_WINDOW });
 const whatsappVersion = await resolveWhatsAppVersion({ configured: config.WHATSAPP_VERSION, fetchLatest: config.WHATSAPP_FETCH_VERSION, logger: whatsappLogger });
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
@@ -75,7 +75,8 @@ const whatsapp = new WhatsAppTransport({
     secretsKeys,
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
-    onIncomingText: optOuts.onIncomingText,
+    // a reply: opt-out keywords as before, and the run it answers counts it
+    onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message), receipts.onReply(accountId, message)),
     // A message refused after the write: its target moves, a 463 restricts the account.
     onMessageRefused: (refusal) => recordLateRefusal(refusal),
     onReceipt: receipts.onReceipt,

@@ -1,9 +1,11 @@
 import type { ReceiptInput, ReceiptOutcome } from '@metronome/db';
 import { countReceipts, type Logger, type Metrics } from '@metronome/observability';
-import type { MessageReceipt } from '@metronome/transports';
+import type { IncomingText, MessageReceipt } from '@metronome/transports';
 
 export interface ReceiptWriterDeps {
-  repo: { record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome> };
+  repo: { record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome>; reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> };
+  /** REPLY_WINDOW: a chat's message this long after a send to it is a reply, ms */
+  replyWindowMs?: number;
   metrics: Metrics;
   logger: Logger;
   /** how often queued receipts are written, ms */
@@ -49,6 +51,18 @@ export class ReceiptWriter {
       this.d.metrics.receipts.inc({ platform: 'whatsapp', status: 'unknown' });
     }
     this.queue.push({ r, tries: 0, dueAt: this.now() });
+  };
+
+  /**
+   * For the pool's `onIncomingText` (beside opt-outs): a chat that writes within REPLY_WINDOW
+   * after a run's send to it replied to that run. Never throws into the socket.
+   */
+  readonly onReply = (accountId: string, message: IncomingText): void => {
+    const at = new Date(this.now());
+    void (async () => {
+      const chatIds = message.allChatIds ? await message.allChatIds() : message.chatIds;
+      await this.d.repo.reply(accountId, chatIds, at, this.d.replyWindowMs ?? 86_400_000);
+    })().catch((err: unknown) => this.d.logger.warn({ err, accountId }, 'reply not recorded'));
   };
 
   /** Writes the receipts due now (one write at a time); resolves when written. */

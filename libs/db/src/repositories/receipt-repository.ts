@@ -51,6 +51,21 @@ interface Hit {
 export class ReceiptRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
+  /**
+   * A chat of the account wrote at `at` (any of `chatIds`, the forms a target may name it by):
+   * every `sent` target of the account's runs sent to it within `windowMs` before, and not yet
+   * answered, counts it as a reply. Returns how many targets it marked.
+   */
+  async reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql`
+      update run_targets t set replied_at = ${at}
+       where t.chat_id = any(${chatIds}::text[]) and t.status = 'sent' and t.replied_at is null
+         and t.sent_at <= ${at} and t.sent_at > ${at}::timestamptz - make_interval(secs => ${windowMs / 1000})
+         and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
   /** Every http account's sealed credentials (the receipts route finds an account by its API key). */
   async httpAccounts(): Promise<{ id: string; credentials: Buffer }[]> {
     const rows = await this.db.selectFrom('accounts').select(['id', 'credentials']).where('platform', '=', 'http').where('credentials', 'is not', null).execute();
