@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/platform/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** *(extension)* An http platform tells delivery and read receipts of the account's messages, with the account's API key as bearer */
+        post: operations["postPlatformReceipts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants": {
         parameters: {
             query?: never;
@@ -733,6 +750,24 @@ export interface components {
             /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
             asChatId?: string;
         };
+        PlatformReceiptsInput: {
+            receipts: {
+                /** @description the id the platform answered the send with */
+                messageId: string;
+                /** @description the chat the message was sent to, as the send named it */
+                chatId: string;
+                /**
+                 * @description read is a delivery too
+                 * @enum {string}
+                 */
+                status: "delivered" | "read";
+                /**
+                 * Format: date-time
+                 * @description when it was delivered / read, as the platform knows it
+                 */
+                at: string;
+            }[];
+        };
         Error: {
             error: {
                 /** @enum {string} */
@@ -841,6 +876,11 @@ export interface components {
             } | null;
             /** @description *(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key */
             platformDeduplicates: boolean;
+            /**
+             * @description *(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null
+             * @enum {string}
+             */
+            receipts: "supported" | "unsupported";
             /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
             directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
@@ -1004,6 +1044,12 @@ export interface components {
             failed: number;
             skipped: number;
             unknown: number;
+            /** @description *(extension)* targets a receipt said were delivered (groups: to at least one member); 0 on platforms without receipts */
+            delivered: number;
+            /** @description *(extension)* targets a receipt said were read */
+            read: number;
+            /** @description *(extension)* targets whose chat wrote within REPLY_WINDOW after the send */
+            replied: number;
         };
         /** @description why it is not sending right now; null when nothing holds it */
         Waiting: {
@@ -1063,6 +1109,18 @@ export interface components {
             } | null;
             /** @description *(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it */
             settledBy: "platform" | null;
+            /** @description *(extension)* the earliest delivery a receipt told (groups: the first member); null: none yet, or the platform has no receipts */
+            deliveredAt: string | null;
+            /** @description *(extension)* the earliest read a receipt told */
+            readAt: string | null;
+            /** @description *(extension)* the chat's first message within REPLY_WINDOW after the send */
+            repliedAt: string | null;
+            /** @description *(extension)* groups: members a receipt said got it; null for one-to-one chats */
+            deliveredTo: number | null;
+            /** @description *(extension)* groups: members a receipt said read it */
+            readBy: number | null;
+            /** @description *(extension)* groups: members it went to, when known */
+            memberCount: number | null;
             waiting: components["schemas"]["Waiting"];
         };
         Pairing: {
@@ -1077,6 +1135,12 @@ export interface components {
              * @description when the QR or code stops working; pair again after that
              */
             expiresAt: string;
+        };
+        PlatformReceiptsAnswer: {
+            /** @description receipts naming a sent message of the key's account */
+            recorded: number;
+            /** @description receipts naming no sent message of the key's account (unknown, not sent yet, or another account's): nothing changed */
+            ignored: number;
         };
         CreatedTenant: {
             /** Format: uuid */
@@ -1242,6 +1306,57 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+        };
+    };
+    postPlatformReceipts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformReceiptsInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformReceiptsAnswer"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3787,6 +3902,12 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
+                /** @description *(extension)* true: targets a receipt said were delivered; false: the others */
+                delivered?: "true" | "false";
+                /** @description *(extension)* true: targets a receipt said were read; false: the others */
+                read?: "true" | "false";
+                /** @description *(extension)* true: targets whose chat replied; false: the others */
+                replied?: "true" | "false";
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
