@@ -61,3 +61,4 @@ export {
   type SyncAccount,
 } from './repositories/chat-directory-repository.js';
 export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange } from './repositories/receipt-repository.js';
+export { NotDeliveringRepository, type NotDeliveringSettings, type NotDelivering } from './repositories/not-delivering.js';

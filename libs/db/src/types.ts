@@ -63,6 +63,8 @@ export interface AccountsTable {
   cooling_since: NullableTimestamp;
   cooling_until: NullableTimestamp;
   cooling_reason: string | null;
+  /** migrations/0025: when a receipt first matched one of its sends (only such accounts are judged not delivering) */
+  receipts_seen_at: NullableTimestamp;
   last_cooled_at: NullableTimestamp;
   last_cooling_ms: number | null;
   pace_factor: Generated<number>;

@@ -19,7 +19,7 @@ export interface ReceiptSettings {
   twice: boolean;
   /** a message's read posted before its delivery, and each batch shuffled */
   outOfOrder: boolean;
-  /** accounts whose messages get no receipts (as a silently restricted number) */
+  /** accounts whose messages get no receipts (as a silently restricted number); taken off the list, their withheld receipts go, late */
   stoppedAccounts: string[];
   /** receipts per POST at most */
   batchSize: number;
@@ -46,6 +46,13 @@ export interface PostedReceipt {
   at: string;
 }
 
+interface Accepted {
+  account: string;
+  messageId: string;
+  chatId: string;
+  bearer: string | null;
+}
+
 interface Outgoing extends PostedReceipt {
   bearer: string | null;
   tries: number;
@@ -64,6 +71,8 @@ export class SandboxReceipts {
   private readonly scheduled = new Set<string>();
   private random = seededRandom(1);
   private failures = 0;
+  /** messages of stopped accounts, whose receipts go when the account is no longer stopped */
+  private readonly withheld = new Map<string, { m: Accepted; now: number }[]>();
   private closed = false;
 
   constructor(private readonly post: (url: string, bearer: string | null, body: unknown) => Promise<{ ignored: number } | null> = postJson) {}
@@ -76,6 +85,13 @@ export class SandboxReceipts {
     const { seed, ...rest } = patch;
     if (seed !== undefined) this.random = seededRandom(seed);
     this.settings = { ...this.settings, ...rest };
+    for (const [account, held] of [...this.withheld]) {
+      if (this.settings.stoppedAccounts.includes(account)) continue;
+      this.withheld.delete(account);
+      // delivered at last: the receipts tell when, counted from now
+      const now = Date.now();
+      for (const h of held) this.plan(h.m, now);
+    }
     return this.config();
   }
 
@@ -89,6 +105,7 @@ export class SandboxReceipts {
     this.timers.clear();
     this.posted.length = 0;
     this.scheduled.clear();
+    this.withheld.clear();
     this.failures = 0;
     this.settings = { ...DEFAULT_RECEIPTS };
   }
@@ -100,10 +117,19 @@ export class SandboxReceipts {
   }
 
   /** A message was accepted at `now` (ms) and answered: its receipts are planned now. */
-  accepted(m: { account: string; messageId: string; chatId: string; bearer: string | null }, now: number): void {
+  accepted(m: Accepted, now: number): void {
     const s = this.settings;
-    if (s.url === null || s.stoppedAccounts.includes(m.account) || this.scheduled.has(m.messageId)) return;
+    if (s.url === null || this.scheduled.has(m.messageId)) return;
     this.scheduled.add(m.messageId);
+    if (s.stoppedAccounts.includes(m.account)) {
+      this.withheld.set(m.account, [...(this.withheld.get(m.account) ?? []), { m, now }]);
+      return;
+    }
+    this.plan(m, now);
+  }
+
+  private plan(m: Accepted, now: number): void {
+    const s = this.settings;
     const base = { account: m.account, messageId: m.messageId, chatId: m.chatId, bearer: m.bearer, tries: 0 };
     const delivered: Outgoing = { ...base, status: 'delivered', at: new Date(now + s.deliveredAfterMs).toISOString() };
     const read = s.readAfterMs !== null && this.random() < s.readShare ? { ...base, status: 'read' as const, at: new Date(now + Math.max(s.readAfterMs, s.deliveredAfterMs)).toISOString() } : null;

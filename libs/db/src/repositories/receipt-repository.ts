@@ -81,8 +81,23 @@ export class ReceiptRepository {
       const direct = hits.filter((h) => !receipts[h.idx]!.member);
       const members = hits.filter((h) => receipts[h.idx]!.member);
       const changed = [...(await this.applyDirect(trx, direct, receipts)), ...(await this.applyMembers(trx, members, receipts))];
+      if (changed.some((c) => c.firstDelivered)) await this.delivering(trx, accountId);
       return { matched, changed };
     });
+  }
+
+  /**
+   * A delivery receipt came: the account's platform tells receipts (it may be judged not
+   * delivering from now on), and an account set `not_delivering` delivers again — it lifts itself.
+   */
+  private async delivering(trx: Transaction<DB>, accountId: string): Promise<void> {
+    await sql`
+      update accounts set receipts_seen_at = coalesce(receipts_seen_at, now()),
+             status = case when status = 'cooling' and cooling_reason = 'not_delivering' then 'active' else status end,
+             cooling_since = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_since end,
+             cooling_reason = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_reason end,
+             updated_at = now()
+       where id = ${accountId}::uuid and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
   }
 
   /** The targets the receipts name, locked in one order (two writers of one group never undercount). */

@@ -146,10 +146,10 @@ export const account = z
     cooling: z
       .object({
         since: time,
-        until: time.nullable().describe('when the cooling ends by itself; null: never (reason restricted), only a lift ends it'),
+        until: time.nullable().describe('when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift)'),
         reason: z
           .string()
-          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end)'),
+          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift)'),
       })
       .nullable()
       .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
