@@ -82,6 +82,14 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, security: [{ platformKey: [] }] };
   });
+  // The key first: a request without one is 401 whatever its body, as every /v1 route.
+  const accountOf = new WeakMap<object, string>();
+  app.addHook('onRequest', async (req) => {
+    const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
+    const accountId = key === undefined ? null : await keys.accountOf(key);
+    if (accountId === null) throw unauthorized("the account's API key is required as bearer");
+    accountOf.set(req, accountId);
+  });
   app.post(
     '/receipts',
     {
@@ -94,9 +102,7 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       },
     },
     async (req) => {
-      const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
-      const accountId = key === undefined ? null : await keys.accountOf(key);
-      if (accountId === null) throw unauthorized("the account's API key is required as bearer");
+      const accountId = accountOf.get(req)!;
       const now = ctx.clock.now();
       // A receipt cannot be from the future: a platform's clock ahead of ours says now.
       const receipts = req.body.receipts.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: new Date(Math.min(Date.parse(r.at), now)) }));
