@@ -266,7 +266,7 @@ export interface WhatsappSentMessagesTable {
   sent_at: Date;
 }
 
-export type WebhookEventType = 'run.status' | 'account.status';
+export type WebhookEventType = 'run.status' | 'account.status' | 'message.status';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /** migrations/0008_webhooks.sql: a tenant's webhook; `secret` sealed */

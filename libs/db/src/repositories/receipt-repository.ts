@@ -82,6 +82,7 @@ export class ReceiptRepository {
       const members = hits.filter((h) => receipts[h.idx]!.member);
       const changed = [...(await this.applyDirect(trx, direct, receipts)), ...(await this.applyMembers(trx, members, receipts))];
       if (changed.some((c) => c.firstDelivered)) await this.delivering(trx, accountId);
+      await this.webhooks(trx, changed);
       return { matched, changed };
     });
   }
@@ -98,6 +99,36 @@ export class ReceiptRepository {
              cooling_reason = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_reason end,
              updated_at = now()
        where id = ${accountId}::uuid and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
+  }
+
+  /** `message.status` webhooks: one delivery per run and subscribed webhook, with the targets this write moved. */
+  private async webhooks(trx: Transaction<DB>, changed: ReceiptChange[]): Promise<void> {
+    if (changed.length === 0) return;
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    const targets = changed.map((c) => ({
+      runId: c.runId,
+      chatId: c.chatId,
+      deliveredAt: iso(c.deliveredAt),
+      readAt: iso(c.readAt),
+      deliveredTo: c.deliveredTo,
+      readBy: c.readBy,
+      memberCount: c.memberCount,
+    }));
+    await sql`
+      with t as (select * from jsonb_to_recordset(${JSON.stringify(targets)}::jsonb)
+                   as t("runId" uuid, "chatId" text, "deliveredAt" text, "readAt" text, "deliveredTo" int, "readBy" int, "memberCount" int)),
+           per_run as (
+             select r.id as run_id, r.tenant_id, r.campaign_id, r.account_id,
+                    jsonb_agg(jsonb_build_object('chatId', t."chatId", 'deliveredAt', t."deliveredAt", 'readAt', t."readAt",
+                              'deliveredTo', t."deliveredTo", 'readBy', t."readBy", 'memberCount', t."memberCount") order by t."chatId") as targets
+               from t join runs r on r.id = t."runId"
+              group by r.id)
+      insert into webhook_deliveries (webhook_id, tenant_id, type, subject_id, payload)
+      select w.id, p.tenant_id, 'message.status', p.run_id,
+             jsonb_build_object('type', 'message.status',
+                                'timestamp', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                'data', jsonb_build_object('runId', p.run_id, 'campaignId', p.campaign_id, 'accountId', p.account_id, 'targets', p.targets))
+        from per_run p join webhooks w on w.tenant_id = p.tenant_id and w.active and 'message.status' = any(w.events)`.execute(trx);
   }
 
   /** The targets the receipts name, locked in one order (two writers of one group never undercount). */
