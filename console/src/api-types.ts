@@ -845,9 +845,9 @@ export interface components {
             cooling: {
                 /** Format: date-time */
                 since: string;
-                /** @description when the cooling ends by itself; null: never (reason restricted), only a lift ends it */
+                /** @description when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift) */
                 until: string | null;
-                /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) */
+                /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift) */
                 reason: string;
             } | null;
             /** @description effective: the default when the account sets none */
@@ -1168,7 +1168,7 @@ export interface components {
             /** Format: uuid */
             tenantId: string;
             url: string;
-            events: ("run.status" | "account.status")[];
+            events: ("run.status" | "account.status" | "message.status")[];
             active: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1181,7 +1181,7 @@ export interface components {
             /** Format: uuid */
             tenantId: string;
             url: string;
-            events: ("run.status" | "account.status")[];
+            events: ("run.status" | "account.status" | "message.status")[];
             active: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1197,7 +1197,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "run.status" | "account.status";
+            type: "run.status" | "account.status" | "message.status";
             /**
              * Format: uuid
              * @description the run or account the event is about
@@ -4304,8 +4304,8 @@ export interface operations {
                 "application/json": {
                     /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
                     url: string;
-                    /** @description run.status: every status change of a run; account.status: of an account */
-                    events: ("run.status" | "account.status")[];
+                    /** @description run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run's messages, batched per run */
+                    events: ("run.status" | "account.status" | "message.status")[];
                     /**
                      * Format: uuid
                      * @description admin only: the tenant that owns the webhook
@@ -4481,8 +4481,8 @@ export interface operations {
                 "application/json": {
                     /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
                     url?: string;
-                    /** @description run.status: every status change of a run; account.status: of an account */
-                    events?: ("run.status" | "account.status")[];
+                    /** @description run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run's messages, batched per run */
+                    events?: ("run.status" | "account.status" | "message.status")[];
                     /** @description false: nothing is owed to this webhook until it is active again; deliveries already owed wait */
                     active?: boolean;
                 };
