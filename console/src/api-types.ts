@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/platform/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** *(extension)* An http platform tells delivery and read receipts of the account's messages, with the account's API key as bearer */
+        post: operations["postPlatformReceipts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants": {
         parameters: {
             query?: never;
@@ -786,6 +803,24 @@ export interface components {
             /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
             asChatId?: string;
         };
+        PlatformReceiptsInput: {
+            receipts: {
+                /** @description the id the platform answered the send with */
+                messageId: string;
+                /** @description the chat the message was sent to, as the send named it */
+                chatId: string;
+                /**
+                 * @description read is a delivery too
+                 * @enum {string}
+                 */
+                status: "delivered" | "read";
+                /**
+                 * Format: date-time
+                 * @description when it was delivered / read, as the platform knows it
+                 */
+                at: string;
+            }[];
+        };
         Error: {
             error: {
                 /** @enum {string} */
@@ -863,9 +898,9 @@ export interface components {
             cooling: {
                 /** Format: date-time */
                 since: string;
-                /** @description when the cooling ends by itself; null: never (reason restricted), only a lift ends it */
+                /** @description when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift) */
                 until: string | null;
-                /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) */
+                /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift) */
                 reason: string;
             } | null;
             /** @description effective: the default when the account sets none */
@@ -894,6 +929,11 @@ export interface components {
             } | null;
             /** @description *(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key */
             platformDeduplicates: boolean;
+            /**
+             * @description *(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null
+             * @enum {string}
+             */
+            receipts: "supported" | "unsupported";
             /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
             directory: components["schemas"]["DirectoryState"];
             /** Format: date-time */
@@ -1057,6 +1097,12 @@ export interface components {
             failed: number;
             skipped: number;
             unknown: number;
+            /** @description *(extension)* targets a receipt said were delivered (groups: to at least one member); 0 on platforms without receipts */
+            delivered: number;
+            /** @description *(extension)* targets a receipt said were read */
+            read: number;
+            /** @description *(extension)* targets whose chat wrote within REPLY_WINDOW after the send */
+            replied: number;
         };
         /** @description why it is not sending right now; null when nothing holds it */
         Waiting: {
@@ -1118,6 +1164,18 @@ export interface components {
             } | null;
             /** @description *(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it */
             settledBy: "platform" | null;
+            /** @description *(extension)* the earliest delivery a receipt told (groups: the first member); null: none yet, or the platform has no receipts */
+            deliveredAt: string | null;
+            /** @description *(extension)* the earliest read a receipt told */
+            readAt: string | null;
+            /** @description *(extension)* the chat's first message within REPLY_WINDOW after the send */
+            repliedAt: string | null;
+            /** @description *(extension)* groups: members a receipt said got it; null for one-to-one chats */
+            deliveredTo: number | null;
+            /** @description *(extension)* groups: members a receipt said read it */
+            readBy: number | null;
+            /** @description *(extension)* groups: members it went to, when known */
+            memberCount: number | null;
             waiting: components["schemas"]["Waiting"];
         };
         ChatErased: {
@@ -1142,6 +1200,12 @@ export interface components {
              * @description when the QR or code stops working; pair again after that
              */
             expiresAt: string;
+        };
+        PlatformReceiptsAnswer: {
+            /** @description receipts naming a sent message of the key's account */
+            recorded: number;
+            /** @description receipts naming no sent message of the key's account (unknown, not sent yet, or another account's): nothing changed */
+            ignored: number;
         };
         CreatedTenant: {
             /** Format: uuid */
@@ -1169,7 +1233,7 @@ export interface components {
             /** Format: uuid */
             tenantId: string;
             url: string;
-            events: ("run.status" | "account.status")[];
+            events: ("run.status" | "account.status" | "message.status")[];
             active: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1182,7 +1246,7 @@ export interface components {
             /** Format: uuid */
             tenantId: string;
             url: string;
-            events: ("run.status" | "account.status")[];
+            events: ("run.status" | "account.status" | "message.status")[];
             active: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1198,7 +1262,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "run.status" | "account.status";
+            type: "run.status" | "account.status" | "message.status";
             /**
              * Format: uuid
              * @description the run or account the event is about
@@ -1307,6 +1371,57 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+        };
+    };
+    postPlatformReceipts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformReceiptsInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformReceiptsAnswer"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3976,6 +4091,12 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
+                /** @description *(extension)* true: targets a receipt said were delivered; false: the others */
+                delivered?: "true" | "false";
+                /** @description *(extension)* true: targets a receipt said were read; false: the others */
+                read?: "true" | "false";
+                /** @description *(extension)* true: targets whose chat replied; false: the others */
+                replied?: "true" | "false";
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
@@ -4372,8 +4493,8 @@ export interface operations {
                 "application/json": {
                     /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
                     url: string;
-                    /** @description run.status: every status change of a run; account.status: of an account */
-                    events: ("run.status" | "account.status")[];
+                    /** @description run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run's messages, batched per run */
+                    events: ("run.status" | "account.status" | "message.status")[];
                     /**
                      * Format: uuid
                      * @description admin only: the tenant that owns the webhook
@@ -4549,8 +4670,8 @@ export interface operations {
                 "application/json": {
                     /** @description http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS) */
                     url?: string;
-                    /** @description run.status: every status change of a run; account.status: of an account */
-                    events?: ("run.status" | "account.status")[];
+                    /** @description run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run's messages, batched per run */
+                    events?: ("run.status" | "account.status" | "message.status")[];
                     /** @description false: nothing is owed to this webhook until it is active again; deliveries already owed wait */
                     active?: boolean;
                 };

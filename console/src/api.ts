@@ -114,7 +114,7 @@ export const api = {
   runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) =>
     ok(client.GET('/v1/runs', { params: { query: given(p) } })),
   run: (id: string) => ok(client.GET('/v1/runs/{id}', { params: byId(id) })),
-  targets: (id: string, p: { status?: TargetStatus | ''; limit?: number; cursor?: string }) =>
+  targets: (id: string, p: { status?: TargetStatus | ''; delivered?: 'true' | 'false'; read?: 'true' | 'false'; replied?: 'true' | 'false'; limit?: number; cursor?: string }) =>
     ok(client.GET('/v1/runs/{id}/targets', { params: { ...byId(id), query: given(p) } })),
   command: (id: string, command: RunCommand) => ok(client.POST(commandPaths[command], { params: byId(id) })),
   campaigns: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/campaigns', { params: { query: p } })),

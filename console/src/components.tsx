@@ -124,6 +124,14 @@ export function Progress({ run }: { run: Run }) {
         {c.sent} of {c.total} sent ({pct}%)
         {c.failed > 0 && <span class="bad"> · {c.failed} failed</span>}
         {c.unknown > 0 && <span class="warn"> · {c.unknown} unknown</span>}
+        {/* receipts: only where the platform told some (telegram bots tell none) */}
+        {c.sent > 0 && c.delivered + c.read > 0 && (
+          <span class="receipts">
+            {' '}
+            · {Math.round((c.delivered / c.sent) * 100)}% delivered · {Math.round((c.read / c.sent) * 100)}% read
+          </span>
+        )}
+        {c.replied > 0 && <span> · {c.replied} replied</span>}
       </span>
     </div>
   );

@@ -10,9 +10,28 @@ const cell = (v: string | number | null | undefined): string => {
 };
 
 export function targetsCsv(targets: RunTarget[]): string {
-  const head = ['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage'];
+  // receipts and replies last: the earlier columns keep their places
+  const head = ['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage', 'deliveredAt', 'readAt', 'repliedAt', 'deliveredTo', 'readBy', 'memberCount'];
   const rows = targets.map((t) =>
-    [t.chatId, t.status, t.attempts, t.nextAttemptAt, t.sentAt, t.waiting?.reason, t.waiting?.detail, t.error?.code, t.error?.message].map(cell).join(','),
+    [
+      t.chatId,
+      t.status,
+      t.attempts,
+      t.nextAttemptAt,
+      t.sentAt,
+      t.waiting?.reason,
+      t.waiting?.detail,
+      t.error?.code,
+      t.error?.message,
+      t.deliveredAt,
+      t.readAt,
+      t.repliedAt,
+      t.deliveredTo,
+      t.readBy,
+      t.memberCount,
+    ]
+      .map(cell)
+      .join(','),
   );
   return [head.join(','), ...rows].join('\r\n') + '\r\n';
 }

@@ -54,7 +54,7 @@ test("a run's status change arrives as a `run` event with counts and notificatio
     runId: run.id,
     campaignId,
     status: 'paused',
-    counts: { total: 3, pending: 1, inFlight: 0, sent: 2, failed: 0, skipped: 0, unknown: 0 },
+    counts: { total: 3, pending: 1, inFlight: 0, sent: 2, failed: 0, skipped: 0, unknown: 0, delivered: 0, read: 0, replied: 0 },
     title: 'Reminder paused',
     body: '2 of 3 groups delivered. Resume from the Activity tab.',
   });

@@ -222,6 +222,12 @@ const withoutId: Record<string, () => Promise<void>> = {
   },
   // SSE: a stream per tenant is checked in events.test.ts ("a tenant sees only its own runs' events").
   'GET /v1/events': async () => {},
+  // An account's API key, never a tenant token; a key records only its account's messages
+  // (another account's are ignored: test/e2e/receipts.test.ts).
+  'POST /v1/platform/receipts': async () => {
+    const res = await call(api, 'POST', '/v1/platform/receipts', mine.token, { receipts: [{ messageId: 'm', chatId: 'c', status: 'read', at: '2026-01-01T00:00:00Z' }] });
+    expect(res.status).toBe(401);
+  },
 };
 
 async function listHasNone(url: string): Promise<void> {

@@ -139,6 +139,8 @@ test('operationIds are stable: clients name their methods from them', () => {
 
 test('the routes without authentication say so (security: []), the /v1 routes need the bearer token', () => {
   for (const { name, op } of operations()) {
-    expect([name, op.security]).toEqual([name, name.includes(' /v1/') ? [{ bearer: [] }] : []]);
+    // the http platform's receipts are authenticated by an account's API key, not a tenant token
+    const wanted = name.includes(' /v1/platform/') ? [{ platformKey: [] }] : name.includes(' /v1/') ? [{ bearer: [] }] : [];
+    expect([name, op.security]).toEqual([name, wanted]);
   }
 });

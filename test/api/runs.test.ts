@@ -69,7 +69,7 @@ describe('reads', () => {
       startedAt: expect.any(String),
       finishedAt: null,
       windowEndAt: expect.any(String),
-      counts: { total: 7, pending: 1, inFlight: 1, sent: 2, failed: 1, skipped: 1, unknown: 1 },
+      counts: { total: 7, pending: 1, inFlight: 1, sent: 2, failed: 1, skipped: 1, unknown: 1, delivered: 0, read: 0, replied: 0 },
       pausedReason: 'window_closed',
       errorSummary: expect.stringContaining('Delivery window closed'),
       ignoredInterval: false,
@@ -85,7 +85,7 @@ describe('reads', () => {
     const run = await seedRun(api, campaignId, 'partial', { c: 'sent', a: 'failed', b: 'sent', d: 'sent' });
     const failed = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=failed`, a.token);
     expect(failed.body).toEqual({
-      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, settledBy: null, waiting: null }],
+      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, settledBy: null, deliveredAt: null, readAt: null, repliedAt: null, deliveredTo: null, readBy: null, memberCount: null, waiting: null }],
       nextCursor: null,
     });
     const first = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=sent&limit=2`, a.token);
@@ -93,6 +93,12 @@ describe('reads', () => {
     expect(first.body.items[0].sentAt).toEqual(expect.any(String));
     const second = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=sent&limit=2&cursor=${first.body.nextCursor}`, a.token);
     expect(second.body).toEqual({ items: [expect.objectContaining({ chatId: 'd' })], nextCursor: null });
+    // receipts filters (none told yet): not delivered is every target; a bad flag names the field
+    expect((await call(api, 'GET', `/v1/runs/${run.id}/targets?delivered=false`, a.token)).body.items).toHaveLength(4);
+    expect((await call(api, 'GET', `/v1/runs/${run.id}/targets?read=true`, a.token)).body.items).toHaveLength(0);
+    const bad = await call(api, 'GET', `/v1/runs/${run.id}/targets?replied=yes`, a.token);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('replied');
   });
 
   test("another tenant's run answers 404 on every route, like a missing one", async () => {

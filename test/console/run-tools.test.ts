@@ -55,9 +55,10 @@ test("Export CSV downloads every chat of the run as the API lists them", async (
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`run-${runId}.csv`);
   const [head, ...rows] = parseCsv(await readFile((await download.path())!, 'utf8'));
-  expect(head).toEqual(['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage']);
+  expect(head).toEqual(['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage', 'deliveredAt', 'readAt', 'repliedAt', 'deliveredTo', 'readBy', 'memberCount']);
   const targets = (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets?limit=500`, token)).body.items as any[];
-  const fromApi = targets.map((t) => [t.chatId, t.status, String(t.attempts), t.nextAttemptAt ?? '', t.sentAt ?? '', t.waiting?.reason ?? '', t.waiting?.detail ?? '', t.error?.code ?? '', t.error?.message ?? '']);
+  const n = (v: number | null) => (v === null ? '' : String(v));
+  const fromApi = targets.map((t) => [t.chatId, t.status, String(t.attempts), t.nextAttemptAt ?? '', t.sentAt ?? '', t.waiting?.reason ?? '', t.waiting?.detail ?? '', t.error?.code ?? '', t.error?.message ?? '', t.deliveredAt ?? '', t.readAt ?? '', t.repliedAt ?? '', n(t.deliveredTo), n(t.readBy), n(t.memberCount)]);
   expect(rows).toEqual(fromApi);
   expect(rows).toHaveLength(7);
   expect(rows.filter((r) => r[1] === 'failed').map((r) => r[0])).toEqual(['c-3']);

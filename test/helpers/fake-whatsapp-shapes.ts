@@ -1,4 +1,5 @@
-import type { proto } from '@whiskeysockets/baileys';
+import { randomBytes } from 'node:crypto';
+import type { proto, WAMessage } from '@whiskeysockets/baileys';
 
 // The FAKE WhatsApp's records and errors (fake-whatsapp-socket.ts).
 
@@ -31,4 +32,14 @@ export function fakeBoom(message: string, opts: { statusCode?: number; data?: un
     data: opts.data ?? null,
     output: { statusCode, payload: { statusCode, error: 'Error', message }, headers: {} },
   });
+}
+
+/** A message a person wrote to an account, as Baileys gives it (`fakeIncomingMessage`). */
+export function fakeIncoming(m: { from: string; text: string; fromMe?: boolean; participant?: string; pushName?: string }, nowMs: number): WAMessage {
+  return {
+    ...(m.pushName && { pushName: m.pushName }),
+    key: { remoteJid: m.from, fromMe: m.fromMe ?? false, id: `FAKE${randomBytes(8).toString('hex').toUpperCase()}`, ...(m.participant && { participant: m.participant }) },
+    message: { conversation: m.text },
+    messageTimestamp: Math.floor(nowMs / 1000),
+  } as WAMessage;
 }

@@ -9,12 +9,30 @@ import { downloadCsv, targetsCsv } from '../csv.js';
 
 const TARGET_STATUSES: TargetStatus[] = ['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown'];
 const PAGE = 50;
+/** The receipts filter: what the platform told of each chat (CONTRACT §3, "Receipts and replies"). */
+const RECEIPT_FILTERS = {
+  '': {},
+  delivered: { delivered: 'true' },
+  undelivered: { delivered: 'false' },
+  read: { read: 'true' },
+  unread: { read: 'false' },
+  replied: { replied: 'true' },
+} as const;
+type ReceiptFilter = keyof typeof RECEIPT_FILTERS;
+const RECEIPT_LABELS: Record<ReceiptFilter, string> = { '': 'All', delivered: 'Delivered', undelivered: 'Not delivered', read: 'Read', unread: 'Not read', replied: 'Replied' };
+
+/** A receipt's cell: a group's members out of its size, else the time. */
+function receiptCell(at: string | null, members: number | null, of: number | null): string {
+  if (members !== null) return of !== null ? `${members}/${of}` : String(members);
+  return at ? time(at) : '—';
+}
 
 export function RunPage({ id }: { id: string }) {
   const names = useNames();
   const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<TargetStatus | ''>('');
+  const [receipt, setReceipt] = useState<ReceiptFilter>('');
   // cursors of the pages before the current one, and the current page's own
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const [page, setPage] = useState<{ items: RunTarget[]; nextCursor: string | null } | null>(null);
@@ -23,7 +41,7 @@ export function RunPage({ id }: { id: string }) {
 
   const reload = async () => {
     try {
-      const [r, p] = await Promise.all([api.run(id), api.targets(id, { status, limit: PAGE, cursor })]);
+      const [r, p] = await Promise.all([api.run(id), api.targets(id, { status, ...RECEIPT_FILTERS[receipt], limit: PAGE, cursor })]);
       setRun(r);
       setPage(p);
       setError(null);
@@ -31,14 +49,14 @@ export function RunPage({ id }: { id: string }) {
       setError(e);
     }
   };
-  useLive(reload, (e) => 'runId' in e && e.runId === id, [id, status, cursor]);
+  useLive(reload, (e) => 'runId' in e && e.runId === id, [id, status, receipt, cursor]);
 
   const exportCsv = async () => {
     setExporting(true);
     setError(null);
     try {
-      const all = await allPages((c) => api.targets(id, { status, limit: 500, cursor: c }), 1000);
-      downloadCsv(`run-${id}${status ? `-${status}` : ''}.csv`, targetsCsv(all));
+      const all = await allPages((c) => api.targets(id, { status, ...RECEIPT_FILTERS[receipt], limit: 500, cursor: c }), 1000);
+      downloadCsv(`run-${id}${status ? `-${status}` : ''}${receipt ? `-${receipt}` : ''}.csv`, targetsCsv(all));
     } catch (e) {
       setError(e);
     } finally {
@@ -102,6 +120,20 @@ export function RunPage({ id }: { id: string }) {
             ))}
           </select>
         </label>
+        <label>
+          Receipt
+          <select
+            value={receipt}
+            onChange={(e) => {
+              setReceipt(e.currentTarget.value as ReceiptFilter);
+              setCursors([undefined]);
+            }}
+          >
+            {(Object.keys(RECEIPT_LABELS) as ReceiptFilter[]).map((r) => (
+              <option value={r}>{RECEIPT_LABELS[r]}</option>
+            ))}
+          </select>
+        </label>
         <button type="button" disabled={exporting} onClick={() => void exportCsv()}>
           {exporting ? 'Exporting…' : 'Export CSV'}
         </button>
@@ -118,6 +150,9 @@ export function RunPage({ id }: { id: string }) {
               <th scope="col">Next attempt</th>
               <th scope="col">Waiting</th>
               <th scope="col">Error</th>
+              <th scope="col">Delivered</th>
+              <th scope="col">Read</th>
+              <th scope="col">Replied</th>
             </tr>
           </thead>
           <tbody>
@@ -131,6 +166,9 @@ export function RunPage({ id }: { id: string }) {
                 <td data-label="Next attempt">{t.status === 'pending' ? time(t.nextAttemptAt) : '—'}</td>
                 <td data-label="Waiting">{t.waiting?.detail ?? '—'}</td>
                 <td data-label="Error">{t.error ? `${t.error.code}: ${t.error.message}` : '—'}</td>
+                <td data-label="Delivered">{receiptCell(t.deliveredAt, t.deliveredTo, t.memberCount)}</td>
+                <td data-label="Read">{receiptCell(t.readAt, t.readBy, t.memberCount)}</td>
+                <td data-label="Replied">{t.repliedAt ? time(t.repliedAt) : '—'}</td>
               </tr>
             ))}
           </tbody>

@@ -21,6 +21,8 @@ export type CoolingReason = (typeof COOLING_REASONS)[number];
  * It is not automatic cooling's to end: it lasts until an operator lifts it.
  */
 export const COOLING_RESTRICTED = 'restricted';
+/** A cooling without an end: none of the account's last sends got a delivery receipt (it lifts itself when one comes). */
+export const COOLING_NOT_DELIVERING = 'not_delivering';
 /** The send result code (account-unavailable) of an account the platform restricted: the sender restricts it, never disconnects it. */
 export const ACCOUNT_RESTRICTED = 'account_restricted';
 
@@ -156,6 +158,7 @@ export function coolingReason(health: Pick<AccountHealth, 'floodWaits' | 'outcom
 export function coolingWords(reason: string, s: Pick<CoolingSettings, 'floodWaitsPerHour' | 'failureShare' | 'failureWindow'>): string {
   if (reason === 'flood_waits') return `the platform made it wait more than ${s.floodWaitsPerHour} times in an hour`;
   if (reason === COOLING_RESTRICTED) return 'the platform restricted it (WhatsApp 463); it lasts until an operator lifts it';
+  if (reason === COOLING_NOT_DELIVERING) return 'none of its last sends got a delivery receipt; it lasts until receipts come again or an operator lifts it';
   if (reason === 'failures') return `more than ${Math.round(s.failureShare * 100)} % of its last ${s.failureWindow} sends failed`;
   return reason;
 }

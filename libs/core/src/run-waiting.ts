@@ -1,5 +1,5 @@
 import { accountAdvice } from './account-advice.js';
-import { COOLING_RESTRICTED } from './cooling.js';
+import { COOLING_NOT_DELIVERING, COOLING_RESTRICTED } from './cooling.js';
 import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
 import { chatsThatFit, runEta } from './run-eta.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
@@ -150,6 +150,9 @@ function explainCooling(f: RunFacts, now: Date): Waiting {
   const until = f.account.coolingUntil ?? null;
   if (f.account.coolingReason === COOLING_RESTRICTED) {
     return { reason: 'cooling', until: null, detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.` };
+  }
+  if (f.account.coolingReason === COOLING_NOT_DELIVERING) {
+    return { reason: 'cooling', until: null, detail: `The account is not delivering: none of its last sends got a delivery receipt; ${chats(f.pending)} to send, and the run waits until receipts come again or an operator lifts it.` };
   }
   const why = f.account.coolingReason === 'flood_waits' ? ' after the platform made it wait too often'
     : f.account.coolingReason === 'failures' ? ' after too many of its sends failed' : '';

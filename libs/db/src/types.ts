@@ -69,6 +69,8 @@ export interface AccountsTable {
   cooling_since: NullableTimestamp;
   cooling_until: NullableTimestamp;
   cooling_reason: string | null;
+  /** migrations/0025: when a receipt first matched one of its sends (only such accounts are judged not delivering) */
+  receipts_seen_at: NullableTimestamp;
   last_cooled_at: NullableTimestamp;
   last_cooling_ms: number | null;
   pace_factor: Generated<number>;
@@ -223,6 +225,24 @@ export interface RunTargetsTable {
   updated_at: Generated<Date>;
   /** migrations/0010: the run's copy of the chat's variables (personal messages); null when none */
   vars: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** migrations/0022: the earliest delivery / read a receipt told (groups: the first member's) */
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
+  /** migrations/0022: the chat's first message within REPLY_WINDOW after the send */
+  replied_at: NullableTimestamp;
+  /** migrations/0022: groups: members that got / read it, out of member_count when known */
+  delivered_to: number | null;
+  read_by: number | null;
+  member_count: number | null;
+}
+
+/** migrations/0022: a group's receipts per member (a receipt told twice counts once) */
+export interface TargetMemberReceiptsTable {
+  run_id: string;
+  chat_id: string;
+  member: string;
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
 }
 
 export interface RunEventsTable {
@@ -265,7 +285,7 @@ export interface WhatsappIdentitiesTable {
   learnt_at: Date;
 }
 
-export type WebhookEventType = 'run.status' | 'account.status';
+export type WebhookEventType = 'run.status' | 'account.status' | 'message.status';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /** migrations/0008_webhooks.sql: a tenant's webhook; `secret` sealed */
@@ -355,6 +375,7 @@ export interface DB {
   whatsapp_auth: WhatsappAuthTable;
   whatsapp_sent_messages: WhatsappSentMessagesTable;
   whatsapp_identities: WhatsappIdentitiesTable;
+  target_member_receipts: TargetMemberReceiptsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;
@@ -382,4 +403,8 @@ export interface RunCounts {
   failed: number;
   skipped: number;
   unknown: number;
+  /** targets a receipt said were delivered (groups: to at least one member) / read; chats that answered */
+  delivered: number;
+  read: number;
+  replied: number;
 }

@@ -4,3 +4,4 @@ export * from './metrics.js';
 export * from './metrics-server.js';
 export * from './round-trip-counters.js';
 export * from './service-lifecycle.js';
+export * from './receipt-metrics.js';

@@ -242,6 +242,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly receipts = new Counter({
+    name: 'metronome_receipts_total',
+    help: 'Receipts the platforms told, by platform and status (delivered, read; unknown: naming no sent message of the account, ignored)',
+    labelNames: ['platform', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly receiptDelay = new Histogram({
+    name: 'metronome_receipt_delay_seconds',
+    help: "How long after the send a target's first delivery / read receipt said it happened, by platform and status",
+    labelNames: ['platform', 'status'] as const,
+    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600],
+    registers: [this.registry],
+  });
+
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });

@@ -22,6 +22,7 @@ import { eventRoutes } from './routes/events.js';
 import { exportRoutes } from './routes/export.js';
 import { mediaRoutes } from './routes/media.js';
 import { pairingRoutes } from './routes/pairing.js';
+import { platformReceiptRoutes } from './routes/platform-receipts.js';
 import { operationRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
 import { tenantRoutes } from './routes/tenants.js';
@@ -87,6 +88,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
   registerConsole(app);
+  // The http platform's receipts: authenticated by an account's API key, not a tenant token.
+  await app.register(platformReceiptRoutes, { ctx, prefix: '/v1/platform' });
   await app.register(
     async (v1) => {
       v1.addHook('onRoute', (route) => {

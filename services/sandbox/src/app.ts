@@ -6,6 +6,7 @@ import { ApiKeys } from './api-keys.js';
 import { controlRoutes } from './control-routes.js';
 import { renderPage } from './page.js';
 import { platformRoutes } from './platform-routes.js';
+import { SandboxReceipts } from './receipts.js';
 import { LoopWatch } from './loop-watch.js';
 import { createSleeper } from './sleeper.js';
 import { SandboxState } from './state.js';
@@ -17,6 +18,8 @@ export interface SandboxOptions {
   logger?: FastifyBaseLogger;
   /** Waits for latency and hangs; tests pass one that records instead of waiting. */
   sleep?: (ms: number) => Promise<void>;
+  /** where receipts are posted from the start (SANDBOX_RECEIPTS_URL); PUT /sandbox/receipts changes it */
+  receiptsUrl?: string | null;
 }
 
 export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstance> {
@@ -30,6 +33,9 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
   const state = new SandboxState(opts.config.limits, opts.config.seed);
   if (opts.config.directorySize !== undefined) state.directories.reset(opts.config.seed, opts.config.directorySize);
   const keys = new ApiKeys();
+  const receipts = new SandboxReceipts();
+  if (opts.receiptsUrl) receipts.update({ url: opts.receiptsUrl });
+  app.addHook('onClose', async () => receipts.close());
   const clock = opts.clock ?? Date.now;
   const sleeper = createSleeper();
   const sleep = opts.sleep ?? sleeper.sleep;
@@ -66,8 +72,8 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
   const watch = opts.clock ? null : new LoopWatch();
   if (watch) app.addHook('onClose', async () => watch.stop());
   const stampSlackMs = () => watch?.slackMs() ?? 0;
-  await app.register(platformRoutes, { state, keys, clock, stampSlackMs, sleep });
-  await app.register(controlRoutes, { state, keys });
+  await app.register(platformRoutes, { state, keys, clock, stampSlackMs, sleep, receipts });
+  await app.register(controlRoutes, { state, keys, receipts });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(renderPage(state)));
   return app;

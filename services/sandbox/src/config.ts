@@ -32,6 +32,8 @@ const sandboxEnv = z.object({
   SANDBOX_BAN_HOURLY_CAP: int(0, 0, 10_000_000),
   SANDBOX_BAN_DAILY_CAP: int(0, 0, 10_000_000),
   SANDBOX_BAN_MIN_GAP_MS: int(0, 0, 86_400_000),
+  // where delivery receipts are posted (Metronome's POST /v1/platform/receipts); unset: none
+  SANDBOX_RECEIPTS_URL: z.url().optional(),
 });
 
 export interface SandboxConfig {
@@ -43,6 +45,8 @@ export interface SandboxConfig {
   seed: number;
   /** chats in every account's default directory (directory.ts) */
   directorySize?: number;
+  /** where receipts are posted (SANDBOX_RECEIPTS_URL); null: none until PUT /sandbox/receipts */
+  receiptsUrl?: string | null;
 }
 
 /** Reads the sandbox's variables once; throws a ConfigError naming every bad one. */
@@ -64,5 +68,6 @@ export function loadConfig(env: Record<string, string | undefined>): SandboxConf
     },
     seed: e.SANDBOX_SEED,
     directorySize: e.SANDBOX_DIRECTORY_SIZE,
+    receiptsUrl: e.SANDBOX_RECEIPTS_URL ?? null,
   };
 }

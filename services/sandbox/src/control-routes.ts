@@ -1,15 +1,16 @@
 // The /sandbox control API: tests configure limits and faults, then read back what was received.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from '@metronome/config';
-import { accountPatch, chatPatch, configPatch, describeIssues, directoryBody, listQuery } from './schemas.js';
+import { accountPatch, chatPatch, configPatch, describeIssues, directoryBody, listQuery, receiptsPatch } from './schemas.js';
 import type { ApiKeys } from './api-keys.js';
+import type { SandboxReceipts } from './receipts.js';
 import type { SandboxState } from './state.js';
 
 type ChatParams = { Params: { account: string; chat: string } };
 type AccountParams = { Params: { account: string } };
 
-export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState; keys: ApiKeys }): Promise<void> {
-  const { state, keys } = deps;
+export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState; keys: ApiKeys; receipts: SandboxReceipts }): Promise<void> {
+  const { state, keys, receipts } = deps;
 
   /** Parses a body or query, answering 400 invalid_request itself when it does not fit. */
   const parse = <S extends z.ZodType>(schema: S, value: unknown, reply: FastifyReply): z.infer<S> | undefined => {
@@ -82,9 +83,17 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
 
   app.get('/sandbox/stats', async () => state.stats());
 
+  // Receipts (receipts.ts): where they go, their delays and faults; and every one posted.
+  app.put('/sandbox/receipts', async (req, reply) => {
+    const patch = parse(receiptsPatch, req.body, reply);
+    return patch && receipts.update(patch);
+  });
+  app.get('/sandbox/receipts', async () => ({ config: receipts.config(), ...receipts.view() }));
+
   app.post('/sandbox/reset', async () => {
     state.reset();
     keys.reset();
+    receipts.reset();
     return { ok: true };
   });
 }

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = pino({ level: config.logLevel, base: { service: 'sandbox' } });
-  const app = await buildSandbox({ config, logger });
+  const app = await buildSandbox({ config, logger, receiptsUrl: config.receiptsUrl ?? null });
   await app.listen({ port: config.port, host: config.host });
   stopOnSignals('sandbox', logger, 'sandbox stopping', () => app.close());
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerKey, type ApiKeys } from './api-keys.js';
 import { describeIssues, idempotencyKey, sendBody } from './schemas.js';
 import type { Answer } from './platform-types.js';
+import type { SandboxReceipts } from './receipts.js';
 import type { SandboxState } from './state.js';
 
 export interface PlatformDeps {
@@ -13,6 +14,7 @@ export interface PlatformDeps {
   /** how much earlier than now a request being stamped may have come (loop-watch.ts); 0 on a fake clock */
   stampSlackMs: () => number;
   sleep: (ms: number) => Promise<void>;
+  receipts: SandboxReceipts;
 }
 
 /** Media bodies may be any type up to this size, including JSON, so they get their own parser. */
@@ -89,6 +91,13 @@ export async function platformRoutes(app: FastifyInstance, deps: PlatformDeps): 
     if (!key.success) return answer(reply, state.rejectInvalid(attempt, 'Idempotency-Key header required (1-4096 characters)', now));
     const body = sendBody.safeParse(req.body);
     if (!body.success) return answer(reply, state.rejectInvalid({ ...attempt, idempotencyKey: key.data }, describeIssues(body.error), now));
-    return answer(reply, state.send({ ...body.data, account, idempotencyKey: key.data }, now, slack));
+    const a = state.send({ ...body.data, account, idempotencyKey: key.data }, now, slack);
+    const sent = await answer(reply, a);
+    // An accepted message's receipts follow the answer, with the key the send carried.
+    if (a.seq !== undefined) {
+      const messageId = (a.body as { messageId: string }).messageId;
+      deps.receipts.accepted({ account, messageId, chatId: body.data.chatId, bearer: req.headers.authorization ?? null }, now);
+    }
+    return sent;
   });
 }

@@ -66,6 +66,22 @@ export const chatPatch = z
   })
   .partial();
 
+/** `PUT /sandbox/receipts` (receipts.ts). */
+export const receiptsPatch = z
+  .strictObject({
+    url: z.url().nullable(),
+    deliveredAfterMs: z.number().int().min(0).max(30 * 86_400_000),
+    readAfterMs: z.number().int().min(0).max(30 * 86_400_000).nullable(),
+    readShare: z.number().min(0).max(1),
+    lateByMs: z.number().int().min(0).max(86_400_000),
+    twice: z.boolean(),
+    outOfOrder: z.boolean(),
+    stoppedAccounts: z.array(z.string().min(1).max(256)).max(10_000),
+    batchSize: z.number().int().min(1).max(1000),
+    seed: z.number().int().min(0).max(2 ** 32 - 1),
+  })
+  .partial();
+
 export const listQuery = z.object({ account: z.string().optional(), chat: z.string().optional() });
 
 /** One line per problem, naming the field. */

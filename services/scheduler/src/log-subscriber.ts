@@ -16,6 +16,7 @@ export function subscribeLogs(events: SchedulerEvents, logger: Logger): () => vo
       else logger.info({ ...fields, decision: decision.outcome }, reason);
     },
     'run:requeued': (e) => logger.warn({ runId: e.runId, jobSeq: e.jobSeq }, 'run had no live job in Redis: re-enqueued'),
+    'account:not-delivering': (e) => logger.warn({ accountId: e.accountId, platform: e.platform, sends: e.sends }, 'account not delivering: none of its last sends got a delivery receipt; cooling until receipts come again'),
     'account:cooling-ended': (e) => logger.info({ accountId: e.accountId, platform: e.platform }, 'account cooling ended: active again, its pace recovering step by step'),
     'reconcile:done': (e) => {
       if (e.expiredLeases) logger.warn({ targets: e.expiredLeases }, 'in-flight sends whose sender stopped: marked unknown');

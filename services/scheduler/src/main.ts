@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
-import { createDb, ErasureRepository, RetentionRepository, ScheduleRepository, StaleFenceError } from '@metronome/db';
+import { createDb, ErasureRepository, NotDeliveringRepository, RetentionRepository, ScheduleRepository, StaleFenceError } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
@@ -50,6 +50,11 @@ redis.on('error', redisErrorLog(logger, () => clock.now()));
 countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
+// accounts whose sends get no delivery receipt cool as not_delivering (reconcile.ts)
+const notDelivering =
+  config.NOT_DELIVERING_SENDS > 0
+    ? { repo: new NotDeliveringRepository(db), settings: { sends: config.NOT_DELIVERING_SENDS, windowMs: config.NOT_DELIVERING_WINDOW, graceMs: config.NOT_DELIVERING_GRACE } }
+    : null;
 const queue = new RunQueue(redis, keys.queuePrefix);
 // BullMQ re-emits the connection's errors, and prints them as multi-line text when nobody
 // listens; the listener on the connection above logs each one already, as JSON.
@@ -119,7 +124,7 @@ async function tickOnce(full: boolean): Promise<boolean> {
   // Apart from the tick: whatever stops the tick, lost jobs are still re-added and leases expired.
   if (full) {
     try {
-      await reconcile({ repo, queue, clock, events, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL });
+      await reconcile({ repo, queue, clock, events, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL, ...(notDelivering && { notDelivering }) });
     } catch (error) {
       logger.error({ err: error }, 'reconcile failed; retrying next tick');
     }

@@ -7,6 +7,8 @@ import type { SchedulerEvents } from './scheduler-events.js';
  * (docs/CONTRACT.md §6, infra alert rules); returns the unsubscribe.
  */
 export function subscribeMetrics(events: SchedulerEvents, metrics: Metrics): () => void {
+  // the not-delivering alert reads this series: it exists from the start, at 0
+  for (const platform of ['http', 'whatsapp']) metrics.accountCooling.inc({ platform, reason: 'not_delivering' }, 0);
   return subscribe(events, {
     'schedule:decision': ({ decision: d, at }) => {
       if (d.outcome === 'sent' && d.dueAt) metrics.scheduleLag.observe(Math.max(0, at - d.dueAt.getTime()) / 1000);
@@ -24,6 +26,7 @@ export function subscribeMetrics(events: SchedulerEvents, metrics: Metrics): () 
       metrics.schedulerTickSeconds.observe(e.wallMs / 1000);
       metrics.schedulerTickCpuSeconds.observe(e.cpuMs / 1000);
     },
+    'account:not-delivering': (e) => metrics.accountCooling.inc({ platform: e.platform, reason: 'not_delivering' }),
     'tick:woken': () => metrics.schedulerActions.inc({ action: 'wake' }),
     'reconcile:done': (e) => {
       if (e.requeued) metrics.reconciled.inc({ kind: 'requeued' }, e.requeued);

@@ -1,5 +1,5 @@
 import type { Clock } from '@metronome/core';
-import type { ScheduleRepository } from '@metronome/db';
+import type { NotDelivering, NotDeliveringSettings, ScheduleRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import { eventsOf } from './reporting-events.js';
@@ -15,6 +15,8 @@ export interface ReconcileDeps {
   logger: Logger;
   metrics: Metrics;
   pausedRunTtlMs: number;
+  /** accounts whose sends get no delivery receipt (NOT_DELIVERING_*): absent, none are judged */
+  notDelivering?: { repo: { mark(now: Date, s: NotDeliveringSettings): Promise<NotDelivering[]> }; settings: NotDeliveringSettings };
 }
 
 const PAGE = 1_000;
@@ -61,6 +63,10 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
   // for it go on with their next job.
   const cooled = await deps.repo.endDueCoolings(now);
   for (const a of cooled) events.emit('account:cooling-ended', { accountId: a.id, platform: a.platform });
+  // An account whose sends stopped getting delivery receipts cools (not_delivering): its runs wait.
+  if (deps.notDelivering) {
+    for (const a of await deps.notDelivering.repo.mark(now, deps.notDelivering.settings)) events.emit('account:not-delivering', { accountId: a.id, platform: a.platform, sends: a.sends });
+  }
   events.emit('reconcile:done', { requeued, expiredLeases, expiredPaused });
   return { requeued, expiredLeases, expiredPaused };
 }

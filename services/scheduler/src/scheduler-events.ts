@@ -35,6 +35,8 @@ export interface SchedulerEventMap {
   'run:requeued': { runId: string; jobSeq: number };
   /** An account's automatic cooling ended. */
   'account:cooling-ended': { accountId: string; platform: string };
+  /** An account's sends got no delivery receipt: set cooling, reason not_delivering. */
+  'account:not-delivering': { accountId: string; platform: string; sends: number };
   /** A reconciler pass's repairs. */
   'reconcile:done': { requeued: number; expiredLeases: number; expiredPaused: number };
   /** This replica took the lead, with its fencing token. */

@@ -1,4 +1,4 @@
-import { commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, whatsappVersionEnv, z, type RedisClusterNodes } from '@metronome/config';
+import { duration, commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, whatsappVersionEnv, z, type RedisClusterNodes } from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -47,6 +47,9 @@ const schema = z.object({
   // How long a sent WhatsApp message can be asked for again by a recipient's device that could
   // not decrypt it (kept in PostgreSQL, answered by any replica), days.
   WHATSAPP_RESEND_DAYS: int(7, 1, 90),
+  // A chat's message within this long after a run's send to it counts as a reply to that run
+  // (CONTRACT §3 "Receipts"), as a duration (24h, 30m…).
+  REPLY_WINDOW: duration('24h'),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
   ...whatsappVersionEnv,

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, ChatDirectoryRepository, createDb, LateRefusalRepository, OptOutRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
+import { AccountCoolingRepository, ChatDirectoryRepository, createDb, LateRefusalRepository, OptOutRepository, ReceiptRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -14,6 +14,7 @@ import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
 import { lateRefusalRecorder } from './late-refusals.js';
 import { OptOutListener } from './opt-outs.js';
+import { ReceiptWriter } from './receipt-writer.js';
 import { reportingEvents } from './reporting-events.js';
 import { startResendCleanup } from './resend-cleanup.js';
 import { jobWaitMs } from './job-wait.js';
@@ -62,6 +63,8 @@ const sentMessages = new WhatsAppSentMessageRepository(db);
 const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
 const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
 const whatsappLogger = logger.child({ component: 'whatsapp' });
+// Delivery and read receipts, queued by the sockets and written in batches off the send path.
+const receipts = new ReceiptWriter({ repo: new ReceiptRepository(db), metrics, logger: whatsappLogger, replyWindowMs: config.REPLY_WINDOW });
 const whatsappVersion = await resolveWhatsAppVersion({ configured: config.WHATSAPP_VERSION, fetchLatest: config.WHATSAPP_FETCH_VERSION, logger: whatsappLogger });
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
@@ -72,9 +75,11 @@ const whatsapp = new WhatsAppTransport({
     secretsKeys,
     makeSocket: baileysSocketFactory,
     onSocket: countSockets(metrics, 'whatsapp'),
-    onIncomingText: optOuts.onIncomingText,
+    // a reply: opt-out keywords as before, and the run it answers counts it
+    onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message), receipts.onReply(accountId, message)),
     // A message refused after the write: its target moves, a 463 restricts the account.
     onMessageRefused: (refusal) => recordLateRefusal(refusal),
+    onReceipt: receipts.onReceipt,
     directory: chatDirectory,
     sentMessages,
     resendKeepMs,
@@ -202,6 +207,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   resendCleanup.stop();
   await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
+  await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
   await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]), STEP_MS);
   await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
   logger.info('sender stopped');

@@ -57,6 +57,20 @@ export interface TargetRow {
   errorMessage: string | null;
   /** `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it (migrations/0020) */
   settledBy: 'platform' | null;
+  /** receipts and replies (migrations/0022) */
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  repliedAt: Date | null;
+  deliveredTo: number | null;
+  readBy: number | null;
+  memberCount: number | null;
+}
+
+/** `listTargets`' receipt filter: targets a receipt said were delivered, read, or whose chat replied (or not). */
+export interface ReceiptFilter {
+  delivered?: boolean | undefined;
+  read?: boolean | undefined;
+  replied?: boolean | undefined;
 }
 
 /** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
@@ -187,12 +201,16 @@ export class RunControlRepository {
   }
 
   /** A run's targets in chat id order; `after` is the last chat id of the previous page. */
-  async listTargets(runId: string, status: TargetStatus | undefined, limit: number, after: string | undefined): Promise<TargetRow[]> {
+  async listTargets(runId: string, status: TargetStatus | undefined, limit: number, after: string | undefined, receipts: ReceiptFilter = {}): Promise<TargetRow[]> {
     let query = this.db
       .selectFrom('run_targets')
       .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
+      .select(['delivered_at', 'read_at', 'replied_at', 'delivered_to', 'read_by', 'member_count'])
       .where('run_id', '=', runId);
     if (status) query = query.where('status', '=', status);
+    for (const [flag, column] of [[receipts.delivered, 'delivered_at'], [receipts.read, 'read_at'], [receipts.replied, 'replied_at']] as const) {
+      if (flag !== undefined) query = query.where(column, flag ? 'is not' : 'is', null);
+    }
     if (after !== undefined) query = query.where('chat_id', '>', after);
     const rows = await query.orderBy('chat_id').limit(limit).execute();
     return rows.map((t) => ({
@@ -205,6 +223,12 @@ export class RunControlRepository {
       errorCode: t.error_code,
       errorMessage: t.error_message,
       settledBy: t.status === 'sent' && t.ambiguous_at !== null ? 'platform' : null,
+      deliveredAt: t.delivered_at,
+      readAt: t.read_at,
+      repliedAt: t.replied_at,
+      deliveredTo: t.delivered_to,
+      readBy: t.read_by,
+      memberCount: t.member_count,
     }));
   }
 

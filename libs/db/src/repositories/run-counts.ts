@@ -3,7 +3,7 @@ import type { DB, RunCounts } from '../types.js';
 
 /** An all-zero count for a run with `total` targets. */
 export function emptyCounts(total: number): RunCounts {
-  return { total, pending: 0, inFlight: 0, sent: 0, failed: 0, skipped: 0, unknown: 0 };
+  return { total, pending: 0, inFlight: 0, sent: 0, failed: 0, skipped: 0, unknown: 0, delivered: 0, read: 0, replied: 0 };
 }
 
 /**
@@ -16,13 +16,24 @@ export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<s
   if (runIds.length === 0) return out;
   const rows = await db
     .selectFrom('run_targets')
-    .select(['run_id', 'status', sql<number>`count(*)::int`.as('n')])
+    .select([
+      'run_id',
+      'status',
+      sql<number>`count(*)::int`.as('n'),
+      // receipts and replies (migrations/0022): counted from the same rows
+      sql<number>`count(delivered_at)::int`.as('delivered'),
+      sql<number>`count(read_at)::int`.as('read'),
+      sql<number>`count(replied_at)::int`.as('replied'),
+    ])
     .where('run_id', '=', sql<string>`any(${sql.val(runIds)}::uuid[])`)
     .groupBy(['run_id', 'status'])
     .execute();
   for (const row of rows) {
     const c = out.get(row.run_id) ?? emptyCounts(0);
     c.total += row.n;
+    c.delivered += row.delivered;
+    c.read += row.read;
+    c.replied += row.replied;
     if (row.status === 'in_flight') c.inFlight += row.n;
     else c[row.status] += row.n;
     out.set(row.run_id, c);

@@ -47,6 +47,11 @@ export class GroupMetadataCache {
     for (const value of groups) this.entries.set(`${accountId} ${value.id}`, { value, fetchedAt: at });
   }
 
+  /** The cached metadata without fetching (possibly stale), or undefined. */
+  peek(accountId: string, jid: string): GroupMetadata | undefined {
+    return this.entries.get(`${accountId} ${jid}`)?.value;
+  }
+
   /** Forgets a group (its participants or settings changed). */
   invalidate(accountId: string, jid: string): void {
     this.entries.delete(`${accountId} ${jid}`);

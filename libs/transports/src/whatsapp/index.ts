@@ -13,6 +13,7 @@ export { incomingTexts, type IncomingText } from './incoming.js';
 export { SentMessages, type SentMessageStore } from './sent-messages.js';
 export { realTimers, type Timers } from './timers.js';
 export type { MessageRefusal } from './message-status.js';
+export type { MessageReceipt } from './message-receipts.js';
 export { classifyAckError, type AckRefusal } from './classify.js';
 export { resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, type FetchVersion } from './client-version.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';

@@ -1,11 +1,12 @@
 import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
 import { WAMessageStatus } from '@whiskeysockets/baileys';
 import { classifyAckError, type AckRefusal } from './classify.js';
+import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
 import type { WhatsAppSocketEvents } from './socket.js';
 
 // What WhatsApp says about a message after the write, from ONE `messages.update` listener per
-// socket: a server ERROR ack now (Baileys handleBadAck); delivery and read receipts are to be
-// dispatched from here too. Also the account's standing it implies: restricted after a 463,
+// socket: a server ERROR ack (Baileys handleBadAck), delivery and read receipts
+// (message-receipts.ts; groups per member from `message-receipt.update`). Also the account's standing it implies: restricted after a 463,
 // locked out of new chats while a `reachoutTimeLock` lasts.
 
 /** A message this replica wrote, refused by the server afterwards. */
@@ -23,7 +24,14 @@ type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: Whats
 const RESTRICTION_HOLD_MS = 60_000;
 
 /** How many written messages per account are remembered for their later answers. */
-const TRACKED_PER_ACCOUNT = 5_000;
+const TRACKED_PER_ACCOUNT = 20_000;
+
+/** What the statuses tell besides refusals: receipts, and how many members a group has. */
+export interface ReceiptHooks {
+  onReceipt?: (receipt: MessageReceipt) => void;
+  /** the members of a group a message went to (the account left out), when known */
+  memberCount?: (accountId: string, jid: string) => number | null;
+}
 
 export class MessageStatuses {
   private readonly written = new Map<string, Map<string, string>>();
@@ -35,6 +43,7 @@ export class MessageStatuses {
   constructor(
     private readonly clock: Clock,
     private readonly onRefusal: (refusal: MessageRefusal) => void = () => undefined,
+    private readonly hooks: ReceiptHooks = {},
   ) {}
 
   /** The account's socket wrote `messageId` to `jid` (the target's `chatId`). */
@@ -52,6 +61,8 @@ export class MessageStatuses {
   follow(on: On, accountId: string): void {
     on('messages.update', (updates) => {
       for (const { key, update } of updates) {
+        const receipt = this.hooks.onReceipt && directReceipt(key, update, this.clock.now());
+        if (receipt) this.receipt(accountId, key.id!, key.remoteJid ?? '', receipt);
         if (!key.fromMe || !key.id || update.status !== WAMessageStatus.ERROR) continue;
         const chatId = this.written.get(accountId)?.get(key.id);
         if (chatId === undefined) continue;
@@ -60,12 +71,29 @@ export class MessageStatuses {
         this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
       }
     });
+    on('message-receipt.update', (updates) => {
+      if (!this.hooks.onReceipt) return;
+      for (const { key, receipt } of updates) {
+        const r = memberReceipt(key, receipt, this.clock.now());
+        if (r && key.remoteJid) this.receipt(accountId, key.id!, key.remoteJid, r, this.hooks.memberCount?.(accountId, key.remoteJid) ?? null);
+      }
+    });
     on('connection.update', (u) => {
       const lock = u.reachoutTimeLock;
       if (!lock) return;
       if (lock.isActive) this.reachoutLockedUntil.set(accountId, lock.timeEnforcementEnds?.getTime() ?? this.clock.now() + 60_000);
       else this.reachoutLockedUntil.delete(accountId);
     });
+  }
+
+  /** Tells a receipt, naming the chat as the send did when this replica wrote it. Never throws into the socket. */
+  private receipt(accountId: string, messageId: string, jid: string, r: { status: 'delivered' | 'read'; at: Date; member?: string }, memberCount?: number | null): void {
+    const chatId = this.written.get(accountId)?.get(messageId);
+    try {
+      this.hooks.onReceipt!({ accountId, messageId, chatIds: chatId !== undefined ? [chatId] : chatIdsOf(jid), ...r, ...(r.member !== undefined && { memberCount: memberCount ?? null }) });
+    } catch {
+      // the listener's own failure is its to report
+    }
   }
 
   /**

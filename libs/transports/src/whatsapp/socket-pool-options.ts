@@ -5,6 +5,7 @@ import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
 import type { SentMessageStore } from './sent-messages.js';
 import type { MessageRefusal } from './message-status.js';
+import type { MessageReceipt } from './message-receipts.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
@@ -54,6 +55,8 @@ export interface WhatsAppSocketPoolOptions {
   onIncomingText?: (accountId: string, message: IncomingText) => void;
   /** Told of each message this replica wrote that the server refused afterwards (463, 479…; message-status.ts). */
   onMessageRefused?: (refusal: MessageRefusal) => void;
+  /** Told of each delivery / read receipt of the accounts' messages (message-receipts.ts); must not block. */
+  onReceipt?: (receipt: MessageReceipt) => void;
   /**
    * The accounts' chat directory (CONTRACT §3): what the sockets' group events, sends and
    * incoming messages tell is written there, and a socket's first opening lists its groups

@@ -11,21 +11,16 @@ import { withBothIdentities } from './lid-identity.js';
 import { SentMessages } from './sent-messages.js';
 import { UnsavedKeys } from './unsaved-keys.js';
 import { describeRefusal, pairingEndCode, PairingError, takeLeaseForPairing, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
+import { pairedEnd, pairingEnd, type PairingState } from './pairing-state.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
+import { renewLeases } from './lease-renewal.js';
+import { groupMemberCount } from './message-receipts.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
-
-interface PairingState {
-  hooks: PairingHooks;
-  timer: NodeJS.Timeout | null;
-  ended: boolean;
-  /** `pair` has answered: from here on, the pairing's end is reported through `hooks` */
-  started: boolean;
-}
 
 /**
  * The WhatsApp sockets of one replica: at most one per account across the cluster (a Redis
@@ -59,7 +54,10 @@ export class WhatsAppSocketPool {
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
     this.unsaved = new UnsavedKeys({ lease: o.lease, holderId: o.holderId, leaseTtlMs: this.leaseTtlMs, logger: o.logger, inUse: (a) => this.connections.has(a) || this.connecting.has(a) });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
-    this.statuses = new MessageStatuses(o.clock, o.onMessageRefused);
+    this.statuses = new MessageStatuses(o.clock, o.onMessageRefused, {
+      ...(o.onReceipt && { onReceipt: o.onReceipt }),
+      memberCount: (accountId, jid) => groupMemberCount(this.groups.peek(accountId, jid), this.connections.get(accountId)?.socket.user),
+    });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
       timers: o.timers ?? realTimers,
@@ -330,28 +328,12 @@ export class WhatsAppSocketPool {
     if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
   }
 
-  private async paired(conn: Connection): Promise<void> {
-    const state = this.pairings.get(conn);
-    if (!state || state.ended) return;
-    state.ended = true;
-    if (state.timer) clearTimeout(state.timer);
-    try {
-      await conn.auth.flush();
-      await state.hooks.onPaired();
-    } catch (err) {
-      this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp pairing: could not record success');
-    }
-    // Pairing is done here; a sender opens its own socket when it first needs the account.
-    await this.dispose(conn, 'paired');
+  private paired(conn: Connection): Promise<void> {
+    return pairedEnd(this.pairings.get(conn), conn, this.o.logger, (why) => this.dispose(conn, why));
   }
 
-  private async endPairing(conn: Connection, reason: { code: string; message: string }): Promise<void> {
-    const state = this.pairings.get(conn);
-    if (state && !state.ended) {
-      state.ended = true;
-      await state.hooks.onEnded(reason).catch((err: unknown) => this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp pairing: could not record its end'));
-    }
-    await this.dispose(conn, reason.code);
+  private endPairing(conn: Connection, reason: { code: string; message: string }): Promise<void> {
+    return pairingEnd(this.pairings.get(conn), conn, reason, this.o.logger, (why) => this.dispose(conn, why));
   }
 
   /** Closes a socket, waits for its writes, then lets the lease go: the next holder never overlaps it. */
@@ -380,29 +362,24 @@ export class WhatsAppSocketPool {
     this.o.logger.debug({ accountId: conn.accountId, why }, 'whatsapp socket closed');
   }
 
-  /** Keeps every lease, and hands a socket over when another replica asked for it. */
+  /** Keeps every lease, and hands a socket over when another replica asked for it (lease-renewal.ts). */
   private async renewAll(): Promise<void> {
     if (this.renewing || this.closed) return;
     void this.unsaved.renewAll();
     this.renewing = true;
     try {
-      for (const conn of [...this.connections.values()]) {
-        if (conn.disposed) continue;
-        const r = await this.o.lease.renew(conn.accountId, this.o.holderId, this.leaseTtlMs).catch(() => 'unknown' as const);
-        if (r === 'lost') {
-          // Another replica may be opening its socket: close ours at once.
-          this.o.logger.warn({ accountId: conn.accountId }, 'whatsapp socket lease lost: closing the socket');
-          void (this.pairings.has(conn) ? this.endPairing(conn, { code: 'lease_lost', message: 'another replica took the account' }) : this.dispose(conn, 'lease lost'));
-          continue;
-        }
-        if (r === 'handover' && !conn.draining) {
-          conn.draining = true;
-          conn.drainingSince = Date.now();
-          // A pairing asked to hand over is superseded by a newer one elsewhere: no end to report.
-          if (this.pairings.has(conn)) this.pairings.get(conn)!.ended = true;
-        }
-        if (conn.draining && (conn.inFlight === 0 || Date.now() - conn.drainingSince > (this.o.drainMaxMs ?? 30_000))) void this.dispose(conn, 'handed over');
-      }
+      await renewLeases({
+        connections: this.connections.values(),
+        lease: this.o.lease,
+        holderId: this.o.holderId,
+        leaseTtlMs: this.leaseTtlMs,
+        drainMaxMs: this.o.drainMaxMs ?? 30_000,
+        logger: this.o.logger,
+        isPairing: (c) => this.pairings.has(c),
+        supersedePairing: (c) => (this.pairings.get(c)!.ended = true),
+        endPairing: (c, reason) => this.endPairing(c, reason),
+        dispose: (c, why) => this.dispose(c, why),
+      });
     } finally {
       this.renewing = false;
     }

@@ -29,6 +29,8 @@ export interface WhatsAppSocketEvents {
   'group-participants.update': BaileysEventMap['group-participants.update'];
   /** changes to messages: a server ERROR ack of a sent one (status ERROR, its code first in messageStubParameters), later receipts */
   'messages.update': BaileysEventMap['messages.update'];
+  /** groups: a member's delivery or read of a message (Baileys handleReceipt) */
+  'message-receipt.update': BaileysEventMap['message-receipt.update'];
   /** messages received (live: `notify`; held by the server while no socket was open: `append`) or sent */
   'messages.upsert': { messages: WAMessage[]; type: MessageUpsertType; requestId?: string };
 }

@@ -52,11 +52,11 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
       },
     },
     async (req) => {
-      const { limit, cursor, status } = req.query;
+      const { limit, cursor, status, delivered, read, replied } = req.query;
       const after = cursor === undefined ? undefined : decodeChatCursor(cursor);
       const found = await ctx.runs.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('run');
-      const [rows, explained] = await Promise.all([ctx.runs.listTargets(found.id, status, limit + 1, after), explain([found])]);
+      const [rows, explained] = await Promise.all([ctx.runs.listTargets(found.id, status, limit + 1, after, { delivered, read, replied }), explain([found])]);
       const page = pageOf(rows, limit, (t) => encodeChatCursor(t.chatId));
       const ofRun = explained.get(found.id);
       const now = ctx.now();

@@ -146,10 +146,10 @@ export const account = z
     cooling: z
       .object({
         since: time,
-        until: time.nullable().describe('when the cooling ends by itself; null: never (reason restricted), only a lift ends it'),
+        until: time.nullable().describe('when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift)'),
         reason: z
           .string()
-          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end)'),
+          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift)'),
       })
       .nullable()
       .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
@@ -167,6 +167,9 @@ export const account = z
     optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
     platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),
+    receipts: z
+      .enum(['supported', 'unsupported'])
+      .describe('*(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null'),
     directory: directoryState.describe("*(extension)* where the account's chat directory sync stands; `never` before its first sync"),
     createdAt: time,
   })
@@ -209,6 +212,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     optOutKeywords: a.optOutKeywords,
     typing: a.typing,
     platformDeduplicates: a.platformDeduplicates,
+    receipts: a.platform === 'telegram' ? 'unsupported' : 'supported',
     directory: directoryStateView(a.directory),
     createdAt: iso(a.createdAt),
   };

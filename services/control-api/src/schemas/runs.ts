@@ -15,6 +15,9 @@ export const counts = z
     failed: z.number().int(),
     skipped: z.number().int(),
     unknown: z.number().int(),
+    delivered: z.number().int().describe('*(extension)* targets a receipt said were delivered (groups: to at least one member); 0 on platforms without receipts'),
+    read: z.number().int().describe('*(extension)* targets a receipt said were read'),
+    replied: z.number().int().describe('*(extension)* targets whose chat wrote within REPLY_WINDOW after the send'),
   })
   .meta({ id: 'RunCounts' });
 
@@ -85,7 +88,15 @@ export const listRunsQuery = z.object({
   ...pageQuery,
 });
 
-export const listTargetsQuery = z.object({ status: targetStatus.optional(), ...pageQuery });
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const listTargetsQuery = z.object({
+  status: targetStatus.optional(),
+  delivered: flag.optional().describe('*(extension)* true: targets a receipt said were delivered; false: the others'),
+  read: flag.optional().describe('*(extension)* true: targets a receipt said were read; false: the others'),
+  replied: flag.optional().describe('*(extension)* true: targets whose chat replied; false: the others'),
+  ...pageQuery,
+});
 
 export const target = z
   .object({
@@ -99,6 +110,12 @@ export const target = z
       .enum(['platform'])
       .nullable()
       .describe('*(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it'),
+    deliveredAt: time.nullable().describe('*(extension)* the earliest delivery a receipt told (groups: the first member); null: none yet, or the platform has no receipts'),
+    readAt: time.nullable().describe('*(extension)* the earliest read a receipt told'),
+    repliedAt: time.nullable().describe("*(extension)* the chat's first message within REPLY_WINDOW after the send"),
+    deliveredTo: z.number().int().nullable().describe('*(extension)* groups: members a receipt said got it; null for one-to-one chats'),
+    readBy: z.number().int().nullable().describe('*(extension)* groups: members a receipt said read it'),
+    memberCount: z.number().int().nullable().describe('*(extension)* groups: members it went to, when known'),
     waiting,
   })
   .meta({ id: 'RunTarget' });
@@ -148,6 +165,12 @@ export function targetView(t: TargetRow, w: Waiting | null): z.output<typeof tar
     sentAt: isoOrNull(t.sentAt),
     error: t.errorCode === null ? null : { code: t.errorCode, message: t.errorMessage ?? '' },
     settledBy: t.settledBy,
+    deliveredAt: isoOrNull(t.deliveredAt),
+    readAt: isoOrNull(t.readAt),
+    repliedAt: isoOrNull(t.repliedAt),
+    deliveredTo: t.deliveredTo,
+    readBy: t.readBy,
+    memberCount: t.memberCount,
     waiting: waitingView(w),
   };
 }

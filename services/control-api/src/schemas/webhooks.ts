@@ -2,7 +2,7 @@ import type { WebhookDeliveryRow, WebhookRow } from '@metronome/db';
 import { z } from 'zod';
 import { id, iso, isoOrNull, pageOf, pageQuery, text, time } from './common.js';
 
-export const WEBHOOK_EVENTS = ['run.status', 'account.status'] as const;
+export const WEBHOOK_EVENTS = ['run.status', 'account.status', 'message.status'] as const;
 
 const url = text(1, 2048).describe('http or https; its host must be allowed by the operator (WEBHOOK_ALLOWED_HOSTS)');
 const events = z
@@ -10,7 +10,7 @@ const events = z
   .min(1)
   .max(WEBHOOK_EVENTS.length)
   .refine((list) => new Set(list).size === list.length, 'must not repeat an event')
-  .describe('run.status: every status change of a run; account.status: of an account');
+  .describe('run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run\'s messages, batched per run');
 
 export const createWebhookBody = z.strictObject({
   url,

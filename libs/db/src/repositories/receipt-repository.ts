@@ -1,0 +1,238 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../types.js';
+
+/** One receipt a platform told: a message of the account delivered to or read in a chat. */
+export interface ReceiptInput {
+  messageId: string;
+  /** the chat as the target names it */
+  chatId: string;
+  status: 'delivered' | 'read';
+  at: Date;
+  /** groups: the member whose receipt it is (each member counts once) */
+  member?: string | null;
+  /** groups: how many members the message went to, when known */
+  memberCount?: number | null;
+}
+
+/** A target a receipt moved on: when it was sent, and what it says now. */
+export interface ReceiptChange {
+  runId: string;
+  chatId: string;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  deliveredTo: number | null;
+  readBy: number | null;
+  memberCount: number | null;
+  /** set by this write: the first delivery / read it told */
+  firstDelivered: boolean;
+  firstRead: boolean;
+}
+
+export interface ReceiptOutcome {
+  /** per input, whether it named a `sent` target of one of the account's runs */
+  matched: boolean[];
+  changed: ReceiptChange[];
+}
+
+interface Hit {
+  idx: number;
+  run_id: string;
+  chat_id: string;
+}
+
+/**
+ * Receipts onto targets (migrations/0022). A receipt names a message of one of the account's
+ * runs by its id and chat; any other (another account's message, an id never sent, a target
+ * not recorded `sent` yet) matches nothing and changes nothing. Times only move earlier: a
+ * receipt told twice, late or out of order never moves a target back, and a read is a delivery
+ * too. Groups count members: each member's receipt once.
+ */
+export class ReceiptRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * A chat of the account wrote at `at` (any of `chatIds`, the forms a target may name it by):
+   * every `sent` target of the account's runs sent to it within `windowMs` before, and not yet
+   * answered, counts it as a reply. Returns how many targets it marked.
+   */
+  async reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> {
+    if (chatIds.length === 0) return 0;
+    const result = await sql`
+      update run_targets t set replied_at = ${at}
+       where t.chat_id = any(${chatIds}::text[]) and t.status = 'sent' and t.replied_at is null
+         and t.sent_at <= ${at} and t.sent_at > ${at}::timestamptz - make_interval(secs => ${windowMs / 1000})
+         and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Every http account's sealed credentials (the receipts route finds an account by its API key). */
+  async httpAccounts(): Promise<{ id: string; credentials: Buffer }[]> {
+    const rows = await this.db.selectFrom('accounts').select(['id', 'credentials']).where('platform', '=', 'http').where('credentials', 'is not', null).execute();
+    return rows.map((r) => ({ id: r.id, credentials: r.credentials! }));
+  }
+
+  async record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome> {
+    if (receipts.length === 0) return { matched: [], changed: [] };
+    return this.db.transaction().execute(async (trx) => {
+      const hits = await this.lockHits(trx, accountId, receipts);
+      const matched = receipts.map(() => false);
+      for (const h of hits) matched[h.idx] = true;
+      const direct = hits.filter((h) => !receipts[h.idx]!.member);
+      const members = hits.filter((h) => receipts[h.idx]!.member);
+      const changed = [...(await this.applyDirect(trx, direct, receipts)), ...(await this.applyMembers(trx, members, receipts))];
+      if (changed.some((c) => c.firstDelivered)) await this.delivering(trx, accountId);
+      await this.webhooks(trx, changed);
+      return { matched, changed };
+    });
+  }
+
+  /**
+   * A delivery receipt came: the account's platform tells receipts (it may be judged not
+   * delivering from now on), and an account set `not_delivering` delivers again — it lifts itself.
+   */
+  private async delivering(trx: Transaction<DB>, accountId: string): Promise<void> {
+    await sql`
+      update accounts set receipts_seen_at = coalesce(receipts_seen_at, now()),
+             status = case when status = 'cooling' and cooling_reason = 'not_delivering' then 'active' else status end,
+             cooling_since = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_since end,
+             cooling_reason = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_reason end,
+             updated_at = now()
+       where id = ${accountId}::uuid and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
+  }
+
+  /** `message.status` webhooks: one delivery per run and subscribed webhook, with the targets this write moved. */
+  private async webhooks(trx: Transaction<DB>, changed: ReceiptChange[]): Promise<void> {
+    if (changed.length === 0) return;
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    const targets = changed.map((c) => ({
+      runId: c.runId,
+      chatId: c.chatId,
+      deliveredAt: iso(c.deliveredAt),
+      readAt: iso(c.readAt),
+      deliveredTo: c.deliveredTo,
+      readBy: c.readBy,
+      memberCount: c.memberCount,
+    }));
+    await sql`
+      with t as (select * from jsonb_to_recordset(${JSON.stringify(targets)}::jsonb)
+                   as t("runId" uuid, "chatId" text, "deliveredAt" text, "readAt" text, "deliveredTo" int, "readBy" int, "memberCount" int)),
+           per_run as (
+             select r.id as run_id, r.tenant_id, r.campaign_id, r.account_id,
+                    jsonb_agg(jsonb_build_object('chatId', t."chatId", 'deliveredAt', t."deliveredAt", 'readAt', t."readAt",
+                              'deliveredTo', t."deliveredTo", 'readBy', t."readBy", 'memberCount', t."memberCount") order by t."chatId") as targets
+               from t join runs r on r.id = t."runId"
+              group by r.id)
+      insert into webhook_deliveries (webhook_id, tenant_id, type, subject_id, payload)
+      select w.id, p.tenant_id, 'message.status', p.run_id,
+             jsonb_build_object('type', 'message.status',
+                                'timestamp', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                'data', jsonb_build_object('runId', p.run_id, 'campaignId', p.campaign_id, 'accountId', p.account_id, 'targets', p.targets))
+        from per_run p join webhooks w on w.tenant_id = p.tenant_id and w.active and 'message.status' = any(w.events)`.execute(trx);
+  }
+
+  /** The targets the receipts name, locked in one order (two writers of one group never undercount). */
+  private async lockHits(trx: Transaction<DB>, accountId: string, receipts: ReceiptInput[]): Promise<Hit[]> {
+    const result = await sql<Hit>`
+      select r.idx::int as idx, t.run_id, t.chat_id
+        from unnest(${receipts.map((r) => r.messageId)}::text[], ${receipts.map((r) => r.chatId)}::text[]) with ordinality as r(message_id, chat_id, idx)
+        join run_targets t on t.chat_id = r.chat_id and t.status = 'sent' and r.message_id = any(t.message_ids)
+        join runs u on u.id = t.run_id and u.account_id = ${accountId}::uuid
+       order by t.run_id, t.chat_id
+         for update of t`.execute(trx);
+    return result.rows.map((h) => ({ ...h, idx: h.idx - 1 }));
+  }
+
+  private async applyDirect(trx: Transaction<DB>, hits: Hit[], receipts: ReceiptInput[]): Promise<ReceiptChange[]> {
+    if (hits.length === 0) return [];
+    const rs = hits.map((h) => receipts[h.idx]!);
+    const result = await sql<RawChange>`
+      with r as (
+        select * from unnest(${hits.map((h) => h.run_id)}::uuid[], ${hits.map((h) => h.chat_id)}::text[], ${rs.map((r) => r.status)}::text[], ${rs.map((r) => r.at)}::timestamptz[])
+          as r(run_id, chat_id, status, at)
+      ), agg as (
+        select run_id, chat_id, min(at) as delivered, min(at) filter (where status = 'read') as read from r group by run_id, chat_id
+      )
+      update run_targets t set delivered_at = least(t.delivered_at, agg.delivered), read_at = least(t.read_at, agg.read)
+        from agg, run_targets before
+       where t.run_id = agg.run_id and t.chat_id = agg.chat_id and before.run_id = t.run_id and before.chat_id = t.chat_id
+         and (t.delivered_at is distinct from least(t.delivered_at, agg.delivered) or t.read_at is distinct from least(t.read_at, agg.read))
+      returning ${CHANGE_COLUMNS}`.execute(trx);
+    return result.rows.map(toChange);
+  }
+
+  private async applyMembers(trx: Transaction<DB>, hits: Hit[], receipts: ReceiptInput[]): Promise<ReceiptChange[]> {
+    if (hits.length === 0) return [];
+    const rs = hits.map((h) => receipts[h.idx]!);
+    await sql`
+      insert into target_member_receipts (run_id, chat_id, member, delivered_at, read_at)
+      select run_id, chat_id, member, min(at), min(at) filter (where status = 'read')
+        from unnest(${hits.map((h) => h.run_id)}::uuid[], ${hits.map((h) => h.chat_id)}::text[], ${rs.map((r) => r.member!)}::text[], ${rs.map((r) => r.status)}::text[], ${rs.map((r) => r.at)}::timestamptz[])
+          as r(run_id, chat_id, member, status, at)
+       group by run_id, chat_id, member
+      on conflict (run_id, chat_id, member) do update
+        set delivered_at = least(target_member_receipts.delivered_at, excluded.delivered_at),
+            read_at = least(target_member_receipts.read_at, excluded.read_at)`.execute(trx);
+    const sizes = new Map<string, number>();
+    for (let i = 0; i < hits.length; i++) {
+      const n = rs[i]!.memberCount;
+      const k = `${hits[i]!.run_id}\u0000${hits[i]!.chat_id}`;
+      if (n != null && n > (sizes.get(k) ?? 0)) sizes.set(k, n);
+      else if (!sizes.has(k)) sizes.set(k, 0);
+    }
+    const keys = [...sizes.keys()].map((k) => k.split('\u0000') as [string, string]);
+    const result = await sql<RawChange>`
+      with g as (
+        select * from unnest(${keys.map((k) => k[0])}::uuid[], ${keys.map((k) => k[1])}::text[], ${[...sizes.values()]}::int[]) as g(run_id, chat_id, size)
+      ), m as (
+        select g.run_id, g.chat_id, nullif(g.size, 0) as size,
+               count(x.delivered_at)::int as delivered_to, count(x.read_at)::int as read_by,
+               min(x.delivered_at) as delivered, min(x.read_at) as read
+          from g join target_member_receipts x on x.run_id = g.run_id and x.chat_id = g.chat_id
+         group by g.run_id, g.chat_id, g.size
+      )
+      update run_targets t
+         set delivered_to = m.delivered_to, read_by = m.read_by,
+             member_count = coalesce(m.size, t.member_count),
+             delivered_at = least(t.delivered_at, m.delivered), read_at = least(t.read_at, m.read)
+        from m, run_targets before
+       where t.run_id = m.run_id and t.chat_id = m.chat_id and before.run_id = t.run_id and before.chat_id = t.chat_id
+         and (t.delivered_to is distinct from m.delivered_to or t.read_by is distinct from m.read_by
+              or t.member_count is distinct from coalesce(m.size, t.member_count)
+              or t.delivered_at is distinct from least(t.delivered_at, m.delivered) or t.read_at is distinct from least(t.read_at, m.read))
+      returning ${CHANGE_COLUMNS}`.execute(trx);
+    return result.rows.map(toChange);
+  }
+}
+
+interface RawChange {
+  run_id: string;
+  chat_id: string;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  delivered_to: number | null;
+  read_by: number | null;
+  member_count: number | null;
+  was_delivered: boolean;
+  was_read: boolean;
+}
+
+const CHANGE_COLUMNS = sql.raw(
+  't.run_id, t.chat_id, t.sent_at, t.delivered_at, t.read_at, t.delivered_to, t.read_by, t.member_count, before.delivered_at is not null as was_delivered, before.read_at is not null as was_read',
+);
+
+function toChange(r: RawChange): ReceiptChange {
+  return {
+    runId: r.run_id,
+    chatId: r.chat_id,
+    sentAt: r.sent_at,
+    deliveredAt: r.delivered_at,
+    readAt: r.read_at,
+    deliveredTo: r.delivered_to,
+    readBy: r.read_by,
+    memberCount: r.member_count,
+    firstDelivered: !r.was_delivered && r.delivered_at !== null,
+    firstRead: !r.was_read && r.read_at !== null,
+  };
+}

@@ -1,0 +1,22 @@
+import type { Metrics } from './metrics.js';
+
+/** What a receipt write reports (structurally libs/db ReceiptOutcome; observability does not depend on it). */
+export interface CountedReceipts {
+  receipts: readonly { status: 'delivered' | 'read' }[];
+  matched: readonly boolean[];
+  changed: readonly { sentAt: Date | null; deliveredAt: Date | null; readAt: Date | null; firstDelivered: boolean; firstRead: boolean }[];
+}
+
+/**
+ * `metronome_receipts_total{status}`: each receipt by its status, or `unknown` when it named no
+ * sent message of the account; `metronome_receipt_delay_seconds`: a target's first delivery /
+ * read after its send.
+ */
+export function countReceipts(metrics: Metrics, platform: string, c: CountedReceipts): void {
+  c.receipts.forEach((r, i) => metrics.receipts.inc({ platform, status: c.matched[i] ? r.status : 'unknown' }));
+  for (const t of c.changed) {
+    if (!t.sentAt) continue;
+    if (t.firstDelivered && t.deliveredAt) metrics.receiptDelay.observe({ platform, status: 'delivered' }, Math.max(0, t.deliveredAt.getTime() - t.sentAt.getTime()) / 1000);
+    if (t.firstRead && t.readAt) metrics.receiptDelay.observe({ platform, status: 'read' }, Math.max(0, t.readAt.getTime() - t.sentAt.getTime()) / 1000);
+  }
+}

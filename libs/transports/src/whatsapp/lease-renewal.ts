@@ -1,0 +1,38 @@
+import type { Connection } from './connection.js';
+import type { SocketLease } from './socket-lease.js';
+import type { WhatsAppLogger } from './socket.js';
+
+/** What one renewal round of the pool's leases works on (socket-pool.ts). */
+export interface LeaseRenewal {
+  connections: Iterable<Connection>;
+  lease: SocketLease;
+  holderId: string;
+  leaseTtlMs: number;
+  drainMaxMs: number;
+  logger: WhatsAppLogger;
+  isPairing(conn: Connection): boolean;
+  /** a pairing asked to hand over is superseded by a newer one elsewhere: no end to report */
+  supersedePairing(conn: Connection): void;
+  endPairing(conn: Connection, reason: { code: string; message: string }): Promise<void>;
+  dispose(conn: Connection, why: string): Promise<void>;
+}
+
+/** Keeps every lease, and hands a socket over when another replica asked for it. */
+export async function renewLeases(r: LeaseRenewal): Promise<void> {
+  for (const conn of [...r.connections]) {
+    if (conn.disposed) continue;
+    const answer = await r.lease.renew(conn.accountId, r.holderId, r.leaseTtlMs).catch(() => 'unknown' as const);
+    if (answer === 'lost') {
+      // Another replica may be opening its socket: close ours at once.
+      r.logger.warn({ accountId: conn.accountId }, 'whatsapp socket lease lost: closing the socket');
+      void (r.isPairing(conn) ? r.endPairing(conn, { code: 'lease_lost', message: 'another replica took the account' }) : r.dispose(conn, 'lease lost'));
+      continue;
+    }
+    if (answer === 'handover' && !conn.draining) {
+      conn.draining = true;
+      conn.drainingSince = Date.now();
+      if (r.isPairing(conn)) r.supersedePairing(conn);
+    }
+    if (conn.draining && (conn.inFlight === 0 || Date.now() - conn.drainingSince > r.drainMaxMs)) void r.dispose(conn, 'handed over');
+  }
+}

@@ -1,0 +1,73 @@
+import { SandboxReceipts } from './receipts.js';
+
+/** Polls `check` until it holds (the receipts go on timers of a few ms). */
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+// The sandbox's receipts (receipts.ts) with a recording post in place of HTTP.
+
+function setup(answer: (body: { receipts: { messageId: string; status: string }[] }) => { ignored: number } | null = () => ({ ignored: 0 })) {
+  const posts: { bearer: string | null; receipts: { messageId: string; status: string; at: string }[] }[] = [];
+  const receipts = new SandboxReceipts(async (_url, bearer, body) => {
+    const b = body as { receipts: { messageId: string; status: string; at: string }[] };
+    posts.push({ bearer, receipts: b.receipts });
+    return answer(b);
+  });
+  afterEach(() => receipts.close());
+  return { receipts, posts };
+}
+
+const message = (n: number, account = 'acc') => ({ account, messageId: `msg-${n}`, chatId: `chat-${n}`, bearer: 'Bearer key-1' });
+
+describe('receipts', () => {
+  const { receipts, posts } = setup();
+
+  test('a delivery, a read and both twice, with the key the send carried and the times told', async () => {
+    receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts', deliveredAfterMs: 10, readAfterMs: 20, twice: true });
+    receipts.accepted(message(1), 1_000_000);
+    await eventually('four receipts posted', async () => receipts.view().items.length === 4, 5_000, 10);
+    expect(posts.every((p) => p.bearer === 'Bearer key-1')).toBe(true);
+    expect(receipts.view().items.map((r) => [r.status, r.at]).sort()).toEqual([
+      ['delivered', new Date(1_000_010).toISOString()],
+      ['delivered', new Date(1_000_010).toISOString()],
+      ['read', new Date(1_000_020).toISOString()],
+      ['read', new Date(1_000_020).toISOString()],
+    ]);
+  });
+});
+
+describe('stopped accounts', () => {
+  const { receipts } = setup();
+
+  test("a stopped account's receipts are withheld, and go when it is no longer stopped", async () => {
+    receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts', stoppedAccounts: ['quiet'] });
+    receipts.accepted(message(1, 'quiet'), 1_000_000);
+    receipts.accepted(message(2, 'loud'), 1_000_000);
+    await eventually('the other account delivered', async () => receipts.view().items.length === 1, 5_000, 10);
+    expect(receipts.view().items.map((r) => r.account)).toEqual(['loud']);
+    receipts.update({ stoppedAccounts: [] });
+    await eventually('the withheld delivery posted', async () => receipts.view().items.length === 2, 5_000, 10);
+    expect(receipts.view().items[1]).toMatchObject({ account: 'quiet', messageId: 'msg-1', status: 'delivered' });
+  });
+});
+
+describe('not known yet', () => {
+  let ignoreFirst = true;
+  const { receipts, posts } = setup(() => {
+    const ignored = ignoreFirst ? 1 : 0;
+    ignoreFirst = false;
+    return { ignored };
+  });
+
+  test('a batch the answer partly ignored goes again, logged once', async () => {
+    receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts' });
+    receipts.accepted(message(1), 1_000_000);
+    await eventually('posted again', async () => posts.length === 2, 5_000, 20);
+    expect(receipts.view().items).toHaveLength(1);
+  });
+});

@@ -1,0 +1,210 @@
+// Receipts as a platform tells them (CONTRACT §5, protocol extension): each accepted message is
+// delivered, and some read, after delays a test sets; the sandbox POSTs them to the receipts URL
+// with the account's API key (the one its sends carried). Switches make them late, out of
+// order, twice, or stop them for some accounts; every receipt posted is kept for tests to read.
+import { seededRandom } from './random.js';
+
+export interface ReceiptSettings {
+  /** where receipts go (Metronome's POST /v1/platform/receipts); null: none are sent */
+  url: string | null;
+  /** when a message counts as delivered, after it was accepted */
+  deliveredAfterMs: number;
+  /** when it counts as read, after it was accepted; null: never read */
+  readAfterMs: number | null;
+  /** the share of messages read (seeded) */
+  readShare: number;
+  /** how long after its `at` a receipt is posted (a late receipt) */
+  lateByMs: number;
+  /** each receipt posted twice */
+  twice: boolean;
+  /** a message's read posted before its delivery, and each batch shuffled */
+  outOfOrder: boolean;
+  /** accounts whose messages get no receipts (as a silently restricted number); taken off the list, their withheld receipts go, late */
+  stoppedAccounts: string[];
+  /** receipts per POST at most */
+  batchSize: number;
+}
+
+export const DEFAULT_RECEIPTS: ReceiptSettings = {
+  url: null,
+  deliveredAfterMs: 0,
+  readAfterMs: null,
+  readShare: 1,
+  lateByMs: 0,
+  twice: false,
+  outOfOrder: false,
+  stoppedAccounts: [],
+  batchSize: 500,
+};
+
+export interface PostedReceipt {
+  account: string;
+  messageId: string;
+  chatId: string;
+  status: 'delivered' | 'read';
+  /** ISO time the receipt says */
+  at: string;
+}
+
+interface Accepted {
+  account: string;
+  messageId: string;
+  chatId: string;
+  bearer: string | null;
+}
+
+interface Outgoing extends PostedReceipt {
+  bearer: string | null;
+  tries: number;
+  /** in the log of posted receipts already (a retry is not posted twice there) */
+  logged?: boolean;
+}
+
+/** Receipts whose answer said some were not known yet (the send not recorded yet) go again, this many times. */
+const RETRIES = 5;
+const RETRY_MS = 1_000;
+
+export class SandboxReceipts {
+  private settings: ReceiptSettings = { ...DEFAULT_RECEIPTS };
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly posted: PostedReceipt[] = [];
+  private readonly scheduled = new Set<string>();
+  private random = seededRandom(1);
+  private failures = 0;
+  /** messages of stopped accounts, whose receipts go when the account is no longer stopped */
+  private readonly withheld = new Map<string, { m: Accepted; now: number }[]>();
+  private closed = false;
+
+  constructor(private readonly post: (url: string, bearer: string | null, body: unknown) => Promise<{ ignored: number } | null> = postJson) {}
+
+  config(): ReceiptSettings {
+    return { ...this.settings, stoppedAccounts: [...this.settings.stoppedAccounts] };
+  }
+
+  update(patch: Partial<ReceiptSettings> & { seed?: number }): ReceiptSettings {
+    const { seed, ...rest } = patch;
+    if (seed !== undefined) this.random = seededRandom(seed);
+    this.settings = { ...this.settings, ...rest };
+    for (const [account, held] of [...this.withheld]) {
+      if (this.settings.stoppedAccounts.includes(account)) continue;
+      this.withheld.delete(account);
+      // delivered at last: the receipts tell when, counted from now
+      const now = Date.now();
+      for (const h of held) this.plan(h.m, now);
+    }
+    return this.config();
+  }
+
+  /** Every receipt posted so far (twice when posted twice), and posts that failed. */
+  view(): { items: PostedReceipt[]; failedPosts: number } {
+    return { items: [...this.posted], failedPosts: this.failures };
+  }
+
+  reset(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.posted.length = 0;
+    this.scheduled.clear();
+    this.withheld.clear();
+    this.failures = 0;
+    this.settings = { ...DEFAULT_RECEIPTS };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** A message was accepted at `now` (ms) and answered: its receipts are planned now. */
+  accepted(m: Accepted, now: number): void {
+    const s = this.settings;
+    if (s.url === null || this.scheduled.has(m.messageId)) return;
+    this.scheduled.add(m.messageId);
+    if (s.stoppedAccounts.includes(m.account)) {
+      this.withheld.set(m.account, [...(this.withheld.get(m.account) ?? []), { m, now }]);
+      return;
+    }
+    this.plan(m, now);
+  }
+
+  private plan(m: Accepted, now: number): void {
+    const s = this.settings;
+    const base = { account: m.account, messageId: m.messageId, chatId: m.chatId, bearer: m.bearer, tries: 0 };
+    const delivered: Outgoing = { ...base, status: 'delivered', at: new Date(now + s.deliveredAfterMs).toISOString() };
+    const read = s.readAfterMs !== null && this.random() < s.readShare ? { ...base, status: 'read' as const, at: new Date(now + Math.max(s.readAfterMs, s.deliveredAfterMs)).toISOString() } : null;
+    // Out of order: the read is posted first, its delivery after it (never before its own time).
+    const readIn = read ? Math.max(s.readAfterMs!, s.deliveredAfterMs) + s.lateByMs : 0;
+    const deliveredIn = s.outOfOrder && read ? readIn + 50 : s.deliveredAfterMs + s.lateByMs;
+    this.later(deliveredIn, [delivered]);
+    if (read) this.later(readIn, [read]);
+    if (s.twice) {
+      this.later(deliveredIn + 100, [{ ...delivered }]);
+      if (read) this.later(readIn + 100, [{ ...read }]);
+    }
+  }
+
+  private later(ms: number, receipts: Outgoing[]): void {
+    if (this.closed) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.due.push(...receipts);
+      this.flushSoon();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private readonly due: Outgoing[] = [];
+  private flushing: NodeJS.Timeout | null = null;
+
+  /** Receipts due within a few milliseconds go in one POST per account. */
+  private flushSoon(): void {
+    if (this.flushing || this.closed) return;
+    this.flushing = setTimeout(() => {
+      this.flushing = null;
+      void this.flush();
+    }, 20);
+  }
+
+  private async flush(): Promise<void> {
+    const url = this.settings.url;
+    const batch = this.due.splice(0, this.due.length);
+    if (url === null || batch.length === 0) return;
+    if (this.settings.outOfOrder) batch.sort(() => this.random() - 0.5);
+    const byAccount = new Map<string, Outgoing[]>();
+    for (const r of batch) byAccount.set(r.account, [...(byAccount.get(r.account) ?? []), r]);
+    await Promise.all(
+      [...byAccount.values()].flatMap((rs) => chunks(rs, this.settings.batchSize)).map(async (rs) => {
+        const body = { receipts: rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at })) };
+        const answer = await this.post(url, rs[0]!.bearer, body).catch(() => null);
+        if (answer === null) this.failures++;
+        else
+          for (const r of rs) {
+            if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at });
+            r.logged = true;
+          }
+        // Some not known yet (the send not recorded yet), or the post failed: the batch goes again.
+        const again = rs.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
+        if ((answer === null || answer.ignored > 0) && again.length > 0) this.later(RETRY_MS, again);
+      }),
+    );
+  }
+}
+
+function chunks<T>(xs: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+async function postJson(url: string, bearer: string | null, body: unknown): Promise<{ ignored: number } | null> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(bearer && { authorization: bearer }) },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!res.ok) return null;
+  const json = (await res.json()) as { ignored?: unknown };
+  return { ignored: typeof json.ignored === 'number' ? json.ignored : 0 };
+}
