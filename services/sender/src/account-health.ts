@@ -10,13 +10,20 @@ import {
 } from '@metronome/core';
 import type { HealthWrite, RunForSend } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import type { LaneReport } from './lane-context.js';
 
 /** The account's pace now: the configured one (or the default) times its pace factor, never below 1 a minute. */
 export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): number {
   const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
   const h = run.account.health;
   return effectivePerMinute(configured, paceFactorAt(h.paceFactor, h.paceSince?.getTime() ?? null, now, deps.settings.cooling));
+}
+
+/** What a job saw of its account's health (the lanes' LaneReport carries both). */
+export interface JobHealthFacts {
+  /** when the platform made the account wait during this job */
+  floodWaits: number[];
+  /** one letter per chat the job finished: delivered (s) or failed for good (f) */
+  outcomes: string;
 }
 
 /** What a job's end does to its account's health: cool it, write what changed, or nothing. */
@@ -31,7 +38,7 @@ export type HealthPlan =
  * whose record is already full of deliveries is unchanged, so the steady state costs no
  * statement; a write rides on the job's last write when it can (send-lanes.ts).
  */
-export function planHealth(deps: JobDeps, run: RunForSend, report: LaneReport): HealthPlan {
+export function planHealth(deps: JobDeps, run: RunForSend, report: JobHealthFacts): HealthPlan {
   const s = deps.settings.cooling;
   const now = deps.clock.now();
   const h = run.account.health;

@@ -3,14 +3,13 @@ import { isTransientDbError, type ClaimedTarget, type SentSettlement } from '@me
 import type { OutgoingPart } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { durably, hardStopped, pause, stopWith, windowClosed, type LaneContext } from './lane-context.js';
-import type { MediaUpload } from './media-refs.js';
+import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { reserveSlot, spaceWrite, waitForSlot } from './pace-slots.js';
 import { applyResult, releaseTarget } from './part-result.js';
 import { personalPart } from './personal-parts.js';
 import { backFromPlatformWait, typeBeforeSlot, typingAhead } from './typing.js';
 
-/** A part ready to go: what to send, and the duty to report a media's first upload. */
-export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure };
+export type { PreparedPart } from './media-refs.js';
 
 /**
  * Sends a claimed target's parts from `from` on, in order. `ready` is part `from` when the

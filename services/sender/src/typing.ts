@@ -6,7 +6,7 @@ import { hardStopped, pause, stopWith, windowClosed, type LaneContext } from './
 import { waitForSlot } from './pace-slots.js';
 import { releaseTarget } from './part-result.js';
 import { gapWaitMs } from './safe-slots.js';
-import type { PreparedPart } from './send-parts.js';
+import type { PreparedPart } from './media-refs.js';
 
 // Typing first (CONTRACT §3, accounts: `typing`). The typing is taken from the wait the pace
 // already imposes: it starts `d` before the part's slot, so the part still goes at its slot;
