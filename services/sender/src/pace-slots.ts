@@ -1,4 +1,4 @@
-import { afterWrite, writeWaitMs } from '@metronome/core';
+import { afterWrite, gateLimit, writeWaitMs } from '@metronome/core';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
 import type { JobDeps } from './deps.js';
 import { gapWaitMs, reserveSafe } from './safe-slots.js';
@@ -52,9 +52,10 @@ export async function reserveSlot(deps: JobDeps, ctx: LaneContext, chatId: strin
     return { go: false };
   }
   if (!result.reserved) {
-    if (result.limitedBy === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
+    const limit = gateLimit(result.limitedBy);
+    if (limit.gate === 'chat') return { go: false, chatWaitUntil: now + result.waitMs };
     // A cap met: the job ends and its run continues when the window frees a slot (or pauses, if its delivery window closes first).
-    if (result.limitedBy === 'cap') {
+    if (limit.key === 'cap') {
       ctx.report.capUntil = Math.max(ctx.report.capUntil, now + result.waitMs);
       deps.events.emit('account:cap', { runId: ctx.run.runId, accountId: ctx.run.account.id, waitMs: result.waitMs });
     }

@@ -1,4 +1,4 @@
-import { DAY_MS, drawSendDelayMs, effectiveDailyCap, SEND_GAP_MARGIN_MS, sendLimits, type SendLimits } from '@metronome/core';
+import { DAY_MS, drawSendDelayMs, gateLimits, SEND_GAP_MARGIN_MS, type SendLimits } from '@metronome/core';
 import { isTransientDbError, type RunForSend } from '@metronome/db';
 import type { ChatPace, SafeReservation } from '@metronome/redis';
 import type { JobDeps } from './deps.js';
@@ -13,9 +13,7 @@ const REBUILD_MARGIN_MS = 1_000;
 
 /** The ban-safety limits of the run's account now (its daily cap lowered by today's warm-up); null when it has none. */
 export function limitsOf(run: RunForSend, now: number): SendLimits | null {
-  const a = run.account;
-  const warmup = a.warmup ? { startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps } : null;
-  return sendLimits({ sendDelay: a.sendDelaySeconds, hourlyCap: a.hourlyCap, dailyCap: effectiveDailyCap(a.dailyCap, warmup, new Date(now)) });
+  return gateLimits(run.account, now);
 }
 
 /**
