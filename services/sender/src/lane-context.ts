@@ -1,10 +1,12 @@
-import type { SendLimits, StillPending, WrittenPace } from '@metronome/core';
+import type { MessageTemplate, SendLimits, StillPending, WrittenPace } from '@metronome/core';
 import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
+import type { PaceReservation } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import type { HealthPlan } from './account-health.js';
-import type { PaceBatches } from './pace-batches.js';
-import type { PartTemplates } from './personal-parts.js';
+
+/** Each part's compiled text or caption: null when it is plain (sent as it is, no work per send). */
+export type PartTemplates = (MessageTemplate | null)[];
 
 /** Why a job's lanes stopped before running out of due targets. */
 export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
@@ -81,10 +83,10 @@ export interface LaneContext {
   lastWriteAt: number;
   /** each part's compiled text or caption (personal messages); null entries are plain */
   templates: PartTemplates;
-  /** the job's first send follows a platform wait that just ended: it goes without typing (typing.ts) */
+  /** the job's first send follows a platform wait that just ended: it goes without typing (parts.ts) */
   skipTypingOnce: boolean;
   /** the job's plain pace reservations, several lanes' in one call when they ask together */
-  paceBatches: PaceBatches;
+  paceBatches: { reserve(maxWaitMs: number): Promise<PaceReservation> };
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }
