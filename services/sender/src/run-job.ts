@@ -1,9 +1,30 @@
-import { decideJobEnd, decideJobStart, formatLocalTime, isCounted, isRunStatusIn, open, OPEN_RUN_STATUSES, statusAtWindowClose, windowCloseCauseSentence, windowClosedSummary, type JobEnd, type JobStart, type Outcome } from '@metronome/core';
+import {
+  appendOutcomes,
+  coolingWords,
+  decideCooling,
+  decideJobEnd,
+  decideJobStart,
+  effectivePerMinute,
+  formatLocalTime,
+  isCounted,
+  isRunStatusIn,
+  open,
+  OPEN_RUN_STATUSES,
+  paceFactorAt,
+  recentFloodWaits,
+  statusAtWindowClose,
+  windowCloseCauseSentence,
+  windowClosedSummary,
+  type AccountHealth,
+  type JobEnd,
+  type JobStart,
+  type Outcome,
+} from '@metronome/core';
 import type { RunForSend, RunProgress } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import { accountPerMinute, applyHealth, planHealth } from './account-health.js';
+import type { HealthPlan, LaneReport } from './lane-context.js';
 import { withEvents } from './reporting-events.js';
 import { runLanes } from './send-lanes.js';
 
@@ -45,7 +66,8 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   // A continuation finds its run already running: skip the write (claims re-check the status).
   if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
-  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors);
+  const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
+  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
   if (report.stop === 'account-unavailable') return 'no-account';
   const health = report.health ?? planHealth(deps, run, report);
   const cooled = await applyHealth(deps, run, health, report.healthWritten).catch((error: unknown) => {
@@ -161,4 +183,57 @@ async function closeWindow(deps: JobDeps, run: RunForSend, progress: RunProgress
   const prefix = because ? `${because} ` : '';
   if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.runs.pause(run.runId, 'window_closed', prefix + summary, now);
   else await deps.repo.runs.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
+}
+
+/** The account's pace now: the configured one (or the default) times its pace factor, never below 1 a minute. */
+export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): number {
+  const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const h = run.account.health;
+  return effectivePerMinute(configured, paceFactorAt(h.paceFactor, h.paceSince?.getTime() ?? null, now, deps.settings.cooling));
+}
+
+/**
+ * After a job's lanes have stopped: adds its flood waits and finished chats to the account's
+ * health and decides whether the account cools (libs/core decideCooling). A healthy account
+ * whose record is already full of deliveries is unchanged, so the steady state costs no
+ * statement; a write rides on the job's last write when it can (the lanes' `planHealth`).
+ */
+export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneReport, 'floodWaits' | 'outcomes'>): HealthPlan {
+  const s = deps.settings.cooling;
+  const now = deps.clock.now();
+  const h = run.account.health;
+  const health: AccountHealth = {
+    floodWaits: recentFloodWaits([...h.floodWaits.map((d) => d.getTime()), ...report.floodWaits], now),
+    outcomes: appendOutcomes(h.outcomes, report.outcomes, s.failureWindow),
+    paceFactor: h.paceFactor,
+    paceSince: h.paceSince?.getTime() ?? null,
+    lastCooling: h.lastCooledAt && h.lastCoolingMs ? { at: h.lastCooledAt.getTime(), ms: h.lastCoolingMs } : null,
+  };
+  const lastWait = report.floodWaits.length > 0 ? Math.max(...report.floodWaits) : null;
+  const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const decision = decideCooling(health, s, configured, now, lastWait);
+  if (decision.cool) return { kind: 'cool', ...decision.cool, paceFactor: decision.paceFactor };
+  // Deliveries into a record already full of deliveries leave it as it was: no statement.
+  const unchanged = report.floodWaits.length === 0 && health.outcomes === h.outcomes && health.floodWaits.length === h.floodWaits.length;
+  if (unchanged) return { kind: 'unchanged' };
+  return {
+    kind: 'write',
+    write: { floodWaits: health.floodWaits.map((t) => new Date(t)), outcomes: health.outcomes, paceFactor: decision.paceFactor, paceSince: decision.paceSince === null ? null : new Date(decision.paceSince) },
+  };
+}
+
+/**
+ * Carries out a job's health plan once its last write is done (`written`: the health rode on
+ * it). Returns the cooling it began (null: none). The account lock is held, so no other job of
+ * the account writes its health meanwhile.
+ */
+export async function applyHealth(deps: JobDeps, run: RunForSend, plan: HealthPlan, written: boolean): Promise<{ until: number; reason: string } | null> {
+  const at = new Date(deps.clock.now());
+  if (plan.kind === 'write' && !written) await deps.cooling.recordHealth(run.account.id, plan.write, at);
+  if (plan.kind !== 'cool') return null;
+  const { until, reason, ms, paceFactor } = plan;
+  const cooled = await deps.cooling.cool(run.account.id, { since: at, until: new Date(until), reason, ms, paceFactor, paceSince: new Date(until) }, at);
+  if (!cooled) return null;
+  deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason, until, paceFactor, words: coolingWords(reason, deps.settings.cooling) });
+  return { until, reason };
 }

@@ -3,10 +3,9 @@ import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
+import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
 import { gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
 import { ClaimBatches, PendingAnswers, releaseTarget } from './writes.js';
-import { accountPerMinute, planHealth } from './account-health.js';
 import { chatTextOverLimit, compileParts, followsPlatformWait, outgoingPart, sendParts, typeClaimed, typingAhead, type PreparedPart } from './parts.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
@@ -26,13 +25,14 @@ export async function runLanes(
   token: string,
   lanes: number,
   floors: PaceFloors,
+  job: { perMinute: number; planHealth: (report: LaneReport) => HealthPlan },
 ): Promise<LaneReport> {
   const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null, health: null, healthWritten: false };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
-  // the pace in force: the configured one, lowered by a cooling and recovering since
-  const configuredPerMinute = accountPerMinute(deps, run, deps.clock.now());
+  // the pace in force: the configured one, lowered by a cooling and recovering since (the job's accountPerMinute)
+  const configuredPerMinute = job.perMinute;
   const intervalMs = 60_000 / pacedPerMinute(configuredPerMinute);
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
   // intervals behind its siblings' before its own inline wait even starts.
@@ -56,7 +56,7 @@ export async function runLanes(
   const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, claims, answers))).finally(unsubscribe);
   // The job's last write reads the run's counts for its end, unless claims must be given back
   // first, and carries the account's health when that changed (and the account does not cool).
-  report.health = planHealth(deps, run, report);
+  report.health = job.planHealth(report);
   const last = await answers.close(!ctx.claimLost, report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
