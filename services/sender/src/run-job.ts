@@ -33,8 +33,8 @@ import { runLanes } from './send-lanes.js';
  * then finish it, pause it, or hand it to a continuation job due exactly when the next send
  * can happen. Returns the job's one outcome (CONTRACT §4). Its steps, in order, all here but
  * the sending: load (loadJobRun), decide the start (libs/core), lock the account
- * (withAccountLock), send (the lanes, send-lanes.ts), decide the end (libs/core), apply it or
- * hand over (applyDecision).
+ * (withAccountLock), send (the lanes, send-lanes.ts), the account's health (planHealth,
+ * applyHealth), decide the end (libs/core), apply it or hand over (applyDecision).
  */
 export async function processRunJob(input: SenderDeps, job: RunJobInput): Promise<Outcome> {
   const deps = withEvents(input);
