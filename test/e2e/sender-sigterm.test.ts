@@ -66,7 +66,7 @@ test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits
   expect(items).toHaveLength(ACCOUNTS * CHATS);
   // Never too fast, over 1 s and 10 s windows, through the restarts. (Each account once showed
   // 12-13 sends in one second here: lanes that a stall had put behind slept the same wait in
-  // spaceWrite and wrote in pairs, two intervals apart; pace-slots.test.ts holds that fixed.)
+  // spaceWrite and wrote in pairs, two intervals apart; gate.test.ts holds that fixed.)
   // A breach says when its window began against the signals.
   expect(paceBreaches(items, PER_MINUTE, 1).map((b) => ({ ...b, signals: exits.map((e) => b.from - e.at) }))).toEqual([]);
   // no account stalled: its runs moved on at once from each stopped replica

@@ -17,6 +17,8 @@ export * from './send-pace.js';
 export * from './secret-scrubber.js';
 export * from './run-waiting.js';
 export * from './run-eta.js';
+export * from './run-facts.js';
+export * from './limits.js';
 export * from './window-bottleneck.js';
 export * from './occurrence-preview.js';
 export * from './run-preview.js';

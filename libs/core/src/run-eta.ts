@@ -1,6 +1,6 @@
 import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
-import type { RunFacts } from './run-waiting.js';
+import type { RunFacts } from './run-facts.js';
 import { pacedPerMinute } from './send-pace.js';
 
 type EtaFacts = Pick<RunFacts, 'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt'>;

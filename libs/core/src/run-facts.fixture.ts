@@ -1,4 +1,4 @@
-import type { RunFacts } from './run-waiting.js';
+import type { RunFacts } from './run-facts.js';
 
 // One run's facts for the table-driven tests of what a run waits for and when it ends, against
 // one fixed `now`: 11:00 in Kuala Lumpur (UTC+8), inside a 06:00–18:00 window that closes at

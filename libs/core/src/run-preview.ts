@@ -1,6 +1,6 @@
 import type { DeliveryWindow } from './delivery-window.js';
 import { chatsThatFit, runEta } from './run-eta.js';
-import type { RunFacts } from './run-waiting.js';
+import type { RunFacts } from './run-facts.js';
 import { pacedPerMinute } from './send-pace.js';
 import { chats, localTime, paceWords } from './waiting-words.js';
 

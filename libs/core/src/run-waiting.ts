@@ -1,39 +1,12 @@
 import { accountAdvice } from './account-advice.js';
-import { COOLING_NOT_DELIVERING, COOLING_RESTRICTED } from './cooling.js';
-import { isAlwaysOpen, placeInWindow, type DeliveryWindow } from './delivery-window.js';
-import { chatsThatFit, runEta } from './run-eta.js';
+import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
+import { limitsOfPhase, withFit } from './limits.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
+import type { HoldGroup, RunFacts, TargetHold, Waiting } from './run-facts.js';
 import { windowBottleneck } from './window-bottleneck.js';
-import { chats, intervalWords, localTime, paceWords } from './waiting-words.js';
+import { chats, intervalWords, localTime } from './waiting-words.js';
 
-/**
- * Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`). Every
- * rule here takes the facts read from PostgreSQL and Redis plus `now`, and decides nothing else.
- */
-export type WaitingReason =
-  | 'scheduled'
-  | 'window_closed'
-  | 'interval_gate'
-  | 'pace'
-  | 'flood_wait'
-  | 'slow_mode'
-  | 'account_busy'
-  | 'cap'
-  | 'retry_backoff'
-  | 'account_unavailable'
-  | 'queue'
-  | 'cooling';
-
-export interface Waiting {
-  reason: WaitingReason;
-  /** when the hold ends, when that is known */
-  until: Date | null;
-  /** one plain sentence, times in the campaign's timezone */
-  detail: string;
-}
-
-/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
-export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait';
+export type { HoldGroup, RunFacts, TargetHold, Waiting, WaitingReason } from './run-facts.js';
 
 /**
  * Error codes the transports give a `chat-wait` (only that chat waits): the HTTP platform's
@@ -56,53 +29,15 @@ export function targetHold(t: { attempts: number; errorCode: string | null }): T
   return 'interval_gate';
 }
 
-/** Pending targets held by one kind of hold: how many, and when the first and the last are free. */
-export interface HoldGroup {
-  count: number;
-  first: Date;
-  last: Date;
-}
-
-/** Everything the explanation of one run needs, read in one query plus one Redis MGET. */
-export interface RunFacts {
-  status: string;
-  pausedReason: string | null;
-  scheduledAt: Date;
-  /** the run's first send ever; null before it */
-  firstSendAt: Date | null;
-  windowEndAt: Date | null;
-  timezone: string;
-  window: DeliveryWindow;
-  autoResume: boolean;
-  /** an interval campaign's everySeconds; null for cron and once campaigns */
-  everySeconds: number | null;
-  partsPerChat: number;
-  /** `perMinute`: the pace in force (lowered while a cooling's effect recovers); `coolingUntil`/`coolingReason` while `cooling` */
-  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number; coolingUntil?: Date | null; coolingReason?: string | null };
-  total: number;
-  skipped: number;
-  pending: number;
-  inFlight: number;
-  /** pending targets due now (`next_attempt_at <= now`), and the earliest of their due times */
-  due: number;
-  dueSince: Date | null;
-  holds: Partial<Record<TargetHold, HoldGroup>>;
-  /** when the account's pace next has a free slot (from its GCRA state in Redis); null: free */
-  paceFreeAt: Date | null;
-  /** when a capped account's hourly or daily window next frees a slot (Redis); null or absent: no cap met */
-  capFreeAt?: Date | null;
-  /** another open run of the same account is mid-fan-out while the account's lock is held */
-  accountBusy: boolean;
-}
-
 /**
  * Why the run is where it is, or null when nothing holds it (it is sending, or finished, or an
  * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
  * whole run come first, because while one lasts no chat moves, whatever holds it besides:
  * paused runs: window_closed, account_unavailable (as paused);
- * open runs: scheduled → cooling → account_unavailable → window_closed → flood_wait → (chats due now)
- * account_busy → cap → pace → queue; (no chat due) the hold that frees a chat first, among
- * interval_gate, retry_backoff, slow_mode and flood_wait (ties in that order).
+ * open runs: scheduled → the `run` limits (cooling) → account_unavailable → window_closed →
+ * flood_wait → (chats due now) account_busy → the `due` limits (cap → pace; limits.ts) → queue;
+ * (no chat due) the hold that frees a chat first, among interval_gate, retry_backoff, slow_mode
+ * and flood_wait (ties in that order).
  */
 export function explainRun(f: RunFacts, now: Date): Waiting | null {
   const t = now.getTime();
@@ -112,7 +47,10 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (f.scheduledAt.getTime() > t) {
     return { reason: 'scheduled', until: f.scheduledAt, detail: `Scheduled for ${at(f.scheduledAt)} (${f.timezone}); ${chats(f.pending)} to send.` };
   }
-  if (f.account.status === 'cooling') return explainCooling(f, now);
+  for (const limit of limitsOfPhase('run')) {
+    const held = limit.explain!(f, now);
+    if (held) return held;
+  }
   if (f.account.status !== 'active') {
     return { reason: 'account_unavailable', until: null, detail: accountAdvice(f.account.platform, f.account.id, f.account.status) };
   }
@@ -127,39 +65,15 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
     if (f.accountBusy && f.inFlight === 0) {
       return { reason: 'account_busy', until: null, detail: `Another run of this account is sending; runs on one account take turns. ${chats(f.due)} due.` };
     }
-    if (f.capFreeAt && f.capFreeAt.getTime() > t) {
-      const words = `The account sent as many as its hourly or daily cap allows; its next send is at ${localTime(f.capFreeAt, f.timezone, now)}, with ${chats(f.pending)} to send.`;
-      return { reason: 'cap', until: f.capFreeAt, detail: withFit(f, now, words) };
-    }
-    if (f.paceFreeAt && f.paceFreeAt.getTime() > t) {
-      const words = `${chats(f.pending)} to send at the account's pace of ${paceWords(f.account.perMinute, f.partsPerChat)}; next slot at ${localTime(f.paceFreeAt, f.timezone, now, true)}.`;
-      return { reason: 'pace', until: f.paceFreeAt, detail: withFit(f, now, words) };
+    for (const limit of limitsOfPhase('due')) {
+      const held = limit.explain!(f, now);
+      if (held) return held;
     }
     if (f.inFlight > 0) return null;
     const since = f.dueSince && f.dueSince.getTime() > 0 ? ` since ${at(f.dueSince)}` : '';
     return { reason: 'queue', until: null, detail: `${chats(f.due)} due${since}, waiting for a free sender.` };
   }
   return explainHolds(f, now);
-}
-
-/**
- * The account cools (automatic cooling): the run sends nothing until the cooling ends, and goes
- * on by itself then; if its delivery window closes first, the sender pauses it.
- */
-function explainCooling(f: RunFacts, now: Date): Waiting {
-  const until = f.account.coolingUntil ?? null;
-  if (f.account.coolingReason === COOLING_RESTRICTED) {
-    return { reason: 'cooling', until: null, detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.` };
-  }
-  if (f.account.coolingReason === COOLING_NOT_DELIVERING) {
-    return { reason: 'cooling', until: null, detail: `The account is not delivering: none of its last sends got a delivery receipt; ${chats(f.pending)} to send, and the run waits until receipts come again or an operator lifts it.` };
-  }
-  const why = f.account.coolingReason === 'flood_waits' ? ' after the platform made it wait too often'
-    : f.account.coolingReason === 'failures' ? ' after too many of its sends failed' : '';
-  const when = until ? ` until ${localTime(until, f.timezone, now)} (${f.timezone})` : '';
-  const closesFirst = until && f.windowEndAt && f.windowEndAt.getTime() <= until.getTime();
-  const then = closesFirst ? 'the delivery window closes first, so the run pauses' : 'the run goes on by itself then';
-  return { reason: 'cooling', until, detail: `The account is cooling${when}${why}; ${chats(f.pending)} to send, ${then}.` };
 }
 
 /**
@@ -256,13 +170,7 @@ export function explainTarget(
 // The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
 // its chats' own holds) only concern the chats that are due.
 function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
-  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable' || run.reason === 'cooling') return true;
+  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
+  if (limitsOfPhase('run').some((l) => l.waiting === run.reason)) return true;
   return run.reason === 'flood_wait' && (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
-}
-
-/** Adds how many chats fit when the run cannot finish inside its window at the account's pace. */
-function withFit(f: RunFacts, now: Date, sentence: string): string {
-  if (!f.windowEndAt || runEta(f, now) !== null) return sentence;
-  const fit = chatsThatFit(f, now);
-  return `${sentence.replace(/\.$/, '')}; about ${fit} of the ${chats(f.pending + f.inFlight)} left fit before the window closes at ${localTime(f.windowEndAt, f.timezone, now)}.`;
 }

@@ -1,9 +1,8 @@
-import type { ManyReservation, PaceReservation } from './pace.js';
-import type { SafeReservation } from './safe-pace.js';
+import type { ManyReservation, PaceReservation, SafeReservation } from './pace-types.js';
 import { scriptReplies } from './script-replies.js';
 
-// The pace scripts' replies. They live apart from pace.ts and safe-pace.ts because those two
-// import each other, and the reservation cases are values both need as their modules load.
+// The pace scripts' replies, apart from pace.ts and safe-pace.ts so both can read them; the
+// reservation types they build live in pace-types.ts.
 
 /** How both pace reservations (pace-reserve-3, pace-reserve-safe-6) read the codes they share. */
 export const paceReservationCases = {

@@ -1,25 +1,10 @@
 import type { RedisKeys } from './keys.js';
 import { SafePace } from './safe-pace.js';
 import { paceReserveManyReplies, paceReserveReplies } from './pace-replies.js';
+import type { ChatPace, ManyReservation, PaceReservation } from './pace-types.js';
 import type { ScriptCommands } from './scripts.js';
 
-/** A pace reservation: a slot to send at after `waitMs`, or why none was reserved. */
-export type PaceReservation =
-  | { reserved: true; waitMs: number }
-  | { reserved: false; limitedBy: 'account' | 'chat'; waitMs: number }
-  | { reserved: false; lockLost: true };
-
-/** A reservation of several slots at once: the wait of each slot reserved (at least one, in order), or why none was. */
-export type ManyReservation =
-  | { reserved: true; waitsMs: number[] }
-  | { reserved: false; limitedBy: 'account'; waitMs: number }
-  | { reserved: false; lockLost: true };
-
-/** Per-chat pace of a reservation: sends per minute to one chat; 0 when the platform has none. */
-export interface ChatPace {
-  chatId: string;
-  perMinute: number;
-}
+export type { ChatPace, ManyReservation, PaceReservation } from './pace-types.js';
 
 /** Per-account send pace shared by every replica (GCRA in Redis; see lua/pace-reserve-3.lua). */
 export class AccountPace {

@@ -1,5 +1,5 @@
 import type { RedisKeys } from './keys.js';
-import type { ChatPace, PaceReservation } from './pace.js';
+import type { ChatPace, PaceReservation, SafeReservation } from './pace-types.js';
 import { paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
@@ -13,9 +13,7 @@ export interface SafeLimits {
   dailyCap: number;
 }
 
-/** A reservation of an account with ban-safety limits: as PaceReservation, or a cap met, or a rebuild needed. */
-export type SafeReservation = PaceReservation | { reserved: false; limitedBy: 'cap'; waitMs: number } | { reserved: false; rebuild: true };
-
+export type { SafeReservation } from './pace-types.js';
 
 let sequence = 0;
 

@@ -1,5 +1,5 @@
 import { codeName, type CodeName } from './script-codes.js';
-import type { ScriptName } from './scripts.js';
+import type { ScriptName } from './script-names.js';
 
 /** What a script returned: its code and, for codes that carry one, a duration in ms (else 0), and any further durations (a reservation of several slots). */
 export interface ScriptReply {

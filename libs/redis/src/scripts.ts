@@ -2,14 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './connection.js';
+import { SCRIPT_FILES, type ScriptName } from './script-names.js';
 import { toScriptReply, type ScriptReplies } from './script-replies.js';
 import { commandName, scriptSource, type ReadLua } from './script-source.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
-/** Every script in lua/, by file name: `<name>-<number of KEYS>`. */
-export const SCRIPT_FILES = ['lock-acquire-1', 'lock-extend-1', 'release-1', 'pace-reserve-3', 'pace-reserve-many-3', 'lock-release-settle-3', 'pace-reserve-safe-6', 'pace-seed-3', 'lease-hold-1', 'socket-lease-acquire-2', 'socket-lease-renew-2', 'socket-lease-peek-1', 'rate-limit-1', 'rate-limit-2'] as const;
-export type ScriptName = (typeof SCRIPT_FILES)[number];
+export { SCRIPT_FILES, type ScriptName } from './script-names.js';
 
 export interface ScriptCommands {
   /** Runs a script and reads its reply as its wrapper declared (`scriptReplies`). */

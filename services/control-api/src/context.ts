@@ -6,7 +6,10 @@ import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import type { WhatsAppPairing } from './routes/pairing.js';
+import type { WhatsAppSocketPool } from '@metronome/transports';
+
+/** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
+export type WhatsAppPairing = Pick<WhatsAppSocketPool, 'pair'>;
 
 /** Logs an account's platform session out when it is deleted; false when it could not (no socket, held elsewhere). */
 export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;

@@ -28,7 +28,7 @@ const STATEMENTS_OUT = 2;
  * out wait, then go together in the next, one statement for all (settleSentAndClaimMany).
  * Each job's writes stay fenced by its own lease owner, and each claims for its own run only.
  * A job's answers held too long for a claim to carry them go the same way, as a claim of no
- * target (pending-answers.ts).
+ * target (PendingAnswers in writes.ts).
  * A statement and its commit cost PostgreSQL and this process more than its rows do (about
  * 130 µs of CPU for a one-row update against 6 µs per further row: bench/micro/statement-cost.mjs).
  * In `throughput` each statement claimed about 2 targets when every job had its own, and about

@@ -1,10 +1,17 @@
-import type { SendLimits, StillPending, WrittenPace } from '@metronome/core';
-import { isTransientDbError, type RunForSend, type RunProgress } from '@metronome/db';
+import type { CoolingReason, MessageTemplate, SendLimits, StillPending, WrittenPace } from '@metronome/core';
+import { isTransientDbError, type HealthWrite, type RunForSend, type RunProgress } from '@metronome/db';
+import type { PaceReservation } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import type { HealthPlan } from './account-health.js';
-import type { PaceBatches } from './pace-batches.js';
-import type { PartTemplates } from './personal-parts.js';
+
+/** Each part's compiled text or caption: null when it is plain (sent as it is, no work per send). */
+export type PartTemplates = (MessageTemplate | null)[];
+
+/** What a job's end does to its account's health: cool it, write what changed, or nothing. */
+export type HealthPlan =
+  | { kind: 'cool'; until: number; reason: CoolingReason; ms: number; paceFactor: number }
+  | { kind: 'write'; write: HealthWrite }
+  | { kind: 'unchanged' };
 
 /** Why a job's lanes stopped before running out of due targets. */
 export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
@@ -30,7 +37,7 @@ export interface LaneReport {
   outcomes: string;
   /** the run's counts, read with the job's last write once its lanes stopped (null: not read; StillPending: a target was still pending, so only its due time was read) */
   progress: RunProgress | StillPending | null;
-  /** what the job does to its account's health (account-health.ts), planned once its lanes stopped */
+  /** what the job does to its account's health (run-job.ts `planHealth`), planned once its lanes stopped */
   health: HealthPlan | null;
   /** the health's write rode on the job's last write */
   healthWritten: boolean;
@@ -81,10 +88,10 @@ export interface LaneContext {
   lastWriteAt: number;
   /** each part's compiled text or caption (personal messages); null entries are plain */
   templates: PartTemplates;
-  /** the job's first send follows a platform wait that just ended: it goes without typing (typing.ts) */
+  /** the job's first send follows a platform wait that just ended: it goes without typing (parts.ts) */
   skipTypingOnce: boolean;
   /** the job's plain pace reservations, several lanes' in one call when they ask together */
-  paceBatches: PaceBatches;
+  paceBatches: { reserve(maxWaitMs: number): Promise<PaceReservation> };
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }

@@ -1,6 +1,9 @@
 import type { SendFailure } from '@metronome/core';
 import type { MediaRefRepository } from '@metronome/db';
-import type { MediaContent, Transport, TransportAccount } from '@metronome/transports';
+import type { MediaContent, OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
+
+/** A part ready to go: what to send, and the duty to report a media's first upload; or why it cannot go. */
+export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure };
 
 /**
  * The first send of a media on a platform that uploads with a send ('with-first-send'): the

@@ -1,23 +1,40 @@
-import { decideJobEnd, decideJobStart, isCounted, open, type Outcome } from '@metronome/core';
-import type { RunForSend } from '@metronome/db';
+import {
+  appendOutcomes,
+  coolingWords,
+  decideCooling,
+  decideJobEnd,
+  decideJobStart,
+  effectivePerMinute,
+  formatLocalTime,
+  isCounted,
+  isRunStatusIn,
+  open,
+  OPEN_RUN_STATUSES,
+  paceFactorAt,
+  recentFloodWaits,
+  statusAtWindowClose,
+  windowCloseCauseSentence,
+  windowClosedSummary,
+  type AccountHealth,
+  type JobEnd,
+  type JobStart,
+  type Outcome,
+} from '@metronome/core';
+import type { RunForSend, RunProgress } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import { applyHealth, planHealth } from './account-health.js';
-import { applyDecision, handOver } from './job-decision.js';
-import { loadJobRun, type RunJobInput } from './job-load.js';
-import { withAccountLock } from './job-lock.js';
+import type { HealthPlan, LaneReport } from './lane-context.js';
 import { withEvents } from './reporting-events.js';
 import { runLanes } from './send-lanes.js';
-
-export type { RunJobInput } from './job-load.js';
 
 /**
  * One sender job: advance one run by at most SENDS_PER_JOB sends under its account's lock,
  * then finish it, pause it, or hand it to a continuation job due exactly when the next send
- * can happen. Returns the job's one outcome (CONTRACT §4). Its steps, in order: load
- * (job-load.ts), decide the start (libs/core), lock the account (job-lock.ts), send (the
- * lanes, send-lanes.ts), decide the end (libs/core), apply it or hand over (job-decision.ts).
+ * can happen. Returns the job's one outcome (CONTRACT §4). Its steps, in order, all here but
+ * the sending: load (loadJobRun), decide the start (libs/core), lock the account
+ * (withAccountLock), send (the lanes, send-lanes.ts), the account's health (planHealth,
+ * applyHealth), decide the end (libs/core), apply it or hand over (applyDecision).
  */
 export async function processRunJob(input: SenderDeps, job: RunJobInput): Promise<Outcome> {
   const deps = withEvents(input);
@@ -49,7 +66,8 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   // A continuation finds its run already running: skip the write (claims re-check the status).
   if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
-  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors);
+  const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
+  const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
   if (report.stop === 'account-unavailable') return 'no-account';
   const health = report.health ?? planHealth(deps, run, report);
   const cooled = await applyHealth(deps, run, health, report.healthWritten).catch((error: unknown) => {
@@ -64,4 +82,158 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
 function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
   const credentials = run.account.credentials ? (JSON.parse(open(run.account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
   return { id: run.account.id, externalId: run.account.externalId, credentials };
+}
+
+export interface RunJobInput {
+  jobId: string;
+  runId: string;
+}
+
+/**
+ * A job's first step: its run, with when its next targets come due (the lanes keep those they
+ * wait for inline: a run whose chats come due a pace interval apart, each held by its own
+ * per-chat interval, is sent by one job, not one job a chat), or the outcome that ends the job
+ * at once.
+ */
+export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
+  const run = await deps.repo.runs.loadRun(job.runId, deps.settings.sendsPerJob);
+  if (!run) return 'inactive-campaign';
+  // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
+  if (run.jobId !== job.jobId) return 'stale-message';
+  if (!isRunStatusIn(run.status, OPEN_RUN_STATUSES)) return 'inactive-campaign';
+  return run;
+}
+
+/**
+ * Runs `work` holding the run's account lock (one fan-out per account at a time), renewed while
+ * it runs and released after, whatever `work` does. 'busy' when another job holds it. What
+ * `work` sets in `floors` (the moment the account's next send may go, when its own sends went
+ * out later than their slots) moves the shared pace in the call that releases the lock: one
+ * Redis call ends the job's hold.
+ */
+export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
+  const lock = await deps.lock.acquire(run.account.id, deps.settings.lockTtlMs);
+  if (!lock.held) return 'busy';
+  const renew = setInterval(() => {
+    deps.lock.extend(run.account.id, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
+  }, Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)));
+  const floors: PaceFloors = { paceMs: 0, gapMs: 0 };
+  try {
+    return await work(lock.token, floors);
+  } finally {
+    clearInterval(renew);
+    await deps.lock.release(run.account.id, lock.token, { nowMs: deps.clock.now(), ...floors }).catch((error: unknown) => {
+      if (floors.paceMs > 0) deps.events.emit('pace:unsettled', { accountId: run.account.id, what: 'pace', error });
+      if (floors.gapMs > 0) deps.events.emit('pace:unsettled', { accountId: run.account.id, what: 'gap', error });
+    });
+  }
+}
+
+/**
+ * A job's last step: applies a start or end decision of libs/core (job-end.ts). Finishes,
+ * pauses, closes the window or hands the run to its next job. `now` is when it was decided;
+ * `progress` is the run's, when the job already read it.
+ */
+export async function applyDecision(deps: JobDeps, run: RunForSend, decision: Exclude<JobStart | JobEnd, { kind: 'go' }>, now: number, progress: RunProgress | null): Promise<Outcome> {
+  switch (decision.kind) {
+    case 'continue':
+      return handOver(deps, run, decision.at - now, decision.outcome);
+    case 'pause':
+      await deps.repo.runs.pause(run.runId, decision.reason, decision.summary, new Date(now));
+      return decision.outcome;
+    case 'finish':
+      await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
+      return decision.outcome;
+    case 'close-window': {
+      const because = decision.because ? windowCloseCauseSentence(decision.because, run.timezone, deps.settings.cooling) : undefined;
+      await closeWindow(deps, run, progress ?? (await deps.repo.runs.progress(run.runId)), because);
+      return decision.outcome;
+    }
+  }
+}
+
+/**
+ * Hands the run to a new job delayed by `delayMs`. The hand-over is a compare-and-set on the
+ * run's job step, so only the job that carries the run can continue it (the job checked at
+ * its start that it carries the run: the run's job id was its own, at `run.jobSeq`).
+ */
+export async function handOver(deps: JobDeps, run: RunForSend, delayMs: number, outcome: Outcome): Promise<Outcome> {
+  const next = await deps.repo.runs.handOver(run.runId, run.jobSeq, new Date(deps.clock.now()));
+  if (!next) return 'stale-message';
+  // If this enqueue is lost (Redis down), the scheduler's reconciler re-adds the job by its id.
+  await deps.queue.enqueue(run.runId, next.jobSeq, Math.max(0, delayMs));
+  return outcome;
+}
+
+/**
+ * The window closed with targets pending: the run pauses (resumable), or fails if it never sent.
+ * `because`, when given, opens the summary (what kept the run from finishing in the window).
+ */
+async function closeWindow(deps: JobDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<void> {
+  const now = new Date(deps.clock.now());
+  const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
+  const summary = windowClosedSummary(progress, closedAt, run.timezone, {
+    perMinute: accountPerMinute(deps, run, now.getTime()),
+    partsPerChat: run.parts.length,
+    scheduledAt: run.scheduledAt,
+    firstSendAt: run.firstSendAt,
+    window: { start: run.windowStart, end: run.windowEnd },
+    windowEndAt: run.windowEndAt ?? now,
+  });
+  const prefix = because ? `${because} ` : '';
+  if (statusAtWindowClose(progress, progress.anyAttempt) === 'paused') await deps.repo.runs.pause(run.runId, 'window_closed', prefix + summary, now);
+  else await deps.repo.runs.failBeforeFirstSend(run.runId, `${prefix}Delivery window closed at ${closedAt} (${run.timezone}) before the first send.`, now);
+}
+
+/** The account's pace now: the configured one (or the default) times its pace factor, never below 1 a minute. */
+export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): number {
+  const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const h = run.account.health;
+  return effectivePerMinute(configured, paceFactorAt(h.paceFactor, h.paceSince?.getTime() ?? null, now, deps.settings.cooling));
+}
+
+/**
+ * After a job's lanes have stopped: adds its flood waits and finished chats to the account's
+ * health and decides whether the account cools (libs/core decideCooling). A healthy account
+ * whose record is already full of deliveries is unchanged, so the steady state costs no
+ * statement; a write rides on the job's last write when it can (the lanes' `planHealth`).
+ */
+export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneReport, 'floodWaits' | 'outcomes'>): HealthPlan {
+  const s = deps.settings.cooling;
+  const now = deps.clock.now();
+  const h = run.account.health;
+  const health: AccountHealth = {
+    floodWaits: recentFloodWaits([...h.floodWaits.map((d) => d.getTime()), ...report.floodWaits], now),
+    outcomes: appendOutcomes(h.outcomes, report.outcomes, s.failureWindow),
+    paceFactor: h.paceFactor,
+    paceSince: h.paceSince?.getTime() ?? null,
+    lastCooling: h.lastCooledAt && h.lastCoolingMs ? { at: h.lastCooledAt.getTime(), ms: h.lastCoolingMs } : null,
+  };
+  const lastWait = report.floodWaits.length > 0 ? Math.max(...report.floodWaits) : null;
+  const configured = run.account.maxSendPerMinute ?? deps.settings.defaultMaxSendPerMinute;
+  const decision = decideCooling(health, s, configured, now, lastWait);
+  if (decision.cool) return { kind: 'cool', ...decision.cool, paceFactor: decision.paceFactor };
+  // Deliveries into a record already full of deliveries leave it as it was: no statement.
+  const unchanged = report.floodWaits.length === 0 && health.outcomes === h.outcomes && health.floodWaits.length === h.floodWaits.length;
+  if (unchanged) return { kind: 'unchanged' };
+  return {
+    kind: 'write',
+    write: { floodWaits: health.floodWaits.map((t) => new Date(t)), outcomes: health.outcomes, paceFactor: decision.paceFactor, paceSince: decision.paceSince === null ? null : new Date(decision.paceSince) },
+  };
+}
+
+/**
+ * Carries out a job's health plan once its last write is done (`written`: the health rode on
+ * it). Returns the cooling it began (null: none). The account lock is held, so no other job of
+ * the account writes its health meanwhile.
+ */
+export async function applyHealth(deps: JobDeps, run: RunForSend, plan: HealthPlan, written: boolean): Promise<{ until: number; reason: string } | null> {
+  const at = new Date(deps.clock.now());
+  if (plan.kind === 'write' && !written) await deps.cooling.recordHealth(run.account.id, plan.write, at);
+  if (plan.kind !== 'cool') return null;
+  const { until, reason, ms, paceFactor } = plan;
+  const cooled = await deps.cooling.cool(run.account.id, { since: at, until: new Date(until), reason, ms, paceFactor, paceSince: new Date(until) }, at);
+  if (!cooled) return null;
+  deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason, until, paceFactor, words: coolingWords(reason, deps.settings.cooling) });
+  return { until, reason };
 }

@@ -1,19 +1,12 @@
 import { pacedPerMinute, waitsInline } from '@metronome/core';
 import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
-import { ClaimBatches } from './claim-batches.js';
-import { PaceBatches } from './pace-batches.js';
-import { PendingAnswers } from './pending-answers.js';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type LaneContext, type LaneReport } from './lane-context.js';
-import { reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './pace-slots.js';
-import { releaseTarget } from './part-result.js';
-import { chatTextOverLimit, compileParts } from './personal-parts.js';
-import { accountPerMinute, planHealth } from './account-health.js';
-import { gapFloor, limitsOf } from './safe-slots.js';
-import { outgoingPart, sendParts, type PreparedPart } from './send-parts.js';
-import { followsPlatformWait, typeClaimed, typingAhead } from './typing.js';
+import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
+import { gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
+import { ClaimBatches, PendingAnswers, releaseTarget } from './writes.js';
+import { chatTextOverLimit, compileParts, followsPlatformWait, outgoingPart, sendParts, typeClaimed, typingAhead, type PreparedPart } from './parts.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
 
@@ -32,13 +25,14 @@ export async function runLanes(
   token: string,
   lanes: number,
   floors: PaceFloors,
+  job: { perMinute: number; planHealth: (report: LaneReport) => HealthPlan },
 ): Promise<LaneReport> {
   const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null, health: null, healthWritten: false };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
-  // the pace in force: the configured one, lowered by a cooling and recovering since
-  const configuredPerMinute = accountPerMinute(deps, run, deps.clock.now());
+  // the pace in force: the configured one, lowered by a cooling and recovering since (the job's accountPerMinute)
+  const configuredPerMinute = job.perMinute;
   const intervalMs = 60_000 / pacedPerMinute(configuredPerMinute);
   // Reservations queue the lanes one behind the other: a lane's slot is up to (lanes - 1)
   // intervals behind its siblings' before its own inline wait even starts.
@@ -46,7 +40,7 @@ export async function runLanes(
   const gateMaxWaitMs = Math.max(deps.settings.maxInlineWaitMs, deps.settings.maxGateWaitMs) + (lanes - 1) * intervalMs;
   const chatPerMinute = deps.settings.chatPacePerMinute[run.account.platform] ?? 0;
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
-  // A chat is held while it is typed to as well (typing.ts): each part may type up to maxSeconds.
+  // A chat is held while it is typed to as well (parts.ts): each part may type up to maxSeconds.
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
@@ -62,7 +56,7 @@ export async function runLanes(
   const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, claims, answers))).finally(unsubscribe);
   // The job's last write reads the run's counts for its end, unless claims must be given back
   // first, and carries the account's health when that changed (and the account does not cool).
-  report.health = planHealth(deps, run, report);
+  report.health = job.planHealth(report);
   const last = await answers.close(!ctx.claimLost, report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
@@ -72,7 +66,7 @@ export async function runLanes(
     const released = await durably(deps, ctx, [], 'release', () => deps.targets.releaseClaims(run.runId, token, ctx.unrecorded, new Date(deps.clock.now())));
     if (released) deps.events.emit('claim:released', { runId: run.runId, released });
   }
-  // what the account's next job must wait for, given to the shared pace with the lock's release (job-lock.ts)
+  // what the account's next job must wait for, given to the shared pace with the lock's release (withAccountLock, run-job.ts)
   floors.paceMs = paceFloor(ctx);
   floors.gapMs = gapFloor(ctx);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -140,7 +134,7 @@ async function lane(deps: JobDeps, ctx: LaneContext, claims: ClaimBatches, answe
     const first = await outgoingPart(deps, ctx, 0);
     const upload = 'failure' in first ? undefined : first.upload;
     // Typing first: the lane wakes `typing` ms before its slot, claims without stamping, and
-    // types to the chat it got until the slot (typing.ts); 0 for accounts without typing.
+    // types to the chat it got until the slot (parts.ts); 0 for accounts without typing.
     const typing = 'failure' in first ? 0 : typingAhead(ctx, first.part);
     let slotAt = deps.clock.now();
     if (!('failure' in first)) {

@@ -3,12 +3,11 @@ import { PairingError, type WhatsAppSocketPool } from '@metronome/transports';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, WhatsAppPairing } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { errorResponses, idParams, iso, time } from '../schemas/common.js';
 
-/** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
-export type WhatsAppPairing = Pick<WhatsAppSocketPool, 'pair'>;
+export type { WhatsAppPairing } from '../context.js';
 
 export interface PairingRoutesOptions {
   ctx: ApiContext;

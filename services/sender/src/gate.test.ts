@@ -1,6 +1,6 @@
 import type { JobDeps } from './deps.js';
 import type { LaneContext } from './lane-context.js';
-import { spaceWrite } from './pace-slots.js';
+import { spaceWrite } from './gate.js';
 
 // spaceWrite on a virtual clock: what matters is when each lane is let go to write.
 

@@ -1,6 +1,6 @@
 import type { RunForSend } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import { withAccountLock } from './job-lock.js';
+import { withAccountLock } from './run-job.js';
 
 // withAccountLock against a lock that records its calls: what the job's work leaves in its
 // floors goes to the shared pace in the one call that releases the lock.

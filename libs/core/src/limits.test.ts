@@ -1,0 +1,42 @@
+import { gateLimit, gateLimits, LIMITS, limitsOfPhase } from './limits.js';
+import { at, factsFrom, NOW } from './run-facts.fixture.js';
+import { explainRun, explainTarget } from './run-waiting.js';
+
+// The list of limits is what both the gate and the `waiting` explanation read: each answer
+// below comes from one entry of LIMITS.
+const facts = factsFrom();
+
+describe('the list of limits', () => {
+  it('names each limit once, and every limit the explanation places has its sentence', () => {
+    const keys = LIMITS.map((l) => l.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const l of LIMITS) if (l.phase !== null) expect(typeof l.explain).toBe('function');
+    expect(limitsOfPhase('run').map((l) => l.key)).toEqual(['cooling']);
+    expect(limitsOfPhase('due').map((l) => l.key)).toEqual(['cap', 'pace']);
+  });
+
+  it("reads the pace scripts' limitedBy as a limit: the chat's pace holds one chat, the account's pace and a cap end the job", () => {
+    expect(gateLimit('chat')).toMatchObject({ key: 'chat_pace', gate: 'chat' });
+    expect(gateLimit('account')).toMatchObject({ key: 'pace', gate: 'job', waiting: 'pace' });
+    expect(gateLimit('cap')).toMatchObject({ key: 'cap', gate: 'job', waiting: 'cap' });
+  });
+
+  it('gives the gate the human gap and the caps, the daily cap lowered by the warm-up of the day', () => {
+    const account = { sendDelaySeconds: { min: 30, max: 60 }, hourlyCap: 40, dailyCap: 500, warmup: { startedAt: '2030-01-15T00:00:00Z', steps: [{ afterDays: 0, dailyCap: 20 }, { afterDays: 30, dailyCap: null }] } };
+    expect(gateLimits(account, NOW.getTime())).toEqual({ minDelayMs: 30_000, delay: { min: 30, max: 60 }, hourlyCap: 40, dailyCap: 20 });
+    expect(gateLimits({ sendDelaySeconds: null, hourlyCap: null, dailyCap: null, warmup: null }, NOW.getTime())).toBeNull();
+  });
+
+  it('explains a due run by the first limit of the list that holds it: the cap before the pace', () => {
+    const both = facts({ capFreeAt: at('03:20:00'), paceFreeAt: at('03:00:05') });
+    expect(explainRun(both, NOW)?.reason).toBe('cap');
+    expect(explainRun(facts({ paceFreeAt: at('03:00:05') }), NOW)?.reason).toBe('pace');
+  });
+
+  it("holds every chat for a `run` limit: a pending target waits for the account's cooling", () => {
+    const f = facts({ account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'failures' } });
+    const run = explainRun(f, NOW);
+    const target = { status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: at('03:10:00') };
+    expect(explainTarget(target, run, f, NOW)?.reason).toBe('cooling');
+  });
+});

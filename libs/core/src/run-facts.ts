@@ -1,0 +1,69 @@
+import type { DeliveryWindow } from './delivery-window.js';
+
+/**
+ * Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`). Every
+ * rule here takes the facts read from PostgreSQL and Redis plus `now`, and decides nothing else.
+ */
+export type WaitingReason =
+  | 'scheduled'
+  | 'window_closed'
+  | 'interval_gate'
+  | 'pace'
+  | 'flood_wait'
+  | 'slow_mode'
+  | 'account_busy'
+  | 'cap'
+  | 'retry_backoff'
+  | 'account_unavailable'
+  | 'queue'
+  | 'cooling';
+
+export interface Waiting {
+  reason: WaitingReason;
+  /** when the hold ends, when that is known */
+  until: Date | null;
+  /** one plain sentence, times in the campaign's timezone */
+  detail: string;
+}
+
+/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
+export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait';
+
+/** Pending targets held by one kind of hold: how many, and when the first and the last are free. */
+export interface HoldGroup {
+  count: number;
+  first: Date;
+  last: Date;
+}
+
+/** Everything the explanation of one run needs, read in one query plus one Redis MGET. */
+export interface RunFacts {
+  status: string;
+  pausedReason: string | null;
+  scheduledAt: Date;
+  /** the run's first send ever; null before it */
+  firstSendAt: Date | null;
+  windowEndAt: Date | null;
+  timezone: string;
+  window: DeliveryWindow;
+  autoResume: boolean;
+  /** an interval campaign's everySeconds; null for cron and once campaigns */
+  everySeconds: number | null;
+  partsPerChat: number;
+  /** `perMinute`: the pace in force (lowered while a cooling's effect recovers); `coolingUntil`/`coolingReason` while `cooling` */
+  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number; coolingUntil?: Date | null; coolingReason?: string | null };
+  total: number;
+  skipped: number;
+  pending: number;
+  inFlight: number;
+  /** pending targets due now (`next_attempt_at <= now`), and the earliest of their due times */
+  due: number;
+  dueSince: Date | null;
+  holds: Partial<Record<TargetHold, HoldGroup>>;
+  /** when the account's pace next has a free slot (from its GCRA state in Redis); null: free */
+  paceFreeAt: Date | null;
+  /** when a capped account's hourly or daily window next frees a slot (Redis); null or absent: no cap met */
+  capFreeAt?: Date | null;
+  /** another open run of the same account is mid-fan-out while the account's lock is held */
+  accountBusy: boolean;
+}
