@@ -68,6 +68,10 @@ test('history past retention goes and its summary stays; newer, open and paused 
   const paused = await run(a, 200, 3, 'paused');
   const shortOld = await run(short, 31, 2);
   const shortRecent = await run(short, 29, 2);
+  // the sent chat was delivered, read and answered: the summary keeps those counts too
+  for (const id of [old, recent]) {
+    await sql`update run_targets set delivered_at = ${new Date(NOW)}, read_at = ${new Date(NOW)}, replied_at = ${new Date(NOW)} where run_id = ${id} and status = 'sent'`.execute(database.db);
+  }
 
   const counted = await sweep(clock);
   expect(counted).toEqual({ targets: 7, events: 2 });
@@ -76,7 +80,7 @@ test('history past retention goes and its summary stays; newer, open and paused 
   for (const kept of [recent, paused, shortRecent]) expect((await left(kept))!.targets).toBeGreaterThan(0);
   // the summary: counts as they were, read from the run once its targets are gone
   const counts = await countRuns(database.db, [old, recent]);
-  expect(counts.get(old)).toEqual({ total: 5, pending: 0, inFlight: 0, sent: 1, failed: 4, skipped: 0, unknown: 0 });
+  expect(counts.get(old)).toEqual({ total: 5, pending: 0, inFlight: 0, sent: 1, failed: 4, skipped: 0, unknown: 0, delivered: 1, read: 1, replied: 1 });
   expect(counts.get(recent)).toEqual(counts.get(old));
 
   // two days on, the runs kept then are due too

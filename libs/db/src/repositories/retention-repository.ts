@@ -1,5 +1,6 @@
 import { FINISHED_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
+import { countRuns } from './run-counts.js';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
 
@@ -31,19 +32,17 @@ export class RetentionRepository {
     return rows.rows.map((r) => r.id);
   }
 
-  /** Keeps the runs' per-status counts before their targets go (once: a resumed sweep keeps the first). */
+  /**
+   * Keeps the runs' counts before their targets go (once: a resumed sweep keeps the first),
+   * counted as every other count is (run-counts.ts), receipts and replies included.
+   */
   async keepSummaries(runIds: string[]): Promise<void> {
+    const counts = await countRuns(this.db, runIds);
+    const ids = [...counts.keys()];
     await sql`
-      update runs r set summary_counts = jsonb_build_object(
-          'total', coalesce(c.total, 0), 'pending', coalesce(c.pending, 0), 'inFlight', coalesce(c.in_flight, 0), 'sent', coalesce(c.sent, 0),
-          'failed', coalesce(c.failed, 0), 'skipped', coalesce(c.skipped, 0), 'unknown', coalesce(c.unknown, 0))
-        from unnest(${runIds}::uuid[]) ids(id)
-        left join lateral (
-          select count(*) as total, count(*) filter (where status = 'pending') as pending, count(*) filter (where status = 'in_flight') as in_flight,
-                 count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed,
-                 count(*) filter (where status = 'skipped') as skipped, count(*) filter (where status = 'unknown') as unknown
-            from run_targets t where t.run_id = ids.id) c on true
-       where r.id = ids.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+      update runs r set summary_counts = c.counts
+        from unnest(${ids}::uuid[], ${ids.map((id) => JSON.stringify(counts.get(id)))}::jsonb[]) as c(id, counts)
+       where r.id = c.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
   }
 
   /** Deletes up to `batch` targets of the runs (by their primary key); how many went. */
