@@ -75,4 +75,8 @@ async function notSent(stack, token, runs) {
   return problems;
 }
 
-const countBy = (items, key) => items.reduce((acc, x) => ({ ...acc, [key(x)]: (acc[key(x)] ?? 0) + 1 }), {});
+const countBy = (items, key) => {
+  const counts = {};
+  for (const x of items) counts[key(x)] = (counts[key(x)] ?? 0) + 1;
+  return counts;
+};

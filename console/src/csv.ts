@@ -33,7 +33,7 @@ export function targetsCsv(targets: RunTarget[]): string {
       .map(cell)
       .join(','),
   );
-  return [head.join(','), ...rows].join('\r\n') + '\r\n';
+  return `${[head.join(','), ...rows].join('\r\n')}\r\n`;
 }
 
 export function downloadCsv(filename: string, text: string): void {

@@ -39,6 +39,7 @@ describe('accounts', () => {
       optOutKeywords: [],
       typing: null,
       platformDeduplicates: false,
+      receipts: 'supported',
       // an http account asks for its first chat directory sync when created
       directory: { status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null },
       createdAt: expect.any(String),

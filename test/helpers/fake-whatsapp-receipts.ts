@@ -1,6 +1,6 @@
 import type { Clock } from '@metronome/core';
 import { WAMessageStatus } from '@whiskeysockets/baileys';
-import type { FakeWhatsAppSocket } from './fake-whatsapp-socket.js';
+import type { FakeWhatsAppSocket } from './fake-whatsapp-device.js';
 
 // The FAKE WhatsApp server's receipts, shaped as Baileys emits them (Socket/messages-recv.js
 // handleReceipt): one-to-one chats as `messages.update` with a status and the receipt's time in

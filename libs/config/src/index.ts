@@ -60,7 +60,7 @@ export const url = (fallback: string, protocols: string[]) =>
         if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
         return value.replace(/\/+$/, '');
       } catch {
-        ctx.addIssue({ code: 'custom', message: `expected a ${protocols.map((p) => p + '//').join(' or ')} URL` });
+        ctx.addIssue({ code: 'custom', message: `expected a ${protocols.map((p) => `${p}//`).join(' or ')} URL` });
         return z.NEVER;
       }
     });

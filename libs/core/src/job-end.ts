@@ -188,5 +188,5 @@ export function failureSummary(p: RunCountsLike): string {
   if (p.failed) parts.push(`${p.failed} failed`);
   if (p.unknown) parts.push(`${p.unknown} unknown (may or may not have arrived; retry-failed re-sends them)`);
   if (p.skipped) parts.push(`${p.skipped} skipped`);
-  return parts.join(', ') + '.';
+  return `${parts.join(', ')}.`;
 }

@@ -1,5 +1,5 @@
 import { at, factsFrom, NOW, type FactsPatch } from './run-facts.fixture.js';
-import { explainRun, explainTarget, targetHold, type RunFacts, type Waiting } from './run-waiting.js';
+import { explainRun, explainTarget, targetHold, type Waiting } from './run-waiting.js';
 
 // Every reason a run can wait for, its `until` and its sentence, against one fixed `now`:
 // 11:00 in Kuala Lumpur (UTC+8), inside a 06:00–18:00 window that closes at 10:00 UTC.

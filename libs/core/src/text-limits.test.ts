@@ -19,7 +19,7 @@ describe('textOverLimit', () => {
   test('counted in UTF-16 code units, as Telegram counts: an emoji outside the BMP is 2', () => {
     const emoji = '\u{1F600}';
     expect(textOverLimit([{ type: 'text', text: emoji.repeat(2_048) }], limits)).toBeNull();
-    expect(textOverLimit([{ type: 'text', text: emoji.repeat(2_048) + 'x' }], limits)?.code).toBe(TEXT_TOO_LONG);
+    expect(textOverLimit([{ type: 'text', text: `${emoji.repeat(2_048)}x` }], limits)?.code).toBe(TEXT_TOO_LONG);
     // 1,024 code points, but 2,048 code units
     expect(textOverLimit([{ type: 'media', caption: emoji.repeat(1_024) }], limits)?.code).toBe(TEXT_TOO_LONG);
   });

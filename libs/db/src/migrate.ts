@@ -61,7 +61,7 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
   try {
     const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
     if (exists.rowCount) return false;
-    const ident = '"' + name.replaceAll('"', '""') + '"';
+    const ident = `"${name.replaceAll('"', '""')}"`;
     const from = template ? ` template "${template.replaceAll('"', '""')}"` : '';
     try {
       await admin.query(`create database ${ident}${from}`);

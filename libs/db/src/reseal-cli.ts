@@ -48,7 +48,7 @@ try {
     process.exitCode = 1;
   }
   const hooks = await resealWebhookSecrets(new WebhookRepository(db), keys);
-  console.log(`reseal: ${hooks.resealed} webhook secrets re-sealed under SECRETS_KEY` + (hooks.raced ? `; ${hooks.raced} changed meanwhile and were left as written` : ''));
+  console.log(`reseal: ${hooks.resealed} webhook secrets re-sealed under SECRETS_KEY${hooks.raced ? `; ${hooks.raced} changed meanwhile and were left as written` : ''}`);
   if (hooks.unreadable.length > 0) {
     console.error(
       `reseal: ${hooks.unreadable.length} webhook(s) hold secrets sealed with a key that is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS (${hooks.unreadable.slice(0, 10).join(', ')}${hooks.unreadable.length > 10 ? ', …' : ''}): set SECRETS_KEY_PREVIOUS to the key they were sealed with and run again.`,

@@ -1,5 +1,5 @@
 import type { RedisKeys } from './keys.js';
-import type { ChatPace, PaceReservation, SafeReservation } from './pace-types.js';
+import type { ChatPace, SafeReservation } from './pace-types.js';
 import { paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 

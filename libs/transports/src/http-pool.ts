@@ -54,11 +54,10 @@ export class HttpPool {
       const flushed = chunk instanceof Buffer ? flushes.get(chunk) : undefined;
       if (!flushed) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
       flushes.delete(chunk as Buffer);
-      const socket = this;
-      return (write as (chunk: Buffer, callback: (error?: Error | null) => void) => boolean).call(socket, chunk as Buffer, (error) => {
+      return (write as (chunk: Buffer, callback: (error?: Error | null) => void) => boolean).call(this, chunk as Buffer, (error) => {
         // A socket destroyed first reports its cancelled writes without an error: node:http
         // does not count those as written either (its 'finish' waits on no socket error).
-        if (!error && !socket.destroyed) flushed();
+        if (!error && !this.destroyed) flushed();
       });
     } as Socket['write'];
   }

@@ -50,7 +50,7 @@ export class HttpTransport implements Transport {
   private readonly targets = new RequestTargets();
 
   constructor(private readonly options: HttpTransportOptions) {
-    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
+    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
     this.pool = new HttpPool(this.base, options.maxSockets ?? 256);
   }
 

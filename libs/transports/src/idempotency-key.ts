@@ -17,7 +17,7 @@ export function encodeIdempotencyKey(key: string): string {
   for (const ch of key) {
     const cp = ch.codePointAt(0)!;
     if (isLiteral(cp)) out += ch;
-    else for (const byte of utf8Bytes(cp)) out += '%' + byte.toString(16).toUpperCase().padStart(2, '0');
+    else for (const byte of utf8Bytes(cp)) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }

@@ -147,7 +147,7 @@ export function writeMembersCsv(members: { chatId: string; vars: Record<string, 
   const seen = new Set<string>();
   for (const m of members) for (const name of Object.keys(m.vars ?? {})) if (!seen.has(name)) (seen.add(name), names.push(name));
   const rows = members.map((m) => [safeCell(m.chatId), ...names.map((n) => safeCell(m.vars?.[n] ?? ''))]);
-  return '\ufeff' + stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n' });
+  return `\ufeff${stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n' })}`;
 }
 
 /** A cell with a formula-looking start escaped by a leading `'`. */

@@ -1,7 +1,7 @@
 import { cronGapProblem, cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
 import type { MessagePart, Schedule } from '@metronome/db';
 import type { FieldProblem } from './errors.js';
-import { chatIdOf, personalMessageProblems, type CampaignTarget } from './personal-rules.js';
+import { chatIdOf, type CampaignTarget } from './personal-rules.js';
 import { storableInstant, TIME_RANGE } from './schemas/common.js';
 
 /** The parts of a campaign whose rules span fields or depend on configuration. */

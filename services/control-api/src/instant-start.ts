@@ -64,7 +64,7 @@ function mayStartAt(ctx: ApiContext, campaign: { active: boolean; nextRunAt: Dat
 
 /** Plans `due`'s occurrence as the tick does: its run and the campaign's advance, when the plan is a run. */
 function planRun(ctx: ApiContext, due: DueCampaign, now: Date): { writes: FirstRun; instant: InstantRun } | null {
-  let plan;
+  let plan: ReturnType<typeof planOccurrence>;
   try {
     plan = planOccurrence(dueOccurrence(due), now, ctx.config.schedulerJitterMs ?? 0);
   } catch {

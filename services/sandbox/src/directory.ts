@@ -46,7 +46,7 @@ export class SandboxDirectories {
   private defaults: SandboxChat[];
 
   constructor(
-    private seed: number,
+    seed: number,
     private size = DEFAULT_DIRECTORY_SIZE,
   ) {
     this.defaults = defaultDirectory(seed, size);
@@ -55,7 +55,6 @@ export class SandboxDirectories {
   /** Back to the default directories of `seed` (and of `size`, when given). */
   reset(seed: number, size = this.size): void {
     this.custom.clear();
-    this.seed = seed;
     this.size = size;
     this.defaults = defaultDirectory(seed, size);
   }

@@ -6,7 +6,7 @@ import { buildSandbox } from './app.js';
 import { loadConfig } from './config.js';
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
   } catch (err) {

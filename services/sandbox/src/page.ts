@@ -5,15 +5,15 @@ import type { SandboxState } from './state.js';
 const CHATS_SHOWN = 200;
 const MESSAGES_SHOWN = 10;
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
 
 const time = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 
 function describe(m: ReceivedMessage): string {
-  const body = m.part.type === 'text' ? m.part.text : `[media ${m.part.mediaRef}]${m.part.caption ? ' ' + m.part.caption : ''}`;
-  const short = body.length > 120 ? body.slice(0, 119) + '…' : body;
-  return `<li><span class="t">${time(m.receivedAt)}</span> ${m.partIndex + 1}/${m.partCount} ${escape(short)}</li>`;
+  const body = m.part.type === 'text' ? m.part.text : `[media ${m.part.mediaRef}]${m.part.caption ? ` ${m.part.caption}` : ''}`;
+  const short = body.length > 120 ? `${body.slice(0, 119)}…` : body;
+  return `<li><span class="t">${time(m.receivedAt)}</span> ${m.partIndex + 1}/${m.partCount} ${escapeHtml(short)}</li>`;
 }
 
 export function renderPage(state: SandboxState): string {
@@ -31,12 +31,12 @@ export function renderPage(state: SandboxState): string {
       const flags = [c.error, c.failNext ? `failNext ${c.failNext}` : '', c.slowModeSeconds ? `slow ${c.slowModeSeconds}s` : '']
         .filter(Boolean)
         .join(', ');
-      return `<tr><td>${escape(c.chatId)}<div class="f">${escape(flags)}</div></td><td>${c.received}</td><td><ol>${last.map(describe).join('')}</ol></td></tr>`;
+      return `<tr><td>${escapeHtml(c.chatId)}<div class="f">${escapeHtml(flags)}</div></td><td>${c.received}</td><td><ol>${last.map(describe).join('')}</ol></td></tr>`;
     });
     const more = chats.length > CHATS_SHOWN ? `<p>… and ${chats.length - CHATS_SHOWN} more chats</p>` : '';
     const pace = a.maxPerMinute > 0 ? `${a.maxPerMinute}/min, burst ${a.burst}` : 'unlimited';
     const status = a.unauthorized ? ' <b>unauthorized</b>' : a.blockedUntil !== null ? ` blocked until ${time(a.blockedUntil)}` : '';
-    return `<section><h2>${escape(a.account)}${status}</h2>
+    return `<section><h2>${escapeHtml(a.account)}${status}</h2>
 <p>pace ${pace} · accepted ${a.accepted} · most in 1 s ${perAccount.get(a.account)?.maxPerSecond ?? 0}</p>
 <table><tr><th>chat</th><th>received</th><th>last ${MESSAGES_SHOWN} parts</th></tr>${rows.join('')}</table>${more}</section>`;
   });

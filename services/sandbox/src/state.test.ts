@@ -244,7 +244,7 @@ describe('media', () => {
   it('stores the upload and counts uploads per account and sha256', () => {
     const s = newState();
     const first = upload(s, 'acc', T0);
-    expect(first).toEqual({ status: 200, body: { mediaRef: 'ref-' + refs }, hangMs: 0 });
+    expect(first).toEqual({ status: 200, body: { mediaRef: `ref-${refs}` }, hangMs: 0 });
     upload(s, 'acc', T0);
     upload(s, 'other', T0);
     expect(s.stats().uploads).toEqual([

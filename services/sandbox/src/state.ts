@@ -11,7 +11,6 @@ import { SandboxDirectories } from './directory.js';
 import type {
   AccountPatch,
   Answer,
-  ChatErrorCode,
   ChatPatch,
   ConfigPatch,
   DuplicateKey,

@@ -46,6 +46,6 @@ test('the reason kept in last_error is one plain sentence PostgreSQL text can ho
   const reason = deactivationReason(evaluationProblem(new Error('bad\u0000zone\r\nname')));
   expect(reason).toBe('The scheduler could not turn this campaign into a run and deactivated it: evaluating its schedule or delivery window failed (bad zone name). Correct it, then set active to true.');
   const long = deactivationReason(evaluationProblem(new CampaignProblem('x'.repeat(1000))));
-  expect(long).toContain('x'.repeat(400) + '…. Correct it');
+  expect(long).toContain(`${'x'.repeat(400)}…. Correct it`);
   expect(long).not.toContain('x'.repeat(401));
 });

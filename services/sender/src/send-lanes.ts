@@ -3,7 +3,7 @@ import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import { durably, leaseLost, stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
+import { durably, stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
 import { gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
 import { ClaimBatches, PendingAnswers, releaseTarget } from './writes.js';
 import { chatTextOverLimit, compileParts, followsPlatformWait, outgoingPart, sendParts, typeClaimed, typingAhead, type PreparedPart } from './parts.js';

@@ -53,7 +53,7 @@ export class ClaimBatches {
   private async statement(limit: number, sending: boolean): Promise<ClaimedTarget[] | 'lost'> {
     const { deps, ctx } = this;
     const carried = this.answers.take();
-    let claim;
+    let claim: Awaited<ReturnType<typeof deps.claims.claim>>;
     try {
       claim = await deps.claims.claim(sending, { runId: ctx.run.runId, owner: ctx.token, sent: carried, leaseMs: ctx.leaseMs, firstSendKnown: ctx.run.firstSendAt !== null, limit });
     } catch (error) {

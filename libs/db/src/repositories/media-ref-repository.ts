@@ -39,7 +39,7 @@ export class MediaRefRepository {
       .select(['content_type', 'sha256', 'filename', 'bytes'])
       .where('id', '=', mediaId)
       .executeTakeFirst();
-    if (!row || !row.bytes) return null;
+    if (!row?.bytes) return null;
     return { contentType: row.content_type, sha256: row.sha256, filename: row.filename, bytes: row.bytes };
   }
 }

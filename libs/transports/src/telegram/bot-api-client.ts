@@ -31,7 +31,7 @@ export function isBotToken(token: unknown): token is string {
 
 /** `${base}/bot${token}/${method}`, keeping any path of the base (a proxy may serve the API under one). */
 export function botApiUrl(base: URL, token: string, method: string): URL {
-  const dir = base.href.endsWith('/') ? base : new URL(base.href + '/');
+  const dir = base.href.endsWith('/') ? base : new URL(`${base.href}/`);
   // './' keeps `bot<id>:` from reading as a URL scheme.
   return new URL(`./bot${token}/${encodeURIComponent(method)}`, dir);
 }
@@ -51,7 +51,7 @@ export class BotApiClient {
   private readonly targets = new RequestTargets();
 
   constructor(private readonly options: BotApiClientOptions) {
-    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : options.baseUrl + '/');
+    this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
     this.pool = new HttpPool(this.base, options.maxSockets ?? 256);
   }
 

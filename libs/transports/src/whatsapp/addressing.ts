@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  * message, never a second one.
  */
 export function whatsappMessageId(idempotencyKey: string): string {
-  return '3EB0' + createHash('sha256').update(idempotencyKey).digest('hex').toUpperCase().slice(0, 18);
+  return `3EB0${createHash('sha256').update(idempotencyKey).digest('hex').toUpperCase().slice(0, 18)}`;
 }
 
 /**

@@ -103,7 +103,7 @@ export class WhatsAppSocketPool {
   /** Whether this replica has the account's socket open now. */
   isOpen(accountId: string): boolean {
     const c = this.connections.get(accountId);
-    return c !== undefined && c.isSettled && !c.disposed;
+    return c?.isSettled === true && !c.disposed;
   }
 
   /**

@@ -26,7 +26,7 @@ export const exportRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
       const tenantId = ownerFor(req.caller, req.query.tenantId);
       if (!(await ctx.tenants.exists(tenantId))) throw notFound('tenant');
       const lines = (async function* () {
-        for await (const line of exports.lines(tenantId)) yield JSON.stringify(line) + '\n';
+        for await (const line of exports.lines(tenantId)) yield `${JSON.stringify(line)}\n`;
       })();
       return reply
         .type('application/x-ndjson; charset=utf-8')

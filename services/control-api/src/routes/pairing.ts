@@ -1,5 +1,5 @@
 import type { AccountRow } from '@metronome/db';
-import { PairingError, type WhatsAppSocketPool } from '@metronome/transports';
+import { PairingError, } from '@metronome/transports';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';

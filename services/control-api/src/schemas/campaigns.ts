@@ -104,7 +104,7 @@ const fields = {
 
 export const createCampaignBody = z.strictObject({
   ...fields,
-  targets: fields.targets.default([]).describe('required unless audienceIds names an audience; ' + fields.targets.description),
+  targets: fields.targets.default([]).describe(`required unless audienceIds names an audience; ${fields.targets.description}`),
   audienceIds: fields.audienceIds.default([]),
   deliveryWindow: deliveryWindow.optional().describe('defaults to 00:00–24:00 (always open)'),
   active: fields.active.default(true),
