@@ -37,6 +37,7 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/global-teardown.mjs',
       // a file that leaves a PostgreSQL or Redis connection open fails (test/leak-check/)
       testEnvironment: '<rootDir>/test/leak-check/leak-environment.mjs',
       setupFilesAfterEnv: ['<rootDir>/test/leak-check/track-connections.ts'],

@@ -3,14 +3,16 @@
 // carries a hash of migrations/, so a changed migration gets a new template, and test runs
 // going on at the same time never drop one another's. Plain ESM on the build output
 // (`npm test` builds first), because jest loads global setup outside its module mapping.
+// When the run holds console files, one Chromium for the whole run (each file connects to it
+// and opens its own contexts): see test/helpers/browser.ts; test/global-teardown.mjs stops it.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDatabase, migrate, MIGRATIONS_DIR } from '@metronome/db';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome_test';
 
-export default async function globalSetup() {
+export default async function globalSetup(globalConfig) {
   const hash = createHash('sha256');
   for (const file of readdirSync(MIGRATIONS_DIR).sort()) hash.update(file).update(readFileSync(path.join(MIGRATIONS_DIR, file)));
   const template = `metronome_test_tpl_${hash.digest('hex').slice(0, 12)}`;
@@ -18,6 +20,35 @@ export default async function globalSetup() {
   url.pathname = `/${template}`;
   await ensureDatabase(url.toString());
   await migrate(url.toString(), MIGRATIONS_DIR);
-  // test workers start after this and inherit the variable
+  // test workers start after this and inherit the variables
   process.env.METRONOME_TEST_TEMPLATE = template;
+  if (runsConsoleFiles(globalConfig)) await startSharedBrowser();
+}
+
+/** Whether the run may hold a console file: no path pattern given, or one that matches one. */
+function runsConsoleFiles(globalConfig) {
+  const patterns = globalConfig?.testPathPatterns?.patterns ?? [];
+  if (patterns.length === 0) return true;
+  const dir = path.join(globalConfig.rootDir ?? process.cwd(), 'test', 'console');
+  const files = readdirSync(dir).map((f) => path.join(dir, f));
+  return patterns.some((p) => files.some((f) => new RegExp(p, 'i').test(f)));
+}
+
+async function startSharedBrowser() {
+  const executablePath = chromiumPath();
+  // no Chromium: the console files fail on their own, naming how to install it
+  if (!executablePath) return;
+  const { chromium } = await import('playwright-core');
+  // root (CI) needs --no-sandbox
+  const server = await chromium.launchServer({ executablePath, args: ['--no-sandbox'] });
+  globalThis.__metronomeBrowserServer = server;
+  process.env.METRONOME_TEST_BROWSER_WS = server.wsEndpoint();
+}
+
+/** As test/helpers/browser.ts's chromiumPath, without throwing. */
+function chromiumPath() {
+  const given = process.env.CHROMIUM_PATH;
+  if (given) return existsSync(given) ? given : undefined;
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  return ['chromium', 'chromium-browser'].flatMap((name) => dirs.map((d) => path.join(d, name))).find((p) => existsSync(p));
 }

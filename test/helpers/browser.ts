@@ -15,7 +15,13 @@ export function chromiumPath(): string {
   throw new Error('Chromium is not installed: run `apt-get update && apt-get install -y --no-install-recommends chromium` (or set CHROMIUM_PATH) to run the console tests.');
 }
 
+/**
+ * The run's shared Chromium when test/global-setup.mjs started one (METRONOME_TEST_BROWSER_WS):
+ * a connection whose close() closes only this file's contexts; else a Chromium of the file's own.
+ */
 export async function launchBrowser(): Promise<Browser> {
+  const shared = process.env['METRONOME_TEST_BROWSER_WS'];
+  if (shared) return chromium.connect(shared);
   // root (CI) needs --no-sandbox
   return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
 }
