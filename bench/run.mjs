@@ -60,7 +60,16 @@ for (const s of scenarios) {
   const loadBefore = loadavg()[0];
   const result = await s.run(env);
   const load1 = { before: +loadBefore.toFixed(2), after: +loadavg()[0].toFixed(2) };
-  const record = { scenario: s.name, quick, at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, load1, seconds: (Date.now() - started) / 1000, ...result };
+  const record = {
+    scenario: s.name,
+    quick,
+    at: new Date().toISOString(),
+    node: process.version,
+    cpus: (await import('node:os')).cpus().length,
+    load1,
+    seconds: (Date.now() - started) / 1000,
+    ...result,
+  };
   writeFileSync(path.join(RESULTS, `${s.name}.json`), `${JSON.stringify(record, null, 2)}\n`);
   appendFileSync(path.join(RESULTS, 'history.ndjson'), `${JSON.stringify(record)}\n`);
   for (const [metric, value] of Object.entries(result.figures)) rows.push({ scenario: s.name, metric, value });

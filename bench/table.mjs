@@ -14,22 +14,140 @@ const END = '<!-- figures:end -->';
 
 /** Per scenario: what it measures, the figures shown (label → key in `figures`), and its goal. */
 export const SCENARIOS = [
-  ['queue-ceiling', 'BullMQ no-op jobs, one worker at concurrency 50, same Redis: the ceiling the sending figures are compared with', { 'jobs/s': 'no-op jobs/s', 'cold pass': 'no-op jobs/s, cold pass' }, 'a ceiling, no goal'],
-  ['throughput', '200 accounts × 50 chats, pace unbounded, zero-latency sandbox, 2 senders × 32 jobs, after a cold phase on the same stack: sends/s end to end, each result durable', { 'sends/s': 'sends/s', 'sender CPU ms/send': 'sender CPU ms/send', 'first pass sends/s': 'first pass sends/s', 'cold phase sends/s': 'cold phase sends/s', duplicates: 'duplicate deliveries' }, '≥ 2,000 sends/s, ≤ 0.5 ms CPU per send, ≥ 0.12 of the ceiling, 0 duplicates'],
-  ['pacing', '1,000 chats on one account at 600/min, burst 1, 2 senders: completion over the ideal, judged at the sandbox', { ratio: 'ratio (goal ≤ 1.02)', 'most in any 10 s (limit 101)': 'most sends in any 10 s (limit 101)', 'most in any 1 s (limit 11)': 'most sends in any 1 s (limit 11)' }, 'ratio ≤ 1.02, never above a limit'],
-  ['start-lag', '1,000 interval campaigns (60 s, 5 chats, own accounts, sandbox 20 ms), 2 senders, 3 min: run start minus `scheduledAt`', { 'p50 s': 'lag p50 s', 'p99 s': 'lag p99 s', 'max s': 'lag max s', runs: 'runs started', early: 'early starts' }, 'p99 ≤ 1 s, 0 early'],
-  ['start-lag-10k', 'the same at 10,000 interval campaigns (167 runs and 833 sends a second)', { 'p50 s': 'lag p50 s', 'p99 s': 'lag p99 s', 'max s': 'lag max s', runs: 'runs started', early: 'early starts' }, 'p99 ≤ 0.1 s, 0 early'],
-  ['first-start', '1,000 interval campaigns (30 s, 3 chats) created as fast as the API takes them, 2 senders, after a cold phase of 1,000: first and later runs, start minus `scheduledAt`', { 'first p99 s': 'first lag p99 s', 'later p99 s': 'later lag p99 s', 'cold first p99 s': 'cold phase: first lag p99 s', early: 'early starts', 'before scheduledAt (sandbox)': 'messages received before scheduledAt (sandbox)' }, 'p99 ≤ 0.25 s, 0 early'],
-  ['interval-drift', '50 campaigns every 10 s, 5 chats, 600/min, 2 senders, 3 min: each chat’s spacing minus the interval, judged at the sandbox', { 'drift p50 ms': 'chat spacing minus everySeconds p50 ms (drift per occurrence)', 'min ms (never < 0)': 'chat spacing minus everySeconds min ms (never < 0)', 'first message p99 s, last occurrence': 'first message after scheduledAt p99 s, last occurrence' }, 'never below 0'],
-  ['scheduling', 'start lag of 1,000 interval campaigns with 1, 2 and 4 senders (3 min each), judged at the sandbox too', { '1 sender p99 s': '1s start lag p99 s', '2 senders p99 s': '2s start lag p99 s', '4 senders p99 s': '4s start lag p99 s', 'chats served early': '4s chats served early', 'scheduler statements per run': '2s scheduler statements per run' }, 'p99 ≤ 1 s with any sender count, 0 early'],
-  ['cost', '50 accounts × 50 chats, one part, pace unbounded, 2 senders: per delivered part, counted by the senders', { 'PostgreSQL statements': 'pg statements/send', 'Redis commands': 'redis commands/send (locks, pace, enqueue)', 'BullMQ worker commands': 'redis commands/send (BullMQ worker)' }, '≤ 1 statement per send'],
-  ['fairness', '1 account × 5,000 chats and 100 accounts × 5 chats due at once, 1 sender, after a cold phase: start lag of the 100 small runs', { 'p99 s': 'small runs start lag p99 s', 'cold p99 s': 'cold phase: small runs start lag p99 s', 'big run sent meanwhile': 'big run sent when small done' }, 'p99 ≤ 0.5 s'],
-  ['big-run', '1 account × 10,000 chats, pace unbounded, zero-latency sandbox, 2 senders: sends/s at the sandbox', { 'sends/s': 'sends/s', 'first fifth': 'sends/s, first fifth', 'last fifth': 'sends/s, last fifth' }, 'as fast at its start as at its end'],
-  ['api-load', '`GET /v1/runs/{id}` and resume against 40,000 paused runs, 1–100 connections', { 'GET c=10 req/s': 'GET run c=10 req/s', 'GET c=10 p99 ms': 'GET run c=10 p99 ms', 'resume c=10 p99 ms': 'resume c=10 p99 ms' }, 'no goal set'],
-  ['audience-import', 'a 100,000-row CSV imported through `POST /v1/audiences/{id}/members`, request to answer', { 'import s': 'import 100000 rows s', 're-import s': 're-import (all updates) s', 'dry run s': 'dry run s' }, '≤ 10 s'],
-  ['audience-run', 'a 10,000-member audience run and a 10-chat inline run due together: first message minus `scheduledAt`', { 'audience p50 s': 'audience run: first send − scheduledAt p50 s', 'inline p50 s': 'inline run: first send − scheduledAt p50 s' }, 'the audience run as soon as the inline one'],
-  ['directory-search', '`GET /v1/accounts/{id}/chats?query=` over 10,000 synced chats at 50 requests/s evenly spaced, 20 s', { 'p50 ms': 'search p50 ms', 'p99 ms': 'search p99 ms', 'within 50 ms (API)': 'search served within 50 ms (API histogram)' }, 'p99 ≤ 50 ms'],
-  ['history', 'the same stack in turns on an empty database and on one holding a long history (1,000,000 finished runs of 20 chats over 400 days by default; `BENCH_HISTORY_RUNS`): sending, every run list and page, the scheduler tick', { runs: 'history runs', 'sends/s ratio': 'sends/s ratio (goal ≥ 0.9)', 'worst list p99 ratio': 'worst list p99 ratio (goal ≤ 2)', 'worst list p99 ms': 'worst list p99 ms with history (goal ≤ 50)', 'tick ms empty': 'scheduler tick mean ms empty', 'tick ms with history': 'scheduler tick mean ms with history', 'bytes per target': 'run_targets bytes per row' }, 'sends ≥ 0.9 of empty; lists p99 ≤ 2× empty and ≤ 50 ms; tick unchanged'],
+  [
+    'queue-ceiling',
+    'BullMQ no-op jobs, one worker at concurrency 50, same Redis: the ceiling the sending figures are compared with',
+    { 'jobs/s': 'no-op jobs/s', 'cold pass': 'no-op jobs/s, cold pass' },
+    'a ceiling, no goal',
+  ],
+  [
+    'throughput',
+    '200 accounts × 50 chats, pace unbounded, zero-latency sandbox, 2 senders × 32 jobs, after a cold phase on the same stack: sends/s end to end, each result durable',
+    {
+      'sends/s': 'sends/s',
+      'sender CPU ms/send': 'sender CPU ms/send',
+      'first pass sends/s': 'first pass sends/s',
+      'cold phase sends/s': 'cold phase sends/s',
+      duplicates: 'duplicate deliveries',
+    },
+    '≥ 2,000 sends/s, ≤ 0.5 ms CPU per send, ≥ 0.12 of the ceiling, 0 duplicates',
+  ],
+  [
+    'pacing',
+    '1,000 chats on one account at 600/min, burst 1, 2 senders: completion over the ideal, judged at the sandbox',
+    {
+      ratio: 'ratio (goal ≤ 1.02)',
+      'most in any 10 s (limit 101)': 'most sends in any 10 s (limit 101)',
+      'most in any 1 s (limit 11)': 'most sends in any 1 s (limit 11)',
+    },
+    'ratio ≤ 1.02, never above a limit',
+  ],
+  [
+    'start-lag',
+    '1,000 interval campaigns (60 s, 5 chats, own accounts, sandbox 20 ms), 2 senders, 3 min: run start minus `scheduledAt`',
+    { 'p50 s': 'lag p50 s', 'p99 s': 'lag p99 s', 'max s': 'lag max s', runs: 'runs started', early: 'early starts' },
+    'p99 ≤ 1 s, 0 early',
+  ],
+  [
+    'start-lag-10k',
+    'the same at 10,000 interval campaigns (167 runs and 833 sends a second)',
+    { 'p50 s': 'lag p50 s', 'p99 s': 'lag p99 s', 'max s': 'lag max s', runs: 'runs started', early: 'early starts' },
+    'p99 ≤ 0.1 s, 0 early',
+  ],
+  [
+    'first-start',
+    '1,000 interval campaigns (30 s, 3 chats) created as fast as the API takes them, 2 senders, after a cold phase of 1,000: first and later runs, start minus `scheduledAt`',
+    {
+      'first p99 s': 'first lag p99 s',
+      'later p99 s': 'later lag p99 s',
+      'cold first p99 s': 'cold phase: first lag p99 s',
+      early: 'early starts',
+      'before scheduledAt (sandbox)': 'messages received before scheduledAt (sandbox)',
+    },
+    'p99 ≤ 0.25 s, 0 early',
+  ],
+  [
+    'interval-drift',
+    '50 campaigns every 10 s, 5 chats, 600/min, 2 senders, 3 min: each chat’s spacing minus the interval, judged at the sandbox',
+    {
+      'drift p50 ms': 'chat spacing minus everySeconds p50 ms (drift per occurrence)',
+      'min ms (never < 0)': 'chat spacing minus everySeconds min ms (never < 0)',
+      'first message p99 s, last occurrence': 'first message after scheduledAt p99 s, last occurrence',
+    },
+    'never below 0',
+  ],
+  [
+    'scheduling',
+    'start lag of 1,000 interval campaigns with 1, 2 and 4 senders (3 min each), judged at the sandbox too',
+    {
+      '1 sender p99 s': '1s start lag p99 s',
+      '2 senders p99 s': '2s start lag p99 s',
+      '4 senders p99 s': '4s start lag p99 s',
+      'chats served early': '4s chats served early',
+      'scheduler statements per run': '2s scheduler statements per run',
+    },
+    'p99 ≤ 1 s with any sender count, 0 early',
+  ],
+  [
+    'cost',
+    '50 accounts × 50 chats, one part, pace unbounded, 2 senders: per delivered part, counted by the senders',
+    {
+      'PostgreSQL statements': 'pg statements/send',
+      'Redis commands': 'redis commands/send (locks, pace, enqueue)',
+      'BullMQ worker commands': 'redis commands/send (BullMQ worker)',
+    },
+    '≤ 1 statement per send',
+  ],
+  [
+    'fairness',
+    '1 account × 5,000 chats and 100 accounts × 5 chats due at once, 1 sender, after a cold phase: start lag of the 100 small runs',
+    { 'p99 s': 'small runs start lag p99 s', 'cold p99 s': 'cold phase: small runs start lag p99 s', 'big run sent meanwhile': 'big run sent when small done' },
+    'p99 ≤ 0.5 s',
+  ],
+  [
+    'big-run',
+    '1 account × 10,000 chats, pace unbounded, zero-latency sandbox, 2 senders: sends/s at the sandbox',
+    { 'sends/s': 'sends/s', 'first fifth': 'sends/s, first fifth', 'last fifth': 'sends/s, last fifth' },
+    'as fast at its start as at its end',
+  ],
+  [
+    'api-load',
+    '`GET /v1/runs/{id}` and resume against 40,000 paused runs, 1–100 connections',
+    { 'GET c=10 req/s': 'GET run c=10 req/s', 'GET c=10 p99 ms': 'GET run c=10 p99 ms', 'resume c=10 p99 ms': 'resume c=10 p99 ms' },
+    'no goal set',
+  ],
+  [
+    'audience-import',
+    'a 100,000-row CSV imported through `POST /v1/audiences/{id}/members`, request to answer',
+    { 'import s': 'import 100000 rows s', 're-import s': 're-import (all updates) s', 'dry run s': 'dry run s' },
+    '≤ 10 s',
+  ],
+  [
+    'audience-run',
+    'a 10,000-member audience run and a 10-chat inline run due together: first message minus `scheduledAt`',
+    { 'audience p50 s': 'audience run: first send − scheduledAt p50 s', 'inline p50 s': 'inline run: first send − scheduledAt p50 s' },
+    'the audience run as soon as the inline one',
+  ],
+  [
+    'directory-search',
+    '`GET /v1/accounts/{id}/chats?query=` over 10,000 synced chats at 50 requests/s evenly spaced, 20 s',
+    { 'p50 ms': 'search p50 ms', 'p99 ms': 'search p99 ms', 'within 50 ms (API)': 'search served within 50 ms (API histogram)' },
+    'p99 ≤ 50 ms',
+  ],
+  [
+    'history',
+    'the same stack in turns on an empty database and on one holding a long history (1,000,000 finished runs of 20 chats over 400 days by default; `BENCH_HISTORY_RUNS`): sending, every run list and page, the scheduler tick',
+    {
+      runs: 'history runs',
+      'sends/s ratio': 'sends/s ratio (goal ≥ 0.9)',
+      'worst list p99 ratio': 'worst list p99 ratio (goal ≤ 2)',
+      'worst list p99 ms': 'worst list p99 ms with history (goal ≤ 50)',
+      'tick ms empty': 'scheduler tick mean ms empty',
+      'tick ms with history': 'scheduler tick mean ms with history',
+      'bytes per target': 'run_targets bytes per row',
+    },
+    'sends ≥ 0.9 of empty; lists p99 ≤ 2× empty and ≤ 50 ms; tick unchanged',
+  ],
 ];
 
 const number = (v) => (typeof v !== 'number' ? String(v) : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : String(+v.toFixed(3)));
@@ -45,7 +163,9 @@ export function renderTable() {
     }
     const r = JSON.parse(readFileSync(file, 'utf8'));
     const figures = Object.entries(shown).map(([label, key]) => `${label} **${key in r.figures ? number(r.figures[key]) : '–'}**`);
-    rows.push(`| ${name} | ${what} | ${figures.join(' · ')} | ${goal} | \`npm run bench -- ${name}\`${r.quick ? ' --quick' : ''}, ${r.at.slice(0, 16).replace('T', ' ')} UTC${r.load1 ? `, load ${r.load1.before} → ${r.load1.after}` : ''} |`);
+    rows.push(
+      `| ${name} | ${what} | ${figures.join(' · ')} | ${goal} | \`npm run bench -- ${name}\`${r.quick ? ' --quick' : ''}, ${r.at.slice(0, 16).replace('T', ' ')} UTC${r.load1 ? `, load ${r.load1.before} → ${r.load1.after}` : ''} |`,
+    );
   }
   return rows.join('\n');
 }

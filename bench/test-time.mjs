@@ -55,10 +55,15 @@ function summarize(run) {
     `sum of file times ${sum.toFixed(1)} s (${(sum / run.wallSeconds).toFixed(2)} files running on average)`,
     '',
     'per folder (files, summed seconds):',
-    ...[...byTier].sort((a, b) => b[1].seconds - a[1].seconds).map(([t, v]) => `  ${t.padEnd(28)} ${String(v.files).padStart(3)}  ${v.seconds.toFixed(1).padStart(7)}`),
+    ...[...byTier]
+      .sort((a, b) => b[1].seconds - a[1].seconds)
+      .map(([t, v]) => `  ${t.padEnd(28)} ${String(v.files).padStart(3)}  ${v.seconds.toFixed(1).padStart(7)}`),
     '',
     `slowest ${top} files (seconds, tests):`,
-    ...[...files].sort((a, b) => b.seconds - a.seconds).slice(0, top).map((f) => `  ${f.seconds.toFixed(1).padStart(6)}  ${String(f.tests).padStart(3)}  ${f.file}`),
+    ...[...files]
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, top)
+      .map((f) => `  ${f.seconds.toFixed(1).padStart(6)}  ${String(f.tests).padStart(3)}  ${f.file}`),
   ];
   return lines.join('\n');
 }

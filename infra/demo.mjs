@@ -79,7 +79,13 @@ export async function startDemoCampaigns({ apiUrl, dataDir, state, say }) {
     const id = state.accountIds?.[key];
     if (id && (await stillThere(() => call('GET', `/v1/accounts/${id}`, token)))) return id;
     // Each http account has its own API key; the sandbox registers it with the account's first request.
-    const body = { platform: 'http', name, externalId: `demo-${key}-${randomBytes(3).toString('hex')}`, credentials: { apiKey: randomBytes(24).toString('base64url') }, maxSendPerMinute };
+    const body = {
+      platform: 'http',
+      name,
+      externalId: `demo-${key}-${randomBytes(3).toString('hex')}`,
+      credentials: { apiKey: randomBytes(24).toString('base64url') },
+      maxSendPerMinute,
+    };
     return (await call('POST', '/v1/accounts', token, body)).id;
   };
   const accountIds = { a: await account('a', 'Demo account A', 120), b: await account('b', 'Demo account B', 60) };
@@ -92,9 +98,29 @@ export async function startDemoCampaigns({ apiUrl, dataDir, state, say }) {
     { type: 'text', text: 'Good morning! This is your Metronome demo reminder.' },
     { type: 'media', mediaId, caption: 'Sent by Metronome' },
   ];
-  const c1 = await call('POST', '/v1/campaigns', token, { accountId: accountIds.a, name: 'Demo: every minute to 50 chats', timezone: 'UTC', schedule: { type: 'interval', everySeconds: 60 }, messages, targets: chats('group', 50) });
-  const c2 = await call('POST', '/v1/campaigns', token, { accountId: accountIds.b, name: 'Demo: every 2 minutes to 10 chats', timezone: 'UTC', schedule: { type: 'interval', everySeconds: 120 }, messages: messages.slice(0, 1), targets: chats('team', 10) });
+  const c1 = await call('POST', '/v1/campaigns', token, {
+    accountId: accountIds.a,
+    name: 'Demo: every minute to 50 chats',
+    timezone: 'UTC',
+    schedule: { type: 'interval', everySeconds: 60 },
+    messages,
+    targets: chats('group', 50),
+  });
+  const c2 = await call('POST', '/v1/campaigns', token, {
+    accountId: accountIds.b,
+    name: 'Demo: every 2 minutes to 10 chats',
+    timezone: 'UTC',
+    schedule: { type: 'interval', everySeconds: 120 },
+    messages: messages.slice(0, 1),
+    targets: chats('team', 10),
+  });
   saveState(file, { ...state, accountIds, mediaId, campaignIds: [c1.id, c2.id] });
   say('✓ demo accounts A (120/min) and B (60/min); campaigns to 50 and 10 sandbox chats, due now');
-  return { token, campaigns: new Map([[c1.id, c1.name], [c2.id, c2.name]]) };
+  return {
+    token,
+    campaigns: new Map([
+      [c1.id, c1.name],
+      [c2.id, c2.name],
+    ]),
+  };
 }

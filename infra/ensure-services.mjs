@@ -81,11 +81,31 @@ export async function ensureServices({ databaseUrl, redisUrl, mode = 'local', lo
   else {
     if (!isLocal(redisHost)) throw new Error(`Redis does not answer at ${redisHost}:${redisPort}: start it, or set REDIS_URL to one that runs.`);
     const bin = which('redis-server');
-    if (!bin) throw new Error('Redis is not running and redis-server is not installed: run `sudo apt-get install redis-server` (or `brew install redis`), or set REDIS_URL.');
+    if (!bin)
+      throw new Error(
+        'Redis is not running and redis-server is not installed: run `sudo apt-get install redis-server` (or `brew install redis`), or set REDIS_URL.',
+      );
     const dir = path.join(ROOT, '.data', 'redis');
     mkdirSync(dir, { recursive: true });
     log(`… starting Redis on port ${redisPort} (${mode === 'local' ? dir : 'system'})`);
-    execFileSync(bin, ['--daemonize', 'yes', '--bind', '127.0.0.1', '--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', path.join(dir, 'redis.log'), '--pidfile', path.join(dir, 'redis.pid')]);
+    execFileSync(bin, [
+      '--daemonize',
+      'yes',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(redisPort),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--logfile',
+      path.join(dir, 'redis.log'),
+      '--pidfile',
+      path.join(dir, 'redis.pid'),
+    ]);
     if (!(await waitFor(() => redisAnswers(redisHost, redisPort), 10_000))) throw new Error(`Redis did not start: see ${path.join(dir, 'redis.log')}.`);
     log(`✓ Redis started on port ${redisPort}`);
     if (mode === 'local') stops.push(() => spawnSync(which('redis-cli') ?? 'redis-cli', ['-p', String(redisPort), 'shutdown', 'nosave']));
@@ -105,7 +125,10 @@ export async function ensureServices({ databaseUrl, redisUrl, mode = 'local', lo
     } else {
       const initdb = postgresBin('initdb');
       const pgCtl = postgresBin('pg_ctl');
-      if (!initdb || !pgCtl) throw new Error('PostgreSQL is not running and initdb/pg_ctl are not installed: run `sudo apt-get install postgresql` (or `brew install postgresql@15`), or set DATABASE_URL.');
+      if (!initdb || !pgCtl)
+        throw new Error(
+          'PostgreSQL is not running and initdb/pg_ctl are not installed: run `sudo apt-get install postgresql` (or `brew install postgresql@15`), or set DATABASE_URL.',
+        );
       const dir = path.join(ROOT, '.data', 'postgres');
       // initdb refuses to run as root: run it as the postgres user, which Debian's package creates.
       const asUser = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
@@ -122,7 +145,8 @@ export async function ensureServices({ databaseUrl, redisUrl, mode = 'local', lo
       }
       log(`… starting PostgreSQL on port ${pgPort}`);
       run(pgCtl, ['-D', dir, '-l', path.join(dir, 'server.log'), '-w', '-o', `-p ${pgPort} -c listen_addresses=127.0.0.1 -k /tmp`, 'start']);
-      if (mode === 'local') stops.push(() => spawnSync(asUser[0] ?? pgCtl, [...asUser.slice(1), ...(asUser.length ? [pgCtl] : []), '-D', dir, '-m', 'fast', 'stop']));
+      if (mode === 'local')
+        stops.push(() => spawnSync(asUser[0] ?? pgCtl, [...asUser.slice(1), ...(asUser.length ? [pgCtl] : []), '-D', dir, '-m', 'fast', 'stop']));
     }
     if (!(await waitFor(() => postgresAnswers(pgHost, pgPort), 20_000))) throw new Error('PostgreSQL did not start: see .data/postgres/server.log.');
     log(`✓ PostgreSQL started on port ${pgPort}`);

@@ -38,9 +38,7 @@ export function watchRuns({ apiUrl, token, campaigns, say }) {
   };
   const heartbeat = async () => {
     const page = await get('/v1/campaigns?limit=50');
-    const next = (page?.items ?? [])
-      .filter((c) => campaigns.has(c.id) && c.nextRunAt)
-      .sort((a, b) => Date.parse(a.nextRunAt) - Date.parse(b.nextRunAt))[0];
+    const next = (page?.items ?? []).filter((c) => campaigns.has(c.id) && c.nextRunAt).sort((a, b) => Date.parse(a.nextRunAt) - Date.parse(b.nextRunAt))[0];
     say(`${clock()}  · all quiet${next ? `; next run: "${next.name}" at ${clock(new Date(next.nextRunAt))}` : ''}`);
   };
   const tick = async () => {

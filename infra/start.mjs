@@ -22,7 +22,8 @@ const fail = (line) => {
 };
 
 const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 20 || (major === 20 && minor < 19)) fail(`Node ${process.versions.node} is too old: install Node 20.19 or newer (https://nodejs.org, or \`nvm install 20\`).`);
+if (major < 20 || (major === 20 && minor < 19))
+  fail(`Node ${process.versions.node} is too old: install Node 20.19 or newer (https://nodejs.org, or \`nvm install 20\`).`);
 
 // 1. dependencies and build
 const lock = path.join(ROOT, 'package-lock.json');
@@ -142,7 +143,11 @@ startService('sender-2', 'services/sender/dist/main.js', { METRICS_PORT: String(
 say('… starting the scheduler and two senders');
 // The new campaigns are due the moment they exist: create them once every loop answers, so the
 // demo's start lag is the scheduler's, not its start-up time.
-for (const [name, port] of [['scheduler', schedulerMetrics], ['sender-1', senderMetrics[0]], ['sender-2', senderMetrics[1]]]) {
+for (const [name, port] of [
+  ['scheduler', schedulerMetrics],
+  ['sender-1', senderMetrics[0]],
+  ['sender-2', senderMetrics[1]],
+]) {
   if (!(await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 30_000))) {
     console.error(`✗ the ${name} did not become ready; its log: ${path.join(LOGS, `${name}.log`)}`);
     shutdown(1);
@@ -164,7 +169,9 @@ say('');
 say(`  Console       ${apiUrl}/#token=${encodeURIComponent(demo.token)}   (open it: the demo's Activity page)`);
 say(`  Control API   ${apiUrl}        (reference: ${apiUrl}/docs, OpenAPI: ${apiUrl}/openapi.json)`);
 say(`  Sandbox       ${sandboxUrl}        (what each chat received)`);
-say(`  Metrics       ${apiUrl}/metrics  http://127.0.0.1:${schedulerMetrics}/metrics (scheduler)  http://127.0.0.1:${senderMetrics[0]}/metrics  http://127.0.0.1:${senderMetrics[1]}/metrics (senders)`);
+say(
+  `  Metrics       ${apiUrl}/metrics  http://127.0.0.1:${schedulerMetrics}/metrics (scheduler)  http://127.0.0.1:${senderMetrics[0]}/metrics  http://127.0.0.1:${senderMetrics[1]}/metrics (senders)`,
+);
 say(`  Admin token   ${env.ADMIN_TOKEN}   (kept in ${path.relative(process.cwd(), ADMIN_TOKEN_FILE) || ADMIN_TOKEN_FILE} unless ADMIN_TOKEN is set)`);
 say(`  Demo tenant   token ${demo.token}`);
 say(`  Try           curl -H "Authorization: Bearer ${env.ADMIN_TOKEN}" ${apiUrl}/v1/runs`);

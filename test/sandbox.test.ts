@@ -71,7 +71,11 @@ describe('sandbox process', () => {
   it('on SIGTERM answers a hung request and exits 0', async () => {
     running = await startSandbox({ SANDBOX_PORT: '0' });
     const { base, child, exited } = running;
-    await fetch(`${base}/sandbox/chats/acc/c1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hangNextMs: 600_000 }) });
+    await fetch(`${base}/sandbox/chats/acc/c1`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hangNextMs: 600_000 }),
+    });
     const hung = fetch(`${base}/v1/accounts/acc/messages`, {
       method: 'POST',
       headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': 'r:c1:0' },
@@ -87,14 +91,19 @@ describe('sandbox process', () => {
   it('records each message as in flight (answeredAt null) until its answer is written after latency and hang', async () => {
     running = await startSandbox({ SANDBOX_PORT: '0', SANDBOX_LATENCY_MS: '50' });
     const { base } = running;
-    await fetch(`${base}/sandbox/chats/acc/slow`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hangNextMs: 400 }) });
+    await fetch(`${base}/sandbox/chats/acc/slow`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hangNextMs: 400 }),
+    });
     const post = (chatId: string) =>
       fetch(`${base}/v1/accounts/acc/messages`, {
         method: 'POST',
         headers: { authorization: AUTH, 'content-type': 'application/json', 'idempotency-key': `r:${chatId}:0` },
         body: JSON.stringify({ chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 }),
       });
-    const messages = async () => (await json(await fetch(`${base}/sandbox/messages`))).body['items'] as { chatId: string; receivedAt: number; answeredAt: number | null }[];
+    const messages = async () =>
+      (await json(await fetch(`${base}/sandbox/messages`))).body['items'] as { chatId: string; receivedAt: number; answeredAt: number | null }[];
     const slow = post('slow');
     await waitFor('the slow send to arrive', async () => (await messages()).length === 1);
     expect((await post('fast')).status).toBe(200);
@@ -115,7 +124,13 @@ describe('sandbox process', () => {
     const { base } = running;
     const bytes = Buffer.from('png-bytes');
     const sha = createHash('sha256').update(bytes).digest('hex');
-    const upload = await json(await fetch(`${base}/v1/accounts/acc/media`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'image/png', 'x-media-sha256': sha }, body: bytes }));
+    const upload = await json(
+      await fetch(`${base}/v1/accounts/acc/media`, {
+        method: 'POST',
+        headers: { authorization: AUTH, 'content-type': 'image/png', 'x-media-sha256': sha },
+        body: bytes,
+      }),
+    );
     const ref = upload.body['mediaRef'] as string;
     const sendMedia = async (mediaRef: string, key: string) =>
       json(
@@ -131,7 +146,7 @@ describe('sandbox process', () => {
     expect(await sendMedia(ref, 'r:c3:0')).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
   });
 
-  it("refuses a request for an account with a key other than the one it registered, or none: 401 unauthorized, nothing delivered", async () => {
+  it('refuses a request for an account with a key other than the one it registered, or none: 401 unauthorized, nothing delivered', async () => {
     running = await startSandbox({ SANDBOX_PORT: '0' });
     const { base } = running;
     const send = async (authorization: string | null, chatId: string) =>
@@ -143,7 +158,13 @@ describe('sandbox process', () => {
         }),
       );
     const upload = async (authorization: string) =>
-      (await fetch(`${base}/v1/accounts/owned/media`, { method: 'POST', headers: { authorization, 'content-type': 'image/png', 'x-media-sha256': 'x' }, body: 'x' })).status;
+      (
+        await fetch(`${base}/v1/accounts/owned/media`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'image/png', 'x-media-sha256': 'x' },
+          body: 'x',
+        })
+      ).status;
     // the first request registers the owner's key
     expect((await send('Bearer owner-key-0000000001', 'c1')).status).toBe(200);
     expect(await send('Bearer intruder-key-000000002', 'c2')).toEqual({ status: 401, body: { error: 'unauthorized', detail: expect.any(String) } });
@@ -152,7 +173,11 @@ describe('sandbox process', () => {
     expect((await send('Bearer owner-key-0000000001', 'c4')).status).toBe(200);
     const received = (await json(await fetch(`${base}/sandbox/messages?account=owned`))).body['items'] as { chatId: string }[];
     expect(received.map((m) => m.chatId)).toEqual(['c1', 'c4']);
-    const refused = (await json(await fetch(`${base}/sandbox/rejections?account=owned`))).body['items'] as { chatId: string | null; reason: string; error: string }[];
+    const refused = (await json(await fetch(`${base}/sandbox/rejections?account=owned`))).body['items'] as {
+      chatId: string | null;
+      reason: string;
+      error: string;
+    }[];
     expect(refused).toEqual([
       expect.objectContaining({ chatId: 'c2', reason: 'unauthorized', error: 'unauthorized' }),
       expect.objectContaining({ chatId: 'c3', reason: 'unauthorized', error: 'unauthorized' }),

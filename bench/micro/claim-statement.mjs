@@ -27,7 +27,9 @@ try {
   await seed.query(`set session_replication_role = replica`);
   await seed.query(`insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, status)
     select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'schedule', '[]', 50, now(), 'running' from generate_series(1, ${RUNS})`);
-  await seed.query(`insert into run_targets (run_id, chat_id, status) select r.id, 'c' || lpad(g::text, 4, '0'), case when g <= 25 then 'sent' else 'pending' end from runs r, generate_series(1, 50) g`);
+  await seed.query(
+    `insert into run_targets (run_id, chat_id, status) select r.id, 'c' || lpad(g::text, 4, '0'), case when g <= 25 then 'sent' else 'pending' end from runs r, generate_series(1, 50) g`,
+  );
   const runs = (await seed.query(`select id from runs order by id`)).rows.map((r) => r.id);
   const targets = new TargetSendRepository(db);
   const held = new Map();
@@ -43,7 +45,12 @@ try {
       limit: 3,
     }));
     const results = await targets.settleSentAndClaimMany(requests, now, true);
-    results.forEach((r, k) => held.set(jobs[k], r.claimed.map((t) => t.chatId)));
+    results.forEach((r, k) =>
+      held.set(
+        jobs[k],
+        r.claimed.map((t) => t.chatId),
+      ),
+    );
   };
   // warm: the connection prepares the statement, V8 compiles the path
   for (let i = 0; i < 50; i++) await round(i);
@@ -54,7 +61,14 @@ try {
   for (let i = 0; i < N; i++) await round(i);
   const wallMs = performance.now() - t0;
   const pgMs = (postgresCpu() - cpu0) * 1000;
-  console.log(JSON.stringify({ statements: N, jobsPerStatement: JOBS, 'client ms/statement': +(wallMs / N).toFixed(3), 'PostgreSQL CPU ms/statement': +(pgMs / N).toFixed(3) }));
+  console.log(
+    JSON.stringify({
+      statements: N,
+      jobsPerStatement: JOBS,
+      'client ms/statement': +(wallMs / N).toFixed(3),
+      'PostgreSQL CPU ms/statement': +(pgMs / N).toFixed(3),
+    }),
+  );
 } finally {
   await db.destroy();
   await seed.end();

@@ -72,17 +72,26 @@ try {
   const counts = {};
   const started = performance.now();
   await retentionSweep({
-    retention: timed, erasure: new ErasureRepository(db), clock: { now: () => Date.now() },
-    policy: { historyMs: 20 * 86_400_000, summaryMs: 400 * 86_400_000 }, batch: 1000, pauseMs: 0,
-    keepGoing: () => true, counted: (kind, n) => (counts[kind] = (counts[kind] ?? 0) + n),
+    retention: timed,
+    erasure: new ErasureRepository(db),
+    clock: { now: () => Date.now() },
+    policy: { historyMs: 20 * 86_400_000, summaryMs: 400 * 86_400_000 },
+    batch: 1000,
+    pauseMs: 0,
+    keepGoing: () => true,
+    counted: (kind, n) => (counts[kind] = (counts[kind] ?? 0) + n),
   });
-  console.log(JSON.stringify({ sweep: { deleted: counts, seconds: +((performance.now() - started) / 1000).toFixed(1), slowestStatementMs: +slowest.toFixed(1) } }));
+  console.log(
+    JSON.stringify({ sweep: { deleted: counts, seconds: +((performance.now() - started) / 1000).toFixed(1), slowestStatementMs: +slowest.toFixed(1) } }),
+  );
   await db.destroy();
 
   const old = (await client.query('select count(*)::int as n from pt_old')).rows[0].n;
   const dropStarted = performance.now();
   await client.query('begin; alter table pt detach partition pt_old; drop table pt_old; commit;');
-  console.log(JSON.stringify({ partitionDrop: { rows: old, ms: +(performance.now() - dropStarted).toFixed(1), lock: 'ACCESS EXCLUSIVE on pt while it runs' } }));
+  console.log(
+    JSON.stringify({ partitionDrop: { rows: old, ms: +(performance.now() - dropStarted).toFixed(1), lock: 'ACCESS EXCLUSIVE on pt while it runs' } }),
+  );
 } finally {
   await client.end();
   await scratch.drop();

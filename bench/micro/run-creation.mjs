@@ -20,7 +20,11 @@ const db = createDb({ url: scratch.url, max: 1, applicationName: 'run-creation-b
 try {
   await seed.connect();
   const tenant = (await seed.query(`insert into tenants (name, token_hash) values ('bench', 'x') returning id`)).rows[0].id;
-  const account = (await seed.query(`insert into accounts (tenant_id, platform, name, external_id, credentials) values ($1, 'http', 'a', 'bench-a', '\\x00') returning id`, [tenant])).rows[0].id;
+  const account = (
+    await seed.query(`insert into accounts (tenant_id, platform, name, external_id, credentials) values ($1, 'http', 'a', 'bench-a', '\\x00') returning id`, [
+      tenant,
+    ])
+  ).rows[0].id;
   const campaign = async (targets, audienceIds = []) =>
     (
       await seed.query(
@@ -53,7 +57,17 @@ try {
     at += 60_000;
     return ids.map((campaignId) => {
       const id = randomUUID();
-      return { id, campaignId, tenantId: tenant, accountId: account, trigger: 'schedule', parts: [{ type: 'text', text: 'hi' }], scheduledAt: new Date(at), windowEndAt: null, jobId: `run-${id}-0` };
+      return {
+        id,
+        campaignId,
+        tenantId: tenant,
+        accountId: account,
+        trigger: 'schedule',
+        parts: [{ type: 'text', text: 'hi' }],
+        scheduledAt: new Date(at),
+        windowEndAt: null,
+        jobId: `run-${id}-0`,
+      };
     });
   };
   const time = async (ids) => {

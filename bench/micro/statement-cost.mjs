@@ -50,7 +50,9 @@ try {
     const seconds = (Date.now() - t0) / 1000;
     const client = (cpu.user + cpu.system) / N;
     const server = ((postgresCpu() - pg0) * 1e6) / N;
-    console.log(`${name.padEnd(22)} ${(N / seconds).toFixed(0).padStart(6)}/s  client ${client.toFixed(1)} µs  PostgreSQL ${server.toFixed(1)} µs per statement`);
+    console.log(
+      `${name.padEnd(22)} ${(N / seconds).toFixed(0).padStart(6)}/s  client ${client.toFixed(1)} µs  PostgreSQL ${server.toFixed(1)} µs per statement`,
+    );
   }
 } finally {
   await pool.end();

@@ -34,7 +34,10 @@ export async function apiLoad(env) {
     const url = `http://127.0.0.1:${port}`;
     // At LOG_LEVEL=warn the "listening" line is not printed: ask /healthz until it answers.
     for (let i = 0; ; i++) {
-      const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+      const up = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) break;
       if (i > 200 || api.child.exitCode !== null) throw new Error(`the API did not start:\n${api.output.slice(-20).join('\n')}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -45,7 +48,12 @@ export async function apiLoad(env) {
       return res.body;
     };
     const tenant = await ok('POST', '/v1/tenants', adminToken, { name: 'bench' });
-    const account = await ok('POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'a' });
+    const account = await ok('POST', '/v1/accounts', tenant.token, {
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: 'a',
+      externalId: 'a',
+    });
     const campaign = await ok('POST', '/v1/campaigns', tenant.token, {
       accountId: account.id,
       name: 'load',

@@ -32,7 +32,8 @@ export async function audienceImport(env) {
     const first = await timedUpload(stack, token, audience.id, csv);
     const again = await timedUpload(stack, token, audience.id, csv);
     const after = await call(stack, 'GET', `/v1/audiences/${audience.id}`, token);
-    if (first.body.added !== rows || again.body.updated !== rows || after.memberCount !== rows) throw new Error(`counts: ${JSON.stringify({ first: first.body, again: again.body, after })}`);
+    if (first.body.added !== rows || again.body.updated !== rows || after.memberCount !== rows)
+      throw new Error(`counts: ${JSON.stringify({ first: first.body, again: again.body, after })}`);
     return {
       params: { rows, bytes: csv.length, columns: 'chatId;name;city' },
       figures: {
@@ -68,15 +69,22 @@ export async function audienceRun(env) {
         }).then((c) => ({ kind, account, id: c.id }));
       const pair = await Promise.all([
         campaign('audience', accounts[round * 2], { audienceIds: [audience.id] }),
-        campaign('inline', accounts[round * 2 + 1], { targets: Array.from({ length: 10 }, (_, i) => ({ chatId: `t-${round}-${i}`, vars: { name: `T${i}` } })) }),
+        campaign('inline', accounts[round * 2 + 1], {
+          targets: Array.from({ length: 10 }, (_, i) => ({ chatId: `t-${round}-${i}`, vars: { name: `T${i}` } })),
+        }),
       ]);
       for (const c of pair) {
-        const run = await eventually(`${c.kind} run's first message`, async () => {
-          const [r] = (await call(stack, 'GET', `/v1/runs?campaignId=${c.id}`, token)).items;
-          if (!r?.startedAt) return null;
-          const got = (await sandbox(stack, `/sandbox/messages?account=${c.account.externalId}`)).items;
-          return got.length > 0 ? { ...r, firstAt: Math.min(...got.map((m) => m.receivedAt)) } : null;
-        }, 60_000, 50);
+        const run = await eventually(
+          `${c.kind} run's first message`,
+          async () => {
+            const [r] = (await call(stack, 'GET', `/v1/runs?campaignId=${c.id}`, token)).items;
+            if (!r?.startedAt) return null;
+            const got = (await sandbox(stack, `/sandbox/messages?account=${c.account.externalId}`)).items;
+            return got.length > 0 ? { ...r, firstAt: Math.min(...got.map((m) => m.receivedAt)) } : null;
+          },
+          60_000,
+          50,
+        );
         const scheduled = Date.parse(run.scheduledAt);
         samples[c.kind].created.push((Date.parse(run.createdAt) - scheduled) / 1000);
         samples[c.kind].start.push((Date.parse(run.startedAt) - scheduled) / 1000);

@@ -34,7 +34,7 @@ export async function bigRun(env) {
         'sends/s, last fifth': rate(times.length - fifth, times.length),
         'pg statements/send': queries / sent,
         'sender CPU ms/send': (cpuSeconds * 1000) / sent,
-        'sends': times.length,
+        sends: times.length,
         'run status': run.status,
         'duplicate deliveries': stats.duplicateKeys,
       },

@@ -22,7 +22,12 @@ export async function withStack(env, options, work) {
  * The start-lag scenarios' stack (start-lag, first-start): 2 senders, the sandbox answering in
  * 20 ms, a 1 s scheduler tick, accounts at 600 sends a minute.
  */
-export const START_LAG_STACK = { senders: 2, sandboxEnv: { SANDBOX_LATENCY_MS: '20' }, schedulerEnv: { SCHEDULER_TICK_MS: '1000' }, senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' } };
+export const START_LAG_STACK = {
+  senders: 2,
+  sandboxEnv: { SANDBOX_LATENCY_MS: '20' },
+  schedulerEnv: { SCHEDULER_TICK_MS: '1000' },
+  senderEnv: { DEFAULT_MAX_SEND_PER_MINUTE: '600' },
+};
 
 export async function call(stack, method, url, token, body) {
   const res = await apiCall(stack.apiUrl, method, url, token, body);
@@ -35,7 +40,13 @@ export async function createAccounts(stack, token, n, extra, prefix = 'acc') {
   const out = [];
   for (let i = 0; i < n; i += 20) {
     const batch = Array.from({ length: Math.min(20, n - i) }, (_, k) =>
-      call(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `${prefix}-${i + k}`, externalId: `${prefix}-${i + k}`, ...extra }),
+      call(stack, 'POST', '/v1/accounts', token, {
+        platform: 'http',
+        credentials: { apiKey: 'sandbox-api-key-0001' },
+        name: `${prefix}-${i + k}`,
+        externalId: `${prefix}-${i + k}`,
+        ...extra,
+      }),
     );
     out.push(...(await Promise.all(batch)));
   }

@@ -38,7 +38,7 @@ export async function sendCost(env) {
         'jobs/send': jobs / sent,
         // CPU is robust to a busy machine where wall-clock rates are not
         'sender CPU ms/send': (cpuSeconds * 1000) / sent,
-        'sends': sent,
+        sends: sent,
         'duplicate deliveries': stats.duplicateKeys,
         'runs success': runs.filter((r) => r.status === 'success').length,
       },

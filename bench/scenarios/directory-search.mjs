@@ -15,9 +15,74 @@ import { pacedLoad } from './paced-load.mjs';
 // before at the same rate, `GET /v1/accounts/{id}`: what any small request costs on the machine
 // then (the load of other work moves both).
 
-const PLACES = ['Riverside', 'Northside', 'Harbour', 'Old Town', 'Lakeview', 'Hillcrest', 'Café Lumière', 'São Paulo', 'Zürich', 'Greenway', 'Maple Street', 'Westend', 'Kraków', 'Åre', 'Dún Laoghaire', 'Montréal'];
-const GROUPS = ['Book Club', 'Running Crew', 'Parents', 'Choir', 'Chess Club', 'Neighbours', 'Volunteers', 'Market Stalls', 'Football', 'Garden Share', 'Photo Walks', 'Regulars', 'Alumni', 'Cyclists', 'Quiz Night', 'Orchestra'];
-const QUERIES = ['river', 'book club', 'CAFE', 'lumiere', 'sao paulo', 'zur', 'krakow', 'are ', 'dun', 'montreal', 'choir', 'chess', 'neighbo', 'photo walks 12', 'quiz', 'alumni 7', 'a', 'e', 'xyzzy', 'chat-1234', 'chat-99', 'street', 'crew', '42', 'garden share 3', 'orchestra', 'old town', 'hill', 'green', 'westend foot'];
+const PLACES = [
+  'Riverside',
+  'Northside',
+  'Harbour',
+  'Old Town',
+  'Lakeview',
+  'Hillcrest',
+  'Café Lumière',
+  'São Paulo',
+  'Zürich',
+  'Greenway',
+  'Maple Street',
+  'Westend',
+  'Kraków',
+  'Åre',
+  'Dún Laoghaire',
+  'Montréal',
+];
+const GROUPS = [
+  'Book Club',
+  'Running Crew',
+  'Parents',
+  'Choir',
+  'Chess Club',
+  'Neighbours',
+  'Volunteers',
+  'Market Stalls',
+  'Football',
+  'Garden Share',
+  'Photo Walks',
+  'Regulars',
+  'Alumni',
+  'Cyclists',
+  'Quiz Night',
+  'Orchestra',
+];
+const QUERIES = [
+  'river',
+  'book club',
+  'CAFE',
+  'lumiere',
+  'sao paulo',
+  'zur',
+  'krakow',
+  'are ',
+  'dun',
+  'montreal',
+  'choir',
+  'chess',
+  'neighbo',
+  'photo walks 12',
+  'quiz',
+  'alumni 7',
+  'a',
+  'e',
+  'xyzzy',
+  'chat-1234',
+  'chat-99',
+  'street',
+  'crew',
+  '42',
+  'garden share 3',
+  'orchestra',
+  'old town',
+  'hill',
+  'green',
+  'westend foot',
+];
 
 export async function directorySearch(env) {
   const size = env.quick ? 2_000 : 10_000;
@@ -31,15 +96,29 @@ export async function directorySearch(env) {
       memberCount: 2 + (i % 500),
       canSend: i % 50 !== 0,
     }));
-    const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/dir-bench/directory`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chats }) });
+    const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/dir-bench/directory`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chats }),
+    });
     if (!put.ok) throw new Error(`sandbox directory PUT → ${put.status}`);
     const syncStarted = Date.now();
-    const account = await call(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'directory', externalId: 'dir-bench' });
-    const synced = await eventually('the sync to end', async () => {
-      const a = await call(stack, 'GET', `/v1/accounts/${account.id}`, token);
-      if (a.directory.status === 'failed') throw new Error(`sync failed: ${a.directory.reason}`);
-      return a.directory.status === 'ok' ? a.directory : null;
-    }, 120_000, 100);
+    const account = await call(stack, 'POST', '/v1/accounts', token, {
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: 'directory',
+      externalId: 'dir-bench',
+    });
+    const synced = await eventually(
+      'the sync to end',
+      async () => {
+        const a = await call(stack, 'GET', `/v1/accounts/${account.id}`, token);
+        if (a.directory.status === 'failed') throw new Error(`sync failed: ${a.directory.reason}`);
+        return a.directory.status === 'ok' ? a.directory : null;
+      },
+      120_000,
+      100,
+    );
     const syncSeconds = (Date.now() - syncStarted) / 1000;
     if (synced.size !== size) throw new Error(`synced ${synced.size} of ${size}`);
 
@@ -60,7 +139,9 @@ export async function directorySearch(env) {
             overallRate: rate,
             duration: seconds,
             headers: { authorization: `Bearer ${token}` },
-            requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: path() }), onResponse: (status) => void (counts[status] = (counts[status] ?? 0) + 1) }],
+            requests: [
+              { method: 'GET', setupRequest: (req) => ({ ...req, path: path() }), onResponse: (status) => void (counts[status] = (counts[status] ?? 0) + 1) },
+            ],
           },
           (err, r) => (err ? reject(err) : resolve(r)),
         ),
@@ -110,7 +191,13 @@ async function serverSide(apiUrl, route) {
   const count = (le) =>
     text
       .split('\n')
-      .filter((l) => l.startsWith('metronome_http_request_duration_seconds_bucket{') && l.includes(`route="${route}"`) && l.includes('method="GET"') && l.includes(`le="${le}"`))
+      .filter(
+        (l) =>
+          l.startsWith('metronome_http_request_duration_seconds_bucket{') &&
+          l.includes(`route="${route}"`) &&
+          l.includes('method="GET"') &&
+          l.includes(`le="${le}"`),
+      )
       .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   const all = count('+Inf');
   return { within25: `${count('0.025')}/${all}`, within50: `${count('0.05')}/${all}` };

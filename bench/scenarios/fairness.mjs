@@ -23,7 +23,15 @@ export async function fairness(env) {
     const { lags, bigRun, smallRuns } = await wave(stack, token, accs.slice(0, small + 1), '', bigChats);
     const stats = await sandbox(stack, '/sandbox/stats');
     return {
-      params: { smallAccounts: small, smallChats: 5, bigChats, senders: 1, senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128), sendsPerJob: 20, coldPhase: warmup },
+      params: {
+        smallAccounts: small,
+        smallChats: 5,
+        bigChats,
+        senders: 1,
+        senderConcurrency: Number(process.env.SENDER_CONCURRENCY ?? 128),
+        sendsPerJob: 20,
+        coldPhase: warmup,
+      },
       figures: {
         'small runs start lag p50 s': quantile(lags, 50),
         'small runs start lag p99 s': quantile(lags, 99),
@@ -46,7 +54,12 @@ async function wave(stack, token, accs, prefix, bigChats) {
   const at = new Date(Date.now() + 5000).toISOString();
   const campaign = (a, name, targets) =>
     call(stack, 'POST', '/v1/campaigns', token, {
-      accountId: a.id, name, timezone: 'UTC', schedule: { type: 'once', at }, messages: [{ type: 'text', text: 'hi' }], targets,
+      accountId: a.id,
+      name,
+      timezone: 'UTC',
+      schedule: { type: 'once', at },
+      messages: [{ type: 'text', text: 'hi' }],
+      targets,
     });
   // the heavy campaign first, so its run is created (and queued) ahead of the small ones
   const big = await campaign(accs[0], `${prefix}big`, chats(`${prefix}big`, bigChats));

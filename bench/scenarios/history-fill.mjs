@@ -87,7 +87,8 @@ export async function fillHistory(databaseUrl, tenantIds, { runs, days = 400, ba
         [from, runs, now, spanMs, tenantIds, n],
       );
       const done = from + n;
-      if (done === runs || done % (batch * 10) === 0) log(`history: ${done.toLocaleString('en-US')} of ${runs.toLocaleString('en-US')} runs written (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+      if (done === runs || done % (batch * 10) === 0)
+        log(`history: ${done.toLocaleString('en-US')} of ${runs.toLocaleString('en-US')} runs written (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     }
     await client.query(`set session_replication_role = origin`);
     await client.query(`vacuum analyze`);
@@ -103,7 +104,9 @@ export async function historyBytes(databaseUrl) {
   await client.connect();
   try {
     const rows = (
-      await client.query(`select relname as table, pg_total_relation_size(oid)::bigint as bytes, reltuples::bigint as rows from pg_class where relname in ('runs', 'run_targets', 'run_events') order by relname`)
+      await client.query(
+        `select relname as table, pg_total_relation_size(oid)::bigint as bytes, reltuples::bigint as rows from pg_class where relname in ('runs', 'run_targets', 'run_events') order by relname`,
+      )
     ).rows;
     return Object.fromEntries(rows.map((r) => [r.table, { bytes: Number(r.bytes), rows: Number(r.rows) }]));
   } finally {

@@ -29,7 +29,12 @@ export async function history(env) {
     await seedHistoryOwners(empty.url, { firstTokenHash: tokenHash });
     await setToken(full.url, tokenHash);
     const turns = [];
-    for (const [label, db] of [['empty', empty], ['history', full], ['empty', empty], ['history', full]]) {
+    for (const [label, db] of [
+      ['empty', empty],
+      ['history', full],
+      ['empty', empty],
+      ['history', full],
+    ]) {
       process.stdout.write(`  ${label}…\n`);
       turns.push({ label, ...(await turn(env, db, accountsPerPass, turns.length)) });
     }
@@ -37,8 +42,12 @@ export async function history(env) {
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const figures = {
       'history runs': runs,
-      'sends/s empty': of('empty').map((t) => Math.round(t.sendsPerSecond)).join(' · '),
-      'sends/s with history': of('history').map((t) => Math.round(t.sendsPerSecond)).join(' · '),
+      'sends/s empty': of('empty')
+        .map((t) => Math.round(t.sendsPerSecond))
+        .join(' · '),
+      'sends/s with history': of('history')
+        .map((t) => Math.round(t.sendsPerSecond))
+        .join(' · '),
       'sends/s ratio (goal ≥ 0.9)': mean(of('history').map((t) => t.sendsPerSecond)) / mean(of('empty').map((t) => t.sendsPerSecond)),
       'scheduler tick mean ms empty': mean(of('empty').map((t) => t.tickMs)),
       'scheduler tick mean ms with history': mean(of('history').map((t) => t.tickMs)),
@@ -56,7 +65,12 @@ export async function history(env) {
     figures['worst list p99 ms with history (goal ≤ 50)'] = Math.max(...ratios.map((r) => r.ms));
     const bytes = await historyBytes(full.url);
     for (const [table, { bytes: b, rows }] of Object.entries(bytes)) figures[`${table} bytes per row`] = Math.round(b / Math.max(rows, 1));
-    return { params: { runs, targetsPerRun: 20, days: 400, accountsPerPass, rate: RATE, seconds: SECONDS, turns: turns.map((t) => t.label) }, figures, turns, bytes };
+    return {
+      params: { runs, targetsPerRun: 20, days: 400, accountsPerPass, rate: RATE, seconds: SECONDS, turns: turns.map((t) => t.label) },
+      figures,
+      turns,
+      bytes,
+    };
   } finally {
     await empty.drop();
     await full.drop();
@@ -66,11 +80,21 @@ export async function history(env) {
 /** One turn: the stack started on `db`, a cold phase, a measured pass, the lists and the tick. */
 async function turn(env, db, accountsPerPass, n) {
   const keyPrefix = `bench-${randomBytes(4).toString('hex')}`;
-  const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' }, apiEnv: { API_RATE_LIMIT_PER_MINUTE: '1000000' } });
+  const stack = await startStack({
+    databaseUrl: db.url,
+    redisUrl: env.redisUrl,
+    keyPrefix,
+    senders: 2,
+    senderEnv: { SENDER_CONCURRENCY: '32' },
+    apiEnv: { API_RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
   try {
     const { token } = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: `bench-${n}` });
     const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 }, `acc${n}`);
-    const cpu = () => Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) => v.reduce((a, b) => a + b, 0));
+    const cpu = () =>
+      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
+        v.reduce((a, b) => a + b, 0),
+      );
     await phase(stack, token, accounts.slice(0, 40), `w${n}-`, cpu);
     const sending = await phase(stack, token, accounts.slice(40), `p${n}-`, cpu);
     const run = sending.runs[0];
@@ -139,7 +163,9 @@ async function historyOwner(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const row = (await client.query(`select c.id, c.account_id from campaigns c join tenants t on t.id = c.tenant_id where t.name = 'history-1' order by c.id limit 1`)).rows[0];
+    const row = (
+      await client.query(`select c.id, c.account_id from campaigns c join tenants t on t.id = c.tenant_id where t.name = 'history-1' order by c.id limit 1`)
+    ).rows[0];
     return { campaignId: row.id, accountId: row.account_id };
   } finally {
     await client.end();

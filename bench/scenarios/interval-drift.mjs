@@ -33,7 +33,11 @@ export async function intervalDrift(env) {
     }
     // each campaign's occurrences in order; the last one may still be under way, so it is left out
     const byCampaign = new Map();
-    for (const r of runs) byCampaign.set(r.campaignId, byCampaign.get(r.campaignId) ?? []).get(r.campaignId).push(r);
+    for (const r of runs)
+      byCampaign
+        .set(r.campaignId, byCampaign.get(r.campaignId) ?? [])
+        .get(r.campaignId)
+        .push(r);
     const lateByOccurrence = [];
     const startLag = [];
     for (const list of byCampaign.values()) {
@@ -45,7 +49,11 @@ export async function intervalDrift(env) {
     }
     const occurrences = lateByOccurrence.filter((l) => l.length === campaigns);
     const byChat = new Map();
-    for (const m of messages) byChat.set(m.chatId, byChat.get(m.chatId) ?? []).get(m.chatId).push(m.receivedAt);
+    for (const m of messages)
+      byChat
+        .set(m.chatId, byChat.get(m.chatId) ?? [])
+        .get(m.chatId)
+        .push(m.receivedAt);
     const stepsMs = [];
     for (const times of byChat.values()) {
       times.sort((a, b) => a - b);

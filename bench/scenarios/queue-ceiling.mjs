@@ -13,7 +13,11 @@ export async function queueCeiling(env) {
   const n = env.quick ? 5_000 : 20_000;
   const passes = [];
   for (let i = 0; i < PASSES; i++) passes.push(await onePass(env, n));
-  return { params: { jobs: n, concurrency: 50, passes: PASSES }, figures: { 'no-op jobs/s': passes[PASSES - 1], 'no-op jobs/s, cold pass': passes[0] }, passes };
+  return {
+    params: { jobs: n, concurrency: 50, passes: PASSES },
+    figures: { 'no-op jobs/s': passes[PASSES - 1], 'no-op jobs/s, cold pass': passes[0] },
+    passes,
+  };
 }
 
 /** `n` no-op jobs through a queue of their own: jobs per second from the worker's start to its last job. */

@@ -16,7 +16,15 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, w
 export async function scheduling(env) {
   const senderCounts = env.quick ? [1, 2] : [1, 2, 4];
   const figures = {};
-  const params = { campaigns: env.quick ? 100 : 1000, chatsPerCampaign: 5, everySeconds: 60, minutes: env.quick ? 1.5 : 3, senders: senderCounts, sandboxLatencyMs: 20, tickMs: 1000 };
+  const params = {
+    campaigns: env.quick ? 100 : 1000,
+    chatsPerCampaign: 5,
+    everySeconds: 60,
+    minutes: env.quick ? 1.5 : 3,
+    senders: senderCounts,
+    sandboxLatencyMs: 20,
+    tickMs: 1000,
+  };
   const detail = {};
   for (const senders of senderCounts) {
     const r = await oneRun(env, { ...params, senders });
@@ -98,7 +106,7 @@ async function oneRun(env, p) {
         'first delivery lag p50 s': percentile(firstLags, 50),
         'first delivery lag p99 s': percentile(firstLags, 99),
         'first delivery lag max s': Math.max(...firstLags),
-        'deliveries': items.length,
+        deliveries: items.length,
         'chats served early': earlyChats,
         'deliveries before scheduledAt': beforeScheduled,
         'early gaps (< every)': earlyGaps,

@@ -9,36 +9,34 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, S
 export async function startLag(env, full = 1000) {
   const campaigns = env.quick ? full / 10 : full;
   const minutes = env.quick ? 1.5 : 3;
-  return withStack(
-    env,
-    START_LAG_STACK,
-    async ({ stack, token }) => {
-      const accs = await createAccounts(stack, token, campaigns, {});
-      // the first occurrence after every campaign exists: creating them takes about 10 ms each
-      const base = Date.now() + 15_000 + campaigns * 10;
-      await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
-      if (Date.now() > base) throw new Error(`creating ${campaigns} campaigns outlasted their first occurrence`);
-      await new Promise((r) => setTimeout(r, base - Date.now() + minutes * 60_000));
-      const runs = await listRuns(stack, token);
-      const started = runs.filter((r) => r.startedAt);
-      const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
-      const early = lags.filter((l) => l < 0).length;
-      const stats = await sandbox(stack, '/sandbox/stats');
-      const lagCount = (await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_run_start_lag_seconds_count')))).reduce((a, b) => a + b, 0);
-      return {
-        params: { campaigns, chatsPerCampaign: 5, everySeconds: 60, minutes, senders: START_LAG_STACK.senders, sandboxLatencyMs: 20 },
-        figures: {
-          runs: runs.length,
-          'runs started': started.length,
-          'lag p50 s': percentile(lags, 50),
-          'lag p95 s': percentile(lags, 95),
-          'lag p99 s': percentile(lags, 99),
-          'lag max s': Math.max(...lags),
-          'early starts': early,
-          'sends accepted': stats.accepted,
-          'lag samples (metrics)': lagCount,
-        },
-      };
-    },
-  );
+  return withStack(env, START_LAG_STACK, async ({ stack, token }) => {
+    const accs = await createAccounts(stack, token, campaigns, {});
+    // the first occurrence after every campaign exists: creating them takes about 10 ms each
+    const base = Date.now() + 15_000 + campaigns * 10;
+    await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
+    if (Date.now() > base) throw new Error(`creating ${campaigns} campaigns outlasted their first occurrence`);
+    await new Promise((r) => setTimeout(r, base - Date.now() + minutes * 60_000));
+    const runs = await listRuns(stack, token);
+    const started = runs.filter((r) => r.startedAt);
+    const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
+    const early = lags.filter((l) => l < 0).length;
+    const stats = await sandbox(stack, '/sandbox/stats');
+    const lagCount = (
+      await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_run_start_lag_seconds_count')))
+    ).reduce((a, b) => a + b, 0);
+    return {
+      params: { campaigns, chatsPerCampaign: 5, everySeconds: 60, minutes, senders: START_LAG_STACK.senders, sandboxLatencyMs: 20 },
+      figures: {
+        runs: runs.length,
+        'runs started': started.length,
+        'lag p50 s': percentile(lags, 50),
+        'lag p95 s': percentile(lags, 95),
+        'lag p99 s': percentile(lags, 99),
+        'lag max s': Math.max(...lags),
+        'early starts': early,
+        'sends accepted': stats.accepted,
+        'lag samples (metrics)': lagCount,
+      },
+    };
+  });
 }

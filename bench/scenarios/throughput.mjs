@@ -19,7 +19,10 @@ export async function pipelineThroughput(env) {
   const senders = 2;
   return withStack(env, { senders, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
     const all = await createAccounts(stack, token, warmupAccounts + 2 * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
-    const cpu = () => Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) => v.reduce((a, b) => a + b, 0));
+    const cpu = () =>
+      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
+        v.reduce((a, b) => a + b, 0),
+      );
     const cold = warmupAccounts > 0 ? await phase(stack, token, all.slice(0, warmupAccounts), 'w', cpu) : null;
     const first = await phase(stack, token, all.slice(warmupAccounts, warmupAccounts + accounts), 'a', cpu);
     const warm = await phase(stack, token, all.slice(warmupAccounts + accounts), 'b', cpu);
@@ -29,7 +32,7 @@ export async function pipelineThroughput(env) {
       figures: {
         'sends/s': warm.sendsPerSecond,
         'sender CPU ms/send': warm.cpuMsPerSend,
-        'sends': warm.sends,
+        sends: warm.sends,
         'runs success': warm.runs.filter((r) => r.status === 'success').length,
         'first pass sends/s': first.sendsPerSecond,
         'first pass sender CPU ms/send': first.cpuMsPerSend,
@@ -56,10 +59,15 @@ export async function phase(stack, token, accounts, prefix, cpu) {
   await createCampaigns(stack, token, accounts, { prefix, chatsPerCampaign: PER_ACCOUNT, text: 'hello', batch: 20, schedule: () => ({ type: 'once', at }) });
   // the sends watched at the platform (cheap), then the runs' ends read once they are all in
   await waitForAccepted(stack, base, accounts.length * PER_ACCOUNT);
-  const runs = (await waitForRuns(stack, token, accounts.length, 600_000, (r) => ids.has(r.accountId)));
+  const runs = await waitForRuns(stack, token, accounts.length, 600_000, (r) => ids.has(r.accountId));
   const cpuSeconds = (await cpu()) - before;
   const times = (await sandbox(stack, '/sandbox/messages')).items.filter((m) => m.chatId.startsWith(prefix)).map((m) => m.receivedAt);
-  return { runs, sends: times.length, sendsPerSecond: times.length / ((Math.max(...times) - Math.min(...times)) / 1000), cpuMsPerSend: (cpuSeconds * 1000) / times.length };
+  return {
+    runs,
+    sends: times.length,
+    sendsPerSecond: times.length / ((Math.max(...times) - Math.min(...times)) / 1000),
+    cpuMsPerSend: (cpuSeconds * 1000) / times.length,
+  };
 }
 
 /** The targets of runs that did not succeed, counted by status and error code. */

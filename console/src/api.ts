@@ -3,7 +3,9 @@
 import createClient from 'openapi-fetch';
 import type { components, paths } from './api-types.js';
 
-type Json200<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
+type Json200<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } }
+  ? T
+  : never;
 
 export type Run = components['schemas']['Run'];
 export type RunStatus = Run['status'];
@@ -114,8 +116,10 @@ export const api = {
   runs: (p: { status?: RunStatus | ''; campaignId?: string; accountId?: string; tenantId?: string; limit?: number; cursor?: string }) =>
     ok(client.GET('/v1/runs', { params: { query: given(p) } })),
   run: (id: string) => ok(client.GET('/v1/runs/{id}', { params: byId(id) })),
-  targets: (id: string, p: { status?: TargetStatus | ''; delivered?: 'true' | 'false'; read?: 'true' | 'false'; replied?: 'true' | 'false'; limit?: number; cursor?: string }) =>
-    ok(client.GET('/v1/runs/{id}/targets', { params: { ...byId(id), query: given(p) } })),
+  targets: (
+    id: string,
+    p: { status?: TargetStatus | ''; delivered?: 'true' | 'false'; read?: 'true' | 'false'; replied?: 'true' | 'false'; limit?: number; cursor?: string },
+  ) => ok(client.GET('/v1/runs/{id}/targets', { params: { ...byId(id), query: given(p) } })),
   command: (id: string, command: RunCommand) => ok(client.POST(commandPaths[command], { params: byId(id) })),
   campaigns: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/campaigns', { params: { query: p } })),
   campaign: (id: string) => ok(client.GET('/v1/campaigns/{id}', { params: byId(id) })),

@@ -75,9 +75,24 @@ export function browserZone(): string {
 
 export function emptyDraft(accountId = ''): Draft {
   return {
-    name: '', accountId, picked: [], targets: '', audienceIds: [], parts: [newPart('text')],
-    scheduleType: 'interval', at: '', every: '60', everyUnit: 'minutes', startAt: '', expression: '',
-    timezone: browserZone(), windowStart: '', windowEnd: '', active: true, autoResume: false, chatVars: {},
+    name: '',
+    accountId,
+    picked: [],
+    targets: '',
+    audienceIds: [],
+    parts: [newPart('text')],
+    scheduleType: 'interval',
+    at: '',
+    every: '60',
+    everyUnit: 'minutes',
+    startAt: '',
+    expression: '',
+    timezone: browserZone(),
+    windowStart: '',
+    windowEnd: '',
+    active: true,
+    autoResume: false,
+    chatVars: {},
   };
 }
 
@@ -126,7 +141,9 @@ type Part = CampaignBody['messages'][number];
 
 /** The message parts as the API takes them, in order. */
 function messagesOf(d: Draft): Part[] {
-  return d.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'media', mediaId: p.mediaId, ...(p.caption.trim() && { caption: p.caption }) }));
+  return d.parts.map((p) =>
+    p.type === 'text' ? { type: 'text', text: p.text } : { type: 'media', mediaId: p.mediaId, ...(p.caption.trim() && { caption: p.caption }) },
+  );
 }
 
 // An empty number is sent as null, so the API names the field rather than the form guessing.
@@ -206,8 +223,7 @@ export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, strin
     if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
       const i = Number(second);
       add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${allTargets(d)[i] ?? i + 1}: ${message}`);
-    }
-    else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
+    } else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
       const i = Number(second);
       const ids = partIds(d.parts[i]!, i);
       add(ids.find((id) => id.endsWith(`-${third}`)) ?? ids[0]!, message);

@@ -61,7 +61,14 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
           onInput={(e) => setQuery(e.currentTarget.value)}
         />
         <span id={`${id}-status`} class={failure ? 'error' : 'muted'} role="status">
-          {failure ?? (results === null ? '' : results.length === 0 ? `No chat matches “${q}”. Sync the account's chats on the Accounts page to find new ones.` : more ? `First ${results.length} matches: type more to narrow.` : `${results.length} found.`)}
+          {failure ??
+            (results === null
+              ? ''
+              : results.length === 0
+                ? `No chat matches “${q}”. Sync the account's chats on the Accounts page to find new ones.`
+                : more
+                  ? `First ${results.length} matches: type more to narrow.`
+                  : `${results.length} found.`)}
         </span>
       </div>
       {results && results.length > 0 && (
@@ -70,7 +77,12 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
             const taken = isPicked(c.chatId);
             return (
               <li data-chat-id={c.chatId} class={c.canSend ? undefined : 'cannot-send'}>
-                <button type="button" disabled={!c.canSend || taken} aria-label={`Add ${c.title ?? c.chatId}`} onClick={() => onPick({ chatId: c.chatId, title: c.title })}>
+                <button
+                  type="button"
+                  disabled={!c.canSend || taken}
+                  aria-label={`Add ${c.title ?? c.chatId}`}
+                  onClick={() => onPick({ chatId: c.chatId, title: c.title })}
+                >
                   <strong>{c.title ?? c.chatId}</strong>
                   <span class="muted">
                     {' '}

@@ -23,7 +23,12 @@ export function Explanation({ run }: { run: Run }) {
 }
 
 export function Eta({ run }: { run: Run }) {
-  if (run.eta) return <span>{time(run.eta)} (in {duration(new Date(run.eta).getTime() - Date.now())})</span>;
+  if (run.eta)
+    return (
+      <span>
+        {time(run.eta)} (in {duration(new Date(run.eta).getTime() - Date.now())})
+      </span>
+    );
   return <span>—</span>;
 }
 
@@ -139,7 +144,12 @@ export function Progress({ run }: { run: Run }) {
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
-  const text = error instanceof ApiError && error.status === 404 ? 'Not found: it does not exist, or it is not yours to see.' : error instanceof Error ? error.message : String(error);
+  const text =
+    error instanceof ApiError && error.status === 404
+      ? 'Not found: it does not exist, or it is not yours to see.'
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return (
     <p class="error" role="alert">
       {text}
@@ -160,7 +170,17 @@ export function NotLoaded({ what, error, back }: { what: string; error: unknown;
 }
 
 /** Previous / next over a cursor-paged list: `cursors` holds the cursor of every page so far. */
-export function Pager({ noun, cursors, setCursors, nextCursor }: { noun: string; cursors: (string | undefined)[]; setCursors: (f: (c: (string | undefined)[]) => (string | undefined)[]) => void; nextCursor: string | null | undefined }) {
+export function Pager({
+  noun,
+  cursors,
+  setCursors,
+  nextCursor,
+}: {
+  noun: string;
+  cursors: (string | undefined)[];
+  setCursors: (f: (c: (string | undefined)[]) => (string | undefined)[]) => void;
+  nextCursor: string | null | undefined;
+}) {
   return (
     <div class="pager">
       <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>

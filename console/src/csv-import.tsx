@@ -26,7 +26,10 @@ export function CsvImport({ audience, tenantId, id, onImported, onCancel }: Prop
   const [note, setNote] = useState<string | null>(null);
   const created = !audience && target !== null;
 
-  const fail = (err: unknown) => setProblems(err instanceof ApiError && err.details.length ? err.details.map((d) => `${d.field}: ${d.message}`) : [err instanceof Error ? err.message : String(err)]);
+  const fail = (err: unknown) =>
+    setProblems(
+      err instanceof ApiError && err.details.length ? err.details.map((d) => `${d.field}: ${d.message}`) : [err instanceof Error ? err.message : String(err)],
+    );
 
   const choose = async (input: HTMLInputElement) => {
     const file = input.files?.[0];

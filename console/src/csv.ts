@@ -11,7 +11,23 @@ const cell = (v: string | number | null | undefined): string => {
 
 export function targetsCsv(targets: RunTarget[]): string {
   // receipts and replies last: the earlier columns keep their places
-  const head = ['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage', 'deliveredAt', 'readAt', 'repliedAt', 'deliveredTo', 'readBy', 'memberCount'];
+  const head = [
+    'chatId',
+    'status',
+    'attempts',
+    'nextAttemptAt',
+    'sentAt',
+    'waitingReason',
+    'waiting',
+    'errorCode',
+    'errorMessage',
+    'deliveredAt',
+    'readAt',
+    'repliedAt',
+    'deliveredTo',
+    'readBy',
+    'memberCount',
+  ];
   const rows = targets.map((t) =>
     [
       t.chatId,

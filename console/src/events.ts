@@ -24,7 +24,12 @@ export interface DirectoryEvent {
   until: string | null;
   reason: string | null;
 }
-type Listener = { run?: (e: RunEvent) => void; account?: (e: AccountEvent) => void; directory?: (e: DirectoryEvent) => void; state?: (connected: boolean) => void };
+type Listener = {
+  run?: (e: RunEvent) => void;
+  account?: (e: AccountEvent) => void;
+  directory?: (e: DirectoryEvent) => void;
+  state?: (connected: boolean) => void;
+};
 
 const listeners = new Set<Listener>();
 let lastEventId: string | null = null;

@@ -13,7 +13,17 @@ export function time(iso: string | null | undefined, now = new Date()): string {
 /** A time on `zone`'s clock, `Thu 27 Nov 09:00`: a campaign's runs read in the campaign's zone. */
 export function zonedTime(iso: string, zone: string): string {
   try {
-    return new Intl.DateTimeFormat('en-GB', { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso)).replace(',', '');
+    return new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+      .format(new Date(iso))
+      .replace(',', '');
   } catch {
     return time(iso);
   }

@@ -72,7 +72,10 @@ function App() {
   useEffect(() => {
     whenUnauthorized(signOut);
     if (session.token() === null) return;
-    api.me().then(setMe, () => session.clear()).finally(() => setChecking(false));
+    api
+      .me()
+      .then(setMe, () => session.clear())
+      .finally(() => setChecking(false));
   }, []);
   useEffect(() => {
     if (!me) return;
@@ -98,8 +101,8 @@ function App() {
           {nav(href.audiences(), 'Audiences', route.page.startsWith('audience'))}
         </nav>
         <span class="who">
-          <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span> {me.admin ? 'Admin (every tenant)' : `Tenant ${me.tenantId?.slice(0, 8) ?? ''}`}{' '}
-          <NotificationSwitch />{' '}
+          <span class={live ? 'live on' : 'live'}>{live ? 'Live' : 'Reconnecting…'}</span>{' '}
+          {me.admin ? 'Admin (every tenant)' : `Tenant ${me.tenantId?.slice(0, 8) ?? ''}`} <NotificationSwitch />{' '}
           <button type="button" class="link" onClick={signOut}>
             Sign out
           </button>

@@ -8,13 +8,28 @@ const size = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 102
 const nameOf = (m: Media) => `${m.filename ?? m.id.slice(0, 8)} (${m.contentType}, ${size(m.size)})`;
 
 /** `id` is the select's id (errors name it); the file input is `<id>-file`. */
-export function MediaPicker({ id, value, onChange, tenantId, errors }: { id: string; value: string; onChange: (id: string) => void; tenantId?: string | undefined; errors?: string[] | undefined }) {
+export function MediaPicker({
+  id,
+  value,
+  onChange,
+  tenantId,
+  errors,
+}: {
+  id: string;
+  value: string;
+  onChange: (id: string) => void;
+  tenantId?: string | undefined;
+  errors?: string[] | undefined;
+}) {
   const [media, setMedia] = useState<Media[]>([]);
   const [uploading, setUploading] = useState(false);
   const [note, setNote] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   useEffect(() => {
-    api.media({ limit: 100 }).then((page) => setMedia(page.items), () => undefined);
+    api.media({ limit: 100 }).then(
+      (page) => setMedia(page.items),
+      () => undefined,
+    );
   }, []);
   const upload = async (input: HTMLInputElement) => {
     const file = input.files?.[0];

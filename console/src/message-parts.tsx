@@ -36,15 +36,33 @@ export function MessageParts({ parts, onChange, errors, tenantId }: Props) {
             {p.type === 'text' ? (
               <div class="field">
                 <label for={id('text')}>Text</label>
-                <textarea id={id('text')} rows={4} value={p.text} onInput={(e) => update(i, { text: e.currentTarget.value })} {...invalidProps(id('text'), errors.get(id('text')))} />
+                <textarea
+                  id={id('text')}
+                  rows={4}
+                  value={p.text}
+                  onInput={(e) => update(i, { text: e.currentTarget.value })}
+                  {...invalidProps(id('text'), errors.get(id('text')))}
+                />
                 <FieldNote id={id('text')} errors={errors.get(id('text'))} />
               </div>
             ) : (
               <>
-                <MediaPicker id={id('mediaId')} value={p.mediaId} onChange={(mediaId) => update(i, { mediaId })} tenantId={tenantId} errors={errors.get(id('mediaId'))} />
+                <MediaPicker
+                  id={id('mediaId')}
+                  value={p.mediaId}
+                  onChange={(mediaId) => update(i, { mediaId })}
+                  tenantId={tenantId}
+                  errors={errors.get(id('mediaId'))}
+                />
                 <div class="field">
                   <label for={id('caption')}>Caption (optional)</label>
-                  <input id={id('caption')} type="text" value={p.caption} onInput={(e) => update(i, { caption: e.currentTarget.value })} {...invalidProps(id('caption'), errors.get(id('caption')))} />
+                  <input
+                    id={id('caption')}
+                    type="text"
+                    value={p.caption}
+                    onInput={(e) => update(i, { caption: e.currentTarget.value })}
+                    {...invalidProps(id('caption'), errors.get(id('caption')))}
+                  />
                   <FieldNote id={id('caption')} errors={errors.get(id('caption'))} />
                 </div>
               </>

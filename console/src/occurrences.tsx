@@ -26,8 +26,8 @@ export function PreviewNote({ preview, zone }: { preview: CampaignPreview; zone:
     <section class="preview" aria-labelledby="preview-title" tabIndex={-1} id="preview">
       <h2 id="preview-title">Preview</h2>
       <p>
-        <span class={`pill ${r.fitsWindow ? 'pill-success' : 'pill-paused'}`}>{r.fitsWindow ? 'Fits the window' : 'Does not fit the window'}</span>{' '}
-        {r.targets} chats, about {duration(r.durationSeconds * 1000)} a run at {r.pacedPerMinute}/min.
+        <span class={`pill ${r.fitsWindow ? 'pill-success' : 'pill-paused'}`}>{r.fitsWindow ? 'Fits the window' : 'Does not fit the window'}</span> {r.targets}{' '}
+        chats, about {duration(r.durationSeconds * 1000)} a run at {r.pacedPerMinute}/min.
       </p>
       <p class="preview-detail">{r.detail}</p>
       <h3>Next occurrences ({zone})</h3>

@@ -12,7 +12,7 @@ const c = tenantForFile(api, 'C');
 const httpAccount = (tenant: Tenant, externalId: string, apiKey = 'key-of-a-0000000001', extra: Record<string, unknown> = {}) =>
   call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'x', externalId, credentials: { apiKey }, ...extra });
 
-test("a taken externalId answers the very 400 a malformed one gets, whichever tenant holds it, and nothing is saved", async () => {
+test('a taken externalId answers the very 400 a malformed one gets, whichever tenant holds it, and nothing is saved', async () => {
   expect((await httpAccount(a, 'shop-a')).status).toBe(201);
   const malformed = await httpAccount(c, 'shop/a', 'key-of-c-0000000001');
   expect(malformed.status).toBe(400);
@@ -21,11 +21,26 @@ test("a taken externalId answers the very 400 a malformed one gets, whichever te
   expect(comparable(taken)).toEqual(comparable(malformed));
   // the holder itself, and the admin on behalf of another tenant, get the same answer
   expect(comparable(await httpAccount(a, 'shop-a', 'key-of-a-0000000002'))).toEqual(comparable(malformed));
-  expect(comparable(await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', name: 'x', externalId: 'shop-a', credentials: { apiKey: 'key-of-c-0000000001' }, tenantId: c.id }))).toEqual(comparable(malformed));
+  expect(
+    comparable(
+      await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, {
+        platform: 'http',
+        name: 'x',
+        externalId: 'shop-a',
+        credentials: { apiKey: 'key-of-c-0000000001' },
+        tenantId: c.id,
+      }),
+    ),
+  ).toEqual(comparable(malformed));
   const rows = await api.db.selectFrom('accounts').select(['tenant_id']).where('external_id', '=', 'shop-a').execute();
   expect(rows).toEqual([{ tenant_id: a.id }]);
   // ids are per platform: a telegram account may carry the same label
-  const bot = await call(api, 'POST', '/v1/accounts', c.token, { platform: 'telegram', name: 'bot', externalId: 'shop-a', credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } });
+  const bot = await call(api, 'POST', '/v1/accounts', c.token, {
+    platform: 'telegram',
+    name: 'bot',
+    externalId: 'shop-a',
+    credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+  });
   expect(bot.status).toBe(201);
 });
 
@@ -42,9 +57,16 @@ test('an http account needs credentials.apiKey: 16+ header-safe characters', asy
   expect(fields(missing)).toEqual(['credentials']);
   expect(fields(await httpAccount(a, 'short-key', 'too-short'))).toEqual(['credentials.apiKey']);
   expect(fields(await httpAccount(a, 'spaced-key', 'has a space in it, see'))).toEqual(['credentials.apiKey']);
-  expect(fields(await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'x', externalId: 'bot-key', credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } }))).toEqual(
-    expect.arrayContaining(['credentials.apiKey']),
-  );
+  expect(
+    fields(
+      await call(api, 'POST', '/v1/accounts', a.token, {
+        platform: 'http',
+        name: 'x',
+        externalId: 'bot-key',
+        credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+      }),
+    ),
+  ).toEqual(expect.arrayContaining(['credentials.apiKey']));
   expect(await api.db.selectFrom('accounts').select('id').where('external_id', 'in', ['no-key', 'short-key', 'spaced-key', 'bot-key']).execute()).toEqual([]);
 });
 
@@ -53,7 +75,8 @@ test('the API key is sealed, never returned, and PATCH replaces it, bringing a d
   const created = await httpAccount(a, 'sealed', apiKey);
   expect(created.status).toBe(201);
   expect(JSON.stringify(created.body)).not.toContain(apiKey);
-  const sealedRow = async () => (await api.db.selectFrom('accounts').select(['credentials', 'status']).where('id', '=', created.body.id).executeTakeFirstOrThrow());
+  const sealedRow = async () =>
+    await api.db.selectFrom('accounts').select(['credentials', 'status']).where('id', '=', created.body.id).executeTakeFirstOrThrow();
   const row = await sealedRow();
   expect(row.credentials?.toString('latin1')).not.toContain(apiKey);
   expect(JSON.parse(open(row.credentials as Buffer, [api.config.secretsKey]).toString('utf8'))).toEqual({ apiKey });

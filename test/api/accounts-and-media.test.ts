@@ -18,7 +18,13 @@ afterAll(async () => api.close());
 
 describe('accounts', () => {
   test('an http account shows its effective pace and no credentials', async () => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: 'shop-1', groupConcurrency: 7 });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, {
+      platform: 'http',
+      credentials: KEY,
+      name: 'Shop',
+      externalId: 'shop-1',
+      groupConcurrency: 7,
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(String),
@@ -54,7 +60,12 @@ describe('accounts', () => {
     ['a query', 'x?y=1'],
     ['too long', 'x'.repeat(129)],
   ])('an http account needs a safe externalId (%s → 400 naming externalId)', async (_, externalId) => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'x', ...(externalId !== undefined && { externalId }) });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, {
+      platform: 'http',
+      credentials: KEY,
+      name: 'x',
+      ...(externalId !== undefined && { externalId }),
+    });
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['externalId']);
   });
@@ -89,7 +100,14 @@ describe('accounts', () => {
   });
 
   test('pace limits are checked: 1–60,000 per minute, 1–50 chats', async () => {
-    const res = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x', maxSendPerMinute: 0, groupConcurrency: 51 });
+    const res = await call(api, 'POST', '/v1/accounts', a.token, {
+      platform: 'http',
+      credentials: KEY,
+      name: 'x',
+      externalId: 'x',
+      maxSendPerMinute: 0,
+      groupConcurrency: 51,
+    });
     expect(fields(res).sort()).toEqual(['groupConcurrency', 'maxSendPerMinute']);
   });
 
@@ -98,9 +116,21 @@ describe('accounts', () => {
     expect(fields(byTenant)).toEqual(['tenantId']);
     const adminWithout = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x' });
     expect(fields(adminWithout)).toEqual(['tenantId']);
-    const adminUnknown = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'x', externalId: 'x', tenantId: '00000000-0000-4000-8000-000000000000' });
+    const adminUnknown = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, {
+      platform: 'http',
+      credentials: KEY,
+      name: 'x',
+      externalId: 'x',
+      tenantId: '00000000-0000-4000-8000-000000000000',
+    });
     expect(fields(adminUnknown)).toEqual(['tenantId']);
-    const admin = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, { platform: 'http', credentials: KEY, name: 'for B', externalId: 'b-1', tenantId: b.id });
+    const admin = await call(api, 'POST', '/v1/accounts', ADMIN_TOKEN, {
+      platform: 'http',
+      credentials: KEY,
+      name: 'for B',
+      externalId: 'b-1',
+      tenantId: b.id,
+    });
     expect(admin.status).toBe(201);
     expect(admin.body.tenantId).toBe(b.id);
   });
@@ -108,7 +138,8 @@ describe('accounts', () => {
   test('list is newest first, per tenant, with a cursor; the admin sees every tenant', async () => {
     const t = await createTenant(api, 'lister');
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await call(api, 'POST', '/v1/accounts', t.token, { platform: 'http', credentials: KEY, name: `n${i}`, externalId: `n${i}` })).body.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await call(api, 'POST', '/v1/accounts', t.token, { platform: 'http', credentials: KEY, name: `n${i}`, externalId: `n${i}` })).body.id);
     const first = await call(api, 'GET', '/v1/accounts?limit=2', t.token);
     expect(first.body.items.map((x: { id: string }) => x.id)).toEqual([ids[2], ids[1]]);
     expect(first.body.nextCursor).toEqual(expect.any(String));
@@ -121,7 +152,8 @@ describe('accounts', () => {
   });
 
   test('PATCH changes status and pace; null returns to the default', async () => {
-    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'p', externalId: 'p', maxSendPerMinute: 10 })).body.id;
+    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'p', externalId: 'p', maxSendPerMinute: 10 })).body
+      .id;
     const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { status: 'disabled', maxSendPerMinute: null, name: 'renamed' });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ status: 'disabled', maxSendPerMinute: 40, name: 'renamed' });
@@ -132,7 +164,9 @@ describe('accounts', () => {
   });
 
   test('PATCH credentials replaces a telegram bot token, sealed, and brings a disconnected bot back', async () => {
-    const id = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'telegram', name: 'Bot', credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })).body.id;
+    const id = (
+      await call(api, 'POST', '/v1/accounts', a.token, { platform: 'telegram', name: 'Bot', credentials: { botToken: '111:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })
+    ).body.id;
     await api.db.updateTable('accounts').set({ status: 'disconnected' }).where('id', '=', id).execute();
     const botToken = '111:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
     const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { credentials: { botToken } });

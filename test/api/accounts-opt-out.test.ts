@@ -9,7 +9,8 @@ const a = tenantForFile(api, 'A');
 let n = 0;
 
 const whatsapp = (extra: Record<string, unknown> = {}) => call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Phone', ...extra });
-const http = (extra: Record<string, unknown> = {}) => call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: `opt-${++n}`, ...extra });
+const http = (extra: Record<string, unknown> = {}) =>
+  call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: `opt-${++n}`, ...extra });
 
 test('a new WhatsApp account listens for STOP and UNSUBSCRIBE; telegram and http accounts for nothing', async () => {
   expect((await whatsapp()).body.optOutKeywords).toEqual(['STOP', 'UNSUBSCRIBE']);

@@ -15,13 +15,18 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => api.close());
 
-const httpAccount = (extra: Record<string, unknown> = {}) => call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: `safe-${++n}`, ...extra });
+const httpAccount = (extra: Record<string, unknown> = {}) =>
+  call(api, 'POST', '/v1/accounts', a.token, { platform: 'http', credentials: KEY, name: 'Shop', externalId: `safe-${++n}`, ...extra });
 
 describe('platform defaults', () => {
   test('a new WhatsApp account waits 30–60 s between sends; telegram and http accounts none', async () => {
     const wa = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Phone' });
     expect(wa.body).toMatchObject({ sendDelaySeconds: { min: 30, max: 60 }, hourlyCap: null, dailyCap: null, warmup: null });
-    const tg = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'telegram', name: 'Bot', credentials: { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' } });
+    const tg = await call(api, 'POST', '/v1/accounts', a.token, {
+      platform: 'telegram',
+      name: 'Bot',
+      credentials: { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' },
+    });
     expect(tg.body.sendDelaySeconds).toBeNull();
     expect((await httpAccount()).body.sendDelaySeconds).toBeNull();
     // a WhatsApp account may opt out explicitly
@@ -40,10 +45,13 @@ describe('settings on create, PATCH and the answer', () => {
     expect(patched.body).toMatchObject({ sendDelaySeconds: null, hourlyCap: 9, dailyCap: 100 });
     const read = await call(api, 'GET', `/v1/accounts/${id}`, a.token);
     expect(read.body).toMatchObject({ sendDelaySeconds: null, hourlyCap: 9, dailyCap: 100 });
-    expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { dailyCap: null, hourlyCap: null })).body).toMatchObject({ hourlyCap: null, dailyCap: null });
+    expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { dailyCap: null, hourlyCap: null })).body).toMatchObject({
+      hourlyCap: null,
+      dailyCap: null,
+    });
   });
 
-  test('a warm-up defaults to the documented ramp from now and shows today\'s cap', async () => {
+  test("a warm-up defaults to the documented ramp from now and shows today's cap", async () => {
     const created = await httpAccount({ warmup: {} });
     const now = api.clock.now();
     expect(created.body.warmup).toEqual({
@@ -61,7 +69,15 @@ describe('settings on create, PATCH and the answer', () => {
     const started = new Date(now - 9 * DAY).toISOString();
     const patched = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { warmup: { startedAt: started } });
     expect(patched.body.warmup).toMatchObject({ startedAt: started, capToday: 100 });
-    const own = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { warmup: { startedAt: started, steps: [{ afterDays: 0, dailyCap: 5 }, { afterDays: 5, dailyCap: null }] } });
+    const own = await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, {
+      warmup: {
+        startedAt: started,
+        steps: [
+          { afterDays: 0, dailyCap: 5 },
+          { afterDays: 5, dailyCap: null },
+        ],
+      },
+    });
     expect(own.body.warmup).toMatchObject({ capToday: null });
     expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { warmup: null })).body.warmup).toBeNull();
   });
@@ -78,7 +94,17 @@ describe('bad settings get a 400 naming the field', () => {
     [{ hourlyCap: '8' }, 'hourlyCap'],
     [{ warmup: { steps: [] } }, 'warmup.steps'],
     [{ warmup: { steps: [{ afterDays: 0, dailyCap: 0 }] } }, 'warmup.steps.0.dailyCap'],
-    [{ warmup: { steps: [{ afterDays: 1, dailyCap: 5 }, { afterDays: 1, dailyCap: 6 }] } }, 'warmup.steps'],
+    [
+      {
+        warmup: {
+          steps: [
+            { afterDays: 1, dailyCap: 5 },
+            { afterDays: 1, dailyCap: 6 },
+          ],
+        },
+      },
+      'warmup.steps',
+    ],
     [{ warmup: { startedAt: 'yesterday' } }, 'warmup.startedAt'],
   ])('%j → %s', async (body, field) => {
     const created = await httpAccount(body);
@@ -94,8 +120,14 @@ describe('bad settings get a 400 naming the field', () => {
 describe("a run held by its account's limits says so (waiting)", () => {
   /** a running run due a minute ago, its window open for hours */
   async function running(campaignId: string, chats: string[]) {
-    const run = await seedRun(api, campaignId, 'running', Object.fromEntries(chats.map((c) => [c, 'pending' as const])), { scheduledAt: new Date(api.clock.now() - 60_000) });
-    await api.db.updateTable('runs').set({ window_end_at: new Date(api.clock.now() + 6 * 3_600_000) }).where('id', '=', run.id).execute();
+    const run = await seedRun(api, campaignId, 'running', Object.fromEntries(chats.map((c) => [c, 'pending' as const])), {
+      scheduledAt: new Date(api.clock.now() - 60_000),
+    });
+    await api.db
+      .updateTable('runs')
+      .set({ window_end_at: new Date(api.clock.now() + 6 * 3_600_000) })
+      .where('id', '=', run.id)
+      .execute();
     return run;
   }
 

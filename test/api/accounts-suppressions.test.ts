@@ -15,7 +15,8 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => api.close());
 
-const account = async (tenant: Tenant) => (await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: KEY, name: 'x', externalId: `sup-${++n}` })).body.id as string;
+const account = async (tenant: Tenant) =>
+  (await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: KEY, name: 'x', externalId: `sup-${++n}` })).body.id as string;
 
 test('operators add chats, list them in chat order page by page, and take one off', async () => {
   const id = await account(a);

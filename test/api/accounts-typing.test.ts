@@ -21,7 +21,10 @@ test('typing is stored, shown, changed by PATCH and removed with null; telegram 
   expect(tg.status).toBe(201);
   expect(tg.body.typing).toEqual({ charsPerSecond: 15, maxSeconds: 3 });
   const id = tg.body.id;
-  expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { typing: { charsPerSecond: 30, maxSeconds: 8 } })).body.typing).toEqual({ charsPerSecond: 30, maxSeconds: 8 });
+  expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { typing: { charsPerSecond: 30, maxSeconds: 8 } })).body.typing).toEqual({
+    charsPerSecond: 30,
+    maxSeconds: 8,
+  });
   expect((await call(api, 'GET', `/v1/accounts/${id}`, a.token)).body.typing).toEqual({ charsPerSecond: 30, maxSeconds: 8 });
   expect((await call(api, 'PATCH', `/v1/accounts/${id}`, a.token, { typing: null })).body.typing).toBeNull();
 });

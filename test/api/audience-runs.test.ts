@@ -44,7 +44,13 @@ test('a run takes the inline targets and the members of every audience, each cha
     { chatId: 'both', vars: { name: 'Both from second' } },
     { chatId: 'b', vars: { name: 'B' } },
   ]);
-  const campaignId = await newCampaign({ targets: [{ chatId: 'inline', vars: { name: 'Inline' } }, { chatId: 't', vars: { name: 'T' } }], audienceIds: [first, second] });
+  const campaignId = await newCampaign({
+    targets: [
+      { chatId: 'inline', vars: { name: 'Inline' } },
+      { chatId: 't', vars: { name: 'T' } },
+    ],
+    audienceIds: [first, second],
+  });
 
   const run = await call(api, 'POST', `/v1/campaigns/${campaignId}/runs`, mine.token, {});
   expect(run.status).toBe(201);
@@ -59,7 +65,12 @@ test('a run takes the inline targets and the members of every audience, each cha
   expect(await targetsOf(run.body.id)).toEqual(snapshot);
 
   // The audiences change while the run is open: the run does not.
-  await call(api, 'POST', `/v1/audiences/${first}/members`, mine.token, { members: [{ chatId: 'a', vars: { name: 'A again' } }, { chatId: 'new', vars: { name: 'New' } }] });
+  await call(api, 'POST', `/v1/audiences/${first}/members`, mine.token, {
+    members: [
+      { chatId: 'a', vars: { name: 'A again' } },
+      { chatId: 'new', vars: { name: 'New' } },
+    ],
+  });
   await call(api, 'DELETE', `/v1/audiences/${second}/members`, mine.token, { chatIds: ['b'] });
   expect(await targetsOf(run.body.id)).toEqual(snapshot);
   expect((await call(api, 'GET', `/v1/runs/${run.body.id}`, mine.token)).body.counts.total).toBe(5);
@@ -87,7 +98,7 @@ test('a campaign of audiences only: an empty audience makes a run of no chats', 
   expect(run.body.counts.total).toBe(0);
 });
 
-test('a test send: one chat, rendered with the chosen chat\'s vars, outside the one-open-run rule', async () => {
+test("a test send: one chat, rendered with the chosen chat's vars, outside the one-open-run rule", async () => {
   const members = await audience([{ chatId: 'member', vars: { name: 'Member' } }]);
   const campaignId = await newCampaign({ targets: [{ chatId: 'inline', vars: { name: 'Inline' } }], audienceIds: [members], active: false });
 
@@ -126,7 +137,12 @@ test('a test send: one chat, rendered with the chosen chat\'s vars, outside the 
 });
 
 test('a test run is no delivery for the interval gate: a scheduled run after it is not held for that chat', async () => {
-  const campaignId = await newCampaign({ messages: [{ type: 'text', text: 'Hi' }], targets: ['gated', 'other'], schedule: { type: 'interval', everySeconds: 3600 }, active: false });
+  const campaignId = await newCampaign({
+    messages: [{ type: 'text', text: 'Hi' }],
+    targets: ['gated', 'other'],
+    schedule: { type: 'interval', everySeconds: 3600 },
+    active: false,
+  });
   const test = await call(api, 'POST', `/v1/campaigns/${campaignId}/test-sends`, mine.token, { chatId: 'gated' });
   // as the sender would leave it: sent a minute ago
   await api.db
@@ -134,11 +150,24 @@ test('a test run is no delivery for the interval gate: a scheduled run after it 
     .set({ status: 'sent', sent_at: new Date(api.clock.now() - 60_000), attempts: 1 })
     .where('run_id', '=', test.body.id)
     .execute();
-  await api.db.updateTable('runs').set({ status: 'success', finished_at: new Date(api.clock.now() - 60_000) }).where('id', '=', test.body.id).execute();
+  await api.db
+    .updateTable('runs')
+    .set({ status: 'success', finished_at: new Date(api.clock.now() - 60_000) })
+    .where('id', '=', test.body.id)
+    .execute();
   // ...and a scheduled run of the campaign that reached `other` a minute ago does hold it
   await seedRun(api, campaignId, 'success', { other: 'sent' }, { scheduledAt: new Date(api.clock.now() - 120_000) });
-  await api.db.updateTable('run_targets').set({ sent_at: new Date(api.clock.now() - 60_000) }).where('chat_id', '=', 'other').execute();
-  await api.db.updateTable('runs').set({ finished_at: new Date(api.clock.now() - 60_000) }).where('campaign_id', '=', campaignId).where('trigger', '=', 'schedule').execute();
+  await api.db
+    .updateTable('run_targets')
+    .set({ sent_at: new Date(api.clock.now() - 60_000) })
+    .where('chat_id', '=', 'other')
+    .execute();
+  await api.db
+    .updateTable('runs')
+    .set({ finished_at: new Date(api.clock.now() - 60_000) })
+    .where('campaign_id', '=', campaignId)
+    .where('trigger', '=', 'schedule')
+    .execute();
 
   const run = await call(api, 'POST', `/v1/campaigns/${campaignId}/runs`, mine.token, {});
   expect(run.status).toBe(201);

@@ -38,9 +38,19 @@ async function allMembers(id: string): Promise<{ chatId: string; vars: Record<st
 }
 
 test('create, read, list, rename and delete; another tenant sees a 404 exactly as for a missing one', async () => {
-  const created = await call(api, 'POST', '/v1/audiences', mine.token, { name: 'VIPs', members: [{ chatId: 'chat-b', vars: { name: 'Bo' } }, { chatId: 'chat-a' }] });
+  const created = await call(api, 'POST', '/v1/audiences', mine.token, {
+    name: 'VIPs',
+    members: [{ chatId: 'chat-b', vars: { name: 'Bo' } }, { chatId: 'chat-a' }],
+  });
   expect(created.status).toBe(201);
-  expect(created.body).toEqual({ id: expect.any(String), tenantId: mine.id, name: 'VIPs', memberCount: 2, createdAt: expect.any(String), updatedAt: expect.any(String) });
+  expect(created.body).toEqual({
+    id: expect.any(String),
+    tenantId: mine.id,
+    name: 'VIPs',
+    memberCount: 2,
+    createdAt: expect.any(String),
+    updatedAt: expect.any(String),
+  });
   const id = created.body.id;
   expect((await call(api, 'GET', `/v1/audiences/${id}`, mine.token)).body).toEqual(created.body);
   expect(await allMembers(id)).toEqual([
@@ -184,7 +194,9 @@ test('every bad upload is a clear 400 and saves nothing', async () => {
   expect(res.status).toBe(400);
   expect(res.body.error.message).toContain('more than 100000 rows');
   // a JSON upload with one bad member: nothing of the good ones either
-  const json = await call(api, 'POST', `/v1/audiences/${id}/members`, mine.token, { members: [{ chatId: 'good' }, { chatId: 'bad', vars: { 'no spaces': 'x' } }] });
+  const json = await call(api, 'POST', `/v1/audiences/${id}/members`, mine.token, {
+    members: [{ chatId: 'good' }, { chatId: 'bad', vars: { 'no spaces': 'x' } }],
+  });
   expect(json.status).toBe(400);
   expect(await allMembers(id)).toEqual([{ chatId: 'keep', vars: { name: 'Kept' } }]);
   expect((await call(api, 'GET', `/v1/audiences/${id}`, mine.token)).body.memberCount).toBe(1);
@@ -225,10 +237,24 @@ test('campaigns: audienceIds of the tenant, shown in the answer; an audience a c
   expect(await bad({ targets: [], audienceIds: [] })).toEqual(['targets']);
   // every member needs the variables the texts use
   const noVars = await newAudience(mine, [{ chatId: 'z1' }]);
-  const missing = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(accountId, { messages: [{ type: 'text', text: 'Hi {{name}}' }], targets: [], audienceIds: [audienceId, noVars] }));
-  expect(missing.body.error.details).toEqual([{ field: 'audienceIds.1', message: 'messages.0.text uses {{name}}, and member "z1" of this audience has no value for it' }]);
+  const missing = await call(
+    api,
+    'POST',
+    '/v1/campaigns',
+    mine.token,
+    campaignBody(accountId, { messages: [{ type: 'text', text: 'Hi {{name}}' }], targets: [], audienceIds: [audienceId, noVars] }),
+  );
+  expect(missing.body.error.details).toEqual([
+    { field: 'audienceIds.1', message: 'messages.0.text uses {{name}}, and member "z1" of this audience has no value for it' },
+  ]);
   // ... unless the chat is also an inline target with them
-  const inline = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(accountId, { messages: [{ type: 'text', text: 'Hi {{name}}' }], targets: [{ chatId: 'z1', vars: { name: 'Zed' } }], audienceIds: [noVars] }));
+  const inline = await call(
+    api,
+    'POST',
+    '/v1/campaigns',
+    mine.token,
+    campaignBody(accountId, { messages: [{ type: 'text', text: 'Hi {{name}}' }], targets: [{ chatId: 'z1', vars: { name: 'Zed' } }], audienceIds: [noVars] }),
+  );
   expect(inline.status).toBe(201);
 
   const refused = await call(api, 'DELETE', `/v1/audiences/${audienceId}`, mine.token);

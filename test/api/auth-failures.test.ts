@@ -54,7 +54,12 @@ async function limitedApp(overrides: Partial<ApiConfig> = {}, redis = api.redis,
 }
 
 async function me(app: FastifyInstance, remoteAddress: string, token: string | null, headers: Record<string, string> = {}) {
-  const res = await app.inject({ method: 'GET', url: '/v1/me', remoteAddress, headers: { ...(token !== null && { authorization: `Bearer ${token}` }), ...headers } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/v1/me',
+    remoteAddress,
+    headers: { ...(token !== null && { authorization: `Bearer ${token}` }), ...headers },
+  });
   return { status: res.statusCode, body: JSON.parse(res.body), retryAfter: res.headers['retry-after'] };
 }
 

@@ -13,7 +13,15 @@ beforeEach(() => api.clock.set(NOW)); // 11:00 in Kuala Lumpur
 
 const minutes = (n: number) => new Date(NOW + n * 60_000).toISOString();
 const occurrences = (id: string, query = '') => call(api, 'GET', `/v1/campaigns/${id}/occurrences${query}`, t.token);
-const campaignCount = async () => Number((await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const campaignCount = async () =>
+  Number(
+    (
+      await api.db
+        .selectFrom('campaigns')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('GET /v1/campaigns/{id}/occurrences', () => {
   test('an interval campaign: its next runs every 5 minutes inside its 06:00–18:00 window', async () => {
@@ -34,7 +42,11 @@ describe('GET /v1/campaigns/{id}/occurrences', () => {
 
   test('a cron in America/New_York across the spring-forward: 09:00 local is 14:00 UTC, then 13:00 UTC', async () => {
     api.clock.set(Date.parse('2030-03-08T12:00:00Z')); // 07:00 EST, Friday; clocks go forward on Sunday 10 March
-    const { id } = await createCampaign(api, t, { schedule: { type: 'cron', expression: '0 9 * * *' }, timezone: 'America/New_York', deliveryWindow: { start: '08:00', end: '20:00' } });
+    const { id } = await createCampaign(api, t, {
+      schedule: { type: 'cron', expression: '0 9 * * *' },
+      timezone: 'America/New_York',
+      deliveryWindow: { start: '08:00', end: '20:00' },
+    });
     const res = await occurrences(id, '?limit=4');
     expect(res.body.items).toEqual([
       { scheduledAt: '2030-03-08T14:00:00.000Z', startsAt: '2030-03-08T14:00:00.000Z', windowEndAt: '2030-03-09T01:00:00.000Z' },
@@ -47,7 +59,9 @@ describe('GET /v1/campaigns/{id}/occurrences', () => {
   test('an occurrence outside the window starts at its opening', async () => {
     // 05:00 daily in Kuala Lumpur, before the 06:00 opening
     const { id } = await createCampaign(api, t, { schedule: { type: 'cron', expression: '0 5 * * *' } });
-    expect((await occurrences(id, '?limit=1')).body.items).toEqual([{ scheduledAt: '2030-01-16T21:00:00.000Z', startsAt: '2030-01-16T22:00:00.000Z', windowEndAt: '2030-01-17T10:00:00.000Z' }]);
+    expect((await occurrences(id, '?limit=1')).body.items).toEqual([
+      { scheduledAt: '2030-01-16T21:00:00.000Z', startsAt: '2030-01-16T22:00:00.000Z', windowEndAt: '2030-01-17T10:00:00.000Z' },
+    ]);
   });
 
   test('a deactivated campaign answers an empty list; reactivated, its runs are back', async () => {
@@ -78,7 +92,8 @@ describe('POST /v1/campaigns/preview', () => {
       pacedPerMinute: 39.22,
       durationSeconds: 4,
       fitsWindow: true,
-      detail: "Sending to 3 chats takes about 4 s at the account's pace of 40/min; the first run, from 11:00, ends before the window closes at 18:00 (Asia/Kuala_Lumpur).",
+      detail:
+        "Sending to 3 chats takes about 4 s at the account's pace of 40/min; the first run, from 11:00, ends before the window closes at 18:00 (Asia/Kuala_Lumpur).",
     });
     expect(await campaignCount()).toBe(before);
   });
@@ -99,7 +114,13 @@ describe('POST /v1/campaigns/preview', () => {
 
   test('a cron in America/New_York over the spring-forward: 02:30 runs at 03:00 on the day it does not exist', async () => {
     api.clock.set(Date.parse('2030-03-08T12:00:00Z'));
-    const res = await call(api, 'POST', '/v1/campaigns/preview', t.token, campaignBody(accountId, { schedule: { type: 'cron', expression: '30 2 * * *' }, timezone: 'America/New_York', deliveryWindow: undefined }));
+    const res = await call(
+      api,
+      'POST',
+      '/v1/campaigns/preview',
+      t.token,
+      campaignBody(accountId, { schedule: { type: 'cron', expression: '30 2 * * *' }, timezone: 'America/New_York', deliveryWindow: undefined }),
+    );
     expect(res.status).toBe(200);
     expect(res.body.occurrences.slice(0, 4).map((o: { startsAt: string }) => o.startsAt)).toEqual([
       '2030-03-09T07:30:00.000Z', // 02:30 EST
@@ -151,5 +172,11 @@ test('/openapi.json documents both', async () => {
   expect(doc.paths['/v1/campaigns/{id}/occurrences'].get.parameters.map((p: { name: string }) => p.name)).toContain('limit');
   expect(doc.paths['/v1/campaigns/preview'].post).toBeDefined();
   expect(Object.keys(doc.components.schemas.Occurrence.properties).sort()).toEqual(['scheduledAt', 'startsAt', 'windowEndAt']);
-  expect(doc.components.schemas.CampaignPreview.properties.run.required.sort()).toEqual(['detail', 'durationSeconds', 'fitsWindow', 'pacedPerMinute', 'targets']);
+  expect(doc.components.schemas.CampaignPreview.properties.run.required.sort()).toEqual([
+    'detail',
+    'durationSeconds',
+    'fitsWindow',
+    'pacedPerMinute',
+    'targets',
+  ]);
 });

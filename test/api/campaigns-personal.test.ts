@@ -92,16 +92,18 @@ describe('targets with variables', () => {
 
 describe('a variable missing for a target', () => {
   const missing = {
-    messages: [{ type: 'text', text: 'Hello {{name}}' }, { type: 'text', text: 'See you in {{city}}' }],
-    targets: [
-      { chatId: 'ann', vars: { name: 'Ann', city: 'Oslo' } },
-      { chatId: 'bo', vars: { name: 'Bo' } },
-      'plain',
+    messages: [
+      { type: 'text', text: 'Hello {{name}}' },
+      { type: 'text', text: 'See you in {{city}}' },
     ],
+    targets: [{ chatId: 'ann', vars: { name: 'Ann', city: 'Oslo' } }, { chatId: 'bo', vars: { name: 'Bo' } }, 'plain'],
   };
 
   test('is a 400 at create naming the first target missing each variable, and the message using it', async () => {
-    const before = await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const before = await api.db
+      .selectFrom('campaigns')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const res = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(accountId, missing));
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
@@ -109,7 +111,10 @@ describe('a variable missing for a target', () => {
       { field: 'targets.2.vars.name', message: expect.stringContaining('messages.0.text uses {{name}}') },
       { field: 'targets.1.vars.city', message: expect.stringContaining('messages.1.text uses {{city}}') },
     ]);
-    const after = await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const after = await api.db
+      .selectFrom('campaigns')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
@@ -131,7 +136,12 @@ describe('a variable missing for a target', () => {
   });
 
   test('a caption counts like a text', async () => {
-    const media = await api.app.inject({ method: 'POST', url: '/v1/media', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'image/png' }, payload: Buffer.from('png') });
+    const media = await api.app.inject({
+      method: 'POST',
+      url: '/v1/media',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'image/png' },
+      payload: Buffer.from('png'),
+    });
     const res = await call(
       api,
       'POST',
@@ -150,13 +160,31 @@ describe('templates stay logic-less', () => {
     ['a partial', 'Hello {{> footer}}'],
     ['an unclosed tag', 'Hello {{name'],
   ])('%s is a 400 naming the message field', async (_what, text) => {
-    const res = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(accountId, { messages: [{ type: 'text', text: 'ok' }, { type: 'text', text }], targets: personal.targets }));
+    const res = await call(
+      api,
+      'POST',
+      '/v1/campaigns',
+      t.token,
+      campaignBody(accountId, {
+        messages: [
+          { type: 'text', text: 'ok' },
+          { type: 'text', text },
+        ],
+        targets: personal.targets,
+      }),
+    );
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['messages.1.text']);
   });
 
   test('variations alone need no variables, and plain braces stay text', async () => {
-    const res = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(accountId, { messages: [{ type: 'text', text: '{Hi|Hello}, price {in EUR}' }], targets: ['plain'] }));
+    const res = await call(
+      api,
+      'POST',
+      '/v1/campaigns',
+      t.token,
+      campaignBody(accountId, { messages: [{ type: 'text', text: '{Hi|Hello}, price {in EUR}' }], targets: ['plain'] }),
+    );
     expect(res.status).toBe(201);
   });
 });

@@ -13,14 +13,24 @@ beforeAll(async () => {
 });
 
 async function uploadMedia(token: string): Promise<string> {
-  const res = await api.app.inject({ method: 'POST', url: '/v1/media', headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' }, payload: randomBytes(64) });
+  const res = await api.app.inject({
+    method: 'POST',
+    url: '/v1/media',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'image/png' },
+    payload: randomBytes(64),
+  });
   return JSON.parse(res.body).id;
 }
 
 describe('create', () => {
   test('201 with the contract shape; an interval without startAt is due now', async () => {
     const media = await uploadMedia(a.token);
-    const body = campaignBody(accountA, { messages: [{ type: 'text', text: 'Hello' }, { type: 'media', mediaId: media, caption: 'look' }] });
+    const body = campaignBody(accountA, {
+      messages: [
+        { type: 'text', text: 'Hello' },
+        { type: 'media', mediaId: media, caption: 'look' },
+      ],
+    });
     const res = await call(api, 'POST', '/v1/campaigns', a.token, body);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -77,7 +87,11 @@ describe('create', () => {
     ['no messages', { messages: [] }, ['messages']],
     ['eleven parts', { messages: Array.from({ length: 11 }, () => ({ type: 'text', text: 'x' })) }, ['messages']],
     ['a text over 4096 characters', { messages: [{ type: 'text', text: 'x'.repeat(4097) }] }, ['messages.0.text']],
-    ['a caption over 1024 characters', { messages: [{ type: 'media', mediaId: '00000000-0000-4000-8000-000000000000', caption: 'x'.repeat(1025) }] }, ['messages.0.caption']],
+    [
+      'a caption over 1024 characters',
+      { messages: [{ type: 'media', mediaId: '00000000-0000-4000-8000-000000000000', caption: 'x'.repeat(1025) }] },
+      ['messages.0.caption'],
+    ],
     ['an unknown field', { colour: 'blue' }, ['colour']],
     ['a NUL character', { name: 'a\u0000b' }, ['name']],
   ])('%s → 400 naming the field', async (_, extra, expected) => {
@@ -88,7 +102,13 @@ describe('create', () => {
   });
 
   test('several problems are reported together', async () => {
-    const res = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(accountA, { timezone: 'Nowhere/Land', deliveryWindow: { start: '09:00', end: '09:00' }, targets: ['a', 'a'] }));
+    const res = await call(
+      api,
+      'POST',
+      '/v1/campaigns',
+      a.token,
+      campaignBody(accountA, { timezone: 'Nowhere/Land', deliveryWindow: { start: '09:00', end: '09:00' }, targets: ['a', 'a'] }),
+    );
     expect(fields(res).sort()).toEqual(['deliveryWindow', 'targets', 'timezone']);
   });
 
@@ -100,17 +120,32 @@ describe('create', () => {
       'POST',
       '/v1/campaigns',
       a.token,
-      campaignBody(accountB, { messages: [{ type: 'text', text: 'hi' }, { type: 'media', mediaId: mediaB }] }),
+      campaignBody(accountB, {
+        messages: [
+          { type: 'text', text: 'hi' },
+          { type: 'media', mediaId: mediaB },
+        ],
+      }),
     );
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['accountId', 'messages.1.mediaId']);
   });
 
   test('a body that is not JSON is 400; one not sent as JSON is 415', async () => {
-    const broken = await api.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' }, payload: '{"name":' });
+    const broken = await api.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
     expect(broken.statusCode).toBe(400);
     expect(JSON.parse(broken.body).error.details[0].field).toBe('body');
-    const text = await api.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' }, payload: 'hello' });
+    const text = await api.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     expect(text.statusCode).toBe(415);
     expect(JSON.parse(text.body).error.details[0].field).toBe('content-type');
     const none = await call(api, 'POST', '/v1/campaigns', a.token);
@@ -132,12 +167,19 @@ describe('create', () => {
 
 describe('scheduleText', () => {
   test('every campaign answer puts its schedule in words (libs/core scheduleInWords); a PATCH rewords it', async () => {
-    const { id } = await createCampaign(api, a, { schedule: { type: 'cron', expression: '30 9 * * 1,3' }, timezone: 'Europe/Berlin', deliveryWindow: undefined });
+    const { id } = await createCampaign(api, a, {
+      schedule: { type: 'cron', expression: '30 9 * * 1,3' },
+      timezone: 'Europe/Berlin',
+      deliveryWindow: undefined,
+    });
     const words = 'at 09:30 on Mon, Wed (cron 30 9 * * 1,3), Europe/Berlin';
     expect((await call(api, 'GET', `/v1/campaigns/${id}`, a.token)).body.scheduleText).toBe(words);
     const listed = (await call(api, 'GET', '/v1/campaigns?limit=500', a.token)).body.items.find((c: { id: string }) => c.id === id);
     expect(listed.scheduleText).toBe(words);
-    const patched = await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, { schedule: { type: 'interval', everySeconds: 3600 }, deliveryWindow: { start: '22:00', end: '06:00' } });
+    const patched = await call(api, 'PATCH', `/v1/campaigns/${id}`, a.token, {
+      schedule: { type: 'interval', everySeconds: 3600 },
+      deliveryWindow: { start: '22:00', end: '06:00' },
+    });
     expect(patched.body.scheduleText).toBe('every hour, 22:00–06:00 (overnight) Europe/Berlin');
     const doc = JSON.parse((await api.app.inject({ method: 'GET', url: '/openapi.json' })).body);
     expect(doc.components.schemas.Campaign.required).toContain('scheduleText');
@@ -199,8 +241,18 @@ describe('read, PATCH, DELETE', () => {
     expect(row.deleted_at).not.toBeNull();
     expect(row.next_run_at).toBeNull();
     const runs = await api.db.selectFrom('runs').select(['id', 'status']).where('campaign_id', '=', id).orderBy('status').execute();
-    expect(runs).toEqual(expect.arrayContaining([{ id: paused.id, status: 'cancelled' }, { id: done.id, status: 'success' }]));
-    const targets = await api.db.selectFrom('run_targets').select(['chat_id', 'status', 'error_code']).where('run_id', '=', paused.id).orderBy('chat_id').execute();
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        { id: paused.id, status: 'cancelled' },
+        { id: done.id, status: 'success' },
+      ]),
+    );
+    const targets = await api.db
+      .selectFrom('run_targets')
+      .select(['chat_id', 'status', 'error_code'])
+      .where('run_id', '=', paused.id)
+      .orderBy('chat_id')
+      .execute();
     expect(targets).toEqual([
       { chat_id: 'x', status: 'sent', error_code: null },
       { chat_id: 'y', status: 'skipped', error_code: 'cancelled' },
@@ -229,7 +281,8 @@ describe('lastError (why the scheduler deactivated a campaign)', () => {
   const reason = 'schedule.at cannot be turned into a run: out of range';
   const stored = async (id: string) => (await api.db.selectFrom('campaigns').select('last_error').where('id', '=', id).executeTakeFirstOrThrow()).last_error;
   // what the scheduler does to a campaign it cannot turn into a run
-  const deactivate = (id: string) => api.db.updateTable('campaigns').set({ active: false, last_error: reason, next_run_at: null }).where('id', '=', id).execute();
+  const deactivate = (id: string) =>
+    api.db.updateTable('campaigns').set({ active: false, last_error: reason, next_run_at: null }).where('id', '=', id).execute();
 
   test('null on create; shown by GET, the list and the PATCH answer once set; any PATCH clears it', async () => {
     const t = await createTenant(api, 'last-error');
@@ -308,8 +361,16 @@ describe('POST /v1/campaigns/{id}/runs', () => {
     const { id } = await createCampaign(api, a, { schedule: { type: 'interval', everySeconds: 300 }, targets: ['h1', 'h2', 'h3'] });
     const earlier = await seedRun(api, id, 'success', { h1: 'sent', h2: 'sent', h3: 'sent' });
     // delivered a minute ago: each chat is free again 5 minutes after, at 11:04 in Kuala Lumpur
-    await api.db.updateTable('run_targets').set({ sent_at: new Date(NOW - 60_000) }).where('run_id', '=', earlier.id).execute();
-    await api.db.updateTable('runs').set({ finished_at: new Date(NOW - 30_000) }).where('id', '=', earlier.id).execute();
+    await api.db
+      .updateTable('run_targets')
+      .set({ sent_at: new Date(NOW - 60_000) })
+      .where('run_id', '=', earlier.id)
+      .execute();
+    await api.db
+      .updateTable('runs')
+      .set({ finished_at: new Date(NOW - 30_000) })
+      .where('id', '=', earlier.id)
+      .execute();
     const res = await call(api, 'POST', `/v1/campaigns/${id}/runs`, a.token);
     expect(res.status).toBe(201);
     expect(res.body.waiting).toEqual({

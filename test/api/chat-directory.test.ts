@@ -26,7 +26,10 @@ afterAll(async () => {
 });
 
 const create = async (tenant: Tenant, platform: 'http' | 'telegram' = 'http') => {
-  const body = platform === 'http' ? { platform, credentials: KEY, name: 'x', externalId: `dir-${++n}` } : { platform, credentials: { botToken: `12345${++n}:AAE-abcdefghijklmnopqrstuvwxyz0123456` }, name: 'x' };
+  const body =
+    platform === 'http'
+      ? { platform, credentials: KEY, name: 'x', externalId: `dir-${++n}` }
+      : { platform, credentials: { botToken: `12345${++n}:AAE-abcdefghijklmnopqrstuvwxyz0123456` }, name: 'x' };
   const res = await call(api, 'POST', '/v1/accounts', tenant.token, body);
   expect(res.status).toBe(201);
   return res.body as { id: string; directory: Record<string, unknown> };
@@ -42,10 +45,19 @@ const chats = [
 test('the directory lists in title order, searches title or id with case and accents folded, filters, and pages', async () => {
   const { id } = await create(a);
   await new ChatDirectoryRepository(api.db).replaceAll(id, chats, T);
-  const list = async (q = '') => (await call(api, 'GET', `/v1/accounts/${id}/chats${q}`, a.token)).body as { items: { chatId: string }[]; nextCursor: string | null };
+  const list = async (q = '') =>
+    (await call(api, 'GET', `/v1/accounts/${id}/chats${q}`, a.token)).body as { items: { chatId: string }[]; nextCursor: string | null };
   const all = await list();
   expect(all.items.map((c) => c.chatId)).toEqual(['g-1', 'g-3', 'd-1', 'g-2']);
-  expect(all.items[3]).toEqual({ chatId: 'g-2', title: 'Riverside Book Club', kind: 'group', memberCount: 12, canSend: false, cannotSendReason: 'announce_only', lastSyncAt: T.toISOString() });
+  expect(all.items[3]).toEqual({
+    chatId: 'g-2',
+    title: 'Riverside Book Club',
+    kind: 'group',
+    memberCount: 12,
+    canSend: false,
+    cannotSendReason: 'announce_only',
+    lastSyncAt: T.toISOString(),
+  });
   expect((await list('?query=CAFÉ')).items.map((c) => c.chatId)).toEqual(['g-1', 'g-3']);
   expect((await list('?query=jose%20alv')).items.map((c) => c.chatId)).toEqual(['d-1']);
   expect((await list('?query=g-2')).items.map((c) => c.chatId)).toEqual(['g-2']);

@@ -68,7 +68,12 @@ describe('requests the HTTP parser refuses', () => {
     ['\\x01 in a header', 400, 'bad_request', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Note: ${MARK}\u0001\r\n\r\n`],
     ['header folding', 400, 'bad_request', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Note: a\r\n ${MARK}\r\n\r\n`],
     ['Content-Length: -1', 400, 'bad_request', `POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n${MARK}`],
-    ['Content-Length with chunked', 400, 'bad_request', `POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
+    [
+      'Content-Length with chunked',
+      400,
+      'bad_request',
+      `POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    ],
     ['a garbage request line', 400, 'bad_request', `${MARK} ${MARK}\r\n\r\n`],
     ['a space in the path', 400, 'bad_request', `GET /v1/${MARK} x HTTP/1.1\r\nHost: x\r\n\r\n`],
     ['HTTP/3.1', 505, 'bad_request', 'GET /healthz HTTP/3.1\r\nHost: x\r\n\r\n'],
@@ -95,7 +100,15 @@ describe('requests the HTTP parser refuses', () => {
 describe('bodies, media types and paths refused before the handler', () => {
   const post = (url: string, contentType: string, payload: string) =>
     api.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${tenant.token}`, 'content-type': contentType }, payload });
-  const campaigns = async () => Number((await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  const campaigns = async () =>
+    Number(
+      (
+        await api.db
+          .selectFrom('campaigns')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test.each(['application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json;charset="iso-8859-1"', 'application/json; charset='])(
     'a JSON body declared as %s → 415 naming content-type, nothing saved',
@@ -109,10 +122,13 @@ describe('bodies, media types and paths refused before the handler', () => {
     },
   );
 
-  test.each(['application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset="utf-8"', 'application/json'])('%s is read', async (contentType) => {
-    const accountId = await createAccount(api, tenant);
-    expect((await post('/v1/campaigns', contentType, JSON.stringify(campaignBody(accountId)))).statusCode).toBe(201);
-  });
+  test.each(['application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset="utf-8"', 'application/json'])(
+    '%s is read',
+    async (contentType) => {
+      const accountId = await createAccount(api, tenant);
+      expect((await post('/v1/campaigns', contentType, JSON.stringify(campaignBody(accountId)))).statusCode).toBe(201);
+    },
+  );
 
   test('a media type no JSON route reads → 415 naming content-type', async () => {
     const res = await post('/v1/campaigns', 'application/xml', '<campaign/>');

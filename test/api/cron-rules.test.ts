@@ -14,7 +14,15 @@ beforeAll(async () => {
 afterAll(async () => api.close());
 
 const cron = (expression: string, extra: Record<string, unknown> = {}) => campaignBody(accountId, { schedule: { type: 'cron', expression }, ...extra });
-const campaignCount = async () => Number((await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const campaignCount = async () =>
+  Number(
+    (
+      await api.db
+        .selectFrom('campaigns')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 test.each([
   ['six fields (seconds)', '* * * * * *'],
@@ -58,7 +66,13 @@ test.each([['*/5 * * * *'], ['0,30 * * * *'], ['0 9 * * 1-5'], ['@hourly']])('%s
 });
 
 test('a daylight-saving change is measured in the campaign zone: 01:58 and 03:02 are 4 minutes apart in New York the day 02:00 is skipped', async () => {
-  const ny = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('2,58 1,3 * * *', { timezone: 'America/New_York', deliveryWindow: { start: '00:00', end: '24:00' } }));
+  const ny = await call(
+    api,
+    'POST',
+    '/v1/campaigns',
+    tenant.token,
+    cron('2,58 1,3 * * *', { timezone: 'America/New_York', deliveryWindow: { start: '00:00', end: '24:00' } }),
+  );
   expect(ny.status).toBe(400);
   expect(fields(ny)).toEqual(['schedule.expression']);
   const kl = await call(api, 'POST', '/v1/campaigns', tenant.token, cron('2,58 1,3 * * *', { deliveryWindow: { start: '00:00', end: '24:00' } }));
@@ -66,7 +80,10 @@ test('a daylight-saving change is measured in the campaign zone: 01:58 and 03:02
 });
 
 test('PATCH applies the same rules to the schedule, and to the zone a cron is read in', async () => {
-  const { id } = await createCampaign(api, tenant, { schedule: { type: 'cron', expression: '2,58 1,3 * * *' }, deliveryWindow: { start: '00:00', end: '24:00' } });
+  const { id } = await createCampaign(api, tenant, {
+    schedule: { type: 'cron', expression: '2,58 1,3 * * *' },
+    deliveryWindow: { start: '00:00', end: '24:00' },
+  });
   const seconds = await call(api, 'PATCH', `/v1/campaigns/${id}`, tenant.token, { schedule: { type: 'cron', expression: '* * * * * *' } });
   expect(seconds.status).toBe(400);
   expect(fields(seconds)).toEqual(['schedule.expression']);

@@ -93,7 +93,9 @@ test('DELETE /v1/accounts/{id}?purge=true takes its runs, targets and events too
     expect((await call(api, 'GET', `/v1/runs/${run.id}/targets`, token)).status).toBe(404);
     expect((await call(api, 'GET', `/v1/accounts/${campaign.accountId}`, token)).status).toBe(404);
   }
-  const rows = await sql<{ n: number }>`select (select count(*) from run_targets where run_id = ${run.id})::int + (select count(*) from run_events where run_id = ${run.id})::int
+  const rows = await sql<{
+    n: number;
+  }>`select (select count(*) from run_targets where run_id = ${run.id})::int + (select count(*) from run_events where run_id = ${run.id})::int
     + (select count(*) from accounts where id = ${campaign.accountId})::int as n`.execute(api.db);
   expect(rows.rows[0]!.n).toBe(0);
   expect((await call(api, 'GET', `/v1/runs/${neighbourRun.id}`, tenant.token)).body.counts.sent).toBe(1);
@@ -103,7 +105,12 @@ test('DELETE /v1/accounts/{id}?purge=true takes its runs, targets and events too
 test('DELETE /v1/media/{id} answers 409 naming the campaigns that use it, then deletes it', async () => {
   const tenant = await createTenant(api, 'media');
   const upload = async () => {
-    const res = await api.app.inject({ method: 'POST', url: '/v1/media', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'image/png' }, payload: Buffer.from('png bytes') });
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/v1/media',
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'image/png' },
+      payload: Buffer.from('png bytes'),
+    });
     return JSON.parse(res.body).id as string;
   };
   const [used, spare] = [await upload(), await upload()];
@@ -132,7 +139,21 @@ test('POST /v1/chats/erase removes the chat from the tenant and keeps only its s
   const audience = await call(api, 'POST', '/v1/audiences', tenant.token, { name: 'club' });
   await call(api, 'POST', `/v1/audiences/${audience.body.id}/members`, tenant.token, { members: [{ chatId: 'chat-x' }, { chatId: 'chat-y' }] });
   await call(api, 'POST', `/v1/accounts/${campaign.accountId}/suppressions`, tenant.token, { chatIds: ['chat-x'] });
-  await api.db.insertInto('chat_directory').values({ account_id: campaign.accountId, chat_id: 'chat-x', title: 'X', title_folded: 'x\u001fchat-x', kind: 'direct', member_count: null, can_send: true, cannot_send_reason: null, last_sync_at: new Date(NOW), updated_at: new Date(NOW) }).execute();
+  await api.db
+    .insertInto('chat_directory')
+    .values({
+      account_id: campaign.accountId,
+      chat_id: 'chat-x',
+      title: 'X',
+      title_folded: 'x\u001fchat-x',
+      kind: 'direct',
+      member_count: null,
+      can_send: true,
+      cannot_send_reason: null,
+      last_sync_at: new Date(NOW),
+      updated_at: new Date(NOW),
+    })
+    .execute();
 
   expect(fieldsOf(await call(api, 'POST', '/v1/chats/erase', tenant.token, {}))).toEqual(['chatId']);
   expect(fieldsOf(await call(api, 'POST', '/v1/chats/erase', ADMIN_TOKEN, { chatId: 'chat-x' }))).toEqual(['tenantId']);
@@ -142,7 +163,9 @@ test('POST /v1/chats/erase removes the chat from the tenant and keeps only its s
 
   for (const token of [tenant.token, ADMIN_TOKEN]) {
     expect((await call(api, 'GET', `/v1/campaigns/${campaign.id}`, token)).body.targets).toEqual(['chat-y']);
-    expect((await call(api, 'GET', `/v1/audiences/${audience.body.id}/members`, token)).body.items.map((m: { chatId: string }) => m.chatId)).toEqual(['chat-y']);
+    expect((await call(api, 'GET', `/v1/audiences/${audience.body.id}/members`, token)).body.items.map((m: { chatId: string }) => m.chatId)).toEqual([
+      'chat-y',
+    ]);
     expect((await call(api, 'GET', `/v1/runs/${run.id}/targets`, token)).body.items.map((t: { chatId: string }) => t.chatId)).toEqual(['chat-y']);
     expect((await call(api, 'GET', `/v1/accounts/${campaign.accountId}/suppressions`, token)).body.items).toEqual([]);
     expect((await call(api, 'GET', `/v1/accounts/${campaign.accountId}/chats`, token)).body.items ?? []).toEqual([]);
@@ -157,15 +180,24 @@ test('POST /v1/chats/erase removes the chat from the tenant and keeps only its s
       union all select 1 from chat_directory where account_id = ${campaign.accountId} and chat_id = 'chat-x') x`.execute(api.db);
   expect(found.rows[0]!.n).toBe(0);
   const salt = (await api.db.selectFrom('tenants').select('chat_salt').where('id', '=', tenant.id).executeTakeFirstOrThrow()).chat_salt;
-  const hash = createHash('sha256').update(Buffer.concat([salt, Buffer.from('chat-x')])).digest();
-  expect((await api.db.selectFrom('erased_chats').select('chat_hash').where('tenant_id', '=', tenant.id).execute()).map((r) => Buffer.from(r.chat_hash))).toEqual([hash]);
+  const hash = createHash('sha256')
+    .update(Buffer.concat([salt, Buffer.from('chat-x')]))
+    .digest();
+  expect(
+    (await api.db.selectFrom('erased_chats').select('chat_hash').where('tenant_id', '=', tenant.id).execute()).map((r) => Buffer.from(r.chat_hash)),
+  ).toEqual([hash]);
   await bystanderIntact();
 
   // the operator adds the chat back: the run's start (the sender's markRunning) skips it as suppressed
   expect((await call(api, 'PATCH', `/v1/campaigns/${campaign.id}`, tenant.token, { targets: ['chat-x', 'chat-y'] })).status).toBe(200);
   const again = await seedRun(api, campaign.id, 'queued', { 'chat-x': 'pending', 'chat-y': 'pending' });
   expect(await new RunRepository(api.db).markRunning(again.id, new Date(NOW))).toBe(true);
-  const targets = await api.db.selectFrom('run_targets').select(['chat_id', 'status', 'error_code']).where('run_id', '=', again.id).orderBy('chat_id').execute();
+  const targets = await api.db
+    .selectFrom('run_targets')
+    .select(['chat_id', 'status', 'error_code'])
+    .where('run_id', '=', again.id)
+    .orderBy('chat_id')
+    .execute();
   expect(targets).toEqual([
     { chat_id: 'chat-x', status: 'skipped', error_code: 'suppressed' },
     { chat_id: 'chat-y', status: 'pending', error_code: null },
@@ -174,7 +206,11 @@ test('POST /v1/chats/erase removes the chat from the tenant and keeps only its s
   const theirs = await seedRun(api, otherCampaign.id, 'queued', { 'chat-x': 'pending' });
   await new RunRepository(api.db).markRunning(theirs.id, new Date(NOW));
   expect((await api.db.selectFrom('run_targets').select('status').where('run_id', '=', theirs.id).executeTakeFirstOrThrow()).status).toBe('pending');
-  await api.db.updateTable('runs').set({ status: 'cancelled', finished_at: new Date(NOW) }).where('id', 'in', [again.id, theirs.id]).execute();
+  await api.db
+    .updateTable('runs')
+    .set({ status: 'cancelled', finished_at: new Date(NOW) })
+    .where('id', 'in', [again.id, theirs.id])
+    .execute();
 });
 
 test('DELETE /v1/tenants/{id} (admin only) kills its token at once and takes everything of it', async () => {
@@ -206,7 +242,10 @@ test('GET /v1/export streams the tenant as NDJSON, never a secret', async () => 
   const res = await api.app.inject({ method: 'GET', url: '/v1/export', headers: { authorization: `Bearer ${other.token}` } });
   expect(res.statusCode).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
-  const lines = res.body.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+  const lines = res.body
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
   const types = new Set(lines.map((l) => l.type));
   for (const type of ['tenant', 'account', 'campaign', 'run', 'run_target']) expect(types).toContain(type);
   expect(lines.filter((l) => l.type === 'run_target' && l.data['run_id'] === otherRun)).toHaveLength(2);

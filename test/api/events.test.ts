@@ -33,7 +33,11 @@ async function openStream(token: string | null, lastEventId?: number, url = base
 }
 
 async function setStatus(runId: string, status: string): Promise<void> {
-  await api.db.updateTable('runs').set({ status: status as 'running' }).where('id', '=', runId).execute();
+  await api.db
+    .updateTable('runs')
+    .set({ status: status as 'running' })
+    .where('id', '=', runId)
+    .execute();
 }
 
 test('without a token the stream is refused with 401', async () => {
@@ -73,10 +77,15 @@ test("a tenant sees only its own runs' events; the admin sees all", async () => 
   // Events are delivered in order, so once B's own event is in, A's would have been before it.
   await eventually('B to get its own event', async () => streamB.events.some((e) => e.data.runId === runB.id && e.data.status === 'failed'), 10_000, 20);
   expect(streamB.events.filter((e) => e.data.runId === runA.id)).toEqual([]);
-  await eventually('the admin to see both', async () => {
-    const ids = new Set(admin.events.map((e) => e.data.runId));
-    return ids.has(runA.id) && ids.has(runB.id);
-  }, 10_000, 20);
+  await eventually(
+    'the admin to see both',
+    async () => {
+      const ids = new Set(admin.events.map((e) => e.data.runId));
+      return ids.has(runA.id) && ids.has(runB.id);
+    },
+    10_000,
+    20,
+  );
 });
 
 test('Last-Event-ID replays what was missed, then continues live', async () => {
@@ -104,10 +113,15 @@ test('a run changed by the API itself is announced too', async () => {
   const { id: campaignId } = await createCampaign(api, a);
   const created = await call(api, 'POST', `/v1/campaigns/${campaignId}/runs`, a.token);
   await call(api, 'POST', `/v1/runs/${created.body.id}/cancel`, a.token);
-  await eventually('queued then cancelled', async () => {
-    const statuses = stream.events.filter((e) => e.data.runId === created.body.id).map((e) => e.data.status);
-    return statuses.join() === 'queued,cancelled';
-  }, 10_000, 20);
+  await eventually(
+    'queued then cancelled',
+    async () => {
+      const statuses = stream.events.filter((e) => e.data.runId === created.body.id).map((e) => e.data.status);
+      return statuses.join() === 'queued,cancelled';
+    },
+    10_000,
+    20,
+  );
 });
 
 test('after the LISTEN connection is lost the hub reconnects and backfills what it missed', async () => {
@@ -121,7 +135,12 @@ test('after the LISTEN connection is lost the hub reconnects and backfills what 
   expect(killed.rows[0]?.n).toBe(1);
   // Changed while no one listens: only run_events has it.
   await setStatus(before.id, 'paused');
-  await eventually('the missed change, backfilled', async () => stream.events.some((e) => e.data.runId === before.id && e.data.status === 'paused'), 15_000, 50);
+  await eventually(
+    'the missed change, backfilled',
+    async () => stream.events.some((e) => e.data.runId === before.id && e.data.status === 'paused'),
+    15_000,
+    50,
+  );
   const after = await seedRun(api, (await createCampaign(api, a)).id, 'queued', { x: 'pending' });
   await eventually('live events again', async () => stream.events.some((e) => e.data.runId === after.id), 15_000, 50);
 }, 30_000);

@@ -174,7 +174,16 @@ test('SIGTERM: the API stops taking new work, finishes the request in flight and
     const exited = proc.stop('SIGTERM');
     await proc.waitForLog((l) => l['msg'] === 'control-api stopping');
     // A new connection is refused once stopping has begun.
-    await eventually('new connections refused', async () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true), 5_000, 20);
+    await eventually(
+      'new connections refused',
+      async () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          () => false,
+          () => true,
+        ),
+      5_000,
+      20,
+    );
     req.end(bytes.subarray(bytes.length / 2));
     const res = await answer;
     expect(res.status).toBe(201);

@@ -32,7 +32,12 @@ export interface Api {
 }
 
 /** Dependencies a test adds to the app (e.g. a WhatsApp pairing pool), built on the API's own connections. */
-export type ExtraDeps = (base: { db: Kysely<DB>; redis: Redis; prefix: string; clock: ManualClock }) => Partial<Pick<AppDeps, 'whatsappPairing' | 'accountLogout'>>;
+export type ExtraDeps = (base: {
+  db: Kysely<DB>;
+  redis: Redis;
+  prefix: string;
+  clock: ManualClock;
+}) => Partial<Pick<AppDeps, 'whatsappPairing' | 'accountLogout'>>;
 
 export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger, extra?: ExtraDeps): Promise<Api> {
   const database = await createTestDatabase(label);
@@ -171,7 +176,12 @@ export async function createTenant(api: Api, name = 'tenant'): Promise<Tenant> {
 }
 
 export async function createAccount(api: Api, tenant: Tenant, externalId = `acc-${randomUUID().slice(0, 8)}`): Promise<string> {
-  const res = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'account', externalId });
+  const res = await call(api, 'POST', '/v1/accounts', tenant.token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: 'account',
+    externalId,
+  });
   if (res.status !== 201) throw new Error(`account not created: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id;
 }

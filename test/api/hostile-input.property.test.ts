@@ -122,17 +122,24 @@ const contentType = fc.oneof(
 function encode(text: string): string {
   return Array.from(text, (ch) => {
     const unit = ch.charCodeAt(0);
-    if (ch.length === 1 && unit >= 0xd800 && unit <= 0xdfff) return `%${(0xe0 | (unit >> 12)).toString(16)}%${(0x80 | ((unit >> 6) & 0x3f)).toString(16)}%${(0x80 | (unit & 0x3f)).toString(16)}`;
+    if (ch.length === 1 && unit >= 0xd800 && unit <= 0xdfff)
+      return `%${(0xe0 | (unit >> 12)).toString(16)}%${(0x80 | ((unit >> 6) & 0x3f)).toString(16)}%${(0x80 | (unit & 0x3f)).toString(16)}`;
     return encodeURIComponent(ch);
   }).join('');
 }
 
 const queryString = fc
-  .array(fc.tuple(fc.constantFrom('limit', 'cursor', 'status', 'campaignId', 'tenantId', 'filename', 'x', '__proto__', 'limit[]', 'status[0]'), hostileString), { maxLength: 4 })
+  .array(
+    fc.tuple(fc.constantFrom('limit', 'cursor', 'status', 'campaignId', 'tenantId', 'filename', 'x', '__proto__', 'limit[]', 'status[0]'), hostileString),
+    { maxLength: 4 },
+  )
   .map((pairs) => pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&'));
 
 /** Raw query strings that are not well-formed percent-encoding. */
-const rawQuery = fc.oneof(queryString, fc.constantFrom('limit=%', 'cursor=%E0%A4%A', 'limit=1&limit=2', 'status=paused&status=queued', '&&&', '=', 'limit', 'cursor=' + 'A'.repeat(3000)));
+const rawQuery = fc.oneof(
+  queryString,
+  fc.constantFrom('limit=%', 'cursor=%E0%A4%A', 'limit=1&limit=2', 'status=paused&status=queued', '&&&', '=', 'limit', `cursor=${'A'.repeat(3000)}`),
+);
 
 const extraHeaders = fc.record(
   {
@@ -179,16 +186,31 @@ interface WriteRoute {
 
 const writeRoutes: WriteRoute[] = [
   { method: 'POST', name: '/v1/tenants', path: () => '/v1/tenants', valid: () => ({ name: 'T' }), admin: true },
-  { method: 'POST', name: '/v1/accounts', path: () => '/v1/accounts', valid: () => ({ platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'ext-1' }) },
+  {
+    method: 'POST',
+    name: '/v1/accounts',
+    path: () => '/v1/accounts',
+    valid: () => ({ platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'ext-1' }),
+  },
   {
     method: 'POST',
     name: '/v1/accounts (telegram)',
     path: () => '/v1/accounts',
     valid: () => ({ platform: 'telegram', name: 'a', credentials: { botToken: '123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ' } }),
   },
-  { method: 'PATCH', name: '/v1/accounts/:id', path: () => `/v1/accounts/${accountId}`, valid: () => ({ name: 'b', status: 'active', maxSendPerMinute: 10, groupConcurrency: null }) },
+  {
+    method: 'PATCH',
+    name: '/v1/accounts/:id',
+    path: () => `/v1/accounts/${accountId}`,
+    valid: () => ({ name: 'b', status: 'active', maxSendPerMinute: 10, groupConcurrency: null }),
+  },
   { method: 'POST', name: '/v1/campaigns', path: () => '/v1/campaigns', valid: () => campaignBody(accountId) },
-  { method: 'PATCH', name: '/v1/campaigns/:id', path: () => `/v1/campaigns/${campaignId}`, valid: () => ({ name: 'n', timezone: 'Europe/Paris', deliveryWindow: { start: '06:00', end: '20:00' }, active: true }) },
+  {
+    method: 'PATCH',
+    name: '/v1/campaigns/:id',
+    path: () => `/v1/campaigns/${campaignId}`,
+    valid: () => ({ name: 'n', timezone: 'Europe/Paris', deliveryWindow: { start: '06:00', end: '20:00' }, active: true }),
+  },
   { method: 'POST', name: '/v1/campaigns/:id/runs', path: () => `/v1/campaigns/${campaignId}/runs`, valid: () => ({}) },
   { method: 'POST', name: '/v1/runs/:id/pause', path: () => `/v1/runs/${runId}/pause`, valid: () => ({}) },
   { method: 'POST', name: '/v1/runs/:id/resume', path: () => `/v1/runs/${runId}/resume`, valid: () => ({}) },
@@ -245,7 +267,9 @@ describe('hostile cron expressions', () => {
   const expression = fc.oneof(
     fc.constantFrom(...HOSTILE_STRINGS, ...Object.getOwnPropertyNames(Object.prototype), '@__proto__', 'constructor * * * *', '* * * * __proto__', '@hourly'),
     hostileString,
-    fc.array(fc.constantFrom('*', '0', '1-5', '*/5', 'jan', 'sun', 'constructor', '__proto__', 'L', '#', '?', 'W'), { minLength: 1, maxLength: 7 }).map((f) => f.join(' ')),
+    fc
+      .array(fc.constantFrom('*', '0', '1-5', '*/5', 'jan', 'sun', 'constructor', '__proto__', 'L', '#', '?', 'W'), { minLength: 1, maxLength: 7 })
+      .map((f) => f.join(' ')),
   );
   test('POST /v1/campaigns answers 201 or a 400 with the error body, never a 5xx', async () => {
     await fc.assert(
@@ -288,8 +312,19 @@ describe('hostile query strings at every list and read route', () => {
 describe('hostile Authorization headers', () => {
   test('never a 5xx, always 401 with the error body unless the token is real', async () => {
     const authorization = fc.oneof(
-      fc.constantFrom('Bearer', 'Bearer ', 'bearer ' + ADMIN_TOKEN.slice(0, -1), 'Basic x', 'Bearer ' + 'a'.repeat(5000), `Bearer ${ADMIN_TOKEN} extra`, 'Bearer mtr_'),
-      fc.string({ maxLength: 60 }).filter((s) => /^[\t\x20-\x7e]*$/.test(s)).map((s) => `Bearer ${s}`),
+      fc.constantFrom(
+        'Bearer',
+        'Bearer ',
+        `bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+        'Basic x',
+        `Bearer ${'a'.repeat(5000)}`,
+        `Bearer ${ADMIN_TOKEN} extra`,
+        'Bearer mtr_',
+      ),
+      fc
+        .string({ maxLength: 60 })
+        .filter((s) => /^[\t\x20-\x7e]*$/.test(s))
+        .map((s) => `Bearer ${s}`),
     );
     await fc.assert(
       fc.asyncProperty(authorization, fc.constantFrom('/v1/me', '/v1/campaigns', `/v1/runs/${runId}`), async (auth, url) => {

@@ -27,13 +27,23 @@ interface ShownRun {
   status: string;
   scheduledAt: string;
 }
-const runsOf = async (on: Api, token: string, campaignId: string): Promise<ShownRun[]> => (await call(on, 'GET', `/v1/runs?campaignId=${campaignId}`, token)).body.items;
+const runsOf = async (on: Api, token: string, campaignId: string): Promise<ShownRun[]> =>
+  (await call(on, 'GET', `/v1/runs?campaignId=${campaignId}`, token)).body.items;
 const wakes = (on: Api) => on.redis.llen(redisKeys(on.prefix).schedulerWake);
 /** One tick of the scheduler, as its leader, on the API's database and queue. */
 async function tick(on: Api): Promise<number> {
   const repo = new ScheduleRepository(on.db);
   const fence = await repo.takeFence('instant-test', new Date(on.clock.now()));
-  const deps = { repo, queue: on.queue, clock: on.clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 500, jitterMs: 0, lookaheadMs: 0 };
+  const deps = {
+    repo,
+    queue: on.queue,
+    clock: on.clock,
+    logger: createLogger('test', 'silent'),
+    metrics: new Metrics('test'),
+    batch: 500,
+    jitterMs: 0,
+    lookaheadMs: 0,
+  };
   return (await runTick(deps, fence)).created;
 }
 
@@ -43,7 +53,9 @@ test('a campaign created due has its run and its job when the answer comes; the 
   expect(created.status).toBe(201);
   expect(created.body.nextRunAt).toBe(new Date(NOW).toISOString());
   const runs = await runsOf(api, a.token, created.body.id);
-  expect(runs.map((r) => ({ trigger: r.trigger, status: r.status, scheduledAt: r.scheduledAt }))).toEqual([{ trigger: 'schedule', status: 'queued', scheduledAt: created.body.nextRunAt }]);
+  expect(runs.map((r) => ({ trigger: r.trigger, status: r.status, scheduledAt: r.scheduledAt }))).toEqual([
+    { trigger: 'schedule', status: 'queued', scheduledAt: created.body.nextRunAt },
+  ]);
   const job = await api.queue.queue.getJob(runJobId(runs[0]!.id, 0));
   expect(job?.data).toEqual({ runId: runs[0]!.id });
   expect(job?.opts.delay ?? 0).toBe(0);
@@ -82,12 +94,20 @@ test('what the API leaves to the tick: outside its window, or an account that ca
   expect(await runsOf(api, a.token, idle.body.id)).toEqual([]);
   // an active account blocked until later cannot send either; one whose block has ended can
   const blocked = await createAccount(api, a);
-  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW + 60_000) }).where('id', '=', blocked).execute();
+  await api.db
+    .updateTable('accounts')
+    .set({ blocked_until: new Date(NOW + 60_000) })
+    .where('id', '=', blocked)
+    .execute();
   const waits = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(blocked, { name: 'blocked' }));
   expect(waits.status).toBe(201);
   expect(await runsOf(api, a.token, waits.body.id)).toEqual([]);
   const unblocked = await createAccount(api, a);
-  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW) }).where('id', '=', unblocked).execute();
+  await api.db
+    .updateTable('accounts')
+    .set({ blocked_until: new Date(NOW) })
+    .where('id', '=', unblocked)
+    .execute();
   const goes = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(unblocked, { name: 'block ended' }));
   expect((await runsOf(api, a.token, goes.body.id)).map((r) => r.scheduledAt)).toEqual([goes.body.nextRunAt]);
   // the tick then decides both as before: the shut one moves to its window, the held one waits
@@ -103,7 +123,11 @@ test('never two runs for one occurrence: creates racing the tick give each campa
     while (racing) created += await tick(api);
     return created;
   })();
-  await Promise.all(Array.from({ length: 20 }, async (_, i) => answers.push(await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(account, { name: `race ${i}`, targets: [`race-${i}`] })))));
+  await Promise.all(
+    Array.from({ length: 20 }, async (_, i) =>
+      answers.push(await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(account, { name: `race ${i}`, targets: [`race-${i}`] }))),
+    ),
+  );
   racing = false;
   expect(await ticks).toBe(0); // each occurrence was taken in the transaction that saved its campaign
   for (const c of answers) {

@@ -15,11 +15,15 @@ let foreignRunTargets: string[];
 let foreignDelivery: string;
 
 beforeAll(async () => {
-  api = await startApi('api_isolation', {}, {
-    onRoute: (route) => {
-      for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
+  api = await startApi(
+    'api_isolation',
+    {},
+    {
+      onRoute: (route) => {
+        for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
+      },
     },
-  });
+  );
   mine = await createTenant(api, 'mine');
   theirs = await createTenant(api, 'theirs');
   await createCampaign(api, mine);
@@ -40,7 +44,10 @@ beforeAll(async () => {
   foreign['runs'] = (await seedRun(api, campaign.id, 'paused', { 'their-chat-1': 'pending', 'their-chat-2': 'failed' })).id;
   foreignRunTargets = ['their-chat-1', 'their-chat-2'];
   foreign['webhooks'] = webhook.body.id;
-  const audience = await call(api, 'POST', '/v1/audiences', theirs.token, { name: 'theirs', members: [{ chatId: 'their-member-1', vars: { name: 'Theirs' } }] });
+  const audience = await call(api, 'POST', '/v1/audiences', theirs.token, {
+    name: 'theirs',
+    members: [{ chatId: 'their-member-1', vars: { name: 'Theirs' } }],
+  });
   expect(audience.status).toBe(201);
   foreign['audiences'] = audience.body.id;
   const delivery = await api.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhook.body.id).executeTakeFirstOrThrow();
@@ -109,7 +116,13 @@ test("every /v1 route with an id answers 404 for another tenant's resource, exac
   for (const route of withId) {
     const name = `${route.method} ${route.url}`;
     const res = await call(api, route.method, foreignUrl(route.url), mine.token, body(route.method, route.url));
-    const missing = await call(api, route.method, route.url.replace(':id', randomUUID()).replace(':deliveryId', randomUUID()), mine.token, body(route.method, route.url));
+    const missing = await call(
+      api,
+      route.method,
+      route.url.replace(':id', randomUUID()).replace(':deliveryId', randomUUID()),
+      mine.token,
+      body(route.method, route.url),
+    );
     // a tenant token may delete no tenant at all (401), theirs or a missing one alike
     const status = route.url.startsWith('/v1/tenants/') ? 401 : 404;
     expect({ name, status: res.status, body: res.body }).toEqual({ name, status, body: missing.body });
@@ -146,7 +159,13 @@ const withoutId: Record<string, () => Promise<void>> = {
     expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
   },
   'POST /v1/accounts': async () => {
-    const res = await call(api, 'POST', '/v1/accounts', mine.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'x', externalId: 'x-1', tenantId: theirs.id });
+    const res = await call(api, 'POST', '/v1/accounts', mine.token, {
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: 'x',
+      externalId: 'x-1',
+      tenantId: theirs.id,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('tenantId');
   },
@@ -164,7 +183,13 @@ const withoutId: Record<string, () => Promise<void>> = {
     const withTheirAccount = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(foreign['accounts']!));
     expect(withTheirAccount.status).toBe(400);
     const myAccount = (await call(api, 'GET', '/v1/accounts', mine.token)).body.items[0].id;
-    const withTheirMedia = await call(api, 'POST', '/v1/campaigns', mine.token, campaignBody(myAccount, { messages: [{ type: 'media', mediaId: foreign['media'] }] }));
+    const withTheirMedia = await call(
+      api,
+      'POST',
+      '/v1/campaigns',
+      mine.token,
+      campaignBody(myAccount, { messages: [{ type: 'media', mediaId: foreign['media'] }] }),
+    );
     expect(withTheirMedia.status).toBe(400);
     const asThem = await call(api, 'POST', '/v1/campaigns', mine.token, { ...campaignBody(myAccount), tenantId: theirs.id });
     expect(asThem.status).toBe(400);
@@ -225,7 +250,9 @@ const withoutId: Record<string, () => Promise<void>> = {
   // An account's API key, never a tenant token; a key records only its account's messages
   // (another account's are ignored: test/e2e/receipts.test.ts).
   'POST /v1/platform/receipts': async () => {
-    const res = await call(api, 'POST', '/v1/platform/receipts', mine.token, { receipts: [{ messageId: 'm', chatId: 'c', status: 'read', at: '2026-01-01T00:00:00Z' }] });
+    const res = await call(api, 'POST', '/v1/platform/receipts', mine.token, {
+      receipts: [{ messageId: 'm', chatId: 'c', status: 'read', at: '2026-01-01T00:00:00Z' }],
+    });
     expect(res.status).toBe(401);
   },
 };

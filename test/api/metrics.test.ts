@@ -40,7 +40,11 @@ test('due-but-not-started runs: queued, scheduledAt passed, nothing sent; with t
   await seedRun(api, future.id, 'queued', { a: 'pending' }, { scheduledAt: new Date(NOW + 60_000) });
   const started = await seedRun(api, sending.id, 'queued', { a: 'pending' }, { scheduledAt: new Date(NOW - 600_000) });
   // a run put back in the queue after it sent (a resumed one) is not "not started"
-  await api.db.updateTable('runs').set({ first_send_at: new Date(NOW - 500_000) }).where('id', '=', started.id).execute();
+  await api.db
+    .updateTable('runs')
+    .set({ first_send_at: new Date(NOW - 500_000) })
+    .where('id', '=', started.id)
+    .execute();
   // and a paused run is waiting for a person, not for the system
   await seedRun(api, late.id, 'paused', { a: 'pending' }, { scheduledAt: new Date(NOW - 900_000) });
 
@@ -76,8 +80,16 @@ test('accounts by platform and status, the flood-blocked ones, and whether Postg
   const active = value(before, 'metronome_accounts', { platform: 'http', status: 'active' }) ?? 0;
   expect(value(before, 'metronome_accounts', { platform: 'telegram', status: 'disconnected' })).toBe(0); // zeros are series too
   await api.db.updateTable('accounts').set({ status: 'disconnected' }).where('id', '=', a).execute();
-  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW + 60_000) }).where('id', '=', b).execute();
-  await api.db.updateTable('accounts').set({ blocked_until: new Date(NOW - 60_000) }).where('id', '=', c).execute(); // over
+  await api.db
+    .updateTable('accounts')
+    .set({ blocked_until: new Date(NOW + 60_000) })
+    .where('id', '=', b)
+    .execute();
+  await api.db
+    .updateTable('accounts')
+    .set({ blocked_until: new Date(NOW - 60_000) })
+    .where('id', '=', c)
+    .execute(); // over
 
   const after = await scrape();
   expect(value(after, 'metronome_accounts', { platform: 'http', status: 'active' })).toBe(active - 1);

@@ -11,8 +11,12 @@ const tenant = tenantForFile(api, 'old');
 async function oldCampaign(set: { nextRunAt?: string; scheduleAt?: string; startAt?: string }): Promise<string> {
   const { id } = await createCampaign(api, tenant, set.startAt ? {} : { schedule: { type: 'once', at: '2030-02-01T00:00:00Z' } });
   if (set.nextRunAt) await sql`update campaigns set next_run_at = ${sql.raw(`'${set.nextRunAt}'::timestamptz`)} where id = ${id}`.execute(api.db);
-  if (set.scheduleAt) await sql`update campaigns set schedule = jsonb_build_object('type', 'once', 'at', ${set.scheduleAt}::text) where id = ${id}`.execute(api.db);
-  if (set.startAt) await sql`update campaigns set schedule = jsonb_build_object('type', 'interval', 'everySeconds', 300, 'startAt', ${set.startAt}::text) where id = ${id}`.execute(api.db);
+  if (set.scheduleAt)
+    await sql`update campaigns set schedule = jsonb_build_object('type', 'once', 'at', ${set.scheduleAt}::text) where id = ${id}`.execute(api.db);
+  if (set.startAt)
+    await sql`update campaigns set schedule = jsonb_build_object('type', 'interval', 'everySeconds', 300, 'startAt', ${set.startAt}::text) where id = ${id}`.execute(
+      api.db,
+    );
   return id;
 }
 

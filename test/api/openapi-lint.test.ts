@@ -79,7 +79,9 @@ test('the linter is live: an operation without security or the document without 
   delete broken.servers;
   delete broken.paths['/healthz']!['get']!.security;
   const errors = errorsOf(await lint(broken));
-  expect(errors).toEqual(expect.arrayContaining([expect.stringMatching(/^no-empty-servers/), expect.stringMatching(/^security-defined at #\/paths\/~1healthz\/get/)]));
+  expect(errors).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^no-empty-servers/), expect.stringMatching(/^security-defined at #\/paths\/~1healthz\/get/)]),
+  );
 }, 60_000);
 
 test('every operation has a camelCase operationId, none twice', () => {

@@ -110,7 +110,9 @@ const fieldsOf = (res: { body: any }) => res.body.error.details.map((d: { field:
 describe('each filter is one statement an index serves in the list order', () => {
   /** The plan of the list's statement, with sequential scans priced out so a small table shows which index can serve it. */
   async function planOf(filter: RunFilter): Promise<string> {
-    const compiled = new RunControlRepository(api.db).listQuery(filter, { limit: 51, before: { at: '2031-01-01T00:00:00.000000Z', id: '00000000-0000-4000-8000-000000000000' } }).compile(api.db);
+    const compiled = new RunControlRepository(api.db)
+      .listQuery(filter, { limit: 51, before: { at: '2031-01-01T00:00:00.000000Z', id: '00000000-0000-4000-8000-000000000000' } })
+      .compile(api.db);
     return api.db.transaction().execute(async (trx) => {
       await sql`set local enable_seqscan = off`.execute(trx);
       const result = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]));
@@ -121,7 +123,11 @@ describe('each filter is one statement an index serves in the list order', () =>
   test.each([
     ['accountId', () => ({ tenantId: null, accountId: accountA1 }), 'runs_account_idx'],
     // either index gives the order; the planner picks by the table's statistics
-    ['accountId of a tenant, with status', () => ({ tenantId: a.id, accountId: accountA1, status: 'success' as const }), /runs_account_idx|runs_tenant_status_idx/],
+    [
+      'accountId of a tenant, with status',
+      () => ({ tenantId: a.id, accountId: accountA1, status: 'success' as const }),
+      /runs_account_idx|runs_tenant_status_idx/,
+    ],
     ['tenantId', () => ({ tenantId: b.id }), 'runs_tenant_idx'],
     ['campaignId and accountId', () => ({ tenantId: a.id, campaignId: campaignA1, accountId: accountA1 }), 'runs_'],
     ['none: every tenant, newest first', () => ({ tenantId: null }), 'runs_newest_idx'],

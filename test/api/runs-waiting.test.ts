@@ -20,11 +20,20 @@ const SLOT = 1530;
 async function running(chats: string[], extra: Record<string, unknown> = {}) {
   const campaign = await createCampaign(api, t, extra);
   const run = await seedRun(api, campaign.id, 'running', Object.fromEntries(chats.map((c) => [c, 'pending' as const])), { scheduledAt: at(-600_000) });
-  await api.db.updateTable('runs').set({ window_end_at: at(CLOSE) }).where('id', '=', run.id).execute();
+  await api.db
+    .updateTable('runs')
+    .set({ window_end_at: at(CLOSE) })
+    .where('id', '=', run.id)
+    .execute();
   return { ...run, accountId: campaign.accountId };
 }
 async function holdTargets(runId: string, chats: string[], until: number, set: { attempts?: number; error_code?: string | null } = {}) {
-  await api.db.updateTable('run_targets').set({ next_attempt_at: at(until), ...set }).where('run_id', '=', runId).where('chat_id', 'in', chats).execute();
+  await api.db
+    .updateTable('run_targets')
+    .set({ next_attempt_at: at(until), ...set })
+    .where('run_id', '=', runId)
+    .where('chat_id', 'in', chats)
+    .execute();
 }
 async function setPace(accountId: string, tat: number) {
   await api.redis.set(redisKeys(api.prefix).accountPace(accountId), String(tat), 'PX', 600_000);
@@ -35,15 +44,25 @@ const targetsOf = async (id: string) => (await call(api, 'GET', `/v1/runs/${id}/
 describe('run.waiting: every reason', () => {
   test('scheduled: before scheduledAt, until then', async () => {
     const run = await running(['a', 'b']);
-    await api.db.updateTable('runs').set({ status: 'queued', scheduled_at: at(1_800_000) }).where('id', '=', run.id).execute();
-    expect((await getRun(run.id)).waiting).toEqual({ reason: 'scheduled', until: iso(1_800_000), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 2 chats to send.' });
+    await api.db
+      .updateTable('runs')
+      .set({ status: 'queued', scheduled_at: at(1_800_000) })
+      .where('id', '=', run.id)
+      .execute();
+    expect((await getRun(run.id)).waiting).toEqual({
+      reason: 'scheduled',
+      until: iso(1_800_000),
+      detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 2 chats to send.',
+    });
   });
 
   test('window_closed: waiting for the window to open, until its opening', async () => {
     const run = await running(['a'], { deliveryWindow: { start: '12:00', end: '18:00' } });
     await api.db.updateTable('runs').set({ status: 'queued' }).where('id', '=', run.id).execute();
     expect((await getRun(run.id)).waiting).toEqual({
-      reason: 'window_closed', until: '2030-01-16T04:00:00.000Z', detail: 'Waiting for the delivery window to open at 12:00 (Asia/Kuala_Lumpur); 1 chat to send.',
+      reason: 'window_closed',
+      until: '2030-01-16T04:00:00.000Z',
+      detail: 'Waiting for the delivery window to open at 12:00 (Asia/Kuala_Lumpur); 1 chat to send.',
     });
   });
 
@@ -51,7 +70,11 @@ describe('run.waiting: every reason', () => {
     const chats = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
     const run = await running(chats);
     const firstSend = new Date('2030-01-16T09:59:00Z');
-    await api.db.updateTable('runs').set({ status: 'paused', paused_reason: 'window_closed', scheduled_at: firstSend, first_send_at: firstSend }).where('id', '=', run.id).execute();
+    await api.db
+      .updateTable('runs')
+      .set({ status: 'paused', paused_reason: 'window_closed', scheduled_at: firstSend, first_send_at: firstSend })
+      .where('id', '=', run.id)
+      .execute();
     await api.db.updateTable('run_targets').set({ status: 'sent' }).where('run_id', '=', run.id).where('chat_id', '<', 'c30').execute();
     api.clock.set(Date.parse('2030-01-16T11:00:00Z'));
     expect((await getRun(run.id)).waiting).toEqual({
@@ -69,15 +92,27 @@ describe('run.waiting: every reason', () => {
     const run = await running(['a', 'b', 'c']);
     await holdTargets(run.id, ['a', 'b', 'c'], 240_000);
     const body = await getRun(run.id);
-    expect(body.waiting).toEqual({ reason: 'interval_gate', until: iso(240_000), detail: '3 chats held until 11:04 by the 5-minute interval since their last delivery.' });
+    expect(body.waiting).toEqual({
+      reason: 'interval_gate',
+      until: iso(240_000),
+      detail: '3 chats held until 11:04 by the 5-minute interval since their last delivery.',
+    });
     const targets = await targetsOf(run.id);
-    expect(targets[0]!.waiting).toEqual({ reason: 'interval_gate', until: iso(240_000), detail: 'Held until 11:04 by the 5-minute interval since their last delivery.' });
+    expect(targets[0]!.waiting).toEqual({
+      reason: 'interval_gate',
+      until: iso(240_000),
+      detail: 'Held until 11:04 by the 5-minute interval since their last delivery.',
+    });
   });
 
   test("pace: chats due, the account's next slot (Redis) ahead", async () => {
     const run = await running(['a', 'b']);
     await setPace(run.accountId, NOW + 1200);
-    expect((await getRun(run.id)).waiting).toEqual({ reason: 'pace', until: iso(1200), detail: "2 chats to send at the account's pace of 40/min; next slot at 11:00:01." });
+    expect((await getRun(run.id)).waiting).toEqual({
+      reason: 'pace',
+      until: iso(1200),
+      detail: "2 chats to send at the account's pace of 40/min; next slot at 11:00:01.",
+    });
     expect((await targetsOf(run.id)).map((x) => x.waiting)).toEqual([
       expect.objectContaining({ reason: 'pace', until: iso(1200) }),
       expect.objectContaining({ reason: 'pace', until: iso(1200) }),
@@ -89,8 +124,16 @@ describe('run.waiting: every reason', () => {
 
   test('flood_wait: the platform told the account to wait (accounts.blocked_until)', async () => {
     const run = await running(['a']);
-    await api.db.updateTable('accounts').set({ blocked_until: at(300_000) }).where('id', '=', run.accountId).execute();
-    expect((await getRun(run.id)).waiting).toEqual({ reason: 'flood_wait', until: iso(300_000), detail: 'The platform told the account to wait until 11:05; 1 chat to send.' });
+    await api.db
+      .updateTable('accounts')
+      .set({ blocked_until: at(300_000) })
+      .where('id', '=', run.accountId)
+      .execute();
+    expect((await getRun(run.id)).waiting).toEqual({
+      reason: 'flood_wait',
+      until: iso(300_000),
+      detail: 'The platform told the account to wait until 11:05; 1 chat to send.',
+    });
     expect((await targetsOf(run.id))[0]!.waiting).toMatchObject({ reason: 'flood_wait', until: iso(300_000) });
   });
 
@@ -105,7 +148,11 @@ describe('run.waiting: every reason', () => {
     const other = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(mine.accountId, { name: 'other' }));
     const busy = await seedRun(api, other.body.id, 'running', { x: 'in_flight', y: 'pending' });
     await api.redis.set(redisKeys(api.prefix).accountLock(mine.accountId), 'lock-token', 'PX', 60_000);
-    expect((await getRun(mine.id)).waiting).toEqual({ reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 2 chats due.' });
+    expect((await getRun(mine.id)).waiting).toEqual({
+      reason: 'account_busy',
+      until: null,
+      detail: 'Another run of this account is sending; runs on one account take turns. 2 chats due.',
+    });
     // without the lock nobody holds the account
     await api.redis.del(redisKeys(api.prefix).accountLock(mine.accountId));
     expect((await getRun(mine.id)).waiting.reason).toBe('queue');
@@ -116,7 +163,11 @@ describe('run.waiting: every reason', () => {
     const run = await running(['a', 'b']);
     await holdTargets(run.id, ['a'], 60_000, { attempts: 2, error_code: 'http_503' });
     await holdTargets(run.id, ['b'], 180_000, { attempts: 1, error_code: 'http_500' });
-    expect((await getRun(run.id)).waiting).toEqual({ reason: 'retry_backoff', until: iso(60_000), detail: '2 chats held from 11:01 to 11:03, waiting to retry after an error.' });
+    expect((await getRun(run.id)).waiting).toEqual({
+      reason: 'retry_backoff',
+      until: iso(60_000),
+      detail: '2 chats held from 11:01 to 11:03, waiting to retry after an error.',
+    });
     expect((await targetsOf(run.id)).map((x) => x.waiting)).toEqual([
       { reason: 'retry_backoff', until: iso(60_000), detail: 'Held until 11:01, waiting to retry after an error.' },
       { reason: 'retry_backoff', until: iso(180_000), detail: 'Held until 11:03, waiting to retry after an error.' },
@@ -127,7 +178,9 @@ describe('run.waiting: every reason', () => {
     const run = await running(['a']);
     await api.db.updateTable('accounts').set({ status: 'disabled' }).where('id', '=', run.accountId).execute();
     expect((await getRun(run.id)).waiting).toEqual({
-      reason: 'account_unavailable', until: null, detail: `Account is disabled: enable it (PATCH /v1/accounts/${run.accountId} {"status":"active"}), then resume.`,
+      reason: 'account_unavailable',
+      until: null,
+      detail: `Account is disabled: enable it (PATCH /v1/accounts/${run.accountId} {"status":"active"}), then resume.`,
     });
     await api.db.updateTable('runs').set({ status: 'paused', paused_reason: 'account_unavailable' }).where('id', '=', run.id).execute();
     expect((await getRun(run.id)).waiting).toMatchObject({ reason: 'account_unavailable', until: null });
@@ -170,14 +223,19 @@ describe('run.eta', () => {
 
   test('null when it cannot finish inside the window; the sentence says how many chats fit', async () => {
     const run = await running(Array.from({ length: 1000 }, (_, i) => `c${String(i).padStart(4, '0')}`));
-    await api.db.updateTable('runs').set({ window_end_at: at(600_000) }).where('id', '=', run.id).execute();
+    await api.db
+      .updateTable('runs')
+      .set({ window_end_at: at(600_000) })
+      .where('id', '=', run.id)
+      .execute();
     await setPace(run.accountId, NOW + 1000);
     const body = await getRun(run.id);
     expect(body.eta).toBeNull();
     expect(body.waiting).toEqual({
       reason: 'pace',
       until: iso(1000),
-      detail: "1000 chats to send at the account's pace of 40/min; next slot at 11:00:01; about 392 of the 1000 chats left fit before the window closes at 11:10.",
+      detail:
+        "1000 chats to send at the account's pace of 40/min; next slot at 11:00:01; about 392 of the 1000 chats left fit before the window closes at 11:10.",
     });
   });
 });
@@ -189,8 +247,14 @@ async function counted(work: () => Promise<unknown>): Promise<{ queries: number;
   const query = executor.executeQuery;
   const mget = redis.mget;
   const seen = { queries: 0, mgets: 0 };
-  executor.executeQuery = function (...args) { seen.queries++; return query.apply(this, args); };
-  redis.mget = function (...args) { seen.mgets++; return mget.apply(this, args); };
+  executor.executeQuery = function (...args) {
+    seen.queries++;
+    return query.apply(this, args);
+  };
+  redis.mget = function (...args) {
+    seen.mgets++;
+    return mget.apply(this, args);
+  };
   try {
     await work();
   } finally {
@@ -221,7 +285,11 @@ describe('the runs list', () => {
     const c2 = await createCampaign(api, tenant);
     const queued = await seedRun(api, c1.id, 'queued', { a: 'pending' }, { scheduledAt: at(60_000), createdAt: at(-2000) });
     const gated = await seedRun(api, c2.id, 'running', { a: 'pending' }, { scheduledAt: at(-60_000), createdAt: at(-1000) });
-    await api.db.updateTable('runs').set({ window_end_at: at(CLOSE) }).where('id', '=', gated.id).execute();
+    await api.db
+      .updateTable('runs')
+      .set({ window_end_at: at(CLOSE) })
+      .where('id', '=', gated.id)
+      .execute();
     await holdTargets(gated.id, ['a'], 240_000);
     const page = await call(api, 'GET', '/v1/runs', tenant.token);
     expect(page.body.items.map((r: { id: string; waiting: { reason: string } }) => [r.id, r.waiting.reason])).toEqual([
@@ -234,7 +302,18 @@ describe('the runs list', () => {
 test('/openapi.json documents waiting (every reason) and eta on runs and targets', async () => {
   const doc = (await call(api, 'GET', '/openapi.json', null)).body;
   const text = JSON.stringify(doc.components.schemas);
-  for (const reason of ['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'retry_backoff', 'account_unavailable', 'queue']) {
+  for (const reason of [
+    'scheduled',
+    'window_closed',
+    'interval_gate',
+    'pace',
+    'flood_wait',
+    'slow_mode',
+    'account_busy',
+    'retry_backoff',
+    'account_unavailable',
+    'queue',
+  ]) {
     expect(text).toContain(`"${reason}"`);
   }
   expect(Object.keys(doc.components.schemas.Run.properties)).toEqual(expect.arrayContaining(['waiting', 'eta']));

@@ -13,7 +13,12 @@ async function runRow(id: string) {
   return api.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 async function targetsOf(id: string) {
-  return api.db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'error_code', 'error_message']).where('run_id', '=', id).orderBy('chat_id').execute();
+  return api.db
+    .selectFrom('run_targets')
+    .select(['chat_id', 'status', 'attempts', 'error_code', 'error_message'])
+    .where('run_id', '=', id)
+    .orderBy('chat_id')
+    .execute();
 }
 const post = (path: string, token: string) => call(api, 'POST', path, token);
 
@@ -85,7 +90,24 @@ describe('reads', () => {
     const run = await seedRun(api, campaignId, 'partial', { c: 'sent', a: 'failed', b: 'sent', d: 'sent' });
     const failed = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=failed`, a.token);
     expect(failed.body).toEqual({
-      items: [{ chatId: 'a', status: 'failed', attempts: 3, nextAttemptAt: null, sentAt: null, error: { code: 'chat_not_found', message: 'no such chat' }, settledBy: null, deliveredAt: null, readAt: null, repliedAt: null, deliveredTo: null, readBy: null, memberCount: null, waiting: null }],
+      items: [
+        {
+          chatId: 'a',
+          status: 'failed',
+          attempts: 3,
+          nextAttemptAt: null,
+          sentAt: null,
+          error: { code: 'chat_not_found', message: 'no such chat' },
+          settledBy: null,
+          deliveredAt: null,
+          readAt: null,
+          repliedAt: null,
+          deliveredTo: null,
+          readBy: null,
+          memberCount: null,
+          waiting: null,
+        },
+      ],
       nextCursor: null,
     });
     const first = await call(api, 'GET', `/v1/runs/${run.id}/targets?status=sent&limit=2`, a.token);
@@ -204,7 +226,11 @@ describe('cancel', () => {
     const run = await seedRun(api, campaignId, status, { a: 'sent', b: 'pending', c: 'failed', d: 'pending' });
     const res = await post(`/v1/runs/${run.id}/cancel`, a.token);
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: 'cancelled', finishedAt: new Date(api.clock.now()).toISOString(), counts: { sent: 1, failed: 1, skipped: 2, pending: 0 } });
+    expect(res.body).toMatchObject({
+      status: 'cancelled',
+      finishedAt: new Date(api.clock.now()).toISOString(),
+      counts: { sent: 1, failed: 1, skipped: 2, pending: 0 },
+    });
     const targets = await targetsOf(run.id);
     expect(targets.map((t) => [t.chat_id, t.status, t.error_code])).toEqual([
       ['a', 'sent', null],

@@ -20,7 +20,11 @@ describe('catchUp', () => {
     const all = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(accountA, { catchUp: { policy: 'all', maxLatenessSeconds: 3600 } }));
     expect(all.status).toBe(201);
     expect(all.body.catchUp).toEqual({ policy: 'all', maxLatenessSeconds: 3600 });
-    const stored = await api.db.selectFrom('campaigns').select(['catch_up_policy', 'catch_up_max_lateness_seconds']).where('id', '=', all.body.id).executeTakeFirstOrThrow();
+    const stored = await api.db
+      .selectFrom('campaigns')
+      .select(['catch_up_policy', 'catch_up_max_lateness_seconds'])
+      .where('id', '=', all.body.id)
+      .executeTakeFirstOrThrow();
     expect(stored).toEqual({ catch_up_policy: 'all', catch_up_max_lateness_seconds: 3600 });
     const policyOnly = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(accountA, { catchUp: { policy: 'skip' } }));
     expect(policyOnly.body.catchUp).toEqual({ policy: 'skip', maxLatenessSeconds: null });
@@ -55,8 +59,16 @@ describe('catchUp', () => {
 
   test('the skipped count and the latest skipped occurrence the scheduler recorded are shown', async () => {
     const { id } = await createCampaign(api, a);
-    await api.db.updateTable('campaigns').set({ last_skipped_at: new Date(NOW - 60_000) }).where('id', '=', id).execute();
-    await api.db.updateTable('campaigns').set({ skipped_count: 7 } as never).where('id', '=', id).execute();
+    await api.db
+      .updateTable('campaigns')
+      .set({ last_skipped_at: new Date(NOW - 60_000) })
+      .where('id', '=', id)
+      .execute();
+    await api.db
+      .updateTable('campaigns')
+      .set({ skipped_count: 7 } as never)
+      .where('id', '=', id)
+      .execute();
     const res = await call(api, 'GET', `/v1/campaigns/${id}`, a.token);
     expect(res.body).toMatchObject({ skippedCount: 7, lastSkippedAt: new Date(NOW - 60_000).toISOString() });
   });
@@ -67,8 +79,16 @@ describe('run now and the per-chat interval', () => {
   async function justDelivered(): Promise<string> {
     const { id } = await createCampaign(api, a, { schedule: { type: 'interval', everySeconds: 300 }, targets: ['h1', 'h2', 'h3'] });
     const earlier = await seedRun(api, id, 'success', { h1: 'sent', h2: 'sent', h3: 'sent' });
-    await api.db.updateTable('run_targets').set({ sent_at: new Date(NOW - 60_000) }).where('run_id', '=', earlier.id).execute();
-    await api.db.updateTable('runs').set({ finished_at: new Date(NOW - 30_000) }).where('id', '=', earlier.id).execute();
+    await api.db
+      .updateTable('run_targets')
+      .set({ sent_at: new Date(NOW - 60_000) })
+      .where('run_id', '=', earlier.id)
+      .execute();
+    await api.db
+      .updateTable('runs')
+      .set({ finished_at: new Date(NOW - 30_000) })
+      .where('id', '=', earlier.id)
+      .execute();
     return id;
   }
   const targetsDue = async (runId: string) =>
@@ -83,7 +103,11 @@ describe('run now and the per-chat interval', () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ ignoredInterval: false, waiting: { reason: 'interval_gate', until: new Date(NOW + 240_000).toISOString() } });
     const held = new Date(NOW + 240_000).toISOString();
-    expect(await targetsDue(res.body.id)).toEqual([{ chat: 'h1', at: held }, { chat: 'h2', at: held }, { chat: 'h3', at: held }]);
+    expect(await targetsDue(res.body.id)).toEqual([
+      { chat: 'h1', at: held },
+      { chat: 'h2', at: held },
+      { chat: 'h3', at: held },
+    ]);
     // an explicit false is the same
     expect((await call(api, 'POST', `/v1/runs/${res.body.id}/cancel`, a.token)).status).toBe(202);
     api.clock.advance(1000); // (one run per campaign and scheduledAt)
@@ -97,12 +121,20 @@ describe('run now and the per-chat interval', () => {
     expect(res.status).toBe(201);
     expect(res.body.ignoredInterval).toBe(true);
     expect(res.body.waiting?.reason).not.toBe('interval_gate');
-    expect(await targetsDue(res.body.id)).toEqual([{ chat: 'h1', at: 'now' }, { chat: 'h2', at: 'now' }, { chat: 'h3', at: 'now' }]);
+    expect(await targetsDue(res.body.id)).toEqual([
+      { chat: 'h1', at: 'now' },
+      { chat: 'h2', at: 'now' },
+      { chat: 'h3', at: 'now' },
+    ]);
     expect((await call(api, 'GET', `/v1/runs/${res.body.id}`, a.token)).body.ignoredInterval).toBe(true);
     // paused then resumed: the re-queue trigger (migrations/0007) leaves its chats due
     expect((await call(api, 'POST', `/v1/runs/${res.body.id}/pause`, a.token)).status).toBe(202);
     expect((await call(api, 'POST', `/v1/runs/${res.body.id}/resume`, a.token)).status).toBe(202);
-    expect(await targetsDue(res.body.id)).toEqual([{ chat: 'h1', at: 'now' }, { chat: 'h2', at: 'now' }, { chat: 'h3', at: 'now' }]);
+    expect(await targetsDue(res.body.id)).toEqual([
+      { chat: 'h1', at: 'now' },
+      { chat: 'h2', at: 'now' },
+      { chat: 'h3', at: 'now' },
+    ]);
   });
 
   test('a bad run-now body is a 400 naming the field', async () => {

@@ -24,7 +24,9 @@ test('no token or credential appears in the log of a session of requests', async
   expect(account.status).toBe(201);
   expect(JSON.stringify(account.body)).not.toContain(BOT_TOKEN);
   // rejected bodies carrying the bot token: an unknown field beside it, a bad sibling, broken JSON
-  expect((await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'telegram', name: 'bot', credentials: { botToken: BOT_TOKEN, extra: 1 } })).status).toBe(400);
+  expect(
+    (await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'telegram', name: 'bot', credentials: { botToken: BOT_TOKEN, extra: 1 } })).status,
+  ).toBe(400);
   expect((await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'telegram', name: '', credentials: { botToken: BOT_TOKEN } })).status).toBe(400);
   expect((await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', name: 'x', externalId: BOT_TOKEN })).status).toBe(400);
   const broken = await api.app.inject({

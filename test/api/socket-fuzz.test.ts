@@ -61,7 +61,11 @@ function exchange(bytes: Buffer): Promise<string> {
 }
 
 const printable = fc.string({ unit: fc.constantFrom(...'abcXYZ019-_/.:;=?&%~ '.split('')), maxLength: 30 });
-const hostile = fc.string({ unit: fc.oneof(fc.constantFrom('\r', '\n', '\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\u00ff', ' ', '\t', ':'), fc.constantFrom(...'aZ9'.split(''))), minLength: 1, maxLength: 12 });
+const hostile = fc.string({
+  unit: fc.oneof(fc.constantFrom('\r', '\n', '\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\u00ff', ' ', '\t', ':'), fc.constantFrom(...'aZ9'.split(''))),
+  minLength: 1,
+  maxLength: 12,
+});
 const method = fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS', 'G\u0000T', 'POST /', 'get', '');
 const path = fc.oneof(
   fc.constantFrom('/v1/me', '/v1/campaigns', '/v1/runs', '/v1/accounts', '/v1/events', '/v1/media'),
@@ -74,11 +78,25 @@ const header = fc.oneof(
   fc.tuple(printable, printable).map(([n, v]) => `X-${n.replace(/[^A-Za-z0-9-]/g, '') || 'N'}: ${MARK}${v}`),
   fc.tuple(hostile, hostile).map(([n, v]) => `${n}: ${MARK}${v}`),
   hostile.map((v) => `X-Note: ${MARK}${v}`),
-  fc.constantFrom('Content-Length: -1', 'Content-Length: abc', 'Content-Length: 1\r\nContent-Length: 2', 'Transfer-Encoding: chunked\r\nContent-Length: 3', 'Transfer-Encoding: gzip, chunked', ' folded', 'Content-Type: application/json; charset=utf-16'),
+  fc.constantFrom(
+    'Content-Length: -1',
+    'Content-Length: abc',
+    'Content-Length: 1\r\nContent-Length: 2',
+    'Transfer-Encoding: chunked\r\nContent-Length: 3',
+    'Transfer-Encoding: gzip, chunked',
+    ' folded',
+    'Content-Type: application/json; charset=utf-16',
+  ),
   fc.integer({ min: 9_000, max: 80_000 }).map((n) => `Authorization: Bearer ${MARK}${'b'.repeat(n)}`),
   printable.map((v) => `Authorization: Bearer mtr_${MARK}${v}`),
 );
-const body = fc.oneof(fc.constant(''), printable.map((p) => `{"name":"${MARK}${p}"`), hostile.map((h) => `${MARK}${h}`), fc.constant('0\r\n\r\n'), fc.constant('zz\r\nbad chunk\r\n'));
+const body = fc.oneof(
+  fc.constant(''),
+  printable.map((p) => `{"name":"${MARK}${p}"`),
+  hostile.map((h) => `${MARK}${h}`),
+  fc.constant('0\r\n\r\n'),
+  fc.constant('zz\r\nbad chunk\r\n'),
+);
 
 const request = fc.tuple(method, path, version, fc.array(header, { minLength: 0, maxLength: 6 }), body, fc.boolean()).map(([m, p, v, hs, b, lf]) => {
   const eol = lf ? '\n' : '\r\n';
@@ -109,7 +127,8 @@ test(`${REQUESTS} malformed requests over raw TCP: every answer is the contract'
       // HEAD answers carry no body by definition
       const isHead = batch[j]!.toString('latin1').startsWith('HEAD ');
       if (answer === '') silent.push(batch[j]!.toString('latin1').slice(0, 200));
-      else if ((!isHead && !isContractError(answer)) || answer.includes(MARK)) bad.push({ request: batch[j]!.toString('latin1').slice(0, 200), answer: answer.slice(0, 300) });
+      else if ((!isHead && !isContractError(answer)) || answer.includes(MARK))
+        bad.push({ request: batch[j]!.toString('latin1').slice(0, 200), answer: answer.slice(0, 300) });
     });
   }
   expect(bad.slice(0, 5)).toEqual([]);

@@ -13,7 +13,10 @@ beforeAll(async () => {
 });
 
 async function campaignCount(): Promise<number> {
-  const row = await api.db.selectFrom('campaigns').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const row = await api.db
+    .selectFrom('campaigns')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

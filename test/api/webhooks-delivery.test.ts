@@ -16,7 +16,16 @@ const logger = createLogger('webhooks-test', 'silent');
 
 beforeAll(async () => {
   receiver = await WebhookReceiver.start();
-  config = { allowedHosts: [{ host: '*', port: null }, { host: '127.0.0.1', port: receiver.port }], retryBaseMs: 1_000, retryMaxMs: 60_000, timeoutMs: 5_000, pollMs: 100 };
+  config = {
+    allowedHosts: [
+      { host: '*', port: null },
+      { host: '127.0.0.1', port: receiver.port },
+    ],
+    retryBaseMs: 1_000,
+    retryMaxMs: 60_000,
+    timeoutMs: 5_000,
+    pollMs: 100,
+  };
   api = await startApi('api_webhook_delivery', { webhooks: config });
 }, 30_000);
 afterAll(async () => {
@@ -43,7 +52,12 @@ async function newHook(tenant: Tenant, url: string, events = ['run.status', 'acc
 }
 
 const outbox = (webhookId: string) =>
-  api.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'subject_id', 'seq', 'last_error']).where('webhook_id', '=', webhookId).orderBy('seq').execute();
+  api.db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'status', 'attempts', 'subject_id', 'seq', 'last_error'])
+    .where('webhook_id', '=', webhookId)
+    .orderBy('seq')
+    .execute();
 
 /** Passes on the test's clock until every delivery of `webhookId` is settled, moving the clock to the next attempt when idle. */
 async function drain(d: WebhookDeliverer, webhookId: string, stepMs: number, maxPasses = 500): Promise<void> {
@@ -60,7 +74,8 @@ test('a receiver down for 2 minutes, then back, gets every event once per webhoo
   const campaign = await createCampaign(api, tenant);
   const runA = await seedRun(api, campaign.id, 'queued', { 'chat-1': 'pending' });
   const runB = await seedRun(api, (await createCampaign(api, tenant)).id, 'paused', { 'chat-2': 'pending' });
-  const setStatus = (id: string, status: 'running' | 'success' | 'partial' | 'queued') => api.db.updateTable('runs').set({ status }).where('id', '=', id).execute();
+  const setStatus = (id: string, status: 'running' | 'success' | 'partial' | 'queued') =>
+    api.db.updateTable('runs').set({ status }).where('id', '=', id).execute();
   await setStatus(runA.id, 'running');
   await setStatus(runB.id, 'queued');
   await setStatus(runA.id, 'success');
@@ -102,15 +117,23 @@ test('a receiver down for 2 minutes, then back, gets every event once per webhoo
     expect(Number(r.timestamp)).toBeGreaterThanOrEqual(Math.floor(NOW / 1000));
   }
   // a signature made with another secret does not pass: the check can fail
-  expect(signatureValid('whsec_' + Buffer.alloc(32, 1).toString('base64'), mine[0]!)).toBe(false);
+  expect(signatureValid(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, mine[0]!)).toBe(false);
   expect(signatureValid(hook.secret, { ...mine[0]!, body: mine[0]!.body.replace('}', ' }') })).toBe(false);
   const statusesOf = (id: string) => mine.filter((r) => r.payload.data.runId === id).map((r) => r.payload.data.status);
   expect(statusesOf(runA.id)).toEqual(['queued', 'running', 'success']);
   expect(statusesOf(runB.id)).toEqual(['paused', 'queued', 'running', 'partial']);
-  expect(mine.filter((r) => r.payload.data.accountId === campaign.accountId && r.payload.type === 'account.status').map((r) => r.payload.data.status)).toEqual(['active', 'disabled']);
+  expect(mine.filter((r) => r.payload.data.accountId === campaign.accountId && r.payload.type === 'account.status').map((r) => r.payload.data.status)).toEqual([
+    'active',
+    'disabled',
+  ]);
   expect(mine[0]!.payload).toEqual({ type: expect.any(String), timestamp: expect.any(String), data: expect.any(Object) });
   const delivered = (await call(api, 'GET', `/v1/webhooks/${hook.id}/deliveries`, tenant.token)).body.items;
-  expect(delivered.every((x: { status: string; httpStatus: number; error: null; nextAttemptAt: null }) => x.status === 'delivered' && x.httpStatus === 200 && x.error === null && x.nextAttemptAt === null)).toBe(true);
+  expect(
+    delivered.every(
+      (x: { status: string; httpStatus: number; error: null; nextAttemptAt: null }) =>
+        x.status === 'delivered' && x.httpStatus === 200 && x.error === null && x.nextAttemptAt === null,
+    ),
+  ).toBe(true);
 }, 60_000);
 
 test('a host not allowed receives nothing: a literal address is refused at create, a name resolving to loopback at delivery', async () => {
@@ -175,7 +198,12 @@ test('two replicas delivering at once send each delivery once, and each account 
   const hook = await newHook(tenant, receiver.url, ['account.status']);
   const accounts = [await createAccount(api, tenant), await createAccount(api, tenant), await createAccount(api, tenant)];
   for (let i = 0; i < 4; i++) {
-    for (const id of accounts) await api.db.updateTable('accounts').set({ status: i % 2 === 0 ? 'disabled' : 'active' }).where('id', '=', id).execute();
+    for (const id of accounts)
+      await api.db
+        .updateTable('accounts')
+        .set({ status: i % 2 === 0 ? 'disabled' : 'active' })
+        .where('id', '=', id)
+        .execute();
   }
   const [one, two] = [deliverer('replica-1'), deliverer('replica-2')];
   for (let i = 0; i < 100 && (await outbox(hook.id)).some((r) => r.status === 'pending'); i++) {
@@ -187,7 +215,13 @@ test('two replicas delivering at once send each delivery once, and each account 
   const got = receiver.received.filter((r) => rows.some((o) => o.id === r.id));
   expect(got.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
   for (const id of accounts) {
-    expect(got.filter((r) => r.payload.data.accountId === id).map((r) => r.payload.data.status)).toEqual(['active', 'disabled', 'active', 'disabled', 'active']);
+    expect(got.filter((r) => r.payload.data.accountId === id).map((r) => r.payload.data.status)).toEqual([
+      'active',
+      'disabled',
+      'active',
+      'disabled',
+      'active',
+    ]);
   }
 }, 60_000);
 

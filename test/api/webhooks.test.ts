@@ -10,7 +10,16 @@ let mine: Tenant;
 let theirs: Tenant;
 beforeAll(async () => {
   api = await startApi('api_webhooks', {
-    webhooks: { allowedHosts: [{ host: '*', port: null }, { host: '127.0.0.1', port: 9999 }], retryBaseMs: 1_000, retryMaxMs: 60_000, timeoutMs: 2_000, pollMs: 100 },
+    webhooks: {
+      allowedHosts: [
+        { host: '*', port: null },
+        { host: '127.0.0.1', port: 9999 },
+      ],
+      retryBaseMs: 1_000,
+      retryMaxMs: 60_000,
+      timeoutMs: 2_000,
+      pollMs: 100,
+    },
   });
   mine = await createTenant(api, 'mine');
   theirs = await createTenant(api, 'theirs');
@@ -65,7 +74,15 @@ test('bad input is refused with a 400 naming the field', async () => {
 });
 
 test('loopback, link-local and private destinations are refused unless WEBHOOK_ALLOWED_HOSTS names them, at create and at PATCH', async () => {
-  for (const url of ['http://127.0.0.1:8080/h', 'http://[::1]/h', 'http://169.254.169.254/latest/meta-data', 'http://10.0.0.7/h', 'http://192.168.1.20/h', 'http://[::ffff:127.0.0.1]/h', 'http://127.0.0.1:9998/h']) {
+  for (const url of [
+    'http://127.0.0.1:8080/h',
+    'http://[::1]/h',
+    'http://169.254.169.254/latest/meta-data',
+    'http://10.0.0.7/h',
+    'http://192.168.1.20/h',
+    'http://[::ffff:127.0.0.1]/h',
+    'http://127.0.0.1:9998/h',
+  ]) {
     const res = await call(api, 'POST', '/v1/webhooks', mine.token, hook({ url }));
     expect({ url, status: res.status, fields: fields(res) }).toEqual({ url, status: 400, fields: ['url'] });
   }
@@ -137,7 +154,16 @@ test('a status change writes one outbox row per subscribed webhook of its tenant
     ['account.status', 'disabled', 'active'],
     ['account.status', 'active', null],
   ]);
-  expect(deliveries[0]).toMatchObject({ type: 'account.status', subjectId: accountId, status: 'pending', attempts: 0, httpStatus: null, error: null, lastAttemptAt: null, deliveredAt: null });
+  expect(deliveries[0]).toMatchObject({
+    type: 'account.status',
+    subjectId: accountId,
+    status: 'pending',
+    attempts: 0,
+    httpStatus: null,
+    error: null,
+    lastAttemptAt: null,
+    deliveredAt: null,
+  });
   expect(deliveries[0].payload.data).toMatchObject({ accountId, platform: 'http' });
   expect(Date.parse(deliveries[0].payload.timestamp)).not.toBeNaN();
   expect(deliveries[0].nextAttemptAt).toEqual(expect.any(String));
@@ -182,7 +208,11 @@ test('redeliver makes a delivery pending and due now; one of another webhook, or
   const b = (await call(api, 'POST', '/v1/webhooks', tenant.token, hook({ events: ['account.status'] }))).body.id;
   await createAccount(api, tenant);
   const delivery = (await call(api, 'GET', `/v1/webhooks/${a}/deliveries`, tenant.token)).body.items[0];
-  await api.db.updateTable('webhook_deliveries').set({ status: 'failed', attempts: 9, last_error: 'answered HTTP 500', last_http_status: 500 }).where('id', '=', delivery.id).execute();
+  await api.db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', attempts: 9, last_error: 'answered HTTP 500', last_http_status: 500 })
+    .where('id', '=', delivery.id)
+    .execute();
   const again = await call(api, 'POST', `/v1/webhooks/${a}/deliveries/${delivery.id}/redeliver`, tenant.token);
   expect(again.status).toBe(202);
   expect(again.body).toMatchObject({ id: delivery.id, status: 'pending', attempts: 9, nextAttemptAt: new Date(api.clock.now()).toISOString() });

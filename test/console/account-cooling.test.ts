@@ -28,7 +28,7 @@ test('a cooling account shows why, until when and its pace in force; Lift coolin
   expect((await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.status).toBe('cooling');
   await card.getByRole('button', { name: 'Yes, lift cooling' }).click();
   await card.locator('.pill-active').waitFor();
-  expect((await card.getByRole('button', { name: 'Lift cooling' }).count())).toBe(0);
+  expect(await card.getByRole('button', { name: 'Lift cooling' }).count()).toBe(0);
   expect((await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body).toMatchObject({ status: 'active', cooling: null, effectiveMaxSendPerMinute: 300 });
   await page.context().close();
 }, 90_000);

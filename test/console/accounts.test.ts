@@ -44,7 +44,7 @@ test('Add account: a bad API key is named beside its field and nothing is saved;
   await page.context().close();
 }, 60_000);
 
-test("Settings: a new pace and caps are sent alone and shown as the API answers; a bad human gap is named beside its field", async () => {
+test('Settings: a new pace and caps are sent alone and shown as the API answers; a bad human gap is named beside its field', async () => {
   const token = await tenant(suite, 'Settings');
   const id = await account(suite, token, 'settings-acc', 60, 'Settings account');
   const page = await open(suite, token, '#/accounts');

@@ -30,7 +30,9 @@ test('a CSV with a bad row names its line and column and saves nothing; a good o
 
   const rows = Array.from({ length: 60 }, (_, i) => `a-${i + 1};Person ${i + 1};"Town, ${i % 3}"`);
   await page.getByLabel('New audience name').fill('Regulars');
-  await page.getByLabel('CSV file (a chatId column, one column per variable)').setInputFiles(csv('regulars.csv', `\uFEFFchatId;name;town\n${rows.join('\n')}\n`));
+  await page
+    .getByLabel('CSV file (a chatId column, one column per variable)')
+    .setInputFiles(csv('regulars.csv', `\uFEFFchatId;name;town\n${rows.join('\n')}\n`));
   const preview = page.getByRole('region', { name: 'Import preview' });
   await preview.waitFor();
   expect(await preview.innerText()).toContain('60 new and 0 updated');
@@ -47,7 +49,7 @@ test('a CSV with a bad row names its line and column and saves nothing; a good o
   await page.context().close();
 }, 60_000);
 
-test("one audience: its chats paged and searched, exported as CSV, one removed", async () => {
+test('one audience: its chats paged and searched, exported as CSV, one removed', async () => {
   const token = await tenant(suite, 'Members');
   const members = Array.from({ length: 60 }, (_, i) => ({ chatId: `m-${i + 1}`, vars: { name: `N${i + 1}` } }));
   const created = await api(suite.stack, 'POST', '/v1/audiences', token, { name: 'Sixty', members });
@@ -59,7 +61,12 @@ test("one audience: its chats paged and searched, exported as CSV, one removed",
   await page.getByRole('button', { name: 'Next chats' }).click();
   await eventually('the second page', async () => (await memberIds(page)).length === 10);
   await page.getByLabel('Search chats').fill('m-4');
-  await eventually('the search', async () => JSON.stringify((await memberIds(page)).sort()) === JSON.stringify(['m-4', 'm-40', 'm-41', 'm-42', 'm-43', 'm-44', 'm-45', 'm-46', 'm-47', 'm-48', 'm-49'].sort()));
+  await eventually(
+    'the search',
+    async () =>
+      JSON.stringify((await memberIds(page)).sort()) ===
+      JSON.stringify(['m-4', 'm-40', 'm-41', 'm-42', 'm-43', 'm-44', 'm-45', 'm-46', 'm-47', 'm-48', 'm-49'].sort()),
+  );
   await screenshots(page, 'audience');
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);

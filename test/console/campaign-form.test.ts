@@ -51,7 +51,11 @@ test("a bad field's error shows beside it and takes focus, nothing typed is lost
   await screenshots(page, 'campaign-form');
 
   // every input has a label; at 390 px nothing is wider than the screen
-  expect(await page.evaluate(`[...document.querySelectorAll('form.campaign-form :is(input, select, textarea)')].filter((el) => el.labels.length === 0).map((el) => el.id)`)).toEqual([]);
+  expect(
+    await page.evaluate(
+      `[...document.querySelectorAll('form.campaign-form :is(input, select, textarea)')].filter((el) => el.labels.length === 0).map((el) => el.id)`,
+    ),
+  ).toEqual([]);
   await page.setViewportSize({ width: 390, height: 900 });
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -63,8 +67,15 @@ test("a bad field's error shows beside it and takes focus, nothing typed is lost
   await page.getByText('every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur').waitFor();
   const [saved] = (await api(suite.stack, 'GET', '/v1/campaigns', token)).body.items;
   expect(saved).toMatchObject({
-    name: 'Morning reminder', accountId: acc, targets: ['k-1', 'k-2', 'k-3'], messages: [{ type: 'text', text: 'Good morning' }],
-    schedule: { type: 'interval', everySeconds: 300 }, timezone: 'Asia/Kuala_Lumpur', deliveryWindow: { start: '06:00', end: '18:00' }, active: false, autoResume: false,
+    name: 'Morning reminder',
+    accountId: acc,
+    targets: ['k-1', 'k-2', 'k-3'],
+    messages: [{ type: 'text', text: 'Good morning' }],
+    schedule: { type: 'interval', everySeconds: 300 },
+    timezone: 'Asia/Kuala_Lumpur',
+    deliveryWindow: { start: '06:00', end: '18:00' },
+    active: false,
+    autoResume: false,
   });
   expect(page.url()).toBe(`${suite.stack.apiUrl}/#/campaigns/${saved.id}`);
   await page.context().close();
@@ -81,7 +92,7 @@ test('edit sends only the changed fields (its errors beside them too); deactivat
   page.on('request', (r) => r.method() === 'PATCH' && patches.push(r.postDataJSON()));
   await page.getByRole('link', { name: 'Edit' }).click();
   await page.getByRole('heading', { name: 'Edit Weekly digest' }).waitFor();
-  expect(await field(page, 'At (in the campaign\'s timezone)').inputValue()).toBe(`${tomorrow()}T09:00`);
+  expect(await field(page, "At (in the campaign's timezone)").inputValue()).toBe(`${tomorrow()}T09:00`);
 
   await field(page, 'Name').fill('Daily digest');
   await field(page, 'Window closes (HH:MM)').fill('25:00');
@@ -103,7 +114,13 @@ test('edit sends only the changed fields (its errors beside them too); deactivat
     { name: 'Daily digest', deliveryWindow: { start: '00:00', end: '20:00' } },
   ]);
   const after = (await api(suite.stack, 'GET', `/v1/campaigns/${id}`, token)).body;
-  expect(after).toMatchObject({ name: 'Daily digest', deliveryWindow: { start: '00:00', end: '20:00' }, schedule: { type: 'once', at }, targets: ['e-1', 'e-2'], active: true });
+  expect(after).toMatchObject({
+    name: 'Daily digest',
+    deliveryWindow: { start: '00:00', end: '20:00' },
+    schedule: { type: 'once', at },
+    targets: ['e-1', 'e-2'],
+    active: true,
+  });
 
   await page.getByRole('button', { name: 'Deactivate' }).click();
   await page.getByText('Deactivate it? The schedule stops making runs').waitFor();
@@ -135,7 +152,7 @@ test('a file uploaded in the form is the media the platform receives when the ca
   expect(mediaId).toMatch(/^[0-9a-f-]{36}$/);
   await part2.getByLabel('Caption (optional)').fill('Poster caption');
   await field(page, 'Repeats').selectOption('once');
-  await field(page, 'At (in the campaign\'s timezone)').fill(`${tomorrow()}T09:00`);
+  await field(page, "At (in the campaign's timezone)").fill(`${tomorrow()}T09:00`);
   await field(page, 'Timezone').fill('UTC');
   await field(page, 'Active: the schedule makes runs').uncheck();
   await page.getByRole('button', { name: 'Create campaign' }).click();
@@ -157,7 +174,7 @@ test('a file uploaded in the form is the media the platform receives when the ca
   await page.context().close();
 }, 90_000);
 
-test('Preview shows the next runs, one run\'s length and whether it fits the window, as the API answers; its errors go beside the fields', async () => {
+test("Preview shows the next runs, one run's length and whether it fits the window, as the API answers; its errors go beside the fields", async () => {
   const token = await tenant(suite, 'Preview');
   const acc = await account(suite, token, 'preview-acc', 30, 'Preview account');
   const page = await open(suite, token, '#/campaigns/new');
@@ -223,7 +240,7 @@ test('the message is parts in order: a media part moved above a text part, one r
   await page.getByRole('button', { name: 'Move part 1 down' }).click();
   expect(await part(1).getByLabel('Text', { exact: true }).inputValue()).toBe('Hello there');
   await field(page, 'Repeats').selectOption('once');
-  await field(page, 'At (in the campaign\'s timezone)').fill(`${tomorrow()}T09:00`);
+  await field(page, "At (in the campaign's timezone)").fill(`${tomorrow()}T09:00`);
   await field(page, 'Timezone').fill('UTC');
   await page.getByRole('button', { name: 'Create campaign' }).click();
   await page.getByRole('heading', { name: 'Three parts' }).waitFor();

@@ -50,11 +50,7 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   await field(page, 'Chats (one chat id a line)').fill('v-1');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByRole('heading', { name: 'Greetings again', exact: true }).waitFor();
-  expect(patches).toEqual([
-    { name: 'Greetings again' },
-    { targets: [...targets, 'v-3'] },
-    { targets: [targets[0]] },
-  ]);
+  expect(patches).toEqual([{ name: 'Greetings again' }, { targets: [...targets, 'v-3'] }, { targets: [targets[0]] }]);
   expect((await api(suite.stack, 'GET', `/v1/campaigns/${id}`, token)).body.targets).toEqual([targets[0]]);
   await page.context().close();
 }, 60_000);

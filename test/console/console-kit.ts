@@ -40,14 +40,25 @@ export async function tenant(s: ConsoleSuite, name: string): Promise<string> {
 }
 
 export async function account(s: ConsoleSuite, token: string, externalId: string, maxSendPerMinute: number, name = externalId): Promise<string> {
-  const a = await api(s.stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: API_KEY }, name, externalId, maxSendPerMinute, groupConcurrency: 1 });
+  const a = await api(s.stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    credentials: { apiKey: API_KEY },
+    name,
+    externalId,
+    maxSendPerMinute,
+    groupConcurrency: 1,
+  });
   expect(a.status).toBe(201);
   return a.body.id;
 }
 
 export async function campaign(s: ConsoleSuite, token: string, body: Record<string, unknown>): Promise<string> {
   const c = await api(s.stack, 'POST', '/v1/campaigns', token, {
-    timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'Hello' }], active: false, ...body,
+    timezone: 'UTC',
+    schedule: { type: 'once', at: new Date().toISOString() },
+    messages: [{ type: 'text', text: 'Hello' }],
+    active: false,
+    ...body,
   });
   expect(c.status).toBe(201);
   return c.body.id;

@@ -72,7 +72,12 @@ test('a run pauses at window close without a reload, names its bottleneck and no
   const end = new Date(Math.ceil((now.getTime() + 15_000) / 60_000) * 60_000);
   const hhmm = (d: Date) => d.toISOString().slice(11, 16);
   const start = new Date(end.getTime() - 3 * 60_000);
-  const campaignId = await campaign(token, { accountId: acc, name: 'Closing window', targets: chats('w', 30), deliveryWindow: { start: hhmm(start), end: hhmm(end) } });
+  const campaignId = await campaign(token, {
+    accountId: acc,
+    name: 'Closing window',
+    targets: chats('w', 30),
+    deliveryWindow: { start: hhmm(start), end: hhmm(end) },
+  });
   const runId = await runNow(token, campaignId);
   const page = await open(token);
   let loads = 0;
@@ -104,7 +109,11 @@ test('a partial run notifies, and Retry failed sends its failed chats again', as
   const acc = await account(token, 'retry-acc', 6000);
   // a permanent failure an operator can fix; `forbidden` would also put the chat on the account's
   // suppression list, and a retry skips suppressed chats
-  const put = await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'message_invalid' }) });
+  const put = await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: 'message_invalid' }),
+  });
   expect(put.ok).toBe(true);
   const page = await open(token);
   const runId = await runNow(token, await campaign(token, { accountId: acc, name: 'Retry campaign', targets: chats('r', 3) }));
@@ -114,17 +123,26 @@ test('a partial run notifies, and Retry failed sends its failed chats again', as
   // the run's timing facts: it started, so its start lag is said
   const lag = runItem(page, runId).locator('dt', { hasText: 'Start lag' }).locator('xpath=following-sibling::dd');
   expect(await lag.textContent()).toMatch(/^(on time|.+ late)$/);
-  await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: null }) });
+  await fetch(`${stack.sandboxUrl}/sandbox/chats/retry-acc/r-2`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: null }),
+  });
   await runItem(page, runId).getByRole('button', { name: 'Retry failed' }).click();
   await runItem(page, runId).locator('.pill-success').waitFor({ timeout: 30_000 });
   expect(await runStatus(token, runId)).toBe('success');
   await page.context().close();
 }, 90_000);
 
-test("an interval-held run shows its waiting sentence; Cancel asks first", async () => {
+test('an interval-held run shows its waiting sentence; Cancel asks first', async () => {
   const token = await tenant('Interval');
   const acc = await account(token, 'interval-acc', 6000, 'Fast account');
-  const campaignId = await campaign(token, { accountId: acc, name: 'Every ten minutes', schedule: { type: 'interval', everySeconds: 600 }, targets: chats('i', 3) });
+  const campaignId = await campaign(token, {
+    accountId: acc,
+    name: 'Every ten minutes',
+    schedule: { type: 'interval', everySeconds: 600 },
+    targets: chats('i', 3),
+  });
   const first = await runNow(token, campaignId);
   await eventually('the first run to finish', async () => (await runStatus(token, first)) === 'success', 30_000, 200);
   const held = await runNow(token, campaignId);
@@ -151,15 +169,24 @@ test("an interval-held run shows its waiting sentence; Cancel asks first", async
   await page.context().close();
 }, 90_000);
 
-test("a disconnected account shows its fix: a new API key brings it back", async () => {
+test('a disconnected account shows its fix: a new API key brings it back', async () => {
   const token = await tenant('Disconnected');
   const acc = await account(token, 'disc-acc', 6000, 'Refused account');
   // the platform now wants another key than the one the account holds
   const newKey = 'sandbox-api-key-rotated-0002';
-  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/disc-acc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: newKey }) });
+  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/disc-acc`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiKey: newKey }),
+  });
   expect(put.ok).toBe(true);
   await runNow(token, await campaign(token, { accountId: acc, name: 'Refused campaign', targets: chats('d', 2) }));
-  await eventually('the account to disconnect', async () => (await api(stack, 'GET', `/v1/accounts/${acc}`, token)).body.status === 'disconnected', 30_000, 200);
+  await eventually(
+    'the account to disconnect',
+    async () => (await api(stack, 'GET', `/v1/accounts/${acc}`, token)).body.status === 'disconnected',
+    30_000,
+    200,
+  );
   const page = await open(token, '#/accounts');
   const card = page.locator(`li[data-account-id="${acc}"]`);
   await card.locator('.pill-disconnected').waitFor();

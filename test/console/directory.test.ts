@@ -19,10 +19,17 @@ interface PlatformChat {
   canSend: boolean;
 }
 const card = (page: Page, id: string) => page.locator(`li[data-account-id="${id}"]`);
-const rowIds = (page: Page, id: string) => card(page, id).locator('table.chats tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-chat-id')));
+const rowIds = (page: Page, id: string) =>
+  card(page, id)
+    .locator('table.chats tbody tr')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-chat-id')));
 
 async function setDirectory(externalId: string, chats: PlatformChat[]): Promise<void> {
-  const res = await fetch(`${suite.stack.sandboxUrl}/sandbox/accounts/${externalId}/directory`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chats }) });
+  const res = await fetch(`${suite.stack.sandboxUrl}/sandbox/accounts/${externalId}/directory`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chats }),
+  });
   expect(res.status).toBe(200);
 }
 
@@ -33,7 +40,9 @@ test('the directory synced from the platform is searched by part of a title and 
   expect(chats).toHaveLength(60);
   const page = await open(suite, token, '#/accounts');
   // an http account asks for its first sync when it is made
-  await card(page, id).getByText(/^60 chats, last synced /).waitFor({ timeout: 30_000 });
+  await card(page, id)
+    .getByText(/^60 chats, last synced /)
+    .waitFor({ timeout: 30_000 });
   await card(page, id).getByRole('button', { name: 'Show chats of Directory account' }).click();
   await card(page, id).getByRole('table', { name: 'Chats of Directory account' }).waitFor();
   const first = await rowIds(page, id);
@@ -46,7 +55,10 @@ test('the directory synced from the platform is searched by part of a title and 
 
   // a word of one chat's title, typed in lower case: every chat whose title holds it, none other
   const word = chats[6]!.title!.split(' ').at(-1)!.toLowerCase();
-  const expected = chats.filter((c) => c.title!.toLowerCase().includes(word)).map((c) => c.chatId).sort();
+  const expected = chats
+    .filter((c) => c.title!.toLowerCase().includes(word))
+    .map((c) => c.chatId)
+    .sort();
   expect(expected.length).toBeLessThanOrEqual(20);
   await card(page, id).getByLabel('Search chats of Directory account').fill(word);
   await eventually('the search answered', async () => JSON.stringify([...(await rowIds(page, id))].sort()) === JSON.stringify(expected));
@@ -55,7 +67,9 @@ test('the directory synced from the platform is searched by part of a title and 
   // the platform's chats change: Sync chats adds the new one, and keeps the one gone as left
   await setDirectory('dir-acc', [...chats.slice(1), { chatId: 'chat-new', title: 'Brand New Group', kind: 'group', memberCount: 5, canSend: true }]);
   await card(page, id).getByRole('button', { name: 'Sync chats of Directory account' }).click();
-  await card(page, id).getByText(/^61 chats, last synced /).waitFor({ timeout: 30_000 });
+  await card(page, id)
+    .getByText(/^61 chats, last synced /)
+    .waitFor({ timeout: 30_000 });
   await card(page, id).getByLabel('Search chats of Directory account').fill('brand new');
   await eventually('the new chat found', async () => JSON.stringify(await rowIds(page, id)) === JSON.stringify(['chat-new']));
   await card(page, id).getByLabel('Search chats of Directory account').fill('chat-1');

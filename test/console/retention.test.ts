@@ -29,7 +29,8 @@ async function runToEnd(): Promise<string> {
   return id;
 }
 
-const chatsOf = async (runId: string) => (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets`, token)).body.items.map((t: { chatId: string }) => t.chatId);
+const chatsOf = async (runId: string) =>
+  (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets`, token)).body.items.map((t: { chatId: string }) => t.chatId);
 
 test('a finished run past HISTORY_RETENTION loses its chats and events, keeps its summary; fresh, open and paused runs are untouched', async () => {
   const aged = await runToEnd();
@@ -43,14 +44,21 @@ test('a finished run past HISTORY_RETENTION loses its chats and events, keeps it
   await sql`insert into run_targets (run_id, chat_id) values (${paused}::uuid, 'paused-chat')`.execute(db());
   await sql`update runs set finished_at = now() - interval '3 minutes' where id = ${aged}::uuid`.execute(db());
 
-  const summary = await eventually('the aged run to become a summary', async () => {
-    const run = (await api(suite.stack, 'GET', `/v1/runs/${aged}`, token)).body;
-    return run.historyPurgedAt ? run : null;
-  }, 15_000, 100);
+  const summary = await eventually(
+    'the aged run to become a summary',
+    async () => {
+      const run = (await api(suite.stack, 'GET', `/v1/runs/${aged}`, token)).body;
+      return run.historyPurgedAt ? run : null;
+    },
+    15_000,
+    100,
+  );
   expect(summary).toMatchObject({ status: 'success', counts: { total: 2, sent: 2, failed: 0 }, finishedAt: expect.any(String), startedAt: expect.any(String) });
   expect(await chatsOf(aged)).toEqual([]);
   const left = await sql<{ targets: number; events: number }>`
-    select (select count(*) from run_targets where run_id = ${aged}::uuid)::int as targets, (select count(*) from run_events where run_id = ${aged}::uuid)::int as events`.execute(db());
+    select (select count(*) from run_targets where run_id = ${aged}::uuid)::int as targets, (select count(*) from run_events where run_id = ${aged}::uuid)::int as events`.execute(
+    db(),
+  );
   expect(left.rows[0]).toEqual({ targets: 0, events: 0 });
   // a few sweeps later the others are as they were
   const sweeps = async () => scrapeSum(`http://127.0.0.1:${suite.stack.schedulerMetricsPort}/metrics`, 'metronome_retention_sweeps_total', 'result="ok"');

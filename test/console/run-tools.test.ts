@@ -41,24 +41,64 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-test("Export CSV downloads every chat of the run as the API lists them", async () => {
+test('Export CSV downloads every chat of the run as the API lists them', async () => {
   const token = await tenant(suite, 'Csv');
   const acc = await account(suite, token, 'csv-acc', 6000);
   // one chat refused by the platform, so the file holds an error code and message too
-  const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'message_invalid' }) });
+  const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: 'message_invalid' }),
+  });
   expect(put.ok).toBe(true);
   // a group's chat id is a negative number: exported as it is, not as text
-  const runId = await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: [...chats('c', 6), '-1001234567890'] }));
+  const runId = await runNow(
+    suite,
+    token,
+    await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: [...chats('c', 6), '-1001234567890'] }),
+  );
   await eventually('the run to finish', async () => (await runStatus(suite, token, runId)) === 'partial', 30_000, 200);
   const page = await open(suite, token, `#/runs/${runId}`, { acceptDownloads: true });
   await page.getByRole('heading', { name: /Csv campaign/ }).waitFor();
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`run-${runId}.csv`);
   const [head, ...rows] = parseCsv(await readFile((await download.path())!, 'utf8'));
-  expect(head).toEqual(['chatId', 'status', 'attempts', 'nextAttemptAt', 'sentAt', 'waitingReason', 'waiting', 'errorCode', 'errorMessage', 'deliveredAt', 'readAt', 'repliedAt', 'deliveredTo', 'readBy', 'memberCount']);
+  expect(head).toEqual([
+    'chatId',
+    'status',
+    'attempts',
+    'nextAttemptAt',
+    'sentAt',
+    'waitingReason',
+    'waiting',
+    'errorCode',
+    'errorMessage',
+    'deliveredAt',
+    'readAt',
+    'repliedAt',
+    'deliveredTo',
+    'readBy',
+    'memberCount',
+  ]);
   const targets = (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets?limit=500`, token)).body.items as any[];
   const n = (v: number | null) => (v === null ? '' : String(v));
-  const fromApi = targets.map((t) => [t.chatId, t.status, String(t.attempts), t.nextAttemptAt ?? '', t.sentAt ?? '', t.waiting?.reason ?? '', t.waiting?.detail ?? '', t.error?.code ?? '', t.error?.message ?? '', t.deliveredAt ?? '', t.readAt ?? '', t.repliedAt ?? '', n(t.deliveredTo), n(t.readBy), n(t.memberCount)]);
+  const fromApi = targets.map((t) => [
+    t.chatId,
+    t.status,
+    String(t.attempts),
+    t.nextAttemptAt ?? '',
+    t.sentAt ?? '',
+    t.waiting?.reason ?? '',
+    t.waiting?.detail ?? '',
+    t.error?.code ?? '',
+    t.error?.message ?? '',
+    t.deliveredAt ?? '',
+    t.readAt ?? '',
+    t.repliedAt ?? '',
+    n(t.deliveredTo),
+    n(t.readBy),
+    n(t.memberCount),
+  ]);
   expect(rows).toEqual(fromApi);
   expect(rows).toHaveLength(7);
   expect(rows.filter((r) => r[1] === 'failed').map((r) => r[0])).toEqual(['c-3']);
@@ -113,8 +153,18 @@ test('with notifications granted, a run that pauses shows a notification with th
   await runItem(page, runId).locator('.pill-running').waitFor({ timeout: 30_000 });
   await runItem(page, runId).getByRole('button', { name: 'Pause' }).click();
   await runItem(page, runId).locator('.pill-paused').waitFor({ timeout: 30_000 });
-  const paused = await eventually('the paused event', async () => events.events.find((e) => e.event === 'run' && e.data.runId === runId && e.data.status === 'paused') ?? null, 10_000, 100);
-  const shown = await eventually('the notification', async () => ((await page.evaluate('window.__notifications')) as { title: string; body: string }[]).find((n) => n.title === paused.data.title) ?? null, 10_000, 100);
+  const paused = await eventually(
+    'the paused event',
+    async () => events.events.find((e) => e.event === 'run' && e.data.runId === runId && e.data.status === 'paused') ?? null,
+    10_000,
+    100,
+  );
+  const shown = await eventually(
+    'the notification',
+    async () => ((await page.evaluate('window.__notifications')) as { title: string; body: string }[]).find((n) => n.title === paused.data.title) ?? null,
+    10_000,
+    100,
+  );
   expect(shown).toEqual({ title: paused.data.title, body: paused.data.body });
   expect(paused.data.title).toBe('Reminder paused');
   expect(paused.data.body).not.toBe('');
@@ -129,12 +179,22 @@ test('a disconnected Telegram account takes a new bot token in the console and s
   const oldBot = '7000001:AAold-token-000000000000000';
   const newBot = '7000001:BBnew-token-111111111111111';
   telegram.addBot(oldBot);
-  const created = await api(suite.stack, 'POST', '/v1/accounts', token, { platform: 'telegram', name: 'Shop bot', credentials: { botToken: oldBot }, maxSendPerMinute: 6000 });
+  const created = await api(suite.stack, 'POST', '/v1/accounts', token, {
+    platform: 'telegram',
+    name: 'Shop bot',
+    credentials: { botToken: oldBot },
+    maxSendPerMinute: 6000,
+  });
   expect(created.status).toBe(201);
   const acc = created.body.id as string;
   telegram.revoke(oldBot); // BotFather /revoke: the old token is refused from now on
   await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'Telegram campaign', targets: ['1001', '1002'] }));
-  await eventually('the account to disconnect', async () => (await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.status === 'disconnected', 30_000, 200);
+  await eventually(
+    'the account to disconnect',
+    async () => (await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.status === 'disconnected',
+    30_000,
+    200,
+  );
 
   const page = await open(suite, token, '#/accounts');
   const card = page.locator(`li[data-account-id="${acc}"]`);
@@ -151,6 +211,12 @@ test('a disconnected Telegram account takes a new bot token in the console and s
 
   const again = await runNow(suite, token, await campaign(suite, token, { accountId: acc, name: 'After the fix', targets: ['2001', '2002'] }));
   await eventually('the run after the fix to succeed', async () => (await runStatus(suite, token, again)) === 'success', 30_000, 200);
-  expect(telegram.messages({ token: newBot }).map((m) => m.chatId).filter((c) => c.startsWith('200')).sort()).toEqual(['2001', '2002']);
+  expect(
+    telegram
+      .messages({ token: newBot })
+      .map((m) => m.chatId)
+      .filter((c) => c.startsWith('200'))
+      .sort(),
+  ).toEqual(['2001', '2002']);
   await page.context().close();
 }, 90_000);

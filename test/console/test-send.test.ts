@@ -14,7 +14,13 @@ test('Send a test renders the variables of the chosen chat, goes to the chat giv
   const acc = await account(suite, token, 'test-send-acc', 6000, 'Test send account');
   const audience = await api(suite.stack, 'POST', '/v1/audiences', token, { name: 'Guests', members: [{ chatId: 'guest-1', vars: { name: 'Ana' } }] });
   expect(audience.status).toBe(201);
-  const id = await campaign(suite, token, { accountId: acc, name: 'Greeting', targets: [], audienceIds: [audience.body.id], messages: [{ type: 'text', text: 'Hi {{name}}' }] });
+  const id = await campaign(suite, token, {
+    accountId: acc,
+    name: 'Greeting',
+    targets: [],
+    audienceIds: [audience.body.id],
+    messages: [{ type: 'text', text: 'Hi {{name}}' }],
+  });
   const page = await open(suite, token, `#/campaigns/${id}`);
   await page.getByRole('heading', { name: 'Greeting' }).waitFor();
 

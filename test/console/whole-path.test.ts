@@ -65,13 +65,18 @@ test('the whole job in the console: account, directory, picked chats, an importe
   await page.getByRole('link', { name: 'New campaign' }).click();
   await page.getByLabel('Name', { exact: true }).fill('Whole path campaign');
   for (const chat of [a!, b!, c!]) await pick(page, 'Find chats by name', chat);
-  const picked = await page.getByRole('list', { name: 'Picked chats' }).locator('li').evaluateAll((l) => l.map((x) => x.getAttribute('data-chat-id')));
+  const picked = await page
+    .getByRole('list', { name: 'Picked chats' })
+    .locator('li')
+    .evaluateAll((l) => l.map((x) => x.getAttribute('data-chat-id')));
   expect(picked).toEqual([a!.chatId, b!.chatId, c!.chatId]);
   await page.getByRole('button', { name: 'Import a CSV as a new audience' }).click();
   await page.getByLabel('New audience name').fill('Imported');
   const imported = ['imp-1', 'imp-2', 'imp-3', 'imp-4'];
   const file = `chatId,name\n${imported.map((id, i) => `${id},Guest ${i + 1}`).join('\n')}\n`;
-  await page.getByLabel('CSV file (a chatId column, one column per variable)').setInputFiles({ name: 'guests.csv', mimeType: 'text/csv', buffer: Buffer.from(file) });
+  await page
+    .getByLabel('CSV file (a chatId column, one column per variable)')
+    .setInputFiles({ name: 'guests.csv', mimeType: 'text/csv', buffer: Buffer.from(file) });
   await page.getByRole('region', { name: 'Import preview' }).getByRole('button', { name: 'Import 4 chats' }).click();
   await page.getByLabel('Imported (4 chats)').waitFor();
   expect(await page.getByLabel('Imported (4 chats)').isChecked()).toBe(true);
@@ -88,7 +93,12 @@ test('the whole job in the console: account, directory, picked chats, an importe
   await pick(page, 'Test chat: find by name', tested!);
   await page.getByRole('button', { name: 'Send test' }).click();
   await page.getByText(`Test sent to ${tested!.title}`).waitFor();
-  await eventually('the test at the platform', async () => (await received(suite.stack)).some((m) => m.account === 'whole-acc' && m.chatId === tested!.chatId), 30_000, 200);
+  await eventually(
+    'the test at the platform',
+    async () => (await received(suite.stack)).some((m) => m.account === 'whole-acc' && m.chatId === tested!.chatId),
+    30_000,
+    200,
+  );
   await page.locator('li[data-run-id] .pill-success').first().waitFor({ timeout: 30_000 });
   await screenshots(page, 'whole-path-test-sent');
 

@@ -23,20 +23,42 @@ afterAll(async () => {
 test('a flood wait cools the account: nothing reaches the platform until the cooling ends, both changes are announced, and the run finishes at a halved pace', async () => {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'cooling' });
   const token: string = tenant.body.token;
-  const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'c', externalId: RECEIVER, maxSendPerMinute: 600, groupConcurrency: 1 });
+  const acc = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: 'c',
+    externalId: RECEIVER,
+    maxSendPerMinute: 600,
+    groupConcurrency: 1,
+  });
   expect(acc.status).toBe(201);
   events = await openEventStream(stack.apiUrl, token);
   const targets = Array.from({ length: 40 }, (_, i) => `chat-${i}`);
   const campaign = await api(stack, 'POST', '/v1/campaigns', token, {
-    accountId: acc.body.id, name: 'c', timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
+    accountId: acc.body.id,
+    name: 'c',
+    timezone: 'UTC',
+    schedule: { type: 'once', at: new Date().toISOString() },
+    messages: [{ type: 'text', text: 'hi' }],
+    targets,
+    active: false,
   });
   const run = await api(stack, 'POST', `/v1/campaigns/${campaign.body.id}/runs`, token);
   expect(run.status).toBe(201);
   await eventually('the fan-out to start', async () => ((await sandbox(stack, '/sandbox/stats')).accepted as number) >= 5, 30_000, 20);
-  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/${RECEIVER}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ floodWaitSeconds: 1 }) });
+  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/${RECEIVER}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ floodWaitSeconds: 1 }),
+  });
   expect(put.ok).toBe(true);
 
-  const cooled = await eventually('the cooling event', async () => events!.events.find((e) => e.event === 'account' && e.data.status === 'cooling'), 30_000, 20);
+  const cooled = await eventually(
+    'the cooling event',
+    async () => events!.events.find((e) => e.event === 'account' && e.data.status === 'cooling'),
+    30_000,
+    20,
+  );
   expect(cooled.data).toMatchObject({ accountId: acc.body.id, reason: 'flood_waits', until: expect.any(String) });
   const during = await api(stack, 'GET', `/v1/runs/${run.body.id}`, token);
   expect(during.body.waiting).toMatchObject({ reason: 'cooling', until: cooled.data.until });

@@ -37,7 +37,13 @@ async function runOnce(token: string, accountId: string, targets: string[]): Pro
 test("tenant C cannot deliver as tenant A's http account, by any route or field", async () => {
   const a = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'A' })).body;
   const c = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'C' })).body;
-  const accountA = await api(stack, 'POST', '/v1/accounts', a.token, { platform: 'http', name: 'A', externalId: SHARED, credentials: { apiKey: 'tenant-a-api-key-000000001' }, maxSendPerMinute: 6000 });
+  const accountA = await api(stack, 'POST', '/v1/accounts', a.token, {
+    platform: 'http',
+    name: 'A',
+    externalId: SHARED,
+    credentials: { apiKey: 'tenant-a-api-key-000000001' },
+    maxSendPerMinute: 6000,
+  });
   expect(accountA.status).toBe(201);
   expect((await runOnce(a.token, accountA.body.id, ['a-chat'])).status).toBe('success');
   const delivered = async () => ((await sandbox(stack, `/sandbox/messages?account=${SHARED}`)).items as SandboxMessage[]).map((m) => m.chatId);
@@ -50,18 +56,39 @@ test("tenant C cannot deliver as tenant A's http account, by any route or field"
   expect(malformed.status).toBe(400);
   expect(taken).toEqual(malformed);
   // moving an account of C onto it
-  const accountC = await api(stack, 'POST', '/v1/accounts', c.token, { platform: 'http', name: 'C', externalId: 'tenant-c-own', credentials: cKey, maxSendPerMinute: 6000 });
+  const accountC = await api(stack, 'POST', '/v1/accounts', c.token, {
+    platform: 'http',
+    name: 'C',
+    externalId: 'tenant-c-own',
+    credentials: cKey,
+    maxSendPerMinute: 6000,
+  });
   expect(accountC.status).toBe(201);
   const moved = await api(stack, 'PATCH', `/v1/accounts/${accountC.body.id}`, c.token, { externalId: SHARED });
   expect(moved.status).toBe(400);
   expect(moved.body.error.details.map((d: { field: string }) => d.field)).toEqual(['externalId']);
   // naming A's account
-  expect((await api(stack, 'POST', '/v1/campaigns', c.token, { accountId: accountA.body.id, name: 'x', timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'x' }], targets: ['x'] })).status).not.toBe(201);
+  expect(
+    (
+      await api(stack, 'POST', '/v1/campaigns', c.token, {
+        accountId: accountA.body.id,
+        name: 'x',
+        timezone: 'UTC',
+        schedule: { type: 'once', at: new Date().toISOString() },
+        messages: [{ type: 'text', text: 'x' }],
+        targets: ['x'],
+      })
+    ).status,
+  ).not.toBe(201);
   expect((await api(stack, 'PATCH', `/v1/accounts/${accountA.body.id}`, c.token, { credentials: cKey })).status).toBe(404);
 
   // Below the API: C's account made to name A's platform account in the database, as a
   // duplicate from before migration 0005 would (A's row moved aside so the index allows it).
-  await stack.db.db.updateTable('accounts').set({ external_id: `${SHARED}~moved` }).where('id', '=', accountA.body.id).execute();
+  await stack.db.db
+    .updateTable('accounts')
+    .set({ external_id: `${SHARED}~moved` })
+    .where('id', '=', accountA.body.id)
+    .execute();
   await stack.db.db.updateTable('accounts').set({ external_id: SHARED }).where('id', '=', accountC.body.id).execute();
   const run = await runOnce(c.token, accountC.body.id, ['c-chat-1', 'c-chat-2']);
   // the platform refused C's key: C's account is disconnected and its run paused, nothing lost

@@ -53,7 +53,16 @@ test('an audience edited while its run is running changes nothing in that run; t
 
   const id = audience.body.id;
   expect((await api(stack, 'DELETE', `/v1/audiences/${id}/members`, token, { chatIds: ['m4'] })).body).toEqual({ removed: 1 });
-  expect((await api(stack, 'POST', `/v1/audiences/${id}/members`, token, { members: [{ chatId: 'm5', vars: { name: 'm5 new' } }, { chatId: 'm1', vars: { name: 'm1 renamed' } }] })).body).toEqual({
+  expect(
+    (
+      await api(stack, 'POST', `/v1/audiences/${id}/members`, token, {
+        members: [
+          { chatId: 'm5', vars: { name: 'm5 new' } },
+          { chatId: 'm1', vars: { name: 'm1 renamed' } },
+        ],
+      })
+    ).body,
+  ).toEqual({
     added: 1,
     updated: 1,
   });
@@ -86,7 +95,10 @@ test("a test send reaches its one chat with the chosen chat's variables; the cam
     // an hour: a chat the gate held would not be sent within this test
     schedule: { type: 'interval', everySeconds: 3600 },
     messages: [{ type: 'text', text: 'Hello {{name}}' }],
-    targets: [{ chatId: 'ops-phone', vars: { name: 'Ops' } }, { chatId: 'yan', vars: { name: 'Yan' } }],
+    targets: [
+      { chatId: 'ops-phone', vars: { name: 'Ops' } },
+      { chatId: 'yan', vars: { name: 'Yan' } },
+    ],
     audienceIds: [members.body.id],
     active: false,
   });

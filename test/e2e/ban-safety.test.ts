@@ -20,8 +20,10 @@ async function sandboxPut(path: string, body: unknown): Promise<void> {
 }
 
 const chats = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-const timesOf = async (externalId: string) => (await sandbox<{ items: SandboxMessage[] }>(stack, `/sandbox/messages?account=${externalId}`)).items.map((m) => m.receivedAt);
-const banOf = async (externalId: string) => (await sandbox<{ items: { account: string; banned: unknown }[] }>(stack, '/sandbox/accounts')).items.find((a) => a.account === externalId)?.banned ?? null;
+const timesOf = async (externalId: string) =>
+  (await sandbox<{ items: SandboxMessage[] }>(stack, `/sandbox/messages?account=${externalId}`)).items.map((m) => m.receivedAt);
+const banOf = async (externalId: string) =>
+  (await sandbox<{ items: { account: string; banned: unknown }[] }>(stack, '/sandbox/accounts')).items.find((a) => a.account === externalId)?.banned ?? null;
 const minGap = (times: number[]) => Math.min(...times.slice(1).map((t, i) => t - times[i]!));
 
 test('two senders and a Redis flush: caps, warm-up and the human gap hold at the platform; no account is banned, the kit-off account is', async () => {
@@ -86,10 +88,15 @@ test('two senders and a Redis flush: caps, warm-up and the human gap hold at the
 
   // The same load with the kit off: banned, and the account then answers as a banned number does.
   expect(await banOf('unsafe-c')).toMatchObject({ reason: expect.any(String) });
-  const accountC = await eventually('C to be disconnected', async () => {
-    const got = (await api(stack, 'GET', `/v1/accounts/${c.id}`, tenant.token)).body;
-    return got.status === 'disconnected' ? got : null;
-  }, 30_000, 250);
+  const accountC = await eventually(
+    'C to be disconnected',
+    async () => {
+      const got = (await api(stack, 'GET', `/v1/accounts/${c.id}`, tenant.token)).body;
+      return got.status === 'disconnected' ? got : null;
+    },
+    30_000,
+    250,
+  );
   expect(accountC.status).toBe('disconnected');
   expect(await runOf(campaignC)).toMatchObject({ status: 'paused', pausedReason: 'account_unavailable' });
 }, 240_000);

@@ -12,7 +12,11 @@ type Chat = { chatId: string; title: string | null; kind: string; memberCount: n
 const ACCOUNT = 'directory-acc';
 
 const putDirectory = async (body: unknown) => {
-  const res = await fetch(`${stack.sandboxUrl}/sandbox/accounts/${ACCOUNT}/directory`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${stack.sandboxUrl}/sandbox/accounts/${ACCOUNT}/directory`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
 };
 
@@ -23,17 +27,27 @@ test('a new http account fills its directory from the sandbox; a forbidden send 
     const created = await createHttpAccount(stack, token, { name: 'D', externalId: ACCOUNT, maxSendPerMinute: 6000 });
     expect(created.status).toBe(201);
     const id: string = created.body.id;
-    const account = await eventually('the first sync to end', async () => {
-      const a = (await api(stack, 'GET', `/v1/accounts/${id}`, token)).body;
-      return a.directory.status === 'ok' ? a : null;
-    }, 30_000, 100);
+    const account = await eventually(
+      'the first sync to end',
+      async () => {
+        const a = (await api(stack, 'GET', `/v1/accounts/${id}`, token)).body;
+        return a.directory.status === 'ok' ? a : null;
+      },
+      30_000,
+      100,
+    );
     expect(account.directory).toMatchObject({ status: 'ok', size: 60, reason: null });
 
     // the directory, read through the API page by page, is the sandbox's
     const listed: Chat[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: { items: Chat[]; nextCursor: string | null } } = await api(stack, 'GET', `/v1/accounts/${id}/chats?limit=25${cursor ? `&cursor=${cursor}` : ''}`, token);
+      const page: { status: number; body: { items: Chat[]; nextCursor: string | null } } = await api(
+        stack,
+        'GET',
+        `/v1/accounts/${id}/chats?limit=25${cursor ? `&cursor=${cursor}` : ''}`,
+        token,
+      );
       expect(page.status).toBe(200);
       listed.push(...page.body.items);
       cursor = page.body.nextCursor;
@@ -57,10 +71,15 @@ test('a new http account fills its directory from the sandbox; a forbidden send 
       targets: ['chat-1', 'chat-3'],
     });
     expect(campaign.status).toBe(201);
-    const forbidden = await eventually('chat-3 to be marked', async () => {
-      const page = (await api(stack, 'GET', `/v1/accounts/${id}/chats?canSend=false`, token)).body.items as { chatId: string }[];
-      return page.length > 0 ? page : null;
-    }, 30_000, 100);
+    const forbidden = await eventually(
+      'chat-3 to be marked',
+      async () => {
+        const page = (await api(stack, 'GET', `/v1/accounts/${id}/chats?canSend=false`, token)).body.items as { chatId: string }[];
+        return page.length > 0 ? page : null;
+      },
+      30_000,
+      100,
+    );
     expect(forbidden).toEqual([expect.objectContaining({ chatId: 'chat-3', canSend: false, cannotSendReason: 'forbidden' })]);
     const title = chats.find((c) => c.chatId === 'chat-1')!.title!;
     const found = (await api(stack, 'GET', `/v1/accounts/${id}/chats?query=${encodeURIComponent(title.toUpperCase())}`, token)).body.items as Chat[];
@@ -70,10 +89,15 @@ test('a new http account fills its directory from the sandbox; a forbidden send 
     await putDirectory({ chats: null });
     const sync = await api(stack, 'POST', `/v1/accounts/${id}/chats/sync`, token);
     expect([sync.status, sync.body.status]).toEqual([202, 'syncing']);
-    const unsupported = await eventually('the sync to end', async () => {
-      const d = (await api(stack, 'GET', `/v1/accounts/${id}`, token)).body.directory;
-      return d.status === 'unsupported' ? d : null;
-    }, 30_000, 100);
+    const unsupported = await eventually(
+      'the sync to end',
+      async () => {
+        const d = (await api(stack, 'GET', `/v1/accounts/${id}`, token)).body.directory;
+        return d.status === 'unsupported' ? d : null;
+      },
+      30_000,
+      100,
+    );
     expect(unsupported).toMatchObject({ reason: 'the platform has no chat directory', size: 60 });
     await eventually('the unsupported event', async () => directoryEvents().some((e) => e.data.status === 'unsupported'), 10_000);
   } finally {

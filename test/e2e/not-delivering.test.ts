@@ -21,7 +21,10 @@ async function runOf(token: string, accountId: string, name: string, targets: st
     targets,
   });
   expect(campaign.status).toBe(201);
-  return eventually(`the run of ${name}`, async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, token)).body.items[0]?.id as string | undefined);
+  return eventually(
+    `the run of ${name}`,
+    async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, token)).body.items[0]?.id as string | undefined,
+  );
 }
 
 test('receipts stop: not_delivering within the window, its other run waits, and it recovers by itself when receipts return', async () => {
@@ -41,7 +44,12 @@ test('receipts stop: not_delivering within the window, its other run waits, and 
   expect((await receipts({ stoppedAccounts: ['silent-a'] })).status).toBe(200);
   // one send a second: the second run's sends go undelivered while the third's wait their turn
   const second = await runOf(token, accountId, 'Second', ['d-1', 'd-2', 'd-3', 'd-4', 'd-5', 'd-6']);
-  const third = await runOf(token, accountId, 'Third', Array.from({ length: 20 }, (_, i) => `e-${i + 1}`));
+  const third = await runOf(
+    token,
+    accountId,
+    'Third',
+    Array.from({ length: 20 }, (_, i) => `e-${i + 1}`),
+  );
   const cooling = await eventually(
     'the account not delivering',
     async () => {
@@ -56,7 +64,10 @@ test('receipts stop: not_delivering within the window, its other run waits, and 
   // its other run waits, saying why, and sends no more
   const waiting = await eventually('the third run waiting', async () => (await api(stack, 'GET', `/v1/runs/${third}`, token)).body.waiting, 30_000, 250);
   expect(waiting).toMatchObject({ reason: 'cooling', until: null, detail: expect.stringContaining('not delivering') });
-  const sentTo = async (prefix: string) => (await sandbox<{ items: { chatId: string }[] }>(stack, '/sandbox/messages?account=silent-a')).items.map((m) => m.chatId).filter((c) => c.startsWith(prefix));
+  const sentTo = async (prefix: string) =>
+    (await sandbox<{ items: { chatId: string }[] }>(stack, '/sandbox/messages?account=silent-a')).items
+      .map((m) => m.chatId)
+      .filter((c) => c.startsWith(prefix));
   expect((await sentTo('e-')).length).toBeLessThan(20);
 
   // the withheld receipts come, late: active again by itself, and the waiting run ends
@@ -67,5 +78,10 @@ test('receipts stop: not_delivering within the window, its other run waits, and 
   // every chat once
   expect((await sentTo('e-')).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `e-${i + 1}`).sort());
   expect((await sentTo('d-')).sort()).toEqual(['d-1', 'd-2', 'd-3', 'd-4', 'd-5', 'd-6']);
-  await eventually('the withheld deliveries recorded', async () => (await api(stack, 'GET', `/v1/runs/${second}`, token)).body.counts.delivered === 6, 30_000, 250);
+  await eventually(
+    'the withheld deliveries recorded',
+    async () => (await api(stack, 'GET', `/v1/runs/${second}`, token)).body.counts.delivered === 6,
+    30_000,
+    250,
+  );
 }, 300_000);

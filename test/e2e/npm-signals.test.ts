@@ -23,18 +23,26 @@ const database = async () => (db ??= await createTestDatabase('npm_signals')).ur
 
 test.each([
   ['sandbox', async () => ({ SANDBOX_PORT: String(await freePort()) }), 'sandbox listening'],
-  ['api', async () => ({ DATABASE_URL: await database(), REDIS_URL, KEY_PREFIX: uniquePrefix('sig'), HOST: '127.0.0.1', PORT: String(await freePort()) }), 'control-api listening'],
+  [
+    'api',
+    async () => ({ DATABASE_URL: await database(), REDIS_URL, KEY_PREFIX: uniquePrefix('sig'), HOST: '127.0.0.1', PORT: String(await freePort()) }),
+    'control-api listening',
+  ],
   ['scheduler', async () => ({ DATABASE_URL: await database(), REDIS_URL, KEY_PREFIX: uniquePrefix('sig'), METRICS_PORT: '0' }), 'scheduler ready'],
   ['sender', async () => ({ DATABASE_URL: await database(), REDIS_URL, KEY_PREFIX: uniquePrefix('sig'), METRICS_PORT: '0' }), 'sender ready'],
-])('SIGTERM to `npm run %s` alone reaches node: it drains, exits 0, and nothing is left', async (script, env, ready) => {
-  running = npmRun(script, await env());
-  const { npm, waitFor, exited } = running;
-  await waitFor('start-up', (l) => l['msg'] === ready);
+])(
+  'SIGTERM to `npm run %s` alone reaches node: it drains, exits 0, and nothing is left',
+  async (script, env, ready) => {
+    running = npmRun(script, await env());
+    const { npm, waitFor, exited } = running;
+    await waitFor('start-up', (l) => l['msg'] === ready);
 
-  process.kill(npm.pid!, 'SIGTERM');
+    process.kill(npm.pid!, 'SIGTERM');
 
-  // node logs the signal it received as it starts draining
-  await waitFor('the drain', (l) => l['signal'] === 'SIGTERM', 10_000);
-  expect(await exited).toEqual({ code: 0, signal: null });
-  expect(await groupGone(npm.pid!, 2_000)).toBe(true);
-}, 40_000);
+    // node logs the signal it received as it starts draining
+    await waitFor('the drain', (l) => l['signal'] === 'SIGTERM', 10_000);
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(await groupGone(npm.pid!, 2_000)).toBe(true);
+  },
+  40_000,
+);

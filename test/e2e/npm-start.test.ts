@@ -55,7 +55,9 @@ function npmStart(): Start {
   const onLine = byLine((line) => lines.push(line));
   npm.stdout!.on('data', onLine);
   npm.stderr!.on('data', onLine);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    npm.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const waitFor = (what: string, match: RegExp, timeoutMs = 90_000) =>
     eventually(
       `a line for ${what}`,
@@ -75,7 +77,7 @@ function npmStart(): Start {
 /** Every progress line: "N/T sent, n in flight, n pending…" must add up to T. */
 function progressSums(lines: string[]): { line: string; total: number; sum: number }[] {
   return lines
-    .map((line) => ({ line, m: / (\d+)\/(\d+) sent((?:, \d+ [a-z ]+?)*)(?=  |$)/.exec(line) }))
+    .map((line) => ({ line, m: / (\d+)\/(\d+) sent((?:, \d+ [a-z ]+?)*)(?= {2}|$)/.exec(line) }))
     .filter((x): x is { line: string; m: RegExpExecArray } => x.m !== null)
     .map(({ line, m }) => {
       const rest = [...(m[3] ?? '').matchAll(/, (\d+) /g)].reduce((n, r) => n + Number(r[1]), 0);
@@ -113,7 +115,12 @@ test('a second npm start reuses the demo tenant, no earlier campaign fires, ever
   const after = demoState();
   expect(after.tenantId).toBe(before.tenantId);
   expect(readFileSync(path.join(dataDir, 'admin-token'), 'utf8')).toBe(adminToken);
-  expect(await db.db.selectFrom('tenants').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).toEqual({ n: 1 });
+  expect(
+    await db.db
+      .selectFrom('tenants')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ).toEqual({ n: 1 });
 
   // none of the first start's campaigns made a run after the second start began
   const late = await db.db

@@ -10,7 +10,11 @@ const SEND_TIMEOUT_MS = 1_000;
 const stack = stackForFile({ senders: 1, senderEnv: { SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) }, prism: true });
 
 async function sandboxCall(method: string, path: string, body?: unknown): Promise<void> {
-  const res = await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${stack.sandboxUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`sandbox ${method} ${path} → ${res.status} ${await res.text()}`);
 }
 
@@ -55,7 +59,10 @@ test('each chat gets its own name and a variation picked for it; a retry after a
   });
   expect(campaign.status).toBe(201);
 
-  const runId = await eventually('the run', async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, tenant.token)).body.items[0]?.id as string | undefined);
+  const runId = await eventually(
+    'the run',
+    async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, tenant.token)).body.items[0]?.id as string | undefined,
+  );
   const first = await runEnded(tenant.token, runId, 'partial');
   expect(first.counts).toMatchObject({ sent: 30, unknown: 1 });
 
@@ -77,7 +84,10 @@ test('each chat gets its own name and a variation picked for it; a retry after a
 
   // The platform forgets every idempotency key (a re-send is recorded again instead of being
   // dropped as a repeat), then the unknown chat is retried.
-  await eventually('the hanging answer written', async () => (await sandbox<{ items: SandboxMessage[] }>(stack, `/sandbox/messages?account=${ACCOUNT}&chat=${HANGING}`)).items[0]?.answeredAt != null);
+  await eventually(
+    'the hanging answer written',
+    async () => (await sandbox<{ items: SandboxMessage[] }>(stack, `/sandbox/messages?account=${ACCOUNT}&chat=${HANGING}`)).items[0]?.answeredAt != null,
+  );
   await sandboxCall('POST', '/sandbox/reset');
   const retry = await api(stack, 'POST', `/v1/runs/${runId}/retry-failed`, tenant.token);
   expect(retry.status).toBe(202);

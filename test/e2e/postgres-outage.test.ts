@@ -64,7 +64,11 @@ test('PostgreSQL stopped 10 s mid fan-out: every answer written once it is back,
 
   const runs = await runsToEnd(stack, token, runIds, 120_000, 500);
   expect(runs.map((r) => r.status)).toEqual(runIds.map(() => 'success'));
-  const unknown = await stack.db.db.selectFrom('run_targets').select(sql<number>`count(*)::int`.as('n')).where('status', '<>', 'sent').executeTakeFirstOrThrow();
+  const unknown = await stack.db.db
+    .selectFrom('run_targets')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('status', '<>', 'sent')
+    .executeTakeFirstOrThrow();
   expect(unknown.n).toBe(0);
 
   // the platform's record: every chat exactly once, never faster than the pace

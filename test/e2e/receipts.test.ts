@@ -30,7 +30,12 @@ async function allTargets(token: string, runId: string): Promise<Target[]> {
   const out: Target[] = [];
   let cursor: string | null = null;
   do {
-    const page: { status: number; body: { items: Target[]; nextCursor: string | null } } = await api(stack, 'GET', `/v1/runs/${runId}/targets?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+    const page: { status: number; body: { items: Target[]; nextCursor: string | null } } = await api(
+      stack,
+      'GET',
+      `/v1/runs/${runId}/targets?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      token,
+    );
     expect(page.status).toBe(200);
     out.push(...page.body.items);
     cursor = page.body.nextCursor;
@@ -61,7 +66,17 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
   const put = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 200, readAfterMs: 700, readShare: 0.4, lateByMs: 300, twice: true, outOfOrder: true, batchSize: 200, seed: 7 }),
+    body: JSON.stringify({
+      url: `${stack.apiUrl}/v1/platform/receipts`,
+      deliveredAfterMs: 200,
+      readAfterMs: 700,
+      readShare: 0.4,
+      lateByMs: 300,
+      twice: true,
+      outOfOrder: true,
+      batchSize: 200,
+      seed: 7,
+    }),
   });
   expect(put.status).toBe(200);
 
@@ -74,7 +89,10 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
     targets: CHATS,
   });
   expect(campaign.status).toBe(201);
-  const runId = await eventually('the run to be created', async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, token)).body.items[0]?.id as string | undefined);
+  const runId = await eventually(
+    'the run to be created',
+    async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, token)).body.items[0]?.id as string | undefined,
+  );
   const [ended] = await runsToEnd(stack, token, [runId], 120_000, 500);
   expect(ended!.status).toBe('success');
 
@@ -128,13 +146,22 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
   // Forged: another tenant's http account, with its own key, tells a read of this account's
   // message long ago; an unknown key is refused. Nothing moves.
   const other = await createTenant(stack, 'Forger');
-  const forger = await api(stack, 'POST', '/v1/accounts', other.body.token, { platform: 'http', credentials: { apiKey: 'forger-api-key-0001' }, name: 'F', externalId: 'receipts-f' });
+  const forger = await api(stack, 'POST', '/v1/accounts', other.body.token, {
+    platform: 'http',
+    credentials: { apiKey: 'forger-api-key-0001' },
+    name: 'F',
+    externalId: 'receipts-f',
+  });
   expect(forger.status).toBe(201);
   const unreadChat = CHATS.find((c) => !reads.has(c))!;
   const victim = posted.find((p) => p.chatId === unreadChat)!;
   const forged = { receipts: [{ messageId: victim.messageId, chatId: unreadChat, status: 'read', at: '2001-01-01T00:00:00Z' }] };
   const post = (key: string) =>
-    fetch(`${stack.apiUrl}/v1/platform/receipts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(forged) });
+    fetch(`${stack.apiUrl}/v1/platform/receipts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(forged),
+    });
   const byForger = await post('forger-api-key-0001');
   expect(byForger.status).toBe(200);
   expect(await byForger.json()).toEqual({ recorded: 0, ignored: 1 });

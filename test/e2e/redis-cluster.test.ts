@@ -97,8 +97,17 @@ test('every key of the deployment hashes to one slot of the cluster', async () =
   // the prefix the services derive from KEY_PREFIX on a cluster
   const k = redisKeys(hashTagged(stack.keyPrefix));
   const keys = [
-    k.accountLock('a'), k.accountPace('a'), k.chatPace('a', 'chat'), k.socketLease('a'), k.socketHandover('a'),
-    k.accountLock('b'), k.schedulerLeader, k.rateLimit('digest'), k.sseSlots('admin'), `${k.queuePrefix}:runs:wait`, `${k.queuePrefix}:runs:run-x-0`,
+    k.accountLock('a'),
+    k.accountPace('a'),
+    k.chatPace('a', 'chat'),
+    k.socketLease('a'),
+    k.socketHandover('a'),
+    k.accountLock('b'),
+    k.schedulerLeader,
+    k.rateLimit('digest'),
+    k.sseSlots('admin'),
+    `${k.queuePrefix}:runs:wait`,
+    `${k.queuePrefix}:runs:run-x-0`,
   ];
   const slots = await Promise.all(keys.map(slotOf));
   expect(new Set(slots).size).toBe(1);
@@ -119,7 +128,12 @@ test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one 
   const chats: string[] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
     const acc = await api(stack, 'POST', '/v1/accounts', token, {
-      platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `cluster-${a}`, maxSendPerMinute: PER_MINUTE, groupConcurrency: 3,
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: `a${a}`,
+      externalId: `cluster-${a}`,
+      maxSendPerMinute: PER_MINUTE,
+      groupConcurrency: 3,
     });
     expect(acc.status).toBe(201);
     // two campaigns of one account started together: their jobs compete for the account's lock
@@ -127,7 +141,13 @@ test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one 
       const targets = Array.from({ length: CHATS_PER_RUN }, (_, i) => `chat-${a}-${r}-${i}`);
       chats.push(...targets);
       const c = await api(stack, 'POST', '/v1/campaigns', token, {
-        accountId: acc.body.id, name: `c${a}-${r}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
+        accountId: acc.body.id,
+        name: `c${a}-${r}`,
+        timezone: 'UTC',
+        schedule: { type: 'once', at: new Date().toISOString() },
+        messages: [{ type: 'text', text: 'hi' }],
+        targets,
+        active: false,
       });
       expect(c.status).toBe(201);
       const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);
@@ -136,12 +156,17 @@ test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one 
     }
   }
 
-  let runs;
+  let runs: Awaited<ReturnType<typeof runsToEnd>>;
   try {
     runs = await runsToEnd(stack, token, runIds, 120_000, 500);
   } catch (error) {
     // what the services said about Redis (a CROSSSLOT here is a key outside the hash tag)
-    const said = stack.services.flatMap((s) => s.output.filter((l) => /CROSSSLOT|redis|Redis/.test(l)).slice(-2).map((l) => `${s.name}: ${l.slice(0, 400)}`));
+    const said = stack.services.flatMap((s) =>
+      s.output
+        .filter((l) => /CROSSSLOT|redis|Redis/.test(l))
+        .slice(-2)
+        .map((l) => `${s.name}: ${l.slice(0, 400)}`),
+    );
     throw new Error(`${(error as Error).message}\n${said.join('\n')}`);
   }
   expect(runs.map((r) => r.status)).toEqual(runIds.map(() => 'success'));
@@ -163,24 +188,30 @@ test('a fan-out of 300 chats on the cluster: each chat once, the pace held, one 
     expect(l.taken).toBeGreaterThanOrEqual(RUNS_PER_ACCOUNT);
   }
   // both senders did the work, and a job did find its account's lock taken by another
-  const outcomes = await Promise.all(stack.senderMetricsPorts.map(async (port) => ({
-    sent: await scrapeSum(`http://127.0.0.1:${port}/metrics`, 'metronome_job_outcomes_total', 'outcome="sent"'),
-    busy: await scrapeSum(`http://127.0.0.1:${port}/metrics`, 'metronome_job_outcomes_total', 'outcome="lock-busy"'),
-  })));
-  console.log(`locks taken per account: ${locks.map((l) => l.taken).join(', ')}; jobs per sender (sent / lock-busy): ${outcomes.map((o) => `${o.sent} / ${o.busy}`).join(', ')}`);
+  const outcomes = await Promise.all(
+    stack.senderMetricsPorts.map(async (port) => ({
+      sent: await scrapeSum(`http://127.0.0.1:${port}/metrics`, 'metronome_job_outcomes_total', 'outcome="sent"'),
+      busy: await scrapeSum(`http://127.0.0.1:${port}/metrics`, 'metronome_job_outcomes_total', 'outcome="lock-busy"'),
+    })),
+  );
+  console.log(
+    `locks taken per account: ${locks.map((l) => l.taken).join(', ')}; jobs per sender (sent / lock-busy): ${outcomes.map((o) => `${o.sent} / ${o.busy}`).join(', ')}`,
+  );
   for (const o of outcomes) expect(o.sent).toBeGreaterThan(0);
   expect(outcomes.reduce((sum, o) => sum + o.busy, 0)).toBeGreaterThan(0);
 
   // the deployment's keys are on the cluster, all on the node that serves their slot, and none
   // reached the shared Redis named by REDIS_URL
-  const perNode = await Promise.all(cluster.ports.map(async (port) => {
-    const node = createRedis(`redis://127.0.0.1:${port}`, 'test-cluster-scan');
-    try {
-      return await scanCount(node, `${prefix}:*`);
-    } finally {
-      await node.quit();
-    }
-  }));
+  const perNode = await Promise.all(
+    cluster.ports.map(async (port) => {
+      const node = createRedis(`redis://127.0.0.1:${port}`, 'test-cluster-scan');
+      try {
+        return await scanCount(node, `${prefix}:*`);
+      } finally {
+        await node.quit();
+      }
+    }),
+  );
   expect(perNode.filter((n) => n > 0)).toHaveLength(1);
   const shared = createRedis(REDIS_URL, 'test-shared-scan');
   try {

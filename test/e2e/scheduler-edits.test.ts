@@ -38,7 +38,11 @@ test('edited every second for 25 s: every occurrence runs once, on time, never e
   const runs = await eventually(
     'the last run to finish',
     async () => {
-      const list = (await api(stack, 'GET', `/v1/runs?campaignId=${id}&limit=500`, tenant.token)).body.items as { status: string; scheduledAt: string; startedAt: string | null }[];
+      const list = (await api(stack, 'GET', `/v1/runs?campaignId=${id}&limit=500`, tenant.token)).body.items as {
+        status: string;
+        scheduledAt: string;
+        startedAt: string | null;
+      }[];
       return list.every((r) => !['queued', 'running'].includes(r.status)) ? list : null;
     },
     30_000,
@@ -55,7 +59,10 @@ test('edited every second for 25 s: every occurrence runs once, on time, never e
 
   const { items } = await sandbox<{ items: SandboxMessage[] }>(stack, '/sandbox/messages?account=edits-a');
   for (const chat of ['x', 'y', 'z']) {
-    const times = items.filter((m) => m.chatId === chat).map((m) => m.receivedAt).sort((a, b) => a - b);
+    const times = items
+      .filter((m) => m.chatId === chat)
+      .map((m) => m.receivedAt)
+      .sort((a, b) => a - b);
     expect(times.length).toBe(runs.filter((r) => r.startedAt).length);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(EVERY_S * 1000);
   }

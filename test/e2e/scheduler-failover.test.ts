@@ -25,7 +25,17 @@ test('the leader killed mid-tick: the standby leads within two ticks of the leas
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'ha' })).body;
   const accounts = [];
   for (let i = 0; i < 5; i++) {
-    accounts.push((await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${i}`, externalId: `ha-${i}`, maxSendPerMinute: 6000 })).body);
+    accounts.push(
+      (
+        await api(stack, 'POST', '/v1/accounts', tenant.token, {
+          platform: 'http',
+          credentials: { apiKey: 'sandbox-api-key-0001' },
+          name: `a${i}`,
+          externalId: `ha-${i}`,
+          maxSendPerMinute: 6000,
+        })
+      ).body,
+    );
   }
   const campaigns = [];
   for (const a of accounts) {
@@ -61,7 +71,9 @@ test('the leader killed mid-tick: the standby leads within two ticks of the leas
     await eventually(
       'the leader to wait inside its tick',
       async () => {
-        const r = await blocker.query(`select count(*)::int as n from pg_stat_activity where application_name = 'metronome-scheduler' and wait_event_type = 'Lock'`);
+        const r = await blocker.query(
+          `select count(*)::int as n from pg_stat_activity where application_name = 'metronome-scheduler' and wait_event_type = 'Lock'`,
+        );
         return r.rows[0].n >= 1;
       },
       10_000,
@@ -100,6 +112,9 @@ test('the leader killed mid-tick: the standby leads within two ticks of the leas
 }, 90_000);
 
 async function countRuns(): Promise<number> {
-  const row = await stack.db.db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await stack.db.db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -20,7 +20,15 @@ beforeAll(async () => {
   startedAt = Date.now();
   stack = await startStack({ senders: 1, schedulerEnv: { SCHEDULER_TICK_MS: String(TICK_MS) }, prism: true });
   token = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'instant' })).body.token;
-  accountId = (await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'a', externalId: 'instant-a', maxSendPerMinute: 6000 })).body.id;
+  accountId = (
+    await api(stack, 'POST', '/v1/accounts', token, {
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: 'a',
+      externalId: 'instant-a',
+      maxSendPerMinute: 6000,
+    })
+  ).body.id;
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -115,7 +123,8 @@ test('run now of an interval campaign: by default its chats wait for the interva
   expect(held.body).toMatchObject({ ignoredInterval: false, waiting: { reason: 'interval_gate' } });
   // held for the hour since the first delivery (by the sender's own claim rule, at the sandbox: nothing new)
   const targets = (await api(stack, 'GET', `/v1/runs/${held.body.id}/targets`, token)).body.items as { status: string; nextAttemptAt: string }[];
-  for (const t of targets) expect({ status: t.status, heldMs: Date.parse(t.nextAttemptAt) - Date.now() > 3_000_000 }).toEqual({ status: 'pending', heldMs: true });
+  for (const t of targets)
+    expect({ status: t.status, heldMs: Date.parse(t.nextAttemptAt) - Date.now() > 3_000_000 }).toEqual({ status: 'pending', heldMs: true });
   expect((await api(stack, 'POST', `/v1/runs/${held.body.id}/cancel`, token)).status).toBe(202);
 
   const now = await api(stack, 'POST', `/v1/campaigns/${created.body.id}/runs`, token, { ignoreInterval: true });

@@ -16,7 +16,14 @@ const stack = stackForFile({ senders: 0 });
 
 async function tenantWithAccount(name: string): Promise<{ token: string; tenantId: string; accountId: string }> {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name })).body;
-  const account = (await api(stack, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name, externalId: `${name}-account` })).body;
+  const account = (
+    await api(stack, 'POST', '/v1/accounts', tenant.token, {
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name,
+      externalId: `${name}-account`,
+    })
+  ).body;
   return { token: tenant.token, tenantId: tenant.id, accountId: account.id };
 }
 
@@ -33,7 +40,10 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   };
   const poisoned = new Map([
     // due long ago, so in every tick from now on: what the API saved for once.at = 0000-01-01T00:00:00+23:59
-    await poison('year -1', { schedule: sql`${JSON.stringify({ type: 'once', at: '0000-01-01T00:00:00+23:59' })}::jsonb`, next_run_at: new Date('0000-01-01T00:00:00+23:59') }),
+    await poison('year -1', {
+      schedule: sql`${JSON.stringify({ type: 'once', at: '0000-01-01T00:00:00+23:59' })}::jsonb`,
+      next_run_at: new Date('0000-01-01T00:00:00+23:59'),
+    }),
     await poison('-infinity', { next_run_at: sql`'-infinity'::timestamptz` }),
     // due in the same tick as the healthy tenant's run
     await poison('after 9999', { schedule: sql`'{"type":"interval","everySeconds":1000000000000}'::jsonb` }),
@@ -53,8 +63,12 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   });
   expect(healthy.status).toBe(201);
 
-  const run = await eventually('the healthy tenant’s run', async () =>
-    db.selectFrom('runs').select(['scheduled_at', 'created_at']).where('campaign_id', '=', healthy.body.id).executeTakeFirst(), 15_000, 50);
+  const run = await eventually(
+    'the healthy tenant’s run',
+    async () => db.selectFrom('runs').select(['scheduled_at', 'created_at']).where('campaign_id', '=', healthy.body.id).executeTakeFirst(),
+    15_000,
+    50,
+  );
   expect(run.scheduled_at.toISOString()).toBe(dueAt.toISOString());
   // runs due within one tick are created ahead, so a tick on time creates it before its due time
   expect(run.created_at.getTime()).toBeLessThanOrEqual(dueAt.getTime() + TICK_MS);
@@ -74,7 +88,12 @@ test("a tenant's poison campaigns never delay another tenant's due run by more t
   expect(await scrapeSum(metrics, 'metronome_job_outcomes_total', 'outcome="failed"')).toBe(poisoned.size);
   const lines = stack.scheduler.output.map((line) => JSON.parse(line) as { msg: string; decision?: string; campaignId?: string });
   expect(lines.filter((l) => l.msg === 'tick failed; retrying next tick')).toEqual([]);
-  expect(lines.filter((l) => l.decision === 'failed').map((l) => l.campaignId).sort()).toEqual([...poisoned.values()].sort());
+  expect(
+    lines
+      .filter((l) => l.decision === 'failed')
+      .map((l) => l.campaignId)
+      .sort(),
+  ).toEqual([...poisoned.values()].sort());
 }, 90_000);
 
 test('while every tick fails, the reconciler still gives a run that lost its job a new one', async () => {
@@ -89,7 +108,12 @@ test('while every tick fails, the reconciler still gives a run that lost its job
   });
   expect(created.status).toBe(201);
   const db = stack.db.db;
-  const run = await eventually('its run', async () => db.selectFrom('runs').select(['id', 'job_id']).where('campaign_id', '=', created.body.id).executeTakeFirst(), 15_000, 50);
+  const run = await eventually(
+    'its run',
+    async () => db.selectFrom('runs').select(['id', 'job_id']).where('campaign_id', '=', created.body.id).executeTakeFirst(),
+    15_000,
+    50,
+  );
 
   const redis = createRedis(REDIS_URL, 'test-poison');
   const queue = new RunQueue(redis, redisKeys(stack.keyPrefix).queuePrefix);
@@ -99,10 +123,15 @@ test('while every tick fails, the reconciler still gives a run that lost its job
     await stack.scheduler.waitForLog((l) => l['msg'] === 'tick failed; retrying next tick', 10_000);
     await queue.queue.obliterate({ force: true });
     expect(await queue.existing([run.job_id!])).toEqual(new Set());
-    const moved = await eventually('a new live job for the run', async () => {
-      const row = await db.selectFrom('runs').select('job_id').where('id', '=', run.id).executeTakeFirstOrThrow();
-      return row.job_id !== run.job_id && (await queue.existing([row.job_id!])).size === 1 ? row : null;
-    }, 10_000, 50);
+    const moved = await eventually(
+      'a new live job for the run',
+      async () => {
+        const row = await db.selectFrom('runs').select('job_id').where('id', '=', run.id).executeTakeFirstOrThrow();
+        return row.job_id !== run.job_id && (await queue.existing([row.job_id!])).size === 1 ? row : null;
+      },
+      10_000,
+      50,
+    );
     expect(moved.job_id).toBe(`run-${run.id}-1`);
   } finally {
     await sql`alter table campaigns_away rename to campaigns`.execute(db);

@@ -53,8 +53,19 @@ test('Redis killed and started again empty: every open run has a live job within
   const campaigns: string[] = [];
   // Account a: two campaigns due at once, whose runs take turns on the account (each one queued
   // or running at any moment). Account b: one more run. All paced slowly enough to stay open.
-  for (const [externalId, count] of [['restart-a', 2], ['restart-b', 1]] as const) {
-    const account = (await call('POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: externalId, externalId, maxSendPerMinute: 120 })).body;
+  for (const [externalId, count] of [
+    ['restart-a', 2],
+    ['restart-b', 1],
+  ] as const) {
+    const account = (
+      await call('POST', '/v1/accounts', tenant.token, {
+        platform: 'http',
+        credentials: { apiKey: 'sandbox-api-key-0001' },
+        name: externalId,
+        externalId,
+        maxSendPerMinute: 120,
+      })
+    ).body;
     for (let i = 0; i < count; i++) {
       const created = await call('POST', '/v1/campaigns', tenant.token, {
         accountId: account.id,
@@ -75,10 +86,15 @@ test('Redis killed and started again empty: every open run has a live job within
   const queue = new RunQueue(observer, redisKeys(keyPrefix).queuePrefix);
   queue.queue.on('error', () => undefined);
   try {
-    await eventually('three open runs, each with its job', async () => {
-      const open = await openRunsAndJobs(queue);
-      return open.length === 3 && open.every((r) => r.live) ? open : null;
-    }, 10_000, 50);
+    await eventually(
+      'three open runs, each with its job',
+      async () => {
+        const open = await openRunsAndJobs(queue);
+        return open.length === 3 && open.every((r) => r.live) ? open : null;
+      },
+      10_000,
+      50,
+    );
 
     await redis.kill();
     // Both services notice the loss before Redis comes back: their error paths are exercised.
@@ -86,11 +102,18 @@ test('Redis killed and started again empty: every open run has a live job within
     await stack.senders[0]!.waitForLog((l) => typeof l['msg'] === 'string' && /queue error|worker error/.test(l['msg']), 10_000);
     await redis.restart(); // resolves once it answers PING: the 2 s start now
 
-    const after = await eventually('every open run to have a live job again', async () => {
-      const open = await openRunsAndJobs(queue);
-      return open.length > 0 && open.every((r) => r.live) ? open : null;
-    }, 2_000, 50).catch(async (error: Error) => {
-      throw new Error(`${error.message}\nopen runs: ${JSON.stringify(await openRunsAndJobs(queue))}\nscheduler:\n${stack.scheduler.output.slice(-15).join('\n')}`);
+    const after = await eventually(
+      'every open run to have a live job again',
+      async () => {
+        const open = await openRunsAndJobs(queue);
+        return open.length > 0 && open.every((r) => r.live) ? open : null;
+      },
+      2_000,
+      50,
+    ).catch(async (error: Error) => {
+      throw new Error(
+        `${error.message}\nopen runs: ${JSON.stringify(await openRunsAndJobs(queue))}\nscheduler:\n${stack.scheduler.output.slice(-15).join('\n')}`,
+      );
     });
     expect(after.length).toBeGreaterThanOrEqual(2);
     // the jobs are new: the reconciler handed each run a new job step

@@ -33,11 +33,21 @@ test('an API key and a bot token echoed in every platform error reach no log lin
   const apiKey = `echo-key-${randomBytes(18).toString('base64url')}`;
   const botToken = `7002:${randomBytes(24).toString('base64url')}`;
   const externalId = 'echo-http';
-  await fetch(`${stack.sandboxUrl}/sandbox/accounts/${externalId}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fakeEchoAuthorization: true }) });
+  await fetch(`${stack.sandboxUrl}/sandbox/accounts/${externalId}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ fakeEchoAuthorization: true }),
+  });
   fake.addBot(botToken);
   fake.echoToken(botToken);
 
-  const httpAccount = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', name: 'h', externalId, credentials: { apiKey }, maxSendPerMinute: 6000 });
+  const httpAccount = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    name: 'h',
+    externalId,
+    credentials: { apiKey },
+    maxSendPerMinute: 6000,
+  });
   const botAccount = await api(stack, 'POST', '/v1/accounts', token, { platform: 'telegram', name: 'b', credentials: { botToken }, maxSendPerMinute: 6000 });
   expect([httpAccount.status, botAccount.status]).toEqual([201, 201]);
   const runs: string[] = [];
@@ -67,7 +77,11 @@ test('an API key and a bot token echoed in every platform error reach no log lin
     200,
   );
   expect(finished.map((r) => r.status)).toEqual(['failed', 'failed']);
-  await eventually('the failed runs to reach the event stream', async () => events.events.filter((e) => e.event === 'run' && e.data.status === 'failed').length === 2, 10_000);
+  await eventually(
+    'the failed runs to reach the event stream',
+    async () => events.events.filter((e) => e.event === 'run' && e.data.status === 'failed').length === 2,
+    10_000,
+  );
 
   // The platforms really did echo the secrets, so their absence below means something.
   const rejections = await sandbox(stack, `/sandbox/rejections?account=${externalId}`);
@@ -88,7 +102,11 @@ test('an API key and a bot token echoed in every platform error reach no log lin
   for (const id of runs) {
     answers.push((await api(stack, 'GET', `/v1/runs/${id}`, token)).body, (await api(stack, 'GET', `/v1/runs/${id}/targets`, token)).body);
   }
-  answers.push((await api(stack, 'GET', '/v1/runs', token)).body, (await api(stack, 'GET', '/v1/accounts', token)).body, (await api(stack, 'GET', '/v1/campaigns', token)).body);
+  answers.push(
+    (await api(stack, 'GET', '/v1/runs', token)).body,
+    (await api(stack, 'GET', '/v1/accounts', token)).body,
+    (await api(stack, 'GET', '/v1/campaigns', token)).body,
+  );
   const answered = JSON.stringify(answers);
   expect(answered).toContain('[redacted]');
   // logged: every line every service wrote (the senders at debug level)

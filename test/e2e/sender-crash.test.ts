@@ -57,7 +57,9 @@ const REQUEST_WRITE_MS = 1_000;
  * sandbox stamped it (its loop was held up): the earliest it can have come is what counts.
  */
 function inFlightAtAKill(messages: SandboxMessage[], kills: number[]): boolean {
-  return messages.some((m) => kills.some((k) => m.receivedAt - m.stampSlackMs <= k + KILL_LANDS_MS && (m.answeredAt === null || m.answeredAt >= k - ANSWER_RECORD_MS)));
+  return messages.some((m) =>
+    kills.some((k) => m.receivedAt - m.stampSlackMs <= k + KILL_LANDS_MS && (m.answeredAt === null || m.answeredAt >= k - ANSWER_RECORD_MS)),
+  );
 }
 
 /** Whether a send with no request at the platform had been stamped as begun just before a kill. */
@@ -69,7 +71,12 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   // 600 a minute: each account's 100 chats take ~10 s, so the kills land mid fan-out
   const deduplicating = (a: number) => a % 2 === 0;
   const { token, runIds } = await startFanOut(stack, {
-    name: 'crash', accounts: ACCOUNTS, chats: CHATS_PER_ACCOUNT, perMinute: PER_MINUTE, groupConcurrency: GROUP_CONCURRENCY, platformDeduplicates: deduplicating,
+    name: 'crash',
+    accounts: ACCOUNTS,
+    chats: CHATS_PER_ACCOUNT,
+    perMinute: PER_MINUTE,
+    groupConcurrency: GROUP_CONCURRENCY,
+    platformDeduplicates: deduplicating,
   });
   const settlingRuns = new Set(runIds.filter((_, a) => deduplicating(a)));
 
@@ -98,7 +105,10 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
   const items = await received(stack);
   expect(repeats(items)).toEqual([]);
 
-  const targets = await stack.db.db.selectFrom('run_targets').select(['run_id', 'chat_id', 'status', 'send_started_at', 'error_code', 'ambiguous_at']).execute();
+  const targets = await stack.db.db
+    .selectFrom('run_targets')
+    .select(['run_id', 'chat_id', 'status', 'send_started_at', 'error_code', 'ambiguous_at'])
+    .execute();
   // Where the platform deduplicates, no chat stays unknown: each doubtful send was sent again with its key.
   const settling = targets.filter((t) => settlingRuns.has(t.run_id));
   expect(settling.filter((t) => t.status !== 'sent')).toEqual([]);
@@ -123,11 +133,17 @@ test('kill -9 of one of three senders, five times, mid fan-out: nothing twice, n
       chat: t.chat_id,
       code: t.error_code,
       sendStartedAt: t.send_started_at === null ? null : sinceKills(t.send_started_at.getTime()),
-      requests: byChat.get(t.chat_id)?.map((m) => ({ received: sinceKills(m.receivedAt), slack: m.stampSlackMs, answered: m.answeredAt === null ? null : sinceKills(m.answeredAt) })) ?? [],
+      requests:
+        byChat
+          .get(t.chat_id)
+          ?.map((m) => ({ received: sinceKills(m.receivedAt), slack: m.stampSlackMs, answered: m.answeredAt === null ? null : sinceKills(m.answeredAt) })) ??
+        [],
     })),
   ).toEqual([]);
   // the second kind needs a kill to land in a gap of a few milliseconds: reported, not bounded
-  console.log(`unknown: ${atPlatform.length} in flight at the platform at a kill, ${beingWritten.length} stamped and not yet written at a kill, ${timedOut.length} timed out`);
+  console.log(
+    `unknown: ${atPlatform.length} in flight at the platform at a kill, ${beingWritten.length} stamped and not yet written at a kill, ${timedOut.length} timed out`,
+  );
   // per kill, no more than one replica could have had in flight: its jobs × their lanes
   expect(unknown.length + settled.length).toBeLessThanOrEqual(KILLS * SENDER_CONCURRENCY * GROUP_CONCURRENCY);
   expect(targets.filter((t) => t.status !== 'unknown' && t.status !== 'sent')).toEqual([]);

@@ -25,13 +25,26 @@ interface Rejection {
 test('a flood wait stops every replica from sending for that account until it ends', async () => {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'flood' });
   const token: string = tenant.body.token;
-  const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'f', externalId: 'flood-acc', maxSendPerMinute: 600, groupConcurrency: GROUP_CONCURRENCY });
+  const acc = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: 'f',
+    externalId: 'flood-acc',
+    maxSendPerMinute: 600,
+    groupConcurrency: GROUP_CONCURRENCY,
+  });
   expect(acc.status).toBe(201);
   const runIds: string[] = [];
   for (let c = 0; c < 3; c++) {
     const targets = Array.from({ length: 30 }, (_, i) => `chat-${c}-${i}`);
     const campaign = await api(stack, 'POST', '/v1/campaigns', token, {
-      accountId: acc.body.id, name: `c${c}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active: false,
+      accountId: acc.body.id,
+      name: `c${c}`,
+      timezone: 'UTC',
+      schedule: { type: 'once', at: new Date().toISOString() },
+      messages: [{ type: 'text', text: 'hi' }],
+      targets,
+      active: false,
     });
     const run = await api(stack, 'POST', `/v1/campaigns/${campaign.body.id}/runs`, token);
     expect(run.status).toBe(201);
@@ -39,7 +52,11 @@ test('a flood wait stops every replica from sending for that account until it en
   }
   await eventually('the fan-out to start', async () => ((await sandbox(stack, '/sandbox/stats')).accepted as number) >= 10, 30_000, 20);
   // the platform's next answer for this account is flood_wait
-  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/flood-acc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ floodWaitSeconds: WAIT_SECONDS }) });
+  const put = await fetch(`${stack.sandboxUrl}/sandbox/accounts/flood-acc`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ floodWaitSeconds: WAIT_SECONDS }),
+  });
   expect(put.ok).toBe(true);
 
   const runs = await runsToEnd(stack, token, runIds, 120_000, 200);
@@ -63,7 +80,9 @@ test('a flood wait stops every replica from sending for that account until it en
   expect(account.blocked_until!.getTime()).toBeGreaterThanOrEqual(first + WAIT_SECONDS * 1000 - 1000);
   const targets = await stack.db.db.selectFrom('run_targets').select(['attempts']).where('run_id', 'in', runIds).execute();
   expect(targets.every((t) => t.attempts === 1)).toBe(true);
-  const waited = await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_provider_wait_seconds_total', 'scope="account"')));
+  const waited = await Promise.all(
+    stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_provider_wait_seconds_total', 'scope="account"')),
+  );
   expect(waited.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(WAIT_SECONDS);
   // more than one replica took part in the fan-out
   const sentBy = await Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'metronome_sends_total', 'result="sent"')));

@@ -42,7 +42,12 @@ test('SIGTERM to `npm run sender` three times mid fan-out: each drains and exits
   const exits: { code: number | null; signal: NodeJS.Signals | null; ms: number; at: number }[] = [];
   for (let s = 0; s < STOPS; s++) {
     // mid fan-out, with this replica holding jobs
-    await eventually('this replica to be sending', async () => current!.lines.some((l) => l['msg'] === 'sender ready') && ((await sandbox(stack, '/sandbox/stats')).accepted as number) > (s + 1) * 300, 60_000, 50);
+    await eventually(
+      'this replica to be sending',
+      async () => current!.lines.some((l) => l['msg'] === 'sender ready') && ((await sandbox(stack, '/sandbox/stats')).accepted as number) > (s + 1) * 300,
+      60_000,
+      50,
+    );
     const signalledAt = Date.now();
     process.kill(current.npm.pid!, 'SIGTERM');
     const exit = await current.exited;

@@ -15,10 +15,15 @@ test('a sender of 70 slots fetches with three workers', async () => {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue(RUNS_QUEUE, { connection, prefix: stack.keyPrefix });
   try {
-    const workers = await eventually('the sender to start its workers', async () => {
-      const listed = await queue.getWorkers();
-      return listed.length >= 3 ? listed : null;
-    }, 10_000, 50);
+    const workers = await eventually(
+      'the sender to start its workers',
+      async () => {
+        const listed = await queue.getWorkers();
+        return listed.length >= 3 ? listed : null;
+      },
+      10_000,
+      50,
+    );
     expect(workers).toHaveLength(3);
     expect(stack.senders[0]!.output.some((l) => l.includes('"concurrency":70'))).toBe(true);
   } finally {

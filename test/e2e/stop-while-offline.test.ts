@@ -56,7 +56,11 @@ async function stopped(service: ServiceProcess): Promise<{ name: string; code: n
     }
   });
   const stopping = parsed.find((l) => typeof l['signal'] === 'string' && 'deadlineMs' in l);
-  const last = parsed.filter((l) => /stopped$|stop deadline passed|close failed/.test(String(l['msg']))).map((l) => String(l['msg'])).at(-1) ?? '';
+  const last =
+    parsed
+      .filter((l) => /stopped$|stop deadline passed|close failed/.test(String(l['msg'])))
+      .map((l) => String(l['msg']))
+      .at(-1) ?? '';
   return { name: service.name, code, deadlineMs: stopping?.['deadlineMs'], last };
 }
 
@@ -68,7 +72,8 @@ test('Redis killed mid fan-out, SIGTERM to every service: each exits within its 
   await redis.kill();
   // every service that uses Redis has seen it go before the signal: the stop happens offline
   await stack.scheduler.waitForLog((l) => l['msg'] === 'redis connection error', 10_000);
-  for (const sender of stack.senders) await sender.waitForLog((l) => typeof l['msg'] === 'string' && /queue error|worker error|redis connection error/.test(l['msg']), 10_000);
+  for (const sender of stack.senders)
+    await sender.waitForLog((l) => typeof l['msg'] === 'string' && /queue error|worker error|redis connection error/.test(l['msg']), 10_000);
 
   const withRedis = stack.services.filter((s) => s.name !== 'sandbox');
   const exits = await Promise.all(withRedis.map(stopped));
@@ -82,7 +87,14 @@ test('Redis killed mid fan-out, SIGTERM to every service: each exits within its 
 
   // Redis back, empty; the services start again beside the same platform
   await redis.restart();
-  second = await startProcesses({ databaseUrl: tdb.url, redisUrl: redis.url, keyPrefix, senders: 2, senderEnv: { SENDER_CONCURRENCY: '8' }, sandboxUrl: first!.sandboxUrl });
+  second = await startProcesses({
+    databaseUrl: tdb.url,
+    redisUrl: redis.url,
+    keyPrefix,
+    senders: 2,
+    senderEnv: { SENDER_CONCURRENCY: '8' },
+    sandboxUrl: first!.sandboxUrl,
+  });
   const again = asStack(second);
 
   const runs = await runsToEnd(again, token, runIds, 180_000, 500);

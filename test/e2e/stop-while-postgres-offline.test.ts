@@ -48,7 +48,11 @@ async function stopped(service: ServiceProcess): Promise<{ name: string; code: n
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([service.stop('SIGTERM'), new Promise<'running'>((r) => (timer = setTimeout(() => r('running'), 45_000)))]);
   clearTimeout(timer);
-  const last = service.output.filter((l) => /stopped"|stop deadline passed/.test(l)).map((l) => String((JSON.parse(l) as { msg: string }).msg)).at(-1) ?? '';
+  const last =
+    service.output
+      .filter((l) => /stopped"|stop deadline passed/.test(l))
+      .map((l) => String((JSON.parse(l) as { msg: string }).msg))
+      .at(-1) ?? '';
   return { name: service.name, code, last };
 }
 
@@ -70,7 +74,14 @@ test('PostgreSQL stopped mid fan-out, SIGTERM to every service: each exits withi
   expect(STOP_DEADLINE_MS).toBeLessThan(10_000);
 
   await pg.start();
-  second = await startProcesses({ databaseUrl: pg.url, redisUrl: REDIS_URL, keyPrefix, senders: 2, senderEnv: { SENDER_CONCURRENCY: '8' }, sandboxUrl: first!.sandboxUrl });
+  second = await startProcesses({
+    databaseUrl: pg.url,
+    redisUrl: REDIS_URL,
+    keyPrefix,
+    senders: 2,
+    senderEnv: { SENDER_CONCURRENCY: '8' },
+    sandboxUrl: first!.sandboxUrl,
+  });
   const again = asStack(second);
 
   // held targets come back when their leases run out (the send timeout and 30 s)

@@ -26,7 +26,13 @@ test('a text and a photo to 40 groups from two sender processes: exactly once, i
   const token: string = tenant.body.token;
   const botToken = `7001:${randomBytes(24).toString('base64url')}`;
   fake.addBot(botToken);
-  const account = await api(stack, 'POST', '/v1/accounts', token, { platform: 'telegram', name: 'Bot', credentials: { botToken }, maxSendPerMinute: 6000, groupConcurrency: 4 });
+  const account = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'telegram',
+    name: 'Bot',
+    credentials: { botToken },
+    maxSendPerMinute: 6000,
+    groupConcurrency: 4,
+  });
   expect(account.status).toBe(201);
   const photo = await api(stack, 'POST', '/v1/media?filename=p.jpg', token, imageBytes('jpeg', 3000), { 'content-type': 'image/jpeg' });
   expect(photo.status).toBe(201);
@@ -39,7 +45,10 @@ test('a text and a photo to 40 groups from two sender processes: exactly once, i
     name: 'tg',
     timezone: 'UTC',
     schedule: { type: 'once', at: new Date().toISOString() },
-    messages: [{ type: 'text', text: 'Good morning' }, { type: 'media', mediaId: photo.body.id, caption: 'today' }],
+    messages: [
+      { type: 'text', text: 'Good morning' },
+      { type: 'media', mediaId: photo.body.id, caption: 'today' },
+    ],
     targets,
     active: false,
   });

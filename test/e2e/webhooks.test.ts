@@ -45,7 +45,13 @@ test('nothing is lost when the receiver is down and the API is killed mid-backof
   const hook = await api(stack, 'POST', '/v1/webhooks', token, { url: receiver.url, events: ['run.status', 'account.status'] });
   expect(hook.status).toBe(201);
   const secret: string = hook.body.secret;
-  const account = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'A', externalId: 'hooked-a', maxSendPerMinute: 6000 });
+  const account = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: 'A',
+    externalId: 'hooked-a',
+    maxSendPerMinute: 6000,
+  });
   expect(account.status).toBe(201);
   const campaign = await api(stack, 'POST', '/v1/campaigns', token, {
     accountId: account.body.id,

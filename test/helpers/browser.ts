@@ -10,9 +10,15 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export function chromiumPath(): string {
   const given = process.env['CHROMIUM_PATH'];
   const dirs = (process.env['PATH'] ?? '').split(path.delimiter).filter(Boolean);
-  const found = given ? (existsSync(given) ? given : undefined) : ['chromium', 'chromium-browser'].flatMap((name) => dirs.map((d) => path.join(d, name))).find((p) => existsSync(p));
+  const found = given
+    ? existsSync(given)
+      ? given
+      : undefined
+    : ['chromium', 'chromium-browser'].flatMap((name) => dirs.map((d) => path.join(d, name))).find((p) => existsSync(p));
   if (found) return found;
-  throw new Error('Chromium is not installed: run `apt-get update && apt-get install -y --no-install-recommends chromium` (or set CHROMIUM_PATH) to run the console tests.');
+  throw new Error(
+    'Chromium is not installed: run `apt-get update && apt-get install -y --no-install-recommends chromium` (or set CHROMIUM_PATH) to run the console tests.',
+  );
 }
 
 /**

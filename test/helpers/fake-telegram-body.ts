@@ -32,7 +32,10 @@ export function parseBody(contentType: string, body: Buffer): Map<string, Field>
       const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
       const partType = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? 'application/octet-stream';
       if (name !== undefined) {
-        fields.set(name, filename !== undefined ? { value: '', file: { filename, contentType: partType, bytes: Buffer.from(content) } } : { value: content.toString('utf8') });
+        fields.set(
+          name,
+          filename !== undefined ? { value: '', file: { filename, contentType: partType, bytes: Buffer.from(content) } } : { value: content.toString('utf8') },
+        );
       }
       at = next;
     }

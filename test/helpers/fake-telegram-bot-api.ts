@@ -280,7 +280,8 @@ export class FakeTelegramBotApi {
       // As Telegram: an action is refused like a message under the bot's flood control.
       const action = fields.get('action')?.value ?? '';
       if (!chatId) return refuse(400, 'Bad Request: chat_id is empty');
-      if (!['typing', 'upload_photo', 'upload_video', 'upload_voice', 'upload_document', 'record_voice'].includes(action)) return refuse(400, 'Bad Request: wrong parameter action in request');
+      if (!['typing', 'upload_photo', 'upload_video', 'upload_voice', 'upload_document', 'record_voice'].includes(action))
+        return refuse(400, 'Bad Request: wrong parameter action in request');
       const at = this.now();
       if (at < bot.floodUntil) return this.tooMany(refuse, bot.floodUntil - at);
       this.actions.push({ botId: bot.botId, chatId, action, at });
@@ -335,7 +336,11 @@ export class FakeTelegramBotApi {
     const caption = fields.get('caption')?.value ?? null;
     let fileId: string | null = null;
     let kind: FakeFileKind | null = null;
-    const result: Record<string, unknown> = { message_id: messageId, date: Math.floor(now / 1000), chat: { id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId } };
+    const result: Record<string, unknown> = {
+      message_id: messageId,
+      date: Math.floor(now / 1000),
+      chat: { id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId },
+    };
     if (method === 'sendMessage') result['text'] = text;
     if (mediaField && media) {
       if (media.file) {

@@ -20,7 +20,14 @@ export const MEDIA_METHODS: Record<string, FakeFileKind> = {
 };
 
 /** TDLib's names of file types, as its "can't use file of type … as …" refusal spells them. */
-const TDLIB_NAMES: Record<FakeFileKind, string> = { photo: 'Photo', video: 'Video', animation: 'Animation', audio: 'Audio', voice: 'VoiceNote', document: 'Document' };
+const TDLIB_NAMES: Record<FakeFileKind, string> = {
+  photo: 'Photo',
+  video: 'Video',
+  animation: 'Animation',
+  audio: 'Audio',
+  voice: 'VoiceNote',
+  document: 'Document',
+};
 
 /** sendPhoto's limit: 10 × 1024 × 1024 bytes. */
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
@@ -35,7 +42,8 @@ export function kindMismatch(actual: FakeFileKind, expected: FakeFileKind): stri
  * is read), then anything but a JPEG, PNG or WebP, told by its bytes as Telegram reads them.
  */
 export function photoRefusal(bytes: Buffer): string | null {
-  if (bytes.length > MAX_PHOTO_BYTES) return `Bad Request: file of size ${bytes.length} bytes is too big for a photo; the maximum size is ${MAX_PHOTO_BYTES} bytes`;
+  if (bytes.length > MAX_PHOTO_BYTES)
+    return `Bad Request: file of size ${bytes.length} bytes is too big for a photo; the maximum size is ${MAX_PHOTO_BYTES} bytes`;
   const format = imageFormat(bytes);
   if (format === null) return 'Bad Request: IMAGE_PROCESS_FAILED';
   // sendPhoto: "width and height must not exceed 10000 in total", "ratio must be at most 20"

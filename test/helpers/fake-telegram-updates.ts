@@ -68,7 +68,8 @@ export class FakeTelegramUpdates {
     const params: Record<string, unknown> = {};
     for (const [k, f] of fields) params[k] = parse(f.value);
     this.getUpdatesCalls.push({ botId, params });
-    if (bot.webhookUrl) return { status: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" };
+    if (bot.webhookUrl)
+      return { status: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" };
     const limit = params['limit'] === undefined ? 100 : Number(params['limit']);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) return { status: 400, description: 'Bad Request: wrong limit specified' };
     if (params['allowed_updates'] !== undefined) {

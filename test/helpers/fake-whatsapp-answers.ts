@@ -57,7 +57,11 @@ export class FakeWhatsAppAnswers {
    * gets `connection.update` `reachoutTimeLock`, and a message to a chat the account never
    * wrote to is ERROR-acked with 463 while the lock lasts.
    */
-  lockReachout(accountId: string, until: number, emit: (update: { reachoutTimeLock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: string } }) => void): void {
+  lockReachout(
+    accountId: string,
+    until: number,
+    emit: (update: { reachoutTimeLock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: string } }) => void,
+  ): void {
     this.timeLocks.set(accountId, until);
     emit({ reachoutTimeLock: { isActive: true, timeEnforcementEnds: new Date(until), enforcementType: 'DEFAULT' } });
   }

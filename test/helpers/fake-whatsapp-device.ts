@@ -5,7 +5,16 @@ import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents } from 
 import { fakeLidMapping } from './fake-whatsapp-lids.js';
 import { fakeBoom, type FakeMessage } from './fake-whatsapp-shapes.js';
 import type { FakeWhatsAppNetwork } from './fake-whatsapp-socket.js';
-import { Browsers, buildPairingQRData, bytesToCrockford, DisconnectReason, jidEncode, type AnyMessageContent, type GroupMetadata, type proto, type WAMessage } from '@whiskeysockets/baileys';
+import {
+  Browsers,
+  buildPairingQRData,
+  bytesToCrockford,
+  DisconnectReason,
+  jidEncode,
+  type AnyMessageContent,
+  type GroupMetadata,
+  type WAMessage,
+} from '@whiskeysockets/baileys';
 
 // One FAKE WhatsApp connection of a device (the network is in fake-whatsapp-socket.ts).
 
@@ -228,7 +237,13 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
   waUploadToServer: WhatsAppSocket['waUploadToServer'] = async (encFilePath, opts) => {
     this.assertOpen();
     const size = (await stat(encFilePath)).size;
-    this.network.uploads.push({ accountId: this.accountId, mediaType: opts.mediaType, fileEncSha256B64: opts.fileEncSha256B64, bytes: size, at: this.network.clock.now() });
+    this.network.uploads.push({
+      accountId: this.accountId,
+      mediaType: opts.mediaType,
+      fileEncSha256B64: opts.fileEncSha256B64,
+      bytes: size,
+      at: this.network.clock.now(),
+    });
     const path = `/v/t62.7118-24/${Buffer.from(opts.fileEncSha256B64, 'base64').toString('hex').slice(0, 24)}.enc`;
     return { mediaUrl: `https://mmg.fake-whatsapp.invalid${path}`, directPath: path };
   };

@@ -66,8 +66,18 @@ export class FakeWhatsAppGroups {
     if (!g) {
       const addressing = opts.addressing ?? 'lid';
       const n = opts.others ?? 3;
-      const others = Array.from({ length: n }, (_, i) => (addressing === 'lid' ? `${88_000_000_000 + this.seq * 1000 + i}@lid` : `6017${String(this.seq * 1000 + i).padStart(7, '0')}@s.whatsapp.net`));
-      g = { id: jid, subject: opts.subject ?? jid, announce: opts.announce ?? false, addressing, others: [addressing === 'lid' ? ADMIN_LID : ADMIN_PN, ...others], members: new Map(), creation: Math.floor(this.now() / 1000) };
+      const others = Array.from({ length: n }, (_, i) =>
+        addressing === 'lid' ? `${88_000_000_000 + this.seq * 1000 + i}@lid` : `6017${String(this.seq * 1000 + i).padStart(7, '0')}@s.whatsapp.net`,
+      );
+      g = {
+        id: jid,
+        subject: opts.subject ?? jid,
+        announce: opts.announce ?? false,
+        addressing,
+        others: [addressing === 'lid' ? ADMIN_LID : ADMIN_PN, ...others],
+        members: new Map(),
+        creation: Math.floor(this.now() / 1000),
+      };
       this.groups.set(jid, g);
     }
     g.members.set(accountId, opts.admin ? 'admin' : null);

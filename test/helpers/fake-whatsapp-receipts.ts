@@ -30,7 +30,10 @@ export class FakeWhatsAppReceipts {
     const t = Math.floor(atMs / 1000);
     this.emit(accountId, { accountId, jid, messageId, status, member: null, t }, (s) =>
       s.serverEvent('messages.update', [
-        { key: { remoteJid: jid, fromMe: true, id: messageId }, update: { status: status === 'delivered' ? WAMessageStatus.DELIVERY_ACK : WAMessageStatus.READ, messageTimestamp: t } },
+        {
+          key: { remoteJid: jid, fromMe: true, id: messageId },
+          update: { status: status === 'delivered' ? WAMessageStatus.DELIVERY_ACK : WAMessageStatus.READ, messageTimestamp: t },
+        },
       ]),
     );
   }
@@ -40,7 +43,10 @@ export class FakeWhatsAppReceipts {
     const t = Math.floor(atMs / 1000);
     this.emit(accountId, { accountId, jid, messageId, status, member, t }, (s) =>
       s.serverEvent('message-receipt.update', [
-        { key: { remoteJid: jid, fromMe: true, id: messageId, participant: member }, receipt: { userJid: member, ...(status === 'delivered' ? { receiptTimestamp: t } : { readTimestamp: t }) } },
+        {
+          key: { remoteJid: jid, fromMe: true, id: messageId, participant: member },
+          receipt: { userJid: member, ...(status === 'delivered' ? { receiptTimestamp: t } : { readTimestamp: t }) },
+        },
       ]),
     );
   }

@@ -38,7 +38,12 @@ export function fakeBoom(message: string, opts: { statusCode?: number; data?: un
 export function fakeIncoming(m: { from: string; text: string; fromMe?: boolean; participant?: string; pushName?: string }, nowMs: number): WAMessage {
   return {
     ...(m.pushName && { pushName: m.pushName }),
-    key: { remoteJid: m.from, fromMe: m.fromMe ?? false, id: `FAKE${randomBytes(8).toString('hex').toUpperCase()}`, ...(m.participant && { participant: m.participant }) },
+    key: {
+      remoteJid: m.from,
+      fromMe: m.fromMe ?? false,
+      id: `FAKE${randomBytes(8).toString('hex').toUpperCase()}`,
+      ...(m.participant && { participant: m.participant }),
+    },
     message: { conversation: m.text },
     messageTimestamp: Math.floor(nowMs / 1000),
   } as WAMessage;

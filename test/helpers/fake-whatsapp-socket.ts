@@ -36,7 +36,10 @@ export class FakeWhatsAppNetwork {
   /** the LID of each user the server knows (fake-whatsapp-lids.ts) */
   readonly lids = new FakeWhatsAppLids();
   /** groups with the fake's accounts as members, listed by `groupFetchAllParticipating` and changed by their notifications */
-  readonly groupBook = new FakeWhatsAppGroups((accountId) => this.openByAccount.get(accountId), () => this.clock.now());
+  readonly groupBook = new FakeWhatsAppGroups(
+    (accountId) => this.openByAccount.get(accountId),
+    () => this.clock.now(),
+  );
   /** every `groupFetchAllParticipating` the server answered or refused */
   readonly groupFetches: { accountId: string; at: number }[] = [];
   /** every connection opening and closing, in order */

@@ -15,7 +15,10 @@ export class ManualTimers implements Timers {
 
   /** When the timers still waiting are due (clock ms), soonest first. */
   dueTimes(): number[] {
-    return this.pending.filter((t) => !t.cancelled).map((t) => t.at).sort((a, b) => a - b);
+    return this.pending
+      .filter((t) => !t.cancelled)
+      .map((t) => t.at)
+      .sort((a, b) => a - b);
   }
 
   /** Moves the clock to `ms` and runs every timer due by then, in order. */

@@ -36,7 +36,9 @@ export function npmRun(script: string, env: Record<string, string>): NpmService 
   });
   npm.stdout!.on('data', onData);
   npm.stderr!.on('data', onData);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    npm.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const waitFor = (what: string, match: (line: Record<string, unknown>) => boolean, timeoutMs = 15_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const check = () => {
@@ -72,4 +74,3 @@ export async function groupGone(pgid: number, timeoutMs: number): Promise<boolea
     () => false,
   );
 }
-

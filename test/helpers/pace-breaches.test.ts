@@ -6,7 +6,16 @@ import type { SandboxMessage } from './stack.js';
 
 const T0 = 1_800_000_000_000;
 const message = (account: string, receivedAt: number, stampSlackMs = 0): SandboxMessage => ({
-  seq: 0, account, chatId: `c-${receivedAt}`, idempotencyKey: `k-${receivedAt}`, partIndex: 0, partCount: 1, part: { type: 'text', text: 'x' }, receivedAt, stampSlackMs, answeredAt: receivedAt + 30,
+  seq: 0,
+  account,
+  chatId: `c-${receivedAt}`,
+  idempotencyKey: `k-${receivedAt}`,
+  partIndex: 0,
+  partCount: 1,
+  part: { type: 'text', text: 'x' },
+  receivedAt,
+  stampSlackMs,
+  answeredAt: receivedAt + 30,
 });
 /** `n` sends 100 ms apart from `from` (600/min on the dot). */
 const paced = (account: string, from: number, n: number) => Array.from({ length: n }, (_, i) => message(account, from + i * 100));
@@ -23,7 +32,13 @@ test('stamps the sandbox took late count the window as long as their slack', () 
   const held = [...paced('a', T0, 10), ...[0, 1, 2].map(() => message('a', T0 + 1_299, 300)), ...paced('a', T0 + 1_300, 10)];
   expect(paceBreaches(held, 600, 1)).toEqual([]);
   // the same stamps with no slack reported are a breach
-  expect(paceBreaches(held.map((m) => ({ ...m, stampSlackMs: 0 })), 600, 1).map((b) => b.windowMs)).toEqual([1_000]);
+  expect(
+    paceBreaches(
+      held.map((m) => ({ ...m, stampSlackMs: 0 })),
+      600,
+      1,
+    ).map((b) => b.windowMs),
+  ).toEqual([1_000]);
 });
 
 test('each account is judged on its own', () => {

@@ -97,13 +97,23 @@ export async function startFanOut(
   const runIds: string[] = [];
   for (let a = 0; a < o.accounts; a++) {
     const acc = await api(stack, 'POST', '/v1/accounts', token, {
-      platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: `a${a}`, externalId: `${o.name}-${a}`, maxSendPerMinute: o.perMinute, groupConcurrency: o.groupConcurrency,
+      platform: 'http',
+      credentials: { apiKey: 'sandbox-api-key-0001' },
+      name: `a${a}`,
+      externalId: `${o.name}-${a}`,
+      maxSendPerMinute: o.perMinute,
+      groupConcurrency: o.groupConcurrency,
       ...(o.platformDeduplicates?.(a) && { platformDeduplicates: true }),
     });
     if (acc.status !== 201) throw new Error(`account: ${acc.status} ${JSON.stringify(acc.body)}`);
     const c = await api(stack, 'POST', '/v1/campaigns', token, {
-      accountId: acc.body.id, name: `c${a}`, timezone: 'UTC', schedule: { type: 'once', at: new Date().toISOString() }, messages: [{ type: 'text', text: 'hi' }],
-      targets: Array.from({ length: o.chats }, (_, i) => `chat-${a}-${i}`), active: false,
+      accountId: acc.body.id,
+      name: `c${a}`,
+      timezone: 'UTC',
+      schedule: { type: 'once', at: new Date().toISOString() },
+      messages: [{ type: 'text', text: 'hi' }],
+      targets: Array.from({ length: o.chats }, (_, i) => `chat-${a}-${i}`),
+      active: false,
     });
     if (c.status !== 201) throw new Error(`campaign: ${c.status} ${JSON.stringify(c.body)}`);
     const run = await api(stack, 'POST', `/v1/campaigns/${c.body.id}/runs`, token);

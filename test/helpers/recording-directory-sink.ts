@@ -37,7 +37,9 @@ export class RecordingDirectorySink implements ChatDirectorySink {
 
   /** The account's last sync state reported. */
   state(accountId: string): DirectorySyncState | undefined {
-    return this.of('syncState').filter((c) => c.accountId === accountId).at(-1)?.state;
+    return this.of('syncState')
+      .filter((c) => c.accountId === accountId)
+      .at(-1)?.state;
   }
 
   /** What the calls so far say of one chat (undefined: never named). */

@@ -22,7 +22,16 @@ export async function seedTenant(db: Kysely<DB>, columns: Columns<'tenants'> = {
 export async function seedAccount(db: Kysely<DB>, tenantId: string, columns: Columns<'accounts'> = {}): Promise<string> {
   const row = await db
     .insertInto('accounts')
-    .values({ tenant_id: tenantId, platform: 'http', name: 'a', external_id: randomUUID(), credentials: null, max_send_per_minute: null, group_concurrency: null, ...columns })
+    .values({
+      tenant_id: tenantId,
+      platform: 'http',
+      name: 'a',
+      external_id: randomUUID(),
+      credentials: null,
+      max_send_per_minute: null,
+      group_concurrency: null,
+      ...columns,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;

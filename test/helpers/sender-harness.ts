@@ -50,7 +50,18 @@ export interface SenderHarness {
   /** Runs the run's current job once, as a worker would. */
   runJob(runId: string): Promise<Outcome>;
   run(runId: string): Promise<{ status: string; paused_reason: string | null; error_summary: string | null; job_id: string | null }>;
-  targets(runId: string): Promise<{ chat_id: string; status: string; attempts: number; parts_sent: number; error_code: string | null; next_attempt_at: Date; lease_owner: string | null; send_started_at: Date | null }[]>;
+  targets(runId: string): Promise<
+    {
+      chat_id: string;
+      status: string;
+      attempts: number;
+      parts_sent: number;
+      error_code: string | null;
+      next_attempt_at: Date;
+      lease_owner: string | null;
+      send_started_at: Date | null;
+    }[]
+  >;
   sandboxGet<T = any>(path: string): Promise<T>;
   sandboxPut(path: string, body: unknown): Promise<void>;
 }
@@ -70,7 +81,10 @@ export async function startSenderHarness(
   const redis = createRedis(REDIS_URL, 'test-sender');
   const keys = redisKeys(uniquePrefix('sender'));
   const scripts = loadScripts(redis);
-  const sandbox = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, clock: () => clock.now() });
+  const sandbox = await buildSandbox({
+    config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 },
+    clock: () => clock.now(),
+  });
   await sandbox.listen({ port: 0, host: '127.0.0.1' });
   const sandboxUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}`;
   const metrics = new Metrics('sender-test');
@@ -148,7 +162,15 @@ export async function startSenderHarness(
     seedMedia: async (tenantId, bytes, contentType = 'image/png') => {
       const row = await db
         .insertInto('media')
-        .values({ tenant_id: tenantId, content_type: contentType, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), filename: 'x.png', bytes, storage_key: null })
+        .values({
+          tenant_id: tenantId,
+          content_type: contentType,
+          size: bytes.length,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+          filename: 'x.png',
+          bytes,
+          storage_key: null,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return row.id;
@@ -163,7 +185,14 @@ export async function startSenderHarness(
         targets: o.targets,
         active: false,
       });
-      return seedRun(db, { campaignId, tenantId: o.tenantId, accountId: o.accountId, parts: o.parts, scheduledAt: o.scheduledAt ?? new Date(clock.now()), windowEndAt: o.windowEndAt ?? null });
+      return seedRun(db, {
+        campaignId,
+        tenantId: o.tenantId,
+        accountId: o.accountId,
+        parts: o.parts,
+        scheduledAt: o.scheduledAt ?? new Date(clock.now()),
+        windowEndAt: o.windowEndAt ?? null,
+      });
     },
     runJob: async (runId) => {
       const run = await db.selectFrom('runs').select('job_id').where('id', '=', runId).executeTakeFirstOrThrow();
@@ -171,8 +200,13 @@ export async function startSenderHarness(
     },
     run: (runId) => db.selectFrom('runs').select(['status', 'paused_reason', 'error_summary', 'job_id']).where('id', '=', runId).executeTakeFirstOrThrow(),
     targets: (runId) =>
-      db.selectFrom('run_targets').select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at', 'lease_owner', 'send_started_at']).where('run_id', '=', runId).orderBy('chat_id').execute(),
-    sandboxGet: async <T,>(path: string) => (await (await fetch(`${sandboxUrl}${path}`)).json()) as T,
+      db
+        .selectFrom('run_targets')
+        .select(['chat_id', 'status', 'attempts', 'parts_sent', 'error_code', 'next_attempt_at', 'lease_owner', 'send_started_at'])
+        .where('run_id', '=', runId)
+        .orderBy('chat_id')
+        .execute(),
+    sandboxGet: async <T>(path: string) => (await (await fetch(`${sandboxUrl}${path}`)).json()) as T,
     sandboxPut: async (path, body) => {
       const res = await fetch(`${sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       if (!res.ok) throw new Error(`sandbox PUT ${path} → ${res.status} ${await res.text()}`);

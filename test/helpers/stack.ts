@@ -8,7 +8,14 @@ export interface Stack extends Processes {
 }
 
 export async function startStack(
-  options: { senders?: number; env?: Record<string, string>; senderEnv?: Record<string, string>; sandboxEnv?: Record<string, string>; schedulerEnv?: Record<string, string>; prism?: boolean } = {},
+  options: {
+    senders?: number;
+    env?: Record<string, string>;
+    senderEnv?: Record<string, string>;
+    sandboxEnv?: Record<string, string>;
+    schedulerEnv?: Record<string, string>;
+    prism?: boolean;
+  } = {},
 ): Promise<Stack> {
   const db = await createTestDatabase('e2e');
   const keyPrefix = uniquePrefix('e2e');

@@ -30,7 +30,11 @@ export async function expectNoTokenLeaked(ctx: TelegramFile, loggedCodes: string
   const logs = ctx.logLines.join('');
   for (const code of loggedCodes) expect(logs).toContain(`"${code}"`);
   const stored = JSON.stringify(
-    await ctx.h.tdb.db.selectFrom('run_targets').select(['error_message']).union(ctx.h.tdb.db.selectFrom('runs').select(['error_summary as error_message'])).execute(),
+    await ctx.h.tdb.db
+      .selectFrom('run_targets')
+      .select(['error_message'])
+      .union(ctx.h.tdb.db.selectFrom('runs').select(['error_summary as error_message']))
+      .execute(),
   );
   for (const token of ctx.tokens) {
     const secret = token.slice(token.indexOf(':') + 1);

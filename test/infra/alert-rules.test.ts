@@ -56,7 +56,9 @@ test('every alert is unit-tested firing and not firing', () => {
 
 test('every alert says what to do and links a section of docs/OPERATIONS.md that exists', () => {
   const anchors = new Set([...read('docs/OPERATIONS.md').matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1]!)));
-  const rules = read(RULES).split(/^\s*- alert: /m).slice(1);
+  const rules = read(RULES)
+    .split(/^\s*- alert: /m)
+    .slice(1);
   expect(rules.length).toBe(alertNames().length);
   for (const rule of rules) {
     const name = rule.split('\n')[0];
@@ -65,6 +67,10 @@ test('every alert says what to do and links a section of docs/OPERATIONS.md that
     const description = /\n\s+description: "(.+)"/.exec(rule)?.[1] ?? '';
     expect({ name, runbook, known: runbook !== undefined && anchors.has(runbook) }).toEqual({ name, runbook: expect.any(String), known: true });
     // the summary names the same section, for receivers that show only the summary
-    expect({ name, summaryLinks: summary.includes(`docs/OPERATIONS.md#${runbook}`), description: description.length > 40 }).toEqual({ name, summaryLinks: true, description: true });
+    expect({ name, summaryLinks: summary.includes(`docs/OPERATIONS.md#${runbook}`), description: description.length > 40 }).toEqual({
+      name,
+      summaryLinks: true,
+      description: true,
+    });
   }
 });

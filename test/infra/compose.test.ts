@@ -13,7 +13,11 @@ if (!installed) throw new Error('docker-compose is not installed: run `sudo apt-
 
 /** The resolved file (anchors and merges applied), as docker-compose prints it. */
 function resolved(): string {
-  return execFileSync('docker-compose', ['config'], { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: 'test-admin-token', SECRETS_KEY: 'test-key' }, encoding: 'utf8' });
+  return execFileSync('docker-compose', ['config'], {
+    cwd: ROOT,
+    env: { ...process.env, ADMIN_TOKEN: 'test-admin-token', SECRETS_KEY: 'test-key' },
+    encoding: 'utf8',
+  });
 }
 
 /** Each top-level service's block of the resolved YAML. */
@@ -22,7 +26,7 @@ function services(text: string): Map<string, string> {
   if (!start) throw new Error('no services in the resolved file');
   const body = text.slice(start.index + start[0].length).split(/\n(?=\S)/)[0]!;
   const blocks = new Map<string, string>();
-  for (const block of body.split(/\n(?=  [a-z][\w-]*:\n)/)) {
+  for (const block of body.split(/\n(?= {2}[a-z][\w-]*:\n)/)) {
     const name = /^\s*([a-z][\w-]*):/.exec(block)?.[1];
     if (name) blocks.set(name, block);
   }
@@ -33,13 +37,14 @@ test('docker-compose.yml validates, pins every image, checks every service, and 
   const all = services(resolved());
   expect([...all.keys()].sort()).toEqual(['api', 'grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'sandbox', 'scheduler', 'sender']);
   for (const [name, block] of all) {
-    const image = /\n    image: (\S+)/.exec(block)?.[1] ?? '';
+    const image = /\n {4}image: (\S+)/.exec(block)?.[1] ?? '';
     // pinned: a tag with a version number, never `latest` or no tag (our own build aside)
-    if (image !== 'metronome:local') expect({ name, image, pinned: /:[^:]*\d+\.\d+/.test(image) && !image.endsWith(':latest') }).toEqual({ name, image, pinned: true });
+    if (image !== 'metronome:local')
+      expect({ name, image, pinned: /:[^:]*\d+\.\d+/.test(image) && !image.endsWith(':latest') }).toEqual({ name, image, pinned: true });
     if (name !== 'migrate') expect({ name, healthcheck: block.includes('\n    healthcheck:') }).toEqual({ name, healthcheck: true });
     if (image === 'metronome:local') {
       // exec form, node first: no npm, no shell
-      expect({ name, command: /\n    command:\n    - node\n/.test(block) }).toEqual({ name, command: true });
+      expect({ name, command: /\n {4}command:\n {4}- node\n/.test(block) }).toEqual({ name, command: true });
     }
   }
 });
@@ -57,5 +62,5 @@ test('Prometheus gets its config and the alert rules it loads; Grafana its data 
   expect(grafana).toContain(`${ROOT}/infra/grafana/provisioning/dashboards:/etc/grafana/provisioning/dashboards:ro`);
   // the dashboards provider reads the folder the dashboards are mounted at
   expect(grafana).toContain(`${ROOT}/infra/grafana/dashboards:/var/lib/grafana/dashboards:ro`);
-  expect(grafana).toMatch(/\n      - http:\/\/127\.0\.0\.1:3000\/api\/health\n/);
+  expect(grafana).toMatch(/\n {6}- http:\/\/127\.0\.0\.1:3000\/api\/health\n/);
 });

@@ -12,7 +12,9 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 function parsedVariables(): string[] {
   const files = [
     ...readdirSync(path.join(ROOT, 'services')).map((s) => `services/${s}/src/config.ts`),
-    ...readdirSync(path.join(ROOT, 'libs/config/src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `libs/config/src/${f}`),
+    ...readdirSync(path.join(ROOT, 'libs/config/src'))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => `libs/config/src/${f}`),
   ].filter((f) => existsSync(path.join(ROOT, f)));
   const names = new Set<string>();
   for (const file of files) for (const m of read(file).matchAll(/^\s+([A-Z][A-Z0-9_]{2,}): /gm)) names.add(m[1]!);
@@ -46,7 +48,12 @@ test('every metric the services register is in the contract', () => {
 });
 
 test('every relative link in README.md and docs/*.md and the comment in jest.config.js leads somewhere', () => {
-  const documents = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const documents = [
+    'README.md',
+    ...readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const broken: string[] = [];
   for (const doc of documents) {
     for (const m of read(doc).matchAll(/\]\(([^)\s]+)\)/g)) {

@@ -53,7 +53,12 @@ export async function startPrometheus(targets: Record<string, string[]>, ruleFil
   let output = '';
   const child: ChildProcess = spawn(
     BINARY,
-    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (b: Buffer) => (output += b.toString()));
@@ -68,7 +73,13 @@ export async function startPrometheus(targets: Record<string, string[]>, ruleFil
     await eventually(
       'prometheus to be ready',
       async () => {
-        if (await fetch(`${url}/-/ready`).then((r) => r.ok, () => false)) return true;
+        if (
+          await fetch(`${url}/-/ready`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          return true;
         if (child.exitCode !== null) throw new GiveUp('prometheus exited');
         return false;
       },

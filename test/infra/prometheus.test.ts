@@ -36,25 +36,40 @@ interface Alert {
   labels: Record<string, string>;
   state: 'pending' | 'firing';
 }
-const firing = async () => (await prometheus.api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts.filter((a) => a.state === 'firing').map((a) => a.labels['alertname']);
+const firing = async () =>
+  (await prometheus.api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts.filter((a) => a.state === 'firing').map((a) => a.labels['alertname']);
 const query = (expr: string) => prometheus.api<{ resultType: string; result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`);
 
 async function httpAccount(token: string, externalId: string): Promise<string> {
-  const account = await api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: externalId, externalId, maxSendPerMinute: 6000 });
+  const account = await api(stack, 'POST', '/v1/accounts', token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: externalId,
+    externalId,
+    maxSendPerMinute: 6000,
+  });
   expect(account.status).toBe(201);
   return account.body.id;
 }
 
 async function campaign(token: string, accountId: string, targets: string[], at: Date, active: boolean): Promise<string> {
   const created = await api(stack, 'POST', '/v1/campaigns', token, {
-    accountId, name: `prom-${accountId.slice(0, 6)}`, timezone: 'UTC', schedule: { type: 'once', at: at.toISOString() }, messages: [{ type: 'text', text: 'hi' }], targets, active,
+    accountId,
+    name: `prom-${accountId.slice(0, 6)}`,
+    timezone: 'UTC',
+    schedule: { type: 'once', at: at.toISOString() },
+    messages: [{ type: 'text', text: 'hi' }],
+    targets,
+    active,
   });
   expect(created.status).toBe(201);
   return created.body.id;
 }
 
 const sandboxPut = async (path: string, body: unknown) =>
-  expect((await fetch(`${stack.sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).ok).toBe(true);
+  expect((await fetch(`${stack.sandboxUrl}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).ok).toBe(
+    true,
+  );
 
 test('a real Prometheus scrapes every service, runs every dashboard query, and fires the paused-run alert', async () => {
   const tenant = (await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'prometheus' })).body;
@@ -64,51 +79,84 @@ test('a real Prometheus scrapes every service, runs every dashboard query, and f
   await sandboxPut('/sandbox/accounts/prom-healthy', { floodWaitSeconds: 1 });
   await sandboxPut('/sandbox/chats/prom-healthy/chat-gone', { error: 'chat_not_found' });
   const scheduled = await campaign(tenant.token, healthy, ['chat-1', 'chat-2', 'chat-3', 'chat-gone'], new Date(Date.now() + 2000), true);
-  const run = await eventually('the scheduler to create the run', async () => {
-    const runs = (await api(stack, 'GET', `/v1/runs?campaignId=${scheduled}`, tenant.token)).body.items as { id: string }[];
-    return runs[0];
-  }, 30_000, 200);
+  const run = await eventually(
+    'the scheduler to create the run',
+    async () => {
+      const runs = (await api(stack, 'GET', `/v1/runs?campaignId=${scheduled}`, tenant.token)).body.items as { id: string }[];
+      return runs[0];
+    },
+    30_000,
+    200,
+  );
   const [done] = await runsToEnd(stack, tenant.token, [run.id], 60_000, 250);
   expect(done!.status).toBe('partial');
 
   // Every target is up.
   const expected = 2 + stack.senderMetricsPorts.length;
-  await eventually('every target up', async () => {
-    const { activeTargets } = await prometheus.api<{ activeTargets: { health: string; scrapePool: string }[] }>('/api/v1/targets');
-    return activeTargets.length === expected && activeTargets.every((t) => t.health === 'up');
-  }, 30_000, 500);
+  await eventually(
+    'every target up',
+    async () => {
+      const { activeTargets } = await prometheus.api<{ activeTargets: { health: string; scrapePool: string }[] }>('/api/v1/targets');
+      return activeTargets.length === expected && activeTargets.every((t) => t.health === 'up');
+    },
+    30_000,
+    500,
+  );
 
   // Every metric a panel names is in what Prometheus scraped, and every query runs and answers.
   const queries = panelQueries();
   expect(queries.length).toBeGreaterThanOrEqual(15);
   const wanted = [...new Set(queries.flatMap((q) => metricNames(q.expr)))];
-  const missing = await eventually('every metric of the dashboard scraped', async () => {
-    const names = new Set(await prometheus.api<string[]>('/api/v1/label/__name__/values'));
-    const absent = wanted.filter((n) => !names.has(n));
-    return absent.length === 0 ? absent : null;
-  }, 30_000, 500).catch(async () => {
+  const missing = await eventually(
+    'every metric of the dashboard scraped',
+    async () => {
+      const names = new Set(await prometheus.api<string[]>('/api/v1/label/__name__/values'));
+      const absent = wanted.filter((n) => !names.has(n));
+      return absent.length === 0 ? absent : null;
+    },
+    30_000,
+    500,
+  ).catch(async () => {
     const names = new Set(await prometheus.api<string[]>('/api/v1/label/__name__/values'));
     return wanted.filter((n) => !names.has(n));
   });
   expect(missing).toEqual([]);
   for (const { panel, expr } of queries) {
-    const answer = await eventually(`"${panel}" to return data`, async () => {
-      const data = await query(forPrometheus(expr, RATE_INTERVAL));
-      return data.result.length > 0 ? data : null;
-    }, 30_000, 500).catch((error: Error) => ({ panel, expr, error: error.message }));
+    const answer = await eventually(
+      `"${panel}" to return data`,
+      async () => {
+        const data = await query(forPrometheus(expr, RATE_INTERVAL));
+        return data.result.length > 0 ? data : null;
+      },
+      30_000,
+      500,
+    ).catch((error: Error) => ({ panel, expr, error: error.message }));
     expect({ panel, expr, answer: 'error' in answer ? answer.error : 'data' }).toEqual({ panel, expr, answer: 'data' });
   }
 
   // Nothing is paused yet: the rules are evaluated, and the alert is silent.
-  const rules = await eventually('the rules to be evaluated', async () => {
-    const { groups } = await prometheus.api<{ groups: { rules: { name: string; query: string; health: string; lastEvaluation: string }[] }[] }>('/api/v1/rules');
-    const all = groups.flatMap((g) => g.rules);
-    return all.length >= 10 && all.every((r) => r.health === 'ok' && !r.lastEvaluation.startsWith('0001')) ? all : null;
-  }, 30_000, 500);
+  const rules = await eventually(
+    'the rules to be evaluated',
+    async () => {
+      const { groups } = await prometheus.api<{ groups: { rules: { name: string; query: string; health: string; lastEvaluation: string }[] }[] }>(
+        '/api/v1/rules',
+      );
+      const all = groups.flatMap((g) => g.rules);
+      return all.length >= 10 && all.every((r) => r.health === 'ok' && !r.lastEvaluation.startsWith('0001')) ? all : null;
+    },
+    30_000,
+    500,
+  );
   expect(await firing()).not.toContain(PAUSED_ALERT);
   // the rules, too, name only scraped metrics; the readiness alert's route label is the API's own
   const scraped = new Set(await prometheus.api<string[]>('/api/v1/label/__name__/values'));
-  expect(rules.flatMap((r) => metricNames(r.query).filter((n) => !scraped.has(n)).map((n) => `${r.name}: ${n}`))).toEqual([]);
+  expect(
+    rules.flatMap((r) =>
+      metricNames(r.query)
+        .filter((n) => !scraped.has(n))
+        .map((n) => `${r.name}: ${n}`),
+    ),
+  ).toEqual([]);
   expect((await query('metronome_http_request_duration_seconds_count{route="/readyz", status="200"}')).result.length).toBeGreaterThan(0);
 
   // The platform refuses the next account: its run pauses (account_unavailable) and the alert fires.
@@ -119,10 +167,15 @@ test('a real Prometheus scrapes every service, runs every dashboard query, and f
   expect(paused.status).toBe(201);
   const [stopped] = await runsToEnd(stack, tenant.token, [paused.body.id], 60_000, 250);
   expect(stopped).toMatchObject({ status: 'paused' });
-  const alerts = await eventually('the paused-run alert to fire', async () => {
-    const names = await firing();
-    return names.includes(PAUSED_ALERT) ? names : null;
-  }, 30_000, 500);
+  const alerts = await eventually(
+    'the paused-run alert to fire',
+    async () => {
+      const names = await firing();
+      return names.includes(PAUSED_ALERT) ? names : null;
+    },
+    30_000,
+    500,
+  );
   // and it is the only alert firing: a healthy stack trips no other rule
   expect(alerts).toEqual([PAUSED_ALERT]);
 }, 240_000);

@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 test('the oldest account keeps a clashing externalId, later ones are disabled and renamed; keyless http accounts are disconnected; two migrators at once', async () => {
-  const tenant = async (name: string) => (await client.query<{ id: string }>(`insert into tenants (name, token_hash) values ($1, md5($1)) returning id`, [name])).rows[0]!.id;
+  const tenant = async (name: string) =>
+    (await client.query<{ id: string }>(`insert into tenants (name, token_hash) values ($1, md5($1)) returning id`, [name])).rows[0]!.id;
   const [a, c] = [await tenant('A'), await tenant('C')];
   const account = async (tenantId: string, externalId: string, createdAt: string, credentials: Buffer | null, platform = 'http') =>
     (
@@ -50,7 +51,9 @@ test('the oldest account keeps a clashing externalId, later ones are disabled an
   expect(results.flatMap((r) => r.applied).sort()).toEqual(fromHere);
   expect(fromHere[0]).toBe('0005_account_ownership.sql');
 
-  const rows = new Map((await client.query<{ id: string; external_id: string; status: string }>('select id, external_id, status from accounts')).rows.map((r) => [r.id, r]));
+  const rows = new Map(
+    (await client.query<{ id: string; external_id: string; status: string }>('select id, external_id, status from accounts')).rows.map((r) => [r.id, r]),
+  );
   expect(rows.get(original)).toMatchObject({ external_id: 'shop', status: 'active' });
   expect(rows.get(copy)).toMatchObject({ external_id: `shop~duplicate-${copy}`, status: 'disabled' });
   expect(rows.get(sameTenantCopy)).toMatchObject({ external_id: `shop~duplicate-${sameTenantCopy}`, status: 'disabled' });

@@ -28,7 +28,11 @@ test('a delete that arrives while a save naming the audience is open waits for i
     void deletion.then(() => (settledBeforeCommit = true));
     // long enough for the delete to have run to its lock
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await trx.updateTable('campaigns').set({ audience_ids: [audience.id] }).where('id', '=', seeded.campaignId).execute();
+    await trx
+      .updateTable('campaigns')
+      .set({ audience_ids: [audience.id] })
+      .where('id', '=', seeded.campaignId)
+      .execute();
   });
   expect(settledBeforeCommit).toBe(false);
   expect(await deletion).toEqual({ deleted: false, namedBy: [{ id: seeded.campaignId, name: expect.any(String) }] });

@@ -184,7 +184,16 @@ test('every sync state change is a directory event for the account’s tenant; t
     expect(events.map((e) => e['status'])).toEqual(['syncing', 'syncing', 'syncing', 'ok', 'backing_off']);
     expect(events[1]).toEqual({ type: 'directory', accountId, tenantId, status: 'syncing', synced: 200, size: 0 });
     expect(events[3]).toEqual({ type: 'directory', accountId, tenantId, status: 'ok', synced: 2, size: 2 });
-    expect(events[4]).toEqual({ type: 'directory', accountId, tenantId, status: 'backing_off', synced: 0, size: 2, reason: 'rate-overlimit', until: T2.toISOString() });
+    expect(events[4]).toEqual({
+      type: 'directory',
+      accountId,
+      tenantId,
+      status: 'backing_off',
+      synced: 0,
+      size: 2,
+      reason: 'rate-overlimit',
+      until: T2.toISOString(),
+    });
     const account = await new AccountRepository(tdb.db).find(accountId, tenantId);
     expect(account?.directory).toEqual({ status: 'backing_off', synced: 0, size: 2, until: T2, reason: 'rate-overlimit', lastSyncAt: T2, requestedAt: T1 });
   } finally {

@@ -18,8 +18,17 @@ async function finishedRun(status: 'success' | 'running') {
   const seeded = await seedCampaignOfNewAccount(db, { campaign: { targets: ['a', 'b'] } });
   const runId = await seedRun(db, { ...seeded, parts: [{ type: 'text', text: 'hi' }], scheduledAt: new Date() });
   await db.updateTable('run_targets').set({ status: 'sent', sent_at: new Date(), parts_sent: 1 }).where('run_id', '=', runId).execute();
-  await db.updateTable('run_targets').set({ message_ids: ['m-a'] }).where('run_id', '=', runId).where('chat_id', '=', 'a').execute();
-  await db.updateTable('runs').set({ status, ...(status === 'success' && { finished_at: new Date() }) }).where('id', '=', runId).execute();
+  await db
+    .updateTable('run_targets')
+    .set({ message_ids: ['m-a'] })
+    .where('run_id', '=', runId)
+    .where('chat_id', '=', 'a')
+    .execute();
+  await db
+    .updateTable('runs')
+    .set({ status, ...(status === 'success' && { finished_at: new Date() }) })
+    .where('id', '=', runId)
+    .execute();
   return { ...seeded, runId };
 }
 

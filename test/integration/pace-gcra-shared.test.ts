@@ -28,7 +28,11 @@ test('with no gap and no caps, pace-reserve-safe-6 reserves as pace-reserve-3 do
   // a fixed pseudo-random walk: clocks moving unevenly, two rates, bursts, per-chat paces, waits
   let seed = 7;
   const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
-  const chats: ChatPace[] = [{ chatId: 'a', perMinute: 0 }, { chatId: 'b', perMinute: 20 }, { chatId: 'c', perMinute: 7 }];
+  const chats: ChatPace[] = [
+    { chatId: 'a', perMinute: 0 },
+    { chatId: 'b', perMinute: 20 },
+    { chatId: 'c', perMinute: 7 },
+  ];
   let now = 1_000_000;
   const kinds = new Set<string>();
   for (let i = 0; i < 400; i++) {

@@ -14,7 +14,7 @@ afterAll(async () => {
   await tdb.drop();
 });
 
-test("a parameterised statement is prepared once on a connection and reused; one without parameters is not", async () => {
+test('a parameterised statement is prepared once on a connection and reused; one without parameters is not', async () => {
   const db = createDb({ url: tdb.url, max: 1 });
   try {
     const query = (n: number) => sql<{ n: number }>`select ${n}::int + 1 as n`.execute(db);

@@ -18,8 +18,18 @@ afterAll(() => database.drop());
 async function sentRun(prefix = 'm') {
   const seeded = await seedCampaignOfNewAccount(db, { campaign: { targets: ['a', 'b'] } });
   const runId = await seedRun(db, { ...seeded, parts: [{ type: 'text', text: 'hi' }], scheduledAt: new Date() });
-  await db.updateTable('run_targets').set({ status: 'sent', sent_at: new Date('2026-01-01T10:00:00Z'), parts_sent: 1 }).where('run_id', '=', runId).execute();
-  for (const chat of ['a', 'b']) await db.updateTable('run_targets').set({ message_ids: [`${prefix}-${chat}`] }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'sent', sent_at: new Date('2026-01-01T10:00:00Z'), parts_sent: 1 })
+    .where('run_id', '=', runId)
+    .execute();
+  for (const chat of ['a', 'b'])
+    await db
+      .updateTable('run_targets')
+      .set({ message_ids: [`${prefix}-${chat}`] })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chat)
+      .execute();
   return { ...seeded, runId };
 }
 
@@ -27,7 +37,10 @@ const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 10, minute));
 
 test('late, twice and out of order: the earliest time stays; a read is a delivery; another account changes nothing; one message.status delivery per run', async () => {
   const { tenantId, accountId, runId } = await sentRun();
-  await db.insertInto('webhooks').values({ tenant_id: tenantId, url: 'https://hooks.example.com/r', events: ['message.status'], secret: Buffer.from('x') }).execute();
+  await db
+    .insertInto('webhooks')
+    .values({ tenant_id: tenantId, url: 'https://hooks.example.com/r', events: ['message.status'], secret: Buffer.from('x') })
+    .execute();
   const repo = new ReceiptRepository(db);
 
   const first = await repo.record(accountId, [

@@ -29,7 +29,12 @@ test('a connection whose Redis is gone: quit() waits behind the queued commands;
   try {
     await eventually('both connections to notice', async () => plain.status === 'reconnecting' && bounded.status === 'reconnecting', 10_000, 20);
     // a command on each, left waiting for Redis (as a job's or a tick's would be)
-    const waiting = [plain.get('k'), bounded.get('k')].map((p) => p.then(() => 'answered', (err: Error) => `failed: ${err.message}`));
+    const waiting = [plain.get('k'), bounded.get('k')].map((p) =>
+      p.then(
+        () => 'answered',
+        (err: Error) => `failed: ${err.message}`,
+      ),
+    );
     expect(await settledWithin(plain.quit(), 1_000)).toBe(false);
     await closeRedis(bounded, 5_000);
     expect(bounded.status).toBe('end');

@@ -192,7 +192,11 @@ describe('safe pace (pace-reserve-safe-6: human gap and caps in the one reservat
     await safe.rebuild('acc', token, t0, 0, []);
     const capped = { ...none, hourlyCap: 3 };
     for (let i = 0; i < 3; i++) expect(await safe.reserve('acc', token, t0 + i * 1000, 60_000, 1, noChat, 0, capped)).toMatchObject({ reserved: true });
-    expect(await safe.reserve('acc', token, t0 + 3_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'cap', waitMs: HOUR + MARGIN - 3_000 });
+    expect(await safe.reserve('acc', token, t0 + 3_000, 60_000, 1, noChat, 0, capped)).toEqual({
+      reserved: false,
+      limitedBy: 'cap',
+      waitMs: HOUR + MARGIN - 3_000,
+    });
     expect(Number(await redis.get(keys.accountCap('acc')))).toBe(t0 + HOUR + MARGIN);
     expect(await safe.reserve('acc', token, t0 + HOUR + MARGIN - 1, 60_000, 1, noChat, 0, capped)).toMatchObject({ limitedBy: 'cap', waitMs: 1 });
     expect(await safe.reserve('acc', token, t0 + HOUR + MARGIN, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: true, waitMs: 0 });
@@ -207,7 +211,11 @@ describe('safe pace (pace-reserve-safe-6: human gap and caps in the one reservat
     const capped = { ...none, dailyCap: 3 };
     expect(await safe.reserve('acc', token, t0, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'account', waitMs: 5_000 });
     expect(await safe.reserve('acc', token, t0 + 5_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: true, waitMs: 0 });
-    expect(await safe.reserve('acc', token, t0 + 6_000, 60_000, 1, noChat, 0, capped)).toEqual({ reserved: false, limitedBy: 'cap', waitMs: 4 * HOUR + MARGIN - 6_000 });
+    expect(await safe.reserve('acc', token, t0 + 6_000, 60_000, 1, noChat, 0, capped)).toEqual({
+      reserved: false,
+      limitedBy: 'cap',
+      waitMs: 4 * HOUR + MARGIN - 6_000,
+    });
     // a second rebuild (another replica's, late) changes nothing
     expect(await safe.rebuild('acc', token, t0, 0, [])).toBe(true);
     expect(await safe.reserve('acc', token, t0 + 6_000, 60_000, 1, noChat, 0, capped)).toMatchObject({ limitedBy: 'cap' });

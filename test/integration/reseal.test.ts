@@ -21,7 +21,12 @@ async function seedWorld() {
   const bots = await Promise.all(Array.from({ length: 7 }, (_, i) => account(seal(JSON.stringify({ botToken: `${i}:token-${i}` }), OLD))));
   const already = await account(seal(JSON.stringify({ botToken: 'new:one' }), NEW));
   const phone = await account(null, 'whatsapp');
-  const authRows = Array.from({ length: 12 }, (_, i) => ({ account_id: phone, kind: i === 0 ? 'creds' : 'session', key_id: i === 0 ? '' : `k${i}`, sealed: seal(`{"secret":${i}}`, OLD) }));
+  const authRows = Array.from({ length: 12 }, (_, i) => ({
+    account_id: phone,
+    kind: i === 0 ? 'creds' : 'session',
+    key_id: i === 0 ? '' : `k${i}`,
+    sealed: seal(`{"secret":${i}}`, OLD),
+  }));
   await tdb.db.insertInto('whatsapp_auth').values(authRows).execute();
   return { bots, already, phone };
 }

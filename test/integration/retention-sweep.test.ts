@@ -22,7 +22,19 @@ async function run(owner: { tenantId: string; accountId: string; campaignId: str
   const finished = ['success', 'partial', 'failed', 'cancelled'].includes(status);
   await database.db
     .insertInto('runs')
-    .values({ id, campaign_id: owner.campaignId, tenant_id: owner.tenantId, account_id: owner.accountId, trigger: 'schedule', status: status as 'success', parts: '[]', total: chats, scheduled_at: at, finished_at: finished ? at : null, paused_reason: status === 'paused' ? 'operator' : null })
+    .values({
+      id,
+      campaign_id: owner.campaignId,
+      tenant_id: owner.tenantId,
+      account_id: owner.accountId,
+      trigger: 'schedule',
+      status: status as 'success',
+      parts: '[]',
+      total: chats,
+      scheduled_at: at,
+      finished_at: finished ? at : null,
+      paused_reason: status === 'paused' ? 'operator' : null,
+    })
     .execute();
   const targets = Array.from({ length: chats }, (_, i) => ({ run_id: id, chat_id: `chat-${i}`, status: i === 0 ? ('sent' as const) : ('failed' as const) }));
   if (targets.length) await database.db.insertInto('run_targets').values(targets).execute();
@@ -37,8 +49,10 @@ async function owner(retentionDays?: number) {
 }
 
 const left = async (runId: string) =>
-  (await sql<{ targets: number; events: number; run: number }>`select (select count(*) from run_targets where run_id = ${runId})::int as targets,
-     (select count(*) from run_events where run_id = ${runId})::int as events, (select count(*) from runs where id = ${runId})::int as run`.execute(database.db)).rows[0];
+  (
+    await sql<{ targets: number; events: number; run: number }>`select (select count(*) from run_targets where run_id = ${runId})::int as targets,
+     (select count(*) from run_events where run_id = ${runId})::int as events, (select count(*) from runs where id = ${runId})::int as run`.execute(database.db)
+  ).rows[0];
 
 function sweep(clock: ManualClock, o: { batch?: number; stopAfter?: number } = {}) {
   const counted: Partial<Record<SweptKind, number>> = {};
@@ -70,7 +84,9 @@ test('history past retention goes and its summary stays; newer, open and paused 
   const shortRecent = await run(short, 29, 2);
   // the sent chat was delivered, read and answered: the summary keeps those counts too
   for (const id of [old, recent]) {
-    await sql`update run_targets set delivered_at = ${new Date(NOW)}, read_at = ${new Date(NOW)}, replied_at = ${new Date(NOW)} where run_id = ${id} and status = 'sent'`.execute(database.db);
+    await sql`update run_targets set delivered_at = ${new Date(NOW)}, read_at = ${new Date(NOW)}, replied_at = ${new Date(NOW)} where run_id = ${id} and status = 'sent'`.execute(
+      database.db,
+    );
   }
 
   const counted = await sweep(clock);
@@ -120,16 +136,45 @@ test('a sweep cut short after every statement is finished by the next, counts ke
 test('settled webhook deliveries and media nothing uses follow the same clock; pending deliveries and used media stay', async () => {
   const clock = new ManualClock(NOW);
   const a = await owner();
-  const webhook = await database.db.insertInto('webhooks').values({ tenant_id: a.tenantId, url: 'https://hooks.example.com/x', events: ['run.status'], secret: Buffer.alloc(8) }).returning('id').executeTakeFirstOrThrow();
+  const webhook = await database.db
+    .insertInto('webhooks')
+    .values({ tenant_id: a.tenantId, url: 'https://hooks.example.com/x', events: ['run.status'], secret: Buffer.alloc(8) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const old = new Date(NOW - 100 * DAY);
   for (const status of ['delivered', 'failed', 'pending'] as const) {
-    await database.db.insertInto('webhook_deliveries').values({ webhook_id: webhook.id, tenant_id: a.tenantId, type: 'run.status', subject_id: randomUUID(), payload: '{}', status, created_at: old }).execute();
+    await database.db
+      .insertInto('webhook_deliveries')
+      .values({ webhook_id: webhook.id, tenant_id: a.tenantId, type: 'run.status', subject_id: randomUUID(), payload: '{}', status, created_at: old })
+      .execute();
   }
   const media = async () =>
-    (await database.db.insertInto('media').values({ tenant_id: a.tenantId, content_type: 'image/png', size: 1, sha256: 'x', filename: null, bytes: Buffer.from([1]), storage_key: null, created_at: old }).returning('id').executeTakeFirstOrThrow()).id;
+    (
+      await database.db
+        .insertInto('media')
+        .values({
+          tenant_id: a.tenantId,
+          content_type: 'image/png',
+          size: 1,
+          sha256: 'x',
+          filename: null,
+          bytes: Buffer.from([1]),
+          storage_key: null,
+          created_at: old,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   const [unused, used] = [await media(), await media()];
-  await database.db.updateTable('campaigns').set({ messages: JSON.stringify([{ type: 'media', mediaId: used }]) }).where('id', '=', a.campaignId).execute();
-  await database.db.insertInto('media_uploads').values({ account_id: a.accountId, media_id: unused, ref: 'r', expires_at: new Date(NOW + DAY) }).execute();
+  await database.db
+    .updateTable('campaigns')
+    .set({ messages: JSON.stringify([{ type: 'media', mediaId: used }]) })
+    .where('id', '=', a.campaignId)
+    .execute();
+  await database.db
+    .insertInto('media_uploads')
+    .values({ account_id: a.accountId, media_id: unused, ref: 'r', expires_at: new Date(NOW + DAY) })
+    .execute();
 
   expect(await sweep(clock)).toEqual({ webhook_deliveries: 2, media: 1 });
   expect((await database.db.selectFrom('webhook_deliveries').select('status').execute()).map((d) => d.status)).toEqual(['pending']);

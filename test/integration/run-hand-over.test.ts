@@ -27,7 +27,12 @@ test('each hand-over moves the run one job step on, under the job id the queue u
   const runId = await seed();
   expect(await step(runId)).toEqual({ job_seq: 0, job_id: runJobId(runId, 0) });
   for (const seq of [1, 2, 3, 10, 11]) {
-    if (seq === 10) await h.tdb.db.updateTable('runs').set({ job_seq: 9, job_id: runJobId(runId, 9) }).where('id', '=', runId).execute();
+    if (seq === 10)
+      await h.tdb.db
+        .updateTable('runs')
+        .set({ job_seq: 9, job_id: runJobId(runId, 9) })
+        .where('id', '=', runId)
+        .execute();
     const next = await h.deps.repo.runs.handOver(runId, seq - 1, new Date(h.clock.now()));
     expect(next).toEqual({ jobSeq: seq, jobId: runJobId(runId, seq) });
     expect(await step(runId)).toEqual({ job_seq: seq, job_id: runJobId(runId, seq) });

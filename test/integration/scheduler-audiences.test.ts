@@ -38,8 +38,16 @@ const gates = async (runId: string) =>
 async function withAudience(members: { chatId: string; vars: Record<string, string> | null }[]) {
   const seeded = await seedCampaignOfNewAccount(db, { campaign: { targets: ['a'], next_run_at: new Date(T0) } });
   const audience = await new AudienceRepository(db).create(seeded.tenantId, 'list', new Date(T0));
-  await new AudienceMemberRepository(db).upsert(audience.id, members.map((m) => ({ ...m, search: m.chatId })), new Date(T0));
-  await db.updateTable('campaigns').set({ audience_ids: [audience.id] }).where('id', '=', seeded.campaignId).execute();
+  await new AudienceMemberRepository(db).upsert(
+    audience.id,
+    members.map((m) => ({ ...m, search: m.chatId })),
+    new Date(T0),
+  );
+  await db
+    .updateTable('campaigns')
+    .set({ audience_ids: [audience.id] })
+    .where('id', '=', seeded.campaignId)
+    .execute();
   return { ...seeded, audienceId: audience.id };
 }
 
@@ -55,9 +63,22 @@ test("a tick's run takes the members beside the targets, and the per-chat interv
   expect(await gates(first!.id)).toEqual({ a: { at: 0, vars: null }, m: { at: 0, vars: { name: 'M' } } });
 
   // m reached late (+50 s), then the next occurrence: m waits for its own interval
-  await db.updateTable('run_targets').set({ status: 'sent', sent_at: new Date(T0 + 50_000), parts_sent: 1 }).where('run_id', '=', first!.id).execute();
-  await db.updateTable('run_targets').set({ sent_at: new Date(T0 + 1_000) }).where('run_id', '=', first!.id).where('chat_id', '=', 'a').execute();
-  await db.updateTable('runs').set({ status: 'success', finished_at: new Date(T0 + 50_000) }).where('id', '=', first!.id).execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'sent', sent_at: new Date(T0 + 50_000), parts_sent: 1 })
+    .where('run_id', '=', first!.id)
+    .execute();
+  await db
+    .updateTable('run_targets')
+    .set({ sent_at: new Date(T0 + 1_000) })
+    .where('run_id', '=', first!.id)
+    .where('chat_id', '=', 'a')
+    .execute();
+  await db
+    .updateTable('runs')
+    .set({ status: 'success', finished_at: new Date(T0 + 50_000) })
+    .where('id', '=', first!.id)
+    .execute();
   await new AudienceMemberRepository(db).upsert(audienceId, [{ chatId: 'n', vars: null, search: 'n' }], new Date(T0 + 55_000));
   clock.set(T0 + 60_000);
   expect((await runTick(deps, fence)).created).toBe(1);
@@ -74,12 +95,25 @@ test('an open test run holds no occurrence back, and its delivery gates no chat'
   const testId = randomUUID();
   await insertTestRun(
     db,
-    { id: testId, campaignId, tenantId, accountId, parts: [{ type: 'text', text: 'hi' }], scheduledAt: new Date(T0), windowEndAt: null, jobId: runJobId(testId, 0) },
+    {
+      id: testId,
+      campaignId,
+      tenantId,
+      accountId,
+      parts: [{ type: 'text', text: 'hi' }],
+      scheduledAt: new Date(T0),
+      windowEndAt: null,
+      jobId: runJobId(testId, 0),
+    },
     'a',
     null,
   );
   // the test reached `a` and is still open (running) when the occurrence comes due
-  await db.updateTable('run_targets').set({ status: 'sent', sent_at: new Date(T0), parts_sent: 1 }).where('run_id', '=', testId).execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'sent', sent_at: new Date(T0), parts_sent: 1 })
+    .where('run_id', '=', testId)
+    .execute();
   await db.updateTable('runs').set({ status: 'running' }).where('id', '=', testId).execute();
   expect((await runTick(deps, fence)).created).toBe(1);
   const scheduled = (await runsOf(campaignId)).find((r) => r.trigger === 'schedule')!;

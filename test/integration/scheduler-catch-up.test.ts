@@ -44,7 +44,13 @@ const scheduledRuns = async (campaignId: string) =>
 const campaign = (id: string) =>
   db.selectFrom('campaigns').select(['next_run_at', 'skipped_count', 'last_skipped_at', 'catch_up_through']).where('id', '=', id).executeTakeFirstOrThrow();
 /** The sender's part, as far as the schedule cares: the open run ends. */
-const finishOpenRuns = (id: string) => db.updateTable('runs').set({ status: 'success', finished_at: new Date(clock.now()) }).where('campaign_id', '=', id).where('status', 'in', ['queued', 'running']).execute();
+const finishOpenRuns = (id: string) =>
+  db
+    .updateTable('runs')
+    .set({ status: 'success', finished_at: new Date(clock.now()) })
+    .where('campaign_id', '=', id)
+    .where('status', 'in', ['queued', 'running'])
+    .execute();
 const skippedMetric = async () => Object.fromEntries((await metrics.occurrencesSkipped.get()).values.map((v) => [v.labels.reason, v.value]));
 
 /** Runs at T0, then the scheduler is down until T0+3:30. */
@@ -58,9 +64,16 @@ test('latest (the default, lateness one interval): the restart runs T0+3 alone; 
   const id = await seed('latest', null);
   await downForThreeIntervals(id);
   expect(await runTick(deps, fence)).toMatchObject({ created: 1, skipped: { too_late: 2, superseded: 0, missed: 0, catch_up_limit: 0 } });
-  expect(await scheduledRuns(id)).toEqual([{ at: at(0), status: 'success' }, { at: at(3), status: 'queued' }]);
+  expect(await scheduledRuns(id)).toEqual([
+    { at: at(0), status: 'success' },
+    { at: at(3), status: 'queued' },
+  ]);
   const c = await campaign(id);
-  expect({ next: c.next_run_at?.toISOString(), skipped: Number(c.skipped_count), last: c.last_skipped_at?.toISOString() }).toEqual({ next: at(4), skipped: 2, last: at(2) });
+  expect({ next: c.next_run_at?.toISOString(), skipped: Number(c.skipped_count), last: c.last_skipped_at?.toISOString() }).toEqual({
+    next: at(4),
+    skipped: 2,
+    last: at(2),
+  });
   expect(await skippedMetric()).toMatchObject({ too_late: 2 });
 });
 
@@ -141,7 +154,11 @@ test('all: never more than 100 runs for one catch-up; never two runs for one occ
   // A concurrent writer sets next_run_at back to an occurrence that already has a run: no second
   // run for it (the too-early rule moves it on; the unique (campaign_id, scheduled_at) index stands behind).
   await finishOpenRuns(id);
-  await db.updateTable('campaigns').set({ next_run_at: new Date(T0 + 81 * MIN) }).where('id', '=', id).execute();
+  await db
+    .updateTable('campaigns')
+    .set({ next_run_at: new Date(T0 + 81 * MIN) })
+    .where('id', '=', id)
+    .execute();
   expect((await runTick(deps, fence)).created).toBe(0);
   expect((await scheduledRuns(id)).filter((r) => r.at === at(81))).toHaveLength(1);
 });

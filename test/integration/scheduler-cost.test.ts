@@ -46,7 +46,10 @@ async function statementsOfOneTick(due: number): Promise<{ statements: number; c
   const clock = new ManualClock(T0);
   const fence = await repo.takeFence('me', new Date(T0));
   statements = 0;
-  const result = await runTick({ repo, queue, clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 2000, jitterMs: 0, lookaheadMs: 0 }, fence);
+  const result = await runTick(
+    { repo, queue, clock, logger: createLogger('test', 'silent'), metrics: new Metrics('test'), batch: 2000, jitterMs: 0, lookaheadMs: 0 },
+    fence,
+  );
   return { statements, created: result.created };
 }
 
@@ -60,6 +63,9 @@ test('10 or 1,000 due campaigns: the same number of statements per tick', async 
   // fence check, paused-run scan, due scan, runs with their targets and the campaigns' advance,
   // no-account scan, streaks (the automatic-resume update is skipped when there is nothing to resume)
   expect(large.statements).toBe(6);
-  const targets = await tdb.db.selectFrom('run_targets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const targets = await tdb.db
+    .selectFrom('run_targets')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   expect(Number(targets.n)).toBe(5000);
 }, 60_000);

@@ -24,19 +24,33 @@ beforeEach(async () => {
 afterEach(() => bed.close());
 
 async function seed(schedule: object = { type: 'interval', everySeconds: 60 }) {
-  const { campaignId } = await seedCampaignOfNewAccount(db, { campaign: { schedule: JSON.stringify(schedule), targets: ['a', 'b', 'c'], next_run_at: new Date(T0) } });
+  const { campaignId } = await seedCampaignOfNewAccount(db, {
+    campaign: { schedule: JSON.stringify(schedule), targets: ['a', 'b', 'c'], next_run_at: new Date(T0) },
+  });
   return campaignId;
 }
 
 const runsOf = (campaignId: string) => db.selectFrom('runs').selectAll().where('campaign_id', '=', campaignId).orderBy('scheduled_at').execute();
 const gates = async (runId: string) =>
   Object.fromEntries(
-    (await db.selectFrom('run_targets').select(['chat_id', 'next_attempt_at']).where('run_id', '=', runId).orderBy('chat_id').execute()).map((t) => [t.chat_id, t.next_attempt_at.getTime()]),
+    (await db.selectFrom('run_targets').select(['chat_id', 'next_attempt_at']).where('run_id', '=', runId).orderBy('chat_id').execute()).map((t) => [
+      t.chat_id,
+      t.next_attempt_at.getTime(),
+    ]),
   );
 const deliver = (runId: string, chat: string, at: number) =>
-  db.updateTable('run_targets').set({ status: 'sent', sent_at: new Date(at), parts_sent: 1, updated_at: new Date(at) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+  db
+    .updateTable('run_targets')
+    .set({ status: 'sent', sent_at: new Date(at), parts_sent: 1, updated_at: new Date(at) })
+    .where('run_id', '=', runId)
+    .where('chat_id', '=', chat)
+    .execute();
 const finish = (runId: string, status: 'success' | 'partial', at: number) =>
-  db.updateTable('runs').set({ status, finished_at: new Date(at), updated_at: new Date(at) }).where('id', '=', runId).execute();
+  db
+    .updateTable('runs')
+    .set({ status, finished_at: new Date(at), updated_at: new Date(at) })
+    .where('id', '=', runId)
+    .execute();
 
 test('a slow run: each chat of the next run waits for its own last delivery plus everySeconds', async () => {
   const campaignId = await seed();
@@ -63,9 +77,24 @@ test('a chat whose send is still in flight in a paused run is gated on its lease
   await runTick(deps, fence);
   const [first] = await runsOf(campaignId);
   const lease = T0 + 70_000;
-  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'x', lease_expires_at: new Date(lease) }).where('run_id', '=', first!.id).where('chat_id', '=', 'a').execute();
-  await db.updateTable('run_targets').set({ status: 'unknown', updated_at: new Date(T0 + 5_000) }).where('run_id', '=', first!.id).where('chat_id', '=', 'b').execute();
-  await db.updateTable('run_targets').set({ status: 'pending', parts_sent: 1, updated_at: new Date(T0 + 7_000) }).where('run_id', '=', first!.id).where('chat_id', '=', 'c').execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'in_flight', lease_owner: 'x', lease_expires_at: new Date(lease) })
+    .where('run_id', '=', first!.id)
+    .where('chat_id', '=', 'a')
+    .execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'unknown', updated_at: new Date(T0 + 5_000) })
+    .where('run_id', '=', first!.id)
+    .where('chat_id', '=', 'b')
+    .execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'pending', parts_sent: 1, updated_at: new Date(T0 + 7_000) })
+    .where('run_id', '=', first!.id)
+    .where('chat_id', '=', 'c')
+    .execute();
   await db.updateTable('runs').set({ status: 'paused', paused_reason: 'operator' }).where('id', '=', first!.id).execute();
   clock.set(T0 + 60_000);
   expect((await runTick(deps, fence)).created).toBe(1);

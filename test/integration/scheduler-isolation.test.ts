@@ -26,7 +26,10 @@ beforeEach(async () => {
 afterEach(() => bed.close());
 
 /** A tenant with an account (`status`) and one campaign; `raw` columns are SQL written as given. */
-async function campaign(raw: Partial<Record<'schedule' | 'timezone' | 'window_start' | 'window_end' | 'messages' | 'targets' | 'next_run_at', unknown>> = {}, status: 'active' | 'disabled' = 'active') {
+async function campaign(
+  raw: Partial<Record<'schedule' | 'timezone' | 'window_start' | 'window_end' | 'messages' | 'targets' | 'next_run_at', unknown>> = {},
+  status: 'active' | 'disabled' = 'active',
+) {
   const { campaignId: id } = await seedCampaignOfNewAccount(db, { account: { status }, campaign: { next_run_at: new Date(clock.now()) } });
   for (const [column, value] of Object.entries(raw)) {
     await sql`update campaigns set ${sql.ref(column)} = ${value} where id = ${id}`.execute(db);
@@ -42,7 +45,10 @@ test('campaigns the tick cannot turn into runs are deactivated with a reason and
   const good = [await campaign(), await campaign(), await campaign()];
   const poison = {
     // what the API once saved for schedule.once.at = '0000-01-01T00:00:00+23:59' (UTC year -1)
-    yearMinusOne: await campaign({ schedule: sql`${JSON.stringify({ type: 'once', at: '0000-01-01T00:00:00+23:59' })}::jsonb`, next_run_at: new Date('0000-01-01T00:00:00+23:59') }),
+    yearMinusOne: await campaign({
+      schedule: sql`${JSON.stringify({ type: 'once', at: '0000-01-01T00:00:00+23:59' })}::jsonb`,
+      next_run_at: new Date('0000-01-01T00:00:00+23:59'),
+    }),
     minusInfinity: await campaign({ next_run_at: sql`'-infinity'::timestamptz` }),
     // the next occurrence lands after the year 9999
     after9999: await campaign({ schedule: sql`'{"type":"interval","everySeconds":1000000000000}'::jsonb` }),
@@ -133,7 +139,11 @@ test('reconciler: a run that lost its job a moment ago gets one at once; a run w
 
   // touched just now and its job gone (Redis lost it): re-added in this very pass
   await queue.queue.obliterate({ force: true });
-  await db.updateTable('runs').set({ updated_at: new Date(clock.now()) }).where('id', '=', run!.id).execute();
+  await db
+    .updateTable('runs')
+    .set({ updated_at: new Date(clock.now()) })
+    .where('id', '=', run!.id)
+    .execute();
   expect((await reconcileNow()).requeued).toBe(1);
   const moved = await db.selectFrom('runs').select('job_id').where('id', '=', run!.id).executeTakeFirstOrThrow();
   expect(await queue.existing([moved.job_id!])).toEqual(new Set([moved.job_id!]));

@@ -24,7 +24,17 @@ beforeEach(async () => {
 });
 afterEach(() => bed.close());
 
-async function seed(opts: { accountStatus?: 'active' | 'disabled'; blockedUntil?: Date; window?: [string, string]; every?: number; nextRunAt?: Date; targets?: string[]; timezone?: string } = {}) {
+async function seed(
+  opts: {
+    accountStatus?: 'active' | 'disabled';
+    blockedUntil?: Date;
+    window?: [string, string];
+    every?: number;
+    nextRunAt?: Date;
+    targets?: string[];
+    timezone?: string;
+  } = {},
+) {
   return seedCampaignOfNewAccount(db, {
     account: { status: opts.accountStatus ?? 'active', blocked_until: opts.blockedUntil ?? null },
     campaign: {
@@ -39,7 +49,8 @@ async function seed(opts: { accountStatus?: 'active' | 'disabled'; blockedUntil?
 }
 
 const runsOf = (campaignId: string) => db.selectFrom('runs').selectAll().where('campaign_id', '=', campaignId).orderBy('scheduled_at').execute();
-const nextRunAt = async (campaignId: string) => (await db.selectFrom('campaigns').select('next_run_at').where('id', '=', campaignId).executeTakeFirstOrThrow()).next_run_at;
+const nextRunAt = async (campaignId: string) =>
+  (await db.selectFrom('campaigns').select('next_run_at').where('id', '=', campaignId).executeTakeFirstOrThrow()).next_run_at;
 
 test('a due campaign becomes one run with its targets and one job, and moves to its next occurrence', async () => {
   const { campaignId } = await seed();
@@ -49,7 +60,11 @@ test('a due campaign becomes one run with its targets and one job, and moves to 
   expect(run).toMatchObject({ status: 'queued', trigger: 'schedule', total: 3, window_end_at: null });
   expect(run!.scheduled_at.toISOString()).toBe('2026-06-01T09:00:00.000Z');
   const targets = await db.selectFrom('run_targets').select(['chat_id', 'status']).where('run_id', '=', run!.id).orderBy('chat_id').execute();
-  expect(targets).toEqual([{ chat_id: 'a', status: 'pending' }, { chat_id: 'b', status: 'pending' }, { chat_id: 'c', status: 'pending' }]);
+  expect(targets).toEqual([
+    { chat_id: 'a', status: 'pending' },
+    { chat_id: 'b', status: 'pending' },
+    { chat_id: 'c', status: 'pending' },
+  ]);
   expect(await queue.queue.getJob(run!.job_id!)).toBeTruthy();
   expect((await nextRunAt(campaignId))!.toISOString()).toBe('2026-06-01T09:01:00.000Z');
   // the same tick again creates nothing: the next occurrence is not due
@@ -61,7 +76,11 @@ test('a deleted campaign is never due, whether its account can send or not, even
   // deleted without it (an older write, a manual fix) never runs again.
   const sending = await seed();
   const held = await seed({ accountStatus: 'disabled' });
-  await db.updateTable('campaigns').set({ deleted_at: new Date(clock.now()) }).where('id', 'in', [sending.campaignId, held.campaignId]).execute();
+  await db
+    .updateTable('campaigns')
+    .set({ deleted_at: new Date(clock.now()) })
+    .where('id', 'in', [sending.campaignId, held.campaignId])
+    .execute();
   const fence = await repo.takeFence('me', new Date(clock.now()));
   expect(await runTick(deps, fence)).toMatchObject({ created: 0, noAccount: 0 });
   expect(await runsOf(sending.campaignId)).toEqual([]);
@@ -139,18 +158,42 @@ test('reconciler: a run whose job vanished from Redis gets a new job; an expired
   await queue.queue.obliterate({ force: true });
   expect(await queue.queue.getJob(run!.job_id!)).toBeUndefined();
   // `a` had its request written (stamped); `b` was claimed and still waiting for its pace slot
-  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000), send_started_at: new Date(clock.now()) }).where('run_id', '=', run!.id).where('chat_id', '=', 'a').execute();
-  await db.updateTable('run_targets').set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000) }).where('run_id', '=', run!.id).where('chat_id', '=', 'b').execute();
-  await db.updateTable('runs').set({ updated_at: new Date(clock.now() - 60_000) }).where('id', '=', run!.id).execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000), send_started_at: new Date(clock.now()) })
+    .where('run_id', '=', run!.id)
+    .where('chat_id', '=', 'a')
+    .execute();
+  await db
+    .updateTable('run_targets')
+    .set({ status: 'in_flight', lease_owner: 'dead', lease_expires_at: new Date(clock.now() + 1000) })
+    .where('run_id', '=', run!.id)
+    .where('chat_id', '=', 'b')
+    .execute();
+  await db
+    .updateTable('runs')
+    .set({ updated_at: new Date(clock.now() - 60_000) })
+    .where('id', '=', run!.id)
+    .execute();
   clock.advance(2000);
   const result = await reconcile({ repo, queue, clock, logger: deps.logger, metrics: deps.metrics, pausedRunTtlMs: 7 * 86_400_000 });
   expect(result).toMatchObject({ requeued: 1, expiredLeases: 1 });
   const moved = await db.selectFrom('runs').select('job_id').where('id', '=', run!.id).executeTakeFirstOrThrow();
   expect(moved.job_id).toBe(`run-${run!.id}-1`);
   expect(await queue.queue.getJob(moved.job_id!)).toBeTruthy();
-  const a = await db.selectFrom('run_targets').select(['status', 'error_code']).where('run_id', '=', run!.id).where('chat_id', '=', 'a').executeTakeFirstOrThrow();
+  const a = await db
+    .selectFrom('run_targets')
+    .select(['status', 'error_code'])
+    .where('run_id', '=', run!.id)
+    .where('chat_id', '=', 'a')
+    .executeTakeFirstOrThrow();
   expect(a).toEqual({ status: 'unknown', error_code: 'lease_expired' });
-  const b = await db.selectFrom('run_targets').select(['status', 'attempts', 'lease_owner', 'next_attempt_at']).where('run_id', '=', run!.id).where('chat_id', '=', 'b').executeTakeFirstOrThrow();
+  const b = await db
+    .selectFrom('run_targets')
+    .select(['status', 'attempts', 'lease_owner', 'next_attempt_at'])
+    .where('run_id', '=', run!.id)
+    .where('chat_id', '=', 'b')
+    .executeTakeFirstOrThrow();
   expect(b).toEqual({ status: 'pending', attempts: 0, lease_owner: null, next_attempt_at: new Date(clock.now()) });
   // a second pass finds the job alive and adds nothing
   expect((await reconcile({ repo, queue, clock, logger: deps.logger, metrics: deps.metrics, pausedRunTtlMs: 7 * 86_400_000 })).requeued).toBe(0);
@@ -160,7 +203,8 @@ test('NO_ACCOUNT_AUTOPAUSE_AFTER: consecutive no-account occurrences are counted
   const { campaignId, accountId } = await seed({ accountStatus: 'disabled', every: 60 });
   const fence = await repo.takeFence('me', new Date(clock.now()));
   const auto = { ...deps, noAccountAutopauseAfter: 3 };
-  const campaign = () => db.selectFrom('campaigns').select(['active', 'no_account_streak', 'paused_reason', 'next_run_at']).where('id', '=', campaignId).executeTakeFirstOrThrow();
+  const campaign = () =>
+    db.selectFrom('campaigns').select(['active', 'no_account_streak', 'paused_reason', 'next_run_at']).where('id', '=', campaignId).executeTakeFirstOrThrow();
   expect(await runTick(auto, fence)).toMatchObject({ noAccount: 1, autoPaused: 0 });
   expect(await campaign()).toMatchObject({ active: true, no_account_streak: 1 });
   // re-checked every tick, but the same occurrence does not count twice
@@ -201,7 +245,11 @@ test('autoResume: a window-paused run is queued again at the next window start, 
   const [run] = await runsOf(campaignId);
   // the sender paused it when the window closed
   clock.set(Date.parse('2026-06-01T10:00:01Z'));
-  await db.updateTable('runs').set({ status: 'paused', paused_reason: 'window_closed', updated_at: new Date(clock.now()) }).where('id', '=', run!.id).execute();
+  await db
+    .updateTable('runs')
+    .set({ status: 'paused', paused_reason: 'window_closed', updated_at: new Date(clock.now()) })
+    .where('id', '=', run!.id)
+    .execute();
   expect((await runTick(deps, fence)).autoResumed).toBe(0);
   clock.set(Date.parse('2026-06-02T08:59:59.500Z')); // within the lookahead of the next opening
   const lookahead = { ...deps, lookaheadMs: 1000 };
@@ -233,7 +281,11 @@ test('a next_run_at written too early (an edit racing the tick) never causes an 
   await runTick(deps, fence);
   await db.updateTable('runs').set({ status: 'success' }).where('campaign_id', '=', campaignId).execute();
   // a stale writer puts the campaign back to 1 s after the occurrence that already ran
-  await db.updateTable('campaigns').set({ next_run_at: new Date(clock.now() + 1000) }).where('id', '=', campaignId).execute();
+  await db
+    .updateTable('campaigns')
+    .set({ next_run_at: new Date(clock.now() + 1000) })
+    .where('id', '=', campaignId)
+    .execute();
   clock.advance(1500);
   expect(await runTick(deps, fence)).toMatchObject({ created: 0 });
   expect((await nextRunAt(campaignId))!.toISOString()).toBe('2026-06-01T09:01:00.000Z');
@@ -253,7 +305,11 @@ test('reconciler: a run whose job failed (kept in Redis as failed) counts as hav
   const key = queue.queue.toKey(run!.job_id!);
   await redis.hset(key, 'finishedOn', String(Date.now()), 'failedReason', 'stalled');
   expect(await queue.existing([run!.job_id!])).toEqual(new Set());
-  await db.updateTable('runs').set({ updated_at: new Date(clock.now() - 60_000) }).where('id', '=', run!.id).execute();
+  await db
+    .updateTable('runs')
+    .set({ updated_at: new Date(clock.now() - 60_000) })
+    .where('id', '=', run!.id)
+    .execute();
   const result = await reconcile({ repo, queue, clock, logger: deps.logger, metrics: deps.metrics, pausedRunTtlMs: 7 * 86_400_000 });
   expect(result.requeued).toBe(1);
   const moved = await db.selectFrom('runs').select(['job_id', 'job_seq']).where('id', '=', run!.id).executeTakeFirstOrThrow();

@@ -93,8 +93,18 @@ test("a job's writes of its answers read only the targets it holds, however larg
     const held = (await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now, 10))).claimed.map((t) => t.chatId);
     const before = await indexStat('idx_tup_read', sql`true`);
     // answers written without a claim (a limit of 0) read no due target
-    for (let i = 0; i < 5; i++) expect(await settleSentAndClaim(targets, runId, 'owner-1', [sentAs(held[i]!, now)], claimAt(now, 0))).toEqual({ settled: new Set([held[i]]), claimed: [], firstSend: false });
-    const last = await targets.settleSentAndCount(runId, 'owner-1', held.slice(5).map((c) => sentAs(c, now)), new Date(now));
+    for (let i = 0; i < 5; i++)
+      expect(await settleSentAndClaim(targets, runId, 'owner-1', [sentAs(held[i]!, now)], claimAt(now, 0))).toEqual({
+        settled: new Set([held[i]]),
+        claimed: [],
+        firstSend: false,
+      });
+    const last = await targets.settleSentAndCount(
+      runId,
+      'owner-1',
+      held.slice(5).map((c) => sentAs(c, now)),
+      new Date(now),
+    );
     expect(last.settled).toEqual(new Set(held.slice(5)));
     // the job's few entries, not the run's 2,000 (the slack: other sessions' reads flushed late)
     expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(6 * 15);
@@ -142,23 +152,42 @@ test('a statement for several runs reads only the due targets it takes and the t
   });
 });
 
-test.each(['auto', 'force_generic_plan'] as const)("a delivery is written by reading its own row, however many rows were in flight before (%s plans)", async (mode) => {
-  // Every row once in flight keeps its entry in the held targets' index until a vacuum: as a
-  // plain join, the write read that whole index (13,000 entries, 495 table pages, in one
-  // `throughput` run), a bitmap scan that never marks an entry dead.
-  const runId = await runningRun(Array.from({ length: 2003 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
-  const now = h.clock.now();
-  const earlier = (await settleSentAndClaim(h.deps.targets, runId, 'job-0', [], claimAt(now, 2000))).claimed;
-  await settleSentAndClaim(h.deps.targets, runId, 'job-0', earlier.map((t) => sentAs(t.chatId, now)), claimAt(now, 0));
-  await withPlans(mode, async (db, indexStat) => {
-    const targets = new TargetSendRepository(db);
-    const held = (await settleSentAndClaim(targets, runId, 'job-1', [], claimAt(now, 3))).claimed.map((t) => t.chatId);
-    expect(held).toEqual(['chat-2000', 'chat-2001', 'chat-2002']);
-    const before = await indexStat('idx_tup_read', sql`true`);
-    // (answers only, a limit of 0: no due target read, and the run not counted)
-    expect((await settleSentAndClaim(targets, runId, 'job-1', [sentAs(held[0]!, now)], claimAt(now, 0))).settled).toEqual(new Set([held[0]]));
-    expect((await settleSentAndClaim(targets, runId, 'job-1', held.slice(1).map((c) => sentAs(c, now)), claimAt(now, 0))).settled).toEqual(new Set(held.slice(1)));
-    // a few entries for each of the three, not the 2,000 once in flight (the slack: other sessions' reads flushed late)
-    expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(3 * 15);
-  });
-});
+test.each(['auto', 'force_generic_plan'] as const)(
+  'a delivery is written by reading its own row, however many rows were in flight before (%s plans)',
+  async (mode) => {
+    // Every row once in flight keeps its entry in the held targets' index until a vacuum: as a
+    // plain join, the write read that whole index (13,000 entries, 495 table pages, in one
+    // `throughput` run), a bitmap scan that never marks an entry dead.
+    const runId = await runningRun(Array.from({ length: 2003 }, (_, i) => `chat-${String(i).padStart(4, '0')}`));
+    const now = h.clock.now();
+    const earlier = (await settleSentAndClaim(h.deps.targets, runId, 'job-0', [], claimAt(now, 2000))).claimed;
+    await settleSentAndClaim(
+      h.deps.targets,
+      runId,
+      'job-0',
+      earlier.map((t) => sentAs(t.chatId, now)),
+      claimAt(now, 0),
+    );
+    await withPlans(mode, async (db, indexStat) => {
+      const targets = new TargetSendRepository(db);
+      const held = (await settleSentAndClaim(targets, runId, 'job-1', [], claimAt(now, 3))).claimed.map((t) => t.chatId);
+      expect(held).toEqual(['chat-2000', 'chat-2001', 'chat-2002']);
+      const before = await indexStat('idx_tup_read', sql`true`);
+      // (answers only, a limit of 0: no due target read, and the run not counted)
+      expect((await settleSentAndClaim(targets, runId, 'job-1', [sentAs(held[0]!, now)], claimAt(now, 0))).settled).toEqual(new Set([held[0]]));
+      expect(
+        (
+          await settleSentAndClaim(
+            targets,
+            runId,
+            'job-1',
+            held.slice(1).map((c) => sentAs(c, now)),
+            claimAt(now, 0),
+          )
+        ).settled,
+      ).toEqual(new Set(held.slice(1)));
+      // a few entries for each of the three, not the 2,000 once in flight (the slack: other sessions' reads flushed late)
+      expect((await indexStat('idx_tup_read', sql`true`)) - before).toBeLessThan(3 * 15);
+    });
+  },
+);

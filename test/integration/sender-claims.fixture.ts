@@ -12,12 +12,25 @@ export const sentAs = (chatId: string, now: number) => ({ chatId, at: new Date(n
 export const claimAt = (now: number, limit = 1) => ({ now: new Date(now), leaseUntil: new Date(now + 60_000), sending: false, firstSendKnown: false, limit });
 
 /** One job's claim statement (settleSentAndClaimMany with one request). */
-export async function settleSentAndClaim(targets: TargetSendRepository, runId: string, owner: string, sent: SentSettlement[], o: ReturnType<typeof claimAt>): Promise<ClaimResult> {
-  const [result] = await targets.settleSentAndClaimMany([{ runId, owner, sent, leaseUntil: o.leaseUntil, firstSendKnown: o.firstSendKnown, limit: o.limit }], o.now, o.sending);
+export async function settleSentAndClaim(
+  targets: TargetSendRepository,
+  runId: string,
+  owner: string,
+  sent: SentSettlement[],
+  o: ReturnType<typeof claimAt>,
+): Promise<ClaimResult> {
+  const [result] = await targets.settleSentAndClaimMany(
+    [{ runId, owner, sent, leaseUntil: o.leaseUntil, firstSendKnown: o.firstSendKnown, limit: o.limit }],
+    o.now,
+    o.sending,
+  );
   return result!;
 }
 
-export type PlanWork = (db: Kysely<DB>, indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>, table?: 'run_targets' | 'runs') => Promise<number>) => Promise<void>;
+export type PlanWork = (
+  db: Kysely<DB>,
+  indexStat: (column: 'idx_scan' | 'idx_tup_read', indexes: RawBuilder<unknown>, table?: 'run_targets' | 'runs') => Promise<number>,
+) => Promise<void>;
 
 /** The helpers that need the test's harness (`harness()`: the one of the running test). */
 export function claimHelpers(harness: () => SenderHarness) {
@@ -50,7 +63,9 @@ export function claimHelpers(harness: () => SenderHarness) {
       await work(db, async (column, indexes, table = 'run_targets') => {
         await sql`select pg_stat_force_next_flush()`.execute(db);
         await flushSharedPoolStats();
-        const row = await sql<{ n: number }>`select coalesce(sum(${sql.ref(column)}), 0)::int as n from pg_stat_user_indexes where relname = ${table} and ${indexes}`.execute(harness().tdb.db);
+        const row = await sql<{
+          n: number;
+        }>`select coalesce(sum(${sql.ref(column)}), 0)::int as n from pg_stat_user_indexes where relname = ${table} and ${indexes}`.execute(harness().tdb.db);
         return row.rows[0]!.n;
       });
     } finally {

@@ -180,7 +180,10 @@ test("jobs that claim while the sender's statement is out go together in its nex
   expect(results.every((r) => r.at === h.clock.now())).toBe(true);
   // a job's answers held too long for a claim to carry (a limit of 0) ride with another job's claim
   const out = claims.claim(true, job(runs[2]!, 1));
-  const [written, next] = await Promise.all([claims.claim(true, { ...job(runs[0]!, 0), sent: [sentAs('a', h.clock.now())] }), claims.claim(true, job(runs[2]!, 1))]);
+  const [written, next] = await Promise.all([
+    claims.claim(true, { ...job(runs[0]!, 0), sent: [sentAs('a', h.clock.now())] }),
+    claims.claim(true, job(runs[2]!, 1)),
+  ]);
   await out;
   expect(statements.slice(2)).toEqual([[runs[2]], [runs[0], runs[2]]]);
   expect(written).toMatchObject({ settled: new Set(['a']), claimed: [] });

@@ -26,7 +26,11 @@ afterEach(async () => {
 
 const times = async (externalId: string) => (await h.sandboxGet<{ times: number[] }>(`/sandbox/accounts/${externalId}/sends`)).times;
 const accountRow = (id: string) =>
-  h.tdb.db.selectFrom('accounts').select(['status', 'cooling_reason', 'cooling_until', 'cooling_since', 'pace_factor']).where('id', '=', id).executeTakeFirstOrThrow();
+  h.tdb.db
+    .selectFrom('accounts')
+    .select(['status', 'cooling_reason', 'cooling_until', 'cooling_since', 'pace_factor'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 
 /** The account events PostgreSQL notifies (what /v1/events relays), as they come. */
 async function listenAccountEvents(): Promise<{ events: Record<string, unknown>[]; close: () => Promise<void> }> {
@@ -57,7 +61,14 @@ async function toNextJob(runId: string): Promise<number> {
 }
 
 const reconcileNow = () =>
-  reconcile({ repo: new ScheduleRepository(h.tdb.db), queue: h.deps.queue, clock: h.clock, logger: h.deps.logger, metrics: h.metrics, pausedRunTtlMs: 7 * 86_400_000 });
+  reconcile({
+    repo: new ScheduleRepository(h.tdb.db),
+    queue: h.deps.queue,
+    clock: h.clock,
+    logger: h.deps.logger,
+    metrics: h.metrics,
+    pausedRunTtlMs: 7 * 86_400_000,
+  });
 
 describe('flood waits', () => {
   test('K + 1 flood waits in an hour cool the account: an event with the reason, a halved pace, a run that waits and sends nothing; at `until` it lifts and the pace recovers step by step', async () => {
@@ -80,7 +91,9 @@ describe('flood waits', () => {
       expect(cooled.cooling_since!.getTime()).toBeGreaterThanOrEqual(cooledAt);
       expect(cooled.cooling_since!.getTime()).toBeLessThanOrEqual(h.clock.now());
       expect(cooled.cooling_until!.getTime()).toBe(cooled.cooling_since!.getTime() + 30 * MIN);
-      expect(await h.metrics.registry.getSingleMetricAsString('metronome_account_cooling_total')).toMatch(/platform="http",reason="flood_waits",service="sender-test"} 1/);
+      expect(await h.metrics.registry.getSingleMetricAsString('metronome_account_cooling_total')).toMatch(
+        /platform="http",reason="flood_waits",service="sender-test"} 1/,
+      );
       await eventually('the cooling event', async () => listener.events.length >= 1, 5_000, 20);
       expect(listener.events[0]).toMatchObject({ accountId, status: 'cooling', reason: 'flood_waits', until: cooled.cooling_until!.toISOString() });
 
@@ -167,7 +180,9 @@ describe('terminal failures', () => {
     expect((await accountRow(accountId)).status).toBe('cooling');
     const run = await h.run(runId);
     expect(run).toMatchObject({ status: 'paused', paused_reason: 'window_closed' });
-    expect(run.error_summary).toMatch(/^The account is cooling until \d\d:\d\d \(UTC\): more than 20 % of its last 10 sends failed, after the delivery window closes\. /);
+    expect(run.error_summary).toMatch(
+      /^The account is cooling until \d\d:\d\d \(UTC\): more than 20 % of its last 10 sends failed, after the delivery window closes\. /,
+    );
     const targets = await h.targets(runId);
     expect(targets.filter((t) => t.status === 'pending')).toHaveLength(4);
     expect(await times(externalId)).toHaveLength(7);
@@ -175,7 +190,11 @@ describe('terminal failures', () => {
 
   test('another run of a cooling account waits with it, sending nothing', async () => {
     const { tenantId, accountId, externalId } = await h.seedAccount();
-    await h.tdb.db.updateTable('accounts').set({ status: 'cooling', cooling_since: new Date(h.clock.now()), cooling_until: new Date(h.clock.now() + 30 * MIN), cooling_reason: 'failures' }).where('id', '=', accountId).execute();
+    await h.tdb.db
+      .updateTable('accounts')
+      .set({ status: 'cooling', cooling_since: new Date(h.clock.now()), cooling_until: new Date(h.clock.now() + 30 * MIN), cooling_reason: 'failures' })
+      .where('id', '=', accountId)
+      .execute();
     const runId = await h.seedRun({ tenantId, accountId, targets: chats(3), parts: [text('hi')] });
     expect(await h.runJob(runId)).toBe('deferred');
     expect((await h.run(runId)).status).toBe('queued');

@@ -5,7 +5,6 @@ import { driveRun as drive, startSenderHarness, type SenderHarness } from '../he
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
 
-
 interface Msg {
   chatId: string;
   partIndex: number;
@@ -55,8 +54,16 @@ describe('sending a run', () => {
     const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [text('x')] });
     // held a little longer each, as a per-chat interval does after the previous run's sends
     const start = h.clock.now();
-    for (const [chat, ms] of [['b', 300], ['c', 600]] as const) {
-      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    for (const [chat, ms] of [
+      ['b', 300],
+      ['c', 600],
+    ] as const) {
+      await h.tdb.db
+        .updateTable('run_targets')
+        .set({ next_attempt_at: new Date(start + ms) })
+        .where('run_id', '=', runId)
+        .where('chat_id', '=', chat)
+        .execute();
     }
     expect(await h.runJob(runId)).toBe('sent');
     expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
@@ -90,28 +97,47 @@ describe('waiting in-process for chats not due yet', () => {
     await h.close();
   });
 
-  test('chats held one after another, as an interval campaign gates them, go in one job: each waited for from the lane\'s turn', async () => {
+  test("chats held one after another, as an interval campaign gates them, go in one job: each waited for from the lane's turn", async () => {
     const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c', 'd'], parts: [text('x')] });
     // each chat held 200 ms after the one before, as the run before sent them: the last two
     // come due more than the inline wait after the job's start, but within it of their turns
     const start = h.clock.now();
-    for (const [chat, ms] of [['b', 200], ['c', 400], ['d', 600]] as const) {
-      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    for (const [chat, ms] of [
+      ['b', 200],
+      ['c', 400],
+      ['d', 600],
+    ] as const) {
+      await h.tdb.db
+        .updateTable('run_targets')
+        .set({ next_attempt_at: new Date(start + ms) })
+        .where('run_id', '=', runId)
+        .where('chat_id', '=', chat)
+        .execute();
     }
     expect(await h.runJob(runId)).toBe('sent');
     expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
     expect((await h.run(runId)).status).toBe('success');
     const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
     const at = new Map(items.map((m) => [m.chatId, m.receivedAt]));
-    for (const [chat, ms] of [['b', 200], ['c', 400], ['d', 600]] as const) expect(at.get(chat)).toBeGreaterThanOrEqual(start + ms);
+    for (const [chat, ms] of [
+      ['b', 200],
+      ['c', 400],
+      ['d', 600],
+    ] as const)
+      expect(at.get(chat)).toBeGreaterThanOrEqual(start + ms);
   });
 
   test('a chat due later than a lane waits for a slot is left to a continuation job due when it is', async () => {
     const { tenantId, accountId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b'], parts: [text('x')] });
     const start = h.clock.now();
-    await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + 1_000) }).where('run_id', '=', runId).where('chat_id', '=', 'b').execute();
+    await h.tdb.db
+      .updateTable('run_targets')
+      .set({ next_attempt_at: new Date(start + 1_000) })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', 'b')
+      .execute();
     expect(await h.runJob(runId)).toBe('sent');
     expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'pending']);
     const run = await h.run(runId);
@@ -136,8 +162,16 @@ describe('waiting longer for a chat not due yet than for a pace slot (SENDER_MAX
     const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 600, groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [text('x')] });
     const start = h.clock.now();
-    for (const [chat, ms] of [['b', 800], ['c', 2_400]] as const) {
-      await h.tdb.db.updateTable('run_targets').set({ next_attempt_at: new Date(start + ms) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    for (const [chat, ms] of [
+      ['b', 800],
+      ['c', 2_400],
+    ] as const) {
+      await h.tdb.db
+        .updateTable('run_targets')
+        .set({ next_attempt_at: new Date(start + ms) })
+        .where('run_id', '=', runId)
+        .where('chat_id', '=', chat)
+        .execute();
     }
     expect(await h.runJob(runId)).toBe('sent');
     expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'pending']);
@@ -181,7 +215,14 @@ describe('delivery window', () => {
     h.clock.set(Date.parse('2026-06-02T09:59:50Z'));
     await h.tdb.db
       .updateTable('runs')
-      .set({ status: 'queued', paused_reason: null, error_summary: null, window_end_at: new Date('2026-06-02T10:00:00Z'), job_seq: 5000, job_id: `run-${runId}-5000` })
+      .set({
+        status: 'queued',
+        paused_reason: null,
+        error_summary: null,
+        window_end_at: new Date('2026-06-02T10:00:00Z'),
+        job_seq: 5000,
+        job_id: `run-${runId}-5000`,
+      })
       .where('id', '=', runId)
       .execute();
     await drive(h, runId);

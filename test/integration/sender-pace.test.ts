@@ -11,7 +11,6 @@ interface Msg {
   receivedAt: number;
 }
 
-
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 
 describe('per-chat pace', () => {

@@ -19,7 +19,12 @@ afterEach(async () => {
   await h.close();
 });
 
-async function account(settings: { sendDelay?: [number, number]; hourlyCap?: number; dailyCap?: number; warmup?: { startedAt: string; steps: { afterDays: number; dailyCap: number | null }[] } }) {
+async function account(settings: {
+  sendDelay?: [number, number];
+  hourlyCap?: number;
+  dailyCap?: number;
+  warmup?: { startedAt: string; steps: { afterDays: number; dailyCap: number | null }[] };
+}) {
   const seeded = await h.seedAccount();
   await h.tdb.db
     .updateTable('accounts')
@@ -142,7 +147,14 @@ describe('caps over rolling windows', () => {
 describe('warm-up', () => {
   test("the daily cap follows the ramp: today's step, then the next, then none", async () => {
     const { tenantId, accountId, externalId } = await account({
-      warmup: { startedAt: new Date(h.clock.now()).toISOString(), steps: [{ afterDays: 0, dailyCap: 2 }, { afterDays: 1, dailyCap: 3 }, { afterDays: 3, dailyCap: null }] },
+      warmup: {
+        startedAt: new Date(h.clock.now()).toISOString(),
+        steps: [
+          { afterDays: 0, dailyCap: 2 },
+          { afterDays: 1, dailyCap: 3 },
+          { afterDays: 3, dailyCap: null },
+        ],
+      },
       dailyCap: 100,
     });
     const start = h.clock.now();
@@ -153,7 +165,12 @@ describe('warm-up', () => {
     const onDay = (d: number) => sent.filter((t) => t >= start + d * DAY && t < start + (d + 1) * DAY).length;
     expect(onDay(0)).toBe(2);
     // day 1 (cap 3) and day 2 (cap 3, a rolling 24 hours)
-    expect(busiestWindow(sent.filter((t) => t < start + 3 * DAY), DAY - 1).most).toBeLessThanOrEqual(3);
+    expect(
+      busiestWindow(
+        sent.filter((t) => t < start + 3 * DAY),
+        DAY - 1,
+      ).most,
+    ).toBeLessThanOrEqual(3);
     // from day 3 on the warm-up is over: the rest goes out at once
     expect(onDay(3)).toBe(12 - sent.filter((t) => t < start + 3 * DAY).length);
     expect(onDay(3)).toBeGreaterThan(3);
@@ -168,7 +185,12 @@ describe('suppression', () => {
     await h.sandboxPut(`/sandbox/chats/${externalId}/broken`, { error: 'message_invalid' });
     const first = await h.seedRun({ tenantId, accountId, targets: ['gone', 'closed', 'broken', 'fine'], parts: [text('a')] });
     await drive(h, first);
-    const listed = await h.tdb.db.selectFrom('account_suppressions').select(['chat_id', 'reason']).where('account_id', '=', accountId).orderBy('chat_id').execute();
+    const listed = await h.tdb.db
+      .selectFrom('account_suppressions')
+      .select(['chat_id', 'reason'])
+      .where('account_id', '=', accountId)
+      .orderBy('chat_id')
+      .execute();
     expect(listed).toEqual([
       { chat_id: 'closed', reason: 'forbidden' },
       { chat_id: 'gone', reason: 'chat_not_found' },

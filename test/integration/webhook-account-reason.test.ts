@@ -17,7 +17,9 @@ afterAll(() => database.drop());
 test('cooling for flood waits, then restricted while still cooling, then lifted: three events, each with its reason', async () => {
   const tenantId = await seedTenant(db);
   const accountId = await seedAccount(db, tenantId);
-  await sql`insert into webhooks (tenant_id, url, events, secret) values (${tenantId}::uuid, 'https://hooks.example.com/m', array['account.status'], '\\x00')`.execute(db);
+  await sql`insert into webhooks (tenant_id, url, events, secret) values (${tenantId}::uuid, 'https://hooks.example.com/m', array['account.status'], '\\x00')`.execute(
+    db,
+  );
   const setAccount = (set: Record<string, unknown>) => db.updateTable('accounts').set(set).where('id', '=', accountId).execute();
   await setAccount({ status: 'cooling', cooling_reason: 'flood_waits', cooling_since: new Date(), cooling_until: new Date(Date.now() + 60_000) });
   await setAccount({ cooling_reason: 'restricted', cooling_until: null });

@@ -53,7 +53,10 @@ const targets = async (runId: string) =>
 test("the pairs Baileys' own LID store writes are kept in plain, device-free, once each", async () => {
   const { accountId } = await account();
   await learn(accountId, [{ lid: '987650000001:3@lid', pn: '60100000001:3@s.whatsapp.net' }]);
-  await learn(accountId, [{ lid: '987650000001@lid', pn: '60100000001@s.whatsapp.net' }, { lid: '987650000002@lid', pn: '60100000002@s.whatsapp.net' }]);
+  await learn(accountId, [
+    { lid: '987650000001@lid', pn: '60100000001@s.whatsapp.net' },
+    { lid: '987650000002@lid', pn: '60100000002@s.whatsapp.net' },
+  ]);
   const rows = await db.selectFrom('whatsapp_identities').select(['lid', 'pn']).where('account_id', '=', accountId).orderBy('lid').execute();
   expect(rows).toEqual([
     { lid: '987650000001@lid', pn: '60100000001@s.whatsapp.net' },

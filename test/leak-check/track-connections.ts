@@ -21,10 +21,15 @@ const tracked: Tracked[] = [];
 (globalThis as Record<string, unknown>)['__metronomeOpenConnections'] = () => tracked.filter((t) => t.open()).map((t) => t.what);
 
 const pgConnect = pg.Client.prototype.connect;
-pg.Client.prototype.connect = function (this: pg.Client & { _ended?: boolean; connectionParameters?: { database?: string; application_name?: string } }, ...args: unknown[]) {
-  const client = this;
-  const params = client.connectionParameters;
-  tracked.push({ what: `PostgreSQL connection to ${params?.database ?? '?'} (${params?.application_name ?? 'no application_name'})`, open: () => client._ended !== true });
+pg.Client.prototype.connect = function (
+  this: pg.Client & { _ended?: boolean; connectionParameters?: { database?: string; application_name?: string } },
+  ...args: unknown[]
+) {
+  const params = this.connectionParameters;
+  tracked.push({
+    what: `PostgreSQL connection to ${params?.database ?? '?'} (${params?.application_name ?? 'no application_name'})`,
+    open: () => this._ended !== true,
+  });
   return (pgConnect as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof pgConnect;
 
@@ -32,10 +37,12 @@ const redisConnect = Redis.prototype.connect;
 // connect() runs again on every reconnect: one entry per client
 const seenRedis = new WeakSet<Redis>();
 Redis.prototype.connect = function (this: Redis, ...args: unknown[]) {
-  const client = this;
-  if (!seenRedis.has(client)) {
-    seenRedis.add(client);
-    tracked.push({ what: `Redis connection ${client.options.connectionName ?? '(unnamed)'} to ${client.options.host}:${client.options.port}`, open: () => client.status !== 'end' });
+  if (!seenRedis.has(this)) {
+    seenRedis.add(this);
+    tracked.push({
+      what: `Redis connection ${this.options.connectionName ?? '(unnamed)'} to ${this.options.host}:${this.options.port}`,
+      open: () => this.status !== 'end',
+    });
   }
   return (redisConnect as (...a: unknown[]) => Promise<void>).apply(this, args);
 } as typeof redisConnect;

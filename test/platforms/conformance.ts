@@ -1,26 +1,3 @@
-/**
- * Transport conformance: what every platform's transport must do when the real sender job
- * drives it (SenderHarness: real PostgreSQL and Redis, manual clock) against that platform or a
- * fake of it. Run it with `describeTransportConformance(name, setup)`, where `setup()` returns a
- * ConformancePlatform:
- *
- *   harness                       a SenderHarness whose deps.transports holds the transport
- *   chatId(i)                     the i-th (from 0) distinct chat id valid on the platform; a
- *                                 group where the platform tells groups and private chats apart
- *   seedAccount(opts)             an account of the platform in the harness database, ready to send
- *   delivered(account)            what the platform accepted from the account, in order of
- *                                 receipt: {chatId, text (a text part, or a media part's caption),
- *                                 receivedAt (harness clock, ms), upload? (the media came with it)}
- *   uploads(account)              how many times the account's media content reached the platform
- *   injectAccountWait(account, s) the platform refuses every send of the account with an
- *                                 account-wide wait, for at least s seconds from now
- *   injectChatWait(account, c, s) the platform refuses sends to chat c with a wait for that chat
- *                                 only, for s seconds from now
- *   close()                       stops the harness and anything the setup started
- *
- * Each test seeds its own account; the manual clock only moves forward.
- */
-import type { Outcome } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
 import { imageBytes } from '../helpers/fake-telegram-files.js';
 import { driveRun, type SenderHarness } from '../helpers/sender-harness.js';
@@ -72,7 +49,12 @@ export function describeTransportConformance(name: string, setup: () => Promise<
       const h = p.harness;
       const account = await p.seedAccount({ groupConcurrency: 3 });
       const chats = Array.from({ length: 6 }, (_, i) => p.chatId(i));
-      const runId = await h.seedRun({ tenantId: account.tenantId, accountId: account.accountId, targets: chats, parts: [text('one'), text('two'), text('three')] });
+      const runId = await h.seedRun({
+        tenantId: account.tenantId,
+        accountId: account.accountId,
+        targets: chats,
+        parts: [text('one'), text('two'), text('three')],
+      });
       await driveRun(h, runId);
       expect((await h.run(runId)).status).toBe('success');
       const received = byChat(await p.delivered(account));
@@ -89,7 +71,11 @@ export function describeTransportConformance(name: string, setup: () => Promise<
     test('a media is uploaded once per account, whatever the number of chats and runs', async () => {
       const h = p.harness;
       const account = await p.seedAccount({ groupConcurrency: 3 });
-      const mediaId = await h.seedMedia(account.tenantId, Buffer.concat([imageBytes('png', 24) /* a PNG's head: Telegram reads a photo by its bytes */, Buffer.from(`picture for ${account.accountId}`)]), 'image/png');
+      const mediaId = await h.seedMedia(
+        account.tenantId,
+        Buffer.concat([imageBytes('png', 24) /* a PNG's head: Telegram reads a photo by its bytes */, Buffer.from(`picture for ${account.accountId}`)]),
+        'image/png',
+      );
       const parts: MessagePart[] = [{ type: 'media', mediaId, caption: 'look' }, text('after')];
       const chats = Array.from({ length: 5 }, (_, i) => p.chatId(100 + i));
       const first = await h.seedRun({ tenantId: account.tenantId, accountId: account.accountId, targets: chats, parts });

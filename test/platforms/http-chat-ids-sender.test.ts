@@ -14,7 +14,15 @@ afterAll(async () => {
 test('a run to Cyrillic, emoji, CJK and spaced chat ids ends success, each chat receiving its parts once', async () => {
   const account = await h.seedAccount({ groupConcurrency: 3 });
   const chats = ['Привет-чат', '🎉 вечеринка 🎊', '群组一号', 'a b', '100%', 'ж'.repeat(256)];
-  const runId = await h.seedRun({ tenantId: account.tenantId, accountId: account.accountId, targets: chats, parts: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] });
+  const runId = await h.seedRun({
+    tenantId: account.tenantId,
+    accountId: account.accountId,
+    targets: chats,
+    parts: [
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'two' },
+    ],
+  });
   await driveRun(h, runId);
   expect((await h.run(runId)).status).toBe('success');
   for (const t of await h.targets(runId)) expect(t).toMatchObject({ status: 'sent', parts_sent: 2, error_code: null });

@@ -38,16 +38,7 @@ const textTo = (runId: string, chatId: string, text: string): OutgoingMessage =>
   idempotencyKey: `${runId}:${chatId}:0`,
 });
 
-const CHAT_IDS = [
-  'Привет, мир',
-  '🎉 party 🎊',
-  '群组-一号',
-  'مرحبا',
-  'naïve café',
-  '100% off: a b',
-  '👨‍👩‍👧‍👦',
-  '群'.repeat(256),
-];
+const CHAT_IDS = ['Привет, мир', '🎉 party 🎊', '群组-一号', 'مرحبا', 'naïve café', '100% off: a b', '👨‍👩‍👧‍👦', '群'.repeat(256)];
 
 test.each(CHAT_IDS.map((c) => [c.length > 40 ? `${c.slice(0, 8)}… (${c.length} characters)` : c, c]))(
   'a chat id %s is delivered once and recorded as it is, under its encoded key',

@@ -54,7 +54,10 @@ const json = (status: number, body: unknown) => (_req: http.IncomingMessage, res
 test('pages are asked for with GET, the API key and the cursor, under the base, until nextCursor is null', async () => {
   behaviour = (req, res) => {
     const cursor = new URL(req.url ?? '', 'http://x').searchParams.get('cursor');
-    const page = cursor === null ? { items: [{ chatId: 'a', title: 'A', kind: 'group', memberCount: 3, canSend: true }], nextCursor: 'p 2' } : { items: [{ chatId: 'b', title: null, kind: 'direct', memberCount: null, canSend: false }], nextCursor: null };
+    const page =
+      cursor === null
+        ? { items: [{ chatId: 'a', title: 'A', kind: 'group', memberCount: 3, canSend: true }], nextCursor: 'p 2' }
+        : { items: [{ chatId: 'b', title: null, kind: 'direct', memberCount: null, canSend: false }], nextCursor: null };
     json(200, page)(req, res);
   };
   const r = recordingSink();
@@ -69,7 +72,11 @@ test('pages are asked for with GET, the API key and the cursor, under the base, 
       { chatId: 'b', title: null, kind: 'direct', memberCount: null, canSend: false, cannotSendReason: 'forbidden' },
     ],
   ]);
-  expect(r.states).toEqual([{ status: 'syncing', synced: 0 }, { status: 'syncing', synced: 1 }, { status: 'ok', size: 2 }]);
+  expect(r.states).toEqual([
+    { status: 'syncing', synced: 0 },
+    { status: 'syncing', synced: 1 },
+    { status: 'ok', size: 2 },
+  ]);
 });
 
 test.each<[string, DirectorySyncState['status'], RegExp, Behaviour]>([
@@ -78,9 +85,19 @@ test.each<[string, DirectorySyncState['status'], RegExp, Behaviour]>([
   ['500', 'failed', /answered 500/, json(500, { error: 'internal_error' })],
   ['not JSON', 'failed', /cannot read/, (_q, res) => res.end('<html>')],
   ['an item without canSend', 'failed', /cannot read/, json(200, { items: [{ chatId: 'a', title: 'A', kind: 'group', memberCount: 1 }], nextCursor: null })],
-  ['a chat id with a newline', 'failed', /cannot read/, json(200, { items: [{ chatId: 'a\nb', title: 'A', kind: 'group', memberCount: 1, canSend: true }], nextCursor: null })],
+  [
+    'a chat id with a newline',
+    'failed',
+    /cannot read/,
+    json(200, { items: [{ chatId: 'a\nb', title: 'A', kind: 'group', memberCount: 1, canSend: true }], nextCursor: null }),
+  ],
   ['an answer over 64 KiB', 'failed', /more than 65536 bytes/, json(200, { items: [], nextCursor: null, pad: 'x'.repeat(70_000) })],
-  ['a platform that pages without end', 'failed', /more than 100000 chats or 2000 pages/, (req, res) => json(200, { items: [], nextCursor: `n${seen.length}` })(req, res)],
+  [
+    'a platform that pages without end',
+    'failed',
+    /more than 100000 chats or 2000 pages/,
+    (req, res) => json(200, { items: [], nextCursor: `n${seen.length}` })(req, res),
+  ],
 ])('%s: the sync is %s, saying why, and the directory is left as it was', async (_what, status, reason, answer) => {
   behaviour = answer;
   const r = recordingSink();

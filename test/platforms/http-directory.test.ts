@@ -50,7 +50,13 @@ test("a sync copies the sandbox's default directory, page after page, and says o
 
 test('a directory of many pages lands whole; a chat gone from it is marked left; its forbidden chat cannot send', async () => {
   const { accountId, externalId } = await h.seedAccount();
-  const chats: SandboxChat[] = Array.from({ length: 1_234 }, (_, i) => ({ chatId: `g-${i}`, title: `Group ${i}`, kind: 'group', memberCount: i, canSend: i !== 7 }));
+  const chats: SandboxChat[] = Array.from({ length: 1_234 }, (_, i) => ({
+    chatId: `g-${i}`,
+    title: `Group ${i}`,
+    kind: 'group',
+    memberCount: i,
+    canSend: i !== 7,
+  }));
   await h.sandboxPut(`/sandbox/accounts/${externalId}/directory`, { chats, pageSize: 100 });
   await syncDirectory(deps, accountId);
   expect(byId(await entries(accountId))).toEqual(byId(chats));
@@ -112,7 +118,8 @@ test('a platform that asks to slow down leaves the sync backing off, queued agai
   const until = new Date(h.clock.now() + 90_000);
   // a fake platform's transport that answers every listing with "slow down"
   const slowDown: Pick<Transport, 'syncDirectory'> = {
-    syncDirectory: async (account, sink: ChatDirectorySink) => sink.syncState(account.id, { status: 'backing_off', until, reason: 'rate-overlimit' }, new Date(h.clock.now())),
+    syncDirectory: async (account, sink: ChatDirectorySink) =>
+      sink.syncState(account.id, { status: 'backing_off', until, reason: 'rate-overlimit' }, new Date(h.clock.now())),
   };
   await syncDirectory({ ...deps, transports: { http: slowDown as Transport } }, accountId);
   expect(await directory.syncOf(accountId)).toMatchObject({ status: 'backing_off', until, reason: 'rate-overlimit' });

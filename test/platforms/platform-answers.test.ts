@@ -41,42 +41,53 @@ beforeEach(() => {
 const MiB = 1024 * 1024;
 
 /** 1 MiB in 16 writes, 5 ms apart, without Content-Length: the client has to notice the size itself. */
-const streamMiB = (status: number): Behaviour => (_req, res) => {
-  const record = { complete: false };
-  streams.push(record);
-  res.writeHead(status, { 'content-type': 'application/json' });
-  let sent = 0;
-  const chunk = Buffer.alloc(64 * 1024, 'a');
-  const next = () => {
-    if (res.destroyed) return;
-    if (sent >= MiB) {
-      record.complete = true;
-      return void res.end();
-    }
-    sent += chunk.length;
-    res.write(chunk);
-    setTimeout(next, 5);
+const streamMiB =
+  (status: number): Behaviour =>
+  (_req, res) => {
+    const record = { complete: false };
+    streams.push(record);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    let sent = 0;
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const next = () => {
+      if (res.destroyed) return;
+      if (sent >= MiB) {
+        record.complete = true;
+        return void res.end();
+      }
+      sent += chunk.length;
+      res.write(chunk);
+      setTimeout(next, 5);
+    };
+    next();
   };
-  next();
-};
 /** 1 MiB at once, with its Content-Length. */
-const declaredMiB = (status: number): Behaviour => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(MiB) });
-  res.end(Buffer.alloc(MiB, 'a'));
-};
+const declaredMiB =
+  (status: number): Behaviour =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(MiB) });
+    res.end(Buffer.alloc(MiB, 'a'));
+  };
 
 const API_KEY = 'platform-answers-key-0001';
 const httpAccount: TransportAccount = { id: 'a1', externalId: 'acc-1', credentials: { apiKey: API_KEY } };
 const BOT_TOKEN = '7012345678:AAH-platform_answers_probe_ZZZZZZZZ';
 const botAccount: TransportAccount = { id: 'b1', externalId: null, credentials: { botToken: BOT_TOKEN } };
-const text = (chatId = 'chat-1'): OutgoingMessage => ({ chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1, idempotencyKey: `run:${chatId}:0` });
+const text = (chatId = 'chat-1'): OutgoingMessage => ({
+  chatId,
+  part: { type: 'text', text: 'hi' },
+  partIndex: 0,
+  partCount: 1,
+  idempotencyKey: `run:${chatId}:0`,
+});
 const media = { mediaId: 'm', contentType: 'image/png', sha256: 'x', filename: null, bytes: Buffer.from('png') };
 
 describe('http transport', () => {
   const transport = () => new HttpTransport({ baseUrl: base, timeoutMs: 5_000 });
 
   test('every request, message and media, carries Authorization: Bearer <apiKey>', async () => {
-    behaviour = (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(req.url!.endsWith('/media') ? '{"mediaRef":"r1"}' : '{"messageId":"m1"}');
+    behaviour = (req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(req.url!.endsWith('/media') ? '{"mediaRef":"r1"}' : '{"messageId":"m1"}');
     const t = transport();
     expect(await t.prepareMedia(httpAccount, media)).toMatchObject({ ok: true, ref: 'r1' });
     expect(await t.send(httpAccount, text())).toEqual({ kind: 'delivered', messageId: 'm1' });
@@ -91,7 +102,10 @@ describe('http transport', () => {
     behaviour = (_req, res) => res.writeHead(200).end('{"messageId":"m1"}');
     const t = transport();
     expect(await t.send({ ...httpAccount, credentials: null }, text())).toMatchObject({ kind: 'account-unavailable', code: 'api_key_missing' });
-    expect(await t.prepareMedia({ ...httpAccount, credentials: {} }, media)).toMatchObject({ ok: false, result: { kind: 'account-unavailable', code: 'api_key_missing' } });
+    expect(await t.prepareMedia({ ...httpAccount, credentials: {} }, media)).toMatchObject({
+      ok: false,
+      result: { kind: 'account-unavailable', code: 'api_key_missing' },
+    });
     await t.close();
     expect(seen).toEqual([]);
   });
@@ -128,7 +142,10 @@ describe('http transport', () => {
   });
 
   test('a platform that quotes the API key in its error: the result carries [redacted] instead', async () => {
-    behaviour = (req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal_error', message: `you sent ${req.headers.authorization} (${encodeURIComponent(API_KEY)})` }));
+    behaviour = (req, res) =>
+      res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'internal_error', message: `you sent ${req.headers.authorization} (${encodeURIComponent(API_KEY)})` }));
     const t = transport();
     const result = await t.send(httpAccount, text());
     await t.close();
@@ -154,7 +171,10 @@ describe('telegram transport', () => {
   });
 
   test('a Bot API that quotes the request path with the token: the result carries [redacted] instead', async () => {
-    behaviour = (req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error_code: 400, description: `Bad Request: no such method ${req.url}` }));
+    behaviour = (req, res) =>
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: false, error_code: 400, description: `Bad Request: no such method ${req.url}` }));
     const t = transport();
     const result = await t.send(botAccount, text('-100123'));
     await t.close();

@@ -61,7 +61,14 @@ test("the chats of the bot's pending updates are upserted, and the updates are l
   expect(more).toHaveLength(0);
   expect(sink.of('replaceAll')).toHaveLength(0);
   const byId = new Map(upsert!.chats.map((c) => [c.chatId, c]));
-  expect(byId.get('-1001000000001')).toEqual({ chatId: '-1001000000001', title: 'Parents 3B', kind: 'group', memberCount: null, canSend: true, cannotSendReason: null });
+  expect(byId.get('-1001000000001')).toEqual({
+    chatId: '-1001000000001',
+    title: 'Parents 3B',
+    kind: 'group',
+    memberCount: null,
+    canSend: true,
+    cannotSendReason: null,
+  });
   expect(byId.get('-1001000000002')).toMatchObject({ title: 'School news', kind: 'channel', canSend: true });
   // Only administrators post in a channel.
   expect(byId.get('-1001000000003')).toMatchObject({ kind: 'channel', canSend: false, cannotSendReason: 'forbidden' });
@@ -69,7 +76,10 @@ test("the chats of the bot's pending updates are upserted, and the updates are l
   expect(byId.get('42')).toMatchObject({ title: 'Ana Silva', kind: 'direct', canSend: true });
   expect(byId.get('43')).toMatchObject({ title: 'Bob', kind: 'direct', canSend: false, cannotSendReason: 'blocked' });
   expect(upsert!.chats).toHaveLength(6);
-  expect(sink.of('syncState').map((c) => c.state)).toEqual([{ status: 'syncing', synced: 0 }, { status: 'ok', size: 6 }]);
+  expect(sink.of('syncState').map((c) => c.state)).toEqual([
+    { status: 'syncing', synced: 0 },
+    { status: 'ok', size: 6 },
+  ]);
 
   // Nothing confirmed and the bot's settings untouched: its own poller still gets every update, of every kind.
   expect(fake.updates.getUpdatesCalls).toHaveLength(1);
@@ -83,7 +93,9 @@ test('a bot with its own webhook: the directory says so, and getUpdates is never
   fake.updates.setWebhook(BOT, 'https://bots.example.org/hook');
   fake.updates.push(BOT, 'message', message({ id: 42, type: 'private', first_name: 'Ana' }, 'hi'));
   await transport.syncDirectory(account, sink);
-  expect(sink.of('syncState').map((c) => c.state)).toEqual([{ status: 'unsupported', reason: 'the bot has its own webhook; Metronome does not read its updates' }]);
+  expect(sink.of('syncState').map((c) => c.state)).toEqual([
+    { status: 'unsupported', reason: 'the bot has its own webhook; Metronome does not read its updates' },
+  ]);
   expect(fake.updates.getUpdatesCalls).toHaveLength(0);
   expect(sink.of('upsert')).toHaveLength(0);
 });

@@ -14,14 +14,24 @@ const ctx = telegramFile();
 
 /** The error a target of the run stored. */
 async function errorMessage(runId: string, chatId: string): Promise<string | null> {
-  const row = await ctx.h.tdb.db.selectFrom('run_targets').select('error_message').where('run_id', '=', runId).where('chat_id', '=', chatId).executeTakeFirstOrThrow();
+  const row = await ctx.h.tdb.db
+    .selectFrom('run_targets')
+    .select('error_message')
+    .where('run_id', '=', runId)
+    .where('chat_id', '=', chatId)
+    .executeTakeFirstOrThrow();
   return row.error_message;
 }
 
 /** Gives each chat of the run its variables, as the scheduler copies them from the campaign. */
 async function setVars(runId: string, vars: Record<string, Record<string, string>>): Promise<void> {
   for (const [chat, v] of Object.entries(vars)) {
-    await ctx.h.tdb.db.updateTable('run_targets').set({ vars: JSON.stringify(v) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    await ctx.h.tdb.db
+      .updateTable('run_targets')
+      .set({ vars: JSON.stringify(v) })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chat)
+      .execute();
   }
 }
 
@@ -67,7 +77,9 @@ describe('file kinds', () => {
       ctx.h.deps.media = before;
     }
     expect((await ctx.h.run(second)).status).toBe('success');
-    expect(ctx.fake.refusals({ token: bot.token }).map((r) => [r.method, r.description])).toEqual([['sendVideo', "Bad Request: can't use file of type Animation as Video"]]);
+    expect(ctx.fake.refusals({ token: bot.token }).map((r) => [r.method, r.description])).toEqual([
+      ['sendVideo', "Bad Request: can't use file of type Animation as Video"],
+    ]);
     expect(ctx.fake.messages({ token: bot.token }).map((m) => [m.method, m.upload])).toEqual([
       ['sendVideo', true],
       ['sendVideo', true],
@@ -111,7 +123,9 @@ describe('photos', () => {
     await driveRun(ctx.h, runId);
 
     expect((await ctx.h.run(runId)).status).toBe('success');
-    expect(ctx.fake.refusals({ token: bot.token }).map((r) => [r.chatId, r.method, r.description])).toEqual([[chats[0], 'sendPhoto', 'Bad Request: PHOTO_INVALID_DIMENSIONS']]);
+    expect(ctx.fake.refusals({ token: bot.token }).map((r) => [r.chatId, r.method, r.description])).toEqual([
+      [chats[0], 'sendPhoto', 'Bad Request: PHOTO_INVALID_DIMENSIONS'],
+    ]);
     expect(ctx.fake.messages({ token: bot.token }).map((m) => [m.chatId, m.method, m.upload, m.caption])).toEqual([
       [chats[0], 'sendDocument', true, 'wide'],
       [chats[1], 'sendDocument', false, 'wide'],
@@ -135,7 +149,7 @@ describe('lengths, counted on what each chat receives', () => {
       [long]: { name: 'Bo', bio: 'b'.repeat(4_097) },
       // 2,048 emoji are 4,096 UTF-16 code units, as Telegram counts: taken; one more is not
       [emoji]: { name: 'Cy', bio: smile.repeat(2_048) },
-      [overEmoji]: { name: 'Di', bio: smile.repeat(2_048) + '!' },
+      [overEmoji]: { name: 'Di', bio: `${smile.repeat(2_048)}!` },
     });
     await driveRun(ctx.h, runId);
 
@@ -146,7 +160,9 @@ describe('lengths, counted on what each chat receives', () => {
       expect(targets.get(chat)).toMatchObject({ status: 'failed', parts_sent: 0, error_code: 'text_too_long' });
       expect(ctx.fake.messages({ token: bot.token, chatId: chat })).toEqual([]);
     }
-    expect(await errorMessage(runId, long)).toBe('part 1: the text for this chat is 4097 characters (UTF-16 code units) once rendered; the platform takes at most 4096');
+    expect(await errorMessage(runId, long)).toBe(
+      'part 1: the text for this chat is 4097 characters (UTF-16 code units) once rendered; the platform takes at most 4096',
+    );
     expect(ctx.fake.messages({ token: bot.token, chatId: emoji })[1]!.text).toBe(smile.repeat(2_048));
     expect(ctx.fake.refusals({ token: bot.token })).toEqual([]);
   });

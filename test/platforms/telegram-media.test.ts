@@ -81,10 +81,11 @@ describe('messages and media', () => {
       ctx.h.deps.media = before;
     }
     expect(ctx.fake.uploads(bot.token)).toBe(1);
-    for (const chat of chats) expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => [m.caption, m.fileId])).toEqual([
-      ['one', fileId],
-      ['two', fileId],
-    ]);
+    for (const chat of chats)
+      expect(ctx.fake.messages({ token: bot.token, chatId: chat }).map((m) => [m.caption, m.fileId])).toEqual([
+        ['one', fileId],
+        ['two', fileId],
+      ]);
   });
 
   test('parallel lanes wait for the first upload, then send by its file_id', async () => {
@@ -96,7 +97,12 @@ describe('messages and media', () => {
     const job = ctx.h.runJob(runId);
     try {
       // one lane's upload is on the wire, the two others wait for it
-      await eventually('one upload held and two lanes waiting', async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2, 10_000, 10);
+      await eventually(
+        'one upload held and two lanes waiting',
+        async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2,
+        10_000,
+        10,
+      );
       expect(ctx.fake.messages({ token: bot.token })).toHaveLength(0);
     } finally {
       ctx.fake.releaseUploads();
@@ -122,7 +128,12 @@ describe('messages and media', () => {
     const job = ctx.h.runJob(runId);
     let released = 0;
     try {
-      await eventually('one upload held and two lanes waiting', async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2, 10_000, 10);
+      await eventually(
+        'one upload held and two lanes waiting',
+        async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2,
+        10_000,
+        10,
+      );
       ctx.h.clock.advance(5_000);
       released = ctx.h.clock.now();
     } finally {
@@ -169,7 +180,12 @@ describe('messages and media', () => {
     ctx.fake.failNext(bot.token, 1, 502);
     const job = ctx.h.runJob(runId);
     try {
-      await eventually('one upload held and two lanes waiting', async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2, 10_000, 10);
+      await eventually(
+        'one upload held and two lanes waiting',
+        async () => ctx.fake.heldUploads() === 1 && ctx.h.deps.media.waiting(bot.accountId, mediaId) === 2,
+        10_000,
+        10,
+      );
     } finally {
       ctx.fake.releaseUploads();
     }

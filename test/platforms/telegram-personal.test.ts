@@ -26,12 +26,29 @@ test('each chat gets its own text; a chat moved to a new id keeps its variables 
   const old = '-4101';
   const moved = '-1004101';
   const vars = { [kept]: { name: 'Ann' }, [old]: { name: 'Bo' } };
-  const runId = await h.seedRun({ tenantId: bot.tenantId, accountId: bot.accountId, targets: [kept, old], parts: [{ type: 'text', text: 'Dear {{name}}' }, { type: 'text', text: 'Bye {{name}}' }] });
+  const runId = await h.seedRun({
+    tenantId: bot.tenantId,
+    accountId: bot.accountId,
+    targets: [kept, old],
+    parts: [
+      { type: 'text', text: 'Dear {{name}}' },
+      { type: 'text', text: 'Bye {{name}}' },
+    ],
+  });
   // what the API and the scheduler store for targets given with variables (test/api covers that path)
   const { campaign_id: campaignId } = await h.tdb.db.selectFrom('runs').select('campaign_id').where('id', '=', runId).executeTakeFirstOrThrow();
-  await h.tdb.db.updateTable('campaigns').set({ target_vars: JSON.stringify(vars) }).where('id', '=', campaignId).execute();
+  await h.tdb.db
+    .updateTable('campaigns')
+    .set({ target_vars: JSON.stringify(vars) })
+    .where('id', '=', campaignId)
+    .execute();
   for (const [chat, v] of Object.entries(vars)) {
-    await h.tdb.db.updateTable('run_targets').set({ vars: JSON.stringify(v) }).where('run_id', '=', runId).where('chat_id', '=', chat).execute();
+    await h.tdb.db
+      .updateTable('run_targets')
+      .set({ vars: JSON.stringify(v) })
+      .where('run_id', '=', runId)
+      .where('chat_id', '=', chat)
+      .execute();
   }
   fake.migrateChat(token, old, moved);
 

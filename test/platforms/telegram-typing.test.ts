@@ -29,14 +29,23 @@ async function seedBot(typing: { charsPerSecond: number; maxSeconds: number } | 
   const token = `${botId}:${randomBytes(24).toString('base64url')}`;
   fake.addBot(token);
   const a = await h.seedAccount({ platform: 'telegram', externalId: botId, credentials: { botToken: token }, groupConcurrency: 1, maxSendPerMinute: 6 });
-  await h.tdb.db.updateTable('accounts').set({ typing: typing && JSON.stringify(typing) }).where('id', '=', a.accountId).execute();
+  await h.tdb.db
+    .updateTable('accounts')
+    .set({ typing: typing && JSON.stringify(typing) })
+    .where('id', '=', a.accountId)
+    .execute();
   return { ...a, token };
 }
 
 test('a chat action precedes each message by the typing time, renewed before Telegram drops it; a photo gets upload_photo', async () => {
   const bot = await seedBot({ charsPerSecond: 10, maxSeconds: 8 });
   const mediaId = await h.seedMedia(bot.tenantId, imageBytes('jpeg', 256), 'image/jpeg');
-  const runId = await h.seedRun({ tenantId: bot.tenantId, accountId: bot.accountId, targets: [user(1)], parts: [text('z'.repeat(70)), { type: 'media', mediaId, caption: 'ok' }] });
+  const runId = await h.seedRun({
+    tenantId: bot.tenantId,
+    accountId: bot.accountId,
+    targets: [user(1)],
+    parts: [text('z'.repeat(70)), { type: 'media', mediaId, caption: 'ok' }],
+  });
   await driveRun(h, runId);
   expect((await h.run(runId)).status).toBe('success');
   const [message, photo] = fake.messages({ token: bot.token });

@@ -173,7 +173,13 @@ describe('secrets', () => {
   test('no bot token, nor its secret part, appears in any log line or stored error', async () => {
     // the failure paths, whose messages come from the network and from Telegram, were logged
     await expectNoTokenLeaked(ctx, ['econnrefused', 'account_unauthorized', 'bot_kicked', 'chat_flood_wait', 'flood_wait', 'http_500']);
-    const stored = JSON.stringify(await ctx.h.tdb.db.selectFrom('runs').select(['error_summary']).union(ctx.h.tdb.db.selectFrom('run_targets').select(['error_message as error_summary'])).execute());
+    const stored = JSON.stringify(
+      await ctx.h.tdb.db
+        .selectFrom('runs')
+        .select(['error_summary'])
+        .union(ctx.h.tdb.db.selectFrom('run_targets').select(['error_message as error_summary']))
+        .execute(),
+    );
     expect(stored).toContain('Telegram answered');
   });
 });

@@ -53,9 +53,12 @@ async function pairedAccount(): Promise<string> {
 }
 
 const send = (accountId: string, chatId: string, key: string) =>
-  transport.send({ id: accountId, platform: 'whatsapp', credentials: {} } as never, { chatId, idempotencyKey: key, part: { type: 'text', text: 'hello' } } as never);
+  transport.send(
+    { id: accountId, platform: 'whatsapp', credentials: {} } as never,
+    { chatId, idempotencyKey: key, part: { type: 'text', text: 'hello' } } as never,
+  );
 
-test('a 30 s group metadata fetch before the write: the send timeout has not started, and Baileys\' query timeout is retried, never unknown', async () => {
+test("a 30 s group metadata fetch before the write: the send timeout has not started, and Baileys' query timeout is retried, never unknown", async () => {
   start(20_000);
   const accountId = await pairedAccount();
   network.answers.slowGroupMetadata(accountId, 30_000);

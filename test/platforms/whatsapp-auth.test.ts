@@ -90,7 +90,11 @@ test('keys: set many in one statement, get a batch, delete with null', async () 
   await state.keys.set({ 'pre-key': { '1': null, '2': null }, session: { '60123456789.0': null } });
   expect(Object.keys(await state.keys.get('pre-key', ['1', '2', '3']))).toEqual(['3']);
   expect(await state.keys.get('session', ['60123456789.0'])).toEqual({});
-  const rows = await tdb.db.selectFrom('whatsapp_auth').select(({ fn }) => fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const rows = await tdb.db
+    .selectFrom('whatsapp_auth')
+    .select(({ fn }) => fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   expect(Number(rows.n)).toBe(1 + 48 + 1); // creds, pre-keys 3–50, the app-state key
 });
 
@@ -146,7 +150,12 @@ test('encrypted at rest: no plaintext in PostgreSQL, unreadable with another key
   const rotated = await loadAuthState(repo, accountId, [OTHER_KEY, KEY], clock);
   expect(rotated.state.creds.advSecretKey).toBe(state.creds.advSecretKey);
   await rotated.saveCreds();
-  const creds = await tdb.db.selectFrom('whatsapp_auth').select('sealed').where('account_id', '=', accountId).where('kind', '=', 'creds').executeTakeFirstOrThrow();
+  const creds = await tdb.db
+    .selectFrom('whatsapp_auth')
+    .select('sealed')
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'creds')
+    .executeTakeFirstOrThrow();
   expect(creds.sealed.subarray(1, 5).equals(keyId(OTHER_KEY))).toBe(true);
   const stillOld = await rotated.state.keys.get('session', ['60199999999.0']);
   expect(Buffer.from(stillOld['60199999999.0']!).equals(session)).toBe(true);

@@ -61,7 +61,12 @@ test('1,000 groups stored from one listing; events change the stored entries wit
   network.groupBook.rename(renamed, 'Parents, class 3B');
   network.groupBook.setAnnounce(announced, true);
   network.groupBook.leave(account.id, left);
-  await eventually('events stored', async () => (await entry(left))?.canSend === false && (await entry(announced))?.canSend === false && (await entry(renamed))?.title === 'Parents, class 3B', 5_000, 10);
+  await eventually(
+    'events stored',
+    async () => (await entry(left))?.canSend === false && (await entry(announced))?.canSend === false && (await entry(renamed))?.title === 'Parents, class 3B',
+    5_000,
+    10,
+  );
   expect(await entry(announced)).toMatchObject({ cannotSendReason: 'announce_only' });
   expect(await entry(left)).toMatchObject({ cannotSendReason: 'left' });
   // found by the search the console's picker uses, any case, accents folded
@@ -69,7 +74,9 @@ test('1,000 groups stored from one listing; events change the stored entries wit
   expect(network.groupFetches).toHaveLength(1);
 
   // A send to the group it left fails with a code, and the entry stays marked.
-  expect(await transport.send(account, { chatId: left, part: { type: 'text', text: 'hello' }, partIndex: 0, partCount: 1, idempotencyKey: `r:${left}:0` })).toMatchObject({ kind: 'rejected', code: 'forbidden' });
+  expect(
+    await transport.send(account, { chatId: left, part: { type: 'text', text: 'hello' }, partIndex: 0, partCount: 1, idempotencyKey: `r:${left}:0` }),
+  ).toMatchObject({ kind: 'rejected', code: 'forbidden' });
 
   // The next complete listing covers groups only: the one-to-one chat keeps its entry and title.
   await transport.syncDirectory(account, directory);

@@ -55,7 +55,13 @@ async function pairedAccount(): Promise<TransportAccount> {
 }
 
 let seq = 0;
-const text = (chatId: string, body = 'hello') => ({ chatId, part: { type: 'text' as const, text: body }, partIndex: 0, partCount: 1, idempotencyKey: `run-${++seq}:${chatId}:0` });
+const text = (chatId: string, body = 'hello') => ({
+  chatId,
+  part: { type: 'text' as const, text: body },
+  partIndex: 0,
+  partCount: 1,
+  idempotencyKey: `run-${++seq}:${chatId}:0`,
+});
 
 /** An account in 1,000 groups, plus announce-only groups: one where it is an admin (LID-addressed, so it is named by its LID alone), one by phone number, one where it is not. */
 async function accountIn1000Groups(): Promise<{ account: TransportAccount; groups: string[] }> {
@@ -77,12 +83,22 @@ test('a sync of 1,000 groups is ONE groupFetchAllParticipating call, written as 
   expect(more).toHaveLength(0);
   expect(listing!.chats).toHaveLength(1_000);
   expect(listing!.scope).toEqual({ kinds: ['group'] });
-  expect(listing!.chats.find((c) => c.chatId === groups[0])).toEqual({ chatId: groups[0], title: 'Group 1', kind: 'group', memberCount: 5, canSend: true, cannotSendReason: null });
+  expect(listing!.chats.find((c) => c.chatId === groups[0])).toEqual({
+    chatId: groups[0],
+    title: 'Group 1',
+    kind: 'group',
+    memberCount: 5,
+    canSend: true,
+    cannotSendReason: null,
+  });
   // Announce mode: an admin may post, in either addressing; a member who is not may not.
   expect(sink.entry(account.id, '120363999000000001@g.us')).toMatchObject({ canSend: true, cannotSendReason: null });
   expect(sink.entry(account.id, '120363999000000002@g.us')).toMatchObject({ canSend: true, cannotSendReason: null });
   expect(sink.entry(account.id, '120363999000000003@g.us')).toMatchObject({ canSend: false, cannotSendReason: 'announce_only' });
-  expect(sink.of('syncState').map((c) => c.state)).toEqual([{ status: 'syncing', synced: 0 }, { status: 'ok', size: 1_000 }]);
+  expect(sink.of('syncState').map((c) => c.state)).toEqual([
+    { status: 'syncing', synced: 0 },
+    { status: 'ok', size: 1_000 },
+  ]);
   // Baileys emits the whole listing as groups.update too: not written a second time.
   expect(sink.of('upsert')).toHaveLength(0);
 
@@ -182,7 +198,14 @@ test('one-to-one chats appear after a send and after an incoming message, titled
   const account = await pairedAccount();
   expect(await transport.send(account, text('+60111111111'))).toMatchObject({ kind: 'delivered' });
   await eventually('the chat written to', async () => sink.entry(account.id, '60111111111@s.whatsapp.net') !== undefined, 5_000, 5);
-  expect(sink.entry(account.id, '60111111111@s.whatsapp.net')).toEqual({ chatId: '60111111111@s.whatsapp.net', title: null, kind: 'direct', memberCount: null, canSend: true, cannotSendReason: null });
+  expect(sink.entry(account.id, '60111111111@s.whatsapp.net')).toEqual({
+    chatId: '60111111111@s.whatsapp.net',
+    title: null,
+    kind: 'direct',
+    memberCount: null,
+    canSend: true,
+    cannotSendReason: null,
+  });
 
   // A media goes by relayMessage, which Baileys does not echo as an event: the transport tells the directory itself.
   const media = { mediaId: 'm1', contentType: 'application/pdf', sha256: 'x', filename: 'menu.pdf', bytes: Buffer.from('%PDF-1.4 fake') };
@@ -219,10 +242,15 @@ test("a sync on a replica that does not hold the account's socket asks for it as
     expect(sink.state(account.id)).toMatchObject({ status: 'failed', reason: expect.stringContaining('another replica') });
     expect(network.groupFetches).toHaveLength(1);
     // a hands the socket over (as to a send); b's next sync lists on its own socket, never two at once.
-    const listed = await eventually('b gets the socket and lists', async () => {
-      await b.syncDirectory(account.id, sink);
-      return sink.state(account.id)?.status === 'ok' ? true : null;
-    }, 10_000, 20);
+    const listed = await eventually(
+      'b gets the socket and lists',
+      async () => {
+        await b.syncDirectory(account.id, sink);
+        return sink.state(account.id)?.status === 'ok' ? true : null;
+      },
+      10_000,
+      20,
+    );
     expect(listed).toBe(true);
     expect(network.maxOpenAtOnce(account.id)).toBe(1);
   } finally {

@@ -43,7 +43,13 @@ afterAll(async () => {
 
 let seq = 0;
 const send = (account: TransportAccount, chatId: string) =>
-  transport.send(account, { chatId, part: { type: 'text', text: `hello ${chatId}` }, partIndex: 0, partCount: 1, idempotencyKey: `keys-run:${chatId}:${seq++}` });
+  transport.send(account, {
+    chatId,
+    part: { type: 'text', text: `hello ${chatId}` },
+    partIndex: 0,
+    partCount: 1,
+    idempotencyKey: `keys-run:${chatId}:${seq++}`,
+  });
 
 test('a key write PostgreSQL refuses closes the socket and holds the sends (keys_unsaved); once it is back the keys are written and the account reconnects without a new pairing', async () => {
   const auth = new WhatsAppAuthRepository(db);
@@ -74,6 +80,9 @@ test('a key write PostgreSQL refuses closes the socket and holds the sends (keys
   expect(network.openSocket(accountId)).toBeDefined();
   expect(network.sockets.length).toBeGreaterThan(socketsBefore);
   // the row the refused write carried is in PostgreSQL now (no send to that contact since)
-  expect([...(await auth.readKeys(accountId, 'lid-mapping', ['60100000081', '987650000081_reverse'])).keys()].sort()).toEqual(['60100000081', '987650000081_reverse']);
+  expect([...(await auth.readKeys(accountId, 'lid-mapping', ['60100000081', '987650000081_reverse'])).keys()].sort()).toEqual([
+    '60100000081',
+    '987650000081_reverse',
+  ]);
   expect(network.messagesTo('60100000081@s.whatsapp.net')).toEqual([]);
 }, 120_000);

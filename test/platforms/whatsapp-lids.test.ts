@@ -27,7 +27,12 @@ const judged = async () => {
 
 beforeAll(async () => {
   w = await startWhatsAppHarness({}, {}, { onIncomingText: (accountId, message) => void judging.push(listener.handle(accountId, message)) });
-  listener = new OptOutListener({ repo: new OptOutRepository(w.h.tdb.db), clock: w.h.clock, logger: createLogger('lid-opt-out-test', 'silent'), metrics: w.h.metrics });
+  listener = new OptOutListener({
+    repo: new OptOutRepository(w.h.tdb.db),
+    clock: w.h.clock,
+    logger: createLogger('lid-opt-out-test', 'silent'),
+    metrics: w.h.metrics,
+  });
 });
 afterAll(async () => {
   await w.close();
@@ -35,7 +40,11 @@ afterAll(async () => {
 
 async function account() {
   const a = await w.seedPairedAccount({ groupConcurrency: 1 });
-  await w.h.tdb.db.updateTable('accounts').set({ opt_out_keywords: ['STOP'] }).where('id', '=', a.accountId).execute();
+  await w.h.tdb.db
+    .updateTable('accounts')
+    .set({ opt_out_keywords: ['STOP'] })
+    .where('id', '=', a.accountId)
+    .execute();
   return a;
 }
 

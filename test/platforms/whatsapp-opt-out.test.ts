@@ -23,7 +23,12 @@ const judged = async () => {
 
 beforeAll(async () => {
   w = await startWhatsAppHarness({}, {}, { onIncomingText: (accountId, message) => void judging.push(listener.handle(accountId, message)) });
-  listener = new OptOutListener({ repo: new OptOutRepository(w.h.tdb.db), clock: w.h.clock, logger: createLogger('opt-out-test', 'silent'), metrics: w.h.metrics });
+  listener = new OptOutListener({
+    repo: new OptOutRepository(w.h.tdb.db),
+    clock: w.h.clock,
+    logger: createLogger('opt-out-test', 'silent'),
+    metrics: w.h.metrics,
+  });
 });
 afterAll(async () => {
   await w.close();

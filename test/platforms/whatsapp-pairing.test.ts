@@ -99,7 +99,12 @@ test('pairing by QR: the QR carries the new device keys; pairing → active once
   expect(paired.state.creds.me?.id).toBe('60123450001:7@s.whatsapp.net');
   // After pair-success WhatsApp asked for a restart: the device connected again, then the API let go.
   expect(network.sockets.filter((s) => s.accountId === accountId)).toHaveLength(2);
-  await eventually('the pairing socket is closed and its lease released', async () => !network.openSocket(accountId) && (await redis.get(redisKeys(prefix).socketLease(accountId))) === null, 5_000, 20);
+  await eventually(
+    'the pairing socket is closed and its lease released',
+    async () => !network.openSocket(accountId) && (await redis.get(redisKeys(prefix).socketLease(accountId))) === null,
+    5_000,
+    20,
+  );
   await eventually('both account events arrived', async () => accountEvents(events).length >= 2, 5_000, 20);
   expect(accountEvents(events).filter((e) => e.accountId === accountId)).toEqual([
     { accountId, status: 'pairing' },
@@ -116,17 +121,25 @@ test('pairing by code: a phone number gets a pairing code instead of a QR', asyn
   expect(res.status).toBe(200);
   expect(res.body).toEqual({ status: 'pairing', pairingCode: expect.stringMatching(/^[0-9A-Z]{8}$/), expiresAt: new Date(NOW + 180_000).toISOString() });
   // Baileys records the number as the device's user while the phone confirms
-  await eventually('the number is in the stored credentials', async () => {
-    const stored = await loadAuthState(auth, accountId, [SECRETS_KEY], clock);
-    return stored.state.creds.me?.id === '60123450002@s.whatsapp.net';
-  }, 5_000, 20);
+  await eventually(
+    'the number is in the stored credentials',
+    async () => {
+      const stored = await loadAuthState(auth, accountId, [SECRETS_KEY], clock);
+      return stored.state.creds.me?.id === '60123450002@s.whatsapp.net';
+    },
+    5_000,
+    20,
+  );
   network.completePairing(accountId, '60123450002');
   await eventually('the account is active', async () => (await status(accountId)) === 'active', 10_000, 20);
 });
 
 test('a pairing nobody confirms expires: the account falls back to disconnected and the lease is released', async () => {
   const shortPool = makePool(network, leases, auth, [SECRETS_KEY], clock, { qrTtlMs: 150 });
-  const shortApp = await buildApp({ ...{ config: api.config, db: database.db, redis, queue, clock, logger: createLogger('t', 'silent') }, whatsappPairing: shortPool });
+  const shortApp = await buildApp({
+    ...{ config: api.config, db: database.db, redis, queue, clock, logger: createLogger('t', 'silent') },
+    whatsappPairing: shortPool,
+  });
   try {
     const accountId = await whatsappAccount();
     const res = await shortApp.inject({ method: 'POST', url: `/v1/accounts/${accountId}/pair`, headers: { authorization: `Bearer ${tenant.token}` } });
@@ -167,7 +180,12 @@ test('the body is validated, naming the field', async () => {
 });
 
 test('only whatsapp accounts pair, only when not active, only for their own tenant', async () => {
-  const httpAccount = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, name: 'h', externalId: 'pair-http' });
+  const httpAccount = await call(api, 'POST', '/v1/accounts', tenant.token, {
+    platform: 'http',
+    credentials: { apiKey: 'sandbox-api-key-0001' },
+    name: 'h',
+    externalId: 'pair-http',
+  });
   const notWhatsapp = await call(api, 'POST', `/v1/accounts/${httpAccount.body.id}/pair`, tenant.token, {});
   expect(notWhatsapp.status).toBe(409);
   expect(notWhatsapp.body.error.code).toBe('conflict');

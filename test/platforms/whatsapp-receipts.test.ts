@@ -37,7 +37,10 @@ async function settle(): Promise<void> {
   await writer.flush();
 }
 
-const counter = async (status: string) => (await metrics.registry.getSingleMetric('metronome_receipts_total')!.get()).values.find((v) => v.labels['status'] === status && v.labels['platform'] === 'whatsapp')?.value ?? 0;
+const counter = async (status: string) =>
+  (await metrics.registry.getSingleMetric('metronome_receipts_total')!.get()).values.find(
+    (v) => v.labels['status'] === status && v.labels['platform'] === 'whatsapp',
+  )?.value ?? 0;
 
 test('a group of 50 with 30 delivery and 10 read receipts shows 30/50 and 10/50; a one-to-one chat its times; twice counts once; an unknown id is ignored and counted', async () => {
   const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000 });
@@ -73,7 +76,11 @@ test('a group of 50 with 30 delivery and 10 read receipts shows 30/50 and 10/50;
   expect(group.deliveredAt).toEqual(second(sentAt + 2_000));
   expect(group.readAt).toEqual(second(sentAt + 60_000));
   const direct = rows.find((t) => t.chatId === DIRECT)!;
-  expect({ deliveredAt: direct.deliveredAt, readAt: direct.readAt, deliveredTo: direct.deliveredTo }).toEqual({ deliveredAt: second(sentAt + 5_000), readAt: second(sentAt + 20_000), deliveredTo: null });
+  expect({ deliveredAt: direct.deliveredAt, readAt: direct.readAt, deliveredTo: direct.deliveredTo }).toEqual({
+    deliveredAt: second(sentAt + 5_000),
+    readAt: second(sentAt + 20_000),
+    deliveredTo: null,
+  });
 
   // the unknown id is tried again (its send may not be recorded yet), then counted unknown
   expect(await counter('unknown')).toBe(unknownBefore);

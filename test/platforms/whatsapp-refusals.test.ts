@@ -34,9 +34,12 @@ afterAll(async () => {
   await w.close();
 });
 
-const account = async (id: string) => w.h.tdb.db.selectFrom('accounts').select(['status', 'cooling_reason', 'cooling_until']).where('id', '=', id).executeTakeFirstOrThrow();
+const account = async (id: string) =>
+  w.h.tdb.db.selectFrom('accounts').select(['status', 'cooling_reason', 'cooling_until']).where('id', '=', id).executeTakeFirstOrThrow();
 const targets = async (runId: string) =>
-  Object.fromEntries((await w.h.tdb.db.selectFrom('run_targets').select(['chat_id', 'status', 'error_code']).where('run_id', '=', runId).execute()).map((t) => [t.chat_id, t]));
+  Object.fromEntries(
+    (await w.h.tdb.db.selectFrom('run_targets').select(['chat_id', 'status', 'error_code']).where('run_id', '=', runId).execute()).map((t) => [t.chat_id, t]),
+  );
 
 /** Runs the run's jobs, as workers would, until `done` or `max` jobs. */
 async function jobs(runId: string, max: number, done: () => Promise<boolean> = async () => false): Promise<void> {

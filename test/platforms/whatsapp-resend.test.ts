@@ -57,6 +57,8 @@ test('a re-send request for a message sent 6 hours earlier, made to another repl
   w.h.clock.advance(7 * DAY);
   await repo.remember(accountId, '3EB0RECENT', Buffer.from([]), new Date(w.h.clock.now() - DAY));
   expect(await cleanupSentMessages({ repo, clock: w.h.clock, logger: quietLogger as never, keepMs: 7 * DAY, batch: 1 })).toBe(1);
-  expect(await w.h.tdb.db.selectFrom('whatsapp_sent_messages').select('message_id').where('account_id', '=', accountId).execute()).toEqual([{ message_id: '3EB0RECENT' }]);
+  expect(await w.h.tdb.db.selectFrom('whatsapp_sent_messages').select('message_id').where('account_id', '=', accountId).execute()).toEqual([
+    { message_id: '3EB0RECENT' },
+  ]);
   expect(await socket.retryReceipt(jid('60100000071'), sent!.messageId)).toBe(false);
 });

@@ -32,7 +32,7 @@ function groups(from: number, count: number): string[] {
 }
 
 const blockedUntil = async (accountId: string) =>
-  (await w.h.tdb.db.selectFrom('accounts').select(['blocked_until', 'status']).where('id', '=', accountId).executeTakeFirstOrThrow());
+  await w.h.tdb.db.selectFrom('accounts').select(['blocked_until', 'status']).where('id', '=', accountId).executeTakeFirstOrThrow();
 
 test('every part reaches every group once, in order, with deterministic ids; the media is prepared once and the groups looked up once', async () => {
   const { tenantId, accountId } = await account({ groupConcurrency: 3 });
@@ -54,7 +54,9 @@ test('every part reaches every group once, in order, with deterministic ids; the
   }
   // prepared once (one upload), and every group got that same upload
   expect(w.network.uploads.filter((u) => u.accountId === accountId)).toHaveLength(1);
-  const media = mine().filter((m) => 'imageMessage' in m.content).map((m) => (m.content as proto.IMessage).imageMessage!);
+  const media = mine()
+    .filter((m) => 'imageMessage' in m.content)
+    .map((m) => (m.content as proto.IMessage).imageMessage!);
   expect(new Set(media.map((m) => m.directPath)).size).toBe(1);
   expect(new Set(media.map((m) => Buffer.from(m.mediaKey!).toString('hex'))).size).toBe(1);
   expect(w.network.groupLookups.filter((l) => l.accountId === accountId)).toHaveLength(4);
@@ -114,7 +116,9 @@ test('logged out: the account is disconnected and its run paused as account_unav
   expect(await w.h.runJob(runId)).toBe('no-account');
   expect((await blockedUntil(accountId)).status).toBe('disconnected');
   expect(await w.h.run(runId)).toMatchObject({ status: 'paused', paused_reason: 'account_unavailable' });
-  expect((await w.h.run(runId)).error_summary).toBe(`WhatsApp account disconnected (logged_out): pair it again (POST /v1/accounts/${accountId}/pair), then resume.`);
+  expect((await w.h.run(runId)).error_summary).toBe(
+    `WhatsApp account disconnected (logged_out): pair it again (POST /v1/accounts/${accountId}/pair), then resume.`,
+  );
   for (const t of await w.h.targets(runId)) expect(t).toMatchObject({ status: 'pending', parts_sent: 0 });
   expect(w.pool.isOpen(accountId)).toBe(false);
   expect(w.network.messages.filter((m) => m.accountId === accountId).map((m) => m.content)).toEqual([{ text: 'before' }]);

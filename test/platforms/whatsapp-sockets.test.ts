@@ -48,7 +48,8 @@ async function pairedAccount(): Promise<string> {
   return accountId;
 }
 
-const say = (text: string, id: string) => (s: Parameters<Parameters<WhatsAppSocketPool['use']>[1]>[0]) => s.sendMessage('60111111111@s.whatsapp.net', { text }, { messageId: id });
+const say = (text: string, id: string) => (s: Parameters<Parameters<WhatsAppSocketPool['use']>[1]>[0]) =>
+  s.sendMessage('60111111111@s.whatsapp.net', { text }, { messageId: id });
 
 test('a socket is opened once and kept across uses, holding the lease', async () => {
   const accountId = await pairedAccount();
@@ -74,10 +75,15 @@ test('another replica is refused while the socket is held, asks for it, and gets
   expect((await inFlight).ok).toBe(true);
 
   // b's job comes back later (here: polls) and finds the socket handed over.
-  const got = await eventually('b gets the socket', async () => {
-    const r = await b.use(accountId, say('from b', 'B1'));
-    return r.ok ? r : null;
-  }, 5_000, 10);
+  const got = await eventually(
+    'b gets the socket',
+    async () => {
+      const r = await b.use(accountId, say('from b', 'B1'));
+      return r.ok ? r : null;
+    },
+    5_000,
+    10,
+  );
   expect(got.ok).toBe(true);
   expect(a.isOpen(accountId)).toBe(false);
   expect(b.isOpen(accountId)).toBe(true);
@@ -85,11 +91,11 @@ test('another replica is refused while the socket is held, asks for it, and gets
   expect(network.replacements).toEqual([]);
   expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'A2', 'B1']);
   const [first, second] = network.sockets.filter((s) => s.accountId === accountId);
-  expect(network.timeline.filter((e) => e.accountId === accountId).map((e) => `${e.event}:${e.socketId === first!.id ? 'a' : e.socketId === second!.id ? 'b' : '?'}`)).toEqual([
-    'open:a',
-    'close:a',
-    'open:b',
-  ]);
+  expect(
+    network.timeline
+      .filter((e) => e.accountId === accountId)
+      .map((e) => `${e.event}:${e.socketId === first!.id ? 'a' : e.socketId === second!.id ? 'b' : '?'}`),
+  ).toEqual(['open:a', 'close:a', 'open:b']);
 });
 
 test('a holder that lost its lease closes its socket at once', async () => {

@@ -22,12 +22,17 @@ afterAll(async () => {
 /** A paired account sending 6 a minute (10 s apart), one chat at a time, with `typing`. */
 async function account(typing: { charsPerSecond: number; maxSeconds: number } | null) {
   const a = await w.seedPairedAccount({ groupConcurrency: 1, maxSendPerMinute: 6 });
-  await w.h.tdb.db.updateTable('accounts').set({ typing: typing && JSON.stringify(typing) }).where('id', '=', a.accountId).execute();
+  await w.h.tdb.db
+    .updateTable('accounts')
+    .set({ typing: typing && JSON.stringify(typing) })
+    .where('id', '=', a.accountId)
+    .execute();
   return a;
 }
 
 const sent = (accountId: string) => w.network.messages.filter((m) => m.accountId === accountId);
-const composing = (accountId: string, chat: string) => w.network.presences.filter((p) => p.accountId === accountId && p.jid === jid(chat) && p.presence === 'composing');
+const composing = (accountId: string, chat: string) =>
+  w.network.presences.filter((p) => p.accountId === accountId && p.jid === jid(chat) && p.presence === 'composing');
 
 test('composing precedes each message by the typing time, taken from the pace: the messages keep their 10 s', async () => {
   const { tenantId, accountId } = await account({ charsPerSecond: 10, maxSeconds: 5 });

@@ -60,7 +60,12 @@ export function Directory({ account, onSynced }: { account: Account; onSynced: (
         {directoryText(state)}
       </p>
       <div class="actions">
-        <button type="button" aria-label={`Sync chats of ${account.name}`} disabled={busy || state.status === 'syncing' || state.status === 'unsupported'} onClick={() => void sync()}>
+        <button
+          type="button"
+          aria-label={`Sync chats of ${account.name}`}
+          disabled={busy || state.status === 'syncing' || state.status === 'unsupported'}
+          onClick={() => void sync()}
+        >
           Sync chats
         </button>
         {state.status !== 'unsupported' && (
@@ -79,7 +84,10 @@ const PAGE = 20;
 
 /** The directory's chats: a search box and pages of 20 (cursors kept to step back). */
 function ChatList({ account, version }: { account: Account; version: string }) {
-  const { query, setQuery, q, cursors, setCursors, page, error } = useSearchPages<DirectoryChat>((q, cursor) => api.chats(account.id, { query: q, limit: PAGE, cursor }), version);
+  const { query, setQuery, q, cursors, setCursors, page, error } = useSearchPages<DirectoryChat>(
+    (q, cursor) => api.chats(account.id, { query: q, limit: PAGE, cursor }),
+    version,
+  );
   const searchId = `dir-${account.id}-search`;
   return (
     <div class="chat-list">

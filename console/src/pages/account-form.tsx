@@ -16,8 +16,12 @@ const PLATFORMS: { value: Platform; label: string }[] = [
 
 // API field → input id
 const PLACES: Record<string, string> = {
-  platform: 'new-platform', name: 'new-name', externalId: 'new-externalId', tenantId: 'new-tenantId',
-  'credentials.apiKey': 'new-apiKey', 'credentials.botToken': 'new-botToken',
+  platform: 'new-platform',
+  name: 'new-name',
+  externalId: 'new-externalId',
+  tenantId: 'new-tenantId',
+  'credentials.apiKey': 'new-apiKey',
+  'credentials.botToken': 'new-botToken',
 };
 const ORDER = ['new-tenantId', 'new-platform', 'new-name', 'new-externalId', 'new-apiKey', 'new-botToken'];
 
@@ -88,7 +92,9 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
       else onDone();
     } catch (err) {
       if (err instanceof ApiError && err.details.length > 0) {
-        setErrors(placeFieldErrors(err.details, (f) => PLACES[f] ?? (f === 'credentials' ? (platform === 'telegram' ? 'new-botToken' : 'new-apiKey') : undefined)));
+        setErrors(
+          placeFieldErrors(err.details, (f) => PLACES[f] ?? (f === 'credentials' ? (platform === 'telegram' ? 'new-botToken' : 'new-apiKey') : undefined)),
+        );
       } else {
         setErrors(new Map());
         setFailure(err);
@@ -107,7 +113,10 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
         {live.status === 'active' ? (
           <p role="status">Paired: the account is active.</p>
         ) : (
-          <Pair account={live} intro="Pair the phone: scan a QR code with WhatsApp (Linked devices → Link a device), or give the phone number to get a code to type on that phone." />
+          <Pair
+            account={live}
+            intro="Pair the phone: scan a QR code with WhatsApp (Linked devices → Link a device), or give the phone number to get a code to type on that phone."
+          />
         )}
         <div class="actions">
           <button type="button" onClick={onDone}>
@@ -141,7 +150,12 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
       )}
       <div class="field">
         <label for="new-platform">Platform</label>
-        <select id="new-platform" value={platform} onChange={(e) => setPlatform(e.currentTarget.value as Platform)} {...invalidProps('new-platform', errors.get('new-platform'))}>
+        <select
+          id="new-platform"
+          value={platform}
+          onChange={(e) => setPlatform(e.currentTarget.value as Platform)}
+          {...invalidProps('new-platform', errors.get('new-platform'))}
+        >
           {PLATFORMS.map((p) => (
             <option value={p.value}>{p.label}</option>
           ))}

@@ -26,15 +26,24 @@ const str = (n: number | null | undefined) => (n === null || n === undefined ? '
 
 function settingsOf(a: Account): Settings {
   return {
-    name: a.name, pace: str(a.maxSendPerMinute), concurrency: str(a.groupConcurrency), hourlyCap: str(a.hourlyCap), dailyCap: str(a.dailyCap),
-    warmup: a.warmup !== null, gapMin: str(a.sendDelaySeconds?.min), gapMax: str(a.sendDelaySeconds?.max),
-    typingCps: str(a.typing?.charsPerSecond), typingMax: str(a.typing?.maxSeconds), keywords: a.optOutKeywords.join('\n'),
+    name: a.name,
+    pace: str(a.maxSendPerMinute),
+    concurrency: str(a.groupConcurrency),
+    hourlyCap: str(a.hourlyCap),
+    dailyCap: str(a.dailyCap),
+    warmup: a.warmup !== null,
+    gapMin: str(a.sendDelaySeconds?.min),
+    gapMax: str(a.sendDelaySeconds?.max),
+    typingCps: str(a.typing?.charsPerSecond),
+    typingMax: str(a.typing?.maxSeconds),
+    keywords: a.optOutKeywords.join('\n'),
   };
 }
 
 // Empty numbers go as null where null means "none", else as null for the API to name the field.
 const num = (s: string): number | null => (s.trim() === '' ? null : Number(s.trim()));
-const pair = <K extends string>(a: string, b: string, ka: K, kb: K) => (a.trim() === '' && b.trim() === '' ? null : ({ [ka]: num(a), [kb]: num(b) } as Record<K, number | null>));
+const pair = <K extends string>(a: string, b: string, ka: K, kb: K) =>
+  a.trim() === '' && b.trim() === '' ? null : ({ [ka]: num(a), [kb]: num(b) } as Record<K, number | null>);
 
 /** The PATCH body the settings stand for; the platform decides which fields exist. */
 function bodyOf(s: Settings, platform: Account['platform']): Record<string, unknown> {
@@ -48,7 +57,12 @@ function bodyOf(s: Settings, platform: Account['platform']): Record<string, unkn
     warmup: s.warmup ? {} : null,
     sendDelaySeconds: pair(s.gapMin, s.gapMax, 'min', 'max'),
     ...(platform !== 'http' && { typing: pair(s.typingCps, s.typingMax, 'charsPerSecond', 'maxSeconds') }),
-    ...(platform === 'whatsapp' && { optOutKeywords: s.keywords.split(/[\n,]/).map((k) => k.trim()).filter(Boolean) }),
+    ...(platform === 'whatsapp' && {
+      optOutKeywords: s.keywords
+        .split(/[\n,]/)
+        .map((k) => k.trim())
+        .filter(Boolean),
+    }),
   };
 }
 
@@ -59,8 +73,17 @@ function changed(before: Settings, now: Settings, platform: Account['platform'])
 }
 
 const PLACES: [RegExp, Key | 'warmup'][] = [
-  [/^name$/, 'name'], [/^maxSendPerMinute$/, 'pace'], [/^groupConcurrency$/, 'concurrency'], [/^hourlyCap$/, 'hourlyCap'], [/^dailyCap$/, 'dailyCap'],
-  [/^warmup/, 'warmup'], [/^sendDelaySeconds\.max$/, 'gapMax'], [/^sendDelaySeconds/, 'gapMin'], [/^typing\.maxSeconds$/, 'typingMax'], [/^typing/, 'typingCps'], [/^optOutKeywords/, 'keywords'],
+  [/^name$/, 'name'],
+  [/^maxSendPerMinute$/, 'pace'],
+  [/^groupConcurrency$/, 'concurrency'],
+  [/^hourlyCap$/, 'hourlyCap'],
+  [/^dailyCap$/, 'dailyCap'],
+  [/^warmup/, 'warmup'],
+  [/^sendDelaySeconds\.max$/, 'gapMax'],
+  [/^sendDelaySeconds/, 'gapMin'],
+  [/^typing\.maxSeconds$/, 'typingMax'],
+  [/^typing/, 'typingCps'],
+  [/^optOutKeywords/, 'keywords'],
 ];
 const ORDER: (Key | 'warmup')[] = ['name', 'pace', 'concurrency', 'hourlyCap', 'dailyCap', 'warmup', 'gapMin', 'gapMax', 'typingCps', 'typingMax', 'keywords'];
 
@@ -145,11 +168,19 @@ export function AccountSettings({ account, onSaved, onClose }: { account: Accoun
         {number('dailyCap', 'Daily cap (empty: none)')}
       </div>
       <div class="check">
-        <input id={id('warmup')} type="checkbox" checked={s.warmup} onChange={(e) => setS((v) => ({ ...v, warmup: e.currentTarget.checked }))} {...invalidProps(id('warmup'), errors.get('warmup'))} />
+        <input
+          id={id('warmup')}
+          type="checkbox"
+          checked={s.warmup}
+          onChange={(e) => setS((v) => ({ ...v, warmup: e.currentTarget.checked }))}
+          {...invalidProps(id('warmup'), errors.get('warmup'))}
+        />
         <label for={id('warmup')}>Warm-up: a daily cap that grows with the account's age (20, 50, 100, 200 a day; none from day 31)</label>
       </div>
       {note('warmup')}
-      {account.warmup && s.warmup && <p class="muted">Warm-up cap today: {account.warmup.capToday === null ? 'none (warm-up over)' : `${account.warmup.capToday} sends`}.</p>}
+      {account.warmup && s.warmup && (
+        <p class="muted">Warm-up cap today: {account.warmup.capToday === null ? 'none (warm-up over)' : `${account.warmup.capToday} sends`}.</p>
+      )}
       <fieldset class="subset">
         <legend>Human gap between sends (seconds; empty: none)</legend>
         <div class="row">

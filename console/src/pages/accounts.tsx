@@ -96,9 +96,12 @@ function pace(a: Account): string {
   return effective < a.maxSendPerMinute ? `${effective}/min (lowered from ${a.maxSendPerMinute}/min, recovering)` : `${a.maxSendPerMinute}/min`;
 }
 
-
 /** Hourly and daily caps, and today's warm-up cap when a warm-up holds the account lower. */
 function caps(a: Account): string {
-  const parts = [a.hourlyCap !== null && `${a.hourlyCap}/hour`, a.dailyCap !== null && `${a.dailyCap}/day`, a.warmup?.capToday != null && `warm-up ${a.warmup.capToday} today`].filter(Boolean);
+  const parts = [
+    a.hourlyCap !== null && `${a.hourlyCap}/hour`,
+    a.dailyCap !== null && `${a.dailyCap}/day`,
+    a.warmup?.capToday != null && `warm-up ${a.warmup.capToday} today`,
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : '—';
 }

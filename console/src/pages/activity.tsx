@@ -91,7 +91,13 @@ export function Activity({ me }: { me: Me }) {
       {runs === null ? <p>Loading…</p> : shown.length === 0 ? <p>No runs yet.</p> : null}
       <ul class="runs">
         {shown.map((r) => (
-          <RunItem run={r} campaign={names.campaigns.get(r.campaignId)?.name} account={names.accounts.get(r.accountId)?.name} admin={me.admin} onChange={replace} />
+          <RunItem
+            run={r}
+            campaign={names.campaigns.get(r.campaignId)?.name}
+            account={names.accounts.get(r.accountId)?.name}
+            admin={me.admin}
+            onChange={replace}
+          />
         ))}
       </ul>
       {cursor && (
@@ -105,7 +111,19 @@ export function Activity({ me }: { me: Me }) {
 
 const TRIGGERS: Record<Run['trigger'], string> = { manual: 'run now', schedule: 'scheduled', test: 'test send' };
 
-export function RunItem({ run, campaign, account, admin, onChange }: { run: Run; campaign?: string | undefined; account?: string | undefined; admin: boolean; onChange: (r: Run) => void }) {
+export function RunItem({
+  run,
+  campaign,
+  account,
+  admin,
+  onChange,
+}: {
+  run: Run;
+  campaign?: string | undefined;
+  account?: string | undefined;
+  admin: boolean;
+  onChange: (r: Run) => void;
+}) {
   return (
     <li class={`run run-${run.status}`} data-run-id={run.id}>
       <div class="run-head">

@@ -34,7 +34,8 @@ export function AudiencePage({ id }: { id: string }) {
       setFailure(e);
     }
   };
-  const exportCsv = () => act(async () => downloadCsv(`${audience.name.replace(/[^\w.-]+/g, '_') || 'audience'}.csv`, await api.exportMembers(audience.id)), 'Exported.');
+  const exportCsv = () =>
+    act(async () => downloadCsv(`${audience.name.replace(/[^\w.-]+/g, '_') || 'audience'}.csv`, await api.exportMembers(audience.id)), 'Exported.');
   const remove = async () => {
     try {
       await api.deleteAudience(audience.id);
@@ -106,7 +107,14 @@ function Rename({ audience, onRenamed }: { audience: Audience; onRenamed: (a: Au
   return (
     <form class="inline-form" noValidate onSubmit={(e) => void submit(e)}>
       <label for="rename">Name</label>
-      <input id="rename" type="text" value={name} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? 'rename-error' : undefined} onInput={(e) => setName(e.currentTarget.value)} />
+      <input
+        id="rename"
+        type="text"
+        value={name}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? 'rename-error' : undefined}
+        onInput={(e) => setName(e.currentTarget.value)}
+      />
       <button type="submit" disabled={name === audience.name}>
         Rename
       </button>
@@ -120,7 +128,10 @@ function Rename({ audience, onRenamed }: { audience: Audience; onRenamed: (a: Au
 }
 
 function Members({ audience, version, onRemoved }: { audience: Audience; version: number; onRemoved: () => void }) {
-  const { query, setQuery, q, cursors, setCursors, page, error, setError } = useSearchPages<AudienceMember>((q, cursor) => api.members(audience.id, { query: q, limit: PAGE, cursor }), `${audience.id}:${version}`);
+  const { query, setQuery, q, cursors, setCursors, page, error, setError } = useSearchPages<AudienceMember>(
+    (q, cursor) => api.members(audience.id, { query: q, limit: PAGE, cursor }),
+    `${audience.id}:${version}`,
+  );
   const columns = [...new Set((page?.items ?? []).flatMap((m) => Object.keys(m.vars ?? {})))];
   const remove = async (chatId: string) => {
     try {

@@ -63,7 +63,10 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
   }, [preview]);
 
-  const set = <K extends keyof Draft>(key: K) => (value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+  const set =
+    <K extends keyof Draft>(key: K) =>
+    (value: Draft[K]) =>
+      setDraft((d) => ({ ...d, [key]: value }));
   const text = (key: keyof Draft) => ({
     id: key,
     value: draft[key] as string,
@@ -154,7 +157,13 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             </select>
             {note('accountId')}
           </div>
-          <ChatPicker id="chatSearch" label="Find chats by name" accountId={draft.accountId} picked={draft.picked} onPick={(c) => set('picked')([...draft.picked, c])} />
+          <ChatPicker
+            id="chatSearch"
+            label="Find chats by name"
+            accountId={draft.accountId}
+            picked={draft.picked}
+            onPick={(c) => set('picked')([...draft.picked, c])}
+          />
           <PickedChats label="Picked chats" picked={draft.picked} onRemove={(chatId) => set('picked')(draft.picked.filter((p) => p.chatId !== chatId))} />
           <div class="field">
             <label for="targets">Chats (one chat id a line)</label>
@@ -169,12 +178,24 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
         <fieldset>
           <legend>Status</legend>
           <div class="check">
-            <input id="active" type="checkbox" checked={draft.active} onChange={(e) => set('active')(e.currentTarget.checked)} {...invalidProps('active', errors.get('active'))} />
+            <input
+              id="active"
+              type="checkbox"
+              checked={draft.active}
+              onChange={(e) => set('active')(e.currentTarget.checked)}
+              {...invalidProps('active', errors.get('active'))}
+            />
             <label for="active">Active: the schedule makes runs</label>
           </div>
           {note('active')}
           <div class="check">
-            <input id="autoResume" type="checkbox" checked={draft.autoResume} onChange={(e) => set('autoResume')(e.currentTarget.checked)} {...invalidProps('autoResume', errors.get('autoResume'))} />
+            <input
+              id="autoResume"
+              type="checkbox"
+              checked={draft.autoResume}
+              onChange={(e) => set('autoResume')(e.currentTarget.checked)}
+              {...invalidProps('autoResume', errors.get('autoResume'))}
+            />
             <label for="autoResume">Auto resume: a run paused at window close resumes when the window opens again</label>
           </div>
           {note('autoResume')}
@@ -199,13 +220,30 @@ const fixes = (errors: Map<FieldId, string[]>) => (errors.size === 1 ? 'one fiel
 
 type TextProps = (key: keyof Draft) => Record<string, unknown>;
 
-function Schedule({ draft, text, note, set, errors }: { draft: Draft; text: TextProps; note: (k: FieldId) => preact.JSX.Element; set: <K extends keyof Draft>(k: K) => (v: Draft[K]) => void; errors: Map<FieldId, string[]> }) {
+function Schedule({
+  draft,
+  text,
+  note,
+  set,
+  errors,
+}: {
+  draft: Draft;
+  text: TextProps;
+  note: (k: FieldId) => preact.JSX.Element;
+  set: <K extends keyof Draft>(k: K) => (v: Draft[K]) => void;
+  errors: Map<FieldId, string[]>;
+}) {
   return (
     <fieldset>
       <legend>Schedule</legend>
       <div class="field">
         <label for="scheduleType">Repeats</label>
-        <select id="scheduleType" value={draft.scheduleType} onChange={(e) => set('scheduleType')(e.currentTarget.value as Draft['scheduleType'])} {...invalidProps('scheduleType', errors.get('scheduleType'))}>
+        <select
+          id="scheduleType"
+          value={draft.scheduleType}
+          onChange={(e) => set('scheduleType')(e.currentTarget.value as Draft['scheduleType'])}
+          {...invalidProps('scheduleType', errors.get('scheduleType'))}
+        >
           <option value="once">Once</option>
           <option value="interval">At an interval</option>
           <option value="cron">On a cron schedule</option>

@@ -43,7 +43,8 @@ export function Campaigns() {
             <span class={`pill ${c.active ? 'pill-success' : 'pill-cancelled'}`}>{c.active ? 'Active' : 'Inactive'}</span>
             <p>{c.scheduleText}</p>
             <p class="muted">
-              {names.accounts.get(c.accountId)?.name ?? ''} · {c.targets.length} chats · next run {c.nextRunAt ? `${time(c.nextRunAt)} (${relative(c.nextRunAt)})` : 'none'}
+              {names.accounts.get(c.accountId)?.name ?? ''} · {c.targets.length} chats · next run{' '}
+              {c.nextRunAt ? `${time(c.nextRunAt)} (${relative(c.nextRunAt)})` : 'none'}
             </p>
             {c.lastError && <p class="error">{c.lastError}</p>}
           </li>
@@ -203,7 +204,11 @@ function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
         <ul class="chat-vars">
           {withVars.slice(0, VARS_SHOWN).map((t) => (
             <li>
-              <code>{t.chatId}</code>: {Object.keys(t.vars).sort().map((name) => `${name}=${t.vars[name]}`).join(' · ') || 'none'}
+              <code>{t.chatId}</code>:{' '}
+              {Object.keys(t.vars)
+                .sort()
+                .map((name) => `${name}=${t.vars[name]}`)
+                .join(' · ') || 'none'}
             </li>
           ))}
         </ul>

@@ -19,7 +19,14 @@ const RECEIPT_FILTERS = {
   replied: { replied: 'true' },
 } as const;
 type ReceiptFilter = keyof typeof RECEIPT_FILTERS;
-const RECEIPT_LABELS: Record<ReceiptFilter, string> = { '': 'All', delivered: 'Delivered', undelivered: 'Not delivered', read: 'Read', unread: 'Not read', replied: 'Replied' };
+const RECEIPT_LABELS: Record<ReceiptFilter, string> = {
+  '': 'All',
+  delivered: 'Delivered',
+  undelivered: 'Not delivered',
+  read: 'Read',
+  unread: 'Not read',
+  replied: 'Replied',
+};
 
 /** A receipt's cell: a group's members out of its size, else the time. */
 function receiptCell(at: string | null, members: number | null, of: number | null): string {

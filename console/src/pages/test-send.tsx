@@ -62,14 +62,32 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
           <ChatPicker id="testChat" label="Test chat: find by name" accountId={campaign.accountId} picked={[]} onPick={(c) => setPicked(c)} />
           <div class="field">
             <label for="testChatId">Or its chat id</label>
-            <input id="testChatId" type="text" autoComplete="off" spellcheck={false} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} {...invalidProps('testChatId', errors.get('testChatId'))} />
+            <input
+              id="testChatId"
+              type="text"
+              autoComplete="off"
+              spellcheck={false}
+              value={typed}
+              onInput={(e) => setTyped(e.currentTarget.value)}
+              {...invalidProps('testChatId', errors.get('testChatId'))}
+            />
           </div>
         </>
       )}
       <FieldNote id="testChatId" errors={errors.get('testChatId')} />
       <div class="field">
         <label for="testAs">Variables of (chat id)</label>
-        <input id="testAs" type="text" list="testAs-chats" autoComplete="off" spellcheck={false} placeholder="Empty: no chat's variables" value={asChatId} onInput={(e) => setAsChatId(e.currentTarget.value.trim())} {...invalidProps('testAs', errors.get('testAs'))} />
+        <input
+          id="testAs"
+          type="text"
+          list="testAs-chats"
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="Empty: no chat's variables"
+          value={asChatId}
+          onInput={(e) => setAsChatId(e.currentTarget.value.trim())}
+          {...invalidProps('testAs', errors.get('testAs'))}
+        />
         <datalist id="testAs-chats">
           {candidates.map((c) => (
             <option value={c} />

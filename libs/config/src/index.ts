@@ -94,7 +94,10 @@ export const logLevel = z
 /** KEY_PREFIX: letters, digits, dot, dash, underscore, and at most one `{…}` Redis Cluster hash tag. */
 export const keyPrefix = z
   .string()
-  .regex(/^(?=.{1,66}$)[A-Za-z0-9_.-]*(\{[A-Za-z0-9_.-]+\})?[A-Za-z0-9_.-]*$/, 'expected 1–64 letters, digits, dot, dash or underscore, optionally with one {…} hash tag such as {mtr}')
+  .regex(
+    /^(?=.{1,66}$)[A-Za-z0-9_.-]*(\{[A-Za-z0-9_.-]+\})?[A-Za-z0-9_.-]*$/,
+    'expected 1–64 letters, digits, dot, dash or underscore, optionally with one {…} hash tag such as {mtr}',
+  )
   .optional()
   .transform((v) => v ?? 'mtr');
 
@@ -106,7 +109,10 @@ export const commonEnv = {
   REDIS_CLUSTER_NODES: redisClusterNodes,
   KEY_PREFIX: keyPrefix,
   LOG_LEVEL: logLevel,
-  NODE_ENV: z.string().optional().transform((v) => v ?? 'production'),
+  NODE_ENV: z
+    .string()
+    .optional()
+    .transform((v) => v ?? 'production'),
 };
 
 /**

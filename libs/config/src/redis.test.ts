@@ -25,7 +25,14 @@ describe('Redis connection settings', () => {
 
   test('REDIS_CLUSTER_NODES: host:port entries, the prefix hash-tagged', () => {
     expect(load({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001,redis-3.internal:7002', REDIS_URL: 'redis://ignored:1' })).toEqual({
-      redis: { nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }, { host: 'redis-3.internal', port: 7002 }], tls: false },
+      redis: {
+        nodes: [
+          { host: '10.0.0.1', port: 7000 },
+          { host: '10.0.0.2', port: 7001 },
+          { host: 'redis-3.internal', port: 7002 },
+        ],
+        tls: false,
+      },
       keyPrefix: '{mtr}',
     });
     expect(load({ REDIS_CLUSTER_NODES: '[::1]:7000', KEY_PREFIX: 'eu.{tenant-a}' }).keyPrefix).toBe('eu.{tenant-a}');
@@ -33,7 +40,10 @@ describe('Redis connection settings', () => {
 
   test('URL entries carry TLS and the credentials every node shares', () => {
     expect(load({ REDIS_CLUSTER_NODES: 'rediss://app:s%3Acret@node-1:6380,node-2:6380' }).redis).toEqual({
-      nodes: [{ host: 'node-1', port: 6380 }, { host: 'node-2', port: 6380 }],
+      nodes: [
+        { host: 'node-1', port: 6380 },
+        { host: 'node-2', port: 6380 },
+      ],
       tls: true,
       username: 'app',
       password: 's:cret',

@@ -23,7 +23,10 @@ export const redisClusterNodes = z
     if (v === undefined || v.trim() === '') return undefined;
     const parsed: RedisClusterNodes = { nodes: [], tls: false };
     let credentialsSeen = false;
-    for (const entry of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const node = parseNode(entry);
       if (!node) {
         ctx.addIssue({ code: 'custom', message: `"${entry.replace(/\/\/[^@/]*@/, '//***@')}" is not host:port or a redis:// or rediss:// URL with a port` });

@@ -7,7 +7,8 @@ export function accountAdvice(platform: string, accountId: string, status: strin
   const why = code ? ` (${code})` : '';
   if (status === 'cooling' && code === 'restricted')
     return `WhatsApp restricted the account (a message refused with 463): do not send from it for now; check the number in the WhatsApp app on the phone, and once it may write again lift the restriction (POST /v1/accounts/${accountId}/cooling/lift); then resume. It never ends by itself.`;
-  if (status === 'cooling') return `Account is cooling (too many flood waits or failed sends): it is active again when the cooling ends, or lift it now (POST /v1/accounts/${accountId}/cooling/lift); then resume.`;
+  if (status === 'cooling')
+    return `Account is cooling (too many flood waits or failed sends): it is active again when the cooling ends, or lift it now (POST /v1/accounts/${accountId}/cooling/lift); then resume.`;
   if (status === 'disabled') return `Account is disabled: enable it (PATCH /v1/accounts/${accountId} {"status":"active"}), then resume.`;
   if (platform === 'whatsapp') {
     if (code === 'client_outdated')
@@ -16,6 +17,7 @@ export function accountAdvice(platform: string, accountId: string, status: strin
       ? `WhatsApp account is being paired: once the phone accepts, resume.`
       : `WhatsApp account disconnected${why}: pair it again (POST /v1/accounts/${accountId}/pair), then resume.`;
   }
-  if (platform === 'telegram') return `Telegram bot disconnected${why}: give it a valid bot token (PATCH /v1/accounts/${accountId} {"credentials":{"botToken":"…"}}), then resume.`;
+  if (platform === 'telegram')
+    return `Telegram bot disconnected${why}: give it a valid bot token (PATCH /v1/accounts/${accountId} {"credentials":{"botToken":"…"}}), then resume.`;
   return `Account ${status}${why}: reconnect it on its platform, then resume.`;
 }

@@ -63,7 +63,10 @@ export interface ChatDirectorySink {
  * each title, so a search is a plain `like` on one column.
  */
 export function foldForSearch(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** The reason a failed send's error code marks its chat's entry with, or null when it says nothing of the chat. */

@@ -1,13 +1,4 @@
-import {
-  appendOutcomes,
-  coolingReason,
-  decideCooling,
-  DEFAULT_COOLING,
-  effectivePerMinute,
-  isFloodWait,
-  paceFactorAt,
-  type AccountHealth,
-} from './cooling.js';
+import { appendOutcomes, coolingReason, decideCooling, DEFAULT_COOLING, effectivePerMinute, isFloodWait, paceFactorAt, type AccountHealth } from './cooling.js';
 
 const NOW = Date.parse('2026-03-01T10:00:00Z');
 const MIN = 60_000;
@@ -41,15 +32,55 @@ describe('decideCooling', () => {
     // name, health, configured pace, wait in job, cool ms (null: none), factor, since
     ['healthy: nothing changes', health(), 40, null, null, 1, null],
     ['K + 1 waits: 30 min, pace halved, recovery from the end', health({ floodWaits: ago(40, 30, 20, 0) }), 40, NOW, 30 * MIN, 0.5, NOW + 30 * MIN],
-    ['a repeat within 24 h doubles the cooling', health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - 2 * HOUR, ms: 30 * MIN } }), 40, NOW, 60 * MIN, 0.5, NOW + 60 * MIN],
-    ['a repeat after 24 h starts again at 30 min', health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - 25 * HOUR, ms: 8 * HOUR } }), 40, NOW, 30 * MIN, 0.5, NOW + 30 * MIN],
-    ['doubling stops at the cap of 24 h', health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - HOUR, ms: 16 * HOUR } }), 40, NOW, 24 * HOUR, 0.5, NOW + 24 * HOUR],
+    [
+      'a repeat within 24 h doubles the cooling',
+      health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - 2 * HOUR, ms: 30 * MIN } }),
+      40,
+      NOW,
+      60 * MIN,
+      0.5,
+      NOW + 60 * MIN,
+    ],
+    [
+      'a repeat after 24 h starts again at 30 min',
+      health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - 25 * HOUR, ms: 8 * HOUR } }),
+      40,
+      NOW,
+      30 * MIN,
+      0.5,
+      NOW + 30 * MIN,
+    ],
+    [
+      'doubling stops at the cap of 24 h',
+      health({ floodWaits: ago(3, 2, 1, 0), lastCooling: { at: NOW - HOUR, ms: 16 * HOUR } }),
+      40,
+      NOW,
+      24 * HOUR,
+      0.5,
+      NOW + 24 * HOUR,
+    ],
     ['a lowered pace halves again', health({ floodWaits: ago(3, 2, 1, 0), paceFactor: 0.5, paceSince: NOW }), 40, NOW, 30 * MIN, 0.25, NOW + 30 * MIN],
     ['never below 1 a minute', health({ floodWaits: ago(3, 2, 1, 0), paceFactor: 0.04, paceSince: NOW }), 40, NOW, 30 * MIN, 1 / 40, NOW + 30 * MIN],
     ['failures cool too', health({ outcomes: outcomes(30, 20) }), 40, null, 30 * MIN, 0.5, NOW + 30 * MIN],
-    ['a wait that does not cool restarts the clean interval, keeping what was recovered', health({ floodWaits: ago(0), paceFactor: 0.5, paceSince: NOW - 25 * MIN }), 40, NOW, null, 0.7, NOW],
+    [
+      'a wait that does not cool restarts the clean interval, keeping what was recovered',
+      health({ floodWaits: ago(0), paceFactor: 0.5, paceSince: NOW - 25 * MIN }),
+      40,
+      NOW,
+      null,
+      0.7,
+      NOW,
+    ],
     ['a wait at full pace changes nothing', health({ floodWaits: ago(0) }), 40, NOW, null, 1, null],
-    ['without a wait the written factor stands (recovery is worked out when read)', health({ paceFactor: 0.5, paceSince: NOW - 25 * MIN }), 40, null, null, 0.5, NOW - 25 * MIN],
+    [
+      'without a wait the written factor stands (recovery is worked out when read)',
+      health({ paceFactor: 0.5, paceSince: NOW - 25 * MIN }),
+      40,
+      null,
+      null,
+      0.5,
+      NOW - 25 * MIN,
+    ],
   ])('%s', (_name, h, perMinute, wait, coolMs, factor, since) => {
     const d = decideCooling(h, s, perMinute, NOW, wait);
     expect(d.cool?.ms ?? null).toBe(coolMs);

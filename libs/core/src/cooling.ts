@@ -132,9 +132,11 @@ export function decideCooling(
   // Without a wait the written factor stands (what it recovered since is worked out when read);
   // a wait writes what was recovered so far and restarts the clean interval from it.
   const keep: CoolingDecision =
-    lastWaitInJob === null ? { cool: null, paceFactor: health.paceFactor, paceSince: health.paceSince }
-    : current >= 1 ? { cool: null, paceFactor: 1, paceSince: null }
-    : { cool: null, paceFactor: current, paceSince: lastWaitInJob };
+    lastWaitInJob === null
+      ? { cool: null, paceFactor: health.paceFactor, paceSince: health.paceSince }
+      : current >= 1
+        ? { cool: null, paceFactor: 1, paceSince: null }
+        : { cool: null, paceFactor: current, paceSince: lastWaitInJob };
   if (!s.enabled) return keep;
   const reason = coolingReason(health, s, now);
   if (reason === null) return keep;

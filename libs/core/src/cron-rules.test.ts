@@ -22,11 +22,14 @@ describe('cronProblem: exactly five fields', () => {
   });
 
   // Names every plain object inherits: looked up as nicknames, they must find nothing.
-  test.each([...Object.getOwnPropertyNames(Object.prototype), '@__proto__', '__PROTO__', 'Constructor', 'prototype'])('%s is a problem, not a throw', (expression) => {
-    expect(cronFields(expression)).toBeNull();
-    expect(cronProblem(expression, 'UTC', NOW)).toMatch(/five fields/);
-    expect(cronGapProblem(expression, 'UTC', 300, NOW)).toBeNull();
-  });
+  test.each([...Object.getOwnPropertyNames(Object.prototype), '@__proto__', '__PROTO__', 'Constructor', 'prototype'])(
+    '%s is a problem, not a throw',
+    (expression) => {
+      expect(cronFields(expression)).toBeNull();
+      expect(cronProblem(expression, 'UTC', NOW)).toMatch(/five fields/);
+      expect(cronGapProblem(expression, 'UTC', 300, NOW)).toBeNull();
+    },
+  );
 
   test('nicknames stand for their five fields', () => {
     expect(cronFields('@weekly')).toEqual(['0', '0', '*', '*', '0']);

@@ -45,11 +45,7 @@ export interface CloseWindow {
   outcome: Outcome;
 }
 
-export type JobStart =
-  | { kind: 'go' }
-  | ContinueAt
-  | CloseWindow
-  | { kind: 'pause'; reason: 'account_unavailable'; summary: string; outcome: Outcome };
+export type JobStart = { kind: 'go' } | ContinueAt | CloseWindow | { kind: 'pause'; reason: 'account_unavailable'; summary: string; outcome: Outcome };
 
 export type JobEnd = ContinueAt | CloseWindow | { kind: 'finish'; status: FinishedStatus; summary: string | null; outcome: Outcome };
 
@@ -176,9 +172,14 @@ function continueOrClose(windowEndAt: number | null, nextAt: number, outcome: Ou
 }
 
 /** The sentence that opens a window-closed summary when a cooling or a cap kept the run from finishing. */
-export function windowCloseCauseSentence(cause: WindowCloseCause, timezone: string, cooling: Pick<CoolingSettings, 'floodWaitsPerHour' | 'failureShare' | 'failureWindow'>): string {
+export function windowCloseCauseSentence(
+  cause: WindowCloseCause,
+  timezone: string,
+  cooling: Pick<CoolingSettings, 'floodWaitsPerHour' | 'failureShare' | 'failureWindow'>,
+): string {
   const at = formatLocalTime(new Date(cause.until), timezone);
-  if (cause.kind === 'cooling') return `The account is cooling until ${at} (${timezone}): ${coolingWords(cause.reason, cooling)}, after the delivery window closes.`;
+  if (cause.kind === 'cooling')
+    return `The account is cooling until ${at} (${timezone}): ${coolingWords(cause.reason, cooling)}, after the delivery window closes.`;
   return `The account's hourly or daily cap is met until ${at} (${timezone}), after the delivery window closes.`;
 }
 

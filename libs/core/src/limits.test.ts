@@ -22,7 +22,18 @@ describe('the list of limits', () => {
   });
 
   it('gives the gate the human gap and the caps, the daily cap lowered by the warm-up of the day', () => {
-    const account = { sendDelaySeconds: { min: 30, max: 60 }, hourlyCap: 40, dailyCap: 500, warmup: { startedAt: '2030-01-15T00:00:00Z', steps: [{ afterDays: 0, dailyCap: 20 }, { afterDays: 30, dailyCap: null }] } };
+    const account = {
+      sendDelaySeconds: { min: 30, max: 60 },
+      hourlyCap: 40,
+      dailyCap: 500,
+      warmup: {
+        startedAt: '2030-01-15T00:00:00Z',
+        steps: [
+          { afterDays: 0, dailyCap: 20 },
+          { afterDays: 30, dailyCap: null },
+        ],
+      },
+    };
     expect(gateLimits(account, NOW.getTime())).toEqual({ minDelayMs: 30_000, delay: { min: 30, max: 60 }, hourlyCap: 40, dailyCap: 20 });
     expect(gateLimits({ sendDelaySeconds: null, hourlyCap: null, dailyCap: null, warmup: null }, NOW.getTime())).toBeNull();
   });

@@ -69,13 +69,25 @@ function explainCooling(f: RunFacts, now: Date): Waiting | null {
   if (f.account.status !== 'cooling') return null;
   const until = f.account.coolingUntil ?? null;
   if (f.account.coolingReason === COOLING_RESTRICTED) {
-    return { reason: 'cooling', until: null, detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.` };
+    return {
+      reason: 'cooling',
+      until: null,
+      detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.`,
+    };
   }
   if (f.account.coolingReason === COOLING_NOT_DELIVERING) {
-    return { reason: 'cooling', until: null, detail: `The account is not delivering: none of its last sends got a delivery receipt; ${chats(f.pending)} to send, and the run waits until receipts come again or an operator lifts it.` };
+    return {
+      reason: 'cooling',
+      until: null,
+      detail: `The account is not delivering: none of its last sends got a delivery receipt; ${chats(f.pending)} to send, and the run waits until receipts come again or an operator lifts it.`,
+    };
   }
-  const why = f.account.coolingReason === 'flood_waits' ? ' after the platform made it wait too often'
-    : f.account.coolingReason === 'failures' ? ' after too many of its sends failed' : '';
+  const why =
+    f.account.coolingReason === 'flood_waits'
+      ? ' after the platform made it wait too often'
+      : f.account.coolingReason === 'failures'
+        ? ' after too many of its sends failed'
+        : '';
   const when = until ? ` until ${localTime(until, f.timezone, now)} (${f.timezone})` : '';
   const closesFirst = until && f.windowEndAt && f.windowEndAt.getTime() <= until.getTime();
   const then = closesFirst ? 'the delivery window closes first, so the run pauses' : 'the run goes on by itself then';

@@ -59,7 +59,10 @@ export function compileText(text: string): CompiledText {
     for (const [type, value] of tokens as [string, string][]) {
       if (type === 'text') continue;
       if (type !== 'name') {
-        return { ok: false, problem: `uses {{${TAG_SIGILS[type] ?? ''}${value}}}: only plain {{name}} variables are allowed (no sections, partials, comments or unescaped tags)` };
+        return {
+          ok: false,
+          problem: `uses {{${TAG_SIGILS[type] ?? ''}${value}}}: only plain {{name}} variables are allowed (no sections, partials, comments or unescaped tags)`,
+        };
       }
       if (!VAR_NAME.test(value)) {
         return { ok: false, problem: `uses {{${value}}}: a variable name is letters, digits and _, not starting with a digit, at most 64 characters` };

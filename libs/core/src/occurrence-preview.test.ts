@@ -51,13 +51,22 @@ test('a cron across the spring-forward in America/New_York: 09:00 local on both 
     '2030-03-11T13:00:00.000Z',
   ]);
   const gap = campaign({ schedule: { type: 'cron', expression: '30 2 * * *' }, timezone: NY, nextRunAt: new Date('2030-03-09T07:30:00Z') });
-  expect(shown(upcomingOccurrences(gap, now, 3)).map((o) => o.startsAt)).toEqual(['2030-03-09T07:30:00.000Z', '2030-03-10T07:00:00.000Z', '2030-03-11T06:30:00.000Z']);
+  expect(shown(upcomingOccurrences(gap, now, 3)).map((o) => o.startsAt)).toEqual([
+    '2030-03-09T07:30:00.000Z',
+    '2030-03-10T07:00:00.000Z',
+    '2030-03-11T06:30:00.000Z',
+  ]);
 });
 
 test('a cron with a window in America/New_York across the fall-back: each run starts at the 08:00 opening, local', () => {
   const now = new Date('2030-11-02T00:00:00Z');
   // 06:00 local is before the 08:00–20:00 window: each run waits for its opening
-  const c = campaign({ schedule: { type: 'cron', expression: '0 6 * * *' }, timezone: NY, window: { start: '08:00', end: '20:00' }, nextRunAt: new Date('2030-11-02T10:00:00Z') });
+  const c = campaign({
+    schedule: { type: 'cron', expression: '0 6 * * *' },
+    timezone: NY,
+    window: { start: '08:00', end: '20:00' },
+    nextRunAt: new Date('2030-11-02T10:00:00Z'),
+  });
   expect(shown(upcomingOccurrences(c, now, 3))).toEqual([
     { scheduledAt: '2030-11-02T10:00:00.000Z', startsAt: '2030-11-02T12:00:00.000Z', windowEndAt: '2030-11-03T00:00:00.000Z' },
     { scheduledAt: '2030-11-03T11:00:00.000Z', startsAt: '2030-11-03T13:00:00.000Z', windowEndAt: '2030-11-04T01:00:00.000Z' },
@@ -74,12 +83,29 @@ test('once: its one run; none when the campaign has no next occurrence (inactive
 
 test('missed occurrences follow the catch-up policy, as the scheduler applies it', () => {
   const now = new Date('2030-01-16T03:00:00Z');
-  const c = campaign({ schedule: { type: 'interval', everySeconds: 600 }, nextRunAt: new Date('2030-01-16T02:00:00Z'), lastScheduledAt: new Date('2030-01-16T01:50:00Z') });
+  const c = campaign({
+    schedule: { type: 'interval', everySeconds: 600 },
+    nextRunAt: new Date('2030-01-16T02:00:00Z'),
+    lastScheduledAt: new Date('2030-01-16T01:50:00Z'),
+  });
   // latest (the default): 02:00–02:50 are older than one interval; 03:00, due now, runs
-  expect(shown(upcomingOccurrences(c, now, 3)).map((o) => o.scheduledAt)).toEqual(['2030-01-16T03:00:00.000Z', '2030-01-16T03:10:00.000Z', '2030-01-16T03:20:00.000Z']);
+  expect(shown(upcomingOccurrences(c, now, 3)).map((o) => o.scheduledAt)).toEqual([
+    '2030-01-16T03:00:00.000Z',
+    '2030-01-16T03:10:00.000Z',
+    '2030-01-16T03:20:00.000Z',
+  ]);
   // all, within a day: each missed one runs, oldest first, then the grid goes on
   const all = { ...c, catchUp: { policy: 'all' as const, maxLatenessSeconds: 86_400 } };
-  expect(shown(upcomingOccurrences(all, now, 8)).map((o) => o.scheduledAt?.slice(11, 16))).toEqual(['02:00', '02:10', '02:20', '02:30', '02:40', '02:50', '03:00', '03:10']);
+  expect(shown(upcomingOccurrences(all, now, 8)).map((o) => o.scheduledAt?.slice(11, 16))).toEqual([
+    '02:00',
+    '02:10',
+    '02:20',
+    '02:30',
+    '02:40',
+    '02:50',
+    '03:00',
+    '03:10',
+  ]);
   // skip: 03:00 is reached on time (now), the missed ones are not run
   const skip = { ...c, catchUp: { policy: 'skip' as const, maxLatenessSeconds: null } };
   expect(shown(upcomingOccurrences(skip, new Date('2030-01-16T03:05:00Z'), 2)).map((o) => o.scheduledAt?.slice(11, 16))).toEqual(['03:10', '03:20']);

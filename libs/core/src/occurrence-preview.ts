@@ -49,7 +49,16 @@ export function upcomingOccurrences(c: PreviewCampaign, now: Date, count: number
     // The tick that meets this occurrence runs at its due time, or now for one already due.
     const tick = new Date(Math.max(due.getTime(), now.getTime()));
     const plan = planOccurrence(
-      { campaignId: c.campaignId, schedule: c.schedule, timezone: c.timezone, window: c.window, dueAt: due, lastScheduledAt: last, catchUp: c.catchUp, acceptedThrough: accepted },
+      {
+        campaignId: c.campaignId,
+        schedule: c.schedule,
+        timezone: c.timezone,
+        window: c.window,
+        dueAt: due,
+        lastScheduledAt: last,
+        catchUp: c.catchUp,
+        acceptedThrough: accepted,
+      },
       tick,
       jitterMaxMs,
     );

@@ -46,17 +46,39 @@ describe('the window-closed summary names the bottleneck', () => {
   const counts = { total: 1000, pending: 588, inFlight: 0, sent: 412, failed: 0, skipped: 0, unknown: 0 };
   // the window 06:00–18:00 in Kuala Lumpur closed at 18:00 (10:00 UTC); the run started at 17:42
   const pace: WindowRunPace = {
-    perMinute: 40, partsPerChat: 1, scheduledAt: at('09:42:00'), firstSendAt: at('09:42:00'),
-    window: { start: '06:00', end: '18:00' }, windowEndAt: at('10:00:00'),
+    perMinute: 40,
+    partsPerChat: 1,
+    scheduledAt: at('09:42:00'),
+    firstSendAt: at('09:42:00'),
+    window: { start: '06:00', end: '18:00' },
+    windowEndAt: at('10:00:00'),
   };
   test.each<[string, Partial<WindowRunPace>, typeof counts, string]>([
     ['the pace was the bottleneck', {}, counts, 'Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.'],
-    ['skipped chats are not counted', {}, { ...counts, skipped: 100, pending: 488 }, 'Bottleneck: it needed 50/min for 900 chats from 17:42 to 18:00; the account is paced at 40/min.'],
-    ['several parts a chat', { partsPerChat: 2 }, counts, 'Bottleneck: it needed 112 sends/min for 1000 chats from 17:42 to 18:00; the account is paced at 40 sends/min (20 chats/min at 2 parts each).'],
-    ['a run scheduled before the opening starts at the opening', { scheduledAt: new Date('2030-01-15T23:00:00Z'), firstSendAt: at('01:00:00') }, counts,
-      "The account's pace of 40/min was enough for 1000 chats from 09:00 to 18:00; the time went to waits (the platform's flood waits, slow mode, retries, or another run of the account)."],
-    ['resumed from an earlier opening: what its pending chats need', { scheduledAt: new Date('2030-01-15T09:00:00Z'), firstSendAt: new Date('2030-01-15T09:00:00Z') }, counts,
-      "The 588 chats still pending need about 15 min at the account's pace of 40/min."],
+    [
+      'skipped chats are not counted',
+      {},
+      { ...counts, skipped: 100, pending: 488 },
+      'Bottleneck: it needed 50/min for 900 chats from 17:42 to 18:00; the account is paced at 40/min.',
+    ],
+    [
+      'several parts a chat',
+      { partsPerChat: 2 },
+      counts,
+      'Bottleneck: it needed 112 sends/min for 1000 chats from 17:42 to 18:00; the account is paced at 40 sends/min (20 chats/min at 2 parts each).',
+    ],
+    [
+      'a run scheduled before the opening starts at the opening',
+      { scheduledAt: new Date('2030-01-15T23:00:00Z'), firstSendAt: at('01:00:00') },
+      counts,
+      "The account's pace of 40/min was enough for 1000 chats from 09:00 to 18:00; the time went to waits (the platform's flood waits, slow mode, retries, or another run of the account).",
+    ],
+    [
+      'resumed from an earlier opening: what its pending chats need',
+      { scheduledAt: new Date('2030-01-15T09:00:00Z'), firstSendAt: new Date('2030-01-15T09:00:00Z') },
+      counts,
+      "The 588 chats still pending need about 15 min at the account's pace of 40/min.",
+    ],
     ['no time at all', { scheduledAt: at('10:00:00'), firstSendAt: null }, counts, 'It could not start before the window closed at 18:00.'],
   ])('%s', (_name, patch, c, sentence) => {
     expect(windowBottleneck(c, { ...pace, ...patch }, 'Asia/Kuala_Lumpur')).toBe(sentence);

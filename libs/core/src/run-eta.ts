@@ -3,7 +3,10 @@ import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
 import type { RunFacts } from './run-facts.js';
 import { pacedPerMinute } from './send-pace.js';
 
-type EtaFacts = Pick<RunFacts, 'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt'>;
+type EtaFacts = Pick<
+  RunFacts,
+  'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt'
+>;
 
 /** The sender reserves slots this far apart for the account's configured pace (send-pace.ts). */
 export function slotIntervalMs(perMinute: number): number {

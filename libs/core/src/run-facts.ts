@@ -51,7 +51,15 @@ export interface RunFacts {
   everySeconds: number | null;
   partsPerChat: number;
   /** `perMinute`: the pace in force (lowered while a cooling's effect recovers); `coolingUntil`/`coolingReason` while `cooling` */
-  account: { id: string; platform: string; status: string; blockedUntil: Date | null; perMinute: number; coolingUntil?: Date | null; coolingReason?: string | null };
+  account: {
+    id: string;
+    platform: string;
+    status: string;
+    blockedUntil: Date | null;
+    perMinute: number;
+    coolingUntil?: Date | null;
+    coolingReason?: string | null;
+  };
   total: number;
   skipped: number;
   pending: number;

@@ -7,70 +7,228 @@ type Patch = FactsPatch;
 const facts = factsFrom({ dueSince: at('02:59:00') });
 const nothingDue = { due: 0, dueSince: null };
 // paused when the window closed at 18:00 (10:00 UTC): 412 of 1000 chats sent from 17:42
-const closedAt1800: Patch = { status: 'paused', pausedReason: 'window_closed', total: 1000, pending: 588, scheduledAt: at('09:42:00'), firstSendAt: at('09:42:00') };
+const closedAt1800: Patch = {
+  status: 'paused',
+  pausedReason: 'window_closed',
+  total: 1000,
+  pending: 588,
+  scheduledAt: at('09:42:00'),
+  firstSendAt: at('09:42:00'),
+};
 
 const cases: Array<[string, Patch, Date, Waiting | null]> = [
-  ['scheduled: before scheduledAt', { status: 'queued', scheduledAt: at('03:30:00') }, NOW,
-    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' }],
-  ['cooling: the account cools, the run goes on by itself at its end (before the window and the flood wait)', { account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'flood_waits', blockedUntil: at('03:10:00') } }, NOW,
-    { reason: 'cooling', until: at('03:30:00'), detail: 'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after the platform made it wait too often; 12 chats to send, the run goes on by itself then.' }],
-  ['cooling: the window closes before the cooling ends', { windowEndAt: at('03:20:00'), account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'failures' } }, NOW,
-    { reason: 'cooling', until: at('03:30:00'), detail: 'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after too many of its sends failed; 12 chats to send, the delivery window closes first, so the run pauses.' }],
-  ['account_unavailable: the account is not active', { account: { status: 'disconnected' } }, NOW,
-    { reason: 'account_unavailable', until: null, detail: 'Account disconnected: reconnect it on its platform, then resume.' }],
-  ['window_closed: waiting for the next opening', { status: 'queued', windowEndAt: new Date('2030-01-17T10:00:00Z') }, new Date('2030-01-16T11:00:00Z'),
-    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Waiting for the delivery window to open at 17 Jan 06:00 (Asia/Kuala_Lumpur); 12 chats to send.' }],
-  ['window_closed: its window end has passed, the run is about to pause', { windowEndAt: at('02:30:00') }, NOW,
-    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' }],
-  ['window_closed: paused at the close, the operator resumes; the pace was the bottleneck', { ...closedAt1800 }, new Date('2030-01-16T11:00:00Z'),
-    { reason: 'window_closed', until: null, detail: 'Paused at the window\'s close with 588 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur). Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.' }],
-  ['window_closed: paused at the close, resumes by itself', { ...closedAt1800, autoResume: true }, new Date('2030-01-16T11:00:00Z'),
-    { reason: 'window_closed', until: new Date('2030-01-16T22:00:00Z'), detail: 'Paused at the window\'s close; it resumes by itself when the window opens at 17 Jan 06:00 (Asia/Kuala_Lumpur), with 588 chats pending. Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.' }],
-  ['account_unavailable: paused for the account, now active again', { status: 'paused', pausedReason: 'account_unavailable' }, NOW,
-    { reason: 'account_unavailable', until: null, detail: 'Paused while the account was unavailable; it is active again: resume to send the 12 chats pending.' }],
-  ['account_unavailable: paused, still disconnected (Telegram advice)', { status: 'paused', pausedReason: 'account_unavailable', account: { status: 'disconnected', platform: 'telegram' } }, NOW,
-    { reason: 'account_unavailable', until: null, detail: 'Telegram bot disconnected: give it a valid bot token (PATCH /v1/accounts/acc-1 {"credentials":{"botToken":"…"}}), then resume.' }],
-  ['flood_wait: the platform told the account to wait', { account: { blockedUntil: at('03:05:00') } }, NOW,
-    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' }],
-  ['account_busy: another run holds the account', { accountBusy: true }, NOW,
-    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' }],
-  ['pace: chats due, the next slot is ahead', { paceFreeAt: at('03:00:01.530'), inFlight: 1 }, NOW,
-    { reason: 'pace', until: at('03:00:01.530'), detail: "12 chats to send at the account's pace of 40/min; next slot at 11:00:01." }],
-  ['pace: two parts a chat', { paceFreeAt: at('03:00:01.530'), partsPerChat: 2 }, NOW,
-    { reason: 'pace', until: at('03:00:01.530'), detail: "12 chats to send at the account's pace of 40 sends/min (20 chats/min at 2 parts each); next slot at 11:00:01." }],
-  ['queue: due, nothing holds it, no sender has it', {}, NOW,
-    { reason: 'queue', until: null, detail: '12 chats due since 10:59, waiting for a free sender.' }],
-  ['interval_gate: every chat held by the interval', { ...nothingDue, holds: { interval_gate: { count: 12, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
-    { reason: 'interval_gate', until: at('03:04:00'), detail: '12 chats held until 11:04 by the 5-minute interval since their last delivery.' }],
-  ['interval_gate: a cron campaign names no interval length', { ...nothingDue, everySeconds: null, holds: { interval_gate: { count: 1, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
-    { reason: 'interval_gate', until: at('03:04:00'), detail: "1 chat held until 11:04 by the campaign's interval since their last delivery." }],
-  ['retry_backoff: frees a chat first, before the interval gate', { ...nothingDue, holds: { interval_gate: { count: 10, first: at('03:04:00'), last: at('03:05:00') }, retry_backoff: { count: 2, first: at('03:01:00'), last: at('03:03:00') } } }, NOW,
-    { reason: 'retry_backoff', until: at('03:01:00'), detail: '2 chats held from 11:01 to 11:03, waiting to retry after an error.' }],
-  ['slow_mode: chats in slow mode', { ...nothingDue, holds: { slow_mode: { count: 3, first: at('03:02:00'), last: at('03:02:00') }, interval_gate: { count: 9, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
-    { reason: 'slow_mode', until: at('03:02:00'), detail: "3 chats held until 11:02 by the chats' slow mode." }],
-  ['flood_wait: chats put back under an account wait that the account no longer has', { ...nothingDue, holds: { flood_wait: { count: 12, first: at('03:00:30'), last: at('03:00:30') } } }, NOW,
-    { reason: 'flood_wait', until: at('03:00:30'), detail: "12 chats held until 11:00 by the platform's wait on the account." }],
+  [
+    'scheduled: before scheduledAt',
+    { status: 'queued', scheduledAt: at('03:30:00') },
+    NOW,
+    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' },
+  ],
+  [
+    'cooling: the account cools, the run goes on by itself at its end (before the window and the flood wait)',
+    { account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'flood_waits', blockedUntil: at('03:10:00') } },
+    NOW,
+    {
+      reason: 'cooling',
+      until: at('03:30:00'),
+      detail:
+        'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after the platform made it wait too often; 12 chats to send, the run goes on by itself then.',
+    },
+  ],
+  [
+    'cooling: the window closes before the cooling ends',
+    { windowEndAt: at('03:20:00'), account: { status: 'cooling', coolingUntil: at('03:30:00'), coolingReason: 'failures' } },
+    NOW,
+    {
+      reason: 'cooling',
+      until: at('03:30:00'),
+      detail:
+        'The account is cooling until 11:30 (Asia/Kuala_Lumpur) after too many of its sends failed; 12 chats to send, the delivery window closes first, so the run pauses.',
+    },
+  ],
+  [
+    'account_unavailable: the account is not active',
+    { account: { status: 'disconnected' } },
+    NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Account disconnected: reconnect it on its platform, then resume.' },
+  ],
+  [
+    'window_closed: waiting for the next opening',
+    { status: 'queued', windowEndAt: new Date('2030-01-17T10:00:00Z') },
+    new Date('2030-01-16T11:00:00Z'),
+    {
+      reason: 'window_closed',
+      until: new Date('2030-01-16T22:00:00Z'),
+      detail: 'Waiting for the delivery window to open at 17 Jan 06:00 (Asia/Kuala_Lumpur); 12 chats to send.',
+    },
+  ],
+  [
+    'window_closed: its window end has passed, the run is about to pause',
+    { windowEndAt: at('02:30:00') },
+    NOW,
+    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' },
+  ],
+  [
+    'window_closed: paused at the close, the operator resumes; the pace was the bottleneck',
+    { ...closedAt1800 },
+    new Date('2030-01-16T11:00:00Z'),
+    {
+      reason: 'window_closed',
+      until: null,
+      detail:
+        "Paused at the window's close with 588 chats pending; resume it to continue (the window opens at 17 Jan 06:00, Asia/Kuala_Lumpur). Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.",
+    },
+  ],
+  [
+    'window_closed: paused at the close, resumes by itself',
+    { ...closedAt1800, autoResume: true },
+    new Date('2030-01-16T11:00:00Z'),
+    {
+      reason: 'window_closed',
+      until: new Date('2030-01-16T22:00:00Z'),
+      detail:
+        "Paused at the window's close; it resumes by itself when the window opens at 17 Jan 06:00 (Asia/Kuala_Lumpur), with 588 chats pending. Bottleneck: it needed 56/min for 1000 chats from 17:42 to 18:00; the account is paced at 40/min.",
+    },
+  ],
+  [
+    'account_unavailable: paused for the account, now active again',
+    { status: 'paused', pausedReason: 'account_unavailable' },
+    NOW,
+    {
+      reason: 'account_unavailable',
+      until: null,
+      detail: 'Paused while the account was unavailable; it is active again: resume to send the 12 chats pending.',
+    },
+  ],
+  [
+    'account_unavailable: paused, still disconnected (Telegram advice)',
+    { status: 'paused', pausedReason: 'account_unavailable', account: { status: 'disconnected', platform: 'telegram' } },
+    NOW,
+    {
+      reason: 'account_unavailable',
+      until: null,
+      detail: 'Telegram bot disconnected: give it a valid bot token (PATCH /v1/accounts/acc-1 {"credentials":{"botToken":"…"}}), then resume.',
+    },
+  ],
+  [
+    'flood_wait: the platform told the account to wait',
+    { account: { blockedUntil: at('03:05:00') } },
+    NOW,
+    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' },
+  ],
+  [
+    'account_busy: another run holds the account',
+    { accountBusy: true },
+    NOW,
+    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' },
+  ],
+  [
+    'pace: chats due, the next slot is ahead',
+    { paceFreeAt: at('03:00:01.530'), inFlight: 1 },
+    NOW,
+    { reason: 'pace', until: at('03:00:01.530'), detail: "12 chats to send at the account's pace of 40/min; next slot at 11:00:01." },
+  ],
+  [
+    'pace: two parts a chat',
+    { paceFreeAt: at('03:00:01.530'), partsPerChat: 2 },
+    NOW,
+    {
+      reason: 'pace',
+      until: at('03:00:01.530'),
+      detail: "12 chats to send at the account's pace of 40 sends/min (20 chats/min at 2 parts each); next slot at 11:00:01.",
+    },
+  ],
+  ['queue: due, nothing holds it, no sender has it', {}, NOW, { reason: 'queue', until: null, detail: '12 chats due since 10:59, waiting for a free sender.' }],
+  [
+    'interval_gate: every chat held by the interval',
+    { ...nothingDue, holds: { interval_gate: { count: 12, first: at('03:04:00'), last: at('03:04:00') } } },
+    NOW,
+    { reason: 'interval_gate', until: at('03:04:00'), detail: '12 chats held until 11:04 by the 5-minute interval since their last delivery.' },
+  ],
+  [
+    'interval_gate: a cron campaign names no interval length',
+    { ...nothingDue, everySeconds: null, holds: { interval_gate: { count: 1, first: at('03:04:00'), last: at('03:04:00') } } },
+    NOW,
+    { reason: 'interval_gate', until: at('03:04:00'), detail: "1 chat held until 11:04 by the campaign's interval since their last delivery." },
+  ],
+  [
+    'retry_backoff: frees a chat first, before the interval gate',
+    {
+      ...nothingDue,
+      holds: {
+        interval_gate: { count: 10, first: at('03:04:00'), last: at('03:05:00') },
+        retry_backoff: { count: 2, first: at('03:01:00'), last: at('03:03:00') },
+      },
+    },
+    NOW,
+    { reason: 'retry_backoff', until: at('03:01:00'), detail: '2 chats held from 11:01 to 11:03, waiting to retry after an error.' },
+  ],
+  [
+    'slow_mode: chats in slow mode',
+    {
+      ...nothingDue,
+      holds: { slow_mode: { count: 3, first: at('03:02:00'), last: at('03:02:00') }, interval_gate: { count: 9, first: at('03:04:00'), last: at('03:04:00') } },
+    },
+    NOW,
+    { reason: 'slow_mode', until: at('03:02:00'), detail: "3 chats held until 11:02 by the chats' slow mode." },
+  ],
+  [
+    'flood_wait: chats put back under an account wait that the account no longer has',
+    { ...nothingDue, holds: { flood_wait: { count: 12, first: at('03:00:30'), last: at('03:00:30') } } },
+    NOW,
+    { reason: 'flood_wait', until: at('03:00:30'), detail: "12 chats held until 11:00 by the platform's wait on the account." },
+  ],
   ['sending: chats due, a free slot, a chat in flight', { inFlight: 2 }, NOW, null],
   ['nothing pending: finishing', { pending: 0, due: 0, inFlight: 1 }, NOW, null],
   ['paused by the operator: pausedReason says it', { status: 'paused', pausedReason: 'operator' }, NOW, null],
   ['finished', { status: 'success', pending: 0, due: 0 }, NOW, null],
   // precedence: the earlier rule wins when several apply
-  ['scheduled before account_unavailable', { status: 'queued', scheduledAt: at('03:30:00'), account: { status: 'disabled' } }, NOW,
-    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' }],
-  ['account_unavailable before window_closed', { windowEndAt: at('02:30:00'), account: { status: 'disabled' } }, NOW,
-    { reason: 'account_unavailable', until: null, detail: 'Account is disabled: enable it (PATCH /v1/accounts/acc-1 {"status":"active"}), then resume.' }],
-  ['window_closed before flood_wait', { windowEndAt: at('02:30:00'), account: { blockedUntil: at('03:05:00') } }, NOW,
-    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' }],
-  ['flood_wait before account_busy and pace', { accountBusy: true, paceFreeAt: at('03:00:05'), account: { blockedUntil: at('03:05:00') } }, NOW,
-    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' }],
-  ['cap: the hourly or daily cap is met, before pace', { capFreeAt: at('03:40:00'), paceFreeAt: at('03:00:05') }, NOW,
-    { reason: 'cap', until: at('03:40:00'), detail: 'The account sent as many as its hourly or daily cap allows; its next send is at 11:40, with 12 chats to send.' }],
-  ['a cap that freed holds nothing', { capFreeAt: at('02:59:00') }, NOW,
-    { reason: 'queue', until: null, detail: expect.any(String) }],
-  ['account_busy before pace', { accountBusy: true, paceFreeAt: at('03:00:05') }, NOW,
-    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' }],
-  ['a chat due now comes before held chats', { due: 2, holds: { interval_gate: { count: 10, first: at('03:04:00'), last: at('03:04:00') } } }, NOW,
-    { reason: 'queue', until: null, detail: '2 chats due since 10:59, waiting for a free sender.' }],
+  [
+    'scheduled before account_unavailable',
+    { status: 'queued', scheduledAt: at('03:30:00'), account: { status: 'disabled' } },
+    NOW,
+    { reason: 'scheduled', until: at('03:30:00'), detail: 'Scheduled for 11:30 (Asia/Kuala_Lumpur); 12 chats to send.' },
+  ],
+  [
+    'account_unavailable before window_closed',
+    { windowEndAt: at('02:30:00'), account: { status: 'disabled' } },
+    NOW,
+    { reason: 'account_unavailable', until: null, detail: 'Account is disabled: enable it (PATCH /v1/accounts/acc-1 {"status":"active"}), then resume.' },
+  ],
+  [
+    'window_closed before flood_wait',
+    { windowEndAt: at('02:30:00'), account: { blockedUntil: at('03:05:00') } },
+    NOW,
+    { reason: 'window_closed', until: null, detail: 'The delivery window closed at 10:30 (Asia/Kuala_Lumpur); the run pauses with 12 chats pending.' },
+  ],
+  [
+    'flood_wait before account_busy and pace',
+    { accountBusy: true, paceFreeAt: at('03:00:05'), account: { blockedUntil: at('03:05:00') } },
+    NOW,
+    { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' },
+  ],
+  [
+    'cap: the hourly or daily cap is met, before pace',
+    { capFreeAt: at('03:40:00'), paceFreeAt: at('03:00:05') },
+    NOW,
+    {
+      reason: 'cap',
+      until: at('03:40:00'),
+      detail: 'The account sent as many as its hourly or daily cap allows; its next send is at 11:40, with 12 chats to send.',
+    },
+  ],
+  ['a cap that freed holds nothing', { capFreeAt: at('02:59:00') }, NOW, { reason: 'queue', until: null, detail: expect.any(String) }],
+  [
+    'account_busy before pace',
+    { accountBusy: true, paceFreeAt: at('03:00:05') },
+    NOW,
+    { reason: 'account_busy', until: null, detail: 'Another run of this account is sending; runs on one account take turns. 12 chats due.' },
+  ],
+  [
+    'a chat due now comes before held chats',
+    { due: 2, holds: { interval_gate: { count: 10, first: at('03:04:00'), last: at('03:04:00') } } },
+    NOW,
+    { reason: 'queue', until: null, detail: '2 chats due since 10:59, waiting for a free sender.' },
+  ],
 ];
 
 describe('explainRun: every reason, its until and its sentence', () => {
@@ -83,7 +241,8 @@ describe('explainRun: every reason, its until and its sentence', () => {
     expect(w).toEqual({
       reason: 'pace',
       until: at('03:00:01'),
-      detail: "1000 chats to send at the account's pace of 40/min; next slot at 11:00:01; about 392 of the 1000 chats left fit before the window closes at 11:10.",
+      detail:
+        "1000 chats to send at the account's pace of 40/min; next slot at 11:00:01; about 392 of the 1000 chats left fit before the window closes at 11:10.",
     });
   });
 });
@@ -104,16 +263,25 @@ describe('targetHold: what holds a pending target, from what the sender wrote on
 describe('explainTarget', () => {
   const f = facts();
   const pending = (p: { attempts?: number; errorCode?: string | null; nextAttemptAt?: Date | null } = {}) => ({
-    status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: null, ...p,
+    status: 'pending',
+    attempts: 0,
+    errorCode: null,
+    nextAttemptAt: null,
+    ...p,
   });
   const windowShut: Waiting = { reason: 'window_closed', until: at('22:00:00'), detail: 'window' };
   const pace: Waiting = { reason: 'pace', until: at('03:00:02'), detail: 'pace' };
 
   test('its own hold, with a sentence of its own', () => {
     expect(explainTarget(pending({ nextAttemptAt: at('03:04:00') }), pace, f, NOW)).toEqual({
-      reason: 'interval_gate', until: at('03:04:00'), detail: 'Held until 11:04 by the 5-minute interval since their last delivery.',
+      reason: 'interval_gate',
+      until: at('03:04:00'),
+      detail: 'Held until 11:04 by the 5-minute interval since their last delivery.',
     });
-    expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), attempts: 1, errorCode: 'http_500' }), null, f, NOW)).toMatchObject({ reason: 'retry_backoff', until: at('03:02:00') });
+    expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), attempts: 1, errorCode: 'http_500' }), null, f, NOW)).toMatchObject({
+      reason: 'retry_backoff',
+      until: at('03:02:00'),
+    });
     expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), errorCode: 'slow_mode' }), null, f, NOW)).toMatchObject({ reason: 'slow_mode' });
   });
   test('a due chat waits for what the run waits for', () => {
@@ -132,7 +300,9 @@ describe('explainTarget', () => {
   test("the run's account of its held chats gives way to each chat's own hold", () => {
     const held: Waiting = { reason: 'retry_backoff', until: at('03:01:00'), detail: '2 chats held from 11:01 to 11:03' };
     expect(explainTarget(pending({ nextAttemptAt: at('03:01:00'), attempts: 1, errorCode: 'http_500' }), held, f, NOW)).toEqual({
-      reason: 'retry_backoff', until: at('03:01:00'), detail: 'Held until 11:01, waiting to retry after an error.',
+      reason: 'retry_backoff',
+      until: at('03:01:00'),
+      detail: 'Held until 11:01, waiting to retry after an error.',
     });
     const flood: Waiting = { reason: 'flood_wait', until: at('03:06:00'), detail: 'held chats' };
     expect(explainTarget(pending({ nextAttemptAt: at('03:02:00'), errorCode: 'slow_mode' }), flood, f, NOW)).toMatchObject({ reason: 'slow_mode' });

@@ -58,7 +58,11 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (closed) return closed;
   const blocked = f.account.blockedUntil;
   if (blocked && blocked.getTime() > t) {
-    return { reason: 'flood_wait', until: blocked, detail: withFit(f, now, `The platform told the account to wait until ${at(blocked)}; ${chats(f.pending)} to send.`) };
+    return {
+      reason: 'flood_wait',
+      until: blocked,
+      detail: withFit(f, now, `The platform told the account to wait until ${at(blocked)}; ${chats(f.pending)} to send.`),
+    };
   }
   if (f.pending === 0) return null;
   if (f.due > 0) {
@@ -88,13 +92,22 @@ function explainPaused(f: RunFacts, now: Date): Waiting | null {
     const pace = { perMinute: f.account.perMinute, partsPerChat: f.partsPerChat, scheduledAt: f.scheduledAt, firstSendAt: f.firstSendAt, window: f.window };
     const bottleneck = f.windowEndAt ? ` ${windowBottleneck(counts, { ...pace, windowEndAt: f.windowEndAt }, f.timezone)}` : '';
     return f.autoResume
-      ? { reason: 'window_closed', until: opens, detail: `Paused at the window's close; it resumes by itself when the window opens at ${when} (${f.timezone}), with ${chats(f.pending)} pending.${bottleneck}` }
-      : { reason: 'window_closed', until: null, detail: `Paused at the window's close with ${chats(f.pending)} pending; resume it to continue (the window opens at ${when}, ${f.timezone}).${bottleneck}` };
+      ? {
+          reason: 'window_closed',
+          until: opens,
+          detail: `Paused at the window's close; it resumes by itself when the window opens at ${when} (${f.timezone}), with ${chats(f.pending)} pending.${bottleneck}`,
+        }
+      : {
+          reason: 'window_closed',
+          until: null,
+          detail: `Paused at the window's close with ${chats(f.pending)} pending; resume it to continue (the window opens at ${when}, ${f.timezone}).${bottleneck}`,
+        };
   }
   if (f.pausedReason === 'account_unavailable') {
-    const detail = f.account.status === 'active'
-      ? `Paused while the account was unavailable; it is active again: resume to send the ${chats(f.pending)} pending.`
-      : accountAdvice(f.account.platform, f.account.id, f.account.status);
+    const detail =
+      f.account.status === 'active'
+        ? `Paused while the account was unavailable; it is active again: resume to send the ${chats(f.pending)} pending.`
+        : accountAdvice(f.account.platform, f.account.id, f.account.status);
     return { reason: 'account_unavailable', until: null, detail };
   }
   return null;
@@ -104,11 +117,19 @@ function windowClosed(f: RunFacts, now: Date): Waiting | null {
   if (isAlwaysOpen(f.window)) return null;
   const t = now.getTime();
   if (f.windowEndAt && f.windowEndAt.getTime() <= t) {
-    return { reason: 'window_closed', until: null, detail: `The delivery window closed at ${localTime(f.windowEndAt, f.timezone, now)} (${f.timezone}); the run pauses with ${chats(f.pending)} pending.` };
+    return {
+      reason: 'window_closed',
+      until: null,
+      detail: `The delivery window closed at ${localTime(f.windowEndAt, f.timezone, now)} (${f.timezone}); the run pauses with ${chats(f.pending)} pending.`,
+    };
   }
   const opens = placeInWindow(now, f.window, f.timezone).startAt;
   if (opens.getTime() <= t) return null;
-  return { reason: 'window_closed', until: opens, detail: `Waiting for the delivery window to open at ${localTime(opens, f.timezone, now)} (${f.timezone}); ${chats(f.pending)} to send.` };
+  return {
+    reason: 'window_closed',
+    until: opens,
+    detail: `Waiting for the delivery window to open at ${localTime(opens, f.timezone, now)} (${f.timezone}); ${chats(f.pending)} to send.`,
+  };
 }
 
 const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait'];
@@ -155,12 +176,13 @@ export function explainTarget(
 ): Waiting | null {
   if (target.status !== 'pending') return null;
   const next = target.nextAttemptAt;
-  const own: Waiting | null = next && next.getTime() > now.getTime()
-    ? (() => {
-        const kind = targetHold(target);
-        return { reason: kind, until: next, detail: holdSentence(kind, { count: 1, first: next, last: next }, f, now).replace(/^1 chat held/, 'Held') };
-      })()
-    : null;
+  const own: Waiting | null =
+    next && next.getTime() > now.getTime()
+      ? (() => {
+          const kind = targetHold(target);
+          return { reason: kind, until: next, detail: holdSentence(kind, { count: 1, first: next, last: next }, f, now).replace(/^1 chat held/, 'Held') };
+        })()
+      : null;
   if (!own) return run;
   if (!run || !stopsEveryChat(run, f, now)) return own;
   if (run.until === null || run.until.getTime() >= own.until!.getTime()) return run;

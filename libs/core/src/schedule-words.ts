@@ -120,7 +120,7 @@ function timeWords(minute: Field, hour: Field): { text: string; clock: boolean }
   const times = hour.values.flatMap((hh) => minute.values.map((mm) => `${two(hh)}:${two(mm)}`));
   if (times.length <= MAX_TIMES) return { text: `at ${list(times)}`, clock: true };
   // every n minutes (or every hour) over a run of consecutive hours: "every 15 minutes from 09:00 to 17:45"
-  const each = minute.any ? 1 : minuteStep ?? (oneMinute ? 60 : null);
+  const each = minute.any ? 1 : (minuteStep ?? (oneMinute ? 60 : null));
   if (each !== null && contiguous(hour.values)) return { text: `${every(each * 60)} from ${times[0]} to ${times[times.length - 1]}`, clock: true };
   return null;
 }

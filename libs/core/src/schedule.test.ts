@@ -8,10 +8,14 @@ describe('firstOccurrence', () => {
     expect(firstOccurrence({ type: 'interval', everySeconds: 300 }, 'UTC', d('2026-01-01T00:00:10Z'))).toEqual(d('2026-01-01T00:00:10Z'));
   });
   test('interval with a future startAt waits for it', () => {
-    expect(firstOccurrence({ type: 'interval', everySeconds: 300, startAt: '2026-01-02T00:00:00Z' }, 'UTC', d('2026-01-01T00:00:00Z'))).toEqual(d('2026-01-02T00:00:00Z'));
+    expect(firstOccurrence({ type: 'interval', everySeconds: 300, startAt: '2026-01-02T00:00:00Z' }, 'UTC', d('2026-01-01T00:00:00Z'))).toEqual(
+      d('2026-01-02T00:00:00Z'),
+    );
   });
   test('interval with a past startAt keeps its grid', () => {
-    expect(firstOccurrence({ type: 'interval', everySeconds: 300, startAt: '2026-01-01T00:00:00Z' }, 'UTC', d('2026-01-01T00:07:00Z'))).toEqual(d('2026-01-01T00:10:00Z'));
+    expect(firstOccurrence({ type: 'interval', everySeconds: 300, startAt: '2026-01-01T00:00:00Z' }, 'UTC', d('2026-01-01T00:07:00Z'))).toEqual(
+      d('2026-01-01T00:10:00Z'),
+    );
   });
   test('cron in the campaign timezone', () => {
     // 09:00 in Kuala Lumpur is 01:00 UTC
@@ -24,19 +28,27 @@ describe('firstOccurrence', () => {
 
 describe('nextOccurrence', () => {
   test('interval: previous + every when on time', () => {
-    expect(nextOccurrence({ type: 'interval', everySeconds: 60 }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:00:01Z'))).toEqual({ at: d('2026-01-01T00:01:00Z'), coalesced: 0 });
+    expect(nextOccurrence({ type: 'interval', everySeconds: 60 }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:00:01Z'))).toEqual({
+      at: d('2026-01-01T00:01:00Z'),
+      coalesced: 0,
+    });
   });
   test('interval: missed occurrences coalesce into the latest one', () => {
-    expect(nextOccurrence({ type: 'interval', everySeconds: 60 }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:05:30Z'))).toEqual({ at: d('2026-01-01T00:05:00Z'), coalesced: 4 });
+    expect(nextOccurrence({ type: 'interval', everySeconds: 60 }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:05:30Z'))).toEqual({
+      at: d('2026-01-01T00:05:00Z'),
+      coalesced: 4,
+    });
   });
   test('cron: coalesces past matches', () => {
-    expect(nextOccurrence({ type: 'cron', expression: '*/5 * * * *' }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:17:00Z'))).toEqual({ at: d('2026-01-01T00:15:00Z'), coalesced: 2 });
+    expect(nextOccurrence({ type: 'cron', expression: '*/5 * * * *' }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:17:00Z'))).toEqual({
+      at: d('2026-01-01T00:15:00Z'),
+      coalesced: 2,
+    });
   });
   test('once has no next', () => {
     expect(nextOccurrence({ type: 'once', at: '2026-01-01T00:00:00Z' }, 'UTC', d('2026-01-01T00:00:00Z'), d('2026-01-01T00:00:00Z')).at).toBeNull();
   });
 });
-
 
 describe('planOccurrence', () => {
   const base = { campaignId: '7d1c1f8e-0000-4000-8000-000000000001', schedule: { type: 'interval' as const, everySeconds: 60 }, timezone: 'UTC' };

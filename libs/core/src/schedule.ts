@@ -3,10 +3,7 @@ import { nextCronInstant } from './cron-clock.js';
 // What a cron expression must be to be accepted (cron-rules.ts), exported with the schedule maths.
 export { cronFields, cronGapProblem, cronProblem } from './cron-rules.js';
 
-export type Schedule =
-  | { type: 'interval'; everySeconds: number; startAt?: string }
-  | { type: 'cron'; expression: string }
-  | { type: 'once'; at: string };
+export type Schedule = { type: 'interval'; everySeconds: number; startAt?: string } | { type: 'cron'; expression: string } | { type: 'once'; at: string };
 
 /**
  * The first occurrence of a new (or rescheduled) campaign, at or after `now`.
@@ -46,12 +43,7 @@ export function rescheduledOccurrence(schedule: Schedule, timezone: string, now:
  * occurrence not after `now` (due at once) rather than a backlog of runs — the count of
  * occurrences skipped that way is returned so it can be reported.
  */
-export function nextOccurrence(
-  schedule: Schedule,
-  timezone: string,
-  previous: Date,
-  now: Date,
-): { at: Date | null; coalesced: number } {
+export function nextOccurrence(schedule: Schedule, timezone: string, previous: Date, now: Date): { at: Date | null; coalesced: number } {
   switch (schedule.type) {
     case 'interval': {
       const every = schedule.everySeconds * 1000;

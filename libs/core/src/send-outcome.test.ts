@@ -20,10 +20,30 @@ const input = (i: Partial<SendOutcomeInput> = {}): SendOutcomeInput => ({
 describe('decideSendOutcome', () => {
   it.each<[string, SendResult, Partial<SendOutcomeInput>, SendOutcome]>([
     // delivered
-    ['the only part delivered: the chat is sent, latency from its first part', { kind: 'delivered', messageId: 'm1' }, {}, { kind: 'sent-last', messageId: 'm1', partsSent: 1, latencyMs: 1_234 }],
-    ['the last of three parts delivered: the chat is sent', { kind: 'delivered', messageId: 'm3' }, { partIndex: 2, partCount: 3 }, { kind: 'sent-last', messageId: 'm3', partsSent: 3, latencyMs: 1_234 }],
-    ['a part before the last delivered: the next part follows', { kind: 'delivered', messageId: 'm2' }, { partIndex: 1, partCount: 3 }, { kind: 'next-part', messageId: 'm2', partsSent: 2 }],
-    ['the first of two parts delivered: the next part follows', { kind: 'delivered', messageId: 'm1' }, { partIndex: 0, partCount: 2 }, { kind: 'next-part', messageId: 'm1', partsSent: 1 }],
+    [
+      'the only part delivered: the chat is sent, latency from its first part',
+      { kind: 'delivered', messageId: 'm1' },
+      {},
+      { kind: 'sent-last', messageId: 'm1', partsSent: 1, latencyMs: 1_234 },
+    ],
+    [
+      'the last of three parts delivered: the chat is sent',
+      { kind: 'delivered', messageId: 'm3' },
+      { partIndex: 2, partCount: 3 },
+      { kind: 'sent-last', messageId: 'm3', partsSent: 3, latencyMs: 1_234 },
+    ],
+    [
+      'a part before the last delivered: the next part follows',
+      { kind: 'delivered', messageId: 'm2' },
+      { partIndex: 1, partCount: 3 },
+      { kind: 'next-part', messageId: 'm2', partsSent: 2 },
+    ],
+    [
+      'the first of two parts delivered: the next part follows',
+      { kind: 'delivered', messageId: 'm1' },
+      { partIndex: 0, partCount: 2 },
+      { kind: 'next-part', messageId: 'm1', partsSent: 1 },
+    ],
     // account wait
     [
       'a flood wait with no wait heard yet: a new flood wait, the account blocked to its end',
@@ -50,14 +70,44 @@ describe('decideSendOutcome', () => {
       { kind: 'account-wait', until: NOW + 5 * SEC, blockedUntil: NOW + 5 * SEC, floodWait: false, code: 'socket_handover', retryAfterMs: 5 * SEC },
     ],
     // chat wait
-    ['slow mode: only the chat waits', { kind: 'chat-wait', retryAfterMs: 20 * SEC, code: 'slow_mode' }, {}, { kind: 'chat-wait', until: NOW + 20 * SEC, code: 'slow_mode', retryAfterMs: 20 * SEC }],
-    ['a chat wait ending exactly now: the chat is due now', { kind: 'chat-wait', retryAfterMs: 0, code: 'slow_mode' }, {}, { kind: 'chat-wait', until: NOW, code: 'slow_mode', retryAfterMs: 0 }],
+    [
+      'slow mode: only the chat waits',
+      { kind: 'chat-wait', retryAfterMs: 20 * SEC, code: 'slow_mode' },
+      {},
+      { kind: 'chat-wait', until: NOW + 20 * SEC, code: 'slow_mode', retryAfterMs: 20 * SEC },
+    ],
+    [
+      'a chat wait ending exactly now: the chat is due now',
+      { kind: 'chat-wait', retryAfterMs: 0, code: 'slow_mode' },
+      {},
+      { kind: 'chat-wait', until: NOW, code: 'slow_mode', retryAfterMs: 0 },
+    ],
     // account unavailable
-    ['a logged-out account: the chat is due now, the account stops', { kind: 'account-unavailable', code: 'account_unauthorized', message: 'no' }, { attempts: 3 }, { kind: 'stop-account', releaseAt: NOW, code: 'account_unauthorized' }],
+    [
+      'a logged-out account: the chat is due now, the account stops',
+      { kind: 'account-unavailable', code: 'account_unauthorized', message: 'no' },
+      { attempts: 3 },
+      { kind: 'stop-account', releaseAt: NOW, code: 'account_unauthorized' },
+    ],
     // rejected
-    ['a refusal that suppresses the chat', { kind: 'rejected', code: 'bot_blocked', message: 'blocked' }, {}, { kind: 'fail', because: 'rejected', code: 'bot_blocked', message: 'blocked', suppress: true, attempts: 1 }],
-    ['chat_not_found suppresses the chat', { kind: 'rejected', code: 'chat_not_found', message: 'gone' }, { attempts: 2 }, { kind: 'fail', because: 'rejected', code: 'chat_not_found', message: 'gone', suppress: true, attempts: 3 }],
-    ['a refusal that does not suppress the chat', { kind: 'rejected', code: 'message_too_long', message: 'long' }, {}, { kind: 'fail', because: 'rejected', code: 'message_too_long', message: 'long', suppress: false, attempts: 1 }],
+    [
+      'a refusal that suppresses the chat',
+      { kind: 'rejected', code: 'bot_blocked', message: 'blocked' },
+      {},
+      { kind: 'fail', because: 'rejected', code: 'bot_blocked', message: 'blocked', suppress: true, attempts: 1 },
+    ],
+    [
+      'chat_not_found suppresses the chat',
+      { kind: 'rejected', code: 'chat_not_found', message: 'gone' },
+      { attempts: 2 },
+      { kind: 'fail', because: 'rejected', code: 'chat_not_found', message: 'gone', suppress: true, attempts: 3 },
+    ],
+    [
+      'a refusal that does not suppress the chat',
+      { kind: 'rejected', code: 'message_too_long', message: 'long' },
+      {},
+      { kind: 'fail', because: 'rejected', code: 'message_too_long', message: 'long', suppress: false, attempts: 1 },
+    ],
     // retriable
     [
       'a first retriable failure: retried after the first back-off (1 s, half of it jitter)',
@@ -84,7 +134,12 @@ describe('decideSendOutcome', () => {
       { kind: 'fail', because: 'retries-exhausted', code: 'forbidden', message: 'odd', suppress: false, attempts: MAX_RETRIES },
     ],
     // ambiguous, moved
-    ['an answer lost after the request was written: unknown', { kind: 'ambiguous', code: 'timeout', message: 'slow' }, {}, { kind: 'unknown', code: 'timeout', message: 'slow' }],
+    [
+      'an answer lost after the request was written: unknown',
+      { kind: 'ambiguous', code: 'timeout', message: 'slow' },
+      {},
+      { kind: 'unknown', code: 'timeout', message: 'slow' },
+    ],
     [
       'an answer lost on a platform that deduplicates: sent again with the same key after the backoff, an attempt counted',
       { kind: 'ambiguous', code: 'timeout', message: 'slow' },
@@ -97,7 +152,12 @@ describe('decideSendOutcome', () => {
       { attempts: MAX_RETRIES - 1, platformDeduplicates: true },
       { kind: 'unknown', code: 'timeout', message: 'slow' },
     ],
-    ['a chat moved to a new id', { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated', message: 'moved' }, {}, { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated' }],
+    [
+      'a chat moved to a new id',
+      { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated', message: 'moved' },
+      {},
+      { kind: 'chat-moved', newChatId: '-100200', code: 'chat_migrated' },
+    ],
   ])('%s', (_name, result, i, expected) => {
     expect(decideSendOutcome(result, input(i))).toEqual(expected);
   });

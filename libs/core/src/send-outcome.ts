@@ -79,7 +79,14 @@ export function decideSendOutcome(result: SendResult, input: SendOutcomeInput): 
       // One wait, however many lanes hear of it: another answer inside a wait already heard is
       // the same wait (a connection hand-over between replicas is no judgement of the account's pace).
       const floodWait = now >= input.blockedUntil && isFloodWait(result.code);
-      return { kind: 'account-wait', until, blockedUntil: Math.max(input.blockedUntil, until), floodWait, code: result.code, retryAfterMs: result.retryAfterMs };
+      return {
+        kind: 'account-wait',
+        until,
+        blockedUntil: Math.max(input.blockedUntil, until),
+        floodWait,
+        code: result.code,
+        retryAfterMs: result.retryAfterMs,
+      };
     }
     case 'chat-wait':
       return { kind: 'chat-wait', until: now + result.retryAfterMs, code: result.code, retryAfterMs: result.retryAfterMs };

@@ -42,6 +42,11 @@ describe('defaults and limits', () => {
 
   it('is null for an account with none of the settings (its sends stay on the plain pace)', () => {
     expect(sendLimits({ sendDelay: null, hourlyCap: null, dailyCap: null })).toBeNull();
-    expect(sendLimits({ sendDelay: { min: 1, max: 2 }, hourlyCap: null, dailyCap: 9 })).toEqual({ minDelayMs: 1_000, delay: { min: 1, max: 2 }, hourlyCap: 0, dailyCap: 9 });
+    expect(sendLimits({ sendDelay: { min: 1, max: 2 }, hourlyCap: null, dailyCap: 9 })).toEqual({
+      minDelayMs: 1_000,
+      delay: { min: 1, max: 2 },
+      hourlyCap: 0,
+      dailyCap: 9,
+    });
   });
 });

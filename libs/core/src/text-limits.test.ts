@@ -8,12 +8,23 @@ describe('textOverLimit', () => {
   });
 
   test('one code unit over fails with the part, its length and the limit', () => {
-    expect(textOverLimit([{ type: 'text', text: 'ok' }, { type: 'text', text: 'a'.repeat(4_097) }], limits, 2)).toEqual({
+    expect(
+      textOverLimit(
+        [
+          { type: 'text', text: 'ok' },
+          { type: 'text', text: 'a'.repeat(4_097) },
+        ],
+        limits,
+        2,
+      ),
+    ).toEqual({
       kind: 'rejected',
       code: TEXT_TOO_LONG,
       message: 'part 3: the text for this chat is 4097 characters (UTF-16 code units) once rendered; the platform takes at most 4096',
     });
-    expect(textOverLimit([{ type: 'media', caption: 'c'.repeat(1_025) }], limits)).toMatchObject({ message: expect.stringMatching(/^part 0: the caption .* 1025 .* at most 1024$/) as string });
+    expect(textOverLimit([{ type: 'media', caption: 'c'.repeat(1_025) }], limits)).toMatchObject({
+      message: expect.stringMatching(/^part 0: the caption .* 1025 .* at most 1024$/) as string,
+    });
   });
 
   test('counted in UTF-16 code units, as Telegram counts: an emoji outside the BMP is 2', () => {

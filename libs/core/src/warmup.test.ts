@@ -22,7 +22,10 @@ describe('warmupCapToday (the default ramp)', () => {
   });
 
   it('reads steps in any order', () => {
-    const steps = [{ afterDays: 10, dailyCap: 7 }, { afterDays: 0, dailyCap: 3 }];
+    const steps = [
+      { afterDays: 10, dailyCap: 7 },
+      { afterDays: 0, dailyCap: 3 },
+    ];
     expect(warmupCapToday({ startedAt: START, steps }, at(9))).toBe(3);
     expect(warmupCapToday({ startedAt: START, steps }, at(10))).toBe(7);
   });

@@ -2,10 +2,29 @@ import { isNonPublicAddress } from './ip-ranges.js';
 import { parseAllowedHosts, resolvedAddressVerdict, webhookUrlVerdict } from './webhook-hosts.js';
 
 test('non-public addresses are told apart from public ones and from host names', () => {
-  for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '[::1]', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '224.0.0.1']) {
+  for (const a of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '[::1]',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '224.0.0.1',
+  ]) {
     expect({ a, nonPublic: isNonPublicAddress(a) }).toEqual({ a, nonPublic: true });
   }
-  for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700::1111', '::ffff:8.8.8.8']) expect({ a, nonPublic: isNonPublicAddress(a) }).toEqual({ a, nonPublic: false });
+  for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700::1111', '::ffff:8.8.8.8'])
+    expect({ a, nonPublic: isNonPublicAddress(a) }).toEqual({ a, nonPublic: false });
   for (const a of ['localhost', 'example.com', '1.2.3', '256.1.1.1', '1::2::3']) expect(isNonPublicAddress(a)).toBeNull();
 });
 
@@ -26,7 +45,8 @@ test('at create: scheme, credentials, listed host and port, and literal non-publ
   expect(webhookUrlVerdict('ftp://hooks.example.com/x', any).allowed).toBe(false);
   expect(webhookUrlVerdict('not a url', any).allowed).toBe(false);
   expect(webhookUrlVerdict('https://u:p@hooks.example.com/', any).allowed).toBe(false);
-  for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://169.254.169.254/latest', 'http://10.0.0.5/']) expect(webhookUrlVerdict(url, any).allowed).toBe(false);
+  for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://169.254.169.254/latest', 'http://10.0.0.5/'])
+    expect(webhookUrlVerdict(url, any).allowed).toBe(false);
   const named = parseAllowedHosts('*, 127.0.0.1:8080');
   expect(webhookUrlVerdict('http://127.0.0.1:8080/', named)).toEqual({ allowed: true });
   expect(webhookUrlVerdict('http://127.0.0.1:8081/', named).allowed).toBe(false);

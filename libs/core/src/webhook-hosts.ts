@@ -20,7 +20,10 @@ const HOST_LABELS = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-
 
 /** Parses WEBHOOK_ALLOWED_HOSTS; throws with the entries that are not patterns. */
 export function parseAllowedHosts(spec: string): HostPattern[] {
-  const entries = spec.split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  const entries = spec
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '');
   const bad: string[] = [];
   const patterns: HostPattern[] = [];
   for (const entry of entries) {
@@ -28,7 +31,10 @@ export function parseAllowedHosts(spec: string): HostPattern[] {
     if (pattern) patterns.push(pattern);
     else bad.push(entry);
   }
-  if (bad.length > 0) throw new Error(`expected comma-separated host or host:port patterns (*, example.com, *.example.com, 10.0.0.5:8080, [::1]:8080); not one: ${bad.join(', ')}`);
+  if (bad.length > 0)
+    throw new Error(
+      `expected comma-separated host or host:port patterns (*, example.com, *.example.com, 10.0.0.5:8080, [::1]:8080); not one: ${bad.join(', ')}`,
+    );
   return patterns;
 }
 

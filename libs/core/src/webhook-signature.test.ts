@@ -19,6 +19,8 @@ test('headers carry the id, the attempt time in seconds and the signature over b
   const headers = webhookHeaders(secret, 'abc', 1_700_000_000_999, '{"a":1}');
   expect(headers['webhook-id']).toBe('abc');
   expect(headers['webhook-timestamp']).toBe('1700000000');
-  const expected = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update('abc.1700000000.{"a":1}').digest('base64');
+  const expected = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+    .update('abc.1700000000.{"a":1}')
+    .digest('base64');
   expect(headers['webhook-signature']).toBe(`v1,${expected}`);
 });

@@ -16,16 +16,44 @@ export { AudienceRepository, AUDIENCE_NAME_INDEX, type AudienceRow, type Audienc
 export { AudienceMemberRepository, type AudienceMember, type MemberWrite, type MemberPage } from './repositories/audience-member-repository.js';
 export { dueOccurrence, occurrenceRun, type RunPlan } from './repositories/occurrence-run.js';
 export type { JobStep } from './repositories/next-job-step.js';
-export { senderRepositories, type SenderRepositories, type RunForSend, type RunProgress, type RecentSends, type AccountHealthRow } from './repositories/sender-repositories.js';
+export {
+  senderRepositories,
+  type SenderRepositories,
+  type RunForSend,
+  type RunProgress,
+  type RecentSends,
+  type AccountHealthRow,
+} from './repositories/sender-repositories.js';
 export { RunRepository, type LostJob, type HandedOver } from './repositories/run-repository.js';
 export { MediaRefRepository } from './repositories/media-ref-repository.js';
-export { TargetSendRepository, type ClaimedTarget, type ClaimRequest, type ClaimResult, type SentSettlement, type TargetSettlement } from './repositories/target-sends.js';
-export { ScheduleRepository, TickTransaction, StaleFenceError, type DueCampaign, type CampaignAdvance, type OpenRun } from './repositories/schedule-repository.js';
+export {
+  TargetSendRepository,
+  type ClaimedTarget,
+  type ClaimRequest,
+  type ClaimResult,
+  type SentSettlement,
+  type TargetSettlement,
+} from './repositories/target-sends.js';
+export {
+  ScheduleRepository,
+  TickTransaction,
+  StaleFenceError,
+  type DueCampaign,
+  type CampaignAdvance,
+  type OpenRun,
+} from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
 export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
-export { CampaignRepository, type CampaignRow, type NewCampaignRow, type SavedCampaign, type FirstRun, type CampaignChanges } from './repositories/campaign-repository.js';
+export {
+  CampaignRepository,
+  type CampaignRow,
+  type NewCampaignRow,
+  type SavedCampaign,
+  type FirstRun,
+  type CampaignChanges,
+} from './repositories/campaign-repository.js';
 export {
   RunControlRepository,
   type RunRow,

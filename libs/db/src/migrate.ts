@@ -24,9 +24,7 @@ export async function migrate(databaseUrl: string, dir: string): Promise<Migrate
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
-    await client.query(
-      'create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())',
-    );
+    await client.query('create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())');
     const done = new Set((await client.query<{ name: string }>('select name from schema_migrations')).rows.map((r) => r.name));
     const applied: string[] = [];
     for (const file of files) {

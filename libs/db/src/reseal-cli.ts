@@ -21,7 +21,8 @@ const env = (() => {
           SECRETS_KEY_PREVIOUS: secretsKey,
         })
         .superRefine((v, ctx) => {
-          if (!v.SECRETS_KEY && v.NODE_ENV !== 'development') ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'required unless NODE_ENV=development (openssl rand -hex 32)' });
+          if (!v.SECRETS_KEY && v.NODE_ENV !== 'development')
+            ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'required unless NODE_ENV=development (openssl rand -hex 32)' });
         }),
       process.env,
     );
@@ -48,7 +49,9 @@ try {
     process.exitCode = 1;
   }
   const hooks = await resealWebhookSecrets(new WebhookRepository(db), keys);
-  console.log(`reseal: ${hooks.resealed} webhook secrets re-sealed under SECRETS_KEY${hooks.raced ? `; ${hooks.raced} changed meanwhile and were left as written` : ''}`);
+  console.log(
+    `reseal: ${hooks.resealed} webhook secrets re-sealed under SECRETS_KEY${hooks.raced ? `; ${hooks.raced} changed meanwhile and were left as written` : ''}`,
+  );
   if (hooks.unreadable.length > 0) {
     console.error(
       `reseal: ${hooks.unreadable.length} webhook(s) hold secrets sealed with a key that is neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS (${hooks.unreadable.slice(0, 10).join(', ')}${hooks.unreadable.length > 10 ? ', …' : ''}): set SECRETS_KEY_PREVIOUS to the key they were sealed with and run again.`,

@@ -31,7 +31,8 @@ export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[
     page: (after) => repo.authRowsNotUnder(id, after && { accountId: after.accountId, kind: after.kind, keyId: after.keyId }, batchSize),
     swap: (swaps) => repo.replaceAuthRows(swaps),
     unreadable: (row) => {
-      if (!unreadable.some((u) => u.table === 'whatsapp_auth' && u.accountId === row.accountId)) unreadable.push({ table: 'whatsapp_auth', accountId: row.accountId });
+      if (!unreadable.some((u) => u.table === 'whatsapp_auth' && u.accountId === row.accountId))
+        unreadable.push({ table: 'whatsapp_auth', accountId: row.accountId });
     },
   });
   return { resealed: { credentials: credentials.resealed, whatsappAuth: auth.resealed }, raced: credentials.raced + auth.raced, unreadable };

@@ -17,17 +17,12 @@ export type TargetStatus = 'pending' | 'in_flight' | 'sent' | 'failed' | 'skippe
 
 export type CatchUpPolicy = 'skip' | 'latest' | 'all';
 
-export type MessagePart =
-  | { type: 'text'; text: string }
-  | { type: 'media'; mediaId: string; caption?: string };
+export type MessagePart = { type: 'text'; text: string } | { type: 'media'; mediaId: string; caption?: string };
 
 /** A campaign's targets given with variables (personal messages): chat id → {name: value}. */
 export type TargetVarsByChat = Record<string, Record<string, string>>;
 
-export type Schedule =
-  | { type: 'interval'; everySeconds: number; startAt?: string }
-  | { type: 'cron'; expression: string }
-  | { type: 'once'; at: string };
+export type Schedule = { type: 'interval'; everySeconds: number; startAt?: string } | { type: 'cron'; expression: string } | { type: 'once'; at: string };
 
 export interface TenantsTable {
   id: Generated<string>;

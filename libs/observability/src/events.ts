@@ -18,7 +18,10 @@ export class EventBus<M extends object> {
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), handler]);
     return () => {
       const list = this.handlers.get(name) ?? [];
-      this.handlers.set(name, list.filter((h) => h !== handler));
+      this.handlers.set(
+        name,
+        list.filter((h) => h !== handler),
+      );
     };
   }
 

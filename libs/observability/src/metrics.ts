@@ -163,7 +163,7 @@ export class Metrics {
 
   readonly schedulerTickCpuSeconds = new Histogram({
     name: 'metronome_scheduler_tick_cpu_seconds',
-    help: "CPU time (user + system) the scheduler process spent on one leading tick",
+    help: 'CPU time (user + system) the scheduler process spent on one leading tick',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [this.registry],
   });

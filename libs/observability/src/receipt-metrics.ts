@@ -16,7 +16,8 @@ export function countReceipts(metrics: Metrics, platform: string, c: CountedRece
   c.receipts.forEach((r, i) => metrics.receipts.inc({ platform, status: c.matched[i] ? r.status : 'unknown' }));
   for (const t of c.changed) {
     if (!t.sentAt) continue;
-    if (t.firstDelivered && t.deliveredAt) metrics.receiptDelay.observe({ platform, status: 'delivered' }, Math.max(0, t.deliveredAt.getTime() - t.sentAt.getTime()) / 1000);
+    if (t.firstDelivered && t.deliveredAt)
+      metrics.receiptDelay.observe({ platform, status: 'delivered' }, Math.max(0, t.deliveredAt.getTime() - t.sentAt.getTime()) / 1000);
     if (t.firstRead && t.readAt) metrics.receiptDelay.observe({ platform, status: 'read' }, Math.max(0, t.readAt.getTime() - t.sentAt.getTime()) / 1000);
   }
 }

@@ -5,12 +5,22 @@ import { EXIT_STOP_DEADLINE, listeningAt, settledWithin, STOP_DEADLINE_MS, stopO
 function fakeProcess() {
   const emitter = new EventEmitter();
   const exits: number[] = [];
-  return { emitter, exits, proc: { on: (signal: 'SIGTERM' | 'SIGINT', listener: () => void) => emitter.on(signal, listener), exit: (code: number) => void exits.push(code) } };
+  return {
+    emitter,
+    exits,
+    proc: { on: (signal: 'SIGTERM' | 'SIGINT', listener: () => void) => emitter.on(signal, listener), exit: (code: number) => void exits.push(code) },
+  };
 }
 
 function recordingLogger() {
   const lines: string[] = [];
-  return { lines, logger: { info: (fields: object, message: string) => void lines.push(`info ${message} ${JSON.stringify(fields)}`), error: (_fields: object, message: string) => void lines.push(`error ${message}`) } };
+  return {
+    lines,
+    logger: {
+      info: (fields: object, message: string) => void lines.push(`info ${message} ${JSON.stringify(fields)}`),
+      error: (_fields: object, message: string) => void lines.push(`error ${message}`),
+    },
+  };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -21,10 +31,16 @@ describe('stopOnSignals', () => {
     const { lines, logger } = recordingLogger();
     const stops: string[] = [];
     let finish!: () => void;
-    stopOnSignals('sandbox', logger, 'sandbox stopping', (signal) => {
-      stops.push(signal);
-      return new Promise<void>((r) => (finish = r));
-    }, proc);
+    stopOnSignals(
+      'sandbox',
+      logger,
+      'sandbox stopping',
+      (signal) => {
+        stops.push(signal);
+        return new Promise<void>((r) => (finish = r));
+      },
+      proc,
+    );
     emitter.emit('SIGTERM');
     emitter.emit('SIGINT');
     await settle();
@@ -50,7 +66,10 @@ describe('stopOnSignals', () => {
     const emitter = new EventEmitter();
     const exits: number[] = [];
     const exited = new Promise<void>((resolve) => emitter.once('exit', resolve));
-    const proc = { on: (signal: 'SIGTERM' | 'SIGINT', listener: () => void) => emitter.on(signal, listener), exit: (code: number) => void (exits.push(code), emitter.emit('exit')) };
+    const proc = {
+      on: (signal: 'SIGTERM' | 'SIGINT', listener: () => void) => emitter.on(signal, listener),
+      exit: (code: number) => void (exits.push(code), emitter.emit('exit')),
+    };
     const { lines, logger } = recordingLogger();
     let finish!: () => void;
     // a stop waiting on a dependency that does not answer

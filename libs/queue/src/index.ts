@@ -115,7 +115,11 @@ export class DirectoryQueue {
    * the job that asks is still running under the account's.
    */
   async retryAt(accountId: string, until: Date, now: number): Promise<void> {
-    await this.queue.add('directory', { accountId }, { jobId: `${directoryJobId(accountId)}-at-${until.getTime()}`, delay: Math.max(0, until.getTime() - now) });
+    await this.queue.add(
+      'directory',
+      { accountId },
+      { jobId: `${directoryJobId(accountId)}-at-${until.getTime()}`, delay: Math.max(0, until.getTime() - now) },
+    );
   }
 
   close(): Promise<void> {

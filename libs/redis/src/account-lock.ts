@@ -53,6 +53,10 @@ export class AccountLock {
    */
   async release(accountId: string, token: string, settle: PaceFloors & { nowMs: number } = { nowMs: 0, paceMs: 0, gapMs: 0 }): Promise<boolean> {
     const k = this.keys;
-    return this.scripts.run(lockReleaseSettleReplies, [k.accountLock(accountId), k.accountPace(accountId), k.accountGap(accountId)], [token, settle.nowMs, Math.ceil(settle.paceMs), Math.ceil(settle.gapMs)]);
+    return this.scripts.run(
+      lockReleaseSettleReplies,
+      [k.accountLock(accountId), k.accountPace(accountId), k.accountGap(accountId)],
+      [token, settle.nowMs, Math.ceil(settle.paceMs), Math.ceil(settle.gapMs)],
+    );
   }
 }

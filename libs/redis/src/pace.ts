@@ -23,7 +23,15 @@ export class AccountPace {
    * at most `maxWaitMs` ahead, for the holder of the account lock `lockToken`. One call per
    * send; see lua/pace-reserve-3.lua.
    */
-  async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
+  async reserve(
+    accountId: string,
+    lockToken: string,
+    nowMs: number,
+    perMinute: number,
+    burst: number,
+    chat: ChatPace,
+    maxWaitMs: number,
+  ): Promise<PaceReservation> {
     return this.reserveSlot(accountId, lockToken, nowMs, 60_000 / perMinute, burst, chat, maxWaitMs);
   }
 
@@ -32,7 +40,15 @@ export class AccountPace {
    * most `maxWaitMs` ahead, for the holder of the account lock: what `count` calls of `reserve`
    * would reserve one after the other, in one round trip; see lua/pace-reserve-many-3.lua.
    */
-  async reserveMany(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, maxWaitMs: number, count: number): Promise<ManyReservation> {
+  async reserveMany(
+    accountId: string,
+    lockToken: string,
+    nowMs: number,
+    perMinute: number,
+    burst: number,
+    maxWaitMs: number,
+    count: number,
+  ): Promise<ManyReservation> {
     return this.scripts.run(
       paceReserveManyReplies,
       [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, '')],
@@ -48,7 +64,15 @@ export class AccountPace {
     return this.reserveSlot(accountId, lockToken, nowMs, 0, 1, chat, maxWaitMs);
   }
 
-  private async reserveSlot(accountId: string, lockToken: string, nowMs: number, intervalMs: number, burst: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
+  private async reserveSlot(
+    accountId: string,
+    lockToken: string,
+    nowMs: number,
+    intervalMs: number,
+    burst: number,
+    chat: ChatPace,
+    maxWaitMs: number,
+  ): Promise<PaceReservation> {
     return this.scripts.run(
       paceReserveReplies,
       [this.keys.accountPace(accountId), this.keys.accountLock(accountId), this.keys.chatPace(accountId, chat.chatId)],

@@ -47,7 +47,11 @@ export class SharedRateLimit {
   takeBoth(first: PairedLimit, second: Omit<PairedLimit, 'spend'>, now: number): Promise<PairRefusal> {
     const a = 60_000 / first.perMinute;
     const b = 60_000 / second.perMinute;
-    return this.scripts.run(rateLimitPairReplies, [this.keys.rateLimit(first.key), this.keys.rateLimit(second.key)], [now, a, 60_000 - a, first.spend ? 1 : 0, b, 60_000 - b]);
+    return this.scripts.run(
+      rateLimitPairReplies,
+      [this.keys.rateLimit(first.key), this.keys.rateLimit(second.key)],
+      [now, a, 60_000 - a, first.spend ? 1 : 0, b, 60_000 - b],
+    );
   }
 
   /**

@@ -28,11 +28,27 @@ export class SafePace {
   ) {}
 
   /** Reserves the account's next slot under its limits, for the holder of the lock `lockToken`. */
-  async reserve(accountId: string, lockToken: string, nowMs: number, perMinute: number, burst: number, chat: ChatPace, maxWaitMs: number, limits: SafeLimits): Promise<SafeReservation> {
+  async reserve(
+    accountId: string,
+    lockToken: string,
+    nowMs: number,
+    perMinute: number,
+    burst: number,
+    chat: ChatPace,
+    maxWaitMs: number,
+    limits: SafeLimits,
+  ): Promise<SafeReservation> {
     const k = this.keys;
     return this.scripts.run(
       safeReserveReplies,
-      [k.accountPace(accountId), k.accountLock(accountId), k.chatPace(accountId, chat.chatId), k.accountSends(accountId), k.accountGap(accountId), k.accountCap(accountId)],
+      [
+        k.accountPace(accountId),
+        k.accountLock(accountId),
+        k.chatPace(accountId, chat.chatId),
+        k.accountSends(accountId),
+        k.accountGap(accountId),
+        k.accountCap(accountId),
+      ],
       [
         nowMs,
         60_000 / perMinute,
@@ -54,6 +70,10 @@ export class SafePace {
    */
   async rebuild(accountId: string, lockToken: string, nowMs: number, nextAt: number, sendTimes: number[]): Promise<boolean> {
     const k = this.keys;
-    return this.scripts.run(paceSeedReplies, [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)], [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes]);
+    return this.scripts.run(
+      paceSeedReplies,
+      [k.accountSends(accountId), k.accountGap(accountId), k.accountLock(accountId)],
+      [nowMs, lockToken, Math.ceil(nextAt), ...sendTimes],
+    );
   }
 }

@@ -10,11 +10,20 @@ import { socketAcquireReplies, socketPeekReplies, socketRenewReplies } from './s
 
 // every wrapper's declaration of how it reads its script's replies
 const DECLARED = [
-  lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies, releaseReplies,
+  lockAcquireReplies,
+  lockExtendReplies,
+  lockReleaseSettleReplies,
+  releaseReplies,
   leaseHoldReplies,
-  paceReserveReplies, paceReserveManyReplies, safeReserveReplies, paceSeedReplies,
-  rateLimitReplies, rateLimitPairReplies,
-  socketAcquireReplies, socketRenewReplies, socketPeekReplies,
+  paceReserveReplies,
+  paceReserveManyReplies,
+  safeReserveReplies,
+  paceSeedReplies,
+  rateLimitReplies,
+  rateLimitPairReplies,
+  socketAcquireReplies,
+  socketRenewReplies,
+  socketPeekReplies,
 ];
 
 const CODE_NAMES = Object.keys(ScriptCode) as CodeName[];

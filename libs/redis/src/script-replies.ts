@@ -39,7 +39,8 @@ export const releaseReplies = scriptReplies('release-1', { OK: () => true, NOT_H
 
 /** A raw Redis reply as ScriptReply: a bare code, `{code, ms}`, or `{code, ms, ms…}`. */
 export function toScriptReply(file: ScriptName, raw: unknown): ScriptReply {
-  if (Array.isArray(raw)) return raw.length > 2 ? { code: Number(raw[0]), ms: Number(raw[1]), more: raw.slice(2).map(Number) } : { code: Number(raw[0]), ms: Number(raw[1] ?? 0) };
+  if (Array.isArray(raw))
+    return raw.length > 2 ? { code: Number(raw[0]), ms: Number(raw[1]), more: raw.slice(2).map(Number) } : { code: Number(raw[0]), ms: Number(raw[1] ?? 0) };
   if (typeof raw === 'number') return { code: raw, ms: 0 };
   throw new Error(`script ${file} returned ${typeof raw}, not a code`);
 }

@@ -2,9 +2,21 @@ import type { RedisKeys } from './keys.js';
 import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
-export const socketAcquireReplies = scriptReplies('socket-lease-acquire-2', { TAKEN: () => 'taken' as const, HELD: () => 'held' as const, BUSY: () => 'busy' as const });
-export const socketRenewReplies = scriptReplies('socket-lease-renew-2', { HELD: () => 'held' as const, HANDOVER: () => 'handover' as const, NOT_HOLDER: () => 'lost' as const });
-export const socketPeekReplies = scriptReplies('socket-lease-peek-1', { HELD: () => 'mine' as const, BUSY: () => 'other' as const, FREE: () => 'free' as const });
+export const socketAcquireReplies = scriptReplies('socket-lease-acquire-2', {
+  TAKEN: () => 'taken' as const,
+  HELD: () => 'held' as const,
+  BUSY: () => 'busy' as const,
+});
+export const socketRenewReplies = scriptReplies('socket-lease-renew-2', {
+  HELD: () => 'held' as const,
+  HANDOVER: () => 'handover' as const,
+  NOT_HOLDER: () => 'lost' as const,
+});
+export const socketPeekReplies = scriptReplies('socket-lease-peek-1', {
+  HELD: () => 'mine' as const,
+  BUSY: () => 'other' as const,
+  FREE: () => 'free' as const,
+});
 
 /**
  * The lease on an account's one live messaging socket (WhatsApp: a second connection of the

@@ -34,7 +34,8 @@ export async function startPrivateRedisCluster(masters = 3, timeoutMs = 30_000):
   const dir = await mkdtemp(path.join(os.tmpdir(), 'metronome-redis-cluster-'));
   const children: ChildProcess[] = [];
   const ports: number[] = [];
-  const cli = async (port: number, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: timeoutMs })).stdout;
+  const cli = async (port: number, ...args: string[]) =>
+    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: timeoutMs })).stdout;
   const stop = async () => {
     await Promise.all(
       children.map((child) => {
@@ -51,26 +52,51 @@ export async function startPrivateRedisCluster(masters = 3, timeoutMs = 30_000):
       ports.push(port);
       const child = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir],
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          path.join(dir, `nodes-${port}.conf`),
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--dir',
+          dir,
+        ],
         { stdio: 'ignore' },
       );
       child.on('error', () => undefined); // surfaces as the node never answering
       children.push(child);
     }
     for (const [i, port] of ports.entries()) {
-      await eventually(`redis cluster node ${port} to answer`, async () => {
-        const child = children[i]!;
-        if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`redis-server on port ${port} exited; is redis-server installed?`);
-        return redisAnswers(port);
-      }, timeoutMs, 50);
+      await eventually(
+        `redis cluster node ${port} to answer`,
+        async () => {
+          const child = children[i]!;
+          if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`redis-server on port ${port} exited; is redis-server installed?`);
+          return redisAnswers(port);
+        },
+        timeoutMs,
+        50,
+      );
     }
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: timeoutMs });
     // Every node must have learnt the others and the slot map, not only the one asked.
     for (const port of ports) {
-      await eventually(`redis cluster node ${port} to report cluster_state:ok`, async () => {
-        const info = await cli(port, 'cluster', 'info');
-        return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${masters}`);
-      }, timeoutMs, 50);
+      await eventually(
+        `redis cluster node ${port} to report cluster_state:ok`,
+        async () => {
+          const info = await cli(port, 'cluster', 'info');
+          return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${masters}`);
+        },
+        timeoutMs,
+        50,
+      );
     }
   } catch (error) {
     await stop();

@@ -51,7 +51,8 @@ async function untilAnswering(port: number, child: ChildProcess, timeoutMs: numb
     `redis-server on port ${port} to answer`,
     async () => {
       if (await redisAnswers(port)) return true;
-      if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`redis-server on port ${port} exited (${child.exitCode ?? child.signalCode}); is redis-server installed?`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new GiveUp(`redis-server on port ${port} exited (${child.exitCode ?? child.signalCode}); is redis-server installed?`);
       return false;
     },
     timeoutMs,

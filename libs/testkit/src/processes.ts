@@ -32,7 +32,11 @@ export function byLine(onLine: (line: string) => void): (chunk: Buffer) => void 
 
 /** Starts `services/<dir>/dist/<entry>` with `env` added to this process's environment. */
 export function startService(name: string, script: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
   const onData = byLine((line) => {
@@ -69,7 +73,10 @@ export function startService(name: string, script: string, env: Record<string, s
             // not a JSON line
           }
         }
-        const timer = setTimeout(() => reject(new Error(`${name}: no matching log line within ${timeoutMs} ms. Last output:\n${output.slice(-20).join('\n')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${name}: no matching log line within ${timeoutMs} ms. Last output:\n${output.slice(-20).join('\n')}`)),
+          timeoutMs,
+        );
         const done = (l: Record<string, unknown>) => {
           clearTimeout(timer);
           resolve(l);

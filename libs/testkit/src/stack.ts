@@ -45,12 +45,28 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   try {
     // Port 0, read back from the services' own `listening` lines: a port picked free beforehand
     // can be taken by another process (a service's metrics server) before the service binds it.
-    const sandbox = options.sandboxUrl ? null : startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
+    const sandbox = options.sandboxUrl
+      ? null
+      : startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
     if (sandbox) services.push(sandbox);
-    const api = startService('api', 'services/control-api/dist/server.js', { ...common, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: adminToken, MIN_INTERVAL_SECONDS: '1', ...options.apiEnv });
+    const api = startService('api', 'services/control-api/dist/server.js', {
+      ...common,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_TOKEN: adminToken,
+      MIN_INTERVAL_SECONDS: '1',
+      ...options.apiEnv,
+    });
     services.push(api);
-    const sandboxPort = sandbox ? Number((await sandbox.waitForLog((l) => l['msg'] === 'sandbox listening'))['port']) : Number(new URL(options.sandboxUrl!).port);
-    const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', { ...common, METRICS_PORT: '0', SCHEDULER_TICK_MS: '200', ...options.schedulerEnv });
+    const sandboxPort = sandbox
+      ? Number((await sandbox.waitForLog((l) => l['msg'] === 'sandbox listening'))['port'])
+      : Number(new URL(options.sandboxUrl!).port);
+    const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', {
+      ...common,
+      METRICS_PORT: '0',
+      SCHEDULER_TICK_MS: '200',
+      ...options.schedulerEnv,
+    });
     services.push(scheduler);
     const senders: ServiceProcess[] = [];
     for (let i = 0; i < (options.senders ?? 2); i++) {
@@ -86,7 +102,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const failed = services.filter((_, i) => codes[i] !== 0 && codes[i] !== null);
         if (failed.length) throw new Error(`services did not exit cleanly on SIGTERM: ${failed.map((s) => s.name).join(', ')}`);
         const violations = prism?.mismatches() ?? [];
-        if (violations.length) throw new Error(`the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request} → ${v.status}: ${v.message}`).join('\n')}`);
+        if (violations.length)
+          throw new Error(
+            `the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request} → ${v.status}: ${v.message}`).join('\n')}`,
+          );
       },
     };
   } catch (error) {
@@ -97,7 +116,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 }
 
 /** A JSON (or raw Buffer) call to the control API; the answer parsed. */
-export async function apiCall<T = any>(apiUrl: string, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+export async function apiCall<T = any>(
+  apiUrl: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T }> {
   const isRaw = Buffer.isBuffer(body);
   const res = await fetch(`${apiUrl}${path}`, {
     method,

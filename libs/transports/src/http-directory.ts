@@ -42,7 +42,8 @@ export async function syncHttpDirectory(o: HttpDirectoryOptions, account: Transp
   await state({ status: 'syncing', synced: 0 });
   for (let pages = 0; ; pages++) {
     if (signal?.aborted) return;
-    if (pages >= MAX_PAGES || chats.length > MAX_DIRECTORY_ENTRIES) return failed(`the platform lists more than ${MAX_DIRECTORY_ENTRIES} chats or ${MAX_PAGES} pages`);
+    if (pages >= MAX_PAGES || chats.length > MAX_DIRECTORY_ENTRIES)
+      return failed(`the platform lists more than ${MAX_DIRECTORY_ENTRIES} chats or ${MAX_PAGES} pages`);
     const page = await fetchPage(o, account.externalId, apiKey, cursor);
     if ('unsupported' in page) return state({ status: 'unsupported', reason: 'the platform has no chat directory' });
     if ('failed' in page) return failed(page.failed);
@@ -55,7 +56,12 @@ export async function syncHttpDirectory(o: HttpDirectoryOptions, account: Transp
   await state({ status: 'ok', size: chats.length });
 }
 
-async function fetchPage(o: HttpDirectoryOptions, externalId: string, apiKey: string, cursor: string | null): Promise<Page | { unsupported: true } | { failed: string }> {
+async function fetchPage(
+  o: HttpDirectoryOptions,
+  externalId: string,
+  apiKey: string,
+  cursor: string | null,
+): Promise<Page | { unsupported: true } | { failed: string }> {
   const answer = await postOnce({
     method: 'GET',
     pool: o.pool,

@@ -31,7 +31,11 @@ function apiKeyOf(account: TransportAccount): string | SendFailure {
   if (typeof key === 'string' && API_KEY.test(key)) return key;
   // Nothing is sent without the key: the platform would refuse it, or worse, take it from
   // whoever registered the id. The account is disconnected until its owner gives a key.
-  return { kind: 'account-unavailable', code: 'api_key_missing', message: 'the http account has no API key: give one with PATCH /v1/accounts/{id} {"credentials": {"apiKey": "…"}}' };
+  return {
+    kind: 'account-unavailable',
+    code: 'api_key_missing',
+    message: 'the http account has no API key: give one with PATCH /v1/accounts/{id} {"credentials": {"apiKey": "…"}}',
+  };
 }
 
 /**

@@ -18,7 +18,12 @@ const chatId = fc
     ),
     { minLength: 1, maxLength: 256 },
   )
-  .map((cps) => cps.map((cp) => (cp < 0 ? String.fromCodePoint(-cp) : String.fromCharCode(cp))).join('').slice(0, 256))
+  .map((cps) =>
+    cps
+      .map((cp) => (cp < 0 ? String.fromCodePoint(-cp) : String.fromCharCode(cp)))
+      .join('')
+      .slice(0, 256),
+  )
   .filter((s) => s.length > 0);
 
 describe('Idempotency-Key encoding (CONTRACT §5)', () => {

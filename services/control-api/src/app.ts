@@ -61,7 +61,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
       const known = err.code === 'FST_ERR_BAD_URL' ? null : toApiError(err, req.headers['content-type']);
-      if (known) return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.code, known.message, known.details));
+      if (known)
+        return reply
+          .code(known.statusCode)
+          .headers(known.headers)
+          .send(errorBody(known.code, known.message, known.details));
       return reply.code(404).send(errorBody('not_found', 'no such resource'));
     },
   });
@@ -130,7 +134,10 @@ function acceptEmptyJsonBody(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const charset = charsetOf(req.headers['content-type']);
     if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-      done(new ApiError(415, 'unsupported_media_type', 'unsupported charset', [{ field: 'content-type', message: 'the only charset accepted is utf-8' }]), undefined);
+      done(
+        new ApiError(415, 'unsupported_media_type', 'unsupported charset', [{ field: 'content-type', message: 'the only charset accepted is utf-8' }]),
+        undefined,
+      );
       return;
     }
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -153,7 +160,12 @@ function charsetOf(header: string | undefined): string | null {
  * a hung Redis never answers.
  */
 function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
-  const redis = duplicateRedis(deps.redis, { connectionName: 'metronome-api-ratelimit', maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: 10_000 });
+  const redis = duplicateRedis(deps.redis, {
+    connectionName: 'metronome-api-ratelimit',
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    commandTimeout: 10_000,
+  });
   // the shared connection already logs Redis errors; the limits log their own fallback
   redis.on('error', () => undefined);
   app.addHook('onClose', async () => {

@@ -9,7 +9,13 @@ describe('readMembersCsv', () => {
   });
 
   test('the chatId column in any case and place; an empty cell gives no value; repeats merge, the later row winning', () => {
-    expect(read('name,CHATID\nAnn,a\n,b\nAnnie,a\n')).toEqual({ ok: true, members: [{ chatId: 'b', vars: null }, { chatId: 'a', vars: { name: 'Annie' } }] });
+    expect(read('name,CHATID\nAnn,a\n,b\nAnnie,a\n')).toEqual({
+      ok: true,
+      members: [
+        { chatId: 'b', vars: null },
+        { chatId: 'a', vars: { name: 'Annie' } },
+      ],
+    });
   });
 
   test("the export's formula escape is removed, a quote before anything else is kept", () => {

@@ -71,9 +71,10 @@ export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
       },
     });
   } catch (err) {
-    if (err instanceof TooManyRows) return refuse(`the CSV has more than ${maxRows} rows`, [{ field: 'body', message: `at most ${maxRows} rows besides the header` }]);
+    if (err instanceof TooManyRows)
+      return refuse(`the CSV has more than ${maxRows} rows`, [{ field: 'body', message: `at most ${maxRows} rows besides the header` }]);
     const e = err as { code?: string; lines?: number };
-    if (typeof e.code !== 'string' || !e.code.startsWith('CSV_') && !e.code.startsWith('INVALID_')) throw err;
+    if (typeof e.code !== 'string' || (!e.code.startsWith('CSV_') && !e.code.startsWith('INVALID_'))) throw err;
     return refuse('the CSV could not be read', [...problems, { field: `line ${e.lines ?? '?'}`, message: parserProblem(e.code) }].slice(0, MAX_PROBLEMS));
   }
   if (header === null) return refuse('the CSV is empty', [{ field: 'body', message: 'expected a header row with a chatId column' }]);
@@ -89,7 +90,11 @@ function readHeader(header: string[], columns: { name: string; isChat: boolean }
     const isChat = name.toLowerCase() === 'chatid';
     columns.push({ name, isChat });
     if (isChat) chat += 1;
-    else if (!VAR_NAME.test(name)) problem({ field: `line 1, column ${name || i + 1}`, message: 'a variable column is named with letters, digits and _, not starting with a digit, at most 64 characters' });
+    else if (!VAR_NAME.test(name))
+      problem({
+        field: `line 1, column ${name || i + 1}`,
+        message: 'a variable column is named with letters, digits and _, not starting with a digit, at most 64 characters',
+      });
     if (seen.has(name.toLowerCase())) problem({ field: `line 1, column ${name}`, message: 'repeated column' });
     seen.add(name.toLowerCase());
   });
@@ -107,7 +112,10 @@ function readRow(record: string[], columns: { name: string; isChat: boolean }[],
     const checked = column.isChat ? chatIdSchema.safeParse(cell) : varValue.safeParse(cell);
     if (!checked.success) {
       ok = false;
-      problem({ field: `line ${line}, column ${column.name}`, message: cell === '' ? 'a chat id is required' : (checked.error.issues[0]?.message ?? 'invalid') });
+      problem({
+        field: `line ${line}, column ${column.name}`,
+        message: cell === '' ? 'a chat id is required' : (checked.error.issues[0]?.message ?? 'invalid'),
+      });
       return;
     }
     if (column.isChat) chatId = cell;
@@ -145,7 +153,7 @@ const refuse = (message: string, problems: FieldProblem[]): CsvRead => ({ ok: fa
 export function writeMembersCsv(members: { chatId: string; vars: Record<string, string> | null }[]): string {
   const names: string[] = [];
   const seen = new Set<string>();
-  for (const m of members) for (const name of Object.keys(m.vars ?? {})) if (!seen.has(name)) (seen.add(name), names.push(name));
+  for (const m of members) for (const name of Object.keys(m.vars ?? {})) if (!seen.has(name)) seen.add(name), names.push(name);
   const rows = members.map((m) => [safeCell(m.chatId), ...names.map((n) => safeCell(m.vars?.[n] ?? ''))]);
   return `\ufeff${stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n' })}`;
 }

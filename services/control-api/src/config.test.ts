@@ -40,30 +40,76 @@ describe('loadConfig', () => {
       recoveryIntervalMs: 10 * 60_000,
     });
     const set = loadConfig({
-      ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_ENABLED: 'false', COOLING_FLOOD_WAITS_PER_HOUR: '5', COOLING_FAILURE_PERCENT: '35',
-      COOLING_FAILURE_WINDOW: '200', COOLING_DURATION: '1h', COOLING_MAX_DURATION: '2d', COOLING_RECOVERY_PERCENT: '25', COOLING_RECOVERY_INTERVAL: '90s',
+      ADMIN_TOKEN: ADMIN,
+      SECRETS_KEY: KEY,
+      COOLING_ENABLED: 'false',
+      COOLING_FLOOD_WAITS_PER_HOUR: '5',
+      COOLING_FAILURE_PERCENT: '35',
+      COOLING_FAILURE_WINDOW: '200',
+      COOLING_DURATION: '1h',
+      COOLING_MAX_DURATION: '2d',
+      COOLING_RECOVERY_PERCENT: '25',
+      COOLING_RECOVERY_INTERVAL: '90s',
     });
-    expect(set.cooling).toEqual({ enabled: false, floodWaitsPerHour: 5, failureShare: 0.35, failureWindow: 200, coolingMs: 3_600_000, maxCoolingMs: 172_800_000, recoveryStep: 0.25, recoveryIntervalMs: 90_000 });
+    expect(set.cooling).toEqual({
+      enabled: false,
+      floodWaitsPerHour: 5,
+      failureShare: 0.35,
+      failureWindow: 200,
+      coolingMs: 3_600_000,
+      maxCoolingMs: 172_800_000,
+      recoveryStep: 0.25,
+      recoveryIntervalMs: 90_000,
+    });
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_ENABLED: 'yes' })).toThrow(/COOLING_ENABLED/);
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, COOLING_FAILURE_PERCENT: '100' })).toThrow(/COOLING_FAILURE_PERCENT/);
   });
 
   test('INSTANT_STARTS is create or nudge; SCHEDULER_JITTER_MS is read as the scheduler reads it', () => {
-    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, INSTANT_STARTS: 'nudge', SCHEDULER_JITTER_MS: '1500' })).toMatchObject({ instantStarts: 'nudge', schedulerJitterMs: 1500 });
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, INSTANT_STARTS: 'nudge', SCHEDULER_JITTER_MS: '1500' })).toMatchObject({
+      instantStarts: 'nudge',
+      schedulerJitterMs: 1500,
+    });
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, INSTANT_STARTS: 'later' })).toThrow(/INSTANT_STARTS/);
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, SCHEDULER_JITTER_MS: '-1' })).toThrow(/SCHEDULER_JITTER_MS/);
   });
 
   test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {
-    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual(['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8']);
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual([
+      '10.0.0.5',
+      '10.1.0.0/16',
+      '::1',
+      'fd00::/8',
+    ]);
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: '' }).trustedProxies).toEqual([]);
   });
 
   test('WEBHOOK_*: allowed hosts default to any public host; a bad pattern is named with its variable', () => {
-    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).webhooks).toEqual({ allowedHosts: [{ host: '*', port: null }], retryBaseMs: 5_000, retryMaxMs: 3_600_000, timeoutMs: 10_000, pollMs: 1_000 });
-    const set = loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, 127.0.0.1:9000', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_RETRY_MAX_MS: '100' });
-    expect(set.webhooks).toMatchObject({ allowedHosts: [{ host: 'hooks.example.com', port: null }, { host: '127.0.0.1', port: 9000 }], retryBaseMs: 200, retryMaxMs: 200 });
-    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_ALLOWED_HOSTS: 'ok.example, http://bad/' })).toThrow(/WEBHOOK_ALLOWED_HOSTS[\s\S]*http:\/\/bad\//);
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).webhooks).toEqual({
+      allowedHosts: [{ host: '*', port: null }],
+      retryBaseMs: 5_000,
+      retryMaxMs: 3_600_000,
+      timeoutMs: 10_000,
+      pollMs: 1_000,
+    });
+    const set = loadConfig({
+      ADMIN_TOKEN: ADMIN,
+      SECRETS_KEY: KEY,
+      WEBHOOK_ALLOWED_HOSTS: 'hooks.example.com, 127.0.0.1:9000',
+      WEBHOOK_RETRY_BASE_MS: '200',
+      WEBHOOK_RETRY_MAX_MS: '100',
+    });
+    expect(set.webhooks).toMatchObject({
+      allowedHosts: [
+        { host: 'hooks.example.com', port: null },
+        { host: '127.0.0.1', port: 9000 },
+      ],
+      retryBaseMs: 200,
+      retryMaxMs: 200,
+    });
+    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_ALLOWED_HOSTS: 'ok.example, http://bad/' })).toThrow(
+      /WEBHOOK_ALLOWED_HOSTS[\s\S]*http:\/\/bad\//,
+    );
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WEBHOOK_TIMEOUT_MS: '5' })).toThrow(/WEBHOOK_TIMEOUT_MS/);
   });
 

@@ -1,6 +1,18 @@
 import { isIP } from 'node:net';
 import { DEFAULT_WEBHOOK_RETRY, DEVELOPMENT_SECRETS_KEY, parseAllowedHosts, type CoolingSettings, type HostPattern } from '@metronome/core';
-import { commonEnv, coolingEnv, coolingSettings, whatsappVersionEnv, int, parseEnv, port, redisConnection, secretsKey, z, type RedisClusterNodes } from '@metronome/config';
+import {
+  commonEnv,
+  coolingEnv,
+  coolingSettings,
+  whatsappVersionEnv,
+  int,
+  parseEnv,
+  port,
+  redisConnection,
+  secretsKey,
+  z,
+  type RedisClusterNodes,
+} from '@metronome/config';
 
 /**
  * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
@@ -11,7 +23,10 @@ const trustedProxies = z
   .string()
   .optional()
   .transform((v, ctx) => {
-    const entries = (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = (v ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
     const bad = entries.filter((e) => !isAddressOrRange(e));
     if (bad.length > 0) {
       ctx.addIssue({ code: 'custom', message: `expected comma-separated IP addresses or CIDR ranges (10.0.0.0/8); not one: ${bad.join(', ')}` });
@@ -45,7 +60,11 @@ function isAddressOrRange(entry: string): boolean {
 const apiEnv = z
   .object({
     ...commonEnv,
-    HOST: z.string().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+    HOST: z
+      .string()
+      .min(1)
+      .optional()
+      .transform((v) => v ?? '127.0.0.1'),
     PORT: port(8080),
     ADMIN_TOKEN: z
       .string()
@@ -61,7 +80,10 @@ const apiEnv = z
     MIN_INTERVAL_SECONDS: int(60, 1, 31_536_000),
     // the scheduler's own variable: the API plans the first runs it creates with the same jitter
     SCHEDULER_JITTER_MS: int(0, 0, 3_600_000),
-    INSTANT_STARTS: z.enum(['create', 'nudge']).optional().transform((v) => v ?? 'create'),
+    INSTANT_STARTS: z
+      .enum(['create', 'nudge'])
+      .optional()
+      .transform((v) => v ?? 'create'),
     MEDIA_MAX_BYTES: int(16_777_216, 1, 1_073_741_824),
     DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
     DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),

@@ -18,7 +18,8 @@ const FILES: Record<string, string> = {
 // The page loads only its own script and style and talks only to this origin; the QR code of a
 // WhatsApp pairing is a data: image and the CSV export a blob: download.
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 };
@@ -41,13 +42,21 @@ export function registerConsole(app: FastifyInstance, dir = consoleDist()): void
   };
 
   app.get('/', { schema: { hide: true } }, async (_req, reply) =>
-    reply.type('text/html; charset=utf-8').headers(SECURITY_HEADERS).header('cache-control', 'no-cache').send(await load('index.html')),
+    reply
+      .type('text/html; charset=utf-8')
+      .headers(SECURITY_HEADERS)
+      .header('cache-control', 'no-cache')
+      .send(await load('index.html')),
   );
 
   app.get('/:file', { schema: { hide: true } }, async (req, reply) => {
     const file = (req.params as { file: string }).file;
     const type = Object.hasOwn(FILES, file) ? FILES[file] : undefined;
     if (type === undefined) throw notFound('file');
-    return reply.type(type).headers(SECURITY_HEADERS).header('cache-control', 'no-cache').send(await load(file));
+    return reply
+      .type(type)
+      .headers(SECURITY_HEADERS)
+      .header('cache-control', 'no-cache')
+      .send(await load(file));
   });
 }

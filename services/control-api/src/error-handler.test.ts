@@ -3,7 +3,8 @@ import { toApiError } from './error-handler.js';
 
 // Answers to errors raised below the routes: never the database's or the parser's own text.
 
-const fault = (code: string, message: string, statusCode?: number) => Object.assign(new Error(message), { code, ...(statusCode !== undefined && { statusCode }) }) as FastifyError;
+const fault = (code: string, message: string, statusCode?: number) =>
+  Object.assign(new Error(message), { code, ...(statusCode !== undefined && { statusCode }) }) as FastifyError;
 
 describe('toApiError', () => {
   test('a PostgreSQL data exception is a 400 without its text', () => {
@@ -28,7 +29,11 @@ describe('toApiError', () => {
     const err = fault('FST_ERR_CTP_INVALID_MEDIA_TYPE', 'Unsupported Media Type', 415);
     expect(toApiError(err, 'text/plain')).toMatchObject({ statusCode: 415, code: 'unsupported_media_type', details: [{ field: 'content-type' }] });
     for (const header of ['image', '/png', ';;;', undefined]) {
-      expect(toApiError(err, header)).toMatchObject({ statusCode: 400, code: 'validation_failed', details: [{ field: 'content-type', message: 'expected a media type, type/subtype' }] });
+      expect(toApiError(err, header)).toMatchObject({
+        statusCode: 400,
+        code: 'validation_failed',
+        details: [{ field: 'content-type', message: 'expected a media type, type/subtype' }],
+      });
     }
   });
 });

@@ -14,7 +14,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (known) {
       // Fastify's and PostgreSQL's rejections are kept in the log: they show which input got how far.
       if (!(err instanceof ApiError)) req.log.info({ err, code: known.code }, 'request rejected');
-      return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.code, known.message, known.details));
+      return reply
+        .code(known.statusCode)
+        .headers(known.headers)
+        .send(errorBody(known.code, known.message, known.details));
     }
     req.log.error({ err }, 'request failed');
     return reply.code(500).send(errorBody('internal_error', 'internal error; the server log has the details'));
@@ -35,7 +38,12 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string): 
     // A malformed id in the path cannot name anything that exists: same answer as a missing one.
     if (err.validationContext === 'params') return new ApiError(404, 'not_found', 'no such resource');
     const context = err.validationContext ?? 'body';
-    return new ApiError(400, 'validation_failed', 'the request is not valid', err.validation.flatMap((v) => fieldProblems(v, context)));
+    return new ApiError(
+      400,
+      'validation_failed',
+      'the request is not valid',
+      err.validation.flatMap((v) => fieldProblems(v, context)),
+    );
   }
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -58,7 +66,8 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string): 
   const status = err.statusCode ?? 500;
   if (status === 404) return new ApiError(404, 'not_found', 'no such resource');
   if (status === 413) return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
-  if (status >= 400 && status < 500) return new ApiError(400, 'validation_failed', 'the request could not be read', [{ field: 'body', message: 'could not be read' }]);
+  if (status >= 400 && status < 500)
+    return new ApiError(400, 'validation_failed', 'the request could not be read', [{ field: 'body', message: 'could not be read' }]);
   // PostgreSQL data exceptions (class 22: bad text, out-of-range values) come from input the
   // schemas let through; they are the client's to fix, not a server fault. Their text names
   // database types and quotes values: it stays in the log.

@@ -34,7 +34,12 @@ export interface InstantRun {
  * a round of Redis and a transaction of its own per burst of creates, and under a burst the
  * first runs waited for it (bench/results/HISTORY.md).
  */
-export async function createDueRun(ctx: ApiContext, trx: Transaction<DB>, campaign: { id: string; active: boolean; nextRunAt: Date | null }, now: Date): Promise<InstantRun | null> {
+export async function createDueRun(
+  ctx: ApiContext,
+  trx: Transaction<DB>,
+  campaign: { id: string; active: boolean; nextRunAt: Date | null },
+  now: Date,
+): Promise<InstantRun | null> {
   if (!mayStartAt(ctx, campaign, now)) return null;
   const tick = new TickTransaction(trx);
   const [due] = await tick.dueCampaigns(now, 1, campaign.id);

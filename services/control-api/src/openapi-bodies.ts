@@ -18,7 +18,10 @@ const extraRequestBodies: Record<string, { required: boolean; description?: stri
   addAudienceMembers: { required: true, content: { 'text/csv': { schema: membersCsv } } },
 };
 
-type Operation = { operationId?: string; requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: { anyOf?: { type?: unknown }[] } }> } };
+type Operation = {
+  operationId?: string;
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: { anyOf?: { type?: unknown }[] } }> };
+};
 
 const acceptsNull = (body: Operation['requestBody']) => body?.content?.['application/json']?.schema?.anyOf?.some((s) => s.type === 'null') === true;
 

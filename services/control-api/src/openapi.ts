@@ -22,7 +22,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       // Relative: the API itself, wherever it is reached (the document is served by it).
       servers: [{ url: '/', description: 'this API, at the address this document was fetched from' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, platformKey: { type: 'http', scheme: 'bearer', description: "an http account's API key (the platform's receipts)" } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          platformKey: { type: 'http', scheme: 'bearer', description: "an http account's API key (the platform's receipts)" },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     transformObject: (document) => withReachableSchemas(withRequestBodies(jsonSchemaTransformObject(document))),

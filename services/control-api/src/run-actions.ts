@@ -16,7 +16,12 @@ const ENQUEUE_TIMEOUT_MS = 2000;
  * Runs `POST /v1/campaigns/{id}/runs`: a manual run of the campaign, placed in its window. Its
  * chats keep the per-chat interval unless `ignoreInterval` (then every chat is due at once).
  */
-export async function startManualRun(ctx: ApiContext, campaignId: string, tenantId: string | null, opts: { ignoreInterval: boolean } = { ignoreInterval: false }): Promise<RunRow> {
+export async function startManualRun(
+  ctx: ApiContext,
+  campaignId: string,
+  tenantId: string | null,
+  opts: { ignoreInterval: boolean } = { ignoreInterval: false },
+): Promise<RunRow> {
   const now = ctx.now();
   const runId = randomUUID();
   const placed = await ctx.db.transaction().execute(async (trx) => {

@@ -1,4 +1,16 @@
-import { CHAT_WAIT_CODES, DEFAULT_COOLING, effectivePerMinute, explainRun, isRunStatusIn, OPEN_RUN_STATUSES, paceFactorAt, runEta, slotIntervalMs, type CoolingSettings, type RunFacts } from '@metronome/core';
+import {
+  CHAT_WAIT_CODES,
+  DEFAULT_COOLING,
+  effectivePerMinute,
+  explainRun,
+  isRunStatusIn,
+  OPEN_RUN_STATUSES,
+  paceFactorAt,
+  runEta,
+  slotIntervalMs,
+  type CoolingSettings,
+  type RunFacts,
+} from '@metronome/core';
 import { countRuns, emptyCounts, RunWaitingRepository, type RunRow, type RunWaitingRow } from '@metronome/db';
 import { redisKeys } from '@metronome/redis';
 import type { ApiContext } from './context.js';
@@ -43,7 +55,11 @@ export function runViews(ctx: ApiContext) {
   /** The facts libs/core explains a run from, and its explanation, for every run shown. */
   const explain = async (rows: RunRow[]): Promise<Map<string, { facts: RunFacts; explanation: RunExplanation }>> => {
     const now = ctx.now();
-    const found = await waitingRepo.factsOfRuns(rows.map((r) => r.id), now, CHAT_WAIT_CODES);
+    const found = await waitingRepo.factsOfRuns(
+      rows.map((r) => r.id),
+      now,
+      CHAT_WAIT_CODES,
+    );
     const open = [...found.values()].filter((f) => isRunStatusIn(f.status, OPEN_RUN_STATUSES));
     const states = await accountStates([...new Set(open.map((f) => f.account.id))]);
     const out = new Map<string, { facts: RunFacts; explanation: RunExplanation }>();
@@ -57,7 +73,13 @@ export function runViews(ctx: ApiContext) {
   // Counts are derived from run_targets for every run shown, in one query per answer; the
   // explanations in one more, and one Redis read.
   const withCounts = async (rows: RunRow[]): Promise<RunView[]> => {
-    const [counts, explained] = await Promise.all([countRuns(ctx.db, rows.map((r) => r.id)), explain(rows)]);
+    const [counts, explained] = await Promise.all([
+      countRuns(
+        ctx.db,
+        rows.map((r) => r.id),
+      ),
+      explain(rows),
+    ]);
     return rows.map((r) => runView(r, counts.get(r.id) ?? emptyCounts(r.total), explained.get(r.id)?.explanation ?? { waiting: null, eta: null }));
   };
   const one = async (row: RunRow): Promise<RunView> => (await withCounts([row]))[0] as RunView;
@@ -76,7 +98,10 @@ interface AccountState {
 function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date, defaultPerMinute: number, cooling: CoolingSettings): RunFacts {
   // the pace in force: lowered by automatic cooling, recovering since
   const a = row.account;
-  const perMinute = effectivePerMinute(a.maxSendPerMinute ?? defaultPerMinute, paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), cooling));
+  const perMinute = effectivePerMinute(
+    a.maxSendPerMinute ?? defaultPerMinute,
+    paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), cooling),
+  );
   const freeAt = state ? state.tat - (ASSUMED_BURST - 1) * slotIntervalMs(perMinute) : 0;
   const dueSince = row.dueSince && row.dueSince.getTime() > row.scheduledAt.getTime() ? row.dueSince : row.scheduledAt;
   return {
@@ -90,7 +115,15 @@ function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date,
     autoResume: row.autoResume,
     everySeconds: row.everySeconds,
     partsPerChat: row.partsPerChat,
-    account: { id: a.id, platform: a.platform, status: a.status, blockedUntil: a.blockedUntil, perMinute, coolingUntil: a.coolingUntil, coolingReason: a.coolingReason },
+    account: {
+      id: a.id,
+      platform: a.platform,
+      status: a.status,
+      blockedUntil: a.blockedUntil,
+      perMinute,
+      coolingUntil: a.coolingUntil,
+      coolingReason: a.coolingReason,
+    },
     total: row.total,
     skipped: row.skipped,
     pending: row.pending,

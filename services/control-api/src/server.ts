@@ -37,7 +37,11 @@ async function main(): Promise<void> {
   // listens; the redis listener above already logs them once, as JSON.
   queue.queue.on('error', () => undefined);
   // Pairing sockets hold the same per-account lease as the senders' sockets.
-  const whatsappVersion = await resolveWhatsAppVersion({ configured: config.whatsappVersion?.configured ?? null, fetchLatest: config.whatsappVersion?.fetchLatest ?? false, logger: logger.child({ component: 'whatsapp' }) });
+  const whatsappVersion = await resolveWhatsAppVersion({
+    configured: config.whatsappVersion?.configured ?? null,
+    fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
+    logger: logger.child({ component: 'whatsapp' }),
+  });
   const whatsapp = new WhatsAppSocketPool({
     ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,

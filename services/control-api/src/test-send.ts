@@ -12,7 +12,12 @@ import { enqueue } from './run-actions.js';
  * account's pace, and is none of the campaign's sends: it neither holds nor is held by the
  * campaign's open run, gates no later run, and leaves the schedule as it is (migrations/0015).
  */
-export async function startTestSend(ctx: ApiContext, campaignId: string, tenantId: string | null, to: { chatId: string; asChatId?: string | undefined }): Promise<RunRow> {
+export async function startTestSend(
+  ctx: ApiContext,
+  campaignId: string,
+  tenantId: string | null,
+  to: { chatId: string; asChatId?: string | undefined },
+): Promise<RunRow> {
   const runId = randomUUID();
   await ctx.db.transaction().execute(async (trx) => {
     // Locked, so a concurrent DELETE cannot slip between the read and the insert.
@@ -27,7 +32,16 @@ export async function startTestSend(ctx: ApiContext, campaignId: string, tenantI
       vars = found;
     }
     const now = ctx.now();
-    const run = { id: runId, campaignId: campaign.id, tenantId: campaign.tenantId, accountId: campaign.accountId, parts: campaign.messages, scheduledAt: now, windowEndAt: null, jobId: runJobId(runId, 0) };
+    const run = {
+      id: runId,
+      campaignId: campaign.id,
+      tenantId: campaign.tenantId,
+      accountId: campaign.accountId,
+      parts: campaign.messages,
+      scheduledAt: now,
+      windowEndAt: null,
+      jobId: runJobId(runId, 0),
+    };
     await insertTestRun(trx, run, to.chatId, vars);
   });
   await enqueue(ctx, runId, 0, 0);

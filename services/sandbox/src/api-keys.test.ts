@@ -4,7 +4,10 @@ import { buildSandbox } from './app.js';
 
 let app: FastifyInstance;
 beforeEach(async () => {
-  app = await buildSandbox({ config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 }, sleep: async () => undefined });
+  app = await buildSandbox({
+    config: { limits: { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0 }, seed: 1 },
+    sleep: async () => undefined,
+  });
 });
 afterEach(async () => app.close());
 

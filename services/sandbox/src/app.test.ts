@@ -37,11 +37,7 @@ const call = async (opts: InjectOptions) => {
 };
 
 let keys = 0;
-const send = (
-  account: string,
-  body: Record<string, unknown>,
-  key: string | null = `run:${body['chatId']}:${++keys}`,
-) =>
+const send = (account: string, body: Record<string, unknown>, key: string | null = `run:${body['chatId']}:${++keys}`) =>
   call({
     method: 'POST',
     url: `/v1/accounts/${account}/messages`,
@@ -72,7 +68,18 @@ describe('platform: messages', () => {
       chatId: 'c1',
       settings: { error: null, received: 1 },
       items: [
-        { account: 'acc', chatId: 'c1', idempotencyKey: 'r:c1:0', partIndex: 0, partCount: 2, part: { type: 'text', text: 'hi' }, messageId: 'msg-1', receivedAt: T0, stampSlackMs: 0, answeredAt: T0 },
+        {
+          account: 'acc',
+          chatId: 'c1',
+          idempotencyKey: 'r:c1:0',
+          partIndex: 0,
+          partCount: 2,
+          part: { type: 'text', text: 'hi' },
+          messageId: 'msg-1',
+          receivedAt: T0,
+          stampSlackMs: 0,
+          answeredAt: T0,
+        },
       ],
     });
   });
@@ -93,13 +100,22 @@ describe('platform: messages', () => {
     ['no chatId', () => send('acc', { part: { type: 'text', text: 'x' }, partIndex: 0, partCount: 1 })],
     [
       'malformed JSON',
-      () => call({ method: 'POST', url: '/v1/accounts/acc/messages', headers: { 'content-type': 'application/json', 'idempotency-key': 'k' }, payload: '{"chatId":' }),
+      () =>
+        call({
+          method: 'POST',
+          url: '/v1/accounts/acc/messages',
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'k' },
+          payload: '{"chatId":',
+        }),
     ],
     [
       'empty JSON body',
       () => call({ method: 'POST', url: '/v1/accounts/acc/messages', headers: { 'content-type': 'application/json', 'idempotency-key': 'k' }, payload: '' }),
     ],
-    ['a non-JSON body', () => call({ method: 'POST', url: '/v1/accounts/acc/messages', headers: { 'content-type': 'text/plain', 'idempotency-key': 'k' }, payload: 'hi' })],
+    [
+      'a non-JSON body',
+      () => call({ method: 'POST', url: '/v1/accounts/acc/messages', headers: { 'content-type': 'text/plain', 'idempotency-key': 'k' }, payload: 'hi' }),
+    ],
   ])('answers 400 message_invalid to %s and records the rejection', async (_name, attempt) => {
     const res = await attempt();
     expect(res.status).toBe(400);
@@ -117,7 +133,11 @@ describe('platform: messages', () => {
     now += 2_000;
     expect((await send('acc', textTo('c2'))).status).toBe(200);
     expect((await get('/sandbox/accounts/acc/sends')).body).toEqual({ times: [T0, T0 + 3_000] });
-    expect((await get('/sandbox/stats')).body).toMatchObject({ accepted: 2, rejected: { flood_wait: 1 }, accounts: [{ account: 'acc', accepted: 2, maxPerSecond: 1 }] });
+    expect((await get('/sandbox/stats')).body).toMatchObject({
+      accepted: 2,
+      rejected: { flood_wait: 1 },
+      accounts: [{ account: 'acc', accepted: 2, maxPerSecond: 1 }],
+    });
   });
 
   it('answers 429 slow_mode for a chat in slow mode only', async () => {
@@ -211,7 +231,14 @@ describe('platform: media', () => {
     expect(first).toMatchObject({ status: 200, body: { mediaRef: expect.stringMatching(/^m-/) } });
     await upload('acc', png);
     const ref = first.body.mediaRef as string;
-    expect((await get(`/sandbox/media/${ref}`)).body).toEqual({ mediaRef: ref, sha256: sha(png), contentType: 'image/png', size: png.length, account: 'acc', uploadedAt: T0 });
+    expect((await get(`/sandbox/media/${ref}`)).body).toEqual({
+      mediaRef: ref,
+      sha256: sha(png),
+      contentType: 'image/png',
+      size: png.length,
+      account: 'acc',
+      uploadedAt: T0,
+    });
     expect((await get('/sandbox/stats')).body.uploads).toEqual([{ account: 'acc', sha256: sha(png), count: 2 }]);
     const res = await send('acc', { chatId: 'c1', part: { type: 'media', mediaRef: ref, caption: 'see' }, partIndex: 0, partCount: 1 });
     expect(res.status).toBe(200);
@@ -240,7 +267,10 @@ describe('platform: media', () => {
   it('answers 400 media_ref_invalid with a detail to a message naming an unknown, foreign or expired ref', async () => {
     const ref = (await upload('acc', png)).body.mediaRef as string;
     expect(await send('acc', mediaTo('m-nope'))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'unknown mediaRef' } });
-    expect(await send('other', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'mediaRef belongs to another account' } });
+    expect(await send('other', mediaTo(ref))).toMatchObject({
+      status: 400,
+      body: { error: 'media_ref_invalid', detail: 'mediaRef belongs to another account' },
+    });
     now += 24 * 3_600_000;
     expect(await send('acc', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'mediaRef expired' } });
     expect((await get('/sandbox/media/m-nope')).status).toBe(404);
@@ -264,7 +294,13 @@ describe('control API', () => {
 
   it('reads and partially updates the default limits, refusing unknown or out-of-range settings', async () => {
     expect((await get('/sandbox/config')).body).toEqual({ ...open, maxPerMinute: 120, seed: 1 });
-    expect((await put('/sandbox/config', { slowModeSeconds: 2, burst: 3 })).body).toEqual({ ...open, maxPerMinute: 120, slowModeSeconds: 2, burst: 3, seed: 1 });
+    expect((await put('/sandbox/config', { slowModeSeconds: 2, burst: 3 })).body).toEqual({
+      ...open,
+      maxPerMinute: 120,
+      slowModeSeconds: 2,
+      burst: 3,
+      seed: 1,
+    });
     expect(await put('/sandbox/config', { maxPerMinut: 1 })).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect(await put('/sandbox/config', { faultRate: 2 })).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect((await get('/sandbox/config')).body.faultRate).toBe(0);
@@ -328,7 +364,8 @@ describe('control API', () => {
 });
 
 describe('the ban model', () => {
-  const banned = async (account: string) => ((await call({ method: 'GET', url: '/sandbox/accounts' })).body.items as { account: string; banned: unknown }[]).find((a) => a.account === account)?.banned;
+  const banned = async (account: string) =>
+    ((await call({ method: 'GET', url: '/sandbox/accounts' })).body.items as { account: string; banned: unknown }[]).find((a) => a.account === account)?.banned;
 
   it('is off by default: any pace goes', async () => {
     await start();
@@ -366,7 +403,13 @@ describe('the ban model', () => {
 
   it('rejects a bad rule naming the field', async () => {
     await start();
-    expect(await call({ method: 'PUT', url: '/sandbox/accounts/acc', payload: { banDailyCap: -1 } })).toMatchObject({ status: 400, body: { detail: expect.stringContaining('banDailyCap') } });
-    expect(await call({ method: 'PUT', url: '/sandbox/config', payload: { banMinGapMs: 'x' } })).toMatchObject({ status: 400, body: { detail: expect.stringContaining('banMinGapMs') } });
+    expect(await call({ method: 'PUT', url: '/sandbox/accounts/acc', payload: { banDailyCap: -1 } })).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringContaining('banDailyCap') },
+    });
+    expect(await call({ method: 'PUT', url: '/sandbox/config', payload: { banMinGapMs: 'x' } })).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringContaining('banMinGapMs') },
+    });
   });
 });

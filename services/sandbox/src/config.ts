@@ -18,7 +18,11 @@ const probability = (fallback: number) =>
 
 const sandboxEnv = z.object({
   SANDBOX_PORT: port(8090),
-  HOST: z.string().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+  HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((v) => v ?? '127.0.0.1'),
   LOG_LEVEL: logLevel,
   SANDBOX_LATENCY_MS: int(0, 0, 600_000),
   SANDBOX_MAX_PER_MINUTE: int(0, 0, 6_000_000),

@@ -61,7 +61,12 @@ test('a replaced directory pages by pageSize, refuses sends to chats it cannot s
   expect((await list('nonsense')).status).toBe(400);
 
   const send = (chatId: string) =>
-    app.inject({ method: 'POST', url: '/v1/accounts/acc-1/messages', headers: { ...auth, 'idempotency-key': `k-${chatId}` }, payload: { chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 } });
+    app.inject({
+      method: 'POST',
+      url: '/v1/accounts/acc-1/messages',
+      headers: { ...auth, 'idempotency-key': `k-${chatId}` },
+      payload: { chatId, part: { type: 'text', text: 'hi' }, partIndex: 0, partCount: 1 },
+    });
   expect((await send('g-1')).statusCode).toBe(200);
   const refused = await send('g-2');
   expect([refused.statusCode, refused.json().error]).toEqual([403, 'forbidden']);

@@ -18,8 +18,34 @@ export const MAX_PAGE_SIZE = 500;
 /** A page stays well under the 64 KiB a client reads of an answer. */
 const PAGE_BYTES = 48 * 1024;
 
-const PLACES = ['Riverside', 'Northside', 'Harbour', 'Old Town', 'Lakeview', 'Hillcrest', 'Café Lumière', 'São Paulo', 'Zürich', 'Greenway', 'Maple Street', 'Westend'];
-const GROUPS = ['Book Club', 'Running Crew', 'Parents', 'Choir', 'Chess Club', 'Neighbours', 'Volunteers', 'Market Stalls', 'Football', 'Garden Share', 'Photo Walks', 'Regulars'];
+const PLACES = [
+  'Riverside',
+  'Northside',
+  'Harbour',
+  'Old Town',
+  'Lakeview',
+  'Hillcrest',
+  'Café Lumière',
+  'São Paulo',
+  'Zürich',
+  'Greenway',
+  'Maple Street',
+  'Westend',
+];
+const GROUPS = [
+  'Book Club',
+  'Running Crew',
+  'Parents',
+  'Choir',
+  'Chess Club',
+  'Neighbours',
+  'Volunteers',
+  'Market Stalls',
+  'Football',
+  'Garden Share',
+  'Photo Walks',
+  'Regulars',
+];
 const FIRST = ['Ana', 'José', 'Zoë', 'Mateo', 'Chloé', 'Lukas', 'Aiko', 'Noah', 'Inês', 'Omar', 'Léa', 'Sven'];
 const LAST = ['Souza', 'Álvarez', 'Müller', 'Rossi', 'Dubois', 'Nakamura', 'Okafor', 'Novák', 'Kowalski', 'Haddad', 'Lindqvist', 'Brennan'];
 

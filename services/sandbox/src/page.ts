@@ -5,8 +5,7 @@ import type { SandboxState } from './state.js';
 const CHATS_SHOWN = 200;
 const MESSAGES_SHOWN = 10;
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
 
 const time = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 
@@ -28,9 +27,7 @@ export function renderPage(state: SandboxState): string {
     const chats = state.chatViews(a.account);
     const rows = chats.slice(0, CHATS_SHOWN).map((c) => {
       const last = state.messages({ account: a.account, chat: c.chatId }).slice(-MESSAGES_SHOWN);
-      const flags = [c.error, c.failNext ? `failNext ${c.failNext}` : '', c.slowModeSeconds ? `slow ${c.slowModeSeconds}s` : '']
-        .filter(Boolean)
-        .join(', ');
+      const flags = [c.error, c.failNext ? `failNext ${c.failNext}` : '', c.slowModeSeconds ? `slow ${c.slowModeSeconds}s` : ''].filter(Boolean).join(', ');
       return `<tr><td>${escapeHtml(c.chatId)}<div class="f">${escapeHtml(flags)}</div></td><td>${c.received}</td><td><ol>${last.map(describe).join('')}</ol></td></tr>`;
     });
     const more = chats.length > CHATS_SHOWN ? `<p>… and ${chats.length - CHATS_SHOWN} more chats</p>` : '';

@@ -32,7 +32,12 @@ describe('receipts', () => {
     receipts.accepted(message(1), 1_000_000);
     await eventually('four receipts posted', async () => receipts.view().items.length === 4, 5_000, 10);
     expect(posts.every((p) => p.bearer === 'Bearer key-1')).toBe(true);
-    expect(receipts.view().items.map((r) => [r.status, r.at]).sort()).toEqual([
+    expect(
+      receipts
+        .view()
+        .items.map((r) => [r.status, r.at])
+        .sort(),
+    ).toEqual([
       ['delivered', new Date(1_000_010).toISOString()],
       ['delivered', new Date(1_000_010).toISOString()],
       ['read', new Date(1_000_020).toISOString()],

@@ -132,7 +132,10 @@ export class SandboxReceipts {
     const s = this.settings;
     const base = { account: m.account, messageId: m.messageId, chatId: m.chatId, bearer: m.bearer, tries: 0 };
     const delivered: Outgoing = { ...base, status: 'delivered', at: new Date(now + s.deliveredAfterMs).toISOString() };
-    const read = s.readAfterMs !== null && this.random() < s.readShare ? { ...base, status: 'read' as const, at: new Date(now + Math.max(s.readAfterMs, s.deliveredAfterMs)).toISOString() } : null;
+    const read =
+      s.readAfterMs !== null && this.random() < s.readShare
+        ? { ...base, status: 'read' as const, at: new Date(now + Math.max(s.readAfterMs, s.deliveredAfterMs)).toISOString() }
+        : null;
     // Out of order: the read is posted first, its delivery after it (never before its own time).
     const readIn = read ? Math.max(s.readAfterMs!, s.deliveredAfterMs) + s.lateByMs : 0;
     const deliveredIn = s.outOfOrder && read ? readIn + 50 : s.deliveredAfterMs + s.lateByMs;
@@ -174,19 +177,21 @@ export class SandboxReceipts {
     const byAccount = new Map<string, Outgoing[]>();
     for (const r of batch) byAccount.set(r.account, [...(byAccount.get(r.account) ?? []), r]);
     await Promise.all(
-      [...byAccount.values()].flatMap((rs) => chunks(rs, this.settings.batchSize)).map(async (rs) => {
-        const body = { receipts: rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at })) };
-        const answer = await this.post(url, rs[0]!.bearer, body).catch(() => null);
-        if (answer === null) this.failures++;
-        else
-          for (const r of rs) {
-            if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at });
-            r.logged = true;
-          }
-        // Some not known yet (the send not recorded yet), or the post failed: the batch goes again.
-        const again = rs.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
-        if ((answer === null || answer.ignored > 0) && again.length > 0) this.later(RETRY_MS, again);
-      }),
+      [...byAccount.values()]
+        .flatMap((rs) => chunks(rs, this.settings.batchSize))
+        .map(async (rs) => {
+          const body = { receipts: rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at })) };
+          const answer = await this.post(url, rs[0]!.bearer, body).catch(() => null);
+          if (answer === null) this.failures++;
+          else
+            for (const r of rs) {
+              if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at });
+              r.logged = true;
+            }
+          // Some not known yet (the send not recorded yet), or the post failed: the batch goes again.
+          const again = rs.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
+          if ((answer === null || answer.ignored > 0) && again.length > 0) this.later(RETRY_MS, again);
+        }),
     );
   }
 }

@@ -31,7 +31,11 @@ export const configPatch = z
     burst: z.number().int().min(1).max(100_000),
     slowModeSeconds: seconds,
     faultRate: z.number().min(0).max(1),
-    seed: z.number().int().min(0).max(2 ** 32 - 1),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1),
     banHourlyCap: banCount,
     banDailyCap: banCount,
     banMinGapMs: banGap,
@@ -70,15 +74,28 @@ export const chatPatch = z
 export const receiptsPatch = z
   .strictObject({
     url: z.url().nullable(),
-    deliveredAfterMs: z.number().int().min(0).max(30 * 86_400_000),
-    readAfterMs: z.number().int().min(0).max(30 * 86_400_000).nullable(),
+    deliveredAfterMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400_000),
+    readAfterMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400_000)
+      .nullable(),
     readShare: z.number().min(0).max(1),
     lateByMs: z.number().int().min(0).max(86_400_000),
     twice: z.boolean(),
     outOfOrder: z.boolean(),
     stoppedAccounts: z.array(z.string().min(1).max(256)).max(10_000),
     batchSize: z.number().int().min(1).max(1000),
-    seed: z.number().int().min(0).max(2 ** 32 - 1),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1),
   })
   .partial();
 

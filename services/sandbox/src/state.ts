@@ -110,10 +110,7 @@ export class SandboxState {
   }
 
   /** `POST /v1/accounts/:account/media`; `sha256` is what the body hashes to, `declaredSha256` the header. */
-  upload(
-    input: { account: string; declaredSha256: string | undefined; sha256: string; contentType: string; size: number },
-    now: number,
-  ): Answer {
+  upload(input: { account: string; declaredSha256: string | undefined; sha256: string; contentType: string; size: number }, now: number): Answer {
     const a = this.account(input.account);
     const base = { account: a.account, chatId: null, idempotencyKey: null, partIndex: null };
     if (a.unauthorized) return this.reject(base, 'unauthorized', 401, 'account_unauthorized', now, 0);

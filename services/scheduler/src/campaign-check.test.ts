@@ -28,7 +28,12 @@ test('scheduleProblem names what cannot be evaluated', () => {
 });
 
 test('messagesProblem wants at least one text or media part', () => {
-  expect(messagesProblem([{ type: 'text', text: 'hi' }, { type: 'media', mediaId: 'm' }])).toBeNull();
+  expect(
+    messagesProblem([
+      { type: 'text', text: 'hi' },
+      { type: 'media', mediaId: 'm' },
+    ]),
+  ).toBeNull();
   expect(messagesProblem([])).toBe('it has no message parts');
   expect(messagesProblem({ type: 'text', text: 'hi' })).toBe('it has no message parts');
   expect(messagesProblem([{ type: 'text', text: 'hi' }, { type: 'video' }])).toBe('its message part 2 is neither a text part nor a media part');
@@ -38,13 +43,17 @@ test('planProblem checks every time a plan would write', () => {
   const ok = new Date('2026-01-01T00:00:00Z');
   const none = { skipped: noSkips(), lastSkippedAt: null, acceptedThrough: null };
   expect(planProblem({ kind: 'run', occurrence: ok, scheduledAt: ok, windowEndAt: null, next: null, coalesced: 0, ...none })).toBeNull();
-  expect(planProblem({ kind: 'run', occurrence: ok, scheduledAt: ok, windowEndAt: null, next: new Date(NaN), coalesced: 0, ...none })).toMatch(/^its next occurrence is not a valid time/);
+  expect(planProblem({ kind: 'run', occurrence: ok, scheduledAt: ok, windowEndAt: null, next: new Date(NaN), coalesced: 0, ...none })).toMatch(
+    /^its next occurrence is not a valid time/,
+  );
   expect(planProblem({ kind: 'wait-for-window', next: new Date('+020000-01-01T00:00:00Z'), ...none })).toMatch(/outside the years/);
 });
 
 test('the reason kept in last_error is one plain sentence PostgreSQL text can hold', () => {
   const reason = deactivationReason(evaluationProblem(new Error('bad\u0000zone\r\nname')));
-  expect(reason).toBe('The scheduler could not turn this campaign into a run and deactivated it: evaluating its schedule or delivery window failed (bad zone name). Correct it, then set active to true.');
+  expect(reason).toBe(
+    'The scheduler could not turn this campaign into a run and deactivated it: evaluating its schedule or delivery window failed (bad zone name). Correct it, then set active to true.',
+  );
   const long = deactivationReason(evaluationProblem(new CampaignProblem('x'.repeat(1000))));
   expect(long).toContain(`${'x'.repeat(400)}…. Correct it`);
   expect(long).not.toContain('x'.repeat(401));

@@ -37,7 +37,8 @@ export function scheduleProblem(schedule: unknown): string | null {
   switch (s['type']) {
     case 'interval': {
       const every = s['everySeconds'];
-      if (typeof every !== 'number' || !Number.isInteger(every) || every < 1) return `its schedule's everySeconds (${JSON.stringify(every) ?? 'missing'}) is not a whole number of seconds of at least 1`;
+      if (typeof every !== 'number' || !Number.isInteger(every) || every < 1)
+        return `its schedule's everySeconds (${JSON.stringify(every) ?? 'missing'}) is not a whole number of seconds of at least 1`;
       return null;
     }
     case 'cron':

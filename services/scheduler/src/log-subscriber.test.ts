@@ -55,7 +55,11 @@ describe('subscribeLogs (scheduler)', () => {
       expect.objectContaining({ level: 30, msg: 'leading the schedule', fence: 7, holder: 'h1' }),
       expect.objectContaining({ level: 40, msg: 'leader lease lapsed: leadership ends until the next tick', state: 'lost' }),
       expect.objectContaining({ level: 40, msg: 'leadership lost: standing by' }),
-      expect.objectContaining({ level: 40, msg: 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail', err: expect.objectContaining({ message: 'value too long' }) }),
+      expect.objectContaining({
+        level: 40,
+        msg: 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail',
+        err: expect.objectContaining({ message: 'value too long' }),
+      }),
     ]);
   });
 
@@ -63,7 +67,13 @@ describe('subscribeLogs (scheduler)', () => {
     const { events, lines } = setup();
     events.emit('tick:timed', { wallMs: 1, cpuMs: 1 });
     events.emit('tick:woken', {});
-    events.emit('tick:counts', { repeatedNoAccount: 1, coalesced: 0, skipped: { too_late: 0, superseded: 0, missed: 0, catch_up_limit: 0 }, autoResumed: 0, autoPaused: 0 });
+    events.emit('tick:counts', {
+      repeatedNoAccount: 1,
+      coalesced: 0,
+      skipped: { too_late: 0, superseded: 0, missed: 0, catch_up_limit: 0 },
+      autoResumed: 0,
+      autoPaused: 0,
+    });
     expect(lines).toEqual([]);
   });
 });

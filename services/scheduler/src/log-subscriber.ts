@@ -8,7 +8,8 @@ import type { SchedulerEvents } from './scheduler-events.js';
  */
 export function subscribeLogs(events: SchedulerEvents, logger: Logger): () => void {
   return subscribe(events, {
-    'tick:redo': (e) => logger.warn({ err: e.error }, 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail'),
+    'tick:redo': (e) =>
+      logger.warn({ err: e.error }, 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail'),
     // one line per decision: only a new occurrence missed is one (held campaigns re-checked are counted, not logged)
     'schedule:decision': ({ decision }) => {
       const { reason, ...fields } = decision;
@@ -16,8 +17,13 @@ export function subscribeLogs(events: SchedulerEvents, logger: Logger): () => vo
       else logger.info({ ...fields, decision: decision.outcome }, reason);
     },
     'run:requeued': (e) => logger.warn({ runId: e.runId, jobSeq: e.jobSeq }, 'run had no live job in Redis: re-enqueued'),
-    'account:not-delivering': (e) => logger.warn({ accountId: e.accountId, platform: e.platform, sends: e.sends }, 'account not delivering: none of its last sends got a delivery receipt; cooling until receipts come again'),
-    'account:cooling-ended': (e) => logger.info({ accountId: e.accountId, platform: e.platform }, 'account cooling ended: active again, its pace recovering step by step'),
+    'account:not-delivering': (e) =>
+      logger.warn(
+        { accountId: e.accountId, platform: e.platform, sends: e.sends },
+        'account not delivering: none of its last sends got a delivery receipt; cooling until receipts come again',
+      ),
+    'account:cooling-ended': (e) =>
+      logger.info({ accountId: e.accountId, platform: e.platform }, 'account cooling ended: active again, its pace recovering step by step'),
     'reconcile:done': (e) => {
       if (e.expiredLeases) logger.warn({ targets: e.expiredLeases }, 'in-flight sends whose sender stopped: marked unknown');
       if (e.expiredPaused) logger.info({ runs: e.expiredPaused }, 'paused runs past PAUSED_RUN_TTL: cancelled');

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTCOMES, SKIP_REASONS, systemClock } from '@metronome/core';
 import { createDb, ErasureRepository, NotDeliveringRepository, RetentionRepository, ScheduleRepository, StaleFenceError } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
+import {
+  countDbStatements,
+  countRedisCommands,
+  createLogger,
+  Metrics,
+  settledWithin,
+  startMetricsServer,
+  stopStep,
+  stopOnSignals,
+} from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
@@ -46,14 +55,20 @@ const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
 const TICK_MARGIN_MS = 1_000;
 const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
 const redis = createRedis(config.REDIS, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
-redis.on('error', redisErrorLog(logger, () => clock.now()));
+redis.on(
+  'error',
+  redisErrorLog(logger, () => clock.now()),
+);
 countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
 // accounts whose sends get no delivery receipt cool as not_delivering (reconcile.ts)
 const notDelivering =
   config.NOT_DELIVERING_SENDS > 0
-    ? { repo: new NotDeliveringRepository(db), settings: { sends: config.NOT_DELIVERING_SENDS, windowMs: config.NOT_DELIVERING_WINDOW, graceMs: config.NOT_DELIVERING_GRACE } }
+    ? {
+        repo: new NotDeliveringRepository(db),
+        settings: { sends: config.NOT_DELIVERING_SENDS, windowMs: config.NOT_DELIVERING_WINDOW, graceMs: config.NOT_DELIVERING_GRACE },
+      }
     : null;
 const queue = new RunQueue(redis, keys.queuePrefix);
 // BullMQ re-emits the connection's errors, and prints them as multi-line text when nobody
@@ -69,16 +84,22 @@ const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, hold
 const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
 
 let stopping = false;
-const renewal = setInterval(() => {
-  leadership.renew().catch((error: unknown) => logger.warn({ err: error }, 'lease renewal failed'));
-}, Math.floor(leaseMs / 3));
+const renewal = setInterval(
+  () => {
+    leadership.renew().catch((error: unknown) => logger.warn({ err: error }, 'lease renewal failed'));
+  },
+  Math.floor(leaseMs / 3),
+);
 // Instant starts: between ticks the leader blocks on the API's nudge (a campaign due now), on a
 // connection of its own since BLPOP holds it; standbys just wait for the next tick.
 const wake = new SchedulerWake(keys.schedulerWake);
 // Fails fast while Redis is away (no offline queue, no resend): a BLPOP must never sit queued
 // behind a reconnect, or the leader would stop ticking; it falls back to the timer instead.
 const blocking = duplicateRedis(redis, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
-blocking.on('error', redisErrorLog(logger, () => clock.now()));
+blocking.on(
+  'error',
+  redisErrorLog(logger, () => clock.now()),
+);
 
 /**
  * One tick; `full` ones (every SCHEDULER_TICK_MS) also reconcile. A tick a nudge brings forward

@@ -51,8 +51,13 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
     // and BullMQ would silently ignore a job added under it.
     const lost = open.filter((r) => !r.jobId || !alive.has(r.jobId));
     const scheduledAt = new Map(lost.map((r) => [r.id, r.scheduledAt]));
-    const moved = await deps.repo.handOverLostJobs(lost.map((r) => ({ runId: r.id, fromJobSeq: r.jobSeq })), now);
-    await deps.queue.enqueueMany(moved.map((m) => ({ runId: m.runId, seq: m.jobSeq, delayMs: Math.max(0, scheduledAt.get(m.runId)!.getTime() - now.getTime()) })));
+    const moved = await deps.repo.handOverLostJobs(
+      lost.map((r) => ({ runId: r.id, fromJobSeq: r.jobSeq })),
+      now,
+    );
+    await deps.queue.enqueueMany(
+      moved.map((m) => ({ runId: m.runId, seq: m.jobSeq, delayMs: Math.max(0, scheduledAt.get(m.runId)!.getTime() - now.getTime()) })),
+    );
     for (const m of moved) events.emit('run:requeued', { runId: m.runId, jobSeq: m.jobSeq });
     requeued += moved.length;
     if (open.length < PAGE) break;
@@ -65,7 +70,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
   for (const a of cooled) events.emit('account:cooling-ended', { accountId: a.id, platform: a.platform });
   // An account whose sends stopped getting delivery receipts cools (not_delivering): its runs wait.
   if (deps.notDelivering) {
-    for (const a of await deps.notDelivering.repo.mark(now, deps.notDelivering.settings)) events.emit('account:not-delivering', { accountId: a.id, platform: a.platform, sends: a.sends });
+    for (const a of await deps.notDelivering.repo.mark(now, deps.notDelivering.settings))
+      events.emit('account:not-delivering', { accountId: a.id, platform: a.platform, sends: a.sends });
   }
   events.emit('reconcile:done', { requeued, expiredLeases, expiredPaused });
   return { requeued, expiredLeases, expiredPaused };

@@ -1,6 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, planOccurrence, SKIP_REASONS, totalSkipped, type Clock, type SkipCounts } from '@metronome/core';
-import { dueOccurrence, occurrenceRun, type AutoResume, type CampaignAdvance, type HeldUpdate, type NewRun, type ScheduleRepository, type TickTransaction } from '@metronome/db';
+import {
+  decideHeld,
+  noAccountPauseReason,
+  noSkips,
+  placeInWindow,
+  planOccurrence,
+  SKIP_REASONS,
+  totalSkipped,
+  type Clock,
+  type SkipCounts,
+} from '@metronome/core';
+import {
+  dueOccurrence,
+  occurrenceRun,
+  type AutoResume,
+  type CampaignAdvance,
+  type HeldUpdate,
+  type NewRun,
+  type ScheduleRepository,
+  type TickTransaction,
+} from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
 import { deliveryWindowProblem, ensure, messagesProblem, planProblem, scheduleProblem, timeProblem, timezoneProblem } from './campaign-check.js';
@@ -130,10 +149,24 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     resumedCampaigns.add(p.campaignId);
     resumes.push({ id: p.id, campaignId: p.campaignId, expectedSeq: p.jobSeq, windowEndAt: at.windowEndAt, startAt: at.startAt });
   }
-  const stepOf = new Map((await q.batch(resumes, (r) => r.campaignId, (rs) => tx.autoResume(rs, now))).map((r) => [r.id, r.jobSeq]));
+  const stepOf = new Map(
+    (
+      await q.batch(
+        resumes,
+        (r) => r.campaignId,
+        (rs) => tx.autoResume(rs, now),
+      )
+    ).map((r) => [r.id, r.jobSeq]),
+  );
   const resumed = resumes.filter((r) => stepOf.has(r.id)).map((r) => ({ ...r, jobSeq: stepOf.get(r.id)! }));
   for (const r of resumed) {
-    decisions.push({ campaignId: r.campaignId, runId: r.id, outcome: 'sent', reason: 'auto-resume: window-paused run queued again at its window start', scheduledAt: r.startAt });
+    decisions.push({
+      campaignId: r.campaignId,
+      runId: r.id,
+      outcome: 'sent',
+      reason: 'auto-resume: window-paused run queued again at its window start',
+      scheduledAt: r.startAt,
+    });
   }
 
   // (2) Due, actionable campaigns become runs.
@@ -145,7 +178,13 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
   for (const c of due) {
     if (q.has(c.id)) continue;
     const plan = q.attempt(c.id, () => {
-      ensure(timeProblem('its due time', c.nextRunAt) ?? scheduleProblem(c.schedule) ?? timezoneProblem(c.timezone) ?? deliveryWindowProblem(c.windowStart, c.windowEnd) ?? messagesProblem(c.messages));
+      ensure(
+        timeProblem('its due time', c.nextRunAt) ??
+          scheduleProblem(c.schedule) ??
+          timezoneProblem(c.timezone) ??
+          deliveryWindowProblem(c.windowStart, c.windowEnd) ??
+          messagesProblem(c.messages),
+      );
       const p = planOccurrence(dueOccurrence(c), now, deps.jitterMs);
       ensure(planProblem(p));
       return p;
@@ -153,18 +192,38 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     if (!plan) continue;
     if (plan.kind === 'too-early') {
       advances.push({ id: c.id, nextRunAt: plan.next, active: true, skipped: 0, lastSkippedAt: null, catchUpThrough: c.catchUpThrough });
-      moved.push({ campaignId: c.id, outcome: 'deferred', reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds', dueAt: c.nextRunAt, next: plan.next });
+      moved.push({
+        campaignId: c.id,
+        outcome: 'deferred',
+        reason: 'due less than everySeconds after the previous occurrence: moved to the previous one plus everySeconds',
+        dueAt: c.nextRunAt,
+        next: plan.next,
+      });
       continue;
     }
     const skips = { skipped: totalSkipped(plan.skipped), lastSkippedAt: plan.lastSkippedAt, catchUpThrough: plan.acceptedThrough };
     if (plan.kind === 'wait-for-window') {
       advances.push({ id: c.id, nextRunAt: plan.next, active: true, ...skips });
-      moved.push({ campaignId: c.id, outcome: 'window-closed', reason: 'due outside the delivery window: moved to its next start', dueAt: c.nextRunAt, next: plan.next, skipped: plan.skipped });
+      moved.push({
+        campaignId: c.id,
+        outcome: 'window-closed',
+        reason: 'due outside the delivery window: moved to its next start',
+        dueAt: c.nextRunAt,
+        next: plan.next,
+        skipped: plan.skipped,
+      });
       continue;
     }
     if (plan.kind === 'skipped') {
       advances.push({ id: c.id, nextRunAt: plan.next, active: true, ...skips });
-      moved.push({ campaignId: c.id, outcome: 'deferred', reason: `every due occurrence skipped by the catch-up policy ${c.catchUpPolicy}: moved to the next one`, dueAt: c.nextRunAt, next: plan.next, skipped: plan.skipped });
+      moved.push({
+        campaignId: c.id,
+        outcome: 'deferred',
+        reason: `every due occurrence skipped by the catch-up policy ${c.catchUpPolicy}: moved to the next one`,
+        dueAt: c.nextRunAt,
+        next: plan.next,
+        skipped: plan.skipped,
+      });
       continue;
     }
     const id = randomUUID();
@@ -172,19 +231,42 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     runs.push(created.run);
     advances.push(created.advance);
     // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
-    planned.set(id, { campaignId: c.id, runId: id, outcome: 'sent', reason: 'run created', dueAt: plan.occurrence, scheduledAt: plan.scheduledAt, next: plan.next, coalesced: plan.coalesced, skipped: plan.skipped });
+    planned.set(id, {
+      campaignId: c.id,
+      runId: id,
+      outcome: 'sent',
+      reason: 'run created',
+      dueAt: plan.occurrence,
+      scheduledAt: plan.scheduledAt,
+      next: plan.next,
+      coalesced: plan.coalesced,
+      skipped: plan.skipped,
+    });
   }
   // every run has its campaign's advance: one statement writes both, batch by batch
   const runOf = new Map(runs.map((r) => [r.campaignId, r]));
   const createdIds = new Set(
-    await q.batch(advances, (a) => a.id, (as) => tx.createRunsAndAdvance(as.flatMap((a) => runOf.get(a.id) ?? []), as)),
+    await q.batch(
+      advances,
+      (a) => a.id,
+      (as) =>
+        tx.createRunsAndAdvance(
+          as.flatMap((a) => runOf.get(a.id) ?? []),
+          as,
+        ),
+    ),
   );
   for (const [id, d] of planned) {
     if (createdIds.has(id)) {
       decisions.push(d);
     } else if (!q.has(d.campaignId)) {
       // The insert found a run for this occurrence already, or another open run of the campaign.
-      decisions.push({ ...d, runId: undefined, outcome: 'stale-message', reason: 'occurrence already had a run, or the campaign another open run: nothing created' });
+      decisions.push({
+        ...d,
+        runId: undefined,
+        outcome: 'stale-message',
+        reason: 'occurrence already had a run, or the campaign another open run: nothing created',
+      });
     }
   }
   decisions.push(...moved.filter((d) => !q.has(d.campaignId)));
@@ -208,16 +290,22 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
       decision: {
         campaignId: h.id,
         outcome: 'no-account',
-        reason: pauseReason ?? `held: account ${h.accountStatus}${h.blockedUntil && h.blockedUntil > now ? ` and blocked until ${h.blockedUntil.toISOString()}` : ''}; re-checked every tick`,
+        reason:
+          pauseReason ??
+          `held: account ${h.accountStatus}${h.blockedUntil && h.blockedUntil > now ? ` and blocked until ${h.blockedUntil.toISOString()}` : ''}; re-checked every tick`,
         dueAt: h.nextRunAt,
         streak: decision.streak,
       },
     });
   }
-  await q.batch(heldUpdates, (u) => u.id, async (us) => {
-    await tx.recordHeld(us, now);
-    return [];
-  });
+  await q.batch(
+    heldUpdates,
+    (u) => u.id,
+    async (us) => {
+      await tx.recordHeld(us, now);
+      return [];
+    },
+  );
   const recorded = heldUpdates.filter((u) => !q.has(u.id));
   decisions.push(...recorded.map((u) => u.decision));
 

@@ -8,7 +8,10 @@ import { ClaimStatements } from './claim-statements.js';
 import { MediaRefs } from './media-refs.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
-export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'clock' | 'events' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'> & {
+export type SenderInputs = Pick<
+  SenderDeps,
+  'transports' | 'secretsKeys' | 'clock' | 'events' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'
+> & {
   db: Parameters<typeof senderRepositories>[0];
   /** the app connection, shared with the caller, who closes it */
   redis: ConstructorParameters<typeof RunQueue>[0];

@@ -51,7 +51,14 @@ export class ClaimStatements {
         return (await this.statement(jobs, sending)).map((claimed) => ({ claimed }));
       } catch (error) {
         if (jobs.length === 1 || isTransientDbError(error)) return jobs.map(() => ({ error }));
-        return Promise.all(jobs.map((j) => this.statement([j], sending).then(([claimed]) => ({ claimed: claimed! }), (error: unknown) => ({ error }))));
+        return Promise.all(
+          jobs.map((j) =>
+            this.statement([j], sending).then(
+              ([claimed]) => ({ claimed: claimed! }),
+              (error: unknown) => ({ error }),
+            ),
+          ),
+        );
       }
     }, maxOut);
   }

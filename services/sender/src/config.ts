@@ -1,4 +1,17 @@
-import { duration, commonEnv, coolingEnv, int, parseEnv, port, redisConnection, secretsKey, url, whatsappVersionEnv, z, type RedisClusterNodes } from '@metronome/config';
+import {
+  duration,
+  commonEnv,
+  coolingEnv,
+  int,
+  parseEnv,
+  port,
+  redisConnection,
+  secretsKey,
+  url,
+  whatsappVersionEnv,
+  z,
+  type RedisClusterNodes,
+} from '@metronome/config';
 
 const schema = z.object({
   ...commonEnv,

@@ -53,11 +53,22 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
   try {
     const credentials = account.credentials ? (JSON.parse(open(account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
     await transport.syncDirectory({ id: account.id, externalId: account.externalId, credentials }, deps.directory, signal);
-    if (signal.aborted) await deps.directory.syncState(accountId, { status: 'failed', reason: 'the sync was cut short (the sender stopped, or it took too long); ask again' }, now());
+    if (signal.aborted)
+      await deps.directory.syncState(
+        accountId,
+        { status: 'failed', reason: 'the sync was cut short (the sender stopped, or it took too long); ask again' },
+        now(),
+      );
     // The platform asked to slow down (WhatsApp's rate-overlimit): the sync comes back by itself.
     const state = await deps.directory.syncOf(accountId);
     if (state?.status === 'backing_off' && state.until) await deps.retryAt(accountId, state.until);
-    deps.events.emit('directory:synced', { accountId, platform: account.platform, status: state?.status ?? 'never', size: state?.size ?? 0, heldMs: deps.clock.now() - started });
+    deps.events.emit('directory:synced', {
+      accountId,
+      platform: account.platform,
+      status: state?.status ?? 'never',
+      size: state?.size ?? 0,
+      heldMs: deps.clock.now() - started,
+    });
   } catch (error) {
     // Transports report platform failures themselves; this is anything else (unreadable credentials, the database).
     deps.events.emit('directory:failed', { accountId, platform: account.platform, error });

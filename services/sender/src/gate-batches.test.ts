@@ -17,7 +17,15 @@ function fakePace(perMinute: number, inlineWaitMs = INLINE_WAIT_MS) {
     clock: { now: () => now },
     settings: { maxInlineWaitMs: inlineWaitMs },
     pace: {
-      reserveMany: async (_account: string, _token: string, at: number, _perMinute: number, _burst: number, maxWaitMs: number, count: number): Promise<ManyReservation> => {
+      reserveMany: async (
+        _account: string,
+        _token: string,
+        at: number,
+        _perMinute: number,
+        _burst: number,
+        maxWaitMs: number,
+        count: number,
+      ): Promise<ManyReservation> => {
         calls.push(count);
         if (refuse) return refuse;
         const waitsMs: number[] = [];
@@ -122,6 +130,9 @@ test('a lost lock reaches every lane of the call and drops what was reserved ahe
   await waits(batches, 1);
   pace.refuseWith({ reserved: false, lockLost: true });
   // a lane that waits at most 0 ms finds nothing ahead it may take, calls, and the lock is gone
-  expect(await waits(batches, 2, 0)).toEqual([{ reserved: false, lockLost: true }, { reserved: false, lockLost: true }]);
+  expect(await waits(batches, 2, 0)).toEqual([
+    { reserved: false, lockLost: true },
+    { reserved: false, lockLost: true },
+  ]);
   expect(await waits(batches, 1)).toEqual([{ reserved: false, lockLost: true }]);
 });

@@ -29,7 +29,13 @@ function virtualTime() {
 }
 
 const context = (lastWrite: number | null): LaneContext =>
-  ({ sent: { tat: lastWrite === null ? 0 : lastWrite + INTERVAL }, configuredIntervalMs: INTERVAL, burst: 1, limits: null, lastWriteAt: lastWrite ?? 0 }) as unknown as LaneContext;
+  ({
+    sent: { tat: lastWrite === null ? 0 : lastWrite + INTERVAL },
+    configuredIntervalMs: INTERVAL,
+    burst: 1,
+    limits: null,
+    lastWriteAt: lastWrite ?? 0,
+  }) as unknown as LaneContext;
 
 test('lanes released together write one interval apart, however many came at once', async () => {
   const { deps, runAll } = virtualTime();

@@ -141,7 +141,14 @@ export function limitsOf(run: RunForSend, now: number): SendLimits | null {
  * Reserves a slot under the account's limits (one round trip; two more, once, when Redis lost
  * the account's sends and they are rebuilt from PostgreSQL first).
  */
-export async function reserveSafe(deps: JobDeps, ctx: LaneContext, limits: SendLimits, now: number, chat: ChatPace, maxWaitMs: number): Promise<SafeReservation> {
+export async function reserveSafe(
+  deps: JobDeps,
+  ctx: LaneContext,
+  limits: SendLimits,
+  now: number,
+  chat: ChatPace,
+  maxWaitMs: number,
+): Promise<SafeReservation> {
   const id = ctx.run.account.id;
   const perMinute = 60_000 / ctx.intervalMs;
   const args = { gapAfterMs: limits.delay ? drawSendDelayMs(limits.delay, deps.random) : 0, hourlyCap: limits.hourlyCap, dailyCap: limits.dailyCap };

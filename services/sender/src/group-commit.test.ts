@@ -36,10 +36,17 @@ test('requests of another key never share a call', async () => {
   calls[0]!.release(['a0']);
   await a0;
   await tick();
-  expect(calls.map((c) => [c.key, c.count])).toEqual([['a', 1], ['b', 2]]);
+  expect(calls.map((c) => [c.key, c.count])).toEqual([
+    ['a', 1],
+    ['b', 2],
+  ]);
   calls[1]!.release(['b1', 'b2']);
   await tick();
-  expect(calls.map((c) => [c.key, c.count])).toEqual([['a', 1], ['b', 2], ['a', 1]]);
+  expect(calls.map((c) => [c.key, c.count])).toEqual([
+    ['a', 1],
+    ['b', 2],
+    ['a', 1],
+  ]);
   calls[2]!.release(['a1']);
   expect(await Promise.all(mixed)).toEqual(['b1', 'a1', 'b2']);
 });

@@ -38,7 +38,10 @@ export class GroupCommit<K, R, Q = undefined> {
       const batch = this.waiting.filter((w) => w.key === key);
       this.waiting = this.waiting.filter((w) => w.key !== key);
       try {
-        const results = await this.call(key, batch.map((w) => w.request));
+        const results = await this.call(
+          key,
+          batch.map((w) => w.request),
+        );
         if (results.length === 0) throw new Error('a group commit call answered none of its requests');
         results.slice(0, batch.length).forEach((result, i) => batch[i]!.resolve(result));
         this.waiting.unshift(...batch.slice(results.length));

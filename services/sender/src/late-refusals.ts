@@ -28,13 +28,23 @@ export function lateRefusalRecorder(d: LateRefusalDeps): (r: MessageRefusal) => 
   const record = async (r: MessageRefusal, attempt: number): Promise<void> => {
     const now = new Date(d.clock.now());
     if (attempt === 0 && r.refusal.kind === 'account-restricted' && (await d.cooling.restrict(r.accountId, now))) {
-      d.events.emit('account:cooling', { accountId: r.accountId, platform: 'whatsapp', reason: COOLING_RESTRICTED, until: 0, paceFactor: 1, words: coolingWords(COOLING_RESTRICTED, d.settings) });
+      d.events.emit('account:cooling', {
+        accountId: r.accountId,
+        platform: 'whatsapp',
+        reason: COOLING_RESTRICTED,
+        until: 0,
+        paceFactor: 1,
+        words: coolingWords(COOLING_RESTRICTED, d.settings),
+      });
     }
     const status = r.refusal.kind === 'ambiguous' ? 'unknown' : 'failed';
     const moved = await d.refusals.refuse(r.accountId, r.chatId, r.messageId, status, r.refusal.code, 'refused by WhatsApp after it was written', now);
     if (moved.length === 0 && attempt < retries) d.timers.setTimeout(() => void run(r, attempt + 1), retryMs);
     else d.events.emit('send:refused-later', { accountId: r.accountId, chatId: r.chatId, code: r.refusal.code, status, runIds: moved });
   };
-  const run = (r: MessageRefusal, attempt: number) => record(r, attempt).catch((error: unknown) => d.events.emit('send:refused-later', { accountId: r.accountId, chatId: r.chatId, code: r.refusal.code, status: 'not-recorded', runIds: [], error }));
+  const run = (r: MessageRefusal, attempt: number) =>
+    record(r, attempt).catch((error: unknown) =>
+      d.events.emit('send:refused-later', { accountId: r.accountId, chatId: r.chatId, code: r.refusal.code, status: 'not-recorded', runIds: [], error }),
+    );
   return (r) => void run(r, 0);
 }

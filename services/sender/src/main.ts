@@ -3,12 +3,38 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
-import { AccountCoolingRepository, ChatDirectoryRepository, createDb, LateRefusalRepository, OptOutRepository, ReceiptRepository, WhatsAppAuthRepository, WhatsAppSentMessageRepository } from '@metronome/db';
-import { countDbStatements, countRedisCommands, createLogger, Metrics, settledWithin, startMetricsServer, stopStep, stopOnSignals } from '@metronome/observability';
+import {
+  AccountCoolingRepository,
+  ChatDirectoryRepository,
+  createDb,
+  LateRefusalRepository,
+  OptOutRepository,
+  ReceiptRepository,
+  WhatsAppAuthRepository,
+  WhatsAppSentMessageRepository,
+} from '@metronome/db';
+import {
+  countDbStatements,
+  countRedisCommands,
+  createLogger,
+  Metrics,
+  settledWithin,
+  startMetricsServer,
+  stopStep,
+  stopOnSignals,
+} from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { coolingSettings } from '@metronome/config';
-import { baileysSocketFactory, realTimers, resolveWhatsAppVersion, HttpTransport, TelegramTransport, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports';
+import {
+  baileysSocketFactory,
+  realTimers,
+  resolveWhatsAppVersion,
+  HttpTransport,
+  TelegramTransport,
+  WhatsAppSocketPool,
+  WhatsAppTransport,
+} from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -38,10 +64,13 @@ const logger = createLogger('sender', config.LOG_LEVEL);
 const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 // every (platform, reason) from 0, so a rate() sees the first cooling
-for (const platform of ['http', 'telegram', 'whatsapp']) for (const reason of [...COOLING_REASONS, COOLING_RESTRICTED]) metrics.accountCooling.inc({ platform, reason }, 0);
+for (const platform of ['http', 'telegram', 'whatsapp'])
+  for (const reason of [...COOLING_REASONS, COOLING_RESTRICTED]) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
-const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () => metrics.dbQueries.inc());
+const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () =>
+  metrics.dbQueries.inc(),
+);
 const redis = createRedis(config.REDIS, 'metronome-sender');
 const workerRedis = createRedis(config.REDIS, 'metronome-sender-worker');
 countRedisCommands(redis, () => metrics.redisCommands.inc({ connection: 'app' }));
@@ -65,7 +94,11 @@ const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemCloc
 const whatsappLogger = logger.child({ component: 'whatsapp' });
 // Delivery and read receipts, queued by the sockets and written in batches off the send path.
 const receipts = new ReceiptWriter({ repo: new ReceiptRepository(db), metrics, logger: whatsappLogger, replyWindowMs: config.REPLY_WINDOW });
-const whatsappVersion = await resolveWhatsAppVersion({ configured: config.WHATSAPP_VERSION, fetchLatest: config.WHATSAPP_FETCH_VERSION, logger: whatsappLogger });
+const whatsappVersion = await resolveWhatsAppVersion({
+  configured: config.WHATSAPP_VERSION,
+  fetchLatest: config.WHATSAPP_FETCH_VERSION,
+  logger: whatsappLogger,
+});
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
     ...(whatsappVersion.version && { version: whatsappVersion.version }),
@@ -97,7 +130,14 @@ const whatsapp = new WhatsAppTransport({
 const drain = new AbortController();
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
-const recordLateRefusal = lateRefusalRecorder({ cooling: new AccountCoolingRepository(db), refusals: new LateRefusalRepository(db), settings: coolingSettings(config), clock: systemClock, timers: realTimers, events });
+const recordLateRefusal = lateRefusalRecorder({
+  cooling: new AccountCoolingRepository(db),
+  refusals: new LateRefusalRepository(db),
+  settings: coolingSettings(config),
+  clock: systemClock,
+  timers: realTimers,
+  events,
+});
 const deps = buildSenderDeps({
   db,
   redis,
@@ -208,7 +248,12 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   resendCleanup.stop();
   await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
   await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
-  await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]), STEP_MS);
+  await stopStep(
+    logger,
+    'queue and servers',
+    Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]),
+    STEP_MS,
+  );
   await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
   logger.info('sender stopped');
 });

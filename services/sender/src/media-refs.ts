@@ -163,7 +163,13 @@ export class MediaRefs {
           release();
           return missing(mediaId);
         }
-        return { ok: true, ref: '', contentType: content.contentType, filename: content.filename, upload: this.upload(key, account.id, { mediaId, ...content }, now, release) };
+        return {
+          ok: true,
+          ref: '',
+          contentType: content.contentType,
+          filename: content.filename,
+          upload: this.upload(key, account.id, { mediaId, ...content }, now, release),
+        };
       } catch (error) {
         release();
         throw error;

@@ -41,7 +41,11 @@ describe('subscribeMetrics', () => {
 
   test("send:result adds the platform's waits, by scope, in seconds", async () => {
     const { events, value } = setup();
-    events.emit('send:result', { ...part, platform: 'telegram', outcome: { kind: 'account-wait', until: 0, blockedUntil: 0, floodWait: true, code: 'flood_wait', retryAfterMs: 3000 } });
+    events.emit('send:result', {
+      ...part,
+      platform: 'telegram',
+      outcome: { kind: 'account-wait', until: 0, blockedUntil: 0, floodWait: true, code: 'flood_wait', retryAfterMs: 3000 },
+    });
     events.emit('send:result', { ...part, platform: 'telegram', outcome: { kind: 'chat-wait', until: 0, code: 'slow_mode', retryAfterMs: 2500 } });
     events.emit('send:result', { ...part, platform: 'telegram', outcome: { kind: 'retry', at: 0, attempts: 1, code: 'timeout', message: 'm' } });
     expect(await value('metronome_provider_wait_seconds_total', { scope: 'account' })).toBe(3);

@@ -1,4 +1,18 @@
-import { compileText, MEDIA_REF_INVALID, renderText, targetHold, textOverLimit, typingMs, writeWaitMs, type MessageTemplate, type RenderedText, type RenderKey, type SendFailure, type SendResult, type TextLimits } from '@metronome/core';
+import {
+  compileText,
+  MEDIA_REF_INVALID,
+  renderText,
+  targetHold,
+  textOverLimit,
+  typingMs,
+  writeWaitMs,
+  type MessageTemplate,
+  type RenderedText,
+  type RenderKey,
+  type SendFailure,
+  type SendResult,
+  type TextLimits,
+} from '@metronome/core';
 import { isTransientDbError, type ClaimedTarget, type MessagePart, type SentSettlement } from '@metronome/db';
 import type { OutgoingPart } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
@@ -44,9 +58,10 @@ export async function sendParts(deps: JobDeps, ctx: LaneContext, target: Claimed
       index--;
       continue;
     }
-    const outcome = refreshed.has(index) && isRefRefused(result)
-      ? { kind: 'retriable' as const, code: MEDIA_REF_INVALID, message: 'the platform refused a freshly uploaded media reference' }
-      : result;
+    const outcome =
+      refreshed.has(index) && isRefRefused(result)
+        ? { kind: 'retriable' as const, code: MEDIA_REF_INVALID, message: 'the platform refused a freshly uploaded media reference' }
+        : result;
     ctx.report.attempts++;
     const next = await applyResult(deps, ctx, target, index, outcome, firstPartStartedAt);
     if (next !== 'next-part') return next === 'stop' ? null : next;
@@ -116,7 +131,13 @@ async function markWaiting(deps: JobDeps, ctx: LaneContext, target: ClaimedTarge
 }
 
 /** Writes one part's request (its send is stamped) and reports a media's first upload. */
-async function transmit(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, index: number, part: { part: OutgoingPart; upload?: MediaUpload }): Promise<SendResult> {
+async function transmit(
+  deps: JobDeps,
+  ctx: LaneContext,
+  target: ClaimedTarget,
+  index: number,
+  part: { part: OutgoingPart; upload?: MediaUpload },
+): Promise<SendResult> {
   await spaceWrite(deps, ctx);
   const result = await ctx.transport.send(ctx.account, {
     chatId: target.chatId,
@@ -222,7 +243,10 @@ export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, chatId: st
  * past the slot (gate.ts `waitForSlot`, `spaceWrite`). The typing ends then, not earlier.
  */
 function writableAt(ctx: LaneContext, slotAt: number): number {
-  const own = Math.max(writeWaitMs(ctx.written, slotAt, ctx.configuredIntervalMs, ctx.burst), writeWaitMs(ctx.sent, slotAt, ctx.configuredIntervalMs, ctx.burst));
+  const own = Math.max(
+    writeWaitMs(ctx.written, slotAt, ctx.configuredIntervalMs, ctx.burst),
+    writeWaitMs(ctx.sent, slotAt, ctx.configuredIntervalMs, ctx.burst),
+  );
   return slotAt + Math.max(own, gapWaitMs(ctx, slotAt));
 }
 
@@ -231,7 +255,14 @@ function writableAt(ctx: LaneContext, slotAt: number): number {
  * from a platform's wait), the slot, then the stamp that marks its request as begun (and the
  * run's first send). False when the lane gave the target back instead.
  */
-export async function typeClaimed(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, first: Extract<PreparedPart, { part: OutgoingPart }>, ms: number, slotAt: number): Promise<boolean> {
+export async function typeClaimed(
+  deps: JobDeps,
+  ctx: LaneContext,
+  target: ClaimedTarget,
+  first: Extract<PreparedPart, { part: OutgoingPart }>,
+  ms: number,
+  slotAt: number,
+): Promise<boolean> {
   const giveBack = async () => {
     await first.upload?.settle(null).catch(() => undefined);
     await releaseTarget(deps, ctx, target.chatId, deps.clock.now());

@@ -3,7 +3,10 @@ import { countReceipts, type Logger, type Metrics } from '@metronome/observabili
 import type { IncomingText, MessageReceipt } from '@metronome/transports';
 
 export interface ReceiptWriterDeps {
-  repo: { record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome>; reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> };
+  repo: {
+    record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome>;
+    reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number>;
+  };
   /** REPLY_WINDOW: a chat's message this long after a send to it is a reply, ms */
   replyWindowMs?: number;
   metrics: Metrics;
@@ -108,7 +111,11 @@ export class ReceiptWriter {
         qs.filter((q, i) => !matched[i] && q.tries < (this.d.retries ?? 5)),
         now,
       );
-      countReceipts(this.d.metrics, 'whatsapp', { receipts: final.map((q) => q.r), matched: final.map((q) => matched[qs.indexOf(q)]!), changed: outcome.changed });
+      countReceipts(this.d.metrics, 'whatsapp', {
+        receipts: final.map((q) => q.r),
+        matched: final.map((q) => matched[qs.indexOf(q)]!),
+        changed: outcome.changed,
+      });
     }
   }
 

@@ -80,7 +80,9 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
 }
 
 function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
-  const credentials = run.account.credentials ? (JSON.parse(open(run.account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
+  const credentials = run.account.credentials
+    ? (JSON.parse(open(run.account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>)
+    : null;
   return { id: run.account.id, externalId: run.account.externalId, credentials };
 }
 
@@ -114,9 +116,12 @@ export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunFo
 export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
   const lock = await deps.lock.acquire(run.account.id, deps.settings.lockTtlMs);
   if (!lock.held) return 'busy';
-  const renew = setInterval(() => {
-    deps.lock.extend(run.account.id, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
-  }, Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)));
+  const renew = setInterval(
+    () => {
+      deps.lock.extend(run.account.id, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
+    },
+    Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)),
+  );
   const floors: PaceFloors = { paceMs: 0, gapMs: 0 };
   try {
     return await work(lock.token, floors);
@@ -134,7 +139,13 @@ export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (
  * pauses, closes the window or hands the run to its next job. `now` is when it was decided;
  * `progress` is the run's, when the job already read it.
  */
-export async function applyDecision(deps: JobDeps, run: RunForSend, decision: Exclude<JobStart | JobEnd, { kind: 'go' }>, now: number, progress: RunProgress | null): Promise<Outcome> {
+export async function applyDecision(
+  deps: JobDeps,
+  run: RunForSend,
+  decision: Exclude<JobStart | JobEnd, { kind: 'go' }>,
+  now: number,
+  progress: RunProgress | null,
+): Promise<Outcome> {
   switch (decision.kind) {
     case 'continue':
       return handOver(deps, run, decision.at - now, decision.outcome);
@@ -218,7 +229,12 @@ export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneRepo
   if (unchanged) return { kind: 'unchanged' };
   return {
     kind: 'write',
-    write: { floodWaits: health.floodWaits.map((t) => new Date(t)), outcomes: health.outcomes, paceFactor: decision.paceFactor, paceSince: decision.paceSince === null ? null : new Date(decision.paceSince) },
+    write: {
+      floodWaits: health.floodWaits.map((t) => new Date(t)),
+      outcomes: health.outcomes,
+      paceFactor: decision.paceFactor,
+      paceSince: decision.paceSince === null ? null : new Date(decision.paceSince),
+    },
   };
 }
 
@@ -234,6 +250,13 @@ export async function applyHealth(deps: JobDeps, run: RunForSend, plan: HealthPl
   const { until, reason, ms, paceFactor } = plan;
   const cooled = await deps.cooling.cool(run.account.id, { since: at, until: new Date(until), reason, ms, paceFactor, paceSince: new Date(until) }, at);
   if (!cooled) return null;
-  deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason, until, paceFactor, words: coolingWords(reason, deps.settings.cooling) });
+  deps.events.emit('account:cooling', {
+    accountId: run.account.id,
+    platform: run.account.platform,
+    reason,
+    until,
+    paceFactor,
+    words: coolingWords(reason, deps.settings.cooling),
+  });
   return { until, reason };
 }

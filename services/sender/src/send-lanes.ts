@@ -27,7 +27,21 @@ export async function runLanes(
   floors: PaceFloors,
   job: { perMinute: number; planHealth: (report: LaneReport) => HealthPlan },
 ): Promise<LaneReport> {
-  const report: LaneReport = { delivered: 0, attempts: 0, reserved: 0, stop: null, nextTokenAt: 0, blockedUntil: 0, capUntil: 0, drained: false, floodWaits: [], outcomes: '', progress: null, health: null, healthWritten: false };
+  const report: LaneReport = {
+    delivered: 0,
+    attempts: 0,
+    reserved: 0,
+    stop: null,
+    nextTokenAt: 0,
+    blockedUntil: 0,
+    capUntil: 0,
+    drained: false,
+    floodWaits: [],
+    outcomes: '',
+    progress: null,
+    health: null,
+    healthWritten: false,
+  };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
   if (limits?.delay) lanes = 1;
@@ -44,9 +58,33 @@ export async function runLanes(
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
   const ctx: LaneContext = {
-    run, account, transport, token, report, intervalMs, configuredIntervalMs: 60_000 / configuredPerMinute, burst: deps.settings.rateBurst, chatPerMinute, firstPartMaxWaitMs, gateMaxWaitMs, partSpacingMs, leaseMs,
-    dueTimes: run.dueTimes, taken: 0, leases: new Map(), written: { tat: 0 }, sent: { tat: 0 }, claimLost: false, unrecorded: [], sleepers: new Set(), lastSlotAt: 0,
-    limits, lastWriteAt: 0, templates: compileParts(run.parts), paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst, () => spareSlots(deps, ctx)), skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
+    run,
+    account,
+    transport,
+    token,
+    report,
+    intervalMs,
+    configuredIntervalMs: 60_000 / configuredPerMinute,
+    burst: deps.settings.rateBurst,
+    chatPerMinute,
+    firstPartMaxWaitMs,
+    gateMaxWaitMs,
+    partSpacingMs,
+    leaseMs,
+    dueTimes: run.dueTimes,
+    taken: 0,
+    leases: new Map(),
+    written: { tat: 0 },
+    sent: { tat: 0 },
+    claimLost: false,
+    unrecorded: [],
+    sleepers: new Set(),
+    lastSlotAt: 0,
+    limits,
+    lastWriteAt: 0,
+    templates: compileParts(run.parts),
+    paceBatches: new PaceBatches(deps, run.account.id, token, 60_000 / intervalMs, deps.settings.rateBurst, () => spareSlots(deps, ctx)),
+    skipTypingOnce: followsPlatformWait(run.account.blockedUntil, deps.clock.now(), Math.max(1_000, deps.settings.maxInlineWaitMs)),
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
@@ -185,7 +223,14 @@ async function sendClaimed(
   typed: { ms: number; slotAt: number } | null,
 ): Promise<SentSettlement | null> {
   const upload = 'failure' in first ? undefined : first.upload;
-  const tooLong = chatTextOverLimit(ctx.run.parts, ctx.templates, ctx.transport.textLimits, { runId: ctx.run.runId, chatId: target.chatId }, target.vars ?? null, target.partsSent);
+  const tooLong = chatTextOverLimit(
+    ctx.run.parts,
+    ctx.templates,
+    ctx.transport.textLimits,
+    { runId: ctx.run.runId, chatId: target.chatId },
+    target.vars ?? null,
+    target.partsSent,
+  );
   if (tooLong) {
     // Longer than the platform takes once rendered for this chat: the chat fails whole, nothing sent.
     await upload?.settle(null);

@@ -1,4 +1,15 @@
-import { ACCOUNT_RESTRICTED, accountAdvice, COOLING_RESTRICTED, coolingWords, cannotSendReasonOf, decideSendOutcome, OUTCOME_FAILED, OUTCOME_SENT, type SendResult, type StillPending } from '@metronome/core';
+import {
+  ACCOUNT_RESTRICTED,
+  accountAdvice,
+  COOLING_RESTRICTED,
+  coolingWords,
+  cannotSendReasonOf,
+  decideSendOutcome,
+  OUTCOME_FAILED,
+  OUTCOME_SENT,
+  type SendResult,
+  type StillPending,
+} from '@metronome/core';
 import { isTransientDbError, type ClaimedTarget, type HealthWrite, type RunProgress, type SentSettlement, type TargetSettlement } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { GroupCommit } from './group-commit.js';
@@ -55,7 +66,14 @@ export class ClaimBatches {
     const carried = this.answers.take();
     let claim: Awaited<ReturnType<typeof deps.claims.claim>>;
     try {
-      claim = await deps.claims.claim(sending, { runId: ctx.run.runId, owner: ctx.token, sent: carried, leaseMs: ctx.leaseMs, firstSendKnown: ctx.run.firstSendAt !== null, limit });
+      claim = await deps.claims.claim(sending, {
+        runId: ctx.run.runId,
+        owner: ctx.token,
+        sent: carried,
+        leaseMs: ctx.leaseMs,
+        firstSendKnown: ctx.run.firstSendAt !== null,
+        limit,
+      });
     } catch (error) {
       if (!isTransientDbError(error)) throw error;
       // The claim may have committed (see runLanes); its answers wait for the job's last write.
@@ -121,7 +139,10 @@ export class PendingAnswers {
    * in the same statement (null when not read: the job reads them itself), carrying `health`
    * (`healthWritten`: it was written). Rethrows a write that failed for good.
    */
-  async close(count: boolean, health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean }> {
+  async close(
+    count: boolean,
+    health: { accountId: string; write: HealthWrite } | null,
+  ): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean }> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const earlier = await Promise.allSettled(this.writes);
@@ -133,7 +154,16 @@ export class PendingAnswers {
       const { run, token } = this.ctx;
       const write = () => this.deps.targets.settleSentAndCount(run.runId, token, batch, new Date(this.deps.clock.now()), health);
       // an answer is written through an outage; a count alone is not worth waiting for
-      const result = batch.length > 0 ? await durably(this.deps, this.ctx, batch.map((d) => d.chatId), 'sent', write) : await write();
+      const result =
+        batch.length > 0
+          ? await durably(
+              this.deps,
+              this.ctx,
+              batch.map((d) => d.chatId),
+              'sent',
+              write,
+            )
+          : await write();
       for (const d of result ? batch : []) if (!result!.settled.has(d.chatId)) leaseLost(this.deps, this.ctx, d.chatId);
       progress = result?.progress ?? null;
     }
@@ -172,13 +202,21 @@ export type PartNext = 'next-part' | 'stop' | SentSettlement;
  * through a database outage. False when the lease was lost or the write could not be made.
  */
 export async function settleTarget(deps: JobDeps, ctx: LaneContext, chatId: string, settlement: TargetSettlement): Promise<boolean> {
-  const written = await durably(deps, ctx, [chatId], 'settle', () => deps.targets.settle(ctx.run.runId, chatId, ctx.token, settlement, new Date(deps.clock.now())));
+  const written = await durably(deps, ctx, [chatId], 'settle', () =>
+    deps.targets.settle(ctx.run.runId, chatId, ctx.token, settlement, new Date(deps.clock.now())),
+  );
   return written === true;
 }
 
 /** Puts a claimed target back as pending without counting an attempt. */
 export async function releaseTarget(deps: JobDeps, ctx: LaneContext, chatId: string, nextAttemptAt: number, code: string | null = null): Promise<void> {
-  await settleTarget(deps, ctx, chatId, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
+  await settleTarget(deps, ctx, chatId, {
+    status: 'pending',
+    nextAttemptAt: new Date(nextAttemptAt),
+    countAttempt: false,
+    errorCode: code,
+    errorMessage: null,
+  });
 }
 
 /**
@@ -221,7 +259,9 @@ export async function applyResult(
     }
     case 'next-part': {
       report.delivered++;
-      const owned = await durably(deps, ctx, [target.chatId], 'part', () => deps.targets.recordPart(run.runId, target.chatId, ctx.token, outcome.partsSent, outcome.messageId, at));
+      const owned = await durably(deps, ctx, [target.chatId], 'part', () =>
+        deps.targets.recordPart(run.runId, target.chatId, ctx.token, outcome.partsSent, outcome.messageId, at),
+      );
       if (!owned) deps.events.emit('lease:lost', scope);
       return owned ? 'next-part' : 'stop';
     }
@@ -244,10 +284,20 @@ export async function applyResult(
       if (outcome.code === ACCOUNT_RESTRICTED) {
         // Not disconnected: restricted (cooling without an end) until an operator lifts it.
         const restricted = await durably(deps, ctx, [target.chatId], 'restrict', () => deps.cooling.restrict(run.account.id, at));
-        if (restricted === true) deps.events.emit('account:cooling', { accountId: run.account.id, platform: run.account.platform, reason: COOLING_RESTRICTED, until: 0, paceFactor: 1, words: coolingWords(COOLING_RESTRICTED, deps.settings.cooling) });
+        if (restricted === true)
+          deps.events.emit('account:cooling', {
+            accountId: run.account.id,
+            platform: run.account.platform,
+            reason: COOLING_RESTRICTED,
+            until: 0,
+            paceFactor: 1,
+            words: coolingWords(COOLING_RESTRICTED, deps.settings.cooling),
+          });
         return 'stop';
       }
-      await durably(deps, ctx, [target.chatId], 'disconnect', () => deps.repo.accounts.disconnect(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at));
+      await durably(deps, ctx, [target.chatId], 'disconnect', () =>
+        deps.repo.accounts.disconnect(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at),
+      );
       return 'stop';
     }
     case 'fail': {
@@ -264,11 +314,24 @@ export async function applyResult(
       return 'stop';
     }
     case 'retry': {
-      await settleTarget(deps, ctx, target.chatId, { status: 'pending', nextAttemptAt: new Date(outcome.at), countAttempt: true, errorCode: outcome.code, errorMessage: outcome.message });
+      await settleTarget(deps, ctx, target.chatId, {
+        status: 'pending',
+        nextAttemptAt: new Date(outcome.at),
+        countAttempt: true,
+        errorCode: outcome.code,
+        errorMessage: outcome.message,
+      });
       return 'stop';
     }
     case 'settle': {
-      await settleTarget(deps, ctx, target.chatId, { status: 'pending', nextAttemptAt: new Date(outcome.at), countAttempt: true, errorCode: outcome.code, errorMessage: outcome.message, ambiguous: true });
+      await settleTarget(deps, ctx, target.chatId, {
+        status: 'pending',
+        nextAttemptAt: new Date(outcome.at),
+        countAttempt: true,
+        errorCode: outcome.code,
+        errorMessage: outcome.message,
+        ambiguous: true,
+      });
       return 'stop';
     }
     case 'unknown': {
@@ -279,7 +342,10 @@ export async function applyResult(
       // Not delivered: the chat lives under a new id. The target is renamed (here and in the
       // campaign's targets) and due at once, no attempt counted; if the new id is already a
       // target of this run, this one is skipped so that chat gets the message once.
-      const moved = (await durably(deps, ctx, [target.chatId], 'move', () => deps.targets.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, ctx.token, outcome.code, at))) ?? 'lost';
+      const moved =
+        (await durably(deps, ctx, [target.chatId], 'move', () =>
+          deps.targets.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, ctx.token, outcome.code, at),
+        )) ?? 'lost';
       deps.events.emit('chat:moved', { ...scope, code: outcome.code, newChatId: outcome.newChatId, moved });
       return 'stop';
     }

@@ -104,7 +104,9 @@ const COLUMNS = [
   'pace_since',
   // one row by primary key, or none
   sql<RawDirectory | null>`(select json_build_object('status', s.status, 'synced', s.synced, 'size', s.size, 'until', s.until,
-    'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as('directory'),
+    'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as(
+    'directory',
+  ),
   'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
@@ -138,7 +140,11 @@ type Raw = {
 };
 
 /** The sync row as json_build_object gives it: times as text. */
-type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & { until: string | null; lastSyncAt: string | null; requestedAt: string | null };
+type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & {
+  until: string | null;
+  lastSyncAt: string | null;
+  requestedAt: string | null;
+};
 
 const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
 
@@ -153,7 +159,8 @@ function toAccount(a: Raw): AccountRow {
     blockedUntil: a.blocked_until,
     maxSendPerMinute: a.max_send_per_minute,
     groupConcurrency: a.group_concurrency,
-    sendDelaySeconds: a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
+    sendDelaySeconds:
+      a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
     hourlyCap: a.hourly_cap,
     dailyCap: a.daily_cap,
     warmup: a.warmup,
@@ -180,7 +187,10 @@ function toAccount(a: Raw): AccountRow {
 /** The columns of the settings given (an absent one is left as it is). */
 function safetyColumns(s: AccountSafety) {
   return {
-    ...(s.sendDelaySeconds !== undefined && { send_delay_min_seconds: s.sendDelaySeconds?.min ?? null, send_delay_max_seconds: s.sendDelaySeconds?.max ?? null }),
+    ...(s.sendDelaySeconds !== undefined && {
+      send_delay_min_seconds: s.sendDelaySeconds?.min ?? null,
+      send_delay_max_seconds: s.sendDelaySeconds?.max ?? null,
+    }),
     ...(s.hourlyCap !== undefined && { hourly_cap: s.hourlyCap }),
     ...(s.dailyCap !== undefined && { daily_cap: s.dailyCap }),
     ...(s.warmup !== undefined && { warmup: s.warmup === null ? null : JSON.stringify(s.warmup) }),

@@ -91,7 +91,11 @@ export class AudienceMemberRepository {
    * variables `names`, leaving out the chats in `exceptChats` (inline targets, whose own vars
    * win): a campaign's texts need every variable of every chat. null when none lacks one.
    */
-  async firstMissingVariable(audienceIds: string[], names: string[], exceptChats: string[]): Promise<{ audienceId: string; chatId: string; name: string } | null> {
+  async firstMissingVariable(
+    audienceIds: string[],
+    names: string[],
+    exceptChats: string[],
+  ): Promise<{ audienceId: string; chatId: string; name: string } | null> {
     if (audienceIds.length === 0 || names.length === 0) return null;
     const result = await sql<{ audience_id: string; chat_id: string; name: string }>`
       select m.audience_id, m.chat_id, n.name

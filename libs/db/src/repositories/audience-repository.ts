@@ -36,7 +36,15 @@ const COLUMNS = sql`a.id, a.tenant_id, a.name, a.member_count, a.created_at, a.u
   to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 
 function toAudience(a: Raw): AudienceRow {
-  return { id: a.id, tenantId: a.tenant_id, name: a.name, memberCount: a.member_count, createdAt: a.created_at, updatedAt: a.updated_at, cursorAt: a.cursor_at };
+  return {
+    id: a.id,
+    tenantId: a.tenant_id,
+    name: a.name,
+    memberCount: a.member_count,
+    createdAt: a.created_at,
+    updatedAt: a.updated_at,
+    cursorAt: a.cursor_at,
+  };
 }
 
 function scope(tenantId: string | null) {
@@ -115,7 +123,9 @@ export class AudienceRepository {
    */
   async ownedIds(tenantId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await sql<{ id: string }>`select id from audiences where tenant_id = ${tenantId}::uuid and id = any(${ids}::uuid[]) for key share`.execute(this.db);
+    const result = await sql<{ id: string }>`select id from audiences where tenant_id = ${tenantId}::uuid and id = any(${ids}::uuid[]) for key share`.execute(
+      this.db,
+    );
     return new Set(result.rows.map((r) => r.id));
   }
 }

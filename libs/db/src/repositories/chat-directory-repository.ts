@@ -1,4 +1,12 @@
-import { foldForSearch, type CannotSendReason, type ChatDirectorySink, type ChatKind, type DirectoryChat, type DirectoryScope, type DirectorySyncState } from '@metronome/core';
+import {
+  foldForSearch,
+  type CannotSendReason,
+  type ChatDirectorySink,
+  type ChatKind,
+  type DirectoryChat,
+  type DirectoryScope,
+  type DirectorySyncState,
+} from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB, DirectorySyncStatus, Platform } from '../types.js';
 
@@ -58,7 +66,9 @@ const cut = (text: string): string => (text.length <= MAX_TITLE ? text : [...tex
 
 /** `text` as a `like` pattern that matches it anywhere (never across the separator). */
 function containsPattern(text: string): string {
-  return `%${foldForSearch(text).replaceAll(SEPARATOR, '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${foldForSearch(text)
+    .replaceAll(SEPARATOR, '')
+    .replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**
@@ -111,7 +121,8 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
           // cannot send without a reason given: keep the one it had, else `forbidden`
           cannot_send_reason: change.canSend ? null : sql<string>`coalesce(${reason}::text, cannot_send_reason, 'forbidden')`,
         }),
-        ...(change.canSend === undefined && change.cannotSendReason && { cannot_send_reason: sql<string>`case when can_send then null else ${reason}::text end` }),
+        ...(change.canSend === undefined &&
+          change.cannotSendReason && { cannot_send_reason: sql<string>`case when can_send then null else ${reason}::text end` }),
         last_sync_at: at,
         updated_at: at,
       })

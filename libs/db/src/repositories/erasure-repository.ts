@@ -36,7 +36,14 @@ export class ErasureRepository {
          where id = ${accountId}::uuid and deleted_at is null ${tenantId === null ? sql`` : sql`and tenant_id = ${tenantId}::uuid`}
         returning id`.execute(trx);
       if (found.rows.length === 0) return false;
-      for (const table of ['whatsapp_auth', 'whatsapp_sent_messages', 'chat_directory', 'chat_directory_syncs', 'account_suppressions', 'media_uploads'] as const) {
+      for (const table of [
+        'whatsapp_auth',
+        'whatsapp_sent_messages',
+        'chat_directory',
+        'chat_directory_syncs',
+        'account_suppressions',
+        'media_uploads',
+      ] as const) {
         await trx.deleteFrom(table).where('account_id', '=', accountId).execute();
       }
       await sql`
@@ -186,7 +193,9 @@ export class ErasureRepository {
       const directory = await sql`
         delete from chat_directory d using accounts a where a.id = d.account_id and a.tenant_id = ${tenantId}::uuid and d.chat_id = ${chatId}`.execute(trx);
       await sql`
-        delete from account_suppressions s using accounts a where a.id = s.account_id and a.tenant_id = ${tenantId}::uuid and s.chat_id = ${chatId}`.execute(trx);
+        delete from account_suppressions s using accounts a where a.id = s.account_id and a.tenant_id = ${tenantId}::uuid and s.chat_id = ${chatId}`.execute(
+        trx,
+      );
       return {
         campaigns: Number(campaigns.numAffectedRows),
         audienceMembers: Number(members.numAffectedRows),

@@ -15,7 +15,15 @@ export class LateRefusalRepository {
    * already moved). A run that had finished `success` becomes `partial` in the same statement
    * (its `run.status` event and webhook follow): not every chat got it after all.
    */
-  async refuse(accountId: string, chatId: string, messageId: string, status: 'failed' | 'unknown', code: string, message: string, now: Date): Promise<string[]> {
+  async refuse(
+    accountId: string,
+    chatId: string,
+    messageId: string,
+    status: 'failed' | 'unknown',
+    code: string,
+    message: string,
+    now: Date,
+  ): Promise<string[]> {
     const result = await sql<{ run_id: string }>`
       with moved as (
         update run_targets t set status = ${status}, error_code = ${code}, error_message = ${message}, updated_at = ${now}

@@ -34,11 +34,7 @@ export class MediaRefRepository {
 
   /** The media's bytes and what an upload needs to name them; null when the media or its bytes are gone. */
   async content(mediaId: string): Promise<{ contentType: string; sha256: string; filename: string | null; bytes: Buffer } | null> {
-    const row = await this.db
-      .selectFrom('media')
-      .select(['content_type', 'sha256', 'filename', 'bytes'])
-      .where('id', '=', mediaId)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('media').select(['content_type', 'sha256', 'filename', 'bytes']).where('id', '=', mediaId).executeTakeFirst();
     if (!row?.bytes) return null;
     return { contentType: row.content_type, sha256: row.sha256, filename: row.filename, bytes: row.bytes };
   }

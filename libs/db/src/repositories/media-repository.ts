@@ -22,7 +22,16 @@ export interface NewMediaRow {
   bytes: Buffer;
 }
 
-const COLUMNS = ['id', 'tenant_id', 'content_type', 'size', 'sha256', 'filename', 'created_at', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at')] as const;
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'content_type',
+  'size',
+  'sha256',
+  'filename',
+  'created_at',
+  sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
+] as const;
 
 function toMedia(m: {
   id: string;

@@ -29,7 +29,17 @@ export function dueOccurrence(c: DueCampaign): DueOccurrence {
  */
 export function occurrenceRun(c: DueCampaign, plan: RunPlan, id: string, jobId: string): { run: NewRun; advance: CampaignAdvance } {
   return {
-    run: { id, campaignId: c.id, tenantId: c.tenantId, accountId: c.accountId, trigger: 'schedule', parts: c.messages, scheduledAt: plan.scheduledAt, windowEndAt: plan.windowEndAt, jobId },
+    run: {
+      id,
+      campaignId: c.id,
+      tenantId: c.tenantId,
+      accountId: c.accountId,
+      trigger: 'schedule',
+      parts: c.messages,
+      scheduledAt: plan.scheduledAt,
+      windowEndAt: plan.windowEndAt,
+      jobId,
+    },
     advance: {
       id: c.id,
       nextRunAt: plan.next,

@@ -68,7 +68,12 @@ export class ReceiptRepository {
 
   /** Every http account's sealed credentials (the receipts route finds an account by its API key). */
   async httpAccounts(): Promise<{ id: string; credentials: Buffer }[]> {
-    const rows = await this.db.selectFrom('accounts').select(['id', 'credentials']).where('platform', '=', 'http').where('credentials', 'is not', null).execute();
+    const rows = await this.db
+      .selectFrom('accounts')
+      .select(['id', 'credentials'])
+      .where('platform', '=', 'http')
+      .where('credentials', 'is not', null)
+      .execute();
     return rows.map((r) => ({ id: r.id, credentials: r.credentials! }));
   }
 

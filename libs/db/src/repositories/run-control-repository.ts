@@ -99,7 +99,6 @@ export interface RunFilter {
   accountId?: string | undefined;
 }
 
-
 // Columns every run read returns, mapped to RunRow by toRun.
 const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
   r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.ignored_interval, r.history_purged_at, r.created_at,
@@ -201,14 +200,24 @@ export class RunControlRepository {
   }
 
   /** A run's targets in chat id order; `after` is the last chat id of the previous page. */
-  async listTargets(runId: string, status: TargetStatus | undefined, limit: number, after: string | undefined, receipts: ReceiptFilter = {}): Promise<TargetRow[]> {
+  async listTargets(
+    runId: string,
+    status: TargetStatus | undefined,
+    limit: number,
+    after: string | undefined,
+    receipts: ReceiptFilter = {},
+  ): Promise<TargetRow[]> {
     let query = this.db
       .selectFrom('run_targets')
       .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
       .select(['delivered_at', 'read_at', 'replied_at', 'delivered_to', 'read_by', 'member_count'])
       .where('run_id', '=', runId);
     if (status) query = query.where('status', '=', status);
-    for (const [flag, column] of [[receipts.delivered, 'delivered_at'], [receipts.read, 'read_at'], [receipts.replied, 'replied_at']] as const) {
+    for (const [flag, column] of [
+      [receipts.delivered, 'delivered_at'],
+      [receipts.read, 'read_at'],
+      [receipts.replied, 'replied_at'],
+    ] as const) {
       if (flag !== undefined) query = query.where(column, flag ? 'is not' : 'is', null);
     }
     if (after !== undefined) query = query.where('chat_id', '>', after);
@@ -345,7 +354,11 @@ export class RunControlRepository {
 
   /** Number of runs in each status, every status present (for the metronome_runs gauge). */
   async countByStatus(): Promise<Record<RunStatus, number>> {
-    const rows = await this.db.selectFrom('runs').select(['status', sql<number>`count(*)::int`.as('n')]).groupBy('status').execute();
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(['status', sql<number>`count(*)::int`.as('n')])
+      .groupBy('status')
+      .execute();
     const out = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
     for (const row of rows) out[row.status] = row.n;
     return out;
@@ -376,7 +389,14 @@ export class RunControlRepository {
       order by e.id
       limit ${limit}
     `.execute(this.db);
-    return result.rows.map((e) => ({ id: Number(e.id), runId: e.run_id, tenantId: e.tenant_id, status: e.status, campaignId: e.campaign_id, campaignName: e.name }));
+    return result.rows.map((e) => ({
+      id: Number(e.id),
+      runId: e.run_id,
+      tenantId: e.tenant_id,
+      status: e.status,
+      campaignId: e.campaign_id,
+      campaignName: e.name,
+    }));
   }
 
   /** Campaign id and name of each run (to dress a notification as an event). */

@@ -40,7 +40,15 @@ export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<s
   }
   const missing = runIds.filter((id) => !out.has(id));
   // a run whose targets went under retention (migrations/0023) shows the counts kept for it
-  const kept = missing.length === 0 ? [] : await db.selectFrom('runs').select(['id', 'summary_counts']).where('id', '=', sql<string>`any(${sql.val(missing)}::uuid[])`).where('summary_counts', 'is not', null).execute();
+  const kept =
+    missing.length === 0
+      ? []
+      : await db
+          .selectFrom('runs')
+          .select(['id', 'summary_counts'])
+          .where('id', '=', sql<string>`any(${sql.val(missing)}::uuid[])`)
+          .where('summary_counts', 'is not', null)
+          .execute();
   for (const row of kept) out.set(row.id, { ...emptyCounts(0), ...row.summary_counts });
   for (const id of missing) if (!out.has(id)) out.set(id, emptyCounts(0));
   return out;

@@ -35,7 +35,9 @@ export function progressStatement(
     ...(settle ? [sql`settled as (${settle})`] : []),
     ...(also ? [sql`also as (${also})`] : []),
     ...(unlessPending
-      ? [sql`next_pending as (select p.next_attempt_at from run_targets p where p.run_id = ${runId} and p.status = 'pending' order by p.next_attempt_at limit 1)`]
+      ? [
+          sql`next_pending as (select p.next_attempt_at from run_targets p where p.run_id = ${runId} and p.status = 'pending' order by p.next_attempt_at limit 1)`,
+        ]
       : []),
   ];
   return sql<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }>`

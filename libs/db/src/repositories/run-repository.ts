@@ -27,9 +27,27 @@ type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq'
   Pick<Campaign, 'timezone' | 'window_start' | 'window_end'> &
   Pick<
     Account,
-    | 'platform' | 'external_id' | 'credentials' | 'blocked_until' | 'max_send_per_minute' | 'group_concurrency' | 'send_delay_min_seconds' | 'send_delay_max_seconds'
-    | 'hourly_cap' | 'daily_cap' | 'warmup' | 'cooling_until' | 'cooling_reason' | 'flood_waits' | 'send_outcomes' | 'pace_factor' | 'pace_since' | 'last_cooled_at'
-    | 'last_cooling_ms' | 'typing' | 'platform_deduplicates'
+    | 'platform'
+    | 'external_id'
+    | 'credentials'
+    | 'blocked_until'
+    | 'max_send_per_minute'
+    | 'group_concurrency'
+    | 'send_delay_min_seconds'
+    | 'send_delay_max_seconds'
+    | 'hourly_cap'
+    | 'daily_cap'
+    | 'warmup'
+    | 'cooling_until'
+    | 'cooling_reason'
+    | 'flood_waits'
+    | 'send_outcomes'
+    | 'pace_factor'
+    | 'pace_since'
+    | 'last_cooled_at'
+    | 'last_cooling_ms'
+    | 'typing'
+    | 'platform_deduplicates'
   > & { campaign_id: string; campaign_name: string; account_id: string; account_status: Account['status']; due_times: (Date | string)[] | null };
 
 /**
@@ -101,7 +119,9 @@ export class RunRepository {
         maxSendPerMinute: row.max_send_per_minute,
         groupConcurrency: row.group_concurrency,
         sendDelaySeconds:
-          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null ? null : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
+            ? null
+            : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
         hourlyCap: row.hourly_cap,
         dailyCap: row.daily_cap,
         warmup: row.warmup,

@@ -6,7 +6,17 @@ import { RunRepository, type HandedOver, type LostJob } from './run-repository.j
 import { TickTransaction } from './tick-transaction.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
-export { TickTransaction, type DueCampaign, type CampaignAdvance, type HeldCampaign, type HeldUpdate, type WindowPausedRun, type AutoResume, type ResumedRun, type Isolation } from './tick-transaction.js';
+export {
+  TickTransaction,
+  type DueCampaign,
+  type CampaignAdvance,
+  type HeldCampaign,
+  type HeldUpdate,
+  type WindowPausedRun,
+  type AutoResume,
+  type ResumedRun,
+  type Isolation,
+} from './tick-transaction.js';
 
 /** A run that should have a live job: what the reconciler checks. */
 export interface OpenRun {
@@ -117,7 +127,11 @@ export class ScheduleRepository {
       await trx
         .updateTable('run_targets')
         .set({ status: 'skipped', error_code: 'expired', updated_at: now })
-        .where('run_id', 'in', expired.map((r) => r.id))
+        .where(
+          'run_id',
+          'in',
+          expired.map((r) => r.id),
+        )
         .where('status', '=', 'pending')
         .execute();
       return expired.length;

@@ -31,11 +31,7 @@ export class SealedSecretsRepository {
 
   /** Credentials not sealed under the key `keyId`, in account id order after `after`. */
   async credentialsNotUnder(keyId: Buffer, after: string | null, limit: number): Promise<SealedCredential[]> {
-    let query = this.db
-      .selectFrom('accounts')
-      .select(['id', 'credentials'])
-      .where('credentials', 'is not', null)
-      .where(keyIdOf('credentials'), '<>', keyId);
+    let query = this.db.selectFrom('accounts').select(['id', 'credentials']).where('credentials', 'is not', null).where(keyIdOf('credentials'), '<>', keyId);
     if (after !== null) query = query.where('id', '>', after);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ accountId: r.id, sealed: r.credentials! }));
@@ -44,7 +40,14 @@ export class SealedSecretsRepository {
   /** Swaps each credential that still holds its old value; returns how many were swapped. */
   async replaceCredentials(rows: Replacement<SealedCredential>[]): Promise<number> {
     const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.accountId) }];
-    return swapSealed(this.db, 'accounts', 'credentials', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
+    return swapSealed(
+      this.db,
+      'accounts',
+      'credentials',
+      keys,
+      rows.map((r) => r.sealed),
+      rows.map((r) => r.next),
+    );
   }
 
   /** WhatsApp auth rows not sealed under the key `keyId`, in key order after `after`. */
@@ -62,6 +65,13 @@ export class SealedSecretsRepository {
       { column: 'kind', type: 'text' as const, values: rows.map((r) => r.kind) },
       { column: 'key_id', type: 'text' as const, values: rows.map((r) => r.keyId) },
     ];
-    return swapSealed(this.db, 'whatsapp_auth', 'sealed', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
+    return swapSealed(
+      this.db,
+      'whatsapp_auth',
+      'sealed',
+      keys,
+      rows.map((r) => r.sealed),
+      rows.map((r) => r.next),
+    );
   }
 }

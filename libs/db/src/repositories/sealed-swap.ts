@@ -14,7 +14,14 @@ export interface SwapKey {
  * its key columns) to its `next` value where it still holds its `old` one, so a service that
  * wrote the row meanwhile wins and nothing is lost. Returns how many rows were swapped.
  */
-export async function swapSealed(db: Kysely<DB>, table: 'accounts' | 'whatsapp_auth' | 'webhooks', column: string, keys: SwapKey[], old: Buffer[], next: Buffer[]): Promise<number> {
+export async function swapSealed(
+  db: Kysely<DB>,
+  table: 'accounts' | 'whatsapp_auth' | 'webhooks',
+  column: string,
+  keys: SwapKey[],
+  old: Buffer[],
+  next: Buffer[],
+): Promise<number> {
   if (old.length === 0) return 0;
   const arrays: RawBuilder<unknown>[] = [
     ...keys.map((k) => sql`unnest(${k.values}::${sql.raw(k.type)}[]) as ${sql.ref(k.column)}`),

@@ -95,7 +95,17 @@ export class TargetSendRepository {
     // table, whatever it finds) cost about 30 % of the statement (bench/micro/claim-statement.mjs).
     // Four texts at most, each prepared once per connection.
     const stampFirst = sending && requests.some((r) => !r.firstSendKnown);
-    const result = await sql<{ kind: 'settled' | 'claimed' | 'first'; run_id: string; owner: string; chat_id: string | null; parts_sent: number | null; attempts: number | null; vars: Record<string, string> | null; error_code: string | null; settling: boolean | null }>`
+    const result = await sql<{
+      kind: 'settled' | 'claimed' | 'first';
+      run_id: string;
+      owner: string;
+      chat_id: string | null;
+      parts_sent: number | null;
+      attempts: number | null;
+      vars: Record<string, string> | null;
+      error_code: string | null;
+      settling: boolean | null;
+    }>`
       with asked as materialized (
         select * from unnest(
           ${requests.map((r) => r.runId)}::uuid[], ${requests.map((r) => r.owner)}::text[], ${requests.map((r) => r.limit)}::int[],
@@ -168,7 +178,13 @@ export class TargetSendRepository {
     now: Date,
     health: { accountId: string; write: HealthWrite } | null = null,
   ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending }> {
-    const settle = sent.length > 0 ? settleSentStatement(sent.map((s) => ({ ...s, runId, owner })), now) : null;
+    const settle =
+      sent.length > 0
+        ? settleSentStatement(
+            sent.map((s) => ({ ...s, runId, owner })),
+            now,
+          )
+        : null;
     const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null, true).execute(this.db);
     const row = result.rows[0]!;
     const progress = row.still_pending_due_at !== null ? { stillPending: true as const, nextDueAt: row.still_pending_due_at } : toProgress(row);
@@ -180,7 +196,12 @@ export class TargetSendRepository {
    * go). Written before the next part is sent, so a crash never re-sends a delivered part.
    */
   async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
-    return this.updateHeld(runId, chatId, owner, { parts_sent: partsSent, message_ids: sql`array_append(message_ids, ${messageId})`, send_started_at: null, updated_at: now });
+    return this.updateHeld(runId, chatId, owner, {
+      parts_sent: partsSent,
+      message_ids: sql`array_append(message_ids, ${messageId})`,
+      send_started_at: null,
+      updated_at: now,
+    });
   }
 
   /**
@@ -225,7 +246,12 @@ export class TargetSendRepository {
     };
     const patch =
       s.status === 'pending'
-        ? { ...common, status: 'pending' as const, next_attempt_at: s.nextAttemptAt, ...(s.ambiguous && { ambiguous_at: sql<Date>`coalesce(ambiguous_at, ${now})` }) }
+        ? {
+            ...common,
+            status: 'pending' as const,
+            next_attempt_at: s.nextAttemptAt,
+            ...(s.ambiguous && { ambiguous_at: sql<Date>`coalesce(ambiguous_at, ${now})` }),
+          }
         : { ...common, status: s.status };
     return this.updateHeld(runId, chatId, owner, patch);
   }

@@ -20,11 +20,7 @@ export class TenantRepository {
 
   /** Creates a tenant; `tokenHash` is the sha256 of its token (the token itself is never stored). */
   async create(name: string, tokenHash: string): Promise<TenantRow> {
-    const row = await this.db
-      .insertInto('tenants')
-      .values({ name, token_hash: tokenHash })
-      .returning(['id', 'name', 'created_at'])
-      .executeTakeFirstOrThrow();
+    const row = await this.db.insertInto('tenants').values({ name, token_hash: tokenHash }).returning(['id', 'name', 'created_at']).executeTakeFirstOrThrow();
     return { id: row.id, name: row.name, createdAt: row.created_at };
   }
 

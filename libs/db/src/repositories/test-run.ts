@@ -8,7 +8,12 @@ import type { NewRun } from './run-creation.js';
  * the one-open-run rule, not the one-run-per-occurrence rule (migrations/0015 leaves test runs
  * out of each); suppressed chats are the sender's, as for any run.
  */
-export async function insertTestRun(db: Kysely<DB> | Transaction<DB>, run: Omit<NewRun, 'trigger' | 'ignoreInterval'>, chatId: string, vars: Record<string, string> | null): Promise<void> {
+export async function insertTestRun(
+  db: Kysely<DB> | Transaction<DB>,
+  run: Omit<NewRun, 'trigger' | 'ignoreInterval'>,
+  chatId: string,
+  vars: Record<string, string> | null,
+): Promise<void> {
   await sql`
     with created as (
       insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)

@@ -141,7 +141,15 @@ export class TickTransaction {
       .where(accountCanSend('a', now))
       .where(({ not, exists, selectFrom }) =>
         // a test send's run neither waits for nor holds back the campaign's (migrations/0015)
-        not(exists(selectFrom('runs as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.status', 'in', OPEN_RUN_STATUSES).where('r.trigger', '<>', 'test'))),
+        not(
+          exists(
+            selectFrom('runs as r')
+              .select('r.id')
+              .whereRef('r.campaign_id', '=', 'c.id')
+              .where('r.status', 'in', OPEN_RUN_STATUSES)
+              .where('r.trigger', '<>', 'test'),
+          ),
+        ),
       )
       .execute();
     return rows.map((r) => ({

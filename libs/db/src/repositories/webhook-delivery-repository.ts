@@ -129,7 +129,15 @@ export class WebhookDeliveryRepository {
    * rows, and a lease that expires (its holder died) lets the row be taken again.
    */
   async claim(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-    const result = await sql<{ id: string; webhook_id: string; url: string; secret: Buffer; payload: Record<string, unknown>; attempts: number; retry_from: Date }>`
+    const result = await sql<{
+      id: string;
+      webhook_id: string;
+      url: string;
+      secret: Buffer;
+      payload: Record<string, unknown>;
+      attempts: number;
+      retry_from: Date;
+    }>`
       with due as (
         select d.id from webhook_deliveries d
           join webhooks w on w.id = d.webhook_id and w.active
@@ -148,7 +156,15 @@ export class WebhookDeliveryRepository {
         from due, webhooks w
        where d.id = due.id and w.id = d.webhook_id
       returning d.id, d.webhook_id, w.url, w.secret, d.payload, d.attempts, d.retry_from`.execute(this.db);
-    return result.rows.map((r) => ({ id: r.id, webhookId: r.webhook_id, url: r.url, secret: r.secret, payload: r.payload, attempts: r.attempts, retryFrom: r.retry_from }));
+    return result.rows.map((r) => ({
+      id: r.id,
+      webhookId: r.webhook_id,
+      url: r.url,
+      secret: r.secret,
+      payload: r.payload,
+      attempts: r.attempts,
+      retryFrom: r.retry_from,
+    }));
   }
 
   /** Records one attempt of a delivery `owner` holds; false when its lease was lost meanwhile. */

@@ -43,7 +43,16 @@ const COLUMNS = [
 type Raw = { id: string; tenant_id: string; url: string; events: WebhookEventType[]; active: boolean; created_at: Date; updated_at: Date; cursor_at: string };
 
 function toWebhook(w: Raw): WebhookRow {
-  return { id: w.id, tenantId: w.tenant_id, url: w.url, events: w.events, active: w.active, createdAt: w.created_at, updatedAt: w.updated_at, cursorAt: w.cursor_at };
+  return {
+    id: w.id,
+    tenantId: w.tenant_id,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+    cursorAt: w.cursor_at,
+  };
 }
 
 /** A webhook's sealed secret, for re-sealing after a key rotation. */
@@ -119,6 +128,13 @@ export class WebhookRepository {
   /** Swaps each secret that still holds its old value (compare-and-set); returns how many were swapped. */
   async replaceSecrets(rows: (SealedWebhookSecret & { next: Buffer })[]): Promise<number> {
     const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.webhookId) }];
-    return swapSealed(this.db, 'webhooks', 'secret', keys, rows.map((r) => r.sealed), rows.map((r) => r.next));
+    return swapSealed(
+      this.db,
+      'webhooks',
+      'secret',
+      keys,
+      rows.map((r) => r.sealed),
+      rows.map((r) => r.next),
+    );
   }
 }

@@ -13,7 +13,9 @@ export class WhatsAppSentMessageRepository {
     await this.db
       .insertInto('whatsapp_sent_messages')
       .values({ account_id: accountId, message_id: messageId, message, sent_at: sentAt })
-      .onConflict((oc) => oc.columns(['account_id', 'message_id']).doUpdateSet({ message: (eb) => eb.ref('excluded.message'), sent_at: (eb) => eb.ref('excluded.sent_at') }))
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'message_id']).doUpdateSet({ message: (eb) => eb.ref('excluded.message'), sent_at: (eb) => eb.ref('excluded.sent_at') }),
+      )
       .execute();
   }
 

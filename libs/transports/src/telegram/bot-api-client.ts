@@ -60,7 +60,12 @@ export class BotApiClient {
     if (!isBotToken(token)) {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
-    const scrub = (text: string) => text.split(token).join('<bot token>').split(token.slice(token.indexOf(':') + 1)).join('<bot token>');
+    const scrub = (text: string) =>
+      text
+        .split(token)
+        .join('<bot token>')
+        .split(token.slice(token.indexOf(':') + 1))
+        .join('<bot token>');
     return postOnce<BotApiAnswer>({
       target: () => this.targets.get(`${method} ${token}`, () => botApiUrl(this.base, token, method)),
       pool: this.pool,

@@ -7,14 +7,49 @@ const PRIVATE = '123456789';
 describe('classifyBotApiError', () => {
   test.each<[string, BotApiError, string, Record<string, unknown>]>([
     // 429: who waits depends on the chat (docs/platforms.md)
-    ['429 in a group: that chat waits', err(429, 'Too Many Requests: retry after 35', { retry_after: 35 }), GROUP, { kind: 'chat-wait', retryAfterMs: 35_000, code: 'chat_flood_wait' }],
-    ['429 in a channel named by @username: that chat waits', err(429, 'Too Many Requests: retry after 3', { retry_after: 3 }), '@news', { kind: 'chat-wait', retryAfterMs: 3_000, code: 'chat_flood_wait' }],
-    ['429 in a group longer than any per-group limit: the bot waits', err(429, 'Too Many Requests: retry after 300', { retry_after: 300 }), GROUP, { kind: 'account-wait', retryAfterMs: 300_000, code: 'flood_wait' }],
-    ['429 in a private chat: the bot waits', err(429, 'Too Many Requests: retry after 7', { retry_after: 7 }), PRIVATE, { kind: 'account-wait', retryAfterMs: 7_000, code: 'flood_wait' }],
-    ['429 without retry_after: a default wait', err(429, 'Too Many Requests', null), PRIVATE, { kind: 'account-wait', retryAfterMs: 5_000, code: 'flood_wait' }],
+    [
+      '429 in a group: that chat waits',
+      err(429, 'Too Many Requests: retry after 35', { retry_after: 35 }),
+      GROUP,
+      { kind: 'chat-wait', retryAfterMs: 35_000, code: 'chat_flood_wait' },
+    ],
+    [
+      '429 in a channel named by @username: that chat waits',
+      err(429, 'Too Many Requests: retry after 3', { retry_after: 3 }),
+      '@news',
+      { kind: 'chat-wait', retryAfterMs: 3_000, code: 'chat_flood_wait' },
+    ],
+    [
+      '429 in a group longer than any per-group limit: the bot waits',
+      err(429, 'Too Many Requests: retry after 300', { retry_after: 300 }),
+      GROUP,
+      { kind: 'account-wait', retryAfterMs: 300_000, code: 'flood_wait' },
+    ],
+    [
+      '429 in a private chat: the bot waits',
+      err(429, 'Too Many Requests: retry after 7', { retry_after: 7 }),
+      PRIVATE,
+      { kind: 'account-wait', retryAfterMs: 7_000, code: 'flood_wait' },
+    ],
+    [
+      '429 without retry_after: a default wait',
+      err(429, 'Too Many Requests', null),
+      PRIVATE,
+      { kind: 'account-wait', retryAfterMs: 5_000, code: 'flood_wait' },
+    ],
     // migration is read from parameters, not from the description
-    ['group upgraded to a supergroup', err(400, 'Bad Request: group chat was upgraded to a supergroup chat', { migrate_to_chat_id: -1009876543210 }), '-4567', { kind: 'chat-moved', newChatId: '-1009876543210', code: 'chat_migrated' }],
-    ['migrate_to_chat_id whatever the description', err(400, null, { migrate_to_chat_id: -100555 }), '-4567', { kind: 'chat-moved', newChatId: '-100555', code: 'chat_migrated' }],
+    [
+      'group upgraded to a supergroup',
+      err(400, 'Bad Request: group chat was upgraded to a supergroup chat', { migrate_to_chat_id: -1009876543210 }),
+      '-4567',
+      { kind: 'chat-moved', newChatId: '-1009876543210', code: 'chat_migrated' },
+    ],
+    [
+      'migrate_to_chat_id whatever the description',
+      err(400, null, { migrate_to_chat_id: -100555 }),
+      '-4567',
+      { kind: 'chat-moved', newChatId: '-100555', code: 'chat_migrated' },
+    ],
     // the account
     ['401: token revoked', err(401, 'Unauthorized'), GROUP, { kind: 'account-unavailable', code: 'account_unauthorized' }],
     ['404: token malformed', err(404, 'Not Found'), GROUP, { kind: 'account-unavailable', code: 'bot_token_invalid' }],
@@ -32,10 +67,20 @@ describe('classifyBotApiError', () => {
     ['no rights', err(400, 'Bad Request: not enough rights to send text messages to the chat'), GROUP, { kind: 'rejected', code: 'no_rights' }],
     ['write forbidden', err(400, 'Bad Request: CHAT_WRITE_FORBIDDEN'), GROUP, { kind: 'rejected', code: 'no_rights' }],
     ['a file_id of another bot', err(400, 'Bad Request: wrong file identifier/HTTP URL specified'), GROUP, { kind: 'rejected', code: 'media_ref_invalid' }],
-    ['a file_id sent with another kind\'s method', err(400, "Bad Request: can't use file of type Animation as Video"), GROUP, { kind: 'rejected', code: 'media_ref_invalid' }],
+    [
+      "a file_id sent with another kind's method",
+      err(400, "Bad Request: can't use file of type Animation as Video"),
+      GROUP,
+      { kind: 'rejected', code: 'media_ref_invalid' },
+    ],
     ['a photo Telegram cannot read', err(400, 'Bad Request: IMAGE_PROCESS_FAILED'), GROUP, { kind: 'rejected', code: 'image_invalid' }],
     ['a photo of bad dimensions', err(400, 'Bad Request: PHOTO_INVALID_DIMENSIONS'), GROUP, { kind: 'rejected', code: 'image_invalid' }],
-    ['a photo over 10 MB', err(400, 'Bad Request: file of size 11000000 bytes is too big for a photo; the maximum size is 10485760 bytes'), GROUP, { kind: 'rejected', code: 'photo_too_large' }],
+    [
+      'a photo over 10 MB',
+      err(400, 'Bad Request: file of size 11000000 bytes is too big for a photo; the maximum size is 10485760 bytes'),
+      GROUP,
+      { kind: 'rejected', code: 'photo_too_large' },
+    ],
     ['too long', err(400, 'Bad Request: message is too long'), GROUP, { kind: 'rejected', code: 'message_too_long' }],
     ['caption too long', err(400, 'Bad Request: message caption is too long'), GROUP, { kind: 'rejected', code: 'message_too_long' }],
     ['case does not matter', err(403, 'FORBIDDEN: BOT WAS KICKED FROM THE GROUP CHAT'), GROUP, { kind: 'rejected', code: 'bot_kicked' }],

@@ -160,6 +160,10 @@ function json(value: Record<string, unknown>): { contentType: string; bytes: Buf
 
 /** Telegram shows a document's file name: give one with a fitting extension when the media has none. */
 function defaultFilename(contentType: string): string {
-  const sub = contentType.split(';')[0]!.split('/')[1]?.replace(/[^a-z0-9]/gi, '') ?? '';
+  const sub =
+    contentType
+      .split(';')[0]!
+      .split('/')[1]
+      ?.replace(/[^a-z0-9]/gi, '') ?? '';
   return sub ? `file.${sub}` : 'file';
 }

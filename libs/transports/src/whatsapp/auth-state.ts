@@ -165,7 +165,8 @@ export async function loadAuthState(
     set: async (data: SignalDataSet) => {
       const rows: AuthRow[] = [];
       for (const [kind, entries] of Object.entries(data)) {
-        for (const [id, value] of Object.entries(entries ?? {})) rows.push({ kind, keyId: id, sealed: value ? encode(value) : null, identity: identityOf(kind, id, value) });
+        for (const [id, value] of Object.entries(entries ?? {}))
+          rows.push({ kind, keyId: id, sealed: value ? encode(value) : null, identity: identityOf(kind, id, value) });
       }
       await enqueue(rows);
     },

@@ -12,7 +12,12 @@ const cases: [string, WhatsAppFailure, string, string][] = [
   ['banned (forbidden)', { source: 'connection', statusCode: DisconnectReason.forbidden, message: '' }, 'account-unavailable', 'account_forbidden'],
   ['connection closed before writing', { source: 'connection', statusCode: DisconnectReason.connectionClosed, message: '' }, 'retriable', 'connection_closed'],
   ['connection lost mid-way', { source: 'connection', statusCode: DisconnectReason.connectionLost, message: '' }, 'ambiguous', 'connection_lost'],
-  ['replaced by another connection', { source: 'connection', statusCode: DisconnectReason.connectionReplaced, message: '' }, 'account-wait', 'connection_replaced'],
+  [
+    'replaced by another connection',
+    { source: 'connection', statusCode: DisconnectReason.connectionReplaced, message: '' },
+    'account-wait',
+    'connection_replaced',
+  ],
   ['restart required', { source: 'connection', statusCode: DisconnectReason.restartRequired, message: '' }, 'retriable', 'restart_required'],
   ['bad session', { source: 'connection', statusCode: DisconnectReason.badSession, message: '' }, 'retriable', 'bad_session'],
   ['unknown close', { source: 'connection', statusCode: 499, message: '' }, 'retriable', 'connection_499'],
@@ -42,7 +47,10 @@ test('rate-overlimit backs off longer on every repeat, up to a cap', () => {
 test('errors are read by their codes, never by their text', () => {
   expect(failureOf(queryError(429, 'rate-overlimit'))).toEqual({ source: 'query', code: 429, message: 'rate-overlimit' });
   // the same text on a socket error does not make it a rate limit
-  expect(failureOf(Object.assign(socketError(DisconnectReason.loggedOut), { message: 'rate-overlimit' }))).toMatchObject({ source: 'connection', statusCode: 401 });
+  expect(failureOf(Object.assign(socketError(DisconnectReason.loggedOut), { message: 'rate-overlimit' }))).toMatchObject({
+    source: 'connection',
+    statusCode: 401,
+  });
   expect(failureOf(new Error('rate-overlimit'))).toEqual({ source: 'unknown', message: 'rate-overlimit' });
   expect(failureOf('boom')).toEqual({ source: 'unknown', message: 'boom' });
 });

@@ -82,9 +82,15 @@ export function overlimitWaitMs(streak: number, backoff: OverlimitBackoff = DEFA
  * message was handed to the socket's write; a failure before it sent nothing, so it is retried,
  * never left `unknown`.
  */
-export function classifyWhatsAppFailure(failure: WhatsAppFailure, overlimitStreak = 1, backoff: OverlimitBackoff = DEFAULT_OVERLIMIT_BACKOFF, written = true): SendFailure {
+export function classifyWhatsAppFailure(
+  failure: WhatsAppFailure,
+  overlimitStreak = 1,
+  backoff: OverlimitBackoff = DEFAULT_OVERLIMIT_BACKOFF,
+  written = true,
+): SendFailure {
   let rule = ruleFor(failure);
-  if (!written && rule.kind === 'ambiguous') rule = { kind: 'retriable', code: failure.source === 'connection' && failure.statusCode === 408 ? 'timed_out' : rule.code };
+  if (!written && rule.kind === 'ambiguous')
+    rule = { kind: 'retriable', code: failure.source === 'connection' && failure.statusCode === 408 ? 'timed_out' : rule.code };
   switch (rule.kind) {
     case 'rate-overlimit':
       return { kind: 'account-wait', code: 'rate_overlimit', retryAfterMs: overlimitWaitMs(overlimitStreak, backoff) };
@@ -106,7 +112,10 @@ function ruleFor(failure: WhatsAppFailure): Rule {
       // An unknown close: the connection is gone, nothing more was written after it.
       return CONNECTION_RULES[failure.statusCode] ?? { kind: 'retriable', code: `connection_${failure.statusCode}` };
     case 'query':
-      return QUERY_RULES[failure.code] ?? (failure.code >= 400 && failure.code < 500 ? { kind: 'rejected', code: `error_${failure.code}` } : { kind: 'retriable', code: `error_${failure.code}` });
+      return (
+        QUERY_RULES[failure.code] ??
+        (failure.code >= 400 && failure.code < 500 ? { kind: 'rejected', code: `error_${failure.code}` } : { kind: 'retriable', code: `error_${failure.code}` })
+      );
     case 'timeout':
       return { kind: 'ambiguous', code: 'timeout' };
     case 'unknown':

@@ -1,7 +1,15 @@
 import { resolveWhatsAppVersion } from './client-version.js';
 
 const logged: unknown[] = [];
-const logger = { level: 'info', child: () => logger, trace: () => undefined, debug: () => undefined, info: (o: unknown) => void logged.push(o), warn: (o: unknown) => void logged.push(o), error: () => undefined };
+const logger = {
+  level: 'info',
+  child: () => logger,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: (o: unknown) => void logged.push(o),
+  warn: (o: unknown) => void logged.push(o),
+  error: () => undefined,
+};
 
 test('the configured version wins, and nothing is fetched', async () => {
   let fetched = 0;
@@ -11,7 +19,9 @@ test('the configured version wins, and nothing is fetched', async () => {
 });
 
 test('fetched when asked; offline (or refused), the bundled version, logged', async () => {
-  expect(await resolveWhatsAppVersion({ configured: null, fetchLatest: true, logger, fetch: async () => ({ version: [2, 3000, 9], isLatest: true }) })).toEqual({ version: [2, 3000, 9], source: 'fetched' });
+  expect(await resolveWhatsAppVersion({ configured: null, fetchLatest: true, logger, fetch: async () => ({ version: [2, 3000, 9], isLatest: true }) })).toEqual(
+    { version: [2, 3000, 9], source: 'fetched' },
+  );
   // Baileys' own answer offline: its bundled version, isLatest false, with the error
   const offline = async () => ({ version: [2, 3000, 1], isLatest: false, error: new Error('getaddrinfo ENOTFOUND') });
   expect(await resolveWhatsAppVersion({ configured: null, fetchLatest: true, logger, fetch: offline })).toEqual({ version: null, source: 'bundled' });

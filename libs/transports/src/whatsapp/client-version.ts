@@ -18,7 +18,12 @@ export type FetchVersion = () => Promise<{ version: number[]; isLatest: boolean;
  * current one fetched from WhatsApp Web; else (or when the fetch fails: offline) Baileys'
  * bundled version. Logged once, with where it came from.
  */
-export async function resolveWhatsAppVersion(o: { configured: WhatsAppVersion | null; fetchLatest: boolean; logger: WhatsAppLogger; fetch?: FetchVersion }): Promise<ResolvedVersion> {
+export async function resolveWhatsAppVersion(o: {
+  configured: WhatsAppVersion | null;
+  fetchLatest: boolean;
+  logger: WhatsAppLogger;
+  fetch?: FetchVersion;
+}): Promise<ResolvedVersion> {
   let resolved: ResolvedVersion = { version: null, source: 'bundled' };
   if (o.configured) resolved = { version: o.configured, source: 'configured' };
   else if (o.fetchLatest) {

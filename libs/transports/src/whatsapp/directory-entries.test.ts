@@ -2,9 +2,10 @@ import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { directChatId, groupEntry, isOwn, ownIds } from './directory-entries.js';
 
 const own = ownIds({ id: '60123456789:3@s.whatsapp.net', lid: '123456789012345:3@lid' });
-const meta = (participants: GroupMetadata['participants'], announce = true) => ({ id: '1203630001@g.us', subject: 'G', participants, announce }) as GroupMetadata;
+const meta = (participants: GroupMetadata['participants'], announce = true) =>
+  ({ id: '1203630001@g.us', subject: 'G', participants, announce }) as GroupMetadata;
 
-test("the account is recognised by its phone-number JID or its LID, device ignored", () => {
+test('the account is recognised by its phone-number JID or its LID, device ignored', () => {
   expect(isOwn({ id: '123456789012345@lid' }, own)).toBe(true);
   expect(isOwn({ id: '99@lid', phoneNumber: '60123456789@s.whatsapp.net' }, own)).toBe(true);
   expect(isOwn('60123456789@s.whatsapp.net', own)).toBe(true);

@@ -74,7 +74,9 @@ export class WhatsAppDirectory {
     const st = this.state(accountId);
     if (!sink || this.closed || st.listing || st.backoff) return;
     if (st.lastListedAt !== null && this.o.clock.now() - st.lastListedAt < this.o.resyncMinMs) return;
-    void this.track(st, () => this.list(accountId, socket, sink)).catch((err: unknown) => this.o.logger.warn({ err, accountId }, 'whatsapp chat directory: listing on connect not written'));
+    void this.track(st, () => this.list(accountId, socket, sink)).catch((err: unknown) =>
+      this.o.logger.warn({ err, accountId }, 'whatsapp chat directory: listing on connect not written'),
+    );
   }
 
   /** The account's socket here closed: its events are no longer followed, so its standings may go stale. */
@@ -185,11 +187,17 @@ export class WhatsAppDirectory {
   private async refused(accountId: string, sink: ChatDirectorySink, refusal: SocketRefusal): Promise<void> {
     switch (refusal.reason) {
       case 'busy':
-        return this.report(accountId, sink, { status: 'failed', reason: "the account's connection is on another replica, asked to hand it over: sync again in a few seconds" });
+        return this.report(accountId, sink, {
+          status: 'failed',
+          reason: "the account's connection is on another replica, asked to hand it over: sync again in a few seconds",
+        });
       case 'not-paired':
         return this.report(accountId, sink, { status: 'failed', reason: 'the account has no paired WhatsApp device' });
       case 'keys-unsaved':
-        return this.report(accountId, sink, { status: 'failed', reason: "the account's keys are not saved yet (PostgreSQL refused them): sync again once it answers" });
+        return this.report(accountId, sink, {
+          status: 'failed',
+          reason: "the account's keys are not saved yet (PostgreSQL refused them): sync again once it answers",
+        });
       case 'connect-failed':
         return this.failed(accountId, sink, refusal.failure);
     }

@@ -7,9 +7,13 @@ test('a one-to-one text is read under every spelling of its chat, from conversat
   expect(incomingTexts([msg({ remoteJid: '60123456789@s.whatsapp.net', fromMe: false, id: 'A' }, { conversation: 'STOP' })])).toEqual([
     { chatIds: ['60123456789@s.whatsapp.net', '60123456789', '+60123456789'], text: 'STOP' },
   ]);
-  expect(incomingTexts([msg({ remoteJid: '60123456789:4@s.whatsapp.net', id: 'B' }, { extendedTextMessage: { text: 'stop' } })])[0]!.chatIds[0]).toBe('60123456789@s.whatsapp.net');
+  expect(incomingTexts([msg({ remoteJid: '60123456789:4@s.whatsapp.net', id: 'B' }, { extendedTextMessage: { text: 'stop' } })])[0]!.chatIds[0]).toBe(
+    '60123456789@s.whatsapp.net',
+  );
   // wrapped in a disappearing message
-  expect(incomingTexts([msg({ remoteJid: '60123456789@s.whatsapp.net', id: 'C' }, { ephemeralMessage: { message: { conversation: 'stop' } } })])).toHaveLength(1);
+  expect(incomingTexts([msg({ remoteJid: '60123456789@s.whatsapp.net', id: 'C' }, { ephemeralMessage: { message: { conversation: 'stop' } } })])).toHaveLength(
+    1,
+  );
 });
 
 test('a LID chat is read under its LID and the phone number WhatsApp gave beside it', () => {

@@ -33,7 +33,11 @@ export async function bothIdentities(jids: readonly string[], mapping: LidMappin
     const self = user(jid);
     if (!self) continue;
     out.add(self);
-    const other = isLidUser(self) ? await mapping.getPNForLID(self).catch(() => null) : isPnUser(self) ? await mapping.getLIDForPN(self).catch(() => null) : null;
+    const other = isLidUser(self)
+      ? await mapping.getPNForLID(self).catch(() => null)
+      : isPnUser(self)
+        ? await mapping.getLIDForPN(self).catch(() => null)
+        : null;
     const normal = user(other);
     if (normal) out.add(normal);
   }

@@ -7,7 +7,10 @@ const key = (fromMe = true) => ({ remoteJid: '601@s.whatsapp.net', fromMe, id: '
 const NOW = Date.UTC(2026, 0, 1, 12);
 
 test('one-to-one: delivery, read and played are receipts at their time; server acks, errors and others are not', () => {
-  expect(directReceipt(key(), { status: WAMessageStatus.DELIVERY_ACK, messageTimestamp: NOW / 1000 - 60 }, NOW)).toEqual({ status: 'delivered', at: new Date(NOW - 60_000) });
+  expect(directReceipt(key(), { status: WAMessageStatus.DELIVERY_ACK, messageTimestamp: NOW / 1000 - 60 }, NOW)).toEqual({
+    status: 'delivered',
+    at: new Date(NOW - 60_000),
+  });
   expect(directReceipt(key(), { status: WAMessageStatus.READ, messageTimestamp: NOW / 1000 - 5 }, NOW)).toEqual({ status: 'read', at: new Date(NOW - 5_000) });
   expect(directReceipt(key(), { status: WAMessageStatus.PLAYED, messageTimestamp: NOW / 1000 }, NOW)?.status).toBe('read');
   expect(directReceipt(key(), { status: WAMessageStatus.SERVER_ACK }, NOW)).toBeNull();
@@ -20,7 +23,11 @@ test('one-to-one: delivery, read and played are receipts at their time; server a
 
 test('groups: a member delivered or read (played counts as read)', () => {
   const k = { remoteJid: '1203@g.us', fromMe: true, id: 'M2', participant: '602@s.whatsapp.net' };
-  expect(memberReceipt(k, { userJid: '602@s.whatsapp.net', receiptTimestamp: NOW / 1000 }, NOW)).toEqual({ member: '602@s.whatsapp.net', status: 'delivered', at: new Date(NOW) });
+  expect(memberReceipt(k, { userJid: '602@s.whatsapp.net', receiptTimestamp: NOW / 1000 }, NOW)).toEqual({
+    member: '602@s.whatsapp.net',
+    status: 'delivered',
+    at: new Date(NOW),
+  });
   expect(memberReceipt(k, { userJid: '602@s.whatsapp.net', readTimestamp: NOW / 1000 }, NOW)?.status).toBe('read');
   expect(memberReceipt(k, { userJid: '602@s.whatsapp.net', playedTimestamp: NOW / 1000 }, NOW)?.status).toBe('read');
   expect(memberReceipt(k, { userJid: null, receiptTimestamp: NOW / 1000 }, NOW)).toBeNull();

@@ -24,9 +24,18 @@ export interface MessageReceipt {
 }
 
 /** What a `messages.update` entry says as a receipt: its status and time, or null (not a receipt). */
-export function directReceipt(key: WAMessageKey, update: { status?: number | null; messageTimestamp?: unknown }, now: number): { status: 'delivered' | 'read'; at: Date } | null {
+export function directReceipt(
+  key: WAMessageKey,
+  update: { status?: number | null; messageTimestamp?: unknown },
+  now: number,
+): { status: 'delivered' | 'read'; at: Date } | null {
   if (!key.fromMe || !key.id || typeof update.status !== 'number') return null;
-  const status = update.status === WAMessageStatus.DELIVERY_ACK ? 'delivered' : update.status === WAMessageStatus.READ || update.status === WAMessageStatus.PLAYED ? 'read' : null;
+  const status =
+    update.status === WAMessageStatus.DELIVERY_ACK
+      ? 'delivered'
+      : update.status === WAMessageStatus.READ || update.status === WAMessageStatus.PLAYED
+        ? 'read'
+        : null;
   if (status === null) return null;
   return { status, at: timeOf(update.messageTimestamp, now) };
 }
@@ -58,9 +67,13 @@ function timeOf(t: unknown, now: number): Date {
 }
 
 /** The members of a group a message went to: its participants, the account itself left out. */
-export function groupMemberCount(group: { participants: { id: string; lid?: string | null; phoneNumber?: string | null }[] } | undefined, me: { id: string; lid?: string } | undefined): number | null {
+export function groupMemberCount(
+  group: { participants: { id: string; lid?: string | null; phoneNumber?: string | null }[] } | undefined,
+  me: { id: string; lid?: string } | undefined,
+): number | null {
   if (!group) return null;
   const user = (j: string | null | undefined) => (j ? j.replace(/:[0-9]+@/, '@') : null);
   const own = new Set([user(me?.id), user(me?.lid)].filter((j): j is string => j !== null));
-  return group.participants.filter((p) => !own.has(user(p.id)!) && !(p.lid && own.has(user(p.lid)!)) && !(p.phoneNumber && own.has(user(p.phoneNumber)!))).length;
+  return group.participants.filter((p) => !own.has(user(p.id)!) && !(p.lid && own.has(user(p.lid)!)) && !(p.phoneNumber && own.has(user(p.phoneNumber)!)))
+    .length;
 }

@@ -12,7 +12,9 @@ function setup() {
   const ev = new EventEmitter();
   statuses.follow((event, listener) => void ev.on(event, listener as (arg: unknown) => void), 'A');
   const ack = (id: string, params: string[], fromMe = true) =>
-    ev.emit('messages.update', [{ key: { remoteJid: '601@s.whatsapp.net', fromMe, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: params } }]);
+    ev.emit('messages.update', [
+      { key: { remoteJid: '601@s.whatsapp.net', fromMe, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: params } },
+    ]);
   return { clock, told, statuses, ev, ack };
 }
 

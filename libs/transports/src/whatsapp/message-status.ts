@@ -87,10 +87,22 @@ export class MessageStatuses {
   }
 
   /** Tells a receipt, naming the chat as the send did when this replica wrote it. Never throws into the socket. */
-  private receipt(accountId: string, messageId: string, jid: string, r: { status: 'delivered' | 'read'; at: Date; member?: string }, memberCount?: number | null): void {
+  private receipt(
+    accountId: string,
+    messageId: string,
+    jid: string,
+    r: { status: 'delivered' | 'read'; at: Date; member?: string },
+    memberCount?: number | null,
+  ): void {
     const chatId = this.written.get(accountId)?.get(messageId);
     try {
-      this.hooks.onReceipt!({ accountId, messageId, chatIds: chatId !== undefined ? [chatId] : chatIdsOf(jid), ...r, ...(r.member !== undefined && { memberCount: memberCount ?? null }) });
+      this.hooks.onReceipt!({
+        accountId,
+        messageId,
+        chatIds: chatId !== undefined ? [chatId] : chatIdsOf(jid),
+        ...r,
+        ...(r.member !== undefined && { memberCount: memberCount ?? null }),
+      });
     } catch {
       // the listener's own failure is its to report
     }

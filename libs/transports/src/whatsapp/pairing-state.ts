@@ -12,7 +12,12 @@ export interface PairingState {
 }
 
 /** The phone accepted: success is recorded, then the pairing socket closes (a sender opens its own). */
-export async function pairedEnd(state: PairingState | undefined, conn: Connection, logger: WhatsAppLogger, dispose: (why: string) => Promise<void>): Promise<void> {
+export async function pairedEnd(
+  state: PairingState | undefined,
+  conn: Connection,
+  logger: WhatsAppLogger,
+  dispose: (why: string) => Promise<void>,
+): Promise<void> {
   if (!state || state.ended) return;
   state.ended = true;
   if (state.timer) clearTimeout(state.timer);

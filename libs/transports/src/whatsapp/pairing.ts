@@ -52,7 +52,14 @@ export function describeRefusal(refusal: SocketRefusal): string {
 }
 
 /** Takes the account's socket lease for a pairing, asking the holder to hand over and waiting up to `waitMs`. */
-export async function takeLeaseForPairing(lease: SocketLease, accountId: string, holderId: string, ttlMs: number, waitMs: number, renewEveryMs: number): Promise<void> {
+export async function takeLeaseForPairing(
+  lease: SocketLease,
+  accountId: string,
+  holderId: string,
+  ttlMs: number,
+  waitMs: number,
+  renewEveryMs: number,
+): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     if ((await lease.acquire(accountId, holderId, ttlMs)) !== 'busy') return;

@@ -52,7 +52,13 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
-    this.unsaved = new UnsavedKeys({ lease: o.lease, holderId: o.holderId, leaseTtlMs: this.leaseTtlMs, logger: o.logger, inUse: (a) => this.connections.has(a) || this.connecting.has(a) });
+    this.unsaved = new UnsavedKeys({
+      lease: o.lease,
+      holderId: o.holderId,
+      leaseTtlMs: this.leaseTtlMs,
+      logger: o.logger,
+      inUse: (a) => this.connections.has(a) || this.connecting.has(a),
+    });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
     this.statuses = new MessageStatuses(o.clock, o.onMessageRefused, {
       ...(o.onReceipt && { onReceipt: o.onReceipt }),
@@ -134,7 +140,8 @@ export class WhatsAppSocketPool {
     const first = await Promise.race([firstQr.promise.then((qr) => ({ qr })), conn.ready, timer.promise.then(() => 'timeout' as const)]);
     timer.cancel();
     if (first === 'timeout' || first === null || !('qr' in first)) {
-      const why = first === 'timeout' ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms` : first === null ? 'opened without pairing' : describeRefusal(first);
+      const why =
+        first === 'timeout' ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms` : first === null ? 'opened without pairing' : describeRefusal(first);
       state.ended = true;
       await this.dispose(conn, 'pairing could not start');
       throw new PairingError('unreachable', `could not start pairing: ${why}`);
@@ -209,7 +216,9 @@ export class WhatsAppSocketPool {
     }
     let auth: AuthHandle;
     try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept) });
+      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, {
+        onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept),
+      });
     } catch (error) {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       throw error;
@@ -221,7 +230,10 @@ export class WhatsAppSocketPool {
     const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }));
     const timeout = delay(this.connectTimeoutMs);
     void timeout.promise.then(() =>
-      conn.resolveReady({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 408, message: `not connected within ${this.connectTimeoutMs} ms` } }),
+      conn.resolveReady({
+        reason: 'connect-failed',
+        failure: { source: 'connection', statusCode: 408, message: `not connected within ${this.connectTimeoutMs} ms` },
+      }),
     );
     const refusal = await conn.ready;
     timeout.cancel();
@@ -247,7 +259,8 @@ export class WhatsAppSocketPool {
     socket = this.o.makeSocket(accountId, {
       // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
       auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
-      cachedGroupMetadata: (jid) => (socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined)),
+      cachedGroupMetadata: (jid) =>
+        socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined),
       getMessage: (key) => (key.id ? this.sent.get(accountId, key.id) : Promise.resolve(undefined)),
       logger: this.writes.logger(accountId, logger),
       connectTimeoutMs: this.connectTimeoutMs,
@@ -272,9 +285,19 @@ export class WhatsAppSocketPool {
     });
     on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
     const onText = this.o.onIncomingText;
-    if (onText) on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
+    if (onText)
+      on('messages.upsert', (u) =>
+        incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))),
+      );
     if (conn.kind === 'send') this.statuses.follow(on, conn.accountId);
-    if (conn.kind === 'send' && this.o.directory) followDirectory(on, conn.accountId, () => socket.user, this.directory, () => socket.signalRepository?.lidMapping);
+    if (conn.kind === 'send' && this.o.directory)
+      followDirectory(
+        on,
+        conn.accountId,
+        () => socket.user,
+        this.directory,
+        () => socket.signalRepository?.lidMapping,
+      );
     on('connection.update', (update) => {
       if (update.qr) onQr(update.qr);
       if (update.connection === 'open') this.opened(conn);

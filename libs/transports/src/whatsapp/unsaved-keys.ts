@@ -29,7 +29,8 @@ export class UnsavedKeys {
 
   /** A write of the account's auth state failed: kept (the store was away) until written, or dropped (refused for what it held). */
   failed(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
-    if (!kept) return this.o.logger.error({ err: error, accountId }, 'whatsapp auth state refused by the store: socket closed, it reconnects from the stored state');
+    if (!kept)
+      return this.o.logger.error({ err: error, accountId }, 'whatsapp auth state refused by the store: socket closed, it reconnects from the stored state');
     if (this.behind.get(accountId) === auth) return;
     this.behind.set(accountId, auth);
     this.o.logger.error(

@@ -135,7 +135,9 @@ export class WhatsAppTransport implements Transport {
     void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, jid, message.chatId));
     const attempt = this.o.pool.use(account.id, async (socket): Promise<Attempt> => {
       try {
-        const sent = await (part.type === 'text' ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId }) : socket.relayMessage(jid, media!, { messageId }));
+        const sent = await (part.type === 'text'
+          ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
+          : socket.relayMessage(jid, media!, { messageId }));
         // kept for a recipient whose device asks for it again (Baileys' getMessage)
         const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
         this.o.pool.sent.remember(account.id, messageId, message);
@@ -151,7 +153,8 @@ export class WhatsAppTransport implements Transport {
     timer?.cancel();
     mark.cancel();
 
-    if (outcome === 'timeout') return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was written` });
+    if (outcome === 'timeout')
+      return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was written` });
     if (!outcome.ok) return this.refused(account.id, outcome);
     if (outcome.value.failure) return this.failed(account.id, outcome.value.failure, mark.isWritten());
     this.overlimitStreak.delete(account.id);
@@ -190,7 +193,11 @@ export class WhatsAppTransport implements Transport {
         // Not the platform's wait: the socket stays closed until PostgreSQL takes the keys (unsaved-keys.ts).
         return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
       case 'not-paired':
-        return { kind: 'account-unavailable', code: 'not_paired', message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair' };
+        return {
+          kind: 'account-unavailable',
+          code: 'not_paired',
+          message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair',
+        };
       case 'connect-failed':
         // Nothing was written: a failed connection is never ambiguous.
         return this.failed(accountId, refusal.failure, false);

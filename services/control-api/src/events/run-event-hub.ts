@@ -182,11 +182,13 @@ export class RunEventHub {
   }
 
   private enqueueBackfill(): void {
-    this.draining = this.draining.then(async () => {
-      const missed = await this.opts.runs.eventsAfter(this.lastId, null, 10_000);
-      this.queue.push(...missed.map((e) => ({ id: e.id, runId: e.runId, tenantId: e.tenantId, status: e.status })));
-      await this.drain();
-    }).catch((err: unknown) => this.opts.logger.warn({ err }, 'run events backfill failed'));
+    this.draining = this.draining
+      .then(async () => {
+        const missed = await this.opts.runs.eventsAfter(this.lastId, null, 10_000);
+        this.queue.push(...missed.map((e) => ({ id: e.id, runId: e.runId, tenantId: e.tenantId, status: e.status })));
+        await this.drain();
+      })
+      .catch((err: unknown) => this.opts.logger.warn({ err }, 'run events backfill failed'));
   }
 
   private async drain(): Promise<void> {

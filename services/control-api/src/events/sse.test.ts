@@ -23,8 +23,23 @@ test('a run event is one SSE frame whose data is the contract payload on one lin
 test('a directory event has no id (not replayed), and its data names the account, never the tenant', () => {
   const syncing = formatDirectoryEvent({ tenantId: 't', accountId: 'a', status: 'syncing', synced: 200, size: 0 });
   expect(syncing).toBe('event: directory\ndata: {"accountId":"a","status":"syncing","synced":200,"size":0,"until":null,"reason":null}\n\n');
-  const backingOff = formatDirectoryEvent({ tenantId: 't', accountId: 'a', status: 'backing_off', synced: 0, size: 60, until: '2026-01-01T00:00:00.000Z', reason: 'rate-overlimit' });
-  expect(JSON.parse(backingOff.split('\n')[1]!.slice('data: '.length))).toEqual({ accountId: 'a', status: 'backing_off', synced: 0, size: 60, until: '2026-01-01T00:00:00.000Z', reason: 'rate-overlimit' });
+  const backingOff = formatDirectoryEvent({
+    tenantId: 't',
+    accountId: 'a',
+    status: 'backing_off',
+    synced: 0,
+    size: 60,
+    until: '2026-01-01T00:00:00.000Z',
+    reason: 'rate-overlimit',
+  });
+  expect(JSON.parse(backingOff.split('\n')[1]!.slice('data: '.length))).toEqual({
+    accountId: 'a',
+    status: 'backing_off',
+    synced: 0,
+    size: 60,
+    until: '2026-01-01T00:00:00.000Z',
+    reason: 'rate-overlimit',
+  });
 });
 
 test('Last-Event-ID is a non-negative integer or ignored', () => {

@@ -12,7 +12,12 @@ export function formatRunEvent(e: RunEvent): string {
  * No id: account events are not replayed (GET the account instead).
  */
 export function formatAccountEvent(e: AccountEvent): string {
-  const data = { accountId: e.accountId, status: e.status, ...(e.reason !== undefined && { reason: e.reason }), ...(e.until !== undefined && { until: e.until }) };
+  const data = {
+    accountId: e.accountId,
+    status: e.status,
+    ...(e.reason !== undefined && { reason: e.reason }),
+    ...(e.until !== undefined && { until: e.until }),
+  };
   return `event: account\ndata: ${JSON.stringify(data)}\n\n`;
 }
 

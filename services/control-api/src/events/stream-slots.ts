@@ -38,7 +38,13 @@ export class StreamSlots {
     const member = randomUUID();
     const now = this.now();
     try {
-      const taking = this.redis.multi().zremrangebyscore(key, '-inf', now).zadd(key, now + TTL_MS, member).zcard(key).pexpire(key, TTL_MS).exec();
+      const taking = this.redis
+        .multi()
+        .zremrangebyscore(key, '-inf', now)
+        .zadd(key, now + TTL_MS, member)
+        .zcard(key)
+        .pexpire(key, TTL_MS)
+        .exec();
       const results = await answerWithin(taking, LIMIT_ANSWER_MS, 'SSE stream limit');
       const held = Number(results?.[2]?.[1]);
       if (held > this.max) {

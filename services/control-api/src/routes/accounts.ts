@@ -31,7 +31,15 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.post(
     '/accounts',
-    { schema: { operationId: 'createAccount', tags: ['accounts'], summary: 'Create an account', body: createAccountBody, response: { 201: account, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'createAccount',
+        tags: ['accounts'],
+        summary: 'Create an account',
+        body: createAccountBody,
+        response: { 201: account, ...errorResponses() },
+      },
+    },
     async (req, reply) => {
       const body = req.body;
       const tenantId = ownerFor(req.caller, body.tenantId);
@@ -68,7 +76,15 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.get(
     '/accounts',
-    { schema: { operationId: 'listAccounts', tags: ['accounts'], summary: 'List accounts, newest first', querystring: listAccountsQuery, response: { 200: accountPage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listAccounts',
+        tags: ['accounts'],
+        summary: 'List accounts, newest first',
+        querystring: listAccountsQuery,
+        response: { 200: accountPage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -104,7 +120,12 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const { credentials, warmup, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
       // The platform decides whether opt-out keywords apply: only a non-empty list needs it.
-      const needsCurrent = credentials || changes.status === 'active' || (changes.optOutKeywords?.length ?? 0) > 0 || Boolean(changes.typing) || changes.platformDeduplicates === true;
+      const needsCurrent =
+        credentials ||
+        changes.status === 'active' ||
+        (changes.optOutKeywords?.length ?? 0) > 0 ||
+        Boolean(changes.typing) ||
+        changes.platformDeduplicates === true;
       const current = needsCurrent ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
       if (needsCurrent && !current) throw notFound('account');
       if (current) checkOptOutKeywords(current.platform, changes.optOutKeywords);

@@ -83,7 +83,15 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/audiences',
-    { schema: { operationId: 'listAudiences', tags: ['audiences'], summary: 'List audiences, newest first', querystring: listAudiencesQuery, response: { 200: audiencePage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listAudiences',
+        tags: ['audiences'],
+        summary: 'List audiences, newest first',
+        querystring: listAudiencesQuery,
+        response: { 200: audiencePage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -95,14 +103,29 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/audiences/:id',
-    { schema: { operationId: 'getAudience', tags: ['audiences'], summary: 'One audience, with its member count', params: idParams, response: { 200: audience, ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'getAudience',
+        tags: ['audiences'],
+        summary: 'One audience, with its member count',
+        params: idParams,
+        response: { 200: audience, ...errorResponses(404) },
+      },
+    },
     async (req) => audienceView(await mustFind(req.params.id, scopeOf(req.caller))),
   );
 
   app.patch(
     '/audiences/:id',
     {
-      schema: { operationId: 'renameAudience', tags: ['audiences'], summary: 'Rename an audience', params: idParams, body: patchAudienceBody, response: { 200: audience, ...errorResponses(404, 409) } },
+      schema: {
+        operationId: 'renameAudience',
+        tags: ['audiences'],
+        summary: 'Rename an audience',
+        params: idParams,
+        body: patchAudienceBody,
+        response: { 200: audience, ...errorResponses(404, 409) },
+      },
     },
     async (req) => {
       const renamed = await nameTaken(req.body.name, () => audiences.rename(req.params.id, scopeOf(req.caller), req.body.name, ctx.now()));
@@ -176,7 +199,10 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
       const body = req.body as unknown;
       const given = Buffer.isBuffer(body) ? fromCsv(body) : mergeRepeats((body as z.output<typeof addMembersBody>).members);
       if (req.query.dryRun) {
-        const existing = await members.countExisting(found.id, given.map((m) => m.chatId));
+        const existing = await members.countExisting(
+          found.id,
+          given.map((m) => m.chatId),
+        );
         return { added: given.length - existing, updated: existing, preview: given.slice(0, PREVIEW_SIZE).map(memberView) };
       }
       return ctx.db.transaction().execute((trx) => upsertMembers(trx, found.id, given, ctx.now()));

@@ -69,7 +69,19 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       const { tenantId, draft, nextRunAt } = await checkNewCampaign(ctx, req.caller, body, now);
       const account = await new AccountRepository(ctx.db).find(body.accountId, tenantId);
       const upcoming = showable(
-        upcomingOccurrences({ campaignId: '', schedule: draft.schedule, timezone: draft.timezone, window: draft.deliveryWindow, nextRunAt, lastScheduledAt: null, catchUp: body.catchUp }, now, PREVIEW_OCCURRENCES),
+        upcomingOccurrences(
+          {
+            campaignId: '',
+            schedule: draft.schedule,
+            timezone: draft.timezone,
+            window: draft.deliveryWindow,
+            nextRunAt,
+            lastScheduledAt: null,
+            catchUp: body.catchUp,
+          },
+          now,
+          PREVIEW_OCCURRENCES,
+        ),
       );
       const first = upcoming[0];
       const run = previewRun(

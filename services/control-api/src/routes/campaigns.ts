@@ -13,7 +13,16 @@ import { givenTargets, personalMessageProblems, storedTargets } from '../persona
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
 import { createDueRun, planFirstRun, startCreatedRun } from '../instant-start.js';
-import { campaign, campaignPage, campaignView, checkedCampaignView, createCampaignBody, listCampaignsQuery, patchCampaignBody, shownInstant } from '../schemas/campaigns.js';
+import {
+  campaign,
+  campaignPage,
+  campaignView,
+  checkedCampaignView,
+  createCampaignBody,
+  listCampaignsQuery,
+  patchCampaignBody,
+  shownInstant,
+} from '../schemas/campaigns.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { run, runNowBody } from '../schemas/runs.js';
 
@@ -23,7 +32,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.post(
     '/campaigns',
-    { schema: { operationId: 'createCampaign', tags: ['campaigns'], summary: 'Create a campaign', body: createCampaignBody, response: { 201: campaign, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'createCampaign',
+        tags: ['campaigns'],
+        summary: 'Create a campaign',
+        body: createCampaignBody,
+        response: { 201: campaign, ...errorResponses() },
+      },
+    },
     async (req, reply) => {
       const body = req.body;
       const now = ctx.now();
@@ -72,7 +89,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/campaigns',
-    { schema: { operationId: 'listCampaigns', tags: ['campaigns'], summary: 'List campaigns, newest first', querystring: listCampaignsQuery, response: { 200: campaignPage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listCampaigns',
+        tags: ['campaigns'],
+        summary: 'List campaigns, newest first',
+        querystring: listCampaignsQuery,
+        response: { 200: campaignPage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -84,7 +109,15 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
 
   app.get(
     '/campaigns/:id',
-    { schema: { operationId: 'getCampaign', tags: ['campaigns'], summary: 'One campaign, with nextRunAt and lastRunId', params: idParams, response: { 200: campaign, ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'getCampaign',
+        tags: ['campaigns'],
+        summary: 'One campaign, with nextRunAt and lastRunId',
+        params: idParams,
+        response: { 200: campaign, ...errorResponses(404) },
+      },
+    },
     async (req) => {
       const found = await ctx.campaigns.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('campaign');
@@ -224,4 +257,3 @@ function timingChanged(current: CampaignRow, draft: CampaignDraft, active: boole
 function sameSchedule(a: Schedule, b: Schedule): boolean {
   return JSON.stringify(normaliseSchedule(a)) === JSON.stringify(normaliseSchedule(b));
 }
-

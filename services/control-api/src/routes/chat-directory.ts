@@ -50,7 +50,8 @@ export const chatDirectoryRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = a
       schema: {
         operationId: 'syncAccountChats',
         tags: ['accounts'],
-        summary: "Syncs the account's chat directory from its platform, in the background: 202 `syncing`; progress as `directory` events on /v1/events and on the account",
+        summary:
+          "Syncs the account's chat directory from its platform, in the background: 202 `syncing`; progress as `directory` events on /v1/events and on the account",
         params: chatParams,
         response: { 202: directoryState, ...errorResponses(404) },
       },

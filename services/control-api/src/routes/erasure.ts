@@ -46,7 +46,8 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext; logout?: Ac
       schema: {
         operationId: 'deleteAccount',
         tags: ['accounts'],
-        summary: 'Log the session out, wipe its credentials and auth, delete its campaigns and cancel their open runs; history stays under retention unless purge=true',
+        summary:
+          'Log the session out, wipe its credentials and auth, delete its campaigns and cancel their open runs; history stays under retention unless purge=true',
         params: idParams,
         querystring: deleteAccountQuery,
         response: { 204: z.undefined().describe('deleted'), ...errorResponses(404) },
@@ -62,7 +63,11 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext; logout?: Ac
           ctx.logger.warn({ err, accountId: account.id }, 'whatsapp logout failed; the credentials are wiped anyway');
           return false;
         });
-        if (!done) ctx.logger.warn({ accountId: account.id }, 'whatsapp session not logged out here (no socket, or another replica holds it); its credentials are wiped');
+        if (!done)
+          ctx.logger.warn(
+            { accountId: account.id },
+            'whatsapp session not logged out here (no socket, or another replica holds it); its credentials are wiped',
+          );
       }
       if (!(await erasure.deleteAccount(account.id, scope, ctx.now()))) throw notFound('account');
       if (req.query.purge) {
@@ -124,7 +129,7 @@ export const erasureRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext; logout?: Ac
       schema: {
         operationId: 'eraseChat',
         tags: ['chats'],
-        summary: "Erase a chat from the tenant: its campaigns, audiences, history and directory; only a salted hash stays, so it is never written to again",
+        summary: 'Erase a chat from the tenant: its campaigns, audiences, history and directory; only a salted hash stays, so it is never written to again',
         body: eraseChatBody,
         response: { 200: chatErased, ...errorResponses() },
       },

@@ -36,7 +36,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRoutesOptions> = async (app
       schema: {
         operationId: 'streamEvents',
         tags: ['events'],
-        summary: 'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses',
+        summary:
+          'Server-Sent Events: `run` on every run status change (send Last-Event-ID to replay missed ones); `account` {accountId, status} on every account status change; `directory` {accountId, status, synced, size, until, reason} as a chat directory sync progresses',
         headers: z.object({ 'last-event-id': z.string().optional().describe('id of the last event received') }),
         response: { 200: { description: 'the event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...errorResponses() },
       },

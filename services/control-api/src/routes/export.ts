@@ -17,7 +17,8 @@ export const exportRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
       schema: {
         operationId: 'exportTenant',
         tags: ['tenants'],
-        summary: "The tenant's data as NDJSON, one {type, data} object a line: accounts, campaigns, audiences and members, media, webhooks, runs and their targets (never a secret)",
+        summary:
+          "The tenant's data as NDJSON, one {type, data} object a line: accounts, campaigns, audiences and members, media, webhooks, runs and their targets (never a secret)",
         querystring: exportQuery,
         response: { 200: { description: 'one JSON object a line', content: { 'application/x-ndjson': { schema: z.string() } } }, ...errorResponses(404) },
       },
@@ -28,11 +29,13 @@ export const exportRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
       const lines = (async function* () {
         for await (const line of exports.lines(tenantId)) yield `${JSON.stringify(line)}\n`;
       })();
-      return reply
-        .type('application/x-ndjson; charset=utf-8')
-        .header('content-disposition', `attachment; filename="metronome-export-${tenantId}.ndjson"`)
-        // a stream is sent as it is read; the schema describes the text it makes
-        .send(Readable.from(lines) as unknown as string);
+      return (
+        reply
+          .type('application/x-ndjson; charset=utf-8')
+          .header('content-disposition', `attachment; filename="metronome-export-${tenantId}.ndjson"`)
+          // a stream is sent as it is read; the schema describes the text it makes
+          .send(Readable.from(lines) as unknown as string)
+      );
     },
   );
 };

@@ -43,7 +43,15 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
 
   app.get(
     '/media',
-    { schema: { operationId: 'listMedia', tags: ['media'], summary: 'List media, newest first', querystring: listMediaQuery, response: { 200: mediaPage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listMedia',
+        tags: ['media'],
+        summary: 'List media, newest first',
+        querystring: listMediaQuery,
+        response: { 200: mediaPage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -55,7 +63,15 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
 
   app.get(
     '/media/:id',
-    { schema: { operationId: 'getMedia', tags: ['media'], summary: "One media's description", params: idParams, response: { 200: media, ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'getMedia',
+        tags: ['media'],
+        summary: "One media's description",
+        params: idParams,
+        response: { 200: media, ...errorResponses(404) },
+      },
+    },
     async (req) => {
       const found = await ctx.media.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('media');

@@ -12,7 +12,15 @@ const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing', 'cool
 export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
   app.get(
     '/healthz',
-    { schema: { operationId: 'getHealth', security: [], tags: ['operations'], summary: 'The process is up', response: { 200: z.object({ ok: z.literal(true) }) } } },
+    {
+      schema: {
+        operationId: 'getHealth',
+        security: [],
+        tags: ['operations'],
+        summary: 'The process is up',
+        response: { 200: z.object({ ok: z.literal(true) }) },
+      },
+    },
     async () => ({ ok: true as const }),
   );
 
@@ -31,51 +39,60 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
       },
     },
     async (_req, reply) => {
-      const [postgres, redis] = await Promise.all([
-        answers(sql`select 1`.execute(ctx.db)),
-        answers(ctx.redis.ping()),
-      ]);
+      const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
       const ok = postgres && redis;
       return reply.code(ok ? 200 : 503).send({ ok, postgres, redis });
     },
   );
 
-  app.get('/metrics', { schema: { operationId: 'getMetrics', security: [], tags: ['operations'], summary: 'Prometheus metrics', response: { 200: { description: 'the Prometheus text format', content: { 'text/plain': { schema: z.string() } } } } } }, async (req, reply) => {
-    // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
-    // every API replica reports the same numbers and none keeps state for them.
-    // The dependency gauges come first and alone: they must be served even when the others fail.
-    const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
-    ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres ? 1 : 0);
-    ctx.metrics.dependencyUp.set({ dependency: 'redis' }, redis ? 1 : 0);
-    try {
-      const [runs, jobs, due, accounts] = await Promise.all([
-        withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
-        withTimeout(ctx.queue.counts(), PROBE_TIMEOUT_MS, 'queue counts'),
-        withTimeout(ctx.runs.dueNotStarted(ctx.now()), PROBE_TIMEOUT_MS, 'due runs'),
-        withTimeout(ctx.accounts.countByStatus(ctx.now()), PROBE_TIMEOUT_MS, 'account counts'),
-      ]);
-      ctx.metrics.runsDueNotStarted.set(due.count);
-      ctx.metrics.runsDueNotStartedOldestAge.set(due.oldestAgeSeconds);
-      for (const [status, n] of Object.entries(runs)) ctx.metrics.runs.set({ status }, n);
-      for (const [state, n] of Object.entries(jobs)) ctx.metrics.queueJobs.set({ state }, n);
-      // Every (platform, status) pair is set, zero included, so a count that drops to none is seen.
-      ctx.metrics.accounts.reset();
-      ctx.metrics.accountsBlocked.reset();
-      for (const platform of PLATFORMS) {
-        ctx.metrics.accountsBlocked.set({ platform }, 0);
-        for (const status of ACCOUNT_STATUSES) ctx.metrics.accounts.set({ platform, status }, 0);
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        operationId: 'getMetrics',
+        security: [],
+        tags: ['operations'],
+        summary: 'Prometheus metrics',
+        response: { 200: { description: 'the Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
+      },
+    },
+    async (req, reply) => {
+      // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
+      // every API replica reports the same numbers and none keeps state for them.
+      // The dependency gauges come first and alone: they must be served even when the others fail.
+      const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
+      ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres ? 1 : 0);
+      ctx.metrics.dependencyUp.set({ dependency: 'redis' }, redis ? 1 : 0);
+      try {
+        const [runs, jobs, due, accounts] = await Promise.all([
+          withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
+          withTimeout(ctx.queue.counts(), PROBE_TIMEOUT_MS, 'queue counts'),
+          withTimeout(ctx.runs.dueNotStarted(ctx.now()), PROBE_TIMEOUT_MS, 'due runs'),
+          withTimeout(ctx.accounts.countByStatus(ctx.now()), PROBE_TIMEOUT_MS, 'account counts'),
+        ]);
+        ctx.metrics.runsDueNotStarted.set(due.count);
+        ctx.metrics.runsDueNotStartedOldestAge.set(due.oldestAgeSeconds);
+        for (const [status, n] of Object.entries(runs)) ctx.metrics.runs.set({ status }, n);
+        for (const [state, n] of Object.entries(jobs)) ctx.metrics.queueJobs.set({ state }, n);
+        // Every (platform, status) pair is set, zero included, so a count that drops to none is seen.
+        ctx.metrics.accounts.reset();
+        ctx.metrics.accountsBlocked.reset();
+        for (const platform of PLATFORMS) {
+          ctx.metrics.accountsBlocked.set({ platform }, 0);
+          for (const status of ACCOUNT_STATUSES) ctx.metrics.accounts.set({ platform, status }, 0);
+        }
+        for (const a of accounts) {
+          ctx.metrics.accounts.set({ platform: a.platform, status: a.status }, a.count);
+          if (a.status === 'active') ctx.metrics.accountsBlocked.set({ platform: a.platform }, a.blocked);
+        }
+      } catch (err) {
+        // The process metrics are still worth serving; the gauges keep their last values.
+        req.log.warn({ err }, 'could not refresh run and queue gauges');
       }
-      for (const a of accounts) {
-        ctx.metrics.accounts.set({ platform: a.platform, status: a.status }, a.count);
-        if (a.status === 'active') ctx.metrics.accountsBlocked.set({ platform: a.platform }, a.blocked);
-      }
-    } catch (err) {
-      // The process metrics are still worth serving; the gauges keep their last values.
-      req.log.warn({ err }, 'could not refresh run and queue gauges');
-    }
-    const text = await ctx.metrics.registry.metrics();
-    return reply.type(ctx.metrics.registry.contentType).send(text);
-  });
+      const text = await ctx.metrics.registry.metrics();
+      return reply.type(ctx.metrics.registry.contentType).send(text);
+    },
+  );
 };
 
 async function answers(probe: Promise<unknown>): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { AccountRow } from '@metronome/db';
-import { PairingError, } from '@metronome/transports';
+import { PairingError } from '@metronome/transports';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
@@ -63,7 +63,12 @@ export const pairingRoutes: FastifyPluginAsyncZod<PairingRoutesOptions> = async 
       await ctx.accounts.update(account.id, null, { status: 'pairing' }, ctx.now());
       try {
         const start = await whatsapp.pair(account.id, { ...(phoneNumber && { phoneNumber }) }, hooks(ctx, account));
-        return { status: 'pairing' as const, ...(start.qr && { qr: start.qr }), ...(start.pairingCode && { pairingCode: start.pairingCode }), expiresAt: iso(start.expiresAt) };
+        return {
+          status: 'pairing' as const,
+          ...(start.qr && { qr: start.qr }),
+          ...(start.pairingCode && { pairingCode: start.pairingCode }),
+          expiresAt: iso(start.expiresAt),
+        };
       } catch (error) {
         await ctx.accounts.update(account.id, null, { status: account.status }, ctx.now());
         if (error instanceof PairingError) throw conflict(`pairing could not start: ${error.message}; try again`);

@@ -105,7 +105,12 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       const accountId = accountOf.get(req)!;
       const now = ctx.clock.now();
       // A receipt cannot be from the future: a platform's clock ahead of ours says now.
-      const receipts = req.body.receipts.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: new Date(Math.min(Date.parse(r.at), now)) }));
+      const receipts = req.body.receipts.map((r) => ({
+        messageId: r.messageId,
+        chatId: r.chatId,
+        status: r.status,
+        at: new Date(Math.min(Date.parse(r.at), now)),
+      }));
       const outcome = await repo.record(accountId, receipts);
       countReceipts(ctx.metrics, 'http', { receipts, ...outcome });
       const recorded = outcome.matched.filter(Boolean).length;

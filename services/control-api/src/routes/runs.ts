@@ -15,7 +15,15 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
 
   app.get(
     '/runs',
-    { schema: { operationId: 'listRuns', tags: ['runs'], summary: 'List runs, newest first', querystring: listRunsQuery, response: { 200: runPage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listRuns',
+        tags: ['runs'],
+        summary: 'List runs, newest first',
+        querystring: listRunsQuery,
+        response: { 200: runPage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor, status, campaignId, accountId, tenantId } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -67,14 +75,32 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
 
   const commands = [
     { path: 'pause', operationId: 'pauseRun', act: pauseRun, summary: 'queued | running → paused (pausedReason operator); no new send starts' },
-    { path: 'resume', operationId: 'resumeRun', act: resumeRun, summary: "paused → queued: continues with its pending targets under the campaign's current window" },
+    {
+      path: 'resume',
+      operationId: 'resumeRun',
+      act: resumeRun,
+      summary: "paused → queued: continues with its pending targets under the campaign's current window",
+    },
     { path: 'cancel', operationId: 'cancelRun', act: cancelRun, summary: 'queued | running | paused → cancelled; pending targets become skipped' },
-    { path: 'retry-failed', operationId: 'retryFailedRun', act: retryFailedRun, summary: 'finished run: failed and unknown targets back to pending, run queued again' },
+    {
+      path: 'retry-failed',
+      operationId: 'retryFailedRun',
+      act: retryFailedRun,
+      summary: 'finished run: failed and unknown targets back to pending, run queued again',
+    },
   ] as const;
   for (const command of commands) {
     app.post(
       `/runs/:id/${command.path}`,
-      { schema: { operationId: command.operationId, tags: ['runs'], summary: command.summary, params: idParams, response: { 202: run, ...errorResponses(404, 409) } } },
+      {
+        schema: {
+          operationId: command.operationId,
+          tags: ['runs'],
+          summary: command.summary,
+          params: idParams,
+          response: { 202: run, ...errorResponses(404, 409) },
+        },
+      },
       async (req, reply) => {
         const changed = await command.act(ctx, req.params.id, scopeOf(req.caller));
         return reply.code(202).send(await one(changed));

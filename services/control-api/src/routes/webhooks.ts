@@ -46,7 +46,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.post(
     '/webhooks',
-    { schema: { operationId: 'createWebhook', tags: ['webhooks'], summary: 'Create a webhook; its secret is in this answer only', body: createWebhookBody, response: { 201: createdWebhook, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'createWebhook',
+        tags: ['webhooks'],
+        summary: 'Create a webhook; its secret is in this answer only',
+        body: createWebhookBody,
+        response: { 201: createdWebhook, ...errorResponses() },
+      },
+    },
     async (req, reply) => {
       const tenantId = ownerFor(req.caller, req.body.tenantId);
       if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
@@ -59,7 +67,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.get(
     '/webhooks',
-    { schema: { operationId: 'listWebhooks', tags: ['webhooks'], summary: 'List webhooks, newest first', querystring: listWebhooksQuery, response: { 200: webhookPage, ...errorResponses() } } },
+    {
+      schema: {
+        operationId: 'listWebhooks',
+        tags: ['webhooks'],
+        summary: 'List webhooks, newest first',
+        querystring: listWebhooksQuery,
+        response: { 200: webhookPage, ...errorResponses() },
+      },
+    },
     async (req) => {
       const { limit, cursor } = req.query;
       const before = cursor === undefined ? undefined : decodePosition(cursor);
@@ -71,7 +87,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.get(
     '/webhooks/:id',
-    { schema: { operationId: 'getWebhook', tags: ['webhooks'], summary: 'One webhook (never its secret)', params: idParams, response: { 200: webhook, ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'getWebhook',
+        tags: ['webhooks'],
+        summary: 'One webhook (never its secret)',
+        params: idParams,
+        response: { 200: webhook, ...errorResponses(404) },
+      },
+    },
     async (req) => {
       const found = await webhooks.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('webhook');
@@ -81,7 +105,16 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.patch(
     '/webhooks/:id',
-    { schema: { operationId: 'updateWebhook', tags: ['webhooks'], summary: 'Change url, events or active', params: idParams, body: patchWebhookBody, response: { 200: webhook, ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'updateWebhook',
+        tags: ['webhooks'],
+        summary: 'Change url, events or active',
+        params: idParams,
+        body: patchWebhookBody,
+        response: { 200: webhook, ...errorResponses(404) },
+      },
+    },
     async (req) => {
       if (req.body.url !== undefined) checkUrl(req.body.url);
       const updated = await webhooks.update(req.params.id, scopeOf(req.caller), req.body, ctx.now());
@@ -92,7 +125,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 
   app.delete(
     '/webhooks/:id',
-    { schema: { operationId: 'deleteWebhook', tags: ['webhooks'], summary: 'Delete a webhook and every delivery still owed to it', params: idParams, response: { 204: z.undefined().describe('deleted'), ...errorResponses(404) } } },
+    {
+      schema: {
+        operationId: 'deleteWebhook',
+        tags: ['webhooks'],
+        summary: 'Delete a webhook and every delivery still owed to it',
+        params: idParams,
+        response: { 204: z.undefined().describe('deleted'), ...errorResponses(404) },
+      },
+    },
     async (req, reply) => {
       if (!(await webhooks.delete(req.params.id, scopeOf(req.caller)))) throw notFound('webhook');
       return reply.code(204).send();

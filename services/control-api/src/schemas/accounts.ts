@@ -86,7 +86,7 @@ const common = {
 const platformDeduplicates = z
   .boolean()
   .describe(
-    "http: the platform answers a request whose Idempotency-Key it has seen as the first time, without delivering again; a send whose answer leaves delivery in doubt is then sent again with the same key (settledBy: platform) instead of left unknown",
+    'http: the platform answers a request whose Idempotency-Key it has seen as the first time, without delivering again; a send whose answer leaves delivery in doubt is then sent again with the same key (settledBy: platform) instead of left unknown',
   );
 
 export const createAccountBody = z.discriminatedUnion('platform', [
@@ -146,10 +146,14 @@ export const account = z
     cooling: z
       .object({
         since: time,
-        until: time.nullable().describe('when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift)'),
+        until: time
+          .nullable()
+          .describe('when the cooling ends by itself; null: no set end (reason restricted: only a lift ends it; not_delivering: a delivery receipt or a lift)'),
         reason: z
           .string()
-          .describe('flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift)'),
+          .describe(
+            'flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift)',
+          ),
       })
       .nullable()
       .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
@@ -169,7 +173,9 @@ export const account = z
     platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),
     receipts: z
       .enum(['supported', 'unsupported'])
-      .describe('*(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null'),
+      .describe(
+        '*(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null',
+      ),
     directory: directoryState.describe("*(extension)* where the account's chat directory sync stands; `never` before its first sync"),
     createdAt: time,
   })
@@ -227,7 +233,11 @@ export const addSuppressionsBody = z.strictObject({
 export const suppression = z
   .object({
     chatId: z.string(),
-    reason: z.string().describe("the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator"),
+    reason: z
+      .string()
+      .describe(
+        "the platform's answer that suppressed it (chat_not_found, forbidden, bot_blocked, bot_kicked), opt_out (the chat replied an opt-out keyword), or operator",
+      ),
     createdAt: time,
   })
   .meta({ id: 'Suppression' });

@@ -17,7 +17,11 @@ export const memberInput = z
 
 export const createAudienceBody = z.strictObject({
   name,
-  members: z.array(memberInput).max(MAX_MEMBERS_PER_UPLOAD).optional().describe(`at most ${MAX_MEMBERS_PER_UPLOAD}; a repeated chat id takes the later entry's vars`),
+  members: z
+    .array(memberInput)
+    .max(MAX_MEMBERS_PER_UPLOAD)
+    .optional()
+    .describe(`at most ${MAX_MEMBERS_PER_UPLOAD}; a repeated chat id takes the later entry's vars`),
   tenantId: id.optional().describe('admin only: the tenant that owns the audience'),
 });
 
@@ -56,9 +60,7 @@ export const audience = z
 
 export const audiencePage = pageOf(audience);
 
-export const member = z
-  .object({ chatId: z.string(), vars: z.record(z.string(), z.string()).nullable().describe('null: none') })
-  .meta({ id: 'AudienceMember' });
+export const member = z.object({ chatId: z.string(), vars: z.record(z.string(), z.string()).nullable().describe('null: none') }).meta({ id: 'AudienceMember' });
 
 export const memberPage = pageOf(member);
 

@@ -39,9 +39,14 @@ export const messagePart = z
 
 /** A target's variables for personal messages: name → value. */
 export const targetVars = z
-  .record(z.string().regex(VAR_NAME, 'a variable name is letters, digits and _, not starting with a digit, at most 64 characters'), text(0, MAX_VAR_VALUE_LENGTH))
+  .record(
+    z.string().regex(VAR_NAME, 'a variable name is letters, digits and _, not starting with a digit, at most 64 characters'),
+    text(0, MAX_VAR_VALUE_LENGTH),
+  )
   .refine((v) => Object.keys(v).length <= MAX_TARGET_VARS, `at most ${MAX_TARGET_VARS} variables`)
-  .describe(`the values of the {{name}} tags the campaign's texts use for this chat: at most ${MAX_TARGET_VARS}, each at most ${MAX_VAR_VALUE_LENGTH} characters`);
+  .describe(
+    `the values of the {{name}} tags the campaign's texts use for this chat: at most ${MAX_TARGET_VARS}, each at most ${MAX_VAR_VALUE_LENGTH} characters`,
+  );
 
 // A union reports only "invalid input" at the target; the shape the client chose (a string, or
 // an object) says which option's first problem to name, with its path inside the target.
@@ -58,7 +63,7 @@ function targetProblem(issue: { code?: string; input?: unknown; errors?: unknown
 export const target = z
   .union([chatId, z.strictObject({ chatId, vars: targetVars })], { error: targetProblem })
   .describe(
-    'a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target\'s vars; {a|b|c} sends one option, the same for a chat on every re-send of a run',
+    "a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run",
   )
   .meta({ id: 'Target' });
 
@@ -117,7 +122,10 @@ export type CreateCampaignBody = z.output<typeof createCampaignBody>;
 export const patchCampaignBody = z
   .strictObject({
     ...fields,
-    catchUp: z.strictObject({ policy: catchUpPolicy, maxLatenessSeconds }).partial().describe('only the fields given change; maxLatenessSeconds null goes back to the default'),
+    catchUp: z
+      .strictObject({ policy: catchUpPolicy, maxLatenessSeconds })
+      .partial()
+      .describe('only the fields given change; maxLatenessSeconds null goes back to the default'),
   })
   .partial();
 export type PatchCampaignBody = z.output<typeof patchCampaignBody>;
@@ -131,7 +139,9 @@ export const listCampaignsQuery = z.object({ ...pageQuery });
  */
 const storedTime = z
   .string()
-  .describe('ISO-8601 in UTC; a campaign saved before times were range-checked shows the value it was saved with, which may lie outside years 0001–9999 (lastError says so)');
+  .describe(
+    'ISO-8601 in UTC; a campaign saved before times were range-checked shows the value it was saved with, which may lie outside years 0001–9999 (lastError says so)',
+  );
 
 export const campaign = z
   .object({
@@ -147,7 +157,9 @@ export const campaign = z
     deliveryWindow: z.object({ start: z.string(), end: z.string() }),
     scheduleText: z
       .string()
-      .describe('the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them'),
+      .describe(
+        'the schedule, delivery window and timezone in words, e.g. "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"; a cron keeps its expression beside them',
+      ),
     messages: z.array(
       z.discriminatedUnion('type', [
         z.object({ type: z.literal('text'), text: z.string() }),

@@ -12,7 +12,11 @@ const cannotSendReason = z
 export const listChatsQuery = z.object({
   query: text(1, 200).optional().describe('title or chat id contains it, any case, accents folded'),
   kind: kind.optional(),
-  canSend: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('true: chats the account can post in; false: those it cannot'),
+  canSend: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .describe('true: chats the account can post in; false: those it cannot'),
   ...pageQuery,
   // a page ends at a title and a chat id, each up to 256 characters of any script
   cursor: z.string().min(1).max(8_192).optional().describe('nextCursor of the previous page'),
@@ -35,7 +39,9 @@ export const directoryState = z
   .object({
     status: z
       .enum(['never', 'syncing', 'ok', 'backing_off', 'unsupported', 'failed'])
-      .describe('never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed'),
+      .describe(
+        'never: not synced yet; syncing; ok; backing_off: the platform asked to slow down (retried at `until`); unsupported: the platform cannot list chats; failed',
+      ),
     synced: z.number().int().describe('entries listed: so far while syncing; by the whole listing once ok'),
     size: z.number().int().describe('entries in the directory'),
     lastSyncAt: time.nullable().describe('the end of the latest complete sync'),

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { chatId, id } from './common.js';
 
 export const deleteAccountQuery = z.object({
-  purge: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('true: its runs, their targets and events go now too (default: kept under retention)'),
+  purge: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .describe('true: its runs, their targets and events go now too (default: kept under retention)'),
 });
 
 export const eraseChatBody = z.object({

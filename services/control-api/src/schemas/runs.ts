@@ -15,7 +15,10 @@ export const counts = z
     failed: z.number().int(),
     skipped: z.number().int(),
     unknown: z.number().int(),
-    delivered: z.number().int().describe('*(extension)* targets a receipt said were delivered (groups: to at least one member); 0 on platforms without receipts'),
+    delivered: z
+      .number()
+      .int()
+      .describe('*(extension)* targets a receipt said were delivered (groups: to at least one member); 0 on platforms without receipts'),
     read: z.number().int().describe('*(extension)* targets a receipt said were read'),
     replied: z.number().int().describe('*(extension)* targets whose chat wrote within REPLY_WINDOW after the send'),
   })
@@ -24,7 +27,20 @@ export const counts = z
 export const waiting = z
   .object({
     reason: z
-      .enum(['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'cap', 'retry_backoff', 'account_unavailable', 'queue', 'cooling'])
+      .enum([
+        'scheduled',
+        'window_closed',
+        'interval_gate',
+        'pace',
+        'flood_wait',
+        'slow_mode',
+        'account_busy',
+        'cap',
+        'retry_backoff',
+        'account_unavailable',
+        'queue',
+        'cooling',
+      ])
       .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
     until: time.nullable().describe('when the hold ends; null when not known'),
     detail: z.string().describe("one plain sentence, times in the campaign's timezone"),
@@ -49,7 +65,9 @@ export const run = z
     pausedReason: z.enum(['window_closed', 'operator', 'account_unavailable']).nullable(),
     errorSummary: z.string().nullable(),
     ignoredInterval: z.boolean().describe('a run now asked to reach every chat at once, not held by the per-chat interval of an interval campaign'),
-    historyPurgedAt: time.nullable().describe('when history retention removed its chats (targets) and events; its counts, status and times stay. null: not yet'),
+    historyPurgedAt: time
+      .nullable()
+      .describe('when history retention removed its chats (targets) and events; its counts, status and times stay. null: not yet'),
     createdAt: time,
     waiting,
     eta: time.nullable().describe("when it is expected to finish at the account's pace; null when it is not sending or cannot finish inside its window"),
@@ -64,7 +82,9 @@ export const runNowBody = z
     ignoreInterval: z
       .boolean()
       .default(false)
-      .describe("true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)"),
+      .describe(
+        "true: send now to every chat; false (default): each chat of an interval campaign still waits for the campaign's interval since its last delivery (waiting says interval_gate)",
+      ),
   })
   .meta({ id: 'RunNow' });
 
@@ -110,7 +130,9 @@ export const target = z
       .enum(['platform'])
       .nullable()
       .describe('*(extension)* `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it'),
-    deliveredAt: time.nullable().describe('*(extension)* the earliest delivery a receipt told (groups: the first member); null: none yet, or the platform has no receipts'),
+    deliveredAt: time
+      .nullable()
+      .describe('*(extension)* the earliest delivery a receipt told (groups: the first member); null: none yet, or the platform has no receipts'),
     readAt: time.nullable().describe('*(extension)* the earliest read a receipt told'),
     repliedAt: time.nullable().describe("*(extension)* the chat's first message within REPLY_WINDOW after the send"),
     deliveredTo: z.number().int().nullable().describe('*(extension)* groups: members a receipt said got it; null for one-to-one chats'),

@@ -10,7 +10,9 @@ const events = z
   .min(1)
   .max(WEBHOOK_EVENTS.length)
   .refine((list) => new Set(list).size === list.length, 'must not repeat an event')
-  .describe('run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run\'s messages, batched per run');
+  .describe(
+    "run.status: every status change of a run; account.status: of an account; *(extension)* message.status: receipts of a run's messages, batched per run",
+  );
 
 export const createWebhookBody = z.strictObject({
   url,
@@ -54,7 +56,7 @@ export const delivery = z
     status: z.enum(['pending', 'delivered', 'failed']),
     attempts: z.number().int(),
     httpStatus: z.number().int().nullable().describe("the last attempt's HTTP status; null when it got no answer"),
-    error: z.string().nullable().describe("why the last attempt failed; null when it did not"),
+    error: z.string().nullable().describe('why the last attempt failed; null when it did not'),
     nextAttemptAt: time.nullable().describe('when pending: the next attempt'),
     lastAttemptAt: time.nullable(),
     deliveredAt: time.nullable(),

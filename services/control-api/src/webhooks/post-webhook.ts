@@ -69,7 +69,8 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
         if (read > MAX_ANSWER_BYTES) res.destroy();
       });
       const status = res.statusCode ?? 0;
-      const done = () => finish({ ok: status >= 200 && status < 300, httpStatus: status, error: status >= 200 && status < 300 ? null : `answered HTTP ${status}` });
+      const done = () =>
+        finish({ ok: status >= 200 && status < 300, httpStatus: status, error: status >= 200 && status < 300 ? null : `answered HTTP ${status}` });
       res.on('end', done);
       res.on('close', done);
       res.on('error', done);

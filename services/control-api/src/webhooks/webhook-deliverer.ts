@@ -50,7 +50,11 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
     try {
       const secret = open(d.secret, deps.secretsKeys).toString('utf8');
       const body = JSON.stringify(d.payload);
-      outcome = await post(d.url, webhookHeaders(secret, d.id, clock.now(), body), body, { allowedHosts: config.allowedHosts, timeoutMs: config.timeoutMs, resolve });
+      outcome = await post(d.url, webhookHeaders(secret, d.id, clock.now(), body), body, {
+        allowedHosts: config.allowedHosts,
+        timeoutMs: config.timeoutMs,
+        resolve,
+      });
     } catch (err) {
       // a secret sealed under a key this process lacks, or a URL that no longer parses
       logger.error({ err, deliveryId: d.id, webhookId: d.webhookId }, 'webhook delivery could not be attempted');
