@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { screenshots } from '../helpers/browser.js';
+import { downloadedText, screenshots } from '../helpers/browser.js';
 import { api } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 import { consoleSuite, open, tenant } from './console-kit.js';
@@ -70,7 +69,7 @@ test('one audience: its chats paged and searched, exported as CSV, one removed',
   await screenshots(page, 'audience');
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-  const text = await readFile((await download.path())!, 'utf8');
+  const text = await downloadedText(download);
   expect(text.split(/\r?\n/).filter(Boolean)).toHaveLength(61);
   expect(text).toMatch(/m-60[,;]N60/);
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { downloadedText } from '../helpers/browser.js';
 import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
 import { openEventStream, type EventStream } from '../helpers/sse-client.js';
 import { api } from '../helpers/stack.js';
@@ -62,7 +62,7 @@ test('Export CSV downloads every chat of the run as the API lists them', async (
   await page.getByRole('heading', { name: /Csv campaign/ }).waitFor();
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`run-${runId}.csv`);
-  const [head, ...rows] = parseCsv(await readFile((await download.path())!, 'utf8'));
+  const [head, ...rows] = parseCsv(await downloadedText(download));
   expect(head).toEqual([
     'chatId',
     'status',
@@ -114,7 +114,7 @@ test('Export CSV downloads every chat of the run as the API lists them', async (
   expect(await page.locator('table.targets tbody tr').count()).toBe(7);
   await page.unroute(exportPages);
   const [again] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-  expect(parseCsv(await readFile((await again.path())!, 'utf8'))).toHaveLength(8);
+  expect(parseCsv(await downloadedText(again))).toHaveLength(8);
   expect(await page.getByRole('alert').count()).toBe(0);
   await page.context().close();
 }, 60_000);

@@ -80,7 +80,7 @@ test('300 chats over two tenants and three accounts: both parts, exactly once, i
   for (const r of runs) {
     expect(r.run.status).toBe('success');
     const n = r.body.targets.length;
-    expect(r.run.counts).toEqual({ total: n, pending: 0, inFlight: 0, sent: n, failed: 0, skipped: 0, unknown: 0 });
+    expect(r.run.counts).toEqual({ total: n, pending: 0, inFlight: 0, sent: n, failed: 0, skipped: 0, unknown: 0, delivered: 0, read: 0, replied: 0 });
     expect(r.run.trigger).toBe('schedule');
     expect(Date.parse(r.run.startedAt)).toBeGreaterThanOrEqual(Date.parse(r.run.scheduledAt));
   }

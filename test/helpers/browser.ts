@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Download, type Page } from 'playwright-core';
 
 // The console's tests drive Debian's Chromium through playwright-core (never the `playwright`
 // package's own browser download, which cannot reach the internet here).
@@ -30,6 +30,16 @@ export async function launchBrowser(): Promise<Browser> {
   if (shared) return chromium.connect(shared);
   // root (CI) needs --no-sandbox
   return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
+}
+
+/**
+ * A download's text, read from its stream: `download.path()` is not available over a remote
+ * connection (the run's shared Chromium), the stream is.
+ */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const SHOTS = path.resolve('docs/console');
