@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { skipUntouchedTargets } from './skip-suppressed.js';
 
 /** What an opt-out changed: chats newly listed, and targets of open runs skipped with it. */
 export interface OptOutWrite {
@@ -24,10 +25,8 @@ export class OptOutRepository {
    * Lists the chat (every spelling a campaign may name it by) with reason `opt_out`, keeping
    * the reason of a spelling already listed, and every spelling of the person's other WhatsApp
    * identity the account learnt (migrations/0028); and in the same statement skips the chat's
-   * targets that nothing was sent to yet in the account's open runs (queued, running, paused:
-   * `finished_at` null, found through runs_account_finished_idx), so a run under way writes to
-   * it no more. A target whose request began or that got a part is left alone: its chat is
-   * already mid-conversation, and stopping between parts would leave half a message.
+   * untouched targets in the account's open runs (skip-suppressed.ts), so a run under way
+   * writes to it no more.
    */
   async optOut(accountId: string, chatIds: string[], now: Date): Promise<OptOutWrite> {
     const result = await sql<{ listed: number; skipped: number }>`
@@ -39,14 +38,7 @@ export class OptOutRepository {
         on conflict (account_id, chat_id) do nothing
         returning 1
       ), skipped as (
-        update run_targets t
-           set status = 'skipped', error_code = 'suppressed',
-               error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
-          from runs r
-         where r.account_id = ${accountId}::uuid
-           and coalesce(r.finished_at, 'infinity'::timestamptz) = 'infinity'::timestamptz
-           and t.run_id = r.id and t.chat_id in (select chat_id from names)
-           and t.status = 'pending' and t.parts_sent = 0 and t.send_started_at is null
+        ${skipUntouchedTargets(accountId, sql`select chat_id from names`, now)}
         returning 1
       )
       select (select count(*) from listed)::int as listed, (select count(*) from skipped)::int as skipped`.execute(this.db);

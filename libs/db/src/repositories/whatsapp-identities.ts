@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { skipUntouchedTargets } from './skip-suppressed.js';
 
 /**
  * Records learnt (LID, phone number) pairs of a WhatsApp account (migrations/0028) and, in the
@@ -31,12 +32,5 @@ export async function learnIdentities(db: Kysely<DB>, accountId: string, pairs: 
       select ${accountId}::uuid, chat_id, reason, ${now} from carried
       on conflict (account_id, chat_id) do nothing
     )
-    update run_targets t
-       set status = 'skipped', error_code = 'suppressed',
-           error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
-      from runs r
-     where r.account_id = ${accountId}::uuid
-       and coalesce(r.finished_at, 'infinity'::timestamptz) = 'infinity'::timestamptz
-       and t.run_id = r.id and t.chat_id in (select chat_id from carried)
-       and t.status = 'pending' and t.parts_sent = 0 and t.send_started_at is null`.execute(db);
+    ${skipUntouchedTargets(accountId, sql`select chat_id from carried`, now)}`.execute(db);
 }
