@@ -1,61 +1,6 @@
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, InjectOptions } from 'fastify';
-import { buildSandbox } from './app.js';
-import type { Limits } from './limits.js';
+import { T0, open, time, start, stop, call, send, textTo, upload, put, get } from './app.fixture.js';
 
-const T0 = 1_700_000_000_000;
-const open: Limits = { latencyMs: 0, maxPerMinute: 0, burst: 1, slowModeSeconds: 0, faultRate: 0, banHourlyCap: 0, banDailyCap: 0, banMinGapMs: 0 };
-
-let app: FastifyInstance;
-let now: number;
-let slept: number[];
-
-async function start(limits: Partial<Limits> = {}) {
-  now = T0;
-  slept = [];
-  app = await buildSandbox({
-    config: { limits: { ...open, ...limits }, seed: 1 },
-    clock: () => now,
-    sleep: async (ms) => void slept.push(ms),
-  });
-}
-
-afterEach(async () => {
-  await app?.close();
-});
-
-/** Each account's API key in these tests (the first request registers it). */
-const keyOf = (account: string) => `key-of-${account}`;
-
-/** A platform request carries its account's key unless the test gives an Authorization header itself. */
-const call = async (opts: InjectOptions) => {
-  const account = /^\/v1\/accounts\/([^/]+)\//.exec(String(opts.url))?.[1];
-  const headers = { ...(account !== undefined && { authorization: `Bearer ${keyOf(decodeURIComponent(account))}` }), ...(opts.headers ?? {}) };
-  const res = await app.inject({ ...opts, headers });
-  const json = res.headers['content-type']?.toString().startsWith('application/json') ? res.json() : undefined;
-  return { status: res.statusCode, body: json, raw: res };
-};
-
-let keys = 0;
-const send = (account: string, body: Record<string, unknown>, key: string | null = `run:${body['chatId']}:${++keys}`) =>
-  call({
-    method: 'POST',
-    url: `/v1/accounts/${account}/messages`,
-    headers: key === null ? {} : { 'idempotency-key': key },
-    payload: body,
-  });
-const textTo = (chatId: string, text = 'hello', partIndex = 0, partCount = 1) => ({ chatId, part: { type: 'text', text }, partIndex, partCount });
-
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const upload = (account: string, bytes: Buffer, contentType = 'image/png', declared: string | null = sha(bytes)) =>
-  call({
-    method: 'POST',
-    url: `/v1/accounts/${account}/media`,
-    headers: { 'content-type': contentType, ...(declared === null ? {} : { 'x-media-sha256': declared }) },
-    payload: bytes,
-  });
-const put = (url: string, payload: unknown) => call({ method: 'PUT', url, payload: payload as object });
-const get = (url: string) => call({ method: 'GET', url });
+afterEach(() => stop());
 
 describe('platform: messages', () => {
   beforeEach(() => start());
@@ -128,9 +73,9 @@ describe('platform: messages', () => {
   it('answers 429 flood_wait at the account pace and lets the next one through once it is due', async () => {
     await put('/sandbox/accounts/acc', { maxPerMinute: 20 });
     expect((await send('acc', textTo('c1'))).status).toBe(200);
-    now += 1_000;
+    time.now += 1_000;
     expect(await send('acc', textTo('c2'))).toMatchObject({ status: 429, body: { error: 'flood_wait', retryAfterSeconds: 2 } });
-    now += 2_000;
+    time.now += 2_000;
     expect((await send('acc', textTo('c2'))).status).toBe(200);
     expect((await get('/sandbox/accounts/acc/sends')).body).toEqual({ times: [T0, T0 + 3_000] });
     expect((await get('/sandbox/stats')).body).toMatchObject({
@@ -144,7 +89,7 @@ describe('platform: messages', () => {
     await put('/sandbox/chats/acc/slow', { slowModeSeconds: 30 });
     await send('acc', textTo('slow'));
     await send('acc', textTo('other'));
-    now += 10_000;
+    time.now += 10_000;
     expect(await send('acc', textTo('slow'))).toMatchObject({ status: 429, body: { error: 'slow_mode', retryAfterSeconds: 20 } });
     expect((await send('acc', textTo('other'))).status).toBe(200);
   });
@@ -152,9 +97,9 @@ describe('platform: messages', () => {
   it('answers a forced flood wait once in full, then with the time left', async () => {
     await put('/sandbox/accounts/acc', { floodWaitSeconds: 60 });
     expect((await send('acc', textTo('c1'))).body).toEqual({ error: 'flood_wait', retryAfterSeconds: 60 });
-    now += 45_000;
+    time.now += 45_000;
     expect((await send('acc', textTo('c2'))).body).toEqual({ error: 'flood_wait', retryAfterSeconds: 15 });
-    now += 15_000;
+    time.now += 15_000;
     expect((await send('acc', textTo('c2'))).status).toBe(200);
   });
 
@@ -193,14 +138,12 @@ describe('platform: messages', () => {
     await send('acc', textTo('c1'));
     await send('acc', textTo('c1'));
     await upload('acc', Buffer.from('x'));
-    expect(slept).toEqual([20_025, 25, 25]);
+    expect(time.slept).toEqual([20_025, 25, 25]);
   });
 
   it('records when it answered each accepted message, after the latency and a hang', async () => {
-    await app.close();
-    now = T0;
     // a clock that the sleeps move on, so answers come later than receipts as they would for real
-    app = await buildSandbox({ config: { limits: { ...open, latencyMs: 40 }, seed: 1 }, clock: () => now, sleep: async (ms) => void (now += ms) });
+    await start({ latencyMs: 40 }, true);
     await put('/sandbox/chats/acc/c2', { hangNextMs: 1_000 });
     await send('acc', textTo('c1'));
     await send('acc', textTo('c2'));
@@ -219,73 +162,6 @@ describe('platform: messages', () => {
     expect((await send('acc', textTo('群'.repeat(256)), key)).body).toEqual({ messageId: 'msg-1' });
     expect((await get('/sandbox/messages')).body.items).toMatchObject([{ chatId: '群'.repeat(256), idempotencyKey: key }]);
     expect((await get('/sandbox/stats')).body.duplicateKeys).toBe(1);
-  });
-});
-
-describe('platform: media', () => {
-  beforeEach(() => start());
-  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
-
-  it('stores an upload, counts it per account and sha256, and accepts its ref in a message', async () => {
-    const first = await upload('acc', png);
-    expect(first).toMatchObject({ status: 200, body: { mediaRef: expect.stringMatching(/^m-/) } });
-    await upload('acc', png);
-    const ref = first.body.mediaRef as string;
-    expect((await get(`/sandbox/media/${ref}`)).body).toEqual({
-      mediaRef: ref,
-      sha256: sha(png),
-      contentType: 'image/png',
-      size: png.length,
-      account: 'acc',
-      uploadedAt: T0,
-    });
-    expect((await get('/sandbox/stats')).body.uploads).toEqual([{ account: 'acc', sha256: sha(png), count: 2 }]);
-    const res = await send('acc', { chatId: 'c1', part: { type: 'media', mediaRef: ref, caption: 'see' }, partIndex: 0, partCount: 1 });
-    expect(res.status).toBe(200);
-  });
-
-  it('keeps a JSON upload as raw bytes', async () => {
-    const json = Buffer.from('{"a": 1}');
-    expect((await upload('acc', json, 'application/json')).status).toBe(200);
-  });
-
-  it('answers 400 to a missing or wrong X-Media-Sha256 and 401 to an unauthorized account', async () => {
-    expect(await upload('acc', png, 'image/png', null)).toMatchObject({ status: 400, body: { error: 'message_invalid' } });
-    expect(await upload('acc', png, 'image/png', sha(Buffer.from('other')))).toMatchObject({ status: 400, body: { error: 'message_invalid' } });
-    await put('/sandbox/accounts/acc', { unauthorized: true });
-    expect(await upload('acc', png)).toMatchObject({ status: 401, body: { error: 'account_unauthorized' } });
-    expect((await get('/sandbox/stats')).body.uploads).toEqual([]);
-  });
-
-  it('answers 400 to a body over 64 MiB', async () => {
-    const huge = Buffer.alloc(64 * 1024 * 1024 + 1);
-    expect(await upload('acc', huge)).toMatchObject({ status: 400, body: { error: 'message_invalid' } });
-  });
-
-  const mediaTo = (mediaRef: string) => ({ chatId: 'c1', part: { type: 'media', mediaRef }, partIndex: 0, partCount: 1 });
-
-  it('answers 400 media_ref_invalid with a detail to a message naming an unknown, foreign or expired ref', async () => {
-    const ref = (await upload('acc', png)).body.mediaRef as string;
-    expect(await send('acc', mediaTo('m-nope'))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'unknown mediaRef' } });
-    expect(await send('other', mediaTo(ref))).toMatchObject({
-      status: 400,
-      body: { error: 'media_ref_invalid', detail: 'mediaRef belongs to another account' },
-    });
-    now += 24 * 3_600_000;
-    expect(await send('acc', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid', detail: 'mediaRef expired' } });
-    expect((await get('/sandbox/media/m-nope')).status).toBe(404);
-    expect((await get('/sandbox/messages')).body.items).toEqual([]);
-  });
-
-  it('DELETE /sandbox/media forgets every ref, as a restarted platform would; a new upload works', async () => {
-    const ref = (await upload('acc', png)).body.mediaRef as string;
-    expect((await send('acc', mediaTo(ref))).status).toBe(200);
-    expect(await call({ method: 'DELETE', url: '/sandbox/media' })).toMatchObject({ status: 200, body: { forgotten: 1 } });
-    expect((await get(`/sandbox/media/${ref}`)).status).toBe(404);
-    expect(await send('acc', mediaTo(ref))).toMatchObject({ status: 400, body: { error: 'media_ref_invalid' } });
-    const again = (await upload('acc', png)).body.mediaRef as string;
-    expect((await send('acc', mediaTo(again))).status).toBe(200);
-    expect((await get('/sandbox/messages')).body.items).toHaveLength(2);
   });
 });
 
@@ -330,7 +206,7 @@ describe('control API', () => {
   it('lists messages in order of receipt, filtered by account and chat', async () => {
     await send('a', textTo('x', '1'));
     await send('b', textTo('x', '2'));
-    now += 1_000;
+    time.now += 1_000;
     await send('a', textTo('y', '3'));
     const texts = async (q: string) => ((await get(`/sandbox/messages${q}`)).body.items as { part: { text: string } }[]).map((m) => m.part.text);
     expect(await texts('')).toEqual(['1', '2', '3']);
@@ -360,56 +236,5 @@ describe('control API', () => {
     expect(page.raw.body).toContain('chat&lt;1&gt;');
     expect(page.raw.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page.raw.body).not.toContain('<script>');
-  });
-});
-
-describe('the ban model', () => {
-  const banned = async (account: string) =>
-    ((await call({ method: 'GET', url: '/sandbox/accounts' })).body.items as { account: string; banned: unknown }[]).find((a) => a.account === account)?.banned;
-
-  it('is off by default: any pace goes', async () => {
-    await start();
-    for (let i = 0; i < 20; i++) expect((await send('acc', textTo(`c${i}`))).status).toBe(200);
-    expect(await banned('acc')).toBeNull();
-    expect((await call({ method: 'GET', url: '/sandbox/config' })).body).toMatchObject({ banHourlyCap: 0, banDailyCap: 0, banMinGapMs: 0 });
-  });
-
-  it('bans an account that breaks its hidden hourly cap: that send and every later one answer 401 account_unauthorized', async () => {
-    await start();
-    expect((await call({ method: 'PUT', url: '/sandbox/accounts/acc', payload: { banHourlyCap: 2 } })).body).toMatchObject({ banHourlyCap: 2, banned: null });
-    expect((await send('acc', textTo('a'))).status).toBe(200);
-    now += 1_000;
-    expect((await send('acc', textTo('b'))).status).toBe(200);
-    now += 1_000;
-    expect(await send('acc', textTo('c'))).toMatchObject({ status: 401, body: { error: 'account_unauthorized' } });
-    // a ban is for good: an hour later the account is still closed
-    now += 3_600_000;
-    expect(await send('acc', textTo('d'))).toMatchObject({ status: 401, body: { error: 'account_unauthorized' } });
-    expect(await banned('acc')).toEqual({ at: T0 + 2_000, reason: 'a send beyond 2 in one hour' });
-    expect((await call({ method: 'GET', url: '/sandbox/stats' })).body).toMatchObject({ accepted: 2, rejected: { banned: 1, unauthorized: 1 } });
-    // other accounts are untouched
-    expect((await send('other', textTo('a'))).status).toBe(200);
-  });
-
-  it('bans on the minimum gap, set for every account by the config (SANDBOX_BAN_MIN_GAP_MS)', async () => {
-    await start({ banMinGapMs: 1_500 });
-    expect((await send('acc', textTo('a'))).status).toBe(200);
-    now += 1_500;
-    expect((await send('acc', textTo('b'))).status).toBe(200);
-    now += 1_499;
-    expect((await send('acc', textTo('c'))).status).toBe(401);
-    expect(await banned('acc')).toMatchObject({ reason: expect.stringContaining('1499 ms after the previous send') });
-  });
-
-  it('rejects a bad rule naming the field', async () => {
-    await start();
-    expect(await call({ method: 'PUT', url: '/sandbox/accounts/acc', payload: { banDailyCap: -1 } })).toMatchObject({
-      status: 400,
-      body: { detail: expect.stringContaining('banDailyCap') },
-    });
-    expect(await call({ method: 'PUT', url: '/sandbox/config', payload: { banMinGapMs: 'x' } })).toMatchObject({
-      status: 400,
-      body: { detail: expect.stringContaining('banMinGapMs') },
-    });
   });
 });
