@@ -3,17 +3,15 @@ import { makeCacheableSignalKeyStore, type GroupMetadata } from '@whiskeysockets
 import { isPaired, loadAuthState, type AuthHandle } from './auth-state.js';
 import { DEFAULT_OVERLIMIT_BACKOFF, failureOf, type WhatsAppFailure } from './classify.js';
 import { Connection, type SocketRefusal } from './connection.js';
-import { followDirectory } from './directory-events.js';
 import { WhatsAppDirectory } from './directory-sync.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
-import { incomingTexts } from './incoming.js';
-import { withBothIdentities } from './lid-identity.js';
 import { SentMessages } from './sent-messages.js';
 import { UnsavedKeys } from './unsaved-keys.js';
 import { describeRefusal, pairingEndCode, PairingError, takeLeaseForPairing, type PairingHooks, type PairingRequest, type PairingStart } from './pairing.js';
 import { pairedEnd, pairingEnd, type PairingState } from './pairing-state.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
-import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
+import { followSocket } from './socket-events.js';
+import type { WhatsAppSocket } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
@@ -271,37 +269,13 @@ export class WhatsAppSocketPool {
   }
 
   private follow(conn: Connection, socket: WhatsAppSocket, onQr: (qr: string) => void): void {
-    const on = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) =>
-      socket.ev.on(event, (arg) => {
-        // A pairing replaces its socket after the phone accepted: the old one's events are history.
-        if (conn.socket === socket) listener(arg);
-      });
-    on('creds.update', (update) => {
-      Object.assign(conn.auth.state.creds, update);
-      conn.auth.saveCreds().catch((err: unknown) => this.o.logger.error({ err, accountId: conn.accountId }, 'whatsapp credentials not saved'));
-    });
-    on('groups.update', (updates) => {
-      for (const g of updates) if (g.id) this.groups.invalidate(conn.accountId, g.id);
-    });
-    on('group-participants.update', (u) => this.groups.invalidate(conn.accountId, u.id));
-    const onText = this.o.onIncomingText;
-    if (onText)
-      on('messages.upsert', (u) =>
-        incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))),
-      );
-    if (conn.kind === 'send') this.statuses.follow(on, conn.accountId);
-    if (conn.kind === 'send' && this.o.directory)
-      followDirectory(
-        on,
-        conn.accountId,
-        () => socket.user,
-        this.directory,
-        () => socket.signalRepository?.lidMapping,
-      );
-    on('connection.update', (update) => {
-      if (update.qr) onQr(update.qr);
-      if (update.connection === 'open') this.opened(conn);
-      if (update.connection === 'close') this.closedByServer(conn, update.lastDisconnect?.error);
+    followSocket(conn, socket, onQr, {
+      options: this.o,
+      groups: this.groups,
+      statuses: this.statuses,
+      directory: this.directory,
+      opened: (c) => this.opened(c),
+      closed: (c, error) => this.closedByServer(c, error),
     });
   }
 

@@ -1,0 +1,55 @@
+// One socket's events, wired to the pool's caches and hooks: credentials saved, group caches
+// invalidated, incoming texts, message statuses and receipts, directory events, open and close.
+import { incomingTexts } from './incoming.js';
+import type { Connection } from './connection.js';
+import { followDirectory } from './directory-events.js';
+import type { WhatsAppDirectory } from './directory-sync.js';
+import type { GroupMetadataCache } from './group-metadata-cache.js';
+import { withBothIdentities } from './lid-identity.js';
+import type { MessageStatuses } from './message-status.js';
+import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
+import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
+
+export interface SocketEventTargets {
+  options: WhatsAppSocketPoolOptions;
+  groups: GroupMetadataCache;
+  statuses: MessageStatuses;
+  directory: WhatsAppDirectory;
+  opened(conn: Connection): void;
+  closed(conn: Connection, error: Error | undefined): void;
+}
+
+/** Follows `socket`'s events for `conn`; a socket the connection has since replaced is ignored. */
+export function followSocket(conn: Connection, socket: WhatsAppSocket, onQr: (qr: string) => void, to: SocketEventTargets): void {
+  const { options: o, groups } = to;
+  const on = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) =>
+    socket.ev.on(event, (arg) => {
+      // A pairing replaces its socket after the phone accepted: the old one's events are history.
+      if (conn.socket === socket) listener(arg);
+    });
+  on('creds.update', (update) => {
+    Object.assign(conn.auth.state.creds, update);
+    conn.auth.saveCreds().catch((err: unknown) => o.logger.error({ err, accountId: conn.accountId }, 'whatsapp credentials not saved'));
+  });
+  on('groups.update', (updates) => {
+    for (const g of updates) if (g.id) groups.invalidate(conn.accountId, g.id);
+  });
+  on('group-participants.update', (u) => groups.invalidate(conn.accountId, u.id));
+  const onText = o.onIncomingText;
+  if (onText)
+    on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
+  if (conn.kind === 'send') to.statuses.follow(on, conn.accountId);
+  if (conn.kind === 'send' && o.directory)
+    followDirectory(
+      on,
+      conn.accountId,
+      () => socket.user,
+      to.directory,
+      () => socket.signalRepository?.lidMapping,
+    );
+  on('connection.update', (update) => {
+    if (update.qr) onQr(update.qr);
+    if (update.connection === 'open') to.opened(conn);
+    if (update.connection === 'close') to.closed(conn, update.lastDisconnect?.error);
+  });
+}
