@@ -57,7 +57,11 @@ export async function throughputReceipts(env) {
 /** Receipts to the stack's API, delivered at once and half read a second later; or none. */
 async function setReceipts(stack, on) {
   const body = on ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1 } : { url: null };
-  const res = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 200) throw new Error(`PUT /sandbox/receipts → ${res.status}`);
 }
 
