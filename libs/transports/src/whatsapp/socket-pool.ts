@@ -289,7 +289,7 @@ export class WhatsAppSocketPool {
       on('messages.upsert', (u) =>
         incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))),
       );
-    if (conn.kind === 'send') this.statuses.follow(on, conn.accountId);
+    if (conn.kind === 'send') this.statuses.follow(on, conn.accountId, () => socket.signalRepository?.lidMapping);
     if (conn.kind === 'send' && this.o.directory)
       followDirectory(
         on,
