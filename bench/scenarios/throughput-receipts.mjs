@@ -68,7 +68,9 @@ async function setReceipts(stack, on) {
 /** Waits until the runs show every send delivered and the sandbox has stopped posting; how many receipts went. */
 async function receiptsRecorded(stack, token, runs, sends) {
   let last = -1;
+  const deadline = Date.now() + 180_000;
   for (;;) {
+    if (Date.now() > deadline) throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends)`);
     // the run list in pages of 500 (one request each, under the API's per-token burst limit)
     const ids = new Set(runs.map((r) => r.id));
     const counts = (await listRuns(stack, token)).filter((r) => ids.has(r.id)).map((r) => r.counts);
