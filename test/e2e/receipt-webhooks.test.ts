@@ -54,7 +54,13 @@ test('message.status: batched per run, signed, every receipt told; a tenant not 
     [1, token],
     [2, other.body.token],
   ] as const) {
-    const account = await createHttpAccount(stack, owner, { name: `A${i}`, externalId: `hooked-${i}`, maxSendPerMinute: 60000 });
+    // each account its own key: the API tells an account's receipts by it
+    const account = await createHttpAccount(stack, owner, {
+      name: `A${i}`,
+      externalId: `hooked-${i}`,
+      maxSendPerMinute: 60000,
+      credentials: { apiKey: `hooked-api-key-000${i}` },
+    });
     expect(account.status).toBe(201);
     const campaign = await api(stack, 'POST', '/v1/campaigns', owner, {
       accountId: account.body.id,
