@@ -56,7 +56,7 @@ test('receipts show in the run page columns and filters, and as percentages on A
 
   // the filter lists what each choice names
   const listed = async (choice: string, want: string[]) => {
-    await page.getByLabel('Receipt').selectOption({ label: choice });
+    await page.getByRole('combobox', { name: 'Receipt' }).selectOption({ label: choice });
     const expected = JSON.stringify([...want].sort());
     await eventually(
       `${choice} to list ${expected}`,
