@@ -7,6 +7,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pipelineThroughput } from './scenarios/throughput.mjs';
+import { throughputReceipts } from './scenarios/throughput-receipts.mjs';
 import { pacingEfficiency } from './scenarios/pacing.mjs';
 import { startLag } from './scenarios/start-lag.mjs';
 import { firstStart } from './scenarios/first-start.mjs';
@@ -35,6 +36,7 @@ const env = {
 const scenarios = [
   { name: 'queue-ceiling', run: queueCeiling },
   { name: 'throughput', run: pipelineThroughput },
+  { name: 'throughput-receipts', run: throughputReceipts },
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
   { name: 'start-lag-10k', run: (env) => startLag(env, 10_000) },

@@ -33,6 +33,12 @@ export const SCENARIOS = [
     '≥ 2,000 sends/s, ≤ 0.5 ms CPU per send, ≥ 0.12 of the ceiling, 0 duplicates',
   ],
   [
+    'throughput-receipts',
+    'the throughput scenario in turns with the sandbox’s receipts off and on (off, on, off, on; on: every message delivered at once, half read a second later, posted to the API while the senders send)',
+    { 'off sends/s': 'sends/s, receipts off', 'on sends/s': 'sends/s, receipts on', 'on / off': 'on / off', duplicates: 'duplicate deliveries' },
+    'on / off ≥ 0.9',
+  ],
+  [
     'pacing',
     '1,000 chats on one account at 600/min, burst 1, 2 senders: completion over the ideal, judged at the sandbox',
     {

@@ -35,14 +35,17 @@ export async function call(stack, method, url, token, body) {
   return res.body;
 }
 
-/** Creates accounts in parallel batches. */
+/**
+ * Creates accounts in parallel batches, each with its own API key at the sandbox (as a platform
+ * issues them: the API tells an account's receipts by its key).
+ */
 export async function createAccounts(stack, token, n, extra, prefix = 'acc') {
   const out = [];
   for (let i = 0; i < n; i += 20) {
     const batch = Array.from({ length: Math.min(20, n - i) }, (_, k) =>
       call(stack, 'POST', '/v1/accounts', token, {
         platform: 'http',
-        credentials: { apiKey: 'sandbox-api-key-0001' },
+        credentials: { apiKey: `bench-api-key-${prefix}-${i + k}` },
         name: `${prefix}-${i + k}`,
         externalId: `${prefix}-${i + k}`,
         ...extra,

@@ -60,6 +60,11 @@ test('receipts stop: not_delivering within the window, its other run waits, and 
     250,
   );
   expect(cooling).toMatchObject({ reason: 'not_delivering', until: null });
+  // the series the alert MetronomeAccountNotDelivering reads (its promtool test: infra/prometheus/alerts.test.yml)
+  const schedulerMetrics = await (await fetch(`http://127.0.0.1:${stack.schedulerMetricsPort}/metrics`)).text();
+  expect(schedulerMetrics).toMatch(
+    /metronome_account_cooling_total\{[^}]*platform="http"[^}]*reason="not_delivering"[^}]*\} 1\b|metronome_account_cooling_total\{[^}]*reason="not_delivering"[^}]*platform="http"[^}]*\} 1\b/,
+  );
 
   // its other run waits, saying why, and sends no more
   const waiting = await eventually('the third run waiting', async () => (await api(stack, 'GET', `/v1/runs/${third}`, token)).body.waiting, 30_000, 250);

@@ -3,7 +3,8 @@ import { eventually } from '../helpers/test-env.js';
 import { Metrics } from '@metronome/observability';
 import type { MessageReceipt } from '@metronome/transports';
 import { ReceiptWriter } from '../../services/sender/src/receipt-writer.js';
-import { quietLogger, startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';
+import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
+import { makePool, quietLogger, startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';
 
 // WhatsApp receipts (CONTRACT §3 "Receipts") through the real sender job, transport and socket
 // pool to a FAKE WhatsApp network whose server sends receipts as Baileys emits them; the
@@ -113,4 +114,36 @@ test('a chat that writes within REPLY_WINDOW after the send replied (repliedAt, 
   ]);
   const counts = (await countRuns(w.h.tdb.db, [runId])).get(runId)!;
   expect(counts).toMatchObject({ sent: 2, replied: 1 });
+});
+
+test('after a restart, a receipt by LID for a send to the phone number lands, read from the stored LID mapping', async () => {
+  const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000 });
+  w.network.lids.assign('60111000061', '987650000061');
+  // the send to the phone number: Baileys' device lookup stores the person's LID pair
+  const runId = await w.h.seedRun({ tenantId, accountId, targets: ['60111000061'], parts: [text('Your table is booked')] });
+  await w.h.runJob(runId);
+  const messageId = w.network.messagesTo('60111000061@s.whatsapp.net')[0]!.messageId;
+
+  // "Restarted": another pool (as a new sender process) takes the account's socket; it never
+  // wrote the message, so only the auth state in PostgreSQL can tell whose LID it is.
+  const restarted = makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock, { onReceipt: (r) => writer.onReceipt(r) });
+  try {
+    await eventually('the restarted pool holds the socket', async () => (await restarted.use(accountId, async () => true)).ok, 10_000, 20);
+    const sentAt = w.h.clock.now();
+    w.h.clock.advance(60_000);
+    w.network.receipts.direct(accountId, '987650000061@lid', messageId, 'delivered', sentAt + 3_000);
+    const rows = () => new RunControlRepository(w.h.tdb.db).listTargets(runId, undefined, 10, undefined);
+    const delivered = await eventually(
+      'the receipt written',
+      async () => {
+        await settle();
+        return (await rows())[0]!.deliveredAt;
+      },
+      5_000,
+      20,
+    );
+    expect(delivered).toEqual(new Date(Math.floor((sentAt + 3_000) / 1000) * 1000));
+  } finally {
+    await restarted.close();
+  }
 });

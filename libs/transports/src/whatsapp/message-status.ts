@@ -1,6 +1,7 @@
 import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
 import { WAMessageStatus } from '@whiskeysockets/baileys';
 import { classifyAckError, type AckRefusal } from './classify.js';
+import { bothIdentities, type LidMapping } from './lid-identity.js';
 import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
 import type { WhatsAppSocketEvents } from './socket.js';
 
@@ -57,12 +58,15 @@ export class MessageStatuses {
     chats.add(jid);
   }
 
-  /** Listens to the account's socket: its messages' later answers and its reachout time lock. */
-  follow(on: On, accountId: string): void {
+  /**
+   * Listens to the account's socket: its messages' later answers and its reachout time lock.
+   * `mapping`: the socket's LID mapping, for receipts of messages this replica did not write.
+   */
+  follow(on: On, accountId: string, mapping: () => LidMapping | undefined = () => undefined): void {
     on('messages.update', (updates) => {
       for (const { key, update } of updates) {
         const receipt = this.hooks.onReceipt && directReceipt(key, update, this.clock.now());
-        if (receipt) this.receipt(accountId, key.id!, key.remoteJid ?? '', receipt);
+        if (receipt) this.receipt(accountId, key.id!, key.remoteJid ?? '', receipt, undefined, mapping());
         if (!key.fromMe || !key.id || update.status !== WAMessageStatus.ERROR) continue;
         const chatId = this.written.get(accountId)?.get(key.id);
         if (chatId === undefined) continue;
@@ -86,26 +90,33 @@ export class MessageStatuses {
     });
   }
 
-  /** Tells a receipt, naming the chat as the send did when this replica wrote it. Never throws into the socket. */
+  /**
+   * Tells a receipt, naming the chat as the send did when this replica wrote it. A message it
+   * did not write (a receipt after a restart, or to another replica's send) is named by every
+   * form of the JID and of the same person's other identity (a receipt by LID for a send to
+   * the phone number, or the reverse) as the mapping knows it. Never throws into the socket.
+   */
   private receipt(
     accountId: string,
     messageId: string,
     jid: string,
     r: { status: 'delivered' | 'read'; at: Date; member?: string },
     memberCount?: number | null,
+    mapping?: LidMapping,
   ): void {
     const chatId = this.written.get(accountId)?.get(messageId);
-    try {
-      this.hooks.onReceipt!({
-        accountId,
-        messageId,
-        chatIds: chatId !== undefined ? [chatId] : chatIdsOf(jid),
-        ...r,
-        ...(r.member !== undefined && { memberCount: memberCount ?? null }),
-      });
-    } catch {
-      // the listener's own failure is its to report
-    }
+    const tell = (chatIds: string[]) => {
+      try {
+        this.hooks.onReceipt!({ accountId, messageId, chatIds, ...r, ...(r.member !== undefined && { memberCount: memberCount ?? null }) });
+      } catch {
+        // the listener's own failure is its to report
+      }
+    };
+    if (chatId !== undefined) return tell([chatId]);
+    if (!mapping || jid.endsWith('@g.us')) return tell(chatIdsOf(jid));
+    void bothIdentities([jid], mapping)
+      .then((jids) => tell([...new Set([...chatIdsOf(jid), ...jids.flatMap(chatIdsOf)])]))
+      .catch(() => tell(chatIdsOf(jid)));
   }
 
   /**

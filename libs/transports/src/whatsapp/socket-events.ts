@@ -38,7 +38,7 @@ export function followSocket(conn: Connection, socket: WhatsAppSocket, onQr: (qr
   const onText = o.onIncomingText;
   if (onText)
     on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
-  if (conn.kind === 'send') to.statuses.follow(on, conn.accountId);
+  if (conn.kind === 'send') to.statuses.follow(on, conn.accountId, () => socket.signalRepository?.lidMapping);
   if (conn.kind === 'send' && o.directory)
     followDirectory(
       on,

@@ -1,0 +1,83 @@
+import { loadavg } from 'node:os';
+import { scrapeSum } from '@metronome/testkit';
+import { createAccounts, listRuns, sandbox, withStack } from './common.mjs';
+import { phase } from './throughput.mjs';
+
+// The throughput scenario with the sandbox's receipts off and on, in turns (off, on, off, on) on
+// one stack after its cold phase: receipts are off the send path (CONTRACT §5), so sending
+// beside them should keep within 10 % of sending without them. With receipts on, every message
+// is delivered as soon as it is accepted and half are read a second later, each posted to the
+// API (POST /v1/platform/receipts) while the senders send. A turn with receipts ends when the
+// API shows every delivery and the sandbox has nothing more to post, so no turn carries
+// another's receipts.
+const ACCOUNTS = 200;
+const PER_ACCOUNT = 50;
+
+export async function throughputReceipts(env) {
+  const accounts = env.quick ? 40 : ACCOUNTS;
+  const warmupAccounts = env.quick ? 10 : 40;
+  const order = ['off', 'on', 'off', 'on'];
+  return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
+    const all = await createAccounts(stack, token, warmupAccounts + order.length * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
+    const cpu = () =>
+      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
+        v.reduce((a, b) => a + b, 0),
+      );
+    await phase(stack, token, all.slice(0, warmupAccounts), 'w', cpu);
+    const turns = [];
+    for (const [i, receipts] of order.entries()) {
+      await setReceipts(stack, receipts === 'on');
+      const slice = all.slice(warmupAccounts + i * accounts, warmupAccounts + (i + 1) * accounts);
+      const load1 = loadavg()[0];
+      const r = await phase(stack, token, slice, `t${i}-`, cpu);
+      const drained = receipts === 'on' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
+      turns.push({ receipts, sendsPerSecond: r.sendsPerSecond, cpuMsPerSend: r.cpuMsPerSend, sends: r.sends, load1: +load1.toFixed(2), ...drained });
+    }
+    await setReceipts(stack, false);
+    const mean = (which, key) => {
+      const xs = turns.filter((t) => t.receipts === which).map((t) => t[key]);
+      return xs.reduce((a, b) => a + b, 0) / xs.length;
+    };
+    const stats = await sandbox(stack, '/sandbox/stats');
+    return {
+      params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000 },
+      figures: {
+        'sends/s, receipts off': mean('off', 'sendsPerSecond'),
+        'sends/s, receipts on': mean('on', 'sendsPerSecond'),
+        'on / off': mean('on', 'sendsPerSecond') / mean('off', 'sendsPerSecond'),
+        'sender CPU ms/send, off': mean('off', 'cpuMsPerSend'),
+        'sender CPU ms/send, on': mean('on', 'cpuMsPerSend'),
+        'duplicate deliveries': stats.duplicateKeys,
+      },
+      turns,
+    };
+  });
+}
+
+/** Receipts to the stack's API, delivered at once and half read a second later; or none. */
+async function setReceipts(stack, on) {
+  const body = on ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1 } : { url: null };
+  const res = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`PUT /sandbox/receipts → ${res.status}`);
+}
+
+/** Waits until the runs show every send delivered and the sandbox has stopped posting; how many receipts went. */
+async function receiptsRecorded(stack, token, runs, sends) {
+  let last = -1;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends)`);
+    // the run list in pages of 500 (one request each, under the API's per-token burst limit)
+    const ids = new Set(runs.map((r) => r.id));
+    const counts = (await listRuns(stack, token)).filter((r) => ids.has(r.id)).map((r) => r.counts);
+    const delivered = counts.reduce((a, c) => a + c.delivered, 0);
+    const posted = (await sandbox(stack, '/sandbox/receipts')).items.length;
+    if (delivered >= sends && posted === last) return { delivered, read: counts.reduce((a, c) => a + c.read, 0), receiptsPostedSoFar: posted };
+    last = posted;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+}
