@@ -126,9 +126,12 @@ describe('each filter is one statement an index serves in the list order', () =>
     [
       'accountId of a tenant, with status',
       () => ({ tenantId: a.id, accountId: accountA1, status: 'success' as const }),
-      /runs_account_idx|runs_tenant_status_idx/,
+      /runs_account_idx|runs_tenant_account_idx|runs_tenant_status_idx/,
     ],
     ['tenantId', () => ({ tenantId: b.id }), 'runs_tenant_idx'],
+    // a tenant's campaign or account: without these the campaign's (account's) runs were all read and sorted
+    ['campaignId of a tenant', () => ({ tenantId: a.id, campaignId: campaignA1 }), 'runs_tenant_campaign_idx'],
+    ['accountId of a tenant', () => ({ tenantId: a.id, accountId: accountA1 }), 'runs_tenant_account_idx'],
     ['campaignId and accountId', () => ({ tenantId: a.id, campaignId: campaignA1, accountId: accountA1 }), 'runs_'],
     ['none: every tenant, newest first', () => ({ tenantId: null }), 'runs_newest_idx'],
     ['status across tenants, a finished one', () => ({ tenantId: null, status: 'success' as const }), 'runs_status_created_idx'],

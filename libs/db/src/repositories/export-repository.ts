@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
 import type { DB } from '../types.js';
 
 /** One line of a tenant's export: what it is, and the row as JSON (secrets left out). */
@@ -44,12 +44,16 @@ export class ExportRepository {
       const last = rows.rows[rows.rows.length - 1]!;
       after = { audience: last.audience_id, chat: last.chat_id };
     }
-    let afterRun = '00000000-0000-0000-0000-000000000000';
+    // runs newest first by (created_at, id), the order runs_tenant_idx keeps: a page reads its
+    // 1,000 runs, where `order by id` sorted every run of the tenant for each page
+    let before: { at: string; id: string } | null = null;
     for (;;) {
-      const runs = await sql<{ id: string }>`
-        select id, campaign_id, account_id, trigger, status, total, scheduled_at, started_at, finished_at, error_summary, summary_counts, history_purged_at, created_at
-          from runs where tenant_id = ${t} and id > ${afterRun}::uuid order by id limit ${PAGE}`.execute(this.db);
-      for (const run of runs.rows) {
+      const older: RawBuilder<unknown> = before === null ? sql`true` : sql`(created_at, id) < (${before.at}::timestamptz, ${before.id}::uuid)`;
+      const runs: QueryResult<{ id: string; cursor_at: string }> = await sql<{ id: string; cursor_at: string }>`
+        select id, campaign_id, account_id, trigger, status, total, scheduled_at, started_at, finished_at, error_summary, summary_counts, history_purged_at, created_at,
+               to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+          from runs where tenant_id = ${t} and ${older} order by created_at desc, id desc limit ${PAGE}`.execute(this.db);
+      for (const { cursor_at: _, ...run } of runs.rows) {
         yield { type: 'run', data: run };
         let afterChat = '';
         for (;;) {
@@ -62,7 +66,8 @@ export class ExportRepository {
         }
       }
       if (runs.rows.length < PAGE) break;
-      afterRun = runs.rows[runs.rows.length - 1]!.id;
+      const last: { id: string; cursor_at: string } = runs.rows[runs.rows.length - 1]!;
+      before = { at: last.cursor_at, id: last.id };
     }
   }
 

@@ -380,12 +380,15 @@ export class RunControlRepository {
     return { count: first?.n ?? 0, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000) };
   }
 
-  /** Status-change events after `afterId`, oldest first, with their campaign (Last-Event-ID replay). */
+  /**
+   * Status-change events after `afterId`, oldest first, with their campaign (Last-Event-ID replay).
+   * A tenant's are read by the event's own tenant (run_events_tenant_idx), not every tenant's by id.
+   */
   async eventsAfter(afterId: number, tenantId: string | null, limit: number): Promise<RunEventRow[]> {
     const result = await sql<{ id: number; run_id: string; tenant_id: string; status: RunStatus; campaign_id: string; name: string }>`
       select e.id, e.run_id, e.tenant_id, e.status, c.id as campaign_id, c.name
       from run_events e join runs r on r.id = e.run_id join campaigns c on c.id = r.campaign_id
-      where e.id > ${afterId} and ${scope(tenantId)}
+      where e.id > ${afterId} and ${tenantId === null ? sql`true` : sql`e.tenant_id = ${tenantId}::uuid`}
       order by e.id
       limit ${limit}
     `.execute(this.db);
