@@ -1,6 +1,5 @@
-import type { Clock } from '@metronome/core';
+import { GroupCommit, type Clock } from '@metronome/core';
 import { isTransientDbError, type ClaimRequest, type ClaimResult, type TargetSendRepository } from '@metronome/db';
-import { GroupCommit } from './group-commit.js';
 
 /** One job's claim: its run, lease owner, held answers and lanes waiting, and how long it leases. */
 export type JobClaim = Omit<ClaimRequest, 'leaseUntil'> & { leaseMs: number };
@@ -23,12 +22,12 @@ const STATEMENTS_OUT = 2;
 
 /**
  * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's
- * ClaimBatches does for its lanes): a job's claim goes out at once when fewer than
+ * JobWrites does for its lanes): a job's claim goes out at once when fewer than
  * STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are
  * out wait, then go together in the next, one statement for all (settleSentAndClaimMany).
  * Each job's writes stay fenced by its own lease owner, and each claims for its own run only.
  * A job's answers held too long for a claim to carry them go the same way, as a claim of no
- * target (PendingAnswers in writes.ts).
+ * target (JobWrites in writes.ts).
  * A statement and its commit cost PostgreSQL and this process more than its rows do (about
  * 130 µs of CPU for a one-row update against 6 µs per further row: bench/micro/statement-cost.mjs).
  * In `throughput` each statement claimed about 2 targets when every job had its own, and about

@@ -1,8 +1,7 @@
-import { afterWrite, DAY_MS, drawSendDelayMs, gateLimit, gateLimits, SEND_GAP_MARGIN_MS, writeWaitMs, type SendLimits } from '@metronome/core';
+import { afterWrite, DAY_MS, drawSendDelayMs, gateLimit, gateLimits, GroupCommit, SEND_GAP_MARGIN_MS, writeWaitMs, type SendLimits } from '@metronome/core';
 import { isTransientDbError, type RunForSend } from '@metronome/db';
 import type { ChatPace, PaceReservation, SafeReservation } from '@metronome/redis';
 import type { JobDeps } from './deps.js';
-import { GroupCommit } from './group-commit.js';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
 
 // The gate: every limit a send meets before its request is written, read from the one list in
@@ -201,11 +200,11 @@ export const RESERVE_AHEAD_MS = 20;
 
 /**
  * The job's plain pace reservations (no ban-safety limits, no chat pace: a first part, whose
- * chat is claimed at its slot), one Redis call at a time (group commit, as ClaimBatches in writes.ts
+ * chat is claimed at its slot), one Redis call at a time (group commit, as JobWrites in writes.ts
  * does for claims). A lane asks at once when no reservation of the job is out; lanes that ask
  * while one is out wait for it, then reserve together in one call (pace-reserve-many-3), each
  * slot the one a call of its own would have reserved, in the order they asked. Lanes whose
- * slots would lie beyond their longest wait ask again at once, first in line (group-commit.ts).
+ * slots would lie beyond their longest wait ask again at once, first in line (GroupCommit, libs/core).
  * A fast account's call also reserves the slots due just after (RESERVE_AHEAD_MS), up to what
  * the job may still send (`spare`); lanes take those first, in order, without a call.
  */
