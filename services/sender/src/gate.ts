@@ -189,12 +189,11 @@ export function gapFloor(ctx: LaneContext): number {
 /**
  * How far ahead a fast account's slots are reserved before its lanes ask for them. Slots due
  * within this of the last one asked for are reserved in the same call, for the job's next
- * sends: at 60,000 a minute a job of 17 sends made about two calls instead of six or seven (a
- * lane comes back for its next slot one claim and one request later, when its siblings' call
- * is out or done; docs/BENCHMARKS.md). Accounts slower than one send per RESERVE_AHEAD_MS
- * (about 3,000 a minute or slower), and senders that wait in-process less than it
- * (SENDER_MAX_INLINE_WAIT_MS), are reserved exactly as asked. A slot reserved ahead and not
- * taken holds the account back by at most this much: the pace can only come out slower.
+ * sends: a lane comes back for its next slot one claim and one request later, so a fast job
+ * makes a few Redis calls instead of one per send. Accounts slower than one send per
+ * RESERVE_AHEAD_MS, and senders that wait in-process less than it (SENDER_MAX_INLINE_WAIT_MS),
+ * are reserved exactly as asked. A slot reserved ahead and not taken holds the account back by
+ * at most this much: the pace can only come out slower.
  */
 export const RESERVE_AHEAD_MS = 20;
 
