@@ -170,7 +170,7 @@ test("jobs that claim while the sender's statement is out go together in its nex
     statements.push(requests.map((r) => r.runId));
     return claimMany(requests, now, sending);
   };
-  // one statement out at a time here (a sender has two: group-commit.test.ts tests that rule)
+  // one statement out at a time here (a sender has two: libs/core group-commit.test.ts tests that rule)
   const claims = new ClaimStatements(targets, h.clock, 1);
   const job = (runId: string, limit: number): JobClaim => ({ runId, owner: `job-${runId}`, sent: [], leaseMs: 60_000, firstSendKnown: false, limit });
   const results = await Promise.all([claims.claim(true, job(runs[0]!, 1)), claims.claim(true, job(runs[1]!, 2)), claims.claim(true, job(runs[2]!, 1))]);

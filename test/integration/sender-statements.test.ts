@@ -27,7 +27,7 @@ function counted<T extends object>(repo: T, calls: Map<string, number>): T {
 }
 
 // The harness's sleeps are instant: the second and third lanes reach their slots while the first
-// lane's claim is out, and share the next claim statement (ClaimBatches in writes.ts); likewise their
+// lane's claim is out, and share the next claim statement (JobWrites in writes.ts); likewise their
 // pace reservations share one Redis call (gate.ts, PaceBatches).
 test('a run of three chats on three lanes: load, start, a claim for the first lane and one for the two that came to their slots meanwhile, one last write with the counts and the account health, finish', async () => {
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
@@ -73,7 +73,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   expect(reservations).toEqual([1, 2]);
 });
 
-// An answer that no claim comes to carry within 100 ms (PendingAnswers in writes.ts) is written in the
+// An answer that no claim comes to carry within 100 ms (JobWrites in writes.ts) is written in the
 // sender's claim statement as a claim of no target, never in a statement of its own.
 test("a job's answer held past its hold goes in the sender's claim statement, claiming nothing", async () => {
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 1, maxSendPerMinute: 600 });

@@ -2,6 +2,7 @@ export * from './clock.js';
 export * from './delivery-window.js';
 export * from './schedule.js';
 export * from './cron-clock.js';
+export * from './group-commit.js';
 export * from './catch-up.js';
 export * from './outcomes.js';
 export * from './run-state.js';

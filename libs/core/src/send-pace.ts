@@ -47,9 +47,7 @@ export function afterWrite(pace: WrittenPace, at: number, intervalMs: number): W
  * a pace interval apart (each gated by its own send in the run before), and a bound from the
  * job's start cut a run of them after the first few. Each chat behind the cut then waited for a
  * job of its own, a queue round trip later, and that delay carried into the chat's gate for the
- * run after: those chats drifted later by about 100 ms a run, against about 30 ms (the
- * platform's round trip, 20 ms on the benchmark's sandbox, and a few ms) for the chats the job
- * waited for (bench/results/HISTORY.md, "Interval campaigns at the platform"). A job still makes at
+ * run after, so those chats drifted later run after run (interval-drift). A job still makes at
  * most its budget of sends.
  */
 export function waitsInline(dueAt: number, now: number, maxWaitMs: number): boolean {

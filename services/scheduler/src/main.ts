@@ -48,7 +48,7 @@ const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
  * How much further than one tick ahead runs are created. A run's job is delayed to its exact
  * `scheduledAt`, so it must be in the queue before then: a tick that found an occurrence due
  * just within one tick, and took a few hundred ms to write a large run's targets, enqueued it
- * late (measured: runs created 80 ms before due, their jobs queued 250 ms after). A second
+ * late. A second
  * covers a tick's own duration; an edit made within a tick and a second of an occurrence
  * applies from the next one.
  */

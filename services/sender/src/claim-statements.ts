@@ -1,6 +1,5 @@
-import type { Clock } from '@metronome/core';
+import { GroupCommit, type Clock } from '@metronome/core';
 import { isTransientDbError, type ClaimRequest, type ClaimResult, type TargetSendRepository } from '@metronome/db';
-import { GroupCommit } from './group-commit.js';
 
 /** One job's claim: its run, lease owner, held answers and lanes waiting, and how long it leases. */
 export type JobClaim = Omit<ClaimRequest, 'leaseUntil'> & { leaseMs: number };
@@ -11,28 +10,23 @@ export type JobClaimed = ClaimResult & { at: number };
 type Outcome = { claimed: JobClaimed } | { error: unknown };
 
 /**
- * How many claim statements a sender has out at once. Two, measured against one in the same
- * minutes (2026-11-28): one made the fewest statements and the most sends per second in
- * `throughput` (about 8 % more), but the first claims of a burst of due runs all waited behind
- * it: first-start's first runs p99 0.366 · 0.126 · 0.200 · 0.186 s with one, against 0.224 ·
- * 0.188 · 0.164 · 0.197 · 0.223 s with two (the code before shared claims: 0.246 · 0.208 ·
- * 0.133 · 0.220 s). On time first, then fast. Still few, so that under load jobs wait for
- * one and share the next.
+ * How many claim statements a sender has out at once. One makes the fewest statements and the
+ * most sends per second, but the first claims of a burst of due runs all wait behind it; two
+ * keep first runs on time (bench/results/HISTORY.md). On time first, then fast. Still few, so
+ * that under load jobs wait for one and share the next.
  */
 const STATEMENTS_OUT = 2;
 
 /**
  * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's
- * ClaimBatches does for its lanes): a job's claim goes out at once when fewer than
+ * JobWrites does for its lanes): a job's claim goes out at once when fewer than
  * STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are
  * out wait, then go together in the next, one statement for all (settleSentAndClaimMany).
  * Each job's writes stay fenced by its own lease owner, and each claims for its own run only.
  * A job's answers held too long for a claim to carry them go the same way, as a claim of no
- * target (PendingAnswers in writes.ts).
- * A statement and its commit cost PostgreSQL and this process more than its rows do (about
- * 130 µs of CPU for a one-row update against 6 µs per further row: bench/micro/statement-cost.mjs).
- * In `throughput` each statement claimed about 2 targets when every job had its own, and about
- * 30 once they shared (0.65–0.75 → 0.35–0.40 statements per send in `cost`).
+ * target (JobWrites in writes.ts).
+ * A statement and its commit cost PostgreSQL and this process far more than its rows do
+ * (bench/micro/statement-cost.mjs), so jobs that share statements cost fewer per send.
  *
  * A statement that fails for a reason that is not transient is tried again once per job, each
  * alone, so one run's bad row fails only its own job, never the others it shared a statement with.

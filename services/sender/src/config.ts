@@ -20,10 +20,9 @@ const schema = z.object({
   // The key SECRETS_KEY replaced: credentials sealed under it still open (key rotation).
   SECRETS_KEY_PREVIOUS: secretsKey,
   // Jobs are I/O-bound: most of a job's time is spent waiting for a pace slot, PostgreSQL or the
-  // platform. At 16 the first-start bench's burst of first runs waited 1.5 s on average for a
-  // free slot (docs/BENCHMARKS.md, "First occurrences"); 64 cut that to 0.44 s at no cost
-  // when idle. At 64, a hundred small runs due beside a large one waited for the first 64 to
-  // finish (fairness p99 0.81-1.20 s); at 128 they all start at once (0.27-0.31 s).
+  // platform, so many share a process. Fewer slots made a burst of first runs wait for a free
+  // one, and small runs due beside a large one wait for its jobs (first-start and fairness;
+  // bench/results/HISTORY.md); an idle slot costs nothing.
   SENDER_CONCURRENCY: int(128, 1, 1000),
   SENDS_PER_JOB: int(20, 1, 10_000),
   DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
@@ -41,8 +40,7 @@ const schema = z.object({
   // retry), from the lane's turn. Longer than a pace slot's wait: an interval campaign's chats
   // come due a little after their run (their gate is the last answer plus the interval), and a
   // run whose first chats are not due within the wait starts, yields and comes back as a job
-  // more, which adds to the load that made it late (first-start: 500–1,900 such jobs in 5,000
-  // runs at 250 ms, 0 at 1,000 ms). The price: the account stays locked for that wait, so
+  // more, which adds to the load that made it late. The price: the account stays locked for that wait, so
   // another run of the same account may start up to that much later.
   SENDER_MAX_GATE_WAIT_MS: int(1_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),

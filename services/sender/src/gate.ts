@@ -1,8 +1,7 @@
-import { afterWrite, DAY_MS, drawSendDelayMs, gateLimit, gateLimits, SEND_GAP_MARGIN_MS, writeWaitMs, type SendLimits } from '@metronome/core';
+import { afterWrite, DAY_MS, drawSendDelayMs, gateLimit, gateLimits, GroupCommit, SEND_GAP_MARGIN_MS, writeWaitMs, type SendLimits } from '@metronome/core';
 import { isTransientDbError, type RunForSend } from '@metronome/db';
 import type { ChatPace, PaceReservation, SafeReservation } from '@metronome/redis';
 import type { JobDeps } from './deps.js';
-import { GroupCommit } from './group-commit.js';
 import { hardStopped, pause, stopWith, type LaneContext } from './lane-context.js';
 
 // The gate: every limit a send meets before its request is written, read from the one list in
@@ -190,22 +189,21 @@ export function gapFloor(ctx: LaneContext): number {
 /**
  * How far ahead a fast account's slots are reserved before its lanes ask for them. Slots due
  * within this of the last one asked for are reserved in the same call, for the job's next
- * sends: at 60,000 a minute a job of 17 sends made about two calls instead of six or seven (a
- * lane comes back for its next slot one claim and one request later, when its siblings' call
- * is out or done; docs/BENCHMARKS.md). Accounts slower than one send per RESERVE_AHEAD_MS
- * (about 3,000 a minute or slower), and senders that wait in-process less than it
- * (SENDER_MAX_INLINE_WAIT_MS), are reserved exactly as asked. A slot reserved ahead and not
- * taken holds the account back by at most this much: the pace can only come out slower.
+ * sends: a lane comes back for its next slot one claim and one request later, so a fast job
+ * makes a few Redis calls instead of one per send. Accounts slower than one send per
+ * RESERVE_AHEAD_MS, and senders that wait in-process less than it (SENDER_MAX_INLINE_WAIT_MS),
+ * are reserved exactly as asked. A slot reserved ahead and not taken holds the account back by
+ * at most this much: the pace can only come out slower.
  */
 export const RESERVE_AHEAD_MS = 20;
 
 /**
  * The job's plain pace reservations (no ban-safety limits, no chat pace: a first part, whose
- * chat is claimed at its slot), one Redis call at a time (group commit, as ClaimBatches in writes.ts
+ * chat is claimed at its slot), one Redis call at a time (group commit, as JobWrites in writes.ts
  * does for claims). A lane asks at once when no reservation of the job is out; lanes that ask
  * while one is out wait for it, then reserve together in one call (pace-reserve-many-3), each
  * slot the one a call of its own would have reserved, in the order they asked. Lanes whose
- * slots would lie beyond their longest wait ask again at once, first in line (group-commit.ts).
+ * slots would lie beyond their longest wait ask again at once, first in line (GroupCommit, libs/core).
  * A fast account's call also reserves the slots due just after (RESERVE_AHEAD_MS), up to what
  * the job may still send (`spare`); lanes take those first, in order, without a call.
  */

@@ -1,5 +1,5 @@
-import type { CoolingReason, MessageTemplate, SendLimits, StillPending, WrittenPace } from '@metronome/core';
-import { isTransientDbError, type HealthWrite, type RunForSend, type RunProgress } from '@metronome/db';
+import type { CoolingReason, MessageTemplate, SendLimits, SendResult, StillPending, WrittenPace } from '@metronome/core';
+import type { ClaimedTarget, HealthWrite, RunForSend, RunProgress, SentSettlement } from '@metronome/db';
 import type { PaceReservation } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
@@ -43,6 +43,21 @@ export interface LaneReport {
   healthWritten: boolean;
 }
 
+/** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
+export type LaneClaim = ClaimedTarget | null | 'lost';
+
+/** What follows one part's answer: the chat's next part, the chat's end for this job, or its `sent` to write. */
+export type PartNext = 'next-part' | 'stop' | SentSettlement;
+
+/** The job's writes as the lanes call them (JobWrites in writes.ts). */
+export interface LaneWrites {
+  claim(sending: boolean): Promise<LaneClaim>;
+  delivered(answer: SentSettlement): void;
+  markWaiting(chatId: string): Promise<boolean>;
+  release(chatId: string, nextAttemptAt: number, code?: string | null): Promise<void>;
+  result(target: ClaimedTarget, index: number, result: SendResult, firstPartStartedAt: number): Promise<PartNext>;
+}
+
 /** What the lanes of one job share. */
 export interface LaneContext {
   run: RunForSend;
@@ -70,18 +85,12 @@ export interface LaneContext {
   taken: number;
   /** how long a claim is leased */
   leaseMs: number;
-  /** lease end of each target this job claimed, by chat id (an answer is retried until then) */
-  leases: Map<string, number>;
   /** when this job's lanes went ahead from their slots (to claim and write) */
   written: WrittenPace;
   /** when this job's requests were really written */
   sent: WrittenPace;
   /** the latest pace slot this job reserved */
   lastSlotAt: number;
-  /** a claim statement failed without an answer: it may have claimed a target no lane holds */
-  claimLost: boolean;
-  /** targets whose requests were written and whose answers could not be recorded in time */
-  unrecorded: string[];
   /** the account's ban-safety limits (human gap, caps); null: none, its sends take the plain pace */
   limits: SendLimits | null;
   /** when this job last wrote a request (0: not yet), for the least gap between two */
@@ -92,6 +101,8 @@ export interface LaneContext {
   skipTypingOnce: boolean;
   /** the job's plain pace reservations, several lanes' in one call when they ask together */
   paceBatches: { reserve(maxWaitMs: number): Promise<PaceReservation> };
+  /** every write of the job to its targets (writes.ts) */
+  writes: LaneWrites;
   /** lanes sleeping (for a slot, a jitter), woken at once by a drain */
   sleepers: Set<() => void>;
 }
@@ -147,43 +158,4 @@ export function wakeOnDrain(deps: JobDeps, ctx: LaneContext): () => void {
   };
   deps.draining.addEventListener('abort', wake, { once: true });
   return () => deps.draining.removeEventListener('abort', wake);
-}
-
-export function leaseLost(deps: JobDeps, ctx: LaneContext, chatId: string): void {
-  deps.events.emit('lease:lost', { runId: ctx.run.runId, accountId: ctx.run.account.id, chatId });
-}
-
-const RETRY_FIRST_MS = 100;
-const RETRY_MAX_MS = 2_000;
-
-/**
- * Writes an answer the platform gave, however long the database is away, as long as the
- * targets' leases last (a lease outlives any send by 30 s or more): a known answer is lost
- * only by a process that dies. The first failure stops every lane of the job from claiming.
- * Returns undefined when the leases ran out first (the targets then expire as `unknown`, which
- * is what a written request without a recorded answer is).
- */
-export async function durably<T>(deps: JobDeps, ctx: LaneContext, chatIds: string[], what: string, write: () => Promise<T>): Promise<T | undefined> {
-  let delay = RETRY_FIRST_MS;
-  // the targets' leases, or (a write about no one target) one lease from now
-  const deadline = chatIds.length > 0 ? Math.min(...chatIds.map((c) => ctx.leases.get(c) ?? 0)) : deps.clock.now() + ctx.leaseMs;
-  for (let failures = 0; ; failures++) {
-    try {
-      const result = await write();
-      if (failures > 0) deps.events.emit('answer:written', { runId: ctx.run.runId, what, chatIds, failures });
-      return result;
-    } catch (error) {
-      if (!isTransientDbError(error)) throw error;
-      stopWith(ctx.report, 'storage');
-      const now = deps.clock.now();
-      if (failures === 0) deps.events.emit('answer:held', { runId: ctx.run.runId, what, chatIds, error });
-      if (now + delay >= deadline) {
-        deps.events.emit('answer:lost', { runId: ctx.run.runId, what, chatIds, error });
-        ctx.unrecorded.push(...chatIds);
-        return undefined;
-      }
-      await deps.sleep(delay);
-      delay = Math.min(RETRY_MAX_MS, delay * 2);
-    }
-  }
 }

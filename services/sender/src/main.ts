@@ -237,7 +237,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   drain.abort();
   const closing = Promise.all([...workers, directory].map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
-    // Answers are written to PostgreSQL as they come (PendingAnswers in writes.ts); what the stuck jobs
+    // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs
     // still hold is covered by its leases (CONTRACT §4). Closing Redis fails the commands they
     // wait on (nothing can wake and send mid-stop), so they end through their error paths.
     logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');

@@ -17,9 +17,8 @@ import { isTransientDbError, type ClaimedTarget, type MessagePart, type SentSett
 import type { OutgoingPart } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { gapWaitMs, reserveSlot, spaceWrite, waitForSlot } from './gate.js';
-import { durably, hardStopped, pause, stopWith, windowClosed, type LaneContext, type PartTemplates } from './lane-context.js';
+import { hardStopped, pause, stopWith, windowClosed, type LaneContext, type PartTemplates } from './lane-context.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
-import { applyResult, releaseTarget } from './writes.js';
 
 // One claimed chat's parts, in order: each part's content (personal texts compiled once per
 // job), its typing before its slot, its pace slot (gate.ts), its request, and its answer's
@@ -54,7 +53,7 @@ export async function sendParts(deps: JobDeps, ctx: LaneContext, target: Claimed
       refreshed.add(index);
       const sent = run.parts[index]!;
       if (sent.type === 'media') await deps.media.forget(ctx.account.id, sent.mediaId, part.part.mediaRef);
-      if (!(await markWaiting(deps, ctx, target))) return null;
+      if (!(await ctx.writes.markWaiting(target.chatId))) return null;
       index--;
       continue;
     }
@@ -63,7 +62,7 @@ export async function sendParts(deps: JobDeps, ctx: LaneContext, target: Claimed
         ? { kind: 'retriable' as const, code: MEDIA_REF_INVALID, message: 'the platform refused a freshly uploaded media reference' }
         : result;
     ctx.report.attempts++;
-    const next = await applyResult(deps, ctx, target, index, outcome, firstPartStartedAt);
+    const next = await ctx.writes.result(target, index, outcome, firstPartStartedAt);
     if (next !== 'next-part') return next === 'stop' ? null : next;
   }
   return null;
@@ -82,7 +81,7 @@ async function holdUntilWritable(deps: JobDeps, ctx: LaneContext, target: Claime
   const { report } = ctx;
   const giveBack = async (at: number, upload?: MediaUpload) => {
     await upload?.settle(null).catch(() => undefined);
-    await releaseTarget(deps, ctx, target.chatId, at);
+    await ctx.writes.release(target.chatId, at);
     return null;
   };
   if (hardStopped(report) || deps.draining.aborted || (firstOfClaim && report.stop)) return giveBack(deps.clock.now());
@@ -122,12 +121,6 @@ async function holdUntilWritable(deps: JobDeps, ctx: LaneContext, target: Claime
     return giveBack(deps.clock.now(), part.upload);
   }
   return part;
-}
-
-/** Marks a held target as not sending (its last request was answered; another is to come). */
-async function markWaiting(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget): Promise<boolean> {
-  const now = new Date(deps.clock.now());
-  return (await durably(deps, ctx, [target.chatId], 'waiting', () => deps.targets.markSending(ctx.run.runId, target.chatId, ctx.token, null, now))) === true;
 }
 
 /** Writes one part's request (its send is stamped) and reports a media's first upload. */
@@ -265,7 +258,7 @@ export async function typeClaimed(
 ): Promise<boolean> {
   const giveBack = async () => {
     await first.upload?.settle(null).catch(() => undefined);
-    await releaseTarget(deps, ctx, target.chatId, deps.clock.now());
+    await ctx.writes.release(target.chatId, deps.clock.now());
     return false;
   };
   const sendAt = backFromPlatformWait(target) ? slotAt : await typeBeforeSlot(deps, ctx, target.chatId, first.part, ms, slotAt);

@@ -3,9 +3,9 @@ import type { ClaimedTarget, RunForSend, SentSettlement } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import { durably, stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
+import { stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
 import { gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
-import { ClaimBatches, PendingAnswers, releaseTarget } from './writes.js';
+import { JobWrites } from './writes.js';
 import { chatTextOverLimit, compileParts, followsPlatformWait, outgoingPart, sendParts, typeClaimed, typingAhead, type PreparedPart } from './parts.js';
 
 export type { LaneReport, StopReason } from './lane-context.js';
@@ -57,6 +57,7 @@ export async function runLanes(
   // A chat is held while it is typed to as well (parts.ts): each part may type up to maxSeconds.
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
   const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
+  const writes = new JobWrites(deps, { run, token, leaseMs, report });
   const ctx: LaneContext = {
     run,
     account,
@@ -73,11 +74,9 @@ export async function runLanes(
     leaseMs,
     dueTimes: run.dueTimes,
     taken: 0,
-    leases: new Map(),
     written: { tat: 0 },
     sent: { tat: 0 },
-    claimLost: false,
-    unrecorded: [],
+    writes,
     sleepers: new Set(),
     lastSlotAt: 0,
     limits,
@@ -88,22 +87,14 @@ export async function runLanes(
   };
   // Every lane ends before the job does (allSettled, not all): a lane still sending after its
   // job released the account lock would break the one-fan-out-per-account promise.
-  const answers = new PendingAnswers(deps, ctx);
-  const claims = new ClaimBatches(deps, ctx, answers);
   const unsubscribe = wakeOnDrain(deps, ctx);
-  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx, claims, answers))).finally(unsubscribe);
+  const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx))).finally(unsubscribe);
   // The job's last write reads the run's counts for its end, unless claims must be given back
   // first, and carries the account's health when that changed (and the account does not cool).
   report.health = job.planHealth(report);
-  const last = await answers.close(!ctx.claimLost, report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
+  const last = await writes.close(report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
-  // A claim whose answer was lost may have taken a target no lane ever saw: every lane has
-  // stopped and every answer is written, so what this job still holds was never sent.
-  if (ctx.claimLost) {
-    const released = await durably(deps, ctx, [], 'release', () => deps.targets.releaseClaims(run.runId, token, ctx.unrecorded, new Date(deps.clock.now())));
-    if (released) deps.events.emit('claim:released', { runId: run.runId, released });
-  }
   // what the account's next job must wait for, given to the shared pace with the lock's release (withAccountLock, run-job.ts)
   floors.paceMs = paceFloor(ctx);
   floors.gapMs = gapFloor(ctx);
@@ -154,7 +145,7 @@ function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   return true;
 }
 
-async function lane(deps: JobDeps, ctx: LaneContext, claims: ClaimBatches, answers: PendingAnswers): Promise<void> {
+async function lane(deps: JobDeps, ctx: LaneContext): Promise<void> {
   const { run, report } = ctx;
   const partCount = run.parts.length;
   for (;;) {
@@ -192,7 +183,7 @@ async function lane(deps: JobDeps, ctx: LaneContext, claims: ClaimBatches, answe
       await upload?.settle(null);
       return;
     }
-    const target = await claims.claim(!('failure' in first) && typing === 0);
+    const target = await ctx.writes.claim(!('failure' in first) && typing === 0);
     if (target === null || target === 'lost') {
       report.reserved -= partCount;
       if (target === null) report.drained = true;
@@ -207,7 +198,7 @@ async function lane(deps: JobDeps, ctx: LaneContext, claims: ClaimBatches, answe
       stopWith(report, 'error');
       throw error;
     }
-    if (delivered) answers.add(delivered);
+    if (delivered) ctx.writes.delivered(delivered);
   }
 }
 
@@ -241,16 +232,14 @@ async function sendClaimed(
     // waits, not sending, for that part's content and slot like any later part.
     await upload?.settle(null);
     if ('failure' in first) return sendParts(deps, ctx, target, target.partsSent);
-    const now = new Date(deps.clock.now());
-    const waiting = await durably(deps, ctx, [target.chatId], 'waiting', () => deps.targets.markSending(ctx.run.runId, target.chatId, ctx.token, null, now));
-    return waiting ? sendParts(deps, ctx, target, target.partsSent) : null;
+    return (await ctx.writes.markWaiting(target.chatId)) ? sendParts(deps, ctx, target, target.partsSent) : null;
   }
   if (!('failure' in first)) {
     const chat = await reserveChatNow(deps, ctx, target.chatId);
     if (!chat.ok) {
       // Only this chat's pace holds it (the account slot is spent, which only slows the account).
       await upload?.settle(null);
-      await releaseTarget(deps, ctx, target.chatId, chat.until);
+      await ctx.writes.release(target.chatId, chat.until);
       return null;
     }
     if (typed && !(await typeClaimed(deps, ctx, target, first, typed.ms, typed.slotAt))) return null;

@@ -4,10 +4,8 @@
  * Why more than one worker per process: a BullMQ worker (6.x, `mainLoop`) fetches jobs one
  * after the other, and starts none of those it fetched until a fetch comes back empty. While
  * jobs keep arriving, each one fetched waits for the fetches after it, one Redis round trip
- * each; on busy cores that is tens of milliseconds a round trip. Measured in the first-start
- * burst (docs/BENCHMARKS.md): with one worker of 128, a first run's job waited p99 0.34 s to
- * be fetched and 0.49 s more to start; with four workers of 32, 0.10 s and 0.23 s. Several
- * workers fetch side by side, and each one's run of fetches is short. Each costs one more
+ * each, which on busy cores delays a burst of first runs (first-start; bench/results/HISTORY.md).
+ * Several workers fetch side by side, and each one's run of fetches is short. Each costs one more
  * blocking Redis connection and its own stalled-job check, so not one per slot.
  */
 export const SLOTS_PER_WORKER = 32;

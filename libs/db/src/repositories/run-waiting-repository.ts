@@ -1,4 +1,4 @@
-import { LIVE_RUN_STATUSES, OPEN_RUN_STATUSES } from '@metronome/core';
+import { LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, type RunCountsLike } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
@@ -11,7 +11,7 @@ export interface HoldRow {
 }
 
 /** What the explanation of one run (libs/core explainRun, runEta) reads from PostgreSQL. */
-export interface RunWaitingRow {
+export interface RunWaitingRow extends Pick<RunCountsLike, 'total' | 'skipped' | 'pending' | 'inFlight'> {
   runId: string;
   status: string;
   pausedReason: string | null;
@@ -36,10 +36,6 @@ export interface RunWaitingRow {
     paceFactor: number;
     paceSince: Date | null;
   };
-  total: number;
-  skipped: number;
-  pending: number;
-  inFlight: number;
   due: number;
   /** the earliest due time of the pending targets due now */
   dueSince: Date | null;

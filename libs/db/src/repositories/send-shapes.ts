@@ -1,3 +1,4 @@
+import type { RunCountsLike } from '@metronome/core';
 // What the sender's repository reads: a run with its campaign and account, its progress, and an account's recent sends.
 import type { AccountStatus, AccountTyping, AccountWarmup, MessagePart, Platform, RunStatus, RunTrigger } from '../types.js';
 
@@ -70,14 +71,7 @@ export interface RecentSends {
 }
 
 /** A run's progress after a job: what is left and when the next pending target is due. */
-export interface RunProgress {
-  total: number;
-  pending: number;
-  inFlight: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  unknown: number;
+export interface RunProgress extends RunCountsLike {
   /** earliest next_attempt_at of a pending target */
   nextDueAt: Date | null;
   /** whether any target was ever attempted */

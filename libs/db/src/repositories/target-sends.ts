@@ -92,7 +92,7 @@ export class TargetSendRepository {
   async settleSentAndClaimMany(requests: ClaimRequest[], now: Date, sending: boolean): Promise<ClaimResult[]> {
     const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
     // The writes a statement has nothing for are left out of it: planning one (an update of its
-    // table, whatever it finds) cost about 30 % of the statement (bench/micro/claim-statement.mjs).
+    // table, whatever it finds) costs a good part of the statement (bench/micro/claim-statement.mjs).
     // Four texts at most, each prepared once per connection.
     const stampFirst = sending && requests.some((r) => !r.firstSendKnown);
     const result = await sql<{
@@ -353,8 +353,8 @@ export class TargetSendRepository {
  * held targets, run_targets_held_idx), locked, and written by its row's address. Written as a
  * plain join, the planner chose by its estimates: without statistics (a table not yet analyzed)
  * it read the whole of run_targets_held_idx, whose entries include every in-flight row a vacuum
- * has not yet removed (13,000 in a `throughput` run, 495 table pages, about 2 ms per statement,
- * seen with auto_explain). A bitmap scan never marks those entries dead, so it never got cheaper.
+ * has not yet removed (thousands in a busy run). A bitmap scan never marks those entries dead,
+ * so it never got cheaper.
  * The lock keeps the row as the lateral found it until the write: the fence is checked once,
  * on the row's newest version.
  */

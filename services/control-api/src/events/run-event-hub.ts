@@ -1,4 +1,4 @@
-import { notificationFor } from '@metronome/core';
+import { notificationFor, type RunCountsLike } from '@metronome/core';
 import { countRuns, type AccountStatus, type DB, type RunControlRepository, type RunStatus } from '@metronome/db';
 import type { Logger } from '@metronome/observability';
 import type { Kysely } from 'kysely';
@@ -14,7 +14,7 @@ export interface RunEvent {
   runId: string;
   campaignId: string;
   status: RunStatus;
-  counts: { total: number; pending: number; inFlight: number; sent: number; failed: number; skipped: number; unknown: number };
+  counts: RunCountsLike;
   title: string;
   body: string;
 }

@@ -1,0 +1,90 @@
+import type { RunCountsLike } from '@metronome/core';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Json, MessagePart, NullableTimestamp, PausedReason, RunStatus, RunTrigger, TargetStatus, Timestamp } from './shared.js';
+
+export interface RunsTable {
+  id: Generated<string>;
+  campaign_id: string;
+  tenant_id: string;
+  account_id: string;
+  trigger: RunTrigger;
+  status: Generated<RunStatus>;
+  parts: Json<MessagePart[]>;
+  total: number;
+  scheduled_at: Timestamp;
+  started_at: NullableTimestamp;
+  first_send_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  window_end_at: NullableTimestamp;
+  paused_reason: PausedReason | null;
+  error_summary: string | null;
+  job_id: string | null;
+  job_seq: Generated<number>;
+  /** migrations/0007: a run now that does not wait for the per-chat interval */
+  ignored_interval: Generated<boolean>;
+  /** migrations/0023: the counts kept when the targets went (retention); null before */
+  summary_counts: ColumnType<RunCounts | null, string | null, string | null>;
+  history_purged_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface RunTargetsTable {
+  run_id: string;
+  chat_id: string;
+  status: Generated<TargetStatus>;
+  attempts: Generated<number>;
+  parts_sent: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  /** migrations/0004: when the request for part `parts_sent` began; null while the claim waits */
+  send_started_at: NullableTimestamp;
+  /** migrations/0020: when an answer first left its delivery in doubt and it was sent again to settle it */
+  ambiguous_at: NullableTimestamp;
+  sent_at: NullableTimestamp;
+  latency_ms: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  message_ids: Generated<string[]>;
+  updated_at: Generated<Date>;
+  /** migrations/0010: the run's copy of the chat's variables (personal messages); null when none */
+  vars: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** migrations/0022: the earliest delivery / read a receipt told (groups: the first member's) */
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
+  /** migrations/0022: the chat's first message within REPLY_WINDOW after the send */
+  replied_at: NullableTimestamp;
+  /** migrations/0022: groups: members that got / read it, out of member_count when known */
+  delivered_to: number | null;
+  read_by: number | null;
+  member_count: number | null;
+}
+
+/** migrations/0022: a group's receipts per member (a receipt told twice counts once) */
+export interface TargetMemberReceiptsTable {
+  run_id: string;
+  chat_id: string;
+  member: string;
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
+}
+
+export interface RunEventsTable {
+  id: Generated<string>;
+  run_id: string;
+  tenant_id: string;
+  status: RunStatus;
+  created_at: Generated<Date>;
+}
+
+export type Run = Selectable<RunsTable>;
+export type RunTarget = Selectable<RunTargetsTable>;
+
+/** Per-status target counts of a run (core RunCountsLike), and what receipts and replies told, as the API shows them. */
+export interface RunCounts extends RunCountsLike {
+  /** targets a receipt said were delivered (groups: to at least one member) / read; chats that answered */
+  delivered: number;
+  read: number;
+  replied: number;
+}
