@@ -5,10 +5,13 @@
 // GramJS's own RPCError class, built by GramJS's RPCMessageToError exactly as GramJS does.
 // Loaded by the senders through TELEGRAM_USER_CLIENT_MODULE; FAKE_TELEGRAM_MTPROTO_URL says where
 // the fake Telegram listens. Plain JavaScript: service processes run compiled code.
+import { randomBytes } from 'node:crypto';
 import { Api, errors, extensions } from 'telegram';
 
-/** @param {string} url @param {string} session */
-export function fakeGramjsClient(url, session) {
+/** @param {string} url @param {string} given */
+export function fakeGramjsClient(url, given) {
+  // GramJS makes a new auth key when it connects without one: a session of its own
+  const session = given || `fake-session-${randomBytes(12).toString('hex')}`;
   const call = async (path, body) => {
     const answer = await fetch(`${url}${path}`, {
       method: 'POST',

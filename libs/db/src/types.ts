@@ -374,6 +374,7 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;
+  telegram_sign_ins: TelegramSignInsTable;
   chat_directory_syncs: ChatDirectorySyncsTable;
   erased_chats: ErasedChatsTable;
 }
@@ -402,4 +403,20 @@ export interface RunCounts {
   delivered: number;
   read: number;
   replied: number;
+}
+
+export type TelegramSignInState = 'code_sent' | 'password_needed' | 'failed';
+
+/** migrations/0031: a Telegram user account's sign-in in progress */
+export interface TelegramSignInsTable {
+  account_id: string;
+  state: TelegramSignInState;
+  phone: string;
+  phone_code_hash: string | null;
+  /** sealed: the session (auth key) not yet signed in */
+  session: Buffer | null;
+  error_code: string | null;
+  error_field: string | null;
+  error_message: string | null;
+  updated_at: Timestamp;
 }

@@ -57,3 +57,10 @@ export function classifyUserError(error: unknown): SendResult {
 function waitMs(seconds: number): number {
   return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 1_000;
 }
+
+/** Telegram's error code in what GramJS threw (`FLOOD_WAIT` with its seconds), or null when it is no answer of Telegram's. */
+export function telegramRefusalOf(error: unknown): { code: string; seconds: number | null } | null {
+  if (error instanceof errors.FloodWaitError) return { code: 'FLOOD_WAIT', seconds: error.seconds };
+  if (error instanceof errors.RPCError) return { code: error.errorMessage, seconds: null };
+  return null;
+}
