@@ -16,7 +16,7 @@ export function fakeGramjsClient(url, given) {
     const answer = await fetch(`${url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ session, ...body }),
+      body: JSON.stringify({ session, pid: process.pid, ...body }),
     });
     const json = await answer.json();
     if (json.error) throw errors.RPCMessageToError(new Api.RpcError({ errorCode: json.error.code, errorMessage: json.error.message }), body.request ?? null);

@@ -19,6 +19,8 @@ export interface FakeUserMessage {
   media: string | null;
   randomId: string;
   at: number;
+  /** the process that sent it */
+  pid: number;
 }
 
 interface User {
@@ -63,12 +65,18 @@ export class FakeTelegramMtproto {
   private readonly dialogsOf = new Map<string, unknown[]>();
   /** sends whose answer is lost after Telegram took them (the connection drops): per user, how many more */
   private readonly dropAnswers = new Map<string, number>();
+  /** sends refused as RANDOM_ID_DUPLICATE */
+  duplicatesRefused = 0;
   private server: Server | null = null;
   private nextUser = 5_000_000;
   private nextMessage = 1;
   url = '';
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** how long a taken send waits before its answer, ms: a sender killed meanwhile leaves it unanswered */
+    private readonly answerDelayMs = 0,
+  ) {}
 
   async listen(): Promise<string> {
     this.server = createServer((req, res) => void this.serve(req, res));
@@ -151,6 +159,7 @@ export class FakeTelegramMtproto {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, string>;
     try {
       const answer = this.route(req.url ?? '', body);
+      if (this.answerDelayMs > 0 && req.url === '/rpc') await new Promise((resolve) => setTimeout(resolve, this.answerDelayMs));
       if (answer === 'drop') {
         res.socket?.destroy();
         return;
@@ -190,7 +199,7 @@ export class FakeTelegramMtproto {
       case '/dialogs':
         return { dialogs: this.dialogsOf.get(user.id) ?? [] };
       case '/rpc':
-        return this.rpc(session, user, new extensions.BinaryReader(Buffer.from(body['request']!, 'base64')).tgReadObject());
+        return this.rpc(session, user, new extensions.BinaryReader(Buffer.from(body['request']!, 'base64')).tgReadObject(), Number(body['pid']));
     }
     throw new Refusal(400, 'METHOD_INVALID');
   }
@@ -234,7 +243,7 @@ export class FakeTelegramMtproto {
     return user;
   }
 
-  private rpc(session: string, user: User, request: Api.AnyRequest): unknown {
+  private rpc(session: string, user: User, request: Api.AnyRequest, pid: number): unknown {
     if (request instanceof Api.messages.SetTyping) {
       this.typing.push({ session, chatId: utils.getPeerId(request.peer), action: request.action.className });
       return {};
@@ -262,9 +271,12 @@ export class FakeTelegramMtproto {
     const refusal = this.chatRefusals.get(`${user.id}|${chatId}`);
     if (refusal) throw new Refusal(refusal.code, refusal.message);
     const randomId = String(request.randomId);
-    if (this.messages.some((m) => m.userId === user.id && m.randomId === randomId)) throw new Refusal(400, 'RANDOM_ID_DUPLICATE');
+    if (this.messages.some((m) => m.userId === user.id && m.randomId === randomId)) {
+      this.duplicatesRefused++;
+      throw new Refusal(400, 'RANDOM_ID_DUPLICATE');
+    }
     const media = request instanceof Api.messages.SendMedia ? request.media.className : null;
-    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, at: now });
+    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, at: now, pid });
     const lose = this.dropAnswers.get(user.id) ?? 0;
     if (lose > 0) {
       this.dropAnswers.set(user.id, lose - 1);
