@@ -124,3 +124,38 @@ test("the account's dialogs are its chat directory", async () => {
     { chat_id: '4000003', kind: 'direct', can_send: true, cannot_send_reason: null },
   ]);
 });
+
+test('typing when the account asks for it: setTyping before a text, uploading a photo before a photo; none without', async () => {
+  const { h, fake } = t;
+  const typed = await t.seedSignedIn({ groupConcurrency: 1 });
+  await h.tdb.db
+    .updateTable('accounts')
+    .set({ typing: JSON.stringify({ charsPerSecond: 10, maxSeconds: 2 }) })
+    .where('id', '=', typed.accountId)
+    .execute();
+  const plain = await t.seedSignedIn({ groupConcurrency: 1 });
+  const run = async (a: { tenantId: string; accountId: string }) => {
+    const mediaId = await h.seedMedia(a.tenantId, Buffer.from(`photo of ${a.accountId}`), 'image/jpeg');
+    const runId = await h.seedRun({ tenantId: a.tenantId, accountId: a.accountId, targets: ['5001'], parts: [text('hello'), { type: 'media', mediaId }] });
+    await driveRun(h, runId);
+    expect((await h.run(runId)).status).toBe('success');
+  };
+  await run(typed);
+  await run(plain);
+  expect(fake.typing.filter((x) => x.session === typed.session).map((x) => [x.chatId, x.action])).toEqual([
+    ['5001', 'SendMessageTypingAction'],
+    ['5001', 'SendMessageUploadPhotoAction'],
+  ]);
+  expect(fake.typing.filter((x) => x.session === plain.session)).toEqual([]);
+});
+
+test("one connection per account across senders: a second sender's transport is not ready while the first holds it", async () => {
+  const { h } = t;
+  const a = await t.seedSignedIn();
+  const runId = await h.seedRun({ tenantId: a.tenantId, accountId: a.accountId, targets: ['6001'], parts: [text('hi')] });
+  await driveRun(h, runId);
+  const other = await t.secondTransport();
+  expect(await other.readiness!(a.accountId)).toMatchObject({ ready: false });
+  expect(await h.deps.transports['telegram_user']!.readiness!(a.accountId)).toEqual({ ready: true });
+  await other.close();
+});

@@ -17,6 +17,8 @@ export interface TelegramUserHarness {
     groupConcurrency?: number;
     maxSendPerMinute?: number;
   }): Promise<{ tenantId: string; accountId: string; userId: string; session: string }>;
+  /** the transport another sender process would have: its own pool on the same leases */
+  secondTransport(): Promise<TelegramUserTransport>;
   close(): Promise<void>;
 }
 
@@ -33,19 +35,12 @@ export async function startTelegramUserHarness(settings: Parameters<typeof start
   process.env['FAKE_TELEGRAM_MTPROTO_URL'] = url;
   const makeClient: UserClientFactory = await loadUserClientFactory(FAKE_CLIENT_MODULE);
   const leaseRedis = createRedis(REDIS_URL, 'test-tg-user-lease');
-  const pools: UserClientPool[] = [];
+  const leases = new SocketLeases(loadScripts(leaseRedis), redisKeys(uniquePrefix('tg-user')), 2_000);
+  const pool = () => new UserClientPool({ makeClient, apiId: 1, apiHash: 'fake', lease: leases, holderId: `test-${randomUUID().slice(0, 8)}` });
   const h = await startSenderHarness(settings, undefined, {
     transports: (clock) => {
       now = () => clock.now();
-      const pool = new UserClientPool({
-        makeClient,
-        apiId: 1,
-        apiHash: 'fake',
-        lease: new SocketLeases(loadScripts(leaseRedis), redisKeys(uniquePrefix('tg-user')), 2_000),
-        holderId: `test-${randomUUID().slice(0, 8)}`,
-      });
-      pools.push(pool);
-      return { telegram_user: new TelegramUserTransport({ pool, clock }) };
+      return { telegram_user: new TelegramUserTransport({ pool: pool(), clock }) };
     },
   });
   return {
@@ -60,6 +55,7 @@ export async function startTelegramUserHarness(settings: Parameters<typeof start
       await h.tdb.db.updateTable('accounts').set({ platform_deduplicates: true }).where('id', '=', a.accountId).execute();
       return { tenantId: a.tenantId, accountId: a.accountId, userId, session };
     },
+    secondTransport: async () => new TelegramUserTransport({ pool: pool(), clock: h.clock }),
     close: async () => {
       await h.close();
       leaseRedis.disconnect();
