@@ -5,8 +5,12 @@
 -- and this row goes. `error_*`: the last step's refusal, naming the field it was about.
 create table telegram_sign_ins (
   account_id uuid primary key references accounts (id) on delete cascade,
-  state text not null check (state in ('code_sent', 'password_needed', 'failed')),
+  state text not null check (state in ('code_sent', 'qr_shown', 'password_needed', 'failed')),
+  -- empty for a QR login until Telegram names the account
   phone text not null,
+  -- the QR login's `tg://login?token=…` and when it stops working
+  qr_url text,
+  qr_expires_at timestamptz,
   phone_code_hash text,
   session bytea,
   error_code text,

@@ -251,11 +251,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the Telegram sign-in of a telegram_user account stands */
+        /** Where the Telegram sign-in of a telegram_user account stands; during a QR login it asks Telegram whether the code was scanned */
         get: operations["telegramSignInState"];
         put?: never;
         /** Sign a telegram_user account in: Telegram sends a code to the phone number; the account is `pairing` until the last step */
         post: operations["startTelegramSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/telegram-sign-in/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign a telegram_user account in with a QR code: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET …/telegram-sign-in until signed in */
+        post: operations["startTelegramQrLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1255,12 +1272,18 @@ export interface components {
         };
         TelegramSignIn: {
             /**
-             * @description code_sent: type the code Telegram sent (POST …/code); password_needed: the two-step password (POST …/password); failed: start again; signed_in: the account sends
+             * @description code_sent: type the code Telegram sent (POST …/code); qr_shown: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET again; password_needed: the two-step password (POST …/password); failed: start again; signed_in: the account sends
              * @enum {string}
              */
-            state: "not_started" | "code_sent" | "password_needed" | "failed" | "signed_in" | "signed_out";
+            state: "not_started" | "code_sent" | "qr_shown" | "password_needed" | "failed" | "signed_in" | "signed_out";
             /** @description the number being signed in, its last 4 digits shown */
             phone: string | null;
+            /** @description qr_shown: the `tg://login?token=…` to show as a QR code, and when it stops working (a GET after that shows a new one) */
+            qr: {
+                url: string;
+                /** Format: date-time */
+                expiresAt: string;
+            } | null;
             /** @description the last step's refusal (a wrong or expired code, a wrong password, a banned number) and the field it was about */
             error: {
                 code: string;
@@ -2696,6 +2719,73 @@ export interface operations {
                 };
             };
         };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startTelegramQrLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Default Response */
             200: {

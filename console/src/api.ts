@@ -170,6 +170,7 @@ export const api = {
   testSend: (campaignId: string, body: TestSendBody) => ok(client.POST('/v1/campaigns/{id}/test-sends', { params: byId(campaignId), body })),
   telegramSignIn: (id: string) => ok(client.GET('/v1/accounts/{id}/telegram-sign-in', { params: byId(id) })),
   telegramSendCode: (id: string, phone: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in', { params: byId(id), body: { phone } })),
+  telegramQr: (id: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/qr', { params: byId(id) })),
   telegramCode: (id: string, code: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/code', { params: byId(id), body: { code } })),
   telegramPassword: (id: string, password: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/password', { params: byId(id), body: { password } })),
   pair: (id: string, phoneNumber?: string) => ok(client.POST('/v1/accounts/{id}/pair', { params: byId(id), body: phoneNumber ? { phoneNumber } : {} })),

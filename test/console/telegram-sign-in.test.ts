@@ -109,3 +109,18 @@ test('a banned number: the refusal shows under the phone number, and the account
   expect((await call(api, 'GET', `/v1/accounts/${accountId}`, tenant.token)).body.status).toBe('pairing');
   await close();
 }, 60_000);
+
+test('QR login: the card shows the code to scan, and the account is active once it was scanned', async () => {
+  const phone = '+447700900204';
+  fake.addUser(phone);
+  const { page, accountId, close } = await accountCard('Poster four');
+  const card = page.locator(`li[data-account-id="${accountId}"]`);
+  await card.getByRole('button', { name: 'Sign in with a QR code' }).click();
+  await card.getByRole('img', { name: /QR code/ }).waitFor();
+  // the phone scans the code Telegram issued last (each look at the state asks Telegram again)
+  const state = await call(api, 'GET', `/v1/accounts/${accountId}/telegram-sign-in`, tenant.token);
+  fake.scanQr(Buffer.from(new URL(state.body.qr.url).searchParams.get('token')!, 'base64url'), phone);
+  await card.getByRole('button', { name: 'I scanned it' }).click();
+  await card.locator('.pill-active').waitFor({ timeout: 10_000 });
+  await close();
+}, 60_000);

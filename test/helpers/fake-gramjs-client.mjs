@@ -35,6 +35,16 @@ export function fakeGramjsClient(url, given) {
     sendCode: async (phone) => (await call('/sign-in/send-code', { phone })).phoneCodeHash,
     signIn: async (phone, phoneCodeHash, code) =>
       (await call('/sign-in/code', { phone, phoneCodeHash, code })).passwordNeeded ? 'password-needed' : 'signed-in',
+    qrLogin: async () => {
+      // as the GramJS client does: Telegram's SESSION_PASSWORD_NEEDED is the step after a scan
+      const json = await call('/sign-in/qr', {}).catch((error) => {
+        if (error instanceof errors.RPCError && error.errorMessage === 'SESSION_PASSWORD_NEEDED') return { passwordNeeded: true };
+        throw error;
+      });
+      return json.token
+        ? { kind: 'token', token: Buffer.from(json.token, 'hex'), expiresAt: json.expiresAt }
+        : { kind: json.passwordNeeded ? 'password-needed' : 'signed-in' };
+    },
     checkPassword: async (password) => {
       await call('/sign-in/password', { password });
     },

@@ -32,6 +32,9 @@ interface User {
 
 interface Session {
   phone: string | null;
+  /** the QR login token shown, and the user who scanned it */
+  qrToken?: string;
+  qrScannedBy?: string;
   userId: string | null;
   revoked: boolean;
 }
@@ -185,6 +188,8 @@ export class FakeTelegramMtproto {
         return this.sendCode(s, body['phone']!);
       case '/sign-in/code':
         return this.signIn(s, body['phone']!, body['phoneCodeHash']!, body['code']!);
+      case '/sign-in/qr':
+        return this.qrLogin(s);
       case '/sign-in/password':
         return this.checkPassword(s, body['password']!);
     }
@@ -225,6 +230,25 @@ export class FakeTelegramMtproto {
     if (user.password !== null) return { passwordNeeded: true };
     s.userId = user.id;
     return { passwordNeeded: false };
+  }
+
+  /** The phone of `phone` scans the QR code of the session that shows `token`. */
+  scanQr(token: Buffer, phone: string): void {
+    const s = [...this.sessions.values()].find((x) => x.qrToken === token.toString('hex'));
+    if (!s) throw new Error('no session shows this QR token');
+    s.qrScannedBy = phone;
+  }
+
+  private qrLogin(s: Session): unknown {
+    if (s.qrScannedBy) {
+      const user = this.users.get(s.qrScannedBy)!;
+      s.phone = user.phone;
+      if (user.password !== null) throw new Refusal(401, 'SESSION_PASSWORD_NEEDED');
+      s.userId = user.id;
+      return { signedIn: true };
+    }
+    s.qrToken = randomBytes(16).toString('hex');
+    return { token: s.qrToken, expiresAt: this.now() + 30_000 };
   }
 
   private checkPassword(s: Session, password: string): unknown {

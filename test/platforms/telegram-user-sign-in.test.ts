@@ -146,3 +146,30 @@ test('a malformed phone number is refused naming the field; another platform can
   const wa = await http('POST', '/v1/accounts', { platform: 'whatsapp', name: 'wa' });
   expect((await http('POST', `/v1/accounts/${wa.body.id}/telegram-sign-in`, { phone: '+447700900105' })).status).toBe(409);
 });
+
+test('QR login: the code to scan, then the two-step password; a GET before the scan keeps waiting', async () => {
+  const phone = '+447700900106';
+  const userId = fake.addUser(phone, { password: 'qr-pass' });
+  const id = await newAccount();
+  const shown = await http('POST', `/v1/accounts/${id}/telegram-sign-in/qr`);
+  expect(shown.status).toBe(200);
+  expect(shown.body).toMatchObject({ state: 'qr_shown', qr: { url: expect.stringMatching(/^tg:\/\/login\?token=[A-Za-z0-9_-]+$/) } });
+  expect((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body).toMatchObject({ state: 'qr_shown' });
+  const token = Buffer.from(new URL((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body.qr.url).searchParams.get('token')!, 'base64url');
+  fake.scanQr(token, phone);
+  expect((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body).toMatchObject({ state: 'password_needed', qr: null });
+  expect(await row(id)).toMatchObject({ status: 'pairing', credentials: null });
+  const done = await http('POST', `/v1/accounts/${id}/telegram-sign-in/password`, { password: 'qr-pass' });
+  expect(done.body).toMatchObject({ state: 'signed_in' });
+  expect(await row(id)).toMatchObject({ status: 'active', external_id: userId });
+});
+
+test('QR login without two-step verification: signed in once scanned', async () => {
+  const phone = '+447700900107';
+  const userId = fake.addUser(phone);
+  const id = await newAccount();
+  const shown = await http('POST', `/v1/accounts/${id}/telegram-sign-in/qr`);
+  fake.scanQr(Buffer.from(new URL(shown.body.qr.url).searchParams.get('token')!, 'base64url'), phone);
+  expect((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body).toMatchObject({ state: 'signed_in' });
+  expect(await row(id)).toMatchObject({ status: 'active', external_id: userId });
+});

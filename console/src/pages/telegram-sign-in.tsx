@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Account, type TelegramSignIn } from '../api.js';
 import { ErrorNote } from '../components.js';
+import { qrDataUrl } from '../qr.js';
 
 type Step = 'phone' | 'code' | 'password';
 
@@ -12,6 +13,7 @@ const STEP: Record<TelegramSignIn['state'], Step | null> = {
   failed: 'phone',
   signed_out: 'phone',
   code_sent: 'code',
+  qr_shown: null,
   password_needed: 'password',
   signed_in: null,
 };
@@ -61,7 +63,29 @@ export function TelegramSignInForm({ account, onSignedIn }: { account: Account; 
     }
   };
 
+  /** QR login: a code to scan, then a look whether it was (the API asks Telegram). */
+  const qr = async (start: boolean) => {
+    setFailure(null);
+    try {
+      const next = start ? await api.telegramQr(account.id) : await api.telegramSignIn(account.id);
+      setState(next);
+      if (next.state === 'signed_in') onSignedIn();
+    } catch (err) {
+      setFailure(err);
+    }
+  };
+
   if (!state) return <ErrorNote error={failure} />;
+  if (state.state === 'qr_shown' && state.qr)
+    return (
+      <div class="fix pairing" data-telegram-sign-in="qr_shown">
+        <img src={qrDataUrl(state.qr.url)} alt="QR code: Telegram → Settings → Devices → Link Desktop Device" width={240} height={240} />
+        <button type="button" class="primary" onClick={() => void qr(false)}>
+          I scanned it
+        </button>
+        <ErrorNote error={failure} />
+      </div>
+    );
   if (!step) return <p role="status">Signed in: the account is active.</p>;
   const { label, button, type, hint } = LABELS[step];
   const inputId = `tg-${step}-${account.id}`;
@@ -99,6 +123,11 @@ export function TelegramSignInForm({ account, onSignedIn }: { account: Account; 
       <button type="submit" class="primary" disabled={busy}>
         {button}
       </button>
+      {step === 'phone' && (
+        <button type="button" onClick={() => void qr(true)}>
+          Sign in with a QR code
+        </button>
+      )}
       <ErrorNote error={failure} />
     </form>
   );

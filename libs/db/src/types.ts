@@ -405,13 +405,15 @@ export interface RunCounts {
   replied: number;
 }
 
-export type TelegramSignInState = 'code_sent' | 'password_needed' | 'failed';
+export type TelegramSignInState = 'code_sent' | 'qr_shown' | 'password_needed' | 'failed';
 
 /** migrations/0031: a Telegram user account's sign-in in progress */
 export interface TelegramSignInsTable {
   account_id: string;
   state: TelegramSignInState;
   phone: string;
+  qr_url: string | null;
+  qr_expires_at: Timestamp | null;
   phone_code_hash: string | null;
   /** sealed: the session (auth key) not yet signed in */
   session: Buffer | null;

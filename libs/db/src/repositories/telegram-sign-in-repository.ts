@@ -5,6 +5,8 @@ export interface TelegramSignInRow {
   accountId: string;
   state: TelegramSignInState;
   phone: string;
+  /** a QR login's `tg://login?token=…` and its end */
+  qr: { url: string; expiresAt: Date } | null;
   phoneCodeHash: string | null;
   /** sealed */
   session: Buffer | null;
@@ -23,6 +25,7 @@ export class TelegramSignInRepository {
       accountId: r.account_id,
       state: r.state,
       phone: r.phone,
+      qr: r.qr_url && r.qr_expires_at ? { url: r.qr_url, expiresAt: r.qr_expires_at } : null,
       phoneCodeHash: r.phone_code_hash,
       session: r.session,
       error: r.error_code ? { code: r.error_code, field: r.error_field ?? '', message: r.error_message ?? '' } : null,
@@ -33,12 +36,21 @@ export class TelegramSignInRepository {
   /** Records a step's outcome (a new code sent replaces whatever came before). */
   async save(
     accountId: string,
-    s: { state: TelegramSignInState; phone: string; phoneCodeHash: string | null; session: Buffer | null; error: TelegramSignInRow['error'] },
+    s: {
+      state: TelegramSignInState;
+      phone: string;
+      qr?: TelegramSignInRow['qr'];
+      phoneCodeHash: string | null;
+      session: Buffer | null;
+      error: TelegramSignInRow['error'];
+    },
     now: Date,
   ): Promise<void> {
     const row = {
       state: s.state,
       phone: s.phone,
+      qr_url: s.qr?.url ?? null,
+      qr_expires_at: s.qr?.expiresAt ?? null,
       phone_code_hash: s.phoneCodeHash,
       session: s.session,
       error_code: s.error?.code ?? null,

@@ -19,11 +19,15 @@ export interface TelegramSignInRoutesOptions {
 const signInState = z
   .object({
     state: z
-      .enum(['not_started', 'code_sent', 'password_needed', 'failed', 'signed_in', 'signed_out'])
+      .enum(['not_started', 'code_sent', 'qr_shown', 'password_needed', 'failed', 'signed_in', 'signed_out'])
       .describe(
-        'code_sent: type the code Telegram sent (POST …/code); password_needed: the two-step password (POST …/password); failed: start again; signed_in: the account sends',
+        'code_sent: type the code Telegram sent (POST …/code); qr_shown: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET again; password_needed: the two-step password (POST …/password); failed: start again; signed_in: the account sends',
       ),
     phone: z.string().nullable().describe('the number being signed in, its last 4 digits shown'),
+    qr: z
+      .object({ url: z.string(), expiresAt: time })
+      .nullable()
+      .describe('qr_shown: the `tg://login?token=…` to show as a QR code, and when it stops working (a GET after that shows a new one)'),
     error: z
       .object({ code: z.string(), field: z.string(), message: z.string() })
       .nullable()
@@ -138,10 +142,60 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
     response: { 200: signInState, ...errorResponses(400, 404, 409) },
   });
 
+  /** A QR login asks Telegram again: still waiting (a new token once the old one expired), signed in, or the password next. */
+  const pollQr = async (account: AccountRow, row: TelegramSignInRow & { session: Buffer }) => {
+    try {
+      await withClient(sessionOf(row), async (c) => {
+        const next = await c.qrLogin();
+        if (next.kind === 'signed-in') return finish(account, c);
+        if (next.kind === 'password-needed') return signIns.save(account.id, { ...row, state: 'password_needed', qr: null, error: null }, ctx.now());
+        return signIns.save(account.id, { ...row, qr: qrOf(next), error: null }, ctx.now());
+      });
+    } catch (error) {
+      throw await refused(account, row, error);
+    }
+  };
+
   app.get(
     '/accounts/:id/telegram-sign-in',
-    { schema: schema('telegramSignInState', 'Where the Telegram sign-in of a telegram_user account stands') },
-    async (req) => view(await accountFor(req.params.id, req.caller)),
+    {
+      schema: schema(
+        'telegramSignInState',
+        'Where the Telegram sign-in of a telegram_user account stands; during a QR login it asks Telegram whether the code was scanned',
+      ),
+    },
+    async (req) => {
+      const account = await accountFor(req.params.id, req.caller);
+      const row = await signIns.find(account.id);
+      if (row?.state === 'qr_shown' && row.session) await pollQr(account, row as TelegramSignInRow & { session: Buffer });
+      return view((await ctx.accounts.find(account.id, null)) ?? account);
+    },
+  );
+
+  app.post(
+    '/accounts/:id/telegram-sign-in/qr',
+    {
+      schema: schema(
+        'startTelegramQrLogin',
+        'Sign a telegram_user account in with a QR code: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET …/telegram-sign-in until signed in',
+      ),
+    },
+    async (req) => {
+      const account = await accountFor(req.params.id, req.caller);
+      if (account.status === 'active') throw conflict('the account is signed in and active; set its status to disabled before signing it in again');
+      try {
+        await withClient('', async (c) => {
+          const first = await c.qrLogin();
+          if (first.kind !== 'token') throw conflict('Telegram answered the QR login without a code to show; try again');
+          const session = seal(JSON.stringify({ session: c.session() }), ctx.config.secretsKey);
+          await signIns.save(account.id, { state: 'qr_shown', phone: '', qr: qrOf(first), phoneCodeHash: null, session, error: null }, ctx.now());
+        });
+        if (account.status !== 'pairing') await ctx.accounts.update(account.id, null, { status: 'pairing' }, ctx.now());
+      } catch (error) {
+        throw await refused(account, { state: 'failed', phone: '', qr: null, phoneCodeHash: null, session: null }, error);
+      }
+      return view(account);
+    },
   );
 
   app.post(
@@ -173,7 +227,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
         );
         if (account.status !== 'pairing') await ctx.accounts.update(account.id, null, { status: 'pairing' }, ctx.now());
       } catch (error) {
-        throw await refused(account, { state: 'failed', phone, phoneCodeHash: null, session: null }, error);
+        throw await refused(account, { state: 'failed', phone, qr: null, phoneCodeHash: null, session: null }, error);
       }
       return view(account);
     },
@@ -218,9 +272,17 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
 };
 
 function stateView(account: AccountRow, row: TelegramSignInRow | null): z.output<typeof signInState> {
-  if (row) return { state: row.state, phone: masked(row.phone), error: row.error, updatedAt: iso(row.updatedAt) };
+  if (row) {
+    const qr = row.state === 'qr_shown' && row.qr ? { url: row.qr.url, expiresAt: iso(row.qr.expiresAt) } : null;
+    return { state: row.state, phone: masked(row.phone), qr, error: row.error, updatedAt: iso(row.updatedAt) };
+  }
   const state = account.status === 'pairing' ? 'not_started' : account.status === 'disconnected' ? 'signed_out' : 'signed_in';
-  return { state, phone: null, error: null, updatedAt: null };
+  return { state, phone: null, qr: null, error: null, updatedAt: null };
+}
+
+/** The QR login's link: the token as Telegram's apps read it from a QR code. */
+function qrOf(t: { token: Buffer; expiresAt: number }): { url: string; expiresAt: Date } {
+  return { url: `tg://login?token=${t.token.toString('base64url')}`, expiresAt: new Date(t.expiresAt) };
 }
 
 /** `+44…0123`: enough to tell numbers apart, not the whole number. */
