@@ -244,6 +244,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{id}/telegram-sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the Telegram sign-in of a telegram_user account stands; during a QR login it asks Telegram whether the code was scanned */
+        get: operations["telegramSignInState"];
+        put?: never;
+        /** Sign a telegram_user account in: Telegram sends a code to the phone number; the account is `pairing` until the last step */
+        post: operations["startTelegramSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/telegram-sign-in/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign a telegram_user account in with a QR code: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET …/telegram-sign-in until signed in */
+        post: operations["startTelegramQrLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/telegram-sign-in/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The code Telegram sent: signed in, or the two-step password is asked next */
+        post: operations["telegramSignInCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{id}/telegram-sign-in/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The two-step verification password: the account is signed in and active */
+        post: operations["telegramSignInPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/media": {
         parameters: {
             query?: never;
@@ -884,7 +953,7 @@ export interface components {
             /** Format: uuid */
             tenantId: string;
             /** @enum {string} */
-            platform: "http" | "telegram" | "whatsapp";
+            platform: "http" | "telegram" | "telegram_user" | "whatsapp";
             name: string;
             externalId: string | null;
             /** @enum {string} */
@@ -1200,6 +1269,28 @@ export interface components {
              * @description when the QR or code stops working; pair again after that
              */
             expiresAt: string;
+        };
+        TelegramSignIn: {
+            /**
+             * @description code_sent: type the code Telegram sent (POST …/code); qr_shown: scan `qr.url` in the Telegram app (Settings → Devices → Link Desktop Device), then GET again; password_needed: the two-step password (POST …/password); failed: start again; signed_in: the account sends
+             * @enum {string}
+             */
+            state: "not_started" | "code_sent" | "qr_shown" | "password_needed" | "failed" | "signed_in" | "signed_out";
+            /** @description the number being signed in, its last 4 digits shown */
+            phone: string | null;
+            /** @description qr_shown: the `tg://login?token=…` to show as a QR code, and when it stops working (a GET after that shows a new one) */
+            qr: {
+                url: string;
+                /** Format: date-time */
+                expiresAt: string;
+            } | null;
+            /** @description the last step's refusal (a wrong or expired code, a wrong password, a banned number) and the field it was about */
+            error: {
+                code: string;
+                field: string;
+                message: string;
+            } | null;
+            updatedAt: string | null;
         };
         PlatformReceiptsAnswer: {
             /** @description receipts naming a sent message of the key's account */
@@ -1738,6 +1829,47 @@ export interface operations {
                 } | {
                     /** @enum {string} */
                     platform: "whatsapp";
+                    externalId?: string;
+                    name: string;
+                    maxSendPerMinute?: number;
+                    groupConcurrency?: number;
+                    /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
+                    sendDelaySeconds?: {
+                        min: number;
+                        max: number;
+                    } | null;
+                    hourlyCap?: number | null;
+                    dailyCap?: number | null;
+                    warmup?: {
+                        /**
+                         * Format: date-time
+                         * @description default: now
+                         */
+                        startedAt?: string;
+                        /** @description default: 20 → 50 → 100 → 200 a day at days 0, 4, 8, 15; none from day 31 */
+                        steps?: {
+                            afterDays: number;
+                            /** @description null: the warm-up ends here */
+                            dailyCap: number | null;
+                        }[];
+                    } | null;
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    optOutKeywords?: string[];
+                    /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
+                    typing?: {
+                        /** @description characters of text (a caption) typed per second */
+                        charsPerSecond: number;
+                        /** @description the longest typing before one message; a media without caption types 1.5 s */
+                        maxSeconds: number;
+                    } | null;
+                    /**
+                     * Format: uuid
+                     * @description admin only: the tenant that owns the account
+                     */
+                    tenantId?: string;
+                } | {
+                    /** @enum {string} */
+                    platform: "telegram_user";
                     externalId?: string;
                     name: string;
                     maxSendPerMinute?: number;
@@ -2454,6 +2586,362 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    telegramSignInState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startTelegramSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the Telegram account’s phone number */
+                    phone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startTelegramQrLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    telegramSignInCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the code Telegram sent to the app or by SMS */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    telegramSignInPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the two-step verification password */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TelegramSignIn"];
                 };
             };
             /** @description Default Response */

@@ -26,6 +26,7 @@ export interface Page<T> {
 }
 export type Me = Json200<'/v1/me', 'get'>;
 export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
+export type TelegramSignIn = Json200<'/v1/accounts/{id}/telegram-sign-in', 'get'>;
 export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
 type AccountPatch = NonNullable<paths['/v1/accounts/{id}']['patch']['requestBody']>['content']['application/json'];
 type AudienceBody = paths['/v1/audiences']['post']['requestBody']['content']['application/json'];
@@ -167,6 +168,11 @@ export const api = {
   removeMembers: (id: string, chatIds: string[]) => ok(client.DELETE('/v1/audiences/{id}/members', { params: byId(id), body: { chatIds } })),
   exportMembers: (id: string) => ok(client.GET('/v1/audiences/{id}/members.csv', { params: byId(id), parseAs: 'text' })),
   testSend: (campaignId: string, body: TestSendBody) => ok(client.POST('/v1/campaigns/{id}/test-sends', { params: byId(campaignId), body })),
+  telegramSignIn: (id: string) => ok(client.GET('/v1/accounts/{id}/telegram-sign-in', { params: byId(id) })),
+  telegramSendCode: (id: string, phone: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in', { params: byId(id), body: { phone } })),
+  telegramQr: (id: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/qr', { params: byId(id) })),
+  telegramCode: (id: string, code: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/code', { params: byId(id), body: { code } })),
+  telegramPassword: (id: string, password: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/password', { params: byId(id), body: { password } })),
   pair: (id: string, phoneNumber?: string) => ok(client.POST('/v1/accounts/{id}/pair', { params: byId(id), body: phoneNumber ? { phoneNumber } : {} })),
 };
 

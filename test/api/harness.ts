@@ -37,7 +37,7 @@ export type ExtraDeps = (base: {
   redis: Redis;
   prefix: string;
   clock: ManualClock;
-}) => Partial<Pick<AppDeps, 'whatsappPairing' | 'accountLogout'>>;
+}) => Partial<Pick<AppDeps, 'whatsappPairing' | 'accountLogout' | 'telegramSignIn'>>;
 
 export async function startApi(label: string, overrides: Partial<ApiConfig> = {}, options: AppOptions = {}, logger?: Logger, extra?: ExtraDeps): Promise<Api> {
   const database = await createTestDatabase(label);

@@ -33,7 +33,7 @@ export interface SenderHarness {
     externalId?: string;
     maxSendPerMinute?: number;
     groupConcurrency?: number;
-    platform?: 'http' | 'telegram' | 'whatsapp';
+    platform?: 'http' | 'telegram' | 'telegram_user' | 'whatsapp';
     credentials?: Record<string, unknown>;
   }): Promise<{ tenantId: string; accountId: string; externalId: string }>;
   seedMedia(tenantId: string, bytes: Buffer, contentType?: string): Promise<string>;

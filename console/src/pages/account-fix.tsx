@@ -1,10 +1,12 @@
 // The fixes an account card offers: lifting automatic cooling, a new API key or bot token for a
-// disconnected account, and pairing WhatsApp (a new account's first pairing too).
+// disconnected account, pairing WhatsApp (a new account's first pairing too), and signing a
+// Telegram user account in.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { time } from '../format.js';
 import { qrDataUrl } from '../qr.js';
+import { TelegramSignInForm } from './telegram-sign-in.js';
 
 const COOLING_REASONS: Record<string, string> = {
   flood_waits: 'the platform made it wait too often',
@@ -55,6 +57,7 @@ export function Cooling({ account, onLifted }: { account: Account; onLifted: (a:
 }
 
 export function Fix({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
+  if (account.platform === 'telegram_user') return <TelegramSignInForm account={account} onSignedIn={() => onFixed({ ...account, status: 'active' })} />;
   return account.platform === 'whatsapp' ? <Pair account={account} /> : <NewCredentials account={account} onFixed={onFixed} />;
 }
 

@@ -12,6 +12,7 @@ const PLATFORMS: { value: Platform; label: string }[] = [
   { value: 'http', label: 'HTTP platform (API key)' },
   { value: 'telegram', label: 'Telegram bot (bot token)' },
   { value: 'whatsapp', label: 'WhatsApp (pair a phone)' },
+  { value: 'telegram_user', label: 'Telegram account (sign in with its phone)' },
 ];
 
 // API field → input id

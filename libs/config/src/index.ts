@@ -193,3 +193,21 @@ export function coolingSettings(c: CoolingEnv) {
 
 export { z };
 export { redisClusterNodes, hashTagged, redisConnection, type RedisClusterNodes } from './redis.js';
+
+/**
+ * Telegram user accounts (telegram_user): the application's id and hash from my.telegram.org,
+ * which every MTProto connection names. TELEGRAM_USER_CLIENT_MODULE is for tests only: a module
+ * exporting `makeUserClient` (a fake of GramJS) used instead of GramJS; refused in production.
+ */
+export const telegramUserEnv = {
+  TELEGRAM_API_ID: z.coerce.number().int().min(0).default(0),
+  TELEGRAM_API_HASH: z.string().default(''),
+  TELEGRAM_USER_CLIENT_MODULE: z.string().optional(),
+};
+
+/** Refuses the test-only client module outside development and test (`NODE_ENV`). */
+export function checkTelegramUserEnv(config: { NODE_ENV: string; TELEGRAM_USER_CLIENT_MODULE?: string | undefined }): void {
+  if (config.TELEGRAM_USER_CLIENT_MODULE && config.NODE_ENV === 'production') {
+    throw new Error('TELEGRAM_USER_CLIENT_MODULE is for tests only: unset it in production (NODE_ENV=production), where GramJS is used');
+  }
+}

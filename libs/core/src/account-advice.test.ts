@@ -30,6 +30,18 @@ describe('accountAdvice', () => {
       'restricted',
       'WhatsApp restricted the account (a message refused with 463): do not send from it for now; check the number in the WhatsApp app on the phone, and once it may write again lift the restriction (POST /v1/accounts/A/cooling/lift); then resume. It never ends by itself.',
     ],
+    [
+      'telegram_user',
+      'cooling',
+      'restricted',
+      'Telegram limited the account for spam (PEER_FLOOD): do not send from it for now; ask @SpamBot in the Telegram app when the limit ends, then lift the restriction (POST /v1/accounts/A/cooling/lift) and resume. It never ends by itself.',
+    ],
+    [
+      'telegram_user',
+      'disconnected',
+      'session_revoked',
+      'Telegram account signed out (session_revoked): sign in again (POST /v1/accounts/A/telegram-sign-in), then resume.',
+    ],
   ])('%s %s %s', (platform, status, code, advice) => {
     expect(accountAdvice(platform, 'A', status, code)).toBe(advice);
   });

@@ -5,6 +5,8 @@
  */
 export function accountAdvice(platform: string, accountId: string, status: string, code?: string): string {
   const why = code ? ` (${code})` : '';
+  if (status === 'cooling' && code === 'restricted' && platform === 'telegram_user')
+    return `Telegram limited the account for spam (PEER_FLOOD): do not send from it for now; ask @SpamBot in the Telegram app when the limit ends, then lift the restriction (POST /v1/accounts/${accountId}/cooling/lift) and resume. It never ends by itself.`;
   if (status === 'cooling' && code === 'restricted')
     return `WhatsApp restricted the account (a message refused with 463): do not send from it for now; check the number in the WhatsApp app on the phone, and once it may write again lift the restriction (POST /v1/accounts/${accountId}/cooling/lift); then resume. It never ends by itself.`;
   if (status === 'cooling')
@@ -17,6 +19,10 @@ export function accountAdvice(platform: string, accountId: string, status: strin
       ? `WhatsApp account is being paired: once the phone accepts, resume.`
       : `WhatsApp account disconnected${why}: pair it again (POST /v1/accounts/${accountId}/pair), then resume.`;
   }
+  if (platform === 'telegram_user')
+    return status === 'pairing'
+      ? `Telegram account is signing in: once the code (and the two-step password) is accepted, resume.`
+      : `Telegram account signed out${why}: sign in again (POST /v1/accounts/${accountId}/telegram-sign-in), then resume.`;
   if (platform === 'telegram')
     return `Telegram bot disconnected${why}: give it a valid bot token (PATCH /v1/accounts/${accountId} {"credentials":{"botToken":"…"}}), then resume.`;
   return `Account ${status}${why}: reconnect it on its platform, then resume.`;

@@ -82,6 +82,15 @@ export function cannotSendReasonOf(errorCode: string): CannotSendReason | null {
       return 'removed';
     case 'bot_blocked':
       return 'blocked';
+    // telegram_user: banned from the channel, or the chat is gone from the account's view
+    case 'user_banned_in_channel':
+      return 'removed';
+    case 'channel_private':
+      return 'not_found';
+    case 'chat_write_forbidden':
+    case 'chat_admin_required':
+    case 'chat_restricted':
+      return 'forbidden';
     default:
       return null;
   }

@@ -159,7 +159,7 @@ export function coolingReason(health: Pick<AccountHealth, 'floodWaits' | 'outcom
 /** The cooling's reason in words, for the account's event and the runs it holds. */
 export function coolingWords(reason: string, s: Pick<CoolingSettings, 'floodWaitsPerHour' | 'failureShare' | 'failureWindow'>): string {
   if (reason === 'flood_waits') return `the platform made it wait more than ${s.floodWaitsPerHour} times in an hour`;
-  if (reason === COOLING_RESTRICTED) return 'the platform restricted it (WhatsApp 463); it lasts until an operator lifts it';
+  if (reason === COOLING_RESTRICTED) return 'the platform restricted it (WhatsApp 463, Telegram PEER_FLOOD); it lasts until an operator lifts it';
   if (reason === COOLING_NOT_DELIVERING) return 'none of its last sends got a delivery receipt; it lasts until receipts come again or an operator lifts it';
   if (reason === 'failures') return `more than ${Math.round(s.failureShare * 100)} % of its last ${s.failureWindow} sends failed`;
   return reason;

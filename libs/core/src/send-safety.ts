@@ -56,13 +56,29 @@ export function sendLimits(a: { sendDelay: SendDelay | null; hourlyCap: number |
   };
 }
 
+/** A Telegram user account's refusals of a chat (MTProto error codes, lower-cased): the chat fails, is suppressed and marked in the directory. */
+export const TELEGRAM_USER_REFUSALS: readonly string[] = [
+  'chat_write_forbidden',
+  'user_banned_in_channel',
+  'channel_private',
+  'chat_admin_required',
+  'chat_restricted',
+];
+
 /**
  * Permanent answers that mean the chat does not want, or cannot get, the account's messages:
  * blocked, kicked, forbidden or not found (Telegram's `bot_blocked`, `bot_kicked`; the HTTP
  * platform's and WhatsApp's `forbidden`, `chat_not_found`). The chat joins the account's
  * suppression list: writing to it again is what gets numbers reported and banned.
  */
-export const SUPPRESSING_CODES: readonly string[] = ['chat_not_found', 'forbidden', 'bot_blocked', 'bot_kicked'];
+export const SUPPRESSING_CODES: readonly string[] = [
+  'chat_not_found',
+  'forbidden',
+  'bot_blocked',
+  'bot_kicked',
+  // a Telegram user account's refusals (telegram_user)
+  ...TELEGRAM_USER_REFUSALS,
+];
 
 /** Whether a permanent failure with `code` suppresses its chat. */
 export function suppresses(code: string): boolean {

@@ -93,3 +93,4 @@ export { ErasureRepository, type PurgeScope, type ErasedChat } from './repositor
 export { ExportRepository, type ExportLine } from './repositories/export-repository.js';
 export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange } from './repositories/receipt-repository.js';
 export { NotDeliveringRepository, type NotDeliveringSettings, type NotDelivering } from './repositories/not-delivering.js';
+export { TelegramSignInRepository, type TelegramSignInRow } from './repositories/telegram-sign-in-repository.js';

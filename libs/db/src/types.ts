@@ -5,6 +5,7 @@ import type {
   AccountSuppressionsTable,
   ChatDirectorySyncsTable,
   ChatDirectoryTable,
+  TelegramSignInsTable,
   WhatsappAuthTable,
   WhatsappIdentitiesTable,
   WhatsappSentMessagesTable,
@@ -41,6 +42,7 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   chat_directory: ChatDirectoryTable;
+  telegram_sign_ins: TelegramSignInsTable;
   chat_directory_syncs: ChatDirectorySyncsTable;
   erased_chats: ErasedChatsTable;
 }

@@ -3,3 +3,4 @@ export { HttpTransport, type HttpTransportOptions } from './http-transport.js';
 export { encodeIdempotencyKey, decodeIdempotencyKey } from './idempotency-key.js';
 export { TelegramTransport, type TelegramTransportOptions } from './telegram/telegram-transport.js';
 export * from './whatsapp/index.js';
+export * from './telegram-user/index.js';

@@ -49,7 +49,7 @@ export type PrepareResult = { ok: true; ref: string; expiresAt: Date } | { ok: f
  * every answer is translated into a SendResult (CONTRACT §5 outcomes).
  */
 export interface Transport {
-  readonly platform: 'http' | 'telegram' | 'whatsapp';
+  readonly platform: 'http' | 'telegram' | 'telegram_user' | 'whatsapp';
   /**
    * How media reaches the platform. 'prepare' (the default when absent): `prepareMedia` uploads
    * it and returns a reference. 'with-first-send': the platform has no upload-only call (the

@@ -5,6 +5,7 @@ import {
   coolingEnv,
   coolingSettings,
   whatsappVersionEnv,
+  telegramUserEnv,
   int,
   parseEnv,
   port,
@@ -101,9 +102,12 @@ const apiEnv = z
     // Automatic cooling: the API shows the pace in force (effectiveMaxSendPerMinute)
     ...coolingEnv,
     ...whatsappVersionEnv,
+    ...telegramUserEnv,
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
   .superRefine((env, ctx) => {
+    if (env.TELEGRAM_USER_CLIENT_MODULE && env.NODE_ENV === 'production')
+      ctx.addIssue({ code: 'custom', path: ['TELEGRAM_USER_CLIENT_MODULE'], message: 'for tests only: unset it in production, where GramJS is used' });
     if (env.NODE_ENV === 'development') return;
     if (!env.ADMIN_TOKEN) ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: 'required unless NODE_ENV=development' });
     if (!env.SECRETS_KEY) ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'required unless NODE_ENV=development (openssl rand -hex 32)' });
@@ -130,6 +134,8 @@ export interface ApiConfig {
   developmentSecretsKey: boolean;
   /** WHATSAPP_VERSION (null: unset) and WHATSAPP_FETCH_VERSION, for the pairing sockets */
   whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean };
+  /** TELEGRAM_API_ID / TELEGRAM_API_HASH, and (tests only) TELEGRAM_USER_CLIENT_MODULE, for telegram_user sign-ins */
+  telegramUser?: { apiId: number; apiHash: string; clientModule: string | null };
   minIntervalSeconds: number;
   /** SCHEDULER_JITTER_MS, for the due first runs the API creates itself (instant starts); absent: 0 */
   schedulerJitterMs?: number;
@@ -194,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
     whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION },
+    telegramUser: { apiId: e.TELEGRAM_API_ID, apiHash: e.TELEGRAM_API_HASH, clientModule: e.TELEGRAM_USER_CLIENT_MODULE ?? null },
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
     schedulerJitterMs: e.SCHEDULER_JITTER_MS,
     instantStarts: e.INSTANT_STARTS,

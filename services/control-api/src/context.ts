@@ -6,7 +6,7 @@ import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { UserClientFactory, WhatsAppSocketPool } from '@metronome/transports';
 
 /** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
 export type WhatsAppPairing = Pick<WhatsAppSocketPool, 'pair'>;
@@ -26,8 +26,17 @@ export interface AppDeps {
   metrics?: Metrics;
   /** WhatsApp pairing (the socket pool); without it, pairing answers 409 */
   whatsappPairing?: WhatsAppPairing;
+  /** telegram_user sign-ins (GramJS, or a fake in tests); without it, sign-in answers 409 */
+  telegramSignIn?: TelegramSignIn;
   /** logs an account's session out when it is deleted (the WhatsApp socket pool); without it, credentials are only wiped */
   accountLogout?: AccountLogout;
+}
+
+/** What a telegram_user sign-in needs: the client factory (GramJS; a fake in tests) and the application's id. */
+export interface TelegramSignIn {
+  makeClient: UserClientFactory;
+  apiId: number;
+  apiHash: string;
 }
 
 /** Everything a route needs, built once per app. */

@@ -8,7 +8,7 @@ import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository 
 import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool } from '@metronome/transports';
+import { baileysSocketFactory, loadUserClientFactory, resolveWhatsAppVersion, WhatsAppSocketPool } from '@metronome/transports';
 import { buildApp } from './app.js';
 import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
 import { whatsappLogout } from './routes/erasure.js';
@@ -53,7 +53,22 @@ async function main(): Promise<void> {
     // Baileys logs every frame below warn
     logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
   });
-  const app = await buildApp({ config, db, redis, queue, clock: systemClock, logger, whatsappPairing: whatsapp, accountLogout: whatsappLogout(whatsapp) });
+  const telegramSignIn = {
+    makeClient: await loadUserClientFactory(config.telegramUser?.clientModule ?? undefined),
+    apiId: config.telegramUser?.apiId ?? 0,
+    apiHash: config.telegramUser?.apiHash ?? '',
+  };
+  const app = await buildApp({
+    config,
+    db,
+    redis,
+    queue,
+    clock: systemClock,
+    logger,
+    whatsappPairing: whatsapp,
+    telegramSignIn,
+    accountLogout: whatsappLogout(whatsapp),
+  });
 
   await app.listen({ host: config.host, port: config.port });
   // Every replica delivers the webhook outbox; the outbox's claims keep them apart.

@@ -63,6 +63,8 @@ export function senderSettings(config: SenderConfig): SenderSettings {
     lockTtlMs: 30_000,
     chatPacePerMinute: {
       telegram: config.CHAT_MAX_SEND_PER_MINUTE_TELEGRAM,
+      // a user account meets the same per-group limit as a bot
+      telegram_user: config.CHAT_MAX_SEND_PER_MINUTE_TELEGRAM,
       whatsapp: config.CHAT_MAX_SEND_PER_MINUTE_WHATSAPP,
       http: config.CHAT_MAX_SEND_PER_MINUTE_HTTP,
     },

@@ -9,6 +9,8 @@ import {
   secretsKey,
   url,
   whatsappVersionEnv,
+  telegramUserEnv,
+  checkTelegramUserEnv,
   z,
   type RedisClusterNodes,
 } from '@metronome/config';
@@ -64,6 +66,7 @@ const schema = z.object({
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
   ...whatsappVersionEnv,
+  ...telegramUserEnv,
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */
@@ -74,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined>): SenderConfi
   if (!config.SECRETS_KEY && config.NODE_ENV !== 'development') {
     throw new Error('SECRETS_KEY is required outside development: set it to 32 bytes as hex (openssl rand -hex 32) or base64');
   }
+  checkTelegramUserEnv(config);
   const { redis, keyPrefix } = redisConnection(config);
   return { ...config, KEY_PREFIX: keyPrefix, REDIS: redis };
 }

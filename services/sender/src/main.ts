@@ -32,6 +32,9 @@ import {
   resolveWhatsAppVersion,
   HttpTransport,
   TelegramTransport,
+  TelegramUserTransport,
+  UserClientPool,
+  loadUserClientFactory,
   WhatsAppSocketPool,
   WhatsAppTransport,
 } from '@metronome/transports';
@@ -64,7 +67,7 @@ const logger = createLogger('sender', config.LOG_LEVEL);
 const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 // every (platform, reason) from 0, so a rate() sees the first cooling
-for (const platform of ['http', 'telegram', 'whatsapp'])
+for (const platform of ['http', 'telegram', 'telegram_user', 'whatsapp'])
   for (const reason of [...COOLING_REASONS, COOLING_RESTRICTED]) metrics.accountCooling.inc({ platform, reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
@@ -124,6 +127,17 @@ const whatsapp = new WhatsAppTransport({
   logger: logger.child({ component: 'whatsapp' }),
   timeoutMs: config.SEND_TIMEOUT_MS,
 });
+// Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
+const telegramUser = new TelegramUserTransport({
+  pool: new UserClientPool({
+    makeClient: await loadUserClientFactory(config.TELEGRAM_USER_CLIENT_MODULE),
+    apiId: config.TELEGRAM_API_ID,
+    apiHash: config.TELEGRAM_API_HASH,
+    lease: new SocketLeases(scripts, keys),
+    holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
+  }),
+  clock: systemClock,
+});
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.
@@ -143,7 +157,7 @@ const deps = buildSenderDeps({
   redis,
   scripts,
   keys,
-  transports: { http, telegram, whatsapp },
+  transports: { http, telegram, telegram_user: telegramUser, whatsapp },
   secretsKeys,
   clock: systemClock,
   events,
@@ -207,7 +221,7 @@ directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directo
 const directory = directoryWorker(
   {
     directory: chatDirectory,
-    transports: { http, telegram, whatsapp },
+    transports: { http, telegram, telegram_user: telegramUser, whatsapp },
     secretsKeys,
     clock: systemClock,
     events,
@@ -247,6 +261,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   resendCleanup.stop();
   await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
+  await stopStep(logger, 'telegram_user', telegramUser.close(), STEP_MS);
   await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
   await stopStep(
     logger,

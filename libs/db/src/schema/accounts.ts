@@ -120,3 +120,21 @@ export interface ChatDirectorySyncsTable {
 export type Account = Selectable<AccountsTable>;
 export type NewAccount = Insertable<AccountsTable>;
 export type AccountUpdate = Updateable<AccountsTable>;
+
+export type TelegramSignInState = 'code_sent' | 'qr_shown' | 'password_needed' | 'failed';
+
+/** migrations/0031: a Telegram user account's sign-in in progress */
+export interface TelegramSignInsTable {
+  account_id: string;
+  state: TelegramSignInState;
+  phone: string;
+  qr_url: string | null;
+  qr_expires_at: Timestamp | null;
+  phone_code_hash: string | null;
+  /** sealed: the session (auth key) not yet signed in */
+  session: Buffer | null;
+  error_code: string | null;
+  error_field: string | null;
+  error_message: string | null;
+  updated_at: Timestamp;
+}

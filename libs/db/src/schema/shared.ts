@@ -7,7 +7,7 @@ export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 export type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
 export type Json<T> = ColumnType<T, string, string>;
 
-export type Platform = 'http' | 'telegram' | 'whatsapp';
+export type Platform = 'http' | 'telegram' | 'telegram_user' | 'whatsapp';
 export type AccountStatus = 'active' | 'disabled' | 'disconnected' | 'pairing' | 'cooling';
 /** One definition of the run statuses: RUN_STATUSES in libs/core. */
 export type RunStatus = RunStatusName;

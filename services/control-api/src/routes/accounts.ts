@@ -63,7 +63,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           warmup: storedWarmup(body.warmup, ctx.now()),
           optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
           typing: body.typing === undefined ? defaultTyping(body.platform) : body.typing,
-          platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : false,
+          // telegram_user: a repeated random_id is refused as RANDOM_ID_DUPLICATE, so a doubtful send is settled by sending again.
+          platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : body.platform === 'telegram_user',
         },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.
@@ -136,6 +137,10 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       // A disconnected WhatsApp account was logged out or never paired: only pairing brings it back.
       if (changes.status === 'active' && current?.platform === 'whatsapp' && (current.status === 'disconnected' || current.status === 'pairing')) {
         throw conflict(`this WhatsApp account is ${current.status}: pair it with POST /v1/accounts/${current.id}/pair`);
+      }
+      // A signed-out Telegram user account comes back by signing in, never by a status.
+      if (changes.status === 'active' && current?.platform === 'telegram_user' && (current.status === 'disconnected' || current.status === 'pairing')) {
+        throw conflict(`this Telegram account is ${current.status}: sign it in with POST /v1/accounts/${current.id}/telegram-sign-in`);
       }
       // Setting a cooling account active is lifting its cooling (POST …/cooling/lift).
       if (changes.status === 'active' && current?.status === 'cooling') await cooling.lift(current.id, scopeOf(req.caller), ctx.now());
@@ -295,7 +300,7 @@ function heldSecret<T extends Record<string, string>>(secret: T): T {
   return secret;
 }
 
-// A WhatsApp account cannot send before it is paired.
+// A WhatsApp account cannot send before it is paired, a Telegram user account before it signs in.
 function initialStatus(body: CreateAccountBody): AccountStatus {
-  return body.platform === 'whatsapp' ? 'disconnected' : 'active';
+  return body.platform === 'whatsapp' ? 'disconnected' : body.platform === 'telegram_user' ? 'pairing' : 'active';
 }

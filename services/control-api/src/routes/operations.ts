@@ -5,7 +5,7 @@ import type { ApiContext } from '../context.js';
 import { withTimeout } from '../timeout.js';
 
 const PROBE_TIMEOUT_MS = 2000;
-const PLATFORMS = ['http', 'telegram', 'whatsapp'] as const;
+const PLATFORMS = ['http', 'telegram', 'telegram_user', 'whatsapp'] as const;
 const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing', 'cooling'] as const;
 
 /** `/healthz`, `/readyz` and `/metrics`: no auth, for orchestrators and Prometheus. */

@@ -86,7 +86,7 @@ const common = {
 const platformDeduplicates = z
   .boolean()
   .describe(
-    'http: the platform answers a request whose Idempotency-Key it has seen as the first time, without delivering again; a send whose answer leaves delivery in doubt is then sent again with the same key (settledBy: platform) instead of left unknown',
+    'http: the platform answers a request whose Idempotency-Key it has seen as the first time, without delivering again; a send whose answer leaves delivery in doubt is then sent again with the same key (settledBy: platform) instead of left unknown. Always true for telegram_user (MTProto random_id)',
   );
 
 export const createAccountBody = z.discriminatedUnion('platform', [
@@ -104,6 +104,8 @@ export const createAccountBody = z.discriminatedUnion('platform', [
     ...common,
   }),
   z.strictObject({ platform: z.literal('whatsapp'), externalId: externalId.optional(), ...common }),
+  // A Telegram user account: created `pairing`, signed in with POST /v1/accounts/{id}/telegram-sign-in.
+  z.strictObject({ platform: z.literal('telegram_user'), externalId: externalId.optional(), ...common }),
 ]);
 export type CreateAccountBody = z.infer<typeof createAccountBody>;
 
@@ -133,7 +135,7 @@ export const account = z
   .object({
     id,
     tenantId: id,
-    platform: z.enum(['http', 'telegram', 'whatsapp']),
+    platform: z.enum(['http', 'telegram', 'telegram_user', 'whatsapp']),
     name: z.string(),
     externalId: z.string().nullable(),
     status: z.enum(['active', 'disabled', 'disconnected', 'pairing', 'cooling']),

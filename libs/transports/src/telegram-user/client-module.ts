@@ -1,0 +1,13 @@
+import { pathToFileURL } from 'node:url';
+import { gramjsClientFactory, type UserClientFactory } from './user-client.js';
+
+/**
+ * The client factory a service uses: GramJS, or (tests only; the service's config refuses it in
+ * production) the `makeUserClient` export of the module at `modulePath`, a fake of GramJS.
+ */
+export async function loadUserClientFactory(modulePath: string | undefined): Promise<UserClientFactory> {
+  if (!modulePath) return gramjsClientFactory;
+  const module = (await import(pathToFileURL(modulePath).href)) as { makeUserClient?: UserClientFactory };
+  if (typeof module.makeUserClient !== 'function') throw new Error(`TELEGRAM_USER_CLIENT_MODULE ${modulePath} exports no makeUserClient`);
+  return module.makeUserClient;
+}

@@ -1,0 +1,23 @@
+import type { ChatDirectorySink, DirectoryChat } from '@metronome/core';
+import type { UserClient } from './user-client.js';
+
+/** Dialogs read per sync: the directory of an account with more lists its most recent ones. */
+const DIALOG_LIMIT = 2_000;
+
+/** The account's dialogs into its chat directory: one complete listing (users, groups, channels). */
+export async function syncUserDirectory(client: UserClient, accountId: string, sink: ChatDirectorySink, at: () => Date): Promise<void> {
+  await sink.syncState(accountId, { status: 'syncing', synced: 0 }, at());
+  const dialogs = await client.dialogs(DIALOG_LIMIT);
+  const chats = dialogs.map(
+    (d): DirectoryChat => ({
+      chatId: d.chatId,
+      title: d.title,
+      kind: d.kind === 'user' ? 'direct' : d.kind,
+      memberCount: d.memberCount,
+      canSend: d.canSend,
+      cannotSendReason: d.canSend ? null : d.kind === 'channel' ? 'announce_only' : 'forbidden',
+    }),
+  );
+  await sink.replaceAll(accountId, chats, at());
+  await sink.syncState(accountId, { status: 'ok', size: chats.length }, at());
+}

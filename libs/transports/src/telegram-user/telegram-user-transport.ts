@@ -1,0 +1,164 @@
+import { systemClock, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
+import { Api } from 'telegram';
+import { registerCredentials, scrubResult } from '../secret-scrub.js';
+import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import { ConnectionElsewhere, type UserClientPool } from './client-pool.js';
+import type { UserClient } from './user-client.js';
+import { syncUserDirectory } from './directory-sync.js';
+import { mediaRefOf, inputMediaOf, uploadedMedia } from './media-ref.js';
+import { randomIdOf } from './random-id.js';
+import { classifyUserError } from './user-errors.js';
+
+export interface TelegramUserTransportOptions {
+  pool: UserClientPool;
+  clock?: Clock;
+}
+
+/** How long a kept media reference is used before the media is uploaded again (Telegram's file references age). */
+const MEDIA_REF_DAYS = 7;
+
+/**
+ * A Telegram user account (MTProto through GramJS; credentials `{session}`, the GramJS session
+ * string). Each part carries a random_id fixed by its idempotency key (random-id.ts), so a
+ * re-send of a part whose delivery is in doubt is refused as RANDOM_ID_DUPLICATE if it arrived:
+ * such an account settles `unknown` by sending again (`platform_deduplicates`). A media is
+ * uploaded once per account (messages.uploadMedia) and sent by its photo or document reference.
+ */
+export class TelegramUserTransport implements Transport {
+  readonly platform = 'telegram_user' as const;
+  readonly textLimits = { text: 4_096, caption: 1_024 } as const;
+  /** Telegram shows a chat action for about 6 s, or until the message. */
+  readonly typingLastsMs = 5_000;
+  private readonly clock: Clock;
+
+  constructor(private readonly o: TelegramUserTransportOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
+
+  /** Not ready while another sender holds the account's one connection. */
+  async readiness(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }> {
+    if (await this.o.pool.heldElsewhere(accountId))
+      return { ready: false, retryAfterMs: 2_000, reason: "another sender holds the account's Telegram connection" };
+    return { ready: true };
+  }
+
+  async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
+    registerCredentials(account);
+    const session = sessionOf(account);
+    if (!session) return { ok: false, result: noSession() };
+    try {
+      const client = await this.o.pool.client(account.id, session);
+      const file = await client.uploadFile(media.filename ?? 'file', media.bytes);
+      const answer = await client.invoke(new Api.messages.UploadMedia({ peer: new Api.InputPeerSelf(), media: uploadedMedia(file, media) }));
+      const ref = mediaRefOf(answer);
+      if (!ref)
+        return { ok: false, result: { kind: 'retriable', code: 'upload_unreadable', message: 'Telegram answered uploadMedia without a photo or document' } };
+      return { ok: true, ref, expiresAt: new Date(this.clock.now() + MEDIA_REF_DAYS * 86_400_000) };
+    } catch (error) {
+      const result = this.failure(account.id, error);
+      if (result.kind === 'delivered' || result.kind === 'ambiguous')
+        return { ok: false, result: { kind: 'retriable', code: 'upload_failed', message: 'the upload did not finish' } };
+      return { ok: false, result };
+    }
+  }
+
+  async send(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
+    registerCredentials(account);
+    const session = sessionOf(account);
+    if (!session) return noSession();
+    let client: UserClient;
+    let peer: Api.TypeInputPeer;
+    try {
+      client = await this.o.pool.client(account.id, session);
+      peer = await client.getInputEntity(message.chatId);
+    } catch (error) {
+      // Nothing left for the chat yet: a failure here is never `ambiguous`.
+      const result = this.failure(account.id, error);
+      return scrubResult(
+        result.kind === 'ambiguous' || result.kind === 'delivered'
+          ? { kind: 'retriable', code: 'not_connected', message: result.kind === 'ambiguous' ? result.message : 'not sent' }
+          : result,
+      );
+    }
+    const randomId = randomIdOf(message.idempotencyKey);
+    const { part } = message;
+    const request =
+      part.type === 'text'
+        ? new Api.messages.SendMessage({ peer, message: part.text, randomId })
+        : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId });
+    try {
+      return { kind: 'delivered', messageId: messageIdOf(await client.invoke(request)) };
+    } catch (error) {
+      return scrubResult(this.failure(account.id, error));
+    }
+  }
+
+  /** messages.setTyping: typing before a text, uploading a photo or a document before a media. A refusal is ignored. */
+  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void> {
+    const session = sessionOf(account);
+    if (!session) return;
+    try {
+      const client = await this.o.pool.client(account.id, session);
+      const peer = await client.getInputEntity(chatId);
+      const action =
+        part.type === 'text'
+          ? new Api.SendMessageTypingAction()
+          : part.contentType.startsWith('image/')
+            ? new Api.SendMessageUploadPhotoAction({ progress: 0 })
+            : new Api.SendMessageUploadDocumentAction({ progress: 0 });
+      await client.invoke(new Api.messages.SetTyping({ peer, action }));
+    } catch {
+      // cosmetic: the message goes all the same
+    }
+  }
+
+  /** The account's dialogs: users, groups, and the channels it may post in. */
+  async syncDirectory(account: TransportAccount, sink: ChatDirectorySink): Promise<void> {
+    const session = sessionOf(account);
+    const at = () => new Date(this.clock.now());
+    if (!session) return sink.syncState(account.id, { status: 'failed', reason: 'the account is not signed in to Telegram' }, at());
+    try {
+      const client = await this.o.pool.client(account.id, session);
+      await syncUserDirectory(client, account.id, sink, at);
+    } catch (error) {
+      const reason =
+        error instanceof ConnectionElsewhere
+          ? 'another sender holds the account: sync again'
+          : `Telegram refused: ${String((error as Error).message).slice(0, 200)}`;
+      await sink.syncState(account.id, { status: 'failed', reason }, at());
+    }
+  }
+
+  /** A failure as a SendResult; a signed-out account's connection is dropped. */
+  private failure(accountId: string, error: unknown): SendResult {
+    if (error instanceof ConnectionElsewhere) return { kind: 'retriable', code: 'connection_elsewhere', message: error.message };
+    const result = classifyUserError(error);
+    if (result.kind === 'account-unavailable') void this.o.pool.drop(accountId);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    await this.o.pool.close();
+  }
+}
+
+function sessionOf(account: TransportAccount): string | null {
+  const s = account.credentials?.['session'];
+  return typeof s === 'string' && s !== '' ? s : null;
+}
+
+function noSession(): SendFailure {
+  return {
+    kind: 'account-unavailable',
+    code: 'not_signed_in',
+    message: 'the account is not signed in to Telegram: sign in again (POST /v1/accounts/{id}/telegram-sign-in)',
+  };
+}
+
+/** The sent message's id from the Updates a send answers. */
+function messageIdOf(answer: unknown): string {
+  if (answer instanceof Api.UpdateShortSentMessage) return String(answer.id);
+  const updates = (answer as { updates?: unknown[] } | null)?.updates ?? [];
+  const id = updates.find((u): u is Api.UpdateMessageID => u instanceof Api.UpdateMessageID);
+  return id ? String(id.id) : '';
+}

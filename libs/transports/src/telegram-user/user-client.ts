@@ -1,0 +1,127 @@
+import { Api, errors, helpers, TelegramClient } from 'telegram';
+import { CustomFile } from 'telegram/client/uploads.js';
+import { computeCheck } from 'telegram/Password.js';
+import { StringSession } from 'telegram/sessions/index.js';
+
+/** One of the account's dialogs, as the directory needs it. */
+export interface UserDialog {
+  /** the id a send names the chat by: a user's id, `-{id}` for a basic group, `-100{id}` for a channel or supergroup */
+  chatId: string;
+  title: string | null;
+  kind: 'user' | 'group' | 'channel';
+  /** may the account post there (not a broadcast channel it does not admin, not banned from sending) */
+  canSend: boolean;
+  memberCount: number | null;
+}
+
+/**
+ * The part of GramJS's TelegramClient Metronome uses, for one account. Production wraps a real
+ * TelegramClient (gramjsClientFactory); tests use a fake that throws GramJS's own RPCError
+ * classes (test/helpers/fake-gramjs-client.ts).
+ */
+export interface UserClient {
+  connect(): Promise<void>;
+  /** one MTProto request; GramJS's RPCError (or a subclass) for a refusal */
+  invoke(request: Api.AnyRequest): Promise<unknown>;
+  /** the peer a chat id names (from the session's cache or the server) */
+  getInputEntity(chatId: string): Promise<Api.TypeInputPeer>;
+  uploadFile(name: string, bytes: Buffer): Promise<Api.TypeInputFile>;
+  dialogs(limit: number): Promise<UserDialog[]>;
+  /** auth.sendCode: the code goes to the phone's Telegram app (or SMS); its phone_code_hash */
+  sendCode(phone: string): Promise<string>;
+  /** auth.signIn with the code; 'password-needed' when two-step verification is set (SESSION_PASSWORD_NEEDED) */
+  signIn(phone: string, phoneCodeHash: string, code: string): Promise<'signed-in' | 'password-needed'>;
+  /**
+   * auth.exportLoginToken: the QR login's token while nobody scanned it, then signed in (or the
+   * two-step password is asked next, SESSION_PASSWORD_NEEDED). Asked again to see whether it was scanned.
+   */
+  qrLogin(): Promise<{ kind: 'token'; token: Buffer; expiresAt: number } | { kind: 'signed-in' } | { kind: 'password-needed' }>;
+  /** auth.checkPassword (SRP over account.getPassword) */
+  checkPassword(password: string): Promise<void>;
+  /** the signed-in user: its id and phone */
+  me(): Promise<{ id: string; phone: string | null }>;
+  /** the session string now (its auth key; GramJS may have moved the account to another data centre) */
+  session(): string;
+  disconnect(): Promise<void>;
+}
+
+export interface UserClientOptions {
+  /** TELEGRAM_API_ID / TELEGRAM_API_HASH: the application's id at my.telegram.org */
+  apiId: number;
+  apiHash: string;
+}
+
+/** Builds the client of one account from its (opened) session string; '' for a sign-in. */
+export type UserClientFactory = (session: string, options: UserClientOptions) => UserClient;
+
+/**
+ * The production client: GramJS, with its own flood sleeping off (`floodSleepThreshold: 0`) so
+ * every FLOOD_WAIT reaches Metronome's pace instead of being slept inside a send.
+ */
+export const gramjsClientFactory: UserClientFactory = (session, options) => {
+  const string = new StringSession(session);
+  const client = new TelegramClient(string, options.apiId, options.apiHash, { floodSleepThreshold: 0, connectionRetries: 3, autoReconnect: true });
+  client.setLogLevel('error' as never);
+  return {
+    connect: async () => {
+      await client.connect();
+    },
+    invoke: (request) => client.invoke(request as never),
+    getInputEntity: (chatId) => client.getInputEntity(/^-?\d+$/.test(chatId) ? helpers.returnBigInt(chatId) : chatId),
+    uploadFile: (name, bytes) => client.uploadFile({ file: new CustomFile(name, bytes.length, '', bytes), workers: 1 }),
+    dialogs: async (limit) => {
+      const list = await client.getDialogs({ limit });
+      return list.map((d): UserDialog => {
+        const entity = d.entity as
+          | { broadcast?: boolean; creator?: boolean; adminRights?: unknown; participantsCount?: number; defaultBannedRights?: { sendMessages?: boolean } }
+          | undefined;
+        const kind = d.isUser ? 'user' : d.isChannel && !d.isGroup ? 'channel' : 'group';
+        const mayPost = kind !== 'channel' || Boolean(entity?.creator || entity?.adminRights);
+        return {
+          chatId: String(d.id),
+          title: d.title ?? d.name ?? null,
+          kind,
+          canSend: mayPost && !entity?.defaultBannedRights?.sendMessages,
+          memberCount: typeof entity?.participantsCount === 'number' ? entity.participantsCount : null,
+        };
+      });
+    },
+    sendCode: async (phone) => (await client.sendCode({ apiId: options.apiId, apiHash: options.apiHash }, phone)).phoneCodeHash,
+    signIn: async (phone, phoneCodeHash, code) => {
+      try {
+        const answer = await client.invoke(new Api.auth.SignIn({ phoneNumber: phone, phoneCodeHash, phoneCode: code }));
+        // a number with no Telegram account: Metronome signs in, it never signs up
+        if (answer instanceof Api.auth.AuthorizationSignUpRequired)
+          throw new errors.RPCError('PHONE_NUMBER_UNOCCUPIED', new Api.auth.SignIn({ phoneNumber: phone, phoneCodeHash, phoneCode: code }), 400);
+        return 'signed-in';
+      } catch (error) {
+        if (error instanceof errors.RPCError && error.errorMessage === 'SESSION_PASSWORD_NEEDED') return 'password-needed';
+        throw error;
+      }
+    },
+    qrLogin: async () => {
+      try {
+        const answer = await client.invoke(new Api.auth.ExportLoginToken({ apiId: options.apiId, apiHash: options.apiHash, exceptIds: [] }));
+        if (answer instanceof Api.auth.LoginToken) return { kind: 'token', token: Buffer.from(answer.token), expiresAt: answer.expires * 1000 };
+        if (answer instanceof Api.auth.LoginTokenSuccess) return { kind: 'signed-in' };
+        // the account lives in another data centre: GramJS gives no public way to follow it here
+        throw new errors.RPCError('LOGIN_TOKEN_MIGRATE', new Api.auth.ExportLoginToken({ apiId: options.apiId, apiHash: options.apiHash, exceptIds: [] }), 400);
+      } catch (error) {
+        if (error instanceof errors.RPCError && error.errorMessage === 'SESSION_PASSWORD_NEEDED') return { kind: 'password-needed' };
+        throw error;
+      }
+    },
+    checkPassword: async (password) => {
+      const settings = await client.invoke(new Api.account.GetPassword());
+      await client.invoke(new Api.auth.CheckPassword({ password: await computeCheck(settings, password) }));
+    },
+    me: async () => {
+      const user = await client.getMe();
+      return { id: user.id.toString(), phone: user.phone ?? null };
+    },
+    session: () => string.save(),
+    disconnect: async () => {
+      await client.destroy();
+    },
+  };
+};

@@ -1,0 +1,66 @@
+import { ACCOUNT_RESTRICTED, MEDIA_REF_INVALID, type SendResult } from '@metronome/core';
+import { errors } from 'telegram';
+
+/** Refusals that say the chat will not take the account's messages: the chat fails with the code, lower-cased. */
+const CHAT_REFUSALS = new Set(['CHAT_WRITE_FORBIDDEN', 'USER_BANNED_IN_CHANNEL', 'CHANNEL_PRIVATE', 'CHAT_ADMIN_REQUIRED', 'CHAT_RESTRICTED']);
+/** The chat id names nobody the account can reach. */
+const NOT_FOUND = new Set(['PEER_ID_INVALID', 'USERNAME_NOT_OCCUPIED', 'USERNAME_INVALID', 'CHANNEL_INVALID', 'CHAT_ID_INVALID', 'INPUT_USER_DEACTIVATED']);
+/** The session no longer signs the account in: it must sign in again. */
+const SIGNED_OUT = new Set([
+  'AUTH_KEY_UNREGISTERED',
+  'SESSION_REVOKED',
+  'SESSION_EXPIRED',
+  'AUTH_KEY_INVALID',
+  'AUTH_KEY_PERM_EMPTY',
+  'USER_DEACTIVATED',
+  'USER_DEACTIVATED_BAN',
+]);
+/** A kept media reference Telegram no longer takes: forgotten, and the media uploaded again. */
+const MEDIA_GONE = new Set(['FILE_REFERENCE_EXPIRED', 'FILE_REFERENCE_INVALID', 'MEDIA_EMPTY', 'PHOTO_INVALID', 'DOCUMENT_INVALID']);
+
+/** What the account's operator reads when Telegram limits it for spam (PEER_FLOOD). */
+export const PEER_FLOOD_MESSAGE =
+  'Telegram limited this account for spam (PEER_FLOOD): it may not write to people who have not written to it. Ask @SpamBot in the Telegram app when the limit ends, then lift the restriction and resume.';
+
+/**
+ * Classifies what GramJS threw at a send (pure; docs/platforms.md, telegram_user). RPCError's
+ * `errorMessage` is Telegram's machine-readable error code (FLOOD_WAIT_X is parsed by GramJS
+ * into FloodWaitError with its `seconds`), never prose. Anything else GramJS throws is a lost
+ * connection after the request may have left: `ambiguous`, which the random_id lets the sender
+ * settle by sending again (RANDOM_ID_DUPLICATE answers a repeat).
+ */
+export function classifyUserError(error: unknown): SendResult {
+  if (error instanceof errors.FloodWaitError) return { kind: 'account-wait', retryAfterMs: waitMs(error.seconds), code: 'flood_wait' };
+  if (error instanceof errors.SlowModeWaitError) return { kind: 'chat-wait', retryAfterMs: waitMs(error.seconds), code: 'slowmode_wait' };
+  if (!(error instanceof errors.RPCError)) {
+    return {
+      kind: 'ambiguous',
+      code: 'connection_lost',
+      message: `Telegram's connection failed during the send: ${String((error as Error)?.message ?? error).slice(0, 200)}`,
+    };
+  }
+  const code = error.errorMessage;
+  const message = `Telegram answered ${error.code ?? ''} ${code}`.replace('  ', ' ');
+  if (code === 'RANDOM_ID_DUPLICATE') return { kind: 'delivered', messageId: '' };
+  if (code === 'PEER_FLOOD') return { kind: 'account-unavailable', code: ACCOUNT_RESTRICTED, message: PEER_FLOOD_MESSAGE };
+  if (SIGNED_OUT.has(code) || error.code === 401) return { kind: 'account-unavailable', code: code.toLowerCase(), message };
+  if (CHAT_REFUSALS.has(code)) return { kind: 'rejected', code: code.toLowerCase(), message };
+  if (NOT_FOUND.has(code)) return { kind: 'rejected', code: 'chat_not_found', message };
+  if (MEDIA_GONE.has(code)) return { kind: 'rejected', code: MEDIA_REF_INVALID, message };
+  if (code === 'MESSAGE_TOO_LONG' || code === 'MEDIA_CAPTION_TOO_LONG') return { kind: 'rejected', code: 'message_too_long', message };
+  // 5xx and -503 (timeout): Telegram answered, so nothing was posted; the same random_id goes again.
+  if (error.code === undefined || error.code >= 500 || error.code < 0) return { kind: 'retriable', code: code.toLowerCase() || 'server_error', message };
+  if (error.code === 403) return { kind: 'rejected', code: 'forbidden', message };
+  return { kind: 'rejected', code: 'invalid_request', message };
+}
+
+function waitMs(seconds: number): number {
+  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 1_000;
+}
+
+/** Telegram's error code in what GramJS threw (`FLOOD_WAIT` with its seconds), or null when it is no answer of Telegram's. */
+export function telegramRefusalOf(error: unknown): { code: string; seconds: number | null } | null {
+  if (error instanceof errors.FloodWaitError) return { code: 'FLOOD_WAIT', seconds: error.seconds };
+  if (error instanceof errors.RPCError) return { code: error.errorMessage, seconds: null };
+  return null;
+}
