@@ -53,11 +53,16 @@ const run = { label, date: new Date().toISOString(), patterns, loadBefore: loada
 for (const file of files) {
   const cpuBefore = childrenCpu();
   const started = performance.now();
+  let output = '';
   const code = await new Promise((resolve) => {
     const args = [...JEST, '-i', `--cacheDirectory=${cache}`, '--silent', `^${path.join(ROOT, file).replaceAll('.', '\\.')}$`];
-    spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] }).on('exit', (c) => resolve(c ?? 1));
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.on('data', (chunk) => (output = (output + chunk).slice(-4000)));
+    child.on('exit', (c) => resolve(c ?? 1));
   });
   const entry = { file, cpu: childrenCpu() - cpuBefore, wall: (performance.now() - started) / 1000, passed: code === 0, load: loadavg()[0] };
+  // the end of a failed file's report, to tell a real failure from one of the machine's load
+  if (code !== 0) entry.failure = output.slice(-1500);
   run.files.push(entry);
   console.log(`${entry.cpu.toFixed(1).padStart(6)} s CPU ${entry.wall.toFixed(1).padStart(6)} s wall  ${entry.passed ? 'pass' : 'FAIL'}  ${file}`);
 }
