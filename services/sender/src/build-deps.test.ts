@@ -17,7 +17,7 @@ test('each job setting is the variable that names it, with the documented defaul
     maxGateWaitMs: 1_000,
     lockRetryMs: 500,
     lockTtlMs: 30_000,
-    chatPacePerMinute: { telegram: 20, whatsapp: 0, http: 0 },
+    chatPacePerMinute: { telegram: 20, telegram_user: 20, whatsapp: 0, http: 0 },
     partJitterMs: 200,
     cooling: DEFAULT_COOLING,
   });
@@ -52,7 +52,7 @@ test('a set variable reaches its setting', () => {
     maxInlineWaitMs: 99,
     maxGateWaitMs: 98,
     lockRetryMs: 321,
-    chatPacePerMinute: { telegram: 11, whatsapp: 12, http: 13 },
+    chatPacePerMinute: { telegram: 11, telegram_user: 11, whatsapp: 12, http: 13 },
     partJitterMs: 77,
   });
 });
