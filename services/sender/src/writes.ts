@@ -95,11 +95,15 @@ export class JobWrites implements LaneWrites {
    */
   async close(health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean }> {
     const { deps, job } = this;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     const earlier = await Promise.allSettled(this.flushes);
+    const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const batch = this.takeAnswers();
     let progress: RunProgress | StillPending | null = null;
     if (this.claimLost) {
       if (batch.length > 0) await this.writeSent(batch);
+      if (failed) throw failed.reason;
       // every lane has stopped and every answer is written: what this job still holds was never sent
       const released = await this.durably([], 'release', () =>
         deps.targets.releaseClaims(job.run.runId, job.token, this.unrecorded, new Date(deps.clock.now())),
@@ -113,7 +117,6 @@ export class JobWrites implements LaneWrites {
       if (result) this.checkSettled(batch, result.settled);
       progress = result?.progress ?? null;
     }
-    const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     return { progress, healthWritten: health !== null && progress !== null };
   }
@@ -141,8 +144,8 @@ export class JobWrites implements LaneWrites {
       });
     } catch (error) {
       if (!isTransientDbError(error)) throw error;
-      // The claim may have committed; its answers wait for the job's last write.
-      this.answers.push(...carried);
+      // The claim may have committed; its answers are held again (written alone, or by the close).
+      for (const d of carried) this.delivered(d);
       stopWith(job.report, 'storage');
       this.claimLost = true;
       deps.events.emit('claim:lost', { runId: run.runId, error });
