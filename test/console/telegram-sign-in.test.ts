@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { eventually } from '@metronome/testkit';
 import { loadUserClientFactory } from '@metronome/transports';
 import type { Browser, Page } from 'playwright-core';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';
@@ -91,6 +92,9 @@ test('an expired code sends the form back to the phone number, saying why; a new
     .waitFor();
   await card.getByLabel('Phone number').fill(phone);
   await card.getByRole('button', { name: 'Send code' }).click();
+  await card.getByLabel('Code').waitFor();
+  // the new code, not the expired one: the click's request may still be on its way to the fake
+  await eventually('a new code sent', async () => fake.codeValid(phone));
   await card.getByLabel('Code').fill(fake.codeOf(phone)!);
   await card.getByRole('button', { name: 'Sign in' }).click();
   await card.locator('.pill-active').waitFor({ timeout: 10_000 });

@@ -117,6 +117,12 @@ export class FakeTelegramMtproto {
     return this.codes.get(phone)?.code ?? null;
   }
 
+  /** Whether the last code sent to `phone` has not expired. */
+  codeValid(phone: string): boolean {
+    const c = this.codes.get(phone);
+    return c !== undefined && !c.expired;
+  }
+
   expireCode(phone: string): void {
     const c = this.codes.get(phone);
     if (c) c.expired = true;
