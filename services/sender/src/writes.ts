@@ -314,24 +314,16 @@ export class JobWrites implements LaneWrites {
         }
         return 'stop';
       }
-      case 'retry': {
-        await this.settle(target.chatId, {
-          status: 'pending',
-          nextAttemptAt: new Date(outcome.at),
-          countAttempt: true,
-          errorCode: outcome.code,
-          errorMessage: outcome.message,
-        });
-        return 'stop';
-      }
+      case 'retry':
       case 'settle': {
+        // `settle`: sent again to be settled by a platform that deduplicates; marked doubtful meanwhile
         await this.settle(target.chatId, {
           status: 'pending',
           nextAttemptAt: new Date(outcome.at),
           countAttempt: true,
           errorCode: outcome.code,
           errorMessage: outcome.message,
-          ambiguous: true,
+          ...(outcome.kind === 'settle' && { ambiguous: true }),
         });
         return 'stop';
       }
