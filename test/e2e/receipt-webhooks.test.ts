@@ -88,8 +88,9 @@ test('message.status: batched per run, signed, every receipt told; a tenant not 
   const reads = await eventually(
     'every receipt posted twice and recorded',
     async () => {
-      const view = await sandbox<{ items: { chatId: string; status: string }[] }>(stack, '/sandbox/receipts');
-      if (view.items.filter((r) => r.status === 'delivered').length < 2 * 90) return null;
+      const view = await sandbox<{ items: { chatId: string; status: string }[]; pending: boolean }>(stack, '/sandbox/receipts');
+      // every receipt posted (a read follows its delivery by 300 ms), none still to go
+      if (view.pending || view.items.filter((r) => r.status === 'delivered').length < 2 * 90) return null;
       const counts = await Promise.all(runIds.slice(0, 2).map(async (id) => (await api(stack, 'GET', `/v1/runs/${id}`, token)).body.counts));
       const want = readChats(view.items).size;
       return counts.every((c) => c.delivered === 30) && counts[0].read + counts[1].read === want ? want : null;

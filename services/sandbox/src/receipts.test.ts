@@ -12,10 +12,11 @@ async function eventually(what: string, check: () => Promise<boolean>, timeoutMs
 // The sandbox's receipts (receipts.ts) with a recording post in place of HTTP.
 
 function setup(answer: (body: { receipts: { messageId: string; status: string }[] }) => { ignored: number } | null = () => ({ ignored: 0 })) {
-  const posts: { bearer: string | null; receipts: { messageId: string; status: string; at: string }[] }[] = [];
-  const receipts = new SandboxReceipts(async (_url, bearer, body) => {
+  const posts: { bearer: string | null; receipts: { messageId: string; status: string; at: string }[]; pending: boolean }[] = [];
+  const receipts: SandboxReceipts = new SandboxReceipts(async (_url, bearer, body) => {
     const b = body as { receipts: { messageId: string; status: string; at: string }[] };
-    posts.push({ bearer, receipts: b.receipts });
+    // a post on its way is still pending
+    posts.push({ bearer, receipts: b.receipts, pending: receipts.view().pending });
     return answer(b);
   });
   afterEach(() => receipts.close());
@@ -30,8 +31,10 @@ describe('receipts', () => {
   test('a delivery, a read and both twice, with the key the send carried and the times told', async () => {
     receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts', deliveredAfterMs: 10, readAfterMs: 20, twice: true });
     receipts.accepted(message(1), 1_000_000);
+    expect(receipts.view().pending).toBe(true);
     await eventually('four receipts posted', async () => receipts.view().items.length === 4, 5_000, 10);
-    expect(posts.every((p) => p.bearer === 'Bearer key-1')).toBe(true);
+    expect(receipts.view().pending).toBe(false);
+    expect(posts.every((p) => p.bearer === 'Bearer key-1' && p.pending)).toBe(true);
     expect(
       receipts
         .view()
@@ -72,7 +75,11 @@ describe('not known yet', () => {
   test('a batch the answer partly ignored goes again, logged once', async () => {
     receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts' });
     receipts.accepted(message(1), 1_000_000);
+    await eventually('the first post answered', async () => posts.length === 1 && receipts.view().items.length === 1, 5_000, 1);
+    // the retry is still to go: pending until it is posted
+    expect(receipts.view().pending).toBe(true);
     await eventually('posted again', async () => posts.length === 2, 5_000, 20);
     expect(receipts.view().items).toHaveLength(1);
+    await eventually('nothing left to go', async () => !receipts.view().pending, 5_000, 20);
   });
 });

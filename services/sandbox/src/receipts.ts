@@ -95,9 +95,10 @@ export class SandboxReceipts {
     return this.config();
   }
 
-  /** Every receipt posted so far (twice when posted twice), and posts that failed. */
-  view(): { items: PostedReceipt[]; failedPosts: number } {
-    return { items: [...this.posted], failedPosts: this.failures };
+  /** Every receipt posted so far (twice when posted twice), posts that failed, and whether any is still to go (planned, due or being posted). */
+  view(): { items: PostedReceipt[]; failedPosts: number; pending: boolean } {
+    const pending = this.timers.size > 0 || this.due.length > 0 || this.flushing !== null || this.posting > 0;
+    return { items: [...this.posted], failedPosts: this.failures, pending };
   }
 
   reset(): void {
@@ -159,6 +160,8 @@ export class SandboxReceipts {
 
   private readonly due: Outgoing[] = [];
   private flushing: NodeJS.Timeout | null = null;
+  /** POSTs on their way */
+  private posting = 0;
 
   /** Receipts due within a few milliseconds go in one POST per account. */
   private flushSoon(): void {
@@ -181,7 +184,9 @@ export class SandboxReceipts {
         .flatMap((rs) => chunks(rs, this.settings.batchSize))
         .map(async (rs) => {
           const body = { receipts: rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at })) };
+          this.posting++;
           const answer = await this.post(url, rs[0]!.bearer, body).catch(() => null);
+          this.posting--; // the retry below is planned before anything else runs
           if (answer === null) this.failures++;
           else
             for (const r of rs) {
