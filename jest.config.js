@@ -16,6 +16,8 @@ const shared = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^@metronome/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    // a library's second entry (package.json "exports"), e.g. @metronome/transports/whatsapp
+    '^@metronome/([a-z-]+)/([a-z-]+)$': '<rootDir>/libs/$1/src/$2/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   // fastify's light-my-request (app.inject) require()s `cookie`; package.json pins it to 1.1.1,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RunRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { redisKeys } from '@metronome/redis';
-import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import { sql } from 'kysely';
 import { whatsappLogout } from '../../services/control-api/src/routes/erasure.js';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@metronome/testkit';
-import { loadUserClientFactory } from '@metronome/transports';
+import { loadUserClientFactory } from '@metronome/transports/telegram-user';
 import type { Browser, Page } from 'playwright-core';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';
 import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Browser, Page } from 'playwright-core';
 import { qrDataUrl } from '../../console/src/qr.js';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';

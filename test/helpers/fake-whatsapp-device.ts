@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents } from '@metronome/transports';
+import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketEvents } from '@metronome/transports/whatsapp';
 import { fakeLidMapping } from './fake-whatsapp-lids.js';
 import { fakeBoom, type FakeMessage } from './fake-whatsapp-shapes.js';
 import type { FakeWhatsAppNetwork } from './fake-whatsapp-socket.js';

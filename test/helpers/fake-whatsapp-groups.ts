@@ -1,4 +1,4 @@
-import type { WhatsAppSocketEvents } from '@metronome/transports';
+import type { WhatsAppSocketEvents } from '@metronome/transports/whatsapp';
 import { jidNormalizedUser, WAMessageAddressingMode, type GroupMetadata, type GroupParticipant } from '@whiskeysockets/baileys';
 
 /**

@@ -1,4 +1,4 @@
-import type { LidMapping } from '@metronome/transports';
+import type { LidMapping } from '@metronome/transports/whatsapp';
 import { isLidUser, isPnUser, jidDecode, type SignalKeyStore } from '@whiskeysockets/baileys';
 
 /**

@@ -1,5 +1,5 @@
 import type { Clock } from '@metronome/core';
-import type { WhatsAppSocketFactory } from '@metronome/transports';
+import type { WhatsAppSocketFactory } from '@metronome/transports/whatsapp';
 import { FakeWhatsAppAnswers } from './fake-whatsapp-answers.js';
 import { FakeWhatsAppGroups } from './fake-whatsapp-groups.js';
 import { FakeWhatsAppReceipts } from './fake-whatsapp-receipts.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ManualClock } from '@metronome/core';
 import { AccountRepository, OptOutRepository, WhatsAppAuthRepository, type DB } from '@metronome/db';
-import { loadAuthState } from '@metronome/transports';
+import { loadAuthState } from '@metronome/transports/whatsapp';
 import { createLogger } from '@metronome/observability';
 import { addTransactionCapability } from '@whiskeysockets/baileys';
 // Baileys' own store of LID ↔ phone-number pairs (not re-exported by its index; no `exports` map)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { loadUserClientFactory, TelegramUserTransport, UserClientPool, type UserClientFactory } from '@metronome/transports';
+import { loadUserClientFactory, TelegramUserTransport, UserClientPool, type UserClientFactory } from '@metronome/transports/telegram-user';
 import { FakeTelegramMtproto } from '../helpers/fake-telegram-mtproto.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';

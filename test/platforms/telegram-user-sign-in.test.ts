@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { open } from '@metronome/core';
-import { loadUserClientFactory } from '@metronome/transports';
+import { loadUserClientFactory } from '@metronome/transports/telegram-user';
 import { startApi, createTenant, type Api, type Tenant } from '../api/harness.js';
 import { FakeTelegramMtproto } from '../helpers/fake-telegram-mtproto.js';
 import { FAKE_CLIENT_MODULE } from './telegram-user-setup.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { WhatsAppTransport, type WhatsAppSocketPool } from '@metronome/transports';
+import { WhatsAppTransport, type WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import { createRedis } from '@metronome/redis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { keyId, ManualClock, open } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { loadAuthState, type AuthRow, type WhatsAppAuthStore } from '@metronome/transports';
+import { loadAuthState, type AuthRow, type WhatsAppAuthStore } from '@metronome/transports/whatsapp';
 import { addTransactionCapability, BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
 import { createLogger } from '@metronome/observability';
 import { seedAccount, seedTenant } from '../helpers/seed.js';

@@ -1,6 +1,6 @@
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { AccountRepository, OptOutRepository } from '@metronome/db';
-import { WhatsAppTransport } from '@metronome/transports';
+import { WhatsAppTransport } from '@metronome/transports/whatsapp';
 import type { MessagePart } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import { OptOutListener } from '../../services/sender/src/opt-outs.js';

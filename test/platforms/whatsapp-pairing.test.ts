@@ -5,7 +5,7 @@ import { WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import { redisKeys, type SocketLeases } from '@metronome/redis';
-import { isPaired, loadAuthState, type WhatsAppSocketPool } from '@metronome/transports';
+import { isPaired, loadAuthState, type WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { buildApp } from '../../services/control-api/src/app.js';

@@ -1,7 +1,7 @@
 import { countRuns, ReceiptRepository, RunControlRepository, type MessagePart } from '@metronome/db';
 import { eventually } from '../helpers/test-env.js';
 import { Metrics } from '@metronome/observability';
-import type { MessageReceipt } from '@metronome/transports';
+import type { MessageReceipt } from '@metronome/transports/whatsapp';
 import { ReceiptWriter } from '../../services/sender/src/receipt-writer.js';
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { makePool, quietLogger, startWhatsAppHarness, type WhatsAppHarness } from './whatsapp-setup.js';

@@ -1,5 +1,6 @@
 import { AccountCoolingRepository, LateRefusalRepository, type MessagePart } from '@metronome/db';
-import { realTimers, whatsappMessageId, type MessageRefusal } from '@metronome/transports';
+import { realTimers } from '@metronome/transports';
+import { whatsappMessageId, type MessageRefusal } from '@metronome/transports/whatsapp';
 import { DEFAULT_COOLING } from '@metronome/core';
 import { lateRefusalRecorder } from '../../services/sender/src/late-refusals.js';
 import type { SenderEvents } from '../../services/sender/src/sender-events.js';

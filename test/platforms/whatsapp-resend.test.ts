@@ -1,6 +1,6 @@
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { WhatsAppSentMessageRepository, type MessagePart } from '@metronome/db';
-import type { SentMessageStore, WhatsAppSocketPool } from '@metronome/transports';
+import type { SentMessageStore, WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import { cleanupSentMessages } from '../../services/sender/src/resend-cleanup.js';
 import { driveRun } from '../helpers/sender-harness.js';
 import { eventually } from '../helpers/test-env.js';

@@ -1,6 +1,6 @@
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import type { MessagePart } from '@metronome/db';
-import { whatsappMessageId, WhatsAppTransport } from '@metronome/transports';
+import { whatsappMessageId, WhatsAppTransport } from '@metronome/transports/whatsapp';
 import type { proto } from '@whiskeysockets/baileys';
 import { driveRun } from '../helpers/sender-harness.js';
 import { eventually } from '../helpers/test-env.js';

@@ -10,7 +10,7 @@ import {
   type WhatsAppAuthStore,
   type WhatsAppSocketPoolOptions,
   type WhatsAppTransportOptions,
-} from '@metronome/transports';
+} from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { SenderSettings } from '../../services/sender/src/deps.js';

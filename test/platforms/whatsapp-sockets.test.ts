@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { createTestDatabase, eventually, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';

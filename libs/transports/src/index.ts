@@ -1,6 +1,13 @@
+// The transports that load no platform library: a service imports this entry at start. WhatsApp
+// (Baileys) and Telegram user accounts (GramJS) are the entries `@metronome/transports/whatsapp`
+// and `@metronome/transports/telegram-user`: each costs about half a second of CPU to load, so a
+// service loads them on first use (on-first-use.ts), and a process that never meets such an
+// account never pays for them.
 export type { Transport, TransportAccount, MediaContent, OutgoingMessage, OutgoingPart, PrepareResult } from './transport.js';
 export { HttpTransport, type HttpTransportOptions } from './http-transport.js';
 export { encodeIdempotencyKey, decodeIdempotencyKey } from './idempotency-key.js';
 export { TelegramTransport, type TelegramTransportOptions } from './telegram/telegram-transport.js';
-export * from './whatsapp/index.js';
-export * from './telegram-user/index.js';
+export { transportOnFirstUse, onFirstUse } from './on-first-use.js';
+export { WHATSAPP_SHAPE, TELEGRAM_USER_SHAPE, type TransportShape } from './platform-shapes.js';
+export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './whatsapp/pairing.js';
+export { realTimers, type Timers } from './whatsapp/timers.js';

@@ -6,7 +6,8 @@ import type { RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import { DirectorySyncs } from './directory-syncs.js';
-import type { UserClientFactory, WhatsAppSocketPool } from '@metronome/transports';
+import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
+import type { UserClient, UserClientOptions } from '@metronome/transports/telegram-user';
 
 /** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
 export type WhatsAppPairing = Pick<WhatsAppSocketPool, 'pair'>;
@@ -32,9 +33,9 @@ export interface AppDeps {
   accountLogout?: AccountLogout;
 }
 
-/** What a telegram_user sign-in needs: the client factory (GramJS; a fake in tests) and the application's id. */
+/** What a telegram_user sign-in needs: the client factory (GramJS, loaded on first use; a fake in tests) and the application's id. */
 export interface TelegramSignIn {
-  makeClient: UserClientFactory;
+  makeClient(session: string, options: UserClientOptions): UserClient | Promise<UserClient>;
   apiId: number;
   apiHash: string;
 }

@@ -4,13 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
-import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { createDb, redactUrl, WebhookDeliveryRepository } from '@metronome/db';
 import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, loadUserClientFactory, resolveWhatsAppVersion, WhatsAppSocketPool } from '@metronome/transports';
+import { closeRedis, createRedis, redisKeys } from '@metronome/redis';
 import { buildApp } from './app.js';
 import { DEFAULT_WEBHOOK_CONFIG, loadConfig, type ApiConfig } from './config.js';
+import { telegramSignInOnFirstUse, whatsappOnFirstUse } from './platform-clients.js';
 import { whatsappLogout } from './routes/erasure.js';
 import { createWebhookDeliverer } from './webhooks/webhook-deliverer.js';
 
@@ -36,28 +36,7 @@ async function main(): Promise<void> {
   // BullMQ re-emits the connection's errors, and prints them with console.error when nobody
   // listens; the redis listener above already logs them once, as JSON.
   queue.queue.on('error', () => undefined);
-  // Pairing sockets hold the same per-account lease as the senders' sockets.
-  const whatsappVersion = await resolveWhatsAppVersion({
-    configured: config.whatsappVersion?.configured ?? null,
-    fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
-    logger: logger.child({ component: 'whatsapp' }),
-  });
-  const whatsapp = new WhatsAppSocketPool({
-    ...(whatsappVersion.version && { version: whatsappVersion.version }),
-    holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
-    auth: new WhatsAppAuthRepository(db),
-    secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
-    makeSocket: baileysSocketFactory,
-    clock: systemClock,
-    // Baileys logs every frame below warn
-    logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
-  });
-  const telegramSignIn = {
-    makeClient: await loadUserClientFactory(config.telegramUser?.clientModule ?? undefined),
-    apiId: config.telegramUser?.apiId ?? 0,
-    apiHash: config.telegramUser?.apiHash ?? '',
-  };
+  const whatsapp = whatsappOnFirstUse(config, db, redis, logger);
   const app = await buildApp({
     config,
     db,
@@ -65,9 +44,9 @@ async function main(): Promise<void> {
     queue,
     clock: systemClock,
     logger,
-    whatsappPairing: whatsapp,
-    telegramSignIn,
-    accountLogout: whatsappLogout(whatsapp),
+    whatsappPairing: whatsapp.pairing,
+    telegramSignIn: telegramSignInOnFirstUse(config),
+    accountLogout: whatsappLogout(whatsapp.sockets),
   });
 
   await app.listen({ host: config.host, port: config.port });

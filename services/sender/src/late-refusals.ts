@@ -1,6 +1,7 @@
 import { COOLING_RESTRICTED, coolingWords, type Clock, type CoolingSettings } from '@metronome/core';
 import type { AccountCoolingRepository, LateRefusalRepository } from '@metronome/db';
-import type { MessageRefusal, Timers } from '@metronome/transports';
+import type { Timers } from '@metronome/transports';
+import type { MessageRefusal } from '@metronome/transports/whatsapp';
 import type { SenderEvents } from './sender-events.js';
 
 export interface LateRefusalDeps {

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
@@ -10,7 +8,6 @@ import {
   LateRefusalRepository,
   OptOutRepository,
   ReceiptRepository,
-  WhatsAppAuthRepository,
   WhatsAppSentMessageRepository,
 } from '@metronome/db';
 import {
@@ -24,20 +21,9 @@ import {
   stopOnSignals,
 } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
-import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { closeRedis, createRedis, loadScripts, redisKeys } from '@metronome/redis';
 import { coolingSettings } from '@metronome/config';
-import {
-  baileysSocketFactory,
-  realTimers,
-  resolveWhatsAppVersion,
-  HttpTransport,
-  TelegramTransport,
-  TelegramUserTransport,
-  UserClientPool,
-  loadUserClientFactory,
-  WhatsAppSocketPool,
-  WhatsAppTransport,
-} from '@metronome/transports';
+import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -48,7 +34,7 @@ import { reportingEvents } from './reporting-events.js';
 import { startResendCleanup } from './resend-cleanup.js';
 import { jobWaitMs } from './job-wait.js';
 import { processRunJob } from './run-job.js';
-import { countSockets } from './socket-metrics.js';
+import { telegramUserOnFirstUse, whatsappOnFirstUse } from './platform-transports.js';
 import { workerSlots } from './worker-slots.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
@@ -94,50 +80,32 @@ const chatDirectory = new ChatDirectoryRepository(db);
 const sentMessages = new WhatsAppSentMessageRepository(db);
 const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
 const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
-const whatsappLogger = logger.child({ component: 'whatsapp' });
 // Delivery and read receipts, queued by the sockets and written in batches off the send path.
-const receipts = new ReceiptWriter({ repo: new ReceiptRepository(db), metrics, logger: whatsappLogger, replyWindowMs: config.REPLY_WINDOW });
-const whatsappVersion = await resolveWhatsAppVersion({
-  configured: config.WHATSAPP_VERSION,
-  fetchLatest: config.WHATSAPP_FETCH_VERSION,
-  logger: whatsappLogger,
-});
-const whatsapp = new WhatsAppTransport({
-  pool: new WhatsAppSocketPool({
-    ...(whatsappVersion.version && { version: whatsappVersion.version }),
-    holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    lease: new SocketLeases(scripts, keys),
-    auth: new WhatsAppAuthRepository(db),
-    secretsKeys,
-    makeSocket: baileysSocketFactory,
-    onSocket: countSockets(metrics, 'whatsapp'),
-    // a reply: opt-out keywords as before, and the run it answers counts it
-    onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message), receipts.onReply(accountId, message)),
-    // A message refused after the write: its target moves, a 463 restricts the account.
-    onMessageRefused: (refusal) => recordLateRefusal(refusal),
-    onReceipt: receipts.onReceipt,
-    directory: chatDirectory,
-    sentMessages,
-    resendKeepMs,
-    clock: systemClock,
-    // Baileys logs every frame below warn
-    logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.LOG_LEVEL) ? config.LOG_LEVEL : 'warn' }),
-  }),
-  clock: systemClock,
+const receipts = new ReceiptWriter({
+  repo: new ReceiptRepository(db),
+  metrics,
   logger: logger.child({ component: 'whatsapp' }),
-  timeoutMs: config.SEND_TIMEOUT_MS,
+  replyWindowMs: config.REPLY_WINDOW,
+});
+const whatsapp = whatsappOnFirstUse({
+  config,
+  db,
+  scripts,
+  keys,
+  secretsKeys,
+  logger,
+  metrics,
+  directory: chatDirectory,
+  sentMessages,
+  resendKeepMs,
+  // a reply: opt-out keywords as before, and the run it answers counts it
+  onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message), receipts.onReply(accountId, message)),
+  // A message refused after the write: its target moves, a 463 restricts the account.
+  onMessageRefused: (refusal) => recordLateRefusal(refusal),
+  onReceipt: receipts.onReceipt,
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
-const telegramUser = new TelegramUserTransport({
-  pool: new UserClientPool({
-    makeClient: await loadUserClientFactory(config.TELEGRAM_USER_CLIENT_MODULE),
-    apiId: config.TELEGRAM_API_ID,
-    apiHash: config.TELEGRAM_API_HASH,
-    lease: new SocketLeases(scripts, keys),
-    holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
-  }),
-  clock: systemClock,
-});
+const telegramUser = telegramUserOnFirstUse({ config, scripts, keys });
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.

@@ -1,7 +1,7 @@
 import { couldBeOptOut, optOutKeyword, type Clock } from '@metronome/core';
 import type { OptOutRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
-import type { IncomingText } from '@metronome/transports';
+import type { IncomingText } from '@metronome/transports/whatsapp';
 
 export interface OptOutDeps {
   repo: Pick<OptOutRepository, 'keywords' | 'optOut'>;

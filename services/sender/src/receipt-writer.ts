@@ -1,6 +1,6 @@
 import type { ReceiptInput, ReceiptOutcome } from '@metronome/db';
 import { countReceipts, type Logger, type Metrics } from '@metronome/observability';
-import type { IncomingText, MessageReceipt } from '@metronome/transports';
+import type { IncomingText, MessageReceipt } from '@metronome/transports/whatsapp';
 
 export interface ReceiptWriterDeps {
   repo: {

@@ -1,3 +1,4 @@
+import { TELEGRAM_USER_SHAPE } from '../platform-shapes.js';
 import { systemClock, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
 import { Api } from 'telegram';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
@@ -25,10 +26,9 @@ const MEDIA_REF_DAYS = 7;
  * uploaded once per account (messages.uploadMedia) and sent by its photo or document reference.
  */
 export class TelegramUserTransport implements Transport {
-  readonly platform = 'telegram_user' as const;
-  readonly textLimits = { text: 4_096, caption: 1_024 } as const;
-  /** Telegram shows a chat action for about 6 s, or until the message. */
-  readonly typingLastsMs = 5_000;
+  readonly platform = TELEGRAM_USER_SHAPE.platform;
+  readonly textLimits = TELEGRAM_USER_SHAPE.textLimits;
+  readonly typingLastsMs = TELEGRAM_USER_SHAPE.typingLastsMs;
   private readonly clock: Clock;
 
   constructor(private readonly o: TelegramUserTransportOptions) {

@@ -1,6 +1,5 @@
 export { WhatsAppTransport, type WhatsAppTransportOptions } from './whatsapp-transport.js';
 export { WhatsAppSocketPool, type WhatsAppSocketPoolOptions } from './socket-pool.js';
-export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './pairing.js';
 export type { SocketLease } from './socket-lease.js';
 export type { SocketRefusal } from './connection.js';
 export { baileysSocketFactory, type WhatsAppSocket, type WhatsAppSocketConfig, type WhatsAppSocketFactory, type WhatsAppSocketEvents } from './socket.js';
@@ -11,7 +10,6 @@ export { mediaMessage, mediaKind } from './media.js';
 export { GroupMetadataCache } from './group-metadata-cache.js';
 export { incomingTexts, type IncomingText } from './incoming.js';
 export { SentMessages, type SentMessageStore } from './sent-messages.js';
-export { realTimers, type Timers } from './timers.js';
 export type { MessageRefusal } from './message-status.js';
 export type { MessageReceipt } from './message-receipts.js';
 export { classifyAckError, type AckRefusal } from './classify.js';

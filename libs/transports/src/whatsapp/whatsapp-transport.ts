@@ -1,3 +1,4 @@
+import { WHATSAPP_SHAPE } from '../platform-shapes.js';
 import type { ChatDirectorySink, Clock, SendFailure, SendResult } from '@metronome/core';
 import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
 import { scrubPrepared, scrubResult } from '../secret-scrub.js';
@@ -49,7 +50,7 @@ type Attempt = { failure: WhatsAppFailure | null };
  * and ends with the next delivery.
  */
 export class WhatsAppTransport implements Transport {
-  readonly platform = 'whatsapp' as const;
+  readonly platform = WHATSAPP_SHAPE.platform;
   private readonly overlimitStreak = new Map<string, number>();
   /** since when this replica has been leaving each account's jobs to the socket's holder */
   private readonly leftToHolderSince = new Map<string, number>();

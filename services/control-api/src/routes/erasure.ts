@@ -1,5 +1,5 @@
 import { ErasureRepository } from '@metronome/db';
-import type { WhatsAppSocketPool } from '@metronome/transports';
+import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ownerFor, scopeOf } from '../caller.js';

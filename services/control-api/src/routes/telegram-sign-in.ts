@@ -1,6 +1,6 @@
 import { open, processSecrets, seal } from '@metronome/core';
 import { TelegramSignInRepository, type AccountRow, type TelegramSignInRow } from '@metronome/db';
-import { telegramRefusalOf, type UserClient } from '@metronome/transports';
+import type { UserClient } from '@metronome/transports/telegram-user';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
@@ -79,7 +79,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
   };
   /** One step on a client of the pending session, always disconnected after. */
   const withClient = async <T>(session: string, step: (c: UserClient) => Promise<T>): Promise<T> => {
-    const client = signIn!.makeClient(session, { apiId: signIn!.apiId, apiHash: signIn!.apiHash });
+    const client = await signIn!.makeClient(session, { apiId: signIn!.apiId, apiHash: signIn!.apiHash });
     try {
       await client.connect();
       return await step(client);
@@ -89,6 +89,8 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
   };
   /** Telegram's refusal of a step: recorded (the state says it), then the 400 naming the field. */
   const refused = async (account: AccountRow, row: Omit<TelegramSignInRow, 'error' | 'updatedAt' | 'accountId'>, error: unknown): Promise<ApiError> => {
+    // GramJS's error classes tell the refusal; loaded on first use, as the client that threw was
+    const { telegramRefusalOf } = await import('@metronome/transports/telegram-user');
     const refusal = telegramRefusalOf(error);
     if (!refusal) throw error;
     const rpc = refusal.code;

@@ -1,0 +1,59 @@
+// The API's WhatsApp socket pool (pairing, logout) and Telegram sign-in clients, built on first
+// use: an API that never pairs or signs in never loads Baileys or GramJS (half a second of CPU
+// each at start).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { systemClock } from '@metronome/core';
+import { WhatsAppAuthRepository, type DB } from '@metronome/db';
+import type { Logger } from '@metronome/observability';
+import { loadScripts, redisKeys, SocketLeases, type RedisClient } from '@metronome/redis';
+import { onFirstUse } from '@metronome/transports';
+import type { WhatsAppSocket, WhatsAppSocketPool } from '@metronome/transports/whatsapp';
+import type { Kysely } from 'kysely';
+import type { ApiConfig } from './config.js';
+import type { TelegramSignIn, WhatsAppPairing } from './context.js';
+
+/** The socket pool as pairing and logout use it, and its close (nothing to close when never built). */
+export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: RedisClient, logger: Logger) {
+  const pool = onFirstUse(async (): Promise<WhatsAppSocketPool> => {
+    const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool } = await import('@metronome/transports/whatsapp');
+    const version = await resolveWhatsAppVersion({
+      configured: config.whatsappVersion?.configured ?? null,
+      fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
+      logger: logger.child({ component: 'whatsapp' }),
+    });
+    // Pairing sockets hold the same per-account lease as the senders' sockets.
+    return new WhatsAppSocketPool({
+      ...(version.version && { version: version.version }),
+      holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
+      auth: new WhatsAppAuthRepository(db),
+      secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
+      makeSocket: baileysSocketFactory,
+      clock: systemClock,
+      // Baileys logs every frame below warn
+      logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
+    });
+  });
+  const pairing: WhatsAppPairing = { pair: async (accountId, request, hooks) => (await pool.get()).pair(accountId, request, hooks) };
+  const sockets: Pick<WhatsAppSocketPool, 'use'> = {
+    use: async <T>(accountId: string, work: (socket: WhatsAppSocket) => Promise<T>) => (await pool.get()).use(accountId, work),
+  };
+  const close = async () => {
+    const loading = pool.loaded();
+    if (loading) await (await loading.catch(() => null))?.close();
+  };
+  return { pairing, sockets, close };
+}
+
+/** Telegram user sign-ins: GramJS (or the fake a test names) loaded with the first client. */
+export function telegramSignInOnFirstUse(config: ApiConfig): TelegramSignIn {
+  const factory = onFirstUse(async () =>
+    (await import('@metronome/transports/telegram-user')).loadUserClientFactory(config.telegramUser?.clientModule ?? undefined),
+  );
+  return {
+    makeClient: async (session, options) => (await factory.get())(session, options),
+    apiId: config.telegramUser?.apiId ?? 0,
+    apiHash: config.telegramUser?.apiHash ?? '',
+  };
+}

@@ -1,0 +1,76 @@
+// WhatsApp (Baileys) and Telegram user accounts (GramJS), built on first use: a replica that
+// never sends for such an account never loads their libraries (half a second of CPU each at start).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { systemClock } from '@metronome/core';
+import type { ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
+import { WhatsAppAuthRepository } from '@metronome/db';
+import type { Logger, Metrics } from '@metronome/observability';
+import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
+import { TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
+import type { IncomingText, MessageReceipt, MessageRefusal } from '@metronome/transports/whatsapp';
+import type { Kysely } from 'kysely';
+import type { DB } from '@metronome/db';
+import type { SenderConfig } from './config.js';
+import { countSockets } from './socket-metrics.js';
+
+export interface WhatsAppDeps {
+  config: SenderConfig;
+  db: Kysely<DB>;
+  scripts: ScriptCommands;
+  keys: RedisKeys;
+  secretsKeys: Buffer[];
+  logger: Logger;
+  metrics: Metrics;
+  directory: ChatDirectoryRepository;
+  sentMessages: WhatsAppSentMessageRepository;
+  resendKeepMs: number;
+  /** a reply on a socket this replica holds */
+  onIncomingText(accountId: string, message: IncomingText): void;
+  /** a message refused after the write */
+  onMessageRefused(refusal: MessageRefusal): void;
+  onReceipt(receipt: MessageReceipt): void;
+}
+
+/** WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL. */
+export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
+  return transportOnFirstUse(WHATSAPP_SHAPE, async () => {
+    const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
+    const logger = d.logger.child({ component: 'whatsapp' });
+    const version = await resolveWhatsAppVersion({ configured: d.config.WHATSAPP_VERSION, fetchLatest: d.config.WHATSAPP_FETCH_VERSION, logger });
+    const pool = new WhatsAppSocketPool({
+      ...(version.version && { version: version.version }),
+      holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      lease: new SocketLeases(d.scripts, d.keys),
+      auth: new WhatsAppAuthRepository(d.db),
+      secretsKeys: d.secretsKeys,
+      makeSocket: baileysSocketFactory,
+      onSocket: countSockets(d.metrics, 'whatsapp'),
+      onIncomingText: d.onIncomingText,
+      onMessageRefused: d.onMessageRefused,
+      onReceipt: d.onReceipt,
+      directory: d.directory,
+      sentMessages: d.sentMessages,
+      resendKeepMs: d.resendKeepMs,
+      clock: systemClock,
+      // Baileys logs every frame below warn
+      logger: d.logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(d.config.LOG_LEVEL) ? d.config.LOG_LEVEL : 'warn' }),
+    });
+    return new WhatsAppTransport({ pool, clock: systemClock, logger, timeoutMs: d.config.SEND_TIMEOUT_MS });
+  });
+}
+
+/** Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease). */
+export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: ScriptCommands; keys: RedisKeys }): Transport {
+  return transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => {
+    const { loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import('@metronome/transports/telegram-user');
+    const pool = new UserClientPool({
+      makeClient: await loadUserClientFactory(d.config.TELEGRAM_USER_CLIENT_MODULE),
+      apiId: d.config.TELEGRAM_API_ID,
+      apiHash: d.config.TELEGRAM_API_HASH,
+      lease: new SocketLeases(d.scripts, d.keys),
+      holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
+    });
+    return new TelegramUserTransport({ pool, clock: systemClock });
+  });
+}
