@@ -4,11 +4,16 @@
 // going on at the same time never drop one another's. Plain ESM on the build output
 // (`npm test` builds first), because jest loads global setup outside its module mapping.
 // When the run holds console files, one Chromium for the whole run (each file connects to it
-// and opens its own contexts): see test/helpers/browser.ts; test/global-teardown.mjs stops it.
+// and opens its own contexts): see test/helpers/browser.ts; and one default stack (API,
+// scheduler, a sender, the sandbox on a database of its own) that the console files needing no
+// settings of their own share, each with tenants and sandbox accounts of its own: see
+// test/helpers/stack.ts, sharedStack. test/global-teardown.mjs stops both.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { ensureDatabase, migrate, MIGRATIONS_DIR } from '@metronome/db';
+import { createScratchDatabase, startStack } from '@metronome/testkit';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome_test';
 
@@ -22,7 +27,29 @@ export default async function globalSetup(globalConfig) {
   await migrate(url.toString(), MIGRATIONS_DIR);
   // test workers start after this and inherit the variables
   process.env.METRONOME_TEST_TEMPLATE = template;
-  if (runsConsoleFiles(globalConfig)) await startSharedBrowser();
+  if (runsConsoleFiles(globalConfig)) await Promise.all([startSharedBrowser(), startSharedStack(template)]);
+}
+
+/** The default stack (test/helpers/stack.ts, startStack with one sender) for the files that share it. */
+async function startSharedStack(template) {
+  const database = await createScratchDatabase(DATABASE_URL, 'test_shared', template);
+  const keyPrefix = `shared-${randomBytes(4).toString('hex')}`;
+  try {
+    const stack = await startStack({ databaseUrl: database.url, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix, senders: 1 });
+    globalThis.__metronomeSharedStack = { stack, database };
+    const { apiUrl, sandboxUrl, adminToken } = stack;
+    process.env.METRONOME_TEST_SHARED_STACK = JSON.stringify({
+      apiUrl,
+      sandboxUrl,
+      adminToken,
+      databaseUrl: database.url,
+      databaseName: database.name,
+      keyPrefix,
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
 }
 
 /** Whether the run may hold a console file: no path pattern given, or one that matches one. */

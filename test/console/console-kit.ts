@@ -1,6 +1,6 @@
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { chromiumPath, launchBrowser } from '../helpers/browser.js';
-import { api, startStack, type Stack } from '../helpers/stack.js';
+import { api, sharedStack, startStack, type Stack, type StackView } from '../helpers/stack.js';
 
 // What every console test file shares: the real stack as processes, one Chromium, and the API
 // calls that set a scene up (a tenant, an account, a campaign, a run). Each test signs in a fresh
@@ -10,18 +10,24 @@ export const API_KEY = 'sandbox-api-key-0001';
 
 type StackOptions = Parameters<typeof startStack>[0];
 
-export interface ConsoleSuite {
-  stack: Stack;
+export interface ConsoleSuite<S extends StackView = StackView> {
+  stack: S;
   browser: Browser;
 }
 
-/** Starts the stack and the browser before the file's tests, and stops both after them. */
-export function consoleSuite(options: StackOptions | (() => StackOptions) = { senders: 1 }): ConsoleSuite {
+/**
+ * Starts the stack and the browser before the file's tests, and stops both after them. Without
+ * options, the run's shared default stack when there is one (helpers/stack.ts, sharedStack, says
+ * what a file on it may not do); a file given options (even `{ senders: 1 }`) has its own.
+ */
+export function consoleSuite(): ConsoleSuite;
+export function consoleSuite(options: StackOptions | (() => StackOptions)): ConsoleSuite<Stack>;
+export function consoleSuite(options?: StackOptions | (() => StackOptions)): ConsoleSuite {
   const suite = {} as ConsoleSuite;
   beforeAll(async () => {
     chromiumPath(); // fails first, with how to install Chromium, when it is missing
     // a function: options known only once an earlier beforeAll ran (a fake platform's URL)
-    suite.stack = await startStack(typeof options === 'function' ? options() : options);
+    suite.stack = (options === undefined && sharedStack()) || (await startStack(typeof options === 'function' ? options() : (options ?? { senders: 1 })));
     suite.browser = await launchBrowser();
   }, 90_000);
   // As long as the start is allowed: in a full CI run (both cores busy with other files) the

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { screenshots } from '../helpers/browser.js';
-import { api, type Stack } from '../helpers/stack.js';
+import { api, type StackView } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 import * as kit from './console-kit.js';
 import { chats, consoleSuite, runItem } from './console-kit.js';
@@ -10,8 +10,9 @@ import { chats, consoleSuite, runItem } from './console-kit.js';
 // the sandbox as processes). Each test signs in a fresh browser context (its own session
 // storage). The screenshots in docs/console/ are written here.
 
-const suite = consoleSuite();
-let stack: Stack;
+// a stack of its own: the admin's Activity page shows every tenant's runs
+const suite = consoleSuite({ senders: 1 });
+let stack: StackView;
 let browser: Browser;
 beforeAll(() => {
   ({ stack, browser } = suite);

@@ -4,7 +4,7 @@ import { REDIS_URL } from './test-env.js';
 // The sandbox's record is the judge of sending promises: what the platform received, and when.
 
 /** Everything the sandbox received, in arrival order. */
-export async function received(stack: Stack): Promise<SandboxMessage[]> {
+export async function received(stack: Pick<Stack, 'sandboxUrl'>): Promise<SandboxMessage[]> {
   const { items } = await sandbox<{ items: SandboxMessage[] }>(stack, '/sandbox/messages');
   return items;
 }

@@ -1,4 +1,5 @@
 import { apiCall, sandboxGet, startStack as startProcesses, type Stack as Processes } from '@metronome/testkit';
+import { createDb } from '@metronome/db';
 import { createTestDatabase, eventually, uniquePrefix, REDIS_URL, type TestDatabase } from './test-env.js';
 
 /** The whole stack as processes on a fresh test database and Redis prefix. */
@@ -41,6 +42,25 @@ export async function startStack(
 
 type StackOptions = Parameters<typeof startStack>[0];
 
+/** What a test file reads of a stack: its addresses, its admin token and a database handle. */
+export type StackView = Pick<Stack, 'apiUrl' | 'sandboxUrl' | 'adminToken' | 'db' | 'keyPrefix' | 'stop'>;
+
+/**
+ * The run's shared default stack (`startStack({ senders: 1 })`, started by test/global-setup.mjs
+ * when the run holds console files), or null when there is none (a run of other files). A file
+ * on it makes its own tenants and sandbox accounts, so files never read one another's; it may not
+ * change what all share (the sandbox's settings or receipts, a service's environment) nor read
+ * what every tenant sees (the admin's lists). Its stop closes only this file's database handle.
+ */
+export function sharedStack(): StackView | null {
+  const env = process.env['METRONOME_TEST_SHARED_STACK'];
+  if (!env) return null;
+  const shared = JSON.parse(env) as { apiUrl: string; sandboxUrl: string; adminToken: string; databaseUrl: string; databaseName: string; keyPrefix: string };
+  const db = createDb({ url: shared.databaseUrl, max: 2, applicationName: 'metronome-test' });
+  const drop = () => db.destroy();
+  return { ...shared, db: { url: shared.databaseUrl, name: shared.databaseName, db, drop }, stop: drop };
+}
+
 /**
  * The end-to-end files' prelude: a stack started before the file's tests (60 s allowed) and
  * stopped after them. The object returned is filled in by the beforeAll, so a test reads it as
@@ -58,16 +78,16 @@ export function stackForFile(options: StackOptions = {}): Stack {
 }
 
 /** A tenant made through the API by the admin: the answer, whose body carries the tenant's token. */
-export const createTenant = (stack: Stack, name: string) => api(stack, 'POST', '/v1/tenants', stack.adminToken, { name });
+export const createTenant = (stack: StackView, name: string) => api(stack, 'POST', '/v1/tenants', stack.adminToken, { name });
 
 /** An `http` account made through the API, with the sandbox API key every test uses unless told; the answer. */
-export const createHttpAccount = (stack: Stack, token: string, fields: Record<string, unknown>) =>
+export const createHttpAccount = (stack: StackView, token: string, fields: Record<string, unknown>) =>
   api(stack, 'POST', '/v1/accounts', token, { platform: 'http', credentials: { apiKey: 'sandbox-api-key-0001' }, ...fields });
 
-export const api = <T = any>(stack: Stack, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
+export const api = <T = any>(stack: Pick<Stack, 'apiUrl'>, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) =>
   apiCall<T>(stack.apiUrl, method, path, token, body, headers);
 
-export const sandbox = <T = any>(stack: Stack, path: string) => sandboxGet<T>(stack.sandboxUrl, path);
+export const sandbox = <T = any>(stack: Pick<Stack, 'sandboxUrl'>, path: string) => sandboxGet<T>(stack.sandboxUrl, path);
 
 /** One message as the sandbox recorded it (`GET /sandbox/messages`). */
 export interface SandboxMessage {
