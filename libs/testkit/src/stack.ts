@@ -64,7 +64,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', {
       ...common,
       METRICS_PORT: '0',
-      SCHEDULER_TICK_MS: '200',
+      // the production default: instant starts come by the API's nudge, later ones by the
+      // lookahead; a tick of 200 ms cost a stack 5 % of a core idle (docs/BENCHMARKS.md)
+      SCHEDULER_TICK_MS: '1000',
       ...options.schedulerEnv,
     });
     services.push(scheduler);
