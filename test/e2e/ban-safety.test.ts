@@ -59,12 +59,25 @@ test('two senders and a Redis flush: caps, warm-up and the human gap hold at the
   const campaignB = await campaign(b, chats('b', 10));
   const campaignC = await campaign(c, chats('c', 12));
 
+  const runOf = async (campaignId: string) => (await api(stack, 'GET', `/v1/runs?campaignId=${campaignId}`, tenant.token)).body.items[0];
   await eventually('account A half-way to its cap', async () => (await timesOf('safe-a')).length >= 3, 60_000, 100);
   expect(await flushPrefix(stack.keyPrefix)).toBeGreaterThan(0);
 
-  await eventually('A and B at their caps', async () => (await timesOf('safe-a')).length >= 8 && (await timesOf('safe-b')).length >= 5, 120_000, 250);
+  let seen = '';
+  await eventually(
+    'A and B at their caps',
+    async () => {
+      const [sa, sb] = [await timesOf('safe-a'), await timesOf('safe-b')];
+      // told when it times out: how far each got, and the runs' states
+      seen = `A ${sa.length}/8, B ${sb.length}/5; runs ${JSON.stringify(await Promise.all([campaignA, campaignB].map(async (id) => (await runOf(id))?.waiting ?? (await runOf(id))?.status)))}`;
+      return sa.length >= 8 && sb.length >= 5;
+    },
+    120_000,
+    250,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message} (${seen})`);
+  });
   // the runs wait for the caps' windows, and nothing more goes out meanwhile
-  const runOf = async (campaignId: string) => (await api(stack, 'GET', `/v1/runs?campaignId=${campaignId}`, tenant.token)).body.items[0];
   await eventually('A to wait for its cap', async () => (await runOf(campaignA))?.waiting?.reason === 'cap', 30_000, 250);
   await new Promise((r) => setTimeout(r, 3_000));
 
