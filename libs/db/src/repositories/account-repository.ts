@@ -1,9 +1,9 @@
-import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 import type { DirectorySyncRow } from './chat-directory-repository.js';
 import type { RecentSends } from './send-shapes.js';
+import { pauseRun } from './run-status.js';
 
 /** An account without its credentials: nothing read here can leak them. */
 export interface AccountRow {
@@ -379,12 +379,8 @@ export class AccountRepository {
   async disconnect(accountId: string, reason: string, now: Date): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('accounts').set({ status: 'disconnected', updated_at: now }).where('id', '=', accountId).execute();
-      await trx
-        .updateTable('runs')
-        .set({ status: 'paused', paused_reason: 'account_unavailable', error_summary: reason, updated_at: now })
-        .where('account_id', '=', accountId)
-        .where('status', 'in', OPEN_RUN_STATUSES)
-        .execute();
+      const pause = pauseRun('account_unavailable', reason, now);
+      await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(trx);
     });
   }
 }
