@@ -1,43 +1,60 @@
-import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
-import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
+import type { Account, AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 import type { DirectorySyncRow } from './chat-directory-repository.js';
 import type { RecentSends } from './send-shapes.js';
+import { pauseRun } from './run-status.js';
 
-/** An account without its credentials: nothing read here can leak them. */
-export interface AccountRow {
-  id: string;
-  tenantId: string;
-  platform: Platform;
-  name: string;
-  externalId: string | null;
-  status: AccountStatus;
-  blockedUntil: Date | null;
-  /** null: the sender's default applies */
-  maxSendPerMinute: number | null;
-  groupConcurrency: number | null;
+/** snake_case → camelCase, as a column's name becomes a field's. */
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Columns an AccountRow has as they are, each as its camelCased field (AccountsTable says what each holds). */
+const PLAIN = [
+  'id',
+  'tenant_id',
+  'platform',
+  'name',
+  'external_id',
+  'status',
+  'blocked_until',
+  'max_send_per_minute',
+  'group_concurrency',
+  'hourly_cap',
+  'daily_cap',
+  'warmup',
+  'opt_out_keywords',
+  'typing',
+  'platform_deduplicates',
+  'pace_factor',
+  'pace_since',
+  'created_at',
+] as const satisfies readonly (keyof Account)[];
+/** Columns an AccountRow has in a shape of its own (sendDelaySeconds, cooling). */
+const SHAPED = [
+  'send_delay_min_seconds',
+  'send_delay_max_seconds',
+  'cooling_since',
+  'cooling_until',
+  'cooling_reason',
+] as const satisfies readonly (keyof Account)[];
+type Plain = (typeof PLAIN)[number];
+type PlainFields = { [C in Plain as Camel<C>]: Account[C] };
+
+/**
+ * An account without its credentials: nothing read here can leak them. Its fields are the
+ * columns' types from the schema (AccountsTable), derived here once.
+ */
+export type AccountRow = PlainFields & {
   /** the ban-safety kit (migrations/0009); null: not set */
   sendDelaySeconds: { min: number; max: number } | null;
-  hourlyCap: number | null;
-  dailyCap: number | null;
-  warmup: AccountWarmup | null;
-  /** replies that opt a chat out (migrations/0011); empty: none */
-  optOutKeywords: string[];
-  /** typing before each message (migrations/0011); null: none */
-  typing: AccountTyping | null;
-  /** the platform drops a repeated Idempotency-Key (migrations/0020) */
-  platformDeduplicates: boolean;
   /** automatic cooling (migrations/0012): set while `cooling` */
   cooling: { since: Date; until: Date | null; reason: string } | null;
-  /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
-  paceFactor: number;
-  paceSince: Date | null;
   /** where the chat directory's sync stands (migrations/0016); null: never synced */
   directory: DirectorySyncRow | null;
-  createdAt: Date;
+  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
-}
+};
 
 /** A chat the account does not write to again, and why (an error code, or `operator`). */
 export interface SuppressionRow {
@@ -80,64 +97,18 @@ export interface AccountChanges extends AccountSafety {
 }
 
 const COLUMNS = [
-  'id',
-  'tenant_id',
-  'platform',
-  'name',
-  'external_id',
-  'status',
-  'blocked_until',
-  'max_send_per_minute',
-  'group_concurrency',
-  'send_delay_min_seconds',
-  'send_delay_max_seconds',
-  'hourly_cap',
-  'daily_cap',
-  'warmup',
-  'opt_out_keywords',
-  'typing',
-  'platform_deduplicates',
-  'cooling_since',
-  'cooling_until',
-  'cooling_reason',
-  'pace_factor',
-  'pace_since',
+  ...PLAIN,
+  ...SHAPED,
   // one row by primary key, or none
   sql<RawDirectory | null>`(select json_build_object('status', s.status, 'synced', s.synced, 'size', s.size, 'until', s.until,
     'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as(
     'directory',
   ),
-  'created_at',
   sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
 ] as const;
 
-type Raw = {
-  id: string;
-  tenant_id: string;
-  platform: Platform;
-  name: string;
-  external_id: string | null;
-  status: AccountStatus;
-  blocked_until: Date | null;
-  max_send_per_minute: number | null;
-  group_concurrency: number | null;
-  send_delay_min_seconds: number | null;
-  send_delay_max_seconds: number | null;
-  hourly_cap: number | null;
-  daily_cap: number | null;
-  warmup: AccountWarmup | null;
-  opt_out_keywords: string[];
-  typing: AccountTyping | null;
-  platform_deduplicates: boolean;
-  cooling_since: Date | null;
-  cooling_until: Date | null;
-  cooling_reason: string | null;
-  pace_factor: number;
-  pace_since: Date | null;
-  directory: RawDirectory | null;
-  created_at: Date;
-  cursor_at: string;
-};
+/** An account as COLUMNS read it. */
+type Raw = Pick<Account, Plain | (typeof SHAPED)[number]> & { directory: RawDirectory | null; cursor_at: string };
 
 /** The sync row as json_build_object gives it: times as text. */
 type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & {
@@ -149,37 +120,21 @@ type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt
 const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
 
 function toAccount(a: Raw): AccountRow {
+  const plain = Object.fromEntries(PLAIN.map((c) => [camel(c), a[c]])) as PlainFields;
   return {
-    id: a.id,
-    tenantId: a.tenant_id,
-    platform: a.platform,
-    name: a.name,
-    externalId: a.external_id,
-    status: a.status,
-    blockedUntil: a.blocked_until,
-    maxSendPerMinute: a.max_send_per_minute,
-    groupConcurrency: a.group_concurrency,
+    ...plain,
     sendDelaySeconds:
       a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
-    hourlyCap: a.hourly_cap,
-    dailyCap: a.daily_cap,
-    warmup: a.warmup,
-    optOutKeywords: a.opt_out_keywords,
-    typing: a.typing,
-    platformDeduplicates: a.platform_deduplicates,
     cooling:
       a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
         ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
         : null,
-    paceFactor: a.pace_factor,
-    paceSince: a.pace_since,
     directory: a.directory && {
       ...a.directory,
       until: dateOrNull(a.directory.until),
       lastSyncAt: dateOrNull(a.directory.lastSyncAt),
       requestedAt: dateOrNull(a.directory.requestedAt),
     },
-    createdAt: a.created_at,
     cursorAt: a.cursor_at,
   };
 }
@@ -379,12 +334,8 @@ export class AccountRepository {
   async disconnect(accountId: string, reason: string, now: Date): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('accounts').set({ status: 'disconnected', updated_at: now }).where('id', '=', accountId).execute();
-      await trx
-        .updateTable('runs')
-        .set({ status: 'paused', paused_reason: 'account_unavailable', error_summary: reason, updated_at: now })
-        .where('account_id', '=', accountId)
-        .where('status', 'in', OPEN_RUN_STATUSES)
-        .execute();
+      const pause = pauseRun('account_unavailable', reason, now);
+      await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(trx);
     });
   }
 }

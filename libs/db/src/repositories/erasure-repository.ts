@@ -2,6 +2,7 @@ import { LIVE_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
+import { cancelRun } from './run-status.js';
 
 /** Which runs a purge removes: an account's or a tenant's. */
 export type PurgeScope = { accountId: string } | { tenantId: string };
@@ -46,13 +47,14 @@ export class ErasureRepository {
       ] as const) {
         await trx.deleteFrom(table).where('account_id', '=', accountId).execute();
       }
+      const cancel = cancelRun(now);
       await sql`
         with c as (
           update campaigns set active = false, deleted_at = coalesce(deleted_at, ${now}), next_run_at = null, updated_at = ${now}
            where account_id = ${accountId}::uuid returning id
         ), r as (
-          update runs set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
-           where account_id = ${accountId}::uuid and status in (${statusList(LIVE_RUN_STATUSES)}) returning id
+          update runs r set ${cancel.set}
+           where r.account_id = ${accountId}::uuid and ${cancel.from} returning r.id
         ), skipped as (
           update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'account deleted', updated_at = ${now}
             from r where t.run_id = r.id and t.status = 'pending'

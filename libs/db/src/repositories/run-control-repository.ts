@@ -1,9 +1,8 @@
-import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
+import { OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB, RunStatus, TargetStatus } from '../types.js';
-import { nextJobStep } from './next-job-step.js';
 import { RUN_COLUMNS, scope, toRun, type RawRun, type RunEventRow, type RunRow, type RunWithWindow, type TargetRow } from './run-rows.js';
-import { statusList } from './status-sql.js';
+import { cancelRun, pauseRun, resumeRun, retryRun } from './run-status.js';
 
 export type { RunEventRow, RunRow, RunWithWindow, TargetRow } from './run-rows.js';
 
@@ -132,9 +131,10 @@ export class RunControlRepository {
 
   /** queued | running → paused by the operator. Null when the run is not in one of those states. */
   async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    const pause = pauseRun('operator', undefined, now);
     const result = await sql<RawRun>`
-      update runs r set status = 'paused', paused_reason = 'operator', updated_at = ${now}
-      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${statusList(OPEN_RUN_STATUSES)})
+      update runs r set ${pause.set}
+      where r.id = ${id}::uuid and ${scope(tenantId)} and ${pause.from}
       returning ${RUN_COLUMNS}
     `.execute(this.db);
     const row = result.rows[0];
@@ -147,10 +147,10 @@ export class RunControlRepository {
    * campaign already has another queued or running run.
    */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const resume = resumeRun(q.windowEndAt, q.now);
     const result = await sql<RawRun>`
-      update runs r set status = 'queued', paused_reason = null, error_summary = null,
-        window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
-      where r.id = ${id}::uuid and ${scope(tenantId)} and r.status = 'paused' and r.job_seq = ${q.expectedSeq}
+      update runs r set ${resume.set}
+      where r.id = ${id}::uuid and ${scope(tenantId)} and ${resume.from} and r.job_seq = ${q.expectedSeq}
       returning ${RUN_COLUMNS}
     `.execute(this.db);
     const row = result.rows[0];
@@ -162,10 +162,11 @@ export class RunControlRepository {
    * `cancelled`. One statement, so no target is left pending on a cancelled run.
    */
   async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    const cancel = cancelRun(now);
     const result = await sql<RawRun>`
       with r as (
-        update runs r set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${statusList(LIVE_RUN_STATUSES)})
+        update runs r set ${cancel.set}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and ${cancel.from}
         returning *
       ), skipped as (
         update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'run cancelled by the operator', updated_at = ${now}
@@ -179,11 +180,12 @@ export class RunControlRepository {
 
   /** Cancels every open run of a campaign (when it is deleted); returns their ids. */
   async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
+    const cancel = cancelRun(now);
     const result = await sql<{ id: string }>`
       with r as (
-        update runs set status = 'cancelled', finished_at = ${now}, updated_at = ${now}
-        where campaign_id = ${campaignId}::uuid and status in (${statusList(LIVE_RUN_STATUSES)})
-        returning id
+        update runs r set ${cancel.set}
+        where r.campaign_id = ${campaignId}::uuid and ${cancel.from}
+        returning r.id
       ), skipped as (
         update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'campaign deleted', updated_at = ${now}
         from r where t.run_id = r.id and t.status = 'pending'
@@ -200,11 +202,11 @@ export class RunControlRepository {
    * another queued or running run.
    */
   async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const retry = retryRun(q.windowEndAt, q.now);
     const result = await sql<RawRun>`
       with r as (
-        update runs r set status = 'queued', finished_at = null, paused_reason = null, error_summary = null,
-          window_end_at = ${q.windowEndAt}, ${nextJobStep('r')}, updated_at = ${q.now}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and r.status in (${sql.join(FINISHED_RUN_STATUSES)}) and r.job_seq = ${q.expectedSeq}
+        update runs r set ${retry.set}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and ${retry.from} and r.job_seq = ${q.expectedSeq}
           and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
         returning *
       ), requeued as (

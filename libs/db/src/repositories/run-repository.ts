@@ -5,6 +5,7 @@ import { nextJobStep, type JobStep } from './next-job-step.js';
 import { progressStatement, toProgress } from './run-progress.js';
 import type { RunForSend, RunProgress } from './send-shapes.js';
 import { statusList } from './status-sql.js';
+import { finishRun, pauseRun, startRun } from './run-status.js';
 
 /** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
 export interface LostJob {
@@ -147,6 +148,7 @@ export class RunRepository {
    * queued → running stamps started_at once. False when the run is no longer open.
    */
   async markRunning(runId: string, now: Date): Promise<boolean> {
+    const start = startRun(now);
     const result = await sql<{ id: string }>`
       with suppressed as (
         update run_targets t
@@ -170,9 +172,9 @@ export class RunRepository {
            and exists (select 1 from erased_chats e where e.tenant_id = tn.id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
         returning 1
       )
-      update runs set status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}
-       where id = ${runId} and status in (${statusList(OPEN_RUN_STATUSES)})
-      returning id`.execute(this.db);
+      update runs r set ${start.set}
+       where r.id = ${runId} and ${start.from}
+      returning r.id`.execute(this.db);
     return result.rows.length > 0;
   }
 
@@ -183,36 +185,24 @@ export class RunRepository {
 
   /** Ends a running run (success/partial/failed). No effect on a run an operator paused or cancelled meanwhile. */
   async finish(runId: string, status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ status, finished_at: now, error_summary: summary, paused_reason: null, updated_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', OPEN_RUN_STATUSES)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const finish = finishRun(status, summary, now);
+    const result = await sql`update runs r set ${finish.set} where r.id = ${runId} and ${finish.from}`.execute(this.db);
+    return Number(result.numAffectedRows) > 0;
   }
 
   /** Pauses an open run with its reason and summary; its pending targets stay pending. */
   async pause(runId: string, reason: PausedReason, summary: string | null, now: Date): Promise<boolean> {
-    const result = await this.db
-      .updateTable('runs')
-      .set({ status: 'paused', paused_reason: reason, error_summary: summary, updated_at: now })
-      .where('id', '=', runId)
-      .where('status', 'in', OPEN_RUN_STATUSES)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const pause = pauseRun(reason, summary, now);
+    const result = await sql`update runs r set ${pause.set} where r.id = ${runId} and ${pause.from}`.execute(this.db);
+    return Number(result.numAffectedRows) > 0;
   }
 
   /** Fails a run that reached its window close before any send: pending targets become skipped. */
   async failBeforeFirstSend(runId: string, summary: string, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('runs')
-        .set({ status: 'failed', finished_at: now, error_summary: summary, updated_at: now })
-        .where('id', '=', runId)
-        .where('status', 'in', OPEN_RUN_STATUSES)
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 0) return false;
+      const fail = finishRun('failed', summary, now);
+      const result = await sql`update runs r set ${fail.set} where r.id = ${runId} and ${fail.from}`.execute(trx);
+      if (Number(result.numAffectedRows) === 0) return false;
       await trx
         .updateTable('run_targets')
         .set({ status: 'skipped', error_code: 'window_closed', error_message: summary, updated_at: now })

@@ -4,6 +4,7 @@ import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
 import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';
 import { TickTransaction } from './tick-transaction.js';
+import { expirePausedRun } from './run-status.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
 export {
@@ -116,13 +117,9 @@ export class ScheduleRepository {
   async expirePausedRuns(now: Date, ttlMs: number): Promise<number> {
     const cutoff = new Date(now.getTime() - ttlMs);
     return this.db.transaction().execute(async (trx) => {
-      const expired = await trx
-        .updateTable('runs')
-        .set({ status: 'cancelled', finished_at: now, error_summary: 'Paused too long: cancelled after PAUSED_RUN_TTL.', updated_at: now })
-        .where('status', '=', 'paused')
-        .where('updated_at', '<', cutoff)
-        .returning('id')
-        .execute();
+      const expire = expirePausedRun(now);
+      const expired = (await sql<{ id: string }>`update runs r set ${expire.set} where ${expire.from} and r.updated_at < ${cutoff} returning r.id`.execute(trx))
+        .rows;
       if (expired.length === 0) return 0;
       await trx
         .updateTable('run_targets')

@@ -2,9 +2,9 @@ import { OPEN_RUN_STATUSES } from '@metronome/core';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { accountCanSend } from './account-sql.js';
-import { nextJobStep } from './next-job-step.js';
 import { runInserts, type NewRun } from './run-creation.js';
 import { statusList } from './status-sql.js';
+import { resumeRun } from './run-status.js';
 
 /** A due campaign as the scheduler sees it. */
 export interface DueCampaign {
@@ -299,16 +299,16 @@ export class TickTransaction {
    */
   async autoResume(resumes: AutoResume[], now: Date): Promise<ResumedRun[]> {
     if (resumes.length === 0) return [];
+    const resume = resumeRun(sql`v.window_end_at`, now);
     const result = await sql<{ id: string; job_seq: number }>`
       update runs r
-      set status = 'queued', paused_reason = null, error_summary = null, window_end_at = v.window_end_at,
-        ${nextJobStep('r')}, updated_at = ${now}
+      set ${resume.set}
       from unnest(
         ${sql.val(resumes.map((a) => a.id))}::uuid[],
         ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
         ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
       ) as v(id, expected_seq, window_end_at)
-      where r.id = v.id and r.status = 'paused' and r.job_seq = v.expected_seq
+      where r.id = v.id and ${resume.from} and r.job_seq = v.expected_seq
       returning r.id, r.job_seq
     `.execute(this.trx);
     return result.rows.map((r) => ({ id: r.id, jobSeq: r.job_seq }));

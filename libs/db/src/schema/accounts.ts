@@ -10,6 +10,7 @@ export interface AccountsTable {
   credentials: Buffer | null;
   status: Generated<AccountStatus>;
   blocked_until: NullableTimestamp;
+  /** null: the sender's default applies (as for group_concurrency) */
   max_send_per_minute: number | null;
   group_concurrency: number | null;
   /** migrations/0009: the ban-safety kit (null: not set) */
@@ -32,6 +33,7 @@ export interface AccountsTable {
   receipts_seen_at: NullableTimestamp;
   last_cooled_at: NullableTimestamp;
   last_cooling_ms: number | null;
+  /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
   pace_factor: Generated<number>;
   pace_since: NullableTimestamp;
   flood_waits: ColumnType<Date[], Date[] | undefined, Date[]>;

@@ -1,0 +1,75 @@
+import { FINISHED_RUN_STATUSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES } from '@metronome/core';
+import { sql, type RawBuilder } from 'kysely';
+import type { PausedReason } from '../types.js';
+import { nextJobStep } from './next-job-step.js';
+import { statusList } from './status-sql.js';
+
+// Every change of a run's status, written once: the statuses it may start from (`from`, for
+// the statement's WHERE) and the columns that change with it (`set`, after `update runs r set`).
+// The repositories put a change in their own statements (beside the targets' writes, for a
+// batch, within a tenant), always with `runs` aliased `r`; no other file writes runs.status
+// (run-status.test.ts reads the repositories for it).
+
+/** One status change: its SET items and the guard on the statuses it may start from. */
+export interface RunStatusChange {
+  set: RawBuilder<unknown>;
+  from: RawBuilder<unknown>;
+}
+
+const fromOpen = sql`r.status in (${statusList(OPEN_RUN_STATUSES)})`;
+const fromLive = sql`r.status in (${statusList(LIVE_RUN_STATUSES)})`;
+const fromFinished = sql`r.status in (${statusList(FINISHED_RUN_STATUSES)})`;
+const fromPaused = sql.raw(`r.status = 'paused'`);
+
+/** queued | running → running: a job starts sending (started_at kept from its first start). */
+export function startRun(now: Date): RunStatusChange {
+  return { set: sql`status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}`, from: fromOpen };
+}
+
+/** queued | running → success, partial or failed, with the run's summary. */
+export function finishRun(status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): RunStatusChange {
+  return { set: sql`status = ${status}, finished_at = ${now}, error_summary = ${summary}, paused_reason = null, updated_at = ${now}`, from: fromOpen };
+}
+
+/** queued | running → paused, with its reason; `summary` undefined keeps the run's summary. */
+export function pauseRun(reason: PausedReason, summary: string | null | undefined, now: Date): RunStatusChange {
+  const set =
+    summary === undefined
+      ? sql`status = 'paused', paused_reason = ${reason}, updated_at = ${now}`
+      : sql`status = 'paused', paused_reason = ${reason}, error_summary = ${summary}, updated_at = ${now}`;
+  return { set, from: fromOpen };
+}
+
+/** queued | running | paused → cancelled (the operator, a deleted campaign or account); the caller skips its pending targets. */
+export function cancelRun(now: Date): RunStatusChange {
+  return { set: sql`status = 'cancelled', finished_at = ${now}, updated_at = ${now}`, from: fromLive };
+}
+
+/** paused → cancelled after PAUSED_RUN_TTL; the caller skips its pending targets. */
+export function expirePausedRun(now: Date): RunStatusChange {
+  return {
+    set: sql`status = 'cancelled', finished_at = ${now}, error_summary = 'Paused too long: cancelled after PAUSED_RUN_TTL.', updated_at = ${now}`,
+    from: fromPaused,
+  };
+}
+
+/** paused → queued at its next job step (the operator's resume, or the scheduler's), with its window's end. */
+export function resumeRun(windowEndAt: RawBuilder<unknown> | Date | null, now: Date): RunStatusChange {
+  return {
+    set: sql`status = 'queued', paused_reason = null, error_summary = null, window_end_at = ${windowEndAt}, ${nextJobStep('r')}, updated_at = ${now}`,
+    from: fromPaused,
+  };
+}
+
+/** finished → queued at its next job step, to send its failed and unknown targets again; the caller puts them back. */
+export function retryRun(windowEndAt: Date | null, now: Date): RunStatusChange {
+  return {
+    set: sql`status = 'queued', finished_at = null, paused_reason = null, error_summary = null, window_end_at = ${windowEndAt}, ${nextJobStep('r')}, updated_at = ${now}`,
+    from: fromFinished,
+  };
+}
+
+/** success → partial: a platform refused, late, a message it had taken. */
+export function demoteRun(now: Date): RunStatusChange {
+  return { set: sql`status = 'partial', updated_at = ${now}`, from: sql.raw(`r.status = 'success'`) };
+}
