@@ -1,43 +1,11 @@
-import { OPEN_RUN_STATUSES } from '@metronome/core';
+import { OPEN_RUN_STATUSES, type ProxyShown } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
-import type { DirectorySyncRow } from './chat-directory-repository.js';
-import type { RecentSends } from './send-shapes.js';
+import { COLUMNS, toAccount, type AccountRow } from './account-rows.js';
 
-/** An account without its credentials: nothing read here can leak them. */
-export interface AccountRow {
-  id: string;
-  tenantId: string;
-  platform: Platform;
-  name: string;
-  externalId: string | null;
-  status: AccountStatus;
-  blockedUntil: Date | null;
-  /** null: the sender's default applies */
-  maxSendPerMinute: number | null;
-  groupConcurrency: number | null;
-  /** the ban-safety kit (migrations/0009); null: not set */
-  sendDelaySeconds: { min: number; max: number } | null;
-  hourlyCap: number | null;
-  dailyCap: number | null;
-  warmup: AccountWarmup | null;
-  /** replies that opt a chat out (migrations/0011); empty: none */
-  optOutKeywords: string[];
-  /** typing before each message (migrations/0011); null: none */
-  typing: AccountTyping | null;
-  /** the platform drops a repeated Idempotency-Key (migrations/0020) */
-  platformDeduplicates: boolean;
-  /** automatic cooling (migrations/0012): set while `cooling` */
-  cooling: { since: Date; until: Date | null; reason: string } | null;
-  /** the pace factor as written, and when its recovery counts from (libs/core paceFactorAt) */
-  paceFactor: number;
-  paceSince: Date | null;
-  /** where the chat directory's sync stands (migrations/0016); null: never synced */
-  directory: DirectorySyncRow | null;
-  createdAt: Date;
-  cursorAt: string;
-}
+export type { AccountRow } from './account-rows.js';
+import type { RecentSends } from './send-shapes.js';
 
 /** A chat the account does not write to again, and why (an error code, or `operator`). */
 export interface SuppressionRow {
@@ -68,7 +36,11 @@ export interface NewAccountRow {
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
   safety?: AccountSafety;
+  proxy?: ProxyChange;
 }
+
+/** A proxy given to an account: the URL sealed, and what is shown of it; null: none. */
+export type ProxyChange = { sealed: Buffer; shown: ProxyShown } | null;
 
 export interface AccountChanges extends AccountSafety {
   name?: string;
@@ -77,111 +49,8 @@ export interface AccountChanges extends AccountSafety {
   groupConcurrency?: number | null;
   /** sealed; only ever replaced, never read back by the API */
   credentials?: Buffer;
-}
-
-const COLUMNS = [
-  'id',
-  'tenant_id',
-  'platform',
-  'name',
-  'external_id',
-  'status',
-  'blocked_until',
-  'max_send_per_minute',
-  'group_concurrency',
-  'send_delay_min_seconds',
-  'send_delay_max_seconds',
-  'hourly_cap',
-  'daily_cap',
-  'warmup',
-  'opt_out_keywords',
-  'typing',
-  'platform_deduplicates',
-  'cooling_since',
-  'cooling_until',
-  'cooling_reason',
-  'pace_factor',
-  'pace_since',
-  // one row by primary key, or none
-  sql<RawDirectory | null>`(select json_build_object('status', s.status, 'synced', s.synced, 'size', s.size, 'until', s.until,
-    'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as(
-    'directory',
-  ),
-  'created_at',
-  sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
-] as const;
-
-type Raw = {
-  id: string;
-  tenant_id: string;
-  platform: Platform;
-  name: string;
-  external_id: string | null;
-  status: AccountStatus;
-  blocked_until: Date | null;
-  max_send_per_minute: number | null;
-  group_concurrency: number | null;
-  send_delay_min_seconds: number | null;
-  send_delay_max_seconds: number | null;
-  hourly_cap: number | null;
-  daily_cap: number | null;
-  warmup: AccountWarmup | null;
-  opt_out_keywords: string[];
-  typing: AccountTyping | null;
-  platform_deduplicates: boolean;
-  cooling_since: Date | null;
-  cooling_until: Date | null;
-  cooling_reason: string | null;
-  pace_factor: number;
-  pace_since: Date | null;
-  directory: RawDirectory | null;
-  created_at: Date;
-  cursor_at: string;
-};
-
-/** The sync row as json_build_object gives it: times as text. */
-type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & {
-  until: string | null;
-  lastSyncAt: string | null;
-  requestedAt: string | null;
-};
-
-const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
-
-function toAccount(a: Raw): AccountRow {
-  return {
-    id: a.id,
-    tenantId: a.tenant_id,
-    platform: a.platform,
-    name: a.name,
-    externalId: a.external_id,
-    status: a.status,
-    blockedUntil: a.blocked_until,
-    maxSendPerMinute: a.max_send_per_minute,
-    groupConcurrency: a.group_concurrency,
-    sendDelaySeconds:
-      a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
-    hourlyCap: a.hourly_cap,
-    dailyCap: a.daily_cap,
-    warmup: a.warmup,
-    optOutKeywords: a.opt_out_keywords,
-    typing: a.typing,
-    platformDeduplicates: a.platform_deduplicates,
-    cooling:
-      a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
-        ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
-        : null,
-    paceFactor: a.pace_factor,
-    paceSince: a.pace_since,
-    directory: a.directory && {
-      ...a.directory,
-      until: dateOrNull(a.directory.until),
-      lastSyncAt: dateOrNull(a.directory.lastSyncAt),
-      requestedAt: dateOrNull(a.directory.requestedAt),
-    },
-    createdAt: a.created_at,
-    cursorAt: a.cursor_at,
-  };
+  /** a new proxy (or none): its last failure is forgotten, and a wait it caused ends */
+  proxy?: ProxyChange;
 }
 
 /** The columns of the settings given (an absent one is left as it is). */
@@ -235,6 +104,7 @@ export class AccountRepository {
         max_send_per_minute: a.maxSendPerMinute,
         group_concurrency: a.groupConcurrency,
         ...safetyColumns(a.safety ?? {}),
+        ...(a.proxy && { proxy: a.proxy.sealed, proxy_shown: JSON.stringify(a.proxy.shown) }),
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()
@@ -281,6 +151,14 @@ export class AccountRepository {
         ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
         ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
         ...(changes.credentials !== undefined && { credentials: changes.credentials }),
+        ...(changes.proxy !== undefined && {
+          proxy: changes.proxy?.sealed ?? null,
+          proxy_shown: changes.proxy ? JSON.stringify(changes.proxy.shown) : null,
+          proxy_failure: null,
+          proxy_failed_at: null,
+          // the wait the old proxy's failure set ends: the next attempt uses the new one
+          blocked_until: sql<Date | null>`case when proxy_failure is not null then null else blocked_until end`,
+        }),
         ...safetyColumns(changes),
         updated_at: now,
       })
@@ -372,6 +250,21 @@ export class AccountRepository {
       .updateTable('accounts')
       .set({ blocked_until: sql`greatest(coalesce(blocked_until, ${until}), ${until})`, updated_at: now })
       .where('id', '=', accountId)
+      .execute();
+  }
+
+  /**
+   * Where the account's proxy stands after a connection through it: `failure` (naming the proxy,
+   * never its login) when it refused or failed, null when a connection opened. Written only when
+   * it changes, and only while the account's proxy is still `proxy` (a PATCH meanwhile wins).
+   */
+  async proxyState(accountId: string, proxy: Pick<ProxyShown, 'scheme' | 'host' | 'port'>, failure: string | null, now: Date): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({ proxy_failure: failure, proxy_failed_at: failure === null ? null : now, updated_at: now })
+      .where('id', '=', accountId)
+      .where(sql<boolean>`proxy_shown @> ${JSON.stringify({ scheme: proxy.scheme, host: proxy.host, port: proxy.port })}::jsonb`)
+      .where(sql<boolean>`proxy_failure is distinct from ${failure}`)
       .execute();
   }
 
