@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
-import { createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { AccountRepository, accountProxies, createDb, redactUrl, WebhookDeliveryRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
@@ -42,12 +42,15 @@ async function main(): Promise<void> {
     fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
     logger: logger.child({ component: 'whatsapp' }),
   });
+  const secretsKeys = [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])];
   const whatsapp = new WhatsAppSocketPool({
+    // a pairing goes through the account's proxy, and tells where it stands
+    ...accountProxies(new AccountRepository(db), secretsKeys, () => new Date()),
     ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
     auth: new WhatsAppAuthRepository(db),
-    secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
+    secretsKeys,
     makeSocket: baileysSocketFactory,
     clock: systemClock,
     // Baileys logs every frame below warn

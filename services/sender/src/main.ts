@@ -5,6 +5,8 @@ import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
 import {
   AccountCoolingRepository,
+  AccountRepository,
+  accountProxies,
   ChatDirectoryRepository,
   createDb,
   LateRefusalRepository,
@@ -102,8 +104,11 @@ const whatsappVersion = await resolveWhatsAppVersion({
   fetchLatest: config.WHATSAPP_FETCH_VERSION,
   logger: whatsappLogger,
 });
+// Accounts' proxies: read when a connection opens, and where each stands told to the account.
+const proxies = accountProxies(new AccountRepository(db), secretsKeys, () => new Date());
 const whatsapp = new WhatsAppTransport({
   pool: new WhatsAppSocketPool({
+    ...proxies,
     ...(whatsappVersion.version && { version: whatsappVersion.version }),
     holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     lease: new SocketLeases(scripts, keys),
@@ -135,6 +140,7 @@ const telegramUser = new TelegramUserTransport({
     apiHash: config.TELEGRAM_API_HASH,
     lease: new SocketLeases(scripts, keys),
     holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
+    reportProxy: proxies.reportProxy,
   }),
   clock: systemClock,
 });

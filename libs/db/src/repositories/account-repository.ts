@@ -253,6 +253,12 @@ export class AccountRepository {
       .execute();
   }
 
+  /** The account's proxy URL, sealed (migrations/0035); null: none. Services open it to connect; the API never shows it. */
+  async sealedProxy(accountId: string): Promise<Buffer | null> {
+    const row = await this.db.selectFrom('accounts').select('proxy').where('id', '=', accountId).executeTakeFirst();
+    return row?.proxy ?? null;
+  }
+
   /**
    * Where the account's proxy stands after a connection through it: `failure` (naming the proxy,
    * never its login) when it refused or failed, null when a connection opened. Written only when
