@@ -83,6 +83,8 @@ export function describeProxyError(error: unknown): string {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `could not be found (${code})`;
   if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `could not be reached (${code})`;
   const message = typeof e?.message === 'string' ? e.message : String(error);
+  // SOCKS errors carry no code: the connection's own words are in the message
+  if (/\bECONNREFUSED\b/.test(message)) return 'refused the connection (ECONNREFUSED)';
   if (/authentication failed/i.test(message)) return 'refused the login (SOCKS5 authentication failed)';
   if (/timed out/i.test(message)) return 'did not answer in time';
   return `failed: ${processSecrets().scrub(message).slice(0, 200)}`;

@@ -76,7 +76,9 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
     autoReconnect: true,
     ...(options.proxy && { proxy: gramjsProxy(options.proxy) }),
   });
-  client.setLogLevel('error' as never);
+  // GramJS prints a failed connection's error whole, the proxy's options (and password) with it:
+  // through a proxy it prints nothing, and the error reaches the account instead (onError below).
+  client.setLogLevel((options.proxy ? 'none' : 'error') as never);
   // GramJS retries a failed connection and answers `false`: the last error says why
   let lastError: unknown = null;
   client.onError = async (error) => {
