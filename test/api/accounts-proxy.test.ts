@@ -7,7 +7,7 @@ import { loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, gramjsClientFactory, TelegramUserTransport, UserClientPool, WhatsAppTransport } from '@metronome/transports';
 import { makePool, quietLogger, seedPairedAuth, socketLeases } from '../platforms/whatsapp-setup.js';
 import { closedPort, gramjsTestSession, startTestSocks5Proxy } from '../helpers/test-socks5-proxy.js';
-import { apiForFile, BOT, call, fields, SANDBOX_KEY as KEY, tenantForFile } from './harness.js';
+import { apiForFile, BOT, call, campaignBody, fields, SANDBOX_KEY as KEY, seedRun, tenantForFile } from './harness.js';
 
 // A proxy per account (CONTRACT §3, accounts; docs/platforms.md "Proxy"): whatsapp and
 // telegram_user only, checked with a 400 naming `proxy`, sealed, shown as scheme/host/port and
@@ -91,7 +91,7 @@ test('a proxy that refuses (closed port, wrong password) shows on the account af
     const key = api.config.secretsKey;
     await api.db
       .updateTable('accounts')
-      .set({ credentials: seal(JSON.stringify({ session: 'not-used' }), key) })
+      .set({ credentials: seal(JSON.stringify({ session: 'not-used' }), key), status: 'active' }) // as a finished sign-in leaves it
       .where('id', '=', id)
       .execute();
     const proxies = accountProxies(new AccountRepository(api.db), [key], () => new Date(api.clock.now()));
@@ -116,6 +116,12 @@ test('a proxy that refuses (closed port, wrong password) shows on the account af
     expect(await send()).toEqual({ kind: 'account-wait', code: 'proxy_failed', retryAfterMs: 30_000 });
     const shown = (await call(api, 'GET', `/v1/accounts/${id}`, a.token)).body;
     expect(shown.proxy.failure.message).toBe(`socks5://127.0.0.1:${closed} refused the connection (ECONNREFUSED)`);
+    // a run of the account waits, and says why
+    const campaign = await call(api, 'POST', '/v1/campaigns', a.token, campaignBody(id));
+    const run = await seedRun(api, campaign.body.id, 'running', { '-1001': 'pending' });
+    const waiting = (await call(api, 'GET', `/v1/runs/${run.id}`, a.token)).body.waiting;
+    expect(waiting.reason).toBe('proxy_failed');
+    expect(waiting.detail).toContain(`The account's proxy failed: socks5://127.0.0.1:${closed} refused the connection (ECONNREFUSED).`);
 
     // a wrong password: the proxy answers, and refuses the login
     const wrong = await patch(id, { proxy: `socks5://metronome:not-the-${PASSWORD}@127.0.0.1:${guarded.port}` });
