@@ -4,7 +4,7 @@ import { jest } from '@jest/globals';
 import { seal } from '@metronome/core';
 import { AccountRepository, accountProxies, WhatsAppAuthRepository } from '@metronome/db';
 import { loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { baileysSocketFactory, gramjsClientFactory, TelegramUserTransport, UserClientPool, WhatsAppTransport } from '@metronome/transports';
+import { baileysSocketFactory, gramjsClientFactory, proxyOf, TelegramUserTransport, UserClientPool, WhatsAppTransport } from '@metronome/transports';
 import { makePool, quietLogger, seedPairedAuth, socketLeases } from '../platforms/whatsapp-setup.js';
 import { closedPort, gramjsTestSession, startTestSocks5Proxy } from '../helpers/test-socks5-proxy.js';
 import { apiForFile, BOT, call, campaignBody, fields, SANDBOX_KEY as KEY, seedRun, tenantForFile } from './harness.js';
@@ -166,3 +166,35 @@ test('whatsapp: Baileys through a proxy that refuses is proxy_failed on the send
     await transport.close();
   }
 }, 60_000);
+
+test('a connection that opens through the proxy clears its failure on the account', async () => {
+  const created = await post({ platform: 'telegram_user', proxy: `socks5://metronome:${PASSWORD}@10.0.0.9:1080` });
+  const id: string = created.body.id;
+  await api.db
+    .updateTable('accounts')
+    .set({ proxy_failure: 'socks5://10.0.0.9:1080 did not answer in time', proxy_failed_at: new Date() })
+    .where('id', '=', id)
+    .execute();
+  expect((await call(api, 'GET', `/v1/accounts/${id}`, a.token)).body.proxy.failure).not.toBeNull();
+  const proxies = accountProxies(new AccountRepository(api.db), [api.config.secretsKey], () => new Date(api.clock.now()));
+  // a client whose connection opens (what GramJS does once the proxy carries it)
+  const opened = { connect: async () => undefined, disconnect: async () => undefined } as never;
+  const pool = new UserClientPool({
+    makeClient: () => opened,
+    apiId: 1,
+    apiHash: 'x',
+    lease: new SocketLeases(loadScripts(api.redis), redisKeys(api.prefix), 2_000),
+    holderId: 'test-open',
+    reportProxy: proxies.reportProxy,
+  });
+  const url = (await proxies.proxyOf(id))!;
+  await pool.client(id, 'session', { url, settings: proxyOf(url, 'telegram_user')! });
+  expect((await call(api, 'GET', `/v1/accounts/${id}`, a.token)).body.proxy).toEqual({
+    scheme: 'socks5',
+    host: '10.0.0.9',
+    port: 1080,
+    authenticated: true,
+    failure: null,
+  });
+  await pool.close();
+});
