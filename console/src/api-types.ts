@@ -1005,6 +1005,22 @@ export interface components {
             receipts: "supported" | "unsupported";
             /** @description *(extension)* where the account's chat directory sync stands; `never` before its first sync */
             directory: components["schemas"]["DirectoryState"];
+            /** @description *(extension)* whatsapp, telegram_user: the proxy it connects through; null: none */
+            proxy: {
+                /** @enum {string} */
+                scheme: "socks5" | "socks5h" | "mtproxy";
+                host: string;
+                port: number;
+                /** @description it signs in to the proxy (a user and password, or an MTProxy secret); neither is ever shown */
+                authenticated: boolean;
+                /** @description set when the last connection through the proxy was refused or failed: the account sends nothing until one opens (runs wait, reason proxy_failed); null once one opens or the proxy is changed */
+                failure: {
+                    /** @description what the proxy answered, naming host:port (never the login) */
+                    message: string;
+                    /** Format: date-time */
+                    at: string;
+                } | null;
+            } | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -1179,7 +1195,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling" | "proxy_failed";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */
@@ -1746,6 +1762,8 @@ export interface operations {
                     /** @description default false */
                     platformDeduplicates?: boolean;
                     name: string;
+                    /** @description default none; see PATCH */
+                    proxy?: string | null;
                     maxSendPerMinute?: number;
                     groupConcurrency?: number;
                     /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
@@ -1790,6 +1808,8 @@ export interface operations {
                         botToken: string;
                     };
                     name: string;
+                    /** @description default none; see PATCH */
+                    proxy?: string | null;
                     maxSendPerMinute?: number;
                     groupConcurrency?: number;
                     /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
@@ -1831,6 +1851,8 @@ export interface operations {
                     platform: "whatsapp";
                     externalId?: string;
                     name: string;
+                    /** @description default none; see PATCH */
+                    proxy?: string | null;
                     maxSendPerMinute?: number;
                     groupConcurrency?: number;
                     /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
@@ -1872,6 +1894,8 @@ export interface operations {
                     platform: "telegram_user";
                     externalId?: string;
                     name: string;
+                    /** @description default none; see PATCH */
+                    proxy?: string | null;
                     maxSendPerMinute?: number;
                     groupConcurrency?: number;
                     /** @description default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none */
@@ -2120,6 +2144,8 @@ export interface operations {
                     } | null;
                     /** @description http only */
                     platformDeduplicates?: boolean;
+                    /** @description replaces the proxy (null: none); its last failure is forgotten and the next connection uses it. whatsapp and telegram_user: socks5://[user:password@]host:port, socks5h://…; telegram_user also mtproxy://secret@host:port */
+                    proxy?: string | null;
                     /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */
                     credentials?: {
                         botToken?: string;

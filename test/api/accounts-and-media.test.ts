@@ -48,6 +48,7 @@ describe('accounts', () => {
       receipts: 'supported',
       // an http account asks for its first chat directory sync when created
       directory: { status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null },
+      proxy: null,
       createdAt: expect.any(String),
     });
   });

@@ -5,7 +5,7 @@ import { seedAccount, seedTenant } from '../helpers/seed.js';
 import { databasePerTest } from '../helpers/test-env.js';
 
 // Key rotation: after SECRETS_KEY changes (the old key kept as SECRETS_KEY_PREVIOUS), every
-// stored secret — Telegram bot tokens and WhatsApp auth state — is re-sealed under the new key,
+// stored secret — Telegram bot tokens, account proxies and WhatsApp auth state — is re-sealed under the new key,
 // on real PostgreSQL, by the function and by `npm run reseal` as a process.
 
 const keys = rotationKeys();
@@ -28,6 +28,12 @@ async function seedWorld() {
     sealed: seal(`{"secret":${i}}`, OLD),
   }));
   await tdb.db.insertInto('whatsapp_auth').values(authRows).execute();
+  // the account's proxy is a secret too (migrations/0035)
+  await tdb.db
+    .updateTable('accounts')
+    .set({ proxy: seal('socks5://u:p@10.0.0.9:1080', OLD) })
+    .where('id', '=', phone)
+    .execute();
   return { bots, already, phone };
 }
 
@@ -36,7 +42,7 @@ test('every credential and auth row ends up under the new key, with the same pla
   const repo = new SealedSecretsRepository(tdb.db);
   // a page smaller than the rows, so paging is exercised
   const report = await resealSecrets(repo, [NEW, OLD], 3);
-  expect(report).toEqual({ resealed: { credentials: 7, whatsappAuth: 12 }, raced: 0, unreadable: [] });
+  expect(report).toEqual({ resealed: { credentials: 7, proxies: 1, whatsappAuth: 12 }, raced: 0, unreadable: [] });
 
   const accounts = await tdb.db.selectFrom('accounts').select(['id', 'credentials']).where('credentials', 'is not', null).execute();
   for (const a of accounts) {
@@ -48,8 +54,10 @@ test('every credential and auth row ends up under the new key, with the same pla
   const auth = await tdb.db.selectFrom('whatsapp_auth').select(['key_id', 'sealed']).where('account_id', '=', phone).orderBy('key_id').execute();
   expect(auth).toHaveLength(12);
   for (const row of auth) expect(open(row.sealed, [NEW]).toString('utf8')).toBe(`{"secret":${row.key_id === '' ? 0 : Number(row.key_id.slice(1))}}`);
+  const proxy = await tdb.db.selectFrom('accounts').select('proxy').where('id', '=', phone).executeTakeFirstOrThrow();
+  expect(open(proxy.proxy!, [NEW]).toString('utf8')).toBe('socks5://u:p@10.0.0.9:1080');
 
-  expect(await resealSecrets(repo, [NEW, OLD], 3)).toEqual({ resealed: { credentials: 0, whatsappAuth: 0 }, raced: 0, unreadable: [] });
+  expect(await resealSecrets(repo, [NEW, OLD], 3)).toEqual({ resealed: { credentials: 0, proxies: 0, whatsappAuth: 0 }, raced: 0, unreadable: [] });
 });
 
 test('a row written meanwhile is left as written (compare-and-set), and a row under an unknown key is reported, untouched', async () => {
@@ -59,9 +67,9 @@ test('a row written meanwhile is left as written (compare-and-set), and a row un
   // A service writes one credential under the new key between the read and the swap.
   const written = seal('{"botToken":"rotated:meanwhile"}', NEW);
   const racing: SealedSecretsRepository = Object.create(repo);
-  racing.replaceCredentials = async (rows) => {
-    await tdb.db.updateTable('accounts').set({ credentials: written }).where('id', '=', bots[0]!).execute();
-    return repo.replaceCredentials(rows);
+  racing.replaceCredentials = async (rows, column) => {
+    if (column !== 'proxy') await tdb.db.updateTable('accounts').set({ credentials: written }).where('id', '=', bots[0]!).execute();
+    return repo.replaceCredentials(rows, column);
   };
   const report = await resealSecrets(racing, [NEW, OLD]);
   expect(report.raced).toBe(1);
@@ -77,7 +85,7 @@ test('`npm run reseal` as a process: re-seals, says what it did, and exits 1 nam
   const { bots } = await seedWorld();
   const env = resealEnv(tdb.url, keys);
   const ok = await reseal(env);
-  expect(ok.stdout).toContain('7 account credentials and 12 WhatsApp auth rows re-sealed under SECRETS_KEY');
+  expect(ok.stdout).toContain('7 account credentials, 1 account proxies and 12 WhatsApp auth rows re-sealed under SECRETS_KEY');
   const row = await tdb.db.selectFrom('accounts').select('credentials').where('id', '=', bots[3]!).executeTakeFirstOrThrow();
   expect(isSealedWith(row.credentials!, NEW)).toBe(true);
 

@@ -23,8 +23,9 @@ const PLACES: Record<string, string> = {
   tenantId: 'new-tenantId',
   'credentials.apiKey': 'new-apiKey',
   'credentials.botToken': 'new-botToken',
+  proxy: 'new-proxy',
 };
-const ORDER = ['new-tenantId', 'new-platform', 'new-name', 'new-externalId', 'new-apiKey', 'new-botToken'];
+const ORDER = ['new-tenantId', 'new-platform', 'new-name', 'new-externalId', 'new-apiKey', 'new-botToken', 'new-proxy'];
 
 /** The Add account button and its dialog. `accounts` is the page's live list (a new WhatsApp account's status while pairing). */
 export function AddAccount({ me, accounts, onCreated }: { me: Me; accounts: Account[]; onCreated: (a: Account) => void }) {
@@ -50,7 +51,7 @@ export function AddAccount({ me, accounts, onCreated }: { me: Me; accounts: Acco
 
 function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Account[]; onCreated: (a: Account) => void; onDone: () => void }) {
   const [platform, setPlatform] = useState<Platform>('http');
-  const [values, setValues] = useState({ name: '', externalId: '', apiKey: '', botToken: '', tenantId: '' });
+  const [values, setValues] = useState({ name: '', externalId: '', apiKey: '', botToken: '', tenantId: '', proxy: '' });
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -83,7 +84,7 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
         ? { platform, ...common, externalId: values.externalId, credentials: { apiKey: values.apiKey } }
         : platform === 'telegram'
           ? { platform, ...common, credentials: { botToken: values.botToken } }
-          : { platform, ...common }
+          : { platform, ...common, ...(values.proxy.trim() !== '' && { proxy: values.proxy.trim() }) }
     ) as AccountBody;
     try {
       const account = await api.createAccount(body);
@@ -188,6 +189,17 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
           <input type="password" autoComplete="off" {...input('botToken', 'new-botToken')} />
           <span class="muted">From @BotFather: /newbot, then the token it answers.</span>
           {note('new-botToken')}
+        </div>
+      )}
+      {(platform === 'whatsapp' || platform === 'telegram_user') && (
+        <div class="field">
+          <label for="new-proxy">Proxy (optional)</label>
+          <input type="password" autoComplete="off" spellcheck={false} placeholder="socks5://user:password@host:1080" {...input('proxy', 'new-proxy')} />
+          <span class="muted">
+            The account connects through it: socks5:// or socks5h://{platform === 'telegram_user' ? ', or mtproxy://secret@host:port' : ''}. Kept sealed; only
+            its host and port are shown.
+          </span>
+          {note('new-proxy')}
         </div>
       )}
       {platform === 'whatsapp' && <p class="muted">Once added, pair the phone here: a QR code to scan, or a code to type on the phone.</p>}

@@ -19,8 +19,11 @@ interface Settings {
   typingCps: string;
   typingMax: string;
   keywords: string;
+  /** a new proxy URL (never shown again once saved); empty: the proxy as it is */
+  proxy: string;
+  proxyRemove: boolean;
 }
-type Key = Exclude<keyof Settings, 'warmup'>;
+type Key = Exclude<keyof Settings, 'warmup' | 'proxyRemove'>;
 
 const str = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
 
@@ -37,6 +40,8 @@ function settingsOf(a: Account): Settings {
     typingCps: str(a.typing?.charsPerSecond),
     typingMax: str(a.typing?.maxSeconds),
     keywords: a.optOutKeywords.join('\n'),
+    proxy: '',
+    proxyRemove: false,
   };
 }
 
@@ -57,6 +62,9 @@ function bodyOf(s: Settings, platform: Account['platform']): Record<string, unkn
     warmup: s.warmup ? {} : null,
     sendDelaySeconds: pair(s.gapMin, s.gapMax, 'min', 'max'),
     ...(platform !== 'http' && { typing: pair(s.typingCps, s.typingMax, 'charsPerSecond', 'maxSeconds') }),
+    ...((platform === 'whatsapp' || platform === 'telegram_user') && {
+      proxy: s.proxyRemove ? null : s.proxy.trim() === '' ? undefined : s.proxy.trim(),
+    }),
     ...(platform === 'whatsapp' && {
       optOutKeywords: s.keywords
         .split(/[\n,]/)
@@ -84,8 +92,22 @@ const PLACES: [RegExp, Key | 'warmup'][] = [
   [/^typing\.maxSeconds$/, 'typingMax'],
   [/^typing/, 'typingCps'],
   [/^optOutKeywords/, 'keywords'],
+  [/^proxy$/, 'proxy'],
 ];
-const ORDER: (Key | 'warmup')[] = ['name', 'pace', 'concurrency', 'hourlyCap', 'dailyCap', 'warmup', 'gapMin', 'gapMax', 'typingCps', 'typingMax', 'keywords'];
+const ORDER: (Key | 'warmup')[] = [
+  'name',
+  'pace',
+  'concurrency',
+  'hourlyCap',
+  'dailyCap',
+  'warmup',
+  'gapMin',
+  'gapMax',
+  'typingCps',
+  'typingMax',
+  'keywords',
+  'proxy',
+];
 
 export function AccountSettings({ account, onSaved, onClose }: { account: Account; onSaved: (a: Account) => void; onClose: () => void }) {
   const initial = useRef(settingsOf(account));
@@ -203,6 +225,29 @@ export function AccountSettings({ account, onSaved, onClose }: { account: Accoun
           <textarea rows={3} spellcheck={false} {...input('keywords')} />
           <span class="muted">A person who replies exactly one of these in a one-to-one chat is never sent to again.</span>
           {note('keywords')}
+        </div>
+      )}
+      {(account.platform === 'whatsapp' || account.platform === 'telegram_user') && (
+        <div class="field">
+          <label for={id('proxy')}>
+            New proxy (empty: keep {account.proxy ? `${account.proxy.scheme}://${account.proxy.host}:${account.proxy.port}` : 'none'})
+          </label>
+          <input type="password" autoComplete="off" spellcheck={false} placeholder="socks5://user:password@host:1080" {...input('proxy')} />
+          <span class="muted">
+            socks5:// or socks5h://{account.platform === 'telegram_user' ? ', or mtproxy://secret@host:port' : ''}; kept sealed, never shown again.
+          </span>
+          {note('proxy')}
+          {account.proxy && (
+            <div class="check">
+              <input
+                id={id('proxyRemove')}
+                type="checkbox"
+                checked={s.proxyRemove}
+                onChange={(e) => setS((v) => ({ ...v, proxyRemove: e.currentTarget.checked }))}
+              />
+              <label for={id('proxyRemove')}>Remove the proxy (connect directly)</label>
+            </div>
+          )}
         </div>
       )}
       <ErrorNote error={failure} />

@@ -1,7 +1,7 @@
 // Accounts: add one (any platform), its status, pace, group concurrency and limits, a countdown
 // while the platform holds one back, its settings to edit, and the fix for a disconnected account
 // (a new API key or bot token, or pairing WhatsApp again); a cooling account shows why, until
-// when and its pace in force, and can be lifted.
+// when and its pace in force, and can be lifted; a proxy that failed says so, naming it.
 import { useState } from 'preact/hooks';
 import { allPages, api, type Account, type Me } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
@@ -65,11 +65,23 @@ export function Accounts({ me }: { me: Me }) {
                   <dt>Human gap</dt>
                   <dd>{a.sendDelaySeconds ? `${a.sendDelaySeconds.min}–${a.sendDelaySeconds.max} s` : '—'}</dd>
                 </div>
+                {a.proxy && (
+                  <div>
+                    <dt>Proxy</dt>
+                    <dd>{`${a.proxy.scheme}://${a.proxy.host}:${a.proxy.port}${a.proxy.authenticated ? ' (with login)' : ''}`}</dd>
+                  </div>
+                )}
                 <div>
                   <dt>Blocked until</dt>
                   <dd>{blocked ? `${time(blocked)} (${duration(new Date(blocked).getTime() - now)} left)` : '—'}</dd>
                 </div>
               </dl>
+              {a.proxy?.failure && (
+                <p class="error" role="alert">
+                  Proxy failed at {time(a.proxy.failure.at)}: {a.proxy.failure.message}. Nothing is sent until it connects; it is tried again at the next send,
+                  or give the account a working proxy in Settings.
+                </p>
+              )}
               <Directory account={a} onSynced={replace} />
               {a.cooling && <Cooling account={a} onLifted={replace} />}
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}

@@ -134,6 +134,7 @@ describe('isFloodWait', () => {
     ['connection_replaced', false],
     ['socket_handover', false],
     ['keys_unsaved', false],
+    ['proxy_failed', false],
   ])('%s → %p', (code, counts) => {
     expect(isFloodWait(code)).toBe(counts);
   });

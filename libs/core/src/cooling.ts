@@ -1,3 +1,4 @@
+import { PROXY_FAILED } from './proxy.js';
 /**
  * Automatic cooling (CONTRACT §3, accounts, "Automatic cooling"). An account that the platform
  * keeps telling to wait, or whose sends keep failing for good, is set `cooling` for a while and
@@ -71,10 +72,10 @@ export interface AccountHealth {
 
 /**
  * Account waits that are not the platform judging the account's pace, so cooling does not
- * count them: WhatsApp's connection hand-overs between our own replicas, and a socket held
- * closed until PostgreSQL takes its keys (libs/transports).
+ * count them: WhatsApp's connection hand-overs between our own replicas, a socket held
+ * closed until PostgreSQL takes its keys, and the account's own proxy refusing (libs/transports).
  */
-const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover', 'keys_unsaved'];
+const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover', 'keys_unsaved', PROXY_FAILED];
 
 /** Whether an account wait (its code) is a flood wait automatic cooling counts: `flood_wait`, `rate_overlimit`, … */
 export function isFloodWait(code: string): boolean {

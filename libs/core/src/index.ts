@@ -39,3 +39,4 @@ export * from './job-end.js';
 export * from './send-outcome.js';
 export * from './chat-directory.js';
 export * from './text-limits.js';
+export * from './proxy.js';

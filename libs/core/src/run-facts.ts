@@ -16,7 +16,8 @@ export type WaitingReason =
   | 'retry_backoff'
   | 'account_unavailable'
   | 'queue'
-  | 'cooling';
+  | 'cooling'
+  | 'proxy_failed';
 
 export interface Waiting {
   reason: WaitingReason;
@@ -59,6 +60,8 @@ export interface RunFacts {
     perMinute: number;
     coolingUntil?: Date | null;
     coolingReason?: string | null;
+    /** why the account's proxy failed last (naming the proxy, never its login); null or absent: it did not */
+    proxyFailure?: string | null;
   };
   total: number;
   skipped: number;

@@ -116,6 +116,17 @@ const cases: Array<[string, Patch, Date, Waiting | null]> = [
     { reason: 'flood_wait', until: at('03:05:00'), detail: 'The platform told the account to wait until 11:05; 12 chats to send.' },
   ],
   [
+    'proxy_failed: the account waits for its proxy, before the platform wait it set',
+    { account: { blockedUntil: at('03:05:00'), proxyFailure: 'socks5://10.0.0.9:1080 refused the connection (ECONNREFUSED)' } },
+    NOW,
+    {
+      reason: 'proxy_failed',
+      until: at('03:05:00'),
+      detail:
+        'The account\'s proxy failed: socks5://10.0.0.9:1080 refused the connection (ECONNREFUSED). Nothing is sent until it connects; it is tried again at 11:05, or give the account a working proxy (PATCH /v1/accounts/acc-1 {"proxy": "…"}, or null for none). 12 chats to send.',
+    },
+  ],
+  [
     'account_busy: another run holds the account',
     { accountBusy: true },
     NOW,

@@ -54,6 +54,8 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (f.account.status !== 'active') {
     return { reason: 'account_unavailable', until: null, detail: accountAdvice(f.account.platform, f.account.id, f.account.status) };
   }
+  const proxy = proxyFailed(f, now);
+  if (proxy) return proxy;
   const closed = windowClosed(f, now);
   if (closed) return closed;
   const blocked = f.account.blockedUntil;
@@ -111,6 +113,23 @@ function explainPaused(f: RunFacts, now: Date): Waiting | null {
     return { reason: 'account_unavailable', until: null, detail };
   }
   return null;
+}
+
+/**
+ * The account's proxy refused or failed (docs/platforms.md, "Proxy"): nothing goes out until it
+ * connects again. The sender tries again when the wait it set ends; a new proxy (PATCH) is tried then.
+ */
+function proxyFailed(f: RunFacts, now: Date): Waiting | null {
+  const failure = f.account.proxyFailure;
+  if (!failure) return null;
+  const blocked = f.account.blockedUntil;
+  const until = blocked && blocked.getTime() > now.getTime() ? blocked : null;
+  const again = until ? `it is tried again at ${localTime(until, f.timezone, now)}` : 'it is tried again at the next send';
+  return {
+    reason: 'proxy_failed',
+    until,
+    detail: `The account's proxy failed: ${failure}. Nothing is sent until it connects; ${again}, or give the account a working proxy (PATCH /v1/accounts/${f.account.id} {"proxy": "…"}, or null for none). ${chats(f.pending)} to send.`,
+  };
 }
 
 function windowClosed(f: RunFacts, now: Date): Waiting | null {
@@ -192,7 +211,7 @@ export function explainTarget(
 // The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
 // its chats' own holds) only concern the chats that are due.
 function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
-  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
+  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable' || run.reason === 'proxy_failed') return true;
   if (limitsOfPhase('run').some((l) => l.waiting === run.reason)) return true;
   return run.reason === 'flood_wait' && (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
 }

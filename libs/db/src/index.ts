@@ -94,3 +94,4 @@ export { ExportRepository, type ExportLine } from './repositories/export-reposit
 export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange } from './repositories/receipt-repository.js';
 export { NotDeliveringRepository, type NotDeliveringSettings, type NotDelivering } from './repositories/not-delivering.js';
 export { TelegramSignInRepository, type TelegramSignInRow } from './repositories/telegram-sign-in-repository.js';
+export { accountProxies } from './account-proxies.js';

@@ -38,7 +38,7 @@ const db = createDb({ url: env.DATABASE_URL, max: 2, applicationName: 'metronome
 try {
   const report = await resealSecrets(new SealedSecretsRepository(db), keys);
   console.log(
-    `reseal: ${redactUrl(env.DATABASE_URL)} — ${report.resealed.credentials} account credentials and ${report.resealed.whatsappAuth} WhatsApp auth rows re-sealed under SECRETS_KEY` +
+    `reseal: ${redactUrl(env.DATABASE_URL)} — ${report.resealed.credentials} account credentials, ${report.resealed.proxies} account proxies and ${report.resealed.whatsappAuth} WhatsApp auth rows re-sealed under SECRETS_KEY` +
       (report.raced ? `; ${report.raced} changed meanwhile and were left as written` : ''),
   );
   if (report.unreadable.length > 0) {

@@ -4,15 +4,15 @@ import type { Replacement, SealedAuthRow, SealedCredential, SealedSecretsReposit
 /** What one re-sealing pass did. */
 export interface ResealReport {
   /** values now sealed under the current key */
-  resealed: { credentials: number; whatsappAuth: number };
+  resealed: { credentials: number; proxies: number; whatsappAuth: number };
   /** values changed by someone else meanwhile (already written under the current key): left as they are */
   raced: number;
   /** values sealed under a key that is not configured: left as they are, listed by account */
-  unreadable: { table: 'accounts' | 'whatsapp_auth'; accountId: string }[];
+  unreadable: { table: 'accounts' | 'accounts.proxy' | 'whatsapp_auth'; accountId: string }[];
 }
 
 /**
- * Re-seals every account credential and WhatsApp auth row under `keys[0]` (SECRETS_KEY), opening
+ * Re-seals every account credential and proxy, and every WhatsApp auth row, under `keys[0]` (SECRETS_KEY), opening
  * them with any of `keys` (SECRETS_KEY_PREVIOUS…), so a retired key can then be dropped. Pages
  * through the rows not yet under the current key; each swap is a compare-and-set, so a service
  * writing the same row meanwhile (a WhatsApp key update) wins and nothing is lost. Safe to run
@@ -27,6 +27,11 @@ export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[
     swap: (swaps) => repo.replaceCredentials(swaps),
     unreadable: (row) => unreadable.push({ table: 'accounts', accountId: row.accountId }),
   });
+  const proxies = await resealPass<SealedCredential>(keys, {
+    page: (after) => repo.credentialsNotUnder(id, after?.accountId ?? null, batchSize, 'proxy'),
+    swap: (swaps) => repo.replaceCredentials(swaps, 'proxy'),
+    unreadable: (row) => unreadable.push({ table: 'accounts.proxy', accountId: row.accountId }),
+  });
   const auth = await resealPass<SealedAuthRow>(keys, {
     page: (after) => repo.authRowsNotUnder(id, after && { accountId: after.accountId, kind: after.kind, keyId: after.keyId }, batchSize),
     swap: (swaps) => repo.replaceAuthRows(swaps),
@@ -35,7 +40,11 @@ export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[
         unreadable.push({ table: 'whatsapp_auth', accountId: row.accountId });
     },
   });
-  return { resealed: { credentials: credentials.resealed, whatsappAuth: auth.resealed }, raced: credentials.raced + auth.raced, unreadable };
+  return {
+    resealed: { credentials: credentials.resealed, proxies: proxies.resealed, whatsappAuth: auth.resealed },
+    raced: credentials.raced + proxies.raced + auth.raced,
+    unreadable,
+  };
 }
 
 /** One table's rows for a re-sealing pass: pages after the last row seen, compare-and-set swaps, and where unreadable rows are told. */

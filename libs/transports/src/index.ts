@@ -11,3 +11,4 @@ export { transportOnFirstUse, onFirstUse } from './on-first-use.js';
 export { WHATSAPP_SHAPE, TELEGRAM_USER_SHAPE, type TransportShape } from './platform-shapes.js';
 export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './whatsapp/pairing.js';
 export { realTimers, type Timers } from './whatsapp/timers.js';
+export { proxyOf, socksAgent, probeProxy, describeProxyError, ProxyFailedError, PROXY_RETRY_MS, type ProxyReport } from './proxy.js';

@@ -5,6 +5,8 @@ export interface TransportAccount {
   id: string;
   externalId: string | null;
   credentials: Record<string, unknown> | null;
+  /** whatsapp, telegram_user: the proxy URL it connects through, opened (docs/platforms.md, "Proxy"); absent or null: none */
+  proxy?: string | null;
 }
 
 export interface MediaContent {

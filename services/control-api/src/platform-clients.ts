@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
-import { WhatsAppAuthRepository, type DB } from '@metronome/db';
+import { AccountRepository, accountProxies, WhatsAppAuthRepository, type DB } from '@metronome/db';
 import type { Logger } from '@metronome/observability';
 import { loadScripts, redisKeys, SocketLeases, type RedisClient } from '@metronome/redis';
 import { onFirstUse } from '@metronome/transports';
@@ -22,13 +22,16 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
       fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
       logger: logger.child({ component: 'whatsapp' }),
     });
+    const secretsKeys = [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])];
     // Pairing sockets hold the same per-account lease as the senders' sockets.
     return new WhatsAppSocketPool({
+      // a pairing goes through the account's proxy, and tells where it stands
+      ...accountProxies(new AccountRepository(db), secretsKeys, () => new Date()),
       ...(version.version && { version: version.version }),
       holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
       auth: new WhatsAppAuthRepository(db),
-      secretsKeys: [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])],
+      secretsKeys,
       makeSocket: baileysSocketFactory,
       clock: systemClock,
       // Baileys logs every frame below warn

@@ -52,7 +52,8 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
   const signal = AbortSignal.any([deps.draining, AbortSignal.timeout(SYNC_LIMIT_MS)]);
   try {
     const credentials = account.credentials ? (JSON.parse(open(account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>) : null;
-    await transport.syncDirectory({ id: account.id, externalId: account.externalId, credentials }, deps.directory, signal);
+    const proxy = account.proxy ? open(account.proxy, deps.secretsKeys).toString('utf8') : null;
+    await transport.syncDirectory({ id: account.id, externalId: account.externalId, credentials, proxy }, deps.directory, signal);
     if (signal.aborted)
       await deps.directory.syncState(
         accountId,

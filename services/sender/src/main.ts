@@ -3,6 +3,8 @@ import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
 import {
   AccountCoolingRepository,
+  AccountRepository,
+  accountProxies,
   ChatDirectoryRepository,
   createDb,
   LateRefusalRepository,
@@ -87,7 +89,10 @@ const receipts = new ReceiptWriter({
   logger: logger.child({ component: 'whatsapp' }),
   replyWindowMs: config.REPLY_WINDOW,
 });
+// Accounts' proxies: read when a connection opens, and where each stands told to the account.
+const proxies = accountProxies(new AccountRepository(db), secretsKeys, () => new Date());
 const whatsapp = whatsappOnFirstUse({
+  proxies,
   config,
   db,
   scripts,
@@ -105,7 +110,7 @@ const whatsapp = whatsappOnFirstUse({
   onReceipt: receipts.onReceipt,
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
-const telegramUser = telegramUserOnFirstUse({ config, scripts, keys });
+const telegramUser = telegramUserOnFirstUse({ config, scripts, keys, proxies });
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
-import type { ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
+import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
@@ -14,7 +14,11 @@ import type { DB } from '@metronome/db';
 import type { SenderConfig } from './config.js';
 import { countSockets } from './socket-metrics.js';
 
+/** Accounts' proxies: read when a connection opens, and where each stands told to the account. */
+type Proxies = ReturnType<typeof accountProxies>;
+
 export interface WhatsAppDeps {
+  proxies: Proxies;
   config: SenderConfig;
   db: Kysely<DB>;
   scripts: ScriptCommands;
@@ -39,6 +43,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
     const logger = d.logger.child({ component: 'whatsapp' });
     const version = await resolveWhatsAppVersion({ configured: d.config.WHATSAPP_VERSION, fetchLatest: d.config.WHATSAPP_FETCH_VERSION, logger });
     const pool = new WhatsAppSocketPool({
+      ...d.proxies,
       ...(version.version && { version: version.version }),
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(d.scripts, d.keys),
@@ -61,7 +66,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
 }
 
 /** Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease). */
-export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: ScriptCommands; keys: RedisKeys }): Transport {
+export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: ScriptCommands; keys: RedisKeys; proxies: Proxies }): Transport {
   return transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => {
     const { loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import('@metronome/transports/telegram-user');
     const pool = new UserClientPool({
@@ -70,6 +75,7 @@ export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: Scrip
       apiHash: d.config.TELEGRAM_API_HASH,
       lease: new SocketLeases(d.scripts, d.keys),
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
+      reportProxy: d.proxies.reportProxy,
     });
     return new TelegramUserTransport({ pool, clock: systemClock });
   });

@@ -83,7 +83,8 @@ function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
   const credentials = run.account.credentials
     ? (JSON.parse(open(run.account.credentials, deps.secretsKeys).toString('utf8')) as Record<string, unknown>)
     : null;
-  return { id: run.account.id, externalId: run.account.externalId, credentials };
+  const proxy = run.account.proxy ? open(run.account.proxy, deps.secretsKeys).toString('utf8') : null;
+  return { id: run.account.id, externalId: run.account.externalId, credentials, proxy };
 }
 
 export interface RunJobInput {

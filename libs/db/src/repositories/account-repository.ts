@@ -1,60 +1,12 @@
+import type { ProxyShown } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { Account, AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
-import type { DirectorySyncRow } from './chat-directory-repository.js';
+import { COLUMNS, toAccount, type AccountRow } from './account-rows.js';
+
+export type { AccountRow } from './account-rows.js';
 import type { RecentSends } from './send-shapes.js';
 import { pauseRun } from './run-status.js';
-
-/** snake_case → camelCase, as a column's name becomes a field's. */
-type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
-const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/** Columns an AccountRow has as they are, each as its camelCased field (AccountsTable says what each holds). */
-const PLAIN = [
-  'id',
-  'tenant_id',
-  'platform',
-  'name',
-  'external_id',
-  'status',
-  'blocked_until',
-  'max_send_per_minute',
-  'group_concurrency',
-  'hourly_cap',
-  'daily_cap',
-  'warmup',
-  'opt_out_keywords',
-  'typing',
-  'platform_deduplicates',
-  'pace_factor',
-  'pace_since',
-  'created_at',
-] as const satisfies readonly (keyof Account)[];
-/** Columns an AccountRow has in a shape of its own (sendDelaySeconds, cooling). */
-const SHAPED = [
-  'send_delay_min_seconds',
-  'send_delay_max_seconds',
-  'cooling_since',
-  'cooling_until',
-  'cooling_reason',
-] as const satisfies readonly (keyof Account)[];
-type Plain = (typeof PLAIN)[number];
-type PlainFields = { [C in Plain as Camel<C>]: Account[C] };
-
-/**
- * An account without its credentials: nothing read here can leak them. Its fields are the
- * columns' types from the schema (AccountsTable), derived here once.
- */
-export type AccountRow = PlainFields & {
-  /** the ban-safety kit (migrations/0009); null: not set */
-  sendDelaySeconds: { min: number; max: number } | null;
-  /** automatic cooling (migrations/0012): set while `cooling` */
-  cooling: { since: Date; until: Date | null; reason: string } | null;
-  /** where the chat directory's sync stands (migrations/0016); null: never synced */
-  directory: DirectorySyncRow | null;
-  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
-  cursorAt: string;
-};
 
 /** A chat the account does not write to again, and why (an error code, or `operator`). */
 export interface SuppressionRow {
@@ -85,7 +37,11 @@ export interface NewAccountRow {
   maxSendPerMinute: number | null;
   groupConcurrency: number | null;
   safety?: AccountSafety;
+  proxy?: ProxyChange;
 }
+
+/** A proxy given to an account: the URL sealed, and what is shown of it; null: none. */
+export type ProxyChange = { sealed: Buffer; shown: ProxyShown } | null;
 
 export interface AccountChanges extends AccountSafety {
   name?: string;
@@ -94,49 +50,8 @@ export interface AccountChanges extends AccountSafety {
   groupConcurrency?: number | null;
   /** sealed; only ever replaced, never read back by the API */
   credentials?: Buffer;
-}
-
-const COLUMNS = [
-  ...PLAIN,
-  ...SHAPED,
-  // one row by primary key, or none
-  sql<RawDirectory | null>`(select json_build_object('status', s.status, 'synced', s.synced, 'size', s.size, 'until', s.until,
-    'reason', s.reason, 'lastSyncAt', s.last_sync_at, 'requestedAt', s.requested_at) from chat_directory_syncs s where s.account_id = accounts.id)`.as(
-    'directory',
-  ),
-  sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
-] as const;
-
-/** An account as COLUMNS read it. */
-type Raw = Pick<Account, Plain | (typeof SHAPED)[number]> & { directory: RawDirectory | null; cursor_at: string };
-
-/** The sync row as json_build_object gives it: times as text. */
-type RawDirectory = Omit<DirectorySyncRow, 'until' | 'lastSyncAt' | 'requestedAt'> & {
-  until: string | null;
-  lastSyncAt: string | null;
-  requestedAt: string | null;
-};
-
-const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
-
-function toAccount(a: Raw): AccountRow {
-  const plain = Object.fromEntries(PLAIN.map((c) => [camel(c), a[c]])) as PlainFields;
-  return {
-    ...plain,
-    sendDelaySeconds:
-      a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
-    cooling:
-      a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
-        ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
-        : null,
-    directory: a.directory && {
-      ...a.directory,
-      until: dateOrNull(a.directory.until),
-      lastSyncAt: dateOrNull(a.directory.lastSyncAt),
-      requestedAt: dateOrNull(a.directory.requestedAt),
-    },
-    cursorAt: a.cursor_at,
-  };
+  /** a new proxy (or none): its last failure is forgotten, and a wait it caused ends */
+  proxy?: ProxyChange;
 }
 
 /** The columns of the settings given (an absent one is left as it is). */
@@ -190,6 +105,7 @@ export class AccountRepository {
         max_send_per_minute: a.maxSendPerMinute,
         group_concurrency: a.groupConcurrency,
         ...safetyColumns(a.safety ?? {}),
+        ...(a.proxy && { proxy: a.proxy.sealed, proxy_shown: JSON.stringify(a.proxy.shown) }),
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()
@@ -236,6 +152,14 @@ export class AccountRepository {
         ...(changes.maxSendPerMinute !== undefined && { max_send_per_minute: changes.maxSendPerMinute }),
         ...(changes.groupConcurrency !== undefined && { group_concurrency: changes.groupConcurrency }),
         ...(changes.credentials !== undefined && { credentials: changes.credentials }),
+        ...(changes.proxy !== undefined && {
+          proxy: changes.proxy?.sealed ?? null,
+          proxy_shown: changes.proxy ? JSON.stringify(changes.proxy.shown) : null,
+          proxy_failure: null,
+          proxy_failed_at: null,
+          // the wait the old proxy's failure set ends: the next attempt uses the new one
+          blocked_until: sql<Date | null>`case when proxy_failure is not null then null else blocked_until end`,
+        }),
         ...safetyColumns(changes),
         updated_at: now,
       })
@@ -327,6 +251,27 @@ export class AccountRepository {
       .updateTable('accounts')
       .set({ blocked_until: sql`greatest(coalesce(blocked_until, ${until}), ${until})`, updated_at: now })
       .where('id', '=', accountId)
+      .execute();
+  }
+
+  /** The account's proxy URL, sealed (migrations/0035); null: none. Services open it to connect; the API never shows it. */
+  async sealedProxy(accountId: string): Promise<Buffer | null> {
+    const row = await this.db.selectFrom('accounts').select('proxy').where('id', '=', accountId).executeTakeFirst();
+    return row?.proxy ?? null;
+  }
+
+  /**
+   * Where the account's proxy stands after a connection through it: `failure` (naming the proxy,
+   * never its login) when it refused or failed, null when a connection opened. Written only when
+   * it changes, and only while the account's proxy is still `proxy` (a PATCH meanwhile wins).
+   */
+  async proxyState(accountId: string, proxy: Pick<ProxyShown, 'scheme' | 'host' | 'port'>, failure: string | null, now: Date): Promise<void> {
+    await this.db
+      .updateTable('accounts')
+      .set({ proxy_failure: failure, proxy_failed_at: failure === null ? null : now, updated_at: now })
+      .where('id', '=', accountId)
+      .where(sql<boolean>`proxy_shown @> ${JSON.stringify({ scheme: proxy.scheme, host: proxy.host, port: proxy.port })}::jsonb`)
+      .where(sql<boolean>`proxy_failure is distinct from ${failure}`)
       .execute();
   }
 

@@ -43,6 +43,8 @@ export interface SyncAccount {
   platform: Platform;
   externalId: string | null;
   credentials: Buffer | null;
+  /** its proxy URL, sealed; null: none */
+  proxy: Buffer | null;
 }
 
 /** Entries a listing sends in one statement: about 1 MB of parameters. */
@@ -164,8 +166,12 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
 
   /** The account a sync lists the chats of, credentials sealed; null when it no longer exists. */
   async accountForSync(accountId: string): Promise<SyncAccount | null> {
-    const row = await this.db.selectFrom('accounts').select(['id', 'platform', 'external_id', 'credentials']).where('id', '=', accountId).executeTakeFirst();
-    return row ? { id: row.id, platform: row.platform, externalId: row.external_id, credentials: row.credentials } : null;
+    const row = await this.db
+      .selectFrom('accounts')
+      .select(['id', 'platform', 'external_id', 'credentials', 'proxy'])
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    return row ? { id: row.id, platform: row.platform, externalId: row.external_id, credentials: row.credentials, proxy: row.proxy } : null;
   }
 
   /** Where the account's sync stands; null when it was never synced. */

@@ -31,6 +31,7 @@ type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq'
     | 'platform'
     | 'external_id'
     | 'credentials'
+    | 'proxy'
     | 'blocked_until'
     | 'max_send_per_minute'
     | 'group_concurrency'
@@ -60,7 +61,7 @@ const LOADED_RUN_COLUMNS = sql.raw(`
   r.id, r.status, r.trigger, r.job_id, r.job_seq, r.parts,
   r.total, r.scheduled_at, r.first_send_at, r.window_end_at, c.id as campaign_id, c.name as campaign_name,
   c.timezone, c.window_start, c.window_end, a.id as account_id, a.platform, a.external_id,
-  a.credentials, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
+  a.credentials, a.proxy, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
   a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.cooling_until, a.cooling_reason,
   a.flood_waits, a.send_outcomes, a.pace_factor, a.pace_since, a.last_cooled_at, a.last_cooling_ms,
   a.typing, a.platform_deduplicates`);
@@ -115,6 +116,7 @@ export class RunRepository {
         platform: row.platform,
         externalId: row.external_id,
         credentials: row.credentials,
+        proxy: row.proxy,
         status: row.account_status,
         blockedUntil: row.blocked_until,
         maxSendPerMinute: row.max_send_per_minute,

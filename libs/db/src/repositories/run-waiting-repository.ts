@@ -35,6 +35,8 @@ export interface RunWaitingRow extends Pick<RunCountsLike, 'total' | 'skipped' |
     coolingReason: string | null;
     paceFactor: number;
     paceSince: Date | null;
+    /** why its proxy failed last (migrations/0035); null: it did not */
+    proxyFailure: string | null;
   };
   due: number;
   /** the earliest due time of the pending targets due now */
@@ -70,6 +72,7 @@ interface Raw {
   cooling_reason: string | null;
   pace_factor: number;
   pace_since: Date | null;
+  proxy_failure: string | null;
   skipped: number | null;
   pending: number | null;
   in_flight: number | null;
@@ -117,7 +120,7 @@ export class RunWaitingRepository {
         case when c.schedule->>'type' = 'interval' then (c.schedule->>'everySeconds')::int end as every_seconds,
         jsonb_array_length(r.parts)::int as parts,
         a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
-        a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since,
+        a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since, a.proxy_failure,
         t.*,
         case when r.status in (${statusList(OPEN_RUN_STATUSES)}) then exists (
           select 1 from runs o join run_targets ot on ot.run_id = o.id
@@ -173,6 +176,7 @@ function toRow(r: Raw): RunWaitingRow {
       coolingReason: r.cooling_reason,
       paceFactor: r.pace_factor,
       paceSince: r.pace_since,
+      proxyFailure: r.proxy_failure,
     },
     total: r.total,
     skipped: r.skipped ?? 0,

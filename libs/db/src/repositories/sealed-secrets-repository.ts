@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { swapSealed } from './sealed-swap.js';
 
-/** A sealed account credential (`accounts.credentials`). */
+/** A sealed account secret (`accounts.credentials`, or `accounts.proxy`). */
 export interface SealedCredential {
   accountId: string;
   sealed: Buffer;
@@ -15,6 +15,9 @@ export interface SealedAuthRow {
   keyId: string;
   sealed: Buffer;
 }
+
+/** The sealed columns of an account: its credentials, and its proxy (migrations/0035). */
+export type AccountSecret = 'credentials' | 'proxy';
 
 /** A value to swap: written only if the row still holds `sealed` (a concurrent write wins). */
 export type Replacement<T> = T & { next: Buffer };
@@ -29,21 +32,21 @@ const keyIdOf = (column: string) => sql<Buffer>`substring(${sql.ref(column)} fro
 export class SealedSecretsRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** Credentials not sealed under the key `keyId`, in account id order after `after`. */
-  async credentialsNotUnder(keyId: Buffer, after: string | null, limit: number): Promise<SealedCredential[]> {
-    let query = this.db.selectFrom('accounts').select(['id', 'credentials']).where('credentials', 'is not', null).where(keyIdOf('credentials'), '<>', keyId);
+  /** Credentials (or proxies: `column`) not sealed under the key `keyId`, in account id order after `after`. */
+  async credentialsNotUnder(keyId: Buffer, after: string | null, limit: number, column: AccountSecret = 'credentials'): Promise<SealedCredential[]> {
+    let query = this.db.selectFrom('accounts').select(['id', column]).where(column, 'is not', null).where(keyIdOf(column), '<>', keyId);
     if (after !== null) query = query.where('id', '>', after);
     const rows = await query.orderBy('id').limit(limit).execute();
-    return rows.map((r) => ({ accountId: r.id, sealed: r.credentials! }));
+    return rows.map((r) => ({ accountId: r.id, sealed: (r as Record<AccountSecret, Buffer | null>)[column]! }));
   }
 
-  /** Swaps each credential that still holds its old value; returns how many were swapped. */
-  async replaceCredentials(rows: Replacement<SealedCredential>[]): Promise<number> {
+  /** Swaps each credential (or proxy) that still holds its old value; returns how many were swapped. */
+  async replaceCredentials(rows: Replacement<SealedCredential>[], column: AccountSecret = 'credentials'): Promise<number> {
     const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.accountId) }];
     return swapSealed(
       this.db,
       'accounts',
-      'credentials',
+      column,
       keys,
       rows.map((r) => r.sealed),
       rows.map((r) => r.next),

@@ -32,6 +32,8 @@ export interface RunForSend {
     platform: Platform;
     externalId: string | null;
     credentials: Buffer | null;
+    /** its proxy URL, sealed (migrations/0035); null: none */
+    proxy: Buffer | null;
     status: AccountStatus;
     blockedUntil: Date | null;
     maxSendPerMinute: number | null;

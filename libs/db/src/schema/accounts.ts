@@ -1,3 +1,4 @@
+import type { ProxyShown } from '@metronome/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { AccountStatus, NullableTimestamp, Platform, Timestamp } from './shared.js';
 
@@ -38,6 +39,11 @@ export interface AccountsTable {
   pace_since: NullableTimestamp;
   flood_waits: ColumnType<Date[], Date[] | undefined, Date[]>;
   send_outcomes: Generated<string>;
+  /** migrations/0035: the proxy URL, sealed; what is shown of it; why it failed last */
+  proxy: Buffer | null;
+  proxy_shown: ColumnType<ProxyShown | null, string | null, string | null>;
+  proxy_failure: string | null;
+  proxy_failed_at: NullableTimestamp;
   /** migrations/0023: deleted; the row stays while runs of it are kept */
   deleted_at: NullableTimestamp;
   created_at: Generated<Date>;

@@ -1,3 +1,5 @@
+import type { ProxySettings } from '@metronome/core';
+import { describeProxyError, ProxyFailedError, type ProxyReport } from '../proxy.js';
 import type { SocketLease } from '../whatsapp/socket-lease.js';
 import type { UserClient, UserClientFactory, UserClientOptions } from './user-client.js';
 
@@ -9,12 +11,15 @@ export interface UserClientPoolOptions extends UserClientOptions {
   holderId: string;
   leaseTtlMs?: number;
   renewEveryMs?: number;
+  /** told whether a connection through an account's proxy opened or why it failed (the account shows it) */
+  reportProxy?: ProxyReport;
 }
 
 /** The account's connection is held by another replica now: nothing was sent. */
 export class ConnectionElsewhere extends Error {}
 
 interface Held {
+  /** the session string and the proxy URL it connected with */
   session: string;
   client: Promise<UserClient>;
   renew: NodeJS.Timeout;
@@ -38,21 +43,35 @@ export class UserClientPool {
     return (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
   }
 
-  /** The account's connected client; ConnectionElsewhere when another replica holds it. */
-  async client(accountId: string, session: string): Promise<UserClient> {
+  /**
+   * The account's connected client; ConnectionElsewhere when another replica holds it,
+   * ProxyFailedError when its proxy refused or failed. A new session or proxy reconnects.
+   */
+  async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null): Promise<UserClient> {
+    const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
-    if (current && current.session === session) return current.client;
+    if (current && current.session === key) return current.client;
     if (current) await this.drop(accountId);
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs);
     if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
     const client = (async () => {
-      const c = this.o.makeClient(session, { apiId: this.o.apiId, apiHash: this.o.apiHash });
-      await c.connect();
+      const c = this.o.makeClient(session, { apiId: this.o.apiId, apiHash: this.o.apiHash, proxy: proxy?.settings ?? null });
+      try {
+        await c.connect();
+      } catch (error) {
+        await c.disconnect().catch(() => undefined);
+        if (!proxy) throw error;
+        // Through a proxy, a connection that does not open is the proxy's to explain.
+        const failed = new ProxyFailedError(proxy.settings, describeProxyError(error));
+        await this.o.reportProxy?.(accountId, proxy.settings, failed.message).catch(() => undefined);
+        throw failed;
+      }
+      if (proxy) await this.o.reportProxy?.(accountId, proxy.settings, null).catch(() => undefined);
       return c;
     })();
     const renew = setInterval(() => void this.keep(accountId), this.o.renewEveryMs ?? Math.floor(this.ttlMs / 3));
     renew.unref();
-    this.held.set(accountId, { session, client, renew });
+    this.held.set(accountId, { session: key, client, renew });
     client.catch(() => this.drop(accountId));
     return client;
   }

@@ -1,6 +1,6 @@
 export { TelegramUserTransport, type TelegramUserTransportOptions } from './telegram-user-transport.js';
 export { UserClientPool, type UserClientPoolOptions } from './client-pool.js';
-export { gramjsClientFactory, type UserClient, type UserClientFactory, type UserClientOptions, type UserDialog } from './user-client.js';
+export { gramjsClientFactory, gramjsProxy, type UserClient, type UserClientFactory, type UserClientOptions, type UserDialog } from './user-client.js';
 export { classifyUserError, telegramRefusalOf, PEER_FLOOD_MESSAGE } from './user-errors.js';
 export { randomIdOf } from './random-id.js';
 export { loadUserClientFactory } from './client-module.js';

@@ -1,6 +1,7 @@
 import { TELEGRAM_USER_SHAPE } from '../platform-shapes.js';
-import { systemClock, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
+import { systemClock, type ProxySettings, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
 import { Api } from 'telegram';
+import { proxyFailed, ProxyFailedError, proxyOf } from '../proxy.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { ConnectionElsewhere, type UserClientPool } from './client-pool.js';
@@ -47,7 +48,7 @@ export class TelegramUserTransport implements Transport {
     const session = sessionOf(account);
     if (!session) return { ok: false, result: noSession() };
     try {
-      const client = await this.o.pool.client(account.id, session);
+      const client = await this.o.pool.client(account.id, session, proxyFor(account));
       const file = await client.uploadFile(media.filename ?? 'file', media.bytes);
       const answer = await client.invoke(new Api.messages.UploadMedia({ peer: new Api.InputPeerSelf(), media: uploadedMedia(file, media) }));
       const ref = mediaRefOf(answer);
@@ -69,7 +70,7 @@ export class TelegramUserTransport implements Transport {
     let client: UserClient;
     let peer: Api.TypeInputPeer;
     try {
-      client = await this.o.pool.client(account.id, session);
+      client = await this.o.pool.client(account.id, session, proxyFor(account));
       peer = await client.getInputEntity(message.chatId);
     } catch (error) {
       // Nothing left for the chat yet: a failure here is never `ambiguous`.
@@ -98,7 +99,7 @@ export class TelegramUserTransport implements Transport {
     const session = sessionOf(account);
     if (!session) return;
     try {
-      const client = await this.o.pool.client(account.id, session);
+      const client = await this.o.pool.client(account.id, session, proxyFor(account));
       const peer = await client.getInputEntity(chatId);
       const action =
         part.type === 'text'
@@ -118,13 +119,15 @@ export class TelegramUserTransport implements Transport {
     const at = () => new Date(this.clock.now());
     if (!session) return sink.syncState(account.id, { status: 'failed', reason: 'the account is not signed in to Telegram' }, at());
     try {
-      const client = await this.o.pool.client(account.id, session);
+      const client = await this.o.pool.client(account.id, session, proxyFor(account));
       await syncUserDirectory(client, account.id, sink, at);
     } catch (error) {
       const reason =
         error instanceof ConnectionElsewhere
           ? 'another sender holds the account: sync again'
-          : `Telegram refused: ${String((error as Error).message).slice(0, 200)}`;
+          : error instanceof ProxyFailedError
+            ? `the account's proxy ${error.message}`
+            : `Telegram refused: ${String((error as Error).message).slice(0, 200)}`;
       await sink.syncState(account.id, { status: 'failed', reason }, at());
     }
   }
@@ -132,6 +135,7 @@ export class TelegramUserTransport implements Transport {
   /** A failure as a SendResult; a signed-out account's connection is dropped. */
   private failure(accountId: string, error: unknown): SendResult {
     if (error instanceof ConnectionElsewhere) return { kind: 'retriable', code: 'connection_elsewhere', message: error.message };
+    if (error instanceof ProxyFailedError) return proxyFailed();
     const result = classifyUserError(error);
     if (result.kind === 'account-unavailable') void this.o.pool.drop(accountId);
     return result;
@@ -140,6 +144,12 @@ export class TelegramUserTransport implements Transport {
   async close(): Promise<void> {
     await this.o.pool.close();
   }
+}
+
+/** The account's proxy, as the pool connects through it; null: none. */
+function proxyFor(account: TransportAccount): { url: string; settings: ProxySettings } | null {
+  const settings = proxyOf(account.proxy, 'telegram_user');
+  return settings && { url: account.proxy!, settings };
 }
 
 function sessionOf(account: TransportAccount): string | null {

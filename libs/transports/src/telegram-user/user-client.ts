@@ -2,6 +2,8 @@ import { Api, errors, helpers, TelegramClient } from 'telegram';
 import { CustomFile } from 'telegram/client/uploads.js';
 import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
+import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
+import type { ProxySettings } from '@metronome/core';
 
 /** One of the account's dialogs, as the directory needs it. */
 export interface UserDialog {
@@ -49,6 +51,14 @@ export interface UserClientOptions {
   /** TELEGRAM_API_ID / TELEGRAM_API_HASH: the application's id at my.telegram.org */
   apiId: number;
   apiHash: string;
+  /** the account's proxy (docs/platforms.md, "Proxy"); absent or null: none */
+  proxy?: ProxySettings | null;
+}
+
+/** GramJS's `proxy` option for an account's proxy: SOCKS5 (names resolved by GramJS: it connects to addresses) or MTProxy. */
+export function gramjsProxy(p: ProxySettings): ProxyInterface {
+  if (p.scheme === 'mtproxy') return { ip: p.host, port: p.port, secret: p.secret!, MTProxy: true };
+  return { ip: p.host, port: p.port, socksType: 5, ...(p.username !== null && { username: p.username, password: p.password ?? '' }) };
 }
 
 /** Builds the client of one account from its (opened) session string; '' for a sign-in. */
@@ -60,11 +70,23 @@ export type UserClientFactory = (session: string, options: UserClientOptions) =>
  */
 export const gramjsClientFactory: UserClientFactory = (session, options) => {
   const string = new StringSession(session);
-  const client = new TelegramClient(string, options.apiId, options.apiHash, { floodSleepThreshold: 0, connectionRetries: 3, autoReconnect: true });
-  client.setLogLevel('error' as never);
+  const client = new TelegramClient(string, options.apiId, options.apiHash, {
+    floodSleepThreshold: 0,
+    connectionRetries: 3,
+    autoReconnect: true,
+    ...(options.proxy && { proxy: gramjsProxy(options.proxy) }),
+  });
+  // GramJS prints a failed connection's error whole, the proxy's options (and password) with it:
+  // through a proxy it prints nothing, and the error reaches the account instead (onError below).
+  client.setLogLevel((options.proxy ? 'none' : 'error') as never);
+  // GramJS retries a failed connection and answers `false`: the last error says why
+  let lastError: unknown = null;
+  client.onError = async (error) => {
+    lastError = error;
+  };
   return {
     connect: async () => {
-      await client.connect();
+      if ((await client.connect()) === false) throw lastError ?? new Error('could not connect to Telegram');
     },
     invoke: (request) => client.invoke(request as never),
     getInputEntity: (chatId) => client.getInputEntity(/^-?\d+$/.test(chatId) ? helpers.returnBigInt(chatId) : chatId),

@@ -1,3 +1,4 @@
+import type { ProxySettings } from '@metronome/core';
 import type { AuthHandle } from './auth-state.js';
 import type { WhatsAppFailure } from './classify.js';
 import type { WhatsAppSocket } from './socket.js';
@@ -11,7 +12,9 @@ export type SocketRefusal =
   /** PostgreSQL refused a write of the account's auth state: no socket until it takes it (unsaved-keys.ts) */
   | { reason: 'keys-unsaved' }
   /** the socket closed before it opened (logged out, replaced, unreachable…) */
-  | { reason: 'connect-failed'; failure: WhatsAppFailure };
+  | { reason: 'connect-failed'; failure: WhatsAppFailure }
+  /** the account's proxy refused or failed (`message` names it, never its login) */
+  | { reason: 'proxy-failed'; message: string };
 
 /** One account's live socket on this replica, while this replica holds its lease. */
 export class Connection {
@@ -28,6 +31,8 @@ export class Connection {
   readonly ready: Promise<SocketRefusal | null>;
   private settle!: (value: SocketRefusal | null) => void;
   private settled = false;
+  /** the account's proxy the socket connects through (the URL, and as read); null: none */
+  proxy: { url: string; settings: ProxySettings } | null = null;
 
   constructor(
     readonly accountId: string,

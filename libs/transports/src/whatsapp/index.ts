@@ -16,3 +16,4 @@ export { classifyAckError, type AckRefusal } from './classify.js';
 export { resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, type FetchVersion } from './client-version.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';
 export { phoneJidOf, bothIdentities, withBothIdentities, type LidMapping } from './lid-identity.js';
+export { proxyAgents } from './proxy-socket.js';

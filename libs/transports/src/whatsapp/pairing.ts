@@ -48,7 +48,11 @@ export function pairingEndCode(failure: WhatsAppFailure): string {
 
 /** Why a socket could not be had, in words. */
 export function describeRefusal(refusal: SocketRefusal): string {
-  return refusal.reason === 'connect-failed' ? refusal.failure.message : refusal.reason;
+  return refusal.reason === 'connect-failed'
+    ? refusal.failure.message
+    : refusal.reason === 'proxy-failed'
+      ? `the account's proxy ${refusal.message}`
+      : refusal.reason;
 }
 
 /** Takes the account's socket lease for a pairing, asking the holder to hand over and waiting up to `waitMs`. */

@@ -1,5 +1,6 @@
 // What a socket pool is built from: its lease, auth store, clock and the hooks it tells.
 import type { ChatDirectorySink, Clock } from '@metronome/core';
+import type { ProxyReport } from '../proxy.js';
 import type { WhatsAppAuthStore } from './auth-state.js';
 import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
@@ -11,6 +12,10 @@ import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
 
 export interface WhatsAppSocketPoolOptions {
+  /** the account's proxy URL, opened (docs/platforms.md, "Proxy"), read at each connection; absent or null: none */
+  proxyOf?: (accountId: string) => Promise<string | null>;
+  /** told whether a socket through an account's proxy opened, or why the proxy failed */
+  reportProxy?: ProxyReport;
   /** this replica's name on the lease (unique per process) */
   holderId: string;
   lease: SocketLease;

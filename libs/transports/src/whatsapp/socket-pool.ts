@@ -16,6 +16,7 @@ import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
 import { renewLeases } from './lease-renewal.js';
+import { accountProxy, proxyAgents, proxyChanged, throughProxy } from './proxy-socket.js';
 import { groupMemberCount } from './message-receipts.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
@@ -86,7 +87,13 @@ export class WhatsAppSocketPool {
    * lease is free). Refused, without running `work`, when another replica holds the socket (it
    * is asked to hand over), the account is not paired, or the socket does not open.
    */
-  async use<T>(accountId: string, work: (socket: WhatsAppSocket) => Promise<T>): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
+  async use<T>(
+    accountId: string,
+    work: (socket: WhatsAppSocket) => Promise<T>,
+    proxy?: string | null,
+  ): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
+    // a send names the account's proxy as it is now: a socket through another one is replaced
+    if (proxyChanged(this.connections.get(accountId), proxy)) await this.dispose(this.connections.get(accountId)!, 'proxy changed');
     const got = await this.acquire(accountId);
     if (!(got instanceof Connection)) return { ok: false, ...got };
     got.inFlight++;
@@ -131,7 +138,7 @@ export class WhatsAppSocketPool {
       throw error;
     }
     const firstQr = deferred<string>();
-    const conn = this.open(accountId, 'pair', auth, firstQr.resolve);
+    const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o.proxyOf, accountId));
     const state: PairingState = { hooks, timer: null, ended: false, started: false };
     this.pairings.set(conn, state);
     const timer = delay(this.connectTimeoutMs);
@@ -139,7 +146,11 @@ export class WhatsAppSocketPool {
     timer.cancel();
     if (first === 'timeout' || first === null || !('qr' in first)) {
       const why =
-        first === 'timeout' ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms` : first === null ? 'opened without pairing' : describeRefusal(first);
+        first === 'timeout'
+          ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms`
+          : first === null
+            ? 'opened without pairing'
+            : describeRefusal(conn.proxy ? ((await throughProxy(accountId, conn.proxy.settings, first, this.o.reportProxy)) ?? first) : first);
       state.ended = true;
       await this.dispose(conn, 'pairing could not start');
       throw new PairingError('unreachable', `could not start pairing: ${why}`);
@@ -225,7 +236,8 @@ export class WhatsAppSocketPool {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       return { reason: 'not-paired' };
     }
-    const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }));
+    const proxy = await accountProxy(this.o.proxyOf, accountId);
+    const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }), proxy);
     const timeout = delay(this.connectTimeoutMs);
     void timeout.promise.then(() =>
       conn.resolveReady({
@@ -233,8 +245,9 @@ export class WhatsAppSocketPool {
         failure: { source: 'connection', statusCode: 408, message: `not connected within ${this.connectTimeoutMs} ms` },
       }),
     );
-    const refusal = await conn.ready;
+    const ready = await conn.ready;
     timeout.cancel();
+    const refusal = proxy ? await throughProxy(accountId, proxy.settings, ready, this.o.reportProxy) : ready;
     if (refusal) {
       await this.dispose(conn, 'did not open');
       return refusal;
@@ -243,15 +256,16 @@ export class WhatsAppSocketPool {
   }
 
   /** Creates the account's socket, holding its lease, and follows its events. */
-  private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void): Connection {
-    const socket = this.makeSocket(accountId, auth);
+  private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void, proxy: Connection['proxy']): Connection {
+    const socket = this.makeSocket(accountId, auth, proxy);
     const conn = new Connection(accountId, kind, socket, auth);
+    conn.proxy = proxy;
     this.connections.set(accountId, conn);
     this.follow(conn, socket, onQr);
     return conn;
   }
 
-  private makeSocket(accountId: string, auth: AuthHandle): WhatsAppSocket {
+  private makeSocket(accountId: string, auth: AuthHandle, proxy: Connection['proxy']): WhatsAppSocket {
     const logger = this.o.logger.child({ accountId });
     let socket: WhatsAppSocket | null = null;
     socket = this.o.makeSocket(accountId, {
@@ -264,6 +278,7 @@ export class WhatsAppSocketPool {
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
       ...(this.o.version && { version: this.o.version }),
+      ...proxyAgents(proxy?.settings ?? null),
     });
     return socket;
   }
@@ -296,7 +311,7 @@ export class WhatsAppSocketPool {
     // After the phone accepts, WhatsApp closes the first connection (restart required) and the
     // device connects again with its new credentials.
     if (pairing && !pairing.ended && isPaired(conn.auth.state.creds) && failure.source === 'connection' && failure.statusCode === 515) {
-      conn.socket = this.makeSocket(conn.accountId, conn.auth);
+      conn.socket = this.makeSocket(conn.accountId, conn.auth, conn.proxy);
       this.follow(conn, conn.socket, () => undefined);
       const reconnect = setTimeout(() => {
         if (!conn.isSettled) void this.endPairing(conn, { code: 'connection_closed', message: 'paired, but the connection did not open again' });

@@ -70,6 +70,9 @@ export interface WhatsAppSocketConfig {
   defaultQueryTimeoutMs: number;
   /** the WhatsApp Web version to announce (client-version.ts); absent: Baileys' bundled one */
   version?: [number, number, number];
+  /** the account's proxy (proxy-socket.ts): the websocket's agent, and the media uploads'; absent: none */
+  agent?: SocketConfig['agent'];
+  fetchAgent?: SocketConfig['fetchAgent'];
 }
 
 /** Opens a socket (real: `makeWASocket`; tests: a fake). The account id is for fakes and logs only. */

@@ -4,6 +4,7 @@ import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
 import { scrubPrepared, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { chatJid, whatsappMessageId } from './addressing.js';
+import { proxyFailed } from '../proxy.js';
 import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
 import type { SocketRefusal } from './connection.js';
 import { directChatId } from './directory-entries.js';
@@ -75,22 +76,30 @@ export class WhatsAppTransport implements Transport {
     const jid = chatJid(chatId);
     if (!jid) return;
     const used = await this.o.pool
-      .use(account.id, async (socket) => {
-        await socket.sendPresenceUpdate('composing', jid);
-      })
+      .use(
+        account.id,
+        async (socket) => {
+          await socket.sendPresenceUpdate('composing', jid);
+        },
+        account.proxy ?? null,
+      )
       .catch((error: unknown) => ({ ok: false as const, error }));
     if (!used.ok) this.o.logger.debug({ accountId: account.id, refusal: used }, 'whatsapp typing not shown');
   }
 
   private async upload(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
-    const used = await this.o.pool.use(account.id, async (socket): Promise<{ ref: string } | { failure: WhatsAppFailure }> => {
-      try {
-        const upload = this.o.upload?.(socket) ?? socket.waUploadToServer;
-        return { ref: await prepareMedia(media, upload, this.o.logger, this.o.uploadTimeoutMs ?? 120_000) };
-      } catch (error) {
-        return { failure: failureOf(error) };
-      }
-    });
+    const used = await this.o.pool.use(
+      account.id,
+      async (socket): Promise<{ ref: string } | { failure: WhatsAppFailure }> => {
+        try {
+          const upload = this.o.upload?.(socket) ?? socket.waUploadToServer;
+          return { ref: await prepareMedia(media, upload, this.o.logger, this.o.uploadTimeoutMs ?? 120_000) };
+        } catch (error) {
+          return { failure: failureOf(error) };
+        }
+      },
+      account.proxy ?? null,
+    );
     if (!used.ok) return { ok: false, result: this.refused(account.id, used) };
     if ('failure' in used.value) {
       const result = this.failed(account.id, used.value.failure);
@@ -134,19 +143,23 @@ export class WhatsAppTransport implements Transport {
     // metadata, device lists and sessions before it are not sending, and fail as retriable.
     const mark = this.o.pool.writes.expect(account.id, messageId);
     void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, jid, message.chatId));
-    const attempt = this.o.pool.use(account.id, async (socket): Promise<Attempt> => {
-      try {
-        const sent = await (part.type === 'text'
-          ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
-          : socket.relayMessage(jid, media!, { messageId }));
-        // kept for a recipient whose device asks for it again (Baileys' getMessage)
-        const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
-        this.o.pool.sent.remember(account.id, messageId, message);
-        return { failure: null };
-      } catch (error) {
-        return { failure: failureOf(error) };
-      }
-    });
+    const attempt = this.o.pool.use(
+      account.id,
+      async (socket): Promise<Attempt> => {
+        try {
+          const sent = await (part.type === 'text'
+            ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
+            : socket.relayMessage(jid, media!, { messageId }));
+          // kept for a recipient whose device asks for it again (Baileys' getMessage)
+          const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
+          this.o.pool.sent.remember(account.id, messageId, message);
+          return { failure: null };
+        } catch (error) {
+          return { failure: failureOf(error) };
+        }
+      },
+      account.proxy ?? null,
+    );
     let timer: { cancel(): void } | undefined;
     const timers = this.o.timers ?? realTimers;
     const timeout = mark.written.then(() => new Promise<'timeout'>((resolve) => (timer = timers.setTimeout(() => resolve('timeout'), this.o.timeoutMs))));
@@ -202,6 +215,9 @@ export class WhatsAppTransport implements Transport {
       case 'connect-failed':
         // Nothing was written: a failed connection is never ambiguous.
         return this.failed(accountId, refusal.failure, false);
+      case 'proxy-failed':
+        // The proxy's refusal, not WhatsApp's: the account waits, its runs say why (proxy_failed).
+        return proxyFailed();
     }
   }
 }

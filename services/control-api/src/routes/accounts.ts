@@ -1,4 +1,4 @@
-import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping, processSecrets, seal } from '@metronome/core';
+import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping, parseProxy, processSecrets, proxyShown, seal } from '@metronome/core';
 import { AccountCoolingRepository, type AccountStatus, type AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
@@ -46,6 +46,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
       checkOptOutKeywords(body.platform, body.optOutKeywords);
       checkTyping(body.platform, body.typing);
+      const proxy = sealedProxy(body.platform, body.proxy, ctx.config.secretsKey);
       const created = await ctx.accounts.create({
         tenantId,
         platform: body.platform,
@@ -55,6 +56,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         status: initialStatus(body),
         maxSendPerMinute: body.maxSendPerMinute ?? null,
         groupConcurrency: body.groupConcurrency ?? null,
+        ...(proxy && { proxy }),
         safety: {
           // Absent: the platform's default (WhatsApp's human pacing); null: none.
           sendDelaySeconds: body.sendDelaySeconds === undefined ? defaultSendDelay(body.platform) : body.sendDelaySeconds,
@@ -118,7 +120,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       },
     },
     async (req) => {
-      const { credentials, warmup, ...changes } = req.body;
+      const { credentials, warmup, proxy, ...changes } = req.body;
       let replaced: { credentials?: Buffer; status?: AccountStatus } = {};
       // The platform decides whether opt-out keywords apply: only a non-empty list needs it.
       const needsCurrent =
@@ -126,7 +128,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         changes.status === 'active' ||
         (changes.optOutKeywords?.length ?? 0) > 0 ||
         Boolean(changes.typing) ||
-        changes.platformDeduplicates === true;
+        changes.platformDeduplicates === true ||
+        typeof proxy === 'string';
       const current = needsCurrent ? await ctx.accounts.find(req.params.id, scopeOf(req.caller)) : null;
       if (needsCurrent && !current) throw notFound('account');
       if (current) checkOptOutKeywords(current.platform, changes.optOutKeywords);
@@ -149,10 +152,17 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         // A new token or key is how a disconnected account (token revoked, key refused) comes back.
         replaced = { credentials: seal(JSON.stringify(secret), ctx.config.secretsKey), ...(current.status === 'disconnected' && { status: 'active' }) };
       }
+      // null takes the proxy away, whatever the platform; a URL is checked against it
+      const newProxy = proxy === undefined ? undefined : current ? sealedProxy(current.platform, proxy, ctx.config.secretsKey) : null;
       const updated = await ctx.accounts.update(
         req.params.id,
         scopeOf(req.caller),
-        { ...replaced, ...changes, ...(warmup !== undefined && { warmup: storedWarmup(warmup, ctx.now()) }) },
+        {
+          ...replaced,
+          ...changes,
+          ...(warmup !== undefined && { warmup: storedWarmup(warmup, ctx.now()) }),
+          ...(newProxy !== undefined && { proxy: newProxy }),
+        },
         ctx.now(),
       );
       if (!updated) throw notFound('account');
@@ -263,6 +273,19 @@ function checkOptOutKeywords(platform: string, keywords: string[] | undefined): 
 /** The HTTP platform has no typing indicator: typing there would promise what never shows. */
 function checkTyping(platform: string, typing: object | null | undefined): void {
   if (typing && platform === 'http') throw invalidField('typing', 'the http platform shows no typing: only null is accepted');
+}
+
+/**
+ * A proxy as stored (docs/platforms.md, "Proxy"): the URL sealed, and what the account shows of
+ * it; null for none. A URL the platform cannot use is a 400 naming `proxy`, never quoting it.
+ */
+function sealedProxy(platform: string, url: string | null | undefined, key: Buffer): { sealed: Buffer; shown: ReturnType<typeof proxyShown> } | null {
+  if (url === null || url === undefined) return null;
+  const parsed = parseProxy(url, platform);
+  if ('error' in parsed) throw invalidField('proxy', parsed.error);
+  // held from here on: scrubbed by value from what this process logs
+  for (const secret of [parsed.password, parsed.secret, url]) if (secret) processSecrets().add(secret);
+  return { sealed: seal(url, key), shown: proxyShown(parsed) };
 }
 
 /** A warm-up as stored: its start (now when not given) and its steps (the documented ramp when not given). */

@@ -1,5 +1,6 @@
-import { open, processSecrets, seal } from '@metronome/core';
+import { open, processSecrets, proxyName, seal } from '@metronome/core';
 import { TelegramSignInRepository, type AccountRow, type TelegramSignInRow } from '@metronome/db';
+import { describeProxyError, proxyOf } from '@metronome/transports';
 import type { UserClient } from '@metronome/transports/telegram-user';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -78,10 +79,20 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
     return account;
   };
   /** One step on a client of the pending session, always disconnected after. */
-  const withClient = async <T>(session: string, step: (c: UserClient) => Promise<T>): Promise<T> => {
-    const client = await signIn!.makeClient(session, { apiId: signIn!.apiId, apiHash: signIn!.apiHash });
+  const withClient = async <T>(account: AccountRow, session: string, step: (c: UserClient) => Promise<T>): Promise<T> => {
+    // through the account's proxy, as its sends will go (docs/platforms.md, "Proxy")
+    const sealed = await ctx.accounts.sealedProxy(account.id);
+    const proxy = sealed ? proxyOf(open(sealed, keys).toString('utf8'), 'telegram_user') : null;
+    const client = await signIn!.makeClient(session, { apiId: signIn!.apiId, apiHash: signIn!.apiHash, proxy });
     try {
-      await client.connect();
+      try {
+        await client.connect();
+      } catch (error) {
+        if (!proxy) throw error;
+        throw conflict(
+          `could not connect through the account's proxy: ${proxyName(proxy)} ${describeProxyError(error)}; give it a working proxy (PATCH /v1/accounts/${account.id} {"proxy": …}) and try again`,
+        );
+      }
       return await step(client);
     } finally {
       await client.disconnect().catch(() => undefined);
@@ -147,7 +158,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
   /** A QR login asks Telegram again: still waiting (a new token once the old one expired), signed in, or the password next. */
   const pollQr = async (account: AccountRow, row: TelegramSignInRow & { session: Buffer }) => {
     try {
-      await withClient(sessionOf(row), async (c) => {
+      await withClient(account, sessionOf(row), async (c) => {
         const next = await c.qrLogin();
         if (next.kind === 'signed-in') return finish(account, c);
         if (next.kind === 'password-needed') return signIns.save(account.id, { ...row, state: 'password_needed', qr: null, error: null }, ctx.now());
@@ -186,7 +197,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
       const account = await accountFor(req.params.id, req.caller);
       if (account.status === 'active') throw conflict('the account is signed in and active; set its status to disabled before signing it in again');
       try {
-        await withClient('', async (c) => {
+        await withClient(account, '', async (c) => {
           const first = await c.qrLogin();
           if (first.kind !== 'token') throw conflict('Telegram answered the QR login without a code to show; try again');
           const session = seal(JSON.stringify({ session: c.session() }), ctx.config.secretsKey);
@@ -217,7 +228,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
       const phone = `+${req.body.phone.replace(/^\+/, '')}`;
       let session = '';
       try {
-        const hash = await withClient('', async (c) => {
+        const hash = await withClient(account, '', async (c) => {
           const h = await c.sendCode(phone);
           session = c.session();
           return h;
@@ -242,7 +253,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
       const account = await accountFor(req.params.id, req.caller);
       const row = pending(await signIns.find(account.id), 'code_sent');
       try {
-        await withClient(sessionOf(row), async (c) => {
+        await withClient(account, sessionOf(row), async (c) => {
           const next = await c.signIn(row.phone, row.phoneCodeHash ?? '', req.body.code);
           if (next === 'password-needed') await signIns.save(account.id, { ...row, state: 'password_needed', error: null }, ctx.now());
           else await finish(account, c);
@@ -261,7 +272,7 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
       const account = await accountFor(req.params.id, req.caller);
       const row = pending(await signIns.find(account.id), 'password_needed');
       try {
-        await withClient(sessionOf(row), async (c) => {
+        await withClient(account, sessionOf(row), async (c) => {
           await c.checkPassword(req.body.password);
           await finish(account, c);
         });

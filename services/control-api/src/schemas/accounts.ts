@@ -68,8 +68,18 @@ const optOutKeywords = z
   .max(20)
   .describe('whatsapp: a reply that is one of these words (trimmed, any case) suppresses its chat; [] = off. Other platforms: [] only');
 
+// A proxy per account (CONTRACT §3, accounts; docs/platforms.md "Proxy"): the URL is a secret,
+// sealed and never shown again; checked against the platform by the route (parseProxy).
+const proxyInput = z
+  .string()
+  .max(2_048)
+  .describe(
+    'whatsapp and telegram_user: socks5://[user:password@]host:port or socks5h://… (the proxy resolves names); telegram_user also mtproxy://secret@host:port (32 hex digits, or dd and 32). Sealed like a credential, never returned: the account shows scheme, host and port. Other platforms: null only',
+  );
+
 const common = {
   name: text(1, 200),
+  proxy: proxyInput.nullable().optional().describe('default none; see PATCH'),
   maxSendPerMinute: maxSendPerMinute.optional(),
   groupConcurrency: groupConcurrency.optional(),
   sendDelaySeconds: sendDelaySeconds.nullable().optional().describe('default: {min: 30, max: 60} for whatsapp, none for telegram and http; null: none'),
@@ -121,6 +131,12 @@ export const patchAccountBody = z.strictObject({
   optOutKeywords: optOutKeywords.optional().describe('replaces the list; [] = off'),
   typing: typing.nullable().optional().describe('null: none'),
   platformDeduplicates: platformDeduplicates.optional().describe('http only'),
+  proxy: proxyInput
+    .nullable()
+    .optional()
+    .describe(
+      'replaces the proxy (null: none); its last failure is forgotten and the next connection uses it. whatsapp and telegram_user: socks5://[user:password@]host:port, socks5h://…; telegram_user also mtproxy://secret@host:port',
+    ),
   credentials: z
     .strictObject({ botToken: botToken.optional(), apiKey: apiKey.optional() })
     .optional()
@@ -179,6 +195,24 @@ export const account = z
         '*(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null',
       ),
     directory: directoryState.describe("*(extension)* where the account's chat directory sync stands; `never` before its first sync"),
+    proxy: z
+      .object({
+        scheme: z.enum(['socks5', 'socks5h', 'mtproxy']),
+        host: z.string(),
+        port: z.number().int(),
+        authenticated: z.boolean().describe('it signs in to the proxy (a user and password, or an MTProxy secret); neither is ever shown'),
+        failure: z
+          .object({
+            message: z.string().describe('what the proxy answered, naming host:port (never the login)'),
+            at: time,
+          })
+          .nullable()
+          .describe(
+            'set when the last connection through the proxy was refused or failed: the account sends nothing until one opens (runs wait, reason proxy_failed); null once one opens or the proxy is changed',
+          ),
+      })
+      .nullable()
+      .describe('*(extension)* whatsapp, telegram_user: the proxy it connects through; null: none'),
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -222,6 +256,13 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     platformDeduplicates: a.platformDeduplicates,
     receipts: a.platform === 'telegram' ? 'unsupported' : 'supported',
     directory: directoryStateView(a.directory),
+    proxy: a.proxy && {
+      scheme: a.proxy.scheme,
+      host: a.proxy.host,
+      port: a.proxy.port,
+      authenticated: a.proxy.authenticated,
+      failure: a.proxy.failure && { message: a.proxy.failure.message, at: iso(a.proxy.failure.at) },
+    },
     createdAt: iso(a.createdAt),
   };
 }

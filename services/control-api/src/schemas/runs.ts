@@ -40,6 +40,7 @@ export const waiting = z
         'account_unavailable',
         'queue',
         'cooling',
+        'proxy_failed',
       ])
       .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
     until: time.nullable().describe('when the hold ends; null when not known'),

@@ -1,0 +1,44 @@
+import type { Agent } from 'node:https';
+import { proxyName, type ProxySettings } from '@metronome/core';
+import { probeProxy, proxyOf, socksAgent, type ProxyReport } from '../proxy.js';
+import type { Connection, SocketRefusal } from './connection.js';
+
+/** Where Baileys connects (its DEFAULT_CONNECTION_CONFIG waWebSocketUrl): what a proxy is probed with. */
+const WHATSAPP_WEB = { host: 'web.whatsapp.com', port: 443 };
+
+/** Baileys' `agent` (the websocket) and `fetchAgent` (media uploads) through the account's SOCKS proxy; none without one. */
+export function proxyAgents(p: ProxySettings | null): { agent?: Agent; fetchAgent?: Agent } {
+  if (!p) return {};
+  // an http.Agent that tunnels TLS as well: Baileys types it as https.Agent, and uses it for wss:// and https://
+  const agent = socksAgent(p) as unknown as Agent;
+  return { agent, fetchAgent: agent };
+}
+
+/**
+ * A socket through a proxy did not open: when the proxy itself refuses a connection to WhatsApp
+ * (probed once), that is the refusal, naming the proxy; otherwise WhatsApp's own. Either way the
+ * account is told where its proxy stands.
+ */
+export async function throughProxy(accountId: string, p: ProxySettings, refusal: SocketRefusal | null, report?: ProxyReport): Promise<SocketRefusal | null> {
+  if (refusal === null || refusal.reason !== 'connect-failed') {
+    if (refusal === null) await report?.(accountId, p, null).catch(() => undefined);
+    return refusal;
+  }
+  const why = await probeProxy(p, WHATSAPP_WEB);
+  if (why === null) return refusal;
+  const message = `${proxyName(p)} ${why}`;
+  await report?.(accountId, p, message).catch(() => undefined);
+  return { reason: 'proxy-failed', message };
+}
+
+/** The account's proxy as read now (the pool's `proxyOf`); null: none. */
+export async function accountProxy(read: ((accountId: string) => Promise<string | null>) | undefined, accountId: string): Promise<Connection['proxy']> {
+  const url = (await read?.(accountId)) ?? null;
+  const settings = proxyOf(url, 'whatsapp');
+  return settings && { url: url!, settings };
+}
+
+/** A send names the account's proxy as it is now (`undefined`: not known): a socket through another one is replaced. */
+export function proxyChanged(conn: Connection | undefined, proxy: string | null | undefined): conn is Connection {
+  return proxy !== undefined && conn?.kind === 'send' && (conn.proxy?.url ?? null) !== (proxy ?? null);
+}
