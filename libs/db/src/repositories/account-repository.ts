@@ -1,6 +1,6 @@
 import type { ProxyShown } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
-import type { Account, AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
+import type { AccountStatus, AccountTyping, AccountWarmup, DB, Platform } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 import { COLUMNS, toAccount, type AccountRow } from './account-rows.js';
 
