@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
 import { scrapeSum } from '@metronome/testkit';
 import { createAccounts, listRuns, sandbox, withStack } from './common.mjs';
+import { cpuBetween, cpuSnapshot } from './cpu-split.mjs';
 import { phase } from './throughput.mjs';
 
 // The throughput scenario with the sandbox's receipts off and on, in turns (off, on, off, on) on
@@ -17,7 +18,7 @@ export async function throughputReceipts(env) {
   const accounts = env.quick ? 40 : ACCOUNTS;
   const warmupAccounts = env.quick ? 10 : 40;
   const order = ['off', 'on', 'off', 'on'];
-  return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
+  return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token, db }) => {
     const all = await createAccounts(stack, token, warmupAccounts + order.length * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
     const cpu = () =>
       Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
@@ -29,16 +30,34 @@ export async function throughputReceipts(env) {
       await setReceipts(stack, receipts === 'on');
       const slice = all.slice(warmupAccounts + i * accounts, warmupAccounts + (i + 1) * accounts);
       const load1 = loadavg()[0];
+      const before = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
       const r = await phase(stack, token, slice, `t${i}-`, cpu);
+      const sent = await cpuSnapshot(stack, db.url, db.name);
       const drained = receipts === 'on' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
-      turns.push({ receipts, sendsPerSecond: r.sendsPerSecond, cpuMsPerSend: r.cpuMsPerSend, sends: r.sends, load1: +load1.toFixed(2), ...drained });
+      const after = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
+      turns.push({
+        receipts,
+        sendsPerSecond: r.sendsPerSecond,
+        cpuMsPerSend: r.cpuMsPerSend,
+        sends: r.sends,
+        load1: +load1.toFixed(2),
+        ...drained,
+        // CPU seconds per part while sending, and over the whole turn (with receipts: until all are in)
+        cpuWhileSending: cpuBetween(before.cpu, sent),
+        cpuTurn: cpuBetween(before.cpu, after.cpu),
+        receiptPosts: after.ingest.posts - before.ingest.posts,
+        receiptsIngested: after.ingest.receipts - before.ingest.receipts,
+        receiptsUnknown: after.ingest.unknown - before.ingest.unknown,
+      });
     }
     await setReceipts(stack, false);
     const mean = (which, key) => {
-      const xs = turns.filter((t) => t.receipts === which).map((t) => t[key]);
+      const xs = turns.filter((t) => t.receipts === which).map((t) => (typeof key === 'function' ? key(t) : t[key]));
       return xs.reduce((a, b) => a + b, 0) / xs.length;
     };
     const stats = await sandbox(stack, '/sandbox/stats');
+    // The receipts' CPU: a turn with them less one without, per receipt the API took in.
+    const receiptMs = (part) => ((mean('on', (t) => t.cpuTurn[part]) - mean('off', (t) => t.cpuTurn[part])) * 1000) / mean('on', (t) => t.receiptsIngested);
     return {
       params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000 },
       figures: {
@@ -48,10 +67,25 @@ export async function throughputReceipts(env) {
         'sender CPU ms/send, off': mean('off', 'cpuMsPerSend'),
         'sender CPU ms/send, on': mean('on', 'cpuMsPerSend'),
         'duplicate deliveries': stats.duplicateKeys,
+        'receipts per POST': mean('on', 'receiptsIngested') / mean('on', 'receiptPosts'),
+        'API CPU ms/receipt': receiptMs('api'),
+        'PostgreSQL CPU ms/receipt': receiptMs('postgres'),
+        'sandbox CPU ms/receipt': receiptMs('sandbox'),
       },
       turns,
     };
   });
+}
+
+/** Receipt POSTs the API answered and the receipts in them (an ignored one, tried again later, counts each time). */
+async function ingestCounts(stack) {
+  const url = `${stack.apiUrl}/metrics`;
+  const [posts, receipts, unknown] = await Promise.all([
+    scrapeSum(url, 'metronome_http_request_duration_seconds_count', 'route="/v1/platform/receipts"'),
+    scrapeSum(url, 'metronome_receipts_total', 'platform="http"'),
+    scrapeSum(url, 'metronome_receipts_total', 'status="unknown"'),
+  ]);
+  return { posts, receipts, unknown };
 }
 
 /** Receipts to the stack's API, delivered at once and half read a second later; or none. */
