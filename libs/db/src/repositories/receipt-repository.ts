@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../types.js';
+import { recordDirect } from './receipt-statement.js';
 
 /** One receipt a platform told: a message of the account delivered to or read in a chat. */
 export interface ReceiptInput {
@@ -99,6 +100,23 @@ export class ReceiptRepository {
     if (flat.length === 0) return outcomes;
     const offsets: number[] = [];
     submissions.reduce((at, sub, s) => ((offsets[s] = at), at + sub.receipts.length), 0);
+    if (flat.every((f) => !f.r.member)) {
+      // chats only (the http platform's, a WhatsApp account's direct chats): one statement
+      const { matched, moved } = await recordDirect(
+        this.db,
+        flat.map((f) => ({ ...f.r, accountId: f.accountId })),
+      );
+      for (const i of matched) outcomes[flat[i]!.s]!.matched[i - offsets[flat[i]!.s]!] = true;
+      for (const m of moved) {
+        const { first, wasDelivered, wasRead, ...now } = m;
+        outcomes[flat[first]!.s]!.changed.push({
+          ...now,
+          firstDelivered: !wasDelivered && now.deliveredAt !== null,
+          firstRead: !wasRead && now.readAt !== null,
+        });
+      }
+      return outcomes;
+    }
     return this.db.transaction().execute(async (trx) => {
       const hits = await this.lockHits(trx, flat);
       const owner = new Map<string, number>();

@@ -96,6 +96,9 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
   app.post(
     '/receipts',
     {
+      // A platform posts receipts many times a second: no info line per post (its errors and
+      // warnings are still logged; metronome_http_request_duration_seconds counts every post).
+      logLevel: 'warn',
       schema: {
         operationId: 'postPlatformReceipts',
         tags: ['platform'],
