@@ -10,14 +10,21 @@ import { phase } from './throughput.mjs';
 // is delivered as soon as it is accepted and half are read a second later, each posted to the
 // API (POST /v1/platform/receipts) while the senders send. A turn with receipts ends when the
 // API shows every delivery and the sandbox has nothing more to post, so no turn carries
-// another's receipts.
+// another's receipts. Each turn records its CPU per process and for the stack's PostgreSQL
+// backends (cpu-split.mjs); a receipt's cost per part is a turn with receipts less one without,
+// over the receipts the API took in (the sandbox's share is the platform's, off our machines in
+// a deployment).
 const ACCOUNTS = 200;
+const FLUSH_MS = 20;
+const BATCHED_FLUSH_MS = 250;
 const PER_ACCOUNT = 50;
 
 export async function throughputReceipts(env) {
   const accounts = env.quick ? 40 : ACCOUNTS;
   const warmupAccounts = env.quick ? 10 : 40;
-  const order = ['off', 'on', 'off', 'on'];
+  // BENCH_RECEIPTS_ORDER, e.g. on,off,on,off; `batched` is a turn with receipts whose platform
+  // gathers each account's for 250 ms a post (the sandbox's flushMs) rather than 20
+  const order = (process.env.BENCH_RECEIPTS_ORDER ?? 'off,on,off,on').split(',');
   return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token, db }) => {
     const all = await createAccounts(stack, token, warmupAccounts + order.length * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
     const cpu = () =>
@@ -27,13 +34,13 @@ export async function throughputReceipts(env) {
     await phase(stack, token, all.slice(0, warmupAccounts), 'w', cpu);
     const turns = [];
     for (const [i, receipts] of order.entries()) {
-      await setReceipts(stack, receipts === 'on');
+      await setReceipts(stack, receipts !== 'off', receipts === 'batched' ? BATCHED_FLUSH_MS : FLUSH_MS);
       const slice = all.slice(warmupAccounts + i * accounts, warmupAccounts + (i + 1) * accounts);
       const load1 = loadavg()[0];
       const before = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
       const r = await phase(stack, token, slice, `t${i}-`, cpu);
       const sent = await cpuSnapshot(stack, db.url, db.name);
-      const drained = receipts === 'on' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
+      const drained = receipts !== 'off' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
       const after = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
       turns.push({
         receipts,
@@ -50,7 +57,7 @@ export async function throughputReceipts(env) {
         receiptsUnknown: after.ingest.unknown - before.ingest.unknown,
       });
     }
-    await setReceipts(stack, false);
+    await setReceipts(stack, false, FLUSH_MS);
     const mean = (which, key) => {
       const xs = turns.filter((t) => t.receipts === which).map((t) => (typeof key === 'function' ? key(t) : t[key]));
       return xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -59,7 +66,7 @@ export async function throughputReceipts(env) {
     // The receipts' CPU: a turn with them less one without, per receipt the API took in.
     const receiptMs = (part) => ((mean('on', (t) => t.cpuTurn[part]) - mean('off', (t) => t.cpuTurn[part])) * 1000) / mean('on', (t) => t.receiptsIngested);
     return {
-      params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000 },
+      params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000, flushMs: FLUSH_MS },
       figures: {
         'sends/s, receipts off': mean('off', 'sendsPerSecond'),
         'sends/s, receipts on': mean('on', 'sendsPerSecond'),
@@ -71,6 +78,11 @@ export async function throughputReceipts(env) {
         'API CPU ms/receipt': receiptMs('api'),
         'PostgreSQL CPU ms/receipt': receiptMs('postgres'),
         'sandbox CPU ms/receipt': receiptMs('sandbox'),
+        ...(order.includes('batched') && {
+          'sends/s, receipts batched 250 ms': mean('batched', 'sendsPerSecond'),
+          'batched / off': mean('batched', 'sendsPerSecond') / mean('off', 'sendsPerSecond'),
+          'receipts per POST, batched': mean('batched', 'receiptsIngested') / mean('batched', 'receiptPosts'),
+        }),
       },
       turns,
     };
@@ -89,8 +101,10 @@ async function ingestCounts(stack) {
 }
 
 /** Receipts to the stack's API, delivered at once and half read a second later; or none. */
-async function setReceipts(stack, on) {
-  const body = on ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1 } : { url: null };
+async function setReceipts(stack, on, flushMs) {
+  const body = on
+    ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1, flushMs }
+    : { url: null, flushMs };
   const res = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },

@@ -24,6 +24,8 @@ export interface ReceiptSettings {
   stoppedAccounts: string[];
   /** receipts per POST at most */
   batchSize: number;
+  /** how long receipts that fall due gather before they go, one POST per account, ms */
+  flushMs: number;
 }
 
 export const DEFAULT_RECEIPTS: ReceiptSettings = {
@@ -36,6 +38,7 @@ export const DEFAULT_RECEIPTS: ReceiptSettings = {
   outOfOrder: false,
   stoppedAccounts: [],
   batchSize: 500,
+  flushMs: 20,
 };
 
 export interface PostedReceipt {
@@ -164,13 +167,13 @@ export class SandboxReceipts {
   /** POSTs on their way */
   private posting = 0;
 
-  /** Receipts due within a few milliseconds go in one POST per account. */
+  /** Receipts due within `flushMs` of each other go in one POST per account. */
   private flushSoon(): void {
     if (this.flushing || this.closed) return;
     this.flushing = setTimeout(() => {
       this.flushing = null;
       void this.flush();
-    }, 20);
+    }, this.settings.flushMs);
   }
 
   private async flush(): Promise<void> {
