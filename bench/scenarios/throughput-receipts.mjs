@@ -116,14 +116,23 @@ async function setReceipts(stack, on, flushMs) {
 /** Waits until the runs show every send delivered and the sandbox has stopped posting; how many receipts went. */
 async function receiptsRecorded(stack, token, runs, sends) {
   let last = -1;
+  let seen = '';
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends)`);
+    if (Date.now() > deadline) {
+      const errors = stack.services
+        .find((s) => s.name === 'api')
+        .output.filter((l) => /"level":(40|50|60)/.test(l))
+        .slice(-5);
+      throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends; ${seen}); the API's last warnings:\n${errors.join('\n')}`);
+    }
     // the run list in pages of 500 (one request each, under the API's per-token burst limit)
     const ids = new Set(runs.map((r) => r.id));
     const counts = (await listRuns(stack, token)).filter((r) => ids.has(r.id)).map((r) => r.counts);
     const delivered = counts.reduce((a, c) => a + c.delivered, 0);
-    const posted = (await sandbox(stack, '/sandbox/receipts')).items.length;
+    const view = await sandbox(stack, '/sandbox/receipts');
+    const posted = view.items.length;
+    seen = `${delivered} delivered, ${posted} receipts posted, ${view.failedPosts} posts failed, pending ${view.pending}`;
     if (delivered >= sends && posted === last) return { delivered, read: counts.reduce((a, c) => a + c.read, 0), receiptsPostedSoFar: posted };
     last = posted;
     await new Promise((r) => setTimeout(r, 1500));

@@ -89,9 +89,10 @@ export class ReceiptRepository {
   }
 
   /**
-   * Several accounts' receipts in one transaction (a group commit: the same statements as one
-   * account's, whatever the number of submissions). Each submission's outcome as `record`'s; a
-   * target that several submissions moved counts as changed for the first of them.
+   * Several accounts' receipts in one write (a group commit: as many statements as one
+   * account's, whatever the number of submissions): receipts of chats in one statement
+   * (receipt-statement.ts), any group member's in one transaction. Each submission's outcome as
+   * `record`'s; a target that several submissions moved counts as changed for the first of them.
    */
   async recordMany(submissions: ReceiptSubmission[]): Promise<ReceiptOutcome[]> {
     const flat: { s: number; r: ReceiptInput; accountId: string }[] = [];
