@@ -34,8 +34,17 @@ export const SCENARIOS = [
   ],
   [
     'throughput-receipts',
-    'the throughput scenario in turns with the sandbox’s receipts off and on (off, on, off, on; on: every message delivered at once, half read a second later, posted to the API while the senders send)',
-    { 'off sends/s': 'sends/s, receipts off', 'on sends/s': 'sends/s, receipts on', 'on / off': 'on / off', duplicates: 'duplicate deliveries' },
+    'the throughput scenario in alternating turns with the sandbox’s receipts off and on (on: every message delivered at once, half read a second later, posted to the API while the senders send, one POST per account per 20 ms); CPU per receipt: a turn with receipts less one without',
+    {
+      'off sends/s': 'sends/s, receipts off',
+      'on sends/s': 'sends/s, receipts on',
+      'on / off': 'on / off',
+      duplicates: 'duplicate deliveries',
+      'receipts/POST': 'receipts per POST',
+      'API CPU ms/receipt': 'API CPU ms/receipt',
+      'PostgreSQL ms/receipt': 'PostgreSQL CPU ms/receipt',
+      'sandbox ms/receipt': 'sandbox CPU ms/receipt',
+    },
     'on / off ≥ 0.9',
   ],
   [

@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
 import { scrapeSum } from '@metronome/testkit';
 import { createAccounts, listRuns, sandbox, withStack } from './common.mjs';
+import { cpuBetween, cpuSnapshot } from './cpu-split.mjs';
 import { phase } from './throughput.mjs';
 
 // The throughput scenario with the sandbox's receipts off and on, in turns (off, on, off, on) on
@@ -9,15 +10,22 @@ import { phase } from './throughput.mjs';
 // is delivered as soon as it is accepted and half are read a second later, each posted to the
 // API (POST /v1/platform/receipts) while the senders send. A turn with receipts ends when the
 // API shows every delivery and the sandbox has nothing more to post, so no turn carries
-// another's receipts.
+// another's receipts. Each turn records its CPU per process and for the stack's PostgreSQL
+// backends (cpu-split.mjs); a receipt's cost per part is a turn with receipts less one without,
+// over the receipts the API took in (the sandbox's share is the platform's, off our machines in
+// a deployment).
 const ACCOUNTS = 200;
+const FLUSH_MS = 20;
+const BATCHED_FLUSH_MS = 250;
 const PER_ACCOUNT = 50;
 
 export async function throughputReceipts(env) {
   const accounts = env.quick ? 40 : ACCOUNTS;
   const warmupAccounts = env.quick ? 10 : 40;
-  const order = ['off', 'on', 'off', 'on'];
-  return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
+  // BENCH_RECEIPTS_ORDER, e.g. on,off,on,off; `batched` is a turn with receipts whose platform
+  // gathers each account's for 250 ms a post (the sandbox's flushMs) rather than 20
+  const order = (process.env.BENCH_RECEIPTS_ORDER ?? 'off,on,off,on').split(',');
+  return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token, db }) => {
     const all = await createAccounts(stack, token, warmupAccounts + order.length * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
     const cpu = () =>
       Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
@@ -26,21 +34,39 @@ export async function throughputReceipts(env) {
     await phase(stack, token, all.slice(0, warmupAccounts), 'w', cpu);
     const turns = [];
     for (const [i, receipts] of order.entries()) {
-      await setReceipts(stack, receipts === 'on');
+      await setReceipts(stack, receipts !== 'off', receipts === 'batched' ? BATCHED_FLUSH_MS : FLUSH_MS);
       const slice = all.slice(warmupAccounts + i * accounts, warmupAccounts + (i + 1) * accounts);
       const load1 = loadavg()[0];
+      const before = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
       const r = await phase(stack, token, slice, `t${i}-`, cpu);
-      const drained = receipts === 'on' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
-      turns.push({ receipts, sendsPerSecond: r.sendsPerSecond, cpuMsPerSend: r.cpuMsPerSend, sends: r.sends, load1: +load1.toFixed(2), ...drained });
+      const sent = await cpuSnapshot(stack, db.url, db.name);
+      const drained = receipts !== 'off' ? await receiptsRecorded(stack, token, r.runs, accounts * PER_ACCOUNT) : null;
+      const after = { cpu: await cpuSnapshot(stack, db.url, db.name), ingest: await ingestCounts(stack) };
+      turns.push({
+        receipts,
+        sendsPerSecond: r.sendsPerSecond,
+        cpuMsPerSend: r.cpuMsPerSend,
+        sends: r.sends,
+        load1: +load1.toFixed(2),
+        ...drained,
+        // CPU seconds per part while sending, and over the whole turn (with receipts: until all are in)
+        cpuWhileSending: cpuBetween(before.cpu, sent),
+        cpuTurn: cpuBetween(before.cpu, after.cpu),
+        receiptPosts: after.ingest.posts - before.ingest.posts,
+        receiptsIngested: after.ingest.receipts - before.ingest.receipts,
+        receiptsUnknown: after.ingest.unknown - before.ingest.unknown,
+      });
     }
-    await setReceipts(stack, false);
+    await setReceipts(stack, false, FLUSH_MS);
     const mean = (which, key) => {
-      const xs = turns.filter((t) => t.receipts === which).map((t) => t[key]);
+      const xs = turns.filter((t) => t.receipts === which).map((t) => (typeof key === 'function' ? key(t) : t[key]));
       return xs.reduce((a, b) => a + b, 0) / xs.length;
     };
     const stats = await sandbox(stack, '/sandbox/stats');
+    // The receipts' CPU: a turn with them less one without, per receipt the API took in.
+    const receiptMs = (part) => ((mean('on', (t) => t.cpuTurn[part]) - mean('off', (t) => t.cpuTurn[part])) * 1000) / mean('on', (t) => t.receiptsIngested);
     return {
-      params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000 },
+      params: { accounts, chatsPerAccount: PER_ACCOUNT, senders: 2, senderConcurrency: 32, order, readShare: 0.5, readAfterMs: 1000, flushMs: FLUSH_MS },
       figures: {
         'sends/s, receipts off': mean('off', 'sendsPerSecond'),
         'sends/s, receipts on': mean('on', 'sendsPerSecond'),
@@ -48,15 +74,37 @@ export async function throughputReceipts(env) {
         'sender CPU ms/send, off': mean('off', 'cpuMsPerSend'),
         'sender CPU ms/send, on': mean('on', 'cpuMsPerSend'),
         'duplicate deliveries': stats.duplicateKeys,
+        'receipts per POST': mean('on', 'receiptsIngested') / mean('on', 'receiptPosts'),
+        'API CPU ms/receipt': receiptMs('api'),
+        'PostgreSQL CPU ms/receipt': receiptMs('postgres'),
+        'sandbox CPU ms/receipt': receiptMs('sandbox'),
+        ...(order.includes('batched') && {
+          'sends/s, receipts batched 250 ms': mean('batched', 'sendsPerSecond'),
+          'batched / off': mean('batched', 'sendsPerSecond') / mean('off', 'sendsPerSecond'),
+          'receipts per POST, batched': mean('batched', 'receiptsIngested') / mean('batched', 'receiptPosts'),
+        }),
       },
       turns,
     };
   });
 }
 
+/** Receipt POSTs the API answered and the receipts in them (an ignored one, tried again later, counts each time). */
+async function ingestCounts(stack) {
+  const url = `${stack.apiUrl}/metrics`;
+  const [posts, receipts, unknown] = await Promise.all([
+    scrapeSum(url, 'metronome_http_request_duration_seconds_count', 'route="/v1/platform/receipts"'),
+    scrapeSum(url, 'metronome_receipts_total', 'platform="http"'),
+    scrapeSum(url, 'metronome_receipts_total', 'status="unknown"'),
+  ]);
+  return { posts, receipts, unknown };
+}
+
 /** Receipts to the stack's API, delivered at once and half read a second later; or none. */
-async function setReceipts(stack, on) {
-  const body = on ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1 } : { url: null };
+async function setReceipts(stack, on, flushMs) {
+  const body = on
+    ? { url: `${stack.apiUrl}/v1/platform/receipts`, deliveredAfterMs: 0, readAfterMs: 1000, readShare: 0.5, seed: 1, flushMs }
+    : { url: null, flushMs };
   const res = await fetch(`${stack.sandboxUrl}/sandbox/receipts`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
@@ -68,14 +116,23 @@ async function setReceipts(stack, on) {
 /** Waits until the runs show every send delivered and the sandbox has stopped posting; how many receipts went. */
 async function receiptsRecorded(stack, token, runs, sends) {
   let last = -1;
+  let seen = '';
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends)`);
+    if (Date.now() > deadline) {
+      const errors = stack.services
+        .find((s) => s.name === 'api')
+        .output.filter((l) => /"level":(40|50|60)/.test(l))
+        .slice(-5);
+      throw new Error(`receipts not all recorded within 180 s of the turn's end (${sends} sends; ${seen}); the API's last warnings:\n${errors.join('\n')}`);
+    }
     // the run list in pages of 500 (one request each, under the API's per-token burst limit)
     const ids = new Set(runs.map((r) => r.id));
     const counts = (await listRuns(stack, token)).filter((r) => ids.has(r.id)).map((r) => r.counts);
     const delivered = counts.reduce((a, c) => a + c.delivered, 0);
-    const posted = (await sandbox(stack, '/sandbox/receipts')).items.length;
+    const view = await sandbox(stack, '/sandbox/receipts');
+    const posted = view.items.length;
+    seen = `${delivered} delivered, ${posted} receipts posted, ${view.failedPosts} posts failed, pending ${view.pending}`;
     if (delivered >= sends && posted === last) return { delivered, read: counts.reduce((a, c) => a + c.read, 0), receiptsPostedSoFar: posted };
     last = posted;
     await new Promise((r) => setTimeout(r, 1500));

@@ -84,3 +84,48 @@ test('late, twice and out of order: the earliest time stays; a read is a deliver
     },
   });
 });
+
+test('several accounts in one write (the API group commit): each submission its own outcome, a forged receipt among them matches nothing, a target moved twice is changed once', async () => {
+  const a = await sentRun('ga');
+  const b = await sentRun('gb');
+  const repo = new ReceiptRepository(db);
+  const [fromA, forged, againA, fromB] = await repo.recordMany([
+    { accountId: a.accountId, receipts: [{ messageId: 'ga-a', chatId: 'a', status: 'delivered', at: at(5) }] },
+    // b's key naming a's message: nothing, though a's own receipts go in the same transaction
+    { accountId: b.accountId, receipts: [{ messageId: 'ga-b', chatId: 'b', status: 'read', at: at(1) }] },
+    {
+      accountId: a.accountId,
+      receipts: [
+        { messageId: 'ga-a', chatId: 'a', status: 'read', at: at(8) },
+        { messageId: 'gb-a', chatId: 'a', status: 'read', at: at(2) },
+      ],
+    },
+    { accountId: b.accountId, receipts: [{ messageId: 'gb-b', chatId: 'b', status: 'read', at: at(3) }] },
+  ]);
+  expect(fromA!.matched).toEqual([true]);
+  expect(forged).toEqual({ matched: [false], changed: [] });
+  expect(againA!.matched).toEqual([true, false]);
+  // a's target a, moved by two submissions, is told once (its metrics and first delivery count once)
+  expect(fromA!.changed).toEqual([
+    expect.objectContaining({ runId: a.runId, chatId: 'a', deliveredAt: at(5), readAt: at(8), firstDelivered: true, firstRead: true }),
+  ]);
+  expect(againA!.changed).toEqual([]);
+  expect(fromB!.changed).toEqual([expect.objectContaining({ runId: b.runId, chatId: 'b', deliveredAt: at(3), readAt: at(3), firstDelivered: true })]);
+  const rows = await db
+    .selectFrom('run_targets')
+    .select(['run_id', 'chat_id', 'delivered_at', 'read_at'])
+    .where('run_id', 'in', [a.runId, b.runId])
+    .orderBy('chat_id')
+    .execute();
+  expect(rows.filter((r) => r.run_id === a.runId)).toEqual([
+    { run_id: a.runId, chat_id: 'a', delivered_at: at(5), read_at: at(8) },
+    { run_id: a.runId, chat_id: 'b', delivered_at: null, read_at: null },
+  ]);
+  expect(rows.filter((r) => r.run_id === b.runId)).toEqual([
+    { run_id: b.runId, chat_id: 'a', delivered_at: null, read_at: null },
+    { run_id: b.runId, chat_id: 'b', delivered_at: at(3), read_at: at(3) },
+  ]);
+  // both accounts are known to tell receipts now
+  const seen = await db.selectFrom('accounts').select(['id', 'receipts_seen_at']).where('id', 'in', [a.accountId, b.accountId]).execute();
+  expect(seen.every((s) => s.receipts_seen_at !== null)).toBe(true);
+});

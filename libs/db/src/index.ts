@@ -91,7 +91,7 @@ export {
 export { RetentionRepository, type RetentionPolicy } from './repositories/retention-repository.js';
 export { ErasureRepository, type PurgeScope, type ErasedChat } from './repositories/erasure-repository.js';
 export { ExportRepository, type ExportLine } from './repositories/export-repository.js';
-export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange } from './repositories/receipt-repository.js';
+export { ReceiptRepository, type ReceiptInput, type ReceiptOutcome, type ReceiptChange, type ReceiptSubmission } from './repositories/receipt-repository.js';
 export { NotDeliveringRepository, type NotDeliveringSettings, type NotDelivering } from './repositories/not-delivering.js';
 export { TelegramSignInRepository, type TelegramSignInRow } from './repositories/telegram-sign-in-repository.js';
 export { accountProxies } from './account-proxies.js';

@@ -83,3 +83,17 @@ describe('not known yet', () => {
     await eventually('nothing left to go', async () => !receipts.view().pending, 5_000, 20);
   });
 });
+
+describe('flushMs', () => {
+  const { receipts, posts } = setup();
+
+  test('receipts falling due within flushMs of each other go in one post per account', async () => {
+    receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts', deliveredAfterMs: 0, flushMs: 300 });
+    receipts.accepted(message(1), 1_000_000);
+    await new Promise((r) => setTimeout(r, 100));
+    receipts.accepted(message(2), 1_000_000);
+    receipts.accepted(message(3, 'other'), 1_000_000);
+    await eventually('three receipts posted', async () => receipts.view().items.length === 3, 5_000, 10);
+    expect(posts.map((p) => p.receipts.map((r) => r.messageId)).sort()).toEqual([['msg-1', 'msg-2'], ['msg-3']]);
+  });
+});

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../types.js';
+import { recordDirect } from './receipt-statement.js';
 
 /** One receipt a platform told: a message of the account delivered to or read in a chat. */
 export interface ReceiptInput {
@@ -27,6 +28,12 @@ export interface ReceiptChange {
   /** set by this write: the first delivery / read it told */
   firstDelivered: boolean;
   firstRead: boolean;
+}
+
+/** One account's receipts, as one caller told them. */
+export interface ReceiptSubmission {
+  accountId: string;
+  receipts: ReceiptInput[];
 }
 
 export interface ReceiptOutcome {
@@ -78,17 +85,63 @@ export class ReceiptRepository {
   }
 
   async record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome> {
-    if (receipts.length === 0) return { matched: [], changed: [] };
+    return (await this.recordMany([{ accountId, receipts }]))[0]!;
+  }
+
+  /**
+   * Several accounts' receipts in one write (a group commit: as many statements as one
+   * account's, whatever the number of submissions): receipts of chats in one statement
+   * (receipt-statement.ts), any group member's in one transaction. Each submission's outcome as
+   * `record`'s; a target that several submissions moved counts as changed for the first of them.
+   */
+  async recordMany(submissions: ReceiptSubmission[]): Promise<ReceiptOutcome[]> {
+    const flat: { s: number; r: ReceiptInput; accountId: string }[] = [];
+    submissions.forEach((sub, s) => sub.receipts.forEach((r) => flat.push({ s, r, accountId: sub.accountId })));
+    const outcomes: ReceiptOutcome[] = submissions.map((sub) => ({ matched: sub.receipts.map(() => false), changed: [] }));
+    if (flat.length === 0) return outcomes;
+    const offsets: number[] = [];
+    submissions.reduce((at, sub, s) => ((offsets[s] = at), at + sub.receipts.length), 0);
+    if (flat.every((f) => !f.r.member)) {
+      // chats only (the http platform's, a WhatsApp account's direct chats): one statement
+      const { matched, moved } = await recordDirect(
+        this.db,
+        flat.map((f) => ({ accountId: f.accountId, messageId: f.r.messageId, chatId: f.r.chatId, status: f.r.status, at: f.r.at })),
+      );
+      for (const i of matched) outcomes[flat[i]!.s]!.matched[i - offsets[flat[i]!.s]!] = true;
+      // each field named: an object rest and spread here cost more than the rest of the loop
+      for (const m of moved)
+        outcomes[flat[m.first]!.s]!.changed.push({
+          runId: m.runId,
+          chatId: m.chatId,
+          sentAt: m.sentAt,
+          deliveredAt: m.deliveredAt,
+          readAt: m.readAt,
+          deliveredTo: m.deliveredTo,
+          readBy: m.readBy,
+          memberCount: m.memberCount,
+          firstDelivered: !m.wasDelivered && m.deliveredAt !== null,
+          firstRead: !m.wasRead && m.readAt !== null,
+        });
+      return outcomes;
+    }
     return this.db.transaction().execute(async (trx) => {
-      const hits = await this.lockHits(trx, accountId, receipts);
-      const matched = receipts.map(() => false);
-      for (const h of hits) matched[h.idx] = true;
+      const hits = await this.lockHits(trx, flat);
+      const owner = new Map<string, number>();
+      for (const h of hits) {
+        const { s } = flat[h.idx]!;
+        outcomes[s]!.matched[h.idx - offsets[s]!] = true;
+        const key = `${h.run_id}\u0000${h.chat_id}`;
+        if (!owner.has(key) || owner.get(key)! > s) owner.set(key, s);
+      }
+      const receipts = flat.map((f) => f.r);
       const direct = hits.filter((h) => !receipts[h.idx]!.member);
       const members = hits.filter((h) => receipts[h.idx]!.member);
       const changed = [...(await this.applyDirect(trx, direct, receipts)), ...(await this.applyMembers(trx, members, receipts))];
-      if (changed.some((c) => c.firstDelivered)) await this.delivering(trx, accountId);
+      for (const c of changed) outcomes[owner.get(`${c.runId}\u0000${c.chatId}`)!]!.changed.push(c);
+      const delivering = submissions.filter((_, s) => outcomes[s]!.changed.some((c) => c.firstDelivered)).map((sub) => sub.accountId);
+      if (delivering.length > 0) await this.delivering(trx, [...new Set(delivering)]);
       await this.webhooks(trx, changed);
-      return { matched, changed };
+      return outcomes;
     });
   }
 
@@ -96,14 +149,14 @@ export class ReceiptRepository {
    * A delivery receipt came: the account's platform tells receipts (it may be judged not
    * delivering from now on), and an account set `not_delivering` delivers again — it lifts itself.
    */
-  private async delivering(trx: Transaction<DB>, accountId: string): Promise<void> {
+  private async delivering(trx: Transaction<DB>, accountIds: string[]): Promise<void> {
     await sql`
       update accounts set receipts_seen_at = coalesce(receipts_seen_at, now()),
              status = case when status = 'cooling' and cooling_reason = 'not_delivering' then 'active' else status end,
              cooling_since = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_since end,
              cooling_reason = case when status = 'cooling' and cooling_reason = 'not_delivering' then null else cooling_reason end,
              updated_at = now()
-       where id = ${accountId}::uuid and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
+       where id = any(${accountIds}::uuid[]) and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
   }
 
   /** `message.status` webhooks: one delivery per run and subscribed webhook, with the targets this write moved. */
@@ -137,12 +190,13 @@ export class ReceiptRepository {
   }
 
   /** The targets the receipts name, locked in one order (two writers of one group never undercount). */
-  private async lockHits(trx: Transaction<DB>, accountId: string, receipts: ReceiptInput[]): Promise<Hit[]> {
+  private async lockHits(trx: Transaction<DB>, flat: { r: ReceiptInput; accountId: string }[]): Promise<Hit[]> {
     const result = await sql<Hit>`
       select r.idx::int as idx, t.run_id, t.chat_id
-        from unnest(${receipts.map((r) => r.messageId)}::text[], ${receipts.map((r) => r.chatId)}::text[]) with ordinality as r(message_id, chat_id, idx)
+        from unnest(${flat.map((f) => f.accountId)}::uuid[], ${flat.map((f) => f.r.messageId)}::text[], ${flat.map((f) => f.r.chatId)}::text[])
+             with ordinality as r(account_id, message_id, chat_id, idx)
         join run_targets t on t.chat_id = r.chat_id and t.status = 'sent' and r.message_id = any(t.message_ids)
-        join runs u on u.id = t.run_id and u.account_id = ${accountId}::uuid
+        join runs u on u.id = t.run_id and u.account_id = r.account_id
        order by t.run_id, t.chat_id
          for update of t`.execute(trx);
     return result.rows.map((h) => ({ ...h, idx: h.idx - 1 }));
