@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../types.js';
-import { recordDirect } from './receipt-statement.js';
+import { recordDirect, type TargetReceipts } from './receipt-statement.js';
 
 /** One receipt a platform told: a message of the account delivered to or read in a chat. */
 export interface ReceiptInput {
@@ -16,15 +16,7 @@ export interface ReceiptInput {
 }
 
 /** A target a receipt moved on: when it was sent, and what it says now. */
-export interface ReceiptChange {
-  runId: string;
-  chatId: string;
-  sentAt: Date | null;
-  deliveredAt: Date | null;
-  readAt: Date | null;
-  deliveredTo: number | null;
-  readBy: number | null;
-  memberCount: number | null;
+export interface ReceiptChange extends TargetReceipts {
   /** set by this write: the first delivery / read it told */
   firstDelivered: boolean;
   firstRead: boolean;

@@ -10,9 +10,8 @@ export interface DirectReceipt {
   at: Date;
 }
 
-/** A target the statement moved on: what it says now, what it said before, the first receipt (its index) that named it. */
-export interface MovedTarget {
-  first: number;
+/** A target's receipts as they stand after a write, and when it was sent. */
+export interface TargetReceipts {
   runId: string;
   chatId: string;
   sentAt: Date | null;
@@ -21,6 +20,11 @@ export interface MovedTarget {
   deliveredTo: number | null;
   readBy: number | null;
   memberCount: number | null;
+}
+
+/** A target the statement moved on: what it says now, what it said before, the first receipt (its index) that named it. */
+export interface MovedTarget extends TargetReceipts {
+  first: number;
   wasDelivered: boolean;
   wasRead: boolean;
 }
