@@ -6,7 +6,7 @@
 //   node bench/test-time.mjs --report bench/results/test-time-<label>.json   (print a saved run)
 // CPU is the figure to compare while others share the machine; wall time moves with the load.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg, tmpdir, availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,37 @@ function childrenCpu() {
   return { user: Number(fields[13]) / 100, system: Number(fields[14]) / 100 };
 }
 
+/**
+ * CPU seconds of the shared servers the tests use (not children of jest, so not in
+ * childrenCpu): PostgreSQL's postmaster with the backends it reaped, and Redis on 6379.
+ * Other users of those servers count too: read it on a quiet machine. null where unreadable.
+ */
+function serversCpu() {
+  const cpuOf = (pid, withChildren) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
+      return ticks / 100;
+    } catch {
+      return null;
+    }
+  };
+  const pidOf = (name) => {
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        if (name === 'postgres' && /postgres$/.test(cmd[0]) && cmd.includes('-D')) return pid;
+        if (name === 'redis' && /redis-server/.test(cmd[0]) && cmd.join(' ').includes(':6379')) return pid;
+      } catch {}
+    }
+    return null;
+  };
+  const pg = pidOf('postgres');
+  const redis = pidOf('redis');
+  return { postgres: pg && cpuOf(pg, true), redis: redis && cpuOf(redis, false) };
+}
+
 function tierOf(file) {
   const rel = path.relative(ROOT, file);
   const parts = rel.split(path.sep);
@@ -51,6 +82,7 @@ function summarize(run) {
     `${run.label}: ${run.date}, ${run.files.length} files, ${run.tests.passed}/${run.tests.total} tests passed` +
       (run.tests.failedFiles.length ? `, FAILED files: ${run.tests.failedFiles.join(', ')}` : ''),
     `wall ${run.wallSeconds.toFixed(1)} s, CPU ${run.cpu.user.toFixed(1)} s user + ${run.cpu.system.toFixed(1)} s system` +
+      (run.serversCpu ? `; PostgreSQL ${run.serversCpu.postgres} s, Redis ${run.serversCpu.redis} s` : '') +
       `, load ${run.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${run.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
     `sum of file times ${sum.toFixed(1)} s (${(sum / run.wallSeconds).toFixed(2)} files running on average)`,
     '',
@@ -87,12 +119,15 @@ const args = [
 ];
 const loadBefore = loadavg();
 const cpuBefore = childrenCpu();
+const serversBefore = serversCpu();
 const started = performance.now();
 const code = await new Promise((resolve) => {
   spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] }).on('exit', (c) => resolve(c ?? 1));
 });
 const wallSeconds = (performance.now() - started) / 1000;
 const cpuAfter = childrenCpu();
+const serversAfter = serversCpu();
+const delta = (k) => (serversBefore[k] === null || serversAfter[k] === null ? null : Math.round((serversAfter[k] - serversBefore[k]) * 100) / 100);
 const report = JSON.parse(readFileSync(jsonOut, 'utf8'));
 rmSync(scratch, { recursive: true, force: true });
 
@@ -104,6 +139,8 @@ const run = {
   exitCode: code,
   wallSeconds,
   cpu: { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system },
+  // the shared PostgreSQL and Redis (user + system), beside jest's own
+  serversCpu: { postgres: delta('postgres'), redis: delta('redis') },
   loadBefore,
   loadAfter: loadavg(),
   tests: {
