@@ -23,7 +23,9 @@ const paced = (account: string, from: number, n: number) => Array.from({ length:
 test('sends on the pace are no breach; three more in one second are, with the window named', () => {
   expect(paceBreaches(paced('a', T0, 30), 600, 1)).toEqual([]);
   const bunched = [...paced('a', T0, 30), message('a', T0 + 1_010), message('a', T0 + 1_020), message('a', T0 + 1_030)];
-  expect(paceBreaches(bunched, 600, 1)).toEqual([{ account: 'a', windowMs: 1_000, most: 14, limit: 11, from: T0 + 100, slackMs: 0 }]);
+  expect(paceBreaches(bunched, 600, 1)).toEqual([
+    { account: 'a', windowMs: 1_000, most: 14, limit: 11, from: T0 + 100, slackMs: 0, gapsMs: [...Array(9).fill(100), 10, 10, 10, 70] },
+  ]);
 });
 
 test('stamps the sandbox took late count the window as long as their slack', () => {

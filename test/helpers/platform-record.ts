@@ -45,6 +45,8 @@ export interface PaceBreach {
   from: number;
   /** the largest stamp slack in it (the sandbox's event loop held up; 0 when it kept up) */
   slackMs: number;
+  /** the time between each two stamps in it, ms, in order: where the sends came closer than the pace (read when a run fails) */
+  gapsMs: number[];
 }
 
 /**
@@ -73,7 +75,8 @@ export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: 
         const limit = Math.floor(burst + (perMinute / 60_000) * (windowMs + slackMs));
         const most = inWindow.length;
         if (most > limit && (worst === null || most - limit > worst.most - worst.limit)) {
-          worst = { account, windowMs, most, limit, from: sorted[start]!.receivedAt, slackMs };
+          const gapsMs = inWindow.slice(1).map((m, i) => m.receivedAt - inWindow[i]!.receivedAt);
+          worst = { account, windowMs, most, limit, from: sorted[start]!.receivedAt, slackMs, gapsMs };
         }
       }
       if (worst) breaches.push(worst);

@@ -31,7 +31,7 @@ function virtualTime() {
 const context = (lastWrite: number | null): LaneContext =>
   ({
     sent: { tat: lastWrite === null ? 0 : lastWrite + INTERVAL },
-    configuredIntervalMs: INTERVAL,
+    intervalMs: INTERVAL,
     burst: 1,
     limits: null,
     lastWriteAt: lastWrite ?? 0,

@@ -27,9 +27,9 @@ const TIMER_GRAIN_MS = 2;
 export async function spaceWrite(deps: JobDeps, ctx: LaneContext): Promise<void> {
   for (;;) {
     const now = deps.clock.now();
-    const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.configuredIntervalMs, ctx.burst), gapWaitMs(ctx, now));
+    const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.intervalMs, ctx.burst), gapWaitMs(ctx, now));
     if (wait < TIMER_GRAIN_MS) {
-      ctx.sent = afterWrite(ctx.sent, now, ctx.configuredIntervalMs);
+      ctx.sent = afterWrite(ctx.sent, now, ctx.intervalMs);
       ctx.lastWriteAt = now;
       return;
     }
@@ -103,11 +103,11 @@ export async function waitForSlot(deps: JobDeps, ctx: LaneContext, at: number): 
   for (;;) {
     if (hardStopped(ctx.report) || deps.draining.aborted) return false;
     const now = deps.clock.now();
-    // Against the configured pace, not the slots' (which keep a margin): a lane on time never
-    // waits here, and a wait below a timer's grain is not slept.
-    const wait = writeWaitMs(ctx.written, now, ctx.configuredIntervalMs, ctx.burst);
+    // At the slots' interval, margin included: lanes that run late then keep the margin among
+    // their writes too. A lane on time waits here at most a timer's grain (a wait below it is not slept).
+    const wait = writeWaitMs(ctx.written, now, ctx.intervalMs, ctx.burst);
     if (wait < TIMER_GRAIN_MS) {
-      ctx.written = afterWrite(ctx.written, now, ctx.configuredIntervalMs);
+      ctx.written = afterWrite(ctx.written, now, ctx.intervalMs);
       return true;
     }
     await pause(deps, ctx, wait);
@@ -155,7 +155,7 @@ export async function reserveSafe(
   if (!('rebuild' in first)) return first;
   try {
     const sends = await deps.repo.accounts.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
-    const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.configuredIntervalMs + REBUILD_MARGIN_MS;
+    const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.intervalMs + REBUILD_MARGIN_MS;
     await deps.pace.safe.rebuild(id, ctx.token, now, nextAt, sends.times);
     deps.events.emit('pace:rebuilt', { accountId: id, sends: sends.times.length });
   } catch (error) {

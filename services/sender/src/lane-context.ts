@@ -66,10 +66,11 @@ export interface LaneContext {
   /** the account lock's token, which is also the lease owner of every target this job claims */
   token: string;
   report: LaneReport;
-  /** the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN) */
+  /**
+   * the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN),
+   * which the job's own writes also keep among themselves (the margin holds when they run late)
+   */
   intervalMs: number;
-  /** the account's configured interval, ms, which the job's own writes keep among themselves */
-  configuredIntervalMs: number;
   burst: number;
   /** the per-chat pace of this platform (sends per minute; 0: none) */
   chatPerMinute: number;
