@@ -58,7 +58,11 @@ test('a key write PostgreSQL refuses closes the socket and holds the sends (keys
   await seedPairedAuth(auth, accountId, KEYS, clock);
   const account: TransportAccount = { id: accountId, externalId: null, credentials: null };
   network.lids.assign('60100000081', '987650000081');
+  const seededCreds = await auth.readCreds(accountId);
   expect(await send(account, '60100000080')).toMatchObject({ kind: 'delivered' });
+  // The opening's own credentials write (the device's LID) is not awaited by the send: it must be
+  // in PostgreSQL before the stop, or the refused write would be that one, not the LID pair's.
+  await eventually('the opening stored its credentials', async () => !(await auth.readCreds(accountId))?.equals(seededCreds!), 10_000, 20);
   const socketsBefore = network.sockets.length;
 
   await pgServer.stop();
