@@ -12,7 +12,9 @@ let fake: FakeTelegramBotApi;
 let stack: Stack;
 beforeAll(async () => {
   fake = await FakeTelegramBotApi.start();
-  stack = await startStack({ senders: 2, senderEnv: { TELEGRAM_API_URL: fake.url, CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: '20' } });
+  // one send a second to each chat: the per-chat pace is met and judged, without Telegram's own
+  // 20/min making the file wait 3 s between a chat's two parts
+  stack = await startStack({ senders: 2, senderEnv: { TELEGRAM_API_URL: fake.url, CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: '60' } });
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -76,6 +78,8 @@ test('a text and a photo to 40 groups from two sender processes: exactly once, i
     expect(got.map((m) => m.method)).toEqual(['sendMessage', 'sendPhoto']);
     expect(got[0]!.text).toBe('Good morning');
     expect(got[1]!.caption).toBe('today');
+    // the chat's pace at the platform (60/min), less a little for the arrival's jitter
+    expect(got[1]!.receivedAt - got[0]!.receivedAt).toBeGreaterThanOrEqual(900);
   }
   expect(messages.filter((m) => m.upload)).toHaveLength(1);
   // the flooded group was refused once and served after its wait; nobody else was held up
