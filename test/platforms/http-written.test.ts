@@ -84,3 +84,28 @@ test('the whole body read, then the connection closed with no answer: written, s
     await p.close();
   }
 });
+
+test('onWritten: told once, when the request left; never for a request that did not leave', async () => {
+  const told: string[] = [];
+  const p = await platform((req) => {
+    req.resume();
+    req.on('end', () => {
+      told.push('platform read it');
+      req.socket.destroy();
+    });
+  });
+  const transport = new HttpTransport({ baseUrl: p.base, timeoutMs: 3_000 });
+  try {
+    expect(transport.reportsWrites).toBe(true);
+    const result = await transport.send(account, { ...message('hello'), onWritten: () => told.push('written') });
+    expect(told.filter((t) => t === 'written')).toHaveLength(1);
+    expect(result).toMatchObject({ kind: 'ambiguous' });
+    // an account without its id: nothing is written, nothing told
+    const none = await transport.send({ ...account, externalId: null }, { ...message('hello'), onWritten: () => told.push('written again') });
+    expect(none.kind).not.toBe('delivered');
+    expect(told).not.toContain('written again');
+  } finally {
+    await transport.close();
+    await p.close();
+  }
+});

@@ -48,6 +48,7 @@ function apiKeyOf(account: TransportAccount): string | SendFailure {
 export class HttpTransport implements Transport {
   readonly platform = 'http' as const;
   readonly mediaUpload = 'prepare' as const;
+  readonly reportsWrites = true;
   private readonly pool: HttpPool;
   private readonly base: URL;
   /** each account's two endpoints, built once (request-target.ts) */
@@ -107,10 +108,16 @@ export class HttpTransport implements Transport {
         ? { type: 'text', text: message.part.text }
         : { type: 'media', mediaRef: message.part.mediaRef, ...(message.part.caption ? { caption: message.part.caption } : {}) };
     const body = Buffer.from(JSON.stringify({ chatId: message.chatId, part, partIndex: message.partIndex, partCount: message.partCount }));
-    const answer = await this.request(account, 'messages', body, {
-      'content-type': 'application/json',
-      'idempotency-key': encodeIdempotencyKey(message.idempotencyKey),
-    });
+    const answer = await this.request(
+      account,
+      'messages',
+      body,
+      {
+        'content-type': 'application/json',
+        'idempotency-key': encodeIdempotencyKey(message.idempotencyKey),
+      },
+      message.onWritten,
+    );
     if ('oversized' in answer) return classifyOversizedAnswer(answer.status, 'the platform');
     if ('kind' in answer) return answer;
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, answer.message);
@@ -126,6 +133,7 @@ export class HttpTransport implements Transport {
     what: 'media' | 'messages',
     body: Buffer,
     headers: Record<string, string>,
+    onWritten?: () => void,
   ): Promise<Answer | RequestFailure | OversizedAnswer | SendFailure> {
     if (!account.externalId) {
       return Promise.resolve({ failure: true, code: 'no_external_id', written: false, message: 'http account has no externalId' });
@@ -143,6 +151,7 @@ export class HttpTransport implements Transport {
       timeoutMs: this.options.timeoutMs,
       answer: readAnswer,
       notBuiltCode: 'request_not_built',
+      ...(onWritten && { onWritten }),
     });
   }
 }

@@ -39,6 +39,8 @@ export interface PostOnce<T> {
   notBuiltCode: string;
   /** takes secrets out of an error message (a bot token in a URL) */
   scrub?: (text: string) => string;
+  /** called once, when the request's last byte left this process */
+  onWritten?: () => void;
 }
 
 /** undici's code for a connection that closed without an error of its own: node:http's ECONNRESET ("socket hang up") */
@@ -55,6 +57,11 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
   const scrub = p.scrub ?? ((text: string) => text);
   return new Promise((resolve) => {
     let written = false;
+    const wrote = () => {
+      if (written) return;
+      written = true;
+      p.onWritten?.();
+    };
     /** an answer began: every error from then on counts as written */
     let answered = false;
     let settled = false;
@@ -88,7 +95,7 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       if (target.auth !== undefined && !('authorization' in p.headers)) {
         headers.push('authorization', `Basic ${Buffer.from(target.auth).toString('base64')}`);
       }
-      const body = p.method === 'GET' ? null : p.pool.watch(p.body, () => (written = true));
+      const body = p.method === 'GET' ? null : p.pool.watch(p.body, wrote);
       request = { method: p.method ?? 'POST', path: target.path, headers, body };
     } catch (error) {
       // a request that cannot be built: nothing left this process, so this is never `unknown`
@@ -112,7 +119,7 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       // undici sends an empty body as none, so there is no body write to watch: such a request
       // ends with its headers, which the socket takes at once (the body's watch covers the rest)
       onRequestSent: () => {
-        if (p.body.length === 0) written = true;
+        if (p.body.length === 0) wrote();
       },
       onConnect: (abortRequest) => {
         abort = abortRequest;

@@ -42,6 +42,11 @@ export interface OutgoingMessage {
   partCount: number;
   /** `{runId}:{chatId}:{partIndex}`: the platform may use it to drop a repeat */
   idempotencyKey: string;
+  /**
+   * Called once, when the request's last byte left this process (transports with
+   * `reportsWrites`); the sender spaces an account's requests by it (gate.ts `spaceWrite`).
+   */
+  onWritten?: () => void;
 }
 
 export type PrepareResult = { ok: true; ref: string; expiresAt: Date } | { ok: false; result: SendFailure };
@@ -59,6 +64,11 @@ export interface Transport {
    * its content (`OutgoingPart.upload`) and its delivered result carries the new reference.
    */
   readonly mediaUpload?: 'prepare' | 'with-first-send';
+  /**
+   * Whether `send` calls the message's `onWritten` when its request left this process (the HTTP
+   * clients, through postOnce). Absent: it cannot tell, and the sender takes the moment it called.
+   */
+  readonly reportsWrites?: boolean;
   /**
    * The longest text and caption the platform takes, in UTF-16 code units, checked on each
    * chat's rendered parts before its first part is sent (a longer one fails the chat with

@@ -28,8 +28,11 @@ function virtualTime() {
   return { deps, runAll, at: (t: number) => (now = t) };
 }
 
-const context = (lastWrite: number | null): LaneContext =>
+const context = (lastWrite: number | null, reportsWrites = false): LaneContext =>
   ({
+    transport: { reportsWrites },
+    writing: Promise.resolve(),
+    leftAt: 0,
     sent: { tat: lastWrite === null ? 0 : lastWrite + INTERVAL },
     intervalMs: INTERVAL,
     burst: 1,
@@ -64,4 +67,49 @@ test('a lane that comes after the interval has passed writes at once', async () 
   await spaceWrite(deps, ctx);
   expect(ctx.lastWriteAt).toBe(250);
   expect(ctx.sent.tat).toBe(350);
+});
+
+test('a request that leaves late holds the next until one interval after it left, not after it was let go', async () => {
+  const { deps, runAll, at } = virtualTime();
+  const ctx = context(null, true);
+  const first = await spaceWrite(deps, ctx);
+  expect(deps.clock.now()).toBe(0);
+  // the next lane is let go only once the first request left: 70 ms late (a new connection), then one interval
+  const written: number[] = [];
+  const next = spaceWrite(deps, ctx).then((turn) => {
+    written.push(deps.clock.now());
+    turn.ended();
+  });
+  await new Promise((r) => setImmediate(r));
+  expect(written).toEqual([]);
+  at(70);
+  first.onWritten?.();
+  first.ended();
+  await runAll();
+  await next;
+  expect(written).toEqual([170]);
+});
+
+test('a send that ends without its request leaving lets the next go on the interval', async () => {
+  const { deps, runAll } = virtualTime();
+  const ctx = context(null, true);
+  const first = await spaceWrite(deps, ctx);
+  const written: number[] = [];
+  const next = spaceWrite(deps, ctx).then(() => written.push(deps.clock.now()));
+  first.ended();
+  await runAll();
+  await next;
+  expect(written).toEqual([100]);
+});
+
+test('a transport that cannot tell when its request left does not hold the next lane', async () => {
+  const { deps, runAll } = virtualTime();
+  const ctx = context(null, false);
+  const first = await spaceWrite(deps, ctx);
+  expect(first.onWritten).toBeUndefined();
+  const written: number[] = [];
+  const next = spaceWrite(deps, ctx).then(() => written.push(deps.clock.now()));
+  await runAll();
+  await next;
+  expect(written).toEqual([100]);
 });

@@ -24,17 +24,54 @@ const TIMER_GRAIN_MS = 2;
  * all wake on one moment and write together (seen at the platform as pairs of sends every two
  * intervals, 12 in a second at 600 a minute, after a stall had put two lanes behind).
  */
-export async function spaceWrite(deps: JobDeps, ctx: LaneContext): Promise<void> {
+export async function spaceWrite(deps: JobDeps, ctx: LaneContext): Promise<WriteTurn> {
   for (;;) {
+    // the previous request first: one that left late (a new connection, a busy event loop) pushes this one
+    const previous = ctx.writing;
+    await previous;
+    if (ctx.writing !== previous) continue; // another lane wrote meanwhile: its request too
+    foldLeftAt(ctx);
     const now = deps.clock.now();
     const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.intervalMs, ctx.burst), gapWaitMs(ctx, now));
     if (wait < TIMER_GRAIN_MS) {
       ctx.sent = afterWrite(ctx.sent, now, ctx.intervalMs);
       ctx.lastWriteAt = now;
-      return;
+      return takeTurn(deps, ctx);
     }
     await deps.sleep(Math.ceil(wait));
   }
+}
+
+/** A lane's turn to write: `onWritten` goes with its request (transports that tell), `ended` once its send is over, whatever came of it. */
+export interface WriteTurn {
+  onWritten?: () => void;
+  ended: () => void;
+}
+
+/**
+ * The job waits for this request to leave before its next one goes (transports that tell when,
+ * `reportsWrites`; accounts paced slower than a timer's grain). A request that waited for a
+ * connection, or for a busy event loop, would otherwise reach the platform together with the
+ * next, on time one.
+ */
+function takeTurn(deps: JobDeps, ctx: LaneContext): WriteTurn {
+  if (!ctx.transport.reportsWrites || ctx.intervalMs < TIMER_GRAIN_MS) return { ended: () => undefined };
+  let settle!: () => void;
+  ctx.writing = new Promise<void>((resolve) => (settle = resolve));
+  return {
+    onWritten: () => {
+      ctx.leftAt = Math.max(ctx.leftAt, deps.clock.now());
+      settle();
+    },
+    ended: () => settle(),
+  };
+}
+
+/** Takes in when the job's latest request really left: the pace and the least gap count from then. */
+export function foldLeftAt(ctx: LaneContext): void {
+  if (ctx.leftAt === 0) return;
+  ctx.sent = { tat: Math.max(ctx.sent.tat, ctx.leftAt + ctx.intervalMs) };
+  ctx.lastWriteAt = Math.max(ctx.lastWriteAt, ctx.leftAt);
 }
 
 /** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace is the limit). */

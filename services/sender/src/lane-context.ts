@@ -90,6 +90,10 @@ export interface LaneContext {
   written: WrittenPace;
   /** when this job's requests were really written */
   sent: WrittenPace;
+  /** settles once the job's latest request left this process, or its send ended without it: the next write waits for it (gate.ts spaceWrite) */
+  writing: Promise<void>;
+  /** when the job's latest request left this process, as its transport told (0: none told) */
+  leftAt: number;
   /** the latest pace slot this job reserved */
   lastSlotAt: number;
   /** the account's ban-safety limits (human gap, caps); null: none, its sends take the plain pace */

@@ -131,14 +131,17 @@ async function transmit(
   index: number,
   part: { part: OutgoingPart; upload?: MediaUpload },
 ): Promise<SendResult> {
-  await spaceWrite(deps, ctx);
-  const result = await ctx.transport.send(ctx.account, {
-    chatId: target.chatId,
-    part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars ?? null),
-    partIndex: index,
-    partCount: ctx.run.parts.length,
-    idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,
-  });
+  const turn = await spaceWrite(deps, ctx);
+  const result = await ctx.transport
+    .send(ctx.account, {
+      chatId: target.chatId,
+      part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars ?? null),
+      partIndex: index,
+      partCount: ctx.run.parts.length,
+      idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,
+      ...(turn.onWritten && { onWritten: turn.onWritten }),
+    })
+    .finally(turn.ended);
   if (part.upload) {
     const ref = result.kind === 'delivered' && result.mediaRef ? result.mediaRef : null;
     await part.upload.settle(ref).catch((error: unknown) => {

@@ -4,7 +4,7 @@ import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { stopWith, waitUntil, wakeOnDrain, windowClosed, type HealthPlan, type LaneContext, type LaneReport } from './lane-context.js';
-import { gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
+import { foldLeftAt, gapFloor, limitsOf, PaceBatches, reserveChatNow, reserveSlot, waitForSlot, wakeBefore } from './gate.js';
 import { JobWrites } from './writes.js';
 import { chatTextOverLimit, compileParts, followsPlatformWait, outgoingPart, sendParts, typeClaimed, typingAhead, type PreparedPart } from './parts.js';
 
@@ -75,6 +75,8 @@ export async function runLanes(
     taken: 0,
     written: { tat: 0 },
     sent: { tat: 0 },
+    writing: Promise.resolve(),
+    leftAt: 0,
     writes,
     sleepers: new Set(),
     lastSlotAt: 0,
@@ -95,6 +97,7 @@ export async function runLanes(
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
   // what the account's next job must wait for, given to the shared pace with the lock's release (withAccountLock, run-job.ts)
+  foldLeftAt(ctx);
   floors.paceMs = paceFloor(ctx);
   floors.gapMs = gapFloor(ctx);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -56,7 +56,12 @@ export class BotApiClient {
   }
 
   /** Calls `method` with a ready body (JSON or multipart). Never throws. */
-  call(token: string, method: string, body: { contentType: string; bytes: Buffer }): Promise<BotApiAnswer | BotApiFailure | BotApiOversized> {
+  call(
+    token: string,
+    method: string,
+    body: { contentType: string; bytes: Buffer },
+    onWritten?: () => void,
+  ): Promise<BotApiAnswer | BotApiFailure | BotApiOversized> {
     if (!isBotToken(token)) {
       return Promise.resolve({ failure: true, code: 'bot_token_invalid', written: false, message: 'the bot token does not have the form <bot id>:<secret>' });
     }
@@ -85,6 +90,7 @@ export class BotApiClient {
       // node:http's message for a request it cannot build may quote the URL, with the token
       notBuiltCode: 'network_error',
       scrub,
+      ...(onWritten && { onWritten }),
     });
   }
 

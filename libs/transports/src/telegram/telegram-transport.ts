@@ -29,6 +29,7 @@ export interface TelegramTransportOptions {
 export class TelegramTransport implements Transport {
   readonly platform = 'telegram' as const;
   readonly mediaUpload = 'with-first-send' as const;
+  readonly reportsWrites = true;
   /**
    * Telegram's limits on a rendered text and caption, in UTF-16 code units as it counts them
    * ("1-4096 characters after entities parsing"; no parse_mode is sent, so nothing is parsed away).
@@ -90,25 +91,39 @@ export class TelegramTransport implements Transport {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
     }
     const { chatId, part } = message;
-    if (part.type === 'text') return this.request(token, 'sendMessage', json({ chat_id: chatId, text: part.text }), chatId, false);
+    if (part.type === 'text') return this.request(token, 'sendMessage', json({ chat_id: chatId, text: part.text }), chatId, false, message.onWritten);
     const kind = mediaKindOf(part);
     const { method, field } = FILE_KINDS[kind];
     if (!part.upload) {
       const { fileId } = parseFileRef(part.mediaRef, part.contentType);
-      return this.request(token, method, json({ chat_id: chatId, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }), chatId, false);
+      return this.request(
+        token,
+        method,
+        json({ chat_id: chatId, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }),
+        chatId,
+        false,
+        message.onWritten,
+      );
     }
-    const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true);
+    const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true, message.onWritten);
     // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
     // means nothing was posted, so the same file goes once more, as a document, unchanged.
     if (kind === 'photo' && result.kind === 'rejected' && PHOTO_REFUSALS.has(result.code)) {
-      return this.request(token, FILE_KINDS.document.method, uploadBody(chatId, part, FILE_KINDS.document.field), chatId, true);
+      return this.request(token, FILE_KINDS.document.method, uploadBody(chatId, part, FILE_KINDS.document.field), chatId, true, message.onWritten);
     }
     return result;
   }
 
   /** One Bot API call and its answer as a SendResult; `upload`: the file_id that came back is the delivered `mediaRef`. */
-  private async request(token: string, method: string, body: { contentType: string; bytes: Buffer }, chatId: string, upload: boolean): Promise<SendResult> {
-    const answer = await this.client.call(token, method, body);
+  private async request(
+    token: string,
+    method: string,
+    body: { contentType: string; bytes: Buffer },
+    chatId: string,
+    upload: boolean,
+    onWritten?: () => void,
+  ): Promise<SendResult> {
+    const answer = await this.client.call(token, method, body, onWritten);
     if ('oversized' in answer) return classifyOversizedAnswer(answer.status, `Telegram ${method}`);
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
     const reply = answer.body;
