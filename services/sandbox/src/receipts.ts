@@ -52,6 +52,8 @@ export interface PostedReceipt {
   status: 'delivered' | 'read';
   /** ISO time the receipt says */
   at: string;
+  /** which POST carried it (numbered from 1 since the last reset): receipts of several accounts share one in the form with `accounts` */
+  post: number;
 }
 
 interface Accepted {
@@ -61,7 +63,7 @@ interface Accepted {
   bearer: string | null;
 }
 
-interface Outgoing extends PostedReceipt {
+interface Outgoing extends Omit<PostedReceipt, 'post'> {
   bearer: string | null;
   tries: number;
   /** in the log of posted receipts already (a retry is not posted twice there) */
@@ -71,7 +73,8 @@ interface Outgoing extends PostedReceipt {
 /** What a receipts POST was answered: receipts ignored in all, and per group in the form with `accounts`. */
 export interface PostAnswer {
   ignored: number;
-  accounts?: { ignored: number }[];
+  /** per group, the places of the receipts it ignored (the form with `accounts`) */
+  accounts?: { ignoredIndexes: number[] }[];
 }
 
 /** Receipts whose answer said some were not known yet (the send not recorded yet) go again, this many times. */
@@ -85,6 +88,8 @@ export class SandboxReceipts {
   private readonly scheduled = new Set<string>();
   private random = seededRandom(1);
   private failures = 0;
+  /** POSTs made since the last reset */
+  private posts = 0;
   /** messages of stopped accounts, whose receipts go when the account is no longer stopped */
   private readonly withheld = new Map<string, { m: Accepted; now: number }[]>();
   private closed = false;
@@ -122,6 +127,7 @@ export class SandboxReceipts {
     this.scheduled.clear();
     this.withheld.clear();
     this.failures = 0;
+    this.posts = 0;
     this.settings = { ...DEFAULT_RECEIPTS };
   }
 
@@ -212,19 +218,22 @@ export class SandboxReceipts {
       ? { accounts: groups.map((rs) => ({ key: bearerKey(rs[0]!.bearer ?? undefined), receipts: wire(rs) })) }
       : { receipts: wire(groups[0]!) };
     this.posting++;
+    const post = ++this.posts;
     const answer = await this.post(url, withAccounts ? null : groups[0]![0]!.bearer, body).catch(() => null);
     this.posting--; // the retries below are planned before anything else runs
     if (answer === null) this.failures++;
     groups.forEach((rs, g) => {
       if (answer !== null)
         for (const r of rs) {
-          if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at });
+          if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at, post });
           r.logged = true;
         }
-      // Some not known yet (the send not recorded yet), or the post failed: the group goes again.
-      const ignored = answer === null ? 1 : withAccounts ? (answer.accounts?.[g]?.ignored ?? answer.ignored) : answer.ignored;
-      const again = rs.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
-      if (ignored > 0 && again.length > 0) this.later(RETRY_MS, again);
+      // Some not known yet (the send not recorded yet), or the post failed: they go again (the
+      // whole group when the answer does not say which).
+      const told = withAccounts ? answer?.accounts?.[g]?.ignoredIndexes : undefined;
+      const retry = told ? told.map((i) => rs[i]!).filter(Boolean) : answer === null || answer.ignored > 0 ? rs : [];
+      const again = retry.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
+      if (again.length > 0) this.later(RETRY_MS, again);
     });
   }
 }
@@ -274,9 +283,12 @@ function postJson(url: string, bearer: string | null, body: unknown): Promise<Po
         res.on('end', () => {
           if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return resolve(null);
           try {
-            const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ignored?: unknown; accounts?: { ignored?: unknown }[] };
-            const ignored = (x: { ignored?: unknown } | undefined) => (typeof x?.ignored === 'number' ? x.ignored : 0);
-            resolve({ ignored: ignored(json), ...(Array.isArray(json.accounts) && { accounts: json.accounts.map(ignored).map((n) => ({ ignored: n })) }) });
+            const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ignored?: unknown; accounts?: { ignoredIndexes?: unknown }[] };
+            const indexes = (x: { ignoredIndexes?: unknown }) => (Array.isArray(x.ignoredIndexes) ? x.ignoredIndexes.filter((i) => Number.isInteger(i)) : []);
+            resolve({
+              ignored: typeof json.ignored === 'number' ? json.ignored : 0,
+              ...(Array.isArray(json.accounts) && { accounts: json.accounts.map((a) => ({ ignoredIndexes: indexes(a) })) }),
+            });
           } catch (err) {
             reject(err);
           }

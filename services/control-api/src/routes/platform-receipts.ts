@@ -56,7 +56,13 @@ export const receiptsAnswer = z
   .object({
     ...counts,
     accounts: z
-      .array(z.object({ ...counts, keyKnown: z.boolean().describe("false: the key is no account's, its receipts all ignored") }))
+      .array(
+        z.object({
+          ...counts,
+          keyKnown: z.boolean().describe("false: the key is no account's, its receipts all ignored"),
+          ignoredIndexes: z.array(z.number().int()).describe("the ignored receipts' places in the group (0-based): what a platform may post again later"),
+        }),
+      )
       .optional()
       .describe('*(extension)* the form with accounts: per group, in its order'),
   })
@@ -155,7 +161,7 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
         groups.map(async (g) => {
           if (g.accountId === null) {
             countUnknown(ctx.metrics, 'http', g.receipts.length);
-            return { recorded: 0, ignored: g.receipts.length, keyKnown: false };
+            return { recorded: 0, ignored: g.receipts.length, keyKnown: false, ignoredIndexes: g.receipts.map((_, i) => i) };
           }
           // A receipt cannot be from the future: a platform's clock ahead of ours says now.
           const receipts = g.receipts.map((r) => ({
@@ -166,9 +172,9 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
           }));
           const outcome = await ingest.submit({ accountId: g.accountId, receipts });
           countReceipts(ctx.metrics, 'http', { receipts, ...outcome });
-          let recorded = 0;
-          for (const m of outcome.matched) if (m) recorded++;
-          return { recorded, ignored: receipts.length - recorded, keyKnown: true };
+          const ignoredIndexes: number[] = [];
+          outcome.matched.forEach((m, i) => m || ignoredIndexes.push(i));
+          return { recorded: receipts.length - ignoredIndexes.length, ignored: ignoredIndexes.length, keyKnown: true, ignoredIndexes };
         }),
       );
       let recorded = 0;
