@@ -46,7 +46,7 @@ export const receiptsBody = z
     else if (b.accounts && b.accounts.reduce((n, a) => n + a.receipts.length, 0) > MAX_RECEIPTS)
       ctx.addIssue({ code: 'custom', path: ['accounts'], message: `at most ${MAX_RECEIPTS} receipts in all` });
   })
-  .meta({ id: 'PlatformReceipts' });
+  .meta({ id: 'PlatformReceipts', description: 'exactly one of `receipts` (the bearer form) and `accounts` (keys in the body)' });
 
 const counts = {
   recorded: z.number().int().describe("receipts naming a sent message of the key's account"),
