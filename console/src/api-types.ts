@@ -61,7 +61,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** *(extension)* An http platform tells delivery and read receipts of the account's messages, with the account's API key as bearer */
+        /** *(extension)* An http platform tells delivery and read receipts of its accounts' messages, with the account's API key as bearer or each group's key in the body */
         post: operations["postPlatformReceipts"];
         delete?: never;
         options?: never;
@@ -872,8 +872,10 @@ export interface components {
             /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
             asChatId?: string;
         };
+        /** @description exactly one of `receipts` (the bearer form) and `accounts` (keys in the body) */
         PlatformReceiptsInput: {
-            receipts: {
+            /** @description one account's receipts, the bearer its API key */
+            receipts?: {
                 /** @description the id the platform answered the send with */
                 messageId: string;
                 /** @description the chat the message was sent to, as the send named it */
@@ -888,6 +890,27 @@ export interface components {
                  * @description when it was delivered / read, as the platform knows it
                  */
                 at: string;
+            }[];
+            /** @description *(extension)* several accounts' receipts, each group with its account's key; no bearer needed */
+            accounts?: {
+                /** @description the account's API key (the key Metronome sends it) */
+                key: string;
+                receipts: {
+                    /** @description the id the platform answered the send with */
+                    messageId: string;
+                    /** @description the chat the message was sent to, as the send named it */
+                    chatId: string;
+                    /**
+                     * @description read is a delivery too
+                     * @enum {string}
+                     */
+                    status: "delivered" | "read";
+                    /**
+                     * Format: date-time
+                     * @description when it was delivered / read, as the platform knows it
+                     */
+                    at: string;
+                }[];
             }[];
         };
         Error: {
@@ -1313,6 +1336,17 @@ export interface components {
             recorded: number;
             /** @description receipts naming no sent message of the key's account (unknown, not sent yet, or another account's): nothing changed */
             ignored: number;
+            /** @description *(extension)* the form with accounts: per group, in its order */
+            accounts?: {
+                /** @description receipts naming a sent message of the key's account */
+                recorded: number;
+                /** @description receipts naming no sent message of the key's account (unknown, not sent yet, or another account's): nothing changed */
+                ignored: number;
+                /** @description false: the key is no account's, its receipts all ignored */
+                keyKnown: boolean;
+                /** @description the ignored receipts' places in the group (0-based): what a platform may post again later */
+                ignoredIndexes: number[];
+            }[];
         };
         CreatedTenant: {
             /** Format: uuid */

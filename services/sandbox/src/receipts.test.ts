@@ -97,3 +97,46 @@ describe('flushMs', () => {
     expect(posts.map((p) => p.receipts.map((r) => r.messageId)).sort()).toEqual([['msg-1', 'msg-2'], ['msg-3']]);
   });
 });
+
+describe('accountsPerPost', () => {
+  type Group = { key: string; receipts: { messageId: string }[] };
+  const posts: { bearer: string | null; accounts: Group[] }[] = [];
+  let ignoreFirst = true;
+  const receipts = new SandboxReceipts(async (_url, bearer, body) => {
+    const b = body as { accounts: Group[] };
+    posts.push({ bearer, accounts: b.accounts });
+    // the first post: the second receipt of its first group is not known yet
+    const accounts = b.accounts.map((_, g) => ({ ignoredIndexes: ignoreFirst && g === 0 ? [1] : [] }));
+    ignoreFirst = false;
+    return { ignored: accounts.reduce((n, a) => n + a.ignoredIndexes.length, 0), accounts };
+  });
+  afterEach(() => receipts.close());
+  const keyed = (n: number, account: string) => ({ account, messageId: `msg-${n}`, chatId: `chat-${n}`, bearer: `Bearer key-${account}` });
+
+  test("several accounts' receipts in one post, each group with its key; only the receipts an answer ignored go again", async () => {
+    receipts.update({ url: 'http://metronome.invalid/v1/platform/receipts', deliveredAfterMs: 0, flushMs: 100, accountsPerPost: 2 });
+    receipts.accepted(keyed(1, 'a'), 1_000_000);
+    receipts.accepted(keyed(2, 'a'), 1_000_000);
+    receipts.accepted(keyed(3, 'b'), 1_000_000);
+    receipts.accepted(keyed(4, 'c'), 1_000_000);
+    await eventually('the retry posted', async () => posts.length === 3 && !receipts.view().pending, 5_000, 10);
+    const groups = (p: (typeof posts)[number]) => p.accounts.map((g) => [g.key, g.receipts.map((r) => r.messageId)]);
+    // two accounts a post at most, no bearer: the keys are in the body
+    expect(posts.map((p) => p.bearer)).toEqual([null, null, null]);
+    expect(posts.slice(0, 2).map(groups)).toEqual([
+      [
+        ['key-a', ['msg-1', 'msg-2']],
+        ['key-b', ['msg-3']],
+      ],
+      [['key-c', ['msg-4']]],
+    ]);
+    expect(groups(posts[2]!)).toEqual([['key-a', ['msg-2']]]);
+    // logged once each, with the post that first carried it
+    expect(receipts.view().items.map((r) => [r.messageId, r.post])).toEqual([
+      ['msg-1', 1],
+      ['msg-2', 1],
+      ['msg-3', 1],
+      ['msg-4', 2],
+    ]);
+  });
+});

@@ -3,6 +3,7 @@
 // with the account's API key (the one its sends carried). Switches make them late, out of
 // order, twice, or stop them for some accounts; every receipt posted is kept for tests to read.
 import http from 'node:http';
+import { bearerKey } from './api-keys.js';
 import { seededRandom } from './random.js';
 
 export interface ReceiptSettings {
@@ -24,8 +25,10 @@ export interface ReceiptSettings {
   stoppedAccounts: string[];
   /** receipts per POST at most */
   batchSize: number;
-  /** how long receipts that fall due gather before they go, one POST per account, ms */
+  /** how long receipts that fall due gather before they go, ms */
   flushMs: number;
+  /** 1: one POST per account, its key the bearer; more: up to this many accounts' receipts in one POST, each group with its key (the form with `accounts`) */
+  accountsPerPost: number;
 }
 
 export const DEFAULT_RECEIPTS: ReceiptSettings = {
@@ -39,6 +42,7 @@ export const DEFAULT_RECEIPTS: ReceiptSettings = {
   stoppedAccounts: [],
   batchSize: 500,
   flushMs: 20,
+  accountsPerPost: 1,
 };
 
 export interface PostedReceipt {
@@ -48,6 +52,8 @@ export interface PostedReceipt {
   status: 'delivered' | 'read';
   /** ISO time the receipt says */
   at: string;
+  /** which POST carried it (numbered from 1 since the last reset): receipts of several accounts share one in the form with `accounts` */
+  post: number;
 }
 
 interface Accepted {
@@ -57,11 +63,18 @@ interface Accepted {
   bearer: string | null;
 }
 
-interface Outgoing extends PostedReceipt {
+interface Outgoing extends Omit<PostedReceipt, 'post'> {
   bearer: string | null;
   tries: number;
   /** in the log of posted receipts already (a retry is not posted twice there) */
   logged?: boolean;
+}
+
+/** What a receipts POST was answered: receipts ignored in all, and per group in the form with `accounts`. */
+export interface PostAnswer {
+  ignored: number;
+  /** per group, the places of the receipts it ignored (the form with `accounts`) */
+  accounts?: { ignoredIndexes: number[] }[];
 }
 
 /** Receipts whose answer said some were not known yet (the send not recorded yet) go again, this many times. */
@@ -75,11 +88,13 @@ export class SandboxReceipts {
   private readonly scheduled = new Set<string>();
   private random = seededRandom(1);
   private failures = 0;
+  /** POSTs made since the last reset */
+  private posts = 0;
   /** messages of stopped accounts, whose receipts go when the account is no longer stopped */
   private readonly withheld = new Map<string, { m: Accepted; now: number }[]>();
   private closed = false;
 
-  constructor(private readonly post: (url: string, bearer: string | null, body: unknown) => Promise<{ ignored: number } | null> = postJson) {}
+  constructor(private readonly post: (url: string, bearer: string | null, body: unknown) => Promise<PostAnswer | null> = postJson) {}
 
   config(): ReceiptSettings {
     return { ...this.settings, stoppedAccounts: [...this.settings.stoppedAccounts] };
@@ -112,6 +127,7 @@ export class SandboxReceipts {
     this.scheduled.clear();
     this.withheld.clear();
     this.failures = 0;
+    this.posts = 0;
     this.settings = { ...DEFAULT_RECEIPTS };
   }
 
@@ -167,7 +183,7 @@ export class SandboxReceipts {
   /** POSTs on their way */
   private posting = 0;
 
-  /** Receipts due within `flushMs` of each other go in one POST per account. */
+  /** Receipts due within `flushMs` of each other go together: one POST per account, or several accounts' per POST. */
   private flushSoon(): void {
     if (this.flushing || this.closed) return;
     this.flushing = setTimeout(() => {
@@ -177,32 +193,67 @@ export class SandboxReceipts {
   }
 
   private async flush(): Promise<void> {
-    const url = this.settings.url;
+    const { url, batchSize, accountsPerPost } = this.settings;
     const batch = this.due.splice(0, this.due.length);
     if (url === null || batch.length === 0) return;
     if (this.settings.outOfOrder) batch.sort(() => this.random() - 0.5);
     const byAccount = new Map<string, Outgoing[]>();
-    for (const r of batch) byAccount.set(r.account, [...(byAccount.get(r.account) ?? []), r]);
-    await Promise.all(
-      [...byAccount.values()]
-        .flatMap((rs) => chunks(rs, this.settings.batchSize))
-        .map(async (rs) => {
-          const body = { receipts: rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at })) };
-          this.posting++;
-          const answer = await this.post(url, rs[0]!.bearer, body).catch(() => null);
-          this.posting--; // the retry below is planned before anything else runs
-          if (answer === null) this.failures++;
-          else
-            for (const r of rs) {
-              if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at });
-              r.logged = true;
-            }
-          // Some not known yet (the send not recorded yet), or the post failed: the batch goes again.
-          const again = rs.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
-          if ((answer === null || answer.ignored > 0) && again.length > 0) this.later(RETRY_MS, again);
-        }),
-    );
+    for (const r of batch) {
+      const rs = byAccount.get(r.account);
+      if (rs) rs.push(r);
+      else byAccount.set(r.account, [r]);
+    }
+    const groups = [...byAccount.values()].flatMap((rs) => chunks(rs, batchSize));
+    // a group without a key (a send that carried none) can only go alone, as the bearer form
+    const keyed = (rs: Outgoing[]) => accountsPerPost > 1 && bearerKey(rs[0]!.bearer ?? undefined) !== null;
+    const alone = groups.filter((rs) => !keyed(rs));
+    const together = packed(groups.filter(keyed), accountsPerPost, batchSize);
+    await Promise.all([...alone.map((rs) => this.postGroups(url, [rs], false)), ...together.map((post) => this.postGroups(url, post, true))]);
   }
+
+  /** One POST: a group in the bearer form, or groups in the form with `accounts`; groups an answer partly ignored (or a failed post) go again. */
+  private async postGroups(url: string, groups: Outgoing[][], withAccounts: boolean): Promise<void> {
+    const wire = (rs: Outgoing[]) => rs.map((r) => ({ messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at }));
+    const body = withAccounts
+      ? { accounts: groups.map((rs) => ({ key: bearerKey(rs[0]!.bearer ?? undefined), receipts: wire(rs) })) }
+      : { receipts: wire(groups[0]!) };
+    this.posting++;
+    const post = ++this.posts;
+    const answer = await this.post(url, withAccounts ? null : groups[0]![0]!.bearer, body).catch(() => null);
+    this.posting--; // the retries below are planned before anything else runs
+    if (answer === null) this.failures++;
+    groups.forEach((rs, g) => {
+      if (answer !== null)
+        for (const r of rs) {
+          if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at, post });
+          r.logged = true;
+        }
+      // Some not known yet (the send not recorded yet), or the post failed: they go again (the
+      // whole group when the answer does not say which).
+      const told = withAccounts ? answer?.accounts?.[g]?.ignoredIndexes : undefined;
+      const retry = told ? told.map((i) => rs[i]!).filter(Boolean) : answer === null || answer.ignored > 0 ? rs : [];
+      const again = retry.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));
+      if (again.length > 0) this.later(RETRY_MS, again);
+    });
+  }
+}
+
+/** Groups packed into posts of at most `groupsPerPost` groups and `receiptsPerPost` receipts (a larger group goes alone). */
+function packed(groups: Outgoing[][], groupsPerPost: number, receiptsPerPost: number): Outgoing[][][] {
+  const posts: Outgoing[][][] = [];
+  let post: Outgoing[][] = [];
+  let n = 0;
+  for (const rs of groups) {
+    if (post.length > 0 && (post.length >= groupsPerPost || n + rs.length > receiptsPerPost)) {
+      posts.push(post);
+      post = [];
+      n = 0;
+    }
+    post.push(rs);
+    n += rs.length;
+  }
+  if (post.length > 0) posts.push(post);
+  return posts;
 }
 
 function chunks<T>(xs: T[], n: number): T[][] {
@@ -214,7 +265,7 @@ function chunks<T>(xs: T[], n: number): T[][] {
 /** Kept-alive connections to the receipts URL (node:http costs the sandbox less CPU per post than fetch). */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
-function postJson(url: string, bearer: string | null, body: unknown): Promise<{ ignored: number } | null> {
+function postJson(url: string, bearer: string | null, body: unknown): Promise<PostAnswer | null> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = http.request(
@@ -232,8 +283,12 @@ function postJson(url: string, bearer: string | null, body: unknown): Promise<{ 
         res.on('end', () => {
           if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return resolve(null);
           try {
-            const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ignored?: unknown };
-            resolve({ ignored: typeof json.ignored === 'number' ? json.ignored : 0 });
+            const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ignored?: unknown; accounts?: { ignoredIndexes?: unknown }[] };
+            const indexes = (x: { ignoredIndexes?: unknown }) => (Array.isArray(x.ignoredIndexes) ? x.ignoredIndexes.filter((i) => Number.isInteger(i)) : []);
+            resolve({
+              ignored: typeof json.ignored === 'number' ? json.ignored : 0,
+              ...(Array.isArray(json.accounts) && { accounts: json.accounts.map((a) => ({ ignoredIndexes: indexes(a) })) }),
+            });
           } catch (err) {
             reject(err);
           }

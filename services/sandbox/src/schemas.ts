@@ -92,6 +92,7 @@ export const receiptsPatch = z
     stoppedAccounts: z.array(z.string().min(1).max(256)).max(10_000),
     batchSize: z.number().int().min(1).max(1000),
     flushMs: z.number().int().min(0).max(60_000),
+    accountsPerPost: z.number().int().min(1).max(1000),
     seed: z
       .number()
       .int()
