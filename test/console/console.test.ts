@@ -226,10 +226,26 @@ test('the admin filters Activity by tenant (picked by name) and by account, both
   // the account picker offers the chosen tenant's accounts only
   expect(await page.getByLabel('Account').locator('option').allInnerTexts()).toEqual(['All', 'South A']);
 
+  // The answer for "All" comes late, after the one for North B: the page must not show it.
+  let lateAnswered!: () => void;
+  const late = new Promise<void>((resolve) => (lateAnswered = resolve));
+  await page.route(
+    (url) => url.pathname === '/v1/runs' && !url.searchParams.has('tenantId') && !url.searchParams.has('accountId'),
+    async (route) => {
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 1_500));
+      await route.fulfill({ response }).catch(() => undefined);
+      lateAnswered();
+    },
+    { times: 1 },
+  );
   await page.getByLabel('Tenant').selectOption({ label: 'All' });
   await page.getByLabel('Account').selectOption({ label: 'North B' });
   await runItem(page, runB).waitFor();
   await runItem(page, runS).waitFor({ state: 'detached' });
+  await late;
+  await page.waitForTimeout(300);
+  expect(await runItem(page, runS).count()).toBe(0);
   expect(await runItem(page, runA).count()).toBe(0);
   expect(asked.some((u) => u.searchParams.get('accountId') === northB)).toBe(true);
   await page.context().close();
