@@ -24,20 +24,31 @@ const POLL_MS = 10_000;
 
 /**
  * Calls `reload` now, after every relevant live event (coalesced), and every 10 s while the tab
- * is visible. `relevant` filters the events; `deps` restart it.
+ * is visible. `relevant` filters the events; `deps` restart it. `reload` is given `current`,
+ * true while no later reload began: it shows its answer only then, so an answer that came late
+ * (another filter's, or older data) never replaces a newer one.
  */
-export function useLive(reload: () => Promise<void>, relevant: (e: RunEvent | AccountEvent | DirectoryEvent) => boolean, deps: unknown[]): void {
+export function useLive(
+  reload: (current: () => boolean) => Promise<void>,
+  relevant: (e: RunEvent | AccountEvent | DirectoryEvent) => boolean,
+  deps: unknown[],
+): void {
   const latest = useRef(reload);
   latest.current = reload;
+  const asked = useRef(0);
   useEffect(() => {
+    const begin = () => {
+      const mine = ++asked.current;
+      return latest.current(() => mine === asked.current);
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const soon = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => void latest.current(), 250);
+      timer = setTimeout(() => void begin(), 250);
     };
-    void latest.current();
+    void begin();
     const unlisten = listen({ run: (e) => relevant(e) && soon(), account: (e) => relevant(e) && soon(), directory: (e) => relevant(e) && soon() });
-    const poll = setInterval(() => document.visibilityState === 'visible' && void latest.current(), POLL_MS);
+    const poll = setInterval(() => document.visibilityState === 'visible' && void begin(), POLL_MS);
     return () => {
       clearTimeout(timer);
       clearInterval(poll);

@@ -16,12 +16,14 @@ export function Accounts({ me }: { me: Me }) {
   const [accounts, setAccounts] = useState<Account[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const now = useNow();
-  const reload = async () => {
+  const reload = async (current: () => boolean) => {
     try {
-      setAccounts(await allPages((cursor) => api.accounts({ limit: 500, cursor })));
+      const all = await allPages((cursor) => api.accounts({ limit: 500, cursor }));
+      if (!current()) return;
+      setAccounts(all);
       setError(null);
     } catch (e) {
-      setError(e);
+      if (current()) setError(e);
     }
   };
   useLive(reload, (e) => 'accountId' in e, []);

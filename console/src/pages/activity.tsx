@@ -1,5 +1,5 @@
 // Activity: every run, newest first, live, with what holds it and the commands its state allows.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { allPages, api, type Me, type Run, type RunStatus, type Tenant } from '../api.js';
 import { ErrorNote, Explanation, Pill, Progress, RunActions, TimingFacts } from '../components.js';
 import { time } from '../format.js';
@@ -21,29 +21,25 @@ export function Activity({ me }: { me: Me }) {
   const filters = { status, campaignId: campaignId || undefined, accountId: accountId || undefined, tenantId: tenantId || undefined };
 
   // Reloads the pages already shown, so live updates never shorten a list the operator extended.
-  // Only the latest request's answer is shown: an earlier one (another filter's, answered late)
-  // would put back runs the operator filtered out.
-  const asked = useRef(0);
-  const reload = async () => {
-    const mine = ++asked.current;
+  const reload = async (current: () => boolean) => {
     try {
       const page = await api.runs({ ...filters, limit: Math.max(50, runs?.length ?? 0) });
-      if (mine !== asked.current) return;
+      if (!current()) return;
       setRuns(page.items);
       setCursor(page.nextCursor);
       setError(null);
     } catch (e) {
-      if (mine === asked.current) setError(e);
+      if (current()) setError(e);
     }
   };
   useLive(reload, (e) => !('synced' in e), [status, campaignId, accountId, tenantId]);
   const more = async () => {
-    if (!cursor) return;
-    const mine = asked.current;
+    if (!cursor || !runs) return;
+    const shown = runs;
     const page = await api.runs({ ...filters, limit: 50, cursor });
-    if (mine !== asked.current) return;
-    setRuns([...(runs ?? []), ...page.items]);
-    setCursor(page.nextCursor);
+    // the list changed meanwhile (a reload, another filter): this page belongs to none of it
+    setRuns((list) => (list === shown ? [...shown, ...page.items] : list));
+    setCursor((c) => (c === cursor ? page.nextCursor : c));
   };
   const replace = (r: Run) => setRuns((list) => (list ?? []).map((x) => (x.id === r.id ? r : x)));
 

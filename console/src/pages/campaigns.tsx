@@ -14,11 +14,12 @@ export function Campaigns() {
   const [campaigns, setCampaigns] = useState<Campaign[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useLive(
-    async () => {
+    async (current) => {
       try {
-        setCampaigns(await allPages((cursor) => api.campaigns({ limit: 500, cursor })));
+        const all = await allPages((cursor) => api.campaigns({ limit: 500, cursor }));
+        if (current()) setCampaigns(all);
       } catch (e) {
-        setError(e);
+        if (current()) setError(e);
       }
     },
     () => true,
@@ -61,15 +62,16 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
   const [occurrences, setOccurrences] = useState<Occurrence[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const reload = async () => {
+  const reload = async (current: () => boolean) => {
     try {
       const [c, page, next] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 }), api.occurrences(id, 5)]);
+      if (!current()) return;
       setCampaign(c);
       setRuns(page.items);
       setOccurrences(next.items);
       setError(null);
     } catch (e) {
-      setError(e);
+      if (current()) setError(e);
     }
   };
   useLive(reload, (e) => 'campaignId' in e && e.campaignId === id, [id]);
@@ -78,7 +80,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
     try {
       await what();
       setNotice(done);
-      await reload();
+      await reload(() => true);
     } catch (e) {
       setError(e);
     }
@@ -154,7 +156,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       </div>
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
-      <TestSend campaign={campaign} onSent={() => void reload()} />
+      <TestSend campaign={campaign} onSent={() => void reload(() => true)} />
       <h2>Next occurrences ({campaign.timezone})</h2>
       <NextOccurrences items={occurrences} zone={campaign.timezone} />
       <h2>Run history</h2>

@@ -46,14 +46,15 @@ export function RunPage({ id }: { id: string }) {
   const [exporting, setExporting] = useState(false);
   const cursor = cursors[cursors.length - 1];
 
-  const reload = async () => {
+  const reload = async (current: () => boolean) => {
     try {
       const [r, p] = await Promise.all([api.run(id), api.targets(id, { status, ...RECEIPT_FILTERS[receipt], limit: PAGE, cursor })]);
+      if (!current()) return;
       setRun(r);
       setPage(p);
       setError(null);
     } catch (e) {
-      setError(e);
+      if (current()) setError(e);
     }
   };
   useLive(reload, (e) => 'runId' in e && e.runId === id, [id, status, receipt, cursor]);
