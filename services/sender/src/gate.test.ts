@@ -34,7 +34,7 @@ const context = (lastWrite: number | null, reportsWrites = false): LaneContext =
     writing: Promise.resolve(),
     leftAt: 0,
     sent: { tat: lastWrite === null ? 0 : lastWrite + INTERVAL },
-    intervalMs: INTERVAL,
+    configuredIntervalMs: INTERVAL,
     burst: 1,
     limits: null,
     lastWriteAt: lastWrite ?? 0,

@@ -32,9 +32,9 @@ export async function spaceWrite(deps: JobDeps, ctx: LaneContext): Promise<Write
     if (ctx.writing !== previous) continue; // another lane wrote meanwhile: its request too
     foldLeftAt(ctx);
     const now = deps.clock.now();
-    const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.intervalMs, ctx.burst), gapWaitMs(ctx, now));
+    const wait = Math.max(writeWaitMs(ctx.sent, now, ctx.configuredIntervalMs, ctx.burst), gapWaitMs(ctx, now));
     if (wait < TIMER_GRAIN_MS) {
-      ctx.sent = afterWrite(ctx.sent, now, ctx.intervalMs);
+      ctx.sent = afterWrite(ctx.sent, now, ctx.configuredIntervalMs);
       ctx.lastWriteAt = now;
       return takeTurn(deps, ctx);
     }
@@ -55,7 +55,7 @@ export interface WriteTurn {
  * next, on time one.
  */
 function takeTurn(deps: JobDeps, ctx: LaneContext): WriteTurn {
-  if (!ctx.transport.reportsWrites || ctx.intervalMs < TIMER_GRAIN_MS) return { ended: () => undefined };
+  if (!ctx.transport.reportsWrites || ctx.configuredIntervalMs < TIMER_GRAIN_MS) return { ended: () => undefined };
   let settle!: () => void;
   ctx.writing = new Promise<void>((resolve) => (settle = resolve));
   return {
@@ -70,7 +70,7 @@ function takeTurn(deps: JobDeps, ctx: LaneContext): WriteTurn {
 /** Takes in when the job's latest request really left: the pace and the least gap count from then. */
 export function foldLeftAt(ctx: LaneContext): void {
   if (ctx.leftAt === 0) return;
-  ctx.sent = { tat: Math.max(ctx.sent.tat, ctx.leftAt + ctx.intervalMs) };
+  ctx.sent = { tat: Math.max(ctx.sent.tat, ctx.leftAt + ctx.configuredIntervalMs) };
   ctx.lastWriteAt = Math.max(ctx.lastWriteAt, ctx.leftAt);
 }
 
@@ -140,11 +140,11 @@ export async function waitForSlot(deps: JobDeps, ctx: LaneContext, at: number): 
   for (;;) {
     if (hardStopped(ctx.report) || deps.draining.aborted) return false;
     const now = deps.clock.now();
-    // At the slots' interval, margin included: lanes that run late then keep the margin among
-    // their writes too. A lane on time waits here at most a timer's grain (a wait below it is not slept).
-    const wait = writeWaitMs(ctx.written, now, ctx.intervalMs, ctx.burst);
+    // Against the configured pace, not the slots' (which keep a margin): a lane on time never
+    // waits here, and a wait below a timer's grain is not slept.
+    const wait = writeWaitMs(ctx.written, now, ctx.configuredIntervalMs, ctx.burst);
     if (wait < TIMER_GRAIN_MS) {
-      ctx.written = afterWrite(ctx.written, now, ctx.intervalMs);
+      ctx.written = afterWrite(ctx.written, now, ctx.configuredIntervalMs);
       return true;
     }
     await pause(deps, ctx, wait);
@@ -192,7 +192,7 @@ export async function reserveSafe(
   if (!('rebuild' in first)) return first;
   try {
     const sends = await deps.repo.accounts.recentSends(id, new Date(now - DAY_MS - REBUILD_MARGIN_MS));
-    const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.intervalMs + REBUILD_MARGIN_MS;
+    const nextAt = sends.lastAt === null || limits.minDelayMs === 0 ? 0 : sends.lastAt + limits.minDelayMs + ctx.configuredIntervalMs + REBUILD_MARGIN_MS;
     await deps.pace.safe.rebuild(id, ctx.token, now, nextAt, sends.times);
     deps.events.emit('pace:rebuilt', { accountId: id, sends: sends.times.length });
   } catch (error) {

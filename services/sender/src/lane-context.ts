@@ -66,11 +66,13 @@ export interface LaneContext {
   /** the account lock's token, which is also the lease owner of every target this job claims */
   token: string;
   report: LaneReport;
-  /**
-   * the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN),
-   * which the job's own writes also keep among themselves (the margin holds when they run late)
-   */
+  /** the account's slot interval, ms: its configured pace less the margin (core PACE_MARGIN) */
   intervalMs: number;
+  /**
+   * the account's configured interval, ms, which the job's own requests keep among themselves
+   * from when each really left: the slots' margin absorbs their jitter, a larger one pushes
+   */
+  configuredIntervalMs: number;
   burst: number;
   /** the per-chat pace of this platform (sends per minute; 0: none) */
   chatPerMinute: number;

@@ -239,7 +239,10 @@ export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, chatId: st
  * past the slot (gate.ts `waitForSlot`, `spaceWrite`). The typing ends then, not earlier.
  */
 function writableAt(ctx: LaneContext, slotAt: number): number {
-  const own = Math.max(writeWaitMs(ctx.written, slotAt, ctx.intervalMs, ctx.burst), writeWaitMs(ctx.sent, slotAt, ctx.intervalMs, ctx.burst));
+  const own = Math.max(
+    writeWaitMs(ctx.written, slotAt, ctx.configuredIntervalMs, ctx.burst),
+    writeWaitMs(ctx.sent, slotAt, ctx.configuredIntervalMs, ctx.burst),
+  );
   return slotAt + Math.max(own, gapWaitMs(ctx, slotAt));
 }
 

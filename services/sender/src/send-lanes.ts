@@ -65,6 +65,7 @@ export async function runLanes(
     token,
     report,
     intervalMs,
+    configuredIntervalMs: 60_000 / configuredPerMinute,
     burst: deps.settings.rateBurst,
     chatPerMinute,
     firstPartMaxWaitMs,
