@@ -177,7 +177,7 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
       concurrency: slots,
       // A killed replica's jobs come back after at most lockDuration + stalledInterval
       // (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the lock is renewed every
-      // lockDuration / 2 by a timer, so only an event loop blocked for 20 s could lose it, and a
+      // lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a
       // re-run job is fenced anyway.
       lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
       stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
