@@ -39,7 +39,8 @@ test('an audience edited while its run is running changes nothing in that run; t
     accountId: account.body.id,
     name: 'club news',
     timezone: 'UTC',
-    schedule: { type: 'interval', everySeconds: 30 },
+    // the next occurrence 15 s on: after the edit, and after this run's last send (~9 s)
+    schedule: { type: 'interval', everySeconds: 15 },
     messages: [{ type: 'text', text: 'Hi {{name}}' }],
     targets: [{ chatId: 'm2', vars: { name: 'm2 inline' } }],
     audienceIds: [audience.body.id],

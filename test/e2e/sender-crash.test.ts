@@ -25,9 +25,9 @@ const ANSWER_RECORD_MS = 250;
 // Such a request was in flight at the kill; nothing else can send that chat once it is `unknown`.
 const KILL_LANDS_MS = 250;
 
-// One part; a short send timeout keeps the leases a killed sender leaves behind short (the
-// lease is the send timeout plus 30 s of margin).
-const senderEnv = { SENDER_CONCURRENCY: String(SENDER_CONCURRENCY), SEND_TIMEOUT_MS: '2000' };
+// One part; a short send timeout and hold keep what a killed sender leaves behind short: its
+// leases (the send timeout plus SENDER_HOLD_MS), its account locks and its BullMQ jobs.
+const senderEnv = { SENDER_CONCURRENCY: String(SENDER_CONCURRENCY), SEND_TIMEOUT_MS: '2000', SENDER_HOLD_MS: '10000' };
 
 let stack: Stack;
 const restarted: ServiceProcess[] = [];

@@ -16,6 +16,8 @@ import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 const ACCOUNTS = 5;
 const CHATS = 60;
 const PER_MINUTE = 600;
+// the leases the stopped senders leave run out 10 s after the send timeout (SENDER_HOLD_MS), not 30
+const senderEnv = { SENDER_CONCURRENCY: '8', SENDER_HOLD_MS: '10000' };
 
 let pg: PrivatePostgres;
 let first: Processes | undefined;
@@ -30,7 +32,7 @@ beforeAll(async () => {
     redisUrl: REDIS_URL,
     keyPrefix,
     senders: 2,
-    senderEnv: { SENDER_CONCURRENCY: '8' },
+    senderEnv,
     sandboxEnv: { SANDBOX_LATENCY_MS: '30' },
   });
 }, 120_000);
@@ -79,12 +81,12 @@ test('PostgreSQL stopped mid fan-out, SIGTERM to every service: each exits withi
     redisUrl: REDIS_URL,
     keyPrefix,
     senders: 2,
-    senderEnv: { SENDER_CONCURRENCY: '8' },
+    senderEnv,
     sandboxUrl: first!.sandboxUrl,
   });
   const again = asStack(second);
 
-  // held targets come back when their leases run out (the send timeout and 30 s)
+  // held targets come back when their leases run out (the send timeout and SENDER_HOLD_MS)
   const runs = await runsToEnd(again, token, runIds, 240_000, 1_000);
   expect(runs.filter((r) => !['success', 'partial'].includes(r.status))).toEqual([]);
 

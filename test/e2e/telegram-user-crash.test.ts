@@ -23,7 +23,8 @@ beforeAll(async () => {
   fake = new FakeTelegramMtproto(Date.now, 40);
   const url = await fake.listen();
   const env = { TELEGRAM_USER_CLIENT_MODULE: FAKE_CLIENT_MODULE, FAKE_TELEGRAM_MTPROTO_URL: url };
-  senderEnv = { ...env, SENDER_CONCURRENCY: '4', SEND_TIMEOUT_MS: '2000', CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: '0' };
+  // what a killed sender held (leases, account locks, BullMQ jobs) comes back within ~10 s, not 30
+  senderEnv = { ...env, SENDER_CONCURRENCY: '4', SEND_TIMEOUT_MS: '2000', SENDER_HOLD_MS: '10000', CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: '0' };
   stack = await startStack({ senders: 3, env, senderEnv });
 }, 60_000);
 afterAll(async () => {

@@ -36,6 +36,7 @@ test('a set variable reaches its setting', () => {
       SENDER_MAX_INLINE_WAIT_MS: '99',
       SENDER_MAX_GATE_WAIT_MS: '98',
       SENDER_LOCK_RETRY_MS: '321',
+      SENDER_HOLD_MS: '4567',
       CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: '11',
       CHAT_MAX_SEND_PER_MINUTE_WHATSAPP: '12',
       CHAT_MAX_SEND_PER_MINUTE_HTTP: '13',
@@ -52,6 +53,7 @@ test('a set variable reaches its setting', () => {
     maxInlineWaitMs: 99,
     maxGateWaitMs: 98,
     lockRetryMs: 321,
+    lockTtlMs: 4567,
     chatPacePerMinute: { telegram: 11, telegram_user: 11, whatsapp: 12, http: 13 },
     partJitterMs: 77,
   });

@@ -60,7 +60,7 @@ export function senderSettings(config: SenderConfig): SenderSettings {
     maxInlineWaitMs: config.SENDER_MAX_INLINE_WAIT_MS,
     maxGateWaitMs: config.SENDER_MAX_GATE_WAIT_MS,
     lockRetryMs: config.SENDER_LOCK_RETRY_MS,
-    lockTtlMs: 30_000,
+    lockTtlMs: config.SENDER_HOLD_MS,
     chatPacePerMinute: {
       telegram: config.CHAT_MAX_SEND_PER_MINUTE_TELEGRAM,
       // a user account meets the same per-group limit as a bot

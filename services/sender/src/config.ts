@@ -46,6 +46,10 @@ const schema = z.object({
   // another run of the same account may start up to that much later.
   SENDER_MAX_GATE_WAIT_MS: int(1_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
+  // How long what a replica holds outlives it: its account locks' TTL, its targets' leases beyond
+  // a send's own time, and BullMQ's job lock (two thirds) plus stall check (one third). A killed
+  // replica's runs go on after the longest of the three, so one setting moves them together.
+  SENDER_HOLD_MS: int(30_000, 3_000, 600_000),
   // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes,
   // and PostgreSQL's own limit (max_connections, 100 by default) is shared by every replica.
   DATABASE_POOL_SIZE: int(10, 1, 200),

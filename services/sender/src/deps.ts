@@ -19,6 +19,7 @@ export interface SenderSettings {
   /** longest in-process wait for a chat not due yet (its per-chat interval, a retry); never below maxInlineWaitMs */
   maxGateWaitMs: number;
   lockRetryMs: number;
+  /** the account lock's TTL, and a target lease's margin beyond its send's own time (SENDER_HOLD_MS) */
   lockTtlMs: number;
   /** per-chat pace by platform (sends per minute to one chat; 0 or absent: none) */
   chatPacePerMinute: Partial<Record<string, number>>;

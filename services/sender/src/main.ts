@@ -175,11 +175,12 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
       connection: workerRedis,
       prefix: keys.queuePrefix,
       concurrency: slots,
-      // A killed replica's jobs come back after at most lockDuration + stalledInterval (30 s
-      // rather than BullMQ's default 60 s): the lock is renewed every 10 s by a timer, so only an
-      // event loop blocked for 20 s could lose it, and a re-run job is fenced anyway.
-      lockDuration: 20_000,
-      stalledInterval: 10_000,
+      // A killed replica's jobs come back after at most lockDuration + stalledInterval
+      // (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the lock is renewed every
+      // lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a
+      // re-run job is fenced anyway.
+      lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
+      stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
       // A job whose sender died is picked up again however often that happens: re-running one is
       // safe (the run's job id, the account lock and the target leases fence a stale holder),
       // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since

@@ -56,7 +56,9 @@ export async function runLanes(
   const partSpacingMs = Math.max(intervalMs, chatPerMinute > 0 ? 60_000 / chatPerMinute : 0);
   // A chat is held while it is typed to as well (parts.ts): each part may type up to maxSeconds.
   const typingMaxMs = run.account.typing ? run.account.typing.maxSeconds * 1000 : 0;
-  const leaseMs = run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + 30_000;
+  // beyond the sends' own time, as long as the account lock lasts (SENDER_HOLD_MS, 30 s by default)
+  const leaseMs =
+    run.parts.length * (deps.settings.sendTimeoutMs + firstPartMaxWaitMs + partSpacingMs + deps.settings.partJitterMs + typingMaxMs) + deps.settings.lockTtlMs;
   const writes = new JobWrites(deps, { run, token, leaseMs, report });
   const ctx: LaneContext = {
     run,
