@@ -4,10 +4,11 @@
 // going on at the same time never drop one another's. Plain ESM on the build output
 // (`npm test` builds first), because jest loads global setup outside its module mapping.
 // When the run holds console files, one Chromium for the whole run (each file connects to it
-// and opens its own contexts): see test/helpers/browser.ts; and one default stack (API,
-// scheduler, a sender, the sandbox on a database of its own) that the console files needing no
-// settings of their own share, each with tenants and sandbox accounts of its own: see
-// test/helpers/stack.ts, sharedStack. test/global-teardown.mjs stops both.
+// and opens its own contexts): see test/helpers/browser.ts. When it holds a file on the shared
+// stack (a console file's `consoleSuite()`, an end-to-end file's `sharedStackForFile(`), one
+// default stack (API, scheduler, two senders, the sandbox on a database of its own) that those
+// files share, each with tenants and sandbox accounts of its own: see test/helpers/stack.ts,
+// sharedStack. test/global-teardown.mjs stops both.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,21 +28,26 @@ export default async function globalSetup(globalConfig) {
   await migrate(url.toString(), MIGRATIONS_DIR);
   // test workers start after this and inherit the variables
   process.env.METRONOME_TEST_TEMPLATE = template;
-  if (runsConsoleFiles(globalConfig)) await Promise.all([startSharedBrowser(), startSharedStack(template)]);
+  const files = runFiles(globalConfig, ['console', 'e2e']);
+  const browser = files === 'all' || files.some((f) => f.includes(`${path.sep}console${path.sep}`));
+  const shared = files === 'all' || files.some((f) => SHARED_STACK_USE.test(readFileSync(f, 'utf8')));
+  await Promise.all([browser && startSharedBrowser(), shared && startSharedStack(template)]);
 }
 
-/** The default stack (test/helpers/stack.ts, startStack with one sender) for the files that share it. */
+/** The default stack (test/helpers/stack.ts, sharedStack) for the files that share it. */
 async function startSharedStack(template) {
   const database = await createScratchDatabase(DATABASE_URL, 'test_shared', template);
   const keyPrefix = `shared-${randomBytes(4).toString('hex')}`;
   try {
-    const stack = await startStack({ databaseUrl: database.url, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix, senders: 1 });
+    // two senders: SHARED_STACK_SENDERS in test/helpers/stack.ts, which a file run alone starts
+    const stack = await startStack({ databaseUrl: database.url, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix, senders: 2 });
     globalThis.__metronomeSharedStack = { stack, database };
-    const { apiUrl, sandboxUrl, adminToken } = stack;
+    const { apiUrl, sandboxUrl, adminToken, senderMetricsPorts } = stack;
     process.env.METRONOME_TEST_SHARED_STACK = JSON.stringify({
       apiUrl,
       sandboxUrl,
       adminToken,
+      senderMetricsPorts,
       databaseUrl: database.url,
       databaseName: database.name,
       keyPrefix,
@@ -52,13 +58,16 @@ async function startSharedStack(template) {
   }
 }
 
-/** Whether the run may hold a console file: no path pattern given, or one that matches one. */
-function runsConsoleFiles(globalConfig) {
+/** How a file asks for the shared stack (test/console/console-kit.ts, test/helpers/stack.ts). */
+const SHARED_STACK_USE = /consoleSuite\(\)|sharedStackForFile\(/;
+
+/** The files of these test folders the run may hold: 'all' when no path pattern was given. */
+function runFiles(globalConfig, folders) {
   const patterns = globalConfig?.testPathPatterns?.patterns ?? [];
-  if (patterns.length === 0) return true;
-  const dir = path.join(globalConfig.rootDir ?? process.cwd(), 'test', 'console');
-  const files = readdirSync(dir).map((f) => path.join(dir, f));
-  return patterns.some((p) => files.some((f) => new RegExp(p, 'i').test(f)));
+  if (patterns.length === 0) return 'all';
+  const root = globalConfig.rootDir ?? process.cwd();
+  const files = folders.flatMap((folder) => readdirSync(path.join(root, 'test', folder)).map((f) => path.join(root, 'test', folder, f)));
+  return files.filter((f) => f.endsWith('.test.ts') && patterns.some((p) => new RegExp(p, 'i').test(f)));
 }
 
 async function startSharedBrowser() {

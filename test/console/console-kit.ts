@@ -1,6 +1,6 @@
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { chromiumPath, launchBrowser } from '../helpers/browser.js';
-import { api, sharedStack, startStack, type Stack, type StackView } from '../helpers/stack.js';
+import { api, SHARED_STACK_SENDERS, sharedStack, startStack, type Stack, type StackView } from '../helpers/stack.js';
 
 // What every console test file shares: the real stack as processes, one Chromium, and the API
 // calls that set a scene up (a tenant, an account, a campaign, a run). Each test signs in a fresh
@@ -18,7 +18,8 @@ export interface ConsoleSuite<S extends StackView = StackView> {
 /**
  * Starts the stack and the browser before the file's tests, and stops both after them. Without
  * options, the run's shared default stack when there is one (helpers/stack.ts, sharedStack, says
- * what a file on it may not do); a file given options (even `{ senders: 1 }`) has its own.
+ * what a file on it may not do), else one like it; a file given options (even `{ senders: 1 }`)
+ * has its own.
  */
 export function consoleSuite(): ConsoleSuite;
 export function consoleSuite(options: StackOptions | (() => StackOptions)): ConsoleSuite<Stack>;
@@ -27,7 +28,9 @@ export function consoleSuite(options?: StackOptions | (() => StackOptions)): Con
   beforeAll(async () => {
     chromiumPath(); // fails first, with how to install Chromium, when it is missing
     // a function: options known only once an earlier beforeAll ran (a fake platform's URL)
-    suite.stack = (options === undefined && sharedStack()) || (await startStack(typeof options === 'function' ? options() : (options ?? { senders: 1 })));
+    suite.stack =
+      (options === undefined && sharedStack()) ||
+      (await startStack(typeof options === 'function' ? options() : (options ?? { senders: SHARED_STACK_SENDERS })));
     suite.browser = await launchBrowser();
   }, 90_000);
   // As long as the start is allowed: in a full CI run (both cores busy with other files) the

@@ -1,4 +1,4 @@
-import { api, sandbox, type SandboxMessage, stackForFile } from '../helpers/stack.js';
+import { api, sandbox, type SandboxMessage, sharedStackForFile } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // Tenant C cannot deliver anything as tenant A's http account, judged at the platform (the
@@ -6,7 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // not with A's account id; and even an account that names A's platform account (as a duplicate
 // from before the uniqueness rule could) is refused by the platform, because it lacks A's key.
 
-const stack = stackForFile({ senders: 1, prism: true });
+const stack = sharedStackForFile({ prism: true });
 
 const SHARED = 'shared-platform-account';
 

@@ -1,13 +1,14 @@
-import { api, createHttpAccount, createTenant, stackForFile, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sharedStackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { received } from '../helpers/platform-record.js';
 import { eventually } from '../helpers/test-env.js';
 
 // Audiences and test sends end to end, judged at the sandbox's record: a run sends to the
 // audience as it was when the run was created, however the audience is edited meanwhile, and
 // the next run to the list as it is then; a test send reaches its one chat with the chosen
-// chat's variables and holds no chat of the campaign's next run back.
+// chat's variables and holds no chat of the campaign's next run back. On the run's shared
+// stack, behind a Prism proxy of its own: its accounts' records only.
 
-const stack = stackForFile({ senders: 1, prism: true });
+const stack = sharedStackForFile({ prism: true });
 
 const textsByChat = (items: SandboxMessage[], account: string) =>
   Object.fromEntries(items.filter((m) => m.account === account).map((m) => [m.chatId, m.part.text]));
@@ -49,7 +50,7 @@ test('an audience edited while its run is running changes nothing in that run; t
   const runs = async () => (await api(stack, 'GET', `/v1/runs?campaignId=${campaign.body.id}`, token)).body.items as { id: string; status: string }[];
   const first = await eventually('the first run sending', async () => {
     const [run] = await runs();
-    return run && (await received(stack)).some((m) => m.account === ACCOUNT) ? run : null;
+    return run && (await received(stack, ACCOUNT)).length > 0 ? run : null;
   });
 
   const id = audience.body.id;
@@ -73,13 +74,13 @@ test('an audience edited while its run is running changes nothing in that run; t
 
   const firstEnd = await runEnded(token, first.id);
   expect(firstEnd).toMatchObject({ status: 'success', counts: { total: 4, sent: 4 } });
-  const firstRecord = await received(stack);
+  const firstRecord = await received(stack, ACCOUNT);
   expect(textsByChat(firstRecord, ACCOUNT)).toEqual({ m1: 'Hi m1 first', m2: 'Hi m2 inline', m3: 'Hi m3 first', m4: 'Hi m4 first' });
 
   const second = await eventually('the next run', async () => (await runs()).find((r) => r.id !== first.id) ?? null, 90_000, 500);
   const secondEnd = await runEnded(token, second.id);
   expect(secondEnd).toMatchObject({ status: 'success', counts: { total: 4, sent: 4 } });
-  const secondRecord = (await received(stack)).slice(firstRecord.length);
+  const secondRecord = (await received(stack, ACCOUNT)).slice(firstRecord.length);
   expect(textsByChat(secondRecord, ACCOUNT)).toEqual({ m1: 'Hi m1 renamed', m2: 'Hi m2 inline', m3: 'Hi m3 first', m5: 'Hi m5 new' });
 }, 180_000);
 
@@ -111,7 +112,7 @@ test("a test send reaches its one chat with the chosen chat's variables; the cam
   expect(await runEnded(token, asMember.body.id)).toMatchObject({ status: 'success', counts: { total: 1, sent: 1 } });
   const plain = await api(stack, 'POST', `/v1/campaigns/${campaign.body.id}/test-sends`, token, { chatId: 'ops-phone' });
   expect(await runEnded(token, plain.body.id)).toMatchObject({ status: 'success' });
-  const tests = (await received(stack)).filter((m) => m.account === ACCOUNT);
+  const tests = await received(stack, ACCOUNT);
   expect(tests.map((m) => [m.chatId, m.part.text])).toEqual([
     ['ops-phone', 'Hello Vera'],
     ['ops-phone', 'Hello {{name}}'],
@@ -124,7 +125,7 @@ test("a test send reaches its one chat with the chosen chat's variables; the cam
     return list.find((r) => r.trigger !== 'test') ?? null;
   });
   expect(await runEnded(token, run.id)).toMatchObject({ status: 'success', counts: { total: 3, sent: 3 } });
-  const live = (await received(stack)).filter((m) => m.account === ACCOUNT).slice(tests.length);
+  const live = (await received(stack, ACCOUNT)).slice(tests.length);
   expect(textsByChat(live, ACCOUNT)).toEqual({ 'ops-phone': 'Hello Ops', yan: 'Hello Yan', 'vip-1': 'Hello Vera' });
   expect((await api(stack, 'GET', `/v1/campaigns/${campaign.body.id}`, token)).body.lastRunId).toBe(run.id);
 
@@ -135,5 +136,5 @@ test("a test send reaches its one chat with the chosen chat's variables; the cam
   expect((await runEnded(token, suppressed.body.id)).counts).toMatchObject({ total: 1, skipped: 1, sent: 0 });
   const target = (await api(stack, 'GET', `/v1/runs/${suppressed.body.id}/targets`, token)).body.items[0];
   expect(target).toMatchObject({ chatId: 'blocked-phone', status: 'skipped', error: { code: 'suppressed' } });
-  expect((await received(stack)).filter((m) => m.chatId === 'blocked-phone')).toEqual([]);
+  expect((await received(stack, ACCOUNT)).filter((m) => m.chatId === 'blocked-phone')).toEqual([]);
 }, 120_000);

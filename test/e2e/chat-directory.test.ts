@@ -1,4 +1,4 @@
-import { api, createHttpAccount, createTenant, sandbox, stackForFile } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, sharedStackForFile } from '../helpers/stack.js';
 import { openEventStream } from '../helpers/sse-client.js';
 import { eventually } from '../helpers/test-env.js';
 
@@ -6,7 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // syncs its chats from the sandbox by itself (a sender runs the sync), its progress reaches
 // /v1/events, and a send the sandbox forbids marks the chat's entry.
 
-const stack = stackForFile({ senders: 1 });
+const stack = sharedStackForFile();
 
 type Chat = { chatId: string; title: string | null; kind: string; memberCount: number | null; canSend: boolean };
 const ACCOUNT = 'directory-acc';

@@ -1,4 +1,4 @@
-import { api, createHttpAccount, createTenant, sandbox, stackForFile, type SandboxMessage } from '../helpers/stack.js';
+import { api, createHttpAccount, createTenant, sandbox, sharedStackForFile, type SandboxMessage } from '../helpers/stack.js';
 import { eventually } from '../helpers/test-env.js';
 
 // A campaign edited every second (name, messages, and its timezone, which makes the API
@@ -6,7 +6,7 @@ import { eventually } from '../helpers/test-env.js';
 // twice less than everySeconds apart. Real processes; checked at the sandbox.
 
 const EVERY_S = 3;
-const stack = stackForFile({ senders: 2 });
+const stack = sharedStackForFile();
 
 test('edited every second for 25 s: every occurrence runs once, on time, never early', async () => {
   const tenant = (await createTenant(stack, 'edits')).body;

@@ -3,9 +3,12 @@ import { REDIS_URL } from './test-env.js';
 
 // The sandbox's record is the judge of sending promises: what the platform received, and when.
 
-/** Everything the sandbox received, in arrival order. */
-export async function received(stack: Pick<Stack, 'sandboxUrl'>): Promise<SandboxMessage[]> {
-  const { items } = await sandbox<{ items: SandboxMessage[] }>(stack, '/sandbox/messages');
+/** Everything the sandbox received, or one platform account's part of it, in arrival order. */
+export async function received(stack: Pick<Stack, 'sandboxUrl'>, account?: string): Promise<SandboxMessage[]> {
+  const { items } = await sandbox<{ items: SandboxMessage[] }>(
+    stack,
+    account ? `/sandbox/messages?account=${encodeURIComponent(account)}` : '/sandbox/messages',
+  );
   return items;
 }
 

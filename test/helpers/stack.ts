@@ -1,4 +1,4 @@
-import { apiCall, sandboxGet, startStack as startProcesses, type Stack as Processes } from '@metronome/testkit';
+import { apiCall, sandboxGet, startPrismProxy, startStack as startProcesses, type Stack as Processes } from '@metronome/testkit';
 import { createDb } from '@metronome/db';
 import { createTestDatabase, eventually, uniquePrefix, REDIS_URL, type TestDatabase } from './test-env.js';
 
@@ -42,23 +42,71 @@ export async function startStack(
 
 type StackOptions = Parameters<typeof startStack>[0];
 
-/** What a test file reads of a stack: its addresses, its admin token and a database handle. */
-export type StackView = Pick<Stack, 'apiUrl' | 'sandboxUrl' | 'adminToken' | 'db' | 'keyPrefix' | 'stop'>;
+/** What a test file reads of a stack: its addresses, its admin token, its senders' metrics and a database handle. */
+export type StackView = Pick<Stack, 'apiUrl' | 'sandboxUrl' | 'adminToken' | 'senderMetricsPorts' | 'db' | 'keyPrefix' | 'stop'>;
+
+/** The shared stack's senders: two, as the end-to-end files that share it were written for. */
+export const SHARED_STACK_SENDERS = 2;
 
 /**
- * The run's shared default stack (`startStack({ senders: 1 })`, started by test/global-setup.mjs
- * when the run holds console files), or null when there is none (a run of other files). A file
- * on it makes its own tenants and sandbox accounts, so files never read one another's; it may not
- * change what all share (the sandbox's settings or receipts, a service's environment) nor read
- * what every tenant sees (the admin's lists). Its stop closes only this file's database handle.
+ * The run's shared default stack (`startStack({ senders: 2 })`, started by test/global-setup.mjs
+ * when the run holds a file that uses it), or null when there is none (a run of other files). A
+ * file on it makes its own tenants and sandbox accounts (externalIds no other file uses) and
+ * judges only their records; it may not change what all share (the sandbox's settings or
+ * receipts, a service's environment) nor read what every tenant sees (the admin's lists).
+ * Its stop closes only this file's database handle.
  */
 export function sharedStack(): StackView | null {
   const env = process.env['METRONOME_TEST_SHARED_STACK'];
   if (!env) return null;
-  const shared = JSON.parse(env) as { apiUrl: string; sandboxUrl: string; adminToken: string; databaseUrl: string; databaseName: string; keyPrefix: string };
+  const shared = JSON.parse(env) as {
+    apiUrl: string;
+    sandboxUrl: string;
+    adminToken: string;
+    senderMetricsPorts: number[];
+    databaseUrl: string;
+    databaseName: string;
+    keyPrefix: string;
+  };
   const db = createDb({ url: shared.databaseUrl, max: 2, applicationName: 'metronome-test' });
   const drop = () => db.destroy();
   return { ...shared, db: { url: shared.databaseUrl, name: shared.databaseName, db, drop }, stop: drop };
+}
+
+/**
+ * An end-to-end file's prelude on the shared stack (sharedStack says what such a file may not
+ * do), or on a stack of its own with as many senders when the run has none (the file run
+ * alone). With `prism`, this file's own Prism proxy in front of the API (a start costs about
+ * 6–8 s): its stop fails on what Prism found, as startStack's does.
+ */
+export function sharedStackForFile(options: { prism?: boolean } = {}): StackView {
+  const view = {} as StackView;
+  beforeAll(async () => {
+    const shared = sharedStack();
+    if (!shared) return void Object.assign(view, await startStack({ senders: SHARED_STACK_SENDERS, ...options }));
+    try {
+      const prism = options.prism ? await startPrismProxy(shared.apiUrl) : undefined;
+      Object.assign(view, shared, {
+        apiUrl: prism?.url ?? shared.apiUrl,
+        stop: async () => {
+          await shared.stop();
+          await prism?.stop();
+          const violations = prism?.mismatches() ?? [];
+          if (violations.length)
+            throw new Error(
+              `the API and its OpenAPI document disagree (Prism):\n${violations.map((v) => `${v.request} → ${v.status}: ${v.message}`).join('\n')}`,
+            );
+        },
+      });
+    } catch (error) {
+      await shared.stop();
+      throw error;
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await view.stop?.();
+  }, 60_000);
+  return view;
 }
 
 /**
@@ -111,7 +159,7 @@ export interface ListedRun {
 }
 
 /** Waits until every run of `runIds` has left queued/running, polling the run list (one request per poll: the API limits requests per token). */
-export function runsToEnd(stack: Stack, token: string, runIds: string[], timeoutMs: number, everyMs: number): Promise<ListedRun[]> {
+export function runsToEnd(stack: Pick<Stack, 'apiUrl'>, token: string, runIds: string[], timeoutMs: number, everyMs: number): Promise<ListedRun[]> {
   return eventually(
     'every run to finish',
     async () => {
