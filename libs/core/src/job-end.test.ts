@@ -3,6 +3,7 @@ import {
   decideJobEnd,
   decideJobStart,
   failureSummary,
+  RESTRICTED_RECHECK_MS,
   windowCloseCauseSentence,
   type JobLaneReport,
   type JobProgress,
@@ -51,6 +52,11 @@ describe('decideJobStart', () => {
       'a cooling account: the run looks again just after the cooling ends',
       run({}, { status: 'cooling', cooling: { until: new Date(NOW + 10 * MIN), reason: 'flood_waits' } }),
       { kind: 'continue', at: NOW + 10 * MIN + RETRY, outcome: 'deferred' },
+    ],
+    [
+      'a cooling without an end (not delivering, restricted): the run looks again shortly, to go on soon after a lift',
+      run({}, { status: 'cooling', cooling: { until: null, reason: 'not_delivering' } }),
+      { kind: 'continue', at: NOW + RESTRICTED_RECHECK_MS, outcome: 'deferred' },
     ],
     [
       'a cooling already past its end: the run looks again a moment later',

@@ -104,8 +104,13 @@ export function decideJobStart(run: JobRun, now: number, retryMs: number): JobSt
   return { kind: 'go' };
 }
 
-/** How often the job of a run whose account is restricted (a cooling without an end) looks again. */
-const RESTRICTED_RECHECK_MS = 60_000;
+/**
+ * How often the job of a run whose account is restricted (a cooling without an end, such as
+ * `not_delivering`) looks again: its runs go on within this of a lift (a receipt, the operator).
+ * Each look is one job that reads the run, nothing sent; at 60 s a lifted account's runs sat for
+ * up to a minute.
+ */
+export const RESTRICTED_RECHECK_MS = 15_000;
 
 /**
  * A cooling account sends nothing: its run continues when the cooling ends (the scheduler's
