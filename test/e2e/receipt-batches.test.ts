@@ -1,5 +1,7 @@
 import { api, createHttpAccount, createTenant, runsToEnd, sandbox, stackForFile } from '../helpers/stack.js';
+import { allTargets, told, type ReceiptTarget } from '../helpers/receipts-told.js';
 import { eventually } from '../helpers/test-env.js';
+import type { PostedReceipt } from '../../services/sandbox/src/receipts.js';
 
 // Receipts of several accounts in one POST (CONTRACT §5, the form with `accounts`): two tenants'
 // http accounts send at once; the sandbox posts both accounts' receipts (twice, out of order)
@@ -10,46 +12,9 @@ import { eventually } from '../helpers/test-env.js';
 
 const stack = stackForFile({ senders: 1 });
 
-interface Posted {
-  account: string;
-  messageId: string;
-  chatId: string;
-  status: 'delivered' | 'read';
-  at: string;
-  post: number;
-}
-
-interface Target {
-  chatId: string;
-  deliveredAt: string | null;
-  readAt: string | null;
-}
-
 const CHATS = 40;
 const chats = (prefix: string) => Array.from({ length: CHATS }, (_, i) => `${prefix}-${i + 1}`);
 const KEYS = ['batch-api-key-000a', 'batch-api-key-000b'];
-
-async function targets(token: string, runId: string): Promise<Target[]> {
-  const page = await api(stack, 'GET', `/v1/runs/${runId}/targets?limit=500`, token);
-  expect(page.status).toBe(200);
-  return page.body.items;
-}
-
-/** The earliest delivery / read the sandbox told per chat of one account. */
-function told(posted: Posted[], account: string): Map<string, { deliveredAt: string; readAt: string | null }> {
-  const out = new Map<string, { deliveredAt: string; readAt: string | null }>();
-  const earliest = (a: string | null | undefined, b: string) => (a == null || Date.parse(b) < Date.parse(a) ? b : a);
-  for (const p of posted.filter((r) => r.account === account)) {
-    const e = out.get(p.chatId);
-    out.set(p.chatId, {
-      deliveredAt: earliest(e?.deliveredAt, p.at),
-      readAt: p.status === 'read' ? earliest(e?.readAt, p.at) : (e?.readAt ?? null),
-    });
-  }
-  return out;
-}
-
-const iso = (s: string | null) => (s === null ? null : new Date(s).toISOString());
 
 test("two accounts' receipts share POSTs and end as told; in a batch, forged receipts change nothing beside a genuine one", async () => {
   const owners = [(await createTenant(stack, 'Batch A')).body.token as string, (await createTenant(stack, 'Batch B')).body.token as string];
@@ -104,7 +69,7 @@ test("two accounts' receipts share POSTs and end as told; in a batch, forged rec
   const posted = await eventually(
     'every receipt posted twice and recorded',
     async () => {
-      const view = await sandbox<{ items: Posted[]; pending: boolean }>(stack, '/sandbox/receipts');
+      const view = await sandbox<{ items: PostedReceipt[]; pending: boolean }>(stack, '/sandbox/receipts');
       if (view.pending || view.items.filter((r) => r.status === 'delivered').length < 2 * 2 * CHATS) return null;
       for (const i of [0, 1]) if ((await api(stack, 'GET', `/v1/runs/${runIds[i]}`, owners[i]!)).body.counts.delivered !== CHATS) return null;
       return view.items;
@@ -116,13 +81,13 @@ test("two accounts' receipts share POSTs and end as told; in a batch, forged rec
   const accountsByPost = new Map<number, Set<string>>();
   for (const p of posted) accountsByPost.set(p.post, (accountsByPost.get(p.post) ?? new Set()).add(p.account));
   expect([...accountsByPost.values()].some((a) => a.size === 2)).toBe(true);
-  const before: Target[][] = [];
+  const before: ReceiptTarget[][] = [];
   for (const i of [0, 1]) {
     const want = told(posted, `batch-${i}`);
-    const got = await targets(owners[i]!, runIds[i]!);
+    const got = await allTargets(stack, owners[i]!, runIds[i]!);
     expect(got).toHaveLength(CHATS);
     expect(got.map((t) => ({ chatId: t.chatId, deliveredAt: t.deliveredAt, readAt: t.readAt }))).toEqual(
-      got.map((t) => ({ chatId: t.chatId, deliveredAt: iso(want.get(t.chatId)!.deliveredAt), readAt: iso(want.get(t.chatId)!.readAt) })),
+      got.map((t) => ({ chatId: t.chatId, deliveredAt: want.get(t.chatId)!.deliveredAt, readAt: want.get(t.chatId)!.readAt })),
     );
     before.push(got);
   }
@@ -166,7 +131,7 @@ test("two accounts' receipts share POSTs and end as told; in a batch, forged rec
   expect(bad.status).toBe(400);
   expect(JSON.stringify(await bad.json())).toMatch(/accounts\.0\.receipts\.0\.status/);
 
-  const after = [await targets(owners[0]!, runIds[0]!), await targets(owners[1]!, runIds[1]!)];
+  const after = [await allTargets(stack, owners[0]!, runIds[0]!), await allTargets(stack, owners[1]!, runIds[1]!)];
   const changed = (i: number) => after[i]!.filter((t, k) => JSON.stringify(t) !== JSON.stringify(before[i]![k]));
   // A: only the genuine chat moved, read when told (delivered earlier already); B: nothing
   expect(changed(0).map((t) => [t.chatId, t.readAt])).toEqual([[genuine, readAt]]);

@@ -1,5 +1,7 @@
 import { api, createHttpAccount, createTenant, runsToEnd, sandbox, stackForFile } from '../helpers/stack.js';
+import { allTargets, told, type ReceiptTarget } from '../helpers/receipts-told.js';
 import { eventually } from '../helpers/test-env.js';
+import type { PostedReceipt } from '../../services/sandbox/src/receipts.js';
 
 // Receipts end to end (CONTRACT §3 "Receipts", §5): a run of 1,000 chats through the scheduler,
 // a sender and the sandbox, which posts delivery and read receipts to the API late, out of
@@ -8,54 +10,7 @@ import { eventually } from '../helpers/test-env.js';
 
 const stack = stackForFile({ senders: 1 });
 
-interface Posted {
-  account: string;
-  messageId: string;
-  chatId: string;
-  status: 'delivered' | 'read';
-  at: string;
-}
-
-interface Target {
-  chatId: string;
-  status: string;
-  deliveredAt: string | null;
-  readAt: string | null;
-  deliveredTo: number | null;
-}
-
 const CHATS = Array.from({ length: 1000 }, (_, i) => `chat-${String(i + 1).padStart(4, '0')}`);
-
-async function allTargets(token: string, runId: string): Promise<Target[]> {
-  const out: Target[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { status: number; body: { items: Target[]; nextCursor: string | null } } = await api(
-      stack,
-      'GET',
-      `/v1/runs/${runId}/targets?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      token,
-    );
-    expect(page.status).toBe(200);
-    out.push(...page.body.items);
-    cursor = page.body.nextCursor;
-  } while (cursor);
-  return out;
-}
-
-/** The earliest time the sandbox told per chat and status: what each target must show. */
-function expected(posted: Posted[], account: string): Map<string, { delivered: string | null; read: string | null }> {
-  const out = new Map<string, { delivered: string | null; read: string | null }>();
-  for (const p of posted.filter((r) => r.account === account)) {
-    const e = out.get(p.chatId) ?? { delivered: null, read: null };
-    const min = (a: string | null, b: string) => (a === null || Date.parse(b) < Date.parse(a) ? b : a);
-    // a read is a delivery too
-    e.delivered = min(e.delivered, p.at);
-    if (p.status === 'read') e.read = min(e.read, p.at);
-    out.set(p.chatId, e);
-  }
-  return out;
-}
 
 test('1,000 chats: receipts late, out of order and twice end as the sandbox told them; counts add up; nothing sent twice; forged receipts change nothing', async () => {
   const tenant = await createTenant(stack, 'Receipts');
@@ -101,7 +56,7 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
   const posted = await eventually(
     'every receipt posted and recorded',
     async () => {
-      const view = await sandbox<{ items: Posted[]; pending: boolean }>(stack, '/sandbox/receipts');
+      const view = await sandbox<{ items: PostedReceipt[]; pending: boolean }>(stack, '/sandbox/receipts');
       // twice: every delivery posted two times, and no receipt still to go
       if (view.pending || view.items.filter((r) => r.status === 'delivered').length < 2 * CHATS.length) return null;
       const run = await api(stack, 'GET', `/v1/runs/${runId}`, token);
@@ -116,16 +71,16 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
   // twice: every receipt was posted two times
   expect(posted.filter((r) => r.status === 'delivered')).toHaveLength(2 * CHATS.length);
 
-  const want = expected(posted, 'receipts-a');
-  const targets = await allTargets(token, runId);
+  const want = told(posted, 'receipts-a');
+  const targets = await allTargets(stack, token, runId);
   expect(targets).toHaveLength(CHATS.length);
   for (const t of targets) {
     const e = want.get(t.chatId)!;
     expect({ chatId: t.chatId, status: t.status, deliveredAt: t.deliveredAt, readAt: t.readAt, deliveredTo: t.deliveredTo }).toEqual({
       chatId: t.chatId,
       status: 'sent',
-      deliveredAt: new Date(e.delivered!).toISOString(),
-      readAt: e.read === null ? null : new Date(e.read).toISOString(),
+      deliveredAt: e.deliveredAt,
+      readAt: e.readAt,
       deliveredTo: null,
     });
   }
@@ -134,7 +89,7 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
 
   // the filters agree with the counts
   const unread = await api(stack, 'GET', `/v1/runs/${runId}/targets?read=false&limit=500`, token);
-  expect(unread.body.items.every((t: Target) => t.readAt === null)).toBe(true);
+  expect(unread.body.items.every((t: ReceiptTarget) => t.readAt === null)).toBe(true);
   const readOnes = await api(stack, 'GET', `/v1/runs/${runId}/targets?read=true&limit=500`, token);
   expect(readOnes.body.items.length).toBe(Math.min(500, reads.size));
 
@@ -173,9 +128,9 @@ test('1,000 chats: receipts late, out of order and twice end as the sandbox told
   });
   expect(bad.status).toBe(400);
   expect(JSON.stringify(await bad.json())).toMatch(/receipts\.0\.status|status/);
-  const after = (await allTargets(token, runId)).find((t) => t.chatId === unreadChat)!;
+  const after = (await allTargets(stack, token, runId)).find((t) => t.chatId === unreadChat)!;
   expect(after.readAt).toBeNull();
-  expect(after.deliveredAt).toBe(new Date(want.get(unreadChat)!.delivered!).toISOString());
+  expect(after.deliveredAt).toBe(want.get(unreadChat)!.deliveredAt);
   expect((await api(stack, 'GET', `/v1/runs/${runId}`, token)).body.counts.read).toBe(reads.size);
   const metrics = await (await fetch(`${stack.apiUrl}/metrics`)).text();
   expect(metrics).toMatch(/metronome_receipts_total\{[^}]*status="unknown"[^}]*\} [1-9]/);
