@@ -5,7 +5,7 @@ import { eventually } from '../helpers/test-env.js';
 import { ADMIN_TOKEN, call, createCampaign, createTenant, seedRun, startApi, type Api, type Tenant } from './harness.js';
 
 // GET /v1/events over a real listening server: status changes made by anyone (here: plain
-// SQL, as a sender would) arrive through PostgreSQL NOTIFY, filtered to the caller's tenant.
+// SQL, as a sender would) arrive from run_events, in id order, filtered to the caller's tenant.
 
 let api: Api;
 let base: string;
@@ -124,7 +124,7 @@ test('a run changed by the API itself is announced too', async () => {
   );
 });
 
-test('after the LISTEN connection is lost the hub reconnects and backfills what it missed', async () => {
+test('after the notification connection (account and directory events) is lost, no run event is lost: they are read from run_events', async () => {
   const stream = await openStream(a.token);
   const { id: campaignId } = await createCampaign(api, a);
   const before = await seedRun(api, campaignId, 'running', { x: 'pending' });
@@ -133,17 +133,49 @@ test('after the LISTEN connection is lost the hub reconnects and backfills what 
     select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
     where application_name = 'metronome-api-events' and datname = current_database()`.execute(api.db);
   expect(killed.rows[0]?.n).toBe(1);
-  // Changed while no one listens: only run_events has it.
+  // Changed while the notification connection is down
   await setStatus(before.id, 'paused');
-  await eventually(
-    'the missed change, backfilled',
-    async () => stream.events.some((e) => e.data.runId === before.id && e.data.status === 'paused'),
-    15_000,
-    50,
-  );
+  await eventually('the change', async () => stream.events.some((e) => e.data.runId === before.id && e.data.status === 'paused'), 15_000, 50);
   const after = await seedRun(api, (await createCampaign(api, a)).id, 'queued', { x: 'pending' });
   await eventually('live events again', async () => stream.events.some((e) => e.data.runId === after.id), 15_000, 50);
 }, 30_000);
+
+test('a change whose transaction is still open holds the later ones back: the stream keeps id order', async () => {
+  const stream = await openStream(a.token);
+  const first = await seedRun(api, (await createCampaign(api, a)).id, 'queued', { x: 'pending' });
+  const second = await seedRun(api, (await createCampaign(api, a)).id, 'queued', { x: 'pending' });
+  await eventually('both runs announced', async () => [first.id, second.id].every((id) => stream.events.some((e) => e.data.runId === id)), 10_000, 20);
+  const slow = await api.db.connection().execute(async (conn) => {
+    await sql`begin`.execute(conn);
+    // takes the lower event id, committed last
+    await sql`update runs set status = 'running' where id = ${first.id}::uuid`.execute(conn);
+    await setStatus(second.id, 'running');
+    const seen = (id: string) => stream.events.some((e) => e.data.runId === id && e.data.status === 'running');
+    // the committed, higher id is read (and held) meanwhile: a few reads of the hub
+    await new Promise((r) => setTimeout(r, 500));
+    const heldBack = !seen(second.id);
+    await sql`commit`.execute(conn);
+    return { heldBack, seen };
+  });
+  expect(slow.heldBack).toBe(true);
+  await eventually('both changes', async () => slow.seen(first.id) && slow.seen(second.id), 10_000, 20);
+  const running = stream.events.filter((e) => e.data.status === 'running' && [first.id, second.id].includes(String(e.data.runId)));
+  expect(running.map((e) => e.data.runId)).toEqual([first.id, second.id]);
+  expect(running.map((e) => Number(e.id))).toEqual([...running.map((e) => Number(e.id))].sort((x, y) => x - y));
+}, 20_000);
+
+test('a change rolled back leaves a gap that holds nothing back for long', async () => {
+  const stream = await openStream(a.token);
+  const run = await seedRun(api, (await createCampaign(api, a)).id, 'queued', { x: 'pending' });
+  await api.db.connection().execute(async (conn) => {
+    await sql`begin`.execute(conn);
+    await sql`update runs set status = 'paused' where id = ${run.id}::uuid`.execute(conn);
+    await sql`rollback`.execute(conn);
+  });
+  await setStatus(run.id, 'running');
+  await eventually('the change after the gap', async () => stream.events.some((e) => e.data.runId === run.id && e.data.status === 'running'), 10_000, 50);
+  expect(stream.events.some((e) => e.data.runId === run.id && e.data.status === 'paused')).toBe(false);
+}, 20_000);
 
 describe('stream lifecycle', () => {
   let own: Api;

@@ -271,15 +271,23 @@ export class RunControlRepository {
     return { count: first?.n ?? 0, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000) };
   }
 
+  /** The newest status-change event's id (0: none yet): where the API's live events start. */
+  async lastEventId(): Promise<number> {
+    const row = await sql<{ id: string | null }>`select max(id) as id from run_events`.execute(this.db);
+    return Number(row.rows[0]?.id ?? 0);
+  }
+
   /**
-   * Status-change events after `afterId`, oldest first, with their campaign (Last-Event-ID replay).
+   * Status-change events after `afterId` (and those of `alsoIds`, ids read again), oldest first,
+   * with their campaign: Last-Event-ID replay and the API's live events.
    * A tenant's are read by the event's own tenant (run_events_tenant_idx), not every tenant's by id.
    */
-  async eventsAfter(afterId: number, tenantId: string | null, limit: number): Promise<RunEventRow[]> {
+  async eventsAfter(afterId: number, tenantId: string | null, limit: number, alsoIds: number[] = []): Promise<RunEventRow[]> {
+    const which = alsoIds.length === 0 ? sql`e.id > ${afterId}` : sql`(e.id > ${afterId} or e.id = any(${alsoIds}::bigint[]))`;
     const result = await sql<{ id: number; run_id: string; tenant_id: string; status: RunStatus; campaign_id: string; name: string }>`
       select e.id, e.run_id, e.tenant_id, e.status, c.id as campaign_id, c.name
       from run_events e join runs r on r.id = e.run_id join campaigns c on c.id = r.campaign_id
-      where e.id > ${afterId} and ${tenantId === null ? sql`true` : sql`e.tenant_id = ${tenantId}::uuid`}
+      where ${which} and ${tenantId === null ? sql`true` : sql`e.tenant_id = ${tenantId}::uuid`}
       order by e.id
       limit ${limit}
     `.execute(this.db);
@@ -291,19 +299,5 @@ export class RunControlRepository {
       campaignId: e.campaign_id,
       campaignName: e.name,
     }));
-  }
-
-  /** Campaign id and name of each run (to dress a notification as an event). */
-  async campaignsOfRuns(runIds: string[]): Promise<Map<string, { campaignId: string; campaignName: string }>> {
-    const out = new Map<string, { campaignId: string; campaignName: string }>();
-    if (runIds.length === 0) return out;
-    const rows = await this.db
-      .selectFrom('runs as r')
-      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
-      .select(['r.id', 'c.id as campaign_id', 'c.name'])
-      .where('r.id', 'in', runIds)
-      .execute();
-    for (const row of rows) out.set(row.id, { campaignId: row.campaign_id, campaignName: row.name });
-    return out;
   }
 }

@@ -1,11 +1,17 @@
 import { notificationFor, type RunCountsLike } from '@metronome/core';
-import { countRuns, type AccountStatus, type DB, type RunControlRepository, type RunStatus } from '@metronome/db';
+import { countRuns, type AccountStatus, type DB, type RunControlRepository, type RunEventRow, type RunStatus } from '@metronome/db';
 import type { Logger } from '@metronome/observability';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
+import { nextEvents, startOrder, type EventOrder } from './event-order.js';
 
-/** The channel migrations/0001_init.sql notifies on every run status change. */
+/** The channel account and directory changes are notified on (migrations/0003, 0012, 0016). */
 export const RUN_EVENTS_CHANNEL = 'metronome_run_events';
+
+/** How often the hub reads new run events while anyone listens, ms. */
+export const RUN_EVENTS_POLL_MS = 100;
+/** The most run events one read hands on. */
+const POLL_LIMIT = 1_000;
 
 /** One status change as /v1/events sends it. */
 export interface RunEvent {
@@ -52,27 +58,24 @@ export interface Subscriber {
   end(): void;
 }
 
-interface Notice {
-  id: number;
-  runId: string;
-  tenantId: string;
-  status: RunStatus;
-}
-
 export interface RunEventHubOptions {
   databaseUrl: string;
   db: Kysely<DB>;
   runs: RunControlRepository;
   logger: Logger;
   reconnectDelayMs?: number;
+  pollMs?: number;
 }
 
 /**
- * Fans PostgreSQL NOTIFYs of run status changes out to SSE subscribers. One dedicated
- * connection per API replica LISTENs (a pooled connection would lose the LISTEN when it is
- * handed back), so every replica sees every change whoever made it. Each notice is dressed
- * once (campaign, counts, notification texts), whatever the number of subscribers. After a
- * lost connection the hub reconnects and replays what it missed from run_events.
+ * Fans run status changes and account and directory changes out to SSE subscribers.
+ * Run status changes are read from run_events every RUN_EVENTS_POLL_MS while anyone listens,
+ * in id order (event-order.ts): a NOTIFY in the run's own transaction would serialize the
+ * commits of every sender and the scheduler on PostgreSQL's notify lock (docs/BENCHMARKS.md,
+ * "Start lag at 10,000 campaigns"). Account and directory changes, rare, still come by NOTIFY
+ * on one dedicated connection per API replica (a pooled one would lose the LISTEN when handed
+ * back). Each run event is dressed once (campaign, counts, notification texts), whatever the
+ * number of subscribers.
  */
 export class RunEventHub {
   private readonly subscribers = new Set<Subscriber>();
@@ -80,17 +83,18 @@ export class RunEventHub {
   private connecting: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** highest event id handed to subscribers; replays after a reconnect start here */
-  private lastId = 0;
-  private queue: Notice[] = [];
-  private draining: Promise<void> = Promise.resolve();
+  /** where the run events read stand; null while nobody listens */
+  private order: EventOrder | null = null;
+  private starting: Promise<void> | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private polling: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: RunEventHubOptions) {}
 
   /** Adds a subscriber once the LISTEN is in place; returns its unsubscribe. */
   async subscribe(subscriber: Subscriber): Promise<() => void> {
     if (this.closed) throw new Error('event hub closed');
-    await this.ensureListening();
+    await Promise.all([this.ensureListening(), this.ensureReading()]);
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
   }
@@ -105,13 +109,15 @@ export class RunEventHub {
   async close(): Promise<void> {
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
     for (const s of this.subscribers) s.end();
     this.subscribers.clear();
     await this.connecting?.catch(() => undefined);
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
-    await this.draining;
+    await this.starting?.catch(() => undefined);
+    await this.polling;
   }
 
   private ensureListening(): Promise<void> {
@@ -133,16 +139,61 @@ export class RunEventHub {
       await client.end();
       return;
     }
-    const resumed = this.lastId > 0;
     this.client = client;
-    // Changes made while the connection was down were not notified; run_events has them.
-    if (resumed) this.enqueueBackfill();
+  }
+
+  /** Run events are read from the newest one on, from the first subscriber on. */
+  private ensureReading(): Promise<void> {
+    if (this.order) return Promise.resolve();
+    this.starting ??= this.opts.runs
+      .lastEventId()
+      .then((lastId) => {
+        this.order = startOrder(lastId);
+        this.schedulePoll();
+      })
+      .finally(() => {
+        this.starting = null;
+      });
+    return this.starting;
+  }
+
+  private schedulePoll(): void {
+    if (this.closed || this.pollTimer || !this.order) return;
+    this.pollTimer = setTimeout(() => {
+      this.pollTimer = null;
+      this.polling = this.poll().finally(() => this.schedulePoll());
+    }, this.opts.pollMs ?? RUN_EVENTS_POLL_MS);
+    this.pollTimer.unref();
+  }
+
+  /** One read of run_events: what came in order goes to the subscribers; nobody listening, the reading stops. */
+  private async poll(): Promise<void> {
+    const order = this.order;
+    if (!order || this.closed) return;
+    if (this.subscribers.size === 0) {
+      this.order = null;
+      return;
+    }
+    try {
+      const rows = await this.opts.runs.eventsAfter(order.lastId, null, POLL_LIMIT, [...order.late.keys()]);
+      const next = nextEvents(
+        order,
+        rows.filter((r) => r.id > order.lastId).map((r) => r.id),
+        rows.filter((r) => order.late.has(r.id)).map((r) => r.id),
+        Date.now(),
+      );
+      if (this.order === order) this.order = next.order;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      await this.deliver(next.ids.map((id) => byId.get(id)!));
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'could not read run events; trying again');
+    }
   }
 
   private lost(client: pg.Client, err: Error | null): void {
     if (this.client !== client || this.closed) return;
     this.client = null;
-    this.opts.logger.warn({ err }, 'run events connection lost; reconnecting');
+    this.opts.logger.warn({ err }, 'events connection lost; reconnecting');
     client.end().catch(() => undefined);
     this.scheduleReconnect();
   }
@@ -152,7 +203,7 @@ export class RunEventHub {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       this.ensureListening().catch((err: unknown) => {
-        this.opts.logger.warn({ err }, 'run events reconnect failed');
+        this.opts.logger.warn({ err }, 'events reconnect failed');
         this.scheduleReconnect();
       });
     }, this.opts.reconnectDelayMs ?? 1000);
@@ -171,39 +222,16 @@ export class RunEventHub {
       for (const s of this.subscribers) if (s.sendAccount && (s.tenantId === null || s.tenantId === account.tenantId)) s.sendAccount(account);
       return;
     }
-    const notice = parseNotice(payload);
-    if (!notice) {
-      this.opts.logger.warn({ payload }, 'unreadable run event notification');
-      return;
-    }
-    this.queue.push(notice);
-    // One batch at a time keeps events in notification order and dresses bursts together.
-    this.draining = this.draining.then(() => this.drain());
+    this.opts.logger.warn({ payload }, 'unreadable event notification');
   }
 
-  private enqueueBackfill(): void {
-    this.draining = this.draining
-      .then(async () => {
-        const missed = await this.opts.runs.eventsAfter(this.lastId, null, 10_000);
-        this.queue.push(...missed.map((e) => ({ id: e.id, runId: e.runId, tenantId: e.tenantId, status: e.status })));
-        await this.drain();
-      })
-      .catch((err: unknown) => this.opts.logger.warn({ err }, 'run events backfill failed'));
-  }
-
-  private async drain(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
+  /** Dresses a batch of run events (one read of the counts) and hands each to its subscribers. */
+  private async deliver(batch: RunEventRow[]): Promise<void> {
     if (batch.length === 0) return;
-    for (const n of batch) this.lastId = Math.max(this.lastId, n.id);
-    if (this.subscribers.size === 0) return;
     try {
-      const runIds = [...new Set(batch.map((n) => n.runId))];
-      const [campaigns, counts] = await Promise.all([this.opts.runs.campaignsOfRuns(runIds), countRuns(this.opts.db, runIds)]);
+      const counts = await countRuns(this.opts.db, [...new Set(batch.map((n) => n.runId))]);
       for (const n of batch) {
-        const campaign = campaigns.get(n.runId);
-        if (!campaign) continue; // the run is gone (deleted with its rows)
-        const event = dress(n, campaign.campaignName, campaign.campaignId, counts.get(n.runId));
+        const event = dress(n, n.campaignName, n.campaignId, counts.get(n.runId));
         for (const s of this.subscribers) if (s.tenantId === null || s.tenantId === event.tenantId) s.send(event);
       }
     } catch (err) {
@@ -212,20 +240,15 @@ export class RunEventHub {
   }
 }
 
-function dress(n: Notice, campaignName: string, campaignId: string, counts: RunEvent['counts'] | undefined): RunEvent {
+function dress(
+  n: Pick<RunEventRow, 'id' | 'runId' | 'tenantId' | 'status'>,
+  campaignName: string,
+  campaignId: string,
+  counts: RunEvent['counts'] | undefined,
+): RunEvent {
   const c = counts ?? { total: 0, pending: 0, inFlight: 0, sent: 0, failed: 0, skipped: 0, unknown: 0 };
   const { title, body } = notificationFor(n.status, c, campaignName);
   return { id: n.id, tenantId: n.tenantId, runId: n.runId, campaignId, status: n.status, counts: c, title, body };
-}
-
-function parseNotice(payload: string | undefined): Notice | null {
-  try {
-    const v = JSON.parse(payload ?? '') as Partial<Record<keyof Notice, unknown>>;
-    if (typeof v.id !== 'number' || typeof v.runId !== 'string' || typeof v.tenantId !== 'string' || typeof v.status !== 'string') return null;
-    return { id: v.id, runId: v.runId, tenantId: v.tenantId, status: v.status as RunStatus };
-  } catch {
-    return null;
-  }
 }
 
 function parseAccountNotice(payload: string | undefined): AccountEvent | null {
