@@ -157,6 +157,8 @@ export const SCENARIOS = [
       'sends/s ratio': 'sends/s ratio (goal ≥ 0.9)',
       'worst list p99 ratio': 'worst list p99 ratio (goal ≤ 2)',
       'worst list p99 ms': 'worst list p99 ms with history (goal ≤ 50)',
+      'worst list p50 ratio': 'worst list p50 ratio',
+      'worst list p50 ms': 'worst list p50 ms with history',
       'tick ms empty': 'scheduler tick mean ms empty',
       'tick ms with history': 'scheduler tick mean ms with history',
       'bytes per target': 'run_targets bytes per row',

@@ -34,7 +34,14 @@ export async function historySweep(env) {
   const sends = (label) => of(label).map((t) => t.sendsPerSecond);
   const sweep = of('sweep');
   return {
-    params: { runs, accountsPerPass, retentionBatch: 1000, sampleMs: SAMPLE_MS, turns: turns.map((t) => t.label) },
+    params: {
+      runs,
+      accountsPerPass,
+      retentionBatch: Number(process.env.RETENTION_BATCH ?? 1000),
+      retentionPauseMs: Number(process.env.RETENTION_PAUSE_MS ?? 10),
+      sampleMs: SAMPLE_MS,
+      turns: turns.map((t) => t.label),
+    },
     figures: {
       'history runs': runs,
       'sends/s alone': sends('alone').map(Math.round).join(' · '),
