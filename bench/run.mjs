@@ -21,6 +21,7 @@ import { bigRun } from './scenarios/big-run.mjs';
 import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
 import { directorySearch } from './scenarios/directory-search.mjs';
 import { history } from './scenarios/history.mjs';
+import { historySweep } from './scenarios/history-sweep.mjs';
 import { renderTable, withTable } from './table.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -51,6 +52,7 @@ const scenarios = [
   { name: 'audience-run', run: audienceRun },
   { name: 'directory-search', run: directorySearch },
   { name: 'history', run: history },
+  { name: 'history-sweep', run: historySweep },
 ];
 
 mkdirSync(RESULTS, { recursive: true });
