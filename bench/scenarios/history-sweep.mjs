@@ -38,7 +38,7 @@ export async function historySweep(env) {
       runs,
       accountsPerPass,
       retentionBatch: Number(process.env.RETENTION_BATCH ?? 1000),
-      retentionPauseMs: Number(process.env.RETENTION_PAUSE_MS ?? 10),
+      retentionPauseMs: Number(process.env.RETENTION_PAUSE_MS ?? 300),
       sampleMs: SAMPLE_MS,
       turns: turns.map((t) => t.label),
     },

@@ -19,7 +19,7 @@ const schema = z.object({
   RUN_SUMMARY_RETENTION: duration('400d'),
   RETENTION_SWEEP_MS: int(60_000, 50, 86_400_000),
   RETENTION_BATCH: int(1000, 1, 100_000),
-  RETENTION_PAUSE_MS: int(10, 0, 10_000),
+  RETENTION_PAUSE_MS: int(300, 0, 10_000),
 });
 
 /** The variables, with KEY_PREFIX as used (hash-tagged on a cluster) and REDIS: where to connect. */
