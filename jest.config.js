@@ -26,10 +26,10 @@ const shared = {
 };
 
 export default {
-  // Four files at a time on this 2-core machine: most files wait on PostgreSQL, Redis, their
-  // services or a window of time, so two left a core idle much of the run, and three still
-  // used 1.4 of the 2 cores (docs/BENCHMARKS.md, "Packing the suite").
-  maxWorkers: 4,
+  // Three files at a time on this 2-core machine: most files wait on PostgreSQL, Redis, their
+  // services or a window of time, so two left a core idle much of the run; three was faster
+  // with no new failure (docs/BENCHMARKS.md, "Packing the suite").
+  maxWorkers: 3,
   // the known long files first, so none starts last and leaves a worker alone (test/sequencer.mjs)
   testSequencer: '<rootDir>/test/sequencer.mjs',
   // a safety net against a hang, not a speed check: jest's 5 s trips on a busy machine where a
