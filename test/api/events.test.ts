@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
+import { RUN_EVENTS_POLL_MS } from '../../services/control-api/src/events/run-event-hub.js';
 import { openEventStream, type EventStream } from '../helpers/sse-client.js';
 import { eventually } from '../helpers/test-env.js';
 import { ADMIN_TOKEN, call, createCampaign, createTenant, seedRun, startApi, type Api, type Tenant } from './harness.js';
@@ -151,8 +152,8 @@ test('a change whose transaction is still open holds the later ones back: the st
     await sql`update runs set status = 'running' where id = ${first.id}::uuid`.execute(conn);
     await setStatus(second.id, 'running');
     const seen = (id: string) => stream.events.some((e) => e.data.runId === id && e.data.status === 'running');
-    // the committed, higher id is read (and held) meanwhile: a few reads of the hub
-    await new Promise((r) => setTimeout(r, 500));
+    // the committed, higher id is read (and held) meanwhile: four reads of the hub
+    await new Promise((r) => setTimeout(r, 4 * RUN_EVENTS_POLL_MS));
     const heldBack = !seen(second.id);
     await sql`commit`.execute(conn);
     return { heldBack, seen };

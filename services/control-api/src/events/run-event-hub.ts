@@ -9,7 +9,7 @@ import { nextEvents, startOrder, type EventOrder } from './event-order.js';
 export const RUN_EVENTS_CHANNEL = 'metronome_run_events';
 
 /** How often the hub reads new run events while anyone listens, ms. */
-export const RUN_EVENTS_POLL_MS = 100;
+export const RUN_EVENTS_POLL_MS = 250;
 /** The most run events one read hands on. */
 const POLL_LIMIT = 1_000;
 
