@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { apiCall, createScratchDatabase, eventually, startStack, sandboxGet } from '@metronome/testkit';
+import { apiCall, createScratchDatabase, eventually, scrapeSum, startStack, sandboxGet } from '@metronome/testkit';
 
 /** A fresh database and Redis prefix, the whole stack on them, and a tenant. */
 export async function withStack(env, options, work) {
@@ -161,4 +161,11 @@ export function mostInWindow(times, ms) {
     most = Math.max(most, i - j + 1);
   }
   return most;
+}
+
+/** The senders' CPU seconds so far, summed from their own metrics (`process_cpu_seconds_total`). */
+export function sendersCpu(stack) {
+  return Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
+    v.reduce((a, b) => a + b, 0),
+  );
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { openSync, readSync, statSync } from 'node:fs';
 import pg from 'pg';
 import { createScratchDatabase, scrapeSum, startStack } from '@metronome/testkit';
-import { call, createAccounts } from './common.mjs';
+import { call, createAccounts, sendersCpu } from './common.mjs';
 import { filledTemplate, KEEP_ALL } from './history.mjs';
 import { phase } from './throughput.mjs';
 
@@ -85,10 +85,7 @@ async function turn(env, template, withSweep, accountsPerPass, n) {
     const swept = () => scrapeSum(`http://127.0.0.1:${stack.schedulerMetricsPort}/metrics`, 'metronome_retention_deleted_rows_total');
     const { token } = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: `bench-${n}` });
     const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 }, `acc${n}`);
-    const cpu = () =>
-      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
-        v.reduce((a, b) => a + b, 0),
-      );
+    const cpu = () => sendersCpu(stack);
     await phase(stack, token, accounts.slice(0, 40), `w${n}-`, cpu);
     const [sweptBefore, startedAt] = [await swept(), Date.now()];
     const sending = await phase(stack, token, accounts.slice(40), `p${n}-`, cpu);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createScratchDatabase, scrapeSum, startStack } from '@metronome/testkit';
-import { call, createAccounts } from './common.mjs';
+import { call, createAccounts, sendersCpu } from './common.mjs';
 import { fillHistory, historyBytes, seedHistoryOwners } from './history-fill.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import { phase } from './throughput.mjs';
@@ -114,10 +114,7 @@ async function turn(env, db, accountsPerPass, n) {
   try {
     const { token } = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: `bench-${n}` });
     const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 }, `acc${n}`);
-    const cpu = () =>
-      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
-        v.reduce((a, b) => a + b, 0),
-      );
+    const cpu = () => sendersCpu(stack);
     await phase(stack, token, accounts.slice(0, 40), `w${n}-`, cpu);
     const sending = await phase(stack, token, accounts.slice(40), `p${n}-`, cpu);
     const run = sending.runs[0];

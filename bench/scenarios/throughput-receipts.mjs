@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { scrapeSum } from '@metronome/testkit';
-import { createAccounts, listRuns, sandbox, withStack } from './common.mjs';
+import { createAccounts, listRuns, sandbox, sendersCpu, withStack } from './common.mjs';
 import { cpuBetween, cpuSnapshot } from './cpu-split.mjs';
 import { phase } from './throughput.mjs';
 
@@ -34,10 +34,7 @@ export async function throughputReceipts(env) {
   if (unknown.length > 0) throw new Error(`BENCH_RECEIPTS_ORDER: unknown turns ${unknown.join(', ')} (off, ${RECEIPTS_ON.join(', ')})`);
   return withStack(env, { senders: 2, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token, db }) => {
     const all = await createAccounts(stack, token, (order.length + 1) * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
-    const cpu = () =>
-      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
-        v.reduce((a, b) => a + b, 0),
-      );
+    const cpu = () => sendersCpu(stack);
     const turn = async (receipts, slice, prefix) => {
       await setReceipts(stack, receipts);
       const load1 = loadavg()[0];

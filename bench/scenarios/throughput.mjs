@@ -1,5 +1,4 @@
-import { scrapeSum } from '@metronome/testkit';
-import { call, createAccounts, createCampaigns, sandbox, waitForAccepted, waitForRuns, withStack } from './common.mjs';
+import { call, createAccounts, createCampaigns, sandbox, sendersCpu, waitForAccepted, waitForRuns, withStack } from './common.mjs';
 
 // Sends per second end to end with durable state: many accounts, pace unbounded, a zero-latency
 // sandbox, two senders. Counted from the first to the last message the sandbox accepted.
@@ -19,10 +18,7 @@ export async function pipelineThroughput(env) {
   const senders = 2;
   return withStack(env, { senders, senderEnv: { SENDER_CONCURRENCY: '32' } }, async ({ stack, token }) => {
     const all = await createAccounts(stack, token, warmupAccounts + 2 * accounts, { maxSendPerMinute: 60_000, groupConcurrency: 10 });
-    const cpu = () =>
-      Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, 'process_cpu_seconds_total'))).then((v) =>
-        v.reduce((a, b) => a + b, 0),
-      );
+    const cpu = () => sendersCpu(stack);
     const cold = warmupAccounts > 0 ? await phase(stack, token, all.slice(0, warmupAccounts), 'w', cpu) : null;
     const first = await phase(stack, token, all.slice(warmupAccounts, warmupAccounts + accounts), 'a', cpu);
     const warm = await phase(stack, token, all.slice(warmupAccounts + accounts), 'b', cpu);

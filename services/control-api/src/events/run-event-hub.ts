@@ -94,8 +94,16 @@ export class RunEventHub {
   /** Adds a subscriber once the LISTEN is in place; returns its unsubscribe. */
   async subscribe(subscriber: Subscriber): Promise<() => void> {
     if (this.closed) throw new Error('event hub closed');
-    await Promise.all([this.ensureListening(), this.ensureReading()]);
+    await this.ensureListening();
+    // counted before the reading is ensured: a read that found nobody listening stops the
+    // reading, and one that came while this subscriber waited for the LISTEN would leave it unread
     this.subscribers.add(subscriber);
+    try {
+      await this.ensureReading();
+    } catch (err) {
+      this.subscribers.delete(subscriber);
+      throw err;
+    }
     return () => this.subscribers.delete(subscriber);
   }
 
