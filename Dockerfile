@@ -2,11 +2,12 @@
 FROM node:20.19.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
+COPY infra/build.mjs infra/swc-options.mjs infra/
 COPY libs libs
 COPY services services
 COPY console console
 # the services, then the operator console the API serves at / (console/dist)
-RUN npm ci --no-audit --no-fund && npx tsc -b tsconfig.json && npm run build --workspace console --silent && npm prune --omit=dev
+RUN npm ci --no-audit --no-fund && node infra/build.mjs && npm run build --workspace console --silent && npm prune --omit=dev
 
 FROM node:20.19.0-bookworm-slim
 WORKDIR /app

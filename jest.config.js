@@ -1,16 +1,9 @@
 // ESM TypeScript under jest (run with --experimental-vm-modules): see docs/DEVELOPING.md.
-// swc strips the types (no type check: `npm run build` type-checks the tests with
-// tsconfig.test.json); the options mirror tsconfig.base.json's target and module semantics.
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax: 'typescript' },
-      target: 'es2022',
-      transform: { useDefineForClassFields: true, verbatimModuleSyntax: true },
-    },
-  },
-];
+// swc strips the types with the build's own options (infra/swc-options.mjs); `npm run check`
+// type-checks the tests with the sources.
+import { swcOptions } from './infra/swc-options.mjs';
+
+const swc = ['@swc/jest', swcOptions];
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],

@@ -6,7 +6,7 @@
 //   node bench/test-time.mjs --report bench/results/test-time-<label>.json   (print a saved run)
 // CPU is the figure to compare while others share the machine; wall time moves with the load.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg, tmpdir, availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,9 +72,10 @@ function summarize(run) {
   const files = run.files;
   const byTier = new Map();
   for (const f of files) {
-    const t = byTier.get(f.tier) ?? { files: 0, seconds: 0 };
+    const t = byTier.get(f.tier) ?? { files: 0, seconds: 0, cpu: 0 };
     t.files += 1;
     t.seconds += f.seconds;
+    t.cpu += f.cpu ?? 0;
     byTier.set(f.tier, t);
   }
   const sum = files.reduce((s, f) => s + f.seconds, 0);
@@ -86,16 +87,27 @@ function summarize(run) {
       `, load ${run.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${run.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
     `sum of file times ${sum.toFixed(1)} s (${(sum / run.wallSeconds).toFixed(2)} files running on average)`,
     '',
-    'per folder (files, summed seconds):',
+    'per folder (files, summed seconds, summed CPU seconds of the integration files):',
     ...[...byTier]
       .sort((a, b) => b[1].seconds - a[1].seconds)
-      .map(([t, v]) => `  ${t.padEnd(28)} ${String(v.files).padStart(3)}  ${v.seconds.toFixed(1).padStart(7)}`),
+      .map(([t, v]) => `  ${t.padEnd(28)} ${String(v.files).padStart(3)}  ${v.seconds.toFixed(1).padStart(7)}  ${v.cpu.toFixed(1).padStart(7)}`),
     '',
     `slowest ${top} files (seconds, tests):`,
     ...[...files]
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, top)
       .map((f) => `  ${f.seconds.toFixed(1).padStart(6)}  ${String(f.tests).padStart(3)}  ${f.file}`),
+    ...(files.some((f) => f.cpu !== null && f.cpu !== undefined)
+      ? [
+          '',
+          `most CPU, ${top} files (CPU seconds of the worker and what it started, seconds):`,
+          ...[...files]
+            .filter((f) => f.cpu != null)
+            .sort((a, b) => b.cpu - a.cpu)
+            .slice(0, top)
+            .map((f) => `  ${f.cpu.toFixed(1).padStart(6)}  ${f.seconds.toFixed(1).padStart(6)}  ${f.file}`),
+        ]
+      : []),
   ];
   return lines.join('\n');
 }
@@ -121,14 +133,28 @@ const loadBefore = loadavg();
 const cpuBefore = childrenCpu();
 const serversBefore = serversCpu();
 const started = performance.now();
+const cpuLog = path.join(scratch, 'cpu.ndjson');
 const code = await new Promise((resolve) => {
-  spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] }).on('exit', (c) => resolve(c ?? 1));
+  spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, METRONOME_TEST_CPU_LOG: cpuLog } }).on(
+    'exit',
+    (c) => resolve(c ?? 1),
+  );
 });
 const wallSeconds = (performance.now() - started) / 1000;
 const cpuAfter = childrenCpu();
 const serversAfter = serversCpu();
 const delta = (k) => (serversBefore[k] === null || serversAfter[k] === null ? null : Math.round((serversAfter[k] - serversBefore[k]) * 100) / 100);
 const report = JSON.parse(readFileSync(jsonOut, 'utf8'));
+// each integration file's CPU: its worker's and the processes it started (test/leak-check/leak-environment.mjs)
+const cpuOfFile = new Map(
+  existsSync(cpuLog)
+    ? readFileSync(cpuLog, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .map((e) => [e.file, e.cpu])
+    : [],
+);
 rmSync(scratch, { recursive: true, force: true });
 
 const run = {
@@ -153,6 +179,7 @@ const run = {
     tier: tierOf(r.name),
     seconds: (r.endTime - r.startTime) / 1000,
     tests: r.assertionResults.length,
+    cpu: cpuOfFile.get(r.name) ?? null,
     startOffset: (r.startTime - report.startTime) / 1000,
   })),
 };

@@ -34,5 +34,5 @@ function cpuOf(name, make) {
 
 const jestConfig = (await import(path.join(ROOT, 'jest.config.js'))).default;
 const swcOptions = jestConfig.projects[0].transform['^.+\\.ts$'][1];
-cpuOf('ts-jest', () => require('ts-jest').default.createTransformer({ useESM: true, tsconfig: path.join(ROOT, 'tsconfig.test.json') }));
+cpuOf('ts-jest', () => require('ts-jest').default.createTransformer({ useESM: true, tsconfig: path.join(ROOT, 'tsconfig.json') }));
 cpuOf('swc', () => require('@swc/jest').createTransformer(swcOptions));

@@ -1,8 +1,9 @@
-// `npm test [-- jest arguments]`: what the services run from first (`tsc -b`, the console's
-// bundle), then jest, and beside it the checks no running code needs: the tests' type check,
-// the console's type check and Biome (format and lint). Those take a core for some 25 s, which
-// the first, mostly waiting end-to-end files leave free; run before jest they held it back as
-// long. Fails when jest or any check fails; a check's output is printed when it ends.
+// `npm test [-- jest arguments]`: what the services run from first (infra/build.mjs, about a
+// second, and the console's bundle), then jest, and beside it the checks no running code needs:
+// the type check of every library, service and test, the console's, and Biome (format and
+// lint). Those take a core for some 30 s, which the first, mostly waiting end-to-end files
+// leave free; run before jest they held it back as long. Fails when jest or any check fails; a
+// check's output is printed when it ends.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,11 +36,11 @@ function beside(name, command, args) {
   });
 }
 
-before('the build (tsc -b)', bin('tsc'), ['-b', 'tsconfig.json']);
+before('the build (infra/build.mjs)', process.execPath, ['infra/build.mjs']);
 before('the console bundle', process.execPath, ['console/scripts/build.mjs']);
 
 const checks = Promise.all([
-  beside("the tests' type check (tsc -p tsconfig.test.json)", bin('tsc'), ['-p', 'tsconfig.test.json', '--noEmit']),
+  beside('the type check (tsc -p tsconfig.json)', bin('tsc'), ['-p', 'tsconfig.json']),
   beside("the console's type check (tsc -p console)", bin('tsc'), ['-p', 'console/tsconfig.json']),
   beside('format and lint (biome ci)', bin('biome'), ['ci', '.']),
 ]);

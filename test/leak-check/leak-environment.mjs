@@ -8,10 +8,41 @@
 // unhandledErrors fails the file, naming the connections. A closed connection may report its end
 // a moment after quit() resolves, so the check gives it a second. Plain ESM on the build output,
 // like global-setup.mjs: jest loads environments outside its module mapping.
+import { appendFileSync, readFileSync } from 'node:fs';
 import { TestEnvironment } from 'jest-environment-node';
 import { eventually } from '@metronome/testkit';
 
+/**
+ * CPU seconds of this jest worker and the processes it started and reaped (a file's services,
+ * Prism, npm): user + system, own + children, from /proc/self/stat.
+ */
+function workerCpu() {
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
 export default class LeakCheckEnvironment extends TestEnvironment {
+  // bench/test-time.mjs sets METRONOME_TEST_CPU_LOG: each file's CPU (its worker's and the
+  // processes it started) is appended there as one JSON line, to say where the suite's CPU goes
+  #cpuLog = process.env.METRONOME_TEST_CPU_LOG;
+  #cpuAtStart = 0;
+  #file;
+
+  constructor(config, context) {
+    super(config, context);
+    this.#file = context.testPath;
+  }
+
+  async setup() {
+    await super.setup();
+    if (this.#cpuLog) this.#cpuAtStart = workerCpu();
+  }
+
+  async teardown() {
+    await super.teardown();
+    if (this.#cpuLog) appendFileSync(this.#cpuLog, `${JSON.stringify({ file: this.#file, cpu: workerCpu() - this.#cpuAtStart })}\n`);
+  }
+
   async handleTestEvent(event, state) {
     if (event.name !== 'run_finish') return;
     const open = this.global.__metronomeOpenConnections;
