@@ -1,3 +1,4 @@
+import { LoopWatch } from '../../services/sandbox/src/loop-watch.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseBody, type Field } from './fake-telegram-body.js';
@@ -37,6 +38,8 @@ export interface FakeTelegramMessage {
   /** the media content came with this send (multipart), not as a file_id */
   upload: boolean;
   receivedAt: number;
+  /** how much earlier than receivedAt it may have come (this process's loop was held up: services/sandbox/src/loop-watch.ts); 0 on a manual clock */
+  stampSlackMs: number;
 }
 
 /** A send the fake refused. */
@@ -87,6 +90,8 @@ export class FakeTelegramBotApi {
   private uploadGate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private held = 0;
+  /** on the real clock only: a manual clock's stamps have no loop to wait for */
+  private readonly watch: LoopWatch | null;
 
   private constructor(
     private readonly server: http.Server,
@@ -94,6 +99,7 @@ export class FakeTelegramBotApi {
   ) {
     this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     this.updates = new FakeTelegramUpdates(() => this.now());
+    this.watch = now === Date.now ? new LoopWatch() : null;
   }
 
   static async start(now: () => number = Date.now): Promise<FakeTelegramBotApi> {
@@ -212,6 +218,7 @@ export class FakeTelegramBotApi {
   }
 
   async close(): Promise<void> {
+    this.watch?.stop();
     this.releaseUploads();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -378,6 +385,7 @@ export class FakeTelegramBotApi {
       kind,
       upload: Boolean(media?.file),
       receivedAt: now,
+      stampSlackMs: this.watch?.slackMs() ?? 0,
     });
     answer(200, { ok: true, result });
   }
