@@ -1,5 +1,3 @@
-import { DateTime } from 'luxon';
-
 /** "1 chat", "12 chats". */
 export function chats(n: number): string {
   return n === 1 ? '1 chat' : `${n} chats`;
@@ -14,13 +12,69 @@ export function intervalWords(seconds: number): string {
 
 /**
  * An instant in the campaign's zone: `HH:mm` on the same local day as `now`, with the date
- * (`17 Jan 06:00`) on another day, so a time never reads as today when it is not.
+ * (`17 Jan 06:00`) on another day, so a time never reads as today when it is not. Formatted
+ * with one cached `Intl.DateTimeFormat` per zone (English, 24-hour) rather than luxon's
+ * `toFormat`, which built its formatters afresh each call: a page of 50 waiting runs spent
+ * about 1.4 ms of the API's CPU here (docs/BENCHMARKS.md).
  */
 export function localTime(at: Date, zone: string, now: Date, seconds = false): string {
-  const t = DateTime.fromJSDate(at, { zone });
-  const clock = t.toFormat(seconds ? 'HH:mm:ss' : 'HH:mm');
-  return t.hasSame(DateTime.fromJSDate(now, { zone }), 'day') ? clock : `${t.toFormat('d LLL')} ${clock}`;
+  const t = partsIn(zone, at);
+  const clock = seconds ? `${t.hour}:${t.minute}:${t.second}` : `${t.hour}:${t.minute}`;
+  const today = todayIn(zone, now);
+  const sameDay = t.year === today.year && t.month === today.month && t.day === today.day;
+  return sameDay ? clock : `${Number(t.day)} ${t.monthName} ${clock}`;
 }
+
+interface LocalParts {
+  year: string;
+  month: string;
+  monthName: string;
+  day: string;
+  hour: string;
+  minute: string;
+  second: string;
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** The calendar and clock fields of `at` in `zone` (an IANA name), two digits each. */
+function partsIn(zone: string, at: Date): LocalParts {
+  let format = formats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    formats.set(zone, format);
+  }
+  const parts: Record<string, string> = {};
+  for (const p of format.formatToParts(at)) parts[p.type] = p.value;
+  const month = parts['month'] ?? '01';
+  return {
+    year: parts['year'] ?? '',
+    month,
+    monthName: MONTHS[Number(month) - 1] ?? month,
+    day: parts['day'] ?? '',
+    hour: parts['hour'] ?? '',
+    minute: parts['minute'] ?? '',
+    second: parts['second'] ?? '',
+  };
+}
+
+/** `now`'s parts, kept for the next call: a page's runs are all explained against one `now`. */
+let lastToday: { zone: string; at: number; parts: LocalParts } | null = null;
+function todayIn(zone: string, now: Date): LocalParts {
+  if (lastToday?.zone !== zone || lastToday.at !== now.getTime()) lastToday = { zone, at: now.getTime(), parts: partsIn(zone, now) };
+  return lastToday.parts;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** "40/min", or with several parts a chat: "40 sends/min (20 chats/min at 2 parts each)". */
 export function paceWords(perMinute: number, partsPerChat: number): string {
