@@ -76,7 +76,8 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   });
   const progress = report.progress ?? (await deps.repo.runs.progress(run.runId));
   const end = deps.clock.now();
-  return applyDecision(deps, run, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, isCounted(progress) ? progress : null);
+  const decision = decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs);
+  return applyDecision(deps, run, decision, end, isCounted(progress) ? progress : null, report.finished);
 }
 
 function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
@@ -138,7 +139,8 @@ export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (
 /**
  * A job's last step: applies a start or end decision of libs/core (job-end.ts). Finishes,
  * pauses, closes the window or hands the run to its next job. `now` is when it was decided;
- * `progress` is the run's, when the job already read it.
+ * `progress` is the run's, when the job already read it; `finished`: the job's last write
+ * already finished the run as a success (every target sent), the only finish it writes.
  */
 export async function applyDecision(
   deps: JobDeps,
@@ -146,6 +148,7 @@ export async function applyDecision(
   decision: Exclude<JobStart | JobEnd, { kind: 'go' }>,
   now: number,
   progress: RunProgress | null,
+  finished = false,
 ): Promise<Outcome> {
   switch (decision.kind) {
     case 'continue':
@@ -154,7 +157,7 @@ export async function applyDecision(
       await deps.repo.runs.pause(run.runId, decision.reason, decision.summary, new Date(now));
       return decision.outcome;
     case 'finish':
-      await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
+      if (!(finished && decision.status === 'success')) await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
       return decision.outcome;
     case 'close-window': {
       const because = decision.because ? windowCloseCauseSentence(decision.because, run.timezone, deps.settings.cooling) : undefined;

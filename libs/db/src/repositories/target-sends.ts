@@ -170,6 +170,8 @@ export class TargetSendRepository {
    * `health`, the account's health after the job as well (the sender holds the account's
    * lock). While a target of the run is still pending, the run is not counted (a run with one
    * pending cannot finish): `progress` then says only when the next comes due (progressStatement).
+   * With `finish`, a run whose every target is then sent is finished `success` in the same
+   * statement (`finished`).
    */
   async settleSentAndCount(
     runId: string,
@@ -177,7 +179,8 @@ export class TargetSendRepository {
     sent: SentSettlement[],
     now: Date,
     health: { accountId: string; write: HealthWrite } | null = null,
-  ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending }> {
+    finish = false,
+  ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending; finished: boolean }> {
     const settle =
       sent.length > 0
         ? settleSentStatement(
@@ -185,10 +188,11 @@ export class TargetSendRepository {
             now,
           )
         : null;
-    const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null, true).execute(this.db);
+    const also = health ? healthStatement(health.accountId, health.write, now) : null;
+    const result = await progressStatement(runId, settle, also, true, finish ? now : null).execute(this.db);
     const row = result.rows[0]!;
     const progress = row.still_pending_due_at !== null ? { stillPending: true as const, nextDueAt: row.still_pending_due_at } : toProgress(row);
-    return { settled: new Set(row.settled ?? []), progress };
+    return { settled: new Set(row.settled ?? []), progress, finished: row.finished === true };
   }
 
   /**
