@@ -6,6 +6,7 @@ import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
 import type { ClaimStatements } from './claim-statements.js';
 import type { MediaRefs } from './media-refs.js';
+import type { RunStarts } from './run-starts.js';
 import type { SenderEvents } from './sender-events.js';
 
 export interface SenderSettings {
@@ -36,6 +37,8 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
+  /** the run starts this sender's jobs share */
+  starts: RunStarts;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

@@ -64,7 +64,8 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
 async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
-  if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
+  // A start shares its statement with the sender's other jobs starting meanwhile (run-starts.ts).
+  if (run.status === 'queued' && !(await deps.starts.start(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
   const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);

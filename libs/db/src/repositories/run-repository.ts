@@ -150,34 +150,46 @@ export class RunRepository {
    * queued → running stamps started_at once. False when the run is no longer open.
    */
   async markRunning(runId: string, now: Date): Promise<boolean> {
-    const start = startRun(now);
+    return (await this.markRunningMany([{ runId, at: now }], now)).has(runId);
+  }
+
+  /**
+   * markRunning for several runs in one statement (a sender's jobs that start together share
+   * it), each started at its own `at`; returns the runs started. Each run is read by its key
+   * alone, once (`starting`): with its status in a join's condition, a generic plan read it
+   * through runs_open_idx, every queued run's entry, at each run's start.
+   */
+  async markRunningMany(runs: { runId: string; at: Date }[], now: Date): Promise<Set<string>> {
+    const start = startRun(sql.ref('a.at'));
     const result = await sql<{ id: string }>`
-      with suppressed as (
+      with asked as materialized (
+        select * from unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.at.toISOString())}::timestamptz[]) as a(id, at)
+      ), starting as materialized (
+        -- a queued run's account and tenant (null once it runs: a continuation skips nothing again)
+        select a.id, q.account_id, q.tenant_id from asked a
+        cross join lateral (select case when r.status = 'queued' then r.account_id end as account_id,
+          case when r.status = 'queued' then r.tenant_id end as tenant_id from runs r where r.id = a.id) q
+      ), suppressed as (
         update run_targets t
            set status = 'skipped', error_code = 'suppressed',
                error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
-          from account_suppressions s
-         where t.run_id = ${runId} and t.status = 'pending' and s.chat_id = t.chat_id
-           -- the run's account while it is queued, the run read by its key alone: with its status
-           -- in the condition, a generic plan read it through runs_open_idx, every queued run's
-           -- entry, at each run's start
-           and s.account_id = (select case when r.status = 'queued' then r.account_id end from runs r where r.id = ${runId})
+          from starting q join account_suppressions s on s.account_id = q.account_id
+         where t.run_id = q.id and t.status = 'pending' and s.chat_id = t.chat_id
         returning 1
       ), erased as (
         -- chats erased from the tenant (migrations/0023) are known only by their salted hash
         update run_targets t
            set status = 'skipped', error_code = 'suppressed', error_message = 'the chat was erased', updated_at = ${now}
-          from tenants tn
-         where t.run_id = ${runId} and t.status = 'pending'
-           -- the run read by its key alone, as above
-           and tn.id = (select case when r.status = 'queued' then r.tenant_id end from runs r where r.id = ${runId})
+          from starting q join tenants tn on tn.id = q.tenant_id
+         where t.run_id = q.id and t.status = 'pending'
            and exists (select 1 from erased_chats e where e.tenant_id = tn.id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
         returning 1
       )
       update runs r set ${start.set}
-       where r.id = ${runId} and ${start.from}
+        from asked a
+       where r.id = a.id and ${start.from}
       returning r.id`.execute(this.db);
-    return result.rows.length > 0;
+    return new Set(result.rows.map((r) => r.id));
   }
 
   async progress(runId: string): Promise<RunProgress> {
