@@ -35,11 +35,16 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   const calls = new Map<string, number>();
   const repo = h.deps.repo;
   h.deps.repo = { runs: counted(repo.runs, calls), accounts: counted(repo.accounts, calls), mediaRefs: counted(repo.mediaRefs, calls) };
-  // the job's start goes through the sender's shared start statements (run-starts.ts), which hold the repository itself
+  // the job's load and start go through the sender's shared statements (shared-statements.ts), which hold the repository itself
   const markRunningMany = repo.runs.markRunningMany.bind(repo.runs);
   repo.runs.markRunningMany = (...args) => {
     calls.set('markRunningMany', (calls.get('markRunningMany') ?? 0) + 1);
     return markRunningMany(...args);
+  };
+  const loadRunMany = repo.runs.loadRunMany.bind(repo.runs);
+  repo.runs.loadRunMany = (...args) => {
+    calls.set('loadRunMany', (calls.get('loadRunMany') ?? 0) + 1);
+    return loadRunMany(...args);
   };
   // how many lanes each claim statement served
   const limits: number[] = [];
@@ -72,7 +77,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   expect((await h.targets(runId)).map((t) => t.status)).toEqual(['sent', 'sent', 'sent']);
   // the new account's health (three deliveries) and the run's finish ride on the last write: no
   // recordHealth, no finish of their own
-  expect(Object.fromEntries(calls)).toEqual({ loadRun: 1, markRunningMany: 1, settleSentAndClaimMany: 2, settleSentAndCount: 1 });
+  expect(Object.fromEntries(calls)).toEqual({ loadRunMany: 1, markRunningMany: 1, settleSentAndClaimMany: 2, settleSentAndCount: 1 });
   const account = await h.tdb.db.selectFrom('accounts').select(['send_outcomes']).where('id', '=', accountId).executeTakeFirstOrThrow();
   expect(account.send_outcomes).toBe('sss');
   expect(limits).toEqual([1, 2]);

@@ -1,12 +1,12 @@
 import type { Clock, CoolingSettings } from '@metronome/core';
-import type { AccountCoolingRepository, SenderRepositories, TargetSendRepository } from '@metronome/db';
+import type { AccountCoolingRepository, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
 import type { ClaimStatements } from './claim-statements.js';
 import type { MediaRefs } from './media-refs.js';
-import type { RunStarts } from './run-starts.js';
+import type { SharedStatement } from './shared-statements.js';
 import type { SenderEvents } from './sender-events.js';
 
 export interface SenderSettings {
@@ -37,8 +37,9 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
-  /** the run starts this sender's jobs share */
-  starts: RunStarts;
+  /** the run loads and starts this sender's jobs share (shared-statements.ts) */
+  loads: SharedStatement<string, RunForSend | null>;
+  starts: SharedStatement<{ runId: string; at: Date }, boolean>;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

@@ -64,8 +64,8 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
 async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
-  // A start shares its statement with the sender's other jobs starting meanwhile (run-starts.ts).
-  if (run.status === 'queued' && !(await deps.starts.start(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
+  // A start shares its statement with the sender's other jobs starting meanwhile (shared-statements.ts).
+  if (run.status === 'queued' && !(await deps.starts.ask({ runId: run.runId, at: new Date(deps.clock.now()) }))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
   const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
@@ -101,7 +101,8 @@ export interface RunJobInput {
  * at once.
  */
 export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
-  const run = await deps.repo.runs.loadRun(job.runId, deps.settings.sendsPerJob);
+  // shares its statement with the sender's other jobs loading meanwhile (shared-statements.ts)
+  const run = await deps.loads.ask(job.runId);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';

@@ -80,7 +80,12 @@ export class RunRepository {
    * libs/core waitsInline, as it depends on the pace in force and on when a lane takes each).
    */
   async loadRun(runId: string, dueLimit: number): Promise<RunForSend | null> {
-    const row = (
+    return (await this.loadRunMany([runId], dueLimit))[0]!;
+  }
+
+  /** loadRun for several runs in one statement (a sender's jobs that load together share it), in the order asked. */
+  async loadRunMany(runIds: string[], dueLimit: number): Promise<(RunForSend | null)[]> {
+    const rows = (
       await sql<LoadedRunRow>`
       select ${LOADED_RUN_COLUMNS},
         (select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
@@ -88,59 +93,16 @@ export class RunRepository {
           where t.run_id = r.id and t.status = 'pending'
           order by t.next_attempt_at limit ${dueLimit}
         ) d) as due_times
-      from runs r
+      from unnest(${runIds}::uuid[]) as q(id)
+      join runs r on r.id = q.id
       join campaigns c on c.id = r.campaign_id
-      join accounts a on a.id = r.account_id
-      where r.id = ${runId}`.execute(this.db)
-    ).rows[0];
-    if (!row) return null;
-    return {
-      runId: row.id,
-      status: row.status,
-      trigger: row.trigger,
-      jobId: row.job_id,
-      jobSeq: row.job_seq,
-      parts: row.parts,
-      total: row.total,
-      scheduledAt: row.scheduled_at,
-      firstSendAt: row.first_send_at,
-      windowEndAt: row.window_end_at,
-      campaignId: row.campaign_id,
-      campaignName: row.campaign_name,
-      timezone: row.timezone,
-      windowStart: row.window_start,
-      windowEnd: row.window_end,
-      dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
-      account: {
-        id: row.account_id,
-        platform: row.platform,
-        externalId: row.external_id,
-        credentials: row.credentials,
-        proxy: row.proxy,
-        status: row.account_status,
-        blockedUntil: row.blocked_until,
-        maxSendPerMinute: row.max_send_per_minute,
-        groupConcurrency: row.group_concurrency,
-        sendDelaySeconds:
-          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
-            ? null
-            : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
-        hourlyCap: row.hourly_cap,
-        dailyCap: row.daily_cap,
-        warmup: row.warmup,
-        typing: row.typing,
-        platformDeduplicates: row.platform_deduplicates,
-        cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
-        health: {
-          floodWaits: row.flood_waits,
-          outcomes: row.send_outcomes,
-          paceFactor: row.pace_factor,
-          paceSince: row.pace_since,
-          lastCooledAt: row.last_cooled_at,
-          lastCoolingMs: row.last_cooling_ms,
-        },
-      },
-    };
+      join accounts a on a.id = r.account_id`.execute(this.db)
+    ).rows;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return runIds.map((id) => {
+      const row = byId.get(id);
+      return row ? toRunForSend(row) : null;
+    });
   }
 
   /**
@@ -262,4 +224,55 @@ export class RunRepository {
     `.execute(this.db);
     return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
+}
+
+/** A row of loadRunMany as the sender reads it. */
+function toRunForSend(row: LoadedRunRow): RunForSend {
+  return {
+    runId: row.id,
+    status: row.status,
+    trigger: row.trigger,
+    jobId: row.job_id,
+    jobSeq: row.job_seq,
+    parts: row.parts,
+    total: row.total,
+    scheduledAt: row.scheduled_at,
+    firstSendAt: row.first_send_at,
+    windowEndAt: row.window_end_at,
+    campaignId: row.campaign_id,
+    campaignName: row.campaign_name,
+    timezone: row.timezone,
+    windowStart: row.window_start,
+    windowEnd: row.window_end,
+    dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
+    account: {
+      id: row.account_id,
+      platform: row.platform,
+      externalId: row.external_id,
+      credentials: row.credentials,
+      proxy: row.proxy,
+      status: row.account_status,
+      blockedUntil: row.blocked_until,
+      maxSendPerMinute: row.max_send_per_minute,
+      groupConcurrency: row.group_concurrency,
+      sendDelaySeconds:
+        row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
+          ? null
+          : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+      hourlyCap: row.hourly_cap,
+      dailyCap: row.daily_cap,
+      warmup: row.warmup,
+      typing: row.typing,
+      platformDeduplicates: row.platform_deduplicates,
+      cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
+      health: {
+        floodWaits: row.flood_waits,
+        outcomes: row.send_outcomes,
+        paceFactor: row.pace_factor,
+        paceSince: row.pace_since,
+        lastCooledAt: row.last_cooled_at,
+        lastCoolingMs: row.last_cooling_ms,
+      },
+    },
+  };
 }
