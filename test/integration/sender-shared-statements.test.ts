@@ -1,4 +1,5 @@
-import { runLoads, runStarts } from '../../services/sender/src/shared-statements.js';
+import { jobCloses, runLoads, runStarts } from '../../services/sender/src/shared-statements.js';
+import type { CloseRequest } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // A sender's jobs that load or start their runs together share one statement
@@ -96,4 +97,72 @@ test('loads that come while one is out share the next statement, each answered w
   for (const [i, id] of runs.entries()) expect(loaded[i]).toEqual(await h.deps.repo.runs.loadRun(id, 2));
   // at most `dueLimit` due times each
   expect(loaded.map((r) => r?.dueTimes.length ?? null)).toEqual([2, 1, 2, null]);
+});
+
+test("jobs' last writes that come while one is out share the next statement: each its deliveries, its account's health, its counts and its finish", async () => {
+  const parts = [{ type: 'text' as const, text: 'hi' }];
+  const now = h.clock.now();
+  // three runs on three accounts, each with its targets held by its own job
+  const jobs = await Promise.all(
+    [['a', 'b'], ['c'], ['d', 'e']].map(async (targets, i) => {
+      const { tenantId, accountId } = await h.seedAccount();
+      const runId = await h.seedRun({ tenantId, accountId, targets, parts });
+      await h.deps.repo.runs.markRunning(runId, new Date(now));
+      const owner = `job-${i}`;
+      const [claim] = await h.deps.targets.settleSentAndClaimMany(
+        [{ runId, owner, sent: [], leaseUntil: new Date(now + 60_000), firstSendKnown: false, limit: targets.length }],
+        new Date(now),
+        true,
+      );
+      return { runId, owner, accountId, held: claim!.claimed.map((t) => t.chatId) };
+    }),
+  );
+  const sent = (chatId: string) => ({ chatId, at: new Date(now), latencyMs: 5, partsSent: 1, messageId: `m-${chatId}` });
+  const sizes: number[] = [];
+  const repo = {
+    settleSentAndCountMany: (closes: CloseRequest[], at: Date, finish: boolean) => {
+      sizes.push(closes.length);
+      return h.deps.targets.settleSentAndCountMany(closes, at, finish);
+    },
+  };
+  const closes = jobCloses(repo, h.clock, 1);
+  const health = (accountId: string, outcomes: string) => ({
+    accountId,
+    write: { floodWaits: [new Date(now - 1000)], outcomes, paceFactor: 0.5, paceSince: null },
+  });
+  const results = await Promise.all([
+    // every target sent: finished; its account's health written
+    closes.ask({ runId: jobs[0]!.runId, owner: jobs[0]!.owner, sent: jobs[0]!.held.map(sent), health: health(jobs[0]!.accountId, 'ss') }),
+    // another owner's answer is not written: counted, not finished
+    closes.ask({ runId: jobs[1]!.runId, owner: 'someone-else', sent: [sent('c')], health: null }),
+    // one of two sent, the other still held: counted, not finished; health written
+    closes.ask({ runId: jobs[2]!.runId, owner: jobs[2]!.owner, sent: [sent('d')], health: health(jobs[2]!.accountId, 's') }),
+  ]);
+  expect(sizes).toEqual([1, 2]);
+  expect(results.map((r) => [[...r.settled], r.finished])).toEqual([
+    [['a', 'b'], true],
+    [[], false],
+    [['d'], false],
+  ]);
+  expect(results.map((r) => r.progress)).toMatchObject([
+    { total: 2, sent: 2, inFlight: 0 },
+    { total: 1, sent: 0, inFlight: 1 },
+    { total: 2, sent: 1, inFlight: 1 },
+  ]);
+  expect((await h.run(jobs[0]!.runId)).status).toBe('success');
+  expect((await h.run(jobs[1]!.runId)).status).toBe('running');
+  expect((await h.run(jobs[2]!.runId)).status).toBe('running');
+  const accounts = await h.tdb.db
+    .selectFrom('accounts')
+    .select(['id', 'send_outcomes', 'pace_factor', 'flood_waits'])
+    .where(
+      'id',
+      'in',
+      jobs.map((j) => j.accountId),
+    )
+    .execute();
+  const byId = new Map(accounts.map((a) => [a.id, a]));
+  expect(byId.get(jobs[0]!.accountId)).toMatchObject({ send_outcomes: 'ss', pace_factor: 0.5, flood_waits: [new Date(now - 1000)] });
+  expect(byId.get(jobs[1]!.accountId)).toMatchObject({ send_outcomes: '', pace_factor: 1, flood_waits: [] });
+  expect(byId.get(jobs[2]!.accountId)).toMatchObject({ send_outcomes: 's', pace_factor: 0.5 });
 });

@@ -1,5 +1,5 @@
 import type { Clock, CoolingSettings } from '@metronome/core';
-import type { AccountCoolingRepository, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
+import type { AccountCoolingRepository, CloseRequest, CloseResult, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
@@ -37,9 +37,10 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
-  /** the run loads and starts this sender's jobs share (shared-statements.ts) */
+  /** the run loads, starts and last writes this sender's jobs share (shared-statements.ts) */
   loads: SharedStatement<string, RunForSend | null>;
   starts: SharedStatement<{ runId: string; at: Date }, boolean>;
+  closes: SharedStatement<CloseRequest, CloseResult>;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

@@ -1,5 +1,5 @@
 import { GroupCommit, type Clock } from '@metronome/core';
-import { isTransientDbError, type RunForSend, type RunRepository } from '@metronome/db';
+import { isTransientDbError, type CloseRequest, type CloseResult, type RunForSend, type RunRepository, type TargetSendRepository } from '@metronome/db';
 
 type Answer<R> = { value: R } | { error: unknown };
 
@@ -62,4 +62,16 @@ export function runStarts(runs: Pick<RunRepository, 'markRunningMany'>, clock: C
 /** The sender's job loads: each job's run with its earliest `dueLimit` due times (loadRunMany); null when the run is gone. */
 export function runLoads(runs: Pick<RunRepository, 'loadRunMany'>, dueLimit: number, maxOut?: number): SharedStatement<string, RunForSend | null> {
   return new SharedStatement((runIds) => runs.loadRunMany(runIds, dueLimit), maxOut);
+}
+
+/**
+ * The sender's jobs' last writes (settleSentAndCountMany): each job's deliveries left, its
+ * account's health, its run's counts, and the finish of a run whose every target is then sent.
+ */
+export function jobCloses(
+  targets: Pick<TargetSendRepository, 'settleSentAndCountMany'>,
+  clock: Clock,
+  maxOut?: number,
+): SharedStatement<CloseRequest, CloseResult> {
+  return new SharedStatement((closes) => targets.settleSentAndCountMany(closes, new Date(clock.now()), true), maxOut);
 }

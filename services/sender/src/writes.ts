@@ -115,7 +115,8 @@ export class JobWrites implements LaneWrites {
       );
       if (released) deps.events.emit('claim:released', { runId: job.run.runId, released });
     } else {
-      const write = () => deps.targets.settleSentAndCount(job.run.runId, job.token, batch, new Date(deps.clock.now()), health, true);
+      // shares its statement with the sender's other jobs ending meanwhile (shared-statements.ts)
+      const write = () => deps.closes.ask({ runId: job.run.runId, owner: job.token, sent: batch, health });
       // an answer is written through an outage; a count alone is not worth waiting for
       const chatIds = batch.map((d) => d.chatId);
       const result = batch.length > 0 ? await this.durably(chatIds, 'sent', write) : await write();

@@ -1,5 +1,4 @@
 import { sql, type RawBuilder } from 'kysely';
-import { finishRun } from './run-status.js';
 import type { RunProgress } from './send-shapes.js';
 
 interface ProgressRow {
@@ -24,20 +23,13 @@ interface ProgressRow {
  * when its next pending target comes due (`still_pending_due_at`, through the due index), and
  * the count's scan never runs (its condition is decided once, before it). Counting reads every
  * target of the run: 3 ms at the end of each job of a 10,000-chat run.
- *
- * With `finishAt`, a run whose every target is `sent` once the statement's writes are counted
- * is finished `success` in the same statement (`finished`), as the sender's end-of-job decision
- * would finish it (libs/core decideJobEnd: complete, and finishedStatus: success with no
- * summary): the job's last write and its run's end are one round trip. Any other end is left
- * to the sender's decision, as before.
  */
 export function progressStatement(
   runId: string,
   settle: RawBuilder<{ chat_id: string }> | null,
   also: RawBuilder<unknown> | null = null,
   unlessPending = false,
-  finishAt: Date | null = null,
-): RawBuilder<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null; finished: boolean | null }> {
+): RawBuilder<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }> {
   const done = settle ? sql`t.chat_id in (select chat_id from settled)` : sql`false`;
   const ctes = [
     ...(settle ? [sql`settled as (${settle})`] : []),
@@ -48,7 +40,9 @@ export function progressStatement(
         ]
       : []),
   ];
-  const counted = sql`select count(*)::int as total,
+  return sql<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }>`
+    ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
+    select count(*)::int as total,
       count(*) filter (where t.status = 'pending')::int as pending,
       count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,
       count(*) filter (where t.status = 'sent' or ${done})::int as sent,
@@ -60,18 +54,6 @@ export function progressStatement(
       ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled,
       ${unlessPending ? sql`(select next_attempt_at from next_pending)` : sql`null::timestamptz`} as still_pending_due_at
     from run_targets t where t.run_id = ${runId}${unlessPending ? sql` and not exists (select 1 from next_pending)` : sql``}`;
-  if (finishAt === null) {
-    return sql`${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``} ${counted}`;
-  }
-  // a run counted only when none is pending: with one pending, `counted` has no targets (total 0)
-  const finish = finishRun('success', null, finishAt);
-  return sql`
-    with ${sql.join([...ctes, sql`counted as (${counted})`])}, finished as (
-      update runs r set ${finish.set}
-      where r.id = ${runId} and ${finish.from} and (select c.total > 0 and c.sent = c.total from counted c)
-      returning 1
-    )
-    select c.*, exists (select 1 from finished) as finished from counted c`;
 }
 
 export function toProgress(r: ProgressRow): RunProgress {
