@@ -4,7 +4,9 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, S
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
 // sandbox answering in 20 ms, for a few minutes. Like real campaigns, their phases differ: the
 // first occurrences are spread evenly over one interval, starting 15 s after set-up. Lag =
-// run start minus scheduledAt, read back through the API; early starts must be zero.
+// run start minus scheduledAt, read back through the API; early starts must be zero. Beside the
+// lag, what the runs cost the senders while they ran (their own counters, from before the
+// campaigns are created, per run started): CPU, PostgreSQL statements, Redis and BullMQ commands.
 // `start-lag-10k` is the same at 10,000 campaigns (167 runs and 833 sends a second).
 export async function startLag(env, full = 1000) {
   const campaigns = env.quick ? full / 10 : full;
@@ -13,9 +15,20 @@ export async function startLag(env, full = 1000) {
     const accs = await createAccounts(stack, token, campaigns, {});
     // the first occurrence after every campaign exists: creating them takes about 10 ms each
     const base = Date.now() + 15_000 + campaigns * 10;
+    const counters = () =>
+      Promise.all(
+        [
+          ['process_cpu_seconds_total', ''],
+          ['metronome_db_queries_total', ''],
+          ['metronome_redis_commands_total', 'connection="app"'],
+          ['metronome_redis_commands_total', 'connection="worker"'],
+        ].map(([metric, labels]) => Promise.all(stack.senderMetricsPorts.map((p) => scrapeSum(`http://127.0.0.1:${p}/metrics`, metric, labels)))),
+      ).then((values) => values.map((v) => v.reduce((a, b) => a + b, 0)));
+    const before = await counters();
     await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
     if (Date.now() > base) throw new Error(`creating ${campaigns} campaigns outlasted their first occurrence`);
     await new Promise((r) => setTimeout(r, base - Date.now() + minutes * 60_000));
+    const [cpu, statements, redis, bullmq] = (await counters()).map((v, i) => v - before[i]);
     const runs = await listRuns(stack, token);
     const started = runs.filter((r) => r.startedAt);
     const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
@@ -36,6 +49,10 @@ export async function startLag(env, full = 1000) {
         'early starts': early,
         'sends accepted': stats.accepted,
         'lag samples (metrics)': lagCount,
+        'sender CPU ms/run': (cpu * 1000) / started.length,
+        'pg statements/run': statements / started.length,
+        'redis commands/run (locks, pace, enqueue)': redis / started.length,
+        'redis commands/run (BullMQ worker)': bullmq / started.length,
       },
     };
   });
