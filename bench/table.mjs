@@ -123,7 +123,7 @@ export const SCENARIOS = [
       'BullMQ worker commands': 'redis commands/run (BullMQ worker)',
       jobs: 'jobs/run',
     },
-    'no goal: start-lag-10k needs about half of the first measured',
+    'no goal: what a start-lag run costs the senders',
   ],
   [
     'fairness',
