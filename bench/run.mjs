@@ -15,6 +15,7 @@ import { intervalDrift } from './scenarios/interval-drift.mjs';
 import { scheduling } from './scenarios/scheduling.mjs';
 import { queueCeiling } from './scenarios/queue-ceiling.mjs';
 import { sendCost } from './scenarios/cost.mjs';
+import { costSmallRuns } from './scenarios/cost-small-runs.mjs';
 import { fairness } from './scenarios/fairness.mjs';
 import { apiLoad } from './scenarios/api-load.mjs';
 import { bigRun } from './scenarios/big-run.mjs';
@@ -41,10 +42,12 @@ const scenarios = [
   { name: 'pacing', run: pacingEfficiency },
   { name: 'start-lag', run: startLag },
   { name: 'start-lag-10k', run: (env) => startLag(env, 10_000) },
+  { name: 'start-lag-n', run: (env) => startLag(env, Number(process.env.BENCH_CAMPAIGNS ?? 1000)) },
   { name: 'first-start', run: firstStart },
   { name: 'interval-drift', run: intervalDrift },
   { name: 'scheduling', run: scheduling },
   { name: 'cost', run: sendCost },
+  { name: 'cost-small-runs', run: costSmallRuns },
   { name: 'fairness', run: fairness },
   { name: 'big-run', run: bigRun },
   { name: 'api-load', run: apiLoad },

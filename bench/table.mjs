@@ -114,6 +114,18 @@ export const SCENARIOS = [
     '≤ 1 statement per send',
   ],
   [
+    'cost-small-runs',
+    'the start-lag runs (5 chats, own accounts, 600/min, sandbox 20 ms, 2 senders), 600 due over 6 s: per run, counted by the senders',
+    {
+      'sender CPU ms': 'sender CPU ms/run',
+      'PostgreSQL statements': 'pg statements/run',
+      'Redis commands': 'redis commands/run (locks, pace, enqueue)',
+      'BullMQ worker commands': 'redis commands/run (BullMQ worker)',
+      jobs: 'jobs/run',
+    },
+    'no goal: what a start-lag run costs the senders',
+  ],
+  [
     'fairness',
     '1 account × 5,000 chats and 100 accounts × 5 chats due at once, 1 sender, after a cold phase: start lag of the 100 small runs',
     { 'p99 s': 'small runs start lag p99 s', 'cold p99 s': 'cold phase: small runs start lag p99 s', 'big run sent meanwhile': 'big run sent when small done' },

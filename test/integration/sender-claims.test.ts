@@ -85,6 +85,7 @@ test("the job's last write and the run's counts are one statement, the answers i
   expect(await h.deps.targets.settleSentAndCount(runId, 'owner-1', [sentAs('a', now)], new Date(now))).toEqual({
     settled: new Set(['a']),
     progress: { stillPending: true, nextDueAt: cDue },
+    finished: false,
   });
   expect((await h.targets(runId)).map((t) => [t.chat_id, t.status])).toEqual([
     ['a', 'sent'],
@@ -100,6 +101,39 @@ test("the job's last write and the run's counts are one statement, the answers i
   expect(await h.deps.repo.runs.progress(runId)).toEqual(last.progress);
   // with nothing to write, only the counts
   expect((await h.deps.targets.settleSentAndCount(runId, 'owner-1', [], new Date(now))).progress).toEqual(last.progress);
+});
+
+test("the job's last write finishes the run as a success when every target is then sent, and only then", async () => {
+  const status = async (runId: string) => (await h.run(runId)).status;
+  const now = h.clock.now();
+  // b still pending: not counted, not finished (one pending run is counted as no targets at all)
+  const pending = await runningRun(['a', 'b']);
+  await settleSentAndClaim(h.deps.targets, pending, 'owner-1', [], claimAt(now, 1));
+  expect((await h.deps.targets.settleSentAndCount(pending, 'owner-1', [sentAs('a', now)], new Date(now), null, true)).finished).toBe(false);
+  expect(await status(pending)).toBe('running');
+  // b still in flight (another lane's): counted, not finished
+  const inFlight = await runningRun(['a', 'b']);
+  await settleSentAndClaim(h.deps.targets, inFlight, 'owner-1', [], claimAt(now, 2));
+  const held = await h.deps.targets.settleSentAndCount(inFlight, 'owner-1', [sentAs('a', now)], new Date(now), null, true);
+  expect([held.finished, held.progress]).toMatchObject([false, { sent: 1, inFlight: 1 }]);
+  expect(await status(inFlight)).toBe('running');
+  // b failed: complete but not a success, left to the sender's own finish (its summary)
+  await h.deps.targets.settle(inFlight, 'b', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
+  expect((await h.deps.targets.settleSentAndCount(inFlight, 'owner-1', [], new Date(now), null, true)).finished).toBe(false);
+  expect(await status(inFlight)).toBe('running');
+  // every target sent: finished in the same statement, as the sender's finish writes it
+  const done = await runningRun(['a', 'b']);
+  await settleSentAndClaim(h.deps.targets, done, 'owner-1', [], claimAt(now, 2));
+  const last = await h.deps.targets.settleSentAndCount(done, 'owner-1', [sentAs('a', now), sentAs('b', now)], new Date(now), null, true);
+  expect([last.finished, last.progress]).toMatchObject([true, { total: 2, sent: 2 }]);
+  expect(await h.run(done)).toMatchObject({ status: 'success', error_summary: null });
+  const row = await h.tdb.db.selectFrom('runs').select(['finished_at']).where('id', '=', done).executeTakeFirstOrThrow();
+  expect(row.finished_at).toEqual(new Date(now));
+  // without `finish`, as the plain count reads it
+  const plain = await runningRun(['a']);
+  await settleSentAndClaim(h.deps.targets, plain, 'owner-1', [], claimAt(now, 1));
+  expect((await h.deps.targets.settleSentAndCount(plain, 'owner-1', [sentAs('a', now)], new Date(now))).finished).toBe(false);
+  expect(await status(plain)).toBe('running');
 });
 
 test('one statement claims a target for each waiting lane, in the order they came due, never one another holder has', async () => {

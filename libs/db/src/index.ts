@@ -31,6 +31,8 @@ export {
   type ClaimedTarget,
   type ClaimRequest,
   type ClaimResult,
+  type CloseRequest,
+  type CloseResult,
   type SentSettlement,
   type TargetSettlement,
 } from './repositories/target-sends.js';

@@ -6,6 +6,7 @@ import type { SenderConfig } from './config.js';
 import type { SenderDeps, SenderSettings } from './deps.js';
 import { ClaimStatements } from './claim-statements.js';
 import { MediaRefs } from './media-refs.js';
+import { jobCloses, runLoads, runStarts } from './shared-statements.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
 export type SenderInputs = Pick<
@@ -30,6 +31,9 @@ export function buildSenderDeps(i: SenderInputs): SenderDeps {
     repo,
     targets,
     claims: new ClaimStatements(targets, i.clock),
+    loads: runLoads(repo.runs, i.settings.sendsPerJob),
+    starts: runStarts(repo.runs, i.clock),
+    closes: jobCloses(targets, i.clock),
     cooling: new AccountCoolingRepository(i.db),
     lock: new AccountLock(i.scripts, i.keys),
     pace: new AccountPace(i.scripts, i.keys),

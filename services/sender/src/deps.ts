@@ -1,11 +1,12 @@
 import type { Clock, CoolingSettings } from '@metronome/core';
-import type { AccountCoolingRepository, SenderRepositories, TargetSendRepository } from '@metronome/db';
+import type { AccountCoolingRepository, CloseRequest, CloseResult, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
 import type { ClaimStatements } from './claim-statements.js';
 import type { MediaRefs } from './media-refs.js';
+import type { SharedStatement } from './shared-statements.js';
 import type { SenderEvents } from './sender-events.js';
 
 export interface SenderSettings {
@@ -36,6 +37,10 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
+  /** the run loads, starts and last writes this sender's jobs share (shared-statements.ts) */
+  loads: SharedStatement<string, RunForSend | null>;
+  starts: SharedStatement<{ runId: string; at: Date }, boolean>;
+  closes: SharedStatement<CloseRequest, CloseResult>;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

@@ -41,6 +41,8 @@ export interface LaneReport {
   health: HealthPlan | null;
   /** the health's write rode on the job's last write */
   healthWritten: boolean;
+  /** the job's last write finished the run `success` (every target sent): its end needs no statement */
+  finished: boolean;
 }
 
 /** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */

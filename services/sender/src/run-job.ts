@@ -64,7 +64,8 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
 async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
-  if (run.status === 'queued' && !(await deps.repo.runs.markRunning(run.runId, new Date(deps.clock.now())))) return 'inactive-campaign';
+  // A start shares its statement with the sender's other jobs starting meanwhile (shared-statements.ts).
+  if (run.status === 'queued' && !(await deps.starts.ask({ runId: run.runId, at: new Date(deps.clock.now()) }))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
   const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
@@ -76,7 +77,8 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   });
   const progress = report.progress ?? (await deps.repo.runs.progress(run.runId));
   const end = deps.clock.now();
-  return applyDecision(deps, run, decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs), end, isCounted(progress) ? progress : null);
+  const decision = decideJobEnd(progress, report, run, cooled, end, deps.settings.lockRetryMs);
+  return applyDecision(deps, run, decision, end, isCounted(progress) ? progress : null, report.finished);
 }
 
 function transportAccount(deps: JobDeps, run: RunForSend): TransportAccount {
@@ -99,7 +101,8 @@ export interface RunJobInput {
  * at once.
  */
 export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
-  const run = await deps.repo.runs.loadRun(job.runId, deps.settings.sendsPerJob);
+  // shares its statement with the sender's other jobs loading meanwhile (shared-statements.ts)
+  const run = await deps.loads.ask(job.runId);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
   if (run.jobId !== job.jobId) return 'stale-message';
@@ -138,7 +141,8 @@ export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (
 /**
  * A job's last step: applies a start or end decision of libs/core (job-end.ts). Finishes,
  * pauses, closes the window or hands the run to its next job. `now` is when it was decided;
- * `progress` is the run's, when the job already read it.
+ * `progress` is the run's, when the job already read it; `finished`: the job's last write
+ * already finished the run as a success (every target sent), the only finish it writes.
  */
 export async function applyDecision(
   deps: JobDeps,
@@ -146,6 +150,7 @@ export async function applyDecision(
   decision: Exclude<JobStart | JobEnd, { kind: 'go' }>,
   now: number,
   progress: RunProgress | null,
+  finished = false,
 ): Promise<Outcome> {
   switch (decision.kind) {
     case 'continue':
@@ -154,7 +159,7 @@ export async function applyDecision(
       await deps.repo.runs.pause(run.runId, decision.reason, decision.summary, new Date(now));
       return decision.outcome;
     case 'finish':
-      await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
+      if (!(finished && decision.status === 'success')) await deps.repo.runs.finish(run.runId, decision.status, decision.summary, new Date(now));
       return decision.outcome;
     case 'close-window': {
       const because = decision.because ? windowCloseCauseSentence(decision.because, run.timezone, deps.settings.cooling) : undefined;

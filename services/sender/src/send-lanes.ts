@@ -41,6 +41,7 @@ export async function runLanes(
     progress: null,
     health: null,
     healthWritten: false,
+    finished: false,
   };
   const limits = limitsOf(run, deps.clock.now());
   // Human pacing is one send after another: lanes would only wait for each other's gaps.
@@ -99,6 +100,7 @@ export async function runLanes(
   const last = await writes.close(report.health.kind === 'write' ? { accountId: run.account.id, write: report.health.write } : null);
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
+  report.finished = last.finished;
   // what the account's next job must wait for, given to the shared pace with the lock's release (withAccountLock, run-job.ts)
   foldLeftAt(ctx);
   floors.paceMs = paceFloor(ctx);

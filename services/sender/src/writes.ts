@@ -90,10 +90,14 @@ export class JobWrites implements LaneWrites {
 
   /**
    * The job's last write, once every lane has stopped: the deliveries left and, unless a claim
-   * was lost, the run's counts read in the same statement, carrying `health`. A lost claim's
-   * targets are then given back. Rethrows a write that failed for good.
+   * was lost, the run's counts read in the same statement, carrying `health`, and finishing the
+   * run when every target is then sent (`finished`: the end libs/core decides for it, written
+   * without a statement of its own). A lost claim's targets are then given back. Rethrows a
+   * write that failed for good.
    */
-  async close(health: { accountId: string; write: HealthWrite } | null): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean }> {
+  async close(
+    health: { accountId: string; write: HealthWrite } | null,
+  ): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean; finished: boolean }> {
     const { deps, job } = this;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -101,6 +105,7 @@ export class JobWrites implements LaneWrites {
     const failed = earlier.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const batch = this.takeAnswers();
     let progress: RunProgress | StillPending | null = null;
+    let finished = false;
     if (this.claimLost) {
       if (batch.length > 0) await this.writeSent(batch);
       if (failed) throw failed.reason;
@@ -110,15 +115,17 @@ export class JobWrites implements LaneWrites {
       );
       if (released) deps.events.emit('claim:released', { runId: job.run.runId, released });
     } else {
-      const write = () => deps.targets.settleSentAndCount(job.run.runId, job.token, batch, new Date(deps.clock.now()), health);
+      // shares its statement with the sender's other jobs ending meanwhile (shared-statements.ts)
+      const write = () => deps.closes.ask({ runId: job.run.runId, owner: job.token, sent: batch, health });
       // an answer is written through an outage; a count alone is not worth waiting for
       const chatIds = batch.map((d) => d.chatId);
       const result = batch.length > 0 ? await this.durably(chatIds, 'sent', write) : await write();
       if (result) this.checkSettled(batch, result.settled);
       progress = result?.progress ?? null;
+      finished = result?.finished ?? false;
     }
     if (failed) throw failed.reason;
-    return { progress, healthWritten: health !== null && progress !== null };
+    return { progress, healthWritten: health !== null && progress !== null, finished };
   }
 
   private takeAnswers(): SentSettlement[] {

@@ -80,7 +80,12 @@ export class RunRepository {
    * libs/core waitsInline, as it depends on the pace in force and on when a lane takes each).
    */
   async loadRun(runId: string, dueLimit: number): Promise<RunForSend | null> {
-    const row = (
+    return (await this.loadRunMany([runId], dueLimit))[0]!;
+  }
+
+  /** loadRun for several runs in one statement (a sender's jobs that load together share it), in the order asked. */
+  async loadRunMany(runIds: string[], dueLimit: number): Promise<(RunForSend | null)[]> {
+    const rows = (
       await sql<LoadedRunRow>`
       select ${LOADED_RUN_COLUMNS},
         (select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
@@ -88,59 +93,16 @@ export class RunRepository {
           where t.run_id = r.id and t.status = 'pending'
           order by t.next_attempt_at limit ${dueLimit}
         ) d) as due_times
-      from runs r
+      from unnest(${runIds}::uuid[]) as q(id)
+      join runs r on r.id = q.id
       join campaigns c on c.id = r.campaign_id
-      join accounts a on a.id = r.account_id
-      where r.id = ${runId}`.execute(this.db)
-    ).rows[0];
-    if (!row) return null;
-    return {
-      runId: row.id,
-      status: row.status,
-      trigger: row.trigger,
-      jobId: row.job_id,
-      jobSeq: row.job_seq,
-      parts: row.parts,
-      total: row.total,
-      scheduledAt: row.scheduled_at,
-      firstSendAt: row.first_send_at,
-      windowEndAt: row.window_end_at,
-      campaignId: row.campaign_id,
-      campaignName: row.campaign_name,
-      timezone: row.timezone,
-      windowStart: row.window_start,
-      windowEnd: row.window_end,
-      dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
-      account: {
-        id: row.account_id,
-        platform: row.platform,
-        externalId: row.external_id,
-        credentials: row.credentials,
-        proxy: row.proxy,
-        status: row.account_status,
-        blockedUntil: row.blocked_until,
-        maxSendPerMinute: row.max_send_per_minute,
-        groupConcurrency: row.group_concurrency,
-        sendDelaySeconds:
-          row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
-            ? null
-            : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
-        hourlyCap: row.hourly_cap,
-        dailyCap: row.daily_cap,
-        warmup: row.warmup,
-        typing: row.typing,
-        platformDeduplicates: row.platform_deduplicates,
-        cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
-        health: {
-          floodWaits: row.flood_waits,
-          outcomes: row.send_outcomes,
-          paceFactor: row.pace_factor,
-          paceSince: row.pace_since,
-          lastCooledAt: row.last_cooled_at,
-          lastCoolingMs: row.last_cooling_ms,
-        },
-      },
-    };
+      join accounts a on a.id = r.account_id`.execute(this.db)
+    ).rows;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return runIds.map((id) => {
+      const row = byId.get(id);
+      return row ? toRunForSend(row) : null;
+    });
   }
 
   /**
@@ -150,34 +112,46 @@ export class RunRepository {
    * queued → running stamps started_at once. False when the run is no longer open.
    */
   async markRunning(runId: string, now: Date): Promise<boolean> {
-    const start = startRun(now);
+    return (await this.markRunningMany([{ runId, at: now }], now)).has(runId);
+  }
+
+  /**
+   * markRunning for several runs in one statement (a sender's jobs that start together share
+   * it), each started at its own `at`; returns the runs started. Each run is read by its key
+   * alone, once (`starting`): with its status in a join's condition, a generic plan read it
+   * through runs_open_idx, every queued run's entry, at each run's start.
+   */
+  async markRunningMany(runs: { runId: string; at: Date }[], now: Date): Promise<Set<string>> {
+    const start = startRun(sql.ref('a.at'));
     const result = await sql<{ id: string }>`
-      with suppressed as (
+      with asked as materialized (
+        select * from unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.at.toISOString())}::timestamptz[]) as a(id, at)
+      ), starting as materialized (
+        -- a queued run's account and tenant (null once it runs: a continuation skips nothing again)
+        select a.id, q.account_id, q.tenant_id from asked a
+        cross join lateral (select case when r.status = 'queued' then r.account_id end as account_id,
+          case when r.status = 'queued' then r.tenant_id end as tenant_id from runs r where r.id = a.id) q
+      ), suppressed as (
         update run_targets t
            set status = 'skipped', error_code = 'suppressed',
                error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
-          from account_suppressions s
-         where t.run_id = ${runId} and t.status = 'pending' and s.chat_id = t.chat_id
-           -- the run's account while it is queued, the run read by its key alone: with its status
-           -- in the condition, a generic plan read it through runs_open_idx, every queued run's
-           -- entry, at each run's start
-           and s.account_id = (select case when r.status = 'queued' then r.account_id end from runs r where r.id = ${runId})
+          from starting q join account_suppressions s on s.account_id = q.account_id
+         where t.run_id = q.id and t.status = 'pending' and s.chat_id = t.chat_id
         returning 1
       ), erased as (
         -- chats erased from the tenant (migrations/0023) are known only by their salted hash
         update run_targets t
            set status = 'skipped', error_code = 'suppressed', error_message = 'the chat was erased', updated_at = ${now}
-          from tenants tn
-         where t.run_id = ${runId} and t.status = 'pending'
-           -- the run read by its key alone, as above
-           and tn.id = (select case when r.status = 'queued' then r.tenant_id end from runs r where r.id = ${runId})
+          from starting q join tenants tn on tn.id = q.tenant_id
+         where t.run_id = q.id and t.status = 'pending'
            and exists (select 1 from erased_chats e where e.tenant_id = tn.id and e.chat_hash = sha256(tn.chat_salt || convert_to(t.chat_id, 'UTF8')))
         returning 1
       )
       update runs r set ${start.set}
-       where r.id = ${runId} and ${start.from}
+        from asked a
+       where r.id = a.id and ${start.from}
       returning r.id`.execute(this.db);
-    return result.rows.length > 0;
+    return new Set(result.rows.map((r) => r.id));
   }
 
   async progress(runId: string): Promise<RunProgress> {
@@ -250,4 +224,55 @@ export class RunRepository {
     `.execute(this.db);
     return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
+}
+
+/** A row of loadRunMany as the sender reads it. */
+function toRunForSend(row: LoadedRunRow): RunForSend {
+  return {
+    runId: row.id,
+    status: row.status,
+    trigger: row.trigger,
+    jobId: row.job_id,
+    jobSeq: row.job_seq,
+    parts: row.parts,
+    total: row.total,
+    scheduledAt: row.scheduled_at,
+    firstSendAt: row.first_send_at,
+    windowEndAt: row.window_end_at,
+    campaignId: row.campaign_id,
+    campaignName: row.campaign_name,
+    timezone: row.timezone,
+    windowStart: row.window_start,
+    windowEnd: row.window_end,
+    dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
+    account: {
+      id: row.account_id,
+      platform: row.platform,
+      externalId: row.external_id,
+      credentials: row.credentials,
+      proxy: row.proxy,
+      status: row.account_status,
+      blockedUntil: row.blocked_until,
+      maxSendPerMinute: row.max_send_per_minute,
+      groupConcurrency: row.group_concurrency,
+      sendDelaySeconds:
+        row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
+          ? null
+          : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
+      hourlyCap: row.hourly_cap,
+      dailyCap: row.daily_cap,
+      warmup: row.warmup,
+      typing: row.typing,
+      platformDeduplicates: row.platform_deduplicates,
+      cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
+      health: {
+        floodWaits: row.flood_waits,
+        outcomes: row.send_outcomes,
+        paceFactor: row.pace_factor,
+        paceSince: row.pace_since,
+        lastCooledAt: row.last_cooled_at,
+        lastCoolingMs: row.last_cooling_ms,
+      },
+    },
+  };
 }

@@ -21,8 +21,8 @@ const fromLive = sql`r.status in (${statusList(LIVE_RUN_STATUSES)})`;
 const fromFinished = sql`r.status in (${statusList(FINISHED_RUN_STATUSES)})`;
 const fromPaused = sql.raw(`r.status = 'paused'`);
 
-/** queued | running → running: a job starts sending (started_at kept from its first start). */
-export function startRun(now: Date): RunStatusChange {
+/** queued | running → running: a job starts sending (started_at kept from its first start); `now` may be a column of the statement's. */
+export function startRun(now: Date | RawBuilder<unknown>): RunStatusChange {
   return { set: sql`status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}`, from: fromOpen };
 }
 

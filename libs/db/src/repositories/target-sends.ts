@@ -1,9 +1,11 @@
-import type { StillPending } from '@metronome/core';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
-import { healthStatement, type HealthWrite } from './account-cooling.js';
-import { progressStatement, toProgress } from './run-progress.js';
-import type { RunProgress } from './send-shapes.js';
+import type { HealthWrite } from './account-cooling.js';
+import { closeStatement, toCloseResult, type CloseRequest, type CloseResult } from './run-closes.js';
+import { settleSentStatement, type SentSettlement } from './settle-sent.js';
+
+export type { SentSettlement } from './settle-sent.js';
+export type { CloseRequest, CloseResult } from './run-closes.js';
 
 export interface ClaimedTarget {
   chatId: string;
@@ -15,15 +17,6 @@ export interface ClaimedTarget {
   errorCode?: string | null;
   /** sent again to settle a doubtful answer (ambiguous_at is set): a delivery now is settled by the platform */
   settling?: boolean;
-}
-
-/** A target whose last part was delivered, to be written as `sent`. */
-export interface SentSettlement {
-  chatId: string;
-  at: Date;
-  latencyMs: number;
-  partsSent: number;
-  messageId: string;
 }
 
 /** How a target leaves `in_flight` other than delivered. Only the lease holder can apply it. */
@@ -170,6 +163,8 @@ export class TargetSendRepository {
    * `health`, the account's health after the job as well (the sender holds the account's
    * lock). While a target of the run is still pending, the run is not counted (a run with one
    * pending cannot finish): `progress` then says only when the next comes due (progressStatement).
+   * With `finish`, a run whose every target is then sent is finished `success` in the same
+   * statement (`finished`).
    */
   async settleSentAndCount(
     runId: string,
@@ -177,18 +172,16 @@ export class TargetSendRepository {
     sent: SentSettlement[],
     now: Date,
     health: { accountId: string; write: HealthWrite } | null = null,
-  ): Promise<{ settled: Set<string>; progress: RunProgress | StillPending }> {
-    const settle =
-      sent.length > 0
-        ? settleSentStatement(
-            sent.map((s) => ({ ...s, runId, owner })),
-            now,
-          )
-        : null;
-    const result = await progressStatement(runId, settle, health ? healthStatement(health.accountId, health.write, now) : null, true).execute(this.db);
-    const row = result.rows[0]!;
-    const progress = row.still_pending_due_at !== null ? { stillPending: true as const, nextDueAt: row.still_pending_due_at } : toProgress(row);
-    return { settled: new Set(row.settled ?? []), progress };
+    finish = false,
+  ): Promise<CloseResult> {
+    return (await this.settleSentAndCountMany([{ runId, owner, sent, health }], now, finish))[0]!;
+  }
+
+  /** settleSentAndCount for several jobs in one statement (a sender's jobs that end together share it), in the order of `requests`. */
+  async settleSentAndCountMany(requests: CloseRequest[], now: Date, finish: boolean): Promise<CloseResult[]> {
+    const rows = (await closeStatement(requests, now, finish).execute(this.db)).rows;
+    const byRun = new Map(rows.map((row) => [row.run_id, row]));
+    return requests.map((r) => toCloseResult(byRun.get(r.runId)!));
   }
 
   /**
@@ -343,38 +336,4 @@ export class TargetSendRepository {
     const row = result.rows[0]!;
     return row.moved > 0 ? 'moved' : row.skipped > 0 ? 'skipped' : 'lost';
   }
-}
-
-/**
- * The one statement that writes delivered targets as `sent` (returning their run and chat ids),
- * each fenced by its own job's lease.
- *
- * Each target is looked up on its own (the lateral's `limit 1`: by its key, or by its job's own
- * held targets, run_targets_held_idx), locked, and written by its row's address. Written as a
- * plain join, the planner chose by its estimates: without statistics (a table not yet analyzed)
- * it read the whole of run_targets_held_idx, whose entries include every in-flight row a vacuum
- * has not yet removed (thousands in a busy run). A bitmap scan never marks those entries dead,
- * so it never got cheaper.
- * The lock keeps the row as the lateral found it until the write: the fence is checked once,
- * on the row's newest version.
- */
-function settleSentStatement(sent: (SentSettlement & { runId: string; owner: string })[], now: Date) {
-  return sql<{ run_id: string; owner: string; chat_id: string }>`
-      update run_targets t
-      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
-        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
-        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
-      from unnest(
-        ${sent.map((x) => x.runId)}::uuid[], ${sent.map((x) => x.owner)}::text[],
-        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
-        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
-      ) as s(run_id, owner, chat_id, at, latency_ms, parts_sent, message_id)
-      cross join lateral (
-        select h.ctid as row_at from run_targets h
-        where h.run_id = s.run_id and h.chat_id = s.chat_id and h.lease_owner = s.owner and h.status = 'in_flight'
-        limit 1
-        for update
-      ) held
-      where t.ctid = held.row_at
-      returning t.run_id, s.owner, t.chat_id`;
 }

@@ -1,0 +1,135 @@
+import type { StillPending } from '@metronome/core';
+import { sql } from 'kysely';
+import type { HealthWrite } from './account-cooling.js';
+import { finishRun } from './run-status.js';
+import type { RunProgress } from './send-shapes.js';
+import { settleSentStatement, type SentSettlement } from './settle-sent.js';
+
+/** One job's last write: its run, its lease owner, its deliveries not yet written, its account's health when that changed. */
+export interface CloseRequest {
+  runId: string;
+  owner: string;
+  sent: SentSettlement[];
+  health: { accountId: string; write: HealthWrite } | null;
+}
+
+/** What a job's last write did: the deliveries written, the run's counts after them, and whether it finished the run. */
+export interface CloseResult {
+  settled: Set<string>;
+  progress: RunProgress | StillPending;
+  finished: boolean;
+}
+
+interface CloseRow {
+  run_id: string;
+  total: number;
+  pending: number;
+  in_flight: number;
+  sent: number;
+  failed: number;
+  skipped: number;
+  unknown: number;
+  next_due_at: Date | null;
+  any_attempt: boolean | null;
+  still_pending_due_at: Date | null;
+  settled: string[] | null;
+  finished: boolean;
+}
+
+/**
+ * The last write of several jobs in one statement (each its own run; the sender's jobs that end
+ * together share it): each job's deliveries as `sent` (fenced by its lease owner), its account's
+ * health, and its run's counts after them, as progressStatement counts one run (the written
+ * deliveries counted as sent). A run with a pending target is not counted (it cannot finish):
+ * only when its next comes due is read, and its count's scan never runs (the lateral's
+ * condition is decided before it). With `finish`, a run whose every target is then sent is
+ * finished `success` in the same statement, as the sender's end-of-job decision would finish it
+ * (libs/core decideJobEnd: complete, and finishedStatus: success with no summary); any other end
+ * is left to the sender's decision. Results in the order of `requests`.
+ */
+export function closeStatement(requests: CloseRequest[], now: Date, finish: boolean) {
+  const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
+  const healths = requests.flatMap((r) =>
+    r.health
+      ? [
+          {
+            id: r.health.accountId,
+            flood_waits: r.health.write.floodWaits.map((d) => d.toISOString()),
+            outcomes: r.health.write.outcomes,
+            pace_factor: r.health.write.paceFactor,
+            pace_since: r.health.write.paceSince?.toISOString() ?? null,
+          },
+        ]
+      : [],
+  );
+  const done = sent.length > 0 ? sql`(t.run_id, t.chat_id) in (select s.run_id, s.chat_id from settled s)` : sql`false`;
+  const f = finishRun('success', null, now);
+  return sql<CloseRow>`
+    with asked as materialized (
+      select * from unnest(${requests.map((r) => r.runId)}::uuid[]) as a(run_id)
+    ), ${sent.length > 0 ? sql`settled as (${settleSentStatement(sent, now)}),` : sql``}
+    ${
+      // each account's health as healthStatement (account-cooling.ts) writes one
+      healths.length > 0
+        ? sql`health as (
+      update accounts x
+        set flood_waits = h.flood_waits, send_outcomes = h.outcomes, pace_factor = h.pace_factor, pace_since = h.pace_since, updated_at = ${now}
+      from jsonb_to_recordset(${JSON.stringify(healths)}::jsonb) as h(id uuid, flood_waits timestamptz[], outcomes text, pace_factor float8, pace_since timestamptz)
+      where x.id = h.id
+      returning 1
+    ),`
+        : sql``
+    }
+    next_pending as materialized (
+      select a.run_id, (
+        select p.next_attempt_at from run_targets p where p.run_id = a.run_id and p.status = 'pending' order by p.next_attempt_at limit 1
+      ) as due_at
+      from asked a
+    ), counted as materialized (
+      select np.run_id, np.due_at as still_pending_due_at, k.* from next_pending np
+      cross join lateral (
+        select count(*)::int as total,
+          count(*) filter (where t.status = 'pending')::int as pending,
+          count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,
+          count(*) filter (where t.status = 'sent' or ${done})::int as sent,
+          count(*) filter (where t.status = 'failed')::int as failed,
+          count(*) filter (where t.status = 'skipped')::int as skipped,
+          count(*) filter (where t.status = 'unknown')::int as unknown,
+          min(t.next_attempt_at) filter (where t.status = 'pending') as next_due_at,
+          bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt
+        from run_targets t where t.run_id = np.run_id and np.due_at is null
+      ) k
+    )${
+      finish
+        ? sql`, finished as (
+      update runs r set ${f.set}
+      from counted c
+      where r.id = c.run_id and ${f.from} and c.total > 0 and c.sent = c.total
+      returning r.id
+    )`
+        : sql``
+    }
+    select c.*,
+      ${sent.length > 0 ? sql`(select array_agg(s.chat_id) from settled s where s.run_id = c.run_id)` : sql`null::text[]`} as settled,
+      ${finish ? sql`exists (select 1 from finished x where x.id = c.run_id)` : sql`false`} as finished
+    from counted c`;
+}
+
+/** A row of closeStatement as the sender reads it. */
+export function toCloseResult(row: CloseRow): CloseResult {
+  const progress: RunProgress | StillPending =
+    row.still_pending_due_at !== null
+      ? { stillPending: true, nextDueAt: row.still_pending_due_at }
+      : {
+          total: row.total,
+          pending: row.pending,
+          inFlight: row.in_flight,
+          sent: row.sent,
+          failed: row.failed,
+          skipped: row.skipped,
+          unknown: row.unknown,
+          nextDueAt: row.next_due_at,
+          anyAttempt: row.any_attempt ?? false,
+        };
+  return { settled: new Set(row.settled ?? []), progress, finished: row.finished };
+}

@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+
+/** A target whose last part was delivered, to be written as `sent`. */
+export interface SentSettlement {
+  chatId: string;
+  at: Date;
+  latencyMs: number;
+  partsSent: number;
+  messageId: string;
+}
+
+/**
+ * The one statement that writes delivered targets as `sent` (returning their run and chat ids),
+ * each fenced by its own job's lease.
+ *
+ * Each target is looked up on its own (the lateral's `limit 1`: by its key, or by its job's own
+ * held targets, run_targets_held_idx), locked, and written by its row's address. Written as a
+ * plain join, the planner chose by its estimates: without statistics (a table not yet analyzed)
+ * it read the whole of run_targets_held_idx, whose entries include every in-flight row a vacuum
+ * has not yet removed (thousands in a busy run). A bitmap scan never marks those entries dead,
+ * so it never got cheaper.
+ * The lock keeps the row as the lateral found it until the write: the fence is checked once,
+ * on the row's newest version.
+ */
+export function settleSentStatement(sent: (SentSettlement & { runId: string; owner: string })[], now: Date) {
+  return sql<{ run_id: string; owner: string; chat_id: string }>`
+      update run_targets t
+      set status = 'sent', sent_at = s.at, latency_ms = s.latency_ms, parts_sent = s.parts_sent,
+        message_ids = array_append(t.message_ids, s.message_id), attempts = t.attempts + 1,
+        error_code = null, error_message = null, lease_owner = null, lease_expires_at = null, send_started_at = null, updated_at = ${now}
+      from unnest(
+        ${sent.map((x) => x.runId)}::uuid[], ${sent.map((x) => x.owner)}::text[],
+        ${sent.map((x) => x.chatId)}::text[], ${sent.map((x) => x.at.toISOString())}::timestamptz[],
+        ${sent.map((x) => x.latencyMs)}::int[], ${sent.map((x) => x.partsSent)}::int[], ${sent.map((x) => x.messageId)}::text[]
+      ) as s(run_id, owner, chat_id, at, latency_ms, parts_sent, message_id)
+      cross join lateral (
+        select h.ctid as row_at from run_targets h
+        where h.run_id = s.run_id and h.chat_id = s.chat_id and h.lease_owner = s.owner and h.status = 'in_flight'
+        limit 1
+        for update
+      ) held
+      where t.ctid = held.row_at
+      returning t.run_id, s.owner, t.chat_id`;
+}
