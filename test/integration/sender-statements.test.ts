@@ -53,9 +53,10 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   };
   // how many lanes each claim statement served
   const limits: number[] = [];
-  // The first lane's claim is held until the other two have their pace slots (and 100 ms more
-  // for their instant sleeps): on a loaded machine their reservation could otherwise come back
-  // after the first claim had, and each would claim alone. The batching itself is unchanged.
+  // The first lane's claim is held until the other two have their pace slots (and 1 s more
+  // for their instant sleeps: 100 ms was too little once, at load 16): on a loaded machine their
+  // reservation could otherwise come back after the first claim had, and each would claim
+  // alone. The batching itself is unchanged.
   let pairReserved: () => void = () => undefined;
   const othersAtSlots = new Promise<void>((resolve) => (pairReserved = resolve));
   // the job's claims go through the sender's shared claim statements (claim-statements.ts)
@@ -63,7 +64,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   h.deps.targets.settleSentAndClaimMany = async (...args) => {
     calls.set('settleSentAndClaimMany', (calls.get('settleSentAndClaimMany') ?? 0) + 1);
     limits.push(...args[0].map((r) => r.limit));
-    if (limits.length === 1) await othersAtSlots.then(() => new Promise((r) => setTimeout(r, 100)));
+    if (limits.length === 1) await othersAtSlots.then(() => new Promise((r) => setTimeout(r, 1_000)));
     return claim(...args);
   };
   h.deps.targets = counted(h.deps.targets, calls);
