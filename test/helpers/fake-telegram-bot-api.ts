@@ -90,8 +90,7 @@ export class FakeTelegramBotApi {
   private uploadGate: Promise<void> | null = null;
   private openGate: (() => void) | null = null;
   private held = 0;
-  /** on the real clock only: a manual clock's stamps have no loop to wait for */
-  private readonly watch: LoopWatch | null;
+  private readonly watch: LoopWatch | null; // on the real clock only: a manual clock has no loop to wait for
 
   private constructor(
     private readonly server: http.Server,
