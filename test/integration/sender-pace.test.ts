@@ -41,6 +41,25 @@ describe('per-chat pace', () => {
     // sleeps move one shared clock, so side-by-side timing is not measurable here)
   });
 
+  test("a part's request that left late does not bring the chat's next part closer: one chat interval from when it was written", async () => {
+    const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 1 });
+    const runId = await h.seedRun({ tenantId, accountId, targets: ['group-a'], parts: [text('1'), text('2')] });
+    // the first part's request leaves 1.2 s after its chat slot (a connection awaited, a busy
+    // process): the transport's send takes that much of the clock before it writes
+    const transport = h.deps.transports['http']!;
+    const send = transport.send.bind(transport);
+    let sends = 0;
+    transport.send = async (...args) => {
+      if (sends++ === 0) h.clock.advance(1_200);
+      return send(...args);
+    };
+    await drive(h, runId);
+    expect((await h.run(runId)).status).toBe('success');
+    const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+    // the second part's slot is 3 s after the first's slot, but only 1.8 s after its request left
+    expect(gaps(items.map((m) => m.receivedAt))).toEqual([3000]);
+  });
+
   test('a chat still inside its pace goes back to pending for that chat only, without an attempt', async () => {
     const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 1 });
     const first = await h.seedRun({ tenantId, accountId, targets: ['group-a'], parts: [text('earlier')] });

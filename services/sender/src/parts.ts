@@ -39,13 +39,15 @@ export async function sendParts(deps: JobDeps, ctx: LaneContext, target: Claimed
   let firstPartStartedAt = 0;
   let readyPart: PreparedPart | undefined = ready;
   const refreshed = new Set<number>();
+  // when this chat's previous part was written: the next waits a chat interval from then
+  const chat = { writtenAt: 0 };
   for (let index = from; index < partCount; index++) {
-    const part = readyPart ?? (await holdUntilWritable(deps, ctx, target, index, index === from));
+    const part = readyPart ?? (await holdUntilWritable(deps, ctx, target, index, index === from, chat.writtenAt));
     readyPart = undefined;
     if (part === null) return null;
     const startedAt = deps.clock.now();
     if (firstPartStartedAt === 0) firstPartStartedAt = startedAt;
-    const result = 'failure' in part ? part.failure : await transmit(deps, ctx, target, index, part);
+    const result = 'failure' in part ? part.failure : await transmit(deps, ctx, target, index, part, chat);
     if ('part' in part && part.part.type === 'media' && !part.upload && isRefRefused(result) && !refreshed.has(index)) {
       // The platform no longer knows the reference (it restarted, or the ref expired): forget
       // it and send this part again, uploading first, with no attempt counted. Once per part
@@ -75,9 +77,19 @@ function isRefRefused(result: SendResult): boolean {
 /**
  * Gets part `index` of a held target ready to write: its content, its pace slot (slept out),
  * then the stamp that marks its request as begun. Null when the lane stopped instead (the
- * target is then back to pending, its delivered parts kept).
+ * target is then back to pending, its delivered parts kept). On a platform with a per-chat
+ * pace, a part also waits one chat interval from when the chat's previous part was written
+ * (`previousWrittenAt`): its slot counts from the previous slot, and a write that left late
+ * (a slow stamp, a busy process) would otherwise reach the chat sooner than its pace allows.
  */
-async function holdUntilWritable(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, index: number, firstOfClaim: boolean): Promise<PreparedPart | null> {
+async function holdUntilWritable(
+  deps: JobDeps,
+  ctx: LaneContext,
+  target: ClaimedTarget,
+  index: number,
+  firstOfClaim: boolean,
+  previousWrittenAt = 0,
+): Promise<PreparedPart | null> {
   const { report } = ctx;
   const giveBack = async (at: number, upload?: MediaUpload) => {
     await upload?.settle(null).catch(() => undefined);
@@ -104,6 +116,11 @@ async function holdUntilWritable(deps: JobDeps, ctx: LaneContext, target: Claime
   if (!slot.go) return giveBack(slot.chatWaitUntil ?? deps.clock.now(), part.upload);
   const sendAt = typing > 0 ? await typeBeforeSlot(deps, ctx, target.chatId, part.part, typing, slot.at) : slot.at;
   if (sendAt === null || !(await waitForSlot(deps, ctx, sendAt))) return giveBack(deps.clock.now(), part.upload);
+  const chatGap = previousWrittenAt > 0 && ctx.chatPerMinute > 0 ? previousWrittenAt + 60_000 / ctx.chatPerMinute - deps.clock.now() : 0;
+  if (chatGap > 0) {
+    await pause(deps, ctx, chatGap);
+    if (hardStopped(report) || deps.draining.aborted) return giveBack(deps.clock.now(), part.upload);
+  }
   if (windowClosed(deps, ctx.run)) {
     stopWith(report, 'window');
     return giveBack(deps.clock.now(), part.upload);
@@ -130,8 +147,15 @@ async function transmit(
   target: ClaimedTarget,
   index: number,
   part: { part: OutgoingPart; upload?: MediaUpload },
+  chat: { writtenAt: number },
 ): Promise<SendResult> {
   const turn = await spaceWrite(deps, ctx);
+  // when the request left: as the transport tells (it may wait for a connection), else now
+  chat.writtenAt = deps.clock.now();
+  const onWritten = () => {
+    chat.writtenAt = Math.max(chat.writtenAt, deps.clock.now());
+    turn.onWritten?.();
+  };
   const result = await ctx.transport
     .send(ctx.account, {
       chatId: target.chatId,
@@ -139,7 +163,7 @@ async function transmit(
       partIndex: index,
       partCount: ctx.run.parts.length,
       idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,
-      ...(turn.onWritten && { onWritten: turn.onWritten }),
+      onWritten,
     })
     .finally(turn.ended);
   if (part.upload) {
