@@ -1,6 +1,7 @@
 import type { StillPending } from '@metronome/core';
 import { sql } from 'kysely';
 import type { HealthWrite } from './account-cooling.js';
+import type { ProgressRow } from './run-progress.js';
 import { finishRun } from './run-status.js';
 import type { RunProgress } from './send-shapes.js';
 import { settleSentStatement, type SentSettlement } from './settle-sent.js';
@@ -20,17 +21,8 @@ export interface CloseResult {
   finished: boolean;
 }
 
-interface CloseRow {
+interface CloseRow extends ProgressRow {
   run_id: string;
-  total: number;
-  pending: number;
-  in_flight: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  unknown: number;
-  next_due_at: Date | null;
-  any_attempt: boolean | null;
   still_pending_due_at: Date | null;
   settled: string[] | null;
   finished: boolean;

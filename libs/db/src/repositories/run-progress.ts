@@ -1,7 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { RunProgress } from './send-shapes.js';
 
-interface ProgressRow {
+/** A run's target counts as progressStatement reads them (closeStatement's rows carry the same). */
+export interface ProgressRow {
   total: number;
   pending: number;
   in_flight: number;
