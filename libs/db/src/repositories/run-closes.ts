@@ -1,7 +1,7 @@
 import type { StillPending } from '@metronome/core';
 import { sql } from 'kysely';
 import type { HealthWrite } from './account-cooling.js';
-import type { ProgressRow } from './run-progress.js';
+import { progressColumns, type ProgressRow } from './run-progress.js';
 import { finishRun } from './run-status.js';
 import type { RunProgress } from './send-shapes.js';
 import { settleSentStatement, type SentSettlement } from './settle-sent.js';
@@ -80,15 +80,7 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
     ), counted as materialized (
       select np.run_id, np.due_at as still_pending_due_at, k.* from next_pending np
       cross join lateral (
-        select count(*)::int as total,
-          count(*) filter (where t.status = 'pending')::int as pending,
-          count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,
-          count(*) filter (where t.status = 'sent' or ${done})::int as sent,
-          count(*) filter (where t.status = 'failed')::int as failed,
-          count(*) filter (where t.status = 'skipped')::int as skipped,
-          count(*) filter (where t.status = 'unknown')::int as unknown,
-          min(t.next_attempt_at) filter (where t.status = 'pending') as next_due_at,
-          bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt
+        select ${progressColumns(done)}
         from run_targets t where t.run_id = np.run_id and np.due_at is null
       ) k
     )${

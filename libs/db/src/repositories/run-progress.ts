@@ -43,7 +43,19 @@ export function progressStatement(
   ];
   return sql<ProgressRow & { settled: string[] | null; still_pending_due_at: Date | null }>`
     ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
-    select count(*)::int as total,
+    select ${progressColumns(done)},
+      ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled,
+      ${unlessPending ? sql`(select next_attempt_at from next_pending)` : sql`null::timestamptz`} as still_pending_due_at
+    from run_targets t where t.run_id = ${runId}${unlessPending ? sql` and not exists (select 1 from next_pending)` : sql``}`;
+}
+
+/**
+ * A run's counts over `run_targets t` (ProgressRow's columns), the targets matched by `done`
+ * counted as sent (written in the same statement, unseen by its snapshot): progressStatement's
+ * for one run, closeStatement's for each of several.
+ */
+export function progressColumns(done: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`count(*)::int as total,
       count(*) filter (where t.status = 'pending')::int as pending,
       count(*) filter (where t.status = 'in_flight' and not ${done})::int as in_flight,
       count(*) filter (where t.status = 'sent' or ${done})::int as sent,
@@ -51,10 +63,7 @@ export function progressStatement(
       count(*) filter (where t.status = 'skipped')::int as skipped,
       count(*) filter (where t.status = 'unknown')::int as unknown,
       min(t.next_attempt_at) filter (where t.status = 'pending') as next_due_at,
-      bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt,
-      ${settle ? sql`(select array_agg(chat_id) from settled)` : sql`null::text[]`} as settled,
-      ${unlessPending ? sql`(select next_attempt_at from next_pending)` : sql`null::timestamptz`} as still_pending_due_at
-    from run_targets t where t.run_id = ${runId}${unlessPending ? sql` and not exists (select 1 from next_pending)` : sql``}`;
+      bool_or(t.attempts > 0 or t.parts_sent > 0 or t.status <> 'pending') as any_attempt`;
 }
 
 export function toProgress(r: ProgressRow): RunProgress {
