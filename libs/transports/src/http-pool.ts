@@ -27,9 +27,9 @@ export class HttpPool {
       headersTimeout: 0,
       bodyTimeout: 0,
       connect: (options, callback) =>
-        connect(options, (error, socket) => {
-          if (socket) this.watchWrites(socket);
-          callback(error, socket as never);
+        connect(options, (...answer) => {
+          if (answer[1]) this.watchWrites(answer[1]);
+          callback(...answer);
         }),
     });
   }
