@@ -28,8 +28,8 @@ async function runEnded(token: string, runId: string) {
 test('an audience edited while its run is running changes nothing in that run; the next run sends to the new members', async () => {
   const token = (await createTenant(stack, 'snapshot')).body.token;
   const ACCOUNT = 'aud-snapshot';
-  // 20 sends a minute: the run of five chats is still sending while the audience is edited
-  const account = await createHttpAccount(stack, token, { name: 'snapshot', externalId: ACCOUNT, maxSendPerMinute: 20 });
+  // 40 sends a minute: the run of four chats is still sending (~4.5 s) while the audience is edited
+  const account = await createHttpAccount(stack, token, { name: 'snapshot', externalId: ACCOUNT, maxSendPerMinute: 40 });
   expect(account.status).toBe(201);
   const audience = await api(stack, 'POST', '/v1/audiences', token, {
     name: 'club',
@@ -40,8 +40,8 @@ test('an audience edited while its run is running changes nothing in that run; t
     accountId: account.body.id,
     name: 'club news',
     timezone: 'UTC',
-    // the next occurrence 15 s on: after the edit, and after this run's last send (~9 s)
-    schedule: { type: 'interval', everySeconds: 15 },
+    // the next occurrence 8 s on: after the edit, and after this run's last send (~4.5 s)
+    schedule: { type: 'interval', everySeconds: 8 },
     messages: [{ type: 'text', text: 'Hi {{name}}' }],
     targets: [{ chatId: 'm2', vars: { name: 'm2 inline' } }],
     audienceIds: [audience.body.id],
