@@ -1,4 +1,5 @@
 import { driveRun as drive, startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
+import { JobWrites } from '../../services/sender/src/writes.js';
 
 // Per-chat pace (platforms such as Telegram limit each group as well as the account) and the
 // jitter between the parts of one chat, on real PostgreSQL, Redis and sandbox, manual clock.
@@ -108,6 +109,42 @@ describe('jitter between the parts of one chat', () => {
       const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
       expect(gaps(items.map((m) => m.receivedAt))).toEqual([200, 600]);
     } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("the account's pace from one job to the next", () => {
+  test("a request that left late holds the account's next job one interval from when it left, though the job's last write failed", async () => {
+    const h = await startSenderHarness();
+    const close = JobWrites.prototype.close;
+    try {
+      // 60 a minute: one request a second at the platform
+      const { tenantId, accountId, externalId } = await h.seedAccount({ maxSendPerMinute: 60, groupConcurrency: 1 });
+      const first = await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [text('1')] });
+      const second = await h.seedRun({ tenantId, accountId, targets: ['b'], parts: [text('1')] });
+      // the first job's request leaves 600 ms after its slot (a busy process after an outage)...
+      const transport = h.deps.transports['http']!;
+      const send = transport.send.bind(transport);
+      let sends = 0;
+      transport.send = async (...args) => {
+        if (sends++ === 0) h.clock.advance(600);
+        return send(...args);
+      };
+      // ...and its last write fails (PostgreSQL gone at that moment): the job throws
+      JobWrites.prototype.close = async function (this: JobWrites, ...args) {
+        JobWrites.prototype.close = close;
+        await close.apply(this, args);
+        throw new Error('connection terminated');
+      };
+      await expect(h.runJob(first)).rejects.toThrow('connection terminated');
+      await drive(h, second);
+      const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
+      expect(items.map((m) => m.chatId)).toEqual(['a', 'b']);
+      // the second slot is 1,020 ms after the first (reserved 2 % slower), 420 ms after the late request
+      expect(gaps(items.map((m) => m.receivedAt))[0]).toBeGreaterThanOrEqual(1_000);
+    } finally {
+      JobWrites.prototype.close = close;
       await h.close();
     }
   });

@@ -94,6 +94,12 @@ export async function runLanes(
   // job released the account lock would break the one-fan-out-per-account promise.
   const unsubscribe = wakeOnDrain(deps, ctx);
   const results = await Promise.allSettled(Array.from({ length: lanes }, () => lane(deps, ctx))).finally(unsubscribe);
+  // what the account's next job must wait for, given to the shared pace with the lock's release
+  // (withAccountLock, run-job.ts): set before the last write, so one that fails (PostgreSQL
+  // gone) still hands on a request that left late
+  foldLeftAt(ctx);
+  floors.paceMs = paceFloor(ctx);
+  floors.gapMs = gapFloor(ctx);
   // The job's last write reads the run's counts for its end, unless claims must be given back
   // first, and carries the account's health when that changed (and the account does not cool).
   report.health = job.planHealth(report);
@@ -101,10 +107,6 @@ export async function runLanes(
   report.progress = last.progress;
   report.healthWritten = last.healthWritten;
   report.finished = last.finished;
-  // what the account's next job must wait for, given to the shared pace with the lock's release (withAccountLock, run-job.ts)
-  foldLeftAt(ctx);
-  floors.paceMs = paceFloor(ctx);
-  floors.gapMs = gapFloor(ctx);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   return report;
