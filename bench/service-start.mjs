@@ -6,26 +6,9 @@
 //     sender services/sender/dist/main.js "sender ready" \
 //     scheduler services/scheduler/dist/main.js "scheduler ready" sandbox services/sandbox/dist/main.js "sandbox listening"
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpuSeconds as cpu, probeServiceEnv } from './probe-process.mjs';
 const [, , dbUrl, ...pairs] = process.argv;
-const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const env = {
-  ...process.env,
-  DATABASE_URL: dbUrl,
-  REDIS_URL: 'redis://127.0.0.1:6379',
-  KEY_PREFIX: 'probe-' + process.pid,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  ADMIN_TOKEN: 'adm_' + 'x'.repeat(24),
-  METRICS_PORT: '0',
-  SANDBOX_PORT: '0',
-  HTTP_TRANSPORT_URL: 'http://127.0.0.1:9',
-  NODE_ENV: 'development',
-  MIN_INTERVAL_SECONDS: '1',
-};
+const env = probeServiceEnv(dbUrl, `probe-${process.pid}`);
 const results = {};
 for (let round = 0; round < 3; round++)
   for (let i = 0; i < pairs.length; i += 3) {

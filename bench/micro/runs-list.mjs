@@ -5,27 +5,10 @@
 // writes the API's CPU profile to that directory.
 //   node bench/micro/runs-list.mjs postgres://postgres@127.0.0.1:5432/<db> [profile-dir]
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpuSeconds as cpu, PROBE_ADMIN_TOKEN as admin, probeServiceEnv } from '../probe-process.mjs';
 const dbUrl = process.argv[2];
 const prof = process.argv[3];
-const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const admin = 'adm_' + 'x'.repeat(24);
-const env = {
-  ...process.env,
-  DATABASE_URL: dbUrl,
-  REDIS_URL: 'redis://127.0.0.1:6379',
-  KEY_PREFIX: 'lp-' + process.pid,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  ADMIN_TOKEN: admin,
-  METRICS_PORT: '0',
-  NODE_ENV: 'development',
-  MIN_INTERVAL_SECONDS: '1',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-};
+const env = { ...probeServiceEnv(dbUrl, `lp-${process.pid}`), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
 const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
 const api = spawn(process.execPath, [...args, 'services/control-api/dist/server.js'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve) => {

@@ -14,6 +14,17 @@ interface Msg {
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 
+/** The harness's first request leaves `lateMs` after its slot: the transport's send takes that much of the manual clock before it writes. */
+function firstRequestLate(h: SenderHarness, lateMs: number): void {
+  const transport = h.deps.transports['http']!;
+  const send = transport.send.bind(transport);
+  let sends = 0;
+  transport.send = async (...args) => {
+    if (sends++ === 0) h.clock.advance(lateMs);
+    return send(...args);
+  };
+}
+
 describe('per-chat pace', () => {
   let h: SenderHarness;
   beforeEach(async () => {
@@ -45,15 +56,8 @@ describe('per-chat pace', () => {
   test("a part's request that left late does not bring the chat's next part closer: one chat interval from when it was written", async () => {
     const { tenantId, accountId, externalId } = await h.seedAccount({ groupConcurrency: 1 });
     const runId = await h.seedRun({ tenantId, accountId, targets: ['group-a'], parts: [text('1'), text('2')] });
-    // the first part's request leaves 1.2 s after its chat slot (a connection awaited, a busy
-    // process): the transport's send takes that much of the clock before it writes
-    const transport = h.deps.transports['http']!;
-    const send = transport.send.bind(transport);
-    let sends = 0;
-    transport.send = async (...args) => {
-      if (sends++ === 0) h.clock.advance(1_200);
-      return send(...args);
-    };
+    // the first part's request leaves 1.2 s after its chat slot (a connection awaited, a busy process)
+    firstRequestLate(h, 1_200);
     await drive(h, runId);
     expect((await h.run(runId)).status).toBe('success');
     const { items } = await h.sandboxGet<{ items: Msg[] }>(`/sandbox/messages?account=${externalId}`);
@@ -124,13 +128,7 @@ describe("the account's pace from one job to the next", () => {
       const first = await h.seedRun({ tenantId, accountId, targets: ['a'], parts: [text('1')] });
       const second = await h.seedRun({ tenantId, accountId, targets: ['b'], parts: [text('1')] });
       // the first job's request leaves 600 ms after its slot (a busy process after an outage)...
-      const transport = h.deps.transports['http']!;
-      const send = transport.send.bind(transport);
-      let sends = 0;
-      transport.send = async (...args) => {
-        if (sends++ === 0) h.clock.advance(600);
-        return send(...args);
-      };
+      firstRequestLate(h, 600);
       // ...and its last write fails (PostgreSQL gone at that moment): the job throws
       JobWrites.prototype.close = async function (this: JobWrites, ...args) {
         JobWrites.prototype.close = close;
