@@ -129,7 +129,7 @@ test('edit sends only the changed fields (its errors beside them too); deactivat
   await page.getByText('Campaign deactivated.').waitFor();
   const off = await api(suite.stack, 'GET', `/v1/campaigns/${id}`, token);
   expect(off).toMatchObject({ status: 200, body: { active: false } });
-  await page.getByRole('button', { name: 'Activate' }).waitFor();
+  await page.getByRole('button', { name: 'Activate', exact: true }).waitFor();
   expect(await page.locator('dl.facts').innerText()).toContain('Inactive');
   await page.context().close();
 }, 60_000);

@@ -79,8 +79,9 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
     setNotice(null);
     try {
       await what();
-      setNotice(done);
+      // the notice follows the reload, so it never stands beside facts the change has not reached yet
       await reload(() => true);
+      setNotice(done);
     } catch (e) {
       setError(e);
     }
