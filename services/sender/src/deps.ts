@@ -28,6 +28,8 @@ export interface SenderSettings {
   partJitterMs: number;
   /** automatic cooling: when an account cools, and how its pace recovers */
   cooling: CoolingSettings;
+  /** longest a delivered chat's `sent` waits for a claim to ride on (writes.ts; 100 ms when absent) */
+  answerHoldMs?: number;
 }
 
 /** Everything a job needs, built once by main.ts and passed in: no singletons. */

@@ -67,13 +67,13 @@ export class JobWrites implements LaneWrites {
     return this.claims.ask(sending);
   }
 
-  /** Holds a delivered chat's `sent` for the next claim, or writes it alone after ANSWER_MAX_HOLD_MS. */
+  /** Holds a delivered chat's `sent` for the next claim, or writes it alone after its hold (ANSWER_MAX_HOLD_MS). */
   delivered(answer: SentSettlement): void {
     this.answers.push(answer);
     this.timer ??= setTimeout(() => {
       this.timer = null;
       this.flushes.push(this.writeSent(this.takeAnswers()));
-    }, ANSWER_MAX_HOLD_MS);
+    }, this.deps.settings.answerHoldMs ?? ANSWER_MAX_HOLD_MS);
   }
 
   /** Marks a held target as not sending (its last request was answered; another is to come). */
