@@ -23,6 +23,7 @@ import { audienceImport, audienceRun } from './scenarios/audiences.mjs';
 import { directorySearch } from './scenarios/directory-search.mjs';
 import { history } from './scenarios/history.mjs';
 import { historySweep } from './scenarios/history-sweep.mjs';
+import { historySize } from './scenarios/history-size.mjs';
 import { renderTable, withTable } from './table.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -56,6 +57,7 @@ const scenarios = [
   { name: 'directory-search', run: directorySearch },
   { name: 'history', run: history },
   { name: 'history-sweep', run: historySweep },
+  { name: 'history-size', run: historySize },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

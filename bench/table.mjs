@@ -191,6 +191,20 @@ export const SCENARIOS = [
     },
     'sends ≥ 0.9 of alone; no send waits on a lock more than 100 ms',
   ],
+  [
+    'history-size',
+    "a clone of the history scenario's filled database compacted (`VACUUM FULL`, the bytes per row the prediction takes), swept at once by the scheduler's sweep at the default retention (90 days of chats and events, 400 of run summaries), compacted again: the history tables against docs/OPERATIONS.md's size formula",
+    {
+      runs: 'history runs',
+      'MB as written': 'history tables MB as written',
+      'MB after sweep and VACUUM FULL': 'history tables MB after VACUUM FULL',
+      'predicted MB': 'predicted MB (the formula, bytes per row measured before the sweep)',
+      'measured / predicted': 'measured / predicted (goal within 0.9–1.1)',
+      'measured / docs': 'measured / docs/OPERATIONS.md',
+      'sweep rows/s': 'sweep rows/s (all at once, nothing else running)',
+    },
+    'within 10 % of the formula',
+  ],
 ];
 
 const number = (v) => (typeof v !== 'number' ? String(v) : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : String(+v.toFixed(3)));

@@ -7,12 +7,19 @@ import pg from 'pg';
 // `days` up to now. Triggers are off while it writes (session_replication_role = replica):
 // the events a trigger would write are written here, and no webhook subscribes.
 
+/** The history's span and each run's chats, unless told otherwise. */
+export const HISTORY_DAYS = 400;
+export const HISTORY_TARGETS_PER_RUN = 20;
+
 /**
  * The owners of the history: `tenants` tenants of `accountsPerTenant` http accounts with one
  * campaign of `targetsPerRun` chats each (inactive: never due). Returns the tenants' ids, the
  * first one's first.
  */
-export async function seedHistoryOwners(databaseUrl, { targetsPerRun = 20, tenants = 100, accountsPerTenant = 10, firstTokenHash = null } = {}) {
+export async function seedHistoryOwners(
+  databaseUrl,
+  { targetsPerRun = HISTORY_TARGETS_PER_RUN, tenants = 100, accountsPerTenant = 10, firstTokenHash = null } = {},
+) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -47,7 +54,7 @@ export async function seedHistoryOwners(databaseUrl, { targetsPerRun = 20, tenan
  * Writes `runs` finished runs of the owners' campaigns (seedHistoryOwners) over `days` up to
  * now, then VACUUM ANALYZE. Progress to `log`.
  */
-export async function fillHistory(databaseUrl, tenantIds, { runs, days = 400, batch = 20_000, log = () => {} }) {
+export async function fillHistory(databaseUrl, tenantIds, { runs, days = HISTORY_DAYS, batch = 20_000, log = () => {} }) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

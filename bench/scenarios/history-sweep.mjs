@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { openSync, readSync, statSync } from 'node:fs';
 import pg from 'pg';
 import { createScratchDatabase, scrapeSum, startStack } from '@metronome/testkit';
 import { call, createAccounts, sendersCpu } from './common.mjs';
-import { filledTemplate, KEEP_ALL } from './history.mjs';
+import { filledTemplate, HISTORY_TOKEN_HASH, KEEP_ALL } from './history.mjs';
 import { phase } from './throughput.mjs';
 
 // Sending beside the retention sweep (issue 35: "while the sweep deletes millions of rows, a
@@ -22,8 +22,7 @@ const LOG = '/var/log/postgresql/postgresql-15-main.log';
 export async function historySweep(env) {
   const runs = env.quick ? 20_000 : Number(process.env.BENCH_HISTORY_RUNS ?? 1_000_000);
   const accountsPerPass = env.quick ? 20 : 100;
-  const tokenHash = createHash('sha256').update('mtr_historybenchmarktenanttoken00000').digest('hex');
-  const template = await filledTemplate(env.databaseUrl, runs, tokenHash);
+  const template = await filledTemplate(env.databaseUrl, runs, HISTORY_TOKEN_HASH);
   const turns = [];
   for (const label of ['alone', 'sweep', 'alone', 'sweep']) {
     process.stdout.write(`  ${label}…\n`);
