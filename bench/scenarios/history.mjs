@@ -5,6 +5,7 @@ import { call, createAccounts, sendersCpu } from './common.mjs';
 import { fillHistory, historyBytes, seedHistoryOwners } from './history-fill.mjs';
 import { pacedLoad } from './paced-load.mjs';
 import { phase } from './throughput.mjs';
+import { cpuSeconds } from '../probe-process.mjs';
 
 // Two databases, the same stack on each in turn (empty, history, empty, history), so the load
 // of the machine weighs on both alike: one empty, one holding a long history (history-fill.mjs:
@@ -66,6 +67,10 @@ export async function history(env) {
         .map((t) => Math.round(t.sendsPerSecond))
         .join(' · '),
       'sends/s ratio (goal ≥ 0.9)': mean(of('history').map((t) => t.sendsPerSecond)) / mean(of('empty').map((t) => t.sendsPerSecond)),
+      'PostgreSQL backend CPU ms/send empty': mean(of('empty').map((t) => t.postgres.backendCpuMsPerSend)),
+      'PostgreSQL backend CPU ms/send with history': mean(of('history').map((t) => t.postgres.backendCpuMsPerSend)),
+      'blocks read outside shared buffers per send empty': mean(of('empty').map((t) => t.postgres.blocksReadPerSend)),
+      'blocks read outside shared buffers per send with history': mean(of('history').map((t) => t.postgres.blocksReadPerSend)),
       'scheduler tick mean ms empty': mean(of('empty').map((t) => t.tickMs)),
       'scheduler tick mean ms with history': mean(of('history').map((t) => t.tickMs)),
     };
@@ -119,7 +124,9 @@ async function turn(env, db, accountsPerPass, n) {
     const accounts = await createAccounts(stack, token, 40 + accountsPerPass, { maxSendPerMinute: 60_000, groupConcurrency: 10 }, `acc${n}`);
     const cpu = () => sendersCpu(stack);
     await phase(stack, token, accounts.slice(0, 40), `w${n}-`, cpu);
+    const database = await databaseProbe(db.url);
     const sending = await phase(stack, token, accounts.slice(40), `p${n}-`, cpu);
+    const postgres = await database.delta(sending.sends);
     const run = sending.runs[0];
     const owner = await historyOwner(db.url);
     const deep = await cursorAfterPages(stack, stack.adminToken, '/v1/runs?limit=20', 3);
@@ -143,10 +150,50 @@ async function turn(env, db, accountsPerPass, n) {
       if (bad.length) throw new Error(`${name}: answers ${JSON.stringify(r.statuses)}`);
       [p50[name], p99[name]] = [r.p50, r.p99];
     }
-    return { sendsPerSecond: sending.sendsPerSecond, cpuMsPerSend: sending.cpuMsPerSend, p50, p99, tickMs: await meanTickMs(stack, 20_000) };
+    return { sendsPerSecond: sending.sendsPerSecond, cpuMsPerSend: sending.cpuMsPerSend, postgres, p50, p99, tickMs: await meanTickMs(stack, 20_000) };
   } finally {
     await stack.stop().catch((e) => console.error(e.message));
   }
+}
+
+/**
+ * What the measured pass cost the turn's database: the CPU of its backends (those connected
+ * when the pass began: the services' pools) and the blocks its statements read from outside
+ * PostgreSQL's shared buffers or found in them, per send.
+ */
+async function databaseProbe(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const read = async () => {
+    const pids = (await client.query('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
+    const cpu = new Map();
+    for (const pid of pids) {
+      try {
+        cpu.set(pid, cpuSeconds(pid));
+      } catch {
+        // a backend gone meanwhile
+      }
+    }
+    const [blocks] = (await client.query('select blks_read::bigint as read, blks_hit::bigint as hit from pg_stat_database where datname = current_database()'))
+      .rows;
+    return { cpu, read: Number(blocks.read), hit: Number(blocks.hit) };
+  };
+  const before = await read();
+  return {
+    delta: async (sends) => {
+      // the statistics collector reports a backend's counts at its transaction's end, at most every 500 ms
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const after = await read();
+      await client.end();
+      let cpu = 0;
+      for (const [pid, s] of before.cpu) if (after.cpu.has(pid)) cpu += after.cpu.get(pid) - s;
+      return {
+        backendCpuMsPerSend: +((cpu * 1000) / sends).toFixed(3),
+        blocksReadPerSend: +((after.read - before.read) / sends).toFixed(2),
+        blocksHitPerSend: +((after.hit - before.hit) / sends).toFixed(2),
+      };
+    },
+  };
 }
 
 /** The filled template for `runs`, made once (and kept) for these migrations. */
