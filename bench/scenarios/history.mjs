@@ -176,7 +176,15 @@ async function databaseProbe(url) {
     }
     const [blocks] = (await client.query('select blks_read::bigint as read, blks_hit::bigint as hit from pg_stat_database where datname = current_database()'))
       .rows;
-    return { cpu, read: Number(blocks.read), hit: Number(blocks.hit) };
+    // each table's blocks touched (read or found), heap and indexes apart
+    const tables = Object.fromEntries(
+      (
+        await client.query(
+          `select relname, coalesce(heap_blks_read + heap_blks_hit, 0)::bigint as heap, coalesce(idx_blks_read + idx_blks_hit, 0)::bigint as idx from pg_statio_user_tables`,
+        )
+      ).rows.map((r) => [r.relname, { heap: Number(r.heap), idx: Number(r.idx) }]),
+    );
+    return { cpu, read: Number(blocks.read), hit: Number(blocks.hit), tables };
   };
   const before = await read();
   return {
@@ -187,7 +195,13 @@ async function databaseProbe(url) {
       await client.end();
       let cpu = 0;
       for (const [pid, s] of before.cpu) if (after.cpu.has(pid)) cpu += after.cpu.get(pid) - s;
+      const perSend = (n) => +(n / sends).toFixed(2);
+      const tables = Object.entries(after.tables)
+        .map(([name, t]) => ({ name, heap: perSend(t.heap - (before.tables[name]?.heap ?? 0)), idx: perSend(t.idx - (before.tables[name]?.idx ?? 0)) }))
+        .filter((t) => t.heap + t.idx >= 0.5)
+        .sort((a, b) => b.heap + b.idx - (a.heap + a.idx));
       return {
+        tablesBlocksPerSend: tables,
         backendCpuMsPerSend: +((cpu * 1000) / sends).toFixed(3),
         blocksReadPerSend: +((after.read - before.read) / sends).toFixed(2),
         blocksHitPerSend: +((after.hit - before.hit) / sends).toFixed(2),
