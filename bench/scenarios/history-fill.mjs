@@ -105,17 +105,21 @@ export async function fillHistory(databaseUrl, tenantIds, { runs, days = HISTORY
   }
 }
 
-/** The bytes each history table holds with its indexes and TOAST. */
+/**
+ * The bytes each history table holds with its indexes and TOAST, and its rows (counted: the
+ * planner's estimate lags after a sweep's deletes).
+ */
 export async function historyBytes(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const rows = (
-      await client.query(
-        `select relname as table, pg_total_relation_size(oid)::bigint as bytes, reltuples::bigint as rows from pg_class where relname in ('runs', 'run_targets', 'run_events') order by relname`,
-      )
-    ).rows;
-    return Object.fromEntries(rows.map((r) => [r.table, { bytes: Number(r.bytes), rows: Number(r.rows) }]));
+    const out = {};
+    for (const table of ['runs', 'run_targets', 'run_events']) {
+      const { rows, bytes } = (await client.query(`select count(*)::bigint as rows, pg_total_relation_size('${table}')::bigint as bytes from ${table}`))
+        .rows[0];
+      out[table] = { bytes: Number(bytes), rows: Number(rows) };
+    }
+    return out;
   } finally {
     await client.end();
   }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createScratchDatabase } from '@metronome/testkit';
 import { createDb, ErasureRepository, RetentionRepository } from '../../libs/db/dist/index.js';
 import { retentionSweep } from '../../services/scheduler/dist/retention-sweep.js';
-import { HISTORY_DAYS, HISTORY_TARGETS_PER_RUN } from './history-fill.mjs';
+import { HISTORY_DAYS, HISTORY_TARGETS_PER_RUN, historyBytes } from './history-fill.mjs';
 import { filledTemplate, HISTORY_TOKEN_HASH } from './history.mjs';
 
 // How big the database is once the retention sweep has run (issue 35: "database size after a
@@ -31,11 +31,11 @@ export async function historySize(env) {
   await client.connect();
   const db = createDb({ url: scratch.url, max: 2, applicationName: 'history-size' });
   try {
-    const written = await weigh(client);
+    const written = await weigh(client, scratch.url);
     // the same rows compacted, as VACUUM FULL leaves them: the bytes per row the prediction takes
     let waitedForOthersSeconds = await othersDone(client);
     await client.query('vacuum full analyze runs, run_targets, run_events');
-    const before = await weigh(client);
+    const before = await weigh(client, scratch.url);
     const perRow = {
       target: before.run_targets.bytes / before.run_targets.rows,
       event: before.run_events.bytes / before.run_events.rows,
@@ -53,10 +53,10 @@ export async function historySize(env) {
       counted: () => undefined,
     });
     const sweepSeconds = (Date.now() - started) / 1000;
-    const swept = await weigh(client);
+    const swept = await weigh(client, scratch.url);
     waitedForOthersSeconds += await othersDone(client);
     await client.query('vacuum full analyze runs, run_targets, run_events');
-    const after = await weigh(client);
+    const after = await weigh(client, scratch.url);
     const countsBytes = Number((await client.query('select avg(pg_column_size(summary_counts)) as b from runs where summary_counts is not null')).rows[0].b);
     // R runs a day of N chats, H days of history and S of summaries (both within the history's span)
     const perDay = runs / HISTORY_DAYS;
@@ -127,16 +127,11 @@ async function othersDone(client) {
   return (Date.now() - started) / 1000;
 }
 
-/** Rows (counted) and bytes (table, indexes and TOAST) of each history table, and their sum. */
-async function weigh(client) {
-  const out = { total: 0 };
-  for (const table of ['runs', 'run_targets', 'run_events']) {
-    const { rows, bytes } = (await client.query(`select count(*)::bigint as rows, pg_total_relation_size('${table}')::bigint as bytes from ${table}`)).rows[0];
-    out[table] = { rows: Number(rows), bytes: Number(bytes) };
-    out.total += Number(bytes);
-  }
-  // where the bytes are: each table's heap and TOAST, and each index
-  out.relations = Object.fromEntries(
+/** Each history table's rows and bytes (historyBytes), their sum, and where the bytes are: each table's heap and TOAST, each index. */
+async function weigh(client, url) {
+  const tables = await historyBytes(url);
+  const total = Object.values(tables).reduce((sum, t) => sum + t.bytes, 0);
+  const relations = Object.fromEntries(
     (
       await client.query(
         `select c.relname, pg_relation_size(c.oid)::bigint + coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)::bigint as bytes
@@ -146,7 +141,7 @@ async function weigh(client) {
       )
     ).rows.map((r) => [r.relname, Number(r.bytes)]),
   );
-  return out;
+  return { ...tables, total, relations };
 }
 
 /** The bytes per target, event and run summary in docs/OPERATIONS.md's formula line. */

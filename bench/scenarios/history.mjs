@@ -36,14 +36,13 @@ export const HISTORY_TOKEN_HASH = createHash('sha256').update(HISTORY_TOKEN).dig
 export async function history(env) {
   const runs = env.quick ? 20_000 : Number(process.env.BENCH_HISTORY_RUNS ?? 1_000_000);
   const accountsPerPass = env.quick ? 20 : 100;
-  const tokenHash = HISTORY_TOKEN_HASH;
   const empty = await createScratchDatabase(env.databaseUrl, 'history_empty');
-  const template = await filledTemplate(env.databaseUrl, runs, tokenHash);
+  const template = await filledTemplate(env.databaseUrl, runs, HISTORY_TOKEN_HASH);
   const full = await createScratchDatabase(env.databaseUrl, 'history_full', template);
   try {
-    const [historyTenant] = await seedHistoryOwners(empty.url, { firstTokenHash: tokenHash });
+    const [historyTenant] = await seedHistoryOwners(empty.url, { firstTokenHash: HISTORY_TOKEN_HASH });
     await fillHistory(empty.url, [historyTenant], { runs: ONE_PAGE });
-    await setToken(full.url, tokenHash);
+    await setToken(full.url, HISTORY_TOKEN_HASH);
     const turns = [];
     // BENCH_HISTORY_ROUNDS pairs of turns (2 by default): a turn's short sending pass moves by
     // up to 2× from one turn to the next on the same database
