@@ -163,7 +163,7 @@ export const SCENARIOS = [
   ],
   [
     'history',
-    'the same stack in turns on an empty database (but for one page of each list: 510 runs of the history tenant) and on one holding a long history (1,000,000 finished runs of 20 chats over 400 days by default; `BENCH_HISTORY_RUNS`; retention past the history, so no sweep runs): sending, every run list and page, the scheduler tick',
+    'the same stack in turns on an empty database (but for one page of each list: 510 runs of the history tenant) and on one holding a long history (1,000,000 finished runs of 20 chats over 400 days by default; `BENCH_HISTORY_RUNS`; retention past the history, so no sweep runs): sending (a pass of 400 accounts × 50 chats, `BENCH_HISTORY_ACCOUNTS`), every run list and page, the scheduler tick',
     {
       runs: 'history runs',
       'sends/s ratio': 'sends/s ratio (goal ≥ 0.9)',
