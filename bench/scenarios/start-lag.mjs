@@ -1,4 +1,5 @@
 import { eventually, scrapeSum } from '@metronome/testkit';
+import { postgresCpu } from '../micro/postgres-cpu.mjs';
 import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, START_LAG_STACK, withStack } from './common.mjs';
 
 // Start lag at scale: N interval campaigns (every 60 s, 5 chats each) on their own accounts,
@@ -7,7 +8,8 @@ import { listRuns, createAccounts, createSpreadCampaigns, percentile, sandbox, S
 // run start minus scheduledAt, read back through the API; early starts must be zero. Beside the
 // lag, what the runs cost the senders while they ran (their own counters, from before the
 // campaigns are created, once every new account's directory sync is over, per run started):
-// CPU, PostgreSQL statements, Redis and BullMQ commands.
+// CPU, PostgreSQL statements, Redis and BullMQ commands; and PostgreSQL's CPU per run (all of
+// its processes on the machine, so only on an otherwise quiet one).
 // `start-lag-10k` is the same at 10,000 campaigns (167 runs and 833 sends a second).
 export async function startLag(env, full = 1000) {
   const campaigns = env.quick ? full / 10 : full;
@@ -28,10 +30,13 @@ export async function startLag(env, full = 1000) {
         senders('metronome_redis_commands_total', 'connection="worker"'),
       ]);
     const before = await counters();
+    // every PostgreSQL process of the machine: read it on an otherwise quiet one
+    const postgresBefore = postgresCpu();
     await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
     if (Date.now() > base) throw new Error(`creating ${campaigns} campaigns outlasted their first occurrence`);
     await new Promise((r) => setTimeout(r, base - Date.now() + minutes * 60_000));
     const [cpu, statements, redis, bullmq] = (await counters()).map((v, i) => v - before[i]);
+    const postgresSeconds = postgresCpu() - postgresBefore;
     const runs = await listRuns(stack, token);
     const started = runs.filter((r) => r.startedAt);
     const lags = started.map((r) => (Date.parse(r.startedAt) - Date.parse(r.scheduledAt)) / 1000);
@@ -53,6 +58,7 @@ export async function startLag(env, full = 1000) {
         'sends accepted': stats.accepted,
         'lag samples (metrics)': lagCount,
         'sender CPU ms/run': (cpu * 1000) / started.length,
+        'PostgreSQL CPU ms/run': (postgresSeconds * 1000) / started.length,
         'pg statements/run': statements / started.length,
         'redis commands/run (locks, pace, enqueue)': redis / started.length,
         'redis commands/run (BullMQ worker)': bullmq / started.length,

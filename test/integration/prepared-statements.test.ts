@@ -65,3 +65,29 @@ test('planEachCall: a prepared statement is planned for its values on every call
     await reused.destroy();
   }
 });
+
+test("a connection's plans are made again every REPLAN_EVERY_MS, so a table that grew is read by its index", async () => {
+  // A generic plan is kept until the table is analysed again; made on one row, it scans the
+  // table whole after 100,000 more for as long as no ANALYZE comes (autovacuum off or behind).
+  const client = new pg.Client({ connectionString: tdb.url });
+  await client.connect();
+  let now = 0;
+  try {
+    prepareStatements(client, 10, { everyMs: 60_000, now: () => now });
+    await client.query('create temporary table grown (id int primary key, v int)');
+    await client.query('insert into grown values (1, 1); analyze grown');
+    const text = 'select v from grown where id = $1';
+    for (let i = 0; i < 6; i++) expect((await client.query(text, [1])).rows).toEqual([{ v: 1 }]);
+    const plan = async () => (await client.query(`explain execute ${statementName(text)}(1)`)).rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(await plan()).toMatch(/Seq Scan on grown/);
+    await client.query('insert into grown select g, g from generate_series(2, 100001) g');
+    now += 59_999;
+    await client.query(text, [1]);
+    expect(await plan()).toMatch(/Seq Scan on grown/);
+    now += 1;
+    expect((await client.query(text, [50_000])).rows).toEqual([{ v: 50_000 }]);
+    expect(await plan()).toMatch(/Index Scan using grown_pkey/);
+  } finally {
+    await client.end();
+  }
+});

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ScheduleRepository, senderRepositories, TargetSendRepository } from '@metronome/db';
+import { createDb, ScheduleRepository, senderRepositories, TargetSendRepository } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { claimAt, claimHelpers, sentAs, settleSentAndClaim } from './sender-claims.fixture.js';
 
@@ -125,6 +125,43 @@ test("a run's start reads the run by its key, not every queued run's entry", asy
     expect((await indexStat('idx_tup_read', sql`indexrelname = 'runs_open_idx'`, 'runs')) - before).toBeLessThan(6 * 5);
   });
 }, 30_000); // 200 runs seeded one statement each: more than jest's 5 s default on a loaded machine
+
+test('the start of 1–3 runs keeps a generic plan rather than being planned at every call', async () => {
+  // Its planning cost as much as its work: with the arrays' sizes in sight each custom plan looked
+  // cheaper than the generic one (run-repository.ts, markRunningMany)
+  const { tenantId, accountId } = await h.seedAccount();
+  const queued: string[] = [];
+  for (let i = 0; i < 20; i++) queued.push(await h.seedRun({ tenantId, accountId, targets: ['a', 'b'], parts: [{ type: 'text', text: 'x' }] }));
+  // a history beside them, analysed: on a few rows a custom plan costs the same as the generic one
+  await sql`
+    with r as (
+      insert into runs (campaign_id, tenant_id, account_id, trigger, status, parts, total, scheduled_at, job_id, job_seq, created_at, updated_at)
+      select q.campaign_id, q.tenant_id, q.account_id, 'schedule', 'success', q.parts, 5, q.scheduled_at - make_interval(secs => g), 'job', 0, q.created_at, q.updated_at
+        from runs q, generate_series(1, 5000) g where q.id = ${queued[0]}::uuid
+      returning id, scheduled_at)
+    insert into run_targets (run_id, chat_id, status, next_attempt_at, updated_at)
+    select r.id, 'chat-' || k, 'sent', r.scheduled_at, r.scheduled_at from r, generate_series(1, 5) k`.execute(h.tdb.db);
+  await sql`analyze runs, run_targets`.execute(h.tdb.db);
+  const db = createDb({ url: h.tdb.url, max: 1 });
+  try {
+    const runs = senderRepositories(db).runs;
+    const at = new Date(h.clock.now());
+    for (let i = 0, k = 0; k < 10; k++) {
+      const size = 1 + (k % 3);
+      const batch = queued.slice(i, i + size).map((runId) => ({ runId, at }));
+      i += size;
+      expect((await runs.markRunningMany(batch, at)).size).toBe(size);
+    }
+    const plans = await sql<{ generic: number; custom: number }>`
+      select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where statement like '%with asked as materialized%'`.execute(
+      db,
+    );
+    // PostgreSQL plans the first five calls for their values, then compares
+    expect(plans.rows).toEqual([{ generic: 5, custom: 5 }]);
+  } finally {
+    await db.destroy();
+  }
+});
 
 test('a statement for several runs reads only the due targets it takes and the targets its jobs hold', async () => {
   // As a single run's claim (above): a join of the jobs with their runs' targets planned as a

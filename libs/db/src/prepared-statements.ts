@@ -24,6 +24,16 @@ export function statementName(text: string): string {
 }
 
 /**
+ * How often a connection's prepared statements are planned afresh. PostgreSQL keeps a generic
+ * plan until the tables it reads are analysed again; made while they were small (a service's
+ * first minute on a new database), it scans them whole for as long as no ANALYZE comes, which on
+ * a server whose autovacuum is off or behind is for good: `start-lag-10k` so read every run at
+ * each run's start (1,545 blocks a call, 6.6 ms). `DISCARD PLANS` drops the plans, not the
+ * statements: each is planned again on its next call, from the tables as they are then.
+ */
+export const REPLAN_EVERY_MS = 60_000;
+
+/**
  * Makes `client` prepare each parameterised statement once and reuse it. Kysely sends every
  * query as an unnamed statement, which PostgreSQL parses and plans again on each call: in the
  * burst of a thousand first runs its planning cost as much as its execution. A named statement
@@ -38,16 +48,27 @@ export function statementName(text: string): string {
  * statement after a migration, but refuses one whose result row changed ("cached plan must not
  * change result type"), so a final `select *` or `returning *` on a table a migration widens
  * would fail on every connection that prepared it until the service restarts. (`returning *`
- * inside a CTE whose outer select names its columns is fine.)
+ * inside a CTE whose outer select names its columns is fine.) Every REPLAN_EVERY_MS (`replan`) the
+ * connection's plans are dropped, so they follow the tables' growth.
  */
-export function prepareStatements(client: pg.PoolClient | pg.Client, limit = MAX_PREPARED_PER_CONNECTION): void {
+export function prepareStatements(
+  client: pg.PoolClient | pg.Client,
+  limit = MAX_PREPARED_PER_CONNECTION,
+  replan: { everyMs: number; now: () => number } = { everyMs: REPLAN_EVERY_MS, now: Date.now },
+): void {
   const names = new Set<string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  let plannedAt = replan.now();
   (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
       const name = statementName(config);
       if (names.has(name) || names.size < limit) {
         names.add(name);
+        if (replan.now() - plannedAt >= replan.everyMs) {
+          plannedAt = replan.now();
+          // queued ahead of the statement on this connection; a failure shows on the statement
+          (query('discard plans') as Promise<unknown>).catch(() => undefined);
+        }
         return query({ name, text: config, values });
       }
     }
