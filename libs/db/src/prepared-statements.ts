@@ -27,9 +27,9 @@ export function statementName(text: string): string {
  * How often a connection's prepared statements are planned afresh. PostgreSQL keeps a generic
  * plan until the tables it reads are analysed again; made while they were small (a service's
  * first minute on a new database), it scans them whole for as long as no ANALYZE comes, which on
- * a server whose autovacuum is off or behind is for good: `start-lag-10k` so read every run at
- * each run's start (1,545 blocks a call, 6.6 ms). `DISCARD PLANS` drops the plans, not the
- * statements: each is planned again on its next call, from the tables as they are then.
+ * a server whose autovacuum is off or behind is for good (a run's start read every run:
+ * docs/BENCHMARKS.md, "plans that outlive a table's growth"). `DISCARD PLANS` drops the plans,
+ * not the statements: each is planned again on its next call, from the tables as they are then.
  */
 export const REPLAN_EVERY_MS = 60_000;
 

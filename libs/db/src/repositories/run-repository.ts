@@ -124,7 +124,7 @@ export class RunRepository {
    * The arrays come through one-row subqueries, so a plan for given values assumes as many runs
    * as the generic plan does (10) and PostgreSQL keeps the generic one after five calls: seeing
    * 1–3 elements, each custom plan looked cheaper and the statement was planned at every call,
-   * half of its PostgreSQL CPU (0.74 → 0.36 ms a start of 1–3 runs, bench/micro/run-start.mjs).
+   * which cost as much as its work (bench/micro/run-start.mjs).
    */
   async markRunningMany(runs: { runId: string; at: Date }[], now: Date): Promise<Set<string>> {
     const start = startRun(sql.ref('a.at'));
