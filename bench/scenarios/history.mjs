@@ -35,8 +35,8 @@ export const HISTORY_TOKEN_HASH = createHash('sha256').update(HISTORY_TOKEN).dig
 
 export async function history(env) {
   const runs = env.quick ? 20_000 : Number(process.env.BENCH_HISTORY_RUNS ?? 1_000_000);
-  // accounts of 50 chats in the measured pass: 100 (5,000 sends, about 3 s) moved ±20 % from one
-  // turn to the next on the same database, its start and its last runs' tail a large part of it
+  // accounts of 50 chats in the measured pass: a pass of a few seconds is mostly its start and
+  // its last runs' tail, and moved widely from turn to turn (docs/BENCHMARKS.md)
   const accountsPerPass = env.quick ? 20 : Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 400);
   const empty = await createScratchDatabase(env.databaseUrl, 'history_empty');
   const template = await filledTemplate(env.databaseUrl, runs, HISTORY_TOKEN_HASH);

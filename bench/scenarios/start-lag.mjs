@@ -30,7 +30,6 @@ export async function startLag(env, full = 1000) {
         senders('metronome_redis_commands_total', 'connection="worker"'),
       ]);
     const before = await counters();
-    // every PostgreSQL process of the machine: read it on an otherwise quiet one
     const postgresBefore = postgresCpu();
     await createSpreadCampaigns(stack, token, accs, { everySeconds: 60, chatsPerCampaign: 5, firstAt: base });
     if (Date.now() > base) throw new Error(`creating ${campaigns} campaigns outlasted their first occurrence`);

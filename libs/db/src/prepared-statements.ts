@@ -64,8 +64,9 @@ export function prepareStatements(
       const name = statementName(config);
       if (names.has(name) || names.size < limit) {
         names.add(name);
-        if (replan.now() - plannedAt >= replan.everyMs) {
-          plannedAt = replan.now();
+        const now = replan.now();
+        if (now - plannedAt >= replan.everyMs) {
+          plannedAt = now;
           // queued ahead of the statement on this connection; a failure shows on the statement
           (query('discard plans') as Promise<unknown>).catch(() => undefined);
         }
