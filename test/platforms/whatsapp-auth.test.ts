@@ -41,6 +41,7 @@ function counting(store: WhatsAppAuthStore): WhatsAppAuthStore & { writes: AuthR
       return store.write(a, rows, now);
     },
     clear: (a) => store.clear(a),
+    replace: (a, rows, now) => store.replace(a, rows, now),
   };
 }
 

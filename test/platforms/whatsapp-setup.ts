@@ -101,6 +101,7 @@ export async function startWhatsAppHarness(
     readKeys: (a, k, ids) => repo!.readKeys(a, k, ids),
     write: (a, rows, now) => repo!.write(a, rows, now),
     clear: (a) => repo!.clear(a),
+    replace: (a, rows, now) => repo!.replace(a, rows, now),
     isTransient: (e) => repo!.isTransient(e),
   };
   const leases = new SocketLeases(loadScripts(redis), keys);

@@ -133,11 +133,12 @@ export const secretsKey = z
   });
 
 /**
- * The WhatsApp Web version sockets announce (CONTRACT §2): WHATSAPP_VERSION `2.3000.1043857760`
- * (three integers), or WHATSAPP_FETCH_VERSION=true to fetch the current one at start (needs the
- * internet; offline, Baileys' bundled version). Read by the sender and the API (pairing).
+ * How WhatsApp sockets connect (CONTRACT §2): the WhatsApp Web version they announce,
+ * WHATSAPP_VERSION `2.3000.1043857760` (three integers), or WHATSAPP_FETCH_VERSION=true to fetch
+ * the current one at start (needs the internet; offline, Baileys' bundled version); and the
+ * server they connect to (WHATSAPP_WS_URL). Read by the sender and the API (pairing, import).
  */
-export const whatsappVersionEnv = {
+export const whatsappEnv = {
   WHATSAPP_VERSION: z
     .string()
     .optional()
@@ -154,6 +155,28 @@ export const whatsappVersionEnv = {
     .enum(['true', 'false'])
     .optional()
     .transform((v) => v === 'true'),
+  /**
+   * Where WhatsApp sockets connect (CONTRACT §2): unset, WhatsApp's own server (Baileys'
+   * `wss://web.whatsapp.com/ws/chat`); a staging or local wire-level server otherwise.
+   */
+  WHATSAPP_WS_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx): string | null => {
+      if (v === undefined || v === '') return null;
+      let url: URL;
+      try {
+        url = new URL(v);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'expected a WebSocket URL, as wss://web.whatsapp.com/ws/chat' });
+        return z.NEVER;
+      }
+      if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+        ctx.addIssue({ code: 'custom', message: `expected a ws:// or wss:// URL, got ${url.protocol}//` });
+        return z.NEVER;
+      }
+      return url.href;
+    }),
 };
 
 /**

@@ -22,6 +22,7 @@ import { eventRoutes } from './routes/events.js';
 import { exportRoutes } from './routes/export.js';
 import { mediaRoutes } from './routes/media.js';
 import { pairingRoutes } from './routes/pairing.js';
+import { sessionImportRoutes } from './routes/session-import.js';
 import { telegramSignInRoutes } from './routes/telegram-sign-in.js';
 import { platformReceiptRoutes } from './routes/platform-receipts.js';
 import { operationRoutes } from './routes/operations.js';
@@ -105,6 +106,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       await v1.register(accountRoutes, { ctx });
       await v1.register(chatDirectoryRoutes, { ctx });
       await v1.register(pairingRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
+      await v1.register(sessionImportRoutes, { ctx, ...(deps.whatsappPairing && { pairing: deps.whatsappPairing }) });
       await v1.register(telegramSignInRoutes, { ctx, ...(deps.telegramSignIn && { signIn: deps.telegramSignIn }) });
       await v1.register(mediaRoutes, { ctx });
       await v1.register(audienceRoutes, { ctx });

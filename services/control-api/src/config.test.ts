@@ -74,6 +74,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, SCHEDULER_JITTER_MS: '-1' })).toThrow(/SCHEDULER_JITTER_MS/);
   });
 
+  test("WHATSAPP_WS_URL: unset is WhatsApp's own server; a ws(s) URL is kept; any other scheme is refused, naming the variable", () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).whatsappWebSocketUrl).toBeNull();
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WHATSAPP_WS_URL: 'ws://127.0.0.1:9000/ws/chat?access_token=x' }).whatsappWebSocketUrl).toBe(
+      'ws://127.0.0.1:9000/ws/chat?access_token=x',
+    );
+    for (const bad of ['https://web.whatsapp.com/ws/chat', 'not a url'])
+      expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WHATSAPP_WS_URL: bad })).toThrow(/WHATSAPP_WS_URL.*(ws:\/\/ or wss:\/\/|WebSocket URL)/);
+  });
+
   test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual([
       '10.0.0.5',

@@ -4,7 +4,7 @@ import {
   commonEnv,
   coolingEnv,
   coolingSettings,
-  whatsappVersionEnv,
+  whatsappEnv,
   telegramUserEnv,
   int,
   parseEnv,
@@ -101,7 +101,7 @@ const apiEnv = z
     WEBHOOK_POLL_MS: int(1_000, 10, 60_000),
     // Automatic cooling: the API shows the pace in force (effectiveMaxSendPerMinute)
     ...coolingEnv,
-    ...whatsappVersionEnv,
+    ...whatsappEnv,
     ...telegramUserEnv,
   })
   // Outside development an API without an operator token or a credentials key is a misconfiguration.
@@ -134,6 +134,8 @@ export interface ApiConfig {
   developmentSecretsKey: boolean;
   /** WHATSAPP_VERSION (null: unset) and WHATSAPP_FETCH_VERSION, for the pairing sockets */
   whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean };
+  /** WHATSAPP_WS_URL: where WhatsApp sockets connect; null: WhatsApp's own server */
+  whatsappWebSocketUrl?: string | null;
   /** TELEGRAM_API_ID / TELEGRAM_API_HASH, and (tests only) TELEGRAM_USER_CLIENT_MODULE, for telegram_user sign-ins */
   telegramUser?: { apiId: number; apiHash: string; clientModule: string | null };
   minIntervalSeconds: number;
@@ -200,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
     whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION },
+    whatsappWebSocketUrl: e.WHATSAPP_WS_URL,
     telegramUser: { apiId: e.TELEGRAM_API_ID, apiHash: e.TELEGRAM_API_HASH, clientModule: e.TELEGRAM_USER_CLIENT_MODULE ?? null },
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
     schedulerJitterMs: e.SCHEDULER_JITTER_MS,

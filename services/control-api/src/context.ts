@@ -10,7 +10,16 @@ import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { UserClient, UserClientOptions } from '@metronome/transports/telegram-user';
 
 /** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
-export type WhatsAppPairing = Pick<WhatsAppSocketPool, 'pair'>;
+export interface WhatsAppPairing extends Pick<WhatsAppSocketPool, 'pair'> {
+  /** a linked session moved in (`POST /v1/accounts/{id}/session`): read, stored in place of the account's, and tried once */
+  importLinkedSession?(accountId: string, body: { creds?: unknown; keys?: unknown }): Promise<SessionImport>;
+}
+
+/** How a session import ended: refused as malformed (nothing stored), or stored and then opened or refused by WhatsApp. */
+export type SessionImport =
+  | { outcome: 'invalid'; field: string; message: string }
+  | { outcome: 'opened' }
+  | { outcome: 'refused'; code: string; message: string };
 
 /** Logs an account's platform session out when it is deleted; false when it could not (no socket, held elsewhere). */
 export type AccountLogout = (accountId: string, platform: string) => Promise<boolean>;

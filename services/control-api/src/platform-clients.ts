@@ -11,7 +11,7 @@ import { onFirstUse } from '@metronome/transports';
 import type { WhatsAppSocket, WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
-import type { TelegramSignIn, WhatsAppPairing } from './context.js';
+import type { SessionImport, TelegramSignIn, WhatsAppPairing } from './context.js';
 
 /** The socket pool as pairing and logout use it, and its close (nothing to close when never built). */
 export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: RedisClient, logger: Logger) {
@@ -28,6 +28,7 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
       // a pairing goes through the account's proxy, and tells where it stands
       ...accountProxies(new AccountRepository(db), secretsKeys, () => new Date()),
       ...(version.version && { version: version.version }),
+      ...(config.whatsappWebSocketUrl && { webSocketUrl: config.whatsappWebSocketUrl }),
       holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
       auth: new WhatsAppAuthRepository(db),
@@ -38,7 +39,18 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
       logger: logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(config.logLevel) ? config.logLevel : 'warn' }),
     });
   });
-  const pairing: WhatsAppPairing = { pair: async (accountId, request, hooks) => (await pool.get()).pair(accountId, request, hooks) };
+  const pairing: WhatsAppPairing = {
+    pair: async (accountId, request, hooks) => (await pool.get()).pair(accountId, request, hooks),
+    importLinkedSession: async (accountId, body): Promise<SessionImport> => {
+      const { readLinkedSession, describeRefusal, classifyWhatsAppFailure } = await import('@metronome/transports/whatsapp');
+      const read = readLinkedSession(body);
+      if (!read.ok) return { outcome: 'invalid', field: read.field, message: read.message };
+      const refusal = await (await pool.get()).importSession(accountId, read.session);
+      if (!refusal) return { outcome: 'opened' };
+      const code = refusal.reason === 'connect-failed' ? classifyWhatsAppFailure(refusal.failure, 1, undefined, false).code : refusal.reason.replace('-', '_');
+      return { outcome: 'refused', code, message: describeRefusal(refusal) };
+    },
+  };
   const sockets: Pick<WhatsAppSocketPool, 'use'> = {
     use: async <T>(accountId: string, work: (socket: WhatsAppSocket) => Promise<T>) => (await pool.get()).use(accountId, work),
   };

@@ -8,7 +8,7 @@ import {
   redisConnection,
   secretsKey,
   url,
-  whatsappVersionEnv,
+  whatsappEnv,
   telegramUserEnv,
   checkTelegramUserEnv,
   z,
@@ -69,7 +69,7 @@ const schema = z.object({
   REPLY_WINDOW: duration('24h'),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
-  ...whatsappVersionEnv,
+  ...whatsappEnv,
   ...telegramUserEnv,
 });
 

@@ -45,6 +45,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
     const pool = new WhatsAppSocketPool({
       ...d.proxies,
       ...(version.version && { version: version.version }),
+      ...(d.config.WHATSAPP_WS_URL && { webSocketUrl: d.config.WHATSAPP_WS_URL }),
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(d.scripts, d.keys),
       auth: new WhatsAppAuthRepository(d.db),

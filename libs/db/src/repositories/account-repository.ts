@@ -275,6 +275,22 @@ export class AccountRepository {
       .execute();
   }
 
+  /**
+   * A session import begins: the account becomes `pairing` (no run starts on it) unless a run of
+   * it is queued or running, in one statement; false then, and nothing changed.
+   */
+  async holdForSessionImport(accountId: string, now: Date): Promise<boolean> {
+    const r = await this.db
+      .updateTable('accounts')
+      .set({ status: 'pairing', updated_at: now })
+      .where('id', '=', accountId)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('runs').select('runs.id').where('runs.account_id', '=', accountId).where('runs.status', 'in', ['queued', 'running']))),
+      )
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
   /** The account was logged out or banned: it becomes disconnected and all its open runs pause. */
   async disconnect(accountId: string, reason: string, now: Date): Promise<void> {
     await this.db.transaction().execute(async (trx) => {

@@ -88,6 +88,17 @@ export class WhatsAppAuthRepository {
     return isTransientDbError(error);
   }
 
+  /** An imported session in place of the account's auth state: the old one deleted and the new written in one transaction. */
+  async replace(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
+    const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
+      // one statement per 2,000 rows keeps each parameter array small
+      for (let i = 0; i < rows.length; i += 2_000) await this.writeRows(trx, accountId, rows.slice(i, i + 2_000), now);
+      if (identities.length) await learnIdentities(trx, accountId, identities, now);
+    });
+  }
+
   /** Forgets the account's whole auth state (a new pairing starts from fresh credentials). */
   async clear(accountId: string): Promise<void> {
     await this.db.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();

@@ -23,6 +23,9 @@ function memoryStore() {
       for (const r of batch) r.sealed ? rows.set(`${r.kind}/${r.keyId}`, r.sealed) : rows.delete(`${r.kind}/${r.keyId}`);
     },
     clear: async () => rows.clear(),
+    replace: async () => {
+      throw new Error('not used here');
+    },
     isTransient: (error) => !(error instanceof Refused),
   };
   return { store, writes, fail: (e: Error | null) => (failWith = e) };

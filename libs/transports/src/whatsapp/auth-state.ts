@@ -1,5 +1,6 @@
 import { open, seal, type Clock } from '@metronome/core';
 import { registerSecret } from '../secret-scrub.js';
+import type { LinkedSession } from './linked-session.js';
 import {
   BufferJSON,
   initAuthCreds,
@@ -40,6 +41,8 @@ export interface WhatsAppAuthStore {
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
+  /** forgets the account's auth state and writes `rows` in its place, in one transaction */
+  replace(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   /** Whether a failed write may succeed if tried again (the store away), not refused for what it held; absent: always. */
   isTransient?(error: unknown): boolean;
 }
@@ -84,6 +87,19 @@ function registerAuthSecrets(creds: AuthenticationCreds): void {
     registerSecret(bytes.toString('base64'));
     registerSecret(bytes.toString('hex'));
   }
+}
+
+/**
+ * Stores an imported linked device (linked-session.ts) as the account's whole auth state, sealed
+ * like Baileys' own writes, in place of what it had: all of it or nothing.
+ */
+export async function storeLinkedSession(store: WhatsAppAuthStore, accountId: string, session: LinkedSession, secretsKey: Buffer, now: Date): Promise<void> {
+  const encode = (value: unknown): Buffer => seal(JSON.stringify(value, BufferJSON.replacer), secretsKey);
+  const rows: AuthRow[] = [
+    { kind: CREDS_KIND, keyId: '', sealed: encode(session.creds) },
+    ...session.keys.map((k) => ({ kind: k.kind, keyId: k.id, sealed: encode(k.value), identity: identityOf(k.kind, k.id, k.value) })),
+  ];
+  await store.replace(accountId, rows, now);
 }
 
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */

@@ -17,3 +17,5 @@ export { resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, typ
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';
 export { phoneJidOf, bothIdentities, withBothIdentities, type LidMapping } from './lid-identity.js';
 export { proxyAgents } from './proxy-socket.js';
+export { readLinkedSession, MAX_SESSION_KEYS, type LinkedSession, type LinkedSessionResult } from './linked-session.js';
+export { describeRefusal } from './pairing.js';

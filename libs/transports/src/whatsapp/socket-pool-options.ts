@@ -42,6 +42,8 @@ export interface WhatsAppSocketPoolOptions {
   connectTimeoutMs?: number;
   /** the WhatsApp Web version sockets announce (resolveWhatsAppVersion); absent: Baileys' bundled one */
   version?: [number, number, number];
+  /** where sockets connect (WHATSAPP_WS_URL); absent: WhatsApp's own server, Baileys' default */
+  webSocketUrl?: string;
   queryTimeoutMs?: number;
   groupCacheTtlMs?: number;
   /** how long a pairing QR is offered (Baileys' first QR lives 60 s; later ones are not shown), ms */

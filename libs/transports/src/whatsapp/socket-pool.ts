@@ -1,6 +1,7 @@
 import type { ChatDirectorySink } from '@metronome/core';
 import { makeCacheableSignalKeyStore, type GroupMetadata } from '@whiskeysockets/baileys';
-import { isPaired, loadAuthState, type AuthHandle } from './auth-state.js';
+import { isPaired, loadAuthState, storeLinkedSession, type AuthHandle } from './auth-state.js';
+import type { LinkedSession } from './linked-session.js';
 import { DEFAULT_OVERLIMIT_BACKOFF, failureOf, type WhatsAppFailure } from './classify.js';
 import { Connection, type SocketRefusal } from './connection.js';
 import { WhatsAppDirectory } from './directory-sync.js';
@@ -175,6 +176,28 @@ export class WhatsAppSocketPool {
   }
 
   /**
+   * Puts an imported linked device (linked-session.ts) in place of the account's auth state, with
+   * its socket lease held (a holder elsewhere hands over first), then connects with it once to
+   * learn whether WhatsApp takes it: null when the socket opened (then closed again: the senders
+   * connect it when they send), else why not.
+   */
+  async importSession(accountId: string, session: LinkedSession, handoverWaitMs = 15_000): Promise<SocketRefusal | null> {
+    const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
+    if (current instanceof Connection) await this.dispose(current, 'session replaced');
+    await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
+    try {
+      await storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
+    const opened = await this.use(accountId, async () => undefined);
+    const conn = this.connections.get(accountId);
+    if (conn) await this.dispose(conn, 'session checked');
+    return opened.ok ? null : opened;
+  }
+
+  /**
    * Lists the account's groups into `sink` (one `groupFetchAllParticipating` on its socket,
    * connected as for a send). Never throws for WhatsApp's answers: `sink.syncState` tells them.
    */
@@ -278,6 +301,7 @@ export class WhatsAppSocketPool {
       connectTimeoutMs: this.connectTimeoutMs,
       defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
       ...(this.o.version && { version: this.o.version }),
+      ...(this.o.webSocketUrl && { waWebSocketUrl: this.o.webSocketUrl }),
       ...proxyAgents(proxy?.settings ?? null),
     });
     return socket;
