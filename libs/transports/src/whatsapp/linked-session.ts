@@ -36,6 +36,7 @@ const KINDS = [
 export const MAX_SESSION_KEYS = 20_000;
 
 const isBytes = (v: unknown, length?: number): boolean => Buffer.isBuffer(v) && (length === undefined || v.length === length);
+const isBase64 = (v: unknown): boolean => typeof v === 'string' && v.length > 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(v);
 const isKeyPair = (v: unknown): boolean => {
   const pair = v as { private?: unknown; public?: unknown } | null;
   return typeof pair === 'object' && pair !== null && isBytes(pair.private, 32) && isBytes(pair.public, 32);
@@ -75,8 +76,9 @@ function credsProblem(c: Record<string, unknown>): { field: string; message: str
     return { field: 'me.id', message: "expected the linked device's JID, as 60123456789:12@s.whatsapp.net (a session that was never paired has none)" };
   const account = c['account'] as Record<string, unknown> | undefined;
   if (typeof account !== 'object' || account === null) return { field: 'account', message: 'missing: the device identity the phone signed when it was linked' };
+  // A protobuf object: JSON.stringify writes its bytes as base64 strings (protobufjs' toJSON), which Baileys encodes back as is.
   for (const field of ['details', 'accountSignatureKey', 'accountSignature', 'deviceSignature'])
-    if (!isBytes(account[field])) return { field: `account.${field}`, message: 'expected a Buffer in BufferJSON' };
+    if (!isBytes(account[field]) && !isBase64(account[field])) return { field: `account.${field}`, message: 'expected bytes: base64, or a Buffer in BufferJSON' };
   return null;
 }
 

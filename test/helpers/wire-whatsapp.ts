@@ -1,0 +1,142 @@
+// WhatsApp on the wire for the tests: @openclaw/crabline's WhatsApp Web server (MIT, written by
+// others), which the real Baileys socket connects to (Noise handshake, prekey and usync
+// queries), and which decrypts each direct message it is sent. It is a fake platform, named so;
+// Baileys' own code runs against it unchanged. Also here: a linked session made the way an
+// operator's own Baileys script makes one (useMultiFileAuthState), to import.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startWhatsAppServer } from '@openclaw/crabline';
+import makeWASocket, { proto, useMultiFileAuthState } from '@whiskeysockets/baileys';
+import pino from 'pino';
+
+/** One message the server accepted and acknowledged: decrypted when it was a text. */
+export interface WireMessage {
+  id: string;
+  to: string;
+  text: string | null;
+  at: number;
+}
+
+/**
+ * One `enc` node of a message as written on the wire: `pkmsg` (a Signal session's opening,
+ * repeated until the recipient answers once) or `msg`; a pkmsg carries the sender's identity
+ * key, hex with its 05 prefix.
+ */
+export interface WireEnc {
+  id: string;
+  to: string;
+  type: string;
+  identityKey: string | null;
+}
+
+/** A PreKeyWhisperMessage's identity key (protobuf field 3, after the version byte), as hex; read by hand: a few bytes of protobuf. */
+function identityKeyOf(ciphertext: Buffer): string | null {
+  let at = 1;
+  const varint = (): number => {
+    let n = 0;
+    for (let shift = 0; at < ciphertext.length; shift += 7) {
+      const b = ciphertext[at++]!;
+      n += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    return n;
+  };
+  while (at < ciphertext.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    if (wire === 0) varint();
+    else if (wire === 2) {
+      const len = varint();
+      if (tag >> 3 === 3) return ciphertext.subarray(at, at + len).toString('hex');
+      at += len;
+    } else return null;
+  }
+  return null;
+}
+
+export interface WireWhatsApp {
+  /** for WHATSAPP_WS_URL (carries the server's access token) */
+  url: string;
+  accepted: WireMessage[];
+  encs: WireEnc[];
+  close(): Promise<void>;
+}
+
+type Node = { tag?: string; attrs?: Record<string, string>; content?: unknown };
+const childrenOf = (n: Node): Node[] => (Array.isArray(n.content) ? (n.content as Node[]) : []);
+
+export async function startWireWhatsApp(): Promise<WireWhatsApp> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'wire-wa-'));
+  const accepted: WireMessage[] = [];
+  const encs: WireEnc[] = [];
+  const server = await startWhatsAppServer({
+    recorderPath: path.join(dir, 'whatsapp.jsonl'),
+    onEvent: (e: { accepted?: boolean; body?: unknown }) => {
+      const body = e.body as { key?: { id: string; remoteJid: string }; message?: { conversation?: string } } & Node;
+      if (e.accepted && body?.key) accepted.push({ id: body.key.id, to: body.key.remoteJid, text: body.message?.conversation ?? null, at: Date.now() });
+      else if (e.accepted && body?.attrs?.['id']) accepted.push({ id: body.attrs['id'], to: body.attrs['to'] ?? '', text: null, at: Date.now() });
+      else if (!e.accepted && body?.tag === 'message') {
+        const participants = childrenOf(body).find((c) => c.tag === 'participants');
+        const encNodes = [...childrenOf(body), ...childrenOf(participants ?? {}).flatMap(childrenOf)].filter((c) => c.tag === 'enc');
+        for (const enc of encNodes) {
+          const type = enc.attrs?.['type'] ?? '';
+          const bytes = (enc.content as { base64?: string } | undefined)?.base64;
+          const identityKey = type === 'pkmsg' && bytes ? identityKeyOf(Buffer.from(bytes, 'base64')) : null;
+          encs.push({ id: body.attrs?.['id'] ?? '', to: body.attrs?.['to'] ?? '', type, identityKey });
+        }
+      }
+    },
+  });
+  return {
+    url: server.manifest.endpoints.baileysWebSocketUrl,
+    accepted,
+    encs,
+    close: async () => {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A linked device's session folder as an operator's Baileys script leaves it
+ * (useMultiFileAuthState), read into the bundle `POST /v1/accounts/{id}/session` takes. The
+ * script connects to `url` and writes to `chats` first, so the folder holds Signal sessions.
+ * The phone's signature of the device (`account`) is random bytes: the wire server never checks it.
+ */
+export async function linkedSessionBundle(url: string, phone: string, chats: string[] = []): Promise<{ creds: unknown; keys: Record<string, unknown> }> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'wa-session-'));
+  try {
+    const { state, saveCreds } = await useMultiFileAuthState(folder);
+    state.creds.me = { id: `${phone}:7@s.whatsapp.net`, name: `phone ${phone}` };
+    state.creds.account = proto.ADVSignedDeviceIdentity.fromObject({
+      details: proto.ADVDeviceIdentity.encode({ rawId: 1, timestamp: Math.floor(Date.now() / 1000), keyIndex: 1 }).finish(),
+      accountSignatureKey: randomBytes(32),
+      accountSignature: randomBytes(64),
+      deviceSignature: randomBytes(64),
+    });
+    state.creds.registered = true;
+    const sock = makeWASocket({ auth: state, waWebSocketUrl: url, logger: pino({ level: 'silent' }), markOnlineOnConnect: false, syncFullHistory: false });
+    sock.ev.on('creds.update', saveCreds);
+    await new Promise<void>((resolve, reject) =>
+      sock.ev.on('connection.update', (u) => {
+        if (u.connection === 'open') resolve();
+        if (u.connection === 'close') reject(u.lastDisconnect?.error ?? new Error('closed'));
+      }),
+    );
+    for (const chat of chats) await sock.sendMessage(chat, { text: `from the script to ${chat}` });
+    await saveCreds();
+    // each send's keys were written before it resolved (Baileys commits its key transaction first)
+    sock.end(undefined);
+    const files = await readdir(folder);
+    const read = async (f: string) => JSON.parse(await readFile(path.join(folder, f), 'utf8'));
+    const keys: Record<string, unknown> = {};
+    for (const f of files) if (f !== 'creds.json') keys[f.replace(/\.json$/, '')] = await read(f);
+    return { creds: await read('creds.json'), keys };
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
