@@ -1,6 +1,7 @@
 import { createDb } from '@metronome/db';
+import { startService } from '@metronome/testkit';
 import { api, createTenant, runsToEnd, startStack, type Stack } from '../helpers/stack.js';
-import { eventually } from '../helpers/test-env.js';
+import { eventually, REDIS_URL } from '../helpers/test-env.js';
 import { linkedSessionBundle, startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
 
 // WhatsApp with the real Baileys in the senders and the API, against a WhatsApp Web server
@@ -134,3 +135,33 @@ test('three accounts imported by session send 50 chats each through two senders,
     expect(new Set(opened.map((e) => e.identityKey))).toEqual(new Set([identity]));
   }
 }, 240_000);
+
+test('a session the server refuses leaves the account disconnected, with the reason in the answer', async () => {
+  const token: string = (await createTenant(stack, 'wire-whatsapp-refused')).body.token;
+  const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'whatsapp', name: 'refused' });
+  const bundle = await linkedSessionBundle(wire.url, '601119999');
+  // An API whose WhatsApp server turns every connection away (its access token is not the server's).
+  const refusing = new URL(wire.url);
+  refusing.searchParams.set('access_token', 'not-the-servers-token');
+  const other = startService('api-refused', 'services/control-api/dist/server.js', {
+    DATABASE_URL: stack.db.url,
+    REDIS_URL,
+    KEY_PREFIX: stack.keyPrefix,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_TOKEN: stack.adminToken,
+    WHATSAPP_WS_URL: refusing.href,
+  });
+  try {
+    const url = String((await other.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
+    const r = await api({ apiUrl: url }, 'POST', `/v1/accounts/${acc.body.id}/session`, token, bundle);
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('disconnected');
+    expect(r.body.reason).toEqual({ code: expect.stringMatching(/^[a-z_0-9]+$/), message: expect.any(String) });
+    expect((await api(stack, 'GET', `/v1/accounts/${acc.body.id}`, token)).body.status).toBe('disconnected');
+    // the session is kept: the account connects with it once the server takes it (or after a new import)
+    expect(await authRows(acc.body.id)).toBeGreaterThan(0);
+  } finally {
+    await other.stop();
+  }
+}, 60_000);

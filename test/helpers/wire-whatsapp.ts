@@ -118,7 +118,15 @@ export async function linkedSessionBundle(url: string, phone: string, chats: str
       deviceSignature: randomBytes(64),
     });
     state.creds.registered = true;
-    const sock = makeWASocket({ auth: state, waWebSocketUrl: url, logger: pino({ level: 'silent' }), markOnlineOnConnect: false, syncFullHistory: false });
+    const sock = makeWASocket({
+      auth: state,
+      waWebSocketUrl: url,
+      logger: pino({ level: 'silent' }),
+      markOnlineOnConnect: false,
+      syncFullHistory: false,
+      // a query left unanswered when the socket ends keeps its timer (Baileys' default 60 s), and the test process with it
+      defaultQueryTimeoutMs: 10_000,
+    });
     sock.ev.on('creds.update', saveCreds);
     await new Promise<void>((resolve, reject) =>
       sock.ev.on('connection.update', (u) => {
@@ -139,4 +147,3 @@ export async function linkedSessionBundle(url: string, phone: string, chats: str
     await rm(folder, { recursive: true, force: true });
   }
 }
-

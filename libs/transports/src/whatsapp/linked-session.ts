@@ -78,7 +78,8 @@ function credsProblem(c: Record<string, unknown>): { field: string; message: str
   if (typeof account !== 'object' || account === null) return { field: 'account', message: 'missing: the device identity the phone signed when it was linked' };
   // A protobuf object: JSON.stringify writes its bytes as base64 strings (protobufjs' toJSON), which Baileys encodes back as is.
   for (const field of ['details', 'accountSignatureKey', 'accountSignature', 'deviceSignature'])
-    if (!isBytes(account[field]) && !isBase64(account[field])) return { field: `account.${field}`, message: 'expected bytes: base64, or a Buffer in BufferJSON' };
+    if (!isBytes(account[field]) && !isBase64(account[field]))
+      return { field: `account.${field}`, message: 'expected bytes: base64, or a Buffer in BufferJSON' };
   return null;
 }
 
