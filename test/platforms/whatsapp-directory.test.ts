@@ -239,14 +239,14 @@ test("a sync on a replica that does not hold the account's socket asks for it as
     network.groupBook.addMany(account.id, 10);
     expect((await a.use(account.id, async () => 'opened')).ok).toBe(true);
     await eventually('a listed on connect', async () => sinkA.state(account.id)?.status === 'ok', 5_000, 5);
-    await b.syncDirectory(account.id, sink);
+    await b.directory.sync(account.id, sink);
     expect(sink.state(account.id)).toMatchObject({ status: 'failed', reason: expect.stringContaining('another replica') });
     expect(network.groupFetches).toHaveLength(1);
     // a hands the socket over (as to a send); b's next sync lists on its own socket, never two at once.
     const listed = await eventually(
       'b gets the socket and lists',
       async () => {
-        await b.syncDirectory(account.id, sink);
+        await b.directory.sync(account.id, sink);
         return sink.state(account.id)?.status === 'ok' ? true : null;
       },
       10_000,

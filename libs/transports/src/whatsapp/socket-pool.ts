@@ -1,5 +1,3 @@
-import type { ChatDirectorySink } from '@metronome/core';
-import { makeCacheableSignalKeyStore, type GroupMetadata } from '@whiskeysockets/baileys';
 import { isPaired, loadAuthState, storeLinkedSession, type AuthHandle } from './auth-state.js';
 import type { LinkedSession } from './linked-session.js';
 import { DEFAULT_OVERLIMIT_BACKOFF, failureOf, type WhatsAppFailure } from './classify.js';
@@ -17,7 +15,8 @@ import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
 import { renewLeases } from './lease-renewal.js';
-import { accountProxy, proxyAgents, proxyChanged, throughProxy } from './proxy-socket.js';
+import { accountProxy, proxyChanged, throughProxy } from './proxy-socket.js';
+import { socketConfig } from './socket-config.js';
 import { groupMemberCount } from './message-receipts.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
@@ -176,33 +175,21 @@ export class WhatsAppSocketPool {
   }
 
   /**
-   * Puts an imported linked device (linked-session.ts) in place of the account's auth state, with
-   * its socket lease held (a holder elsewhere hands over first), then connects with it once to
-   * learn whether WhatsApp takes it: null when the socket opened (then closed again: the senders
-   * connect it when they send), else why not.
+   * Puts an imported linked device (linked-session.ts) in place of the account's auth state, its
+   * socket lease held (a holder elsewhere hands over first), and connects with it once: null when
+   * the socket opened (it closes again; senders connect when they send), else why not.
    */
   async importSession(accountId: string, session: LinkedSession, handoverWaitMs = 15_000): Promise<SocketRefusal | null> {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
-    try {
-      await storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
-    } catch (error) {
-      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
-      throw error;
-    }
+    const stored = storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
+    await stored.catch(() => this.o.lease.release(accountId, this.o.holderId).catch(() => undefined));
+    await stored;
     const opened = await this.use(accountId, async () => undefined);
     const conn = this.connections.get(accountId);
     if (conn) await this.dispose(conn, 'session checked');
     return opened.ok ? null : opened;
-  }
-
-  /**
-   * Lists the account's groups into `sink` (one `groupFetchAllParticipating` on its socket,
-   * connected as for a send). Never throws for WhatsApp's answers: `sink.syncState` tells them.
-   */
-  syncDirectory(accountId: string, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
-    return this.directory.sync(accountId, sink, signal);
   }
 
   /** Ends every socket and releases its lease; pairings under way end (`onEnded`, code `shutdown`). */
@@ -289,21 +276,9 @@ export class WhatsAppSocketPool {
   }
 
   private makeSocket(accountId: string, auth: AuthHandle, proxy: Connection['proxy']): WhatsAppSocket {
-    const logger = this.o.logger.child({ accountId });
     let socket: WhatsAppSocket | null = null;
-    socket = this.o.makeSocket(accountId, {
-      // Baileys reads keys often; the cache answers repeats, writes still go to PostgreSQL at once.
-      auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, logger) },
-      cachedGroupMetadata: (jid) =>
-        socket ? this.groups.get(accountId, jid, (j) => socket!.groupMetadata(j)) : Promise.resolve(undefined as GroupMetadata | undefined),
-      getMessage: (key) => (key.id ? this.sent.get(accountId, key.id) : Promise.resolve(undefined)),
-      logger: this.writes.logger(accountId, logger),
-      connectTimeoutMs: this.connectTimeoutMs,
-      defaultQueryTimeoutMs: this.o.queryTimeoutMs ?? 60_000,
-      ...(this.o.version && { version: this.o.version }),
-      ...(this.o.webSocketUrl && { waWebSocketUrl: this.o.webSocketUrl }),
-      ...proxyAgents(proxy?.settings ?? null),
-    });
+    const caches = { groups: this.groups, sent: this.sent, writes: this.writes, connectTimeoutMs: this.connectTimeoutMs };
+    socket = this.o.makeSocket(accountId, socketConfig(this.o, caches, accountId, auth, proxy, () => socket));
     return socket;
   }
 

@@ -185,7 +185,8 @@ export class WhatsAppTransport implements Transport {
    * incoming messages (directory-events.ts).
    */
   async syncDirectory(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
-    await this.o.pool.syncDirectory(account.id, sink, signal);
+    // one `groupFetchAllParticipating` on the account's socket; WhatsApp's answers go to `sink.syncState`, never thrown
+    await this.o.pool.directory.sync(account.id, sink, signal);
   }
 
   async close(): Promise<void> {
