@@ -244,6 +244,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{id}/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import a WhatsApp account's linked session (the files of Baileys' useMultiFileAuthState folder), sealed like every secret, in place of the one it had; the account connects once with it and is then `active`, or `disconnected` with WhatsApp's reason */
+        post: operations["importAccountSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{id}/telegram-sign-in": {
         parameters: {
             query?: never;
@@ -872,6 +889,16 @@ export interface components {
             /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
             asChatId?: string;
         };
+        WhatsAppSessionInput: {
+            /** @description the object of the session folder's creds.json, in Baileys' BufferJSON encoding */
+            creds: {
+                [key: string]: unknown;
+            };
+            /** @description each key file of the folder by its name without .json (pre-key-1, session-60123456789.0, …) to its JSON; absent: none */
+            keys?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description exactly one of `receipts` (the bearer form) and `accounts` (keys in the body) */
         PlatformReceiptsInput: {
             /** @description one account's receipts, the bearer its API key */
@@ -1308,6 +1335,18 @@ export interface components {
              * @description when the QR or code stops working; pair again after that
              */
             expiresAt: string;
+        };
+        SessionImported: {
+            /**
+             * @description active: WhatsApp took the session; disconnected: it refused it (reason says why)
+             * @enum {string}
+             */
+            status: "active" | "disconnected";
+            /** @description why WhatsApp refused the session */
+            reason?: {
+                code: string;
+                message: string;
+            };
         };
         TelegramSignIn: {
             /**
@@ -2646,6 +2685,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importAccountSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WhatsAppSessionInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionImported"];
                 };
             };
             /** @description Default Response */

@@ -76,6 +76,7 @@ function body(method: string, url: string): unknown {
   if (method === 'DELETE' && url.endsWith('/members')) return { chatIds: ['their-member-1'] };
   if (method === 'POST' && url.endsWith('/test-sends')) return { chatId: 'taken-over' };
   if (method === 'POST' && url.endsWith('/telegram-sign-in')) return { phone: '+447700900123' };
+  if (method === 'POST' && url.endsWith('/session')) return { creds: {} };
   if (method === 'POST' && url.endsWith('/telegram-sign-in/code')) return { code: '12345' };
   if (method === 'POST' && url.endsWith('/telegram-sign-in/password')) return { password: 'taken over' };
   if (method === 'POST' || method === 'PATCH') return {};

@@ -1,93 +1,95 @@
 import { randomBytes } from 'node:crypto';
-import { ManualClock } from '@metronome/core';
-import { createDb, WhatsAppAuthRepository, type DB } from '@metronome/db';
+import { systemClock } from '@metronome/core';
+import { WhatsAppAuthRepository } from '@metronome/db';
 import { createRedis } from '@metronome/redis';
-import { startPrivatePostgres, type PrivatePostgres } from '@metronome/testkit';
 import type { TransportAccount } from '@metronome/transports';
-import { WhatsAppTransport, type WhatsAppSocketPool } from '@metronome/transports/whatsapp';
+import { baileysSocketFactory, readLinkedSession, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
-import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
-import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
-import { insertWhatsAppAccount, makePool, quietLogger, seedPairedAuth, socketLeases } from './whatsapp-setup.js';
+import { sql } from 'kysely';
+import { createTestDatabase, eventually, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { linkedSessionBundle, startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
+import { insertWhatsAppAccount, quietLogger, socketLeases } from './whatsapp-setup.js';
 
-// Keys never behind: Baileys' cacheable key store updates its cache before the store, so a key
-// write PostgreSQL refuses leaves the socket using keys the store does not have. PostgreSQL here
-// is a server of this test's own, stopped and started again; WhatsApp is a FAKE network whose
-// sockets write keys as Baileys does (a send to a new contact stores the contact's LID pair).
+// Keys never behind the store, with the real Baileys socket on the wire: WhatsApp is
+// @openclaw/crabline's WhatsApp Web server (a fake platform nobody here wrote, which decrypts
+// what it is sent). PostgreSQL refuses the auth state's writes as when its disk is full
+// (SQLSTATE 53100, from a trigger this test adds) while it still answers reads: Baileys reads
+// keys before a send and writes them after it. Its relayMessage writes the message inside its
+// key transaction and commits the keys after (Socket/messages-send.js, Utils/auth-utils.js).
 
 const KEYS = [randomBytes(32)];
-const clock = new ManualClock(Date.parse('2026-06-01T09:00:00Z'));
-let pgServer: PrivatePostgres;
-let db: Kysely<DB>;
+let database: TestDatabase;
 let redis: Redis;
-let network: FakeWhatsAppNetwork;
+let wire: WireWhatsApp;
 let pool: WhatsAppSocketPool;
 let leases: ReturnType<typeof socketLeases>;
 let transport: WhatsAppTransport;
 
 beforeAll(async () => {
-  pgServer = await startPrivatePostgres();
-  db = createDb({ url: pgServer.url, max: 2, applicationName: 'metronome-test' });
+  [database, wire] = await Promise.all([createTestDatabase('wa_keys'), startWireWhatsApp()]);
+  await sql`create table disk_full (since timestamptz)`.execute(database.db);
+  await sql`create function refuse_when_full() returns trigger language plpgsql as $$
+    begin
+      if exists (select 1 from disk_full) then
+        raise exception 'could not extend file: No space left on device' using errcode = 'disk_full';
+      end if;
+      return coalesce(new, old);
+    end $$`.execute(database.db);
+  await sql`create trigger refuse_when_full before insert or update or delete on whatsapp_auth for each row execute function refuse_when_full()`.execute(database.db);
   redis = createRedis(REDIS_URL, 'test-wa-keys');
-  network = new FakeWhatsAppNetwork(clock);
   leases = socketLeases(redis, uniquePrefix('wa-keys'));
-  pool = makePool(network, leases, new WhatsAppAuthRepository(db), KEYS, clock);
-  transport = new WhatsAppTransport({ pool, clock, logger: quietLogger, timeoutMs: 5_000 });
+  pool = new WhatsAppSocketPool({
+    holderId: 'keys-outage-test',
+    lease: leases,
+    auth: new WhatsAppAuthRepository(database.db),
+    secretsKeys: KEYS,
+    makeSocket: baileysSocketFactory,
+    webSocketUrl: wire.url,
+    clock: systemClock,
+    logger: quietLogger,
+    queryTimeoutMs: 10_000,
+  });
+  transport = new WhatsAppTransport({ pool, clock: systemClock, logger: quietLogger, timeoutMs: 5_000 });
 }, 120_000);
 afterAll(async () => {
   await transport?.close();
-  await db?.destroy();
   await redis?.quit();
-  await pgServer?.destroy();
+  await database?.drop();
+  await wire?.close();
 }, 60_000);
 
 let seq = 0;
-const send = (account: TransportAccount, chatId: string) =>
-  transport.send(account, {
-    chatId,
-    part: { type: 'text', text: `hello ${chatId}` },
-    partIndex: 0,
-    partCount: 1,
-    idempotencyKey: `keys-run:${chatId}:${seq++}`,
-  });
+const send = (account: TransportAccount, chatId: string, text: string) =>
+  transport.send(account, { chatId, part: { type: 'text', text }, partIndex: 0, partCount: 1, idempotencyKey: `keys-run:${chatId}:${seq++}` });
+const received = (text: string) => wire.accepted.filter((m) => m.text === text).length;
 
-test('a key write PostgreSQL refuses closes the socket and holds the sends (keys_unsaved); once it is back the keys are written and the account reconnects without a new pairing', async () => {
-  const auth = new WhatsAppAuthRepository(db);
-  const { accountId } = await insertWhatsAppAccount(db);
-  await seedPairedAuth(auth, accountId, KEYS, clock);
+test('a key commit PostgreSQL refuses (disk full) after the write leaves the message sent and closes the socket; later sends wait for the keys, then go on the saved ratchet', async () => {
+  const { accountId } = await insertWhatsAppAccount(database.db);
+  const session = readLinkedSession(await linkedSessionBundle(wire.url, '601230000'));
+  if (!session.ok) throw new Error(session.message);
+  expect(await pool.importSession(accountId, session.session)).toBeNull();
   const account: TransportAccount = { id: accountId, externalId: null, credentials: null };
-  network.lids.assign('60100000081', '987650000081');
-  const seededCreds = await auth.readCreds(accountId);
-  expect(await send(account, '60100000080')).toMatchObject({ kind: 'delivered' });
-  // The opening's own credentials write (the device's LID) is not awaited by the send: it must be
-  // in PostgreSQL before the stop, or the refused write would be that one, not the LID pair's.
-  await eventually('the opening stored its credentials', async () => !(await auth.readCreds(accountId))?.equals(seededCreds!), 10_000, 20);
-  const socketsBefore = network.sockets.length;
+  const chat = '60100000080';
 
-  await pgServer.stop();
-  // A first send to a contact with a LID: the device lookup's key write is refused.
-  expect(await send(account, '60100000081')).not.toMatchObject({ kind: 'delivered' });
-  expect(network.messagesTo('60100000081@s.whatsapp.net')).toEqual([]);
-  // The socket is closed at once: no further message can use keys the store does not have.
-  expect(network.openSocket(accountId)).toBeUndefined();
+  expect(await send(account, chat, 'first')).toMatchObject({ kind: 'delivered' });
+  await eventually('the server to take the first message', async () => received('first') === 1, 10_000, 20);
+
+  await sql`insert into disk_full values (now())`.execute(database.db);
+  // The chat's session exists and its devices are known: nothing is stored before the write,
+  // the ratchet's next state only at the commit, which PostgreSQL refuses. The message went.
+  expect(await send(account, chat, 'second')).toMatchObject({ kind: 'delivered' });
+  await eventually('the server to take the second message', async () => received('second') === 1, 10_000, 20);
+  // The socket is closed at once: no later message can use keys the store does not have.
   expect(pool.isOpen(accountId)).toBe(false);
-  // The account waits, with a code that says why; no new socket, and the lease stays here.
-  expect(await send(account, '60100000082')).toEqual({ kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: expect.any(Number) });
-  expect(network.sockets.length).toBe(socketsBefore);
+  expect(await send(account, chat, 'third')).toEqual({ kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: expect.any(Number) });
+  expect(received('third')).toBe(0);
   expect(await leases.peek(accountId, 'another-replica')).toBe('other');
 
-  await pgServer.start();
-  // Back: the kept rows are written before anything else, and the same pairing connects again.
-  let result = await send(account, '60100000083');
-  await eventually('a send goes through after the restart', async () => (result = await send(account, '60100000083')).kind === 'delivered', 30_000, 200);
-  expect(result).toMatchObject({ kind: 'delivered' });
-  expect(network.openSocket(accountId)).toBeDefined();
-  expect(network.sockets.length).toBeGreaterThan(socketsBefore);
-  // the row the refused write carried is in PostgreSQL now (no send to that contact since)
-  expect([...(await auth.readKeys(accountId, 'lid-mapping', ['60100000081', '987650000081_reverse'])).keys()].sort()).toEqual([
-    '60100000081',
-    '987650000081_reverse',
-  ]);
-  expect(network.messagesTo('60100000081@s.whatsapp.net')).toEqual([]);
+  await sql`delete from disk_full`.execute(database.db);
+  // Room again: the kept ratchet is written first, and the same device connects again. The server
+  // decrypts the next message, which it could not on a ratchet rolled back to before 'second'.
+  let result = await send(account, chat, 'fourth');
+  await eventually('a send goes through after the restart', async () => (result = await send(account, chat, 'fourth')).kind === 'delivered', 30_000, 200);
+  await eventually('the server to decrypt the fourth message', async () => received('fourth') >= 1, 10_000, 20);
+  expect([received('first'), received('second'), received('third')]).toEqual([1, 1, 0]);
 }, 120_000);

@@ -1,6 +1,7 @@
 import { open, seal, type Clock } from '@metronome/core';
 import { registerSecret } from '../secret-scrub.js';
 import type { LinkedSession } from './linked-session.js';
+import { KeysUnsavedError } from './keys-unsaved-error.js';
 import {
   BufferJSON,
   initAuthCreds,
@@ -151,7 +152,7 @@ export async function loadAuthState(
         const kept = store.isTransient?.(error) ?? true;
         unsaved = kept ? batch : [];
         options.onWriteFailed?.(error, kept);
-        throw error;
+        throw new KeysUnsavedError(error);
       }
     });
     // The chain survives a failed write (the caller sees the failure); the next one still runs.

@@ -1,4 +1,5 @@
 import type { SendFailure } from '@metronome/core';
+import { KeysUnsavedError } from './keys-unsaved-error.js';
 
 // What a WhatsApp failure means for a target and its run (CONTRACT §4 and §5, read for
 // WhatsApp). Pure and table-driven: no Baileys import, the numbers are WhatsApp's own.
@@ -10,10 +11,12 @@ import type { SendFailure } from '@metronome/core';
  * - `query`: the server answered a request with an error node; `code` is its code attribute
  *   (429 `rate-overlimit`, 404 `item-not-found`, 403 `forbidden`…)
  * - `timeout`: no answer within the send timeout after the message was handed to the socket
+ * - `keys-unsaved`: the store did not take the keys of the send's key transaction (auth-state.ts)
  * - `unknown`: anything else thrown after the hand-over
  */
 export type WhatsAppFailure =
   | { source: 'connection'; statusCode: number; message: string }
+  | { source: 'keys-unsaved'; message: string }
   | { source: 'query'; code: number; message: string }
   | { source: 'timeout'; message: string }
   | { source: 'unknown'; message: string };
@@ -118,6 +121,10 @@ function ruleFor(failure: WhatsAppFailure): Rule {
       );
     case 'timeout':
       return { kind: 'ambiguous', code: 'timeout' };
+    case 'keys-unsaved':
+      // Before the write (a device lookup's keys): nothing went; the socket is closed until the
+      // store takes the keys. After it, the message went: the transport says so, never this table.
+      return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: 3_000 };
     case 'unknown':
       // Thrown after the hand-over for a reason we cannot read: it may have gone out.
       return { kind: 'ambiguous', code: 'send_failed' };
@@ -131,6 +138,7 @@ function ruleFor(failure: WhatsAppFailure): Rule {
 export function failureOf(error: unknown): WhatsAppFailure {
   const e = (error && typeof error === 'object' ? error : {}) as { isBoom?: unknown; data?: unknown; output?: { statusCode?: unknown }; message?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(error);
+  if (error instanceof KeysUnsavedError) return { source: 'keys-unsaved', message };
   if (e.isBoom === true) {
     if (typeof e.data === 'number' && Number.isFinite(e.data)) return { source: 'query', code: e.data, message };
     const status = e.output?.statusCode;

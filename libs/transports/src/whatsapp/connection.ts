@@ -25,6 +25,8 @@ export class Connection {
   /** another replica asked for the socket: no new use, close once in-flight work is done */
   draining = false;
   drainingSince = 0;
+  /** the store refused a write of its keys: no new use, closing (socket-pool.ts keysUnsaved) */
+  keysRefused = false;
   /** closed by this pool (hand-over, shutdown, a pairing that ended): its close event is expected */
   disposed = false;
   /** settles when the socket opened (null) or could not (why) */

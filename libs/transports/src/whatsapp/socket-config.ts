@@ -29,6 +29,9 @@ export function socketConfig(
     logger: pool.writes.logger(accountId, logger),
     connectTimeoutMs: pool.connectTimeoutMs,
     defaultQueryTimeoutMs: o.queryTimeoutMs ?? 60_000,
+    // A refused key write is kept and written again by the auth state itself (unsaved-keys.ts);
+    // Baileys' own retries (10, 3 s apart) would only hold the send's answer 30 s behind its write.
+    transactionOpts: { maxCommitRetries: 1, delayBetweenTriesMs: 0 },
     ...(o.version && { version: o.version }),
     ...(o.webSocketUrl && { waWebSocketUrl: o.webSocketUrl }),
     ...proxyAgents(proxy?.settings ?? null),

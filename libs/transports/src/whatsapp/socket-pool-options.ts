@@ -37,6 +37,8 @@ export interface WhatsAppSocketPoolOptions {
    * WhatsApp never replaces one because of us.
    */
   freshLeaseWaitMs?: number;
+  /** how long a socket whose keys the store refused stays open for what it wrote last, ms (default 2 s) */
+  keysRefusedCloseMs?: number;
   /** the longest a hand-over waits for in-flight work before the socket closes anyway, ms */
   drainMaxMs?: number;
   connectTimeoutMs?: number;

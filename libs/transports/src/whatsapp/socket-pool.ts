@@ -114,7 +114,7 @@ export class WhatsAppSocketPool {
   /** Whether this replica has the account's socket open now. */
   isOpen(accountId: string): boolean {
     const c = this.connections.get(accountId);
-    return c?.isSettled === true && !c.disposed;
+    return c?.isSettled === true && !c.disposed && !c.keysRefused;
   }
 
   /**
@@ -174,11 +174,7 @@ export class WhatsAppSocketPool {
     return { ...(pairingCode ? { pairingCode } : { qr: first.qr }), expiresAt: new Date(this.o.clock.now() + ttlMs) };
   }
 
-  /**
-   * Puts an imported linked device (linked-session.ts) in place of the account's auth state, its
-   * socket lease held (a holder elsewhere hands over first), and connects with it once: null when
-   * the socket opened (it closes again; senders connect when they send), else why not.
-   */
+  /** Puts an imported linked device (linked-session.ts) in place of the account's auth state, the lease held, and connects once: null when it opened, else why not. */
   async importSession(accountId: string, session: LinkedSession, handoverWaitMs = 15_000): Promise<SocketRefusal | null> {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
@@ -211,6 +207,7 @@ export class WhatsAppSocketPool {
     if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
     const existing = this.connections.get(accountId);
     if (existing) {
+      if (existing.keysRefused) return Promise.resolve({ reason: 'keys-unsaved' });
       if (existing.draining || existing.kind === 'pair') return Promise.resolve({ reason: 'busy' });
       return existing.ready.then((r) => r ?? existing);
     }
@@ -278,7 +275,10 @@ export class WhatsAppSocketPool {
   private makeSocket(accountId: string, auth: AuthHandle, proxy: Connection['proxy']): WhatsAppSocket {
     let socket: WhatsAppSocket | null = null;
     const caches = { groups: this.groups, sent: this.sent, writes: this.writes, connectTimeoutMs: this.connectTimeoutMs };
-    socket = this.o.makeSocket(accountId, socketConfig(this.o, caches, accountId, auth, proxy, () => socket));
+    socket = this.o.makeSocket(
+      accountId,
+      socketConfig(this.o, caches, accountId, auth, proxy, () => socket),
+    );
     return socket;
   }
 
@@ -332,11 +332,13 @@ export class WhatsAppSocketPool {
     void this.dispose(conn, 'closed by the server');
   }
 
-  /** A write of the account's auth state failed: its socket closes (unsaved-keys.ts keeps what it can). */
+  /** The store refused the account's keys (unsaved-keys.ts keeps them): no new use; the socket closes a moment later, so what it wrote last arrives whole. */
   private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
     this.unsaved.failed(accountId, auth, error, kept);
     const conn = this.connections.get(accountId);
-    if (conn && conn.auth === auth && !conn.disposed) void this.dispose(conn, 'keys_unsaved');
+    if (!conn || conn.auth !== auth || conn.disposed || conn.keysRefused) return;
+    conn.keysRefused = true;
+    setTimeout(() => void this.dispose(conn, 'keys_unsaved'), this.o.keysRefusedCloseMs ?? 2_000).unref();
   }
 
   private paired(conn: Connection): Promise<void> {

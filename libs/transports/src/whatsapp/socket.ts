@@ -70,6 +70,8 @@ export interface WhatsAppSocketConfig {
   defaultQueryTimeoutMs: number;
   /** the WhatsApp Web version to announce (client-version.ts); absent: Baileys' bundled one */
   version?: [number, number, number];
+  /** how Baileys commits its key transactions (one try: the auth state keeps what was refused) */
+  transactionOpts?: SocketConfig['transactionOpts'];
   /** the server to connect to (WHATSAPP_WS_URL); absent: WhatsApp's own, Baileys' default */
   waWebSocketUrl?: string;
   /** the account's proxy (proxy-socket.ts): the websocket's agent, and the media uploads'; absent: none */

@@ -136,6 +136,7 @@ export class WhatsAppTransport implements Transport {
     const media = part.type === 'media' ? mediaMessage(part.mediaRef, part.caption) : null;
     if (part.type === 'media' && !media) return { kind: 'rejected', code: 'media_ref_invalid', message: 'the prepared media reference is not readable' };
     const messageId = whatsappMessageId(message.idempotencyKey);
+    const sentContent = part.type === 'text' ? { conversation: part.text } : media!;
     const held = this.o.pool.statuses.holdBeforeWrite(account.id, jid);
     if (held) return held;
 
@@ -151,11 +152,17 @@ export class WhatsAppTransport implements Transport {
             ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
             : socket.relayMessage(jid, media!, { messageId }));
           // kept for a recipient whose device asks for it again (Baileys' getMessage)
-          const message = typeof sent === 'object' && sent?.message ? sent.message : part.type === 'text' ? { conversation: part.text } : media!;
-          this.o.pool.sent.remember(account.id, messageId, message);
+          this.o.pool.sent.remember(account.id, messageId, typeof sent === 'object' && sent?.message ? sent.message : sentContent);
           return { failure: null };
         } catch (error) {
-          return { failure: failureOf(error) };
+          const failure = failureOf(error);
+          // Baileys commits the send's keys after writing it (relayMessage's key transaction): a
+          // commit the store refused leaves the message sent. The socket is closed already and the
+          // keys are kept until the store takes them (auth-state.ts, unsaved-keys.ts).
+          if (failure.source !== 'keys-unsaved' || !mark.isWritten()) return { failure };
+          this.o.pool.sent.remember(account.id, messageId, sentContent);
+          this.o.logger.warn({ accountId: account.id, messageId }, 'whatsapp message written; its keys wait for the store');
+          return { failure: null };
         }
       },
       account.proxy ?? null,
