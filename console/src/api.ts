@@ -26,6 +26,8 @@ export interface Page<T> {
 }
 export type Me = Json200<'/v1/me', 'get'>;
 export type Pairing = Json200<'/v1/accounts/{id}/pair', 'post'>;
+export type WhatsAppSession = components['schemas']['WhatsAppSessionInput'];
+export type SessionImported = Json200<'/v1/accounts/{id}/session', 'post'>;
 export type TelegramSignIn = Json200<'/v1/accounts/{id}/telegram-sign-in', 'get'>;
 export type AccountBody = paths['/v1/accounts']['post']['requestBody']['content']['application/json'];
 type AccountPatch = NonNullable<paths['/v1/accounts/{id}']['patch']['requestBody']>['content']['application/json'];
@@ -174,6 +176,7 @@ export const api = {
   telegramCode: (id: string, code: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/code', { params: byId(id), body: { code } })),
   telegramPassword: (id: string, password: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in/password', { params: byId(id), body: { password } })),
   pair: (id: string, phoneNumber?: string) => ok(client.POST('/v1/accounts/{id}/pair', { params: byId(id), body: phoneNumber ? { phoneNumber } : {} })),
+  importSession: (id: string, body: WhatsAppSession) => ok(client.POST('/v1/accounts/{id}/session', { params: byId(id), body })),
 };
 
 export type RunCommand = 'pause' | 'resume' | 'cancel' | 'retry-failed';

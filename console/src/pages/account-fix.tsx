@@ -1,11 +1,12 @@
 // The fixes an account card offers: lifting automatic cooling, a new API key or bot token for a
-// disconnected account, pairing WhatsApp (a new account's first pairing too), and signing a
-// Telegram user account in.
+// disconnected account, pairing WhatsApp (a new account's first pairing too) or importing its
+// linked session, and signing a Telegram user account in.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Account, type FieldError, type Pairing } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { time } from '../format.js';
 import { qrDataUrl } from '../qr.js';
+import { SessionImport } from './session-import.js';
 import { TelegramSignInForm } from './telegram-sign-in.js';
 
 const COOLING_REASONS: Record<string, string> = {
@@ -58,7 +59,13 @@ export function Cooling({ account, onLifted }: { account: Account; onLifted: (a:
 
 export function Fix({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
   if (account.platform === 'telegram_user') return <TelegramSignInForm account={account} onSignedIn={() => onFixed({ ...account, status: 'active' })} />;
-  return account.platform === 'whatsapp' ? <Pair account={account} /> : <NewCredentials account={account} onFixed={onFixed} />;
+  if (account.platform !== 'whatsapp') return <NewCredentials account={account} onFixed={onFixed} />;
+  return (
+    <>
+      <Pair account={account} />
+      <SessionImport account={account} onImported={onFixed} />
+    </>
+  );
 }
 
 function NewCredentials({ account, onFixed }: { account: Account; onFixed: (a: Account) => void }) {
