@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startWhatsAppServer } from '@openclaw/crabline';
-import makeWASocket, { proto, useMultiFileAuthState } from '@whiskeysockets/baileys';
+import makeWASocket, { BufferJSON, initAuthCreds, proto, useMultiFileAuthState } from '@whiskeysockets/baileys';
 import pino from 'pino';
 
 /** One message the server accepted and acknowledged: decrypted when it was a text. */
@@ -100,6 +100,25 @@ export async function startWireWhatsApp(): Promise<WireWhatsApp> {
   };
 }
 
+/** The phone's signature of a device (`account`): random bytes, which no wire server here checks. */
+function deviceIdentity(): proto.IADVSignedDeviceIdentity {
+  return proto.ADVSignedDeviceIdentity.fromObject({
+    details: proto.ADVDeviceIdentity.encode({ rawId: 1, timestamp: Math.floor(Date.now() / 1000), keyIndex: 1 }).finish(),
+    accountSignatureKey: randomBytes(32),
+    accountSignature: randomBytes(64),
+    deviceSignature: randomBytes(64),
+  });
+}
+
+/** A device's credentials as creds.json holds them, never connected (no keys yet): a session to import. */
+export function credsOnlyBundle(phone: string): { creds: unknown; keys: Record<string, unknown> } {
+  const creds = initAuthCreds();
+  creds.me = { id: `${phone}:7@s.whatsapp.net`, name: `phone ${phone}` };
+  creds.account = deviceIdentity();
+  creds.registered = true;
+  return { creds: JSON.parse(JSON.stringify(creds, BufferJSON.replacer)), keys: {} };
+}
+
 /**
  * A linked device's session folder as an operator's Baileys script leaves it
  * (useMultiFileAuthState), read into the bundle `POST /v1/accounts/{id}/session` takes. The
@@ -111,12 +130,7 @@ export async function linkedSessionBundle(url: string, phone: string, chats: str
   try {
     const { state, saveCreds } = await useMultiFileAuthState(folder);
     state.creds.me = { id: `${phone}:7@s.whatsapp.net`, name: `phone ${phone}` };
-    state.creds.account = proto.ADVSignedDeviceIdentity.fromObject({
-      details: proto.ADVDeviceIdentity.encode({ rawId: 1, timestamp: Math.floor(Date.now() / 1000), keyIndex: 1 }).finish(),
-      accountSignatureKey: randomBytes(32),
-      accountSignature: randomBytes(64),
-      deviceSignature: randomBytes(64),
-    });
+    state.creds.account = deviceIdentity();
     state.creds.registered = true;
     const sock = makeWASocket({
       auth: state,

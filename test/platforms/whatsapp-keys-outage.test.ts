@@ -35,7 +35,9 @@ beforeAll(async () => {
       end if;
       return coalesce(new, old);
     end $$`.execute(database.db);
-  await sql`create trigger refuse_when_full before insert or update or delete on whatsapp_auth for each row execute function refuse_when_full()`.execute(database.db);
+  await sql`create trigger refuse_when_full before insert or update or delete on whatsapp_auth for each row execute function refuse_when_full()`.execute(
+    database.db,
+  );
   redis = createRedis(REDIS_URL, 'test-wa-keys');
   leases = socketLeases(redis, uniquePrefix('wa-keys'));
   pool = new WhatsAppSocketPool({

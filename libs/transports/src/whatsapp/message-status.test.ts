@@ -3,7 +3,8 @@ import { ManualClock } from '@metronome/core';
 import { WAMessageStatus } from '@whiskeysockets/baileys';
 import { MessageStatuses, type MessageRefusal } from './message-status.js';
 
-// The one `messages.update` listener, fed the updates Baileys' handleBadAck emits.
+// The statuses' listeners, fed the events Baileys' handleBadAck emits: a `messages.update`, or
+// the sent message's own `messages.upsert` when the ack came while Baileys buffered its events.
 
 function setup() {
   const clock = new ManualClock(1_000_000);
@@ -48,4 +49,19 @@ test('a reachout time lock holds one-to-one chats never written to, until it end
   expect(statuses.holdBeforeWrite('A', '1203@g.us')).toBeNull();
   ev.emit('connection.update', { reachoutTimeLock: { isActive: false } });
   expect(statuses.holdBeforeWrite('A', '602@s.whatsapp.net')).toBeNull();
+});
+
+test("an ack folded into the sent message's own upsert (Baileys' event buffer; the shape test/platforms/whatsapp-wire-server.test.ts sees from the real socket) is told too", () => {
+  const { told, statuses, ev } = setup();
+  statuses.track('A', 'M1', '601@s.whatsapp.net', '601');
+  const sent = (status: number, params?: string[]) => ({
+    key: { remoteJid: '601@s.whatsapp.net', fromMe: true, id: 'M1' },
+    message: { conversation: 'hi' },
+    status,
+    ...(params && { messageStubParameters: params }),
+  });
+  ev.emit('messages.upsert', { type: 'append', messages: [sent(WAMessageStatus.PENDING)] });
+  expect(told).toEqual([]);
+  ev.emit('messages.upsert', { type: 'append', messages: [sent(WAMessageStatus.ERROR, ['463'])] });
+  expect(told).toEqual([{ accountId: 'A', messageId: 'M1', chatId: '601', refusal: { kind: 'account-restricted', code: 'account_restricted' } }]);
 });

@@ -1,5 +1,5 @@
 import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
-import { WAMessageStatus } from '@whiskeysockets/baileys';
+import { WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
 import { classifyAckError, type AckRefusal } from './classify.js';
 import { bothIdentities, type LidMapping } from './lid-identity.js';
 import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
@@ -67,13 +67,13 @@ export class MessageStatuses {
       for (const { key, update } of updates) {
         const receipt = this.hooks.onReceipt && directReceipt(key, update, this.clock.now());
         if (receipt) this.receipt(accountId, key.id!, key.remoteJid ?? '', receipt, undefined, mapping());
-        if (!key.fromMe || !key.id || update.status !== WAMessageStatus.ERROR) continue;
-        const chatId = this.written.get(accountId)?.get(key.id);
-        if (chatId === undefined) continue;
-        const refusal = classifyAckError(Number(update.messageStubParameters?.[0]));
-        if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
-        this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
+        this.errorAck(accountId, key, update);
       }
+    });
+    // An ack that comes while Baileys buffers its events (Utils/event-buffer.js) is folded into
+    // the sent message's own upsert: its refusal is that message's status there, no update follows.
+    on('messages.upsert', ({ messages }) => {
+      for (const m of messages) this.errorAck(accountId, m.key, m);
     });
     on('message-receipt.update', (updates) => {
       if (!this.hooks.onReceipt) return;
@@ -88,6 +88,16 @@ export class MessageStatuses {
       if (lock.isActive) this.reachoutLockedUntil.set(accountId, lock.timeEnforcementEnds?.getTime() ?? this.clock.now() + 60_000);
       else this.reachoutLockedUntil.delete(accountId);
     });
+  }
+
+  /** A server ERROR ack of a message this replica wrote (Baileys' handleBadAck): told as a refusal. */
+  private errorAck(accountId: string, key: WAMessageKey, m: { status?: number | null; messageStubParameters?: (string | null)[] | null }): void {
+    if (!key.fromMe || !key.id || m.status !== WAMessageStatus.ERROR) return;
+    const chatId = this.written.get(accountId)?.get(key.id);
+    if (chatId === undefined) return;
+    const refusal = classifyAckError(Number(m.messageStubParameters?.[0]));
+    if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
+    this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
   }
 
   /**

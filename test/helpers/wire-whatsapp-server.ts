@@ -1,0 +1,281 @@
+// A FAKE WhatsApp Web server of this project's own, on the wire, for what @openclaw/crabline's
+// does not serve: error acknowledgements (463, 479), pushed notifications, a `conflict` stream
+// error. The real Baileys socket connects to it (WHATSAPP_WS_URL) and turns its nodes into the
+// events Metronome reads, so a behaviour here is Baileys' own handling of what WhatsApp sends.
+// It decrypts nothing: crabline is the judge of content. Shaped after crabline's server (MIT):
+// the Noise handshake, the replayed certificate chain and the query answers below are theirs,
+// rewritten on Baileys' own primitives (its binary node codec, Curve, AES-GCM, HKDF, protos).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  aesDecryptGCM,
+  aesEncryptGCM,
+  type BinaryNode,
+  Curve,
+  decodeBinaryNode,
+  encodeBigEndian,
+  encodeBinaryNode,
+  generateRegistrationId,
+  hkdf,
+  KEY_BUNDLE_TYPE,
+  type KeyPair,
+  NOISE_MODE,
+  proto,
+  sha256,
+  signedKeyPair,
+  xmppPreKey,
+  xmppSignedPreKey,
+} from '@whiskeysockets/baileys';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+// WhatsApp's own certificate chain, as crabline replays it: Baileys checks that the intermediate is
+// signed by WhatsApp's root key and names its serial, and that the leaf is signed by the
+// intermediate, but not that the leaf names this server's static key.
+const CERT_CHAIN = Buffer.from(
+  'CncKMwjjAhADGiCRKg7Kg1iu4CSulwLBaxX51Tefw6VXGgZqcr5OEbXIRiDQ04bOBijQjZ/TBhJA34Bj82jAHhLpCWBNVBlGnFDieamd8+138S57uMt9ke9mrn5r4+VepwBPKEgHjob6bR70rlCmWDkxZv+CfVjIAxJ2CjIIAxAAGiAcUamsMDmUxsjQuS6hh4pTNHZZnMWZ++o1mX2aqQzOYiCAka6+Bij/3rfcBhJAJw8pRkhTn+1IcOJQVN1OlZg6uikYnCumyO7acFVVX3U3QPXsGSq2TCbCbWrebSC593Su43EgprIDlfU8ZgWFBw==',
+  'base64',
+);
+const EMPTY = Buffer.alloc(0);
+const iv = (counter: number) => {
+  const b = Buffer.alloc(12);
+  b.writeUInt32BE(counter, 8);
+  return b;
+};
+const frame = (data: Uint8Array) => Buffer.concat([Buffer.from([(data.length >> 16) & 0xff, (data.length >> 8) & 0xff, data.length & 0xff]), data]);
+const children = (n: BinaryNode | undefined): BinaryNode[] => (Array.isArray(n?.content) ? (n.content as BinaryNode[]) : []);
+const now = () => String(Math.floor(Date.now() / 1000));
+
+/** The server side of Baileys' Noise XX handshake, then its transport (AES-GCM with counters). */
+class NoiseServer {
+  private hash: Buffer;
+  private salt: Buffer;
+  private key: Buffer;
+  private counter = 0;
+  private ephemeral: KeyPair | null = null;
+  private transport: { enc: Buffer; dec: Buffer; read: number; write: number } | null = null;
+  private buffer = EMPTY;
+  private introSkipped = false;
+
+  constructor() {
+    const mode = Buffer.from(NOISE_MODE);
+    this.hash = mode.length === 32 ? mode : sha256(mode);
+    this.salt = this.hash;
+    this.key = this.hash;
+    this.authenticate(Buffer.from([87, 65, 6, 3])); // NOISE_WA_HEADER, as the client mixes it in
+  }
+
+  /** Whole frames received so far (the client's intro header dropped first). */
+  frames(data: Buffer): Buffer[] {
+    let chunk = data;
+    if (!this.introSkipped) {
+      this.introSkipped = true;
+      // 'ED' + routing info precede the header when the client has routing info
+      if (chunk[0] === 0x45 && chunk[1] === 0x44) chunk = chunk.subarray(7 + chunk.readUIntBE(4, 3));
+      chunk = chunk.subarray(4);
+    }
+    this.buffer = Buffer.concat([this.buffer, chunk]);
+    const out: Buffer[] = [];
+    while (this.buffer.length >= 3) {
+      const size = this.buffer.readUIntBE(0, 3);
+      if (this.buffer.length < size + 3) break;
+      out.push(this.buffer.subarray(3, 3 + size));
+      this.buffer = this.buffer.subarray(3 + size);
+    }
+    return out;
+  }
+
+  serverHello(clientFrame: Buffer): Buffer {
+    const hello = proto.HandshakeMessage.decode(clientFrame).clientHello;
+    if (!hello?.ephemeral) throw new Error('no client hello');
+    this.authenticate(hello.ephemeral);
+    this.ephemeral = Curve.generateKeyPair();
+    const staticPair = Curve.generateKeyPair();
+    this.authenticate(this.ephemeral.public);
+    this.mix(Curve.sharedKey(this.ephemeral.private, hello.ephemeral));
+    const staticEnc = this.encrypt(staticPair.public);
+    this.mix(Curve.sharedKey(staticPair.private, hello.ephemeral));
+    const payload = this.encrypt(CERT_CHAIN);
+    return frame(proto.HandshakeMessage.encode({ serverHello: { ephemeral: this.ephemeral.public, static: staticEnc, payload } }).finish());
+  }
+
+  clientFinish(clientFrame: Buffer): void {
+    const finish = proto.HandshakeMessage.decode(clientFrame).clientFinish;
+    if (!finish?.static || !finish.payload || !this.ephemeral) throw new Error('no client finish');
+    const clientStatic = this.decrypt(finish.static);
+    this.mix(Curve.sharedKey(this.ephemeral.private, clientStatic));
+    this.decrypt(finish.payload);
+    const keys = hkdf(EMPTY, 64, { info: '', salt: this.salt });
+    // the client writes with the first half and reads with the second
+    this.transport = { dec: Buffer.from(keys.subarray(0, 32)), enc: Buffer.from(keys.subarray(32)), read: 0, write: 0 };
+  }
+
+  async decode(data: Buffer): Promise<BinaryNode> {
+    const t = this.transport!;
+    return decodeBinaryNode(aesDecryptGCM(data, t.dec, iv(t.read++), EMPTY));
+  }
+
+  encode(node: BinaryNode): Buffer {
+    const t = this.transport!;
+    return frame(aesEncryptGCM(encodeBinaryNode(node), t.enc, iv(t.write++), EMPTY));
+  }
+
+  private authenticate(data: Uint8Array): void {
+    this.hash = sha256(Buffer.concat([this.hash, data]));
+  }
+  private mix(data: Uint8Array): void {
+    const keys = hkdf(Buffer.from(data), 64, { info: '', salt: this.salt });
+    this.salt = Buffer.from(keys.subarray(0, 32));
+    this.key = Buffer.from(keys.subarray(32));
+    this.counter = 0;
+  }
+  private encrypt(plain: Uint8Array): Buffer {
+    const out = aesEncryptGCM(plain, this.key, iv(this.counter++), this.hash);
+    this.authenticate(out);
+    return out;
+  }
+  private decrypt(cipher: Uint8Array): Buffer {
+    const out = aesDecryptGCM(cipher, this.key, iv(this.counter++), this.hash);
+    this.authenticate(cipher);
+    return out;
+  }
+}
+
+/** How the server acknowledges a message the account sent: attrs added to its `ack` (`{error: '463'}`), or null for a plain ack. */
+export type AckPolicy = (message: { to: string; id: string }) => Record<string, string> | null;
+
+export interface WireServer {
+  /** for WHATSAPP_WS_URL */
+  url: string;
+  /** the messages sent to it, in order */
+  messages: { to: string; id: string; at: number }[];
+  /** how it acknowledges the next messages (default: plainly) */
+  ack: AckPolicy;
+  /** how long after a message its ack goes, ms (default 0: at once) */
+  ackDelayMs: number;
+  /** a node pushed to every open connection (a notification, a stream error) */
+  push(node: BinaryNode): Promise<void>;
+  /** connections that completed the handshake so far */
+  opened: number;
+  close(): Promise<void>;
+}
+
+/** Starts the fake server on a free port of 127.0.0.1. */
+export async function startWireServer(): Promise<WireServer> {
+  const http: Server = createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
+  const open = new Set<{ ws: WebSocket; noise: NoiseServer }>();
+  const bundles = new Map<string, { identity: KeyPair; signed: ReturnType<typeof signedKeyPair>; preKey: KeyPair; registrationId: number }>();
+  const server: WireServer = {
+    url: '',
+    messages: [],
+    ack: () => null,
+    ackDelayMs: 0,
+    opened: 0,
+    push: async (node) => {
+      for (const c of open) c.ws.send(c.noise.encode(node));
+    },
+    close: async () => {
+      for (const c of open) c.ws.terminate();
+      wss.close();
+      await new Promise((r) => http.close(r));
+    },
+  };
+  const bundleOf = (jid: string) => {
+    let b = bundles.get(jid);
+    if (!b) {
+      const identity = Curve.generateKeyPair();
+      b = { identity, signed: signedKeyPair(identity, 1), preKey: Curve.generateKeyPair(), registrationId: generateRegistrationId() };
+      bundles.set(jid, b);
+    }
+    return b;
+  };
+  const answer = (node: BinaryNode): BinaryNode => {
+    const child = children(node)[0];
+    const attrs = { from: node.attrs['to'] ?? 's.whatsapp.net', id: node.attrs['id']!, t: now(), type: 'result' };
+    const xmlns = node.attrs['xmlns'];
+    if (xmlns === 'encrypt' && child?.tag === 'count') return { tag: 'iq', attrs, content: [{ tag: 'count', attrs: { value: '50' } }] };
+    if (xmlns === 'encrypt' && child?.tag === 'key') {
+      const users = children(child).filter((u) => u.tag === 'user');
+      const list = users.map((u): BinaryNode => {
+        const jid = u.attrs['jid']!;
+        const b = bundleOf(jid.replace(/:\d+@/, '@'));
+        return {
+          tag: 'user',
+          attrs: { jid },
+          content: [
+            { tag: 'registration', attrs: {}, content: encodeBigEndian(b.registrationId) },
+            { tag: 'type', attrs: {}, content: KEY_BUNDLE_TYPE },
+            { tag: 'identity', attrs: {}, content: b.identity.public },
+            xmppSignedPreKey(b.signed),
+            xmppPreKey(b.preKey, 1),
+          ],
+        };
+      });
+      return { tag: 'iq', attrs, content: [{ tag: 'list', attrs: {}, content: list }] };
+    }
+    if (xmlns === 'usync' && child?.tag === 'usync') {
+      const requested = children(children(child).find((c) => c.tag === 'list')).filter((u) => u.tag === 'user');
+      const users = requested.map(
+        (u): BinaryNode => ({
+          tag: 'user',
+          attrs: { jid: u.attrs['jid']! },
+          content: [
+            { tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: [{ tag: 'device', attrs: { id: '0' } }] }] },
+            // Baileys 7 addresses a phone number's devices by its LID: a user without one is dropped
+            { tag: 'lid', attrs: { val: `${u.attrs['jid']!.split('@')[0]!.split(':')[0]}@lid` } },
+          ],
+        }),
+      );
+      const usync = {
+        tag: 'usync',
+        attrs: { index: '0', last: 'true', sid: child.attrs['sid'] ?? 'wire' },
+        content: [{ tag: 'list', attrs: {}, content: users }],
+      };
+      return { tag: 'iq', attrs, content: [usync] };
+    }
+    if (xmlns === 'privacy') {
+      const categories = ['readreceipts', 'profile'].map((name): BinaryNode => ({ tag: 'category', attrs: { name, value: 'all' } }));
+      return { tag: 'iq', attrs, content: [{ tag: 'privacy', attrs: {}, content: categories }] };
+    }
+    if (xmlns === 'w:g2' && child?.tag === 'participating') return { tag: 'iq', attrs, content: [{ tag: 'groups', attrs: {}, content: [] }] };
+    return { tag: 'iq', attrs };
+  };
+  wss.on('connection', (ws) => {
+    const noise = new NoiseServer();
+    let stage: 'hello' | 'finish' | 'open' = 'hello';
+    const conn = { ws, noise };
+    ws.on('message', async (data: Buffer) => {
+      try {
+        for (const f of noise.frames(data)) {
+          if (stage === 'hello') {
+            ws.send(noise.serverHello(f));
+            stage = 'finish';
+          } else if (stage === 'finish') {
+            noise.clientFinish(f);
+            stage = 'open';
+            open.add(conn);
+            server.opened++;
+            ws.send(noise.encode({ tag: 'success', attrs: { t: now(), lid: '100000000000001@lid' } }));
+            // no messages held while offline: Baileys stops buffering its events on this
+            ws.send(noise.encode({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: '0' } }] }));
+          } else {
+            const node = await noise.decode(f);
+            if (node.tag === 'iq') ws.send(noise.encode(answer(node)));
+            else if (node.tag === 'message') {
+              const m = { to: node.attrs['to']!, id: node.attrs['id']! };
+              server.messages.push({ ...m, at: Date.now() });
+              const ack: BinaryNode = { tag: 'ack', attrs: { class: 'message', id: m.id, from: m.to, t: now(), ...(server.ack(m) ?? {}) } };
+              setTimeout(() => ws.readyState === ws.OPEN && ws.send(noise.encode(ack)), server.ackDelayMs);
+            }
+          }
+        }
+      } catch {
+        ws.terminate();
+      }
+    });
+    ws.on('close', () => open.delete(conn));
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  server.url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}/ws/chat`;
+  return server;
+}

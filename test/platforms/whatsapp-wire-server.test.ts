@@ -1,0 +1,101 @@
+import { baileysSocketFactory, type WhatsAppSocket } from '@metronome/transports/whatsapp';
+import { type BaileysEventMap, initAuthCreds } from '@whiskeysockets/baileys';
+import pino from 'pino';
+import { eventually } from '../helpers/test-env.js';
+import { startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
+
+// Each behaviour of the project's own wire-level WhatsApp server, pinned to what the real Baileys
+// socket (built by the product's own factory, as the senders build it) makes of it: the events the
+// transport reads. A server that drifted from what Baileys understands fails here first.
+
+let server: WireServer;
+const sockets: WhatsAppSocket[] = [];
+beforeAll(async () => {
+  server = await startWireServer();
+});
+afterAll(async () => {
+  for (const s of sockets) s.end(undefined);
+  await server.close();
+});
+
+async function connect(): Promise<{ sock: WhatsAppSocket; closed: Promise<number | undefined> }> {
+  const creds = initAuthCreds();
+  creds.me = { id: '60177000001:3@s.whatsapp.net', name: 'wire' };
+  creds.registered = true;
+  const store: Record<string, unknown> = {};
+  const keys = {
+    get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, store[`${type}-${id}`]])),
+    set: async (data: Record<string, Record<string, unknown>>) => {
+      for (const [t, entries] of Object.entries(data)) for (const [id, v] of Object.entries(entries)) store[`${t}-${id}`] = v;
+    },
+  };
+  const sock = baileysSocketFactory('wire-test', {
+    auth: { creds, keys: keys as never },
+    cachedGroupMetadata: async () => undefined,
+    getMessage: async () => undefined,
+    logger: pino({ level: process.env['WIRE_LOG'] ?? 'silent' }),
+    connectTimeoutMs: 10_000,
+    defaultQueryTimeoutMs: 10_000,
+    waWebSocketUrl: server.url,
+  });
+  sockets.push(sock);
+  let closedWith!: (code: number | undefined) => void;
+  const closed = new Promise<number | undefined>((r) => (closedWith = r));
+  await new Promise<void>((resolve, reject) =>
+    sock.ev.on('connection.update', (u) => {
+      if (u.connection === 'open') resolve();
+      if (u.connection === 'close') {
+        const code = (u.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+        closedWith(code);
+        reject(new Error(`closed ${code}`));
+      }
+    }),
+  );
+  return { sock, closed };
+}
+
+test('Baileys completes the handshake, sends a direct message, and reads a plain ack as no error', async () => {
+  const { sock } = await connect();
+  const updates: BaileysEventMap['messages.update'] = [];
+  sock.ev.on('messages.update', (u) => updates.push(...u));
+  const sent = await sock.sendMessage('60177000002@s.whatsapp.net', { text: 'hello' });
+  await eventually('the server to see the message', async () => server.messages.some((m) => m.id === sent?.key.id), 5_000, 10);
+  expect(server.messages.find((m) => m.id === sent?.key.id)?.to).toBe('60177000002@s.whatsapp.net');
+  expect(updates.filter((u) => u.update.status === 0)).toEqual([]); // WebMessageInfo.Status.ERROR
+});
+
+test("an ack with error 463 is a refusal in the sent message's own upsert when it comes at once (Baileys still buffers the events of the send), in messages.update when it comes later (handleBadAck)", async () => {
+  const { sock } = await connect();
+  const updates: BaileysEventMap['messages.update'] = [];
+  const upserts: BaileysEventMap['messages.upsert']['messages'] = [];
+  sock.ev.on('messages.update', (u) => updates.push(...u));
+  sock.ev.on('messages.upsert', (u) => upserts.push(...u.messages));
+  server.ack = (m) => (m.to.startsWith('6017700046') ? { error: '463' } : null);
+  try {
+    // the keys here are in memory: the send's own upsert opens Baileys' event buffer before any answer can arrive
+    const first = await sock.sendMessage('60177000461@s.whatsapp.net', { text: 'new chat' });
+    const folded = await eventually(
+      'the refusal in the upsert',
+      async () => upserts.find((m) => m.key.id === first?.key.id && m.status === 0) ?? null,
+      5_000,
+      10,
+    );
+    expect(folded.messageStubParameters?.[0]).toBe('463'); // WebMessageInfo.Status.ERROR, the code first
+    expect(updates.filter((u) => u.key.id === first?.key.id)).toEqual([]);
+
+    server.ackDelayMs = 1_000; // after the buffer's flush (Utils/event-buffer.js)
+    const second = await sock.sendMessage('60177000462@s.whatsapp.net', { text: 'another new chat' });
+    const update = await eventually('the refusal event', async () => updates.find((u) => u.key.id === second?.key.id) ?? null, 5_000, 10);
+    expect(update.update.status).toBe(0);
+    expect(update.update.messageStubParameters?.[0]).toBe('463');
+  } finally {
+    server.ack = () => null;
+    server.ackDelayMs = 0;
+  }
+});
+
+test('a conflict stream error (another connection of the device) closes the socket with 440', async () => {
+  const { closed } = await connect();
+  await server.push({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
+  expect(await closed).toBe(440);
+});
