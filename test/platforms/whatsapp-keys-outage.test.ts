@@ -50,6 +50,8 @@ beforeAll(async () => {
     clock: systemClock,
     logger: quietLogger,
     queryTimeoutMs: 10_000,
+    // one replica: no holder to wait out before connecting
+    freshLeaseWaitMs: 0,
   });
   transport = new WhatsAppTransport({ pool, clock: systemClock, logger: quietLogger, timeoutMs: 5_000 });
 }, 120_000);

@@ -38,6 +38,8 @@ beforeAll(async () => {
     clock: systemClock,
     logger: process.env['WIRE_LOG'] ? createLogger('wire', process.env['WIRE_LOG'] as 'trace') : quietLogger,
     queryTimeoutMs: 10_000,
+    // one replica: no holder to wait out before connecting
+    freshLeaseWaitMs: 0,
     onMessageRefused: (r) => refusals.push(r),
   });
   transport = new WhatsAppTransport({ pool, clock: systemClock, logger: quietLogger, timeoutMs: 5_000 });

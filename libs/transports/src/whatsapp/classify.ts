@@ -21,6 +21,9 @@ export type WhatsAppFailure =
   | { source: 'timeout'; message: string }
   | { source: 'unknown'; message: string };
 
+/** How long an account whose connection another one of the device replaced (440) stays away, ms. */
+export const REPLACED_HOLD_MS = 60_000;
+
 type Rule =
   | { kind: 'rate-overlimit' }
   | { kind: 'account-wait'; code: string; retryAfterMs: number }
@@ -41,7 +44,7 @@ export const CONNECTION_RULES: Readonly<Record<number, Rule>> = {
   411: { kind: 'account-unavailable', code: 'multidevice_mismatch' },
   419: { kind: 'account-unavailable', code: 'account_unauthorized' },
   // Another connection of this device took over. Reconnecting at once would fight it.
-  440: { kind: 'account-wait', code: 'connection_replaced', retryAfterMs: 60_000 },
+  440: { kind: 'account-wait', code: 'connection_replaced', retryAfterMs: REPLACED_HOLD_MS },
   429: { kind: 'rate-overlimit' },
   // The socket was not open when the message was to be written: nothing left.
   428: { kind: 'retriable', code: 'connection_closed' },

@@ -1,6 +1,6 @@
 import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
 import { WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
-import { classifyAckError, type AckRefusal } from './classify.js';
+import { classifyAckError, REPLACED_HOLD_MS, type AckRefusal, type WhatsAppFailure } from './classify.js';
 import { bothIdentities, type LidMapping } from './lid-identity.js';
 import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
 import type { WhatsAppSocketEvents } from './socket.js';
@@ -40,6 +40,8 @@ export class MessageStatuses {
   /** accounts refused with 463, and when: their next send is held (the sender then records the restriction) */
   private readonly restricted = new Map<string, number>();
   private readonly reachoutLockedUntil = new Map<string, number>();
+  /** accounts whose open connection the server replaced with another of the device (440), and when */
+  private readonly replacedAt = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -98,6 +100,30 @@ export class MessageStatuses {
     const refusal = classifyAckError(Number(m.messageStubParameters?.[0]));
     if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
     this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
+  }
+
+  /**
+   * The server closed the account's open connection for another one of the same device (a
+   * `conflict` stream error, 440: the operator's other program or a second replica): no new
+   * connection for REPLACED_HOLD_MS, or the two would take the session from each other.
+   */
+  replaced(accountId: string): void {
+    this.replacedAt.set(accountId, this.clock.now());
+  }
+
+  /** While a replacement holds, why a connection of the account is not opened; else null. */
+  replacedHold(accountId: string): WhatsAppFailure | null {
+    const at = this.replacedAt.get(accountId);
+    if (at === undefined) return null;
+    if (this.clock.now() - at >= REPLACED_HOLD_MS) {
+      this.replacedAt.delete(accountId);
+      return null;
+    }
+    return {
+      source: 'connection',
+      statusCode: 440,
+      message: 'another connection of this WhatsApp device replaced this one (conflict); not taking it back for now',
+    };
   }
 
   /**

@@ -83,9 +83,8 @@ export class WhatsAppSocketPool {
   }
 
   /**
-   * Runs `work` on the account's open socket, connecting it first when this replica may (the
-   * lease is free). Refused, without running `work`, when another replica holds the socket (it
-   * is asked to hand over), the account is not paired, or the socket does not open.
+   * Runs `work` on the account's open socket, connecting it first when this replica may (the lease is free). Refused,
+   * without running `work`, when another replica holds the socket (asked to hand over), it is not paired, or does not open.
    */
   async use<T>(
     accountId: string,
@@ -118,10 +117,9 @@ export class WhatsAppSocketPool {
   }
 
   /**
-   * Pairs the account as a new linked device: takes its socket lease (asking the holder to hand
-   * over, waiting up to `handoverWaitMs`), starts from fresh credentials, and resolves with the
-   * first QR payload, or with a pairing code when a phone number is given. The pairing then
-   * goes on in the background until `hooks` tell how it ended.
+   * Pairs the account as a new linked device: takes its socket lease (the holder hands over within `handoverWaitMs`),
+   * starts from fresh credentials, and resolves with the first QR payload, or a pairing code when a phone number is
+   * given. The pairing goes on in the background until `hooks` tell how it ended.
    */
   async pair(accountId: string, request: PairingRequest, hooks: PairingHooks): Promise<PairingStart> {
     if (this.closed) throw new PairingError('closed', 'shutting down');
@@ -220,6 +218,8 @@ export class WhatsAppSocketPool {
   }
 
   private async connect(accountId: string): Promise<Connection | SocketRefusal> {
+    const replaced = this.statuses.replacedHold(accountId);
+    if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
     if (!(await this.unsaved.settle(accountId))) return { reason: 'keys-unsaved' };
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
@@ -300,7 +300,7 @@ export class WhatsAppSocketPool {
       if (conn.kind === 'send') this.directory.opened(conn.accountId, conn.socket);
     }
     conn.resolveReady(null);
-    if (this.pairings.has(conn)) void this.paired(conn);
+    if (this.pairings.has(conn)) void pairedEnd(this.pairings.get(conn), conn, this.o.logger, (why) => this.dispose(conn, why));
   }
 
   private closedByServer(conn: Connection, error: Error | undefined): void {
@@ -328,6 +328,7 @@ export class WhatsAppSocketPool {
       conn.resolveReady({ reason: 'connect-failed', failure });
       return;
     }
+    if (failure.source === 'connection' && failure.statusCode === 440) this.statuses.replaced(conn.accountId);
     this.o.logger.warn({ accountId: conn.accountId, failure }, 'whatsapp connection closed');
     void this.dispose(conn, 'closed by the server');
   }
@@ -339,10 +340,6 @@ export class WhatsAppSocketPool {
     if (!conn || conn.auth !== auth || conn.disposed || conn.keysRefused) return;
     conn.keysRefused = true;
     setTimeout(() => void this.dispose(conn, 'keys_unsaved'), this.o.keysRefusedCloseMs ?? 2_000).unref();
-  }
-
-  private paired(conn: Connection): Promise<void> {
-    return pairedEnd(this.pairings.get(conn), conn, this.o.logger, (why) => this.dispose(conn, why));
   }
 
   private endPairing(conn: Connection, reason: { code: string; message: string }): Promise<void> {
