@@ -146,8 +146,8 @@ export type AckPolicy = (message: { to: string; id: string }) => Record<string, 
 export interface WireServer {
   /** for WHATSAPP_WS_URL */
   url: string;
-  /** the messages sent to it, in order */
-  messages: { to: string; id: string; at: number }[];
+  /** the messages sent to it, in order, with the kind of media each carries (Baileys' `mediatype` on its `enc`) */
+  messages: { to: string; id: string; at: number; mediatype: string | null }[];
   /** how it acknowledges the next messages (default: plainly) */
   ack: AckPolicy;
   /** how long after a message its ack goes, ms (default 0: at once) */
@@ -233,6 +233,11 @@ export async function startWireServer(): Promise<WireServer> {
       };
       return { tag: 'iq', attrs, content: [usync] };
     }
+    if (xmlns === 'w:m' && child?.tag === 'media_conn') {
+      // the upload hosts WhatsApp names (none here serves them: WHATSAPP_UPLOAD_HOST goes first)
+      const host: BinaryNode = { tag: 'host', attrs: { hostname: 'media.invalid', maxContentLengthBytes: '104857600' } };
+      return { tag: 'iq', attrs, content: [{ tag: 'media_conn', attrs: { auth: 'wire-auth', ttl: '3600' }, content: [host] }] };
+    }
     if (xmlns === 'privacy') {
       const categories = ['readreceipts', 'profile'].map((name): BinaryNode => ({ tag: 'category', attrs: { name, value: 'all' } }));
       return { tag: 'iq', attrs, content: [{ tag: 'privacy', attrs: {}, content: categories }] };
@@ -263,7 +268,10 @@ export async function startWireServer(): Promise<WireServer> {
             if (node.tag === 'iq') ws.send(noise.encode(answer(node)));
             else if (node.tag === 'message') {
               const m = { to: node.attrs['to']!, id: node.attrs['id']! };
-              server.messages.push({ ...m, at: Date.now() });
+              const encs = [...children(node), ...children(children(node).find((c) => c.tag === 'participants')).flatMap(children)].filter(
+                (c) => c.tag === 'enc',
+              );
+              server.messages.push({ ...m, at: Date.now(), mediatype: encs.find((e) => e.attrs['mediatype'])?.attrs['mediatype'] ?? null });
               const ack: BinaryNode = { tag: 'ack', attrs: { class: 'message', id: m.id, from: m.to, t: now(), ...(server.ack(m) ?? {}) } };
               setTimeout(() => ws.readyState === ws.OPEN && ws.send(noise.encode(ack)), server.ackDelayMs);
             }

@@ -3,7 +3,10 @@
 // queries), and which decrypts each direct message it is sent. It is a fake platform, named so;
 // Baileys' own code runs against it unchanged. Also here: a linked session made the way an
 // operator's own Baileys script makes one (useMultiFileAuthState), to import.
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +32,8 @@ export interface WireEnc {
   to: string;
   type: string;
   identityKey: string | null;
+  /** what kind of media the message carries (Baileys' `mediatype`), or null */
+  mediatype: string | null;
 }
 
 /** A PreKeyWhisperMessage's identity key (protobuf field 3, after the version byte), as hex; read by hand: a few bytes of protobuf. */
@@ -84,7 +89,7 @@ export async function startWireWhatsApp(): Promise<WireWhatsApp> {
           const type = enc.attrs?.['type'] ?? '';
           const bytes = (enc.content as { base64?: string } | undefined)?.base64;
           const identityKey = type === 'pkmsg' && bytes ? identityKeyOf(Buffer.from(bytes, 'base64')) : null;
-          encs.push({ id: body.attrs?.['id'] ?? '', to: body.attrs?.['to'] ?? '', type, identityKey });
+          encs.push({ id: body.attrs?.['id'] ?? '', to: body.attrs?.['to'] ?? '', type, identityKey, mediatype: enc.attrs?.['mediatype'] ?? null });
         }
       }
     },
@@ -160,4 +165,77 @@ export async function linkedSessionBundle(url: string, phone: string, chats: str
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+/** One file a WhatsApp socket uploaded to the media host (encrypted, as WhatsApp's hosts get them). */
+export interface MediaUpload {
+  kind: string;
+  bytes: number;
+  at: number;
+}
+
+export interface MediaHost {
+  /** for WHATSAPP_UPLOAD_HOST */
+  host: string;
+  /** the certificate to trust (NODE_EXTRA_CA_CERTS of the process that uploads) */
+  caFile: string;
+  uploads: MediaUpload[];
+  close(): Promise<void>;
+}
+
+/**
+ * A FAKE WhatsApp media host (crabline names 127.0.0.1:443 and serves none): HTTPS with a
+ * certificate made here by `openssl`, taking Baileys' uploads (`POST /mms/<kind>/<hash>`) and
+ * answering as WhatsApp's do, with the file's URL and direct path.
+ */
+export async function startMediaHost(): Promise<MediaHost> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'wa-media-'));
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  const uploads: MediaUpload[] = [];
+  const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const match = /^\/mms\/([a-z-]+)\/([^?]+)/.exec(req.url ?? '');
+      if (req.method !== 'POST' || !match) return void res.writeHead(404).end();
+      const id = randomBytes(8).toString('hex');
+      uploads.push({ kind: match[1]!, bytes: Buffer.concat(chunks).length, at: Date.now() });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${host}/v/${id}`, direct_path: `/v/t62.7118-24/${id}` }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    host,
+    caFile: cert,
+    uploads,
+    close: async () => {
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

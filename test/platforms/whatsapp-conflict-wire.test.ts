@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger } from '@metronome/observability';
 import { createRedis } from '@metronome/redis';
 import type { TransportAccount } from '@metronome/transports';
 import { baileysSocketFactory, readLinkedSession, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports/whatsapp';
@@ -36,7 +35,7 @@ beforeAll(async () => {
     makeSocket: baileysSocketFactory,
     webSocketUrl: server.url,
     clock,
-    logger: process.env['WIRE_LOG'] ? createLogger('wire', process.env['WIRE_LOG'] as 'trace') : quietLogger,
+    logger: quietLogger,
     queryTimeoutMs: 10_000,
     // one replica: no holder to wait out before connecting
     freshLeaseWaitMs: 0,
@@ -52,7 +51,13 @@ afterAll(async () => {
 
 let seq = 0;
 const send = (account: TransportAccount, chatId: string) =>
-  transport.send(account, { chatId, part: { type: 'text', text: `hello ${chatId}` }, partIndex: 0, partCount: 1, idempotencyKey: `wire-conflict:${chatId}:${seq++}` });
+  transport.send(account, {
+    chatId,
+    part: { type: 'text', text: `hello ${chatId}` },
+    partIndex: 0,
+    partCount: 1,
+    idempotencyKey: `wire-conflict:${chatId}:${seq++}`,
+  });
 
 test('a connection replaced after it opened is not taken back: sends and typing wait (connection_replaced) until the hold ends', async () => {
   const { accountId } = await insertWhatsAppAccount(database.db);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { createLogger } from '@metronome/observability';
 import { createRedis } from '@metronome/redis';
 import type { TransportAccount } from '@metronome/transports';
 import { baileysSocketFactory, readLinkedSession, WhatsAppSocketPool, WhatsAppTransport, type MessageRefusal } from '@metronome/transports/whatsapp';
@@ -36,7 +35,7 @@ beforeAll(async () => {
     makeSocket: baileysSocketFactory,
     webSocketUrl: server.url,
     clock: systemClock,
-    logger: process.env['WIRE_LOG'] ? createLogger('wire', process.env['WIRE_LOG'] as 'trace') : quietLogger,
+    logger: quietLogger,
     queryTimeoutMs: 10_000,
     // one replica: no holder to wait out before connecting
     freshLeaseWaitMs: 0,

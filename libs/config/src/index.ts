@@ -177,6 +177,21 @@ export const whatsappEnv = {
       }
       return url.href;
     }),
+  /**
+   * Where media are uploaded first (CONTRACT §2): `host:port` of a staging or local media server
+   * (HTTPS, as WhatsApp's); unset, only the hosts WhatsApp names. Read by the sender.
+   */
+  WHATSAPP_UPLOAD_HOST: z
+    .string()
+    .optional()
+    .transform((v, ctx): string | null => {
+      if (v === undefined || v === '') return null;
+      if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: 'expected host or host:port, as media.staging.example:8443' });
+        return z.NEVER;
+      }
+      return v;
+    }),
 };
 
 /**

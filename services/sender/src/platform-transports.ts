@@ -46,6 +46,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
       ...d.proxies,
       ...(version.version && { version: version.version }),
       ...(d.config.WHATSAPP_WS_URL && { webSocketUrl: d.config.WHATSAPP_WS_URL }),
+      ...(d.config.WHATSAPP_UPLOAD_HOST && { uploadHost: d.config.WHATSAPP_UPLOAD_HOST }),
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(d.scripts, d.keys),
       auth: new WhatsAppAuthRepository(d.db),

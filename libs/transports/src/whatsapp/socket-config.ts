@@ -34,6 +34,7 @@ export function socketConfig(
     transactionOpts: { maxCommitRetries: 1, delayBetweenTriesMs: 0 },
     ...(o.version && { version: o.version }),
     ...(o.webSocketUrl && { waWebSocketUrl: o.webSocketUrl }),
+    ...(o.uploadHost && { customUploadHosts: [{ hostname: o.uploadHost, maxContentLengthBytes: 100 * 1024 * 1024 }] }),
     ...proxyAgents(proxy?.settings ?? null),
   };
 }

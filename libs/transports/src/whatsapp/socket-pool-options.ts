@@ -46,6 +46,8 @@ export interface WhatsAppSocketPoolOptions {
   version?: [number, number, number];
   /** where sockets connect (WHATSAPP_WS_URL); absent: WhatsApp's own server, Baileys' default */
   webSocketUrl?: string;
+  /** `host:port` media are uploaded to first (WHATSAPP_UPLOAD_HOST); absent: the hosts WhatsApp names */
+  uploadHost?: string;
   queryTimeoutMs?: number;
   groupCacheTtlMs?: number;
   /** how long a pairing QR is offered (Baileys' first QR lives 60 s; later ones are not shown), ms */

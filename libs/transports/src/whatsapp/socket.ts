@@ -74,6 +74,8 @@ export interface WhatsAppSocketConfig {
   transactionOpts?: SocketConfig['transactionOpts'];
   /** the server to connect to (WHATSAPP_WS_URL); absent: WhatsApp's own, Baileys' default */
   waWebSocketUrl?: string;
+  /** media hosts tried before those WhatsApp names (WHATSAPP_UPLOAD_HOST) */
+  customUploadHosts?: SocketConfig['customUploadHosts'];
   /** the account's proxy (proxy-socket.ts): the websocket's agent, and the media uploads'; absent: none */
   agent?: SocketConfig['agent'];
   fetchAgent?: SocketConfig['fetchAgent'];
