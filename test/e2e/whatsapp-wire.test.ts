@@ -108,6 +108,7 @@ test('three accounts imported by session send 50 chats each through two senders,
 
   const runs = await runsToEnd(stack, token, runIds, 150_000, 1_000);
   const all = campaignMessages();
+  let cutAtKill = 0;
   for (let a = 0; a < ACCOUNTS; a++) {
     const targets = (await api(stack, 'GET', `/v1/runs/${runIds[a]}/targets?limit=500`, token)).body.items as { chatId: string; status: string }[];
     expect(targets).toHaveLength(CHATS);
@@ -115,7 +116,12 @@ test('three accounts imported by session send 50 chats each through two senders,
       const got = all.filter((m) => m.to === t.chatId && m.text === textOf(a));
       // never twice, at the server
       expect({ chat: t.chatId, received: Math.min(got.length, 2) }).toEqual({ chat: t.chatId, received: Math.min(got.length, 1) });
-      if (t.status === 'sent') expect({ chat: t.chatId, received: got.length }).toEqual({ chat: t.chatId, received: 1 });
+      // crabline drops a message whose socket closed before it finished decrypting it: one the
+      // killed sender wrote (and recorded sent) just before the kill. WhatsApp keeps what it
+      // received; so does this judge: the message's frame reached the server by the kill.
+      const cut = got.length === 0 && wire.encs.some((e) => e.to === t.chatId && e.at <= killedAt + KILL_LANDS_MS && !wire.accepted.some((m) => m.id === e.id));
+      if (t.status === 'sent' && cut) cutAtKill++;
+      else if (t.status === 'sent') expect({ chat: t.chatId, received: got.length }).toEqual({ chat: t.chatId, received: 1 });
       // unknown only where a request of the killed sender was in flight: received before the kill landed, or never
       else if (t.status === 'unknown') expect(got.every((m) => m.at <= killedAt + KILL_LANDS_MS)).toBe(true);
       else throw new Error(`chat ${t.chatId} of shop ${a} ended ${t.status}`);
@@ -123,7 +129,13 @@ test('three accounts imported by session send 50 chats each through two senders,
     const unknown = targets.filter((t) => t.status === 'unknown').length;
     expect(unknown).toBeLessThanOrEqual(GROUP_CONCURRENCY);
   }
+  // in flight at the kill: at most one lane of each account the killed sender held
+  expect(cutAtKill).toBeLessThanOrEqual(ACCOUNTS * GROUP_CONCURRENCY);
   expect(runs.every((r) => ['success', 'partial'].includes(r.status))).toBe(true);
+
+  // libsignal prints each Signal session it replaces, private keys included, to the console: the
+  // services route the console into their logs without the objects
+  expect(stack.services.flatMap((s) => s.output).join('\n')).not.toMatch(/privKey|SessionEntry/);
 
   // Each account spoke as the device it imported: every Signal session it opened at the server
   // carries the identity key of the session's creds.json.

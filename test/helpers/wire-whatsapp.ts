@@ -34,6 +34,8 @@ export interface WireEnc {
   identityKey: string | null;
   /** what kind of media the message carries (Baileys' `mediatype`), or null */
   mediatype: string | null;
+  /** when the server received it (before decrypting and accepting it) */
+  at: number;
 }
 
 /** A PreKeyWhisperMessage's identity key (protobuf field 3, after the version byte), as hex; read by hand: a few bytes of protobuf. */
@@ -89,7 +91,14 @@ export async function startWireWhatsApp(): Promise<WireWhatsApp> {
           const type = enc.attrs?.['type'] ?? '';
           const bytes = (enc.content as { base64?: string } | undefined)?.base64;
           const identityKey = type === 'pkmsg' && bytes ? identityKeyOf(Buffer.from(bytes, 'base64')) : null;
-          encs.push({ id: body.attrs?.['id'] ?? '', to: body.attrs?.['to'] ?? '', type, identityKey, mediatype: enc.attrs?.['mediatype'] ?? null });
+          encs.push({
+            id: body.attrs?.['id'] ?? '',
+            to: body.attrs?.['to'] ?? '',
+            type,
+            identityKey,
+            mediatype: enc.attrs?.['mediatype'] ?? null,
+            at: Date.now(),
+          });
         }
       }
     },

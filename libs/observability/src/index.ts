@@ -5,3 +5,4 @@ export * from './metrics-server.js';
 export * from './round-trip-counters.js';
 export * from './service-lifecycle.js';
 export * from './receipt-metrics.js';
+export * from './library-console.js';

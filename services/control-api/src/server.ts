@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
 import { systemClock } from '@metronome/core';
 import { createDb, redactUrl, WebhookDeliveryRepository } from '@metronome/db';
-import { createLogger, listeningAt, stopOnSignals, stopStep } from '@metronome/observability';
+import { createLogger, listeningAt, routeConsoleToLog, stopOnSignals, stopStep } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
 import { closeRedis, createRedis, redisKeys } from '@metronome/redis';
 import { buildApp } from './app.js';
@@ -26,6 +26,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger('control-api', config.logLevel);
+  // libsignal prints Signal sessions, private keys included, to the console
+  routeConsoleToLog(logger);
   if (config.developmentSecretsKey) logger.warn('SECRETS_KEY is unset: using the development key; never do this with real credentials');
   if (config.adminToken === null) logger.warn('ADMIN_TOKEN is unset: no request can act as the operator');
 

@@ -16,6 +16,7 @@ import {
   countDbStatements,
   countRedisCommands,
   createLogger,
+  routeConsoleToLog,
   Metrics,
   settledWithin,
   startMetricsServer,
@@ -52,6 +53,8 @@ const config = (() => {
   }
 })();
 const logger = createLogger('sender', config.LOG_LEVEL);
+// libsignal prints Signal sessions, private keys included, to the console
+routeConsoleToLog(logger);
 const metrics = new Metrics('sender');
 metrics.initOutcomes(OUTCOMES);
 // every (platform, reason) from 0, so a rate() sees the first cooling
