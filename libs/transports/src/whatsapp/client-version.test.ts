@@ -30,3 +30,20 @@ test('fetched when asked; offline (or refused), the bundled version, logged', as
   expect(await resolveWhatsAppVersion({ configured: null, fetchLatest: false, logger, fetch: throws })).toEqual({ version: null, source: 'bundled' });
   expect(logged).toContainEqual({ version: 'bundled', source: 'bundled' });
 });
+
+test("a fetch that never answers ends at its timeout with the bundled version (Baileys' own fetch has none)", async () => {
+  let aborted = false;
+  // a server that accepts and never answers: only the signal ends the request
+  const stalls = ({ signal }: { signal: AbortSignal }) =>
+    new Promise<never>((_resolve, reject) =>
+      signal.addEventListener('abort', () => {
+        aborted = true;
+        reject(signal.reason);
+      }),
+    );
+  expect(await resolveWhatsAppVersion({ configured: null, fetchLatest: true, logger, fetch: stalls, timeoutMs: 1 })).toEqual({
+    version: null,
+    source: 'bundled',
+  });
+  expect(aborted).toBe(true);
+});

@@ -10,8 +10,11 @@ export type WhatsAppVersion = [number, number, number];
 /** Where the version came from: set, fetched, or Baileys' bundled one (null: Baileys decides). */
 export type ResolvedVersion = { version: WhatsAppVersion; source: 'configured' | 'fetched' } | { version: null; source: 'bundled' };
 
-/** What the current version is, as Baileys' fetchLatestWaWebVersion answers (its bundled one when offline, isLatest false). */
-export type FetchVersion = () => Promise<{ version: number[]; isLatest: boolean; error?: unknown }>;
+/** What the current version is, as Baileys' fetchLatestWaWebVersion answers (its bundled one when offline, isLatest false); `signal` ends it. */
+export type FetchVersion = (options: { signal: AbortSignal }) => Promise<{ version: number[]; isLatest: boolean; error?: unknown }>;
+
+/** How long a start waits for web.whatsapp.com before it uses the bundled version, ms: Baileys' fetch has no timeout of its own. */
+export const VERSION_FETCH_TIMEOUT_MS = 10_000;
 
 /**
  * The version sockets announce: the configured one when set; else, when `fetchLatest`, the
@@ -23,11 +26,13 @@ export async function resolveWhatsAppVersion(o: {
   fetchLatest: boolean;
   logger: WhatsAppLogger;
   fetch?: FetchVersion;
+  timeoutMs?: number;
 }): Promise<ResolvedVersion> {
   let resolved: ResolvedVersion = { version: null, source: 'bundled' };
   if (o.configured) resolved = { version: o.configured, source: 'configured' };
   else if (o.fetchLatest) {
-    const got = await (o.fetch ?? fetchLatestWaWebVersion)().catch((error: unknown) => ({ version: [], isLatest: false, error }));
+    const signal = AbortSignal.timeout(o.timeoutMs ?? VERSION_FETCH_TIMEOUT_MS);
+    const got = await (o.fetch ?? fetchLatestWaWebVersion)({ signal }).catch((error: unknown) => ({ version: [], isLatest: false, error }));
     if (got.isLatest && got.version.length === 3) resolved = { version: got.version as WhatsAppVersion, source: 'fetched' };
     else o.logger.warn({ err: got.error }, 'whatsapp version not fetched: using the bundled version');
   }
