@@ -3,6 +3,7 @@ import { startService } from '@metronome/testkit';
 import { api, createTenant, runsToEnd, startStack, type Stack } from '../helpers/stack.js';
 import { eventually, REDIS_URL } from '../helpers/test-env.js';
 import { linkedSessionBundle, startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
+import { startWireServer } from '../helpers/wire-whatsapp-server.js';
 
 // WhatsApp with the real Baileys in the senders and the API, against a WhatsApp Web server
 // nobody here wrote (@openclaw/crabline, through WHATSAPP_WS_URL), judged by what that server
@@ -148,13 +149,14 @@ test('three accounts imported by session send 50 chats each through two senders,
   }
 }, 240_000);
 
-test('a session the server refuses leaves the account disconnected, with the reason in the answer', async () => {
+test('a session the server refuses (the device was logged out on the phone) leaves the account disconnected, with the reason in the answer', async () => {
   const token: string = (await createTenant(stack, 'wire-whatsapp-refused')).body.token;
   const acc = await api(stack, 'POST', '/v1/accounts', token, { platform: 'whatsapp', name: 'refused' });
   const bundle = await linkedSessionBundle(wire.url, '601119999');
-  // An API whose WhatsApp server turns every connection away (its access token is not the server's).
-  const refusing = new URL(wire.url);
-  refusing.searchParams.set('access_token', 'not-the-servers-token');
+  // An API whose WhatsApp server answers every handshake as WhatsApp answers a logged-out device
+  // (the project's own wire server: crabline accepts every device).
+  const refusing = await startWireServer();
+  refusing.failure = '401';
   const other = startService('api-refused', 'services/control-api/dist/server.js', {
     DATABASE_URL: stack.db.url,
     REDIS_URL,
@@ -162,18 +164,18 @@ test('a session the server refuses leaves the account disconnected, with the rea
     PORT: '0',
     HOST: '127.0.0.1',
     ADMIN_TOKEN: stack.adminToken,
-    WHATSAPP_WS_URL: refusing.href,
+    WHATSAPP_WS_URL: refusing.url,
   });
   try {
     const url = String((await other.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
     const r = await api({ apiUrl: url }, 'POST', `/v1/accounts/${acc.body.id}/session`, token, bundle);
     expect(r.status).toBe(200);
-    expect(r.body.status).toBe('disconnected');
-    expect(r.body.reason).toEqual({ code: expect.stringMatching(/^[a-z_0-9]+$/), message: expect.any(String) });
+    expect(r.body).toEqual({ status: 'disconnected', reason: { code: 'logged_out', message: expect.any(String) } });
     expect((await api(stack, 'GET', `/v1/accounts/${acc.body.id}`, token)).body.status).toBe('disconnected');
-    // the session is kept: the account connects with it once the server takes it (or after a new import)
+    // the session is kept: an import of the phone's new device replaces it
     expect(await authRows(acc.body.id)).toBeGreaterThan(0);
   } finally {
     await other.stop();
+    await refusing.close();
   }
 }, 60_000);

@@ -152,6 +152,8 @@ export interface WireServer {
   ack: AckPolicy;
   /** how long after a message its ack goes, ms (default 0: at once) */
   ackDelayMs: number;
+  /** a `failure` reason to answer every handshake with instead of `success` ('401': the device was logged out); null: none */
+  failure: string | null;
   /** a node pushed to every open connection (a notification, a stream error) */
   push(node: BinaryNode): Promise<void>;
   /** connections that completed the handshake so far */
@@ -170,6 +172,7 @@ export async function startWireServer(): Promise<WireServer> {
     messages: [],
     ack: () => null,
     ackDelayMs: 0,
+    failure: null,
     opened: 0,
     push: async (node) => {
       for (const c of open) c.ws.send(c.noise.encode(node));
@@ -260,6 +263,11 @@ export async function startWireServer(): Promise<WireServer> {
             stage = 'open';
             open.add(conn);
             server.opened++;
+            if (server.failure) {
+              // how WhatsApp turns a device away after the handshake (401: logged out on the phone)
+              ws.send(noise.encode({ tag: 'failure', attrs: { reason: server.failure, location: 'wire' } }));
+              continue;
+            }
             ws.send(noise.encode({ tag: 'success', attrs: { t: now(), lid: '100000000000001@lid' } }));
             // no messages held while offline: Baileys stops buffering its events on this
             ws.send(noise.encode({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: '0' } }] }));

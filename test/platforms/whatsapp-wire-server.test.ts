@@ -99,3 +99,12 @@ test('a conflict stream error (another connection of the device) closes the sock
   await server.push({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
   expect(await closed).toBe(440);
 });
+
+test('a failure node after the handshake (the device logged out on the phone) closes the socket with its reason, 401', async () => {
+  server.failure = '401';
+  try {
+    await expect(connect()).rejects.toThrow('closed 401');
+  } finally {
+    server.failure = null;
+  }
+});
