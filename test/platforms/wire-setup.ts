@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '@metronome/core';
+import { WhatsAppAuthRepository } from '@metronome/db';
+import { createRedis } from '@metronome/redis';
+import type { TransportAccount } from '@metronome/transports';
+import { baileysSocketFactory, readLinkedSession, WhatsAppSocketPool, WhatsAppTransport, type WhatsAppSocketPoolOptions } from '@metronome/transports/whatsapp';
+import type { Redis } from 'ioredis';
+import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/test-env.js';
+import { credsOnlyBundle } from '../helpers/wire-whatsapp.js';
+import { insertWhatsAppAccount, quietLogger, socketLeases } from './whatsapp-setup.js';
+
+/** What a platform file on the wire works with: the real Baileys socket pool and transport, its database, its accounts. */
+export interface WirePool {
+  pool: WhatsAppSocketPool;
+  transport: WhatsAppTransport;
+  /** the pool's socket leases (Redis) */
+  leases: ReturnType<typeof socketLeases>;
+  database: TestDatabase;
+  /** a WhatsApp account whose (never connected) device is imported, checked once against the server */
+  account(phone: string): Promise<TransportAccount>;
+  /** a text part sent to `chatId`, with an idempotency key of its own */
+  sendText(account: TransportAccount, chatId: string, text?: string): ReturnType<WhatsAppTransport['send']>;
+}
+
+/**
+ * The file's prelude for WhatsApp on the wire: a pool of the product's `baileysSocketFactory`
+ * connecting to `url` (a wire-level server the file starts in an earlier beforeAll: `settings` is
+ * read once it ran), on a database and Redis prefix of its own; all closed after the file. The
+ * object is filled in by the beforeAll.
+ */
+export function wirePoolForFile(label: string, settings: () => { url: string; clock?: Clock } & Partial<WhatsAppSocketPoolOptions>): WirePool {
+  const keys = [randomBytes(32)];
+  const wire = {} as WirePool;
+  let redis: Redis;
+  let seq = 0;
+  beforeAll(async () => {
+    const { url, clock = systemClock, ...options } = settings();
+    const database = await createTestDatabase(`wa_${label}`);
+    redis = createRedis(REDIS_URL, `test-wa-${label}`);
+    const leases = socketLeases(redis, uniquePrefix(`wa-${label}`));
+    const pool = new WhatsAppSocketPool({
+      holderId: `${label}-test`,
+      lease: leases,
+      auth: new WhatsAppAuthRepository(database.db),
+      secretsKeys: keys,
+      makeSocket: baileysSocketFactory,
+      webSocketUrl: url,
+      logger: quietLogger,
+      queryTimeoutMs: 10_000,
+      // one replica: no holder to wait out before connecting
+      freshLeaseWaitMs: 0,
+      ...options,
+      clock,
+    });
+    Object.assign(wire, {
+      pool,
+      leases,
+      database,
+      transport: new WhatsAppTransport({ pool, clock, logger: quietLogger, timeoutMs: 5_000 }),
+      account: async (phone: string) => {
+        const { accountId } = await insertWhatsAppAccount(database.db);
+        const session = readLinkedSession(credsOnlyBundle(phone));
+        if (!session.ok) throw new Error(session.message);
+        const refused = await pool.importSession(accountId, session.session);
+        if (refused) throw new Error(`the wire server refused the device: ${JSON.stringify(refused)}`);
+        return { id: accountId, externalId: null, credentials: null };
+      },
+      sendText: (account: TransportAccount, chatId: string, text = `hello ${chatId}`) =>
+        wire.transport.send(account, { chatId, part: { type: 'text', text }, partIndex: 0, partCount: 1, idempotencyKey: `${label}:${chatId}:${seq++}` }),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await wire.transport?.close();
+    await redis?.quit();
+    await wire.database?.drop();
+  }, 30_000);
+  return wire;
+}
