@@ -27,7 +27,8 @@ let wire: WireWhatsApp;
 let stack: Stack;
 beforeAll(async () => {
   wire = await startWireWhatsApp();
-  stack = await startStack({ senders: 2, env: { WHATSAPP_WS_URL: wire.url }, senderEnv: { SEND_TIMEOUT_MS: '5000', SENDER_HOLD_MS: '10000' } });
+  // behind Prism: the session import's requests and answers are held to the OpenAPI document
+  stack = await startStack({ senders: 2, prism: true, env: { WHATSAPP_WS_URL: wire.url }, senderEnv: { SEND_TIMEOUT_MS: '5000', SENDER_HOLD_MS: '10000' } });
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
