@@ -6,8 +6,9 @@ import { wirePoolForFile } from './wire-setup.js';
 // Messages WhatsApp refuses after the write (a server ERROR ack), as the real Baileys socket reads
 // them from a FAKE WhatsApp Web server of this project's own on the wire
 // (test/helpers/wire-whatsapp-server.ts; its behaviours pinned in whatsapp-wire-server.test.ts).
-// Baileys folds an ack that comes while it buffers events into the sent message's own upsert
-// (Utils/event-buffer.js): the refusal is read there too, or it is lost and the target stays sent.
+// This file checks the path through pool and transport with acks that arrive as updates; an ack
+// Baileys folds into the sent message's own upsert (Utils/event-buffer.js) depends on timing
+// here, so that case is pinned in whatsapp-wire-server.test.ts and held by message-status.test.ts.
 
 let server: WireServer;
 beforeAll(async () => {

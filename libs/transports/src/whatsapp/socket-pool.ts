@@ -177,9 +177,12 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
-    const stored = storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
-    await stored.catch(() => this.o.lease.release(accountId, this.o.holderId).catch(() => undefined));
-    await stored;
+    try {
+      await storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
     const opened = await this.use(accountId, async () => undefined);
     const conn = this.connections.get(accountId);
     if (conn) await this.dispose(conn, 'session checked');

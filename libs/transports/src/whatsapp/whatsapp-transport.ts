@@ -157,8 +157,8 @@ export class WhatsAppTransport implements Transport {
         } catch (error) {
           const failure = failureOf(error);
           // Baileys commits the send's keys after writing it (relayMessage's key transaction): a
-          // commit the store refused leaves the message sent. The socket is closed already and the
-          // keys are kept until the store takes them (auth-state.ts, unsaved-keys.ts).
+          // commit the store refused leaves the message sent. The socket takes no new send from
+          // then, and the keys are kept until the store takes them (socket-pool.ts keysUnsaved).
           if (failure.source !== 'keys-unsaved' || !mark.isWritten()) return { failure };
           this.o.pool.sent.remember(account.id, messageId, sentContent);
           this.o.logger.warn({ accountId: account.id, messageId }, 'whatsapp message written; its keys wait for the store');
