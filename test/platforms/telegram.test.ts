@@ -122,13 +122,14 @@ describe('chat and account errors', () => {
     for (const t of await ctx.h.targets(runId)) expect(t).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
-  test('a 5xx is retried; a connection refused before anything was written is retried; a connection lost after the request was written is unknown', async () => {
+  test('a 5xx after the request was written is unknown; a connection refused before anything was written is retried; a connection lost after the request was written is unknown', async () => {
     const bot = await ctx.seedBot({ groupConcurrency: 1 });
-    // 5xx: retried with backoff, then delivered
+    // 5xx to the whole request: Telegram may have posted it, so it is never re-sent on its own
     ctx.fake.failNext(bot.token, 1, 500);
-    const retried = await ctx.seedRun(bot, [group(500)], [text('retry me')]);
-    await driveRun(ctx.h, retried);
-    expect(await ctx.h.targets(retried)).toMatchObject([{ status: 'sent', attempts: 2 }]);
+    const answered = await ctx.seedRun(bot, [group(500)], [text('maybe posted')]);
+    await driveRun(ctx.h, answered);
+    expect(await ctx.h.targets(answered)).toMatchObject([{ status: 'unknown', attempts: 1, error_code: 'http_500' }]);
+    expect(ctx.fake.refusals({ token: bot.token }).map((r) => r.status)).toEqual([500]);
 
     // refused: nothing reached Telegram
     const closed = http.createServer();

@@ -9,17 +9,22 @@ export interface BotApiClientOptions {
   maxSockets?: number;
 }
 
-/** An answer from the Bot API: its HTTP status and parsed JSON body (null when it was not JSON). */
+/**
+ * An answer from the Bot API: its HTTP status and parsed JSON body (null when it was not JSON).
+ * `written`: the request's last byte had left this process when the answer ended, so Telegram
+ * may have acted on all of it (a 5xx is then ambiguous, telegram-errors.ts).
+ */
 export interface BotApiAnswer {
   status: number;
   body: Record<string, unknown> | null;
+  written: boolean;
 }
 
 /** No answer. `written`: the request was fully written first, so Telegram may have acted on it. */
 export type BotApiFailure = RequestFailure;
 
-/** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. */
-export type BotApiOversized = OversizedAnswer;
+/** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. `written` as in BotApiAnswer. */
+export type BotApiOversized = OversizedAnswer & { written: boolean };
 
 /** A bot token as BotFather issues it: `<bot id>:<secret>`. Anything else never reaches a URL. */
 const TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,200}$/;
@@ -71,7 +76,12 @@ export class BotApiClient {
         .join('<bot token>')
         .split(token.slice(token.indexOf(':') + 1))
         .join('<bot token>');
-    return postOnce<BotApiAnswer>({
+    let written = false;
+    const wrote = () => {
+      written = true;
+      onWritten?.();
+    };
+    const sent = postOnce<BotApiAnswer>({
       target: () => this.targets.get(`${method} ${token}`, () => botApiUrl(this.base, token, method)),
       pool: this.pool,
       headers: { 'content-type': body.contentType },
@@ -85,13 +95,14 @@ export class BotApiClient {
         } catch {
           parsed = null;
         }
-        return { status, body: parsed };
+        return { status, body: parsed, written };
       },
       // node:http's message for a request it cannot build may quote the URL, with the token
       notBuiltCode: 'network_error',
       scrub,
-      ...(onWritten && { onWritten }),
+      onWritten: wrote,
     });
+    return sent.then((answer) => ('oversized' in answer ? { ...answer, written } : answer));
   }
 
   close(): Promise<void> {

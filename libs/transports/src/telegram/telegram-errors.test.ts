@@ -1,6 +1,12 @@
 import { classifyBotApiError, isPrivateChat, type BotApiError } from './telegram-errors.js';
 
-const err = (status: number, description: string | null, parameters: BotApiError['parameters'] = null): BotApiError => ({ status, description, parameters });
+// `written`: most answers come after the whole request was sent
+const err = (status: number, description: string | null, parameters: BotApiError['parameters'] = null, written = true): BotApiError => ({
+  status,
+  description,
+  parameters,
+  written,
+});
 const GROUP = '-1001234567890';
 const PRIVATE = '123456789';
 
@@ -90,8 +96,11 @@ describe('classifyBotApiError', () => {
     ['another 403', err(403, 'Forbidden: something new'), GROUP, { kind: 'rejected', code: 'forbidden' }],
     ['another 400', err(400, "Bad Request: can't parse entities"), GROUP, { kind: 'rejected', code: 'invalid_request' }],
     ['413', err(413, 'Request Entity Too Large'), GROUP, { kind: 'rejected', code: 'invalid_request' }],
-    ['500', err(500, 'Internal Server Error'), GROUP, { kind: 'retriable', code: 'http_500' }],
-    ['502 from a proxy, no JSON', err(502, null), GROUP, { kind: 'retriable', code: 'http_502' }],
+    // a 5xx to a request sent whole: Telegram may have posted it
+    ['500 after the request was written', err(500, 'Internal Server Error'), GROUP, { kind: 'ambiguous', code: 'http_500' }],
+    ['502 from a proxy, no JSON, after the request was written', err(502, null), GROUP, { kind: 'ambiguous', code: 'http_502' }],
+    ['503 before the request was all written', err(503, null, null, false), GROUP, { kind: 'retriable', code: 'http_503' }],
+    ['408 after the request was written: Telegram did not read it whole', err(408, 'Request Timeout'), GROUP, { kind: 'retriable', code: 'http_408' }],
   ])('%s', (_name, error, chatId, expected) => {
     expect(classifyBotApiError(error, chatId)).toMatchObject(expected);
   });

@@ -1,10 +1,14 @@
 import type { SendFailure } from '@metronome/core';
 
-/** An unsuccessful Bot API answer: the HTTP status and the fields of `{ok: false, ...}`. */
+/**
+ * An unsuccessful Bot API answer: the HTTP status and the fields of `{ok: false, ...}`.
+ * `written`: the whole request had been sent when it came (bot-api-client.ts).
+ */
 export interface BotApiError {
   status: number;
   description: string | null;
   parameters: { retry_after?: unknown; migrate_to_chat_id?: unknown } | null;
+  written: boolean;
 }
 
 /**
@@ -101,6 +105,10 @@ export function classifyBotApiError(error: BotApiError, chatId: string): SendFai
   // path that names no bot). Nothing can be sent from this account until it is fixed.
   if (status === 401) return { kind: 'account-unavailable', code: 'account_unauthorized', message };
   if (status === 404) return { kind: 'account-unavailable', code: 'bot_token_invalid', message };
+  // A 5xx to a request Telegram received whole may come after the message was posted (a gateway
+  // timing out on a slow upload, a server failing after the send): ambiguous, never re-posted
+  // blindly. Answered before the body was all sent, it cannot have been acted on: retried.
+  if (status >= 500 && error.written) return { kind: 'ambiguous', code: `http_${status}`, message };
   if (status >= 500 || status === 408) return { kind: 'retriable', code: `http_${status}`, message };
   const lower = description.toLowerCase();
   const row = CHAT_ERROR_DESCRIPTIONS.find((r) => (r.status === undefined || r.status === status) && lower.includes(r.contains));

@@ -124,7 +124,12 @@ export class TelegramTransport implements Transport {
     onWritten?: () => void,
   ): Promise<SendResult> {
     const answer = await this.client.call(token, method, body, onWritten);
-    if ('oversized' in answer) return classifyOversizedAnswer(answer.status, `Telegram ${method}`);
+    if ('oversized' in answer) {
+      const result = classifyOversizedAnswer(answer.status, `Telegram ${method}`);
+      // as any 5xx after the whole request went (telegram-errors.ts): maybe posted
+      if (answer.status >= 500 && answer.written && result.kind === 'retriable') return { ...result, kind: 'ambiguous' };
+      return result;
+    }
     if ('failure' in answer) return classifyTransportFailure(answer.code, answer.written, `Telegram ${method}: ${answer.message}`);
     const reply = answer.body;
     if (reply && reply['ok'] === true) {
@@ -141,6 +146,7 @@ export class TelegramTransport implements Transport {
         status: answer.status >= 200 && answer.status < 300 ? (Number.isInteger(errorCode) && errorCode >= 400 ? errorCode : 502) : answer.status,
         description: typeof reply?.['description'] === 'string' ? reply['description'] : null,
         parameters: reply?.['parameters'] && typeof reply['parameters'] === 'object' ? (reply['parameters'] as Record<string, unknown>) : null,
+        written: answer.written,
       },
       chatId,
     );
