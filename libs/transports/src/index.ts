@@ -9,6 +9,7 @@ export { encodeIdempotencyKey, decodeIdempotencyKey } from './idempotency-key.js
 export { TelegramTransport, type TelegramTransportOptions } from './telegram/telegram-transport.js';
 export { transportOnFirstUse, onFirstUse } from './on-first-use.js';
 export { WHATSAPP_SHAPE, TELEGRAM_USER_SHAPE, type TransportShape } from './platform-shapes.js';
+export { MEDIA_TOO_LARGE, TELEGRAM_BOT_UPLOAD_MAX_BYTES, UPLOAD_LIMITS, uploadTooLarge } from './upload-limits.js';
 export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './whatsapp/pairing.js';
 export { realTimers, type Timers } from './whatsapp/timers.js';
 export { proxyOf, socksAgent, probeProxy, describeProxyError, ProxyFailedError, PROXY_RETRY_MS, type ProxyReport } from './proxy.js';

@@ -1,5 +1,6 @@
 import { ALWAYS_OPEN, firstOccurrence } from '@metronome/core';
 import { AccountRepository, AudienceMemberRepository, AudienceRepository, MediaRepository, type DB, type MessagePart } from '@metronome/db';
+import { UPLOAD_LIMITS, uploadTooLarge } from '@metronome/transports';
 import type { Kysely } from 'kysely';
 import { ownerFor, type Caller } from './caller.js';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
@@ -36,6 +37,7 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
     ...personalMessageProblems(draft.messages, draft.targets),
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
+    ...(await uploadLimitProblems(ctx.db, tenantId, body.accountId, draft.messages)),
     ...(await audienceProblems(ctx.db, tenantId, draft, true)),
   ];
   if (problems.length > 0) throw validationFailed(problems);
@@ -57,6 +59,23 @@ export async function ownershipProblems(db: Kysely<DB>, tenantId: string, accoun
     for (const ref of refs) if (!owned.has(ref.mediaId)) problems.push({ field: ref.field, message: 'no such media' });
   }
   return problems;
+}
+
+/**
+ * Each media a campaign names must fit its account's platform's upload limit (UPLOAD_LIMITS: a
+ * Telegram bot's 50 MB): refused here, naming the part, rather than failing every chat of every run.
+ */
+export async function uploadLimitProblems(db: Kysely<DB>, tenantId: string, accountId: string, messages: MessagePart[]): Promise<FieldProblem[]> {
+  const refs = mediaRefs(messages);
+  if (refs.length === 0) return [];
+  const account = await new AccountRepository(db).find(accountId, tenantId);
+  if (!account || !Object.hasOwn(UPLOAD_LIMITS, account.platform)) return [];
+  const sizes = await new MediaRepository(db).sizes(tenantId, [...new Set(refs.map((r) => r.mediaId))]);
+  return refs.flatMap((ref) => {
+    const size = sizes.get(ref.mediaId);
+    const why = size === undefined ? null : uploadTooLarge(account.platform, size);
+    return why ? [{ field: ref.field, message: why }] : [];
+  });
 }
 
 /**

@@ -84,6 +84,13 @@ export class MediaRepository {
     return rows.map(toMedia);
   }
 
+  /** The size in bytes of each of `ids` that is a media of `tenantId`. */
+  async sizes(tenantId: string, ids: string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('media').select(['id', 'size']).where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, Number(r.size)]));
+  }
+
   /** Which of `ids` are media of `tenantId` (a campaign may only use its own tenant's media). */
   async ownedIds(tenantId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

@@ -2,6 +2,7 @@ import { classifyTransportFailure, systemClock, type ChatDirectorySink, type Clo
 import { classifyOversizedAnswer } from '../bounded-answer.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
+import { MEDIA_TOO_LARGE, uploadTooLarge } from '../upload-limits.js';
 import { BotApiClient, isBotToken } from './bot-api-client.js';
 import { syncBotDirectory } from './directory-sync.js';
 import { FILE_KINDS, fileRef, parseFileRef, sentFile, uploadKind, type FileKind } from './media-methods.js';
@@ -65,6 +66,8 @@ export class TelegramTransport implements Transport {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) return;
+    // no "sending a video…" for a file that will not be sent
+    if (part.type === 'media' && part.upload && uploadTooLarge(this.platform, part.upload.bytes.length)) return;
     const action = part.type === 'text' ? 'typing' : FILE_KINDS[mediaKindOf(part)].action;
     await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
   }
@@ -105,6 +108,10 @@ export class TelegramTransport implements Transport {
         message.onWritten,
       );
     }
+    // Over the Bot API's upload limit: refused here, never posted (the API refuses such a campaign;
+    // this catches one saved before).
+    const tooLarge = uploadTooLarge(this.platform, part.upload.bytes.length);
+    if (tooLarge) return { kind: 'rejected', code: MEDIA_TOO_LARGE, message: `${tooLarge}: not sent` };
     const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true, message.onWritten);
     // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
     // means nothing was posted, so the same file goes once more, as a document, unchanged.

@@ -8,7 +8,7 @@ import { campaignProblems, normaliseSchedule, type CampaignDraft } from '../camp
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { notFound, validationFailed } from '../errors.js';
-import { audienceProblems, checkNewCampaign, ownershipProblems } from '../new-campaign.js';
+import { audienceProblems, checkNewCampaign, ownershipProblems, uploadLimitProblems } from '../new-campaign.js';
 import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
@@ -160,6 +160,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           // campaign saved before templates were checked.
           ...(patch.messages !== undefined || patch.targets !== undefined ? personalMessageProblems(draft.messages, draft.targets) : []),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
+          ...(patch.accountId !== undefined || patch.messages !== undefined
+            ? await uploadLimitProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.messages)
+            : []),
           ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined
             ? await audienceProblems(trx, current.tenantId, draft, true)
             : []),
