@@ -184,6 +184,19 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     return sent;
   };
 
+  // No account here is locked or capped: as Baileys (Socket/socket.js), the lock is also told as a
+  // connection.update; the project's wire server pins the real socket's answers to both.
+  fetchAccountReachoutTimelock: WhatsAppSocket['fetchAccountReachoutTimelock'] = async () => {
+    this.assertOpen();
+    const lock = { isActive: false, enforcementType: undefined };
+    process.nextTick(() => this.serverEvent('connection.update', { reachoutTimeLock: lock }));
+    return lock;
+  };
+  fetchNewChatMessageCap: WhatsAppSocket['fetchNewChatMessageCap'] = async () => {
+    this.assertOpen();
+    return { capping_status: 'NONE' } as Awaited<ReturnType<WhatsAppSocket['fetchNewChatMessageCap']>>;
+  };
+
   sendPresenceUpdate: WhatsAppSocket['sendPresenceUpdate'] = async (presence, jid) => {
     this.assertOpen();
     // As WhatsApp: a presence is a frame the server takes without an answer.

@@ -158,7 +158,49 @@ export interface WireServer {
   push(node: BinaryNode): Promise<void>;
   /** connections that completed the handshake so far */
   opened: number;
+  /** groups it knows (jid → members' phone-number JIDs), answered to metadata queries and listings */
+  groups: Map<string, string[]>;
+  /** what a fetch of the reach-out time lock answers (Baileys' fetchAccountReachoutTimelock); null: not locked */
+  reachoutLock: { endsAt: Date; type: string } | null;
+  /** what a fetch of the new-chat cap answers (fetchNewChatMessageCap), as WhatsApp's JSON */
+  cap: Record<string, unknown>;
+  /** the `w:mex` queries asked, by query id */
+  mexQueries: string[];
   close(): Promise<void>;
+}
+
+/** Baileys' query ids (Types/Mex.js QueryIds) for the lock and the cap. */
+const MEX_REACHOUT_TIMELOCK = '23983697327930364';
+const MEX_MESSAGE_CAPPING_INFO = '24503548349331633';
+
+/** A `mex` notification as WhatsApp pushes one (Baileys' handleMexNotification reads `update` op_name and its JSON). */
+export function mexNotification(opName: string, data: Record<string, unknown>): BinaryNode {
+  const update: BinaryNode = { tag: 'update', attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) };
+  return { tag: 'notification', attrs: { type: 'mex', id: `mex-${Math.random().toString(16).slice(2)}`, from: 's.whatsapp.net', t: now() }, content: [update] };
+}
+
+/**
+ * A person's privacy token for the account (`privacy_token` notification, type trusted_contact),
+ * as WhatsApp pushes it once that person wrote to the account: Baileys stores it as the chat's
+ * `tctoken` key under `senderLid`, what makes the chat an existing one.
+ */
+export function privacyTokenNotification(fromPn: string, senderLid: string): BinaryNode {
+  const token: BinaryNode = { tag: 'token', attrs: { type: 'trusted_contact', t: now(), jid: fromPn }, content: Buffer.from('wire-token') };
+  return {
+    tag: 'notification',
+    attrs: { type: 'privacy_token', id: `tc-${Math.random().toString(16).slice(2)}`, from: fromPn, sender_lid: senderLid, t: now() },
+    content: [{ tag: 'tokens', attrs: {}, content: [token] }],
+  };
+}
+
+/** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number. */
+function groupNode(jid: string, members: string[]): BinaryNode {
+  const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m } }));
+  return {
+    tag: 'group',
+    attrs: { id: jid.split('@')[0]!, subject: `group ${jid}`, creation: now(), s_t: now(), addressing_mode: 'pn' },
+    content: participants,
+  };
 }
 
 /** Starts the fake server on a free port of 127.0.0.1. */
@@ -174,6 +216,10 @@ export async function startWireServer(): Promise<WireServer> {
     ackDelayMs: 0,
     failure: null,
     opened: 0,
+    groups: new Map(),
+    reachoutLock: null,
+    cap: { capping_status: 'NONE' },
+    mexQueries: [],
     push: async (node) => {
       for (const c of open) c.ws.send(c.noise.encode(node));
     },
@@ -245,7 +291,32 @@ export async function startWireServer(): Promise<WireServer> {
       const categories = ['readreceipts', 'profile'].map((name): BinaryNode => ({ tag: 'category', attrs: { name, value: 'all' } }));
       return { tag: 'iq', attrs, content: [{ tag: 'privacy', attrs: {}, content: categories }] };
     }
-    if (xmlns === 'w:g2' && child?.tag === 'participating') return { tag: 'iq', attrs, content: [{ tag: 'groups', attrs: {}, content: [] }] };
+    if (xmlns === 'w:g2' && child?.tag === 'participating') {
+      const groups = [...server.groups].map(([jid, members]) => groupNode(jid, members));
+      return { tag: 'iq', attrs, content: [{ tag: 'groups', attrs: {}, content: groups }] };
+    }
+    if (xmlns === 'w:g2' && child?.tag === 'query') {
+      const members = server.groups.get(node.attrs['to']!);
+      if (!members) return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
+      return { tag: 'iq', attrs, content: [groupNode(node.attrs['to']!, members)] };
+    }
+    if (xmlns === 'w:mex' && child?.tag === 'query') {
+      // Baileys' executeWMexQuery reads the JSON of a `result` child, under data[dataPath]
+      const id = child.attrs['query_id']!;
+      server.mexQueries.push(id);
+      const lock = server.reachoutLock;
+      const data =
+        id === MEX_REACHOUT_TIMELOCK
+          ? {
+              xwa2_fetch_account_reachout_timelock: lock
+                ? { is_active: true, time_enforcement_ends: String(Math.floor(lock.endsAt.getTime() / 1000)), enforcement_type: lock.type }
+                : { is_active: false, time_enforcement_ends: '0', enforcement_type: 'DEFAULT' },
+            }
+          : id === MEX_MESSAGE_CAPPING_INFO
+            ? { xwa2_message_capping_info: server.cap }
+            : {};
+      return { tag: 'iq', attrs, content: [{ tag: 'result', attrs: {}, content: Buffer.from(JSON.stringify({ data })) }] };
+    }
     return { tag: 'iq', attrs };
   };
   wss.on('connection', (ws) => {

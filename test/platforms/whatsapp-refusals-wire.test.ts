@@ -20,7 +20,7 @@ afterAll(async () => {
 const refusals: MessageRefusal[] = [];
 const wire = wirePoolForFile('refusals_wire', () => ({ url: server.url, onMessageRefused: (r) => refusals.push(r) }));
 
-test('479 and then 463 after the write reach the sender as refusals of those chats; the account is held after the 463', async () => {
+test("479 and then 463 after the write reach the sender as refusals of those chats; the account's new chats are held after the 463", async () => {
   const account = await wire.account('601880000');
   server.ack = ({ to }) => (to.startsWith('60188000479') ? { error: '479' } : to.startsWith('60188000463') ? { error: '463' } : null);
 
@@ -31,8 +31,9 @@ test('479 and then 463 after the write reach the sender as refusals of those cha
 
   expect(await wire.sendText(account, '60188000463')).toMatchObject({ kind: 'delivered' });
   await eventually('the 463 told', async () => refusals.length === 2, 5_000, 10);
-  expect(refusals[1]).toMatchObject({ accountId: account.id, chatId: '60188000463', refusal: { kind: 'account-restricted', code: 'account_restricted' } });
-  // the account's next send is held, not written: it is restricted until an operator lifts it
-  expect(await wire.sendText(account, '60188000001')).toMatchObject({ kind: 'account-unavailable', code: 'account_restricted' });
+  expect(refusals[1]).toMatchObject({ accountId: account.id, chatId: '60188000463', refusal: { kind: 'new-chat-refused', code: 'new_chat_refused' } });
+  // the account's next new chat is held, not written, until an operator lifts it (whatsapp-new-chats-wire.test.ts)
+  await eventually('the hold recorded', async () => (await wire.pool.newChats.hold(account.id)) !== null, 5_000, 10);
+  expect(await wire.sendText(account, '60188000001')).toMatchObject({ kind: 'chat-wait', code: 'new_chats_refused' });
   expect(server.messages.map((m) => m.to)).toEqual(['60188000479@s.whatsapp.net', '60188000463@s.whatsapp.net']);
 }, 60_000);

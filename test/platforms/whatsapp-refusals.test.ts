@@ -1,7 +1,6 @@
-import { AccountCoolingRepository, LateRefusalRepository, type MessagePart } from '@metronome/db';
+import { AccountCoolingRepository, LateRefusalRepository, NewChatLimitRepository, type MessagePart } from '@metronome/db';
 import { realTimers } from '@metronome/transports';
 import { whatsappMessageId, type MessageRefusal } from '@metronome/transports/whatsapp';
-import { DEFAULT_COOLING } from '@metronome/core';
 import { lateRefusalRecorder } from '../../services/sender/src/late-refusals.js';
 import type { SenderEvents } from '../../services/sender/src/sender-events.js';
 import { eventually } from '../helpers/test-env.js';
@@ -19,11 +18,23 @@ let record: ((r: MessageRefusal) => void) | null = null;
 const emitted: { name: string; e: unknown }[] = [];
 afterEach(() => void (emitted.length = 0));
 beforeAll(async () => {
-  w = await startWhatsAppHarness({}, {}, { onMessageRefused: (r) => record?.(r) });
+  let newChats: NewChatLimitRepository | undefined;
+  w = await startWhatsAppHarness(
+    {},
+    {},
+    {
+      onMessageRefused: (r) => record?.(r),
+      newChats: {
+        read: (a) => newChats!.read(a),
+        refused: (a, at) => newChats!.refused(a, at),
+        reachoutLock: (a, l, n) => newChats!.reachoutLock(a, l, n),
+        cap: (a, c) => newChats!.cap(a, c),
+      },
+    },
+  );
+  newChats = new NewChatLimitRepository(w.h.tdb.db);
   record = lateRefusalRecorder({
-    cooling: new AccountCoolingRepository(w.h.tdb.db),
     refusals: new LateRefusalRepository(w.h.tdb.db),
-    settings: DEFAULT_COOLING,
     clock: w.h.clock,
     timers: realTimers,
     events: { emit: (name: string, e: unknown) => void emitted.push({ name, e }) } as unknown as SenderEvents,
@@ -53,26 +64,25 @@ async function jobs(runId: string, max: number, done: () => Promise<boolean> = a
   }
 }
 
-test('463 on 5 of 100 after the write: the account stops within one send of the first, restricted until lifted; the refused target is failed', async () => {
+test("463 on a new chat after the write: that target fails, the account's other new chats wait (it stays active) until an operator lifts the hold", async () => {
   const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000, groupConcurrency: 1 });
   const chats = Array.from({ length: 100 }, (_, i) => phone(i));
   const refused = new Set([40, 50, 60, 70, 80].map((i) => `${phone(i)}@s.whatsapp.net`));
   w.network.answers.refuseAfterWrite(accountId, { code: 463, when: ({ jid }) => refused.has(jid) });
   const runId = await w.h.seedRun({ tenantId, accountId, targets: chats, parts: [text('hello')] });
+  const held = async () => Object.values(await targets(runId)).filter((t) => t.error_code === 'new_chats_refused').length > 0;
 
-  await jobs(runId, 100, async () => (await account(accountId)).status === 'cooling');
+  await jobs(runId, 100, held);
   const mine = () => w.network.messages.filter((m) => m.accountId === accountId);
-  expect(await account(accountId)).toEqual({ status: 'cooling', cooling_reason: 'restricted', cooling_until: null });
-  // restricted once: a second restriction changes nothing (the metric the alert watches counts it once)
-  expect(await new AccountCoolingRepository(w.h.tdb.db).restrict(accountId, new Date(w.h.clock.now()))).toBe(false);
+  expect(await account(accountId)).toEqual({ status: 'active', cooling_reason: null, cooling_until: null });
   expect(w.network.answers.ackErrors.filter((e) => e.accountId === accountId)).toHaveLength(1);
   const first = mine().findIndex((m) => refused.has(m.jid));
   expect(first).toBe(40);
-  // within one send of the first refusal
+  // within one send of the first refusal (the chats here carry no privacy token: all are new)
   expect(mine().length - (first + 1)).toBeLessThanOrEqual(1);
   const firstChat = phone(40);
   await eventually('the refused target failed', async () => (await targets(runId))[firstChat]?.status === 'failed', 10_000, 50);
-  expect((await targets(runId))[firstChat]).toMatchObject({ status: 'failed', error_code: 'account_restricted' });
+  expect((await targets(runId))[firstChat]).toMatchObject({ status: 'failed', error_code: 'new_chat_refused' });
 
   // no automatic end: however long it waits, nothing more goes out
   const before = mine().length;
@@ -81,13 +91,13 @@ test('463 on 5 of 100 after the write: the account stops within one send of the 
     await w.h.runJob(runId);
   }
   expect(mine()).toHaveLength(before);
-  expect((await account(accountId)).status).toBe('cooling');
   const counts = await w.h.tdb.db.selectFrom('run_targets').select(['status']).where('run_id', '=', runId).where('status', '=', 'failed').execute();
   expect(counts).toHaveLength(1);
 
   // an operator lifts it: the rest go out (the other refusals are WhatsApp's to make again)
   w.network.answers.refuseAfterWrite(accountId, { code: 463, when: () => false });
   expect(await new AccountCoolingRepository(w.h.tdb.db).lift(accountId, null, new Date(w.h.clock.now()))).toBe(true);
+  w.h.clock.advance(24 * 3_600_000);
   await jobs(runId, 200);
   expect(new Set(mine().map((m) => m.messageId)).size).toBe(mine().length);
   expect(mine().map((m) => m.messageId)).toContain(whatsappMessageId(`${runId}:${phone(99)}:0`));
@@ -106,18 +116,16 @@ test('479 after the write fails that chat with its code; the account goes on', a
   expect((await account(accountId)).status).toBe('active');
 });
 
-test('a reachoutTimeLock holds sends to chats the account never wrote to until it ends; known chats go on', async () => {
+test('a reachoutTimeLock holds sends to new chats until it ends', async () => {
   const { tenantId, accountId } = await w.seedPairedAccount({ maxSendPerMinute: 60_000, groupConcurrency: 1 });
-  const known = phone(300);
-  const first = await w.h.seedRun({ tenantId, accountId, targets: [known], parts: [text('hi')] });
+  const first = await w.h.seedRun({ tenantId, accountId, targets: [phone(300)], parts: [text('hi')] });
   await jobs(first, 20);
   const until = w.h.clock.now() + 3_600_000;
   w.network.answers.lockReachout(accountId, until, (u) => w.network.openSocket(accountId)!.serverEvent('connection.update', u as never));
-  const runId = await w.h.seedRun({ tenantId, accountId, targets: [known, phone(301)], parts: [text('again')] });
+  await eventually('the lock recorded', async () => (await new NewChatLimitRepository(w.h.tdb.db).read(accountId))?.reachoutLock !== null, 5_000, 10);
+  const runId = await w.h.seedRun({ tenantId, accountId, targets: [phone(301)], parts: [text('again')] });
   await w.h.runJob(runId);
-  const t = await targets(runId);
-  expect(t[known]!.status).toBe('sent');
-  expect(t[phone(301)]!.status).toBe('pending');
+  expect((await targets(runId))[phone(301)]).toMatchObject({ status: 'pending', error_code: 'reachout_time_lock' });
   expect(w.network.messagesTo(`${phone(301)}@s.whatsapp.net`)).toHaveLength(0);
   expect(w.network.answers.ackErrors.filter((e) => e.accountId === accountId)).toHaveLength(0);
   w.h.clock.set(until + 1);

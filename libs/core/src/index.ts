@@ -40,3 +40,4 @@ export * from './send-outcome.js';
 export * from './chat-directory.js';
 export * from './text-limits.js';
 export * from './proxy.js';
+export * from './new-chat-limits.js';

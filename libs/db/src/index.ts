@@ -82,6 +82,7 @@ export {
 } from './repositories/webhook-delivery-repository.js';
 export { LateRefusalRepository } from './repositories/late-refusals.js';
 export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';
+export { NewChatLimitRepository } from './repositories/new-chat-limits.js';
 export {
   ChatDirectoryRepository,
   directorySortKey,

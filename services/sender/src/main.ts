@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
 import {
-  AccountCoolingRepository,
   AccountRepository,
   accountProxies,
   ChatDirectoryRepository,
@@ -25,7 +24,6 @@ import {
 } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, createRedis, loadScripts, redisKeys } from '@metronome/redis';
-import { coolingSettings } from '@metronome/config';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
@@ -108,7 +106,7 @@ const whatsapp = whatsappOnFirstUse({
   resendKeepMs,
   // a reply: opt-out keywords as before, and the run it answers counts it
   onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message), receipts.onReply(accountId, message)),
-  // A message refused after the write: its target moves, a 463 restricts the account.
+  // A message refused after the write: its target moves (a 463's hold on new chats is the pool's).
   onMessageRefused: (refusal) => recordLateRefusal(refusal),
   onReceipt: receipts.onReceipt,
 });
@@ -121,9 +119,7 @@ const drain = new AbortController();
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
 const recordLateRefusal = lateRefusalRecorder({
-  cooling: new AccountCoolingRepository(db),
   refusals: new LateRefusalRepository(db),
-  settings: coolingSettings(config),
   clock: systemClock,
   timers: realTimers,
   events,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
-import { WhatsAppAuthRepository } from '@metronome/db';
+import { NewChatLimitRepository, WhatsAppAuthRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import { TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
@@ -50,6 +50,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(d.scripts, d.keys),
       auth: new WhatsAppAuthRepository(d.db),
+      newChats: new NewChatLimitRepository(d.db),
       secretsKeys: d.secretsKeys,
       makeSocket: baileysSocketFactory,
       onSocket: countSockets(d.metrics, 'whatsapp'),

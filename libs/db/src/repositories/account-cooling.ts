@@ -107,23 +107,26 @@ export class AccountCoolingRepository {
   }
 
   /**
-   * An operator ends a cooling now. The lowered pace stays and recovers from now, as after a
-   * cooling that ran out: the operator ends the wait, not the caution. False when the account
-   * is not cooling (or not the tenant's).
+   * An operator ends a cooling now, and WhatsApp's 463 hold on new chats (migrations/0038). The
+   * lowered pace stays and recovers from now, as after a cooling that ran out: the operator ends
+   * the wait, not the caution. False when the account is neither cooling nor holding new chats
+   * (or not the tenant's).
    */
   async lift(accountId: string, tenantId: string | null, now: Date): Promise<boolean> {
+    const cooling = sql<boolean>`status = 'cooling'`;
     let query = this.db
       .updateTable('accounts')
       .set({
-        status: 'active',
-        cooling_since: null,
-        cooling_until: null,
-        cooling_reason: null,
-        pace_since: sql<Date>`case when pace_factor < 1 then ${now}::timestamptz else pace_since end`,
+        status: sql`case when ${cooling} then 'active' else status end`,
+        cooling_since: sql`case when ${cooling} then null else cooling_since end`,
+        cooling_until: sql`case when ${cooling} then null else cooling_until end`,
+        cooling_reason: sql`case when ${cooling} then null else cooling_reason end`,
+        pace_since: sql<Date>`case when ${cooling} and pace_factor < 1 then ${now}::timestamptz else pace_since end`,
+        new_chats_refused_at: null,
         updated_at: now,
       })
       .where('id', '=', accountId)
-      .where('status', '=', 'cooling');
+      .where(sql<boolean>`(${cooling} or new_chats_refused_at is not null)`);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;

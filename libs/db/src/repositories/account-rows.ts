@@ -1,6 +1,6 @@
 // An account as the repositories read it: the columns' types from the schema (AccountsTable),
 // derived here once, and the few fields read in a shape of their own.
-import type { ProxyShown } from '@metronome/core';
+import type { NewChatLimits, ProxyShown } from '@metronome/core';
 import { sql } from 'kysely';
 import type { Account } from '../types.js';
 import type { DirectorySyncRow } from './chat-directory-repository.js';
@@ -40,6 +40,10 @@ const SHAPED = [
   'proxy_shown',
   'proxy_failure',
   'proxy_failed_at',
+  'new_chats_refused_at',
+  'reachout_lock_until',
+  'reachout_lock_type',
+  'new_chat_cap',
 ] as const satisfies readonly (keyof Account)[];
 type Plain = (typeof PLAIN)[number];
 type PlainFields = { [C in Plain as Camel<C>]: Account[C] };
@@ -57,6 +61,8 @@ export type AccountRow = PlainFields & {
   directory: DirectorySyncRow | null;
   /** its proxy as shown (migrations/0035), and why it failed last; null: none */
   proxy: (ProxyShown & { failure: { message: string; at: Date } | null }) | null;
+  /** what WhatsApp lets it do with new chats (migrations/0038); null: nothing was ever told */
+  newChats: NewChatLimits | null;
   /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
 };
@@ -104,6 +110,20 @@ export function toAccount(a: Raw): AccountRow {
       ...a.proxy_shown,
       failure: a.proxy_failure === null ? null : { message: a.proxy_failure, at: a.proxy_failed_at ?? a.created_at },
     },
+    newChats: newChatLimitsOf(a),
     cursorAt: a.cursor_at,
+  };
+}
+
+/** The new-chat limits of an account row (migrations/0038); null when none was ever set. */
+export function newChatLimitsOf(
+  a: Pick<Account, 'new_chats_refused_at' | 'reachout_lock_until' | 'reachout_lock_type' | 'new_chat_cap'>,
+): NewChatLimits | null {
+  if (!a.new_chats_refused_at && !a.reachout_lock_until && !a.new_chat_cap) return null;
+  const cap = a.new_chat_cap;
+  return {
+    refusedAt: a.new_chats_refused_at,
+    reachoutLock: a.reachout_lock_until ? { until: a.reachout_lock_until, type: a.reachout_lock_type ?? 'DEFAULT' } : null,
+    cap: cap && { status: cap.status, total: cap.total, used: cap.used, cycleEndsAt: dateOrNull(cap.cycleEndsAt), toldAt: new Date(cap.toldAt) },
   };
 }

@@ -44,10 +44,24 @@ export interface AccountsTable {
   proxy_shown: ColumnType<ProxyShown | null, string | null, string | null>;
   proxy_failure: string | null;
   proxy_failed_at: NullableTimestamp;
+  /** migrations/0038: what WhatsApp lets the account do with new chats (libs/core new-chat-limits.ts) */
+  new_chats_refused_at: NullableTimestamp;
+  reachout_lock_until: NullableTimestamp;
+  reachout_lock_type: string | null;
+  new_chat_cap: ColumnType<StoredNewChatCap | null, string | null, string | null>;
   /** migrations/0023: deleted; the row stays while runs of it are kept */
   deleted_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** The new-chat cap as stored (accounts.new_chat_cap): NewChatCap with its times as ISO text. */
+export interface StoredNewChatCap {
+  status: string;
+  total: number | null;
+  used: number | null;
+  cycleEndsAt: string | null;
+  toldAt: string;
 }
 
 /** An account's typing (accounts.typing): `charsPerSecond` of text, at most `maxSeconds`. */

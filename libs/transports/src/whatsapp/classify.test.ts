@@ -110,7 +110,7 @@ test.each(queryRows)('server error node %i: %s %s', (code, kind, name) => {
 });
 
 test.each([
-  [463, 'account-restricted', 'account_restricted'],
+  [463, 'new-chat-refused', 'new_chat_refused'],
   [479, 'rejected', 'message_invalid'],
   [480, 'ambiguous', 'ack_error_480'],
 ])('server ERROR ack %i after the write: %s %s', (code, kind, name) => {

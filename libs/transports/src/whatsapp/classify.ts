@@ -152,8 +152,8 @@ export function failureOf(error: unknown): WhatsAppFailure {
 
 /** What a server ERROR acknowledgement of a written message means (ack-errors are after the write). */
 export type AckRefusal =
-  /** the account is restricted (or lacks the recipient's privacy token): stop it, never retry */
-  | { kind: 'account-restricted'; code: 'account_restricted' }
+  /** a message to a new chat without its privacy token (463): this one failed, the account's new chats wait (new-chats.ts) */
+  | { kind: 'new-chat-refused'; code: 'new_chat_refused' }
   /** this message was refused for good */
   | { kind: 'rejected'; code: string }
   /** refused for a reason not known here: it may or may not have reached the chat */
@@ -161,11 +161,13 @@ export type AckRefusal =
 
 /**
  * The codes Baileys passes on from a server ERROR ack (Socket/messages-recv.js handleBadAck,
- * SERVER_ERROR_CODES): 463 MessageAccountRestriction — its comment warns that retrying "worsens
- * the restriction" — and 479 SmaxInvalid, the stanza refused as invalid.
+ * SERVER_ERROR_CODES): 463 MessageAccountRestriction — a one-to-one message without the
+ * recipient's privacy token: WhatsApp blocks starting new chats and keeps existing ones; its
+ * comment warns that retrying "worsens the restriction" — and 479 SmaxInvalid, the stanza refused
+ * as invalid.
  */
 export function classifyAckError(code: number): AckRefusal {
-  if (code === 463) return { kind: 'account-restricted', code: 'account_restricted' };
+  if (code === 463) return { kind: 'new-chat-refused', code: 'new_chat_refused' };
   if (code === 479) return { kind: 'rejected', code: 'message_invalid' };
   return { kind: 'ambiguous', code: `ack_error_${code}` };
 }

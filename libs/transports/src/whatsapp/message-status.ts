@@ -1,4 +1,4 @@
-import { ACCOUNT_RESTRICTED, type Clock, type SendFailure } from '@metronome/core';
+import type { Clock } from '@metronome/core';
 import { WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
 import { classifyAckError, REPLACED_HOLD_MS, type AckRefusal, type WhatsAppFailure } from './classify.js';
 import { bothIdentities, type LidMapping } from './lid-identity.js';
@@ -7,8 +7,8 @@ import type { WhatsAppSocketEvents } from './socket.js';
 
 // What WhatsApp says about a message after the write, from ONE `messages.update` listener per
 // socket: a server ERROR ack (Baileys handleBadAck), delivery and read receipts
-// (message-receipts.ts; groups per member from `message-receipt.update`). Also the account's standing it implies: restricted after a 463,
-// locked out of new chats while a `reachoutTimeLock` lasts.
+// (message-receipts.ts; groups per member from `message-receipt.update`). A 463 is also told as
+// the account's (new-chats.ts: its new chats wait).
 
 /** A message this replica wrote, refused by the server afterwards. */
 export interface MessageRefusal {
@@ -21,9 +21,6 @@ export interface MessageRefusal {
 
 type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
 
-/** How long after a 463 the account's next send on this replica is held (the sender has recorded it by then). */
-const RESTRICTION_HOLD_MS = 60_000;
-
 /** How many written messages per account are remembered for their later answers. */
 const TRACKED_PER_ACCOUNT = 20_000;
 
@@ -32,14 +29,12 @@ export interface ReceiptHooks {
   onReceipt?: (receipt: MessageReceipt) => void;
   /** the members of a group a message went to (the account left out), when known */
   memberCount?: (accountId: string, jid: string) => number | null;
+  /** a message to a new chat was refused with 463 (new-chats.ts) */
+  onNewChatRefused?: (accountId: string) => void;
 }
 
 export class MessageStatuses {
   private readonly written = new Map<string, Map<string, string>>();
-  private readonly chatsWritten = new Map<string, Set<string>>();
-  /** accounts refused with 463, and when: their next send is held (the sender then records the restriction) */
-  private readonly restricted = new Map<string, number>();
-  private readonly reachoutLockedUntil = new Map<string, number>();
   /** accounts whose open connection the server replaced with another of the device (440), and when */
   private readonly replacedAt = new Map<string, number>();
 
@@ -50,18 +45,15 @@ export class MessageStatuses {
   ) {}
 
   /** The account's socket wrote `messageId` to `jid` (the target's `chatId`). */
-  track(accountId: string, messageId: string, jid: string, chatId: string): void {
+  track(accountId: string, messageId: string, chatId: string): void {
     let ids = this.written.get(accountId);
     if (!ids) this.written.set(accountId, (ids = new Map()));
     if (ids.size >= TRACKED_PER_ACCOUNT) ids.delete(ids.keys().next().value!);
     ids.set(messageId, chatId);
-    let chats = this.chatsWritten.get(accountId);
-    if (!chats) this.chatsWritten.set(accountId, (chats = new Set()));
-    chats.add(jid);
   }
 
   /**
-   * Listens to the account's socket: its messages' later answers and its reachout time lock.
+   * Listens to the account's socket: its messages' later answers.
    * `mapping`: the socket's LID mapping, for receipts of messages this replica did not write.
    */
   follow(on: On, accountId: string, mapping: () => LidMapping | undefined = () => undefined): void {
@@ -84,12 +76,6 @@ export class MessageStatuses {
         if (r && key.remoteJid) this.receipt(accountId, key.id!, key.remoteJid, r, this.hooks.memberCount?.(accountId, key.remoteJid) ?? null);
       }
     });
-    on('connection.update', (u) => {
-      const lock = u.reachoutTimeLock;
-      if (!lock) return;
-      if (lock.isActive) this.reachoutLockedUntil.set(accountId, lock.timeEnforcementEnds?.getTime() ?? this.clock.now() + 60_000);
-      else this.reachoutLockedUntil.delete(accountId);
-    });
   }
 
   /** A server ERROR ack of a message this replica wrote (Baileys' handleBadAck): told as a refusal. */
@@ -98,7 +84,7 @@ export class MessageStatuses {
     const chatId = this.written.get(accountId)?.get(key.id);
     if (chatId === undefined) return;
     const refusal = classifyAckError(Number(m.messageStubParameters?.[0]));
-    if (refusal.kind === 'account-restricted') this.restricted.set(accountId, this.clock.now());
+    if (refusal.kind === 'new-chat-refused') this.hooks.onNewChatRefused?.(accountId);
     this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
   }
 
@@ -153,27 +139,5 @@ export class MessageStatuses {
     void bothIdentities([jid], mapping)
       .then((jids) => tell([...new Set([...chatIdsOf(jid), ...jids.flatMap(chatIdsOf)])]))
       .catch(() => tell(chatIdsOf(jid)));
-  }
-
-  /**
-   * Why a send to `jid` must not be written now, or null: the account was restricted (463) —
-   * never written again until the account is active again, as the sender records — or a
-   * reachout time lock lasts and the account never wrote to this one-to-one chat.
-   */
-  holdBeforeWrite(accountId: string, jid: string): SendFailure | null {
-    const restrictedAt = this.restricted.get(accountId);
-    this.restricted.delete(accountId);
-    // Told once, to the account's next send: the sender records the restriction (the account
-    // stops until an operator lifts it). A mark no send took soon is left to that record: a
-    // lifted account must not be stopped again by a stale one.
-    if (restrictedAt !== undefined && this.clock.now() - restrictedAt < RESTRICTION_HOLD_MS) {
-      return { kind: 'account-unavailable', code: ACCOUNT_RESTRICTED, message: 'WhatsApp refused a message with 463: the account is restricted' };
-    }
-    const until = this.reachoutLockedUntil.get(accountId) ?? 0;
-    const now = this.clock.now();
-    if (until > now && !jid.endsWith('@g.us') && !this.chatsWritten.get(accountId)?.has(jid)) {
-      return { kind: 'chat-wait', code: 'reachout_time_lock', retryAfterMs: until - now };
-    }
-    return null;
   }
 }

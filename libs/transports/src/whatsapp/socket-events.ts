@@ -7,6 +7,7 @@ import type { WhatsAppDirectory } from './directory-sync.js';
 import type { GroupMetadataCache } from './group-metadata-cache.js';
 import { withBothIdentities } from './lid-identity.js';
 import type { MessageStatuses } from './message-status.js';
+import type { NewChats } from './new-chats.js';
 import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 
@@ -14,6 +15,7 @@ export interface SocketEventTargets {
   options: WhatsAppSocketPoolOptions;
   groups: GroupMetadataCache;
   statuses: MessageStatuses;
+  newChats: NewChats;
   directory: WhatsAppDirectory;
   opened(conn: Connection): void;
   closed(conn: Connection, error: Error | undefined): void;
@@ -39,6 +41,7 @@ export function followSocket(conn: Connection, socket: WhatsAppSocket, onQr: (qr
   if (onText)
     on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
   if (conn.kind === 'send') to.statuses.follow(on, conn.accountId, () => socket.signalRepository?.lidMapping);
+  if (conn.kind === 'send') to.newChats.follow(on, conn.accountId, socket);
   if (conn.kind === 'send' && o.directory)
     followDirectory(
       on,

@@ -6,6 +6,7 @@ import type { OverlimitBackoff } from './classify.js';
 import type { IncomingText } from './incoming.js';
 import type { SentMessageStore } from './sent-messages.js';
 import type { MessageRefusal } from './message-status.js';
+import type { NewChatLimitStore } from './new-chats.js';
 import type { MessageReceipt } from './message-receipts.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
@@ -82,6 +83,8 @@ export interface WhatsAppSocketPoolOptions {
   sentMessages?: SentMessageStore;
   /** how long a sent message can be asked for again (WHATSAPP_RESEND_DAYS), ms; default 7 days */
   resendKeepMs?: number;
+  /** where the accounts' new-chat limits are kept for every replica (PostgreSQL); absent: this process's memory */
+  newChats?: NewChatLimitStore;
   /** the directory's retry timers (default: real ones; tests pass a manual clock's) */
   timers?: Timers;
 }

@@ -18,6 +18,7 @@ import { renewLeases } from './lease-renewal.js';
 import { accountProxy, proxyChanged, throughProxy } from './proxy-socket.js';
 import { socketConfig } from './socket-config.js';
 import { groupMemberCount } from './message-receipts.js';
+import { MemoryNewChatLimits, NewChats } from './new-chats.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -39,6 +40,8 @@ export class WhatsAppSocketPool {
   /** when each send reaches the socket's write (write-marks.ts), and WhatsApp's answers after it (message-status.ts) */
   readonly writes = new WriteMarks();
   readonly statuses: MessageStatuses;
+  /** what WhatsApp lets each account do with new chats (new-chats.ts) */
+  readonly newChats: NewChats;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
@@ -59,9 +62,11 @@ export class WhatsAppSocketPool {
       inUse: (a) => this.connections.has(a) || this.connecting.has(a),
     });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
+    this.newChats = new NewChats(o.newChats ?? new MemoryNewChatLimits(), o.clock, o.logger, (a) => this.connections.get(a));
     this.statuses = new MessageStatuses(o.clock, o.onMessageRefused, {
       ...(o.onReceipt && { onReceipt: o.onReceipt }),
       memberCount: (accountId, jid) => groupMemberCount(this.groups.peek(accountId, jid), this.connections.get(accountId)?.socket.user),
+      onNewChatRefused: (accountId) => this.newChats.refused(accountId),
     });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,
@@ -128,13 +133,7 @@ export class WhatsAppSocketPool {
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
 
-    let auth: AuthHandle;
-    try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true });
-    } catch (error) {
-      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
-      throw error;
-    }
+    const auth = await this.releasingOnError(accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
     const firstQr = deferred<string>();
     const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o.proxyOf, accountId));
     const state: PairingState = { hooks, timer: null, ended: false, started: false };
@@ -177,12 +176,7 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
-    try {
-      await storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now()));
-    } catch (error) {
-      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
-      throw error;
-    }
+    await this.releasingOnError(accountId, () => storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now())));
     const opened = await this.use(accountId, async () => undefined);
     const conn = this.connections.get(accountId);
     if (conn) await this.dispose(conn, 'session checked');
@@ -233,15 +227,11 @@ export class WhatsAppSocketPool {
       // Still ours? Between taking and connecting, the lease must not have gone elsewhere.
       if ((await this.o.lease.peek(accountId, this.o.holderId)) !== 'mine') return { reason: 'busy' };
     }
-    let auth: AuthHandle;
-    try {
-      auth = await loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, {
+    const auth: AuthHandle = await this.releasingOnError(accountId, () =>
+      loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, {
         onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept),
-      });
-    } catch (error) {
-      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
-      throw error;
-    }
+      }),
+    );
     if (!isPaired(auth.state.creds)) {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       return { reason: 'not-paired' };
@@ -265,6 +255,16 @@ export class WhatsAppSocketPool {
     return conn;
   }
 
+  /** Runs `work`; when it throws, the account's lease goes before the error. */
+  private async releasingOnError<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
+  }
+
   /** Creates the account's socket, holding its lease, and follows its events. */
   private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void, proxy: Connection['proxy']): Connection {
     const socket = this.makeSocket(accountId, auth, proxy);
@@ -276,9 +276,8 @@ export class WhatsAppSocketPool {
   }
 
   private makeSocket(accountId: string, auth: AuthHandle, proxy: Connection['proxy']): WhatsAppSocket {
-    let socket: WhatsAppSocket | null = null;
     const caches = { groups: this.groups, sent: this.sent, writes: this.writes, connectTimeoutMs: this.connectTimeoutMs };
-    socket = this.o.makeSocket(
+    const socket: WhatsAppSocket = this.o.makeSocket(
       accountId,
       socketConfig(this.o, caches, accountId, auth, proxy, () => socket),
     );
@@ -290,6 +289,7 @@ export class WhatsAppSocketPool {
       options: this.o,
       groups: this.groups,
       statuses: this.statuses,
+      newChats: this.newChats,
       directory: this.directory,
       opened: (c) => this.opened(c),
       closed: (c, error) => this.closedByServer(c, error),

@@ -33,6 +33,8 @@ export interface WhatsAppSocketEvents {
   'message-receipt.update': BaileysEventMap['message-receipt.update'];
   /** messages received (live: `notify`; held by the server while no socket was open: `append`) or sent */
   'messages.upsert': { messages: WAMessage[]; type: MessageUpsertType; requestId?: string };
+  /** WhatsApp's cap on messages to new chats, as pushed (new-chats.ts) */
+  'message-capping.update': BaileysEventMap['message-capping.update'];
 }
 
 /**
@@ -55,6 +57,10 @@ export interface WhatsAppSocket {
   groupFetchAllParticipating: WASocket['groupFetchAllParticipating'];
   requestPairingCode: WASocket['requestPairingCode'];
   waUploadToServer: WASocket['waUploadToServer'];
+  /** asks WhatsApp for the account's reach-out time lock; told as a `connection.update` (new-chats.ts) */
+  fetchAccountReachoutTimelock: WASocket['fetchAccountReachoutTimelock'];
+  /** asks WhatsApp for the account's new-chat cap */
+  fetchNewChatMessageCap: WASocket['fetchNewChatMessageCap'];
   end(error: Error | undefined): Promise<void> | void;
   logout(msg?: string): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { WHATSAPP_SHAPE } from '../platform-shapes.js';
-import type { ChatDirectorySink, Clock, SendFailure, SendResult } from '@metronome/core';
+import { newChatWaitMs, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
 import type { WAMediaUploadFunction } from '@whiskeysockets/baileys';
 import { scrubPrepared, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
@@ -41,7 +41,8 @@ export interface WhatsAppTransportOptions {
   upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
 }
 
-type Attempt = { failure: WhatsAppFailure | null };
+/** What the socket did: wrote (a failure or none), or held a new chat unwritten (new-chats.ts). */
+type Attempt = { failure: WhatsAppFailure | null } | { held: SendFailure };
 
 /**
  * WhatsApp through Baileys. Each send reuses the account's one socket (see WhatsAppSocketPool),
@@ -137,16 +138,20 @@ export class WhatsAppTransport implements Transport {
     if (part.type === 'media' && !media) return { kind: 'rejected', code: 'media_ref_invalid', message: 'the prepared media reference is not readable' };
     const messageId = whatsappMessageId(message.idempotencyKey);
     const sentContent = part.type === 'text' ? { conversation: part.text } : media!;
-    const held = this.o.pool.statuses.holdBeforeWrite(account.id, jid);
-    if (held) return held;
 
     // The timeout starts when the message is written (write-marks.ts): connecting, group
     // metadata, device lists and sessions before it are not sending, and fail as retriable.
     const mark = this.o.pool.writes.expect(account.id, messageId);
-    void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, jid, message.chatId));
+    void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, message.chatId));
     const attempt = this.o.pool.use(
       account.id,
       async (socket): Promise<Attempt> => {
+        // the account's new-chat limits (PostgreSQL: another replica may have set them), read once the socket opened
+        const hold = await this.o.pool.newChats.hold(account.id);
+        if (hold && (await this.o.pool.newChats.isNew(account.id, jid))) {
+          const now = new Date(this.o.clock.now());
+          return { held: { kind: 'chat-wait', code: hold.code, retryAfterMs: newChatWaitMs(hold, now) } };
+        }
         try {
           const sent = await (part.type === 'text'
             ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
@@ -177,6 +182,7 @@ export class WhatsAppTransport implements Transport {
     if (outcome === 'timeout')
       return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was written` });
     if (!outcome.ok) return this.refused(account.id, outcome);
+    if ('held' in outcome.value) return outcome.value.held;
     if (outcome.value.failure) return this.failed(account.id, outcome.value.failure, mark.isWritten());
     this.overlimitStreak.delete(account.id);
     // A one-to-one chat the account wrote to belongs in its chat directory.

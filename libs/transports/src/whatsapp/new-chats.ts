@@ -1,0 +1,157 @@
+import { newChatHold, type Clock, type NewChatCap, type NewChatHold, type NewChatLimits } from '@metronome/core';
+import { isLidUser, jidNormalizedUser, type SignalKeyStore } from '@whiskeysockets/baileys';
+import type { LidMapping } from './lid-identity.js';
+import type { WhatsAppLogger, WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
+
+// What WhatsApp lets an account do with new chats (libs/core new-chat-limits.ts), kept as account
+// state in PostgreSQL through `NewChatLimitStore` so that every replica honours it: the reach-out
+// time lock and the new-chat cap, fetched when a socket opens and followed by notification, and a
+// 463 (a message to a chat without its privacy token). Baileys rc14 cannot fetch the lock after a
+// 463 itself (handleBadAck tests '463' in both branches), so the 463 fetches it here.
+
+/** Where an account's new-chat limits are kept (PostgreSQL: NewChatLimitRepository). */
+export interface NewChatLimitStore {
+  read(accountId: string): Promise<NewChatLimits | null>;
+  refused(accountId: string, at: Date): Promise<void>;
+  reachoutLock(accountId: string, lock: { until: Date; type: string } | null, now: Date): Promise<void>;
+  cap(accountId: string, cap: NewChatCap): Promise<void>;
+}
+
+/** One process's store, for a pool given none (tests of one replica): the same rules, no sharing. */
+export class MemoryNewChatLimits implements NewChatLimitStore {
+  private readonly limits = new Map<string, NewChatLimits>();
+  private of(accountId: string): NewChatLimits {
+    let l = this.limits.get(accountId);
+    if (!l) this.limits.set(accountId, (l = { refusedAt: null, reachoutLock: null, cap: null }));
+    return l;
+  }
+  async read(accountId: string) {
+    return this.limits.get(accountId) ?? null;
+  }
+  async refused(accountId: string, at: Date) {
+    this.of(accountId).refusedAt ??= at;
+  }
+  async reachoutLock(accountId: string, lock: { until: Date; type: string } | null) {
+    this.of(accountId).reachoutLock = lock;
+  }
+  async cap(accountId: string, cap: NewChatCap) {
+    this.of(accountId).cap = cap;
+  }
+}
+
+/** The account's open socket on this replica, with its auth keys (the pool's Connection). */
+type Live = (accountId: string) => { socket: WhatsAppSocket; auth: { state: { keys: SignalKeyStore } } } | undefined;
+
+type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
+type CapInfo = WhatsAppSocketEvents['message-capping.update'];
+
+/** A Baileys NewChatMessageCapInfo as the limits keep it (its timestamps are Unix seconds as text). */
+export function capOf(info: CapInfo, now: Date): NewChatCap {
+  const seconds = (s: string | undefined) => (s && Number(s) > 0 ? new Date(Number(s) * 1000) : null);
+  return {
+    status: info.capping_status ?? 'NONE',
+    total: typeof info.total_quota === 'number' ? info.total_quota : null,
+    used: typeof info.used_quota === 'number' ? info.used_quota : null,
+    cycleEndsAt: seconds(info.cycle_end_timestamp),
+    toldAt: now,
+  };
+}
+
+// Baileys' tctoken window (Utils/tc-token-utils.js isTcTokenExpired, not exported): 4 buckets of 7 days.
+const TOKEN_BUCKET_S = 604_800;
+const TOKEN_BUCKETS = 4;
+function tokenExpired(timestamp: string | number | undefined, nowMs: number): boolean {
+  const ts = Number(timestamp);
+  if (!timestamp || Number.isNaN(ts)) return true;
+  const cutoff = (Math.floor(nowMs / 1000 / TOKEN_BUCKET_S) - (TOKEN_BUCKETS - 1)) * TOKEN_BUCKET_S;
+  return ts < cutoff;
+}
+
+/** How long a send right after a socket opened waits for the lock and the cap asked then, ms. */
+const OPEN_FETCH_WAIT_MS = 3_000;
+
+export class NewChats {
+  /** each account's fetch of its lock and cap since its socket opened, until answered */
+  private readonly fetching = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: NewChatLimitStore,
+    private readonly clock: Clock,
+    private readonly logger: WhatsAppLogger,
+    private readonly live: Live,
+  ) {}
+
+  /**
+   * What holds the account's new chats now, or null, read from the store (another replica may
+   * have written it); right after its socket opened, once the lock and cap asked then are in.
+   */
+  async hold(accountId: string): Promise<NewChatHold | null> {
+    const fetching = this.fetching.get(accountId);
+    if (fetching) await Promise.race([fetching, new Promise((r) => setTimeout(r, OPEN_FETCH_WAIT_MS).unref())]);
+    return newChatHold(await this.store.read(accountId), new Date(this.clock.now()));
+  }
+
+  /**
+   * Whether `jid` is a new chat of the account: a one-to-one chat it holds no valid privacy token
+   * for (stored by Baileys under the person's LID, as WhatsApp Web does). Groups never are.
+   * Asked inside the pool's `use`, the socket open; with none, every chat counts as new.
+   */
+  async isNew(accountId: string, jid: string): Promise<boolean> {
+    if (jid.endsWith('@g.us')) return false;
+    const conn = this.live(accountId);
+    if (!conn) return true;
+    const keys = conn.auth.state.keys;
+    const mapping: LidMapping = conn.socket.signalRepository.lidMapping;
+    const user = jidNormalizedUser(jid);
+    const lid = isLidUser(user) ? user : jidNormalizedUser((await mapping.getLIDForPN(user).catch(() => null)) ?? user);
+    const found = await keys.get('tctoken', [...new Set([lid, user])]);
+    return !Object.values(found).some((t) => t?.token?.length && !tokenExpired(t.timestamp, this.clock.now()));
+  }
+
+  /** Follows the lock and the cap WhatsApp pushes to the account's socket (and the lock fetched); asks for both when it opens. */
+  follow(on: On, accountId: string, socket: WhatsAppSocket): void {
+    on('connection.update', (u) => {
+      if (u.connection === 'open') this.opened(accountId, socket);
+      const lock = u.reachoutTimeLock;
+      if (!lock) return;
+      const now = new Date(this.clock.now());
+      // WhatsApp Web takes a minute when an active lock names no end (Baileys does the same)
+      const until = lock.isActive ? (lock.timeEnforcementEnds ?? new Date(now.getTime() + 60_000)) : null;
+      this.write(accountId, 'reach-out time lock', this.store.reachoutLock(accountId, until && { until, type: lock.enforcementType ?? 'DEFAULT' }, now));
+    });
+    on('message-capping.update', (info) => this.write(accountId, 'new-chat cap', this.store.cap(accountId, capOf(info, new Date(this.clock.now())))));
+  }
+
+  /** A socket of the account opened: asks WhatsApp for its lock and cap as they are now, and records both. */
+  private opened(accountId: string, socket: WhatsAppSocket): void {
+    const now = () => new Date(this.clock.now());
+    const lock = socket
+      .fetchAccountReachoutTimelock()
+      .then((l) =>
+        this.store.reachoutLock(
+          accountId,
+          l.isActive ? { until: l.timeEnforcementEnds ?? new Date(now().getTime() + 60_000), type: l.enforcementType ?? 'DEFAULT' } : null,
+          now(),
+        ),
+      )
+      .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp reach-out time lock not fetched'));
+    const cap = socket
+      .fetchNewChatMessageCap()
+      .then((info) => info && this.store.cap(accountId, capOf(info as CapInfo, now())))
+      .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp new-chat cap not fetched'));
+    const both = Promise.all([lock, cap]).finally(() => this.fetching.get(accountId) === both && this.fetching.delete(accountId));
+    this.fetching.set(accountId, both);
+  }
+
+  /** A message to a new chat was refused with 463: new chats wait (every replica), and the lock is fetched. */
+  refused(accountId: string): void {
+    this.write(accountId, '463', this.store.refused(accountId, new Date(this.clock.now())));
+    void this.live(accountId)
+      ?.socket.fetchAccountReachoutTimelock()
+      .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp reach-out time lock not fetched'));
+  }
+
+  private write(accountId: string, what: string, written: Promise<void>): void {
+    written.catch((err: unknown) => this.logger.error({ err, accountId }, `whatsapp ${what} not recorded`));
+  }
+}
