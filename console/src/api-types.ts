@@ -150,7 +150,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling */
+        /** Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; also ends a WhatsApp 463 hold on its new chats (newChats.held new_chats_refused); 409 when neither holds it */
         post: operations["liftAccountCooling"];
         delete?: never;
         options?: never;
@@ -997,6 +997,38 @@ export interface components {
             /** @description backing_off, unsupported, failed: why */
             reason: string | null;
         };
+        /** @description *(extension)* whatsapp: what WhatsApp lets it do with new one-to-one chats; null: nothing was told */
+        NewChats: {
+            /** @description what holds the account's new chats now (their targets wait, reason new_chat_limit); chats that wrote to it and groups keep going; null: nothing */
+            held: {
+                /**
+                 * @description new_chats_refused: WhatsApp refused a message to a new chat with 463 (no privacy token), ends by POST /v1/accounts/{id}/cooling/lift; reachout_time_lock: its reach-out time lock; new_chat_cap: its cap on messages to people who have not answered is reached
+                 * @enum {string}
+                 */
+                reason: "new_chats_refused" | "reachout_time_lock" | "new_chat_cap";
+                /** @description when it ends by itself; null: an operator lifts it */
+                until: string | null;
+                /** @description one plain sentence */
+                detail: string;
+            } | null;
+            /** @description the reach-out time lock as last told */
+            reachoutLock: {
+                /** Format: date-time */
+                until: string;
+                /** @description WhatsApp's enforcement type */
+                type: string;
+            } | null;
+            /** @description WhatsApp's new-chat message cap as last told */
+            cap: {
+                /** @description NONE, FIRST_WARNING, SECOND_WARNING or CAPPED */
+                status: string;
+                total: number | null;
+                used: number | null;
+                cycleEndsAt: string | null;
+                /** Format: date-time */
+                toldAt: string;
+            } | null;
+        } | null;
         Account: {
             /** Format: uuid */
             id: string;
@@ -1071,6 +1103,7 @@ export interface components {
                     at: string;
                 } | null;
             } | null;
+            newChats: components["schemas"]["NewChats"];
             /** Format: date-time */
             createdAt: string;
         };
@@ -1245,7 +1278,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling" | "proxy_failed";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling" | "proxy_failed" | "new_chat_limit";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */

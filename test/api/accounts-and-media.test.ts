@@ -49,6 +49,7 @@ describe('accounts', () => {
       // an http account asks for its first chat directory sync when created
       directory: { status: 'syncing', synced: 0, size: 0, lastSyncAt: null, until: null, reason: null },
       proxy: null,
+      newChats: null,
       createdAt: expect.any(String),
     });
   });

@@ -32,3 +32,29 @@ test('a cooling account shows why, until when and its pace in force; Lift coolin
   expect((await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body).toMatchObject({ status: 'active', cooling: null, effectiveMaxSendPerMinute: 300 });
   await page.context().close();
 }, 90_000);
+
+test('a WhatsApp account whose new chats WhatsApp holds says so on its card; a 463 hold is lifted after asking, a time lock shows its end', async () => {
+  const token = await tenant(suite, 'New chats');
+  const created = await api(suite.stack, 'POST', '/v1/accounts', token, { platform: 'whatsapp', name: 'wa-new-chats' });
+  expect(created.status).toBe(201);
+  const acc = created.body.id as string;
+  await suite.stack.db.db.updateTable('accounts').set({ status: 'active', new_chats_refused_at: new Date() }).where('id', '=', acc).execute();
+
+  const page = await open(suite, token, '#/accounts');
+  const card = page.locator(`li[data-account-id="${acc}"]`);
+  await card.getByText(/New chats held: WhatsApp refused a message to a new chat \(463/).waitFor();
+  await card.getByRole('button', { name: 'Lift the hold on new chats' }).click();
+  await card.getByRole('group', { name: 'Confirm lift the hold on new chats' }).waitFor();
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.newChats.held.reason).toBe('new_chats_refused');
+  await card.getByRole('button', { name: 'Yes, lift the hold' }).click();
+  await card.getByRole('button', { name: 'Lift the hold on new chats' }).waitFor({ state: 'detached' });
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body).toMatchObject({ status: 'active', newChats: null });
+
+  // WhatsApp's time lock ends by itself: its end is shown, and nothing to lift
+  const until = new Date(Date.now() + 2 * 3_600_000);
+  await suite.stack.db.db.updateTable('accounts').set({ reachout_lock_until: until, reachout_lock_type: 'DEFAULT' }).where('id', '=', acc).execute();
+  await page.reload();
+  await card.getByText(/New chats held until .+: WhatsApp locked the account out of new chats/).waitFor();
+  expect(await card.getByRole('button', { name: 'Lift the hold on new chats' }).count()).toBe(0);
+  await page.context().close();
+}, 90_000);

@@ -9,6 +9,7 @@ import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
 import { Directory } from './account-directory.js';
 import { Cooling, Fix } from './account-fix.js';
+import { NewChats } from './new-chats.js';
 import { AddAccount } from './account-form.js';
 import { AccountSettings } from './account-settings.js';
 
@@ -86,6 +87,7 @@ export function Accounts({ me }: { me: Me }) {
               )}
               <Directory account={a} onSynced={replace} />
               {a.cooling && <Cooling account={a} onLifted={replace} />}
+              <NewChats account={a} onLifted={replace} />
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
               {editing === a.id ? (
                 <AccountSettings account={a} onSaved={replace} onClose={() => setEditing(null)} />

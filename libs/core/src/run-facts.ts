@@ -1,4 +1,5 @@
 import type { DeliveryWindow } from './delivery-window.js';
+import type { NewChatHold } from './new-chat-limits.js';
 
 /**
  * Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`). Every
@@ -17,7 +18,9 @@ export type WaitingReason =
   | 'account_unavailable'
   | 'queue'
   | 'cooling'
-  | 'proxy_failed';
+  | 'proxy_failed'
+  /** *(extension)* WhatsApp holds the account's new chats (a 463, the reach-out time lock, the new-chat cap: new-chat-limits.ts) */
+  | 'new_chat_limit';
 
 export interface Waiting {
   reason: WaitingReason;
@@ -28,7 +31,7 @@ export interface Waiting {
 }
 
 /** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
-export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait';
+export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait' | 'new_chat_limit';
 
 /** Pending targets held by one kind of hold: how many, and when the first and the last are free. */
 export interface HoldGroup {
@@ -62,6 +65,8 @@ export interface RunFacts {
     coolingReason?: string | null;
     /** why the account's proxy failed last (naming the proxy, never its login); null or absent: it did not */
     proxyFailure?: string | null;
+    /** what holds its new chats now (WhatsApp: new-chat-limits.ts); null or absent: nothing */
+    newChatHold?: NewChatHold | null;
   };
   total: number;
   skipped: number;

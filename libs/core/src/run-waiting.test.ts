@@ -258,6 +258,26 @@ describe('explainRun: every reason, its until and its sentence', () => {
   });
 });
 
+describe("new_chat_limit: WhatsApp holds the account's new chats", () => {
+  const held = { ...nothingDue, holds: { new_chat_limit: { count: 3, first: at('03:10:00'), last: at('03:10:00') } } };
+  test('a reach-out time lock: until its end, with its words', () => {
+    const hold = { code: 'reachout_time_lock', until: at('03:10:00'), words: 'WhatsApp locked the account out of new chats.' };
+    expect(explainRun(facts({ ...held, account: { platform: 'whatsapp', newChatHold: hold } }), NOW)).toEqual({
+      reason: 'new_chat_limit',
+      until: at('03:10:00'),
+      detail: '3 chats held until 11:10. WhatsApp locked the account out of new chats.',
+    });
+  });
+  test('a 463: no end (the recheck time is not one), until an operator lifts it', () => {
+    const hold = { code: 'new_chats_refused', until: null, words: 'WhatsApp refused a message to a new chat.' };
+    expect(explainRun(facts({ ...held, account: { platform: 'whatsapp', newChatHold: hold } }), NOW)).toEqual({
+      reason: 'new_chat_limit',
+      until: null,
+      detail: '3 chats held. WhatsApp refused a message to a new chat.',
+    });
+  });
+});
+
 describe('targetHold: what holds a pending target, from what the sender wrote on it', () => {
   test.each([
     [{ attempts: 0, errorCode: null }, 'interval_gate'],
@@ -266,6 +286,9 @@ describe('targetHold: what holds a pending target, from what the sender wrote on
     [{ attempts: 3, errorCode: 'chat_flood_wait' }, 'slow_mode'],
     [{ attempts: 0, errorCode: 'flood_wait' }, 'flood_wait'],
     [{ attempts: 0, errorCode: 'rate_overlimit' }, 'flood_wait'],
+    [{ attempts: 0, errorCode: 'new_chats_refused' }, 'new_chat_limit'],
+    [{ attempts: 0, errorCode: 'reachout_time_lock' }, 'new_chat_limit'],
+    [{ attempts: 1, errorCode: 'new_chat_cap' }, 'new_chat_limit'],
   ] as const)('%j → %s', (target, hold) => {
     expect(targetHold(target)).toBe(hold);
   });

@@ -1,6 +1,7 @@
 import { accountAdvice } from './account-advice.js';
 import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
 import { limitsOfPhase, withFit } from './limits.js';
+import { NEW_CHAT_HOLD_CODES } from './new-chat-limits.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
 import type { HoldGroup, RunFacts, TargetHold, Waiting } from './run-facts.js';
 import { windowBottleneck } from './window-bottleneck.js';
@@ -23,6 +24,7 @@ export const CHAT_WAIT_CODES: readonly string[] = ['slow_mode', 'chat_flood_wait
  * The SQL in libs/db (run-waiting-repository) counts holds by the same rules.
  */
 export function targetHold(t: { attempts: number; errorCode: string | null }): TargetHold {
+  if (t.errorCode !== null && NEW_CHAT_HOLD_CODES.includes(t.errorCode)) return 'new_chat_limit';
   if (t.errorCode !== null && CHAT_WAIT_CODES.includes(t.errorCode)) return 'slow_mode';
   if (t.attempts > 0) return 'retry_backoff';
   if (t.errorCode !== null) return 'flood_wait';
@@ -151,7 +153,7 @@ function windowClosed(f: RunFacts, now: Date): Waiting | null {
   };
 }
 
-const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait'];
+const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait', 'new_chat_limit'];
 
 /** No chat is due: the run waits for the hold that frees a chat first. */
 function explainHolds(f: RunFacts, now: Date): Waiting | null {
@@ -162,11 +164,18 @@ function explainHolds(f: RunFacts, now: Date): Waiting | null {
   }
   if (best === null) return null;
   const g = f.holds[best]!;
-  return { reason: best, until: g.first, detail: withFit(f, now, holdSentence(best, g, f, now)) };
+  // a hold with no end set (a 463) is looked at again now and then: its `first` is no end
+  const until = best === 'new_chat_limit' && f.account.newChatHold?.until === null ? null : g.first;
+  return { reason: best, until, detail: withFit(f, now, holdSentence(best, g, f, now)) };
 }
 
 /** "12 chats held until 02:48 by the 5-minute interval", one sentence per kind of hold. */
-export function holdSentence(kind: TargetHold, g: HoldGroup, f: Pick<RunFacts, 'timezone' | 'everySeconds'>, now: Date): string {
+export function holdSentence(
+  kind: TargetHold,
+  g: HoldGroup,
+  f: Pick<RunFacts, 'timezone' | 'everySeconds'> & { account?: Pick<RunFacts['account'], 'newChatHold'> },
+  now: Date,
+): string {
   const first = localTime(g.first, f.timezone, now);
   const last = localTime(g.last, f.timezone, now);
   const until = first === last ? `until ${first}` : `from ${first} to ${last}`;
@@ -180,6 +189,11 @@ export function holdSentence(kind: TargetHold, g: HoldGroup, f: Pick<RunFacts, '
       return `${held} by the chats' slow mode.`;
     case 'flood_wait':
       return `${held} by the platform's wait on the account.`;
+    case 'new_chat_limit': {
+      const hold = f.account?.newChatHold;
+      if (!hold) return `${held}: new chats the platform held; they are tried again then.`;
+      return hold.until ? `${held}. ${hold.words}` : `${chats(g.count)} held. ${hold.words}`;
+    }
   }
 }
 

@@ -64,6 +64,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly newChatsHeld = new Counter({
+    name: 'metronome_whatsapp_new_chats_held_total',
+    help: "WhatsApp holds on an account's new chats as a replica learnt them, by reason (new_chats_refused: a 463; reachout_time_lock; new_chat_cap)",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly unknownSettled = new Counter({
     name: 'metronome_unknown_settled_total',
     help: 'Chats whose delivery was in doubt, settled as sent by sending again to a platform that deduplicates, by platform',

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
-import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, systemClock, type Outcome } from '@metronome/core';
+import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, NEW_CHAT_HOLD_CODES, systemClock, type Outcome } from '@metronome/core';
 import {
   AccountRepository,
   accountProxies,
@@ -58,6 +58,7 @@ metrics.initOutcomes(OUTCOMES);
 // every (platform, reason) from 0, so a rate() sees the first cooling
 for (const platform of ['http', 'telegram', 'telegram_user', 'whatsapp'])
   for (const reason of [...COOLING_REASONS, COOLING_RESTRICTED]) metrics.accountCooling.inc({ platform, reason }, 0);
+for (const reason of NEW_CHAT_HOLD_CODES) metrics.newChatsHeld.inc({ reason }, 0);
 if (!config.SECRETS_KEY) logger.warn('SECRETS_KEY unset: using the development key (NODE_ENV=development only)');
 
 const db = countDbStatements(createDb({ url: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE, applicationName: 'metronome-sender' }), () =>

@@ -51,6 +51,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
       lease: new SocketLeases(d.scripts, d.keys),
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
+      onNewChatsHeld: (_accountId, code) => d.metrics.newChatsHeld.inc({ reason: code }),
       secretsKeys: d.secretsKeys,
       makeSocket: baileysSocketFactory,
       onSocket: countSockets(d.metrics, 'whatsapp'),

@@ -1,6 +1,8 @@
-import { LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, type RunCountsLike } from '@metronome/core';
+import { LIVE_RUN_STATUSES, NEW_CHAT_HOLD_CODES, OPEN_RUN_STATUSES, type NewChatLimits, type RunCountsLike } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
+import type { StoredNewChatCap } from '../schema/accounts.js';
 import type { DB } from '../types.js';
+import { newChatLimitsOf } from './account-rows.js';
 import { statusList } from './status-sql.js';
 
 /** Pending targets held by one kind of hold on a run: how many, the first and the last to be free. */
@@ -37,11 +39,13 @@ export interface RunWaitingRow extends Pick<RunCountsLike, 'total' | 'skipped' |
     paceSince: Date | null;
     /** why its proxy failed last (migrations/0035); null: it did not */
     proxyFailure: string | null;
+    /** what WhatsApp lets it do with new chats (migrations/0038); null: nothing told */
+    newChats: NewChatLimits | null;
   };
   due: number;
   /** the earliest due time of the pending targets due now */
   dueSince: Date | null;
-  holds: { interval_gate?: HoldRow; retry_backoff?: HoldRow; slow_mode?: HoldRow; flood_wait?: HoldRow };
+  holds: { interval_gate?: HoldRow; retry_backoff?: HoldRow; slow_mode?: HoldRow; flood_wait?: HoldRow; new_chat_limit?: HoldRow };
   /**
    * another queued or running run of the same account is sending, or touched its targets after
    * this run last did: with the account's lock held, that run holds the account
@@ -73,6 +77,10 @@ interface Raw {
   pace_factor: number;
   pace_since: Date | null;
   proxy_failure: string | null;
+  new_chats_refused_at: Date | null;
+  reachout_lock_until: Date | null;
+  reachout_lock_type: string | null;
+  new_chat_cap: StoredNewChatCap | null;
   skipped: number | null;
   pending: number | null;
   in_flight: number | null;
@@ -82,7 +90,7 @@ interface Raw {
   [hold: string]: unknown;
 }
 
-const HOLDS = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait'] as const;
+const HOLDS = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait', 'new_chat_limit'] as const;
 
 /**
  * Reads for `waiting` and `eta` (CONTRACT §3): one statement for any number of runs, so a page
@@ -95,8 +103,8 @@ export class RunWaitingRepository {
    * The facts of each run in `runIds`. Targets are aggregated for open and paused runs only (a
    * finished run waits for nothing). A pending target whose next attempt lies after `now` is
    * held, and counted under the kind libs/core `targetHold` gives it: a code in `chatWaitCodes`
-   * → slow_mode; else attempts counted → retry_backoff; else a code → flood_wait; else
-   * interval_gate.
+   * → slow_mode; a new-chat code (NEW_CHAT_HOLD_CODES) → new_chat_limit; else attempts counted →
+   * retry_backoff; else a code → flood_wait; else interval_gate.
    */
   async factsOfRuns(runIds: string[], now: Date, chatWaitCodes: readonly string[]): Promise<Map<string, RunWaitingRow>> {
     const out = new Map<string, RunWaitingRow>();
@@ -115,10 +123,13 @@ export class RunWaitingRepository {
   factsQuery(runIds: string[], now: Date, chatWaitCodes: readonly string[]) {
     const held = sql`status = 'pending' and next_attempt_at > ${now}`;
     const slow = sql`error_code = any(${sql.val([...chatWaitCodes])}::text[])`;
+    const newChat = sql`error_code = any(${sql.val([...NEW_CHAT_HOLD_CODES])}::text[])`;
+    const other = sql`not coalesce(${slow}, false) and not coalesce(${newChat}, false)`;
     const kinds = {
       slow_mode: sql`${held} and ${slow}`,
-      retry_backoff: sql`${held} and not coalesce(${slow}, false) and attempts > 0`,
-      flood_wait: sql`${held} and not coalesce(${slow}, false) and attempts = 0 and error_code is not null`,
+      new_chat_limit: sql`${held} and ${newChat}`,
+      retry_backoff: sql`${held} and ${other} and attempts > 0`,
+      flood_wait: sql`${held} and ${other} and attempts = 0 and error_code is not null`,
       interval_gate: sql`${held} and attempts = 0 and error_code is null`,
     };
     const holdColumns = HOLDS.map(
@@ -133,6 +144,7 @@ export class RunWaitingRepository {
         jsonb_array_length(r.parts)::int as parts,
         a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
         a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since, a.proxy_failure,
+        a.new_chats_refused_at, a.reachout_lock_until, a.reachout_lock_type, a.new_chat_cap,
         t.*,
         case when r.status in (${statusList(OPEN_RUN_STATUSES)}) then exists (
           select 1 from runs o join run_targets ot on ot.run_id = o.id
@@ -187,6 +199,7 @@ function toRow(r: Raw): RunWaitingRow {
       paceFactor: r.pace_factor,
       paceSince: r.pace_since,
       proxyFailure: r.proxy_failure,
+      newChats: newChatLimitsOf(r),
     },
     total: r.total,
     skipped: r.skipped ?? 0,

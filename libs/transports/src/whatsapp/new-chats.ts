@@ -1,4 +1,14 @@
-import { newChatHold, type Clock, type NewChatCap, type NewChatHold, type NewChatLimits } from '@metronome/core';
+import {
+  capHolds,
+  NEW_CHAT_CAP,
+  NEW_CHATS_REFUSED,
+  newChatHold,
+  REACHOUT_TIME_LOCK,
+  type Clock,
+  type NewChatCap,
+  type NewChatHold,
+  type NewChatLimits,
+} from '@metronome/core';
 import { isLidUser, jidNormalizedUser, type SignalKeyStore } from '@whiskeysockets/baileys';
 import type { LidMapping } from './lid-identity.js';
 import type { WhatsAppLogger, WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
@@ -79,6 +89,7 @@ export class NewChats {
     private readonly clock: Clock,
     private readonly logger: WhatsAppLogger,
     private readonly live: Live,
+    private readonly onHeld: (accountId: string, code: string) => void = () => undefined,
   ) {}
 
   /**
@@ -117,9 +128,10 @@ export class NewChats {
       const now = new Date(this.clock.now());
       // WhatsApp Web takes a minute when an active lock names no end (Baileys does the same)
       const until = lock.isActive ? (lock.timeEnforcementEnds ?? new Date(now.getTime() + 60_000)) : null;
+      if (until && until.getTime() > now.getTime()) this.onHeld(accountId, REACHOUT_TIME_LOCK);
       this.write(accountId, 'reach-out time lock', this.store.reachoutLock(accountId, until && { until, type: lock.enforcementType ?? 'DEFAULT' }, now));
     });
-    on('message-capping.update', (info) => this.write(accountId, 'new-chat cap', this.store.cap(accountId, capOf(info, new Date(this.clock.now())))));
+    on('message-capping.update', (info) => this.capped(accountId, capOf(info, new Date(this.clock.now()))));
   }
 
   /** A socket of the account opened: asks WhatsApp for its lock and cap as they are now, and records both. */
@@ -137,7 +149,7 @@ export class NewChats {
       .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp reach-out time lock not fetched'));
     const cap = socket
       .fetchNewChatMessageCap()
-      .then((info) => info && this.store.cap(accountId, capOf(info as CapInfo, now())))
+      .then((info) => info && this.capped(accountId, capOf(info as CapInfo, now())))
       .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp new-chat cap not fetched'));
     const both = Promise.all([lock, cap]).finally(() => this.fetching.get(accountId) === both && this.fetching.delete(accountId));
     this.fetching.set(accountId, both);
@@ -145,10 +157,18 @@ export class NewChats {
 
   /** A message to a new chat was refused with 463: new chats wait (every replica), and the lock is fetched. */
   refused(accountId: string): void {
+    this.onHeld(accountId, NEW_CHATS_REFUSED);
     this.write(accountId, '463', this.store.refused(accountId, new Date(this.clock.now())));
     void this.live(accountId)
       ?.socket.fetchAccountReachoutTimelock()
       .catch((err: unknown) => this.logger.debug({ err, accountId }, 'whatsapp reach-out time lock not fetched'));
+  }
+
+  private capped(accountId: string, cap: NewChatCap): Promise<void> {
+    if (capHolds(cap, cap.toldAt)) this.onHeld(accountId, NEW_CHAT_CAP);
+    const written = this.store.cap(accountId, cap);
+    this.write(accountId, 'new-chat cap', written);
+    return written.catch(() => undefined);
   }
 
   private write(accountId: string, what: string, written: Promise<void>): void {

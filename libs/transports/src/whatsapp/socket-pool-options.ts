@@ -85,6 +85,8 @@ export interface WhatsAppSocketPoolOptions {
   resendKeepMs?: number;
   /** where the accounts' new-chat limits are kept for every replica (PostgreSQL); absent: this process's memory */
   newChats?: NewChatLimitStore;
+  /** told when WhatsApp starts holding an account's new chats (a 463, a lock, the cap reached), for metrics */
+  onNewChatsHeld?: (accountId: string, code: string) => void;
   /** the directory's retry timers (default: real ones; tests pass a manual clock's) */
   timers?: Timers;
 }

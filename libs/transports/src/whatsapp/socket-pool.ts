@@ -62,7 +62,7 @@ export class WhatsAppSocketPool {
       inUse: (a) => this.connections.has(a) || this.connecting.has(a),
     });
     this.sent = new SentMessages({ store: o.sentMessages, keepMs: o.resendKeepMs, clock: o.clock, logger: o.logger });
-    this.newChats = new NewChats(o.newChats ?? new MemoryNewChatLimits(), o.clock, o.logger, (a) => this.connections.get(a));
+    this.newChats = new NewChats(o.newChats ?? new MemoryNewChatLimits(), o.clock, o.logger, (a) => this.connections.get(a), o.onNewChatsHeld);
     this.statuses = new MessageStatuses(o.clock, o.onMessageRefused, {
       ...(o.onReceipt && { onReceipt: o.onReceipt }),
       memberCount: (accountId, jid) => groupMemberCount(this.groups.peek(accountId, jid), this.connections.get(accountId)?.socket.user),

@@ -178,14 +178,16 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       schema: {
         operationId: 'liftAccountCooling',
         tags: ['accounts'],
-        summary: 'Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; 409 when it is not cooling',
+        summary:
+          'Ends an automatic cooling now: the account is active again, its lowered pace recovering from now; also ends a WhatsApp 463 hold on its new chats (newChats.held new_chats_refused); 409 when neither holds it',
         params: idParams,
         response: { 200: account, ...errorResponses(404, 409) },
       },
     },
     async (req) => {
       const found = await ownAccount(req.caller, req.params.id);
-      if (!(await cooling.lift(found.id, scopeOf(req.caller), ctx.now()))) throw conflict(`the account is ${found.status}, not cooling`);
+      if (!(await cooling.lift(found.id, scopeOf(req.caller), ctx.now())))
+        throw conflict(`the account is ${found.status}, not cooling, and its new chats are not held`);
       return accountView(await ownAccount(req.caller, req.params.id), defaults, ctx.now());
     },
   );

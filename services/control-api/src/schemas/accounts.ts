@@ -3,6 +3,7 @@ import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
 import { directoryState, directoryStateView } from './chat-directory.js';
+import { newChats, newChatsView } from './new-chats.js';
 
 /**
  * What a bad externalId is told, and, word for word, what one another account already holds is
@@ -213,6 +214,7 @@ export const account = z
       })
       .nullable()
       .describe('*(extension)* whatsapp, telegram_user: the proxy it connects through; null: none'),
+    newChats,
     createdAt: time,
   })
   .meta({ id: 'Account' });
@@ -263,6 +265,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
       authenticated: a.proxy.authenticated,
       failure: a.proxy.failure && { message: a.proxy.failure.message, at: iso(a.proxy.failure.at) },
     },
+    newChats: newChatsView(a.newChats, now),
     createdAt: iso(a.createdAt),
   };
 }

@@ -41,6 +41,7 @@ export const waiting = z
         'queue',
         'cooling',
         'proxy_failed',
+        'new_chat_limit',
       ])
       .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
     until: time.nullable().describe('when the hold ends; null when not known'),
