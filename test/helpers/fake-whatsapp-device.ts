@@ -20,6 +20,8 @@ import {
 
 export class FakeWhatsAppSocket implements WhatsAppSocket {
   readonly ev: WhatsAppSocket['ev'];
+  /** Baileys' frame dispatch: this fake sends no retry receipts (the wire tests do) */
+  readonly ws = new EventEmitter();
   readonly signalRepository: { lidMapping: ReturnType<typeof fakeLidMapping> };
   closed = false;
   offeredQr = false;

@@ -193,6 +193,18 @@ export function privacyTokenNotification(fromPn: string, senderLid: string): Bin
   };
 }
 
+/**
+ * A device of the recipient asking for a message again (a `retry` receipt: it got the message and
+ * could not decrypt it), as WhatsApp relays one: Baileys re-sends the message to that device.
+ */
+export function retryReceipt(messageId: string, fromDevice: string): BinaryNode {
+  return {
+    tag: 'receipt',
+    attrs: { id: messageId, from: fromDevice, type: 'retry', t: now() },
+    content: [{ tag: 'retry', attrs: { count: '1', id: messageId, t: now(), v: '1' } }],
+  };
+}
+
 /** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number. */
 function groupNode(jid: string, members: string[]): BinaryNode {
   const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m } }));

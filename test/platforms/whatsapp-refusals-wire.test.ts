@@ -1,6 +1,6 @@
 import type { MessageRefusal } from '@metronome/transports/whatsapp';
 import { eventually } from '../helpers/test-env.js';
-import { startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
+import { retryReceipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 import { wirePoolForFile } from './wire-setup.js';
 
 // Messages WhatsApp refuses after the write (a server ERROR ack), as the real Baileys socket reads
@@ -36,4 +36,19 @@ test("479 and then 463 after the write reach the sender as refusals of those cha
   await eventually('the hold recorded', async () => (await wire.pool.newChats.hold(account.id)) !== null, 5_000, 10);
   expect(await wire.sendText(account, '60188000001')).toMatchObject({ kind: 'chat-wait', code: 'new_chats_refused' });
   expect(server.messages.map((m) => m.to)).toEqual(['60188000479@s.whatsapp.net', '60188000463@s.whatsapp.net']);
+}, 60_000);
+
+test('a device asks for a message again and WhatsApp refuses the re-send to that device (479): the message stands, no refusal is told for its chat', async () => {
+  const account = await wire.account('601880010');
+  server.ack = ({ to }) => (to.includes(':') || to.startsWith('60188001479') ? { error: '479' } : null);
+  expect(await wire.sendText(account, '60188001001')).toMatchObject({ kind: 'delivered' });
+  const id = server.messages.at(-1)!.id;
+  // Baileys answers the retry receipt with a re-send under the same id, to that device only
+  await server.push(retryReceipt(id, '60188001001:1@s.whatsapp.net'));
+  await eventually('the re-send at the server', async () => server.messages.filter((m) => m.id === id).length === 2, 10_000, 20);
+  expect(server.messages.filter((m) => m.id === id).map((m) => m.to)).toEqual(['60188001001@s.whatsapp.net', '60188001001:1@s.whatsapp.net']);
+  // acks are read in order: once a later message's refusal is told, the re-send's ack was read
+  expect(await wire.sendText(account, '60188001479')).toMatchObject({ kind: 'delivered' });
+  await eventually('the later refusal told', async () => refusals.some((r) => r.chatId === '60188001479'), 5_000, 10);
+  expect(refusals.filter((r) => r.chatId === '60188001001')).toEqual([]);
 }, 60_000);

@@ -60,3 +60,21 @@ test("an ack folded into the sent message's own upsert (Baileys' event buffer; t
   ev.emit('messages.upsert', { type: 'append', messages: [sent(WAMessageStatus.ERROR, ['463'])] });
   expect(told).toEqual([{ accountId: 'A', messageId: 'M1', chatId: '601', refusal: { kind: 'new-chat-refused', code: 'new_chat_refused' } }]);
 });
+
+test("a refusal of a re-send (after a device's retry receipt, or addressed to one device) is not the message's: told apart, the chat's send stands", () => {
+  const clock = new ManualClock(1_000_000);
+  const told: MessageRefusal[] = [];
+  const resends: MessageRefusal[] = [];
+  const statuses = new MessageStatuses(clock, (r) => told.push(r), { onResendRefused: (r) => resends.push(r) });
+  const ev = new EventEmitter();
+  statuses.follow((event, listener) => void ev.on(event, listener as (arg: unknown) => void), 'A');
+  const ack = (jid: string, id: string) =>
+    ev.emit('messages.update', [{ key: { remoteJid: jid, fromMe: true, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: ['479'] } }]);
+  statuses.track('A', 'M1', '601');
+  statuses.track('A', 'M2', '602');
+  statuses.resending('A', 'M1');
+  ack('601@s.whatsapp.net', 'M1');
+  ack('602:1@s.whatsapp.net', 'M2');
+  expect(told).toEqual([]);
+  expect(resends.map((r) => r.chatId)).toEqual(['601', '602']);
+});

@@ -1,5 +1,5 @@
 import type { Clock } from '@metronome/core';
-import { WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
+import { jidDecode, WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
 import { classifyAckError, REPLACED_HOLD_MS, type AckRefusal, type WhatsAppFailure } from './classify.js';
 import { bothIdentities, type LidMapping } from './lid-identity.js';
 import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
@@ -31,10 +31,18 @@ export interface ReceiptHooks {
   memberCount?: (accountId: string, jid: string) => number | null;
   /** a message to a new chat was refused with 463 (new-chats.ts) */
   onNewChatRefused?: (accountId: string) => void;
+  /** a re-send of a message to one device (after its retry receipt) was refused: the message itself stands */
+  onResendRefused?: (refusal: MessageRefusal) => void;
+}
+
+/** A message this replica wrote: the chat id its send was given, and whether a device asked for it again. */
+interface Written {
+  chatId: string;
+  resent: boolean;
 }
 
 export class MessageStatuses {
-  private readonly written = new Map<string, Map<string, string>>();
+  private readonly written = new Map<string, Map<string, Written>>();
   /** accounts whose open connection the server replaced with another of the device (440), and when */
   private readonly replacedAt = new Map<string, number>();
 
@@ -49,7 +57,17 @@ export class MessageStatuses {
     let ids = this.written.get(accountId);
     if (!ids) this.written.set(accountId, (ids = new Map()));
     if (ids.size >= TRACKED_PER_ACCOUNT) ids.delete(ids.keys().next().value!);
-    ids.set(messageId, chatId);
+    ids.set(messageId, { chatId, resent: false });
+  }
+
+  /**
+   * A device of the recipient asked for `messageId` again (a retry receipt: it got the message
+   * and could not decrypt it); Baileys re-sends it to that device, or to every device when the
+   * phone asked, under the same id. An ERROR ack from then is that re-send's, not the message's.
+   */
+  resending(accountId: string, messageId: string): void {
+    const w = this.written.get(accountId)?.get(messageId);
+    if (w) w.resent = true;
   }
 
   /**
@@ -81,9 +99,15 @@ export class MessageStatuses {
   /** A server ERROR ack of a message this replica wrote (Baileys' handleBadAck): told as a refusal. */
   private errorAck(accountId: string, key: WAMessageKey, m: { status?: number | null; messageStubParameters?: (string | null)[] | null }): void {
     if (!key.fromMe || !key.id || m.status !== WAMessageStatus.ERROR) return;
-    const chatId = this.written.get(accountId)?.get(key.id);
-    if (chatId === undefined) return;
+    const w = this.written.get(accountId)?.get(key.id);
+    if (w === undefined) return;
     const refusal = classifyAckError(Number(m.messageStubParameters?.[0]));
+    // a re-send to one device goes to that device's JID (Baileys relayMessage `participant`)
+    if (w.resent || jidDecode(key.remoteJid ?? '')?.device) {
+      this.hooks.onResendRefused?.({ accountId, messageId: key.id, chatId: w.chatId, refusal });
+      return;
+    }
+    const chatId = w.chatId;
     if (refusal.kind === 'new-chat-refused') this.hooks.onNewChatRefused?.(accountId);
     this.onRefusal({ accountId, messageId: key.id, chatId, refusal });
   }
@@ -126,7 +150,7 @@ export class MessageStatuses {
     memberCount?: number | null,
     mapping?: LidMapping,
   ): void {
-    const chatId = this.written.get(accountId)?.get(messageId);
+    const chatId = this.written.get(accountId)?.get(messageId)?.chatId;
     const tell = (chatIds: string[]) => {
       try {
         this.hooks.onReceipt!({ accountId, messageId, chatIds, ...r, ...(r.member !== undefined && { memberCount: memberCount ?? null }) });

@@ -40,7 +40,6 @@ export class WhatsAppSocketPool {
   /** when each send reaches the socket's write (write-marks.ts), and WhatsApp's answers after it (message-status.ts) */
   readonly writes = new WriteMarks();
   readonly statuses: MessageStatuses;
-  /** what WhatsApp lets each account do with new chats (new-chats.ts) */
   readonly newChats: NewChats;
   /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
@@ -67,6 +66,7 @@ export class WhatsAppSocketPool {
       ...(o.onReceipt && { onReceipt: o.onReceipt }),
       memberCount: (accountId, jid) => groupMemberCount(this.groups.peek(accountId, jid), this.connections.get(accountId)?.socket.user),
       onNewChatRefused: (accountId) => this.newChats.refused(accountId),
+      onResendRefused: (r) => o.logger.warn({ ...r }, 'whatsapp refused a re-send of a message to one device; the message itself stands'),
     });
     this.directory = new WhatsAppDirectory({
       clock: o.clock,

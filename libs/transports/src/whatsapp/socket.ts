@@ -4,6 +4,7 @@ import makeWASocket, {
   type BaileysEventMap,
   type AuthenticationCreds,
   type AuthenticationState,
+  type BinaryNode,
   type ConnectionState,
   type GroupMetadata,
   type MessageUpsertType,
@@ -46,6 +47,8 @@ export interface WhatsAppSocket {
     on<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
     off<E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void): void;
   };
+  /** the socket's frames as Baileys dispatches them (`CB:<tag>,<attr>:<value>`): retry receipts are read here */
+  ws: { on(event: string, listener: (frame: BinaryNode) => void): unknown };
   /** the account's own identity (Baileys: `creds.me`): its phone-number JID and, once connected, its LID */
   user: { id: string; lid?: string } | undefined;
   /** Baileys' LID ↔ phone-number mapping of the account (lid-identity.ts) */
