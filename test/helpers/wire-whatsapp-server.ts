@@ -205,6 +205,14 @@ export function retryReceipt(messageId: string, fromDevice: string): BinaryNode 
   };
 }
 
+/**
+ * A receipt of a message the account sent, as WhatsApp relays it: `type` read, `sender` (another
+ * device of the account got it), absent for a delivery; `participant` names the member in a group.
+ */
+export function receipt(messageId: string, from: string, type?: 'read' | 'sender', participant?: string): BinaryNode {
+  return { tag: 'receipt', attrs: { id: messageId, from, t: now(), ...(type && { type }), ...(participant && { participant }) } };
+}
+
 /** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number. */
 function groupNode(jid: string, members: string[]): BinaryNode {
   const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m } }));

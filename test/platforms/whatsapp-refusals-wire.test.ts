@@ -42,7 +42,13 @@ test('a device asks for a message again and WhatsApp refuses the re-send to that
   const account = await wire.account('601880010');
   server.ack = ({ to }) => (to.includes(':') || to.startsWith('60188001479') ? { error: '479' } : null);
   expect(await wire.sendText(account, '60188001001')).toMatchObject({ kind: 'delivered' });
-  const id = server.messages.at(-1)!.id;
+  // the send resolves once Baileys wrote the frame; the server (in this process) reads it a moment later
+  const { id } = await eventually(
+    'the message at the server',
+    async () => server.messages.find((m) => m.to === '60188001001@s.whatsapp.net') ?? null,
+    10_000,
+    10,
+  );
   // Baileys answers the retry receipt with a re-send under the same id, to that device only
   await server.push(retryReceipt(id, '60188001001:1@s.whatsapp.net'));
   await eventually('the re-send at the server', async () => server.messages.filter((m) => m.id === id).length === 2, 10_000, 20);

@@ -2,7 +2,7 @@ import { baileysSocketFactory, type WhatsAppSocket } from '@metronome/transports
 import { type BaileysEventMap, initAuthCreds } from '@whiskeysockets/baileys';
 import pino from 'pino';
 import { eventually } from '../helpers/test-env.js';
-import { startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
+import { receipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 
 // Each behaviour of the project's own wire-level WhatsApp server, pinned to what the real Baileys
 // socket (built by the product's own factory, as the senders build it) makes of it: the events the
@@ -107,4 +107,27 @@ test('a failure node after the handshake (the device logged out on the phone) cl
   } finally {
     server.failure = null;
   }
+});
+
+test("a group's receipts: within Baileys' event buffer after the send they are folded into the sent message's upsert (userReceipt), later they are message-receipt.update per member; the account's own device's `sender` receipt comes as a member's read", async () => {
+  const group = '120363000000000055@g.us';
+  server.groups.set(group, ['60177000201@s.whatsapp.net', '60177000202@s.whatsapp.net']);
+  const { sock } = await connect();
+  const receipts: BaileysEventMap['message-receipt.update'] = [];
+  const upserts: BaileysEventMap['messages.upsert']['messages'] = [];
+  sock.ev.on('message-receipt.update', (u) => receipts.push(...u));
+  sock.ev.on('messages.upsert', (u) => upserts.push(...u.messages));
+  const sent = await sock.sendMessage(group, { text: 'hello group' });
+  const id = sent!.key.id!;
+  await server.push(receipt(id, group, 'sender', '60177000001@s.whatsapp.net'));
+  await server.push(receipt(id, group, 'read', '60177000201@s.whatsapp.net'));
+  const folded = await eventually('the upsert with its receipts', async () => upserts.find((m) => m.key.id === id) ?? null, 5_000, 10);
+  expect(folded.userReceipt?.map((r) => [r.userJid, r.readTimestamp !== undefined])).toEqual([
+    ['60177000001@s.whatsapp.net', true],
+    ['60177000201@s.whatsapp.net', true],
+  ]);
+  expect(receipts).toEqual([]);
+  await server.push(receipt(id, group, 'read', '60177000202@s.whatsapp.net'));
+  await eventually('the later receipt', async () => receipts.length >= 1, 5_000, 10);
+  expect(receipts.map((r) => [r.key.id, r.receipt.userJid])).toEqual([[id, '60177000202@s.whatsapp.net']]);
 });

@@ -66,13 +66,24 @@ function timeOf(t: unknown, now: number): Date {
   return new Date(Math.min(seconds * 1000, now));
 }
 
+const user = (j: string | null | undefined) => (j ? j.replace(/:[0-9]+@/, '@') : null);
+
+/**
+ * Whether `jid` is one of the account's own devices (by phone number or LID). Baileys tells a
+ * group receipt of the operator's own phone or other linked device (`sender`, `read-self`) as a
+ * member's read: those are no reader.
+ */
+export function isOwnJid(jid: string, me: { id: string; lid?: string } | undefined): boolean {
+  const u = user(jid);
+  return u !== null && (u === user(me?.id) || u === user(me?.lid));
+}
+
 /** The members of a group a message went to: its participants, the account itself left out. */
 export function groupMemberCount(
   group: { participants: { id: string; lid?: string | null; phoneNumber?: string | null }[] } | undefined,
   me: { id: string; lid?: string } | undefined,
 ): number | null {
   if (!group) return null;
-  const user = (j: string | null | undefined) => (j ? j.replace(/:[0-9]+@/, '@') : null);
   const own = new Set([user(me?.id), user(me?.lid)].filter((j): j is string => j !== null));
   return group.participants.filter((p) => !own.has(user(p.id)!) && !(p.lid && own.has(user(p.lid)!)) && !(p.phoneNumber && own.has(user(p.phoneNumber)!)))
     .length;

@@ -2,7 +2,7 @@ import type { Clock } from '@metronome/core';
 import { jidDecode, WAMessageStatus, type WAMessageKey } from '@whiskeysockets/baileys';
 import { classifyAckError, REPLACED_HOLD_MS, type AckRefusal, type WhatsAppFailure } from './classify.js';
 import { bothIdentities, type LidMapping } from './lid-identity.js';
-import { chatIdsOf, directReceipt, memberReceipt, type MessageReceipt } from './message-receipts.js';
+import { chatIdsOf, directReceipt, isOwnJid, memberReceipt, type MessageReceipt } from './message-receipts.js';
 import type { WhatsAppSocketEvents } from './socket.js';
 
 // What WhatsApp says about a message after the write, from ONE `messages.update` listener per
@@ -72,9 +72,15 @@ export class MessageStatuses {
 
   /**
    * Listens to the account's socket: its messages' later answers.
-   * `mapping`: the socket's LID mapping, for receipts of messages this replica did not write.
+   * `mapping`: the socket's LID mapping, for receipts of messages this replica did not write;
+   * `me`: the account's own identity, whose devices' group receipts are no member's.
    */
-  follow(on: On, accountId: string, mapping: () => LidMapping | undefined = () => undefined): void {
+  follow(
+    on: On,
+    accountId: string,
+    mapping: () => LidMapping | undefined = () => undefined,
+    me: () => { id: string; lid?: string } | undefined = () => undefined,
+  ): void {
     on('messages.update', (updates) => {
       for (const { key, update } of updates) {
         const receipt = this.hooks.onReceipt && directReceipt(key, update, this.clock.now());
@@ -82,18 +88,34 @@ export class MessageStatuses {
         this.errorAck(accountId, key, update);
       }
     });
-    // An ack that comes while Baileys buffers its events (Utils/event-buffer.js) is folded into
-    // the sent message's own upsert: its refusal is that message's status there, no update follows.
+    // An ack or receipt that comes while Baileys buffers its events (Utils/event-buffer.js) is
+    // folded into the sent message's own upsert: a refusal as its status, a one-to-one receipt as
+    // its status and time, a group's as its `userReceipt`; no update follows.
     on('messages.upsert', ({ messages }) => {
-      for (const m of messages) this.errorAck(accountId, m.key, m);
-    });
-    on('message-receipt.update', (updates) => {
-      if (!this.hooks.onReceipt) return;
-      for (const { key, receipt } of updates) {
-        const r = memberReceipt(key, receipt, this.clock.now());
-        if (r && key.remoteJid) this.receipt(accountId, key.id!, key.remoteJid, r, this.hooks.memberCount?.(accountId, key.remoteJid) ?? null);
+      for (const m of messages) {
+        this.errorAck(accountId, m.key, m);
+        if (!this.hooks.onReceipt || !m.key.id || !this.written.get(accountId)?.has(m.key.id)) continue;
+        const direct = directReceipt(m.key, m, this.clock.now());
+        if (direct) this.receipt(accountId, m.key.id, m.key.remoteJid ?? '', direct);
+        for (const receipt of m.userReceipt ?? []) this.memberReceipt(accountId, m.key, receipt, me);
       }
     });
+    on('message-receipt.update', (updates) => {
+      for (const { key, receipt } of updates) this.memberReceipt(accountId, key, receipt, me);
+    });
+  }
+
+  /** A group member's receipt; the account's own devices' are no member's. */
+  private memberReceipt(
+    accountId: string,
+    key: WAMessageKey,
+    receipt: Parameters<typeof memberReceipt>[1],
+    me: () => { id: string; lid?: string } | undefined,
+  ): void {
+    if (!this.hooks.onReceipt) return;
+    const r = memberReceipt(key, receipt, this.clock.now());
+    if (!r || !key.remoteJid || isOwnJid(r.member, me())) return;
+    this.receipt(accountId, key.id!, key.remoteJid, r, this.hooks.memberCount?.(accountId, key.remoteJid) ?? null);
   }
 
   /** A server ERROR ack of a message this replica wrote (Baileys' handleBadAck): told as a refusal. */

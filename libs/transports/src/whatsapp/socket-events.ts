@@ -40,7 +40,13 @@ export function followSocket(conn: Connection, socket: WhatsAppSocket, onQr: (qr
   const onText = o.onIncomingText;
   if (onText)
     on('messages.upsert', (u) => incomingTexts(u.messages).forEach((m) => onText(conn.accountId, withBothIdentities(m, socket.signalRepository?.lidMapping))));
-  if (conn.kind === 'send') to.statuses.follow(on, conn.accountId, () => socket.signalRepository?.lidMapping);
+  if (conn.kind === 'send')
+    to.statuses.follow(
+      on,
+      conn.accountId,
+      () => socket.signalRepository?.lidMapping,
+      () => socket.user,
+    );
   // a retry receipt, read before Baileys' own handler re-sends the message (its dispatch order)
   if (conn.kind === 'send')
     socket.ws.on('CB:receipt,type:retry', (frame) => conn.socket === socket && frame.attrs['id'] && to.statuses.resending(conn.accountId, frame.attrs['id']));
