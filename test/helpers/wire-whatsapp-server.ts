@@ -160,6 +160,8 @@ export interface WireServer {
   opened: number;
   /** groups it knows (jid → members' phone-number JIDs), answered to metadata queries and listings */
   groups: Map<string, string[]>;
+  /** groups where only admins may post (WhatsApp's `announcement`), with their admins' JIDs */
+  announce: Map<string, string[]>;
   /** what a fetch of the reach-out time lock answers (Baileys' fetchAccountReachoutTimelock); null: not locked */
   reachoutLock: { endsAt: Date; type: string } | null;
   /** what a fetch of the new-chat cap answers (fetchNewChatMessageCap), as WhatsApp's JSON */
@@ -213,13 +215,14 @@ export function receipt(messageId: string, from: string, type?: 'read' | 'sender
   return { tag: 'receipt', attrs: { id: messageId, from, t: now(), ...(type && { type }), ...(participant && { participant }) } };
 }
 
-/** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number. */
-function groupNode(jid: string, members: string[]): BinaryNode {
-  const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m } }));
+/** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number; `admins` set: only they post. */
+function groupNode(jid: string, members: string[], admins?: string[]): BinaryNode {
+  const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m, ...(admins?.includes(m) && { type: 'admin' }) } }));
+  const announcement: BinaryNode[] = admins ? [{ tag: 'announcement', attrs: {} }] : [];
   return {
     tag: 'group',
     attrs: { id: jid.split('@')[0]!, subject: `group ${jid}`, creation: now(), s_t: now(), addressing_mode: 'pn' },
-    content: participants,
+    content: [...participants, ...announcement],
   };
 }
 
@@ -237,6 +240,7 @@ export async function startWireServer(): Promise<WireServer> {
     failure: null,
     opened: 0,
     groups: new Map(),
+    announce: new Map(),
     reachoutLock: null,
     cap: { capping_status: 'NONE' },
     mexQueries: [],
@@ -312,13 +316,13 @@ export async function startWireServer(): Promise<WireServer> {
       return { tag: 'iq', attrs, content: [{ tag: 'privacy', attrs: {}, content: categories }] };
     }
     if (xmlns === 'w:g2' && child?.tag === 'participating') {
-      const groups = [...server.groups].map(([jid, members]) => groupNode(jid, members));
+      const groups = [...server.groups].map(([jid, members]) => groupNode(jid, members, server.announce.get(jid)));
       return { tag: 'iq', attrs, content: [{ tag: 'groups', attrs: {}, content: groups }] };
     }
     if (xmlns === 'w:g2' && child?.tag === 'query') {
       const members = server.groups.get(node.attrs['to']!);
       if (!members) return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
-      return { tag: 'iq', attrs, content: [groupNode(node.attrs['to']!, members)] };
+      return { tag: 'iq', attrs, content: [groupNode(node.attrs['to']!, members, server.announce.get(node.attrs['to']!))] };
     }
     if (xmlns === 'w:mex' && child?.tag === 'query') {
       // Baileys' executeWMexQuery reads the JSON of a `result` child, under data[dataPath]

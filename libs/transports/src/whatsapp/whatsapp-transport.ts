@@ -7,7 +7,7 @@ import { chatJid, whatsappMessageId } from './addressing.js';
 import { proxyFailed } from '../proxy.js';
 import { classifyWhatsAppFailure, DEFAULT_OVERLIMIT_BACKOFF, failureOf, isOverlimit, type OverlimitBackoff, type WhatsAppFailure } from './classify.js';
 import type { SocketRefusal } from './connection.js';
-import { directChatId } from './directory-entries.js';
+import { directChatId, groupEntry, ownIds, sendingOf } from './directory-entries.js';
 import { mediaMessage, prepareMedia } from './media.js';
 import type { WhatsAppLogger, WhatsAppSocket } from './socket.js';
 import type { WhatsAppSocketPool } from './socket-pool.js';
@@ -146,13 +146,10 @@ export class WhatsAppTransport implements Transport {
     const attempt = this.o.pool.use(
       account.id,
       async (socket): Promise<Attempt> => {
-        // the account's new-chat limits (PostgreSQL: another replica may have set them), read once the socket opened
-        const hold = await this.o.pool.newChats.hold(account.id);
-        if (hold && (await this.o.pool.newChats.isNew(account.id, jid))) {
-          const now = new Date(this.o.clock.now());
-          return { held: { kind: 'chat-wait', code: hold.code, retryAfterMs: newChatWaitMs(hold, now) } };
-        }
         try {
+          // a group's metadata read here fails the send as Baileys' own read of it would
+          const held = await this.heldBeforeWrite(account.id, jid, socket);
+          if (held) return { held };
           const sent = await (part.type === 'text'
             ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
             : socket.relayMessage(jid, media!, { messageId }));
@@ -189,6 +186,23 @@ export class WhatsAppTransport implements Transport {
     const direct = jid.endsWith('@g.us') ? null : directChatId(jid);
     if (direct) this.o.pool.directory.direct(account.id, direct, null);
     return { kind: 'delivered', messageId };
+  }
+
+  /**
+   * Why a message to `jid` is not written, or null: a new chat the account's new-chat limits hold
+   * (PostgreSQL: another replica may have set them; read once the socket opened), or a group
+   * where only admins post and the account is none (its metadata, which the send reads anyway).
+   */
+  private async heldBeforeWrite(accountId: string, jid: string, socket: WhatsAppSocket): Promise<SendFailure | null> {
+    if (jid.endsWith('@g.us')) {
+      const meta = await this.o.pool.directory.lookup(accountId, jid);
+      if (sendingOf(groupEntry(meta, ownIds(socket.user)).standing).cannotSendReason === 'announce_only')
+        return { kind: 'rejected', code: 'announce_only', message: "only the group's admins may post in it, and the account is not one" };
+      return null;
+    }
+    const hold = await this.o.pool.newChats.hold(accountId);
+    if (!hold || !(await this.o.pool.newChats.isNew(accountId, jid))) return null;
+    return { kind: 'chat-wait', code: hold.code, retryAfterMs: newChatWaitMs(hold, new Date(this.o.clock.now())) };
   }
 
   /**
