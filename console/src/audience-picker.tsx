@@ -6,6 +6,7 @@ import { allPages, api, type Audience } from './api.js';
 import { CsvImport } from './csv-import.js';
 import { ErrorNote } from './components.js';
 import { FieldNote } from './field.js';
+import { Outside } from './outside-text.js';
 
 interface Props {
   value: string[];
@@ -31,7 +32,7 @@ export function AudiencePicker({ value, onChange, tenantId, errors }: Props) {
         <div class="check">
           <input id={`audience-${a.id}`} type="checkbox" checked={value.includes(a.id)} onChange={(e) => toggle(a.id, e.currentTarget.checked)} />
           <label for={`audience-${a.id}`}>
-            {a.name} ({a.memberCount} {a.memberCount === 1 ? 'chat' : 'chats'})
+            <Outside>{a.name}</Outside> ({a.memberCount} {a.memberCount === 1 ? 'chat' : 'chats'})
           </label>
         </div>
       ))}

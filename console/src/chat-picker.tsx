@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type DirectoryChat } from './api.js';
 import { useDebounced } from './hooks.js';
 import { cannotSendText } from './pages/account-directory.js';
+import { Outside } from './outside-text.js';
 
 export interface PickedChat {
   chatId: string;
@@ -83,11 +84,13 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
                   aria-label={`Add ${c.title ?? c.chatId}`}
                   onClick={() => onPick({ chatId: c.chatId, title: c.title })}
                 >
-                  <strong>{c.title ?? c.chatId}</strong>
+                  <strong>
+                    <Outside>{c.title ?? c.chatId}</Outside>
+                  </strong>
                   <span class="muted">
                     {' '}
                     {c.kind}
-                    {members(c)} · {c.chatId}
+                    {members(c)} · <Outside>{c.chatId}</Outside>
                   </span>
                   {!c.canSend && <span class="reason"> · {cannotSendText(c.cannotSendReason)}</span>}
                   {taken && <span class="muted"> · picked</span>}
@@ -108,8 +111,13 @@ export function PickedChats({ label, picked, onRemove }: { label: string; picked
     <ul class="picked" aria-label={label}>
       {picked.map((c) => (
         <li data-chat-id={c.chatId}>
-          <span>{chatName(c)}</span>
-          {c.title && <span class="muted mono"> {c.chatId}</span>}
+          <Outside>{chatName(c)}</Outside>
+          {c.title && (
+            <span class="muted mono">
+              {' '}
+              <Outside>{c.chatId}</Outside>
+            </span>
+          )}
           <button type="button" class="link" aria-label={`Remove ${chatName(c)}`} onClick={() => onRemove(c.chatId)}>
             Remove
           </button>

@@ -5,6 +5,7 @@
 // Cancel deletes it again.
 import { useState } from 'preact/hooks';
 import { api, ApiError, type Audience, type AudienceMember, type MembersImport } from './api.js';
+import { isolated, Outside } from './outside-text.js';
 
 interface Props {
   /** The audience to import into; without it, a new audience is made (its name asked first). */
@@ -63,7 +64,7 @@ export function CsvImport({ audience, tenantId, id, onImported, onCancel }: Prop
     try {
       const result = await api.importMembers(target.id, csv.text, false);
       const fresh = await api.audience(target.id).catch(() => target);
-      setNote(`Imported ${csv.file} into ${fresh.name}: ${result.added} added, ${result.updated} updated.`);
+      setNote(`Imported ${isolated(csv.file)} into ${isolated(fresh.name)}: ${result.added} added, ${result.updated} updated.`);
       setPreview(null);
       setCsv(null);
       onImported(fresh, result);
@@ -111,7 +112,7 @@ export function CsvImport({ audience, tenantId, id, onImported, onCancel }: Prop
       {preview && csv && (
         <div class="csv-preview" role="region" aria-label="Import preview">
           <p>
-            {csv.file}: {preview.added} new and {preview.updated} updated chats. The first rows as they will be saved:
+            <Outside>{csv.file}</Outside>: {preview.added} new and {preview.updated} updated chats. The first rows as they will be saved:
           </p>
           <PreviewTable rows={preview.preview ?? []} columns={columns} />
           <div class="actions">
@@ -149,9 +150,13 @@ function PreviewTable({ rows, columns }: { rows: AudienceMember[]; columns: stri
         <tbody>
           {rows.map((r) => (
             <tr>
-              <td class="mono">{r.chatId}</td>
+              <td class="mono">
+                <Outside>{r.chatId}</Outside>
+              </td>
               {columns.map((c) => (
-                <td>{r.vars?.[c] ?? ''}</td>
+                <td>
+                  <Outside>{r.vars?.[c] ?? ''}</Outside>
+                </td>
               ))}
             </tr>
           ))}

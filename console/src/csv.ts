@@ -1,13 +1,10 @@
-// CSV export of a run's chats, built in the browser from the paged API.
+// CSV export of a run's chats, built in the browser from the paged API, and saving a CSV.
+// Cells escaped and quoted by the product's one CSV rule (libs/core csv-cell.ts); a plain signed
+// number (a Telegram group's chat id, -1001234567890) stays a number: it runs nothing.
+import { csvRows } from '../../libs/core/src/csv-cell.js';
 import type { RunTarget } from './api.js';
 
-const cell = (v: string | number | null | undefined): string => {
-  const s = v === null || v === undefined ? '' : String(v);
-  // a leading = + - @ would make a spreadsheet run the cell as a formula; a plain signed number
-  // (a Telegram group's chat id, -1001234567890) is only a number, and is kept as it is
-  const safe = /^[=+\-@\t\r]/.test(s) && !/^[+-]\d+$/.test(s) ? `'${s}` : s;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-};
+const cell = (v: string | number | null | undefined): string => (v === null || v === undefined ? '' : String(v));
 
 export function targetsCsv(targets: RunTarget[]): string {
   // receipts and replies last: the earlier columns keep their places
@@ -45,15 +42,18 @@ export function targetsCsv(targets: RunTarget[]): string {
       t.deliveredTo,
       t.readBy,
       t.memberCount,
-    ]
-      .map(cell)
-      .join(','),
+    ].map(cell),
   );
-  return `${[head.join(','), ...rows].join('\r\n')}\r\n`;
+  return csvRows([head, ...rows], true);
 }
 
+/**
+ * Saves CSV text as a file, beginning with a UTF-8 BOM (spreadsheets then read it as UTF-8):
+ * the API's export has one, but reading an answer as text drops it, so it is put back here.
+ */
 export function downloadCsv(filename: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+  const bom = text.startsWith('\ufeff') ? '' : '\ufeff';
+  const url = URL.createObjectURL(new Blob([bom + text], { type: 'text/csv;charset=utf-8' }));
   const a = document.createElement('a');
   a.href = url;
   a.download = filename;

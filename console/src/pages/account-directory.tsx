@@ -6,6 +6,7 @@ import { api, type Account, type DirectoryChat, type DirectoryState } from '../a
 import { ErrorNote, Pager } from '../components.js';
 import { time } from '../format.js';
 import { useSearchPages } from '../hooks.js';
+import { Outside } from '../outside-text.js';
 
 const REASONS: Record<string, string> = {
   announce_only: 'only admins post',
@@ -96,7 +97,17 @@ function ChatList({ account, version }: { account: Account; version: string }) {
         <input id={searchId} type="search" autoComplete="off" placeholder="Title or chat id" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
       </div>
       <ErrorNote error={error} />
-      {page && page.items.length === 0 && <p>{q ? `No chat matches “${q}”.` : 'No chats.'}</p>}
+      {page && page.items.length === 0 && (
+        <p>
+          {q ? (
+            <>
+              No chat matches “<Outside>{q}</Outside>”.
+            </>
+          ) : (
+            'No chats.'
+          )}
+        </p>
+      )}
       {page && page.items.length > 0 && (
         <div class="table-wrap">
           <table class="chats" aria-label={`Chats of ${account.name}`}>
@@ -112,8 +123,10 @@ function ChatList({ account, version }: { account: Account; version: string }) {
             <tbody>
               {page.items.map((c) => (
                 <tr data-chat-id={c.chatId} class={c.canSend ? undefined : 'cannot-send'}>
-                  <td>{c.title ?? '—'}</td>
-                  <td class="mono">{c.chatId}</td>
+                  <td>{c.title === null ? '—' : <Outside>{c.title}</Outside>}</td>
+                  <td class="mono">
+                    <Outside>{c.chatId}</Outside>
+                  </td>
                   <td>{c.kind}</td>
                   <td>{c.memberCount ?? '—'}</td>
                   <td>{c.canSend ? 'yes' : cannotSendText(c.cannotSendReason)}</td>

@@ -8,6 +8,7 @@ import { CsvImport } from '../csv-import.js';
 import { time } from '../format.js';
 import { useSearchPages } from '../hooks.js';
 import { href } from '../router.js';
+import { Outside } from '../outside-text.js';
 
 const PAGE = 50;
 
@@ -50,7 +51,9 @@ export function AudiencePage({ id }: { id: string }) {
       <p>
         <a href={href.audiences()}>← Audiences</a>
       </p>
-      <h1 id="audience-title">{audience.name}</h1>
+      <h1 id="audience-title">
+        <Outside>{audience.name}</Outside>
+      </h1>
       <p class="muted">
         {audience.memberCount} chats · updated {time(audience.updatedAt)}
       </p>
@@ -166,9 +169,13 @@ function Members({ audience, version, onRemoved }: { audience: Audience; version
             <tbody>
               {page.items.map((m) => (
                 <tr data-chat-id={m.chatId}>
-                  <td class="mono">{m.chatId}</td>
+                  <td class="mono">
+                    <Outside>{m.chatId}</Outside>
+                  </td>
                   {columns.map((c) => (
-                    <td>{m.vars?.[c] ?? ''}</td>
+                    <td>
+                      <Outside>{m.vars?.[c] ?? ''}</Outside>
+                    </td>
                   ))}
                   <td>
                     <button type="button" class="link" aria-label={`Remove ${m.chatId}`} onClick={() => void remove(m.chatId)}>

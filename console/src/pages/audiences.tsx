@@ -7,6 +7,7 @@ import { ErrorNote } from '../components.js';
 import { CsvImport } from '../csv-import.js';
 import { time } from '../format.js';
 import { href } from '../router.js';
+import { Outside } from '../outside-text.js';
 
 export function Audiences({ me }: { me: Me }) {
   const [audiences, setAudiences] = useState<Audience[] | null>(null);
@@ -61,7 +62,9 @@ export function Audiences({ me }: { me: Me }) {
               {audiences.map((a) => (
                 <tr data-audience-id={a.id}>
                   <td>
-                    <a href={href.audience(a.id)}>{a.name}</a>
+                    <a href={href.audience(a.id)}>
+                      <Outside>{a.name}</Outside>
+                    </a>
                   </td>
                   <td>{a.memberCount}</td>
                   <td>{time(a.updatedAt)}</td>

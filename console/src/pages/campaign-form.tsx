@@ -12,6 +12,7 @@ import { ChatPicker, PickedChats } from '../chat-picker.js';
 import { MessageParts } from '../message-parts.js';
 import { PreviewNote } from '../occurrences.js';
 import { href } from '../router.js';
+import { Outside } from '../outside-text.js';
 
 const zones = (): string[] => {
   try {
@@ -322,11 +323,15 @@ function Schedule({
 function ChatVarsNote({ chatVars }: { chatVars: Record<string, Record<string, string>> }) {
   const chats = Object.keys(chatVars);
   if (chats.length === 0) return null;
-  const shown = chats.slice(0, 5).map((c) => `${c} (${Object.keys(chatVars[c]!).sort().join(', ') || 'none'})`);
+  const shown = chats.slice(0, 5).map((c, i) => (
+    <>
+      {i > 0 && ', '}
+      <Outside>{c}</Outside> ({Object.keys(chatVars[c]!).sort().join(', ') || 'none'})
+    </>
+  ));
   return (
     <p class="muted" id="targets-vars">
-      Variables for {'{{name}}'} tags are set per chat through the API. {chats.length} of these chats have them and keep them while they stay listed:{' '}
-      {shown.join(', ')}
+      Variables for {'{{name}}'} tags are set per chat through the API. {chats.length} of these chats have them and keep them while they stay listed: {shown}
       {chats.length > 5 ? `, and ${chats.length - 5} more` : ''}.
     </p>
   );

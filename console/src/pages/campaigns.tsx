@@ -8,6 +8,7 @@ import { href } from '../router.js';
 import { NextOccurrences } from '../occurrences.js';
 import { RunItem } from './activity.js';
 import { TestSend } from './test-send.js';
+import { Outside } from '../outside-text.js';
 
 export function Campaigns() {
   const names = useNames();
@@ -207,11 +208,20 @@ function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
         <ul class="chat-vars">
           {withVars.slice(0, VARS_SHOWN).map((t) => (
             <li>
-              <code>{t.chatId}</code>:{' '}
-              {Object.keys(t.vars)
-                .sort()
-                .map((name) => `${name}=${t.vars[name]}`)
-                .join(' · ') || 'none'}
+              <code>
+                <Outside>{t.chatId}</Outside>
+              </code>
+              :{' '}
+              {Object.keys(t.vars).length === 0
+                ? 'none'
+                : Object.keys(t.vars)
+                    .sort()
+                    .map((name, i) => (
+                      <>
+                        {i > 0 && ' · '}
+                        {name}=<Outside>{t.vars[name]}</Outside>
+                      </>
+                    ))}
             </li>
           ))}
         </ul>

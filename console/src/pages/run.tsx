@@ -6,6 +6,7 @@ import { label, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
 import { downloadCsv, targetsCsv } from '../csv.js';
+import { Outside } from '../outside-text.js';
 
 const TARGET_STATUSES: TargetStatus[] = ['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown'];
 const PAGE = 50;
@@ -166,14 +167,24 @@ export function RunPage({ id }: { id: string }) {
           <tbody>
             {(page?.items ?? []).map((t) => (
               <tr>
-                <td data-label="Chat">{t.chatId}</td>
+                <td data-label="Chat">
+                  <Outside>{t.chatId}</Outside>
+                </td>
                 <td data-label="Status">
                   <Pill status={t.status} />
                 </td>
                 <td data-label="Attempts">{t.attempts}</td>
                 <td data-label="Next attempt">{t.status === 'pending' ? time(t.nextAttemptAt) : '—'}</td>
                 <td data-label="Waiting">{t.waiting?.detail ?? '—'}</td>
-                <td data-label="Error">{t.error ? `${t.error.code}: ${t.error.message}` : '—'}</td>
+                <td data-label="Error">
+                  {t.error ? (
+                    <>
+                      {t.error.code}: <Outside>{t.error.message}</Outside>
+                    </>
+                  ) : (
+                    '—'
+                  )}
+                </td>
                 <td data-label="Delivered">{receiptCell(t.deliveredAt, t.deliveredTo, t.memberCount)}</td>
                 <td data-label="Read">{receiptCell(t.readAt, t.readBy, t.memberCount)}</td>
                 <td data-label="Replied">{t.repliedAt ? time(t.repliedAt) : '—'}</td>

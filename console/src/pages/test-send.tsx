@@ -9,6 +9,7 @@ import { ChatPicker, chatName, PickedChats, type PickedChat } from '../chat-pick
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { href } from '../router.js';
+import { Outside } from '../outside-text.js';
 
 const AS_SHOWN = 200;
 
@@ -108,7 +109,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
         </button>
         {sent && (
           <span role="status">
-            Test sent to {sent.to}: <a href={href.run(sent.run.id)}>its run</a>.
+            Test sent to <Outside>{sent.to}</Outside>: <a href={href.run(sent.run.id)}>its run</a>.
           </span>
         )}
       </div>

@@ -1,4 +1,5 @@
 export * from './clock.js';
+export * from './csv-cell.js';
 export * from './delivery-window.js';
 export * from './schedule.js';
 export * from './cron-clock.js';

@@ -55,3 +55,20 @@ describe('writeMembersCsv', () => {
     expect(readMembersCsv(Buffer.from(text, 'utf8'), 10)).toEqual({ ok: true, members });
   });
 });
+
+describe('an export uploads back unchanged', () => {
+  test('hostile values: lone line breaks, formula starts after them, values that begin with a quote', () => {
+    const members = [
+      { chatId: "'=1", vars: { name: "Ann\n=cmd|' /C calc'!A0", note: "'" } },
+      { chatId: '-100', vars: { name: "''plain", note: '@x\r\n-1' } },
+      { chatId: "'plain", vars: { name: '"quoted", and ;', note: 'Bo\r+1' } },
+    ];
+    const text = writeMembersCsv(members);
+    expect(text.startsWith('\ufeffchatId,name,note\r\n')).toBe(true);
+    // every physical line outside a quoted field starts with a chat id cell, never a formula
+    expect(text).toContain(`"Ann\n=cmd|' /C calc'!A0"`);
+    expect(text).toContain(`"'@x\r\n-1"`);
+    expect(text).toContain('"Bo\r+1"');
+    expect(readMembersCsv(Buffer.from(text, 'utf8'), 10)).toEqual({ ok: true, members });
+  });
+});

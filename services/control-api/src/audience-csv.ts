@@ -1,6 +1,6 @@
 // An audience's members as CSV (CONTRACT §3, Audiences): reading an upload and writing an
 // export. Pure: bytes in, members or the problems found out; members in, text out.
-import { MAX_TARGET_VARS, MAX_VAR_VALUE_LENGTH, VAR_NAME } from '@metronome/core';
+import { escapeCsvFormula, MAX_TARGET_VARS, MAX_VAR_VALUE_LENGTH, unescapeCsvFormula, VAR_NAME } from '@metronome/core';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { FieldProblem } from './errors.js';
@@ -17,10 +17,6 @@ export type CsvRead = { ok: true; members: MemberInput[] } | { ok: false; messag
 
 const MAX_PROBLEMS = 20;
 const varValue = text(0, MAX_VAR_VALUE_LENGTH);
-// A cell a spreadsheet would run as a formula starts with one of these (OWASP, CSV injection).
-const FORMULA_START = /^[=+\-@\t\r]/;
-// the export's escape: a quote before such a cell, which reading an upload removes again
-const ESCAPED_FORMULA = /^'[=+\-@\t\r]/;
 
 class TooManyRows extends Error {}
 
@@ -108,7 +104,8 @@ function readRow(record: string[], columns: { name: string; isChat: boolean }[],
   let ok = true;
   record.forEach((raw, i) => {
     const column = columns[i]!;
-    const cell = ESCAPED_FORMULA.test(raw) ? raw.slice(1) : raw;
+    // the export's formula escape undone (libs/core csv-cell.ts says the rule)
+    const cell = unescapeCsvFormula(raw);
     const checked = column.isChat ? chatIdSchema.safeParse(cell) : varValue.safeParse(cell);
     if (!checked.success) {
       ok = false;
@@ -147,16 +144,17 @@ const refuse = (message: string, problems: FieldProblem[]): CsvRead => ({ ok: fa
 /**
  * An export: a UTF-8 BOM (spreadsheets then read it as UTF-8), a header of `chatId` and every
  * variable in order of first use, one row per member. A cell that starts like a formula
- * (`=`, `+`, `-`, `@`, tab, CR) gets a `'` before it, so a spreadsheet shows it as text;
- * readMembersCsv removes that quote again, so an export uploaded back gives the same members.
+ * (`=`, `+`, `-`, `@`, tab, CR) or with `'` gets a `'` before it, so a spreadsheet shows it as
+ * text; readMembersCsv removes that quote again, so an export uploaded back gives the same members.
  */
 export function writeMembersCsv(members: { chatId: string; vars: Record<string, string> | null }[]): string {
   const names: string[] = [];
   const seen = new Set<string>();
   for (const m of members) for (const name of Object.keys(m.vars ?? {})) if (!seen.has(name)) seen.add(name), names.push(name);
   const rows = members.map((m) => [safeCell(m.chatId), ...names.map((n) => safeCell(m.vars?.[n] ?? ''))]);
-  return `\ufeff${stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n' })}`;
+  // csv-stringify quotes a CRLF but not a lone LF or CR: quoted_match makes it quote those too
+  return `\ufeff${stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ })}`;
 }
 
-/** A cell with a formula-looking start escaped by a leading `'`. */
-export const safeCell = (value: string): string => (FORMULA_START.test(value) ? `'${value}` : value);
+/** A cell with a formula-looking (or `'`) start escaped by a leading `'`. */
+export const safeCell = (value: string): string => escapeCsvFormula(value);
