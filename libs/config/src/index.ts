@@ -156,6 +156,28 @@ export const whatsappEnv = {
     .optional()
     .transform((v) => v === 'true'),
   /**
+   * The SOCKS proxy the version fetch goes through (CONTRACT §2): unset, straight from this
+   * server's own address; a deployment whose accounts all hide behind proxies sets one.
+   */
+  WHATSAPP_VERSION_PROXY: z
+    .string()
+    .optional()
+    .transform((v, ctx): string | null => {
+      if (v === undefined || v === '') return null;
+      let url: URL | null = null;
+      try {
+        url = new URL(v);
+      } catch {
+        // not a URL: said below
+      }
+      // the rest (a login given whole, nothing after host:port) as for an account's proxy: libs/core parseProxy, at use
+      if (!url || !['socks5:', 'socks5h:'].includes(url.protocol) || url.hostname === '' || url.port === '') {
+        ctx.addIssue({ code: 'custom', message: 'expected a SOCKS5 proxy URL, as socks5h://user:password@host:1080' });
+        return z.NEVER;
+      }
+      return v;
+    }),
+  /**
    * Where WhatsApp sockets connect (CONTRACT §2): unset, WhatsApp's own server (Baileys'
    * `wss://web.whatsapp.com/ws/chat`); a staging or local wire-level server otherwise.
    */

@@ -133,7 +133,7 @@ export interface ApiConfig {
   /** true when SECRETS_KEY was unset in development and the fixed development key is used */
   developmentSecretsKey: boolean;
   /** WHATSAPP_VERSION (null: unset) and WHATSAPP_FETCH_VERSION, for the pairing sockets */
-  whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean };
+  whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean; proxy: string | null };
   /** WHATSAPP_WS_URL: where WhatsApp sockets connect; null: WhatsApp's own server */
   whatsappWebSocketUrl?: string | null;
   /** TELEGRAM_API_ID / TELEGRAM_API_HASH, and (tests only) TELEGRAM_USER_CLIENT_MODULE, for telegram_user sign-ins */
@@ -201,7 +201,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     secretsKey: e.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
     secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS ?? null,
     developmentSecretsKey: e.SECRETS_KEY === undefined,
-    whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION },
+    whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION, proxy: e.WHATSAPP_VERSION_PROXY },
     whatsappWebSocketUrl: e.WHATSAPP_WS_URL,
     telegramUser: { apiId: e.TELEGRAM_API_ID, apiHash: e.TELEGRAM_API_HASH, clientModule: e.TELEGRAM_USER_CLIENT_MODULE ?? null },
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,

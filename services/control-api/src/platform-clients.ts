@@ -20,6 +20,7 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
     const version = await resolveWhatsAppVersion({
       configured: config.whatsappVersion?.configured ?? null,
       fetchLatest: config.whatsappVersion?.fetchLatest ?? false,
+      proxy: config.whatsappVersion?.proxy ?? null,
       logger: logger.child({ component: 'whatsapp' }),
     });
     const secretsKeys = [config.secretsKey, ...(config.secretsKeyPrevious ? [config.secretsKeyPrevious] : [])];

@@ -41,7 +41,12 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
   return transportOnFirstUse(WHATSAPP_SHAPE, async () => {
     const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
     const logger = d.logger.child({ component: 'whatsapp' });
-    const version = await resolveWhatsAppVersion({ configured: d.config.WHATSAPP_VERSION, fetchLatest: d.config.WHATSAPP_FETCH_VERSION, logger });
+    const version = await resolveWhatsAppVersion({
+      configured: d.config.WHATSAPP_VERSION,
+      fetchLatest: d.config.WHATSAPP_FETCH_VERSION,
+      proxy: d.config.WHATSAPP_VERSION_PROXY,
+      logger,
+    });
     const pool = new WhatsAppSocketPool({
       ...d.proxies,
       ...(version.version && { version: version.version }),

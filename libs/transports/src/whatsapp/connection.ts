@@ -33,8 +33,8 @@ export class Connection {
   readonly ready: Promise<SocketRefusal | null>;
   private settle!: (value: SocketRefusal | null) => void;
   private settled = false;
-  /** the account's proxy the socket connects through (the URL, and as read); null: none */
-  proxy: { url: string; settings: ProxySettings } | null = null;
+  /** the account's proxy the socket connects through (the URL, as read, and where a probe of it asks to go); null: none */
+  proxy: { url: string; settings: ProxySettings; probe: { host: string; port: number } } | null = null;
 
   constructor(
     readonly accountId: string,

@@ -13,7 +13,7 @@ export { SentMessages, type SentMessageStore } from './sent-messages.js';
 export type { MessageRefusal } from './message-status.js';
 export type { MessageReceipt } from './message-receipts.js';
 export { classifyAckError, type AckRefusal } from './classify.js';
-export { resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, type FetchVersion } from './client-version.js';
+export { fetchVersionThrough, resolveWhatsAppVersion, type WhatsAppVersion, type ResolvedVersion, type FetchVersion } from './client-version.js';
 export { ownIds, isOwn, groupEntry, sendingOf, directChatId, type GroupStanding } from './directory-entries.js';
 export { phoneJidOf, bothIdentities, withBothIdentities, type LidMapping } from './lid-identity.js';
 export { proxyAgents } from './proxy-socket.js';

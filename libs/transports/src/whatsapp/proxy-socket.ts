@@ -3,8 +3,12 @@ import { proxyName, type ProxySettings } from '@metronome/core';
 import { probeProxy, proxyOf, socksAgent, type ProxyReport } from '../proxy.js';
 import type { Connection, SocketRefusal } from './connection.js';
 
-/** Where Baileys connects (its DEFAULT_CONNECTION_CONFIG waWebSocketUrl): what a proxy is probed with. */
-const WHATSAPP_WEB = { host: 'web.whatsapp.com', port: 443 };
+/** Where Baileys connects (its DEFAULT_CONNECTION_CONFIG waWebSocketUrl, or WHATSAPP_WS_URL): what a proxy is probed with. */
+function probeTarget(webSocketUrl: string | undefined): { host: string; port: number } {
+  if (!webSocketUrl) return { host: 'web.whatsapp.com', port: 443 };
+  const u = new URL(webSocketUrl);
+  return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || (u.protocol === 'wss:' ? 443 : 80) };
+}
 
 /** Baileys' `agent` (the websocket) and `fetchAgent` (media uploads) through the account's SOCKS proxy; none without one. */
 export function proxyAgents(p: ProxySettings | null): { agent?: Agent; fetchAgent?: Agent } {
@@ -19,12 +23,18 @@ export function proxyAgents(p: ProxySettings | null): { agent?: Agent; fetchAgen
  * (probed once), that is the refusal, naming the proxy; otherwise WhatsApp's own. Either way the
  * account is told where its proxy stands.
  */
-export async function throughProxy(accountId: string, p: ProxySettings, refusal: SocketRefusal | null, report?: ProxyReport): Promise<SocketRefusal | null> {
+export async function throughProxy(
+  accountId: string,
+  proxy: NonNullable<Connection['proxy']>,
+  refusal: SocketRefusal | null,
+  report?: ProxyReport,
+): Promise<SocketRefusal | null> {
+  const p = proxy.settings;
   if (refusal === null || refusal.reason !== 'connect-failed') {
     if (refusal === null) await report?.(accountId, p, null).catch(() => undefined);
     return refusal;
   }
-  const why = await probeProxy(p, WHATSAPP_WEB);
+  const why = await probeProxy(p, proxy.probe);
   if (why === null) return refusal;
   const message = `${proxyName(p)} ${why}`;
   await report?.(accountId, p, message).catch(() => undefined);
@@ -32,10 +42,13 @@ export async function throughProxy(accountId: string, p: ProxySettings, refusal:
 }
 
 /** The account's proxy as read now (the pool's `proxyOf`); null: none. */
-export async function accountProxy(read: ((accountId: string) => Promise<string | null>) | undefined, accountId: string): Promise<Connection['proxy']> {
-  const url = (await read?.(accountId)) ?? null;
+export async function accountProxy(
+  o: { proxyOf?: (accountId: string) => Promise<string | null>; webSocketUrl?: string },
+  accountId: string,
+): Promise<Connection['proxy']> {
+  const url = (await o.proxyOf?.(accountId)) ?? null;
   const settings = proxyOf(url, 'whatsapp');
-  return settings && { url: url!, settings };
+  return settings && { url: url!, settings, probe: probeTarget(o.webSocketUrl) };
 }
 
 /** A send names the account's proxy as it is now (`undefined`: not known): a socket through another one is replaced. */

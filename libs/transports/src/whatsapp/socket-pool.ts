@@ -135,7 +135,7 @@ export class WhatsAppSocketPool {
 
     const auth = await this.releasingOnError(accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
     const firstQr = deferred<string>();
-    const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o.proxyOf, accountId));
+    const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o, accountId));
     const state: PairingState = { hooks, timer: null, ended: false, started: false };
     this.pairings.set(conn, state);
     const timer = delay(this.connectTimeoutMs);
@@ -147,7 +147,7 @@ export class WhatsAppSocketPool {
           ? `no answer from WhatsApp within ${this.connectTimeoutMs} ms`
           : first === null
             ? 'opened without pairing'
-            : describeRefusal(conn.proxy ? ((await throughProxy(accountId, conn.proxy.settings, first, this.o.reportProxy)) ?? first) : first);
+            : describeRefusal(conn.proxy ? ((await throughProxy(accountId, conn.proxy, first, this.o.reportProxy)) ?? first) : first);
       state.ended = true;
       await this.dispose(conn, 'pairing could not start');
       throw new PairingError('unreachable', `could not start pairing: ${why}`);
@@ -236,7 +236,7 @@ export class WhatsAppSocketPool {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       return { reason: 'not-paired' };
     }
-    const proxy = await accountProxy(this.o.proxyOf, accountId);
+    const proxy = await accountProxy(this.o, accountId);
     const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }), proxy);
     const timeout = delay(this.connectTimeoutMs);
     void timeout.promise.then(() =>
@@ -247,7 +247,7 @@ export class WhatsAppSocketPool {
     );
     const ready = await conn.ready;
     timeout.cancel();
-    const refusal = proxy ? await throughProxy(accountId, proxy.settings, ready, this.o.reportProxy) : ready;
+    const refusal = proxy ? await throughProxy(accountId, proxy, ready, this.o.reportProxy) : ready;
     if (refusal) {
       await this.dispose(conn, 'did not open');
       return refusal;
