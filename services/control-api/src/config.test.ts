@@ -83,6 +83,15 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WHATSAPP_WS_URL: bad })).toThrow(/WHATSAPP_WS_URL.*(ws:\/\/ or wss:\/\/|WebSocket URL)/);
   });
 
+  test('WHATSAPP_VERSION_PROXY: unset is straight; a socks5(h) URL is kept; anything else is refused, naming the variable', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY }).whatsappVersion?.proxy).toBeNull();
+    expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WHATSAPP_VERSION_PROXY: 'socks5h://u:p@10.0.0.9:1080' }).whatsappVersion?.proxy).toBe(
+      'socks5h://u:p@10.0.0.9:1080',
+    );
+    for (const bad of ['http://10.0.0.9:3128', 'socks5://10.0.0.9', 'not a url'])
+      expect(() => loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, WHATSAPP_VERSION_PROXY: bad })).toThrow(/WHATSAPP_VERSION_PROXY.*SOCKS5 proxy URL/);
+  });
+
   test('TRUSTED_PROXIES is a comma-separated list of addresses and CIDR ranges', () => {
     expect(loadConfig({ ADMIN_TOKEN: ADMIN, SECRETS_KEY: KEY, TRUSTED_PROXIES: ' 10.0.0.5, 10.1.0.0/16 ,::1,fd00::/8,' }).trustedProxies).toEqual([
       '10.0.0.5',
