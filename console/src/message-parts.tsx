@@ -25,6 +25,10 @@ export function MessageParts({ parts, onChange, errors, tenantId }: Props) {
     <fieldset class="parts">
       <legend>Message</legend>
       {parts.length === 0 && <p class="muted">No parts yet: add a text or a media part.</p>}
+      <p class="muted" id="parts-hint">
+        {'{{name}}'} puts in each chat's own variable (an audience column, or the chat's variables); {'{{name|friends}}'} gives chats without one “friends”
+        instead (a fallback holds no |, {'{'} or {'}'}); {'{Hi|Hello}'} picks one of its words per chat.
+      </p>
       {parts.map((p, i) => {
         const n = i + 1;
         const id = (what: string) => `part-${i}-${what}`;

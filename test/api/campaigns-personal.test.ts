@@ -1,4 +1,5 @@
-import { apiForFile, call, campaignBody, createAccount, createCampaign, fields, tenantForFile } from './harness.js';
+import { ChatDirectoryRepository } from '@metronome/db';
+import { apiForFile, call, campaignBody, createAccount, createCampaign, createTenant, fields, tenantForFile } from './harness.js';
 
 // Personal messages at the API: targets with variables, templates checked at create, PATCH and
 // preview, the run's own copy of each chat's variables.
@@ -186,5 +187,61 @@ describe('templates stay logic-less', () => {
       campaignBody(accountId, { messages: [{ type: 'text', text: '{Hi|Hello}, price {in EUR}' }], targets: ['plain'] }),
     );
     expect(res.status).toBe(201);
+  });
+});
+
+describe('fallbacks and chats named by title', () => {
+  test('a variable with a fallback needs no value: picked chats without variables are accepted at create and at preview', async () => {
+    const body = campaignBody(accountId, {
+      messages: [{ type: 'text', text: 'Hello {{name|friends}}' }],
+      targets: ['g-1', { chatId: 'ann', vars: { name: 'Ann' } }],
+    });
+    const res = await call(api, 'POST', '/v1/campaigns', t.token, body);
+    expect(res.status).toBe(201);
+    const preview = await call(api, 'POST', '/v1/campaigns/preview', t.token, body);
+    expect(preview.status).toBe(200);
+  });
+
+  test('a fallback holding | { or } is a 400 naming the field', async () => {
+    const res = await call(
+      api,
+      'POST',
+      '/v1/campaigns',
+      t.token,
+      campaignBody(accountId, { messages: [{ type: 'text', text: 'Hi {{name|a|b}}' }], targets: ['g'] }),
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([{ field: 'messages.0.text', message: 'uses {{name|a|b}}: a fallback (after the |) may not hold |, { or }' }]);
+  });
+
+  test('a chat without a value and no fallback: the 400 names it by its directory title and id, and says how to fix it, in plain words', async () => {
+    await new ChatDirectoryRepository(api.db).upsert(
+      accountId,
+      [{ chatId: 'cw-g-01', title: 'Café Central', kind: 'group', memberCount: 9, canSend: true, cannotSendReason: null }],
+      new Date(),
+    );
+    const body = campaignBody(accountId, { messages: [{ type: 'text', text: 'Hello {{name}}' }], targets: ['cw-g-01'] });
+    const res = await call(api, 'POST', '/v1/campaigns', t.token, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([
+      {
+        field: 'targets.0.vars.name',
+        message:
+          'messages.0.text uses {{name}}, and chat “\u2068Café Central\u2069” (\u2068cw-g-01\u2069) has no value for it: give this chat a value for name, or the tag a fallback ({{name|…}})',
+      },
+    ]);
+    // a chat the directory does not know is named by its id
+    const unknown = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(accountId, { ...body, targets: ['zz'] }));
+    expect(unknown.body.error.details[0].message).toContain('chat “\u2068zz\u2069” has no value');
+    // another tenant's account never lends its titles
+    const other = await createTenant(api, 'personal-other');
+    const otherAccount = await createAccount(api, other);
+    await new ChatDirectoryRepository(api.db).upsert(
+      otherAccount,
+      [{ chatId: 'cw-g-01', title: 'Secret', kind: 'group', memberCount: 2, canSend: true, cannotSendReason: null }],
+      new Date(),
+    );
+    const crossed = await call(api, 'POST', '/v1/campaigns', t.token, campaignBody(otherAccount, { ...body, accountId: otherAccount }));
+    expect(JSON.stringify(crossed.body)).not.toContain('Secret');
   });
 });

@@ -331,7 +331,8 @@ function ChatVarsNote({ chatVars }: { chatVars: Record<string, Record<string, st
   ));
   return (
     <p class="muted" id="targets-vars">
-      Variables for {'{{name}}'} tags are set per chat through the API. {chats.length} of these chats have them and keep them while they stay listed: {shown}
+      Variables for {'{{name}}'} tags are set per chat through the API (a tag with a fallback, {'{{name|friends}}'}, needs none). {chats.length} of these chats
+      have them and keep them while they stay listed: {shown}
       {chats.length > 5 ? `, and ${chats.length - 5} more` : ''}.
     </p>
   );

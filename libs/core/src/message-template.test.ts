@@ -85,3 +85,41 @@ describe('missingVariable', () => {
     expect(missingVariable(['toString'], {})).toBe('toString');
   });
 });
+
+describe('fallbacks', () => {
+  it('a chat without the variable gets the fallback; one with it, its value', () => {
+    const t = compiled('Hello {{name|friends}}!');
+    expect(renderText(t, key, null)).toBe('Hello friends!');
+    expect(renderText(t, key, { city: 'Oslo' })).toBe('Hello friends!');
+    expect(renderText(t, key, { name: 'Ann' })).toBe('Hello Ann!');
+    expect(renderText(t, key, { name: '' })).toBe('Hello !');
+  });
+
+  it('spaces around the name and the fallback are trimmed; an empty fallback gives nothing', () => {
+    expect(renderText(compiled('Hi {{ name | dear guest }}.'), key, null)).toBe('Hi dear guest.');
+    expect(renderText(compiled('Hi{{name|}}.'), key, null)).toBe('Hi.');
+  });
+
+  it('a variable with a fallback needs no value; used once without one, it does', () => {
+    expect(compiled('{{name|there}} {{city}}').variables).toEqual(['city']);
+    expect(compiled('{{name|there}}, {{name}}').variables).toEqual(['name']);
+    expect(compiled('Hello {{name|there}}').variables).toEqual([]);
+  });
+
+  it('a fallback inside a variation option, and punctuation in a fallback', () => {
+    const t = compiled("{Hi {{name|y'all}}|Hello {{name|Mr. Smith, Esq.}}}");
+    expect(['Hi Ann', 'Hello Ann']).toContain(renderText(t, key, { name: 'Ann' }));
+    expect(["Hi y'all", 'Hello Mr. Smith, Esq.']).toContain(renderText(t, key, null));
+  });
+
+  it.each(['{{name|a|b}}', '{{name|a{b}}', '{{name|a}b}}'])('%s is refused, naming the tag and the rule', (text) => {
+    const c = compileText(text);
+    expect(c.ok).toBe(false);
+    expect(!c.ok && c.problem).toMatch(/: a fallback \(after the \|\) may not hold \|, \{ or \}$/);
+  });
+
+  it('a bad name before the bar is refused as any bad name', () => {
+    const c = compileText('{{1st|x}}');
+    expect(!c.ok && c.problem).toMatch(/a variable name is letters/);
+  });
+});

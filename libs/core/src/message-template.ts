@@ -1,5 +1,6 @@
 // Personal messages: a text or caption may name a target's variables (`{{name}}`, Mustache,
-// logic-less) and vary (`{Hi|Hello}`, variation.ts). Compiled once per run and job, rendered
+// logic-less), with a fallback for a chat without one (`{{name|there}}`), and vary
+// (`{Hi|Hello}`, variation.ts). Compiled once per run and job, rendered
 // per chat at send time; a text with neither is not compiled at all (the hot path stays as is).
 import Mustache from 'mustache';
 import { hasVariations, parseVariations, variationPick, type TextPiece } from './variation.js';
@@ -24,31 +25,39 @@ export interface RenderKey {
 /** A text that needs rendering: its variation pieces and the variables its tags use. */
 export interface MessageTemplate {
   pieces: TextPiece[];
-  /** the variables the text uses, in order of first use */
+  /** the variables every chat needs a value for (used at least once without a fallback), in order of first use */
   variables: string[];
+  /** each tag as written (`name|there`) → its variable and fallback */
+  tags: Map<string, Tag>;
   // A writer of its own: Mustache's global one caches every template it ever parsed, which in a
   // long-lived sender would only grow. This cache lives as long as the compiled text.
   writer: InstanceType<typeof Mustache.Writer>;
 }
 
+/** A `{{…}}` tag: the variable it names and, after a `|`, what a chat without it gets. */
+export interface Tag {
+  name: string;
+  fallback: string | null;
+}
+
 /** A compiled text: null when it is plain (nothing to render), or why it cannot be used. */
 export type CompiledText = { ok: true; template: MessageTemplate | null } | { ok: false; problem: string };
-
-// Messages are plain text, not HTML: values go in exactly as given.
-const AS_IS = { escape: (value: unknown) => String(value) };
 
 const TAG_SIGILS: Record<string, string> = { '#': '#', '^': '^', '/': '/', '>': '>', '!': '!', '&': '&', '=': '=' };
 
 /**
  * Compiles a message text. Only plain `{{name}}` tags are allowed (no sections, inverted
  * sections, partials, comments, unescaped tags or delimiter changes): users get variables,
- * not logic. A text without `{` is plain without being parsed.
+ * not logic. A tag may end in `|fallback`: the text a chat without that variable gets (spaces
+ * around it trimmed; it may be empty; it may not hold `|`, `{` or `}`, which would make the
+ * tag's end ambiguous). A text without `{` is plain without being parsed.
  */
 export function compileText(text: string): CompiledText {
   if (!text.includes('{')) return { ok: true, template: null };
   const pieces = parseVariations(text);
   const writer = new Mustache.Writer();
   const variables: string[] = [];
+  const tags = new Map<string, Tag>();
   for (const piece of pieceTexts(pieces)) {
     let tokens: unknown[][];
     try {
@@ -64,14 +73,24 @@ export function compileText(text: string): CompiledText {
           problem: `uses {{${TAG_SIGILS[type] ?? ''}${value}}}: only plain {{name}} variables are allowed (no sections, partials, comments or unescaped tags)`,
         };
       }
-      if (!VAR_NAME.test(value)) {
-        return { ok: false, problem: `uses {{${value}}}: a variable name is letters, digits and _, not starting with a digit, at most 64 characters` };
-      }
-      if (!variables.includes(value)) variables.push(value);
+      const tag = readTag(value);
+      if (typeof tag === 'string') return { ok: false, problem: tag };
+      tags.set(value, tag);
+      if (tag.fallback === null && !variables.includes(tag.name)) variables.push(tag.name);
     }
   }
-  if (variables.length === 0 && !hasVariations(pieces)) return { ok: true, template: null };
-  return { ok: true, template: { pieces, variables, writer } };
+  if (tags.size === 0 && !hasVariations(pieces)) return { ok: true, template: null };
+  return { ok: true, template: { pieces, variables, tags, writer } };
+}
+
+// A tag's content (Mustache trims it) as a variable and fallback, or why it cannot be one.
+function readTag(value: string): Tag | string {
+  const bar = value.indexOf('|');
+  const name = (bar === -1 ? value : value.slice(0, bar)).trim();
+  const fallback = bar === -1 ? null : value.slice(bar + 1).trim();
+  if (!VAR_NAME.test(name)) return `uses {{${value}}}: a variable name is letters, digits and _, not starting with a digit, at most 64 characters`;
+  if (fallback !== null && /[|{}]/.test(fallback)) return `uses {{${value}}}: a fallback (after the |) may not hold |, { or }`;
+  return { name, fallback };
 }
 
 /** The first variable of `variables` that `vars` lacks, or null. */
@@ -82,20 +101,29 @@ export function missingVariable(variables: string[], vars: TargetVars | null | u
 
 /**
  * The text a chat receives: each variation group replaced by the option picked for (run, chat,
- * part), then each `{{name}}` by the chat's value. A variable the chat lacks (only a text saved
- * before variables were checked can have one) stays as written rather than leaving a hole.
+ * part), then each `{{name}}` by the chat's value, or its fallback when the chat has none. A
+ * variable the chat lacks with no fallback (only a text saved before variables were checked can
+ * have one) stays as written rather than leaving a hole.
  */
 export function renderText(t: MessageTemplate, key: RenderKey, vars: TargetVars | null): string {
-  // Only the variables the text uses, on an object without a prototype: a tag can never reach
-  // an inherited property (`{{constructor}}`).
-  const view: Record<string, string> = Object.create(null);
-  for (const name of t.variables) view[name] = vars && Object.hasOwn(vars, name) ? vars[name]! : `{{${name}}}`;
   let out = '';
   let group = 0;
   for (const piece of t.pieces) {
     const chosen = 'literal' in piece ? piece.literal : piece.options[variationPick(key, group++, piece.options.length)]!;
+    if (!chosen.includes('{{')) {
+      out += chosen;
+      continue;
+    }
     // Each piece alone: the writer's cache then holds the pieces, not every combination of picks.
-    out += chosen.includes('{{') ? t.writer.render(chosen, view, undefined, AS_IS) : chosen;
+    for (const [type, value] of t.writer.parse(chosen) as [string, string][]) {
+      if (type === 'text') {
+        out += value;
+        continue;
+      }
+      const tag = t.tags.get(value)!;
+      // own properties only: a tag never reaches an inherited one (`{{constructor}}`)
+      out += vars && Object.hasOwn(vars, tag.name) ? vars[tag.name]! : (tag.fallback ?? `{{${value}}}`);
+    }
   }
   return out;
 }

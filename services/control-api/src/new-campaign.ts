@@ -6,7 +6,7 @@ import { ownerFor, type Caller } from './caller.js';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
 import type { ApiContext } from './context.js';
 import { invalidField, validationFailed, type FieldProblem } from './errors.js';
-import { chatIdOf, personalMessageProblems, usedVariables, type CampaignTarget } from './personal-rules.js';
+import { chatIdOf, namedPersonalProblems, usedVariables, type CampaignTarget } from './personal-rules.js';
 import type { CreateCampaignBody } from './schemas/campaigns.js';
 
 /** A create body that passed every rule: whose it is, the campaign as stored, its first occurrence. */
@@ -35,7 +35,7 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
   };
   const problems = [
     ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
-    ...personalMessageProblems(draft.messages, draft.targets),
+    ...(await namedPersonalProblems(ctx.db, tenantId, body.accountId, draft.messages, draft.targets)),
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
     ...(await uploadLimitProblems(ctx.db, tenantId, body.accountId, draft.messages)),
     ...(await audienceProblems(ctx.db, tenantId, draft, true)),

@@ -1,7 +1,9 @@
 // Personal messages at the API: the two target shapes, how they are stored, and the rule that
-// every variable a text uses exists for every target (libs/core message-template.ts renders).
+// every variable a text uses without a fallback exists for every target (libs/core
+// message-template.ts renders).
 import { compileText, missingVariable } from '@metronome/core';
-import type { MessagePart, TargetVarsByChat } from '@metronome/db';
+import { ChatDirectoryRepository, type DB, type MessagePart, type TargetVarsByChat } from '@metronome/db';
+import type { Kysely } from 'kysely';
 import type { FieldProblem } from './errors.js';
 
 /** A target as the API takes and shows it: a chat id, or a chat id with its variables. */
@@ -31,29 +33,52 @@ export function givenTargets(targets: string[], targetVars: TargetVarsByChat | n
 
 /**
  * What is wrong with a campaign's texts as templates: a text or caption that is not a plain
- * `{{name}}` template (named by its field), and for each variable used, the first target that
- * has no value for it (`targets.3.vars.name`, the message naming the text that uses it).
- * Pure; create, PATCH and preview apply it to the campaign as it would be saved.
+ * `{{name}}` template (named by its field), and for each variable used without a fallback, the
+ * first target that has no value for it (`targets.3.vars.name`, the message naming the text that
+ * uses it and the chat, by its directory title from `titles` where known). Pure; create, PATCH
+ * and preview apply it to the campaign as it would be saved (namedPersonalProblems finds titles).
  */
-export function personalMessageProblems(messages: MessagePart[], targets: CampaignTarget[]): FieldProblem[] {
+export function personalMessageProblems(messages: MessagePart[], targets: CampaignTarget[], titles: ReadonlyMap<string, string> = new Map()): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  const used = usedVariables(messages, problems);
-  for (const [name, field] of used) {
-    const index = targets.findIndex((t) => missingVariable([name], varsOf(t)) !== null);
-    if (index === -1) continue;
-    const target = targets[index]!;
+  for (const [name, field, index] of missingVariables(messages, targets, problems)) {
+    const chatId = chatIdOf(targets[index]!);
+    const title = titles.get(chatId);
+    // outside text isolated (U+2068…U+2069), so a right-to-left title cannot reorder the sentence
+    const chat = title === undefined ? `chat “${isolated(chatId)}”` : `chat “${isolated(title)}” (${isolated(chatId)})`;
     problems.push({
       field: `targets.${index}.vars.${name}`,
-      message:
-        typeof target === 'string'
-          ? `${field} uses {{${name}}}: give this chat as {"chatId", "vars": {"${name}": …}}`
-          : `${field} uses {{${name}}}, and this target has no value for it`,
+      message: `${field} uses {{${name}}}, and ${chat} has no value for it: give this chat a value for ${name}, or the tag a fallback ({{${name}|…}})`,
     });
   }
   return problems;
 }
 
-/** The variables the texts use, each with the first field using it; a text that is not a template is added to `problems` when given. */
+/** personalMessageProblems with the chats it names titled from the account's directory (one query, only when some chat lacks a value). */
+export async function namedPersonalProblems(
+  db: Kysely<DB>,
+  tenantId: string,
+  accountId: string,
+  messages: MessagePart[],
+  targets: CampaignTarget[],
+): Promise<FieldProblem[]> {
+  const lacking = missingVariables(messages, targets).map(([, , index]) => chatIdOf(targets[index]!));
+  const titles = lacking.length === 0 ? new Map<string, string>() : await new ChatDirectoryRepository(db).titles(tenantId, accountId, lacking);
+  return personalMessageProblems(messages, targets, titles);
+}
+
+// Each variable used without a fallback with the first field using it and the first target lacking it.
+function missingVariables(messages: MessagePart[], targets: CampaignTarget[], problems?: FieldProblem[]): [string, string, number][] {
+  const found: [string, string, number][] = [];
+  for (const [name, field] of usedVariables(messages, problems)) {
+    const index = targets.findIndex((t) => missingVariable([name], varsOf(t)) !== null);
+    if (index !== -1) found.push([name, field, index]);
+  }
+  return found;
+}
+
+const isolated = (text: string): string => `\u2068${text}\u2069`;
+
+/** The variables the texts use without a fallback, each with the first field using it; a text that is not a template is added to `problems` when given. */
 export function usedVariables(messages: MessagePart[], problems?: FieldProblem[]): Map<string, string> {
   const used = new Map<string, string>();
   messages.forEach((m, i) => {

@@ -189,6 +189,21 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
    * title or chat id contains `query` (any case, accents folded), of `kind`, that can or cannot
    * send. The caller checks the account is the tenant's.
    */
+  /** The titles the directory knows of these chats of the tenant's account (a chat without one, or another tenant's account: left out). */
+  async titles(tenantId: string, accountId: string, chatIds: string[]): Promise<Map<string, string>> {
+    if (chatIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('chat_directory')
+      .innerJoin('accounts', 'accounts.id', 'chat_directory.account_id')
+      .select(['chat_directory.chat_id', 'chat_directory.title'])
+      .where('chat_directory.account_id', '=', accountId)
+      .where('accounts.tenant_id', '=', tenantId)
+      .where('chat_directory.chat_id', 'in', chatIds)
+      .where('chat_directory.title', 'is not', null)
+      .execute();
+    return new Map(rows.map((r) => [r.chat_id, r.title!]));
+  }
+
   async list(accountId: string, q: DirectoryQuery): Promise<DirectoryEntryRow[]> {
     let query = this.db
       .selectFrom('chat_directory')

@@ -9,7 +9,7 @@ import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { notFound, validationFailed } from '../errors.js';
 import { audienceProblems, checkNewCampaign, ownershipProblems, uploadLimitProblems } from '../new-campaign.js';
-import { givenTargets, personalMessageProblems, storedTargets } from '../personal-rules.js';
+import { givenTargets, namedPersonalProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
 import { createDueRun, planFirstRun, startCreatedRun } from '../instant-start.js';
@@ -158,7 +158,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
           // Only when the texts or targets change: an edit of anything else never refuses a
           // campaign saved before templates were checked.
-          ...(patch.messages !== undefined || patch.targets !== undefined ? personalMessageProblems(draft.messages, draft.targets) : []),
+          ...(patch.messages !== undefined || patch.targets !== undefined
+            ? await namedPersonalProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.messages, draft.targets)
+            : []),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
           ...(patch.accountId !== undefined || patch.messages !== undefined
             ? await uploadLimitProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.messages)
