@@ -27,6 +27,10 @@ import {
   xmppSignedPreKey,
 } from '@whiskeysockets/baileys';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { groupNode } from './wire-whatsapp-nodes.js';
+import { WireSignal } from './wire-whatsapp-signal.js';
+
+export { mexNotification, privacyTokenNotification, receipt, retryReceipt } from './wire-whatsapp-nodes.js';
 
 // WhatsApp's own certificate chain, as crabline replays it: Baileys checks that the intermediate is
 // signed by WhatsApp's root key and names its serial, and that the leaf is signed by the
@@ -98,15 +102,17 @@ class NoiseServer {
     return frame(proto.HandshakeMessage.encode({ serverHello: { ephemeral: this.ephemeral.public, static: staticEnc, payload } }).finish());
   }
 
-  clientFinish(clientFrame: Buffer): void {
+  /** The end of the handshake: the device that connected (its ClientPayload's user and device). */
+  clientFinish(clientFrame: Buffer): { user: string; device: number } {
     const finish = proto.HandshakeMessage.decode(clientFrame).clientFinish;
     if (!finish?.static || !finish.payload || !this.ephemeral) throw new Error('no client finish');
     const clientStatic = this.decrypt(finish.static);
     this.mix(Curve.sharedKey(this.ephemeral.private, clientStatic));
-    this.decrypt(finish.payload);
+    const payload = proto.ClientPayload.decode(this.decrypt(finish.payload));
     const keys = hkdf(EMPTY, 64, { info: '', salt: this.salt });
     // the client writes with the first half and reads with the second
     this.transport = { dec: Buffer.from(keys.subarray(0, 32)), enc: Buffer.from(keys.subarray(32)), read: 0, write: 0 };
+    return { user: String(payload.username ?? ''), device: payload.device ?? 0 };
   }
 
   async decode(data: Buffer): Promise<BinaryNode> {
@@ -140,6 +146,19 @@ class NoiseServer {
   }
 }
 
+/** A message as the server took it; `content` once decrypted (wire-whatsapp-signal.ts): undefined until then, null when it did not decrypt or is a group's. */
+export interface WireMessage {
+  to: string;
+  id: string;
+  at: number;
+  mediatype: string | null;
+  /** the sending account's phone number (its connection's ClientPayload) */
+  from: string;
+  content?: proto.IMessage | null;
+  /** for a message that opened a Signal session (pkmsg): the sending device's identity key, hex */
+  identityKey?: string | null;
+}
+
 /** How the server acknowledges a message the account sent: attrs added to its `ack` (`{error: '463'}`), or null for a plain ack. */
 export type AckPolicy = (message: { to: string; id: string }) => Record<string, string> | null;
 
@@ -147,7 +166,7 @@ export interface WireServer {
   /** for WHATSAPP_WS_URL */
   url: string;
   /** the messages sent to it, in order, with the kind of media each carries (Baileys' `mediatype` on its `enc`) */
-  messages: { to: string; id: string; at: number; mediatype: string | null }[];
+  messages: WireMessage[];
   /** how it acknowledges the next messages (default: plainly) */
   ack: AckPolicy;
   /** how long after a message its ack goes, ms (default 0: at once) */
@@ -175,63 +194,12 @@ export interface WireServer {
 const MEX_REACHOUT_TIMELOCK = '23983697327930364';
 const MEX_MESSAGE_CAPPING_INFO = '24503548349331633';
 
-/** A `mex` notification as WhatsApp pushes one (Baileys' handleMexNotification reads `update` op_name and its JSON). */
-export function mexNotification(opName: string, data: Record<string, unknown>): BinaryNode {
-  const update: BinaryNode = { tag: 'update', attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) };
-  return { tag: 'notification', attrs: { type: 'mex', id: `mex-${Math.random().toString(16).slice(2)}`, from: 's.whatsapp.net', t: now() }, content: [update] };
-}
-
-/**
- * A person's privacy token for the account (`privacy_token` notification, type trusted_contact),
- * as WhatsApp pushes it once that person wrote to the account: Baileys stores it as the chat's
- * `tctoken` key under `senderLid`, what makes the chat an existing one.
- */
-export function privacyTokenNotification(fromPn: string, senderLid: string): BinaryNode {
-  const token: BinaryNode = { tag: 'token', attrs: { type: 'trusted_contact', t: now(), jid: fromPn }, content: Buffer.from('wire-token') };
-  return {
-    tag: 'notification',
-    attrs: { type: 'privacy_token', id: `tc-${Math.random().toString(16).slice(2)}`, from: fromPn, sender_lid: senderLid, t: now() },
-    content: [{ tag: 'tokens', attrs: {}, content: [token] }],
-  };
-}
-
-/**
- * A device of the recipient asking for a message again (a `retry` receipt: it got the message and
- * could not decrypt it), as WhatsApp relays one: Baileys re-sends the message to that device.
- */
-export function retryReceipt(messageId: string, fromDevice: string): BinaryNode {
-  return {
-    tag: 'receipt',
-    attrs: { id: messageId, from: fromDevice, type: 'retry', t: now() },
-    content: [{ tag: 'retry', attrs: { count: '1', id: messageId, t: now(), v: '1' } }],
-  };
-}
-
-/**
- * A receipt of a message the account sent, as WhatsApp relays it: `type` read, `sender` (another
- * device of the account got it), absent for a delivery; `participant` names the member in a group.
- */
-export function receipt(messageId: string, from: string, type?: 'read' | 'sender', participant?: string): BinaryNode {
-  return { tag: 'receipt', attrs: { id: messageId, from, t: now(), ...(type && { type }), ...(participant && { participant }) } };
-}
-
-/** A group as WhatsApp describes it (Baileys' extractGroupMetadata), its members by phone number; `admins` set: only they post. */
-function groupNode(jid: string, members: string[], admins?: string[]): BinaryNode {
-  const participants = members.map((m): BinaryNode => ({ tag: 'participant', attrs: { jid: m, ...(admins?.includes(m) && { type: 'admin' }) } }));
-  const announcement: BinaryNode[] = admins ? [{ tag: 'announcement', attrs: {} }] : [];
-  return {
-    tag: 'group',
-    attrs: { id: jid.split('@')[0]!, subject: `group ${jid}`, creation: now(), s_t: now(), addressing_mode: 'pn' },
-    content: [...participants, ...announcement],
-  };
-}
-
 /** Starts the fake server on a free port of 127.0.0.1. */
 export async function startWireServer(): Promise<WireServer> {
   const http: Server = createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
   const open = new Set<{ ws: WebSocket; noise: NoiseServer }>();
-  const bundles = new Map<string, { identity: KeyPair; signed: ReturnType<typeof signedKeyPair>; preKey: KeyPair; registrationId: number }>();
+  const signal = new WireSignal();
   const server: WireServer = {
     url: '',
     messages: [],
@@ -253,15 +221,6 @@ export async function startWireServer(): Promise<WireServer> {
       await new Promise((r) => http.close(r));
     },
   };
-  const bundleOf = (jid: string) => {
-    let b = bundles.get(jid);
-    if (!b) {
-      const identity = Curve.generateKeyPair();
-      b = { identity, signed: signedKeyPair(identity, 1), preKey: Curve.generateKeyPair(), registrationId: generateRegistrationId() };
-      bundles.set(jid, b);
-    }
-    return b;
-  };
   const answer = (node: BinaryNode): BinaryNode => {
     const child = children(node)[0];
     const attrs = { from: node.attrs['to'] ?? 's.whatsapp.net', id: node.attrs['id']!, t: now(), type: 'result' };
@@ -271,7 +230,7 @@ export async function startWireServer(): Promise<WireServer> {
       const users = children(child).filter((u) => u.tag === 'user');
       const list = users.map((u): BinaryNode => {
         const jid = u.attrs['jid']!;
-        const b = bundleOf(jid.replace(/:\d+@/, '@'));
+        const b = signal.bundleOf(jid.replace(/:\d+@/, '@'));
         return {
           tag: 'user',
           attrs: { jid },
@@ -343,10 +302,24 @@ export async function startWireServer(): Promise<WireServer> {
     }
     return { tag: 'iq', attrs };
   };
+  /** Decrypts the copy of a direct message meant for its recipient (not the account's own other devices). */
+  const decryptFor = async (record: WireMessage, node: BinaryNode, from: { user: string; device: number }) => {
+    const number = (jid: string) => jid.split('@')[0]!.split(':')[0]!;
+    const tos = children(children(node).find((c) => c.tag === 'participants')).filter((t) => t.tag === 'to');
+    const copies =
+      tos.length > 0
+        ? tos.map((t) => ({ jid: t.attrs['jid']!, enc: children(t).find((c) => c.tag === 'enc') }))
+        : [{ jid: record.to, enc: children(node).find((c) => c.tag === 'enc') }];
+    const mine = record.to.endsWith('@g.us') ? undefined : copies.find((c) => c.enc && number(c.jid) === number(record.to));
+    const got = mine ? await signal.decrypt(mine.jid.replace(/:\d+@/, '@'), from, mine.enc!.attrs['type']!, mine.enc!.content as Uint8Array) : null;
+    record.identityKey = got?.identityKey ?? null;
+    record.content = got?.message ?? null;
+  };
   wss.on('connection', (ws) => {
     const noise = new NoiseServer();
     let stage: 'hello' | 'finish' | 'open' = 'hello';
     const conn = { ws, noise };
+    let device = { user: '', device: 0 };
     ws.on('message', async (data: Buffer) => {
       try {
         for (const f of noise.frames(data)) {
@@ -354,7 +327,7 @@ export async function startWireServer(): Promise<WireServer> {
             ws.send(noise.serverHello(f));
             stage = 'finish';
           } else if (stage === 'finish') {
-            noise.clientFinish(f);
+            device = noise.clientFinish(f);
             stage = 'open';
             open.add(conn);
             server.opened++;
@@ -374,7 +347,14 @@ export async function startWireServer(): Promise<WireServer> {
               const encs = [...children(node), ...children(children(node).find((c) => c.tag === 'participants')).flatMap(children)].filter(
                 (c) => c.tag === 'enc',
               );
-              server.messages.push({ ...m, at: Date.now(), mediatype: encs.find((e) => e.attrs['mediatype'])?.attrs['mediatype'] ?? null });
+              const record: WireMessage = {
+                ...m,
+                at: Date.now(),
+                mediatype: encs.find((e) => e.attrs['mediatype'])?.attrs['mediatype'] ?? null,
+                from: device.user,
+              };
+              server.messages.push(record);
+              void decryptFor(record, node, device);
               const ack: BinaryNode = { tag: 'ack', attrs: { class: 'message', id: m.id, from: m.to, t: now(), ...(server.ack(m) ?? {}) } };
               setTimeout(() => ws.readyState === ws.OPEN && ws.send(noise.encode(ack)), server.ackDelayMs);
             }

@@ -18,7 +18,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function connect(): Promise<{ sock: WhatsAppSocket; closed: Promise<number | undefined> }> {
+async function connect(): Promise<{ sock: WhatsAppSocket; closed: Promise<number | undefined>; creds: ReturnType<typeof initAuthCreds> }> {
   const creds = initAuthCreds();
   creds.me = { id: '60177000001:3@s.whatsapp.net', name: 'wire' };
   creds.registered = true;
@@ -51,7 +51,7 @@ async function connect(): Promise<{ sock: WhatsAppSocket; closed: Promise<number
       }
     }),
   );
-  return { sock, closed };
+  return { sock, closed, creds };
 }
 
 test('Baileys completes the handshake, sends a direct message, and reads a plain ack as no error', async () => {
@@ -130,4 +130,19 @@ test("a group's receipts: within Baileys' event buffer after the send they are f
   await server.push(receipt(id, group, 'read', '60177000202@s.whatsapp.net'));
   await eventually('the later receipt', async () => receipts.length >= 1, 5_000, 10);
   expect(receipts.map((r) => [r.key.id, r.receipt.userJid])).toEqual([[id, '60177000202@s.whatsapp.net']]);
+});
+
+test('a direct message is decrypted at the server with the Signal library Baileys encrypts with: its content, and the identity key of the device that opened the session', async () => {
+  const { sock, creds } = await connect();
+  const first = await sock.sendMessage('60177000301@s.whatsapp.net', { text: 'one' });
+  const second = await sock.sendMessage('60177000301@s.whatsapp.net', { text: 'two' });
+  const at = (id: string | null | undefined) =>
+    eventually('the decrypted message', async () => server.messages.find((m) => m.id === id && m.content !== undefined) ?? null, 5_000, 10);
+  const [a, b] = [await at(first?.key.id), await at(second?.key.id)];
+  // Baileys sends a text as an extendedTextMessage
+  expect([a.content?.extendedTextMessage?.text, b.content?.extendedTextMessage?.text]).toEqual(['one', 'two']);
+  expect(a.from).toBe('60177000001');
+  // both carry the session's opening (pkmsg, until the recipient answers once) with the device's identity
+  const identity = `05${Buffer.from(creds.signedIdentityKey.public).toString('hex')}`;
+  expect([a.identityKey, b.identityKey]).toEqual([identity, identity]);
 });
