@@ -12,8 +12,12 @@ import { fakeBoom } from './fake-whatsapp-shapes.js';
 /** Baileys' text after 463 (Utils/decode-wa-message.js ACCOUNT_RESTRICTED_TEXT). */
 const ACCOUNT_RESTRICTED_TEXT = 'Your account has been restricted';
 
-/** A message the server ERROR-acks after the write: which one, and the code. */
-export type FakeAckRefusal = { code: number; when: (m: { jid: string; index: number }) => boolean };
+/**
+ * A message the server ERROR-acks after the write: which one, the code, and when: `later` (the
+ * default: after Baileys flushed the send's events, a `messages.update`) or `once` (at once:
+ * Baileys folds it into the sent message's own `messages.upsert`, Utils/event-buffer.js).
+ */
+export type FakeAckRefusal = { code: number; when: (m: { jid: string; index: number }) => boolean; at?: 'once' | 'later' };
 
 export class FakeWhatsAppAnswers {
   /** every connection attempt of a paired device (the refusals on connect count here) */
@@ -83,8 +87,16 @@ export class FakeWhatsAppAnswers {
     if (ms >= queryTimeoutMs) throw fakeBoom('Timed Out', { statusCode: DisconnectReason.timedOut, data: { stack: 'fake query' } });
   }
 
-  /** After a write: the server's ERROR ack, as Baileys' `messages.update`, or null when the message is taken. */
-  afterWrite(accountId: string, jid: string, messageId: string): WAMessageUpdate[] | null {
+  /** The account's reach-out time lock as Baileys' fetchAccountReachoutTimelock answers it (Socket/socket.js). */
+  reachoutLockOf(accountId: string): { isActive: boolean; timeEnforcementEnds?: Date; enforcementType: string } {
+    const until = this.timeLocks.get(accountId) ?? 0;
+    return until > this.clock.now()
+      ? { isActive: true, timeEnforcementEnds: new Date(until), enforcementType: 'DEFAULT' }
+      : { isActive: false, timeEnforcementEnds: undefined, enforcementType: 'DEFAULT' };
+  }
+
+  /** After a write: the server's ERROR ack, as Baileys' `messages.update` (and when it comes), or null when the message is taken. */
+  afterWrite(accountId: string, jid: string, messageId: string): { updates: WAMessageUpdate[]; atOnce: boolean } | null {
     const index = this.written.get(accountId) ?? 0;
     this.written.set(accountId, index + 1);
     const chats = this.writtenChats.get(accountId) ?? new Set<string>();
@@ -96,11 +108,7 @@ export class FakeWhatsAppAnswers {
     const code = locked ? 463 : refusal?.when({ jid, index }) ? refusal.code : null;
     if (code === null) return null;
     this.ackErrors.push({ accountId, jid, messageId, code });
-    return [
-      {
-        key: { remoteJid: jid, fromMe: true, id: messageId },
-        update: { status: WAMessageStatus.ERROR, messageStubParameters: code === 463 ? [String(code), ACCOUNT_RESTRICTED_TEXT] : [String(code)] },
-      },
-    ];
+    const update = { status: WAMessageStatus.ERROR, messageStubParameters: code === 463 ? [String(code), ACCOUNT_RESTRICTED_TEXT] : [String(code)] };
+    return { updates: [{ key: { remoteJid: jid, fromMe: true, id: messageId }, update }], atOnce: !locked && refusal?.at === 'once' };
   }
 }

@@ -11,6 +11,7 @@ import {
   bytesToCrockford,
   DisconnectReason,
   jidEncode,
+  WAMessageStatus,
   type AnyMessageContent,
   type GroupMetadata,
   type WAMessage,
@@ -179,18 +180,25 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
 
   sendMessage: WhatsAppSocket['sendMessage'] = async (jid, content, options) => {
     const text = (content as Extract<AnyMessageContent, { text: string }>).text;
-    await this.deliver(jid, { text }, options?.messageId);
-    const sent = { key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null }, message: { conversation: text } } as WAMessage;
-    // As Baileys (emitOwnEvents, on by default): the sent message comes back as `messages.upsert` `append`.
-    process.nextTick(() => this.serverEvent('messages.upsert', { messages: [sent], type: 'append' }));
+    const refusal = await this.deliver(jid, { text }, options?.messageId);
+    const sent = {
+      key: { remoteJid: jid, fromMe: true, id: options?.messageId ?? null },
+      message: { conversation: text },
+      status: WAMessageStatus.PENDING,
+    } as WAMessage;
+    // As Baileys (emitOwnEvents, on by default): the sent message comes back as `messages.upsert` `append`;
+    // an ERROR ack that came while Baileys buffered that upsert's events is folded into it.
+    const folded = refusal?.atOnce ? refusal.updates[0]!.update : null;
+    process.nextTick(() => this.serverEvent('messages.upsert', { messages: [{ ...sent, ...folded }], type: 'append' }));
+    if (refusal && !folded) setImmediate(() => this.serverEvent('messages.update', refusal.updates));
     return sent;
   };
 
-  // No account here is locked or capped: as Baileys (Socket/socket.js), the lock is also told as a
-  // connection.update; the project's wire server pins the real socket's answers to both.
+  // The lock as the answers keep it (none is capped here): as Baileys (Socket/socket.js), also told
+  // as a connection.update; test/platforms/whatsapp-fake-pins.test.ts holds both to the real socket.
   fetchAccountReachoutTimelock: WhatsAppSocket['fetchAccountReachoutTimelock'] = async () => {
     this.assertOpen();
-    const lock = { isActive: false, enforcementType: undefined };
+    const lock = this.network.answers.reachoutLockOf(this.accountId) as Awaited<ReturnType<WhatsAppSocket['fetchAccountReachoutTimelock']>>;
     process.nextTick(() => this.serverEvent('connection.update', { reachoutTimeLock: lock }));
     return lock;
   };
@@ -206,11 +214,17 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
   };
 
   relayMessage: WhatsAppSocket['relayMessage'] = async (jid, message, options) => {
-    await this.deliver(jid, message, options.messageId);
+    // no upsert of its own to fold an ERROR ack into: it comes as an update
+    const refusal = await this.deliver(jid, message, options.messageId);
+    if (refusal) setImmediate(() => this.serverEvent('messages.update', refusal.updates));
     return options.messageId!;
   };
 
-  private async deliver(jid: string, content: FakeMessage['content'], messageId: string | undefined): Promise<void> {
+  private async deliver(
+    jid: string,
+    content: FakeMessage['content'],
+    messageId: string | undefined,
+  ): Promise<ReturnType<FakeWhatsAppNetwork['answers']['afterWrite']>> {
     this.assertOpen();
     if (!messageId) throw new Error('the fake network expects every message to carry its id');
     // As Baileys' relayMessage: a group message needs the group's participants first.
@@ -222,12 +236,12 @@ export class FakeWhatsAppSocket implements WhatsAppSocket {
     // As Baileys' relayMessage, right before its sendNode: the line the transport reads as the write.
     this.config.logger.debug({ msgId: messageId }, 'sending message to 1 devices');
     this.network.messages.push({ accountId: this.accountId, socketId: this.id, jid, messageId, content, at: this.network.clock.now() });
-    // The server may refuse it later, as an ERROR ack (Baileys' handleBadAck).
+    // The server may refuse it later, as an ERROR ack (Baileys' handleBadAck): the caller tells it.
     const refusal = this.network.answers.afterWrite(this.accountId, jid, messageId);
-    if (refusal) setImmediate(() => this.serverEvent('messages.update', refusal));
     // The server has the message, but its acknowledgement never comes back.
     if (hang) await new Promise(() => undefined);
     await this.network.gate(this.accountId);
+    return refusal;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { baileysSocketFactory, type WhatsAppSocket } from '@metronome/transports/whatsapp';
-import { type BaileysEventMap, initAuthCreds } from '@whiskeysockets/baileys';
-import pino from 'pino';
+import type { BaileysEventMap } from '@whiskeysockets/baileys';
+import { openWhatsAppSocket, type OpenSocket } from '../helpers/open-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
 import { receipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 
@@ -18,41 +18,11 @@ afterAll(async () => {
   await server.close();
 });
 
-async function connect(): Promise<{ sock: WhatsAppSocket; closed: Promise<number | undefined>; creds: ReturnType<typeof initAuthCreds> }> {
-  const creds = initAuthCreds();
-  creds.me = { id: '60177000001:3@s.whatsapp.net', name: 'wire' };
-  creds.registered = true;
-  const store: Record<string, unknown> = {};
-  const keys = {
-    get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, store[`${type}-${id}`]])),
-    set: async (data: Record<string, Record<string, unknown>>) => {
-      for (const [t, entries] of Object.entries(data)) for (const [id, v] of Object.entries(entries)) store[`${t}-${id}`] = v;
-    },
-  };
-  const sock = baileysSocketFactory('wire-test', {
-    auth: { creds, keys: keys as never },
-    cachedGroupMetadata: async () => undefined,
-    getMessage: async () => undefined,
-    logger: pino({ level: process.env['WIRE_LOG'] ?? 'silent' }),
-    connectTimeoutMs: 10_000,
-    defaultQueryTimeoutMs: 10_000,
-    waWebSocketUrl: server.url,
-  });
-  sockets.push(sock);
-  let closedWith!: (code: number | undefined) => void;
-  const closed = new Promise<number | undefined>((r) => (closedWith = r));
-  await new Promise<void>((resolve, reject) =>
-    sock.ev.on('connection.update', (u) => {
-      if (u.connection === 'open') resolve();
-      if (u.connection === 'close') {
-        const code = (u.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
-        closedWith(code);
-        reject(new Error(`closed ${code}`));
-      }
-    }),
-  );
-  return { sock, closed, creds };
-}
+const connect = async (): Promise<OpenSocket> => {
+  const opened = await openWhatsAppSocket(baileysSocketFactory, { url: server.url });
+  sockets.push(opened.sock);
+  return opened;
+};
 
 test('Baileys completes the handshake, sends a direct message, and reads a plain ack as no error', async () => {
   const { sock } = await connect();
