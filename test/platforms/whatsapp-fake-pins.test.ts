@@ -3,7 +3,7 @@ import { baileysSocketFactory, type WhatsAppSocket } from '@metronome/transports
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { openWhatsAppSocket } from '../helpers/open-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
-import { mexNotification, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
+import { mexNotification, receipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 
 // The API-level FAKE WhatsApp (test/helpers/fake-whatsapp-socket.ts) stands where Baileys' socket
 // would in the older platform tests. Each behaviour of it that the transport reads is run here
@@ -15,7 +15,8 @@ import { mexNotification, startWireServer, type WireServer } from '../helpers/wi
 type Seen =
   | { event: 'upsert'; status: number | null; error: string | null }
   | { event: 'update'; status: number | null; error: string | null }
-  | { event: 'lock'; isActive: boolean; endsAt: number | null; type: string | null };
+  | { event: 'lock'; isActive: boolean; endsAt: number | null; type: string | null }
+  | { event: 'member'; member: string; read: boolean; delivered: boolean };
 
 function watch(sock: WhatsAppSocket): Seen[] {
   const seen: Seen[] = [];
@@ -27,6 +28,10 @@ function watch(sock: WhatsAppSocket): Seen[] {
     for (const { update } of updates)
       if (update.status != null)
         seen.push({ event: 'update', status: update.status, error: (update.messageStubParameters?.[0] as string | undefined) ?? null });
+  });
+  sock.ev.on('message-receipt.update', (updates) => {
+    for (const { receipt } of updates)
+      seen.push({ event: 'member', member: receipt.userJid ?? '', read: receipt.readTimestamp != null, delivered: receipt.receiptTimestamp != null });
   });
   sock.ev.on('connection.update', (u) => {
     const l = u.reachoutTimeLock;
@@ -63,7 +68,9 @@ beforeEach(() => {
 
 /** Both sockets' events once each has seen `n`, and a moment more for anything extra (Baileys flushes its buffer 100 ms after a send). */
 async function both(n: number): Promise<{ real: Seen[]; fake: Seen[] }> {
-  await eventually(`${n} events from each`, async () => realSeen.length >= n && fakeSeen.length >= n, 10_000, 10);
+  await eventually(`${n} events from each`, async () => realSeen.length >= n && fakeSeen.length >= n, 10_000, 10).catch((e) => {
+    throw new Error(`${String(e)}: real ${JSON.stringify(realSeen)}, fake ${JSON.stringify(fakeSeen)}`);
+  });
   await new Promise((r) => setTimeout(r, 300));
   return { real: [...realSeen], fake: [...fakeSeen] };
 }
@@ -125,4 +132,62 @@ test('the reach-out time lock, pushed by WhatsApp and asked for: the same connec
 
 test('the new-chat cap asked for: the same answer', async () => {
   expect(await fake.fetchNewChatMessageCap()).toEqual(await real.fetchNewChatMessageCap());
+});
+
+test("receipts, each after the one before was told: one-to-one as updates (delivered, read), a group's per member", async () => {
+  // (receipts that come together are consolidated by Baileys' event buffer, a read over a
+  // delivery: the receipts' statement reads a read as a delivery too, libs/db receipt-statement.ts)
+  const group = '120363000000000501@g.us';
+  const members = ['60177000501@s.whatsapp.net', '60177000502@s.whatsapp.net'];
+  server.groups.set(group, members);
+  network.addGroup(group, members);
+  const direct = await real.sendMessage('60177000500@s.whatsapp.net', { text: 'hi' });
+  const inGroup = await real.sendMessage(group, { text: 'hi all' });
+  await fake.sendMessage('60177000500@s.whatsapp.net', { text: 'hi' }, { messageId: 'PIN5' });
+  await fake.sendMessage(group, { text: 'hi all' }, { messageId: 'PIN6' });
+  await both(2);
+  const steps: [() => Promise<void>, () => void][] = [
+    [
+      () => server.push(receipt(direct!.key.id!, '60177000500@s.whatsapp.net')),
+      () => network.receipts.direct('pinned', '60177000500@s.whatsapp.net', 'PIN5', 'delivered'),
+    ],
+    [
+      () => server.push(receipt(direct!.key.id!, '60177000500@s.whatsapp.net', 'read')),
+      () => network.receipts.direct('pinned', '60177000500@s.whatsapp.net', 'PIN5', 'read'),
+    ],
+    [
+      () => server.push(receipt(inGroup!.key.id!, group, undefined, members[0])),
+      () => network.receipts.member('pinned', group, 'PIN6', members[0]!, 'delivered'),
+    ],
+    [() => server.push(receipt(inGroup!.key.id!, group, 'read', members[1])), () => network.receipts.member('pinned', group, 'PIN6', members[1]!, 'read')],
+  ];
+  const told: { real: Seen[]; fake: Seen[] }[] = [];
+  for (const [onWire, onFake] of steps) {
+    realSeen.length = 0;
+    fakeSeen.length = 0;
+    await onWire();
+    onFake();
+    told.push(await both(1));
+  }
+  for (const step of told) expect(step.fake).toEqual(step.real);
+  expect(told.map((t) => t.real)).toEqual([
+    [{ event: 'update', status: 3, error: null }],
+    [{ event: 'update', status: 4, error: null }],
+    [{ event: 'member', member: members[0], read: false, delivered: true }],
+    [{ event: 'member', member: members[1], read: true, delivered: false }],
+  ]);
+});
+
+test('another connection of the device replaces an open one: both close it with 440 (connectionReplaced)', async () => {
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177000600' });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'replaced' });
+  // WhatsApp's `conflict` stream error to the open one; the fake replaces it when the device connects again
+  await server.push({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
+  const again = await openWhatsAppSocket(network.factory, { accountId: 'replaced' });
+  try {
+    expect(await onFake.closed).toBe(await onWire.closed);
+    expect(await onWire.closed).toBe(440);
+  } finally {
+    again.sock.end(undefined);
+  }
 });
