@@ -185,6 +185,8 @@ export interface WireServer {
   cap: Record<string, unknown>;
   /** the `w:mex` queries asked, by query id */
   mexQueries: string[];
+  /** answer device and key queries with WhatsApp's `rate-overlimit` (429) */
+  overlimit: boolean;
   close(): Promise<void>;
 }
 
@@ -210,6 +212,7 @@ export async function startWireServer(): Promise<WireServer> {
     reachoutLock: null,
     cap: { capping_status: 'NONE' },
     mexQueries: [],
+    overlimit: false,
     push: async (node) => {
       for (const c of open) c.ws.send(c.noise.encode(node));
     },
@@ -223,6 +226,8 @@ export async function startWireServer(): Promise<WireServer> {
     const child = children(node)[0];
     const attrs = { from: node.attrs['to'] ?? 's.whatsapp.net', id: node.attrs['id']!, t: now(), type: 'result' };
     const xmlns = node.attrs['xmlns'];
+    if (server.overlimit && (xmlns === 'usync' || xmlns === 'encrypt'))
+      return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '429', text: 'rate-overlimit' } }] };
     if (xmlns === 'encrypt' && child?.tag === 'count') return { tag: 'iq', attrs, content: [{ tag: 'count', attrs: { value: '50' } }] };
     if (xmlns === 'encrypt' && child?.tag === 'key') {
       const users = children(child).filter((u) => u.tag === 'user');

@@ -1,5 +1,5 @@
 import { ManualClock } from '@metronome/core';
-import { baileysSocketFactory, type WhatsAppSocket } from '@metronome/transports/whatsapp';
+import { baileysSocketFactory, failureOf, type WhatsAppSocket } from '@metronome/transports/whatsapp';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { openWhatsAppSocket } from '../helpers/open-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
@@ -189,5 +189,27 @@ test('another connection of the device replaces an open one: both close it with 
     expect(await onWire.closed).toBe(440);
   } finally {
     again.sock.end(undefined);
+  }
+});
+
+test("WhatsApp's rate-overlimit on the device lookup before a write: the send throws the same error, read the same way", async () => {
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177000700' });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'overlimit' });
+  server.overlimit = true;
+  network.failNext('overlimit', 'rate-overlimit');
+  try {
+    const thrown = async (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: unknown) => failureOf(e),
+      );
+    const real = await thrown(onWire.sock.sendMessage('60177000701@s.whatsapp.net', { text: 'hi' }));
+    const fake = await thrown(onFake.sock.sendMessage('60177000701@s.whatsapp.net', { text: 'hi' }, { messageId: 'PIN7' }));
+    expect(fake).toEqual(real);
+    expect(real).toEqual({ source: 'query', code: 429, message: 'rate-overlimit' });
+  } finally {
+    server.overlimit = false;
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
   }
 });
