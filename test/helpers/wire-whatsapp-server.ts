@@ -334,6 +334,18 @@ export async function startWireServer(): Promise<WireServer> {
             stage = 'open';
             open.add(conn);
             server.opened++;
+            if (!device.user) {
+              // a device to pair (its ClientPayload registers, names no user): WhatsApp offers QR refs
+              const refs = ['wire-ref-1', 'wire-ref-2'].map((r): BinaryNode => ({ tag: 'ref', attrs: {}, content: Buffer.from(r) }));
+              ws.send(
+                noise.encode({
+                  tag: 'iq',
+                  attrs: { from: 's.whatsapp.net', type: 'set', id: 'pair-1', xmlns: 'md' },
+                  content: [{ tag: 'pair-device', attrs: {}, content: refs }],
+                }),
+              );
+              continue;
+            }
             if (server.failure) {
               // how WhatsApp turns a device away after the handshake (401: logged out on the phone)
               ws.send(noise.encode({ tag: 'failure', attrs: { reason: server.failure, location: 'wire' } }));

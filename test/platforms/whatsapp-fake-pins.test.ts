@@ -213,3 +213,25 @@ test("WhatsApp's rate-overlimit on the device lookup before a write: the send th
     onFake.sock.end(undefined);
   }
 });
+
+test("a new device's first pairing QR: the same payload but for the server's ref (its keys, its secret, the browser it names)", async () => {
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, unpaired: true });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'pairing', unpaired: true });
+  try {
+    // ref,noise key,identity key,adv secret,platform (Baileys' buildPairingQRData), each from its own fresh creds
+    const expected = (o: typeof onWire) => [
+      Buffer.from(o.creds.noiseKey.public).toString('base64'),
+      Buffer.from(o.creds.signedIdentityKey.public).toString('base64'),
+      o.creds.advSecretKey,
+    ];
+    const [wireRef, ...wireRest] = onWire.qr!.split(',');
+    const [fakeRef, ...fakeRest] = onFake.qr!.split(',');
+    expect([wireRef!.length > 0, fakeRef!.length > 0]).toEqual([true, true]);
+    expect(wireRest.slice(0, 3)).toEqual(expected(onWire));
+    expect(fakeRest.slice(0, 3)).toEqual(expected(onFake));
+    expect(fakeRest.slice(3)).toEqual(wireRest.slice(3));
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
