@@ -1,4 +1,5 @@
 import { ManualClock } from '@metronome/core';
+import type { BinaryNode } from '@whiskeysockets/baileys';
 import { baileysSocketFactory, failureOf, type WhatsAppSocket } from '@metronome/transports/whatsapp';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { openWhatsAppSocket } from '../helpers/open-whatsapp-socket.js';
@@ -230,6 +231,65 @@ test("a new device's first pairing QR: the same payload but for the server's ref
     expect(wireRest.slice(0, 3)).toEqual(expected(onWire));
     expect(fakeRest.slice(0, 3)).toEqual(expected(onFake));
     expect(fakeRest.slice(3)).toEqual(wireRest.slice(3));
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
+
+test("a group's notifications (renamed, only admins post, the account promoted, then removed) come as the same group events", async () => {
+  const group = '120363000000000901@g.us';
+  const admin = '60177000999@s.whatsapp.net';
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177000900' });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'grouped' });
+  network.groupBook.join('grouped', group, { addressing: 'pn', others: 1 });
+  const fakeAdmin = network.groupBook.metadata(group).owner!;
+  /** Group events, with the account and the group's admin named by role. */
+  const roles = (sock: WhatsAppSocket, adminJid: string) => {
+    const seen: unknown[] = [];
+    const who = (jid: string | null | undefined) =>
+      jid === adminJid ? 'admin' : jid && sock.user && jid.split('@')[0] === sock.user.id.split(/[:@]/)[0] ? 'account' : jid;
+    sock.ev.on('group-participants.update', (u) =>
+      seen.push({ action: u.action, by: who(u.author), who: u.participants.map((p) => who(typeof p === 'string' ? p : p.id)) }),
+    );
+    sock.ev.on('groups.update', (us) => {
+      for (const u of us)
+        seen.push({ by: who(u.author), ...(u.subject !== undefined && { subject: u.subject }), ...(u.announce !== undefined && { announce: u.announce }) });
+    });
+    return seen;
+  };
+  const wireSeen = roles(onWire.sock, admin);
+  const fakeSeen2 = roles(onFake.sock, fakeAdmin);
+  const me = '60177000900@s.whatsapp.net';
+  const gp2 = (child: BinaryNode) =>
+    server.push({
+      tag: 'notification',
+      attrs: { type: 'w:gp2', from: group, participant: admin, id: `gp2-${child.tag}`, t: String(Math.floor(Date.now() / 1000)) },
+      content: [child],
+    });
+  // one at a time: Baileys buffers groups.update (not participants) and keeps only the first
+  // change of a group within one buffer window (Utils/event-buffer.js groupUpdates)
+  const steps: [BinaryNode, () => void][] = [
+    [{ tag: 'subject', attrs: { subject: 'Renamed' } }, () => network.groupBook.rename(group, 'Renamed')],
+    [{ tag: 'announcement', attrs: {} }, () => network.groupBook.setAnnounce(group, true)],
+    [{ tag: 'promote', attrs: {}, content: [{ tag: 'participant', attrs: { jid: me } }] }, () => network.groupBook.setAdmin('grouped', group, true)],
+    [{ tag: 'remove', attrs: {}, content: [{ tag: 'participant', attrs: { jid: me } }] }, () => network.groupBook.remove('grouped', group)],
+  ];
+  try {
+    for (const [n, [node, onFakeSide]] of steps.entries()) {
+      await gp2(node);
+      onFakeSide();
+      await eventually(`group event ${n + 1} from each`, async () => wireSeen.length > n && fakeSeen2.length > n, 10_000, 10).catch((e) => {
+        throw new Error(`${String(e)}: wire ${JSON.stringify(wireSeen)} fake ${JSON.stringify(fakeSeen2)}`);
+      });
+    }
+    expect(fakeSeen2).toEqual(wireSeen);
+    expect(wireSeen).toEqual([
+      { by: 'admin', subject: 'Renamed' },
+      { by: 'admin', announce: true },
+      { action: 'promote', by: 'admin', who: ['account'] },
+      { action: 'remove', by: 'admin', who: ['account'] },
+    ]);
   } finally {
     onWire.sock.end(undefined);
     onFake.sock.end(undefined);
