@@ -17,7 +17,7 @@ export interface OpenSocket {
 
 export async function openWhatsAppSocket(
   factory: WhatsAppSocketFactory,
-  o: { url?: string; phone?: string; accountId?: string; unpaired?: boolean } = {},
+  o: { url?: string; phone?: string; accountId?: string; unpaired?: boolean; uploadHost?: string } = {},
 ): Promise<OpenSocket> {
   const creds = initAuthCreds();
   if (!o.unpaired) {
@@ -41,6 +41,7 @@ export async function openWhatsAppSocket(
     connectTimeoutMs: 10_000,
     defaultQueryTimeoutMs: 10_000,
     ...(o.url && { waWebSocketUrl: o.url }),
+    ...(o.uploadHost && { customUploadHosts: [{ hostname: o.uploadHost, maxContentLengthBytes: 100 * 1024 * 1024 }] }),
   });
   let closedWith!: (code: number | undefined) => void;
   const closed = new Promise<number | undefined>((r) => (closedWith = r));

@@ -1,9 +1,16 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { globalAgent } from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ManualClock } from '@metronome/core';
-import type { BinaryNode } from '@whiskeysockets/baileys';
+import { type BinaryNode, isLidUser, jidNormalizedUser } from '@whiskeysockets/baileys';
 import { baileysSocketFactory, failureOf, type WhatsAppSocket } from '@metronome/transports/whatsapp';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { openWhatsAppSocket } from '../helpers/open-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
+import { startMediaHost } from '../helpers/wire-whatsapp.js';
 import { mexNotification, receipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 
 // The API-level FAKE WhatsApp (test/helpers/fake-whatsapp-socket.ts) stands where Baileys' socket
@@ -290,6 +297,82 @@ test("a group's notifications (renamed, only admins post, the account promoted, 
       { action: 'promote', by: 'admin', who: ['account'] },
       { action: 'remove', by: 'admin', who: ['account'] },
     ]);
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
+
+test("an encrypted upload: the same answer (the file's URL and WhatsApp's direct path)", async () => {
+  const media = await startMediaHost();
+  const trusted = globalAgent.options.ca;
+  // as NODE_EXTRA_CA_CERTS does for a sender: Baileys uploads with node's https and its global agent
+  globalAgent.options.ca = readFileSync(media.caFile);
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177001000', uploadHost: media.host });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'uploads' });
+  const file = path.join(tmpdir(), `pin-upload-${process.pid}.enc`);
+  try {
+    const bytes = randomBytes(4_000);
+    await writeFile(file, bytes);
+    const opts = { mediaType: 'image' as const, fileEncSha256B64: createHash('sha256').update(bytes).digest('base64'), timeoutMs: 10_000 };
+    const [real, fake] = [await onWire.sock.waUploadToServer(file, opts), await onFake.sock.waUploadToServer(file, opts)];
+    // Baileys passes the host's optional fields on, undefined when the host gives none
+    const shape = (r: typeof real) => ({
+      keys: Object.keys(r)
+        .filter((k) => r[k as keyof typeof r] !== undefined)
+        .sort(),
+      url: /^https:\/\/[^/]+\/v\//.test(r.mediaUrl),
+      path: r.directPath.startsWith('/v/t62.7118-24/'),
+    });
+    expect(shape(fake)).toEqual(shape(real));
+    expect(shape(real)).toEqual({ keys: ['directPath', 'mediaUrl'], url: true, path: true });
+  } finally {
+    globalAgent.options.ca = trusted;
+    await rm(file, { force: true });
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+    await media.close();
+  }
+});
+
+test("a person's two identities: a phone number's LID as the device lookup learns it, and back", async () => {
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177001100' });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'lids' });
+  try {
+    const pn = '60177001101@s.whatsapp.net';
+    // the user's LID as each server knows it (the wire server gives a person's LID their number's digits)
+    network.lids.assign('60177001101', '60177001101');
+    const roundTrip = async (sock: WhatsAppSocket) => {
+      const lid = await sock.signalRepository.lidMapping.getLIDForPN(pn);
+      const back = lid ? await sock.signalRepository.lidMapping.getPNForLID(lid) : null;
+      return { lid: lid !== null && isLidUser(lid), back: back && jidNormalizedUser(back) };
+    };
+    const [real, fake] = [await roundTrip(onWire.sock), await roundTrip(onFake.sock)];
+    expect(fake).toEqual(real);
+    expect(real).toEqual({ lid: true, back: pn });
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
+
+test('a pairing code asked for a phone number: the same code shape, told in creds.update with the same `me`', async () => {
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, unpaired: true });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'code', unpaired: true });
+  const told = (sock: WhatsAppSocket) => {
+    const updates: { pairingCode?: string | null; me?: unknown }[] = [];
+    sock.ev.on('creds.update', (u) => updates.push({ pairingCode: u.pairingCode, me: u.me }));
+    return updates;
+  };
+  const [wireTold, fakeTold] = [told(onWire.sock), told(onFake.sock)];
+  try {
+    const codes = [await onWire.sock.requestPairingCode('60177001200'), await onFake.sock.requestPairingCode('60177001200')];
+    const shape = (code: string, updates: typeof wireTold) => ({
+      code: /^[0-9A-HJKMNP-TV-Z]{8}$/.test(code),
+      told: updates.map((u) => ({ sameCode: u.pairingCode === code, me: u.me })),
+    });
+    expect(shape(codes[1]!, fakeTold)).toEqual(shape(codes[0]!, wireTold));
+    expect(shape(codes[0]!, wireTold)).toEqual({ code: true, told: [{ sameCode: true, me: { id: '60177001200@s.whatsapp.net', name: '~' } }] });
   } finally {
     onWire.sock.end(undefined);
     onFake.sock.end(undefined);
