@@ -848,11 +848,13 @@ export interface components {
             /** @description may use variables and variations, as a text */
             caption?: string;
         };
-        /** @description a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run */
+        /** @description a chat id, or {chatId, threadId?, vars?}: threadId posts into a forum topic of the chat (telegram, telegram_user; the same chat in two topics is two targets); vars for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run */
         TargetInput: string | {
             chatId: string;
+            /** @description a forum topic of the chat (Telegram's message_thread_id), telegram and telegram_user accounts only; absent: the chat's General */
+            threadId?: number;
             /** @description the values of the {{name}} tags the campaign's texts use for this chat: at most 50, each at most 1000 characters */
-            vars: {
+            vars?: {
                 [key: string]: string;
             };
         };
@@ -871,6 +873,8 @@ export interface components {
         };
         NewAudienceMemberInput: {
             chatId: string;
+            /** @description a forum topic of the chat (Telegram's message_thread_id): the same chat in two topics is two members */
+            threadId?: number;
             /** @description the values of the campaign texts' {{name}} tags for this chat; none when omitted */
             vars?: {
                 [key: string]: string;
@@ -886,6 +890,8 @@ export interface components {
         TestSendInput: {
             /** @description the chat that receives the test */
             chatId: string;
+            /** @description the forum topic of chatId that receives the test (Telegram's message_thread_id; telegram and telegram_user accounts only) */
+            threadId?: number;
             /** @description one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none */
             asChatId?: string;
         };
@@ -1155,10 +1161,11 @@ export interface components {
                 mediaId: string;
                 caption?: string;
             })[];
-            /** @description as given: chat ids stay strings, targets given with variables stay {chatId, vars} */
+            /** @description as given: chat ids stay strings, targets given with a topic or variables stay {chatId, threadId?, vars?} (an object with neither shows as its chat id) */
             targets: (string | {
                 chatId: string;
-                vars: {
+                threadId?: number;
+                vars?: {
                     [key: string]: string;
                 };
             })[];
@@ -1207,6 +1214,8 @@ export interface components {
         };
         AudienceMember: {
             chatId: string;
+            /** @description its forum topic; absent: none */
+            threadId?: number;
             /** @description null: none */
             vars: {
                 [key: string]: string;
@@ -1320,6 +1329,8 @@ export interface components {
         };
         RunTarget: {
             chatId: string;
+            /** @description *(extension)* the forum topic of the chat it posts into (Telegram's message_thread_id); null: none */
+            threadId: number | null;
             /** @enum {string} */
             status: "pending" | "in_flight" | "sent" | "failed" | "skipped" | "unknown";
             attempts: number;
@@ -3502,7 +3513,7 @@ export interface operations {
                 "application/json": {
                     /** @description unique among the tenant's audiences */
                     name: string;
-                    /** @description at most 100000; a repeated chat id takes the later entry's vars */
+                    /** @description at most 100000; a repeated chat id (in the same topic) takes the later entry's vars */
                     members?: components["schemas"]["NewAudienceMemberInput"][];
                     /**
                      * Format: uuid
@@ -3845,7 +3856,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description or a CSV body (Content-Type: text/csv): a header row with a chatId column and one column per variable */
+        /** @description or a CSV body (Content-Type: text/csv): a header row with a chatId column, an optional threadId column (a forum topic; empty: none) and one column per variable */
         requestBody: {
             content: {
                 "application/json": {
@@ -3932,6 +3943,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description each chat is removed in every topic it is a member in */
                     chatIds: string[];
                 };
             };

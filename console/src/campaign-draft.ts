@@ -11,7 +11,7 @@ export type EveryUnit = 'seconds' | 'minutes' | 'hours';
 export interface Draft {
   name: string;
   accountId: string;
-  /** Chats picked from the account's directory (sent after the typed ids). */
+  /** Chats picked from the account's directory, each maybe in a forum topic (sent after the typed ids; a loaded campaign's topic targets are here). */
   picked: PickedChat[];
   /** Chat ids typed by hand, one a line. */
   targets: string;
@@ -31,8 +31,8 @@ export interface Draft {
   autoResume: boolean;
   /**
    * Not an input: the variables (personal messages) of the loaded campaign's chats, set through
-   * the API. The form shows them and sends each back with its chat while the chat stays listed,
-   * so an edit in the console never loses them.
+   * the API, by target key (targetKey). The form shows them and sends each back with its chat
+   * while the chat stays listed, so an edit in the console never loses them.
    */
   chatVars: Record<string, Record<string, string>>;
 }
@@ -54,6 +54,24 @@ export type Target = Campaign['targets'][number];
 
 /** A target's chat id. */
 export const chatIdOf = (t: Target): string => (typeof t === 'string' ? t : t.chatId);
+
+/** A chat and its forum topic (absent: none). */
+export interface TargetRef {
+  chatId: string;
+  threadId?: number;
+}
+
+/** A target's key, as the API's (libs/core targetKey): the same chat in two topics is two targets. */
+export const targetKey = (t: TargetRef): string => (t.threadId ? `${t.chatId}\u001f${t.threadId}` : t.chatId);
+
+/** A target key as the operator reads it: "chat (topic N)". */
+export const keyInWords = (key: string): string => key.replace(/\u001f(\d+)$/, ' (topic $1)');
+
+/** A picked chat with `threadId` as its topic (undefined: none). */
+export const withTopic = (p: PickedChat, threadId: number | undefined): PickedChat => {
+  const { threadId: _, ...rest } = p;
+  return threadId === undefined ? rest : { ...rest, threadId };
+};
 
 /** The ids of the inputs a part has (errors name parts by index). */
 export const partIds = (p: DraftPart, i: number): string[] => (p.type === 'text' ? [`part-${i}-text`] : [`part-${i}-mediaId`, `part-${i}-caption`]);
@@ -104,8 +122,12 @@ export function draftOf(c: Campaign): Draft {
   return {
     name: c.name,
     accountId: c.accountId,
-    picked: [],
-    targets: c.targets.map(chatIdOf).join('\n'),
+    // a topic target is a picked chat with its topic (typed lines are chat ids only)
+    picked: c.targets.flatMap((t) => (typeof t !== 'string' && t.threadId ? [{ chatId: t.chatId, title: null, threadId: t.threadId }] : [])),
+    targets: c.targets
+      .filter((t) => typeof t === 'string' || !t.threadId)
+      .map(chatIdOf)
+      .join('\n'),
     audienceIds: c.audienceIds,
     parts: c.messages.map((m) => (m.type === 'text' ? newPart('text', m.text) : newPart('media', '', m.mediaId, m.caption ?? ''))),
     scheduleType: s.type,
@@ -119,7 +141,7 @@ export function draftOf(c: Campaign): Draft {
     windowEnd: c.deliveryWindow.end,
     active: c.active,
     autoResume: c.autoResume,
-    chatVars: Object.fromEntries(c.targets.flatMap((t) => (typeof t === 'string' ? [] : [[t.chatId, t.vars]]))),
+    chatVars: Object.fromEntries(c.targets.flatMap((t) => (typeof t === 'string' || !t.vars ? [] : [[targetKey(t), t.vars]]))),
   };
 }
 
@@ -169,11 +191,20 @@ function windowOf(d: Draft): { start: string; end: string } | undefined {
   return { start: d.windowStart.trim(), end: d.windowEnd.trim() };
 }
 
-/** The typed chat ids, then the picked chats not typed too. */
-export function allTargets(d: Draft): string[] {
-  const typed = targetsOf(d.targets).targets;
-  const seen = new Set(typed);
-  return [...typed, ...d.picked.map((p) => p.chatId).filter((id) => !seen.has(id) && (seen.add(id), true))];
+/** The typed chat ids, then the picked chats (with their topics) not given already. */
+export function allTargets(d: Draft): TargetRef[] {
+  const typed: TargetRef[] = targetsOf(d.targets).targets.map((chatId) => ({ chatId }));
+  const seen = new Set(typed.map(targetKey));
+  const picked = d.picked.map((p): TargetRef => (p.threadId ? { chatId: p.chatId, threadId: p.threadId } : { chatId: p.chatId }));
+  return [...typed, ...picked.filter((t) => !seen.has(targetKey(t)) && (seen.add(targetKey(t)), true))];
+}
+
+/** A target as the API takes it: a chat id, or an object with its topic and/or variables. */
+function targetBody(d: Draft, t: TargetRef): NonNullable<CampaignBody['targets']>[number] {
+  const key = targetKey(t);
+  const vars = Object.hasOwn(d.chatVars, key) ? d.chatVars[key] : undefined;
+  if (!t.threadId && !vars) return t.chatId;
+  return { chatId: t.chatId, ...(t.threadId && { threadId: t.threadId }), ...(vars && { vars }) };
 }
 
 /** The create body; `tenantId` is the account's tenant when the admin creates it. */
@@ -182,7 +213,7 @@ export function createBody(d: Draft, tenantId?: string): CampaignBody {
   return {
     name: d.name,
     accountId: d.accountId,
-    targets: allTargets(d).map((chatId) => (Object.hasOwn(d.chatVars, chatId) ? { chatId, vars: d.chatVars[chatId]! } : chatId)),
+    targets: allTargets(d).map((t) => targetBody(d, t)),
     // sent only when there are some: an edit without audiences stays as it was
     ...(d.audienceIds.length > 0 && { audienceIds: d.audienceIds }),
     messages: messagesOf(d),
@@ -222,7 +253,9 @@ export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, strin
     const [head, second, third] = path;
     if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
       const i = Number(second);
-      add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${allTargets(d)[i] ?? i + 1}: ${message}`);
+      const t = allTargets(d)[i];
+      const picked = t ? keyInWords(targetKey(t)) : String(i + 1);
+      add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${picked}${third === 'threadId' ? ', topic' : ''}: ${message}`);
     } else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
       const i = Number(second);
       const ids = partIds(d.parts[i]!, i);

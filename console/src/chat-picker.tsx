@@ -10,6 +10,8 @@ import { Outside } from './outside-text.js';
 export interface PickedChat {
   chatId: string;
   title: string | null;
+  /** a forum topic of the chat (Telegram's message_thread_id); absent: none */
+  threadId?: number;
 }
 
 const RESULTS = 10;
@@ -46,7 +48,8 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
       live = false;
     };
   }, [q, accountId]);
-  const isPicked = (chatId: string) => picked.some((p) => p.chatId === chatId);
+  // a chat picked into a topic may be picked again, for another topic or none
+  const isPicked = (chatId: string) => picked.some((p) => p.chatId === chatId && !p.threadId);
   return (
     <div class="picker">
       <div class="field">
@@ -104,12 +107,20 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
   );
 }
 
-/** The picked chats, each with a remove button. */
-export function PickedChats({ label, picked, onRemove }: { label: string; picked: PickedChat[]; onRemove: (chatId: string) => void }) {
+interface PickedProps {
+  label: string;
+  picked: PickedChat[];
+  onRemove: (index: number) => void;
+  /** given: each picked chat gets a number field for its forum topic (Telegram), empty for none */
+  onTopic?: ((index: number, threadId: number | undefined) => void) | undefined;
+}
+
+/** The picked chats, each with a remove button (and its topic field, with `onTopic`). */
+export function PickedChats({ label, picked, onRemove, onTopic }: PickedProps) {
   if (picked.length === 0) return null;
   return (
     <ul class="picked" aria-label={label}>
-      {picked.map((c) => (
+      {picked.map((c, i) => (
         <li data-chat-id={c.chatId}>
           <Outside>{chatName(c)}</Outside>
           {c.title && (
@@ -118,7 +129,26 @@ export function PickedChats({ label, picked, onRemove }: { label: string; picked
               <Outside>{c.chatId}</Outside>
             </span>
           )}
-          <button type="button" class="link" aria-label={`Remove ${chatName(c)}`} onClick={() => onRemove(c.chatId)}>
+          {onTopic && (
+            <label class="topic">
+              {' '}
+              Topic{' '}
+              <input
+                type="number"
+                min={1}
+                step={1}
+                inputMode="numeric"
+                placeholder="none"
+                aria-label={`Forum topic of ${chatName(c)}`}
+                value={c.threadId ?? ''}
+                onInput={(e) => {
+                  const n = e.currentTarget.valueAsNumber;
+                  onTopic(i, Number.isFinite(n) ? n : undefined);
+                }}
+              />
+            </label>
+          )}
+          <button type="button" class="link" aria-label={`Remove ${chatName(c)}`} onClick={() => onRemove(i)}>
             Remove
           </button>
         </li>

@@ -93,6 +93,7 @@ describe('reads', () => {
       items: [
         {
           chatId: 'a',
+          threadId: null,
           status: 'failed',
           attempts: 3,
           nextAttemptAt: null,

@@ -27,10 +27,10 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
     const now = h.clock.now();
     const before = await leaseIndexScans();
     for (let i = 0; i < 3; i++) await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now));
-    await targets.markSending(runId, 'a', 'owner-1', new Date(now), new Date(now));
+    await targets.markSending(runId, { chatId: 'a' }, 'owner-1', new Date(now), new Date(now));
     await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('a', now)], claimAt(now));
     await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('b', now)], claimAt(now, 0));
-    await targets.settle(runId, 'c', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
+    await targets.settle(runId, { chatId: 'c' }, 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
     await targets.releaseClaims(runId, 'owner-1', [], new Date(now));
     expect(await leaseIndexScans()).toBe(before);
     // the reconciler's expiry is what the index is for: it does use it, so the count above can

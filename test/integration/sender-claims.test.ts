@@ -118,7 +118,7 @@ test("the job's last write finishes the run as a success when every target is th
   expect([held.finished, held.progress]).toMatchObject([false, { sent: 1, inFlight: 1 }]);
   expect(await status(inFlight)).toBe('running');
   // b failed: complete but not a success, left to the sender's own finish (its summary)
-  await h.deps.targets.settle(inFlight, 'b', 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
+  await h.deps.targets.settle(inFlight, { chatId: 'b' }, 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));
   expect((await h.deps.targets.settleSentAndCount(inFlight, 'owner-1', [], new Date(now), null, true)).finished).toBe(false);
   expect(await status(inFlight)).toBe('running');
   // every target sent: finished in the same statement, as the sender's finish writes it

@@ -3,7 +3,7 @@
 // sends only the fields that changed (PATCH).
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
-import { createBody, draftOf, emptyDraft, fieldOrder, patchBody, placeErrors, type Draft, type FieldId } from '../campaign-draft.js';
+import { createBody, draftOf, emptyDraft, fieldOrder, keyInWords, patchBody, placeErrors, withTopic, type Draft, type FieldId } from '../campaign-draft.js';
 import { ErrorNote, NotLoaded } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
@@ -165,7 +165,12 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             picked={draft.picked}
             onPick={(c) => set('picked')([...draft.picked, c])}
           />
-          <PickedChats label="Picked chats" picked={draft.picked} onRemove={(chatId) => set('picked')(draft.picked.filter((p) => p.chatId !== chatId))} />
+          <PickedChats
+            label="Picked chats"
+            picked={draft.picked}
+            onRemove={(index) => set('picked')(draft.picked.filter((_, i) => i !== index))}
+            onTopic={(index, threadId) => set('picked')(draft.picked.map((p, i) => (i === index ? withTopic(p, threadId) : p)))}
+          />
           <div class="field">
             <label for="targets">Chats (one chat id a line)</label>
             <textarea rows={6} spellcheck={false} {...text('targets')} />
@@ -326,7 +331,7 @@ function ChatVarsNote({ chatVars }: { chatVars: Record<string, Record<string, st
   const shown = chats.slice(0, 5).map((c, i) => (
     <>
       {i > 0 && ', '}
-      <Outside>{c}</Outside> ({Object.keys(chatVars[c]!).sort().join(', ') || 'none'})
+      <Outside>{keyInWords(c)}</Outside> ({Object.keys(chatVars[c]!).sort().join(', ') || 'none'})
     </>
   ));
   return (

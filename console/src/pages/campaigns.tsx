@@ -199,7 +199,7 @@ const VARS_SHOWN = 100;
 
 /** Each chat's variables (personal messages) beside it, by name (stored JSON keeps no order); nothing for a campaign without any. */
 function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
-  const withVars = targets.filter((t) => typeof t !== 'string');
+  const withVars = targets.flatMap((t) => (typeof t !== 'string' && t.vars ? [{ ...t, vars: t.vars }] : []));
   if (withVars.length === 0) return null;
   return (
     <div>
@@ -211,7 +211,7 @@ function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
               <code>
                 <Outside>{t.chatId}</Outside>
               </code>
-              :{' '}
+              {t.threadId && ` (topic ${t.threadId})`}:{' '}
               {Object.keys(t.vars).length === 0
                 ? 'none'
                 : Object.keys(t.vars)

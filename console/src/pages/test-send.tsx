@@ -4,7 +4,7 @@
 // in the run history.
 import { useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type Run } from '../api.js';
-import { chatIdOf } from '../campaign-draft.js';
+import { chatIdOf, withTopic } from '../campaign-draft.js';
 import { ChatPicker, chatName, PickedChats, type PickedChat } from '../chat-picker.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
@@ -31,7 +31,8 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
     setFailure(null);
     setSent(null);
     try {
-      const run = await api.testSend(campaign.id, { chatId, ...(asChatId && { asChatId }) });
+      const threadId = picked?.threadId;
+      const run = await api.testSend(campaign.id, { chatId, ...(threadId && { threadId }), ...(asChatId && { asChatId }) });
       setErrors(new Map());
       setSent({ run, to: picked ? chatName(picked) : chatId });
       onSent(run);
@@ -39,7 +40,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
       if (err instanceof ApiError && err.details.length) {
         const placed = new Map<string, string[]>();
         for (const d of err.details) {
-          const key = d.field === 'asChatId' ? 'testAs' : d.field === 'chatId' ? 'testChatId' : 'form';
+          const key = d.field === 'asChatId' ? 'testAs' : d.field === 'chatId' || d.field === 'threadId' ? 'testChatId' : 'form';
           placed.set(key, [...(placed.get(key) ?? []), key === 'form' ? `${d.field}: ${d.message}` : d.message]);
         }
         setErrors(placed);
@@ -57,7 +58,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
       <h2 id="test-send-title">Send a test</h2>
       <p class="muted">The message goes to one chat you pick, rendered as one of the campaign's chats would get it. The campaign's runs do not count it.</p>
       {picked ? (
-        <PickedChats label="Test chat" picked={[picked]} onRemove={() => setPicked(null)} />
+        <PickedChats label="Test chat" picked={[picked]} onRemove={() => setPicked(null)} onTopic={(_, threadId) => setPicked(withTopic(picked, threadId))} />
       ) : (
         <>
           <ChatPicker id="testChat" label="Test chat: find by name" accountId={campaign.accountId} picked={[]} onPick={(c) => setPicked(c)} />

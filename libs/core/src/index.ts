@@ -42,3 +42,4 @@ export * from './chat-directory.js';
 export * from './text-limits.js';
 export * from './proxy.js';
 export * from './new-chat-limits.js';
+export * from './forum-topic.js';

@@ -34,6 +34,7 @@ export {
   type CloseRequest,
   type CloseResult,
   type SentSettlement,
+  type TargetRef,
   type TargetSettlement,
 } from './repositories/target-sends.js';
 export {

@@ -37,10 +37,12 @@ export type OutgoingPart =
 
 export interface OutgoingMessage {
   chatId: string;
+  /** the chat's forum topic (Telegram's message_thread_id); absent: none (the chat's General) */
+  threadId?: number;
   part: OutgoingPart;
   partIndex: number;
   partCount: number;
-  /** `{runId}:{chatId}:{partIndex}`: the platform may use it to drop a repeat */
+  /** `{runId}:{chatId}:{partIndex}` (a topic: `{chatId}/{threadId}`): the platform may use it to drop a repeat */
   idempotencyKey: string;
   /**
    * Called once, when the request's last byte left this process (transports with

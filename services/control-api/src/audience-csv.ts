@@ -1,14 +1,15 @@
 // An audience's members as CSV (CONTRACT §3, Audiences): reading an upload and writing an
 // export. Pure: bytes in, members or the problems found out; members in, text out.
-import { escapeCsvFormula, MAX_TARGET_VARS, MAX_VAR_VALUE_LENGTH, unescapeCsvFormula, VAR_NAME } from '@metronome/core';
+import { escapeCsvFormula, MAX_TARGET_VARS, MAX_THREAD_ID, MAX_VAR_VALUE_LENGTH, targetKey, unescapeCsvFormula, VAR_NAME } from '@metronome/core';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { FieldProblem } from './errors.js';
 import { chatId as chatIdSchema, text } from './schemas/common.js';
 
-/** A member as an upload gives it: its chat id and variables (null: none). */
+/** A member as an upload gives it: its chat id, forum topic (absent: none) and variables (null: none). */
 export interface MemberInput {
   chatId: string;
+  threadId?: number;
   vars: Record<string, string> | null;
 }
 
@@ -20,11 +21,14 @@ const varValue = text(0, MAX_VAR_VALUE_LENGTH);
 
 class TooManyRows extends Error {}
 
+type Column = { name: string; kind: 'chat' | 'thread' | 'var' };
+
 /**
  * Reads a CSV upload: UTF-8 (a BOM allowed; other bytes refused, never guessed), a header row
- * with a `chatId` column (any case) and one column per variable, `,` or `;` (whichever the
+ * with a `chatId` column (any case), an optional `threadId` column (a forum topic, a positive
+ * integer; an empty cell: none) and one column per variable, `,` or `;` (whichever the
  * header holds more of), `"`-quoted fields. An empty cell gives its variable no value for that
- * chat. A chat id repeated takes the later row's variables. Problems name `line N, column X`.
+ * chat. A chat id repeated (in the same topic) takes the later row's variables. Problems name `line N, column X`.
  */
 export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
   let content: string;
@@ -40,7 +44,7 @@ export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
   let rows = 0;
   const problems: FieldProblem[] = [];
   const byChat = new Map<string, MemberInput>();
-  const columns: { name: string; isChat: boolean }[] = [];
+  const columns: Column[] = [];
   const problem = (p: FieldProblem) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
   };
@@ -60,8 +64,9 @@ export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
         if (problems.length >= MAX_PROBLEMS) return null;
         const member = readRow(record, columns, line, problem);
         if (member) {
-          byChat.delete(member.chatId); // the later row wins, in its own place
-          byChat.set(member.chatId, member);
+          const key = targetKey(member.chatId, member.threadId);
+          byChat.delete(key); // the later row wins, in its own place
+          byChat.set(key, member);
         }
         return null;
       },
@@ -79,14 +84,16 @@ export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
   return { ok: true, members: [...byChat.values()] };
 }
 
-function readHeader(header: string[], columns: { name: string; isChat: boolean }[], problem: (p: FieldProblem) => void): void {
+function readHeader(header: string[], columns: Column[], problem: (p: FieldProblem) => void): void {
   const seen = new Set<string>();
   let chat = 0;
+  let named = 0;
   header.forEach((name, i) => {
-    const isChat = name.toLowerCase() === 'chatid';
-    columns.push({ name, isChat });
-    if (isChat) chat += 1;
-    else if (!VAR_NAME.test(name))
+    const kind = name.toLowerCase() === 'chatid' ? 'chat' : name.toLowerCase() === 'threadid' ? 'thread' : 'var';
+    columns.push({ name, kind });
+    if (kind !== 'var') named += 1;
+    if (kind === 'chat') chat += 1;
+    else if (kind === 'var' && !VAR_NAME.test(name))
       problem({
         field: `line 1, column ${name || i + 1}`,
         message: 'a variable column is named with letters, digits and _, not starting with a digit, at most 64 characters',
@@ -95,18 +102,30 @@ function readHeader(header: string[], columns: { name: string; isChat: boolean }
     seen.add(name.toLowerCase());
   });
   if (chat === 0) problem({ field: 'line 1', message: 'the header has no chatId column' });
-  if (header.length - chat > MAX_TARGET_VARS) problem({ field: 'line 1', message: `at most ${MAX_TARGET_VARS} variable columns` });
+  if (header.length - named > MAX_TARGET_VARS) problem({ field: 'line 1', message: `at most ${MAX_TARGET_VARS} variable columns` });
 }
 
-function readRow(record: string[], columns: { name: string; isChat: boolean }[], line: number, problem: (p: FieldProblem) => void): MemberInput | null {
+function readRow(record: string[], columns: Column[], line: number, problem: (p: FieldProblem) => void): MemberInput | null {
   let chatId: string | null = null;
+  let threadId: number | undefined;
   let vars: Record<string, string> | null = null;
   let ok = true;
   record.forEach((raw, i) => {
     const column = columns[i]!;
     // the export's formula escape undone (libs/core csv-cell.ts says the rule)
     const cell = unescapeCsvFormula(raw);
-    const checked = column.isChat ? chatIdSchema.safeParse(cell) : varValue.safeParse(cell);
+    if (column.kind === 'thread') {
+      const topic = cell.trim();
+      if (topic === '') return;
+      if (!/^\d{1,10}$/.test(topic) || Number(topic) < 1 || Number(topic) > MAX_THREAD_ID) {
+        ok = false;
+        problem({ field: `line ${line}, column ${column.name}`, message: `a forum topic id is a whole number from 1 to ${MAX_THREAD_ID}, or empty for none` });
+        return;
+      }
+      threadId = Number(topic);
+      return;
+    }
+    const checked = column.kind === 'chat' ? chatIdSchema.safeParse(cell) : varValue.safeParse(cell);
     if (!checked.success) {
       ok = false;
       problem({
@@ -115,10 +134,11 @@ function readRow(record: string[], columns: { name: string; isChat: boolean }[],
       });
       return;
     }
-    if (column.isChat) chatId = cell;
+    if (column.kind === 'chat') chatId = cell;
     else if (cell !== '') (vars ??= {})[column.name] = cell;
   });
-  return ok && chatId !== null ? { chatId, vars } : null;
+  if (!ok || chatId === null) return null;
+  return threadId === undefined ? { chatId, vars } : { chatId, threadId, vars };
 }
 
 function parserProblem(code: string): string {
@@ -147,13 +167,20 @@ const refuse = (message: string, problems: FieldProblem[]): CsvRead => ({ ok: fa
  * (`=`, `+`, `-`, `@`, tab, CR) or with `'` gets a `'` before it, so a spreadsheet shows it as
  * text; readMembersCsv removes that quote again, so an export uploaded back gives the same members.
  */
-export function writeMembersCsv(members: { chatId: string; vars: Record<string, string> | null }[]): string {
+export function writeMembersCsv(members: { chatId: string; threadId?: number; vars: Record<string, string> | null }[]): string {
   const names: string[] = [];
   const seen = new Set<string>();
   for (const m of members) for (const name of Object.keys(m.vars ?? {})) if (!seen.has(name)) seen.add(name), names.push(name);
-  const rows = members.map((m) => [safeCell(m.chatId), ...names.map((n) => safeCell(m.vars?.[n] ?? ''))]);
+  // a threadId column only when a member is in a forum topic: other exports stay as they were
+  const topics = members.some((m) => m.threadId);
+  const rows = members.map((m) => [
+    safeCell(m.chatId),
+    ...(topics ? [m.threadId ? String(m.threadId) : ''] : []),
+    ...names.map((n) => safeCell(m.vars?.[n] ?? '')),
+  ]);
+  const header = ['chatId', ...(topics ? ['threadId'] : []), ...names];
   // csv-stringify quotes a CRLF but not a lone LF or CR: quoted_match makes it quote those too
-  return `\ufeff${stringify([['chatId', ...names], ...rows], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ })}`;
+  return `\ufeff${stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ })}`;
 }
 
 /** A cell with a formula-looking (or `'`) start escaped by a leading `'`. */

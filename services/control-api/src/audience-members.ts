@@ -1,5 +1,5 @@
 // Turning an upload's members into what is stored: repeats merged, the search text folded.
-import { foldForSearch } from '@metronome/core';
+import { foldForSearch, targetKey } from '@metronome/core';
 import { AudienceMemberRepository, type DB, type MemberWrite } from '@metronome/db';
 import type { Kysely } from 'kysely';
 import type { MemberInput } from './audience-csv.js';
@@ -9,12 +9,14 @@ const UPSERT_BATCH = 25_000;
 /** What separates the folded chat id and values in the search text: no query can hold it. */
 const SEARCH_SEPARATOR = '\u001f';
 
-/** The members with each chat once, a repeated chat taking the later entry's variables. */
-export function mergeRepeats(members: { chatId: string; vars?: Record<string, string> | null | undefined }[]): MemberInput[] {
+/** The members with each (chat, topic) once, a repeated one taking the later entry's variables. */
+export function mergeRepeats(members: { chatId: string; threadId?: number | undefined; vars?: Record<string, string> | null | undefined }[]): MemberInput[] {
   const byChat = new Map<string, MemberInput>();
   for (const m of members) {
-    byChat.delete(m.chatId);
-    byChat.set(m.chatId, { chatId: m.chatId, vars: m.vars && Object.keys(m.vars).length > 0 ? m.vars : null });
+    const key = targetKey(m.chatId, m.threadId);
+    byChat.delete(key);
+    const vars = m.vars && Object.keys(m.vars).length > 0 ? m.vars : null;
+    byChat.set(key, m.threadId ? { chatId: m.chatId, threadId: m.threadId, vars } : { chatId: m.chatId, vars });
   }
   return [...byChat.values()];
 }
@@ -22,7 +24,7 @@ export function mergeRepeats(members: { chatId: string; vars?: Record<string, st
 /** A member as stored: its search text is the chat id and every value, folded (foldForSearch). */
 export function memberWrite(m: MemberInput): MemberWrite {
   const parts = [m.chatId, ...Object.values(m.vars ?? {})].map(foldForSearch);
-  return { chatId: m.chatId, vars: m.vars, search: parts.join(SEARCH_SEPARATOR) };
+  return { chatId: m.chatId, ...(m.threadId && { threadId: m.threadId }), vars: m.vars, search: parts.join(SEARCH_SEPARATOR) };
 }
 
 /** Writes the members in batches, inside the caller's transaction (all or nothing). */

@@ -1,7 +1,7 @@
 import { cronGapProblem, cronProblem, isTimeOfDay, isValidTimezone, windowProblem, type DeliveryWindow } from '@metronome/core';
 import type { MessagePart, Schedule } from '@metronome/db';
 import type { FieldProblem } from './errors.js';
-import { chatIdOf, type CampaignTarget } from './personal-rules.js';
+import { keyOfTarget, type CampaignTarget } from './personal-rules.js';
 import { storableInstant, TIME_RANGE } from './schemas/common.js';
 
 /** The parts of a campaign whose rules span fields or depend on configuration. */
@@ -56,9 +56,19 @@ export function campaignProblems(c: CampaignDraft, minIntervalSeconds: number, n
   });
 
   const seen = new Set<string>();
-  const repeated = c.targets.map(chatIdOf).filter((t) => (seen.has(t) ? true : (seen.add(t), false)));
+  // a target is its chat and topic: the same chat in two topics is two targets
+  const repeated = c.targets.filter((t) => {
+    const key = keyOfTarget(t);
+    return seen.has(key) ? true : (seen.add(key), false);
+  });
   if (repeated.length > 0) {
-    const shown = [...new Set(repeated)].slice(0, 5).map((t) => JSON.stringify(t));
+    const shown = [
+      ...new Set(
+        repeated.map((t) =>
+          typeof t === 'string' || t.threadId === undefined ? JSON.stringify(keyOfTarget(t)) : `${JSON.stringify(t.chatId)} topic ${t.threadId}`,
+        ),
+      ),
+    ].slice(0, 5);
     problems.push({ field: 'targets', message: `targets must be distinct; repeated: ${shown.join(', ')}` });
   }
   return problems;

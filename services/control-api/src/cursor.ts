@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidField } from './errors.js';
-import { chatId, storableInstant } from './schemas/common.js';
+import { chatId, storableInstant, threadId } from './schemas/common.js';
 
 // Cursors are opaque to clients: base64url of a small JSON object. Their inside may change.
 // A forged one is still checked as strictly as any input: PostgreSQL must never be the first to
@@ -49,6 +49,14 @@ export const decodeDirectoryCursor = (cursor: string): { sortKey: string; chatId
 
 export const encodeChatCursor = (chat: string): string => encode({ chat });
 export const decodeChatCursor = (cursor: string): string => decode(cursor, chatSchema).chat;
+
+// A run's targets page ends at (chat id, topic): a chat's topics follow it (migrations/0039).
+const targetSchema = z.strictObject({ chat: chatId, thread: threadId.optional() });
+export const encodeTargetCursor = (chat: string, thread: number): string => encode(thread ? { chat, thread } : { chat });
+export const decodeTargetCursor = (cursor: string): { chatId: string; threadId: number } => {
+  const d = decode(cursor, targetSchema);
+  return { chatId: d.chat, threadId: d.thread ?? 0 };
+};
 
 /**
  * The page's items and the cursor of the next one. Callers fetch `limit + 1` rows: the extra

@@ -1,4 +1,4 @@
-import { ALWAYS_OPEN, firstOccurrence } from '@metronome/core';
+import { ALWAYS_OPEN, firstOccurrence, TOPIC_PLATFORMS } from '@metronome/core';
 import { AccountRepository, AudienceMemberRepository, AudienceRepository, MediaRepository, type DB, type MessagePart } from '@metronome/db';
 import { UPLOAD_LIMITS, uploadTooLarge } from '@metronome/transports';
 import type { Kysely } from 'kysely';
@@ -6,7 +6,7 @@ import { ownerFor, type Caller } from './caller.js';
 import { campaignProblems, mediaRefs, normaliseSchedule, type CampaignDraft } from './campaign-rules.js';
 import type { ApiContext } from './context.js';
 import { invalidField, validationFailed, type FieldProblem } from './errors.js';
-import { chatIdOf, namedPersonalProblems, usedVariables, type CampaignTarget } from './personal-rules.js';
+import { keyOfTarget, namedPersonalProblems, threadIdOf, usedVariables, type CampaignTarget } from './personal-rules.js';
 import type { CreateCampaignBody } from './schemas/campaigns.js';
 
 /** A create body that passed every rule: whose it is, the campaign as stored, its first occurrence. */
@@ -39,6 +39,7 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
     ...(await uploadLimitProblems(ctx.db, tenantId, body.accountId, draft.messages)),
     ...(await audienceProblems(ctx.db, tenantId, draft, true)),
+    ...(await topicProblems(ctx.db, tenantId, body.accountId, draft.targets)),
   ];
   if (problems.length > 0) throw validationFailed(problems);
   return { tenantId, draft, nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null };
@@ -59,6 +60,25 @@ export async function ownershipProblems(db: Kysely<DB>, tenantId: string, accoun
     for (const ref of refs) if (!owned.has(ref.mediaId)) problems.push({ field: ref.field, message: 'no such media' });
   }
   return problems;
+}
+
+/** Why a target of an account on `platform` cannot name a forum topic; null when it can. */
+export function topicRefusal(platform: string): string | null {
+  return TOPIC_PLATFORMS.includes(platform)
+    ? null
+    : `forum topics are Telegram's (telegram, telegram_user accounts); this account's platform (${platform}) has none`;
+}
+
+/**
+ * A target naming a forum topic (threadId) needs a Telegram account: otherwise a 400 naming
+ * each such target's `targets.N.threadId`. No query unless a target names a topic.
+ */
+export async function topicProblems(db: Kysely<DB>, tenantId: string, accountId: string, targets: CampaignTarget[]): Promise<FieldProblem[]> {
+  if (!targets.some((t) => threadIdOf(t) !== undefined)) return [];
+  const account = await new AccountRepository(db).find(accountId, tenantId);
+  const why = account ? topicRefusal(account.platform) : null;
+  if (why === null) return [];
+  return targets.flatMap((t, i) => (threadIdOf(t) === undefined ? [] : [{ field: `targets.${i}.threadId`, message: why }]));
 }
 
 /**
@@ -96,7 +116,7 @@ export async function audienceProblems(
   const problems = draft.audienceIds.flatMap((a, i) => (owned.has(a) ? [] : [{ field: `audienceIds.${i}`, message: 'no such audience' }]));
   if (problems.length > 0 || !checkVars) return problems;
   const used = usedVariables(draft.messages);
-  const missing = await new AudienceMemberRepository(db).firstMissingVariable(draft.audienceIds, [...used.keys()], draft.targets.map(chatIdOf));
+  const missing = await new AudienceMemberRepository(db).firstMissingVariable(draft.audienceIds, [...used.keys()], draft.targets.map(keyOfTarget));
   if (missing) {
     problems.push({
       field: `audienceIds.${draft.audienceIds.indexOf(missing.audienceId)}`,

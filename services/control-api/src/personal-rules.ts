@@ -1,34 +1,50 @@
 // Personal messages at the API: the two target shapes, how they are stored, and the rule that
 // every variable a text uses without a fallback exists for every target (libs/core
 // message-template.ts renders).
-import { compileText, missingVariable } from '@metronome/core';
+import { compileText, missingVariable, targetKey } from '@metronome/core';
 import { ChatDirectoryRepository, type DB, type MessagePart, type TargetVarsByChat } from '@metronome/db';
 import type { Kysely } from 'kysely';
 import type { FieldProblem } from './errors.js';
 
-/** A target as the API takes and shows it: a chat id, or a chat id with its variables. */
-export type CampaignTarget = string | { chatId: string; vars: Record<string, string> };
+/** A target as the API takes and shows it: a chat id, or a chat id with its forum topic and/or variables. */
+export type CampaignTarget = string | { chatId: string; threadId?: number; vars?: Record<string, string> };
 
 /** A target's chat id. */
 export const chatIdOf = (t: CampaignTarget): string => (typeof t === 'string' ? t : t.chatId);
 
-/** A target's variables (null for a plain chat id). */
-const varsOf = (t: CampaignTarget): Record<string, string> | null => (typeof t === 'string' ? null : t.vars);
+/** A target's forum topic (Telegram's message_thread_id), undefined for none. */
+export const threadIdOf = (t: CampaignTarget): number | undefined => (typeof t === 'string' ? undefined : t.threadId);
 
-/** The targets as stored: chat ids in order, and the variables of those given as objects (null when none was). */
-export function storedTargets(targets: CampaignTarget[]): { targets: string[]; targetVars: TargetVarsByChat | null } {
+/** A target's key (core targetKey): the same chat in two topics is two targets. */
+export const keyOfTarget = (t: CampaignTarget): string => targetKey(chatIdOf(t), threadIdOf(t));
+
+/** A target's variables (null for a plain chat id). */
+const varsOf = (t: CampaignTarget): Record<string, string> | null => (typeof t === 'string' ? null : (t.vars ?? null));
+
+/**
+ * The targets as stored: chat ids in order, the variables of those given with some by target
+ * key (null when none was), and each target's topic in order (0: none; null when none names one).
+ */
+export function storedTargets(targets: CampaignTarget[]): { targets: string[]; targetVars: TargetVarsByChat | null; targetThreads: number[] | null } {
   const ids = targets.map(chatIdOf);
-  const withVars = targets.filter((t): t is Exclude<CampaignTarget, string> => typeof t !== 'string');
-  if (withVars.length === 0) return { targets: ids, targetVars: null };
-  const byChat: TargetVarsByChat = {};
-  for (const t of withVars) byChat[t.chatId] = t.vars;
-  return { targets: ids, targetVars: byChat };
+  const threads = targets.some((t) => threadIdOf(t) !== undefined) ? targets.map((t) => threadIdOf(t) ?? 0) : null;
+  const withVars = targets.filter((t): t is Exclude<CampaignTarget, string> => typeof t !== 'string' && t.vars !== undefined);
+  if (withVars.length === 0) return { targets: ids, targetVars: null, targetThreads: threads };
+  const byKey: TargetVarsByChat = {};
+  for (const t of withVars) byKey[keyOfTarget(t)] = t.vars!;
+  return { targets: ids, targetVars: byKey, targetThreads: threads };
 }
 
-/** The targets as given: plain chat ids stay strings. */
-export function givenTargets(targets: string[], targetVars: TargetVarsByChat | null): CampaignTarget[] {
-  if (targetVars === null) return targets;
-  return targets.map((chatId) => (Object.hasOwn(targetVars, chatId) ? { chatId, vars: targetVars[chatId]! } : chatId));
+/** The targets as given: plain chat ids stay strings; a target with a topic or variables is an object. */
+export function givenTargets(targets: string[], targetVars: TargetVarsByChat | null, targetThreads: number[] | null = null): CampaignTarget[] {
+  if (targetVars === null && targetThreads === null) return targets;
+  return targets.map((chatId, i) => {
+    const threadId = targetThreads?.[i] || undefined;
+    const key = targetKey(chatId, threadId);
+    const vars = targetVars !== null && Object.hasOwn(targetVars, key) ? targetVars[key]! : undefined;
+    if (threadId === undefined && vars === undefined) return chatId;
+    return { chatId, ...(threadId !== undefined && { threadId }), ...(vars !== undefined && { vars }) };
+  });
 }
 
 /**

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { AudienceMemberRepository, CampaignRepository, insertTestRun, type RunRow } from '@metronome/db';
+import { AccountRepository, AudienceMemberRepository, CampaignRepository, insertTestRun, type RunRow } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { ApiContext } from './context.js';
 import { invalidField, notFound } from './errors.js';
+import { topicRefusal } from './new-campaign.js';
 import { enqueue } from './run-actions.js';
 
 /**
@@ -16,13 +17,18 @@ export async function startTestSend(
   ctx: ApiContext,
   campaignId: string,
   tenantId: string | null,
-  to: { chatId: string; asChatId?: string | undefined },
+  to: { chatId: string; threadId?: number | undefined; asChatId?: string | undefined },
 ): Promise<RunRow> {
   const runId = randomUUID();
   await ctx.db.transaction().execute(async (trx) => {
     // Locked, so a concurrent DELETE cannot slip between the read and the insert.
     const campaign = await new CampaignRepository(trx).findForUpdate(campaignId, tenantId);
     if (!campaign) throw notFound('campaign');
+    if (to.threadId !== undefined) {
+      const account = await new AccountRepository(trx).find(campaign.accountId, campaign.tenantId);
+      const why = account ? topicRefusal(account.platform) : null;
+      if (why !== null) throw invalidField('threadId', why);
+    }
     let vars: Record<string, string> | null = null;
     if (to.asChatId !== undefined) {
       // as a run would take them: the inline target's, else the first audience's that lists the chat
@@ -42,7 +48,7 @@ export async function startTestSend(
       windowEndAt: null,
       jobId: runJobId(runId, 0),
     };
-    await insertTestRun(trx, run, to.chatId, vars);
+    await insertTestRun(trx, run, to.chatId, vars, to.threadId ?? 0);
   });
   await enqueue(ctx, runId, 0, 0);
   const run = await ctx.runs.find(runId, null);

@@ -1,5 +1,5 @@
 import type { CoolingReason, MessageTemplate, SendLimits, SendResult, StillPending, WrittenPace } from '@metronome/core';
-import type { ClaimedTarget, HealthWrite, RunForSend, RunProgress, SentSettlement } from '@metronome/db';
+import type { ClaimedTarget, HealthWrite, RunForSend, RunProgress, SentSettlement, TargetRef } from '@metronome/db';
 import type { PaceReservation } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
@@ -55,8 +55,8 @@ export type PartNext = 'next-part' | 'stop' | SentSettlement;
 export interface LaneWrites {
   claim(sending: boolean): Promise<LaneClaim>;
   delivered(answer: SentSettlement): void;
-  markWaiting(chatId: string): Promise<boolean>;
-  release(chatId: string, nextAttemptAt: number, code?: string | null): Promise<void>;
+  markWaiting(target: TargetRef): Promise<boolean>;
+  release(target: TargetRef, nextAttemptAt: number, code?: string | null): Promise<void>;
   result(target: ClaimedTarget, index: number, result: SendResult, firstPartStartedAt: number): Promise<PartNext>;
 }
 

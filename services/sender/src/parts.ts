@@ -55,7 +55,7 @@ export async function sendParts(deps: JobDeps, ctx: LaneContext, target: Claimed
       refreshed.add(index);
       const sent = run.parts[index]!;
       if (sent.type === 'media') await deps.media.forget(ctx.account.id, sent.mediaId, part.part.mediaRef);
-      if (!(await ctx.writes.markWaiting(target.chatId))) return null;
+      if (!(await ctx.writes.markWaiting(target))) return null;
       index--;
       continue;
     }
@@ -93,7 +93,7 @@ async function holdUntilWritable(
   const { report } = ctx;
   const giveBack = async (at: number, upload?: MediaUpload) => {
     await upload?.settle(null).catch(() => undefined);
-    await ctx.writes.release(target.chatId, at);
+    await ctx.writes.release(target, at);
     return null;
   };
   if (hardStopped(report) || deps.draining.aborted || (firstOfClaim && report.stop)) return giveBack(deps.clock.now());
@@ -127,7 +127,7 @@ async function holdUntilWritable(
   }
   try {
     const at = new Date(deps.clock.now());
-    if (!(await deps.targets.markSending(ctx.run.runId, target.chatId, ctx.token, at, at))) {
+    if (!(await deps.targets.markSending(ctx.run.runId, target, ctx.token, at, at))) {
       await part.upload?.settle(null).catch(() => undefined);
       stopWith(report, 'lock-lost');
       return null;
@@ -159,10 +159,12 @@ async function transmit(
   const result = await ctx.transport
     .send(ctx.account, {
       chatId: target.chatId,
+      ...(target.threadId && { threadId: target.threadId }),
       part: personalPart(part.part, ctx.templates[index] ?? null, { runId: ctx.run.runId, chatId: target.chatId, partIndex: index }, target.vars ?? null),
       partIndex: index,
       partCount: ctx.run.parts.length,
-      idempotencyKey: `${ctx.run.runId}:${target.chatId}:${index}`,
+      // a topic's own key (the platform would drop a second topic's part as a repeat)
+      idempotencyKey: `${ctx.run.runId}:${target.threadId ? `${target.chatId}/${target.threadId}` : target.chatId}:${index}`,
       onWritten,
     })
     .finally(turn.ended);
@@ -285,7 +287,7 @@ export async function typeClaimed(
 ): Promise<boolean> {
   const giveBack = async () => {
     await first.upload?.settle(null).catch(() => undefined);
-    await ctx.writes.release(target.chatId, deps.clock.now());
+    await ctx.writes.release(target, deps.clock.now());
     return false;
   };
   const sendAt = backFromPlatformWait(target) ? slotAt : await typeBeforeSlot(deps, ctx, target.chatId, first.part, ms, slotAt);
@@ -297,7 +299,7 @@ export async function typeClaimed(
   const now = deps.clock.now();
   let stamped: { owned: boolean; firstSend: boolean };
   try {
-    stamped = await deps.targets.markTypedSending(ctx.run.runId, target.chatId, ctx.token, new Date(now), ctx.run.firstSendAt !== null);
+    stamped = await deps.targets.markTypedSending(ctx.run.runId, target, ctx.token, new Date(now), ctx.run.firstSendAt !== null);
   } catch (error) {
     if (!isTransientDbError(error)) throw error;
     stopWith(ctx.report, 'storage');

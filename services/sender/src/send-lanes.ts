@@ -241,14 +241,14 @@ async function sendClaimed(
     // waits, not sending, for that part's content and slot like any later part.
     await upload?.settle(null);
     if ('failure' in first) return sendParts(deps, ctx, target, target.partsSent);
-    return (await ctx.writes.markWaiting(target.chatId)) ? sendParts(deps, ctx, target, target.partsSent) : null;
+    return (await ctx.writes.markWaiting(target)) ? sendParts(deps, ctx, target, target.partsSent) : null;
   }
   if (!('failure' in first)) {
     const chat = await reserveChatNow(deps, ctx, target.chatId);
     if (!chat.ok) {
       // Only this chat's pace holds it (the account slot is spent, which only slows the account).
       await upload?.settle(null);
-      await ctx.writes.release(target.chatId, chat.until);
+      await ctx.writes.release(target, chat.until);
       return null;
     }
     if (typed && !(await typeClaimed(deps, ctx, target, first, typed.ms, typed.slotAt))) return null;

@@ -10,8 +10,17 @@ import {
   OUTCOME_SENT,
   type SendResult,
   type StillPending,
+  targetKey,
 } from '@metronome/core';
-import { isTransientDbError, type ClaimedTarget, type HealthWrite, type RunProgress, type SentSettlement, type TargetSettlement } from '@metronome/db';
+import {
+  isTransientDbError,
+  type ClaimedTarget,
+  type HealthWrite,
+  type RunProgress,
+  type SentSettlement,
+  type TargetRef,
+  type TargetSettlement,
+} from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { stopWith, type LaneClaim, type LaneContext, type LaneWrites, type PartNext } from './lane-context.js';
 
@@ -39,11 +48,11 @@ type WritesJob = Pick<LaneContext, 'run' | 'token' | 'leaseMs' | 'report'>;
  * never mixed in one statement.
  */
 export class JobWrites implements LaneWrites {
-  /** lease end of each target this job claimed (an answer is retried until then) */
+  /** lease end of each target this job claimed, by target key (an answer is retried until then) */
   private readonly leases = new Map<string, number>();
   /** a claim statement failed without an answer: it may have claimed a target no lane holds */
   private claimLost = false;
-  /** targets whose requests were written and whose answers could not be recorded in time */
+  /** targets (keys) whose requests were written and whose answers could not be recorded in time */
   private readonly unrecorded: string[] = [];
   /** delivered chats not yet written as `sent` */
   private answers: SentSettlement[] = [];
@@ -77,15 +86,15 @@ export class JobWrites implements LaneWrites {
   }
 
   /** Marks a held target as not sending (its last request was answered; another is to come). */
-  async markWaiting(chatId: string): Promise<boolean> {
+  async markWaiting(target: TargetRef): Promise<boolean> {
     const { run, token } = this.job;
     const now = new Date(this.deps.clock.now());
-    return (await this.durably([chatId], 'waiting', () => this.deps.targets.markSending(run.runId, chatId, token, null, now))) === true;
+    return (await this.durably([keyOf(target)], 'waiting', () => this.deps.targets.markSending(run.runId, target, token, null, now))) === true;
   }
 
   /** Puts a claimed target back as pending without counting an attempt. */
-  async release(chatId: string, nextAttemptAt: number, code: string | null = null): Promise<void> {
-    await this.settle(chatId, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
+  async release(target: TargetRef, nextAttemptAt: number, code: string | null = null): Promise<void> {
+    await this.settle(target, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
   }
 
   /**
@@ -118,7 +127,7 @@ export class JobWrites implements LaneWrites {
       // shares its statement with the sender's other jobs ending meanwhile (shared-statements.ts)
       const write = () => deps.closes.ask({ runId: job.run.runId, owner: job.token, sent: batch, health });
       // an answer is written through an outage; a count alone is not worth waiting for
-      const chatIds = batch.map((d) => d.chatId);
+      const chatIds = batch.map(keyOf);
       const result = batch.length > 0 ? await this.durably(chatIds, 'sent', write) : await write();
       if (result) this.checkSettled(batch, result.settled);
       progress = result?.progress ?? null;
@@ -159,7 +168,7 @@ export class JobWrites implements LaneWrites {
       return 'lost';
     }
     this.checkSettled(carried, claim.settled);
-    for (const target of claim.claimed) this.leases.set(target.chatId, claim.at + job.leaseMs);
+    for (const target of claim.claimed) this.leases.set(keyOf(target), claim.at + job.leaseMs);
     if (claim.firstSend) {
       run.firstSendAt = new Date(claim.at);
       deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: claim.at - run.scheduledAt.getTime() });
@@ -175,17 +184,13 @@ export class JobWrites implements LaneWrites {
     if (sent.length === 0) return;
     const { deps, job } = this;
     const request = { runId: job.run.runId, owner: job.token, sent, leaseMs: job.leaseMs, firstSendKnown: true, limit: 0 };
-    const written = await this.durably(
-      sent.map((d) => d.chatId),
-      'sent',
-      () => deps.claims.claim(true, request),
-    );
+    const written = await this.durably(sent.map(keyOf), 'sent', () => deps.claims.claim(true, request));
     if (written) this.checkSettled(sent, written.settled);
   }
 
   /** Reports every answer a write did not settle: its lease was lost. */
   private checkSettled(sent: SentSettlement[], settled: ReadonlySet<string>): void {
-    for (const d of sent) if (!settled.has(d.chatId)) this.leaseLost(d.chatId);
+    for (const d of sent) if (!settled.has(keyOf(d))) this.leaseLost(d.chatId);
   }
 
   private leaseLost(chatId: string): void {
@@ -196,10 +201,10 @@ export class JobWrites implements LaneWrites {
    * Moves a claimed target out of flight without a delivery, fenced by the lease and kept
    * through an outage. False when the lease was lost or the write could not be made.
    */
-  private async settle(chatId: string, settlement: TargetSettlement): Promise<boolean> {
+  private async settle(target: TargetRef, settlement: TargetSettlement): Promise<boolean> {
     const { deps, job } = this;
     const at = new Date(deps.clock.now());
-    return (await this.durably([chatId], 'settle', () => deps.targets.settle(job.run.runId, chatId, job.token, settlement, at))) === true;
+    return (await this.durably([keyOf(target)], 'settle', () => deps.targets.settle(job.run.runId, target, job.token, settlement, at))) === true;
   }
 
   /**
@@ -208,7 +213,7 @@ export class JobWrites implements LaneWrites {
    * failure stops every lane from claiming. Undefined when the leases ran out first (the
    * targets then expire as `unknown`, which is what a written request without an answer is).
    */
-  private async durably<T>(chatIds: string[], what: string, write: () => Promise<T>): Promise<T | undefined> {
+  private async durably<T>(chatIds: string[] /* target keys */, what: string, write: () => Promise<T>): Promise<T | undefined> {
     const { deps, job } = this;
     const runId = job.run.runId;
     let delay = RETRY_FIRST_MS;
@@ -246,6 +251,7 @@ export class JobWrites implements LaneWrites {
     const now = deps.clock.now();
     const at = new Date(now);
     const scope = { runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index };
+    const key = keyOf(target);
     const outcome = decideSendOutcome(result, {
       attempts: target.attempts,
       partIndex: index,
@@ -263,13 +269,18 @@ export class JobWrites implements LaneWrites {
         report.delivered++;
         report.outcomes += OUTCOME_SENT;
         if (target.settling) deps.events.emit('send:settled', { ...scope, platform: run.account.platform });
-        return { chatId: target.chatId, at, latencyMs: outcome.latencyMs, partsSent: outcome.partsSent, messageId: outcome.messageId };
+        return {
+          chatId: target.chatId,
+          ...(target.threadId && { threadId: target.threadId }),
+          at,
+          latencyMs: outcome.latencyMs,
+          partsSent: outcome.partsSent,
+          messageId: outcome.messageId,
+        };
       }
       case 'next-part': {
         report.delivered++;
-        const owned = await this.durably([target.chatId], 'part', () =>
-          deps.targets.recordPart(run.runId, target.chatId, job.token, outcome.partsSent, outcome.messageId, at),
-        );
+        const owned = await this.durably([key], 'part', () => deps.targets.recordPart(run.runId, target, job.token, outcome.partsSent, outcome.messageId, at));
         if (!owned) deps.events.emit('lease:lost', scope);
         return owned ? 'next-part' : 'stop';
       }
@@ -277,21 +288,21 @@ export class JobWrites implements LaneWrites {
         if (outcome.floodWait) report.floodWaits.push(now);
         report.blockedUntil = outcome.blockedUntil;
         stopWith(report, 'account-wait');
-        await this.durably([target.chatId], 'flood wait', () => deps.repo.accounts.block(run.account.id, new Date(outcome.until), at));
+        await this.durably([key], 'flood wait', () => deps.repo.accounts.block(run.account.id, new Date(outcome.until), at));
         deps.events.emit('account:blocked', { ...scope, code: outcome.code, retryAfterMs: outcome.retryAfterMs });
-        await this.release(target.chatId, outcome.until, outcome.code);
+        await this.release(target, outcome.until, outcome.code);
         return 'stop';
       }
       case 'chat-wait': {
-        await this.release(target.chatId, outcome.until, outcome.code);
+        await this.release(target, outcome.until, outcome.code);
         return 'stop';
       }
       case 'stop-account': {
         stopWith(report, 'account-unavailable');
-        await this.release(target.chatId, outcome.releaseAt, outcome.code);
+        await this.release(target, outcome.releaseAt, outcome.code);
         if (outcome.code === ACCOUNT_RESTRICTED) {
           // Not disconnected: restricted (cooling without an end) until an operator lifts it.
-          const restricted = await this.durably([target.chatId], 'restrict', () => deps.cooling.restrict(run.account.id, at));
+          const restricted = await this.durably([key], 'restrict', () => deps.cooling.restrict(run.account.id, at));
           if (restricted === true)
             deps.events.emit('account:cooling', {
               accountId: run.account.id,
@@ -303,14 +314,14 @@ export class JobWrites implements LaneWrites {
             });
           return 'stop';
         }
-        await this.durably([target.chatId], 'disconnect', () =>
+        await this.durably([key], 'disconnect', () =>
           deps.repo.accounts.disconnect(run.account.id, accountAdvice(run.account.platform, run.account.id, 'disconnected', outcome.code), at),
         );
         return 'stop';
       }
       case 'fail': {
         report.outcomes += OUTCOME_FAILED;
-        await this.settle(target.chatId, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
+        await this.settle(target, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
         // The chat joins the suppression list and its directory entry cannot send: one statement.
         const reason = cannotSendReasonOf(outcome.code);
         if (outcome.suppress || reason !== null) {
@@ -324,7 +335,7 @@ export class JobWrites implements LaneWrites {
       case 'retry':
       case 'settle': {
         // `settle`: sent again to be settled by a platform that deduplicates; marked doubtful meanwhile
-        await this.settle(target.chatId, {
+        await this.settle(target, {
           status: 'pending',
           nextAttemptAt: new Date(outcome.at),
           countAttempt: true,
@@ -335,7 +346,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'unknown': {
-        await this.settle(target.chatId, { status: 'unknown', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
+        await this.settle(target, { status: 'unknown', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
         return 'stop';
       }
       case 'chat-moved': {
@@ -343,8 +354,8 @@ export class JobWrites implements LaneWrites {
         // campaign's targets) and due at once, no attempt counted; if the new id is already a
         // target of this run, this one is skipped so that chat gets the message once.
         const moved =
-          (await this.durably([target.chatId], 'move', () =>
-            deps.targets.moveTarget(run.runId, run.campaignId, target.chatId, outcome.newChatId, job.token, outcome.code, at),
+          (await this.durably([key], 'move', () =>
+            deps.targets.moveTarget(run.runId, run.campaignId, target, outcome.newChatId, job.token, outcome.code, at),
           )) ?? 'lost';
         deps.events.emit('chat:moved', { ...scope, code: outcome.code, newChatId: outcome.newChatId, moved });
         return 'stop';
@@ -352,3 +363,5 @@ export class JobWrites implements LaneWrites {
     }
   }
 }
+
+const keyOf = (t: TargetRef): string => targetKey(t.chatId, t.threadId);

@@ -1,9 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { targetKeySql } from './settle-sent.js';
 
 /** A chat of an audience with its variables (null: none). */
 export interface AudienceMember {
   chatId: string;
+  /** its forum topic (migrations/0039); absent or 0: none */
+  threadId?: number;
   vars: Record<string, string> | null;
 }
 
@@ -16,6 +19,8 @@ export interface MemberWrite extends AudienceMember {
 export interface MemberPage {
   limit: number;
   afterChat?: string | undefined;
+  /** with afterChat: the topic of the previous page's last member (0: none) */
+  afterThread?: number | undefined;
   query?: string | undefined;
 }
 
@@ -38,11 +43,12 @@ export class AudienceMemberRepository {
     if (members.length === 0) return { added: 0, updated: 0 };
     const result = await sql<{ added: number; updated: number }>`
       with up as (
-        insert into audience_members as m (audience_id, chat_id, vars, search, created_at, updated_at)
-        select ${audienceId}::uuid, u.chat_id, u.vars, u.search, ${now}, ${now}
-        from unnest(${members.map((m) => m.chatId)}::text[], ${members.map((m) => (m.vars === null ? null : JSON.stringify(m.vars)))}::jsonb[],
-          ${members.map((m) => m.search)}::text[]) as u(chat_id, vars, search)
-        on conflict (audience_id, chat_id) do update set vars = excluded.vars, search = excluded.search, updated_at = excluded.updated_at
+        insert into audience_members as m (audience_id, chat_id, thread_id, vars, search, created_at, updated_at)
+        select ${audienceId}::uuid, u.chat_id, u.thread_id, u.vars, u.search, ${now}, ${now}
+        from unnest(${members.map((m) => m.chatId)}::text[], ${members.map((m) => m.threadId ?? 0)}::bigint[],
+          ${members.map((m) => (m.vars === null ? null : JSON.stringify(m.vars)))}::jsonb[],
+          ${members.map((m) => m.search)}::text[]) as u(chat_id, thread_id, vars, search)
+        on conflict (audience_id, chat_id, thread_id) do update set vars = excluded.vars, search = excluded.search, updated_at = excluded.updated_at
         -- xmax is 0 on a row this statement inserted, the locker's id on one it updated
         returning (m.xmax = 0) as inserted
       ), counted as (
@@ -53,26 +59,29 @@ export class AudienceMemberRepository {
     return result.rows[0]!;
   }
 
-  /** How many of `chatIds` are already members (an upload's dry run tells added from updated). */
-  async countExisting(audienceId: string, chatIds: string[]): Promise<number> {
-    if (chatIds.length === 0) return 0;
+  /** How many of `members` (chat and topic) are already members (an upload's dry run tells added from updated). */
+  async countExisting(audienceId: string, members: { chatId: string; threadId?: number }[]): Promise<number> {
+    if (members.length === 0) return 0;
     const result = await sql<{ n: number }>`
-      select count(*)::int as n from audience_members where audience_id = ${audienceId}::uuid and chat_id = any(${chatIds}::text[])`.execute(this.db);
+      select count(*)::int as n from audience_members m
+      join unnest(${members.map((m) => m.chatId)}::text[], ${members.map((m) => m.threadId ?? 0)}::bigint[]) as u(chat_id, thread_id)
+        on m.chat_id = u.chat_id and m.thread_id = u.thread_id
+      where m.audience_id = ${audienceId}::uuid`.execute(this.db);
     return result.rows[0]!.n;
   }
 
   /** Members in chat order (the primary key's), read by keyset. */
   async list(audienceId: string, page: MemberPage): Promise<AudienceMember[]> {
-    const after = page.afterChat === undefined ? sql`` : sql`and chat_id > ${page.afterChat}`;
+    const after = page.afterChat === undefined ? sql`` : sql`and (chat_id, thread_id) > (${page.afterChat}, ${page.afterThread ?? 0}::bigint)`;
     const query = page.query ? sql`and search like ${`%${likeLiteral(page.query)}%`}` : sql``;
-    const result = await sql<{ chat_id: string; vars: Record<string, string> | null }>`
-      select chat_id, vars from audience_members
+    const result = await sql<{ chat_id: string; thread_id: number; vars: Record<string, string> | null }>`
+      select chat_id, thread_id, vars from audience_members
       where audience_id = ${audienceId}::uuid ${after} ${query}
-      order by chat_id limit ${page.limit}`.execute(this.db);
-    return result.rows.map((r) => ({ chatId: r.chat_id, vars: r.vars }));
+      order by chat_id, thread_id limit ${page.limit}`.execute(this.db);
+    return result.rows.map((r) => (r.thread_id ? { chatId: r.chat_id, threadId: r.thread_id, vars: r.vars } : { chatId: r.chat_id, vars: r.vars }));
   }
 
-  /** Removes members; answers how many there were. */
+  /** Removes members (a chat in every topic); answers how many there were. */
   async remove(audienceId: string, chatIds: string[], now: Date): Promise<number> {
     if (chatIds.length === 0) return 0;
     const result = await sql<{ removed: number }>`
@@ -88,13 +97,13 @@ export class AudienceMemberRepository {
 
   /**
    * The first member of `audienceIds` (in that order, then chat order) that lacks one of the
-   * variables `names`, leaving out the chats in `exceptChats` (inline targets, whose own vars
-   * win): a campaign's texts need every variable of every chat. null when none lacks one.
+   * variables `names`, leaving out the target keys in `exceptKeys` (inline targets, whose own
+   * vars win; core targetKey): a campaign's texts need every variable of every chat. null when none lacks one.
    */
   async firstMissingVariable(
     audienceIds: string[],
     names: string[],
-    exceptChats: string[],
+    exceptKeys: string[],
   ): Promise<{ audienceId: string; chatId: string; name: string } | null> {
     if (audienceIds.length === 0 || names.length === 0) return null;
     const result = await sql<{ audience_id: string; chat_id: string; name: string }>`
@@ -103,7 +112,7 @@ export class AudienceMemberRepository {
       cross join lateral (
         select m.audience_id, m.chat_id, m.vars from audience_members m
         where m.audience_id = a.id and not (m.vars is not null and m.vars ?& ${names}::text[])
-          and not (m.chat_id = any(${exceptChats}::text[]))
+          and not (${targetKeySql('m')} = any(${exceptKeys}::text[]))
         order by m.chat_id limit 1
       ) m
       cross join lateral (
@@ -129,14 +138,14 @@ export class AudienceMemberRepository {
     return row ? row.vars : undefined;
   }
 
-  /** How many chats a run created now would have: `targets` and the members of `audienceIds`, each chat once. */
-  async runChatCount(audienceIds: string[], targets: string[]): Promise<number> {
-    if (audienceIds.length === 0) return new Set(targets).size;
+  /** How many targets a run created now would have: `targetKeys` (core targetKey) and the members of `audienceIds`, each (chat, topic) once. */
+  async runChatCount(audienceIds: string[], targetKeys: string[]): Promise<number> {
+    if (audienceIds.length === 0) return new Set(targetKeys).size;
     const result = await sql<{ n: number }>`
       select count(*)::int as n from (
-        select unnest(${targets}::text[]) as chat_id
+        select unnest(${targetKeys}::text[]) as k
         union
-        select chat_id from audience_members where audience_id = any(${audienceIds}::uuid[])
+        select ${targetKeySql('m')} from audience_members m where m.audience_id = any(${audienceIds}::uuid[])
       ) x`.execute(this.db);
     return result.rows[0]!.n;
   }

@@ -18,8 +18,10 @@ export interface CampaignRow {
   messages: MessagePart[];
   /** chat ids, in order */
   targets: string[];
-  /** variables of the targets given as {chatId, vars}, by chat id; null when none was */
+  /** variables of the targets given as {chatId, vars}, by target key (core targetKey); null when none was */
   targetVars: TargetVarsByChat | null;
+  /** each target's forum topic in the order of `targets` (0: none); null when none names one (migrations/0039) */
+  targetThreads: number[] | null;
   /** the audiences whose members each run also sends to (migrations/0015), in order */
   audienceIds: string[];
   active: boolean;
@@ -66,6 +68,7 @@ export interface NewCampaignRow {
   messages: MessagePart[];
   targets: string[];
   targetVars: TargetVarsByChat | null;
+  targetThreads: number[] | null;
   audienceIds: string[];
   active: boolean;
   autoResume: boolean;
@@ -85,6 +88,7 @@ export interface CampaignChanges {
   /** with `targetVars`: a new target list replaces both */
   targets?: string[];
   targetVars?: TargetVarsByChat | null;
+  targetThreads?: number[] | null;
   audienceIds?: string[];
   active?: boolean;
   autoResume?: boolean;
@@ -110,6 +114,7 @@ interface Raw {
   messages: MessagePart[];
   targets: string[];
   target_vars: TargetVarsByChat | null;
+  target_threads: number[] | null;
   audience_ids: string[];
   active: boolean;
   auto_resume: boolean;
@@ -130,7 +135,7 @@ interface Raw {
 
 // Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
-  c.messages, c.targets, c.target_vars, c.audience_ids, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
+  c.messages, c.targets, c.target_vars, c.target_threads::int[] as target_threads, c.audience_ids, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
   c.catch_up_policy, c.catch_up_max_lateness_seconds, c.catch_up_through, c.skipped_count, c.last_skipped_at,
   to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at,
   -- a test send is not one of the campaign's runs here (CONTRACT, Send a test)
@@ -150,6 +155,7 @@ function toCampaign(c: Raw): CampaignRow {
     messages: c.messages,
     targets: c.targets,
     targetVars: c.target_vars,
+    targetThreads: c.target_threads,
     audienceIds: c.audience_ids,
     active: c.active,
     autoResume: c.auto_resume,
@@ -198,16 +204,16 @@ export class CampaignRepository {
       with account as (
         select coalesce((select ${accountCanSend('a', now)} from accounts a where a.id = ${c.accountId}::uuid), false) as can_send
       ), saved as (
-        insert into campaigns as c (id, tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages, targets, target_vars, audience_ids,
+        insert into campaigns as c (id, tenant_id, account_id, name, timezone, schedule, window_start, window_end, messages, targets, target_vars, target_threads, audience_ids,
           active, auto_resume, next_run_at, skipped_count, last_skipped_at, catch_up_through, catch_up_policy, catch_up_max_lateness_seconds, created_at, updated_at)
         select coalesce(${c.id ?? null}::uuid, gen_random_uuid()), ${c.tenantId}::uuid, ${c.accountId}::uuid, ${c.name}, ${c.timezone}, ${JSON.stringify(c.schedule)}::jsonb,
-          ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb, ${c.audienceIds}::uuid[],
+          ${c.windowStart}, ${c.windowEnd}, ${JSON.stringify(c.messages)}::jsonb, ${c.targets}::text[], ${varsJson(c.targetVars)}::jsonb, ${c.targetThreads}::bigint[], ${c.audienceIds}::uuid[],
           ${moved(a?.active, c.active)}::boolean, ${c.autoResume}, ${moved(a?.nextRunAt ?? null, c.nextRunAt)}::timestamptz,
           ${moved(a?.skipped ?? 0, 0)}::bigint, ${moved(a?.lastSkippedAt ?? null, null)}::timestamptz, ${moved(a?.catchUpThrough ?? null, null)}::timestamptz,
           ${c.catchUpPolicy}, ${c.catchUpMaxLatenessSeconds}::int, ${now}, ${now}
         from account
         returning ${COLUMNS}, (select can_send from account) as account_can_send
-      )${first ? sql`, ${runInserts([first.run], sql`(select id, targets, target_vars, audience_ids from saved where account_can_send)`)}` : sql``}
+      )${first ? sql`, ${runInserts([first.run], sql`(select id, targets, target_vars, target_threads, audience_ids from saved where account_can_send)`)}` : sql``}
       select saved.*, ${first ? sql`exists (select 1 from created)` : sql`false`} as first_run_created from saved
     `.execute(this.db);
     const row = result.rows[0]!;
@@ -258,6 +264,7 @@ export class CampaignRepository {
     if (changes.messages !== undefined) sets.push(sql`messages = ${JSON.stringify(changes.messages)}::jsonb`);
     if (changes.targets !== undefined) sets.push(sql`targets = ${changes.targets}::text[]`);
     if (changes.targetVars !== undefined) sets.push(sql`target_vars = ${varsJson(changes.targetVars)}::jsonb`);
+    if (changes.targetThreads !== undefined) sets.push(sql`target_threads = ${changes.targetThreads}::bigint[]`);
     if (changes.audienceIds !== undefined) sets.push(sql`audience_ids = ${changes.audienceIds}::uuid[]`);
     if (changes.active !== undefined) sets.push(sql`active = ${changes.active}`);
     if (changes.autoResume !== undefined) sets.push(sql`auto_resume = ${changes.autoResume}`);

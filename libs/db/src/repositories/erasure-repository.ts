@@ -182,14 +182,23 @@ export class ErasureRepository {
         select id, sha256(chat_salt || convert_to(${chatId}, 'UTF8')), ${now} from tenants where id = ${tenantId}::uuid
         on conflict do nothing`.execute(trx);
       const campaigns = await sql`
-        update campaigns set targets = array_remove(targets, ${chatId}), target_vars = target_vars - ${chatId}, updated_at = ${now}
-         where tenant_id = ${tenantId}::uuid and ${chatId} = any(targets)`.execute(trx);
+        update campaigns c set
+          -- every target of the chat, in any topic; target_threads stays parallel to targets (migrations/0039)
+          targets = array(select t.chat_id from unnest(c.targets) with ordinality as t(chat_id, i) where t.chat_id <> ${chatId} order by t.i),
+          target_threads = case when c.target_threads is null then null else
+            array(select c.target_threads[t.i] from unnest(c.targets) with ordinality as t(chat_id, i) where t.chat_id <> ${chatId} order by t.i) end,
+          target_vars = (select jsonb_object_agg(e.k, e.v) from jsonb_each(c.target_vars) as e(k, v)
+            where e.k <> ${chatId} and not starts_with(e.k, ${chatId} || chr(31))),
+          updated_at = ${now}
+         where c.tenant_id = ${tenantId}::uuid and ${chatId} = any(c.targets)`.execute(trx);
       const members = await sql`
         with gone as (
           delete from audience_members m using audiences a
            where a.id = m.audience_id and a.tenant_id = ${tenantId}::uuid and m.chat_id = ${chatId} returning m.audience_id
         )
-        update audiences a set member_count = member_count - 1, updated_at = ${now} from gone where a.id = gone.audience_id`.execute(trx);
+        -- a chat may be a member in several topics
+        update audiences a set member_count = member_count - g.n, updated_at = ${now}
+          from (select audience_id, count(*)::int as n from gone group by audience_id) g where a.id = g.audience_id`.execute(trx);
       const targets = await sql`
         delete from run_targets t using runs r where r.id = t.run_id and r.tenant_id = ${tenantId}::uuid and t.chat_id = ${chatId}`.execute(trx);
       const directory = await sql`

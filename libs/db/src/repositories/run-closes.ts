@@ -54,7 +54,7 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
         ]
       : [],
   );
-  const done = sent.length > 0 ? sql`(t.run_id, t.chat_id) in (select s.run_id, s.chat_id from settled s)` : sql`false`;
+  const done = sent.length > 0 ? sql`(t.run_id, t.chat_id, t.thread_id) in (select s.run_id, s.chat_id, s.thread_id from settled s)` : sql`false`;
   const f = finishRun('success', null, now);
   return sql<CloseRow>`
     with asked as materialized (
@@ -94,7 +94,7 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
         : sql``
     }
     select c.*,
-      ${sent.length > 0 ? sql`(select array_agg(s.chat_id) from settled s where s.run_id = c.run_id)` : sql`null::text[]`} as settled,
+      ${sent.length > 0 ? sql`(select array_agg(s.target_key) from settled s where s.run_id = c.run_id)` : sql`null::text[]`} as settled,
       ${finish ? sql`exists (select 1 from finished x where x.id = c.run_id)` : sql`false`} as finished
     from counted c`;
 }

@@ -87,17 +87,17 @@ export class RunControlRepository {
     return row ? { ...toRun(row), timezone: row.timezone, windowStart: row.window_start, windowEnd: row.window_end } : null;
   }
 
-  /** A run's targets in chat id order; `after` is the last chat id of the previous page. */
+  /** A run's targets in (chat id, topic) order; `after` is the last target of the previous page. */
   async listTargets(
     runId: string,
     status: TargetStatus | undefined,
     limit: number,
-    after: string | undefined,
+    after: { chatId: string; threadId: number } | undefined,
     receipts: ReceiptFilter = {},
   ): Promise<TargetRow[]> {
     let query = this.db
       .selectFrom('run_targets')
-      .select(['chat_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
+      .select(['chat_id', 'thread_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
       .select(['delivered_at', 'read_at', 'replied_at', 'delivered_to', 'read_by', 'member_count'])
       .where('run_id', '=', runId);
     if (status) query = query.where('status', '=', status);
@@ -108,10 +108,11 @@ export class RunControlRepository {
     ] as const) {
       if (flag !== undefined) query = query.where(column, flag ? 'is not' : 'is', null);
     }
-    if (after !== undefined) query = query.where('chat_id', '>', after);
-    const rows = await query.orderBy('chat_id').limit(limit).execute();
+    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('chat_id', 'thread_id'), '>', eb.tuple(after.chatId, after.threadId)));
+    const rows = await query.orderBy('chat_id').orderBy('thread_id').limit(limit).execute();
     return rows.map((t) => ({
       chatId: t.chat_id,
+      threadId: t.thread_id === 0 ? null : t.thread_id,
       status: t.status,
       attempts: t.attempts,
       // The column default (the epoch, or -infinity which pg returns as a number) means "due at once".

@@ -35,7 +35,7 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
  * insertRuns' statement as CTEs, for a statement that writes more beside them (the tick's and
  * the instant start's, which move the campaigns on in the same round trip): `created` returns
  * the id of each run actually created. `runs` is not empty. `campaigns` is where the runs'
- * campaigns are read (id, targets, target_vars, audience_ids): the table, or the rows a campaign
+ * campaigns are read (id, targets, target_vars, target_threads, audience_ids): the table, or the rows a campaign
  * insert of the same statement returns (a statement does not see its own inserts in the table),
  * and a run whose campaign is not there is not created.
  *
@@ -57,7 +57,8 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
     created as (
       insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
       select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts,
-        coalesce(cardinality(c.targets), 0) + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_chats(c.audience_ids, c.targets)) else 0 end,
+        coalesce(cardinality(c.targets), 0)
+          + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads))) else 0 end,
         r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
       from unnest(
         ${sql.val(runs.map((r) => r.id))}::uuid[],
@@ -75,16 +76,20 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
       on conflict do nothing
       returning id, campaign_id, scheduled_at, ignored_interval
     ), targets as (
-      insert into run_targets (run_id, chat_id, next_attempt_at, vars)
-      select r.id, t.chat_id,
+      insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
+      select r.id, t.chat_id, t.thread_id,
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
         t.vars
       from created r
       join ${campaigns} c on c.id = r.campaign_id
       cross join lateral (
-        select t.chat_id, c.target_vars -> t.chat_id as vars from unnest(c.targets) as t(chat_id)
+        -- a topic's variables under its target key (migrations/0039), a chat's under its id
+        select t.chat_id, coalesce(c.target_threads[t.i], 0) as thread_id,
+          c.target_vars -> (t.chat_id || case when coalesce(c.target_threads[t.i], 0) = 0 then '' else chr(31) || c.target_threads[t.i]::text end) as vars
+        from unnest(c.targets) with ordinality as t(chat_id, i)
         union all
-        select m.chat_id, m.vars from audience_chats(c.audience_ids, c.targets) as m where cardinality(c.audience_ids) > 0
+        select m.chat_id, m.thread_id, m.vars from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m
+        where cardinality(c.audience_ids) > 0
       ) as t
       on conflict do nothing
     )

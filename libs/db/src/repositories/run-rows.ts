@@ -36,6 +36,8 @@ export interface RunWithWindow extends RunRow {
 
 export interface TargetRow {
   chatId: string;
+  /** its forum topic (migrations/0039); null: none */
+  threadId: number | null;
   status: TargetStatus;
   attempts: number;
   nextAttemptAt: Date | null;

@@ -2,13 +2,18 @@ import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
 import type { HealthWrite } from './account-cooling.js';
 import { closeStatement, toCloseResult, type CloseRequest, type CloseResult } from './run-closes.js';
-import { settleSentStatement, type SentSettlement } from './settle-sent.js';
+import { settleSentStatement, targetKeySql, type SentSettlement } from './settle-sent.js';
 
 export type { SentSettlement } from './settle-sent.js';
 export type { CloseRequest, CloseResult } from './run-closes.js';
 
-export interface ClaimedTarget {
+/** A target of a run: its chat and forum topic (migrations/0039; absent or 0: none). */
+export interface TargetRef {
   chatId: string;
+  threadId?: number;
+}
+
+export interface ClaimedTarget extends TargetRef {
   partsSent: number;
   attempts: number;
   /** the run's copy of the chat's variables (personal messages); absent when it has none */
@@ -34,7 +39,7 @@ export type TargetSettlement =
 
 /** What one claim statement did. */
 export interface ClaimResult {
-  /** the delivered targets passed in that were written (their leases were still held) */
+  /** the target keys (core targetKey) of the delivered targets passed in that were written (their leases were still held) */
   settled: Set<string>;
   /** the targets claimed, at most `limit`, in the order they came due (fewer: no more are due) */
   claimed: ClaimedTarget[];
@@ -93,6 +98,8 @@ export class TargetSendRepository {
       run_id: string;
       owner: string;
       chat_id: string | null;
+      thread_id: number | null;
+      target_key: string | null;
       parts_sent: number | null;
       attempts: number | null;
       vars: Record<string, string> | null;
@@ -114,6 +121,7 @@ export class TargetSendRepository {
             -- may read it through runs_open_idx, every open run's entry for each claim (seen in
             -- throughput's plans: 29 other runs' entries read per claim)
             and (select r.status from runs r where r.id = a.run_id) = 'running'
+          -- run_targets_due_idx's order (a chat's topics come due in any order among themselves)
           order by p.next_attempt_at, p.chat_id
           limit a.lim
           for update skip locked
@@ -125,7 +133,7 @@ export class TargetSendRepository {
         -- each row written at the address its lock found (no second descent of the key)
         from due d
         where t.ctid = d.row_at
-        returning t.run_id, t.lease_owner as owner, t.chat_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at, t.ambiguous_at is not null as settling
+        returning t.run_id, t.lease_owner as owner, t.chat_id, t.thread_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at, t.ambiguous_at is not null as settling
       )${
         stampFirst
           ? sql`, first_send as (
@@ -136,19 +144,20 @@ export class TargetSendRepository {
       )`
           : sql``
       }
-      select 'claimed' as kind, run_id, owner, chat_id, parts_sent, attempts, vars, error_code, next_attempt_at, settling from claimed
-      ${sent.length > 0 ? sql`union all select 'settled', run_id, owner, chat_id, null, null, null, null, null, null from settled` : sql``}
-      ${stampFirst ? sql`union all select 'first', id, owner, null, null, null, null, null, null, null from first_send` : sql``}
-      order by kind, run_id, next_attempt_at, chat_id
+      select 'claimed' as kind, run_id, owner, chat_id, thread_id, null as target_key, parts_sent, attempts, vars, error_code, next_attempt_at, settling from claimed
+      ${sent.length > 0 ? sql`union all select 'settled', run_id, owner, chat_id, thread_id, target_key, null, null, null, null, null, null from settled` : sql``}
+      ${stampFirst ? sql`union all select 'first', id, owner, null, null, null, null, null, null, null, null, null from first_send` : sql``}
+      order by kind, run_id, next_attempt_at, chat_id, thread_id
     `.execute(this.db);
     const job = (runId: string, owner: string) => `${runId} ${owner}`;
     const byJob = new Map(requests.map((r) => [job(r.runId, r.owner), { settled: new Set<string>(), claimed: [] as ClaimedTarget[], firstSend: false }]));
     for (const row of result.rows) {
       const to = byJob.get(job(row.run_id, row.owner))!;
-      if (row.kind === 'settled') to.settled.add(row.chat_id!);
+      if (row.kind === 'settled') to.settled.add(row.target_key!);
       else if (row.kind === 'first') to.firstSend = true;
       else {
         const claimed: ClaimedTarget = { chatId: row.chat_id!, partsSent: row.parts_sent ?? 0, attempts: row.attempts ?? 0, errorCode: row.error_code };
+        if (row.thread_id) claimed.threadId = row.thread_id;
         if (row.vars !== null) claimed.vars = row.vars;
         if (row.settling) claimed.settling = true;
         to.claimed.push(claimed);
@@ -188,8 +197,8 @@ export class TargetSendRepository {
    * Records one delivered part while the target stays in flight (its later parts are still to
    * go). Written before the next part is sent, so a crash never re-sends a delivered part.
    */
-  async recordPart(runId: string, chatId: string, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
-    return this.updateHeld(runId, chatId, owner, {
+  async recordPart(runId: string, target: TargetRef, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
+    return this.updateHeld(runId, target, owner, {
       parts_sent: partsSent,
       message_ids: sql`array_append(message_ids, ${messageId})`,
       send_started_at: null,
@@ -201,8 +210,8 @@ export class TargetSendRepository {
    * Marks a held target's send as begun (`now`) or, with null, as waiting again. Used where
    * something stands between a claim and its request (a later part's slot, a media upload).
    */
-  async markSending(runId: string, chatId: string, owner: string, at: Date | null, now: Date): Promise<boolean> {
-    return this.updateHeld(runId, chatId, owner, { send_started_at: at, updated_at: now });
+  async markSending(runId: string, target: TargetRef, owner: string, at: Date | null, now: Date): Promise<boolean> {
+    return this.updateHeld(runId, target, owner, { send_started_at: at, updated_at: now });
   }
 
   /**
@@ -210,11 +219,11 @@ export class TargetSendRepository {
    * leaves it `pending`, never `unknown`) is stamped as sending once the typing is over, and
    * the run's first send with it (unless `firstSendKnown`), in one statement.
    */
-  async markTypedSending(runId: string, chatId: string, owner: string, at: Date, firstSendKnown: boolean): Promise<{ owned: boolean; firstSend: boolean }> {
+  async markTypedSending(runId: string, target: TargetRef, owner: string, at: Date, firstSendKnown: boolean): Promise<{ owned: boolean; firstSend: boolean }> {
     const result = await sql<{ owned: number; first_send: number }>`
       with held as (
         update run_targets set send_started_at = ${at}, updated_at = ${at}
-        where run_id = ${runId} and chat_id = ${chatId} and lease_owner = ${owner} and status = 'in_flight'
+        where run_id = ${runId} and chat_id = ${target.chatId} and thread_id = ${target.threadId ?? 0} and lease_owner = ${owner} and status = 'in_flight'
         returning 1
       ), first_send as (
         update runs set first_send_at = ${at}
@@ -227,7 +236,7 @@ export class TargetSendRepository {
   }
 
   /** Moves a target out of `in_flight` (not delivered), only if `owner` still holds its lease. */
-  async settle(runId: string, chatId: string, owner: string, s: TargetSettlement, now: Date): Promise<boolean> {
+  async settle(runId: string, target: TargetRef, owner: string, s: TargetSettlement, now: Date): Promise<boolean> {
     const common = {
       lease_owner: null,
       lease_expires_at: null,
@@ -246,16 +255,17 @@ export class TargetSendRepository {
             ...(s.ambiguous && { ambiguous_at: sql<Date>`coalesce(ambiguous_at, ${now})` }),
           }
         : { ...common, status: s.status };
-    return this.updateHeld(runId, chatId, owner, patch);
+    return this.updateHeld(runId, target, owner, patch);
   }
 
   /** One target's row changed only while `owner` holds its lease: true when it did. */
-  private async updateHeld(runId: string, chatId: string, owner: string, patch: UpdateObject<DB, 'run_targets'>): Promise<boolean> {
+  private async updateHeld(runId: string, target: TargetRef, owner: string, patch: UpdateObject<DB, 'run_targets'>): Promise<boolean> {
     const result = await this.db
       .updateTable('run_targets')
       .set(patch)
       .where('run_id', '=', runId)
-      .where('chat_id', '=', chatId)
+      .where('chat_id', '=', target.chatId)
+      .where('thread_id', '=', target.threadId ?? 0)
       .where('lease_owner', '=', owner)
       .where('status', '=', 'in_flight')
       .executeTakeFirst();
@@ -266,7 +276,7 @@ export class TargetSendRepository {
    * Gives back every target `owner` still holds in this run, but those in `except`: `pending`
    * again, due at once, no attempt counted. Called only once a job's lanes have all stopped,
    * after a claim statement whose answer was lost (a database outage): such a claim may have
-   * committed, and the lane that never saw it never sent it. `except` names the targets whose
+   * committed, and the lane that never saw it never sent it. `except` names the targets (keys) whose
    * requests were written and whose answers could not be recorded: they stay to expire.
    */
   async releaseClaims(runId: string, owner: string, except: string[], now: Date): Promise<number> {
@@ -276,7 +286,7 @@ export class TargetSendRepository {
       .where('run_id', '=', runId)
       .where('lease_owner', '=', owner)
       .where('status', '=', 'in_flight')
-      .where((eb) => (except.length > 0 ? eb('chat_id', 'not in', except) : eb.val(true)))
+      .where((eb) => (except.length > 0 ? eb(targetKeySql('run_targets'), 'not in', except) : eb.val(true)))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
@@ -292,31 +302,33 @@ export class TargetSendRepository {
   async moveTarget(
     runId: string,
     campaignId: string,
-    chatId: string,
+    target: TargetRef,
     newChatId: string,
     owner: string,
     code: string,
     now: Date,
   ): Promise<'moved' | 'skipped' | 'lost'> {
+    const { chatId } = target;
+    const threadId = target.threadId ?? 0;
     const message = `chat moved to ${newChatId}`;
     const result = await sql<{ moved: number; skipped: number }>`
       with held as (
-        select chat_id, exists (select 1 from run_targets o where o.run_id = ${runId} and o.chat_id = ${newChatId}) as taken
+        select chat_id, thread_id, exists (select 1 from run_targets o where o.run_id = ${runId} and o.chat_id = ${newChatId} and o.thread_id = ${threadId}) as taken
         from run_targets
-        where run_id = ${runId} and chat_id = ${chatId} and lease_owner = ${owner} and status = 'in_flight'
+        where run_id = ${runId} and chat_id = ${chatId} and thread_id = ${threadId} and lease_owner = ${owner} and status = 'in_flight'
         for update
       ), moved as (
         update run_targets t
         set chat_id = ${newChatId}, status = 'pending', next_attempt_at = least(t.next_attempt_at, ${now}),
           lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${`moved from ${chatId}`}, updated_at = ${now}
         from held h
-        where t.run_id = ${runId} and t.chat_id = h.chat_id and not h.taken
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and t.thread_id = h.thread_id and not h.taken
         returning t.chat_id
       ), skipped as (
         update run_targets t
         set status = 'skipped', lease_owner = null, lease_expires_at = null, send_started_at = null, error_code = ${code}, error_message = ${message}, updated_at = ${now}
         from held h
-        where t.run_id = ${runId} and t.chat_id = h.chat_id and h.taken
+        where t.run_id = ${runId} and t.chat_id = h.chat_id and t.thread_id = h.thread_id and h.taken
         returning t.chat_id
       ), campaign as (
         update campaigns c
@@ -328,6 +340,8 @@ export class TargetSendRepository {
             else (c.target_vars - ${chatId}::text) || jsonb_build_object(${newChatId}::text, c.target_vars -> ${chatId}::text) end,
           updated_at = ${now}
         where c.id = ${campaignId} and ${chatId}::text = any(c.targets) and exists (select 1 from held)
+          -- removing an id would shift the targets' topics (migrations/0039): such a campaign keeps its list
+          and (c.target_threads is null or not ${newChatId}::text = any(c.targets))
         returning c.id
       )
       select (select count(*) from moved)::int as moved, (select count(*) from skipped)::int as skipped,

@@ -3,7 +3,7 @@ import type { DB } from '../types.js';
 import type { NewRun } from './run-creation.js';
 
 /**
- * Inserts a test send's run (trigger `test`) and its one target in one statement: `chatId`,
+ * Inserts a test send's run (trigger `test`) and its one target in one statement: `chatId` (in topic `threadId`, 0: none),
  * with `vars` as its variables (null: none). Nothing gates it: not the per-chat interval, not
  * the one-open-run rule, not the one-run-per-occurrence rule (migrations/0015 leaves test runs
  * out of each); suppressed chats are the sender's, as for any run.
@@ -13,6 +13,7 @@ export async function insertTestRun(
   run: Omit<NewRun, 'trigger' | 'ignoreInterval'>,
   chatId: string,
   vars: Record<string, string> | null,
+  threadId = 0,
 ): Promise<void> {
   await sql`
     with created as (
@@ -21,6 +22,6 @@ export async function insertTestRun(
         ${run.scheduledAt}, ${run.windowEndAt}, ${run.jobId}, true)
       returning id
     )
-    insert into run_targets (run_id, chat_id, next_attempt_at, vars)
-    select id, ${chatId}, 'epoch'::timestamptz, ${vars === null ? null : JSON.stringify(vars)}::jsonb from created`.execute(db);
+    insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
+    select id, ${chatId}, ${threadId}::bigint, 'epoch'::timestamptz, ${vars === null ? null : JSON.stringify(vars)}::jsonb from created`.execute(db);
 }

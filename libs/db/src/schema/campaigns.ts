@@ -34,6 +34,8 @@ export interface CampaignsTable {
   targets: string[];
   /** migrations/0010: {chatId: {name: value}} for targets given with variables; null when none */
   target_vars: ColumnType<TargetVarsByChat | null, string | null, string | null>;
+  /** migrations/0039: each target's forum topic in the order of targets (0: none); null when none names one */
+  target_threads: ColumnType<number[] | null, number[] | null | undefined, number[] | null>;
   /** migrations/0015: the audiences whose members each run also sends to */
   audience_ids: Generated<string[]>;
   active: Generated<boolean>;
@@ -68,6 +70,8 @@ export interface AudiencesTable {
 export interface AudienceMembersTable {
   audience_id: string;
   chat_id: string;
+  /** migrations/0039: the forum topic, 0 for none */
+  thread_id: Generated<number>;
   vars: ColumnType<Record<string, string> | null, string | null, string | null>;
   /** the chat id and the values, folded for search, joined by U+001F */
   search: string;

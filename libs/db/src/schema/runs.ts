@@ -32,6 +32,8 @@ export interface RunsTable {
 export interface RunTargetsTable {
   run_id: string;
   chat_id: string;
+  /** migrations/0039: the forum topic (Telegram's message_thread_id), 0 for none; part of the key */
+  thread_id: Generated<number>;
   status: Generated<TargetStatus>;
   attempts: Generated<number>;
   parts_sent: Generated<number>;
@@ -65,6 +67,7 @@ export interface RunTargetsTable {
 export interface TargetMemberReceiptsTable {
   run_id: string;
   chat_id: string;
+  thread_id: Generated<number>;
   member: string;
   delivered_at: NullableTimestamp;
   read_at: NullableTimestamp;

@@ -83,10 +83,13 @@ export class TelegramUserTransport implements Transport {
     }
     const randomId = randomIdOf(message.idempotencyKey);
     const { part } = message;
+    // A forum topic is posted into as a reply to its top message (Telegram's api/forum); top_msg_id
+    // only names the topic of a reply to another message in it, which this is not.
+    const replyTo = message.threadId ? new Api.InputReplyToMessage({ replyToMsgId: message.threadId }) : undefined;
     const request =
       part.type === 'text'
-        ? new Api.messages.SendMessage({ peer, message: part.text, randomId })
-        : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId });
+        ? new Api.messages.SendMessage({ peer, message: part.text, randomId, ...(replyTo && { replyTo }) })
+        : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId, ...(replyTo && { replyTo }) });
     try {
       return { kind: 'delivered', messageId: messageIdOf(await client.invoke(request)) };
     } catch (error) {

@@ -94,7 +94,9 @@ export class TelegramTransport implements Transport {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
     }
     const { chatId, part } = message;
-    if (part.type === 'text') return this.request(token, 'sendMessage', json({ chat_id: chatId, text: part.text }), chatId, false, message.onWritten);
+    // a forum topic's posts carry its message_thread_id; without it Telegram posts to General
+    const to: Record<string, unknown> = message.threadId ? { chat_id: chatId, message_thread_id: message.threadId } : { chat_id: chatId };
+    if (part.type === 'text') return this.request(token, 'sendMessage', json({ ...to, text: part.text }), chatId, false, message.onWritten);
     const kind = mediaKindOf(part);
     const { method, field } = FILE_KINDS[kind];
     if (!part.upload) {
@@ -102,7 +104,7 @@ export class TelegramTransport implements Transport {
       return this.request(
         token,
         method,
-        json({ chat_id: chatId, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }),
+        json({ ...to, [field]: fileId, ...(part.caption ? { caption: part.caption } : {}) }),
         chatId,
         false,
         message.onWritten,
@@ -112,11 +114,11 @@ export class TelegramTransport implements Transport {
     // this catches one saved before).
     const tooLarge = uploadTooLarge(this.platform, part.upload.bytes.length);
     if (tooLarge) return { kind: 'rejected', code: MEDIA_TOO_LARGE, message: `${tooLarge}: not sent` };
-    const result = await this.request(token, method, uploadBody(chatId, part, field), chatId, true, message.onWritten);
+    const result = await this.request(token, method, uploadBody(to, part, field), chatId, true, message.onWritten);
     // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
     // means nothing was posted, so the same file goes once more, as a document, unchanged.
     if (kind === 'photo' && result.kind === 'rejected' && PHOTO_REFUSALS.has(result.code)) {
-      return this.request(token, FILE_KINDS.document.method, uploadBody(chatId, part, FILE_KINDS.document.field), chatId, true, message.onWritten);
+      return this.request(token, FILE_KINDS.document.method, uploadBody(to, part, FILE_KINDS.document.field), chatId, true, message.onWritten);
     }
     return result;
   }
@@ -175,8 +177,8 @@ function mediaKindOf(part: MediaPart): FileKind {
 }
 
 /** The multipart body uploading the part's content in `field`, with its caption. */
-function uploadBody(chatId: string, part: MediaPart, field: string): { contentType: string; bytes: Buffer } {
-  const fields: FormField[] = [{ name: 'chat_id', value: chatId }];
+function uploadBody(to: Record<string, unknown>, part: MediaPart, field: string): { contentType: string; bytes: Buffer } {
+  const fields: FormField[] = Object.entries(to).map(([name, value]) => ({ name, value: String(value) }));
   if (part.caption) fields.push({ name: 'caption', value: part.caption });
   fields.push({ name: field, filename: part.filename ?? defaultFilename(part.contentType), contentType: part.contentType, bytes: part.upload!.bytes });
   return multipartBody(fields);

@@ -8,7 +8,7 @@ import { readMembersCsv, writeMembersCsv, type MemberInput } from '../audience-c
 import { mergeRepeats, upsertMembers } from '../audience-members.js';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
+import { decodePosition, decodeTargetCursor, encodePosition, encodeTargetCursor, pageOf } from '../cursor.js';
 import { ApiError, conflict, invalidField, notFound, validationFailed } from '../errors.js';
 import {
   addMembersBody,
@@ -171,9 +171,10 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     async (req) => {
       const { limit, cursor, query } = req.query;
       const found = await mustFind(req.params.id, scopeOf(req.caller));
-      const afterChat = cursor === undefined ? undefined : decodeChatCursor(cursor);
-      const rows = await members.list(found.id, { limit: limit + 1, afterChat, query: query === undefined ? undefined : foldForSearch(query) });
-      const page = pageOf(rows, limit, (m) => encodeChatCursor(m.chatId));
+      const after = cursor === undefined ? undefined : decodeTargetCursor(cursor);
+      const folded = query === undefined ? undefined : foldForSearch(query);
+      const rows = await members.list(found.id, { limit: limit + 1, afterChat: after?.chatId, afterThread: after?.threadId, query: folded });
+      const page = pageOf(rows, limit, (m) => encodeTargetCursor(m.chatId, m.threadId ?? 0));
       return { items: page.rows.map(memberView), nextCursor: page.nextCursor };
     },
   );
@@ -199,10 +200,7 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
       const body = req.body as unknown;
       const given = Buffer.isBuffer(body) ? fromCsv(body) : mergeRepeats((body as z.output<typeof addMembersBody>).members);
       if (req.query.dryRun) {
-        const existing = await members.countExisting(
-          found.id,
-          given.map((m) => m.chatId),
-        );
+        const existing = await members.countExisting(found.id, given);
         return { added: given.length - existing, updated: existing, preview: given.slice(0, PREVIEW_SIZE).map(memberView) };
       }
       return ctx.db.transaction().execute((trx) => upsertMembers(trx, found.id, given, ctx.now()));
@@ -223,11 +221,11 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
     async (req, reply) => {
       const found = await mustFind(req.params.id, scopeOf(req.caller));
       const all = [];
-      for (let afterChat: string | undefined; ; ) {
-        const page = await members.list(found.id, { limit: EXPORT_PAGE, afterChat });
+      for (let after: { chatId: string; threadId?: number } | undefined; ; ) {
+        const page = await members.list(found.id, { limit: EXPORT_PAGE, afterChat: after?.chatId, afterThread: after?.threadId });
         all.push(...page);
         if (page.length < EXPORT_PAGE) break;
-        afterChat = page[page.length - 1]!.chatId;
+        after = page[page.length - 1]!;
       }
       const filename = `${found.name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || 'audience'}.csv`;
       return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`).send(writeMembersCsv(all));

@@ -5,7 +5,7 @@ import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { checkNewCampaign } from '../new-campaign.js';
-import { chatIdOf } from '../personal-rules.js';
+import { keyOfTarget } from '../personal-rules.js';
 import { createCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams, storableInstant } from '../schemas/common.js';
 import { campaignPreview, occurrenceList, occurrencesQuery, occurrenceView, PREVIEW_OCCURRENCES } from '../schemas/previews.js';
@@ -87,7 +87,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       const run = previewRun(
         {
           // the chats a run created now would send to, audience members included
-          targets: await new AudienceMemberRepository(ctx.db).runChatCount(draft.audienceIds, draft.targets.map(chatIdOf)),
+          targets: await new AudienceMemberRepository(ctx.db).runChatCount(draft.audienceIds, draft.targets.map(keyOfTarget)),
           partsPerChat: draft.messages.length,
           perMinute: account?.maxSendPerMinute ?? ctx.config.defaultMaxSendPerMinute,
           timezone: draft.timezone,

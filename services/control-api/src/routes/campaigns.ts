@@ -8,7 +8,7 @@ import { campaignProblems, normaliseSchedule, type CampaignDraft } from '../camp
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { notFound, validationFailed } from '../errors.js';
-import { audienceProblems, checkNewCampaign, ownershipProblems, uploadLimitProblems } from '../new-campaign.js';
+import { audienceProblems, checkNewCampaign, ownershipProblems, topicProblems, uploadLimitProblems } from '../new-campaign.js';
 import { givenTargets, namedPersonalProblems, storedTargets } from '../personal-rules.js';
 import { startManualRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
@@ -150,7 +150,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           schedule: patch.schedule ? normaliseSchedule(patch.schedule) : current.schedule,
           deliveryWindow: patch.deliveryWindow ?? { start: current.windowStart, end: current.windowEnd },
           messages: patch.messages ?? current.messages,
-          targets: patch.targets ?? givenTargets(current.targets, current.targetVars),
+          targets: patch.targets ?? givenTargets(current.targets, current.targetVars, current.targetThreads),
           audienceIds: patch.audienceIds ?? current.audienceIds,
         };
         const now = ctx.now();
@@ -167,6 +167,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
             : []),
           ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined
             ? await audienceProblems(trx, current.tenantId, draft, true)
+            : []),
+          ...(patch.accountId !== undefined || patch.targets !== undefined
+            ? await topicProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.targets)
             : []),
         ];
         if (problems.length > 0) throw validationFailed(problems);

@@ -2,7 +2,7 @@ import { explainTarget } from '@metronome/core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
-import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
+import { decodePosition, decodeTargetCursor, encodePosition, encodeTargetCursor, pageOf } from '../cursor.js';
 import { notFound } from '../errors.js';
 import { cancelRun, pauseRun, resumeRun, retryFailedRun } from '../run-actions.js';
 import { runViews } from '../run-views.js';
@@ -61,11 +61,11 @@ export const runRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app,
     },
     async (req) => {
       const { limit, cursor, status, delivered, read, replied } = req.query;
-      const after = cursor === undefined ? undefined : decodeChatCursor(cursor);
+      const after = cursor === undefined ? undefined : decodeTargetCursor(cursor);
       const found = await ctx.runs.find(req.params.id, scopeOf(req.caller));
       if (!found) throw notFound('run');
       const [rows, explained] = await Promise.all([ctx.runs.listTargets(found.id, status, limit + 1, after, { delivered, read, replied }), explain([found])]);
-      const page = pageOf(rows, limit, (t) => encodeChatCursor(t.chatId));
+      const page = pageOf(rows, limit, (t) => encodeTargetCursor(t.chatId, t.threadId ?? 0));
       const ofRun = explained.get(found.id);
       const now = ctx.now();
       const waitingOf = (t: (typeof rows)[number]) => (ofRun ? explainTarget(t, ofRun.explanation.waiting, ofRun.facts, now) : null);

@@ -2,7 +2,7 @@ import { CATCH_UP_ALL_LIMIT, MAX_LATENESS_SECONDS, MAX_TARGET_VARS, MAX_VAR_VALU
 import type { CampaignRow } from '@metronome/db';
 import { z } from 'zod';
 import { givenTargets } from '../personal-rules.js';
-import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, time, timeInput } from './common.js';
+import { chatId, id, iso, pageOf, pageQuery, storableInstant, text, threadId, time, timeInput } from './common.js';
 
 export const MAX_PARTS = 10;
 export const MAX_TARGETS = 10_000;
@@ -53,17 +53,17 @@ export const targetVars = z
 function targetProblem(issue: { code?: string; input?: unknown; errors?: unknown }): string | undefined {
   if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors)) return undefined;
   const option = typeof issue.input === 'string' ? 0 : issue.input !== null && typeof issue.input === 'object' ? 1 : -1;
-  if (option === -1) return 'expected a chat id or {chatId, vars}';
+  if (option === -1) return 'expected a chat id or {chatId, threadId?, vars?}';
   const first = (issue.errors[option] as { path: PropertyKey[]; message: string }[] | undefined)?.[0];
   if (!first) return undefined;
   return first.path.length > 0 ? `${first.path.map(String).join('.')}: ${first.message}` : first.message;
 }
 
-/** A target: a chat id, or a chat id with its variables (personal messages). */
+/** A target: a chat id, or a chat id with its forum topic and/or its variables (personal messages). */
 export const target = z
-  .union([chatId, z.strictObject({ chatId, vars: targetVars })], { error: targetProblem })
+  .union([chatId, z.strictObject({ chatId, threadId: threadId.optional(), vars: targetVars.optional() })], { error: targetProblem })
   .describe(
-    "a chat id, or {chatId, vars} for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run",
+    "a chat id, or {chatId, threadId?, vars?}: threadId posts into a forum topic of the chat (telegram, telegram_user; the same chat in two topics is two targets); vars for personal messages: every {{name}} a text or caption uses must have a value in every target's vars; {a|b|c} sends one option, the same for a chat on every re-send of a run",
   )
   .meta({ id: 'Target' });
 
@@ -167,8 +167,10 @@ export const campaign = z
       ]),
     ),
     targets: z
-      .array(z.union([z.string(), z.object({ chatId: z.string(), vars: z.record(z.string(), z.string()) })]))
-      .describe('as given: chat ids stay strings, targets given with variables stay {chatId, vars}'),
+      .array(z.union([z.string(), z.object({ chatId: z.string(), threadId: z.number().int().optional(), vars: z.record(z.string(), z.string()).optional() })]))
+      .describe(
+        'as given: chat ids stay strings, targets given with a topic or variables stay {chatId, threadId?, vars?} (an object with neither shows as its chat id)',
+      ),
     nextRunAt: time
       .nullable()
       .describe('the next occurrence not yet turned into a run; also null when the stored one lies outside years 0001–9999 (lastError says so)'),
@@ -221,7 +223,7 @@ export function campaignView(c: CampaignRow): z.output<typeof campaign> {
     deliveryWindow: { start: c.windowStart, end: c.windowEnd },
     scheduleText: scheduleInWords(c.schedule, { start: c.windowStart, end: c.windowEnd }, c.timezone),
     messages: c.messages,
-    targets: givenTargets(c.targets, c.targetVars),
+    targets: givenTargets(c.targets, c.targetVars, c.targetThreads),
     audienceIds: c.audienceIds,
     active: c.active,
     autoResume: c.autoResume,

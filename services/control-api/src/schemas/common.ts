@@ -1,3 +1,4 @@
+import { MAX_THREAD_ID } from '@metronome/core';
 import { z } from 'zod';
 
 // Building blocks shared by every resource's schemas.
@@ -28,6 +29,14 @@ export const chatId = z
 
 /** Any UUID PostgreSQL accepts (not only RFC 4122 variants). */
 export const id = z.guid();
+
+/** A forum topic of a Telegram chat (message_thread_id): the topic's id, a positive integer. */
+export const threadId = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_THREAD_ID)
+  .describe("a forum topic of the chat (Telegram's message_thread_id), telegram and telegram_user accounts only; absent: the chat's General");
 
 // The instants PostgreSQL and the scheduler both hold, and `toISOString` writes as plain
 // ISO-8601 (no sign, four-digit year): years 0001–9999 in UTC.

@@ -1,7 +1,7 @@
 import { RUN_STATUSES, type Waiting } from '@metronome/core';
 import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
 import { z } from 'zod';
-import { chatId, id, iso, isoOrNull, pageOf, pageQuery, time } from './common.js';
+import { chatId, id, iso, isoOrNull, pageOf, pageQuery, threadId, time } from './common.js';
 
 export const runStatus = z.enum(RUN_STATUSES);
 export const targetStatus = z.enum(['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown']);
@@ -94,6 +94,9 @@ export const runNowBody = z
 export const testSendBody = z
   .strictObject({
     chatId: chatId.describe('the chat that receives the test'),
+    threadId: threadId
+      .optional()
+      .describe("the forum topic of chatId that receives the test (Telegram's message_thread_id; telegram and telegram_user accounts only)"),
     asChatId: chatId
       .optional()
       .describe("one of the campaign's chats (a target or an audience member): the test is rendered with its variables; without it, with none"),
@@ -123,6 +126,7 @@ export const listTargetsQuery = z.object({
 export const target = z
   .object({
     chatId: z.string(),
+    threadId: z.number().int().nullable().describe("*(extension)* the forum topic of the chat it posts into (Telegram's message_thread_id); null: none"),
     status: targetStatus,
     attempts: z.number().int(),
     nextAttemptAt: time.nullable().describe('null: due at once'),
@@ -183,6 +187,7 @@ export function runView(r: RunRow, c: RunCounts, e: RunExplanation): z.output<ty
 export function targetView(t: TargetRow, w: Waiting | null): z.output<typeof target> {
   return {
     chatId: t.chatId,
+    threadId: t.threadId,
     status: t.status,
     attempts: t.attempts,
     nextAttemptAt: t.nextAttemptAt && Number.isFinite(t.nextAttemptAt.getTime()) ? iso(t.nextAttemptAt) : null,
