@@ -368,7 +368,8 @@ test('a pairing code asked for a phone number: the same code shape, told in cred
   try {
     const codes = [await onWire.sock.requestPairingCode('60177001200'), await onFake.sock.requestPairingCode('60177001200')];
     const shape = (code: string, updates: typeof wireTold) => ({
-      code: /^[0-9A-HJKMNP-TV-Z]{8}$/.test(code),
+      // Baileys' Crockford alphabet (Utils/generics.js): no 0, I, O, U
+      code: /^[1-9A-HJ-NP-TV-Z]{8}$/.test(code),
       told: updates.map((u) => ({ sameCode: u.pairingCode === code, me: u.me })),
     });
     expect(shape(codes[1]!, fakeTold)).toEqual(shape(codes[0]!, wireTold));
@@ -376,5 +377,26 @@ test('a pairing code asked for a phone number: the same code shape, told in cred
   } finally {
     onWire.sock.end(undefined);
     onFake.sock.end(undefined);
+  }
+});
+
+test.each([
+  ['401', 'the device was logged out on the phone'],
+  ['405', 'the client version is outdated'],
+])('a connection WhatsApp turns away after the handshake (%s: %s): both close with that code', async (code) => {
+  server.failure = code;
+  network.answers.refuseConnect(`refused-${code}`, Number(code));
+  try {
+    const closedWith = async (opening: Promise<unknown>) =>
+      opening.then(
+        () => 'opened',
+        (e: Error) => e.message,
+      );
+    const real = await closedWith(openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: `6017700130${code.at(-1)}` }));
+    const fake = await closedWith(openWhatsAppSocket(network.factory, { accountId: `refused-${code}` }));
+    expect(fake).toEqual(real);
+    expect(real).toBe(`closed ${code}`);
+  } finally {
+    server.failure = null;
   }
 });
