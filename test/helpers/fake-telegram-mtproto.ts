@@ -18,6 +18,8 @@ export interface FakeUserMessage {
   text: string | null;
   media: string | null;
   randomId: string;
+  /** the forum topic it was posted into (a reply to the topic's top message); null: none */
+  topic: number | null;
   at: number;
   /** the process that sent it */
   pid: number;
@@ -306,7 +308,8 @@ export class FakeTelegramMtproto {
       throw new Refusal(400, 'RANDOM_ID_DUPLICATE');
     }
     const media = request instanceof Api.messages.SendMedia ? request.media.className : null;
-    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, at: now, pid });
+    const topic = request.replyTo instanceof Api.InputReplyToMessage ? request.replyTo.replyToMsgId : null;
+    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, topic, at: now, pid });
     const lose = this.dropAnswers.get(user.id) ?? 0;
     if (lose > 0) {
       this.dropAnswers.set(user.id, lose - 1);

@@ -41,6 +41,8 @@ export interface SenderHarness {
     tenantId: string;
     accountId: string;
     targets: string[];
+    /** each target's forum topic, in the order of targets (0: none) */
+    threads?: number[];
     parts: MessagePart[];
     scheduledAt?: Date;
     windowEndAt?: Date | null;
@@ -183,6 +185,7 @@ export async function startSenderHarness(
         window_end: o.window?.end ?? '24:00',
         messages: JSON.stringify(o.parts),
         targets: o.targets,
+        ...(o.threads && { target_threads: o.threads }),
         active: false,
       });
       return seedRun(db, {

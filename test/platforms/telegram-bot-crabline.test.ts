@@ -108,10 +108,74 @@ test('a 51 MB video is refused up front: media_too_large, and no request for it 
   expect((await record()).filter((e) => String(e.body?.['chat_id']) === chat)).toEqual([]);
 }, 30_000);
 
+/** Crabline learns a chat from a message a user posts in it (its admin inbound): a forum supergroup here. */
+async function forumChat(chatId: string): Promise<void> {
+  const res = await fetch(crabline.manifest.endpoints.adminInboundUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-crabline-admin-token': crabline.manifest.adminToken },
+    body: JSON.stringify({ chatId, chatType: 'supergroup', isForum: true, text: 'hello' }),
+  });
+  if (!res.ok) throw new Error(`crabline inbound: ${res.status} ${await res.text()}`);
+}
+
+test('a forum topic: the post lands in its topic (message_thread_id), the same chat as a plain target in General, each once', async () => {
+  const forum = '-1002000006';
+  await forumChat(forum);
+  // the topic as a bot makes one, through crabline's createForumTopic
+  const created = await fetch(`${crabline.manifest.endpoints.apiRoot}/bot${crabline.manifest.botToken}/createForumTopic`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: forum, name: 'Announcements' }),
+  });
+  const topic = ((await created.json()) as { result: { message_thread_id: number } }).result.message_thread_id;
+  expect(topic).toBeGreaterThan(0);
+
+  const parts: MessagePart[] = [{ type: 'text', text: 'Topic news' }];
+  const runId = await h.seedRun({ tenantId: bot.tenantId, accountId: bot.accountId, targets: [forum, forum], threads: [topic, 0], parts });
+  await driveRun(h, runId);
+  expect(await h.tdb.db.selectFrom('run_targets').select(['thread_id', 'status']).where('run_id', '=', runId).orderBy('thread_id').execute()).toEqual([
+    { thread_id: 0, status: 'sent' },
+    { thread_id: topic, status: 'sent' },
+  ]);
+  const sends = await sendsTo(forum);
+  const posted = sends.map((s) => [s.body['message_thread_id'] ?? 'General', s.body['text'], s.accepted]);
+  expect(posted).toHaveLength(2);
+  expect(posted).toEqual(
+    expect.arrayContaining([
+      [topic, 'Topic news', true],
+      ['General', 'Topic news', true],
+    ]),
+  );
+});
+
+test('a topic of a chat that is no forum: crabline refuses it as Telegram does, and the target fails', async () => {
+  const plain = '-1002000007';
+  const runId = await h.seedRun({
+    tenantId: bot.tenantId,
+    accountId: bot.accountId,
+    targets: [plain],
+    threads: [4],
+    parts: [{ type: 'text', text: 'nowhere' }],
+  });
+  await driveRun(h, runId);
+  expect((await h.targets(runId)).map((t) => t.status)).toEqual(['failed']);
+  expect((await sendsTo(plain)).map((s) => [s.body['message_thread_id'], s.accepted])).toEqual([[4, false]]);
+});
+
 test("crabline's record, all chats: each got exactly its one message", async () => {
-  const sends = (await record()).filter((e) => /\/send(Message|Photo|Video|Document|Animation|Audio)$/.test(e.path));
+  const sends = (await record()).filter((e) => /\/send(Message|Photo|Video|Document|Animation|Audio)$/.test(e.path) && e.accepted);
   const perChat = new Map<string, number>();
-  for (const s of sends) perChat.set(String(s.body['chat_id']), (perChat.get(String(s.body['chat_id'])) ?? 0) + 1);
-  expect(Object.fromEntries(perChat)).toEqual({ '-1002000001': 1, '-1002000002': 1, '-1002000012': 1, '-1002000003': 1 });
+  // a chat's topic is a destination of its own
+  const where = (s: Recorded) => `${String(s.body['chat_id'])}${s.body['message_thread_id'] ? `/${String(s.body['message_thread_id'])}` : ''}`;
+  for (const s of sends) perChat.set(where(s), (perChat.get(where(s)) ?? 0) + 1);
+  const topic = sends.find((s) => s.body['message_thread_id'])?.body['message_thread_id'];
+  expect(Object.fromEntries(perChat)).toEqual({
+    '-1002000001': 1,
+    '-1002000002': 1,
+    '-1002000012': 1,
+    '-1002000003': 1,
+    '-1002000006': 1,
+    [`-1002000006/${String(topic)}`]: 1,
+  });
   expect(sends.every((s) => s.accepted === true)).toBe(true);
 });
