@@ -155,6 +155,26 @@ test('a CSV with a threadId column: a chat in two topics is two members, shown, 
   ]);
 });
 
+test('an audience with members in topics is refused for a campaign of another platform; members in topics added later are left out of its runs', async () => {
+  const http = await createAccount(api, tenant);
+  const topics = (await call(api, 'POST', '/v1/audiences', tenant.token, { name: 'with-topics', members: [{ chatId: 'g', threadId: 3 }] })).body.id;
+  const refused = await call(api, 'POST', '/v1/campaigns', tenant.token, campaignBody(http, { targets: ['a'], audienceIds: [topics] }));
+  expect(refused.status).toBe(400);
+  expect(fields(refused)).toEqual(['audienceIds.0']);
+  expect(refused.body.error.details[0].message).toContain("this audience has members in forum topics: forum topics are Telegram's");
+
+  const plain = (await call(api, 'POST', '/v1/audiences', tenant.token, { name: 'plain', members: [{ chatId: 'g' }] })).body.id;
+  const created = await call(api, 'POST', '/v1/campaigns', tenant.token, campaignBody(http, { targets: ['a'], audienceIds: [plain], active: false }));
+  expect(created.status).toBe(201);
+  expect((await call(api, 'POST', `/v1/audiences/${plain}/members`, tenant.token, { members: [{ chatId: 'g', threadId: 4 }] })).status).toBe(200);
+  const run = await call(api, 'POST', `/v1/campaigns/${created.body.id}/runs`, tenant.token, {});
+  expect(run.body.counts.total).toBe(2);
+  expect(await targetsOfRun(run.body.id)).toEqual([
+    { chatId: 'a', threadId: null },
+    { chatId: 'g', threadId: null },
+  ]);
+});
+
 test('a bad threadId cell is a 400 naming its line and column; nothing is saved', async () => {
   const audience = (await call(api, 'POST', '/v1/audiences', tenant.token, { name: 'bad-topics' })).body.id;
   const res = await uploadCsv(audience, 'chatId,threadId\na,1\nb,0\nc,x\nd,2147483648\n');

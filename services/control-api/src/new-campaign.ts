@@ -39,7 +39,7 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
     ...(await uploadLimitProblems(ctx.db, tenantId, body.accountId, draft.messages)),
     ...(await audienceProblems(ctx.db, tenantId, draft, true)),
-    ...(await topicProblems(ctx.db, tenantId, body.accountId, draft.targets)),
+    ...(await topicProblems(ctx.db, tenantId, body.accountId, draft)),
   ];
   if (problems.length > 0) throw validationFailed(problems);
   return { tenantId, draft, nextRunAt: body.active ? firstOccurrence(draft.schedule, draft.timezone, now) : null };
@@ -71,14 +71,26 @@ export function topicRefusal(platform: string): string | null {
 
 /**
  * A target naming a forum topic (threadId) needs a Telegram account: otherwise a 400 naming
- * each such target's `targets.N.threadId`. No query unless a target names a topic.
+ * each such target's `targets.N.threadId`, and each audience with a member in a topic
+ * (`audienceIds.N`). Reads the account only when the account's platform may matter.
  */
-export async function topicProblems(db: Kysely<DB>, tenantId: string, accountId: string, targets: CampaignTarget[]): Promise<FieldProblem[]> {
-  if (!targets.some((t) => threadIdOf(t) !== undefined)) return [];
+export async function topicProblems(
+  db: Kysely<DB>,
+  tenantId: string,
+  accountId: string,
+  draft: { targets: CampaignTarget[]; audienceIds: string[] },
+): Promise<FieldProblem[]> {
+  const targets = draft.targets.some((t) => threadIdOf(t) !== undefined);
+  if (!targets && draft.audienceIds.length === 0) return [];
   const account = await new AccountRepository(db).find(accountId, tenantId);
   const why = account ? topicRefusal(account.platform) : null;
   if (why === null) return [];
-  return targets.flatMap((t, i) => (threadIdOf(t) === undefined ? [] : [{ field: `targets.${i}.threadId`, message: why }]));
+  const problems = draft.targets.flatMap((t, i) => (threadIdOf(t) === undefined ? [] : [{ field: `targets.${i}.threadId`, message: why }]));
+  const withTopics = await new AudienceMemberRepository(db).withTopics(tenantId, draft.audienceIds);
+  draft.audienceIds.forEach((a, i) => {
+    if (withTopics.has(a)) problems.push({ field: `audienceIds.${i}`, message: `this audience has members in forum topics: ${why}` });
+  });
+  return problems;
 }
 
 /**

@@ -81,6 +81,16 @@ export class AudienceMemberRepository {
     return result.rows.map((r) => (r.thread_id ? { chatId: r.chat_id, threadId: r.thread_id, vars: r.vars } : { chatId: r.chat_id, vars: r.vars }));
   }
 
+  /** Which of `audienceIds` are the tenant's and have a member in a forum topic (migrations/0039). */
+  async withTopics(tenantId: string, audienceIds: string[]): Promise<Set<string>> {
+    if (audienceIds.length === 0) return new Set();
+    const result = await sql<{ id: string }>`
+      select a.id from audiences a
+      where a.id = any(${audienceIds}::uuid[]) and a.tenant_id = ${tenantId}::uuid
+        and exists (select 1 from audience_members m where m.audience_id = a.id and m.thread_id <> 0)`.execute(this.db);
+    return new Set(result.rows.map((r) => r.id));
+  }
+
   /** Removes members (a chat in every topic); answers how many there were. */
   async remove(audienceId: string, chatIds: string[], now: Date): Promise<number> {
     if (chatIds.length === 0) return 0;

@@ -51,14 +51,18 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
   // answers when nothing holds a chat back) for a run that ignores the interval.
   // Inline targets are distinct already (the API sees to it) and go in as they always did; a
   // campaign with audiences adds the members that are not inline targets, each once, from
-  // audience_chats (migrations/0015), read by the members' primary key. A campaign without
-  // audiences calls nothing more (a one-time filter): the statement costs what it did before.
+  // audience_targets (migrations/0039; 0015's audience_chats with topics), read by the members'
+  // primary key. A campaign without audiences calls nothing more (a one-time filter): the
+  // statement costs what it did before. A member in a forum topic goes only to a Telegram
+  // account's run: elsewhere the chat would get the message once per topic.
+  const fits = (accountId: RawBuilder<unknown>) =>
+    sql`(m.thread_id = 0 or (select a.platform in ('telegram', 'telegram_user') from accounts a where a.id = ${accountId}))`;
   return sql`
     created as (
       insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
       select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts,
         coalesce(cardinality(c.targets), 0)
-          + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads))) else 0 end,
+          + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m where ${fits(sql`r.account_id`)}) else 0 end,
         r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
       from unnest(
         ${sql.val(runs.map((r) => r.id))}::uuid[],
@@ -74,7 +78,7 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
       ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
       join ${campaigns} c on c.id = r.campaign_id
       on conflict do nothing
-      returning id, campaign_id, scheduled_at, ignored_interval
+      returning id, campaign_id, account_id, scheduled_at, ignored_interval
     ), targets as (
       insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
       select r.id, t.chat_id, t.thread_id,
@@ -89,7 +93,7 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
         from unnest(c.targets) with ordinality as t(chat_id, i)
         union all
         select m.chat_id, m.thread_id, m.vars from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m
-        where cardinality(c.audience_ids) > 0
+        where cardinality(c.audience_ids) > 0 and ${fits(sql`r.account_id`)}
       ) as t
       on conflict do nothing
     )

@@ -168,8 +168,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined
             ? await audienceProblems(trx, current.tenantId, draft, true)
             : []),
-          ...(patch.accountId !== undefined || patch.targets !== undefined
-            ? await topicProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.targets)
+          ...(patch.accountId !== undefined || patch.targets !== undefined || patch.audienceIds !== undefined
+            ? await topicProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft)
             : []),
         ];
         if (problems.length > 0) throw validationFailed(problems);
