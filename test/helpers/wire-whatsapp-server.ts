@@ -7,142 +7,16 @@
 // rewritten on Baileys' own primitives (its binary node codec, Curve, AES-GCM, HKDF, protos).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  aesDecryptGCM,
-  aesEncryptGCM,
-  type BinaryNode,
-  Curve,
-  decodeBinaryNode,
-  encodeBigEndian,
-  encodeBinaryNode,
-  hkdf,
-  KEY_BUNDLE_TYPE,
-  type KeyPair,
-  NOISE_MODE,
-  proto,
-  sha256,
-  xmppPreKey,
-  xmppSignedPreKey,
-} from '@whiskeysockets/baileys';
+import { type BinaryNode, encodeBigEndian, KEY_BUNDLE_TYPE, type proto, xmppPreKey, xmppSignedPreKey } from '@whiskeysockets/baileys';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { groupNode } from './wire-whatsapp-nodes.js';
-import { WireSignal } from './wire-whatsapp-signal.js';
+import { EMPTY, NoiseServer } from './wire-whatsapp-noise.js';
 
-export { mexNotification, privacyTokenNotification, receipt, retryReceipt } from './wire-whatsapp-nodes.js';
-
-// WhatsApp's own certificate chain, as crabline replays it: Baileys checks that the intermediate is
-// signed by WhatsApp's root key and names its serial, and that the leaf is signed by the
-// intermediate, but not that the leaf names this server's static key.
-const CERT_CHAIN = Buffer.from(
-  'CncKMwjjAhADGiCRKg7Kg1iu4CSulwLBaxX51Tefw6VXGgZqcr5OEbXIRiDQ04bOBijQjZ/TBhJA34Bj82jAHhLpCWBNVBlGnFDieamd8+138S57uMt9ke9mrn5r4+VepwBPKEgHjob6bR70rlCmWDkxZv+CfVjIAxJ2CjIIAxAAGiAcUamsMDmUxsjQuS6hh4pTNHZZnMWZ++o1mX2aqQzOYiCAka6+Bij/3rfcBhJAJw8pRkhTn+1IcOJQVN1OlZg6uikYnCumyO7acFVVX3U3QPXsGSq2TCbCbWrebSC593Su43EgprIDlfU8ZgWFBw==',
-  'base64',
-);
-const EMPTY = Buffer.alloc(0);
-const iv = (counter: number) => {
-  const b = Buffer.alloc(12);
-  b.writeUInt32BE(counter, 8);
-  return b;
-};
-const frame = (data: Uint8Array) => Buffer.concat([Buffer.from([(data.length >> 16) & 0xff, (data.length >> 8) & 0xff, data.length & 0xff]), data]);
 const children = (n: BinaryNode | undefined): BinaryNode[] => (Array.isArray(n?.content) ? (n.content as BinaryNode[]) : []);
 const now = () => String(Math.floor(Date.now() / 1000));
+import { groupNode } from './wire-whatsapp-nodes.js';
+import { type DeviceKeys, WireSignal } from './wire-whatsapp-signal.js';
 
-/** The server side of Baileys' Noise XX handshake, then its transport (AES-GCM with counters). */
-class NoiseServer {
-  private hash: Buffer;
-  private salt: Buffer;
-  private key: Buffer;
-  private counter = 0;
-  private ephemeral: KeyPair | null = null;
-  private transport: { enc: Buffer; dec: Buffer; read: number; write: number } | null = null;
-  private buffer = EMPTY;
-  private introSkipped = false;
-
-  constructor() {
-    const mode = Buffer.from(NOISE_MODE);
-    this.hash = mode.length === 32 ? mode : sha256(mode);
-    this.salt = this.hash;
-    this.key = this.hash;
-    this.authenticate(Buffer.from([87, 65, 6, 3])); // NOISE_WA_HEADER, as the client mixes it in
-  }
-
-  /** Whole frames received so far (the client's intro header dropped first). */
-  frames(data: Buffer): Buffer[] {
-    let chunk = data;
-    if (!this.introSkipped) {
-      this.introSkipped = true;
-      // 'ED' + routing info precede the header when the client has routing info
-      if (chunk[0] === 0x45 && chunk[1] === 0x44) chunk = chunk.subarray(7 + chunk.readUIntBE(4, 3));
-      chunk = chunk.subarray(4);
-    }
-    this.buffer = Buffer.concat([this.buffer, chunk]);
-    const out: Buffer[] = [];
-    while (this.buffer.length >= 3) {
-      const size = this.buffer.readUIntBE(0, 3);
-      if (this.buffer.length < size + 3) break;
-      out.push(this.buffer.subarray(3, 3 + size));
-      this.buffer = this.buffer.subarray(3 + size);
-    }
-    return out;
-  }
-
-  serverHello(clientFrame: Buffer): Buffer {
-    const hello = proto.HandshakeMessage.decode(clientFrame).clientHello;
-    if (!hello?.ephemeral) throw new Error('no client hello');
-    this.authenticate(hello.ephemeral);
-    this.ephemeral = Curve.generateKeyPair();
-    const staticPair = Curve.generateKeyPair();
-    this.authenticate(this.ephemeral.public);
-    this.mix(Curve.sharedKey(this.ephemeral.private, hello.ephemeral));
-    const staticEnc = this.encrypt(staticPair.public);
-    this.mix(Curve.sharedKey(staticPair.private, hello.ephemeral));
-    const payload = this.encrypt(CERT_CHAIN);
-    return frame(proto.HandshakeMessage.encode({ serverHello: { ephemeral: this.ephemeral.public, static: staticEnc, payload } }).finish());
-  }
-
-  /** The end of the handshake: the device that connected (its ClientPayload's user and device). */
-  clientFinish(clientFrame: Buffer): { user: string; device: number } {
-    const finish = proto.HandshakeMessage.decode(clientFrame).clientFinish;
-    if (!finish?.static || !finish.payload || !this.ephemeral) throw new Error('no client finish');
-    const clientStatic = this.decrypt(finish.static);
-    this.mix(Curve.sharedKey(this.ephemeral.private, clientStatic));
-    const payload = proto.ClientPayload.decode(this.decrypt(finish.payload));
-    const keys = hkdf(EMPTY, 64, { info: '', salt: this.salt });
-    // the client writes with the first half and reads with the second
-    this.transport = { dec: Buffer.from(keys.subarray(0, 32)), enc: Buffer.from(keys.subarray(32)), read: 0, write: 0 };
-    return { user: String(payload.username ?? ''), device: payload.device ?? 0 };
-  }
-
-  async decode(data: Buffer): Promise<BinaryNode> {
-    const t = this.transport!;
-    return decodeBinaryNode(aesDecryptGCM(data, t.dec, iv(t.read++), EMPTY));
-  }
-
-  encode(node: BinaryNode): Buffer {
-    const t = this.transport!;
-    return frame(aesEncryptGCM(encodeBinaryNode(node), t.enc, iv(t.write++), EMPTY));
-  }
-
-  private authenticate(data: Uint8Array): void {
-    this.hash = sha256(Buffer.concat([this.hash, data]));
-  }
-  private mix(data: Uint8Array): void {
-    const keys = hkdf(Buffer.from(data), 64, { info: '', salt: this.salt });
-    this.salt = Buffer.from(keys.subarray(0, 32));
-    this.key = Buffer.from(keys.subarray(32));
-    this.counter = 0;
-  }
-  private encrypt(plain: Uint8Array): Buffer {
-    const out = aesEncryptGCM(plain, this.key, iv(this.counter++), this.hash);
-    this.authenticate(out);
-    return out;
-  }
-  private decrypt(cipher: Uint8Array): Buffer {
-    const out = aesDecryptGCM(cipher, this.key, iv(this.counter++), this.hash);
-    this.authenticate(cipher);
-    return out;
-  }
-}
+export { mexNotification, privacyTokenNotification, receipt, retryReceipt } from './wire-whatsapp-nodes.js';
 
 /** A message as the server took it; `content` once decrypted (wire-whatsapp-signal.ts): undefined until then, null when it did not decrypt or is a group's. */
 export interface WireMessage {
@@ -187,6 +61,10 @@ export interface WireServer {
   mexQueries: string[];
   /** answer device and key queries with WhatsApp's `rate-overlimit` (429) */
   overlimit: boolean;
+  /** the prekeys it says it holds of a connecting device (5 or fewer: Baileys uploads some, which it keeps) */
+  preKeyCount: number;
+  /** a person (phone-number JID) writes `text` to the account `user` (its number), encrypted to the keys it uploaded */
+  sendText(from: string, user: string, text: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -194,11 +72,27 @@ export interface WireServer {
 const MEX_REACHOUT_TIMELOCK = '23983697327930364';
 const MEX_MESSAGE_CAPPING_INFO = '24503548349331633';
 
+/** What a device's prekey upload carries (Baileys' uploadPreKeys: registration, identity, one-time keys, the signed key). */
+function uploadedKeys(node: BinaryNode): DeviceKeys {
+  const child = (n: BinaryNode | undefined, tag: string) => children(n).find((c) => c.tag === tag);
+  const bytes = (n: BinaryNode | undefined) => Buffer.from((n?.content as Uint8Array | undefined) ?? EMPTY);
+  const skey = child(node, 'skey');
+  const first = children(child(node, 'list')).find((k) => k.tag === 'key');
+  return {
+    registrationId: bytes(child(node, 'registration')).readUInt32BE(0),
+    identity: bytes(child(node, 'identity')),
+    signed: { id: bytes(child(skey, 'id')).readUIntBE(0, 3), key: bytes(child(skey, 'value')), signature: bytes(child(skey, 'signature')) },
+    preKey: first ? { id: bytes(child(first, 'id')).readUIntBE(0, 3), key: bytes(child(first, 'value')) } : null,
+  };
+}
+
 /** Starts the fake server on a free port of 127.0.0.1. */
 export async function startWireServer(): Promise<WireServer> {
   const http: Server = createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
-  const open = new Set<{ ws: WebSocket; noise: NoiseServer }>();
+  const open = new Set<{ ws: WebSocket; noise: NoiseServer; device: { user: string; device: number } }>();
+  /** what each account (by number) uploaded of its keys */
+  const keysOf = new Map<string, DeviceKeys>();
   const signal = new WireSignal();
   const server: WireServer = {
     url: '',
@@ -213,6 +107,18 @@ export async function startWireServer(): Promise<WireServer> {
     cap: { capping_status: 'NONE' },
     mexQueries: [],
     overlimit: false,
+    preKeyCount: 50,
+    sendText: async (from, user, text) => {
+      const to = [...open].find((c) => c.device.user === user && keysOf.has(user));
+      if (!to) throw new Error(`no open connection of ${user} with uploaded keys`);
+      const enc = await signal.encryptTo(from, to.device, keysOf.get(user)!, { conversation: text });
+      const node: BinaryNode = {
+        tag: 'message',
+        attrs: { id: `IN${Date.now().toString(16).toUpperCase()}`, from, type: 'text', t: now(), notify: 'Person' },
+        content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.body }],
+      };
+      to.ws.send(to.noise.encode(node));
+    },
     push: async (node) => {
       for (const c of open) c.ws.send(c.noise.encode(node));
     },
@@ -228,7 +134,7 @@ export async function startWireServer(): Promise<WireServer> {
     const xmlns = node.attrs['xmlns'];
     if (server.overlimit && (xmlns === 'usync' || xmlns === 'encrypt'))
       return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '429', text: 'rate-overlimit' } }] };
-    if (xmlns === 'encrypt' && child?.tag === 'count') return { tag: 'iq', attrs, content: [{ tag: 'count', attrs: { value: '50' } }] };
+    if (xmlns === 'encrypt' && child?.tag === 'count') return { tag: 'iq', attrs, content: [{ tag: 'count', attrs: { value: String(server.preKeyCount) } }] };
     if (xmlns === 'encrypt' && child?.tag === 'key') {
       const users = children(child).filter((u) => u.tag === 'user');
       const list = users.map((u): BinaryNode => {
@@ -321,8 +227,8 @@ export async function startWireServer(): Promise<WireServer> {
   wss.on('connection', (ws) => {
     const noise = new NoiseServer();
     let stage: 'hello' | 'finish' | 'open' = 'hello';
-    const conn = { ws, noise };
-    let device = { user: '', device: 0 };
+    const conn = { ws, noise, device: { user: '', device: 0 } };
+    let device = conn.device;
     ws.on('message', async (data: Buffer) => {
       try {
         for (const f of noise.frames(data)) {
@@ -330,7 +236,7 @@ export async function startWireServer(): Promise<WireServer> {
             ws.send(noise.serverHello(f));
             stage = 'finish';
           } else if (stage === 'finish') {
-            device = noise.clientFinish(f);
+            device = conn.device = noise.clientFinish(f);
             stage = 'open';
             open.add(conn);
             server.opened++;
@@ -356,6 +262,7 @@ export async function startWireServer(): Promise<WireServer> {
             ws.send(noise.encode({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: '0' } }] }));
           } else {
             const node = await noise.decode(f);
+            if (node.tag === 'iq' && node.attrs['xmlns'] === 'encrypt' && node.attrs['type'] === 'set') keysOf.set(device.user, uploadedKeys(node));
             if (node.tag === 'iq') ws.send(noise.encode(answer(node)));
             else if (node.tag === 'message') {
               const m = { to: node.attrs['to']!, id: node.attrs['id']! };

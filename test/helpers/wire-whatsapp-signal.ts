@@ -3,7 +3,7 @@
 // (libsignal, the library Baileys itself encrypts with; @openclaw/crabline's server does the same
 // for the direct texts its codec reads), so the server records each message's plain content.
 import { Curve, generateRegistrationId, type KeyPair, proto, signedKeyPair } from '@whiskeysockets/baileys';
-import { ProtocolAddress, SessionCipher, SessionRecord, type SignalStorage } from 'libsignal';
+import { ProtocolAddress, SessionBuilder, SessionCipher, SessionRecord, type SignalStorage } from 'libsignal';
 
 /** What the server hands out for a recipient: its identity, a signed prekey and one prekey (id 1, served again and again). */
 export interface Bundle {
@@ -11,6 +11,14 @@ export interface Bundle {
   signed: ReturnType<typeof signedKeyPair>;
   preKey: KeyPair;
   registrationId: number;
+}
+
+/** What a device uploaded of its keys (Baileys' uploadPreKeys: an `encrypt` set), for writing to it. */
+export interface DeviceKeys {
+  registrationId: number;
+  identity: Buffer;
+  signed: { id: number; key: Buffer; signature: Buffer };
+  preKey: { id: number; key: Buffer } | null;
 }
 
 /** A decrypted message: its content, and the identity key (hex, with libsignal's 05 prefix) of the device that opened the session, for a pkmsg. */
@@ -59,21 +67,49 @@ export class WireSignal {
     return result.catch(() => null);
   }
 
-  private async decryptNow(recipient: string, sender: { user: string; device: number }, type: string, ciphertext: Buffer): Promise<Decrypted | null> {
-    const b = this.bundles.get(personOf(recipient));
-    if (!b || (type !== 'pkmsg' && type !== 'msg')) return null;
-    let sessions = this.sessions.get(personOf(recipient));
-    if (!sessions) this.sessions.set(personOf(recipient), (sessions = new Map()));
-    const held = sessions;
-    let identityKey: string | null = null;
-    const storage: SignalStorage = {
+  /** `message` from `person` (a phone-number JID) to the device, encrypted as WhatsApp relays it: an `enc` node's type and bytes. */
+  encryptTo(
+    person: string,
+    device: { user: string; device: number },
+    keys: DeviceKeys,
+    message: proto.IMessage,
+  ): Promise<{ type: 'pkmsg' | 'msg'; body: Buffer }> {
+    const run = async () => {
+      const b = this.bundleOf(person);
+      const sessions = this.sessionsOf(`from:${personOf(person)}`);
+      const storage = this.storage(b, sessions, () => undefined);
+      const address = new ProtocolAddress(device.user, device.device);
+      if (!sessions.has(address.toString()))
+        await new SessionBuilder(storage, address).initOutgoing({
+          registrationId: keys.registrationId,
+          identityKey: signalPublic(keys.identity),
+          signedPreKey: { keyId: keys.signed.id, publicKey: signalPublic(keys.signed.key), signature: keys.signed.signature },
+          preKey: keys.preKey ? { keyId: keys.preKey.id, publicKey: signalPublic(keys.preKey.key) } : (undefined as never),
+        });
+      const plain = Buffer.concat([Buffer.from(proto.Message.encode(message).finish()), Buffer.from([1])]);
+      const sealed = await new SessionCipher(storage, address).encrypt(plain);
+      return { type: sealed.type === 3 ? ('pkmsg' as const) : ('msg' as const), body: Buffer.from(sealed.body, 'binary') };
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private sessionsOf(key: string): Map<string, Uint8Array> {
+    let sessions = this.sessions.get(key);
+    if (!sessions) this.sessions.set(key, (sessions = new Map()));
+    return sessions;
+  }
+
+  private storage(b: Bundle, held: Map<string, Uint8Array>, onIdentity: (key: string) => void): SignalStorage {
+    return {
       loadSession: async (id) => {
         const s = held.get(id);
         return s ? SessionRecord.deserialize(s) : undefined;
       },
       storeSession: async (id, session) => void held.set(id, session.serialize()),
       isTrustedIdentity: (_id, key) => {
-        identityKey = Buffer.from(key).toString('hex');
+        onIdentity(Buffer.from(key).toString('hex'));
         return true;
       },
       loadPreKey: async (id) => (Number(id) === 1 ? signalPair(b.preKey) : undefined),
@@ -83,6 +119,13 @@ export class WireSignal {
       getOurRegistrationId: () => b.registrationId,
       getOurIdentity: () => signalPair(b.identity),
     };
+  }
+
+  private async decryptNow(recipient: string, sender: { user: string; device: number }, type: string, ciphertext: Buffer): Promise<Decrypted | null> {
+    const b = this.bundles.get(personOf(recipient));
+    if (!b || (type !== 'pkmsg' && type !== 'msg')) return null;
+    let identityKey: string | null = null;
+    const storage = this.storage(b, this.sessionsOf(personOf(recipient)), (key) => (identityKey = key));
     const cipher = new SessionCipher(storage, new ProtocolAddress(sender.user, sender.device));
     const plain = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
     return { message: proto.Message.decode(unpad(plain)), identityKey: type === 'pkmsg' ? identityKey : null };

@@ -400,3 +400,39 @@ test.each([
     server.failure = null;
   }
 });
+
+test('a text a person writes to the account: the same notify upsert (who, what), through the fake and through Baileys decrypting what the server encrypted to the keys the account uploaded', async () => {
+  server.preKeyCount = 3; // few left: Baileys uploads more on connecting, which the server keeps
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177001400' });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'incoming' });
+  server.preKeyCount = 50;
+  const incoming = (sock: WhatsAppSocket) => {
+    const seen: unknown[] = [];
+    sock.ev.on('messages.upsert', ({ messages, type }) => {
+      for (const m of messages)
+        if (!m.key.fromMe)
+          seen.push({ type, from: m.key.remoteJid?.split(/[:@]/)[0], text: m.message?.conversation ?? m.message?.extendedTextMessage?.text ?? null });
+    });
+    return seen;
+  };
+  const [wireSeen, fakeSeen2] = [incoming(onWire.sock), incoming(onFake.sock)];
+  try {
+    await eventually(
+      'the text written, once the account uploaded its keys',
+      async () =>
+        await server.sendText('60177001401@s.whatsapp.net', '60177001400', 'STOP').then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      20,
+    );
+    network.fakeIncomingMessage('incoming', { from: '60177001401@s.whatsapp.net', text: 'STOP' });
+    await eventually('the text read by each', async () => wireSeen.length > 0 && fakeSeen2.length > 0, 10_000, 10);
+    expect(fakeSeen2).toEqual(wireSeen);
+    expect(wireSeen).toEqual([{ type: 'notify', from: '60177001401', text: 'STOP' }]);
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
