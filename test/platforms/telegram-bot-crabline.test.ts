@@ -132,7 +132,10 @@ test('a forum topic: the post lands in its topic (message_thread_id), the same c
 
   const parts: MessagePart[] = [{ type: 'text', text: 'Topic news' }];
   const runId = await h.seedRun({ tenantId: bot.tenantId, accountId: bot.accountId, targets: [forum, forum], threads: [topic, 0], parts });
-  await driveRun(h, runId);
+  // typing first for this run: the chat action shows in the topic it precedes
+  const typing = (value: string | null) => h.tdb.db.updateTable('accounts').set({ typing: value }).where('id', '=', bot.accountId).execute();
+  await typing(JSON.stringify({ charsPerSecond: 20, maxSeconds: 1 }));
+  await driveRun(h, runId).finally(() => typing(null));
   expect(await h.tdb.db.selectFrom('run_targets').select(['thread_id', 'status']).where('run_id', '=', runId).orderBy('thread_id').execute()).toEqual([
     { thread_id: 0, status: 'sent' },
     { thread_id: topic, status: 'sent' },
@@ -144,6 +147,13 @@ test('a forum topic: the post lands in its topic (message_thread_id), the same c
     expect.arrayContaining([
       [topic, 'Topic news', true],
       ['General', 'Topic news', true],
+    ]),
+  );
+  const actions = (await record()).filter((e) => e.path.endsWith('/sendChatAction') && String(e.body['chat_id']) === forum);
+  expect(actions.map((a) => [a.body['message_thread_id'] ?? 'General', a.body['action'], a.accepted])).toEqual(
+    expect.arrayContaining([
+      [topic, 'typing', true],
+      ['General', 'typing', true],
     ]),
   );
 });

@@ -40,7 +40,7 @@ export function transportOnFirstUse(shape: TransportShape, build: () => Promise<
     ...shape,
     prepareMedia: async (account, media, signal) => (await transport.get()).prepareMedia(account, media, signal),
     readiness: async (accountId) => (await transport.get()).readiness(accountId),
-    showTyping: async (account, chatId, part) => (await transport.get()).showTyping(account, chatId, part),
+    showTyping: async (account, chatId, part, threadId) => (await transport.get()).showTyping(account, chatId, part, threadId),
     syncDirectory: async (account, sink, signal) => (await transport.get()).syncDirectory(account, sink, signal),
     send: async (account, message) => (await transport.get()).send(account, message),
     // never built: nothing to close (a build under way is awaited, then closed)

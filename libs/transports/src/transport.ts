@@ -88,10 +88,10 @@ export interface Transport {
   readiness?(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }>;
   /**
    * Typing first (CONTRACT §3, accounts: `typing`): shows the chat, now, that the account is
-   * typing `part` (or preparing its media). Cosmetic: it never throws and never fails a send; a
+   * typing `part` (or preparing its media), in forum topic `threadId` when given. Cosmetic: it never throws and never fails a send; a
    * refusal is only logged. Absent: the platform shows no typing.
    */
-  showTyping?(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void>;
+  showTyping?(account: TransportAccount, chatId: string, part: OutgoingPart, threadId?: number): Promise<void>;
   /** How long one `showTyping` shows, ms: the sender repeats it for a longer typing. Absent: until the message arrives. */
   readonly typingLastsMs?: number;
   /**

@@ -13,7 +13,7 @@ import {
   type SendResult,
   type TextLimits,
 } from '@metronome/core';
-import { isTransientDbError, type ClaimedTarget, type MessagePart, type SentSettlement } from '@metronome/db';
+import { isTransientDbError, type ClaimedTarget, type MessagePart, type SentSettlement, type TargetRef } from '@metronome/db';
 import type { OutgoingPart } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { gapWaitMs, reserveSlot, spaceWrite, waitForSlot } from './gate.js';
@@ -114,7 +114,7 @@ async function holdUntilWritable(
   const typing = firstOfClaim && backFromPlatformWait(target) ? 0 : typingAhead(ctx, part.part);
   const slot = await reserveSlot(deps, ctx, target.chatId, firstOfClaim ? ctx.firstPartMaxWaitMs + typing : Number.MAX_SAFE_INTEGER, typing);
   if (!slot.go) return giveBack(slot.chatWaitUntil ?? deps.clock.now(), part.upload);
-  const sendAt = typing > 0 ? await typeBeforeSlot(deps, ctx, target.chatId, part.part, typing, slot.at) : slot.at;
+  const sendAt = typing > 0 ? await typeBeforeSlot(deps, ctx, target, part.part, typing, slot.at) : slot.at;
   if (sendAt === null || !(await waitForSlot(deps, ctx, sendAt))) return giveBack(deps.clock.now(), part.upload);
   const chatGap = previousWrittenAt > 0 && ctx.chatPerMinute > 0 ? previousWrittenAt + 60_000 / ctx.chatPerMinute - deps.clock.now() : 0;
   if (chatGap > 0) {
@@ -241,7 +241,7 @@ export function backFromPlatformWait(target: ClaimedTarget): boolean {
  * the transport's indicator fades. Returns when the part may go (the typing's end, never
  * before `slotAt`), or null when the job stopped meanwhile (a drain, a hard stop).
  */
-export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, chatId: string, part: OutgoingPart, ms: number, slot: number): Promise<number | null> {
+export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, to: TargetRef, part: OutgoingPart, ms: number, slot: number): Promise<number | null> {
   const slotAt = writableAt(ctx, slot);
   const start = Math.max(deps.clock.now(), slotAt - ms);
   await pause(deps, ctx, start - deps.clock.now());
@@ -250,7 +250,7 @@ export async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, chatId: st
   for (;;) {
     if (hardStopped(ctx.report) || deps.draining.aborted) return null;
     const shownAt = deps.clock.now();
-    await ctx.transport.showTyping!(ctx.account, chatId, part);
+    await ctx.transport.showTyping!(ctx.account, to.chatId, part, to.threadId);
     // Renewed a little before it fades (Telegram: 5 s), until the part goes.
     const next = every ? shownAt + every * 0.9 : Number.POSITIVE_INFINITY;
     if (next >= sendAt) break;
@@ -290,7 +290,7 @@ export async function typeClaimed(
     await ctx.writes.release(target, deps.clock.now());
     return false;
   };
-  const sendAt = backFromPlatformWait(target) ? slotAt : await typeBeforeSlot(deps, ctx, target.chatId, first.part, ms, slotAt);
+  const sendAt = backFromPlatformWait(target) ? slotAt : await typeBeforeSlot(deps, ctx, target, first.part, ms, slotAt);
   if (sendAt === null || !(await waitForSlot(deps, ctx, sendAt))) return giveBack();
   if (windowClosed(deps, ctx.run)) {
     stopWith(ctx.report, 'window');

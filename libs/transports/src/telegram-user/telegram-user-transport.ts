@@ -98,7 +98,7 @@ export class TelegramUserTransport implements Transport {
   }
 
   /** messages.setTyping: typing before a text, uploading a photo or a document before a media. A refusal is ignored. */
-  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void> {
+  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart, threadId?: number): Promise<void> {
     const session = sessionOf(account);
     if (!session) return;
     try {
@@ -110,7 +110,8 @@ export class TelegramUserTransport implements Transport {
           : part.contentType.startsWith('image/')
             ? new Api.SendMessageUploadPhotoAction({ progress: 0 })
             : new Api.SendMessageUploadDocumentAction({ progress: 0 });
-      await client.invoke(new Api.messages.SetTyping({ peer, action }));
+      // in a forum topic, shown there (top_msg_id names the topic for setTyping)
+      await client.invoke(new Api.messages.SetTyping({ peer, action, ...(threadId && { topMsgId: threadId }) }));
     } catch {
       // cosmetic: the message goes all the same
     }

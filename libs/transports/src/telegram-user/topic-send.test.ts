@@ -59,3 +59,13 @@ test('without a topic, nothing is replied to (the chat itself, General in a foru
   await transport.send(account, message(undefined, { type: 'text', text: 'plain' }));
   expect((asked[0] as Api.messages.SendMessage).replyTo).toBeUndefined();
 });
+
+test('typing before a part to a topic is messages.setTyping naming the topic (top_msg_id)', async () => {
+  const { transport, asked } = transportAsking();
+  await transport.showTyping(account, '-1002000', { type: 'text', text: 'x' }, 12);
+  await transport.showTyping(account, '-1002000', { type: 'text', text: 'x' });
+  const [inTopic, inChat] = asked as Api.messages.SetTyping[];
+  expect(inTopic).toBeInstanceOf(Api.messages.SetTyping);
+  expect(inTopic!.topMsgId).toBe(12);
+  expect(inChat!.topMsgId).toBeUndefined();
+});

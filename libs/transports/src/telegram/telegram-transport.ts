@@ -62,14 +62,15 @@ export class TelegramTransport implements Transport {
    * `upload_document` before a media (by the kind that will be sent). Its answer is not looked at: a refused
    * action changes nothing about the message.
    */
-  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart): Promise<void> {
+  async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart, threadId?: number): Promise<void> {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) return;
     // no "sending a video…" for a file that will not be sent
     if (part.type === 'media' && part.upload && uploadTooLarge(this.platform, part.upload.bytes.length)) return;
     const action = part.type === 'text' ? 'typing' : FILE_KINDS[mediaKindOf(part)].action;
-    await this.client.call(token, 'sendChatAction', json({ chat_id: chatId, action })).catch(() => undefined);
+    const to = threadId ? { chat_id: chatId, message_thread_id: threadId } : { chat_id: chatId };
+    await this.client.call(token, 'sendChatAction', json({ ...to, action })).catch(() => undefined);
   }
 
   /**
