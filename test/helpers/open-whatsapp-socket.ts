@@ -1,4 +1,4 @@
-import type { WhatsAppSocket, WhatsAppSocketFactory } from '@metronome/transports/whatsapp';
+import type { WhatsAppSocket, WhatsAppSocketConfig, WhatsAppSocketFactory } from '@metronome/transports/whatsapp';
 import { initAuthCreds } from '@whiskeysockets/baileys';
 import pino from 'pino';
 
@@ -17,7 +17,14 @@ export interface OpenSocket {
 
 export async function openWhatsAppSocket(
   factory: WhatsAppSocketFactory,
-  o: { url?: string; phone?: string; accountId?: string; unpaired?: boolean; uploadHost?: string } = {},
+  o: {
+    url?: string;
+    phone?: string;
+    accountId?: string;
+    unpaired?: boolean;
+    uploadHost?: string;
+    getMessage?: WhatsAppSocketConfig['getMessage'];
+  } = {},
 ): Promise<OpenSocket> {
   const creds = initAuthCreds();
   if (!o.unpaired) {
@@ -36,7 +43,7 @@ export async function openWhatsAppSocket(
   const sock = factory(o.accountId ?? 'wire-test', {
     auth: { creds, keys: keys as never },
     cachedGroupMetadata: async () => undefined,
-    getMessage: async () => undefined,
+    getMessage: o.getMessage ?? (async () => undefined),
     logger: pino({ level: process.env['WIRE_LOG'] ?? 'silent' }),
     connectTimeoutMs: 10_000,
     defaultQueryTimeoutMs: 10_000,

@@ -11,7 +11,7 @@ import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { openWhatsAppSocket } from '../helpers/open-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
 import { startMediaHost } from '../helpers/wire-whatsapp.js';
-import { mexNotification, receipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
+import { mexNotification, receipt, retryReceipt, startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 
 // The API-level FAKE WhatsApp (test/helpers/fake-whatsapp-socket.ts) stands where Baileys' socket
 // would in the older platform tests. Each behaviour of it that the transport reads is run here
@@ -431,6 +431,30 @@ test('a text a person writes to the account: the same notify upsert (who, what),
     await eventually('the text read by each', async () => wireSeen.length > 0 && fakeSeen2.length > 0, 10_000, 10);
     expect(fakeSeen2).toEqual(wireSeen);
     expect(wireSeen).toEqual([{ type: 'notify', from: '60177001401', text: 'STOP' }]);
+  } finally {
+    onWire.sock.end(undefined);
+    onFake.sock.end(undefined);
+  }
+});
+
+test("a device asks again for a message this socket did not send (it restarted, or another replica sent it): both ask the pool's getMessage for it", async () => {
+  const asked: { side: string; remoteJid?: string | null; id?: string | null }[] = [];
+  const getMessage = (side: string) => async (key: { remoteJid?: string | null; id?: string | null }) => {
+    asked.push({ side, remoteJid: key.remoteJid, id: key.id });
+    return undefined;
+  };
+  const onWire = await openWhatsAppSocket(baileysSocketFactory, { url: server.url, phone: '60177001500', getMessage: getMessage('wire') });
+  const onFake = await openWhatsAppSocket(network.factory, { accountId: 'retried', getMessage: getMessage('fake') });
+  try {
+    await server.push(retryReceipt('MSG-BEFORE-RESTART', '60177001501:1@s.whatsapp.net'));
+    await (onFake.sock as unknown as { retryReceipt(jid: string, id: string): Promise<boolean> }).retryReceipt(
+      '60177001501:1@s.whatsapp.net',
+      'MSG-BEFORE-RESTART',
+    );
+    await eventually('each side asked', async () => asked.some((a) => a.side === 'wire') && asked.some((a) => a.side === 'fake'), 10_000, 10);
+    const of = (side: string) => asked.filter((a) => a.side === side).map(({ remoteJid, id }) => ({ remoteJid, id }));
+    expect(of('fake')).toEqual(of('wire'));
+    expect(of('wire')).toEqual([{ remoteJid: '60177001501:1@s.whatsapp.net', id: 'MSG-BEFORE-RESTART' }]);
   } finally {
     onWire.sock.end(undefined);
     onFake.sock.end(undefined);
