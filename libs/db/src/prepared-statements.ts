@@ -28,7 +28,7 @@ export function statementName(text: string): string {
  * plan until the tables it reads are analysed again; made while they were small (a service's
  * first minute on a new database), it scans them whole for as long as no ANALYZE comes, which on
  * a server whose autovacuum is off or behind is for good (a run's start read every run:
- * docs/BENCHMARKS.md, "plans that outlive a table's growth"). `DISCARD PLANS` drops the plans,
+ * bench/results/HISTORY.md, "plans that outlive a table's growth"). `DISCARD PLANS` drops the plans,
  * not the statements: each is planned again on its next call, from the tables as they are then.
  */
 export const REPLAN_EVERY_MS = 60_000;
