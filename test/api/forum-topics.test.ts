@@ -187,3 +187,18 @@ test('a bad threadId cell is a 400 naming its line and column; nothing is saved'
   expect(res.body.error.details[0].message).toBe('a forum topic id is a whole number from 1 to 2147483647, or empty for none');
   expect((await call(api, 'GET', `/v1/audiences/${audience}`, tenant.token)).body.memberCount).toBe(0);
 });
+
+test('the export names each target and member with its topic (thread_id, 0 for none), and each campaign its target_threads', async () => {
+  const res = await api.app.inject({ method: 'GET', url: '/v1/export', headers: { authorization: `Bearer ${tenant.token}` } });
+  expect(res.statusCode).toBe(200);
+  const lines = res.body
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+  const of = (type: string) => lines.filter((l) => l.type === type && l.data['chat_id'] === '-1001').map((l) => l.data['thread_id']);
+  // the first test's run (General, 5, 7) and the audience runs' (General, 5, 7 twice over)
+  expect(of('run_target').sort()).toEqual([0, 0, 5, 5, 7, 7]);
+  expect(of('audience_member').sort()).toEqual([0, 5, 7]);
+  const campaigns = lines.filter((l) => l.type === 'campaign').map((l) => l.data['target_threads']);
+  expect(campaigns).toContainEqual([0, 5, 7, 0]);
+});

@@ -26,23 +26,24 @@ export class ExportRepository {
     );
     yield* this.paged(
       'campaign',
-      sql`select id, account_id, name, timezone, schedule, window_start, window_end, messages, targets, target_vars, audience_ids, active, created_at, updated_at
+      sql`select id, account_id, name, timezone, schedule, window_start, window_end, messages, targets, target_vars, target_threads::int[] as target_threads, audience_ids, active, created_at, updated_at
             from campaigns where tenant_id = ${t} and deleted_at is null`,
     );
     yield* this.paged('audience', sql`select id, name, member_count, created_at from audiences where tenant_id = ${t}`);
     yield* this.paged('media', sql`select id, content_type, size, sha256, filename, created_at from media where tenant_id = ${t}`);
     yield* this.paged('webhook', sql`select id, url, events, active, created_at from webhooks where tenant_id = ${t}`);
     // the large tables by keyset, a page per query
-    let after = { audience: '00000000-0000-0000-0000-000000000000', chat: '' };
+    // a chat's forum topics (migrations/0039) are members and targets of their own: part of the key
+    let after = { audience: '00000000-0000-0000-0000-000000000000', chat: '', thread: -1 };
     for (;;) {
-      const rows = await sql<{ audience_id: string; chat_id: string }>`
-        select m.audience_id, m.chat_id, m.vars, m.created_at from audience_members m join audiences a on a.id = m.audience_id
-         where a.tenant_id = ${t} and (m.audience_id, m.chat_id) > (${after.audience}::uuid, ${after.chat})
-         order by m.audience_id, m.chat_id limit ${PAGE}`.execute(this.db);
+      const rows = await sql<{ audience_id: string; chat_id: string; thread_id: number }>`
+        select m.audience_id, m.chat_id, m.thread_id, m.vars, m.created_at from audience_members m join audiences a on a.id = m.audience_id
+         where a.tenant_id = ${t} and (m.audience_id, m.chat_id, m.thread_id) > (${after.audience}::uuid, ${after.chat}, ${after.thread}::bigint)
+         order by m.audience_id, m.chat_id, m.thread_id limit ${PAGE}`.execute(this.db);
       for (const row of rows.rows) yield { type: 'audience_member', data: row };
       if (rows.rows.length < PAGE) break;
       const last = rows.rows[rows.rows.length - 1]!;
-      after = { audience: last.audience_id, chat: last.chat_id };
+      after = { audience: last.audience_id, chat: last.chat_id, thread: last.thread_id };
     }
     // runs newest first by (created_at, id), the order runs_tenant_idx keeps: a page reads its
     // 1,000 runs, where `order by id` sorted every run of the tenant for each page
@@ -56,13 +57,18 @@ export class ExportRepository {
       for (const { cursor_at: _, ...run } of runs.rows) {
         yield { type: 'run', data: run };
         let afterChat = '';
+        let afterThread = -1;
         for (;;) {
-          const targets = await sql<{ chat_id: string }>`
-            select run_id, chat_id, status, attempts, sent_at, error_code, error_message, message_ids from run_targets
-             where run_id = ${run.id}::uuid and chat_id > ${afterChat} order by chat_id limit ${PAGE}`.execute(this.db);
+          const targets = await sql<{ chat_id: string; thread_id: number }>`
+            select run_id, chat_id, thread_id, status, attempts, sent_at, error_code, error_message, message_ids from run_targets
+             where run_id = ${run.id}::uuid and (chat_id, thread_id) > (${afterChat}, ${afterThread}::bigint) order by chat_id, thread_id limit ${PAGE}`.execute(
+            this.db,
+          );
           for (const target of targets.rows) yield { type: 'run_target', data: target };
           if (targets.rows.length < PAGE) break;
-          afterChat = targets.rows[targets.rows.length - 1]!.chat_id;
+          const last = targets.rows[targets.rows.length - 1]!;
+          afterChat = last.chat_id;
+          afterThread = last.thread_id;
         }
       }
       if (runs.rows.length < PAGE) break;
