@@ -202,3 +202,20 @@ test('the export names each target and member with its topic (thread_id, 0 for n
   const campaigns = lines.filter((l) => l.type === 'campaign').map((l) => l.data['target_threads']);
   expect(campaigns).toContainEqual([0, 5, 7, 0]);
 });
+
+test("erasing a chat takes it out of every topic: the campaign's targets (topics kept in step), the audience's members and counts", async () => {
+  const audience = (
+    await call(api, 'POST', '/v1/audiences', tenant.token, {
+      name: 'erase-me',
+      members: [{ chatId: 'e' }, { chatId: 'e', threadId: 2 }, { chatId: 'f', threadId: 2 }],
+    })
+  ).body.id;
+  const targets = [{ chatId: 'e', threadId: 2, vars: { name: 'x' } }, 'f', 'e', { chatId: 'f', threadId: 9, vars: { name: 'y' } }];
+  const body = campaignBody(await bot(), { targets, messages: [{ type: 'text', text: 'Hi {{name|you}}' }], active: false });
+  const id = (await call(api, 'POST', '/v1/campaigns', tenant.token, body)).body.id;
+  const erased = await call(api, 'POST', '/v1/chats/erase', tenant.token, { chatId: 'e' });
+  expect(erased.status).toBe(200);
+  expect(erased.body).toMatchObject({ campaigns: 1, audienceMembers: 2 });
+  expect((await call(api, 'GET', `/v1/campaigns/${id}`, tenant.token)).body.targets).toEqual(['f', { chatId: 'f', threadId: 9, vars: { name: 'y' } }]);
+  expect((await call(api, 'GET', `/v1/audiences/${audience}`, tenant.token)).body.memberCount).toBe(1);
+});

@@ -191,14 +191,16 @@ export class ErasureRepository {
             where e.k <> ${chatId} and not starts_with(e.k, ${chatId} || chr(31))),
           updated_at = ${now}
          where c.tenant_id = ${tenantId}::uuid and ${chatId} = any(c.targets)`.execute(trx);
-      const members = await sql`
+      const members = await sql<{ n: number }>`
         with gone as (
           delete from audience_members m using audiences a
            where a.id = m.audience_id and a.tenant_id = ${tenantId}::uuid and m.chat_id = ${chatId} returning m.audience_id
+        ), counted as (
+          -- a chat may be a member in several topics (migrations/0039)
+          update audiences a set member_count = member_count - g.n, updated_at = ${now}
+            from (select audience_id, count(*)::int as n from gone group by audience_id) g where a.id = g.audience_id
         )
-        -- a chat may be a member in several topics
-        update audiences a set member_count = member_count - g.n, updated_at = ${now}
-          from (select audience_id, count(*)::int as n from gone group by audience_id) g where a.id = g.audience_id`.execute(trx);
+        select count(*)::int as n from gone`.execute(trx);
       const targets = await sql`
         delete from run_targets t using runs r where r.id = t.run_id and r.tenant_id = ${tenantId}::uuid and t.chat_id = ${chatId}`.execute(trx);
       const directory = await sql`
@@ -209,7 +211,7 @@ export class ErasureRepository {
       );
       return {
         campaigns: Number(campaigns.numAffectedRows),
-        audienceMembers: Number(members.numAffectedRows),
+        audienceMembers: members.rows[0]!.n,
         targets: Number(targets.numAffectedRows),
         directory: Number(directory.numAffectedRows),
       };
