@@ -219,3 +219,16 @@ test("erasing a chat takes it out of every topic: the campaign's targets (topics
   expect((await call(api, 'GET', `/v1/campaigns/${id}`, tenant.token)).body.targets).toEqual(['f', { chatId: 'f', threadId: 9, vars: { name: 'y' } }]);
   expect((await call(api, 'GET', `/v1/audiences/${audience}`, tenant.token)).body.memberCount).toBe(1);
 });
+
+test('a test send as a chat that is a target only in a topic takes that target’s variables', async () => {
+  const body = campaignBody(await bot(), {
+    targets: [{ chatId: 'v', threadId: 3, vars: { name: 'Topic Ann' } }],
+    messages: [{ type: 'text', text: 'Hi {{name}}' }],
+    active: false,
+  });
+  const id = (await call(api, 'POST', '/v1/campaigns', tenant.token, body)).body.id;
+  const sent = await call(api, 'POST', `/v1/campaigns/${id}/test-sends`, tenant.token, { chatId: 'me', asChatId: 'v' });
+  expect(sent.status).toBe(202);
+  const [row] = await api.db.selectFrom('run_targets').select(['chat_id', 'vars']).where('run_id', '=', sent.body.id).execute();
+  expect(row).toEqual({ chat_id: 'me', vars: { name: 'Topic Ann' } });
+});

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { targetKey } from '@metronome/core';
 import { AccountRepository, AudienceMemberRepository, CampaignRepository, insertTestRun, type RunRow } from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { ApiContext } from './context.js';
@@ -32,8 +33,10 @@ export async function startTestSend(
     let vars: Record<string, string> | null = null;
     if (to.asChatId !== undefined) {
       // as a run would take them: the inline target's, else the first audience's that lists the chat
-      const inline = campaign.targets.includes(to.asChatId);
-      const found = inline ? (campaign.targetVars?.[to.asChatId] ?? null) : await new AudienceMemberRepository(trx).varsOf(campaign.audienceIds, to.asChatId);
+      // the chat's first inline target (in a topic, its vars are under its target key)
+      const inline = campaign.targets.indexOf(to.asChatId);
+      const key = targetKey(to.asChatId, campaign.targetThreads?.[inline]);
+      const found = inline !== -1 ? (campaign.targetVars?.[key] ?? null) : await new AudienceMemberRepository(trx).varsOf(campaign.audienceIds, to.asChatId);
       if (found === undefined) throw invalidField('asChatId', "not one of the campaign's chats (its targets and its audiences' members)");
       vars = found;
     }
