@@ -22,7 +22,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
   const [sent, setSent] = useState<{ run: Run; to: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const chatId = picked?.chatId ?? typed.trim();
-  const withVars = campaign.targets.filter((t) => typeof t !== 'string').map(chatIdOf);
+  const withVars = campaign.targets.filter((t) => typeof t !== 'string' && t.vars).map(chatIdOf);
   const candidates = (withVars.length ? withVars : campaign.targets.map(chatIdOf)).slice(0, AS_SHOWN);
 
   const send = async (e: Event) => {
