@@ -44,7 +44,9 @@ const asStack = (p: Processes): Stack => ({ ...p, keyPrefix, db: tdb });
  * SIGTERM, then the exit code and the service's own account of its stop. The wait is bounded
  * far beyond the deadline (a loaded machine is slow, not stuck): `running` when it never exits.
  */
-async function stopped(service: ServiceProcess): Promise<{ name: string; code: number | null | 'running'; deadlineMs: unknown; last: string }> {
+async function stopped(
+  service: ServiceProcess,
+): Promise<{ name: string; code: number | null | 'running'; deadlineMs: unknown; last: string; withinDeadline: boolean }> {
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([service.stop('SIGTERM'), new Promise<'running'>((r) => (timer = setTimeout(() => r('running'), 45_000)))]);
   clearTimeout(timer);
@@ -56,12 +58,11 @@ async function stopped(service: ServiceProcess): Promise<{ name: string; code: n
     }
   });
   const stopping = parsed.find((l) => typeof l['signal'] === 'string' && 'deadlineMs' in l);
-  const last =
-    parsed
-      .filter((l) => /stopped$|stop deadline passed|close failed/.test(String(l['msg'])))
-      .map((l) => String(l['msg']))
-      .at(-1) ?? '';
-  return { name: service.name, code, deadlineMs: stopping?.['deadlineMs'], last };
+  const ending = parsed.filter((l) => /stopped$|stop deadline passed|close failed/.test(String(l['msg']))).at(-1);
+  // timed by the service's own log: from `stopping` to its last word, the deadline and a moment to exit
+  const tookMs = Date.parse(String(ending?.['time'])) - Date.parse(String(stopping?.['time'])); // ISO times
+  const withinDeadline = Number.isFinite(tookMs) && tookMs <= Number(stopping?.['deadlineMs']) + 1_000;
+  return { name: service.name, code, deadlineMs: stopping?.['deadlineMs'], last: String(ending?.['msg'] ?? ''), withinDeadline };
 }
 
 test('Redis killed mid fan-out, SIGTERM to every service: each exits within its deadline; once Redis and the services are back every run ends success, no chat twice', async () => {
@@ -81,7 +82,13 @@ test('Redis killed mid fan-out, SIGTERM to every service: each exits within its 
   // under the 10 s an orchestrator gives
   const exitedByItself = (code: number | null | 'running') => code === 0 || code === EXIT_STOP_DEADLINE;
   expect(exits.map((e) => ({ ...e, code: exitedByItself(e.code) ? 'exited' : e.code }))).toEqual(
-    withRedis.map((s) => ({ name: s.name, code: 'exited', deadlineMs: STOP_DEADLINE_MS, last: expect.stringMatching(/stopped$|stop deadline passed/) })),
+    withRedis.map((s) => ({
+      name: s.name,
+      code: 'exited',
+      deadlineMs: STOP_DEADLINE_MS,
+      last: expect.stringMatching(/stopped$|stop deadline passed/),
+      withinDeadline: true,
+    })),
   );
   expect(STOP_DEADLINE_MS).toBeLessThan(10_000);
 
