@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
-import { AccountRepository, accountProxies, WhatsAppAuthRepository, type DB } from '@metronome/db';
+import { AccountRepository, accountProxies, NewChatLimitRepository, WhatsAppAuthRepository, type DB } from '@metronome/db';
 import type { Logger } from '@metronome/observability';
 import { loadScripts, redisKeys, SocketLeases, type RedisClient } from '@metronome/redis';
 import { onFirstUse } from '@metronome/transports';
@@ -33,6 +33,8 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
       holderId: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       lease: new SocketLeases(loadScripts(redis), redisKeys(config.keyPrefix)),
       auth: new WhatsAppAuthRepository(db),
+      // a session import's connection asks WhatsApp for the lock and the cap too: kept for the senders
+      newChats: new NewChatLimitRepository(db),
       secretsKeys,
       makeSocket: baileysSocketFactory,
       clock: systemClock,
