@@ -192,6 +192,15 @@ export interface MediaHost {
   close(): Promise<void>;
 }
 
+/** A key and a certificate for `name` made by `openssl` in `dir` (files), for a local HTTPS stand-in. */
+export function selfSignedCertificate(dir: string, name: string, altName: string): { key: string; cert: string } {
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1'];
+  execFileSync('openssl', [...args, '-subj', `/CN=${name}`, '-addext', `subjectAltName=${altName}`], { stdio: 'ignore' });
+  return { key, cert };
+}
+
 /**
  * A FAKE WhatsApp media host (crabline names 127.0.0.1:443 and serves none): HTTPS with a
  * certificate made here by `openssl`, taking Baileys' uploads (`POST /mms/<kind>/<hash>`) and
@@ -199,31 +208,7 @@ export interface MediaHost {
  */
 export async function startMediaHost(): Promise<MediaHost> {
   const dir = await mkdtemp(path.join(tmpdir(), 'wa-media-'));
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert } = selfSignedCertificate(dir, '127.0.0.1', 'IP:127.0.0.1');
   const uploads: MediaUpload[] = [];
   const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
     const chunks: Buffer[] = [];

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import { parseProxy, type ProxySettings } from '@metronome/core';
 import { fetchVersionThrough, resolveWhatsAppVersion } from '@metronome/transports/whatsapp';
 import { quietLogger } from './whatsapp-setup.js';
 import { startTestSocks5Proxy, type TestSocks5Proxy } from '../helpers/test-socks5-proxy.js';
+import { selfSignedCertificate } from '../helpers/wire-whatsapp.js';
 
 // WHATSAPP_VERSION_PROXY: the WhatsApp Web version fetch goes through a SOCKS proxy, asked for
 // web.whatsapp.com:443 by name (socks5h). This machine cannot reach WhatsApp: the proxy routes
@@ -21,30 +21,7 @@ let proxy: TestSocks5Proxy;
 const requests: string[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'wa-web-'));
-  const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=web.whatsapp.com',
-      '-addext',
-      'subjectAltName=DNS:web.whatsapp.com',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert } = selfSignedCertificate(dir, 'web.whatsapp.com', 'DNS:web.whatsapp.com');
   ca = await readFile(cert);
   web = createServer({ key: await readFile(key), cert: ca }, (req, res) => {
     requests.push(`${req.method} ${req.url} ${req.headers['sec-fetch-site']}`);

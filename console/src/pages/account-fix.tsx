@@ -14,12 +14,11 @@ const COOLING_REASONS: Record<string, string> = {
   failures: 'too many of its last sends failed',
 };
 
-/** Why the account cools and until when; lifting it asks first. */
-export function Cooling({ account, onLifted }: { account: Account; onLifted: (a: Account) => void }) {
+/** Lifting what holds an account (its cooling, or a 463 on its new chats: one call), asked first. */
+export function useLift(account: Account, onLifted: (a: Account) => void) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
-  const cooling = account.cooling!;
   const lift = async () => {
     setBusy(true);
     setFailure(null);
@@ -32,6 +31,13 @@ export function Cooling({ account, onLifted }: { account: Account; onLifted: (a:
       setConfirming(false);
     }
   };
+  return { confirming, setConfirming, busy, failure, lift };
+}
+
+/** Why the account cools and until when; lifting it asks first. */
+export function Cooling({ account, onLifted }: { account: Account; onLifted: (a: Account) => void }) {
+  const { confirming, setConfirming, busy, failure, lift } = useLift(account, onLifted);
+  const cooling = account.cooling!;
   return (
     <div class="fix" data-cooling>
       <p>

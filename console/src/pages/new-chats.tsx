@@ -1,31 +1,17 @@
 // What WhatsApp lets an account do with new chats (CONTRACT §3, accounts, "New chats"), on its
 // card: what holds them and until when, the cap's warnings, and lifting a 463 hold (asked first).
-import { useState } from 'preact/hooks';
-import { api, type Account } from '../api.js';
+import type { Account } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { time } from '../format.js';
+import { useLift } from './account-fix.js';
 
 export function NewChats({ account, onLifted }: { account: Account; onLifted: (a: Account) => void }) {
-  const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { confirming, setConfirming, busy, failure, lift } = useLift(account, onLifted);
   const info = account.newChats;
   const held = info?.held ?? null;
   const cap = info?.cap ?? null;
   const warned = cap && (cap.status === 'FIRST_WARNING' || cap.status === 'SECOND_WARNING') ? cap : null;
   if (!held && !warned) return null;
-  const lift = async () => {
-    setBusy(true);
-    setFailure(null);
-    try {
-      onLifted(await api.liftCooling(account.id));
-    } catch (err) {
-      setFailure(err);
-    } finally {
-      setBusy(false);
-      setConfirming(false);
-    }
-  };
   return (
     <div class="fix" data-new-chats>
       {held && (
