@@ -1,21 +1,19 @@
 import { EventEmitter } from 'node:events';
 import { ManualClock } from '@metronome/core';
 import { WAMessageStatus } from '@whiskeysockets/baileys';
-import { MessageStatuses, type MessageRefusal } from './message-status.js';
+import { MessageStatuses, type MessageRefusal, type ReceiptHooks } from './message-status.js';
 
 // The statuses' listeners, fed the events Baileys' handleBadAck emits: a `messages.update`, or
 // the sent message's own `messages.upsert` when the ack came while Baileys buffered its events.
 
-function setup() {
+function setup(hooks: ReceiptHooks = {}) {
   const clock = new ManualClock(1_000_000);
   const told: MessageRefusal[] = [];
-  const statuses = new MessageStatuses(clock, (r) => told.push(r));
+  const statuses = new MessageStatuses(clock, (r) => told.push(r), hooks);
   const ev = new EventEmitter();
   statuses.follow((event, listener) => void ev.on(event, listener as (arg: unknown) => void), 'A');
-  const ack = (id: string, params: string[], fromMe = true) =>
-    ev.emit('messages.update', [
-      { key: { remoteJid: '601@s.whatsapp.net', fromMe, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: params } },
-    ]);
+  const ack = (id: string, params: string[], fromMe = true, remoteJid = '601@s.whatsapp.net') =>
+    ev.emit('messages.update', [{ key: { remoteJid, fromMe, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: params } }]);
   return { clock, told, statuses, ev, ack };
 }
 
@@ -29,19 +27,10 @@ test('only messages this replica wrote are told, with the chat id the send was g
 });
 
 test("a 463 is told as the refusal of that message, and to the hook that holds the account's new chats", () => {
-  const clock = new ManualClock(1_000_000);
-  const told: MessageRefusal[] = [];
   const held: string[] = [];
-  const statuses = new MessageStatuses(clock, (r) => told.push(r), { onNewChatRefused: (a) => held.push(a) });
-  const ev = new EventEmitter();
-  statuses.follow((event, listener) => void ev.on(event, listener as (arg: unknown) => void), 'A');
+  const { told, statuses, ack } = setup({ onNewChatRefused: (a) => held.push(a) });
   statuses.track('A', 'M1', '601');
-  ev.emit('messages.update', [
-    {
-      key: { remoteJid: '601@s.whatsapp.net', fromMe: true, id: 'M1' },
-      update: { status: WAMessageStatus.ERROR, messageStubParameters: ['463', 'restricted'] },
-    },
-  ]);
+  ack('M1', ['463', 'restricted']);
   expect(told).toEqual([{ accountId: 'A', messageId: 'M1', chatId: '601', refusal: { kind: 'new-chat-refused', code: 'new_chat_refused' } }]);
   expect(held).toEqual(['A']);
 });
@@ -62,19 +51,13 @@ test("an ack folded into the sent message's own upsert (Baileys' event buffer; t
 });
 
 test("a refusal of a re-send (after a device's retry receipt, or addressed to one device) is not the message's: told apart, the chat's send stands", () => {
-  const clock = new ManualClock(1_000_000);
-  const told: MessageRefusal[] = [];
   const resends: MessageRefusal[] = [];
-  const statuses = new MessageStatuses(clock, (r) => told.push(r), { onResendRefused: (r) => resends.push(r) });
-  const ev = new EventEmitter();
-  statuses.follow((event, listener) => void ev.on(event, listener as (arg: unknown) => void), 'A');
-  const ack = (jid: string, id: string) =>
-    ev.emit('messages.update', [{ key: { remoteJid: jid, fromMe: true, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: ['479'] } }]);
+  const { told, statuses, ack } = setup({ onResendRefused: (r) => resends.push(r) });
   statuses.track('A', 'M1', '601');
   statuses.track('A', 'M2', '602');
   statuses.resending('A', 'M1');
-  ack('601@s.whatsapp.net', 'M1');
-  ack('602:1@s.whatsapp.net', 'M2');
+  ack('M1', ['479']);
+  ack('M2', ['479'], true, '602:1@s.whatsapp.net');
   expect(told).toEqual([]);
   expect(resends.map((r) => r.chatId)).toEqual(['601', '602']);
 });
