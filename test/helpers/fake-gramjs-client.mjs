@@ -28,6 +28,7 @@ export function fakeGramjsClient(url, given) {
     connect: async () => {
       await call('/connect', {});
     },
+    alive: () => true,
     invoke: async (request) => read((await call('/rpc', { request: tl(request) })).result),
     getInputEntity: async (chatId) => read((await call('/entity', { chatId })).peer),
     uploadFile: async (name, bytes) => read((await call('/upload', { name, bytes: bytes.toString('base64') })).file),

@@ -6,7 +6,7 @@ import { Api, extensions, helpers, utils } from 'telegram';
 // A FAKE Telegram for user accounts (MTProto), answering the FAKE GramJS client
 // (fake-gramjs-client.mjs) over HTTP. It keeps what a test asks about: each account's messages
 // per chat with their random_id, uploads, typing, connections; and answers as Telegram does:
-// a repeated random_id is refused with RANDOM_ID_DUPLICATE, FLOOD_WAIT_X, SLOWMODE_WAIT_X,
+// a repeated random_id is answered with the first send's message (nothing posted twice), FLOOD_WAIT_X, SLOWMODE_WAIT_X,
 // PEER_FLOOD, a chat's refusal, a revoked session's AUTH_KEY_UNREGISTERED, and the sign-in's
 // PHONE_CODE_INVALID / PHONE_CODE_EXPIRED / SESSION_PASSWORD_NEEDED / PASSWORD_HASH_INVALID /
 // PHONE_NUMBER_BANNED.
@@ -23,6 +23,8 @@ export interface FakeUserMessage {
   at: number;
   /** the process that sent it */
   pid: number;
+  /** the message id Telegram gave it */
+  id: number;
 }
 
 interface User {
@@ -70,7 +72,7 @@ export class FakeTelegramMtproto {
   private readonly dialogsOf = new Map<string, unknown[]>();
   /** sends whose answer is lost after Telegram took them (the connection drops): per user, how many more */
   private readonly dropAnswers = new Map<string, number>();
-  /** sends refused as RANDOM_ID_DUPLICATE */
+  /** repeats of a random_id answered with the first send's message */
   duplicatesRefused = 0;
   private server: Server | null = null;
   private nextUser = 5_000_000;
@@ -280,6 +282,8 @@ export class FakeTelegramMtproto {
       this.typing.push({ session, chatId: utils.getPeerId(request.peer), action: request.action.className });
       return {};
     }
+    // the parts of an upload (the transport uploads part by part through invoke)
+    if (request instanceof Api.upload.SaveFilePart || request instanceof Api.upload.SaveBigFilePart) return {};
     if (request instanceof Api.messages.UploadMedia) {
       const file = (request.media as Api.InputMediaUploadedPhoto).file as Api.InputFile;
       this.uploads.push({ userId: user.id, name: file.name });
@@ -303,25 +307,27 @@ export class FakeTelegramMtproto {
     const refusal = this.chatRefusals.get(`${user.id}|${chatId}`);
     if (refusal) throw new Refusal(refusal.code, refusal.message);
     const randomId = String(request.randomId);
-    if (this.messages.some((m) => m.userId === user.id && m.randomId === randomId)) {
+    const first = this.messages.find((m) => m.userId === user.id && m.randomId === randomId);
+    if (first) {
+      // as Telegram answers a repeat: the first send's message, nothing posted again
       this.duplicatesRefused++;
-      throw new Refusal(400, 'RANDOM_ID_DUPLICATE');
+      return { result: tl(sentUpdates(first.id, request.randomId, now)) };
     }
     const media = request instanceof Api.messages.SendMedia ? request.media.className : null;
     const topic = request.replyTo instanceof Api.InputReplyToMessage ? request.replyTo.replyToMsgId : null;
-    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, topic, at: now, pid });
+    const id = this.nextMessage++;
+    this.messages.push({ session, userId: user.id, chatId, text: request.message || null, media, randomId, topic, at: now, pid, id });
     const lose = this.dropAnswers.get(user.id) ?? 0;
     if (lose > 0) {
       this.dropAnswers.set(user.id, lose - 1);
       return 'drop';
     }
-    const id = this.nextMessage++;
-    return {
-      result: tl(
-        new Api.Updates({ updates: [new Api.UpdateMessageID({ id, randomId: request.randomId })], users: [], chats: [], date: Math.floor(now / 1000), seq: 0 }),
-      ),
-    };
+    return { result: tl(sentUpdates(id, request.randomId, now)) };
   }
+}
+
+function sentUpdates(id: number, randomId: Api.long | undefined, now: number): Api.Updates {
+  return new Api.Updates({ updates: [new Api.UpdateMessageID({ id, randomId })], users: [], chats: [], date: Math.floor(now / 1000), seq: 0 });
 }
 
 function tl(object: { getBytes(): Buffer }): string {

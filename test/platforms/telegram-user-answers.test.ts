@@ -23,7 +23,7 @@ const account = async (id: string) =>
 test("each refusal of a chat fails it with Telegram's code, marks it in the directory and suppresses it; the other chats go", async () => {
   const { h, fake } = t;
   const a = await t.seedSignedIn();
-  const codes = ['CHAT_WRITE_FORBIDDEN', 'USER_BANNED_IN_CHANNEL', 'CHANNEL_PRIVATE', 'CHAT_ADMIN_REQUIRED', 'CHAT_RESTRICTED'];
+  const codes = ['CHAT_WRITE_FORBIDDEN', 'USER_IS_BLOCKED', 'CHANNEL_PRIVATE', 'CHAT_ADMIN_REQUIRED', 'CHAT_RESTRICTED'];
   const chats = codes.map((_, i) => `-100${2_000_000 + i}`);
   codes.forEach((code, i) => fake.refuseChat(a.userId, chats[i]!, code, code === 'CHANNEL_PRIVATE' ? 406 : 403));
   const fine = '-1002000099';
@@ -47,7 +47,7 @@ test("each refusal of a chat fails it with Telegram's code, marks it in the dire
   const marks = Object.fromEntries(directory.map((d) => [d.chat_id, d.cannot_send_reason]));
   expect(marks).toEqual({
     [chats[0]!]: 'forbidden',
-    [chats[1]!]: 'removed',
+    [chats[1]!]: 'blocked',
     [chats[2]!]: 'not_found',
     [chats[3]!]: 'forbidden',
     [chats[4]!]: 'forbidden',

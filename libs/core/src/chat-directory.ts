@@ -82,9 +82,10 @@ export function cannotSendReasonOf(errorCode: string): CannotSendReason | null {
       return 'removed';
     case 'bot_blocked':
       return 'blocked';
-    // telegram_user: banned from the channel, or the chat is gone from the account's view
-    case 'user_banned_in_channel':
-      return 'removed';
+    // telegram_user: the chat is gone from the account's view, or a user blocked it
+    case 'user_is_blocked':
+    case 'you_blocked_user':
+      return 'blocked';
     case 'channel_private':
       return 'not_found';
     case 'chat_write_forbidden':

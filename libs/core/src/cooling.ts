@@ -26,6 +26,12 @@ export const COOLING_RESTRICTED = 'restricted';
 export const COOLING_NOT_DELIVERING = 'not_delivering';
 /** The send result code (account-unavailable) of an account the platform restricted: the sender restricts it, never disconnects it. */
 export const ACCOUNT_RESTRICTED = 'account_restricted';
+/** Telegram limited the account for spam in groups and channels (USER_BANNED_IN_CHANNEL on every one): restricted too. */
+export const ACCOUNT_SPAM_LIMITED = 'account_spam_limited';
+/** Telegram froze the account (FROZEN_METHOD_INVALID): restricted too, until an appeal succeeds. */
+export const ACCOUNT_FROZEN = 'account_frozen';
+/** The account-unavailable codes that restrict the account (cooling without an end) rather than disconnect it. */
+export const RESTRICTING_CODES: readonly string[] = [ACCOUNT_RESTRICTED, ACCOUNT_SPAM_LIMITED, ACCOUNT_FROZEN];
 
 export interface CoolingSettings {
   enabled: boolean;
@@ -155,6 +161,17 @@ export function coolingReason(health: Pick<AccountHealth, 'floodWaits' | 'outcom
   let failed = 0;
   for (const c of last) if (c === OUTCOME_FAILED) failed++;
   return failed / last.length > s.failureShare ? 'failures' : null;
+}
+
+/** Which restriction it is, and what the operator does, in words (a restricting code; anything else: the general case). */
+export function restrictionWords(because: string | null | undefined, platform: string): string {
+  if (because === ACCOUNT_SPAM_LIMITED)
+    return 'Telegram limited the account for spam in groups and channels (USER_BANNED_IN_CHANNEL): ask @SpamBot in the Telegram app when it ends, then lift the restriction';
+  if (because === ACCOUNT_FROZEN)
+    return 'Telegram froze the account (FROZEN_METHOD_INVALID): appeal in the Telegram app; once Telegram lifts the freeze, lift the restriction';
+  if (platform === 'telegram_user')
+    return 'Telegram limited the account for spam (PEER_FLOOD or USER_RESTRICTED): ask @SpamBot in the Telegram app when it ends, then lift the restriction';
+  return 'the platform restricted the account (WhatsApp 463): check the number in the WhatsApp app, then lift the restriction';
 }
 
 /** The cooling's reason in words, for the account's event and the runs it holds. */

@@ -1,4 +1,4 @@
-import { COOLING_NOT_DELIVERING, COOLING_RESTRICTED } from './cooling.js';
+import { COOLING_NOT_DELIVERING, COOLING_RESTRICTED, restrictionWords } from './cooling.js';
 import type { RunFacts, Waiting, WaitingReason } from './run-facts.js';
 import { chatsThatFit, runEta } from './run-eta.js';
 import { sendLimits, type SendDelay, type SendLimits } from './send-safety.js';
@@ -72,7 +72,7 @@ function explainCooling(f: RunFacts, now: Date): Waiting | null {
     return {
       reason: 'cooling',
       until: null,
-      detail: `The platform restricted the account (WhatsApp 463); ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.`,
+      detail: `${capitalise(restrictionWords(f.account.restrictedBecause, f.account.platform))}; ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.`,
     };
   }
   if (f.account.coolingReason === COOLING_NOT_DELIVERING) {
@@ -111,4 +111,8 @@ export function withFit(f: RunFacts, now: Date, sentence: string): string {
   if (!f.windowEndAt || runEta(f, now) !== null) return sentence;
   const fit = chatsThatFit(f, now);
   return `${sentence.replace(/\.$/, '')}; about ${fit} of the ${chats(f.pending + f.inFlight)} left fit before the window closes at ${localTime(f.windowEndAt, f.timezone, now)}.`;
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

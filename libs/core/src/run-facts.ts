@@ -63,6 +63,8 @@ export interface RunFacts {
     perMinute: number;
     coolingUntil?: Date | null;
     coolingReason?: string | null;
+    /** which restriction while restricted (a send result code, cooling.ts RESTRICTING_CODES); null or absent: unknown */
+    restrictedBecause?: string | null;
     /** why the account's proxy failed last (naming the proxy, never its login); null or absent: it did not */
     proxyFailure?: string | null;
     /** what holds its new chats now (WhatsApp: new-chat-limits.ts); null or absent: nothing */

@@ -59,10 +59,12 @@ export function sendLimits(a: { sendDelay: SendDelay | null; hourlyCap: number |
 /** A Telegram user account's refusals of a chat (MTProto error codes, lower-cased): the chat fails, is suppressed and marked in the directory. */
 export const TELEGRAM_USER_REFUSALS: readonly string[] = [
   'chat_write_forbidden',
-  'user_banned_in_channel',
   'channel_private',
   'chat_admin_required',
   'chat_restricted',
+  // a user blocked the account, or the account blocked them
+  'user_is_blocked',
+  'you_blocked_user',
 ];
 
 /**

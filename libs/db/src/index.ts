@@ -84,6 +84,7 @@ export {
 export { LateRefusalRepository } from './repositories/late-refusals.js';
 export { AccountCoolingRepository, type HealthWrite, type CoolingStart, type CoolingEnded } from './repositories/account-cooling.js';
 export { NewChatLimitRepository } from './repositories/new-chat-limits.js';
+export { TelegramPeerRepository } from './repositories/telegram-peers.js';
 export {
   ChatDirectoryRepository,
   directorySortKey,

@@ -8,6 +8,7 @@ import type {
   TelegramSignInsTable,
   WhatsappAuthTable,
   WhatsappIdentitiesTable,
+  TelegramPeersTable,
   WhatsappSentMessagesTable,
 } from './schema/accounts.js';
 import type { AudienceMembersTable, AudiencesTable, CampaignsTable, MediaTable, MediaUploadsTable } from './schema/campaigns.js';
@@ -38,6 +39,7 @@ export interface DB {
   whatsapp_auth: WhatsappAuthTable;
   whatsapp_sent_messages: WhatsappSentMessagesTable;
   whatsapp_identities: WhatsappIdentitiesTable;
+  telegram_peers: TelegramPeersTable;
   target_member_receipts: TargetMemberReceiptsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -137,7 +137,7 @@ export interface ApiConfig {
   /** WHATSAPP_WS_URL: where WhatsApp sockets connect; null: WhatsApp's own server */
   whatsappWebSocketUrl?: string | null;
   /** TELEGRAM_API_ID / TELEGRAM_API_HASH, and (tests only) TELEGRAM_USER_CLIENT_MODULE, for telegram_user sign-ins */
-  telegramUser?: { apiId: number; apiHash: string; clientModule: string | null };
+  telegramUser?: { apiId: number; apiHash: string; clientModule: string | null; dc?: string | undefined; serverKey?: string | undefined };
   minIntervalSeconds: number;
   /** SCHEDULER_JITTER_MS, for the due first runs the API creates itself (instant starts); absent: 0 */
   schedulerJitterMs?: number;
@@ -203,7 +203,13 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     developmentSecretsKey: e.SECRETS_KEY === undefined,
     whatsappVersion: { configured: e.WHATSAPP_VERSION, fetchLatest: e.WHATSAPP_FETCH_VERSION, proxy: e.WHATSAPP_VERSION_PROXY },
     whatsappWebSocketUrl: e.WHATSAPP_WS_URL,
-    telegramUser: { apiId: e.TELEGRAM_API_ID, apiHash: e.TELEGRAM_API_HASH, clientModule: e.TELEGRAM_USER_CLIENT_MODULE ?? null },
+    telegramUser: {
+      apiId: e.TELEGRAM_API_ID,
+      apiHash: e.TELEGRAM_API_HASH,
+      clientModule: e.TELEGRAM_USER_CLIENT_MODULE ?? null,
+      dc: e.TELEGRAM_USER_DC,
+      serverKey: e.TELEGRAM_USER_SERVER_KEY,
+    },
     minIntervalSeconds: e.MIN_INTERVAL_SECONDS,
     schedulerJitterMs: e.SCHEDULER_JITTER_MS,
     instantStarts: e.INSTANT_STARTS,

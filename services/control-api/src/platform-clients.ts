@@ -66,11 +66,17 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
 
 /** Telegram user sign-ins: GramJS (or the fake a test names) loaded with the first client. */
 export function telegramSignInOnFirstUse(config: ApiConfig): TelegramSignIn {
-  const factory = onFirstUse(async () =>
-    (await import('@metronome/transports/telegram-user')).loadUserClientFactory(config.telegramUser?.clientModule ?? undefined),
-  );
+  const factory = onFirstUse(async () => {
+    const { configureTelegramEndpoint, loadUserClientFactory } = await import('@metronome/transports/telegram-user');
+    const dc = configureTelegramEndpoint({ TELEGRAM_USER_DC: config.telegramUser?.dc, TELEGRAM_USER_SERVER_KEY: config.telegramUser?.serverKey });
+    const make = await loadUserClientFactory(config.telegramUser?.clientModule ?? undefined);
+    return { make, dc };
+  });
   return {
-    makeClient: async (session, options) => (await factory.get())(session, options),
+    makeClient: async (session, options) => {
+      const { make, dc } = await factory.get();
+      return make(session, { ...options, dc });
+    },
     apiId: config.telegramUser?.apiId ?? 0,
     apiHash: config.telegramUser?.apiHash ?? '',
   };

@@ -112,7 +112,7 @@ const whatsapp = whatsappOnFirstUse({
   onReceipt: receipts.onReceipt,
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
-const telegramUser = telegramUserOnFirstUse({ config, scripts, keys, proxies });
+const telegramUser = telegramUserOnFirstUse({ config, db, scripts, keys, proxies });
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
 // what they hold and hand their runs on at once.

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
-import { NewChatLimitRepository, WhatsAppAuthRepository } from '@metronome/db';
+import { NewChatLimitRepository, TelegramPeerRepository, WhatsAppAuthRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import { TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
@@ -75,10 +75,11 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
 }
 
 /** Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease). */
-export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: ScriptCommands; keys: RedisKeys; proxies: Proxies }): Transport {
+export function telegramUserOnFirstUse(d: { config: SenderConfig; db: Kysely<DB>; scripts: ScriptCommands; keys: RedisKeys; proxies: Proxies }): Transport {
   return transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => {
-    const { loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import('@metronome/transports/telegram-user');
+    const { configureTelegramEndpoint, loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import('@metronome/transports/telegram-user');
     const pool = new UserClientPool({
+      dc: configureTelegramEndpoint(d.config),
       makeClient: await loadUserClientFactory(d.config.TELEGRAM_USER_CLIENT_MODULE),
       apiId: d.config.TELEGRAM_API_ID,
       apiHash: d.config.TELEGRAM_API_HASH,
@@ -86,6 +87,7 @@ export function telegramUserOnFirstUse(d: { config: SenderConfig; scripts: Scrip
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
       reportProxy: d.proxies.reportProxy,
     });
-    return new TelegramUserTransport({ pool, clock: systemClock });
+    // peers (access hashes) in PostgreSQL: any replica addresses any chat after any restart
+    return new TelegramUserTransport({ pool, clock: systemClock, peers: new TelegramPeerRepository(d.db), timeoutMs: d.config.SEND_TIMEOUT_MS });
   });
 }

@@ -1,5 +1,6 @@
 import {
-  ACCOUNT_RESTRICTED,
+  RESTRICTING_CODES,
+  restrictionWords,
   accountAdvice,
   COOLING_RESTRICTED,
   coolingWords,
@@ -300,9 +301,9 @@ export class JobWrites implements LaneWrites {
       case 'stop-account': {
         stopWith(report, 'account-unavailable');
         await this.release(target, outcome.releaseAt, outcome.code);
-        if (outcome.code === ACCOUNT_RESTRICTED) {
+        if (RESTRICTING_CODES.includes(outcome.code)) {
           // Not disconnected: restricted (cooling without an end) until an operator lifts it.
-          const restricted = await this.durably([key], 'restrict', () => deps.cooling.restrict(run.account.id, at));
+          const restricted = await this.durably([key], 'restrict', () => deps.cooling.restrict(run.account.id, at, outcome.code));
           if (restricted === true)
             deps.events.emit('account:cooling', {
               accountId: run.account.id,
@@ -310,7 +311,7 @@ export class JobWrites implements LaneWrites {
               reason: COOLING_RESTRICTED,
               until: 0,
               paceFactor: 1,
-              words: coolingWords(COOLING_RESTRICTED, deps.settings.cooling),
+              words: `${coolingWords(COOLING_RESTRICTED, deps.settings.cooling)}: ${restrictionWords(outcome.code, run.account.platform)}`,
             });
           return 'stop';
         }

@@ -1,3 +1,4 @@
+import { ACCOUNT_RESTRICTED } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 
@@ -85,10 +86,10 @@ export class AccountCoolingRepository {
    * False when the account is neither active nor cooling (disabled, disconnected meanwhile), or
    * already restricted.
    */
-  async restrict(accountId: string, now: Date): Promise<boolean> {
+  async restrict(accountId: string, now: Date, because: string = ACCOUNT_RESTRICTED): Promise<boolean> {
     const result = await this.db
       .updateTable('accounts')
-      .set({ status: 'cooling', cooling_since: now, cooling_until: null, cooling_reason: 'restricted', updated_at: now })
+      .set({ status: 'cooling', cooling_since: now, cooling_until: null, cooling_reason: 'restricted', restricted_because: because, updated_at: now })
       .where('id', '=', accountId)
       .where(sql<boolean>`status = 'active' or (status = 'cooling' and cooling_reason is distinct from 'restricted')`)
       .executeTakeFirst();
@@ -121,6 +122,7 @@ export class AccountCoolingRepository {
         cooling_since: sql`case when ${cooling} then null else cooling_since end`,
         cooling_until: sql`case when ${cooling} then null else cooling_until end`,
         cooling_reason: sql`case when ${cooling} then null else cooling_reason end`,
+        restricted_because: sql`case when ${cooling} then null else restricted_because end`,
         pace_since: sql<Date>`case when ${cooling} and pace_factor < 1 then ${now}::timestamptz else pace_since end`,
         new_chats_refused_at: null,
         updated_at: now,

@@ -42,6 +42,7 @@ export class ErasureRepository {
         'whatsapp_sent_messages',
         'chat_directory',
         'chat_directory_syncs',
+        'telegram_peers',
         'account_suppressions',
         'media_uploads',
       ] as const) {
@@ -205,6 +206,8 @@ export class ErasureRepository {
         delete from run_targets t using runs r where r.id = t.run_id and r.tenant_id = ${tenantId}::uuid and t.chat_id = ${chatId}`.execute(trx);
       const directory = await sql`
         delete from chat_directory d using accounts a where a.id = d.account_id and a.tenant_id = ${tenantId}::uuid and d.chat_id = ${chatId}`.execute(trx);
+      await sql`
+        delete from telegram_peers p using accounts a where a.id = p.account_id and a.tenant_id = ${tenantId}::uuid and p.chat_id = ${chatId}`.execute(trx);
       await sql`
         delete from account_suppressions s using accounts a where a.id = s.account_id and a.tenant_id = ${tenantId}::uuid and s.chat_id = ${chatId}`.execute(
         trx,

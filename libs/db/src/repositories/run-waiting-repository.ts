@@ -35,6 +35,8 @@ export interface RunWaitingRow extends Pick<RunCountsLike, 'total' | 'skipped' |
     /** automatic cooling (migrations/0012): the end and reason while `cooling`, and the pace factor */
     coolingUntil: Date | null;
     coolingReason: string | null;
+    /** which restriction, while restricted (migrations/0041) */
+    restrictedBecause: string | null;
     paceFactor: number;
     paceSince: Date | null;
     /** why its proxy failed last (migrations/0035); null: it did not */
@@ -74,6 +76,7 @@ interface Raw {
   max_send_per_minute: number | null;
   cooling_until: Date | null;
   cooling_reason: string | null;
+  restricted_because: string | null;
   pace_factor: number;
   pace_since: Date | null;
   proxy_failure: string | null;
@@ -143,7 +146,7 @@ export class RunWaitingRepository {
         case when c.schedule->>'type' = 'interval' then (c.schedule->>'everySeconds')::int end as every_seconds,
         jsonb_array_length(r.parts)::int as parts,
         a.id as account_id, a.platform, a.status as account_status, a.blocked_until, a.max_send_per_minute,
-        a.cooling_until, a.cooling_reason, a.pace_factor, a.pace_since, a.proxy_failure,
+        a.cooling_until, a.cooling_reason, a.restricted_because, a.pace_factor, a.pace_since, a.proxy_failure,
         a.new_chats_refused_at, a.reachout_lock_until, a.reachout_lock_type, a.new_chat_cap,
         t.*,
         case when r.status in (${statusList(OPEN_RUN_STATUSES)}) then exists (
@@ -196,6 +199,7 @@ function toRow(r: Raw): RunWaitingRow {
       maxSendPerMinute: r.max_send_per_minute,
       coolingUntil: r.cooling_until,
       coolingReason: r.cooling_reason,
+      restrictedBecause: r.restricted_because,
       paceFactor: r.pace_factor,
       paceSince: r.pace_since,
       proxyFailure: r.proxy_failure,

@@ -30,6 +30,8 @@ export interface AccountsTable {
   cooling_since: NullableTimestamp;
   cooling_until: NullableTimestamp;
   cooling_reason: string | null;
+  /** migrations/0041: which restriction while `cooling` for `restricted` (a send result code) */
+  restricted_because: string | null;
   /** migrations/0025: when a receipt first matched one of its sends (only such accounts are judged not delivering) */
   receipts_seen_at: NullableTimestamp;
   last_cooled_at: NullableTimestamp;
@@ -106,6 +108,16 @@ export interface WhatsappIdentitiesTable {
   account_id: string;
   lid: string;
   pn: string;
+  learnt_at: Date;
+}
+
+/** migrations/0040: the peers (and access hashes) a telegram_user account learnt */
+export interface TelegramPeersTable {
+  account_id: string;
+  chat_id: string;
+  kind: 'user' | 'chat' | 'channel';
+  access_hash: string | null;
+  username: string | null;
   learnt_at: Date;
 }
 

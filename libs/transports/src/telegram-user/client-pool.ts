@@ -11,6 +11,8 @@ export interface UserClientPoolOptions extends UserClientOptions {
   holderId: string;
   leaseTtlMs?: number;
   renewEveryMs?: number;
+  /** the longest a connection may take to open (a proxy that accepts and then stalls); default 15 s */
+  connectTimeoutMs?: number;
   /** told whether a connection through an account's proxy opened or why it failed (the account shows it) */
   reportProxy?: ProxyReport;
 }
@@ -18,17 +20,27 @@ export interface UserClientPoolOptions extends UserClientOptions {
 /** The account's connection is held by another replica now: nothing was sent. */
 export class ConnectionElsewhere extends Error {}
 
+/** The connection did not open in time: nothing was sent. */
+export class ConnectTimeout extends Error {}
+
 interface Held {
   /** the session string and the proxy URL it connected with */
-  session: string;
+  key: string;
   client: Promise<UserClient>;
   renew: NodeJS.Timeout;
+  /** the client once connected */
+  connected: UserClient | null;
+  /** renewals in a row that found the client disconnected */
+  deadRenewals: number;
 }
 
 /**
  * One live MTProto connection per account across all senders: only the holder of the account's
  * lease connects; it keeps the lease while connected and hands it over (disconnecting first)
  * when another replica asks. A changed session string (a new sign-in) replaces the connection.
+ * The entry is made before the first await, so concurrent first uses share one client. A client
+ * GramJS gave up reconnecting (its `alive()` false at two renewals in a row) is dropped and its
+ * lease let go, so another replica may take the account over instead of this one holding a dead one.
  */
 export class UserClientPool {
   private readonly held = new Map<string, Held>();
@@ -45,53 +57,76 @@ export class UserClientPool {
 
   /**
    * The account's connected client; ConnectionElsewhere when another replica holds it,
-   * ProxyFailedError when its proxy refused or failed. A new session or proxy reconnects.
+   * ProxyFailedError when its proxy refused or failed, ConnectTimeout when it did not open in
+   * time. A new session or proxy reconnects.
    */
   async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null): Promise<UserClient> {
     const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
-    if (current && current.session === key) return current.client;
-    if (current) await this.drop(accountId);
-    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs);
-    if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
-    const client = (async () => {
-      const c = this.o.makeClient(session, { apiId: this.o.apiId, apiHash: this.o.apiHash, proxy: proxy?.settings ?? null });
-      try {
-        await c.connect();
-      } catch (error) {
-        await c.disconnect().catch(() => undefined);
-        if (!proxy) throw error;
-        // Through a proxy, a connection that does not open is the proxy's to explain.
-        const failed = new ProxyFailedError(proxy.settings, describeProxyError(error));
-        await this.o.reportProxy?.(accountId, proxy.settings, failed.message).catch(() => undefined);
-        throw failed;
-      }
-      if (proxy) await this.o.reportProxy?.(accountId, proxy.settings, null).catch(() => undefined);
-      return c;
-    })();
-    const renew = setInterval(() => void this.keep(accountId), this.o.renewEveryMs ?? Math.floor(this.ttlMs / 3));
+    if (current?.key === key) return current.client;
+    const previous = current ? this.drop(accountId) : Promise.resolve();
+    const client = previous.then(() => this.open(accountId, session, proxy));
+    const renew = setInterval(() => void this.keep(accountId, client), this.o.renewEveryMs ?? Math.floor(this.ttlMs / 3));
     renew.unref();
-    this.held.set(accountId, { session: key, client, renew });
-    client.catch(() => this.drop(accountId));
+    const held: Held = { key, client, renew, connected: null, deadRenewals: 0 };
+    this.held.set(accountId, held);
+    client.then((c) => (held.connected = c)).catch((error: unknown) => this.forget(accountId, held, !(error instanceof ConnectionElsewhere)));
     return client;
   }
 
-  /** Disconnects the account's client and lets its lease go (signed out, handed over, closing). */
-  async drop(accountId: string): Promise<void> {
-    const h = this.held.get(accountId);
-    if (!h) return;
-    this.held.delete(accountId);
-    clearInterval(h.renew);
-    await h.client.then((c) => c.disconnect()).catch(() => undefined);
-    await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+  private async open(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null): Promise<UserClient> {
+    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs);
+    if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
+    const c = this.o.makeClient(session, { apiId: this.o.apiId, apiHash: this.o.apiHash, proxy: proxy?.settings ?? null, dc: this.o.dc ?? null });
+    try {
+      await withTimeout(c.connect(), this.o.connectTimeoutMs ?? 15_000, () => new ConnectTimeout("Telegram's connection did not open in time"));
+    } catch (error) {
+      void c.disconnect().catch(() => undefined);
+      if (!proxy) throw error;
+      // Through a proxy, a connection that does not open is the proxy's to explain.
+      const failed = new ProxyFailedError(proxy.settings, describeProxyError(error));
+      await this.o.reportProxy?.(accountId, proxy.settings, failed.message).catch(() => undefined);
+      throw failed;
+    }
+    if (proxy) await this.o.reportProxy?.(accountId, proxy.settings, null).catch(() => undefined);
+    return c;
   }
 
-  private async keep(accountId: string): Promise<void> {
+  /** Disconnects the account's client and lets its lease go (signed out, stopped answering, handed over, closing). */
+  async drop(accountId: string): Promise<void> {
+    const h = this.held.get(accountId);
+    if (h) await this.forget(accountId, h, true);
+  }
+
+  private async forget(accountId: string, h: Held, release: boolean): Promise<void> {
+    if (this.held.get(accountId) !== h) return;
+    this.held.delete(accountId);
+    clearInterval(h.renew);
+    // GramJS's disconnect waits on requests in flight; a client that stopped answering is not waited for
+    await h.client.then((c) => withTimeout(c.disconnect(), 5_000, () => new Error('disconnect timed out'))).catch(() => undefined);
+    if (release) await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+  }
+
+  private async keep(accountId: string, client: Promise<UserClient>): Promise<void> {
+    const h = this.held.get(accountId);
+    if (h?.client !== client) return;
+    h.deadRenewals = h.connected && !h.connected.alive() ? h.deadRenewals + 1 : 0;
+    if (h.deadRenewals >= 2) return this.drop(accountId);
     const state = await this.o.lease.renew(accountId, this.o.holderId, this.ttlMs).catch(() => 'held' as const);
     if (state !== 'held') await this.drop(accountId);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.held.keys()].map((id) => this.drop(id)));
+  }
+}
+
+/** `work`, or `error()` once `ms` pass first (the work itself is left to settle). */
+export async function withTimeout<T>(work: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(error()), ms)))]);
+  } finally {
+    clearTimeout(timer);
   }
 }

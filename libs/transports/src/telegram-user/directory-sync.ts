@@ -1,13 +1,25 @@
-import type { ChatDirectorySink, DirectoryChat } from '@metronome/core';
+import type { ChatDirectorySink, DirectoryChat, TelegramPeerStore } from '@metronome/core';
 import type { UserClient } from './user-client.js';
 
 /** Dialogs read per sync: the directory of an account with more lists its most recent ones. */
 const DIALOG_LIMIT = 2_000;
 
 /** The account's dialogs into its chat directory: one complete listing (users, groups, channels). */
-export async function syncUserDirectory(client: UserClient, accountId: string, sink: ChatDirectorySink, at: () => Date): Promise<void> {
+export async function syncUserDirectory(
+  client: UserClient,
+  accountId: string,
+  sink: ChatDirectorySink,
+  at: () => Date,
+  peers: TelegramPeerStore,
+): Promise<void> {
   await sink.syncState(accountId, { status: 'syncing', synced: 0 }, at());
   const dialogs = await client.dialogs(DIALOG_LIMIT);
+  // their access hashes, so every replica can address them after any restart
+  await peers.save(
+    accountId,
+    dialogs.flatMap((d) => (d.peer ? [d.peer] : [])),
+    at(),
+  );
   const chats = dialogs.map(
     (d): DirectoryChat => ({
       chatId: d.chatId,

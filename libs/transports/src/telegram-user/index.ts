@@ -4,3 +4,5 @@ export { gramjsClientFactory, gramjsProxy, type UserClient, type UserClientFacto
 export { classifyUserError, telegramRefusalOf, PEER_FLOOD_MESSAGE } from './user-errors.js';
 export { randomIdOf } from './random-id.js';
 export { loadUserClientFactory } from './client-module.js';
+export { configureTelegramEndpoint, parseTelegramDc, telegramKeyFingerprint, trustTelegramServerKey, type TelegramEndpoint } from './server-endpoint.js';
+export { MemoryPeerStore, PeerUnknown, peersOf } from './peers.js';

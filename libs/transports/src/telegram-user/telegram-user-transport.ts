@@ -1,10 +1,20 @@
 import { TELEGRAM_USER_SHAPE } from '../platform-shapes.js';
-import { systemClock, type ProxySettings, type ChatDirectorySink, type Clock, type SendFailure, type SendResult } from '@metronome/core';
+import {
+  systemClock,
+  type ProxySettings,
+  type ChatDirectorySink,
+  type Clock,
+  type SendFailure,
+  type SendResult,
+  type TelegramPeerStore,
+} from '@metronome/core';
 import { Api } from 'telegram';
 import { proxyFailed, ProxyFailedError, proxyOf } from '../proxy.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
-import { ConnectionElsewhere, type UserClientPool } from './client-pool.js';
+import { ConnectionElsewhere, ConnectTimeout, withTimeout, type UserClientPool } from './client-pool.js';
+import { MemoryPeerStore, PeerUnknown, peersOf, resolvePeer } from './peers.js';
+import { uploadParts } from './upload.js';
 import type { UserClient } from './user-client.js';
 import { syncUserDirectory } from './directory-sync.js';
 import { mediaRefOf, inputMediaOf, uploadedMedia } from './media-ref.js';
@@ -14,7 +24,14 @@ import { classifyUserError } from './user-errors.js';
 export interface TelegramUserTransportOptions {
   pool: UserClientPool;
   clock?: Clock;
+  /** where the accounts' peers (access hashes) are kept: PostgreSQL in the sender; default this process's memory */
+  peers?: TelegramPeerStore;
+  /** the longest a request may go unanswered (SEND_TIMEOUT_MS); its client is then torn down. Default 15 s */
+  timeoutMs?: number;
 }
+
+/** A request Telegram did not answer in time: it may have been taken. */
+class RequestTimeout extends Error {}
 
 /** How long a kept media reference is used before the media is uploaded again (Telegram's file references age). */
 const MEDIA_REF_DAYS = 7;
@@ -22,8 +39,8 @@ const MEDIA_REF_DAYS = 7;
 /**
  * A Telegram user account (MTProto through GramJS; credentials `{session}`, the GramJS session
  * string). Each part carries a random_id fixed by its idempotency key (random-id.ts), so a
- * re-send of a part whose delivery is in doubt is refused as RANDOM_ID_DUPLICATE if it arrived:
- * such an account settles `unknown` by sending again (`platform_deduplicates`). A media is
+ * re-send of a part whose delivery is in doubt is answered with the first send's message if it
+ * arrived: such an account settles `unknown` by sending again (`platform_deduplicates`). A media is
  * uploaded once per account (messages.uploadMedia) and sent by its photo or document reference.
  */
 export class TelegramUserTransport implements Transport {
@@ -31,9 +48,27 @@ export class TelegramUserTransport implements Transport {
   readonly textLimits = TELEGRAM_USER_SHAPE.textLimits;
   readonly typingLastsMs = TELEGRAM_USER_SHAPE.typingLastsMs;
   private readonly clock: Clock;
+  private readonly peers: TelegramPeerStore;
+  private readonly timeoutMs: number;
 
   constructor(private readonly o: TelegramUserTransportOptions) {
     this.clock = o.clock ?? systemClock;
+    this.peers = o.peers ?? new MemoryPeerStore();
+    this.timeoutMs = o.timeoutMs ?? 15_000;
+  }
+
+  /**
+   * `work` on the account's client, bounded by the timeout: a client that does not answer in
+   * time is torn down and its lease let go (GramJS never fails requests in flight on a dead
+   * connection), so this or another replica connects afresh.
+   */
+  private async bounded<T>(accountId: string, work: Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(work, this.timeoutMs, () => new RequestTimeout(`Telegram did not answer within ${this.timeoutMs} ms`));
+    } catch (error) {
+      if (error instanceof RequestTimeout || error instanceof ConnectTimeout) void this.o.pool.drop(accountId);
+      throw error;
+    }
   }
 
   /** Not ready while another sender holds the account's one connection. */
@@ -48,9 +83,13 @@ export class TelegramUserTransport implements Transport {
     const session = sessionOf(account);
     if (!session) return { ok: false, result: noSession() };
     try {
-      const client = await this.o.pool.client(account.id, session, proxyFor(account));
-      const file = await client.uploadFile(media.filename ?? 'file', media.bytes);
-      const answer = await client.invoke(new Api.messages.UploadMedia({ peer: new Api.InputPeerSelf(), media: uploadedMedia(file, media) }));
+      const client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
+      // each part bounded by the timeout, as a send is
+      const file = await uploadParts({ ...client, invoke: (r) => this.bounded(account.id, client.invoke(r)) }, media.filename ?? 'file', media.bytes);
+      const answer = await this.bounded(
+        account.id,
+        client.invoke(new Api.messages.UploadMedia({ peer: new Api.InputPeerSelf(), media: uploadedMedia(file, media) })),
+      );
       const ref = mediaRefOf(answer);
       if (!ref)
         return { ok: false, result: { kind: 'retriable', code: 'upload_unreadable', message: 'Telegram answered uploadMedia without a photo or document' } };
@@ -70,9 +109,10 @@ export class TelegramUserTransport implements Transport {
     let client: UserClient;
     let peer: Api.TypeInputPeer;
     try {
-      client = await this.o.pool.client(account.id, session, proxyFor(account));
-      peer = await client.getInputEntity(message.chatId);
+      client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
+      peer = await this.bounded(account.id, resolvePeer(client, this.peers, account.id, message.chatId, new Date(this.clock.now())));
     } catch (error) {
+      if (error instanceof PeerUnknown) return { kind: 'rejected', code: 'chat_not_found', message: error.message };
       // Nothing left for the chat yet: a failure here is never `ambiguous`.
       const result = this.failure(account.id, error);
       return scrubResult(
@@ -91,7 +131,10 @@ export class TelegramUserTransport implements Transport {
         ? new Api.messages.SendMessage({ peer, message: part.text, randomId, ...(replyTo && { replyTo }) })
         : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId, ...(replyTo && { replyTo }) });
     try {
-      return { kind: 'delivered', messageId: messageIdOf(await client.invoke(request)) };
+      const answer = await this.bounded(account.id, client.invoke(request));
+      // the users and chats an answer names: kept with their access hashes (best effort)
+      await this.peers.save(account.id, peersOf(answer), new Date(this.clock.now())).catch(() => undefined);
+      return { kind: 'delivered', messageId: messageIdOf(answer, randomId.toString()) };
     } catch (error) {
       return scrubResult(this.failure(account.id, error));
     }
@@ -102,8 +145,8 @@ export class TelegramUserTransport implements Transport {
     const session = sessionOf(account);
     if (!session) return;
     try {
-      const client = await this.o.pool.client(account.id, session, proxyFor(account));
-      const peer = await client.getInputEntity(chatId);
+      const client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
+      const peer = await this.bounded(account.id, resolvePeer(client, this.peers, account.id, chatId, new Date(this.clock.now())));
       const action =
         part.type === 'text'
           ? new Api.SendMessageTypingAction()
@@ -111,7 +154,7 @@ export class TelegramUserTransport implements Transport {
             ? new Api.SendMessageUploadPhotoAction({ progress: 0 })
             : new Api.SendMessageUploadDocumentAction({ progress: 0 });
       // in a forum topic, shown there (top_msg_id names the topic for setTyping)
-      await client.invoke(new Api.messages.SetTyping({ peer, action, ...(threadId && { topMsgId: threadId }) }));
+      await this.bounded(account.id, client.invoke(new Api.messages.SetTyping({ peer, action, ...(threadId && { topMsgId: threadId }) })));
     } catch {
       // cosmetic: the message goes all the same
     }
@@ -123,8 +166,8 @@ export class TelegramUserTransport implements Transport {
     const at = () => new Date(this.clock.now());
     if (!session) return sink.syncState(account.id, { status: 'failed', reason: 'the account is not signed in to Telegram' }, at());
     try {
-      const client = await this.o.pool.client(account.id, session, proxyFor(account));
-      await syncUserDirectory(client, account.id, sink, at);
+      const client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
+      await syncUserDirectory(client, account.id, sink, at, this.peers);
     } catch (error) {
       const reason =
         error instanceof ConnectionElsewhere
@@ -140,6 +183,8 @@ export class TelegramUserTransport implements Transport {
   private failure(accountId: string, error: unknown): SendResult {
     if (error instanceof ConnectionElsewhere) return { kind: 'retriable', code: 'connection_elsewhere', message: error.message };
     if (error instanceof ProxyFailedError) return proxyFailed();
+    // the request was written and never answered: it may have been taken (settled by the random_id)
+    if (error instanceof RequestTimeout) return { kind: 'ambiguous', code: 'send_timeout', message: error.message };
     const result = classifyUserError(error);
     if (result.kind === 'account-unavailable') void this.o.pool.drop(accountId);
     return result;
@@ -169,10 +214,11 @@ function noSession(): SendFailure {
   };
 }
 
-/** The sent message's id from the Updates a send answers. */
-function messageIdOf(answer: unknown): string {
+/** The sent message's id from the Updates a send answers (the UpdateMessageID of its random_id). */
+function messageIdOf(answer: unknown, randomId: string): string {
   if (answer instanceof Api.UpdateShortSentMessage) return String(answer.id);
   const updates = (answer as { updates?: unknown[] } | null)?.updates ?? [];
-  const id = updates.find((u): u is Api.UpdateMessageID => u instanceof Api.UpdateMessageID);
+  const ids = updates.filter((u): u is Api.UpdateMessageID => u instanceof Api.UpdateMessageID);
+  const id = ids.find((u) => u.randomId?.toString() === randomId) ?? ids[0];
   return id ? String(id.id) : '';
 }

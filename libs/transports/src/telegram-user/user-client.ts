@@ -1,9 +1,10 @@
 import { Api, errors, helpers, TelegramClient } from 'telegram';
-import { CustomFile } from 'telegram/client/uploads.js';
 import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
 import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
-import type { ProxySettings } from '@metronome/core';
+import type { ProxySettings, TelegramPeer } from '@metronome/core';
+import { peerOfEntity } from './peers.js';
+import type { TelegramEndpoint } from './server-endpoint.js';
 
 /** One of the account's dialogs, as the directory needs it. */
 export interface UserDialog {
@@ -14,6 +15,8 @@ export interface UserDialog {
   /** may the account post there (not a broadcast channel it does not admin, not banned from sending) */
   canSend: boolean;
   memberCount: number | null;
+  /** the peer with its access hash, as this account may address it; null when Telegram gave none */
+  peer: TelegramPeer | null;
 }
 
 /**
@@ -23,11 +26,12 @@ export interface UserDialog {
  */
 export interface UserClient {
   connect(): Promise<void>;
+  /** whether the connection is up now (false while GramJS reconnects, and for good once it gave up) */
+  alive(): boolean;
   /** one MTProto request; GramJS's RPCError (or a subclass) for a refusal */
   invoke(request: Api.AnyRequest): Promise<unknown>;
   /** the peer a chat id names (from the session's cache or the server) */
   getInputEntity(chatId: string): Promise<Api.TypeInputPeer>;
-  uploadFile(name: string, bytes: Buffer): Promise<Api.TypeInputFile>;
   dialogs(limit: number): Promise<UserDialog[]>;
   /** auth.sendCode: the code goes to the phone's Telegram app (or SMS); its phone_code_hash */
   sendCode(phone: string): Promise<string>;
@@ -53,6 +57,8 @@ export interface UserClientOptions {
   apiHash: string;
   /** the account's proxy (docs/platforms.md, "Proxy"); absent or null: none */
   proxy?: ProxySettings | null;
+  /** where a new sign-in connects (TELEGRAM_USER_DC); absent or null: Telegram's data centre 2 */
+  dc?: TelegramEndpoint | null;
 }
 
 /** GramJS's `proxy` option for an account's proxy: SOCKS5 (names resolved by GramJS: it connects to addresses) or MTProxy. */
@@ -70,6 +76,8 @@ export type UserClientFactory = (session: string, options: UserClientOptions) =>
  */
 export const gramjsClientFactory: UserClientFactory = (session, options) => {
   const string = new StringSession(session);
+  // GramJS in Node connects to port 80 of a data centre (443 over WSS), whatever the session says
+  if (!session && options.dc) string.setDC(options.dc.dcId, options.dc.ip, 80);
   const client = new TelegramClient(string, options.apiId, options.apiHash, {
     floodSleepThreshold: 0,
     connectionRetries: 3,
@@ -88,9 +96,9 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
     connect: async () => {
       if ((await client.connect()) === false) throw lastError ?? new Error('could not connect to Telegram');
     },
+    alive: () => client.connected === true,
     invoke: (request) => client.invoke(request as never),
     getInputEntity: (chatId) => client.getInputEntity(/^-?\d+$/.test(chatId) ? helpers.returnBigInt(chatId) : chatId),
-    uploadFile: (name, bytes) => client.uploadFile({ file: new CustomFile(name, bytes.length, '', bytes), workers: 1 }),
     dialogs: async (limit) => {
       const list = await client.getDialogs({ limit });
       return list.map((d): UserDialog => {
@@ -105,6 +113,7 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
           kind,
           canSend: mayPost && !entity?.defaultBannedRights?.sendMessages,
           memberCount: typeof entity?.participantsCount === 'number' ? entity.participantsCount : null,
+          peer: peerOfEntity(d.entity),
         };
       });
     },

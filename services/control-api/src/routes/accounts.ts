@@ -65,7 +65,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           warmup: storedWarmup(body.warmup, ctx.now()),
           optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
           typing: body.typing === undefined ? defaultTyping(body.platform) : body.typing,
-          // telegram_user: a repeated random_id is refused as RANDOM_ID_DUPLICATE, so a doubtful send is settled by sending again.
+          // telegram_user: a repeated random_id is answered with the first send's message, so a doubtful send is settled by sending again.
           platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : body.platform === 'telegram_user',
         },
       });

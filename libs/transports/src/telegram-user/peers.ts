@@ -1,0 +1,98 @@
+import { telegramAddressOf, telegramChatIdOf, type TelegramPeer, type TelegramPeerStore } from '@metronome/core';
+import { Api, helpers } from 'telegram';
+import type { UserClient } from './user-client.js';
+
+/** No access hash is known for the chat, and Telegram told none: the account cannot address it. */
+export class PeerUnknown extends Error {}
+
+/**
+ * The InputPeer a target names, as this account may address it (docs/platforms.md, "Peers"):
+ * its kept peer (PostgreSQL, any replica, any restart); a basic group by its id; a username
+ * resolved once (contacts.resolveUsername, then kept); else what this connection's GramJS learnt
+ * (its dialogs or updates since it connected). PeerUnknown when none of them knows it.
+ */
+export async function resolvePeer(client: UserClient, store: TelegramPeerStore, accountId: string, chatId: string, at: Date): Promise<Api.TypeInputPeer> {
+  const address = telegramAddressOf(chatId);
+  if (!address) throw new PeerUnknown(`${JSON.stringify(chatId)} is neither a Telegram chat id nor a username`);
+  const kept = await store.find(accountId, chatId);
+  if (kept) return inputPeerOf(kept);
+  if (address.kind === 'chat') return new Api.InputPeerChat({ chatId: helpers.returnBigInt(address.id) });
+  if (address.kind === 'username') {
+    // USERNAME_NOT_OCCUPIED / USERNAME_INVALID reach the caller as Telegram's refusal (chat_not_found)
+    const answer = await client.invoke(new Api.contacts.ResolveUsername({ username: address.username }));
+    const learnt = peersOf(answer);
+    await store.save(accountId, learnt, at);
+    const peer = (answer as Api.contacts.ResolvedPeer).peer;
+    const found = learnt.find((p) => p.chatId === telegramChatIdOf(kindOfPeer(peer), idOfPeer(peer)));
+    if (!found) throw new PeerUnknown(`Telegram resolved @${address.username} to no user or chat`);
+    return inputPeerOf(found);
+  }
+  try {
+    return await client.getInputEntity(chatId);
+  } catch (error) {
+    // GramJS throws a plain Error when it holds no access hash (client/users.js); a refusal is Telegram's
+    if ((error as { errorMessage?: unknown }).errorMessage !== undefined) throw error;
+    throw new PeerUnknown(
+      `this account knows no access hash for ${chatId}: sync its chat directory (or name the chat by its @username) so Telegram tells it`,
+    );
+  }
+}
+
+/** The InputPeer of a kept peer. */
+export function inputPeerOf(p: TelegramPeer): Api.TypeInputPeer {
+  const address = telegramAddressOf(p.chatId);
+  const id = helpers.returnBigInt(address && address.kind !== 'username' ? address.id : '0');
+  const accessHash = helpers.returnBigInt(p.accessHash ?? '0');
+  if (p.kind === 'channel') return new Api.InputPeerChannel({ channelId: id, accessHash });
+  if (p.kind === 'chat') return new Api.InputPeerChat({ chatId: id });
+  return new Api.InputPeerUser({ userId: id, accessHash });
+}
+
+/** Every user and chat an answer of Telegram's carries (Updates, ResolvedPeer, Dialogs…), as peers to keep. */
+export function peersOf(answer: unknown): TelegramPeer[] {
+  const a = answer as { users?: unknown[]; chats?: unknown[] } | null;
+  return [...(a?.users ?? []), ...(a?.chats ?? [])].flatMap((e) => {
+    const p = peerOfEntity(e);
+    return p ? [p] : [];
+  });
+}
+
+/** A user, basic group or channel entity as a peer; null for anything else (an empty or min entity without its hash). */
+export function peerOfEntity(e: unknown): TelegramPeer | null {
+  if (e instanceof Api.User && !e.min && e.accessHash !== undefined)
+    return { chatId: e.id.toString(), kind: 'user', accessHash: e.accessHash.toString(), username: e.username?.toLowerCase() ?? null };
+  if (e instanceof Api.Chat || e instanceof Api.ChatForbidden) return { chatId: `-${e.id.toString()}`, kind: 'chat', accessHash: null, username: null };
+  if ((e instanceof Api.Channel && !e.min && e.accessHash !== undefined) || e instanceof Api.ChannelForbidden)
+    return {
+      chatId: `-100${e.id.toString()}`,
+      kind: 'channel',
+      accessHash: e.accessHash!.toString(),
+      username: e instanceof Api.Channel ? (e.username?.toLowerCase() ?? null) : null,
+    };
+  return null;
+}
+
+function kindOfPeer(peer: Api.TypePeer): TelegramPeer['kind'] {
+  return peer instanceof Api.PeerChannel ? 'channel' : peer instanceof Api.PeerChat ? 'chat' : 'user';
+}
+
+function idOfPeer(peer: Api.TypePeer): string {
+  return (peer instanceof Api.PeerChannel ? peer.channelId : peer instanceof Api.PeerChat ? peer.chatId : (peer as Api.PeerUser).userId).toString();
+}
+
+/** Peers kept in this process only: the default where no PostgreSQL store is given (tools, unit tests). */
+export class MemoryPeerStore implements TelegramPeerStore {
+  private readonly peers = new Map<string, TelegramPeer>();
+
+  async find(accountId: string, chatIdOrUsername: string): Promise<TelegramPeer | null> {
+    const name = chatIdOrUsername.replace(/^@/, '').toLowerCase();
+    const direct = this.peers.get(`${accountId}|${chatIdOrUsername}`);
+    if (direct) return direct;
+    for (const [key, p] of this.peers) if (key.startsWith(`${accountId}|`) && p.username === name) return p;
+    return null;
+  }
+
+  async save(accountId: string, peers: readonly TelegramPeer[]): Promise<void> {
+    for (const p of peers) this.peers.set(`${accountId}|${p.chatId}`, { ...p, accessHash: p.accessHash ?? this.peers.get(`${accountId}|${p.chatId}`)?.accessHash ?? null });
+  }
+}
