@@ -81,12 +81,8 @@ export function ChatPicker({ id, label, accountId, picked, onPick }: Props) {
             const taken = isPicked(c.chatId);
             return (
               <li data-chat-id={c.chatId} class={c.canSend ? undefined : 'cannot-send'}>
-                <button
-                  type="button"
-                  disabled={!c.canSend || taken}
-                  aria-label={`Add ${c.title ?? c.chatId}`}
-                  onClick={() => onPick({ chatId: c.chatId, title: c.title })}
-                >
+                <button type="button" disabled={!c.canSend || taken} onClick={() => onPick({ chatId: c.chatId, title: c.title })}>
+                  <span class="visually-hidden">Add </span>
                   <strong>
                     <Outside>{c.title ?? c.chatId}</Outside>
                   </strong>
