@@ -64,12 +64,17 @@ describe('GET /v1/campaigns/{id}/occurrences', () => {
     ]);
   });
 
-  test('a deactivated campaign answers an empty list; reactivated, its runs are back', async () => {
+  test('a deactivated campaign answers an empty list (with ifActive, the runs an activation now would give); reactivated, its runs are back', async () => {
     const { id } = await createCampaign(api, t);
     expect((await call(api, 'PATCH', `/v1/campaigns/${id}`, t.token, { active: false })).status).toBe(200);
     expect((await occurrences(id)).body).toEqual({ items: [] });
+    api.clock.set(NOW + 90_000);
+    // ifActive: what the activation below then plans
+    const ahead = (await occurrences(id, '?ifActive=true')).body.items;
+    expect(ahead).toHaveLength(10);
+    expect(fields(await occurrences(id, '?ifActive=yes'))).toEqual(['ifActive']);
     await call(api, 'PATCH', `/v1/campaigns/${id}`, t.token, { active: true });
-    expect((await occurrences(id)).body.items).toHaveLength(10);
+    expect((await occurrences(id)).body.items).toEqual(ahead);
   });
 
   test.each(['0', '101', '-1', '2.5', 'ten', ''])('limit=%s is a 400 naming limit', async (limit) => {
@@ -167,10 +172,49 @@ describe('POST /v1/campaigns/preview', () => {
   });
 });
 
+describe('reach', () => {
+  test("a campaign's reach: its targets and its audiences' other members, less suppressed and cannot-post chats; the preview answers the same", async () => {
+    const account = await createAccount(api, t);
+    await api.db
+      .insertInto('chat_directory')
+      .values(
+        ['r-closed', 'm-closed'].map((chatId) => ({
+          account_id: account,
+          chat_id: chatId,
+          title: chatId,
+          title_folded: chatId,
+          kind: 'group' as const,
+          member_count: 3,
+          can_send: false,
+          cannot_send_reason: 'left',
+          last_sync_at: new Date(NOW),
+          updated_at: new Date(NOW),
+        })),
+      )
+      .execute();
+    expect((await call(api, 'POST', `/v1/accounts/${account}/suppressions`, t.token, { chatIds: ['r-off', 'm-off', 'm-closed'] })).status).toBe(200);
+    const audience = await call(api, 'POST', '/v1/audiences', t.token, {
+      name: 'reach',
+      members: ['r-1', 'm-1', 'm-2', 'm-off', 'm-closed'].map((chatId) => ({ chatId })),
+    });
+    const body = campaignBody(account, { targets: ['r-1', 'r-2', 'r-off', 'r-closed'], audienceIds: [audience.body.id] });
+    const created = await call(api, 'POST', '/v1/campaigns', t.token, body);
+    expect(created.status).toBe(201);
+    // r-1 is a target and a member: counted once, as a target; m-closed is suppressed and cannot post: counted once, as suppressed
+    const reach = { reach: 4, targets: 4, audienceMembers: 4, suppressed: 3, cannotPost: 1 };
+    expect((await call(api, 'GET', `/v1/campaigns/${created.body.id}/reach`, t.token)).body).toEqual(reach);
+    expect((await call(api, 'POST', '/v1/campaigns/preview', t.token, body)).body.reach).toEqual(reach);
+    const other = await createTenant(api, 'reach-other');
+    expect((await call(api, 'GET', `/v1/campaigns/${created.body.id}/reach`, other.token)).status).toBe(404);
+  });
+});
+
 test('/openapi.json documents both', async () => {
   const doc = JSON.parse((await api.app.inject({ method: 'GET', url: '/openapi.json' })).body);
   expect(doc.paths['/v1/campaigns/{id}/occurrences'].get.parameters.map((p: { name: string }) => p.name)).toContain('limit');
   expect(doc.paths['/v1/campaigns/preview'].post).toBeDefined();
+  expect(doc.paths['/v1/campaigns/{id}/reach'].get.operationId).toBe('getCampaignReach');
+  expect(doc.paths['/v1/campaigns/{id}/occurrences'].get.parameters.map((p: { name: string }) => p.name)).toContain('ifActive');
   expect(Object.keys(doc.components.schemas.Occurrence.properties).sort()).toEqual(['scheduledAt', 'startsAt', 'windowEndAt']);
   expect(doc.components.schemas.CampaignPreview.properties.run.required.sort()).toEqual([
     'detail',

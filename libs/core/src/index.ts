@@ -35,6 +35,7 @@ export * from './typing.js';
 export * from './warmup.js';
 export * from './variation.js';
 export * from './message-template.js';
+export * from './chat-variables.js';
 export * from './cooling.js';
 export * from './job-end.js';
 export * from './send-outcome.js';

@@ -1,4 +1,5 @@
-import { compileText, missingVariable, renderText, type MessageTemplate } from './message-template.js';
+import { builtinVars, chatVariables } from './chat-variables.js';
+import { compileText, missingVariable, renderText, usesBuiltins, type MessageTemplate } from './message-template.js';
 
 const key = { runId: '3f1c2a5e-0000-4000-8000-000000000001', chatId: 'chat-1', partIndex: 0 };
 
@@ -121,5 +122,36 @@ describe('fallbacks', () => {
   it('a bad name before the bar is refused as any bad name', () => {
     const c = compileText('{{1st|x}}');
     expect(!c.ok && c.problem).toMatch(/a variable name is letters/);
+  });
+});
+
+describe('built-in variables', () => {
+  const facts = { title: 'Café Central', kind: 'group', memberCount: 12 };
+
+  it('are tags of their own: a text may name them, with or without a fallback; other dotted names are refused', () => {
+    const t = compiled('{{chat.title}} ({{chat.kind}}, {{chat.memberCount|some}} members), {{name|friends}}');
+    expect(t.variables).toEqual(['chat.title', 'chat.kind']);
+    expect(t.builtins).toBe(true);
+    expect(compiled('Hello {{name}}').builtins).toBe(false);
+    expect(compileText('{{chat.topic}}')).toMatchObject({ ok: false, problem: expect.stringContaining('chat.title, chat.kind, chat.memberCount') });
+    expect(usesBuiltins(['plain', 'Hi {{chat.title|there}}'])).toBe(true);
+    expect(usesBuiltins(['chat.title as text', undefined, '{{chat.title'])).toBe(false);
+  });
+
+  it('come from the directory entry: only what it knows (an empty title is none)', () => {
+    expect(builtinVars(facts)).toEqual({ 'chat.title': 'Café Central', 'chat.kind': 'group', 'chat.memberCount': '12' });
+    expect(builtinVars({ title: '', kind: 'direct', memberCount: null })).toEqual({ 'chat.kind': 'direct' });
+    expect(builtinVars(null)).toEqual({});
+  });
+
+  it("render from the chat's variables; its own win over a built-in of the same name; without either, the fallback or the tag as written", () => {
+    const t = compiled('Hello {{chat.title|everyone}} of {{chat.memberCount}}, {{name|friends}}');
+    expect(renderText(t, key, chatVariables({ name: 'Ann' }, facts))).toBe('Hello Café Central of 12, Ann');
+    expect(renderText(t, key, chatVariables(null, null))).toBe('Hello everyone of {{chat.memberCount}}, friends');
+    expect(chatVariables({ 'chat.title': 'Own title' }, facts)).toMatchObject({ 'chat.title': 'Own title', 'chat.kind': 'group' });
+    expect(chatVariables(null, null)).toBeNull();
+    expect(missingVariable(compiled('{{chat.title}} {{name}}').variables, chatVariables({ name: 'Ann' }, { title: null, kind: 'group', memberCount: 3 }))).toBe(
+      'chat.title',
+    );
   });
 });

@@ -1,8 +1,10 @@
 // Personal messages: a text or caption may name a target's variables (`{{name}}`, Mustache,
-// logic-less), with a fallback for a chat without one (`{{name|there}}`), and vary
+// logic-less) or a built-in one (`{{chat.title}}`, chat-variables.ts), with a fallback for a
+// chat without one (`{{name|there}}`), and vary
 // (`{Hi|Hello}`, variation.ts). Compiled once per run and job, rendered
 // per chat at send time; a text with neither is not compiled at all (the hot path stays as is).
 import Mustache from 'mustache';
+import { BUILTIN_VARIABLES, isBuiltinVariable } from './chat-variables.js';
 import { hasVariations, parseVariations, variationPick, type TextPiece } from './variation.js';
 
 /** A variable name: what `{{…}}` may hold and what a target's `vars` may name. */
@@ -29,6 +31,8 @@ export interface MessageTemplate {
   variables: string[];
   /** each tag as written (`name|there`) → its variable and fallback */
   tags: Map<string, Tag>;
+  /** whether a tag names a built-in variable (with or without a fallback): rendering it needs the chat's directory entry */
+  builtins: boolean;
   // A writer of its own: Mustache's global one caches every template it ever parsed, which in a
   // long-lived sender would only grow. This cache lives as long as the compiled text.
   writer: InstanceType<typeof Mustache.Writer>;
@@ -80,7 +84,8 @@ export function compileText(text: string): CompiledText {
     }
   }
   if (tags.size === 0 && !hasVariations(pieces)) return { ok: true, template: null };
-  return { ok: true, template: { pieces, variables, tags, writer } };
+  const builtins = [...tags.values()].some((t) => isBuiltinVariable(t.name));
+  return { ok: true, template: { pieces, variables, tags, builtins, writer } };
 }
 
 // A tag's content (Mustache trims it) as a variable and fallback, or why it cannot be one.
@@ -88,7 +93,9 @@ function readTag(value: string): Tag | string {
   const bar = value.indexOf('|');
   const name = (bar === -1 ? value : value.slice(0, bar)).trim();
   const fallback = bar === -1 ? null : value.slice(bar + 1).trim();
-  if (!VAR_NAME.test(name)) return `uses {{${value}}}: a variable name is letters, digits and _, not starting with a digit, at most 64 characters`;
+  if (!VAR_NAME.test(name) && !isBuiltinVariable(name)) {
+    return `uses {{${value}}}: a variable name is letters, digits and _, not starting with a digit, at most 64 characters, or a built-in one (${BUILTIN_VARIABLES.join(', ')})`;
+  }
   if (fallback !== null && /[|{}]/.test(fallback)) return `uses {{${value}}}: a fallback (after the |) may not hold |, { or }`;
   return { name, fallback };
 }
@@ -101,7 +108,8 @@ export function missingVariable(variables: string[], vars: TargetVars | null | u
 
 /**
  * The text a chat receives: each variation group replaced by the option picked for (run, chat,
- * part), then each `{{name}}` by the chat's value, or its fallback when the chat has none. A
+ * part), then each `{{name}}` by the chat's value, or its fallback when the chat has none.
+ * `vars` are the chat's variables as chatVariables gives them (its own over its built-ins). A
  * variable the chat lacks with no fallback (only a text saved before variables were checked can
  * have one) stays as written rather than leaving a hole.
  */
@@ -130,4 +138,13 @@ export function renderText(t: MessageTemplate, key: RenderKey, vars: TargetVars 
 
 function pieceTexts(pieces: TextPiece[]): string[] {
   return pieces.flatMap((p) => ('literal' in p ? [p.literal] : p.options));
+}
+
+/** Whether any of the texts names a built-in variable (a text that is not a valid template names none). */
+export function usesBuiltins(texts: (string | undefined)[]): boolean {
+  return texts.some((text) => {
+    if (text === undefined || !text.includes('chat.')) return false;
+    const compiled = compileText(text);
+    return compiled.ok && compiled.template?.builtins === true;
+  });
 }

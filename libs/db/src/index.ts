@@ -12,6 +12,8 @@ export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
 export { insertTestRun } from './repositories/test-run.js';
+export { campaignReach, type CampaignReach } from './repositories/campaign-reach.js';
+export { partsUseBuiltins } from './repositories/chat-variables-sql.js';
 export { AudienceRepository, AUDIENCE_NAME_INDEX, type AudienceRow, type AudienceDeletion, type NamingCampaign } from './repositories/audience-repository.js';
 export { AudienceMemberRepository, type AudienceMember, type MemberWrite, type MemberPage } from './repositories/audience-member-repository.js';
 export { dueOccurrence, occurrenceRun, type RunPlan } from './repositories/occurrence-run.js';

@@ -38,7 +38,7 @@ export async function checkNewCampaign(ctx: ApiContext, caller: Caller, body: Cr
     ...(await namedPersonalProblems(ctx.db, tenantId, body.accountId, draft.messages, draft.targets)),
     ...(await ownershipProblems(ctx.db, tenantId, body.accountId, draft)),
     ...(await uploadLimitProblems(ctx.db, tenantId, body.accountId, draft.messages)),
-    ...(await audienceProblems(ctx.db, tenantId, draft, true)),
+    ...(await audienceProblems(ctx.db, tenantId, draft, true, body.accountId)),
     ...(await topicProblems(ctx.db, tenantId, body.accountId, draft)),
   ];
   if (problems.length > 0) throw validationFailed(problems);
@@ -115,20 +115,27 @@ export async function uploadLimitProblems(db: Kysely<DB>, tenantId: string, acco
  * missing one, `audienceIds.N`). With `checkVars` (its texts, targets or audiences changed), a
  * variable its texts use must have a value for every member too, as for every target (the first
  * member lacking one is named); a chat that is also an inline target takes the target's vars.
- * Members added later without it get the tag as written (CONTRACT, Audiences).
+ * Members added later without it get the tag as written (CONTRACT, Audiences). A built-in
+ * (`{{chat.title}}`) is judged on the directory of `accountId`, the campaign's account.
  */
 export async function audienceProblems(
   db: Kysely<DB>,
   tenantId: string,
   draft: { audienceIds: string[]; messages: MessagePart[]; targets: CampaignTarget[] },
   checkVars: boolean,
+  accountId?: string,
 ): Promise<FieldProblem[]> {
   if (draft.audienceIds.length === 0) return [];
   const owned = await new AudienceRepository(db).ownedIds(tenantId, draft.audienceIds);
   const problems = draft.audienceIds.flatMap((a, i) => (owned.has(a) ? [] : [{ field: `audienceIds.${i}`, message: 'no such audience' }]));
   if (problems.length > 0 || !checkVars) return problems;
   const used = usedVariables(draft.messages);
-  const missing = await new AudienceMemberRepository(db).firstMissingVariable(draft.audienceIds, [...used.keys()], draft.targets.map(keyOfTarget));
+  const missing = await new AudienceMemberRepository(db).firstMissingVariable(
+    draft.audienceIds,
+    [...used.keys()],
+    draft.targets.map(keyOfTarget),
+    accountId === undefined ? undefined : { tenantId, accountId },
+  );
   if (missing) {
     problems.push({
       field: `audienceIds.${draft.audienceIds.indexOf(missing.audienceId)}`,

@@ -1,7 +1,8 @@
 // Personal messages at the API: the two target shapes, how they are stored, and the rule that
-// every variable a text uses without a fallback exists for every target (libs/core
-// message-template.ts renders).
-import { compileText, missingVariable, targetKey } from '@metronome/core';
+// every variable a text uses without a fallback exists for every target, its own or a built-in
+// from the account's chat directory (libs/core message-template.ts renders, chat-variables.ts
+// merges them).
+import { chatVariables, compileText, isBuiltinVariable, missingVariable, targetKey, type ChatFacts } from '@metronome/core';
 import { ChatDirectoryRepository, type DB, type MessagePart, type TargetVarsByChat } from '@metronome/db';
 import type { Kysely } from 'kysely';
 import type { FieldProblem } from './errors.js';
@@ -51,25 +52,30 @@ export function givenTargets(targets: string[], targetVars: TargetVarsByChat | n
  * What is wrong with a campaign's texts as templates: a text or caption that is not a plain
  * `{{name}}` template (named by its field), and for each variable used without a fallback, the
  * first target that has no value for it (`targets.3.vars.name`, the message naming the text that
- * uses it and the chat, by its directory title from `titles` where known). Pure; create, PATCH
- * and preview apply it to the campaign as it would be saved (namedPersonalProblems finds titles).
+ * uses it and the chat, by its directory title where known). A target's values are its own
+ * variables over its built-ins (`chat.title`…) from `facts`, the directory's entries by chat id.
+ * Pure; create, PATCH and preview apply it to the campaign as it would be saved
+ * (namedPersonalProblems reads the directory).
  */
-export function personalMessageProblems(messages: MessagePart[], targets: CampaignTarget[], titles: ReadonlyMap<string, string> = new Map()): FieldProblem[] {
+export function personalMessageProblems(messages: MessagePart[], targets: CampaignTarget[], facts: ReadonlyMap<string, ChatFacts> = new Map()): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  for (const [name, field, index] of missingVariables(messages, targets, problems)) {
+  for (const [name, field, index] of missingVariables(messages, targets, facts, problems)) {
     const chatId = chatIdOf(targets[index]!);
-    const title = titles.get(chatId);
+    const title = facts.get(chatId)?.title || undefined;
     // outside text isolated (U+2068…U+2069), so a right-to-left title cannot reorder the sentence
     const chat = title === undefined ? `chat “${isolated(chatId)}”` : `chat “${isolated(title)}” (${isolated(chatId)})`;
-    problems.push({
-      field: `targets.${index}.vars.${name}`,
-      message: `${field} uses {{${name}}}, and ${chat} has no value for it: give this chat a value for ${name}, or the tag a fallback ({{${name}|…}})`,
-    });
+    const fix = isBuiltinVariable(name)
+      ? `the chat directory does not know it: sync the account's chats, or give the tag a fallback ({{${name}|…}})`
+      : `give this chat a value for ${name}, or the tag a fallback ({{${name}|…}})`;
+    problems.push({ field: `targets.${index}.vars.${name}`, message: `${field} uses {{${name}}}, and ${chat} has no value for it: ${fix}` });
   }
   return problems;
 }
 
-/** personalMessageProblems with the chats it names titled from the account's directory (one query, only when some chat lacks a value). */
+/**
+ * personalMessageProblems with the account's directory read in one query: for every target when
+ * the texts name a built-in, else only for the chats lacking a value (their titles), else not at all.
+ */
 export async function namedPersonalProblems(
   db: Kysely<DB>,
   tenantId: string,
@@ -77,16 +83,22 @@ export async function namedPersonalProblems(
   messages: MessagePart[],
   targets: CampaignTarget[],
 ): Promise<FieldProblem[]> {
-  const lacking = missingVariables(messages, targets).map(([, , index]) => chatIdOf(targets[index]!));
-  const titles = lacking.length === 0 ? new Map<string, string>() : await new ChatDirectoryRepository(db).titles(tenantId, accountId, lacking);
-  return personalMessageProblems(messages, targets, titles);
+  const builtins = [...usedVariables(messages).keys()].some(isBuiltinVariable);
+  const chats = builtins ? targets.map(chatIdOf) : missingVariables(messages, targets, new Map()).map(([, , index]) => chatIdOf(targets[index]!));
+  const facts = chats.length === 0 ? new Map<string, ChatFacts>() : await new ChatDirectoryRepository(db).facts(tenantId, accountId, chats);
+  return personalMessageProblems(messages, targets, facts);
 }
 
 // Each variable used without a fallback with the first field using it and the first target lacking it.
-function missingVariables(messages: MessagePart[], targets: CampaignTarget[], problems?: FieldProblem[]): [string, string, number][] {
+function missingVariables(
+  messages: MessagePart[],
+  targets: CampaignTarget[],
+  facts: ReadonlyMap<string, ChatFacts>,
+  problems?: FieldProblem[],
+): [string, string, number][] {
   const found: [string, string, number][] = [];
   for (const [name, field] of usedVariables(messages, problems)) {
-    const index = targets.findIndex((t) => missingVariable([name], varsOf(t)) !== null);
+    const index = targets.findIndex((t) => missingVariable([name], chatVariables(varsOf(t), facts.get(chatIdOf(t)))) !== null);
     if (index !== -1) found.push([name, field, index]);
   }
   return found;

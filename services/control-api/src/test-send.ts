@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { targetKey } from '@metronome/core';
-import { AccountRepository, AudienceMemberRepository, CampaignRepository, insertTestRun, type RunRow } from '@metronome/db';
+import { chatVariables, targetKey } from '@metronome/core';
+import {
+  AccountRepository,
+  AudienceMemberRepository,
+  CampaignRepository,
+  ChatDirectoryRepository,
+  insertTestRun,
+  partsUseBuiltins,
+  type RunRow,
+} from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { ApiContext } from './context.js';
 import { invalidField, notFound } from './errors.js';
@@ -9,7 +17,8 @@ import { enqueue } from './run-actions.js';
 
 /**
  * Runs `POST /v1/campaigns/{id}/test-sends`: the campaign's message, rendered with the
- * variables of its chat `asChatId` (none when not given), sent to `chatId` alone by a run of
+ * variables of its chat `asChatId` (none when not given) over that chat's built-ins (`chatId`'s
+ * without `asChatId`) from the account's directory, sent to `chatId` alone by a run of
  * trigger `test`. It is sent now (not held by the window or the per-chat interval), at the
  * account's pace, and is none of the campaign's sends: it neither holds nor is held by the
  * campaign's open run, gates no later run, and leaves the schedule as it is (migrations/0015).
@@ -39,6 +48,12 @@ export async function startTestSend(
       const found = inline !== -1 ? (campaign.targetVars?.[key] ?? null) : await new AudienceMemberRepository(trx).varsOf(campaign.audienceIds, to.asChatId);
       if (found === undefined) throw invalidField('asChatId', "not one of the campaign's chats (its targets and its audiences' members)");
       vars = found;
+    }
+    if (partsUseBuiltins(campaign.messages)) {
+      // as a run takes them: the chat's own variables over its built-ins
+      const chat = to.asChatId ?? to.chatId;
+      const facts = await new ChatDirectoryRepository(trx).facts(campaign.tenantId, campaign.accountId, [chat]);
+      vars = chatVariables(vars, facts.get(chat));
     }
     const now = ctx.now();
     const run = {

@@ -1,5 +1,7 @@
+import { isBuiltinVariable } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
+import { chatVariablesSql } from './chat-variables-sql.js';
 import { targetKeySql } from './settle-sent.js';
 
 /** A chat of an audience with its variables (null: none). */
@@ -109,19 +111,28 @@ export class AudienceMemberRepository {
    * The first member of `audienceIds` (in that order, then chat order) that lacks one of the
    * variables `names`, leaving out the target keys in `exceptKeys` (inline targets, whose own
    * vars win; core targetKey): a campaign's texts need every variable of every chat. null when none lacks one.
+   * A built-in name (`chat.title`) is judged on the member's variables over its built-ins from
+   * the directory of `builtinsOf`, the campaign's account (only when the tenant's), as a run takes them.
    */
   async firstMissingVariable(
     audienceIds: string[],
     names: string[],
     exceptKeys: string[],
+    builtinsOf?: { tenantId: string; accountId: string },
   ): Promise<{ audienceId: string; chatId: string; name: string } | null> {
     if (audienceIds.length === 0 || names.length === 0) return null;
+    const withBuiltins = builtinsOf !== undefined && names.some(isBuiltinVariable);
+    const vars = withBuiltins ? chatVariablesSql(sql`m.vars`, 'd') : sql`m.vars`;
+    const directory = withBuiltins
+      ? sql`left join chat_directory d on d.account_id = ${builtinsOf.accountId}::uuid and d.chat_id = m.chat_id
+          and exists (select 1 from accounts o where o.id = ${builtinsOf.accountId}::uuid and o.tenant_id = ${builtinsOf.tenantId}::uuid)`
+      : sql``;
     const result = await sql<{ audience_id: string; chat_id: string; name: string }>`
       select m.audience_id, m.chat_id, n.name
       from unnest(${audienceIds}::uuid[]) with ordinality as a(id, pos)
       cross join lateral (
-        select m.audience_id, m.chat_id, m.vars from audience_members m
-        where m.audience_id = a.id and not (m.vars is not null and m.vars ?& ${names}::text[])
+        select m.audience_id, m.chat_id, ${vars} as vars from audience_members m ${directory}
+        where m.audience_id = a.id and not (coalesce(${vars} ?& ${names}::text[], false))
           and not (${targetKeySql('m')} = any(${exceptKeys}::text[]))
         order by m.chat_id limit 1
       ) m

@@ -1,6 +1,7 @@
 import {
   foldForSearch,
   type CannotSendReason,
+  type ChatFacts,
   type ChatDirectorySink,
   type ChatKind,
   type DirectoryChat,
@@ -185,25 +186,28 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
   }
 
   /**
-   * A page of the account's entries in title order (folded title, then chat id): those whose
-   * title or chat id contains `query` (any case, accents folded), of `kind`, that can or cannot
-   * send. The caller checks the account is the tenant's.
+   * What the directory knows of these chats of the tenant's account, for their built-in
+   * variables (core chatVariables) and their titles; a chat it does not list, or another
+   * tenant's account: left out.
    */
-  /** The titles the directory knows of these chats of the tenant's account (a chat without one, or another tenant's account: left out). */
-  async titles(tenantId: string, accountId: string, chatIds: string[]): Promise<Map<string, string>> {
+  async facts(tenantId: string, accountId: string, chatIds: string[]): Promise<Map<string, ChatFacts>> {
     if (chatIds.length === 0) return new Map();
     const rows = await this.db
       .selectFrom('chat_directory')
       .innerJoin('accounts', 'accounts.id', 'chat_directory.account_id')
-      .select(['chat_directory.chat_id', 'chat_directory.title'])
+      .select(['chat_directory.chat_id', 'chat_directory.title', 'chat_directory.kind', 'chat_directory.member_count'])
       .where('chat_directory.account_id', '=', accountId)
       .where('accounts.tenant_id', '=', tenantId)
-      .where('chat_directory.chat_id', 'in', chatIds)
-      .where('chat_directory.title', 'is not', null)
+      .where('chat_directory.chat_id', '=', sql<string>`any(${sql.val([...new Set(chatIds)])}::text[])`)
       .execute();
-    return new Map(rows.map((r) => [r.chat_id, r.title!]));
+    return new Map(rows.map((r) => [r.chat_id, { title: r.title, kind: r.kind, memberCount: r.member_count }]));
   }
 
+  /**
+   * A page of the account's entries in title order (folded title, then chat id): those whose
+   * title or chat id contains `query` (any case, accents folded), of `kind`, that can or cannot
+   * send. The caller checks the account is the tenant's.
+   */
   async list(accountId: string, q: DirectoryQuery): Promise<DirectoryEntryRow[]> {
     let query = this.db
       .selectFrom('chat_directory')

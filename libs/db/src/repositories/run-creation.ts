@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB, MessagePart, RunTrigger } from '../types.js';
+import { chatVariablesSql, partsUseBuiltins } from './chat-variables-sql.js';
 
 /** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
 export interface NewRun {
@@ -42,7 +43,9 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
  * A run's chats are the campaign's inline targets and the members of its audiences as they are
  * now (a snapshot: later edits of an audience do not reach this run), each chat once. A chat's
  * variables are its inline target's when it is one, else those of the first audience in
- * audience_ids that lists it. `total` counts those chats.
+ * audience_ids that lists it; when the run's parts name a built-in variable (`{{chat.title}}`),
+ * the chat's built-ins from the account's directory as it is now go under them (core
+ * chatVariables: its own win). `total` counts those chats.
  */
 export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
   // One statement: the targets are inserted from the runs the first insert returns. Each target
@@ -55,6 +58,9 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
   // primary key. A campaign without audiences calls nothing more (a one-time filter): the
   // statement costs what it did before. A member in a forum topic goes only to a Telegram
   // account's run: elsewhere the chat would get the message once per topic.
+  // Built-ins are read only for runs whose parts name one: other runs' statement is unchanged.
+  const builtins = runs.map((r) => partsUseBuiltins(r.parts));
+  const withBuiltins = builtins.some(Boolean);
   const fits = (accountId: RawBuilder<unknown>) =>
     sql`(m.thread_id = 0 or (select a.platform in ('telegram', 'telegram_user') from accounts a where a.id = ${accountId}))`;
   return sql`
@@ -83,9 +89,10 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
       insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
       select r.id, t.chat_id, t.thread_id,
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
-        t.vars
+        ${withBuiltins ? sql`case when b.builtins then ${chatVariablesSql(sql`t.vars`, 'd')} else t.vars end` : sql`t.vars`}
       from created r
       join ${campaigns} c on c.id = r.campaign_id
+      ${withBuiltins ? sql`join unnest(${sql.val(runs.map((r) => r.id))}::uuid[], ${sql.val(builtins)}::boolean[]) as b(run_id, builtins) on b.run_id = r.id` : sql``}
       cross join lateral (
         -- a topic's variables under its target key (migrations/0039), a chat's under its id
         select t.chat_id, coalesce(c.target_threads[t.i], 0) as thread_id,
@@ -95,6 +102,7 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
         select m.chat_id, m.thread_id, m.vars from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m
         where cardinality(c.audience_ids) > 0 and ${fits(sql`r.account_id`)}
       ) as t
+      ${withBuiltins ? sql`left join chat_directory d on b.builtins and d.account_id = r.account_id and d.chat_id = t.chat_id` : sql``}
       on conflict do nothing
     )
   `;

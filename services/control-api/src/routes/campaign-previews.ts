@@ -1,14 +1,14 @@
-import { previewRun, upcomingOccurrences, type UpcomingOccurrence } from '@metronome/core';
-import { AccountRepository, AudienceMemberRepository } from '@metronome/db';
+import { previewRun, rescheduledOccurrence, upcomingOccurrences, type UpcomingOccurrence } from '@metronome/core';
+import { AccountRepository, AudienceMemberRepository, campaignReach, type CampaignRow } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { checkNewCampaign } from '../new-campaign.js';
-import { keyOfTarget } from '../personal-rules.js';
+import { chatIdOf, givenTargets, keyOfTarget, type CampaignTarget } from '../personal-rules.js';
 import { createCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams, storableInstant } from '../schemas/common.js';
-import { campaignPreview, occurrenceList, occurrencesQuery, occurrenceView, PREVIEW_OCCURRENCES } from '../schemas/previews.js';
+import { campaignPreview, campaignReach as reachSchema, occurrenceList, occurrencesQuery, occurrenceView, PREVIEW_OCCURRENCES } from '../schemas/previews.js';
 
 /**
  * What a campaign will do: its next runs as the scheduler will create them (libs/core
@@ -22,7 +22,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       schema: {
         operationId: 'listCampaignOccurrences',
         tags: ['campaigns'],
-        summary: 'The next runs the scheduler will create for the campaign (empty when it is deactivated)',
+        summary: 'The next runs the scheduler will create for the campaign (empty when it is deactivated, unless ifActive)',
         params: idParams,
         querystring: occurrencesQuery,
         response: { 200: occurrenceList, ...errorResponses(404) },
@@ -33,7 +33,15 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       if (!c) throw notFound('campaign');
       // A stored next run no answer can show (saved before times were range-checked) is no
       // occurrence to work from; lastError says so and a PATCH repairs it.
-      const nextRunAt = c.active && shownInstant(c.nextRunAt) !== null ? c.nextRunAt : null;
+      const now = ctx.now();
+      const nextRunAt = c.active
+        ? shownInstant(c.nextRunAt) !== null
+          ? c.nextRunAt
+          : null
+        : // deactivated, with ifActive: where an activation would put it (routes/campaigns.ts, PATCH)
+          req.query.ifActive
+          ? rescheduledOccurrence(c.schedule, c.timezone, now, c.lastScheduledAt)
+          : null;
       const upcoming = upcomingOccurrences(
         {
           campaignId: c.id,
@@ -45,7 +53,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
           catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
           acceptedThrough: c.catchUpThrough,
         },
-        ctx.now(),
+        now,
         req.query.limit,
       );
       return { items: showable(upcoming).map(occurrenceView) };
@@ -97,10 +105,36 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
         },
         now,
       );
-      return { occurrences: upcoming.map(occurrenceView), run };
+      const reach = await campaignReach(ctx.db, reachOf(tenantId, body.accountId, draft.targets, draft.audienceIds));
+      return { occurrences: upcoming.map(occurrenceView), run, reach };
+    },
+  );
+
+  app.get(
+    '/campaigns/:id/reach',
+    {
+      schema: {
+        operationId: 'getCampaignReach',
+        tags: ['campaigns'],
+        summary: 'The chats a run of the campaign created now would reach: targets + audience members − suppressed − cannot post',
+        params: idParams,
+        response: { 200: reachSchema, ...errorResponses(404) },
+      },
+    },
+    async (req) => {
+      const c = await ctx.campaigns.find(req.params.id, scopeOf(req.caller));
+      if (!c) throw notFound('campaign');
+      return campaignReach(ctx.db, reachOf(c.tenantId, c.accountId, givenTargetsOf(c), c.audienceIds));
     },
   );
 };
+
+/** What campaignReach reads of a campaign: its account, its targets (chat ids and keys) and audiences. */
+function reachOf(tenantId: string, accountId: string, targets: CampaignTarget[], audienceIds: string[]) {
+  return { tenantId, accountId, targetChats: targets.map(chatIdOf), targetKeys: targets.map(keyOfTarget), audienceIds };
+}
+
+const givenTargetsOf = (c: CampaignRow): CampaignTarget[] => givenTargets(c.targets, c.targetVars, c.targetThreads);
 
 /** The occurrences up to the first an answer cannot show (past year 9999, UTC). */
 function showable(items: UpcomingOccurrence[]): UpcomingOccurrence[] {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { firstOccurrence, rescheduledOccurrence } from '@metronome/core';
-import { CampaignRepository, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
+import { CampaignRepository, partsUseBuiltins, RunControlRepository, type CampaignChanges, type CampaignRow, type Schedule } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeOf } from '../caller.js';
@@ -154,19 +154,21 @@ export const campaignRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
           audienceIds: patch.audienceIds ?? current.audienceIds,
         };
         const now = ctx.now();
+        // texts naming a built-in ({{chat.title}}) are judged again on a new account's directory
+        const builtinsMoved = patch.accountId !== undefined && partsUseBuiltins(draft.messages);
         const problems = [
           ...campaignProblems(draft, ctx.config.minIntervalSeconds, now),
           // Only when the texts or targets change: an edit of anything else never refuses a
           // campaign saved before templates were checked.
-          ...(patch.messages !== undefined || patch.targets !== undefined
+          ...(patch.messages !== undefined || patch.targets !== undefined || builtinsMoved
             ? await namedPersonalProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.messages, draft.targets)
             : []),
           ...(await ownershipProblems(trx, current.tenantId, patch.accountId, patch.messages ? draft : null)),
           ...(patch.accountId !== undefined || patch.messages !== undefined
             ? await uploadLimitProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft.messages)
             : []),
-          ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined
-            ? await audienceProblems(trx, current.tenantId, draft, true)
+          ...(patch.audienceIds !== undefined || patch.messages !== undefined || patch.targets !== undefined || builtinsMoved
+            ? await audienceProblems(trx, current.tenantId, draft, true, patch.accountId ?? current.accountId)
             : []),
           ...(patch.accountId !== undefined || patch.targets !== undefined || patch.audienceIds !== undefined
             ? await topicProblems(trx, current.tenantId, patch.accountId ?? current.accountId, draft)

@@ -8,7 +8,24 @@ export const PREVIEW_OCCURRENCES = 10;
 
 export const occurrencesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_OCCURRENCES).default(10).describe('how many occurrences, 1–100'),
+  ifActive: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe('true: for a deactivated campaign, the runs it would get if it were activated now (as PATCH {"active": true} would plan them)'),
 });
+
+const count = (what: string) => z.number().int().min(0).describe(what);
+
+export const campaignReach = z
+  .object({
+    reach: count('the chats a run created now would send to: targets + audienceMembers − suppressed − cannotPost'),
+    targets: count("the campaign's own targets (picked or typed chats)"),
+    audienceMembers: count("members of its audiences that are not targets, each chat (and forum topic) once, as a run's snapshot takes them"),
+    suppressed: count("of those, chats on the account's suppression list or erased from the tenant: a run skips them"),
+    cannotPost: count("of those not suppressed, chats the account's chat directory says it cannot post in"),
+  })
+  .meta({ id: 'CampaignReach' });
 
 export const occurrence = z
   .object({
@@ -34,6 +51,7 @@ export const campaignPreview = z
         detail: z.string().describe("one plain sentence, times in the campaign's timezone"),
       })
       .describe('what one run of it takes at the account’s pace'),
+    reach: campaignReach.describe('the chats a run created now would reach, and why the others not'),
   })
   .meta({ id: 'CampaignPreview' });
 
