@@ -1,5 +1,6 @@
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { chromiumPath, launchBrowser } from '../helpers/browser.js';
+import { failOnBrowserErrors } from '../helpers/page-checks.js';
 import { api, SHARED_STACK_SENDERS, sharedStack, startStack, type Stack, type StackView } from '../helpers/stack.js';
 
 // What every console test file shares: the real stack as processes, one Chromium, and the API
@@ -33,6 +34,7 @@ export function consoleSuite(options?: StackOptions | (() => StackOptions)): Con
       (await startStack(typeof options === 'function' ? options() : (options ?? { senders: SHARED_STACK_SENDERS })));
     suite.browser = await launchBrowser();
   }, 90_000);
+  failOnBrowserErrors();
   // As long as the start is allowed: in a full CI run (both cores busy with other files) the
   // browser's close and five processes' drains have taken over 60 s.
   afterAll(async () => {

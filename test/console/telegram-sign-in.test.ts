@@ -4,6 +4,7 @@ import { loadUserClientFactory } from '@metronome/transports/telegram-user';
 import type { Browser, Page } from 'playwright-core';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';
 import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';
+import { failOnBrowserErrors } from '../helpers/page-checks.js';
 import { FakeTelegramMtproto } from '../helpers/fake-telegram-mtproto.js';
 import { FAKE_CLIENT_MODULE } from '../platforms/telegram-user-setup.js';
 
@@ -33,6 +34,7 @@ afterAll(async () => {
   await api?.close();
   await fake?.close();
 });
+failOnBrowserErrors();
 
 async function accountCard(name: string): Promise<{ page: Page; accountId: string; close: () => Promise<void> }> {
   const created = await call(api, 'POST', '/v1/accounts', tenant.token, { platform: 'telegram_user', name });

@@ -7,6 +7,7 @@ import { qrDataUrl } from '../../console/src/qr.js';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';
 import { makePool, socketLeases } from '../platforms/whatsapp-setup.js';
 import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';
+import { failOnBrowserErrors } from '../helpers/page-checks.js';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
 import { eventually } from '../helpers/test-env.js';
 
@@ -41,6 +42,7 @@ afterAll(async () => {
   await pool?.close();
   await api?.close();
 });
+failOnBrowserErrors();
 
 const qrSrc = (page: Page, accountId: string) => page.locator(`li[data-account-id="${accountId}"] .pairing img`).getAttribute('src');
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Download, type Page } from 'playwright-core';
+import { expectAccessible, watchBrowserErrors } from './page-checks.js';
 
 // The console's tests drive Debian's Chromium through playwright-core (never the `playwright`
 // package's own browser download, which cannot reach the internet here).
@@ -24,12 +25,12 @@ export function chromiumPath(): string {
 /**
  * The run's shared Chromium when test/global-setup.mjs started one (METRONOME_TEST_BROWSER_WS):
  * a connection whose close() closes only this file's contexts; else a Chromium of the file's own.
+ * Its contexts report what their pages log as errors (page-checks.ts, failOnBrowserErrors).
  */
 export async function launchBrowser(): Promise<Browser> {
   const shared = process.env['METRONOME_TEST_BROWSER_WS'];
-  if (shared) return chromium.connect(shared);
   // root (CI) needs --no-sandbox
-  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
+  return watchBrowserErrors(shared ? await chromium.connect(shared) : await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] }));
 }
 
 /**
@@ -46,12 +47,13 @@ const SHOTS = path.resolve('docs/console');
 export const WIDTHS = [1280, 390] as const;
 
 /**
- * Saves the page at 1280 and 390 px wide as docs/console/<name>-<width>.png, then goes back to
- * 1280. A file whose bytes are unchanged is not rewritten; under CI (`CI=true`) a file that cannot
+ * Checks the page with axe-core (no serious or critical violation: page-checks.ts), then saves it
+ * at 1280 and 390 px wide as docs/console/<name>-<width>.png and goes back to 1280. A file whose bytes are unchanged is not rewritten; under CI (`CI=true`) a file that cannot
  * be written (a read-only checkout) is left as it is, since the pictures are documentation, not
  * what the test judges.
  */
 export async function screenshots(page: Page, name: string, dir = SHOTS): Promise<void> {
+  await expectAccessible(page, name);
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
     // let the layout settle at the new width
