@@ -122,6 +122,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account-defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a new account of each platform gets for each setting its POST leaves out (pace, human gap, warm-up steps…) */
+        get: operations["getAccountDefaults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{id}": {
         parameters: {
             query?: never;
@@ -969,6 +986,34 @@ export interface components {
             filename: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        AccountDefaults: {
+            /** @enum {string} */
+            platform: "http" | "telegram" | "whatsapp" | "telegram_user";
+            /** @description the pace of an account that sets none (DEFAULT_MAX_SEND_PER_MINUTE) */
+            maxSendPerMinute: number;
+            /** @description chats sent to at once by an account that sets none (DEFAULT_GROUP_CONCURRENCY) */
+            groupConcurrency: number;
+            /** @description the human gap between two sends a new account gets; null: none */
+            sendDelaySeconds: {
+                min: number;
+                max: number;
+            } | null;
+            /** @description the steps of a warm-up that names none; a new account has no warm-up unless its POST gives one (`warmup: {}`: these steps from now) */
+            warmupSteps: {
+                afterDays: number;
+                dailyCap: number | null;
+            }[];
+            /** @description the opt-out keywords a new account gets */
+            optOutKeywords: string[];
+            /** @description typing first, as a new account gets it; null: none */
+            typing: {
+                charsPerSecond: number;
+                maxSeconds: number;
+            } | null;
+        };
+        AccountDefaultsList: {
+            items: components["schemas"]["AccountDefaults"][];
         };
         DirectoryChat: {
             chatId: string;
@@ -2060,6 +2105,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDefaultsList"];
                 };
             };
             /** @description Default Response */

@@ -33,6 +33,28 @@ describe('platform defaults', () => {
     const fast = await call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Phone 2', sendDelaySeconds: null });
     expect(fast.body.sendDelaySeconds).toBeNull();
   });
+
+  test('GET /v1/account-defaults answers, per platform, what a POST that leaves the settings out gets', async () => {
+    const res = await call(api, 'GET', '/v1/account-defaults', a.token);
+    expect(res.status).toBe(200);
+    const by = Object.fromEntries((res.body.items as { platform: string }[]).map((d) => [d.platform, d])) as Record<string, any>;
+    expect(Object.keys(by).sort()).toEqual(['http', 'telegram', 'telegram_user', 'whatsapp']);
+    expect(by['whatsapp']).toMatchObject({ sendDelaySeconds: { min: 30, max: 60 }, optOutKeywords: ['STOP', 'UNSUBSCRIBE'] });
+    expect(by['http']).toMatchObject({ sendDelaySeconds: null, optOutKeywords: [], typing: null });
+    const wa = (await call(api, 'POST', '/v1/accounts', a.token, { platform: 'whatsapp', name: 'Defaults' })).body;
+    const http = (await httpAccount({ warmup: {} })).body;
+    for (const [made, d] of [
+      [wa, by['whatsapp']],
+      [http, by['http']],
+    ]) {
+      const { warmupSteps, ...given } = d;
+      expect(made).toMatchObject(given);
+    }
+    expect(wa.warmup).toBeNull();
+    expect(http.warmup.steps).toEqual(by['http'].warmupSteps);
+    // no token: a 401, as every /v1 route
+    expect((await call(api, 'GET', '/v1/account-defaults', null)).status).toBe(401);
+  });
 });
 
 describe('settings on create, PATCH and the answer', () => {

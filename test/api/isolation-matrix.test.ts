@@ -162,6 +162,13 @@ const withoutId: Record<string, () => Promise<void>> = {
   'GET /v1/me': async () => {
     expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
   },
+  'GET /v1/account-defaults': async () => {
+    // the deployment's defaults, the same for every tenant: nothing of any tenant's in them
+    const res = await call(api, 'GET', '/v1/account-defaults', mine.token);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual((await call(api, 'GET', '/v1/account-defaults', theirs.token)).body);
+    expect(JSON.stringify(res.body)).not.toContain(theirs.id);
+  },
   'POST /v1/accounts': async () => {
     const res = await call(api, 'POST', '/v1/accounts', mine.token, {
       platform: 'http',

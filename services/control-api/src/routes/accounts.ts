@@ -1,10 +1,11 @@
-import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping, parseProxy, processSecrets, proxyShown, seal } from '@metronome/core';
+import { DEFAULT_WARMUP_STEPS, parseProxy, processSecrets, proxyShown, seal } from '@metronome/core';
 import { AccountCoolingRepository, type AccountStatus, type AccountWarmup } from '@metronome/db';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
 import { conflict, invalidField, notFound } from '../errors.js';
+import { ACCOUNT_PLATFORMS, accountDefaultsList, newAccountDefaults } from '../schemas/account-defaults.js';
 import {
   accountPage,
   accountView,
@@ -47,6 +48,8 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       checkOptOutKeywords(body.platform, body.optOutKeywords);
       checkTyping(body.platform, body.typing);
       const proxy = sealedProxy(body.platform, body.proxy, ctx.config.secretsKey);
+      // what the POST leaves out: the platform's defaults, as GET /v1/account-defaults answers them
+      const given = newAccountDefaults(body.platform, defaults);
       const created = await ctx.accounts.create({
         tenantId,
         platform: body.platform,
@@ -59,12 +62,12 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         ...(proxy && { proxy }),
         safety: {
           // Absent: the platform's default (WhatsApp's human pacing); null: none.
-          sendDelaySeconds: body.sendDelaySeconds === undefined ? defaultSendDelay(body.platform) : body.sendDelaySeconds,
+          sendDelaySeconds: body.sendDelaySeconds === undefined ? given.sendDelaySeconds : body.sendDelaySeconds,
           hourlyCap: body.hourlyCap ?? null,
           dailyCap: body.dailyCap ?? null,
           warmup: storedWarmup(body.warmup, ctx.now()),
-          optOutKeywords: body.optOutKeywords ?? defaultOptOutKeywords(body.platform),
-          typing: body.typing === undefined ? defaultTyping(body.platform) : body.typing,
+          optOutKeywords: body.optOutKeywords ?? given.optOutKeywords,
+          typing: body.typing === undefined ? given.typing : body.typing,
           // telegram_user: a repeated random_id is answered with the first send's message, so a doubtful send is settled by sending again.
           platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : body.platform === 'telegram_user',
         },
@@ -75,6 +78,19 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
       const directory = created.platform === 'http' ? await firstSync(created.id) : created.directory;
       return reply.code(201).send(accountView({ ...created, directory }, defaults, ctx.now()));
     },
+  );
+
+  app.get(
+    '/account-defaults',
+    {
+      schema: {
+        operationId: 'getAccountDefaults',
+        tags: ['accounts'],
+        summary: 'What a new account of each platform gets for each setting its POST leaves out (pace, human gap, warm-up steps…)',
+        response: { 200: accountDefaultsList, ...errorResponses() },
+      },
+    },
+    async () => ({ items: ACCOUNT_PLATFORMS.map((platform) => newAccountDefaults(platform, defaults)) }),
   );
 
   app.get(
