@@ -14,6 +14,7 @@ export type TargetStatus = RunTarget['status'];
 export type Waiting = NonNullable<Run['waiting']>;
 export type Campaign = components['schemas']['Campaign'];
 export type Account = components['schemas']['Account'];
+export type AccountDefaults = components['schemas']['AccountDefaults'];
 export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];
@@ -145,6 +146,8 @@ export const api = {
     ),
   deleteCampaign: (id: string) => ok(client.DELETE('/v1/campaigns/{id}', { params: byId(id) })).then(() => null),
   accounts: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/accounts', { params: { query: p } })),
+  /** What a new account of each platform gets for what its POST leaves out. */
+  accountDefaults: () => ok(client.GET('/v1/account-defaults')),
   createAccount: (body: AccountBody) => ok(client.POST('/v1/accounts', { body })),
   patchAccount: (id: string, body: AccountPatch) => ok(client.PATCH('/v1/accounts/{id}', { params: byId(id), body })),
   liftCooling: (id: string) => ok(client.POST('/v1/accounts/{id}/cooling/lift', { params: byId(id) })),
