@@ -517,7 +517,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The next runs the scheduler will create for the campaign (empty when it is deactivated) */
+        /** The next runs the scheduler will create for the campaign (empty when it is deactivated, unless ifActive) */
         get: operations["listCampaignOccurrences"];
         put?: never;
         post?: never;
@@ -538,6 +538,23 @@ export interface paths {
         put?: never;
         /** Validate a campaign create body exactly as create does and preview it; nothing is saved */
         post: operations["previewCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/campaigns/{id}/reach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The chats a run of the campaign created now would reach: targets + audience members − suppressed − cannot post */
+        get: operations["getCampaignReach"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1277,6 +1294,18 @@ export interface components {
         MembersRemoved: {
             removed: number;
         };
+        CampaignReach: {
+            /** @description the chats a run created now would send to: targets + audienceMembers − suppressed − cannotPost */
+            reach: number;
+            /** @description the campaign's own targets (picked or typed chats) */
+            targets: number;
+            /** @description members of its audiences that are not targets, each chat (and forum topic) once, as a run's snapshot takes them */
+            audienceMembers: number;
+            /** @description of those, chats on the account's suppression list or erased from the tenant: a run skips them */
+            suppressed: number;
+            /** @description of those not suppressed, chats the account's chat directory says it cannot post in */
+            cannotPost: number;
+        };
         Occurrence: {
             /**
              * Format: date-time
@@ -1310,6 +1339,8 @@ export interface components {
                 /** @description one plain sentence, times in the campaign's timezone */
                 detail: string;
             };
+            /** @description the chats a run created now would reach, and why the others not */
+            reach: components["schemas"]["CampaignReach"];
         };
         RunCounts: {
             total: number;
@@ -4566,6 +4597,8 @@ export interface operations {
             query?: {
                 /** @description how many occurrences, 1–100 */
                 limit?: number;
+                /** @description true: for a deactivated campaign, the runs it would get if it were activated now (as PATCH {"active": true} would plan them) */
+                ifActive?: "true" | "false";
             };
             header?: never;
             path: {
@@ -4684,6 +4717,64 @@ export interface operations {
             };
             /** @description Default Response */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignReach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignReach"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,6 +18,7 @@ export type AccountDefaults = components['schemas']['AccountDefaults'];
 export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];
+export type CampaignReach = components['schemas']['CampaignReach'];
 export type Tenant = Json200<'/v1/tenants', 'get'>['items'][number];
 export type CampaignBody = paths['/v1/campaigns']['post']['requestBody']['content']['application/json'];
 export type CampaignPatch = NonNullable<paths['/v1/campaigns/{id}']['patch']['requestBody']>['content']['application/json'];
@@ -129,7 +130,10 @@ export const api = {
   campaign: (id: string) => ok(client.GET('/v1/campaigns/{id}', { params: byId(id) })),
   runNow: (id: string) => ok(client.POST('/v1/campaigns/{id}/runs', { params: byId(id) })),
   tenants: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/tenants', { params: { query: p } })),
-  occurrences: (id: string, limit = 5) => ok(client.GET('/v1/campaigns/{id}/occurrences', { params: { ...byId(id), query: { limit } } })),
+  /** `ifActive`: for a deactivated campaign, the runs an activation now would give */
+  occurrences: (id: string, limit = 5, ifActive = false) =>
+    ok(client.GET('/v1/campaigns/{id}/occurrences', { params: { ...byId(id), query: { limit, ...(ifActive && { ifActive: 'true' as const }) } } })),
+  reach: (id: string) => ok(client.GET('/v1/campaigns/{id}/reach', { params: byId(id) })),
   previewCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns/preview', { body })),
   createCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns', { body })),
   patchCampaign: (id: string, body: CampaignPatch) => ok(client.PATCH('/v1/campaigns/{id}', { params: byId(id), body })),

@@ -1,5 +1,7 @@
 // The campaign form's state as typed, and its translation to the API's create and PATCH bodies
 // and back from the API's field errors. Pure: the form component only renders it.
+import { compileText } from '../../libs/core/src/message-template.js';
+import { isBuiltinVariable } from '../../libs/core/src/chat-variables.js';
 import type { Campaign, CampaignBody, CampaignPatch, FieldError } from './api.js';
 import type { PickedChat } from './chat-picker.js';
 import { utcToZoned, zonedToUtc } from './zoned-time.js';
@@ -55,10 +57,11 @@ export type Target = Campaign['targets'][number];
 /** A target's chat id. */
 export const chatIdOf = (t: Target): string => (typeof t === 'string' ? t : t.chatId);
 
-/** A chat and its forum topic (absent: none). */
+/** A chat and its forum topic (absent: none), with the variables typed for it in the form (picked chats). */
 export interface TargetRef {
   chatId: string;
   threadId?: number;
+  vars?: Record<string, string>;
 }
 
 /** A target's key, as the API's (libs/core targetKey): the same chat in two topics is two targets. */
@@ -81,7 +84,11 @@ const AFTER_PARTS = ['scheduleType', 'at', 'every', 'startAt', 'expression', 'ti
 const NAMED = new Set<string>([...BEFORE_PARTS, ...AFTER_PARTS]);
 
 /** The ids of the form's inputs, in the order they appear: the first invalid one takes focus. */
-export const fieldOrder = (d: Draft): string[] => [...BEFORE_PARTS, ...d.parts.flatMap(partIds), ...AFTER_PARTS];
+export const fieldOrder = (d: Draft): string[] => {
+  const vars = usedVariables(d);
+  const picked = d.picked.flatMap((_, i) => vars.map((v) => pickedVarId(i, v.name)));
+  return [...BEFORE_PARTS.slice(0, 2), ...picked, ...BEFORE_PARTS.slice(2), ...d.parts.flatMap(partIds), ...AFTER_PARTS];
+};
 /** An input's id, or `form` for what names no input. */
 export type FieldId = string;
 
@@ -91,7 +98,12 @@ export function browserZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
-export function emptyDraft(accountId = ''): Draft {
+/**
+ * A new campaign's form: inactive, once, at this minute. Nothing goes out until the operator
+ * activates it (and confirms when that sends at once), never "every hour, starting now".
+ */
+export function emptyDraft(accountId = '', now = Date.now()): Draft {
+  const timezone = browserZone();
   return {
     name: '',
     accountId,
@@ -99,16 +111,16 @@ export function emptyDraft(accountId = ''): Draft {
     targets: '',
     audienceIds: [],
     parts: [newPart('text')],
-    scheduleType: 'interval',
-    at: '',
+    scheduleType: 'once',
+    at: utcToZoned(new Date(now).toISOString(), timezone),
     every: '60',
     everyUnit: 'minutes',
     startAt: '',
     expression: '',
-    timezone: browserZone(),
+    timezone,
     windowStart: '',
     windowEnd: '',
-    active: true,
+    active: false,
     autoResume: false,
     chatVars: {},
   };
@@ -195,17 +207,55 @@ function windowOf(d: Draft): { start: string; end: string } | undefined {
 export function allTargets(d: Draft): TargetRef[] {
   const typed: TargetRef[] = targetsOf(d.targets).targets.map((chatId) => ({ chatId }));
   const seen = new Set(typed.map(targetKey));
-  const picked = d.picked.map((p): TargetRef => (p.threadId ? { chatId: p.chatId, threadId: p.threadId } : { chatId: p.chatId }));
+  const picked = d.picked.map((p): TargetRef => ({ chatId: p.chatId, ...(p.threadId && { threadId: p.threadId }), ...(p.vars && { vars: p.vars }) }));
   return [...typed, ...picked.filter((t) => !seen.has(targetKey(t)) && (seen.add(targetKey(t)), true))];
 }
 
-/** A target as the API takes it: a chat id, or an object with its topic and/or variables. */
+/**
+ * A target as the API takes it: a chat id, or an object with its topic and/or variables: those
+ * loaded with the campaign, then those typed beside a picked chat (a field left empty gives the
+ * chat no value, so the tag's fallback applies).
+ */
 function targetBody(d: Draft, t: TargetRef): NonNullable<CampaignBody['targets']>[number] {
   const key = targetKey(t);
-  const vars = Object.hasOwn(d.chatVars, key) ? d.chatVars[key] : undefined;
+  const merged: Record<string, string> = { ...(Object.hasOwn(d.chatVars, key) ? d.chatVars[key] : {}), ...t.vars };
+  for (const [name, value] of Object.entries(t.vars ?? {})) if (value === '') delete merged[name];
+  const vars = Object.keys(merged).length > 0 || Object.hasOwn(d.chatVars, key) ? merged : undefined;
   if (!t.threadId && !vars) return t.chatId;
   return { chatId: t.chatId, ...(t.threadId && { threadId: t.threadId }), ...(vars && { vars }) };
 }
+
+/** A variable the message uses that a chat may be given (not a built-in): `fallback` null when some tag has none, so every chat needs a value. */
+export interface UsedVariable {
+  name: string;
+  fallback: string | null;
+}
+
+/**
+ * The variables the message's texts and captions use, by the API's own rule (libs/core
+ * compileText), in order of first use; built-ins (`{{chat.title}}`) left out: the directory
+ * fills them. A text that is not a template names none (the API says why).
+ */
+export function usedVariables(d: Draft): UsedVariable[] {
+  const found = new Map<string, UsedVariable>();
+  for (const p of d.parts) {
+    const compiled = compileText(p.type === 'text' ? p.text : p.caption);
+    if (!compiled.ok || compiled.template === null) continue;
+    for (const tag of compiled.template.tags.values()) {
+      if (isBuiltinVariable(tag.name)) continue;
+      const seen = found.get(tag.name);
+      if (!seen) found.set(tag.name, { name: tag.name, fallback: tag.fallback });
+      else if (tag.fallback === null) seen.fallback = null;
+    }
+  }
+  return [...found.values()];
+}
+
+/** The id of the field beside picked chat `index` for variable `name`. */
+export const pickedVarId = (index: number, name: string): string => `picked-${index}-var-${name}`;
+
+/** A picked chat with `value` typed for its variable `name`. */
+export const withVar = (p: PickedChat, name: string, value: string): PickedChat => ({ ...p, vars: { ...p.vars, [name]: value } });
 
 /** The create body; `tenantId` is the account's tenant when the admin creates it. */
 export function createBody(d: Draft, tenantId?: string): CampaignBody {
@@ -248,12 +298,17 @@ export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, strin
   const placed = new Map<FieldId, string[]>();
   const add = (id: FieldId, message: string) => placed.set(id, [...(placed.get(id) ?? []), message]);
   const { lines } = targetsOf(d.targets);
+  const targets = allTargets(d);
+  const used = new Set(usedVariables(d).map((v) => v.name));
   for (const { field, message } of details) {
     const path = field.split('.');
     const [head, second, third] = path;
-    if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
+    // a picked chat's variable: beside its field
+    const varField = head === 'targets' && third === 'vars' ? pickedVarField(d, targets[Number(second)], path.slice(3).join('.'), used) : null;
+    if (varField) add(varField, message);
+    else if (head === 'targets' && second !== undefined && /^\d+$/.test(second)) {
       const i = Number(second);
-      const t = allTargets(d)[i];
+      const t = targets[i];
       const picked = t ? keyInWords(targetKey(t)) : String(i + 1);
       add('targets', i < lines.length ? `line ${lines[i]}: ${message}` : `picked chat ${picked}${third === 'threadId' ? ', topic' : ''}: ${message}`);
     } else if (head === 'messages' && second !== undefined && /^\d+$/.test(second) && d.parts[Number(second)]) {
@@ -268,6 +323,13 @@ export function placeErrors(details: FieldError[], d: Draft): Map<FieldId, strin
     else add('form', `${field}: ${message}`);
   }
   return placed;
+}
+
+// The field of a picked chat's variable, when the form shows one for it.
+function pickedVarField(d: Draft, t: TargetRef | undefined, name: string, used: Set<string>): FieldId | null {
+  if (!t || !used.has(name)) return null;
+  const index = d.picked.findIndex((p) => targetKey(p) === targetKey(t));
+  return index === -1 ? null : pickedVarId(index, name);
 }
 
 const SCHEDULE_FIELDS: Record<string, FieldId> = { at: 'at', everySeconds: 'every', startAt: 'startAt', expression: 'expression', type: 'scheduleType' };

@@ -3,6 +3,7 @@
 // with its reason and cannot be picked. The search waits for typing to pause (debounced).
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DirectoryChat } from './api.js';
+import { FieldNote, invalidProps } from './field.js';
 import { useDebounced } from './hooks.js';
 import { cannotSendText } from './pages/account-directory.js';
 import { Outside } from './outside-text.js';
@@ -12,6 +13,14 @@ export interface PickedChat {
   title: string | null;
   /** a forum topic of the chat (Telegram's message_thread_id); absent: none */
   threadId?: number;
+  /** values typed for the message's variables (personal messages); an empty one is none */
+  vars?: Record<string, string>;
+}
+
+/** A variable the message uses, and the fallback a chat without a value gets (null: it needs one). */
+export interface PickedVariable {
+  name: string;
+  fallback: string | null;
 }
 
 const RESULTS = 10;
@@ -109,10 +118,22 @@ interface PickedProps {
   onRemove: (index: number) => void;
   /** given: each picked chat gets a number field for its forum topic (Telegram), empty for none */
   onTopic?: ((index: number, threadId: number | undefined) => void) | undefined;
+  /** the message's variables: each picked chat gets a field for each, to give it its own value */
+  variables?: PickedVariable[];
+  onVar?: (index: number, name: string, value: string) => void;
+  /** the id of the field of picked chat `index` for a variable (its errors are keyed by it) */
+  varId?: (index: number, name: string) => string;
+  errors?: Map<string, string[]>;
+  /** the values the chat has already (a loaded campaign's), shown until changed */
+  varsOf?: (chat: PickedChat) => Record<string, string> | undefined;
 }
 
-/** The picked chats, each with a remove button (and its topic field, with `onTopic`). */
-export function PickedChats({ label, picked, onRemove, onTopic }: PickedProps) {
+/**
+ * The picked chats, each with a remove button (and its topic field, with `onTopic`), and with
+ * `variables` a field beside each chat for each variable: required where the message gives the
+ * tag no fallback, else shown with the fallback a chat without a value gets.
+ */
+export function PickedChats({ label, picked, onRemove, onTopic, variables = [], onVar, varId, errors, varsOf }: PickedProps) {
   if (picked.length === 0) return null;
   return (
     <ul class="picked" aria-label={label}>
@@ -147,6 +168,37 @@ export function PickedChats({ label, picked, onRemove, onTopic }: PickedProps) {
           <button type="button" class="link" aria-label={`Remove ${chatName(c)}`} onClick={() => onRemove(i)}>
             Remove
           </button>
+          {onVar &&
+            varId &&
+            variables.map((v) => {
+              const id = varId(i, v.name);
+              const value = c.vars?.[v.name] ?? varsOf?.(c)?.[v.name] ?? '';
+              return (
+                <span class="picked-var">
+                  <label for={id}>
+                    <span>
+                      {v.name}
+                      <span class="visually-hidden">
+                        {' '}
+                        for <Outside>{chatName(c)}</Outside>
+                      </span>
+                    </span>
+                    <input
+                      id={id}
+                      type="text"
+                      size={22}
+                      autoComplete="off"
+                      value={value}
+                      required={v.fallback === null}
+                      placeholder={v.fallback === null ? 'needed: no fallback' : `empty: “${v.fallback}”`}
+                      onInput={(e) => onVar(i, v.name, e.currentTarget.value)}
+                      {...invalidProps(id, errors?.get(id))}
+                    />
+                  </label>
+                  <FieldNote id={id} errors={errors?.get(id)} />
+                </span>
+              );
+            })}
         </li>
       ))}
     </ul>

@@ -188,6 +188,8 @@ test("Preview shows the next runs, one run's length and whether it fits the wind
   await field(page, 'Timezone').fill('Asia/Kuala_Lumpur');
   await field(page, 'Window opens (HH:MM)').fill('09:00');
   await field(page, 'Window closes (HH:MM)').fill('09:01');
+  // a new campaign starts inactive, which has no runs ahead: active, it has
+  await field(page, 'Active: the schedule makes runs').check();
   await page.getByRole('button', { name: 'Preview' }).click();
   await page.locator('#expression-error').waitFor();
   expect(await focusedId(page)).toBe('expression');

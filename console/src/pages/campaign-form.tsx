@@ -2,8 +2,23 @@
 // inputs they name, the first of them takes focus, and what was typed stays as typed. Editing
 // sends only the fields that changed (PATCH).
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, type Campaign, type CampaignPreview, type Me } from '../api.js';
-import { createBody, draftOf, emptyDraft, fieldOrder, keyInWords, patchBody, placeErrors, withTopic, type Draft, type FieldId } from '../campaign-draft.js';
+import { api, ApiError, type Campaign, type CampaignPreview, type CampaignReach, type Me } from '../api.js';
+import {
+  createBody,
+  draftOf,
+  emptyDraft,
+  fieldOrder,
+  keyInWords,
+  patchBody,
+  pickedVarId,
+  placeErrors,
+  targetKey,
+  usedVariables,
+  withTopic,
+  withVar,
+  type Draft,
+  type FieldId,
+} from '../campaign-draft.js';
 import { ErrorNote, NotLoaded } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { useNames } from '../hooks.js';
@@ -11,16 +26,10 @@ import { AudiencePicker } from '../audience-picker.js';
 import { ChatPicker, PickedChats } from '../chat-picker.js';
 import { MessageParts } from '../message-parts.js';
 import { PreviewNote } from '../occurrences.js';
+import { sendsSoon, SendNowQuestion } from '../send-now.js';
 import { href } from '../router.js';
 import { Outside } from '../outside-text.js';
-
-const zones = (): string[] => {
-  try {
-    return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
-  } catch {
-    return [];
-  }
-};
+import { Schedule } from '../schedule-fields.js';
 
 export function CampaignFormPage({ id, me }: { id?: string; me: Me }) {
   const [campaign, setCampaign] = useState<Campaign | null>(null);
@@ -41,6 +50,8 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [preview, setPreview] = useState<CampaignPreview | null>(null);
+  // a save that would send within a minute waits for the operator's yes, with the reach it asked about
+  const [asking, setAsking] = useState<CampaignReach | null>(null);
   const form = useRef<HTMLFormElement>(null);
   const accounts = [...names.accounts.values()];
 
@@ -58,11 +69,17 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     el?.focus();
   }, [errors]);
 
-  // a preview describes the form as it was: any change retires it
-  useEffect(() => setPreview(null), [draft]);
+  // a preview (or a question about sending now) describes the form as it was: any change retires it
+  useEffect(() => {
+    setPreview(null);
+    setAsking(null);
+  }, [draft]);
   useLayoutEffect(() => {
     if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
   }, [preview]);
+  useLayoutEffect(() => {
+    if (asking) form.current?.querySelector<HTMLElement>('#send-now')?.focus();
+  }, [asking]);
 
   const set =
     <K extends keyof Draft>(key: K) =>
@@ -93,23 +110,41 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     }
   };
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  // A save that leaves the campaign active with its schedule, window or activity changed may
+  // start a run at once: the preview (validated as a create) says when, and how many chats.
+  const mayStartNow = (body: Record<string, unknown>) =>
+    draft.active && (!campaign || ['active', 'schedule', 'timezone', 'deliveryWindow'].some((k) => k in body));
+
+  const submit = async (e: Event | null, confirmed = false) => {
+    e?.preventDefault();
     setBusy(true);
     setFailure(null);
     setNotice(null);
+    setAsking(null);
     try {
-      if (campaign) {
-        const body = patchBody(initial.current, draft);
-        if (Object.keys(body).length === 0) {
+      const body = campaign ? patchBody(initial.current, draft) : createBody(draft, tenantOfAccount);
+      if (campaign && Object.keys(body).length === 0) {
+        setErrors(new Map());
+        setNotice('Nothing changed.');
+        return;
+      }
+      if (!confirmed && mayStartNow(body)) {
+        // a body the preview refuses goes on to the save, whose own answer names the fields
+        const ahead = await api.previewCampaign(createBody(draft, tenantOfAccount)).catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 400) return null;
+          throw err;
+        });
+        if (ahead && sendsSoon(ahead.occurrences)) {
           setErrors(new Map());
-          setNotice('Nothing changed.');
+          setAsking(ahead.reach);
           return;
         }
+      }
+      if (campaign) {
         await api.patchCampaign(campaign.id, body);
         location.hash = href.campaign(campaign.id);
       } else {
-        const created = await api.createCampaign(createBody(draft, tenantOfAccount));
+        const created = await api.createCampaign(body as ReturnType<typeof createBody>);
         location.hash = href.campaign(created.id);
       }
     } catch (err) {
@@ -170,6 +205,11 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             picked={draft.picked}
             onRemove={(index) => set('picked')(draft.picked.filter((_, i) => i !== index))}
             onTopic={(index, threadId) => set('picked')(draft.picked.map((p, i) => (i === index ? withTopic(p, threadId) : p)))}
+            variables={usedVariables(draft)}
+            onVar={(index, name, value) => set('picked')(draft.picked.map((p, i) => (i === index ? withVar(p, name, value) : p)))}
+            varId={pickedVarId}
+            errors={errors}
+            varsOf={(c) => draft.chatVars[targetKey(c)]}
           />
           <div class="field">
             <label for="targets">Chats (one chat id a line)</label>
@@ -194,6 +234,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             <label for="active">Active: the schedule makes runs</label>
           </div>
           {note('active')}
+          {!campaign && <p class="muted">A new campaign starts inactive: nothing is sent until you activate it, and sending at once asks first.</p>}
           <div class="check">
             <input
               id="autoResume"
@@ -216,6 +257,14 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>Cancel</a>
           {notice && <span role="status">{notice}</span>}
         </div>
+        {asking && (
+          <SendNowQuestion
+            reach={asking}
+            yes={campaign ? 'Yes, save and send now' : 'Yes, create and send now'}
+            onYes={() => void submit(null, true)}
+            onNo={() => setAsking(null)}
+          />
+        )}
         {preview && <PreviewNote preview={preview} zone={draft.timezone} />}
       </form>
     </section>
@@ -223,103 +272,6 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
 }
 
 const fixes = (errors: Map<FieldId, string[]>) => (errors.size === 1 ? 'one field to fix' : `${errors.size} fields to fix`);
-
-type TextProps = (key: keyof Draft) => Record<string, unknown>;
-
-function Schedule({
-  draft,
-  text,
-  note,
-  set,
-  errors,
-}: {
-  draft: Draft;
-  text: TextProps;
-  note: (k: FieldId) => preact.JSX.Element;
-  set: <K extends keyof Draft>(k: K) => (v: Draft[K]) => void;
-  errors: Map<FieldId, string[]>;
-}) {
-  return (
-    <fieldset>
-      <legend>Schedule</legend>
-      <div class="field">
-        <label for="scheduleType">Repeats</label>
-        <select
-          id="scheduleType"
-          value={draft.scheduleType}
-          onChange={(e) => set('scheduleType')(e.currentTarget.value as Draft['scheduleType'])}
-          {...invalidProps('scheduleType', errors.get('scheduleType'))}
-        >
-          <option value="once">Once</option>
-          <option value="interval">At an interval</option>
-          <option value="cron">On a cron schedule</option>
-        </select>
-        {note('scheduleType')}
-      </div>
-      {draft.scheduleType === 'once' && (
-        <div class="field">
-          <label for="at">At (in the campaign's timezone)</label>
-          <input type="datetime-local" {...text('at')} />
-          {note('at')}
-        </div>
-      )}
-      {draft.scheduleType === 'interval' && (
-        <div class="row">
-          <div class="field">
-            <label for="every">Every</label>
-            <input type="number" min={1} inputMode="numeric" {...text('every')} />
-            {note('every')}
-          </div>
-          <div class="field">
-            <label for="everyUnit">Unit</label>
-            <select id="everyUnit" value={draft.everyUnit} onChange={(e) => set('everyUnit')(e.currentTarget.value as Draft['everyUnit'])}>
-              <option value="seconds">seconds</option>
-              <option value="minutes">minutes</option>
-              <option value="hours">hours</option>
-            </select>
-          </div>
-        </div>
-      )}
-      {draft.scheduleType === 'interval' && (
-        <div class="field">
-          <label for="startAt">Starting (optional, in the campaign's timezone)</label>
-          <input type="datetime-local" {...text('startAt')} />
-          {note('startAt')}
-        </div>
-      )}
-      {draft.scheduleType === 'cron' && (
-        <div class="field">
-          <label for="expression">Cron expression (five fields: minute hour day month weekday)</label>
-          <input type="text" spellcheck={false} placeholder="0 9 * * 1-5" {...text('expression')} />
-          {note('expression')}
-        </div>
-      )}
-      <div class="field">
-        <label for="timezone">Timezone</label>
-        <input type="text" list="zones" autoComplete="off" {...text('timezone')} />
-        <datalist id="zones">
-          {zones().map((z) => (
-            <option value={z} />
-          ))}
-        </datalist>
-        {note('timezone')}
-      </div>
-      <div class="row">
-        <div class="field">
-          <label for="windowStart">Window opens (HH:MM)</label>
-          <input type="text" inputMode="numeric" placeholder="00:00" {...text('windowStart')} />
-          {note('windowStart')}
-        </div>
-        <div class="field">
-          <label for="windowEnd">Window closes (HH:MM)</label>
-          <input type="text" inputMode="numeric" placeholder="24:00" {...text('windowEnd')} />
-          {note('windowEnd')}
-        </div>
-      </div>
-      <p class="muted">Leave the window empty to send at any time of day; a close before the open crosses midnight.</p>
-    </fieldset>
-  );
-}
 
 /**
  * The loaded campaign's chat variables (personal messages), which the form does not edit: they

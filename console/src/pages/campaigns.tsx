@@ -1,6 +1,6 @@
 // Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
 import { useState } from 'preact/hooks';
-import { allPages, api, type Campaign, type Me, type Occurrence, type Run } from '../api.js';
+import { allPages, api, type Campaign, type CampaignReach, type Me, type Occurrence, type Run } from '../api.js';
 import { ErrorNote, NotLoaded } from '../components.js';
 import { relative, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
@@ -9,6 +9,7 @@ import { NextOccurrences } from '../occurrences.js';
 import { RunItem } from './activity.js';
 import { TestSend } from './test-send.js';
 import { Outside } from '../outside-text.js';
+import { ReachBreakdown, sendsSoon, SendNowQuestion } from '../send-now.js';
 
 export function Campaigns() {
   const names = useNames();
@@ -61,15 +62,19 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
   const [campaign, setCampaign] = useState<Campaign | null>(null);
   const [runs, setRuns] = useState<Run[]>([]);
   const [occurrences, setOccurrences] = useState<Occurrence[] | null>(null);
+  const [reach, setReach] = useState<CampaignReach | null>(null);
+  // an activation that would send within a minute waits for a yes, asked with the reach
+  const [asking, setAsking] = useState<CampaignReach | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const reload = async (current: () => boolean) => {
     try {
-      const [c, page, next] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 }), api.occurrences(id, 5)]);
+      const [c, page, next, r] = await Promise.all([api.campaign(id), api.runs({ campaignId: id, limit: 20 }), api.occurrences(id, 5), api.reach(id)]);
       if (!current()) return;
       setCampaign(c);
       setRuns(page.items);
       setOccurrences(next.items);
+      setReach(r);
       setError(null);
     } catch (e) {
       if (current()) setError(e);
@@ -83,6 +88,19 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
       // the notice follows the reload, so it never stands beside facts the change has not reached yet
       await reload(() => true);
       setNotice(done);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const activate = () => act(() => api.patchCampaign(id, { active: true }), 'Campaign activated.');
+  // Asks first when the activation would start a run within a minute (as the API plans it).
+  const askToActivate = async () => {
+    setNotice(null);
+    try {
+      const [ahead, now] = await Promise.all([api.occurrences(id, 1, true), api.reach(id)]);
+      setReach(now);
+      if (sendsSoon(ahead.items)) setAsking(now);
+      else await activate();
     } catch (e) {
       setError(e);
     }
@@ -110,8 +128,8 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
           <dd>{names.accounts.get(campaign.accountId)?.name ?? campaign.accountId.slice(0, 8)}</dd>
         </div>
         <div>
-          <dt>Chats</dt>
-          <dd>{campaign.targets.length}</dd>
+          <dt>Reach</dt>
+          <dd>{reach ? <ReachBreakdown reach={reach} /> : '…'}</dd>
         </div>
         {campaign.audienceIds.length > 0 && (
           <div>
@@ -145,7 +163,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
             onYes={() => act(() => api.patchCampaign(id, { active: false }), 'Campaign deactivated.')}
           />
         ) : (
-          <button type="button" onClick={() => void act(() => api.patchCampaign(id, { active: true }), 'Campaign activated.')}>
+          <button type="button" onClick={() => void askToActivate()}>
             Activate
           </button>
         )}
@@ -156,6 +174,17 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
           onYes={() => api.deleteCampaign(id).then(() => void (location.hash = href.campaigns()), setError)}
         />
       </div>
+      {asking && (
+        <SendNowQuestion
+          reach={asking}
+          yes="Yes, activate and send now"
+          onYes={() => {
+            setAsking(null);
+            void activate();
+          }}
+          onNo={() => setAsking(null)}
+        />
+      )}
       {notice && <p role="status">{notice}</p>}
       <ErrorNote error={error} />
       <TestSend campaign={campaign} onSent={() => void reload(() => true)} />
