@@ -12,7 +12,7 @@ import { API_KEY, consoleSuite, tenant } from './console-kit.js';
 // campaign with the form's defaults (inactive: nothing goes out; ticked Active, Create first asks
 // "Send to 8 chats now?"), send a test, activate it (asked again, with the reach), and watch the
 // run reach every group ("Hello friends") and guest (their name) once. A second campaign gives
-// one group its own name in the form. The sandbox is read for the titles it gives the account's
+// one group its own name in the form, and names each chat by its directory title ({{chat.title}}). The sandbox is read for the titles it gives the account's
 // chats and for what it received.
 
 const suite = consoleSuite();
@@ -149,7 +149,7 @@ test('the whole job in the console: account, directory, picked chats, an importe
   await page.getByLabel('Name', { exact: true }).fill('Named group');
   for (const chat of groups) await pick(page, 'Find chats by name', chat);
   await page.getByLabel('Imported (5 chats)').check();
-  await page.getByLabel('Text', { exact: true }).fill('Hi {{name|friends}}');
+  await page.getByLabel('Text', { exact: true }).fill('Hi {{name|friends}}, from {{chat.title|your chat}}');
   await page.getByLabel(`name for ${b!.title}`).fill('Book club');
   await page.getByRole('button', { name: 'Create campaign' }).click();
   await page.getByRole('heading', { name: 'Named group' }).waitFor();
@@ -160,10 +160,11 @@ test('the whole job in the console: account, directory, picked chats, an importe
   expect(repeats(second)).toEqual([]);
   expect(new Map(second.map((m) => [m.chatId, m.part.text]))).toEqual(
     new Map([
-      [a!.chatId, 'Hi friends'],
-      [b!.chatId, 'Hi Book club'],
-      [c!.chatId, 'Hi friends'],
-      ...guests.map((g): [string, string] => [g.chatId, `Hi ${g.name}`]),
+      [a!.chatId, `Hi friends, from ${a!.title}`],
+      [b!.chatId, `Hi Book club, from ${b!.title}`],
+      [c!.chatId, `Hi friends, from ${c!.title}`],
+      // the guests' chats are in no directory: the built-in's fallback
+      ...guests.map((g): [string, string] => [g.chatId, `Hi ${g.name}, from your chat`]),
     ]),
   );
   await context.close();
