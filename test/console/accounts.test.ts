@@ -44,6 +44,58 @@ test('Add account: a bad API key is named beside its field and nothing is saved;
   await page.context().close();
 }, 60_000);
 
+test("Add account starts each platform at the API's own defaults, says what they do, and sends the limits as set", async () => {
+  const token = await tenant(suite, 'Limits');
+  const defaults = (await api(suite.stack, 'GET', '/v1/account-defaults', token)).body.items as any[];
+  const of = (platform: string) => defaults.find((d) => d.platform === platform);
+  const page = await open(suite, token, '#/accounts');
+  const posts: unknown[] = [];
+  page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/v1/accounts') && posts.push(r.postDataJSON()));
+  await page.getByRole('button', { name: 'Add account' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add account' });
+  const limits = dialog.getByRole('group', { name: 'Sending limits' });
+  const field = (label: string) => limits.getByLabel(label, { exact: true });
+
+  // WhatsApp: the API's human gap, so far fewer sends a minute than the pace; no warm-up unless ticked
+  await dialog.getByLabel('Platform', { exact: true }).selectOption('whatsapp');
+  const wa = of('whatsapp');
+  expect(wa.sendDelaySeconds).not.toBeNull();
+  await limits.getByText(`a ${wa.sendDelaySeconds.min}–${wa.sendDelaySeconds.max} s gap between sends`).waitFor();
+  expect(await field('Pace (sends a minute)').inputValue()).toBe(String(wa.maxSendPerMinute));
+  expect(await field('Gap at least').inputValue()).toBe(String(wa.sendDelaySeconds.min));
+  expect(await field('Gap at most').inputValue()).toBe(String(wa.sendDelaySeconds.max));
+  expect(await limits.getByLabel(/^Warm-up/).isChecked()).toBe(false);
+  expect(await limits.innerText()).toContain('WhatsApp bans numbers that send like a machine');
+  expect(await limits.innerText()).toMatch(/In effect: about [\d.]+–[\d.]+ sends a minute/);
+  // each field says what it does, read with it
+  expect(await field('Pace (sends a minute)').getAttribute('aria-describedby')).toBe('new-pace-hint');
+  const warmupHint = await limits.locator('#new-warmup-hint').innerText();
+  expect(warmupHint).toContain(`${of('whatsapp').warmupSteps[0].dailyCap} sends a day at first`);
+  await screenshots(page, 'accounts-add-limits');
+
+  // HTTP: its own defaults (no gap), then set by the operator and sent as shown
+  await dialog.getByLabel('Platform', { exact: true }).selectOption('http');
+  await limits.getByText(`In effect: at most ${of('http').maxSendPerMinute} sends a minute.`).waitFor();
+  expect(await field('Gap at least').inputValue()).toBe(of('http').sendDelaySeconds === null ? '' : String(of('http').sendDelaySeconds.min));
+  await dialog.getByLabel('Name', { exact: true }).fill('Paced line');
+  await dialog.getByLabel('Account id on the platform').fill('limits-acc-1');
+  await dialog.getByLabel('API key').fill(API_KEY);
+  await field('Pace (sends a minute)').fill('20');
+  await limits.getByLabel(/^Warm-up/).check();
+  await field('Gap at least').fill('12');
+  await field('Gap at most').fill('6');
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+  await dialog.locator('#new-gapMax-error').waitFor();
+  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('new-gapMax');
+  await field('Gap at most').fill('15');
+  await dialog.getByRole('button', { name: 'Save account' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  expect(posts.at(-1)).toMatchObject({ platform: 'http', maxSendPerMinute: 20, sendDelaySeconds: { min: 12, max: 15 }, warmup: {} });
+  const [saved] = (await api(suite.stack, 'GET', '/v1/accounts', token)).body.items;
+  expect(saved).toMatchObject({ name: 'Paced line', maxSendPerMinute: 20, sendDelaySeconds: { min: 12, max: 15 }, warmup: { capToday: 20 } });
+  await page.context().close();
+}, 60_000);
+
 test('Settings: a new pace and caps are sent alone and shown as the API answers; a bad human gap is named beside its field', async () => {
   const token = await tenant(suite, 'Settings');
   const id = await account(suite, token, 'settings-acc', 60, 'Settings account');

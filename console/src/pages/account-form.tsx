@@ -1,12 +1,15 @@
 // Add account: a dialog for each platform. `http` takes the account's id on the platform and the
 // API key it issued; `telegram` a bot token from @BotFather; `whatsapp` only a name, then the
-// pairing (QR code or phone code) shown in the same dialog. The API judges the input: its field
-// errors go beside the inputs they name, and nothing typed is lost.
+// pairing (QR code or phone code) shown in the same dialog. Every platform's pace, warm-up and
+// human gap start at what the API gives a new account of it (GET /v1/account-defaults), said and
+// explained, and go with the account as shown. The API judges the input: its field errors go
+// beside the inputs they name, and nothing typed is lost.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { allPages, api, ApiError, type Account, type AccountBody, type Me, type Platform, type Tenant } from '../api.js';
+import { allPages, api, ApiError, type Account, type AccountBody, type AccountDefaults, type Me, type Platform, type Tenant } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps, placeFieldErrors } from '../field.js';
 import { Pair } from './account-fix.js';
+import { HumanGap, inEffect, NumberField, num, PACE_HINT, pair, WarmupCheck } from './account-limits.js';
 
 const PLATFORMS: { value: Platform; label: string }[] = [
   { value: 'http', label: 'HTTP platform (API key)' },
@@ -24,11 +27,72 @@ const PLACES: Record<string, string> = {
   'credentials.apiKey': 'new-apiKey',
   'credentials.botToken': 'new-botToken',
   proxy: 'new-proxy',
+  maxSendPerMinute: 'new-pace',
+  'sendDelaySeconds.max': 'new-gapMax',
+  sendDelaySeconds: 'new-gapMin',
+  'sendDelaySeconds.min': 'new-gapMin',
+  warmup: 'new-warmup',
 };
-const ORDER = ['new-tenantId', 'new-platform', 'new-name', 'new-externalId', 'new-apiKey', 'new-botToken', 'new-proxy'];
+const ORDER = [
+  'new-tenantId',
+  'new-platform',
+  'new-name',
+  'new-externalId',
+  'new-apiKey',
+  'new-botToken',
+  'new-proxy',
+  'new-pace',
+  'new-warmup',
+  'new-gapMin',
+  'new-gapMax',
+];
 
-/** The Add account button and its dialog. `accounts` is the page's live list (a new WhatsApp account's status while pairing). */
-export function AddAccount({ me, accounts, onCreated }: { me: Me; accounts: Account[]; onCreated: (a: Account) => void }) {
+// Why a platform starts where it does; the numbers are the API's.
+const WHY: Record<Platform, string> = {
+  http: 'An HTTP platform takes what its API allows, so it needs no gap.',
+  telegram: 'Telegram tells a bot when to wait, and Metronome waits, so it needs no gap.',
+  whatsapp: 'WhatsApp bans numbers that send like a machine: hence the gap, and the warm-up for a number that is new.',
+  telegram_user: 'Telegram restricts accounts that send in bulk: give a new account a gap and the warm-up.',
+};
+
+interface Limits {
+  pace: string;
+  gapMin: string;
+  gapMax: string;
+  warmup: boolean;
+}
+
+/** The limits a new account of the platform starts with: the API's defaults for it. */
+function limitsOf(d: AccountDefaults | undefined): Limits {
+  return {
+    pace: d ? String(d.maxSendPerMinute) : '',
+    gapMin: d?.sendDelaySeconds ? String(d.sendDelaySeconds.min) : '',
+    gapMax: d?.sendDelaySeconds ? String(d.sendDelaySeconds.max) : '',
+    warmup: false,
+  };
+}
+
+/** "40 sends a minute, a 30–60 s gap, no warm-up": what the platform's new account gets. */
+function defaultsWords(d: AccountDefaults): string {
+  const gap = d.sendDelaySeconds ? `a ${d.sendDelaySeconds.min}–${d.sendDelaySeconds.max} s gap between sends` : 'no gap';
+  return `${d.maxSendPerMinute} sends a minute, ${gap}, no warm-up`;
+}
+
+/**
+ * The Add account button and its dialog. `accounts` is the page's live list (a new WhatsApp
+ * account's status while pairing); `defaults` what the API gives a new account of each platform.
+ */
+export function AddAccount({
+  me,
+  accounts,
+  defaults,
+  onCreated,
+}: {
+  me: Me;
+  accounts: Account[];
+  defaults: AccountDefaults[] | null;
+  onCreated: (a: Account) => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
   useEffect(() => {
@@ -43,14 +107,34 @@ export function AddAccount({ me, accounts, onCreated }: { me: Me; accounts: Acco
         Add account
       </button>
       <dialog ref={dialog} class="dialog" aria-labelledby="new-account-title" onClose={() => setOpen(false)}>
-        {open && <NewAccount me={me} accounts={accounts} onCreated={onCreated} onDone={() => setOpen(false)} />}
+        {open && <NewAccount me={me} accounts={accounts} defaults={defaults} onCreated={onCreated} onDone={() => setOpen(false)} />}
       </dialog>
     </>
   );
 }
 
-function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Account[]; onCreated: (a: Account) => void; onDone: () => void }) {
+function NewAccount({
+  me,
+  accounts,
+  defaults,
+  onCreated,
+  onDone,
+}: {
+  me: Me;
+  accounts: Account[];
+  defaults: AccountDefaults[] | null;
+  onCreated: (a: Account) => void;
+  onDone: () => void;
+}) {
   const [platform, setPlatform] = useState<Platform>('http');
+  const platformDefaults = defaults?.find((d) => d.platform === platform);
+  const [limits, setLimits] = useState<Limits>(() => limitsOf(platformDefaults));
+  // another platform starts from its own defaults, as does the first one once they are loaded
+  const choose = (p: Platform) => {
+    setPlatform(p);
+    setLimits(limitsOf(defaults?.find((d) => d.platform === p)));
+  };
+  useEffect(() => setLimits(limitsOf(platformDefaults)), [defaults]);
   const [values, setValues] = useState({ name: '', externalId: '', apiKey: '', botToken: '', tenantId: '', proxy: '' });
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
   const [failure, setFailure] = useState<unknown>(null);
@@ -78,7 +162,14 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
     e.preventDefault();
     setBusy(true);
     setFailure(null);
-    const common = { name: values.name, ...(me.admin && { tenantId: values.tenantId }) };
+    const common = {
+      name: values.name,
+      ...(me.admin && { tenantId: values.tenantId }),
+      // as shown: an empty pace leaves it to the API's default
+      ...(limits.pace.trim() !== '' && { maxSendPerMinute: num(limits.pace) }),
+      sendDelaySeconds: pair(limits.gapMin, limits.gapMax, 'min', 'max'),
+      warmup: limits.warmup ? {} : null,
+    };
     const body = (
       platform === 'http'
         ? { platform, ...common, externalId: values.externalId, credentials: { apiKey: values.apiKey } }
@@ -155,7 +246,7 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
         <select
           id="new-platform"
           value={platform}
-          onChange={(e) => setPlatform(e.currentTarget.value as Platform)}
+          onChange={(e) => choose(e.currentTarget.value as Platform)}
           {...invalidProps('new-platform', errors.get('new-platform'))}
         >
           {PLATFORMS.map((p) => (
@@ -202,6 +293,35 @@ function NewAccount({ me, accounts, onCreated, onDone }: { me: Me; accounts: Acc
           {note('new-proxy')}
         </div>
       )}
+      <fieldset class="subset limits">
+        <legend>Sending limits</legend>
+        <p class="muted">
+          {platformDefaults ? `A new account here starts at ${defaultsWords(platformDefaults)}. ` : ''}
+          {WHY[platform]}
+        </p>
+        <NumberField
+          id="new-pace"
+          label="Pace (sends a minute)"
+          hint={PACE_HINT}
+          value={limits.pace}
+          onValue={(v) => setLimits((l) => ({ ...l, pace: v }))}
+          errors={errors.get('new-pace')}
+        />
+        <WarmupCheck
+          id="new-warmup"
+          checked={limits.warmup}
+          onChecked={(on) => setLimits((l) => ({ ...l, warmup: on }))}
+          errors={errors.get('new-warmup')}
+          steps={platformDefaults?.warmupSteps}
+        />
+        <HumanGap
+          ids={{ min: 'new-gapMin', max: 'new-gapMax' }}
+          values={{ min: limits.gapMin, max: limits.gapMax }}
+          errors={{ min: errors.get('new-gapMin'), max: errors.get('new-gapMax') }}
+          onValue={(which, v) => setLimits((l) => ({ ...l, [which === 'min' ? 'gapMin' : 'gapMax']: v }))}
+        />
+        {inEffect(limits.pace, limits.gapMin, limits.gapMax) && <p class="muted">{inEffect(limits.pace, limits.gapMin, limits.gapMax)}</p>}
+      </fieldset>
       {platform === 'whatsapp' && <p class="muted">Once added, pair the phone here: a QR code to scan, or a code to type on the phone.</p>}
       <ErrorNote error={failure} />
       <div class="actions">

@@ -3,9 +3,10 @@
 // shown (http shows no typing; only WhatsApp reads opt-out replies), and only what changed is
 // sent (PATCH); the API's field errors go beside the inputs they name.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, type Account } from '../api.js';
+import { api, ApiError, type Account, type AccountDefaults } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps, placeFieldErrors } from '../field.js';
+import { HumanGap, NumberField, num, PACE_HINT, pair, WarmupCheck } from './account-limits.js';
 
 interface Settings {
   name: string;
@@ -44,11 +45,6 @@ function settingsOf(a: Account): Settings {
     proxyRemove: false,
   };
 }
-
-// Empty numbers go as null where null means "none", else as null for the API to name the field.
-const num = (s: string): number | null => (s.trim() === '' ? null : Number(s.trim()));
-const pair = <K extends string>(a: string, b: string, ka: K, kb: K) =>
-  a.trim() === '' && b.trim() === '' ? null : ({ [ka]: num(a), [kb]: num(b) } as Record<K, number | null>);
 
 /** The PATCH body the settings stand for; the platform decides which fields exist. */
 function bodyOf(s: Settings, platform: Account['platform']): Record<string, unknown> {
@@ -109,7 +105,18 @@ const ORDER: (Key | 'warmup')[] = [
   'proxy',
 ];
 
-export function AccountSettings({ account, onSaved, onClose }: { account: Account; onSaved: (a: Account) => void; onClose: () => void }) {
+/** `defaults`: what the API gives a new account of its platform (the warm-up's default steps); null until loaded. */
+export function AccountSettings({
+  account,
+  defaults,
+  onSaved,
+  onClose,
+}: {
+  account: Account;
+  defaults: AccountDefaults | undefined;
+  onSaved: (a: Account) => void;
+  onClose: () => void;
+}) {
   const initial = useRef(settingsOf(account));
   const [s, setS] = useState(initial.current);
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
@@ -129,14 +136,9 @@ export function AccountSettings({ account, onSaved, onClose }: { account: Accoun
     onInput: (e: Event) => setS((v) => ({ ...v, [key]: (e.currentTarget as HTMLInputElement).value })),
     ...invalidProps(id(key), errors.get(key)),
   });
-  const note = (key: Key | 'warmup') => <FieldNote id={id(key)} errors={errors.get(key)} />;
+  const note = (key: Key) => <FieldNote id={id(key)} errors={errors.get(key)} />;
   const number = (key: Key, label: string, hint?: string) => (
-    <div class="field">
-      <label for={id(key)}>{label}</label>
-      <input type="number" inputMode="numeric" min={0} {...input(key)} />
-      {hint && <span class="muted">{hint}</span>}
-      {note(key)}
-    </div>
+    <NumberField id={id(key)} label={label} hint={hint} value={s[key]} onValue={(v) => setS((x) => ({ ...x, [key]: v }))} errors={errors.get(key)} />
   );
 
   const submit = async (e: Event) => {
@@ -182,34 +184,29 @@ export function AccountSettings({ account, onSaved, onClose }: { account: Accoun
         {note('name')}
       </div>
       <div class="row">
-        {number('pace', 'Pace (sends a minute)')}
+        {number('pace', 'Pace (sends a minute)', PACE_HINT)}
         {number('concurrency', 'Group concurrency', 'Chats sent to at once.')}
       </div>
       <div class="row">
         {number('hourlyCap', 'Hourly cap (empty: none)')}
         {number('dailyCap', 'Daily cap (empty: none)')}
       </div>
-      <div class="check">
-        <input
-          id={id('warmup')}
-          type="checkbox"
-          checked={s.warmup}
-          onChange={(e) => setS((v) => ({ ...v, warmup: e.currentTarget.checked }))}
-          {...invalidProps(id('warmup'), errors.get('warmup'))}
-        />
-        <label for={id('warmup')}>Warm-up: a daily cap that grows with the account's age (20, 50, 100, 200 a day; none from day 31)</label>
-      </div>
-      {note('warmup')}
+      <WarmupCheck
+        id={id('warmup')}
+        checked={s.warmup}
+        onChecked={(on) => setS((v) => ({ ...v, warmup: on }))}
+        errors={errors.get('warmup')}
+        steps={account.warmup?.steps ?? defaults?.warmupSteps}
+      />
       {account.warmup && s.warmup && (
         <p class="muted">Warm-up cap today: {account.warmup.capToday === null ? 'none (warm-up over)' : `${account.warmup.capToday} sends`}.</p>
       )}
-      <fieldset class="subset">
-        <legend>Human gap between sends (seconds; empty: none)</legend>
-        <div class="row">
-          {number('gapMin', 'Gap at least')}
-          {number('gapMax', 'Gap at most')}
-        </div>
-      </fieldset>
+      <HumanGap
+        ids={{ min: id('gapMin'), max: id('gapMax') }}
+        values={{ min: s.gapMin, max: s.gapMax }}
+        errors={{ min: errors.get('gapMin'), max: errors.get('gapMax') }}
+        onValue={(which, v) => setS((x) => ({ ...x, [which === 'min' ? 'gapMin' : 'gapMax']: v }))}
+      />
       {account.platform !== 'http' && (
         <fieldset class="subset">
           <legend>Typing before each message (empty: none)</legend>

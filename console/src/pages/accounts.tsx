@@ -2,8 +2,8 @@
 // while the platform holds one back, its settings to edit, and the fix for a disconnected account
 // (a new API key or bot token, or pairing WhatsApp again); a cooling account shows why, until
 // when and its pace in force, and can be lifted; a proxy that failed says so, naming it.
-import { useState } from 'preact/hooks';
-import { allPages, api, type Account, type Me } from '../api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { allPages, api, type Account, type AccountDefaults, type Me } from '../api.js';
 import { ErrorNote, Pill } from '../components.js';
 import { duration, time } from '../format.js';
 import { useLive, useNow } from '../hooks.js';
@@ -28,6 +28,11 @@ export function Accounts({ me }: { me: Me }) {
     }
   };
   useLive(reload, (e) => 'accountId' in e, []);
+  // what a new account of each platform gets: Add account starts there, Settings names the warm-up's steps
+  const [defaults, setDefaults] = useState<AccountDefaults[] | null>(null);
+  useEffect(() => {
+    api.accountDefaults().then((d) => setDefaults(d.items), setError);
+  }, []);
   const [editing, setEditing] = useState<string | null>(null);
   const replace = (a: Account) => setAccounts((list) => (list ?? []).map((x) => (x.id === a.id ? a : x)));
   const add = (a: Account) => setAccounts((list) => [a, ...(list ?? []).filter((x) => x.id !== a.id)]);
@@ -35,7 +40,7 @@ export function Accounts({ me }: { me: Me }) {
     <section aria-labelledby="accounts-title">
       <h1 id="accounts-title">Accounts</h1>
       <div class="actions page-actions">
-        <AddAccount me={me} accounts={accounts ?? []} onCreated={add} />
+        <AddAccount me={me} accounts={accounts ?? []} defaults={defaults} onCreated={add} />
       </div>
       <ErrorNote error={error} />
       {accounts?.length === 0 && <p>No accounts yet.</p>}
@@ -90,7 +95,7 @@ export function Accounts({ me }: { me: Me }) {
               <NewChats account={a} onLifted={replace} />
               {(a.status === 'disconnected' || a.status === 'pairing') && <Fix account={a} onFixed={replace} />}
               {editing === a.id ? (
-                <AccountSettings account={a} onSaved={replace} onClose={() => setEditing(null)} />
+                <AccountSettings account={a} defaults={defaults?.find((d) => d.platform === a.platform)} onSaved={replace} onClose={() => setEditing(null)} />
               ) : (
                 <div class="actions">
                   <button type="button" aria-label={`Settings of ${a.name}`} onClick={() => setEditing(a.id)}>
