@@ -104,6 +104,7 @@ export class WireTelegram {
 
   /** The user the session is signed in as; null: none, or revoked. */
   userOf(session: string): string | null {
+    if (!new StringSession(session)._key) return null;
     const id = this.accounts.userOfKey(this.keyOf(session));
     return id === null ? null : `${id}`;
   }
