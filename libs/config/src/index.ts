@@ -263,6 +263,17 @@ export const telegramUserEnv = {
   TELEGRAM_API_ID: z.coerce.number().int().min(0).default(0),
   TELEGRAM_API_HASH: z.string().default(''),
   TELEGRAM_USER_CLIENT_MODULE: z.string().optional(),
+  /** where a new sign-in connects, `{dcId}@{ip}` (Telegram's test data centres, a local server); default Telegram's DC 2 */
+  TELEGRAM_USER_DC: z
+    .string()
+    .regex(/^\d{1,3}@([0-9.]+|\[[0-9a-fA-F:]+\])$/, 'must be {dcId}@{ip}, e.g. 2@149.154.167.40')
+    .optional(),
+  /** an extra RSA public key (PEM; `\n` may stand for its line breaks) trusted for the key exchange, as Telegram's test data centres need */
+  TELEGRAM_USER_SERVER_KEY: z
+    .string()
+    .transform((s) => s.replace(/\\n/g, '\n'))
+    .refine((s) => s.includes('-----BEGIN PUBLIC KEY-----'), 'must be an RSA public key in PEM (-----BEGIN PUBLIC KEY-----)')
+    .optional(),
 };
 
 /** Refuses the test-only client module outside development and test (`NODE_ENV`). */

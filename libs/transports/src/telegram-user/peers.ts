@@ -1,5 +1,6 @@
 import { telegramAddressOf, telegramChatIdOf, type TelegramPeer, type TelegramPeerStore } from '@metronome/core';
 import { Api, helpers } from 'telegram';
+import { idOfPeer, inputPeerOf, kindOfPeer, peersOf } from './peer-entities.js';
 import type { UserClient } from './user-client.js';
 
 /** No access hash is known for the chat, and Telegram told none: the account cannot address it. */
@@ -32,52 +33,8 @@ export async function resolvePeer(client: UserClient, store: TelegramPeerStore, 
   } catch (error) {
     // GramJS throws a plain Error when it holds no access hash (client/users.js); a refusal is Telegram's
     if ((error as { errorMessage?: unknown }).errorMessage !== undefined) throw error;
-    throw new PeerUnknown(
-      `this account knows no access hash for ${chatId}: sync its chat directory (or name the chat by its @username) so Telegram tells it`,
-    );
+    throw new PeerUnknown(`this account knows no access hash for ${chatId}: sync its chat directory (or name the chat by its @username) so Telegram tells it`);
   }
-}
-
-/** The InputPeer of a kept peer. */
-export function inputPeerOf(p: TelegramPeer): Api.TypeInputPeer {
-  const address = telegramAddressOf(p.chatId);
-  const id = helpers.returnBigInt(address && address.kind !== 'username' ? address.id : '0');
-  const accessHash = helpers.returnBigInt(p.accessHash ?? '0');
-  if (p.kind === 'channel') return new Api.InputPeerChannel({ channelId: id, accessHash });
-  if (p.kind === 'chat') return new Api.InputPeerChat({ chatId: id });
-  return new Api.InputPeerUser({ userId: id, accessHash });
-}
-
-/** Every user and chat an answer of Telegram's carries (Updates, ResolvedPeer, Dialogs…), as peers to keep. */
-export function peersOf(answer: unknown): TelegramPeer[] {
-  const a = answer as { users?: unknown[]; chats?: unknown[] } | null;
-  return [...(a?.users ?? []), ...(a?.chats ?? [])].flatMap((e) => {
-    const p = peerOfEntity(e);
-    return p ? [p] : [];
-  });
-}
-
-/** A user, basic group or channel entity as a peer; null for anything else (an empty or min entity without its hash). */
-export function peerOfEntity(e: unknown): TelegramPeer | null {
-  if (e instanceof Api.User && !e.min && e.accessHash !== undefined)
-    return { chatId: e.id.toString(), kind: 'user', accessHash: e.accessHash.toString(), username: e.username?.toLowerCase() ?? null };
-  if (e instanceof Api.Chat || e instanceof Api.ChatForbidden) return { chatId: `-${e.id.toString()}`, kind: 'chat', accessHash: null, username: null };
-  if ((e instanceof Api.Channel && !e.min && e.accessHash !== undefined) || e instanceof Api.ChannelForbidden)
-    return {
-      chatId: `-100${e.id.toString()}`,
-      kind: 'channel',
-      accessHash: e.accessHash!.toString(),
-      username: e instanceof Api.Channel ? (e.username?.toLowerCase() ?? null) : null,
-    };
-  return null;
-}
-
-function kindOfPeer(peer: Api.TypePeer): TelegramPeer['kind'] {
-  return peer instanceof Api.PeerChannel ? 'channel' : peer instanceof Api.PeerChat ? 'chat' : 'user';
-}
-
-function idOfPeer(peer: Api.TypePeer): string {
-  return (peer instanceof Api.PeerChannel ? peer.channelId : peer instanceof Api.PeerChat ? peer.chatId : (peer as Api.PeerUser).userId).toString();
 }
 
 /** Peers kept in this process only: the default where no PostgreSQL store is given (tools, unit tests). */
@@ -93,6 +50,7 @@ export class MemoryPeerStore implements TelegramPeerStore {
   }
 
   async save(accountId: string, peers: readonly TelegramPeer[]): Promise<void> {
-    for (const p of peers) this.peers.set(`${accountId}|${p.chatId}`, { ...p, accessHash: p.accessHash ?? this.peers.get(`${accountId}|${p.chatId}`)?.accessHash ?? null });
+    for (const p of peers)
+      this.peers.set(`${accountId}|${p.chatId}`, { ...p, accessHash: p.accessHash ?? this.peers.get(`${accountId}|${p.chatId}`)?.accessHash ?? null });
   }
 }

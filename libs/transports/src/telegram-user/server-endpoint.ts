@@ -54,7 +54,10 @@ function tlBytes(data: Buffer): Buffer {
  * The configured endpoint (TELEGRAM_USER_DC, TELEGRAM_USER_SERVER_KEY): trusts the key, once per
  * process, and answers where new sign-ins connect (null: Telegram's data centre 2).
  */
-export function configureTelegramEndpoint(c: { TELEGRAM_USER_DC?: string | undefined; TELEGRAM_USER_SERVER_KEY?: string | undefined }): TelegramEndpoint | null {
+export function configureTelegramEndpoint(c: {
+  TELEGRAM_USER_DC?: string | undefined;
+  TELEGRAM_USER_SERVER_KEY?: string | undefined;
+}): TelegramEndpoint | null {
   if (c.TELEGRAM_USER_SERVER_KEY) trustTelegramServerKey(c.TELEGRAM_USER_SERVER_KEY);
   return c.TELEGRAM_USER_DC ? parseTelegramDc(c.TELEGRAM_USER_DC) : null;
 }

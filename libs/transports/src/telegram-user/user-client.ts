@@ -3,7 +3,7 @@ import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
 import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
 import type { ProxySettings, TelegramPeer } from '@metronome/core';
-import { peerOfEntity } from './peers.js';
+import { peerOfEntity } from './peer-entities.js';
 import type { TelegramEndpoint } from './server-endpoint.js';
 
 /** One of the account's dialogs, as the directory needs it. */
@@ -135,8 +135,16 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
         const answer = await client.invoke(new Api.auth.ExportLoginToken({ apiId: options.apiId, apiHash: options.apiHash, exceptIds: [] }));
         if (answer instanceof Api.auth.LoginToken) return { kind: 'token', token: Buffer.from(answer.token), expiresAt: answer.expires * 1000 };
         if (answer instanceof Api.auth.LoginTokenSuccess) return { kind: 'signed-in' };
-        // the account lives in another data centre: GramJS gives no public way to follow it here
-        throw new errors.RPCError('LOGIN_TOKEN_MIGRATE', new Api.auth.ExportLoginToken({ apiId: options.apiId, apiHash: options.apiHash, exceptIds: [] }), 400);
+        // The account lives in another data centre: follow it there and import the token, as
+        // GramJS's own signInUserWithQrCode does (client/auth.js); the session moves with it.
+        // A StringSession reloads the key it was built from on every connect, so the switch would
+        // bring the old data centre's key to the new one (which answers -404, and GramJS hangs):
+        // the string's key is forgotten first, and the new data centre's key is made afresh.
+        (string as unknown as { _key?: Buffer })._key = undefined;
+        await (client as unknown as { _switchDC(dcId: number): Promise<unknown> })._switchDC(answer.dcId);
+        const imported = await client.invoke(new Api.auth.ImportLoginToken({ token: answer.token }));
+        if (imported instanceof Api.auth.LoginTokenSuccess) return { kind: 'signed-in' };
+        throw new Error(`Telegram answered the imported login token with ${imported.className}`);
       } catch (error) {
         if (error instanceof errors.RPCError && error.errorMessage === 'SESSION_PASSWORD_NEEDED') return { kind: 'password-needed' };
         throw error;
