@@ -95,9 +95,16 @@ export class Peers {
   setDialogs(viewer: bigint, dialogs: DialogSpec[]): void {
     for (const d of dialogs) {
       if (d.kind === 'user') {
+        // a known user (an account of the fake) keeps what the dialog does not say
         const known = this.users.get(BigInt(d.id));
-        this.users.set(BigInt(d.id), { ...known, id: BigInt(d.id), firstName: d.firstName, lastName: d.lastName, username: d.username, bot: d.bot });
-        if (d.phone && !known?.phone) this.users.get(BigInt(d.id))!.phone = d.phone;
+        this.users.set(BigInt(d.id), {
+          id: BigInt(d.id),
+          firstName: d.firstName,
+          lastName: d.lastName ?? known?.lastName,
+          username: d.username ?? known?.username,
+          phone: known?.phone ?? d.phone,
+          bot: d.bot ?? known?.bot,
+        });
       } else this.chats.set(markedId(d.kind, d.id), d);
     }
     this.dialogs.set(viewer, [...dialogs]);
