@@ -1121,6 +1121,10 @@ export interface components {
                 until: string | null;
                 /** @description flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift) */
                 reason: string;
+                /** @description *(extension)* while `restricted`: which restriction — account_restricted (WhatsApp 463, Telegram PEER_FLOOD or USER_RESTRICTED), account_spam_limited (Telegram USER_BANNED_IN_CHANNEL in every group), account_frozen (Telegram froze the account); null otherwise */
+                restrictedBecause: string | null;
+                /** @description *(extension)* while `restricted`: what it is and what the operator does, in words; null otherwise */
+                advice: string | null;
             } | null;
             /** @description effective: the default when the account sets none */
             groupConcurrency: number;

@@ -87,3 +87,33 @@ test('metronome_accounts counts cooling accounts', async () => {
   expect(res.body).toMatch(/metronome_accounts\{platform="http",status="cooling"[^}]*\} [1-9]/);
   expect(res.body).toMatch(/metronome_accounts\{platform="telegram",status="cooling"[^}]*\} 0/);
 });
+
+test('a restriction says which one and what to do, on the account and on its waiting runs; a lift forgets it', async () => {
+  const { id: campaignId, accountId } = await createCampaign(api, a);
+  // as the sender leaves a telegram_user account Telegram answered USER_BANNED_IN_CHANNEL
+  await api.db
+    .updateTable('accounts')
+    .set({
+      platform: 'telegram_user',
+      status: 'cooling',
+      cooling_since: new Date(api.clock.now()),
+      cooling_reason: 'restricted',
+      restricted_because: 'account_spam_limited',
+    })
+    .where('id', '=', accountId)
+    .execute();
+  const shown = (await call(api, 'GET', `/v1/accounts/${accountId}`, a.token)).body;
+  expect(shown.cooling).toMatchObject({ reason: 'restricted', until: null, restrictedBecause: 'account_spam_limited' });
+  expect(shown.cooling.advice).toMatch(
+    /^Telegram limited the account for spam in groups and channels \(USER_BANNED_IN_CHANNEL\): ask @SpamBot.*then resume\.$/,
+  );
+  const run = await seedRun(api, campaignId, 'running', { 'chat-1': 'pending' }, { scheduledAt: new Date(NOW - MIN) });
+  const waiting = (await call(api, 'GET', `/v1/runs/${run.id}`, a.token)).body.waiting;
+  expect(waiting).toMatchObject({ reason: 'cooling', until: null });
+  expect(waiting.detail).toMatch(
+    /^Telegram limited the account for spam in groups and channels \(USER_BANNED_IN_CHANNEL\).*1 chat to send, and the run waits until an operator lifts the restriction\.$/,
+  );
+  expect((await call(api, 'POST', `/v1/accounts/${accountId}/cooling/lift`, a.token)).body).toMatchObject({ status: 'active', cooling: null });
+  const row = await api.db.selectFrom('accounts').select('restricted_because').where('id', '=', accountId).executeTakeFirstOrThrow();
+  expect(row.restricted_because).toBeNull();
+});

@@ -40,9 +40,14 @@ export function Cooling({ account, onLifted }: { account: Account; onLifted: (a:
   const cooling = account.cooling!;
   return (
     <div class="fix" data-cooling>
-      <p>
-        Cooling until {time(cooling.until)}: {COOLING_REASONS[cooling.reason] ?? cooling.reason}. Its runs wait and go on by themselves then.
-      </p>
+      {cooling.advice ? (
+        // a platform's restriction: no end of its own, the advice says which one and what to do
+        <p>Restricted: {cooling.advice} Its runs wait until then.</p>
+      ) : (
+        <p>
+          Cooling until {time(cooling.until)}: {COOLING_REASONS[cooling.reason] ?? cooling.reason}. Its runs wait and go on by themselves then.
+        </p>
+      )}
       {confirming ? (
         <div class="actions" role="group" aria-label="Confirm lift cooling">
           <span>Send again now? The lowered pace stays and recovers step by step.</span>

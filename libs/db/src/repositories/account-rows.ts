@@ -37,6 +37,7 @@ const SHAPED = [
   'cooling_since',
   'cooling_until',
   'cooling_reason',
+  'restricted_because',
   'proxy_shown',
   'proxy_failure',
   'proxy_failed_at',
@@ -56,7 +57,7 @@ export type AccountRow = PlainFields & {
   /** the ban-safety kit (migrations/0009); null: not set */
   sendDelaySeconds: { min: number; max: number } | null;
   /** automatic cooling (migrations/0012): set while `cooling` */
-  cooling: { since: Date; until: Date | null; reason: string } | null;
+  cooling: { since: Date; until: Date | null; reason: string; restrictedBecause: string | null } | null;
   /** where the chat directory's sync stands (migrations/0016); null: never synced */
   directory: DirectorySyncRow | null;
   /** its proxy as shown (migrations/0035), and why it failed last; null: none */
@@ -98,7 +99,12 @@ export function toAccount(a: Raw): AccountRow {
       a.send_delay_min_seconds === null || a.send_delay_max_seconds === null ? null : { min: a.send_delay_min_seconds, max: a.send_delay_max_seconds },
     cooling:
       a.status === 'cooling' && (a.cooling_since ?? a.cooling_until)
-        ? { since: (a.cooling_since ?? a.cooling_until)!, until: a.cooling_until, reason: a.cooling_reason ?? 'cooling' }
+        ? {
+            since: (a.cooling_since ?? a.cooling_until)!,
+            until: a.cooling_until,
+            reason: a.cooling_reason ?? 'cooling',
+            restrictedBecause: a.cooling_reason === 'restricted' ? a.restricted_because : null,
+          }
         : null,
     directory: a.directory && {
       ...a.directory,

@@ -1,4 +1,4 @@
-import { DEFAULT_COOLING, effectivePerMinute, paceFactorAt, warmupCapToday, type CoolingSettings } from '@metronome/core';
+import { DEFAULT_COOLING, effectivePerMinute, paceFactorAt, restrictionWords, warmupCapToday, type CoolingSettings } from '@metronome/core';
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
@@ -173,6 +173,13 @@ export const account = z
           .describe(
             'flood_waits (the platform made it wait too often), failures (too many of its last sends failed) or restricted (WhatsApp refused a message with 463: no end) or *(extension)* not_delivering (none of its last sends got a delivery receipt: ends when one comes, or by a lift)',
           ),
+        restrictedBecause: z
+          .string()
+          .nullable()
+          .describe(
+            '*(extension)* while `restricted`: which restriction — account_restricted (WhatsApp 463, Telegram PEER_FLOOD or USER_RESTRICTED), account_spam_limited (Telegram USER_BANNED_IN_CHANNEL in every group), account_frozen (Telegram froze the account); null otherwise',
+          ),
+        advice: z.string().nullable().describe('*(extension)* while `restricted`: what it is and what the operator does, in words; null otherwise'),
       })
       .nullable()
       .describe('set while the account is cooling; POST /v1/accounts/{id}/cooling/lift ends it'),
@@ -243,7 +250,13 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
       a.maxSendPerMinute ?? defaults.maxSendPerMinute,
       paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), defaults.cooling ?? DEFAULT_COOLING),
     ),
-    cooling: a.cooling && { since: iso(a.cooling.since), until: a.cooling.until && iso(a.cooling.until), reason: a.cooling.reason },
+    cooling: a.cooling && {
+      since: iso(a.cooling.since),
+      until: a.cooling.until && iso(a.cooling.until),
+      reason: a.cooling.reason,
+      restrictedBecause: a.cooling.restrictedBecause,
+      advice: a.cooling.reason === 'restricted' ? sentence(restrictionWords(a.cooling.restrictedBecause, a.platform)) : null,
+    },
     groupConcurrency: a.groupConcurrency ?? defaults.groupConcurrency,
     sendDelaySeconds: a.sendDelaySeconds,
     hourlyCap: a.hourlyCap,
@@ -289,3 +302,8 @@ export const suppression = z
   .meta({ id: 'Suppression' });
 export const suppressionPage = pageOf(suppression);
 export const suppressionsAdded = z.object({ added: z.number().int().describe('chats that were not on the list') });
+
+/** A phrase as a sentence: capitalised, ending with the resume that follows a lift. */
+function sentence(phrase: string): string {
+  return `${phrase.charAt(0).toUpperCase()}${phrase.slice(1)}, then resume.`;
+}
