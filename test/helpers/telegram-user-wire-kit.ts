@@ -3,6 +3,7 @@ import { TelegramPeerRepository } from '@metronome/db';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import {
   gramjsClientFactory,
+  keepLearntPeers,
   TelegramUserTransport,
   trustTelegramServerKey,
   UserClientPool,
@@ -62,8 +63,10 @@ export async function startTelegramUserWireKit(answerDelayMs = 0): Promise<Teleg
     leases,
     replica: (o = {}) => {
       const holderId = `test-${randomUUID().slice(0, 8)}`;
+      const peers = new TelegramPeerRepository(tdb.db);
       const pool = new UserClientPool({
         makeClient: gramjsClientFactory,
+        onPeersLearnt: keepLearntPeers(peers),
         apiId: 1,
         apiHash: 'wire',
         dc: fake.dc(),
@@ -72,7 +75,7 @@ export async function startTelegramUserWireKit(answerDelayMs = 0): Promise<Teleg
         leaseTtlMs: 3_000,
         ...o.pool,
       });
-      const transport = new TelegramUserTransport({ pool, peers: new TelegramPeerRepository(tdb.db), timeoutMs: o.timeoutMs ?? 5_000 });
+      const transport = new TelegramUserTransport({ pool, peers, timeoutMs: o.timeoutMs ?? 5_000 });
       const r = { pool, transport, holderId };
       replicas.push(r);
       return r;

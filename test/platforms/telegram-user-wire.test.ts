@@ -1,4 +1,6 @@
+import { TelegramPeerRepository } from '@metronome/db';
 import type { OutgoingMessage } from '@metronome/transports';
+import { Api, helpers } from 'telegram';
 import { RecordingDirectorySink } from '../helpers/recording-directory-sink.js';
 import { startTelegramUserWireKit, type TelegramUserWireKit } from '../helpers/telegram-user-wire-kit.js';
 import { eventually } from '../helpers/test-env.js';
@@ -21,6 +23,7 @@ const CHANNEL = '-1001800000002';
 const GROUP = '-1800000003';
 const BOB = '1800000005';
 
+const big = (x: string) => helpers.returnBigInt(x);
 let kit: TelegramUserWireKit;
 beforeAll(async () => {
   kit = await startTelegramUserWireKit();
@@ -149,4 +152,26 @@ test('while Telegram still processes the first send, a repeat is retried later (
   } finally {
     await slow.close();
   }
+});
+
+test('a person who writes to the account (an update naming them, with their access hash) can be written to after every sender restarts', async () => {
+  // Dana is on Telegram, in nobody's dialogs of this account, known by no username
+  await kit.account({ dialogs: [{ kind: 'user', id: '1800000020', firstName: 'Dana' }] });
+  const a = await kit.account();
+  const first = kit.replica();
+  await first.pool.client(a.accountId, a.account.credentials.session);
+  const date = Math.floor(Date.now() / 1000);
+  const dana = new Api.User({ id: big('1800000020'), accessHash: big(kit.fake.accessHashOf(a.userId, '1800000020')), firstName: 'Dana' });
+  const message = new Api.Message({ id: 1, peerId: new Api.PeerUser({ userId: big('1800000020') }), date, message: 'hello there' });
+  kit.fake.wire.push(
+    a.authKeyId,
+    new Api.Updates({ updates: [new Api.UpdateNewMessage({ message, pts: 1, ptsCount: 1 })], users: [dana], chats: [], date, seq: 0 }),
+  );
+  await eventually('the peer to be kept', async () => (await new TelegramPeerRepository(kit.tdb.db).find(a.accountId, '1800000020')) !== null, 5_000);
+  await first.transport.close();
+
+  const second = kit.replica();
+  expect(await second.transport.send(a.account, text('1800000020', 'hi Dana'))).toMatchObject({ kind: 'delivered' });
+  expect(kit.fake.messagesOf(a.userId).map((m) => [m.chatId, m.text])).toEqual([['1800000020', 'hi Dana']]);
+  await second.transport.close();
 });

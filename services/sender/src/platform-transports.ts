@@ -77,9 +77,14 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
 /** Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease). */
 export function telegramUserOnFirstUse(d: { config: SenderConfig; db: Kysely<DB>; scripts: ScriptCommands; keys: RedisKeys; proxies: Proxies }): Transport {
   return transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => {
-    const { configureTelegramEndpoint, loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import('@metronome/transports/telegram-user');
+    const { configureTelegramEndpoint, keepLearntPeers, loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import(
+      '@metronome/transports/telegram-user'
+    );
+    // peers (access hashes) in PostgreSQL: any replica addresses any chat after any restart
+    const peers = new TelegramPeerRepository(d.db);
     const pool = new UserClientPool({
       dc: configureTelegramEndpoint(d.config),
+      onPeersLearnt: keepLearntPeers(peers),
       makeClient: await loadUserClientFactory(d.config.TELEGRAM_USER_CLIENT_MODULE),
       apiId: d.config.TELEGRAM_API_ID,
       apiHash: d.config.TELEGRAM_API_HASH,
@@ -87,7 +92,6 @@ export function telegramUserOnFirstUse(d: { config: SenderConfig; db: Kysely<DB>
       holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
       reportProxy: d.proxies.reportProxy,
     });
-    // peers (access hashes) in PostgreSQL: any replica addresses any chat after any restart
-    return new TelegramUserTransport({ pool, clock: systemClock, peers: new TelegramPeerRepository(d.db), timeoutMs: d.config.SEND_TIMEOUT_MS });
+    return new TelegramUserTransport({ pool, clock: systemClock, peers, timeoutMs: d.config.SEND_TIMEOUT_MS });
   });
 }

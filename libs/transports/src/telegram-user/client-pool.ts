@@ -1,4 +1,4 @@
-import type { ProxySettings } from '@metronome/core';
+import type { ProxySettings, TelegramPeer } from '@metronome/core';
 import { describeProxyError, ProxyFailedError, type ProxyReport } from '../proxy.js';
 import type { SocketLease } from '../whatsapp/socket-lease.js';
 import type { UserClient, UserClientFactory, UserClientOptions } from './user-client.js';
@@ -15,6 +15,8 @@ export interface UserClientPoolOptions extends UserClientOptions {
   connectTimeoutMs?: number;
   /** told whether a connection through an account's proxy opened or why it failed (the account shows it) */
   reportProxy?: ProxyReport;
+  /** told the peers (access hashes) an account's client learns: keep them (keepLearntPeers) */
+  onPeersLearnt?: (accountId: string, peers: TelegramPeer[]) => void;
 }
 
 /** The account's connection is held by another replica now: nothing was sent. */
@@ -77,7 +79,14 @@ export class UserClientPool {
   private async open(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null): Promise<UserClient> {
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs);
     if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
-    const c = this.o.makeClient(session, { apiId: this.o.apiId, apiHash: this.o.apiHash, proxy: proxy?.settings ?? null, dc: this.o.dc ?? null });
+    const learnt = this.o.onPeersLearnt;
+    const c = this.o.makeClient(session, {
+      apiId: this.o.apiId,
+      apiHash: this.o.apiHash,
+      proxy: proxy?.settings ?? null,
+      dc: this.o.dc ?? null,
+      onPeers: learnt && ((peers) => learnt(accountId, peers)),
+    });
     try {
       await withTimeout(c.connect(), this.o.connectTimeoutMs ?? 15_000, () => new ConnectTimeout("Telegram's connection did not open in time"));
     } catch (error) {

@@ -5,5 +5,5 @@ export { classifyUserError, telegramRefusalOf, PEER_FLOOD_MESSAGE } from './user
 export { randomIdOf } from './random-id.js';
 export { loadUserClientFactory } from './client-module.js';
 export { configureTelegramEndpoint, parseTelegramDc, telegramKeyFingerprint, trustTelegramServerKey, type TelegramEndpoint } from './server-endpoint.js';
-export { MemoryPeerStore, PeerUnknown } from './peers.js';
+export { keepLearntPeers, MemoryPeerStore, PeerUnknown } from './peers.js';
 export { peersOf } from './peer-entities.js';

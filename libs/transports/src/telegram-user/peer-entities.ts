@@ -22,6 +22,13 @@ export function peersOf(answer: unknown): TelegramPeer[] {
   });
 }
 
+/** What GramJS adds to its entity cache (an answer with users and chats, an Updates, a list of entities), as peers. */
+export function learntPeers(entities: unknown): TelegramPeer[] {
+  if (Array.isArray(entities)) return entities.flatMap((e) => peerOfEntity(e) ?? []);
+  const one = peerOfEntity((entities as { user?: unknown } | null)?.user);
+  return [...peersOf(entities), ...(one ? [one] : [])];
+}
+
 /** A user, basic group or channel entity as a peer; null for anything else (an empty or min entity without its hash). */
 export function peerOfEntity(e: unknown): TelegramPeer | null {
   if (e instanceof Api.User && !e.min && e.accessHash !== undefined)

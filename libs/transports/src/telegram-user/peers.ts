@@ -37,6 +37,22 @@ export async function resolvePeer(client: UserClient, store: TelegramPeerStore, 
   }
 }
 
+/**
+ * Keeps what clients learn in `store`, writing only what this process has not kept already (a
+ * send's answer names its chat every time): best effort, a failed write is tried at the next learning.
+ */
+export function keepLearntPeers(store: TelegramPeerStore, now: () => Date = () => new Date()): (accountId: string, peers: TelegramPeer[]) => void {
+  const kept = new Map<string, string>();
+  return (accountId, peers) => {
+    const fresh = peers.filter((p) => kept.get(`${accountId}|${p.chatId}`) !== `${p.accessHash}|${p.username}`);
+    if (fresh.length === 0) return;
+    for (const p of fresh) kept.set(`${accountId}|${p.chatId}`, `${p.accessHash}|${p.username}`);
+    store.save(accountId, fresh, now()).catch(() => {
+      for (const p of fresh) kept.delete(`${accountId}|${p.chatId}`);
+    });
+  };
+}
+
 /** Peers kept in this process only: the default where no PostgreSQL store is given (tools, unit tests). */
 export class MemoryPeerStore implements TelegramPeerStore {
   private readonly peers = new Map<string, TelegramPeer>();

@@ -13,7 +13,6 @@ import { proxyFailed, ProxyFailedError, proxyOf } from '../proxy.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { ConnectionElsewhere, ConnectTimeout, withTimeout, type UserClientPool } from './client-pool.js';
-import { peersOf } from './peer-entities.js';
 import { MemoryPeerStore, PeerUnknown, resolvePeer } from './peers.js';
 import { uploadParts } from './upload.js';
 import type { UserClient } from './user-client.js';
@@ -132,9 +131,8 @@ export class TelegramUserTransport implements Transport {
         ? new Api.messages.SendMessage({ peer, message: part.text, randomId, ...(replyTo && { replyTo }) })
         : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId, ...(replyTo && { replyTo }) });
     try {
+      // the users and chats the answer names reach the peer store through the pool's onPeers
       const answer = await this.bounded(account.id, client.invoke(request));
-      // the users and chats an answer names: kept with their access hashes (best effort)
-      await this.peers.save(account.id, peersOf(answer), new Date(this.clock.now())).catch(() => undefined);
       return { kind: 'delivered', messageId: messageIdOf(answer, randomId.toString()) };
     } catch (error) {
       return scrubResult(this.failure(account.id, error));

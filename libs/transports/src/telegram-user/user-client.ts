@@ -3,7 +3,7 @@ import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
 import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
 import type { ProxySettings, TelegramPeer } from '@metronome/core';
-import { peerOfEntity } from './peer-entities.js';
+import { learntPeers, peerOfEntity } from './peer-entities.js';
 import type { TelegramEndpoint } from './server-endpoint.js';
 
 /** One of the account's dialogs, as the directory needs it. */
@@ -59,6 +59,8 @@ export interface UserClientOptions {
   proxy?: ProxySettings | null;
   /** where a new sign-in connects (TELEGRAM_USER_DC); absent or null: Telegram's data centre 2 */
   dc?: TelegramEndpoint | null;
+  /** told every peer GramJS learns (answers, updates, dialogs), with its access hash */
+  onPeers?: ((peers: TelegramPeer[]) => void) | undefined;
 }
 
 /** GramJS's `proxy` option for an account's proxy: SOCKS5 (names resolved by GramJS: it connects to addresses) or MTProxy. */
@@ -87,6 +89,18 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
   // GramJS prints a failed connection's error whole, the proxy's options (and password) with it:
   // through a proxy it prints nothing, and the error reaches the account instead (onError below).
   client.setLogLevel((options.proxy ? 'none' : 'error') as never);
+  // Everything GramJS learns goes through its entity cache (invoke answers, updates): told on, so
+  // the access hashes outlive this process (GramJS keeps them in memory only).
+  const onPeers = options.onPeers;
+  if (onPeers) {
+    const cache = (client as unknown as { _entityCache: { add(entities: unknown): void } })._entityCache;
+    const add = cache.add.bind(cache);
+    cache.add = (entities) => {
+      add(entities);
+      const peers = learntPeers(entities);
+      if (peers.length > 0) onPeers(peers);
+    };
+  }
   // GramJS retries a failed connection and answers `false`: the last error says why
   let lastError: unknown = null;
   client.onError = async (error) => {
