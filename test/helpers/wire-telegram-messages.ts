@@ -75,7 +75,8 @@ export class Sends {
   readonly slowUntil = new Map<string, number>();
   readonly refusals = new Map<string, ChatRefusal>();
   readonly peerFlooded = new Set<bigint>();
-  readonly dropAnswers = new Map<bigint, number>();
+  /** per account: how many more sends are taken with their answer lost, and how ('drop': the connection closes; 'hang': never answered, the connection stays open) */
+  readonly dropAnswers = new Map<bigint, { left: number; how: 'drop' | 'hang' }>();
   readonly hung = new Set<bigint>();
   /** `${userId}|${peerUserId}`: who blocked whom */
   readonly blocks = new Map<string, 'by_them' | 'by_me'>();
@@ -175,10 +176,10 @@ export class Sends {
     if (this.answerDelayMs > 0) await sleep(this.answerDelayMs);
     this.pending.delete(key);
     this.answered.set(key, updates);
-    const lose = this.dropAnswers.get(user) ?? 0;
-    if (lose > 0) {
-      this.dropAnswers.set(user, lose - 1);
-      return 'drop';
+    const lose = this.dropAnswers.get(user);
+    if (lose && lose.left > 0) {
+      lose.left--;
+      return lose.how;
     }
     return updates;
   }

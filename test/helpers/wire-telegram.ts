@@ -188,9 +188,14 @@ export class WireTelegram {
     this.sends.peerFlooded.add(BigInt(userId));
   }
 
-  /** The next `count` sends of the account are taken (recorded) and their answers lost: the connection drops. */
-  loseAnswers(userId: string, count: number): void {
-    this.sends.dropAnswers.set(BigInt(userId), count);
+  /**
+   * The next `count` sends of the account are taken (recorded) and their answers lost. 'drop': the
+   * connection drops (GramJS sends the request again on a new one, answered with the first
+   * message); 'hang': the answer never comes and the connection stays open (the sender's timeout
+   * gives up: a send in doubt, settled by sending it again).
+   */
+  loseAnswers(userId: string, count: number, how: 'drop' | 'hang' = 'drop'): void {
+    this.sends.dropAnswers.set(BigInt(userId), { left: count, how });
   }
 
   /** The account's sends are never answered and never taken (nothing recorded); `false` ends it. */
