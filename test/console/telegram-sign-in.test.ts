@@ -1,29 +1,30 @@
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@metronome/testkit';
-import { loadUserClientFactory } from '@metronome/transports/telegram-user';
 import type { Browser, Page } from 'playwright-core';
+import type { ApiConfig } from '../../services/control-api/src/config.js';
+import { telegramSignInOnFirstUse } from '../../services/control-api/src/platform-clients.js';
 import { call, createTenant, startApi, type Api, type Tenant } from '../api/harness.js';
 import { chromiumPath, launchBrowser, screenshots } from '../helpers/browser.js';
 import { failOnBrowserErrors } from '../helpers/page-checks.js';
-import { FakeTelegramMtproto } from '../helpers/fake-telegram-mtproto.js';
-import { FAKE_CLIENT_MODULE } from '../platforms/telegram-user-setup.js';
+import { WireTelegram } from '../helpers/wire-telegram.js';
 
 // Signing a Telegram user account in from the Accounts page, in a real browser: the real app
-// serving the real console, the FAKE GramJS client against a FAKE Telegram. Every wrong step
-// shows under its field: a wrong code, a wrong password, an expired code, a banned number.
+// serving the real console, the REAL GramJS client against the FAKE Telegram on the wire. Every
+// wrong step shows under its field: a wrong code, a wrong password, an expired code, a banned number.
 
 let api: Api;
-let fake: FakeTelegramMtproto;
+let fake: WireTelegram;
 let base: string;
 let tenant: Tenant;
 let browser: Browser;
 
 beforeAll(async () => {
   chromiumPath();
-  fake = new FakeTelegramMtproto();
-  process.env['FAKE_TELEGRAM_MTPROTO_URL'] = await fake.listen();
-  const makeClient = await loadUserClientFactory(FAKE_CLIENT_MODULE);
-  api = await startApi('console_tg', {}, {}, undefined, () => ({ telegramSignIn: { makeClient, apiId: 1, apiHash: 'fake' } }));
+  fake = new WireTelegram();
+  await fake.start();
+  // as the API builds its sign-in client from TELEGRAM_API_ID / _HASH / TELEGRAM_USER_DC / TELEGRAM_USER_SERVER_KEY
+  const telegramUser: ApiConfig['telegramUser'] = { apiId: 1, apiHash: 'wire', clientModule: null, dc: `2@${fake.dc().ip}`, serverKey: fake.serverKeyPem };
+  api = await startApi('console_tg', { telegramUser }, {}, undefined, () => ({ telegramSignIn: telegramSignInOnFirstUse({ telegramUser } as ApiConfig) }));
   await api.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   tenant = await createTenant(api, 'tg');

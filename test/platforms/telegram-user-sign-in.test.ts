@@ -1,24 +1,26 @@
 import type { AddressInfo } from 'node:net';
 import { open } from '@metronome/core';
-import { loadUserClientFactory } from '@metronome/transports/telegram-user';
+import type { ApiConfig } from '../../services/control-api/src/config.js';
+import { telegramSignInOnFirstUse } from '../../services/control-api/src/platform-clients.js';
 import { startApi, createTenant, type Api, type Tenant } from '../api/harness.js';
-import { FakeTelegramMtproto } from '../helpers/fake-telegram-mtproto.js';
-import { FAKE_CLIENT_MODULE } from './telegram-user-setup.js';
+import { WireTelegram } from '../helpers/wire-telegram.js';
 
-// Signing a telegram_user account in through the control API over HTTP, with the FAKE GramJS
-// client against a FAKE Telegram: the code, the two-step password, and each wrong step
-// (a wrong code, an expired code, a wrong password, a banned number), nothing half-saved.
+// Signing a telegram_user account in through the control API over HTTP, with the REAL GramJS
+// client (as the API builds it from TELEGRAM_API_ID / TELEGRAM_API_HASH / TELEGRAM_USER_DC /
+// TELEGRAM_USER_SERVER_KEY) against the FAKE Telegram on the wire: the code, the two-step
+// password (SRP), the QR code, and each wrong step (a wrong code, an expired code, a wrong
+// password, a banned number, a number with no account), nothing half-saved.
 
 let api: Api;
 let base: string;
 let tenant: Tenant;
-let fake: FakeTelegramMtproto;
+let fake: WireTelegram;
 
 beforeAll(async () => {
-  fake = new FakeTelegramMtproto();
-  process.env['FAKE_TELEGRAM_MTPROTO_URL'] = await fake.listen();
-  const makeClient = await loadUserClientFactory(FAKE_CLIENT_MODULE);
-  api = await startApi('tg_sign_in', {}, {}, undefined, () => ({ telegramSignIn: { makeClient, apiId: 1, apiHash: 'fake' } }));
+  fake = new WireTelegram();
+  await fake.start();
+  const telegramUser: ApiConfig['telegramUser'] = { apiId: 1, apiHash: 'wire', clientModule: null, dc: `2@${fake.dc().ip}`, serverKey: fake.serverKeyPem };
+  api = await startApi('tg_sign_in', { telegramUser }, {}, undefined, () => ({ telegramSignIn: telegramSignInOnFirstUse({ telegramUser } as ApiConfig) }));
   await api.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   tenant = await createTenant(api, 'telegram users');
@@ -136,6 +138,20 @@ test('a banned number: failed, naming the phone, nothing saved', async () => {
     error: { code: 'phone_number_banned', field: 'phone' },
   });
   expect(await row(id)).toMatchObject({ status: 'pairing', credentials: null });
+});
+
+test('a number with no Telegram account: the code is sent (to sign up), the sign-in fails naming the phone, nothing saved', async () => {
+  const phone = '+447700900108';
+  const id = await newAccount();
+  expect((await http('POST', `/v1/accounts/${id}/telegram-sign-in`, { phone })).body).toMatchObject({ state: 'code_sent' });
+  const unoccupied = await http('POST', `/v1/accounts/${id}/telegram-sign-in/code`, { code: fake.codeOf(phone) });
+  expect(unoccupied.status).toBe(400);
+  expect(field(unoccupied)).toBe('phone');
+  expect((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body).toMatchObject({
+    state: 'failed',
+    error: { code: 'phone_number_unoccupied', field: 'phone' },
+  });
+  expect(await row(id)).toMatchObject({ status: 'pairing', credentials: null, external_id: null });
 });
 
 test('a malformed phone number is refused naming the field; another platform cannot sign in', async () => {
