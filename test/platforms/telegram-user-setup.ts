@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TelegramPeerStore } from '@metronome/core';
 import { TelegramPeerRepository } from '@metronome/db';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
-import { gramjsClientFactory, TelegramUserTransport, trustTelegramServerKey, UserClientPool } from '@metronome/transports/telegram-user';
+import { gramjsClientFactory, keepLearntPeers, TelegramUserTransport, trustTelegramServerKey, UserClientPool } from '@metronome/transports/telegram-user';
 import { RecordingDirectorySink } from '../helpers/recording-directory-sink.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
@@ -65,6 +65,8 @@ export async function startTelegramUserHarness(
     new TelegramUserTransport({
       pool: new UserClientPool({
         makeClient: gramjsClientFactory,
+        // what GramJS learns (answers, updates) kept in PostgreSQL, as the sender keeps it
+        onPeersLearnt: keepLearntPeers(peers, () => new Date(clock.now())),
         apiId: 1,
         apiHash: 'wire',
         dc: fake.dc(),
