@@ -578,6 +578,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/campaigns/{id}/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The campaign's own chats (its targets, its audiences' members) in chat id order, each with its title and variables */
+        get: operations["listCampaignChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs": {
         parameters: {
             query?: never;
@@ -1409,6 +1426,8 @@ export interface components {
         };
         RunTarget: {
             chatId: string;
+            /** @description *(extension)* the chat's title in the run's account's chat directory, else its own `name` variable (an audience member's); null: neither */
+            title: string | null;
             /** @description *(extension)* the forum topic of the chat it posts into (Telegram's message_thread_id); null: none */
             threadId: number | null;
             /** @enum {string} */
@@ -1530,6 +1549,26 @@ export interface components {
             name: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        CampaignChat: {
+            chatId: string;
+            /** @description its forum topic; null: none */
+            threadId: number | null;
+            /** @description the chat's title in the campaign account's chat directory, else its own `name` variable; null: neither */
+            title: string | null;
+            /**
+             * @description target: one of the campaign's own targets; audience: a member of one of its audiences
+             * @enum {string}
+             */
+            from: "target" | "audience";
+            /** @description its own variables, as a run takes them ({}: none) */
+            vars: {
+                [key: string]: string;
+            };
+            /** @description the built-in variables the directory gives it (chat.title, chat.kind, chat.memberCount; {}: not in the directory); its own variables win over them */
+            builtins: {
+                [key: string]: string;
+            };
         };
         Webhook: {
             /** Format: uuid */
@@ -4819,6 +4858,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaignChats: {
+        parameters: {
+            query?: {
+                /** @description the chat's title, its `name` variable or its chat id contains it, any case, accents folded */
+                query?: string;
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CampaignChat"][];
+                        nextCursor: string | null;
+                    };
                 };
             };
             /** @description Default Response */

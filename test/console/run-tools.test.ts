@@ -42,9 +42,17 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-test('Export CSV downloads every chat of the run as the API lists them', async () => {
+test('Export CSV downloads every chat of the run as the API lists them; the page and the file name each chat by its title', async () => {
   const token = await tenant(suite, 'Csv');
+  // the platform's directory, set before the account exists: an http account syncs by itself when created
+  const directory = await fetch(`${suite.stack.sandboxUrl}/sandbox/accounts/csv-acc/directory`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chats: [{ chatId: 'c-1', title: 'Café Central', kind: 'group', memberCount: 9, canSend: true }] }),
+  });
+  expect(directory.status).toBe(200);
   const acc = await account(suite, token, 'csv-acc', 6000);
+  await eventually('the directory synced', async () => (await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.directory?.size === 1, 30_000, 200);
   // one chat refused by the platform, so the file holds an error code and message too
   const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, {
     method: 'PUT',
@@ -56,11 +64,21 @@ test('Export CSV downloads every chat of the run as the API lists them', async (
   const runId = await runNow(
     suite,
     token,
-    await campaign(suite, token, { accountId: acc, name: 'Csv campaign', targets: [...chats('c', 6), '-1001234567890'] }),
+    // c-1 titled by the directory, c-2 by its own name
+    await campaign(suite, token, {
+      accountId: acc,
+      name: 'Csv campaign',
+      targets: ['c-1', { chatId: 'c-2', vars: { name: 'Ann' } }, ...chats('c', 6).slice(2), '-1001234567890'],
+    }),
   );
   await eventually('the run to finish', async () => (await runStatus(suite, token, runId)) === 'partial', 30_000, 200);
   const page = await open(suite, token, `#/runs/${runId}`, { acceptDownloads: true });
   await page.getByRole('heading', { name: /Csv campaign/ }).waitFor();
+  // each chat by its title, its id beside it; a chat with neither title nor name by its id
+  const row = (chat: string) => page.locator('table.targets tbody td[data-label="Chat"]').filter({ hasText: chat });
+  expect(await row('c-1').innerText()).toBe('Café Central c-1');
+  expect(await row('c-2').innerText()).toBe('Ann c-2');
+  expect(await row('c-4').innerText()).toBe('c-4');
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`run-${runId}.csv`);
   const saved = await downloadedText(download);
@@ -82,6 +100,7 @@ test('Export CSV downloads every chat of the run as the API lists them', async (
     'deliveredTo',
     'readBy',
     'memberCount',
+    'title',
   ]);
   const targets = (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets?limit=500`, token)).body.items as any[];
   const n = (v: number | null) => (v === null ? '' : String(v));
@@ -101,11 +120,22 @@ test('Export CSV downloads every chat of the run as the API lists them', async (
     n(t.deliveredTo),
     n(t.readBy),
     n(t.memberCount),
+    t.title ?? '',
   ]);
   expect(rows).toEqual(fromApi);
   expect(rows).toHaveLength(7);
   expect(rows.filter((r) => r[1] === 'failed').map((r) => r[0])).toEqual(['c-3']);
   expect(rows.find((r) => r[0] === 'c-3')![7]).not.toBe('');
+  // the title last: the directory's, else the chat's own name, else empty
+  expect(rows.map((r) => [r[0], r[15]])).toEqual([
+    ['-1001234567890', ''],
+    ['c-1', 'Café Central'],
+    ['c-2', 'Ann'],
+    ['c-3', ''],
+    ['c-4', ''],
+    ['c-5', ''],
+    ['c-6', ''],
+  ]);
 
   // The network drops the export's requests (the browser aborts them: a double of a lost
   // connection, not of the API): the page says so, keeps the table, and the next try works.

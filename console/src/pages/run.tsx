@@ -5,7 +5,8 @@ import { ErrorNote, Explanation, NotLoaded, Pill, Progress, RunActions, TimingFa
 import { label, time } from '../format.js';
 import { useLive, useNames } from '../hooks.js';
 import { href } from '../router.js';
-import { downloadCsv, targetsCsv } from '../csv.js';
+import { downloadCsv } from '../csv.js';
+import { targetsCsv } from '../run-csv.js';
 import { Outside } from '../outside-text.js';
 
 const TARGET_STATUSES: TargetStatus[] = ['pending', 'in_flight', 'sent', 'failed', 'skipped', 'unknown'];
@@ -33,6 +34,19 @@ const RECEIPT_LABELS: Record<ReceiptFilter, string> = {
 function receiptCell(at: string | null, members: number | null, of: number | null): string {
   if (members !== null) return of !== null ? `${members}/${of}` : String(members);
   return at ? time(at) : '—';
+}
+
+/** A chat by its title (the directory's, else its `name`) with its id beside it, or by its id alone. */
+function ChatCell({ target: t }: { target: RunTarget }) {
+  if (t.title === null) return <Outside>{t.chatId}</Outside>;
+  return (
+    <>
+      <Outside>{t.title}</Outside>{' '}
+      <span class="muted mono">
+        <Outside>{t.chatId}</Outside>
+      </span>
+    </>
+  );
 }
 
 export function RunPage({ id }: { id: string }) {
@@ -168,7 +182,7 @@ export function RunPage({ id }: { id: string }) {
             {(page?.items ?? []).map((t) => (
               <tr>
                 <td data-label="Chat">
-                  <Outside>{t.chatId}</Outside>
+                  <ChatCell target={t} />
                 </td>
                 <td data-label="Status">
                   <Pill status={t.status} />

@@ -13,6 +13,7 @@ export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './reposi
 export { insertRuns, type NewRun } from './repositories/run-creation.js';
 export { insertTestRun } from './repositories/test-run.js';
 export { campaignReach, type CampaignReach } from './repositories/campaign-reach.js';
+export { campaignChats, type CampaignChatRow, type CampaignChatQuery } from './repositories/campaign-chats.js';
 export { partsUseBuiltins } from './repositories/chat-variables-sql.js';
 export { AudienceRepository, AUDIENCE_NAME_INDEX, type AudienceRow, type AudienceDeletion, type NamingCampaign } from './repositories/audience-repository.js';
 export { AudienceMemberRepository, type AudienceMember, type MemberWrite, type MemberPage } from './repositories/audience-member-repository.js';

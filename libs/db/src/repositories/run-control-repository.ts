@@ -87,7 +87,11 @@ export class RunControlRepository {
     return row ? { ...toRun(row), timezone: row.timezone, windowStart: row.window_start, windowEnd: row.window_end } : null;
   }
 
-  /** A run's targets in (chat id, topic) order; `after` is the last target of the previous page. */
+  /**
+   * A run's targets in (chat id, topic) order; `after` is the last target of the previous page.
+   * Each with its title, in the same statement: the run's account's directory entry, else the
+   * chat's own `name` variable as the run copied it (an audience member's).
+   */
   async listTargets(
     runId: string,
     status: TargetStatus | undefined,
@@ -96,22 +100,26 @@ export class RunControlRepository {
     receipts: ReceiptFilter = {},
   ): Promise<TargetRow[]> {
     let query = this.db
-      .selectFrom('run_targets')
-      .select(['chat_id', 'thread_id', 'status', 'attempts', 'next_attempt_at', 'sent_at', 'error_code', 'error_message', 'ambiguous_at'])
-      .select(['delivered_at', 'read_at', 'replied_at', 'delivered_to', 'read_by', 'member_count'])
-      .where('run_id', '=', runId);
-    if (status) query = query.where('status', '=', status);
+      .selectFrom('run_targets as t')
+      .innerJoin('runs as r', 'r.id', 't.run_id')
+      .leftJoin('chat_directory as d', (j) => j.onRef('d.account_id', '=', 'r.account_id').onRef('d.chat_id', '=', 't.chat_id'))
+      .select(['t.chat_id', 't.thread_id', 't.status', 't.attempts', 't.next_attempt_at', 't.sent_at', 't.error_code', 't.error_message', 't.ambiguous_at'])
+      .select(['t.delivered_at', 't.read_at', 't.replied_at', 't.delivered_to', 't.read_by', 't.member_count'])
+      .select(sql<string | null>`coalesce(nullif(d.title, ''), nullif(t.vars ->> 'name', ''))`.as('title'))
+      .where('t.run_id', '=', runId);
+    if (status) query = query.where('t.status', '=', status);
     for (const [flag, column] of [
-      [receipts.delivered, 'delivered_at'],
-      [receipts.read, 'read_at'],
-      [receipts.replied, 'replied_at'],
+      [receipts.delivered, 't.delivered_at'],
+      [receipts.read, 't.read_at'],
+      [receipts.replied, 't.replied_at'],
     ] as const) {
       if (flag !== undefined) query = query.where(column, flag ? 'is not' : 'is', null);
     }
-    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('chat_id', 'thread_id'), '>', eb.tuple(after.chatId, after.threadId)));
-    const rows = await query.orderBy('chat_id').orderBy('thread_id').limit(limit).execute();
+    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('t.chat_id', 't.thread_id'), '>', eb.tuple(after.chatId, after.threadId)));
+    const rows = await query.orderBy('t.chat_id').orderBy('t.thread_id').limit(limit).execute();
     return rows.map((t) => ({
       chatId: t.chat_id,
+      title: t.title,
       threadId: t.thread_id === 0 ? null : t.thread_id,
       status: t.status,
       attempts: t.attempts,

@@ -36,6 +36,8 @@ export interface RunWithWindow extends RunRow {
 
 export interface TargetRow {
   chatId: string;
+  /** the run's account's directory title of the chat, else its own `name` variable; null: neither */
+  title: string | null;
   /** its forum topic (migrations/0039); null: none */
   threadId: number | null;
   status: TargetStatus;

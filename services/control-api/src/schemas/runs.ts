@@ -126,6 +126,10 @@ export const listTargetsQuery = z.object({
 export const target = z
   .object({
     chatId: z.string(),
+    title: z
+      .string()
+      .nullable()
+      .describe("*(extension)* the chat's title in the run's account's chat directory, else its own `name` variable (an audience member's); null: neither"),
     threadId: z.number().int().nullable().describe("*(extension)* the forum topic of the chat it posts into (Telegram's message_thread_id); null: none"),
     status: targetStatus,
     attempts: z.number().int(),
@@ -187,6 +191,7 @@ export function runView(r: RunRow, c: RunCounts, e: RunExplanation): z.output<ty
 export function targetView(t: TargetRow, w: Waiting | null): z.output<typeof target> {
   return {
     chatId: t.chatId,
+    title: t.title,
     threadId: t.threadId,
     status: t.status,
     attempts: t.attempts,
