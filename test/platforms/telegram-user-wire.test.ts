@@ -175,3 +175,22 @@ test('a person who writes to the account (an update naming them, with their acce
   expect(kit.fake.messagesOf(a.userId).map((m) => [m.chatId, m.text])).toEqual([['1800000020', 'hi Dana']]);
   await second.transport.close();
 });
+
+test("a replica that gives up a silent connection and connects again keeps the account's lease: the old connection's late release never frees it", async () => {
+  const a = await kit.account({ dialogs: DIALOGS });
+  const r = kit.replica({ timeoutMs: 1_000 });
+  await r.transport.syncDirectory(a.account, new RecordingDirectorySink());
+  kit.fake.loseAnswers(a.userId, 1, 'hang');
+  const once = text(GROUP, 'taken, never answered');
+  expect(await r.transport.send(a.account, once)).toMatchObject({ kind: 'ambiguous', code: 'send_timeout' });
+  // settled on a new connection of the same replica: the repeat is answered with the first message
+  expect(await r.transport.send(a.account, once)).toMatchObject({ kind: 'delivered' });
+  const seen = new Set<string>();
+  for (let i = 0; i < 15; i++) {
+    seen.add(await kit.leases.peek(a.accountId, 'another-replica'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect([...seen]).toEqual(['other']);
+  expect(kit.fake.messagesOf(a.userId)).toHaveLength(1);
+  await r.transport.close();
+});

@@ -113,7 +113,9 @@ export class UserClientPool {
     clearInterval(h.renew);
     // GramJS's disconnect waits on requests in flight; a client that stopped answering is not waited for
     await h.client.then((c) => withTimeout(c.disconnect(), 5_000, () => new Error('disconnect timed out'))).catch(() => undefined);
-    if (release) await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+    // Meanwhile this replica may have connected the account again, under the same holder id: the
+    // lease is that connection's now, and letting it go would let another replica open a second one.
+    if (release && !this.held.has(accountId)) await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
   }
 
   private async keep(accountId: string, client: Promise<UserClient>): Promise<void> {

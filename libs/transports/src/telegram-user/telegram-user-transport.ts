@@ -1,5 +1,6 @@
 import { TELEGRAM_USER_SHAPE } from '../platform-shapes.js';
 import {
+  RESTRICTING_CODES,
   systemClock,
   type ProxySettings,
   type ChatDirectorySink,
@@ -185,7 +186,8 @@ export class TelegramUserTransport implements Transport {
     // the request was written and never answered: it may have been taken (settled by the random_id)
     if (error instanceof RequestTimeout) return { kind: 'ambiguous', code: 'send_timeout', message: error.message };
     const result = classifyUserError(error);
-    if (result.kind === 'account-unavailable') void this.o.pool.drop(accountId);
+    // a signed-out session's connection is of no more use; a restricted account's still is
+    if (result.kind === 'account-unavailable' && !RESTRICTING_CODES.includes(result.code)) void this.o.pool.drop(accountId);
     return result;
   }
 

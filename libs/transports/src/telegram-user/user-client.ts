@@ -20,9 +20,8 @@ export interface UserDialog {
 }
 
 /**
- * The part of GramJS's TelegramClient Metronome uses, for one account. Production wraps a real
- * TelegramClient (gramjsClientFactory); tests use a fake that throws GramJS's own RPCError
- * classes (test/helpers/fake-gramjs-client.ts).
+ * The part of GramJS's TelegramClient Metronome uses, for one account: gramjsClientFactory wraps
+ * a real TelegramClient (tests run it against the wire-level fake Telegram, test/helpers/wire-telegram.ts).
  */
 export interface UserClient {
   connect(): Promise<void>;
