@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { AudienceRepository, type DB } from '@metronome/db';
 import { seedCampaignOfNewAccount } from '../helpers/seed.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+import { createTestDatabase, eventually, type TestDatabase } from '../helpers/test-env.js';
 
 // An audience deleted while a campaign naming it is being saved (CONTRACT §3, Audiences: a
 // delete is a 409 while a live campaign names it). The save holds the audiences it names
@@ -26,8 +26,17 @@ test('a delete that arrives while a save naming the audience is open waits for i
     expect(await new AudienceRepository(trx).ownedIds(seeded.tenantId, [audience.id])).toEqual(new Set([audience.id]));
     deletion = new AudienceRepository(db).delete(audience.id, seeded.tenantId);
     void deletion.then(() => (settledBeforeCommit = true));
-    // long enough for the delete to have run to its lock
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // the delete has reached the save's lock: PostgreSQL shows its backend waiting on it
+    await eventually(
+      'the delete to wait on the lock the save holds',
+      async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query ilike '%audiences%'`.execute(db)
+        ).rows[0]!.n > 0,
+      5_000,
+      10,
+    );
     await trx
       .updateTable('campaigns')
       .set({ audience_ids: [audience.id] })
