@@ -19,6 +19,7 @@ export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];
 export type CampaignReach = components['schemas']['CampaignReach'];
+export type CampaignChat = components['schemas']['CampaignChat'];
 export type Tenant = Json200<'/v1/tenants', 'get'>['items'][number];
 export type CampaignBody = paths['/v1/campaigns']['post']['requestBody']['content']['application/json'];
 export type CampaignPatch = NonNullable<paths['/v1/campaigns/{id}']['patch']['requestBody']>['content']['application/json'];
@@ -176,6 +177,8 @@ export const api = {
     ),
   removeMembers: (id: string, chatIds: string[]) => ok(client.DELETE('/v1/audiences/{id}/members', { params: byId(id), body: { chatIds } })),
   exportMembers: (id: string) => ok(client.GET('/v1/audiences/{id}/members.csv', { params: byId(id), parseAs: 'text' })),
+  campaignChats: (id: string, p: { query?: string; limit?: number; cursor?: string }) =>
+    ok(client.GET('/v1/campaigns/{id}/chats', { params: { ...byId(id), query: given(p) } })),
   testSend: (campaignId: string, body: TestSendBody) => ok(client.POST('/v1/campaigns/{id}/test-sends', { params: byId(campaignId), body })),
   telegramSignIn: (id: string) => ok(client.GET('/v1/accounts/{id}/telegram-sign-in', { params: byId(id) })),
   telegramSendCode: (id: string, phone: string) => ok(client.POST('/v1/accounts/{id}/telegram-sign-in', { params: byId(id), body: { phone } })),

@@ -1,4 +1,4 @@
-import { downloadedText } from '../helpers/browser.js';
+import { downloadedText, screenshots } from '../helpers/browser.js';
 import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
 import { takeExpectedBrowserError } from '../helpers/page-checks.js';
 import { openEventStream, type EventStream } from '../helpers/sse-client.js';
@@ -48,11 +48,16 @@ test('Export CSV downloads every chat of the run as the API lists them; the page
   const directory = await fetch(`${suite.stack.sandboxUrl}/sandbox/accounts/csv-acc/directory`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ chats: [{ chatId: 'c-1', title: 'Café Central', kind: 'group', memberCount: 9, canSend: true }] }),
+    body: JSON.stringify({
+      chats: [
+        { chatId: 'c-1', title: 'Café Central', kind: 'group', memberCount: 9, canSend: true },
+        { chatId: 'c-3', title: 'Chess Club', kind: 'group', memberCount: 4, canSend: true },
+      ],
+    }),
   });
   expect(directory.status).toBe(200);
   const acc = await account(suite, token, 'csv-acc', 6000);
-  await eventually('the directory synced', async () => (await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.directory?.size === 1, 30_000, 200);
+  await eventually('the directory synced', async () => (await api(suite.stack, 'GET', `/v1/accounts/${acc}`, token)).body.directory?.size === 2, 30_000, 200);
   // one chat refused by the platform, so the file holds an error code and message too
   const put = await fetch(`${suite.stack.sandboxUrl}/sandbox/chats/csv-acc/c-3`, {
     method: 'PUT',
@@ -64,7 +69,7 @@ test('Export CSV downloads every chat of the run as the API lists them; the page
   const runId = await runNow(
     suite,
     token,
-    // c-1 titled by the directory, c-2 by its own name
+    // c-1 and c-3 titled by the directory, c-2 by its own name
     await campaign(suite, token, {
       accountId: acc,
       name: 'Csv campaign',
@@ -78,7 +83,9 @@ test('Export CSV downloads every chat of the run as the API lists them; the page
   const row = (chat: string) => page.locator('table.targets tbody td[data-label="Chat"]').filter({ hasText: chat });
   expect(await row('c-1').innerText()).toBe('Café Central c-1');
   expect(await row('c-2').innerText()).toBe('Ann c-2');
+  expect(await row('c-3').innerText()).toBe('Chess Club c-3'); // the failed one, beside its error
   expect(await row('c-4').innerText()).toBe('c-4');
+  await screenshots(page, 'run-chats');
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`run-${runId}.csv`);
   const saved = await downloadedText(download);
@@ -131,7 +138,7 @@ test('Export CSV downloads every chat of the run as the API lists them; the page
     ['-1001234567890', ''],
     ['c-1', 'Café Central'],
     ['c-2', 'Ann'],
-    ['c-3', ''],
+    ['c-3', 'Chess Club'],
     ['c-4', ''],
     ['c-5', ''],
     ['c-6', ''],

@@ -2,28 +2,26 @@
 // sent to one chat the operator picks before the campaign goes live. It goes as a run of its own
 // (trigger `test`), paced like any send, never counted in the campaign's runs' sends, and shows
 // in the run history.
-import { useState } from 'preact/hooks';
-import { api, ApiError, type Campaign, type Run } from '../api.js';
-import { chatIdOf, withTopic } from '../campaign-draft.js';
+import { useMemo, useState } from 'preact/hooks';
+import { api, ApiError, type Campaign, type CampaignChat, type Run } from '../api.js';
+import { withTopic } from '../campaign-draft.js';
 import { ChatPicker, chatName, PickedChats, type PickedChat } from '../chat-picker.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps } from '../field.js';
 import { href } from '../router.js';
 import { Outside } from '../outside-text.js';
-
-const AS_SHOWN = 200;
+import { messageVariables, RenderAs } from '../test-as.js';
 
 export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (run: Run) => void }) {
   const [picked, setPicked] = useState<PickedChat | null>(null);
   const [typed, setTyped] = useState('');
-  const [asChatId, setAsChatId] = useState('');
+  const [as, setAs] = useState<CampaignChat | null>(null);
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
   const [failure, setFailure] = useState<unknown>(null);
   const [sent, setSent] = useState<{ run: Run; to: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const chatId = picked?.chatId ?? typed.trim();
-  const withVars = campaign.targets.filter((t) => typeof t !== 'string' && t.vars).map(chatIdOf);
-  const candidates = (withVars.length ? withVars : campaign.targets.map(chatIdOf)).slice(0, AS_SHOWN);
+  const variables = useMemo(() => messageVariables(campaign.messages), [campaign.messages]);
 
   const send = async (e: Event) => {
     e.preventDefault();
@@ -32,7 +30,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
     setSent(null);
     try {
       const threadId = picked?.threadId;
-      const run = await api.testSend(campaign.id, { chatId, ...(threadId && { threadId }), ...(asChatId && { asChatId }) });
+      const run = await api.testSend(campaign.id, { chatId, ...(threadId && { threadId }), ...(as && variables.length > 0 && { asChatId: as.chatId }) });
       setErrors(new Map());
       setSent({ run, to: picked ? chatName(picked) : chatId });
       onSent(run);
@@ -77,27 +75,7 @@ export function TestSend({ campaign, onSent }: { campaign: Campaign; onSent: (ru
         </>
       )}
       <FieldNote id="testChatId" errors={errors.get('testChatId')} />
-      <div class="field">
-        <label for="testAs">Variables of (chat id)</label>
-        <input
-          id="testAs"
-          type="text"
-          list="testAs-chats"
-          autoComplete="off"
-          spellcheck={false}
-          placeholder="Empty: no chat's variables"
-          value={asChatId}
-          onInput={(e) => setAsChatId(e.currentTarget.value.trim())}
-          {...invalidProps('testAs', errors.get('testAs'))}
-        />
-        <datalist id="testAs-chats">
-          {candidates.map((c) => (
-            <option value={c} />
-          ))}
-        </datalist>
-        <span class="muted">One of the campaign's chats or a member of its audiences: the test is rendered with its variables.</span>
-        <FieldNote id="testAs" errors={errors.get('testAs')} />
-      </div>
+      <RenderAs campaign={campaign} variables={variables} chat={as} onChat={setAs} errors={errors.get('testAs')} />
       {errors.get('form') && (
         <p class="error" role="alert">
           {errors.get('form')!.join('; ')}
