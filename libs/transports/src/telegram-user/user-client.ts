@@ -1,4 +1,5 @@
 import { Api, errors, helpers, TelegramClient } from 'telegram';
+import { Logger, LogLevel } from 'telegram/extensions/Logger.js';
 import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
 import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
@@ -79,15 +80,16 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
   const string = new StringSession(session);
   // GramJS in Node connects to port 80 of a data centre (443 over WSS), whatever the session says
   if (!session && options.dc) string.setDC(options.dc.dcId, options.dc.ip, 80);
+  // GramJS prints a failed connection's error whole, the proxy's options (and password) with it:
+  // through a proxy it prints nothing, and the error reaches the account instead (onError below).
+  // Its logger is given at construction, or it prints its version line on every client.
   const client = new TelegramClient(string, options.apiId, options.apiHash, {
     floodSleepThreshold: 0,
     connectionRetries: 3,
     autoReconnect: true,
+    baseLogger: new Logger(options.proxy ? LogLevel.NONE : LogLevel.ERROR),
     ...(options.proxy && { proxy: gramjsProxy(options.proxy) }),
   });
-  // GramJS prints a failed connection's error whole, the proxy's options (and password) with it:
-  // through a proxy it prints nothing, and the error reaches the account instead (onError below).
-  client.setLogLevel((options.proxy ? 'none' : 'error') as never);
   // Everything GramJS learns goes through its entity cache (invoke answers, updates): told on, so
   // the access hashes outlive this process (GramJS keeps them in memory only).
   const onPeers = options.onPeers;
