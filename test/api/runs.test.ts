@@ -93,6 +93,7 @@ describe('reads', () => {
       items: [
         {
           chatId: 'a',
+          title: null,
           threadId: null,
           status: 'failed',
           attempts: 3,
