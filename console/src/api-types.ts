@@ -94,7 +94,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Who the bearer token is */
+        /** Who the bearer token is, and the bodies it may send */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -1542,6 +1542,13 @@ export interface components {
         Me: {
             tenantId: string | null;
             admin: boolean;
+            /** @description the request bodies this API takes, so a client can check a file before sending it */
+            limits: {
+                /** @description the largest file POST /v1/media takes (MEDIA_MAX_BYTES); 413 above it */
+                mediaMaxBytes: number;
+                /** @description the largest JSON body a route takes unless it says otherwise; 413 above it */
+                jsonMaxBytes: number;
+            };
         };
         Tenant: {
             /** Format: uuid */

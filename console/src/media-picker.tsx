@@ -1,5 +1,6 @@
 // Picks the media part of a campaign: one of the tenant's uploaded files, or a new file uploaded
-// on the spot through POST /v1/media (the file is the raw body, its type the Content-Type).
+// on the spot through POST /v1/media (the file is the raw body, its type the Content-Type). A file
+// over the API's limit (GET /v1/me) is refused here, before any of it is sent.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Media } from './api.js';
 import { FieldNote, invalidProps } from './field.js';
@@ -7,18 +8,20 @@ import { FieldNote, invalidProps } from './field.js';
 const size = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 const nameOf = (m: Media) => `${m.filename ?? m.id.slice(0, 8)} (${m.contentType}, ${size(m.size)})`;
 
-/** `id` is the select's id (errors name it); the file input is `<id>-file`. */
+/** `id` is the select's id (errors name it); the file input is `<id>-file`; `maxBytes` the API's MEDIA_MAX_BYTES. */
 export function MediaPicker({
   id,
   value,
   onChange,
   tenantId,
+  maxBytes,
   errors,
 }: {
   id: string;
   value: string;
   onChange: (id: string) => void;
   tenantId?: string | undefined;
+  maxBytes: number;
   errors?: string[] | undefined;
 }) {
   const [media, setMedia] = useState<Media[]>([]);
@@ -34,8 +37,13 @@ export function MediaPicker({
   const upload = async (input: HTMLInputElement) => {
     const file = input.files?.[0];
     if (!file) return;
-    setUploading(true);
     setNote(null);
+    if (file.size > maxBytes) {
+      setFailure(`${file.name} is ${size(file.size)}: a file may be at most ${size(maxBytes)}. Choose a smaller one.`);
+      input.value = '';
+      return;
+    }
+    setUploading(true);
     setFailure(null);
     try {
       const created = await api.upload(file, file.name, tenantId);

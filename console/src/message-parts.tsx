@@ -11,9 +11,11 @@ interface Props {
   onChange: (parts: DraftPart[]) => void;
   errors: Map<string, string[]>;
   tenantId?: string | undefined;
+  /** the largest file the API takes (GET /v1/me) */
+  mediaMaxBytes: number;
 }
 
-export function MessageParts({ parts, onChange, errors, tenantId }: Props) {
+export function MessageParts({ parts, onChange, errors, tenantId, mediaMaxBytes }: Props) {
   const update = (i: number, change: Partial<DraftPart>) => onChange(parts.map((p, j) => (j === i ? { ...p, ...change } : p)));
   const move = (i: number, by: -1 | 1) => {
     const next = [...parts];
@@ -56,6 +58,7 @@ export function MessageParts({ parts, onChange, errors, tenantId }: Props) {
                   value={p.mediaId}
                   onChange={(mediaId) => update(i, { mediaId })}
                   tenantId={tenantId}
+                  maxBytes={mediaMaxBytes}
                   errors={errors.get(id('mediaId'))}
                 />
                 <div class="field">

@@ -43,10 +43,11 @@ describe('auth', () => {
     expect(JSON.stringify(row)).not.toContain(res.body.token);
   });
 
-  test('/v1/me tells the operator from a tenant', async () => {
+  test('/v1/me tells the operator from a tenant, and both the bodies they may send', async () => {
     const tenant = await createTenant(api, 'me');
-    expect((await call(api, 'GET', '/v1/me', ADMIN_TOKEN)).body).toEqual({ tenantId: null, admin: true });
-    expect((await call(api, 'GET', '/v1/me', tenant.token)).body).toEqual({ tenantId: tenant.id, admin: false });
+    const limits = { mediaMaxBytes: api.config.mediaMaxBytes, jsonMaxBytes: 4 * 1024 * 1024 };
+    expect((await call(api, 'GET', '/v1/me', ADMIN_TOKEN)).body).toEqual({ tenantId: null, admin: true, limits });
+    expect((await call(api, 'GET', '/v1/me', tenant.token)).body).toEqual({ tenantId: tenant.id, admin: false, limits });
   });
 
   test('a tenant cannot create tenants', async () => {

@@ -1,16 +1,23 @@
+import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { call, campaignBody, createAccount, createTenant, startApi, type Api, type Tenant } from './harness.js';
 
 // What the API answers before its handlers: requests Node's HTTP parser refuses, over a real
 // socket (inject never reaches the parser), and bodies, media types and paths Fastify refuses.
-// Every answer is the contract's error body, with nothing of the request in it.
+// Every answer is the contract's error body, with nothing of the request in it. Bodies over a
+// route's limit go over the socket as Node's own http client sends them.
+
+const MEDIA_MAX = 4 * 1024 * 1024;
+/** app.ts JSON_BODY_LIMIT */
+const JSON_MAX = 4 * 1024 * 1024;
 
 let api: Api;
 let tenant: Tenant;
 let port: number;
 beforeAll(async () => {
-  api = await startApi('api_client_errors');
+  // a small media limit, so bodies well over it stay cheap to send twenty times
+  api = await startApi('api_client_errors', { mediaMaxBytes: MEDIA_MAX });
   tenant = await createTenant(api, 'client-errors');
   await api.app.listen({ port: 0, host: '127.0.0.1' });
   port = (api.app.server.address() as AddressInfo).port;
@@ -163,4 +170,107 @@ describe('bodies, media types and paths refused before the handler', () => {
       expect(JSON.stringify(res.body)).not.toContain(MARK);
     }
   });
+});
+
+describe("a body over its route's limit, sent by Node's http client", () => {
+  const ROUNDS = 20;
+  // The reset came when the server closed while the client was still writing: the client's
+  // next write failed (EPIPE) before it read the answer, which it reads once its body is sent.
+  // Here each client reads nothing until then (as one busy writing in another process), so
+  // a server that closes before it has read the body is caught every time, not by chance.
+
+  interface Outcome {
+    status: number;
+    body: unknown;
+    connection: string | undefined;
+    /** the client's error before it had read the whole answer (EPIPE, ECONNRESET) */
+    failed: string | null;
+  }
+
+  /**
+   * POSTs `total` bytes in 64 KiB writes, as an upload does, and reads the answer once its body
+   * is sent, or once the connection ends. `declared`: with a Content-Length, else chunked.
+   */
+  function send(path: string, contentType: string, total: number, declared: boolean): Promise<Outcome> {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    return new Promise((resolve) => {
+      const failed = (status: number, body: unknown) => (err: NodeJS.ErrnoException) =>
+        resolve({ status, body, connection: undefined, failed: err.code ?? err.message });
+      const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': contentType, ...(declared && { 'content-length': String(total) }) };
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), connection: res.headers.connection, failed: null }));
+        res.on('error', failed(res.statusCode ?? 0, text));
+      });
+      req.on('error', failed(0, null));
+      req.once('socket', (socket) => socket.pause());
+      req.once('finish', () => req.socket?.resume());
+      const writable = () =>
+        new Promise<void>((go) => {
+          const on = () => {
+            req.off('drain', on).off('close', on);
+            go();
+          };
+          req.on('drain', on).on('close', on);
+        });
+      void (async () => {
+        for (let sent = 0; sent < total && !req.destroyed; sent += chunk.length) {
+          if (!req.write(chunk.subarray(0, Math.min(chunk.length, total - sent)))) await writable();
+        }
+        if (!req.destroyed) req.end();
+      })();
+    });
+  }
+
+  const tooLarge = (limit: number): Outcome => ({
+    status: 413,
+    body: {
+      error: { code: 'too_large', message: `the request body is larger than ${limit} bytes`, details: [{ field: 'body', message: `at most ${limit} bytes` }] },
+    },
+    connection: 'close',
+    failed: null,
+  });
+
+  test.each([
+    ['POST /v1/media with a Content-Length', '/v1/media', 'image/png', MEDIA_MAX, true],
+    ['POST /v1/media chunked', '/v1/media', 'image/png', MEDIA_MAX, false],
+    ['POST /v1/campaigns with a Content-Length', '/v1/campaigns', 'application/json', JSON_MAX, true],
+    ['POST /v1/campaigns chunked', '/v1/campaigns', 'application/json', JSON_MAX, false],
+  ])(
+    '%s, three times its limit: the 413 and its body are read every time',
+    async (_, path, type, limit, declared) => {
+      const outcomes: Outcome[] = [];
+      for (let i = 0; i < ROUNDS; i++) outcomes.push(await send(path, type, 3 * limit, declared));
+      expect(outcomes).toEqual(Array.from({ length: ROUNDS }, () => tooLarge(limit)));
+    },
+    60_000,
+  );
+
+  test('a client that never reads is cut off after a few times the limit, not read to its declared GiB', async () => {
+    const declared = 2 ** 30;
+    const written = await new Promise<number>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunk = Buffer.alloc(256 * 1024, 'a');
+      let accepted = 0;
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(accepted));
+      socket.write(
+        `POST /v1/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tenant.token}\r\nContent-Type: image/png\r\nContent-Length: ${declared}\r\n\r\n`,
+      );
+      const more = () => {
+        while (!socket.destroyed && accepted < declared) {
+          accepted += chunk.length;
+          if (!socket.write(chunk)) return void socket.once('drain', more);
+        }
+        socket.destroy();
+      };
+      more();
+    });
+    // what the server read after its answer (4 × MEDIA_MAX) and no more than the kernels buffer beyond it
+    expect(written).toBeGreaterThanOrEqual(4 * MEDIA_MAX);
+    expect(written).toBeLessThan(128 * 1024 * 1024);
+    expect((await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+  }, 60_000);
 });

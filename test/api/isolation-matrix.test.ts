@@ -160,7 +160,7 @@ const withoutId: Record<string, () => Promise<void>> = {
     expect(JSON.stringify(res.body)).not.toContain(theirs.id);
   },
   'GET /v1/me': async () => {
-    expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false });
+    expect((await call(api, 'GET', '/v1/me', mine.token)).body).toEqual({ tenantId: mine.id, admin: false, limits: expect.any(Object) });
   },
   'GET /v1/account-defaults': async () => {
     // the deployment's defaults, the same for every tenant: nothing of any tenant's in them

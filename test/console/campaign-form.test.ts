@@ -146,6 +146,14 @@ test('a file uploaded in the form is the media the platform receives when the ca
   await field(page, 'Text').fill('New poster');
   await page.getByRole('button', { name: 'Add media part' }).click();
   const part2 = page.getByRole('group', { name: 'Part 2' });
+  // a file over the API's limit (GET /v1/me) is refused beside the field, and none of it is sent
+  const uploads: string[] = [];
+  page.on('request', (r) => (r.method() === 'POST' && r.url().includes('/v1/media') ? uploads.push(r.url()) : undefined));
+  const max = (await api(suite.stack, 'GET', '/v1/me', token)).body.limits.mediaMaxBytes as number;
+  await part2.getByLabel('Or upload a new file').setInputFiles({ name: 'huge.png', mimeType: 'image/png', buffer: Buffer.alloc(max + 1024 * 1024) });
+  const over = `huge.png is ${((max + 1024 * 1024) / 1024 / 1024).toFixed(1)} MB: a file may be at most ${(max / 1024 / 1024).toFixed(1)} MB. Choose a smaller one.`;
+  await part2.getByText(over).waitFor();
+  expect(uploads).toEqual([]);
   await part2.getByLabel('Or upload a new file').setInputFiles({ name: 'poster.png', mimeType: 'image/png', buffer: file });
   await part2.getByText('Uploaded poster.png (image/png, 2.9 KB).').waitFor();
   const mediaId = await part2.getByLabel('Media', { exact: true }).inputValue();

@@ -219,7 +219,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           </div>
         </fieldset>
         <AudiencePicker value={draft.audienceIds} onChange={set('audienceIds')} tenantId={tenantOfAccount} errors={errors.get('audienceIds')} />
-        <MessageParts parts={draft.parts} onChange={set('parts')} errors={errors} tenantId={tenantOfAccount} />
+        <MessageParts parts={draft.parts} onChange={set('parts')} errors={errors} tenantId={tenantOfAccount} mediaMaxBytes={me.limits.mediaMaxBytes} />
         <Schedule draft={draft} text={text} note={note} set={set} errors={errors} />
         <fieldset>
           <legend>Status</legend>

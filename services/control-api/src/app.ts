@@ -4,6 +4,7 @@ import { duplicateRedis, loadScripts, redisKeys, SharedRateLimit, type RedisClie
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authenticate } from './auth.js';
+import { JSON_BODY_LIMIT } from './body-limit.js';
 import { clientErrorHandler, installUrlLimit } from './client-errors.js';
 import { registerConsole } from './console.js';
 import { createContext, type ApiContext, type AppDeps } from './context.js';
@@ -33,8 +34,6 @@ import { webhookRoutes } from './routes/webhooks.js';
 
 export type { AppDeps } from './context.js';
 
-// A campaign of 10,000 targets of 256 characters is about 2.6 MB of JSON.
-const JSON_BODY_LIMIT = 4 * 1024 * 1024;
 // how long start-up waits for the limiters' Redis connection before serving without it
 const LIMITER_CONNECT_WAIT_MS = 2_000;
 

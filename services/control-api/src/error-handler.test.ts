@@ -36,4 +36,14 @@ describe('toApiError', () => {
       });
     }
   });
+
+  test("a body over the route's limit is 413 naming the body and the limit", () => {
+    const known = toApiError(fault('FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large', 413), 'image/png', 4096);
+    expect(known).toMatchObject({
+      statusCode: 413,
+      code: 'too_large',
+      message: 'the request body is larger than 4096 bytes',
+      details: [{ field: 'body', message: 'at most 4096 bytes' }],
+    });
+  });
 });

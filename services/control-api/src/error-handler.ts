@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { answerThenDrain, bodyTooLarge } from './body-limit.js';
 import { ApiError, errorBody, type FieldProblem } from './errors.js';
 import { mediaTypeOf } from './schemas/media.js';
 
@@ -10,10 +11,13 @@ import { mediaTypeOf } from './schemas/media.js';
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler<FastifyError | ApiError>((err, req, reply) => {
-    const known = toApiError(err, req.headers['content-type']);
+    const limit = req.routeOptions.bodyLimit;
+    const known = toApiError(err, req.headers['content-type'], limit);
     if (known) {
       // Fastify's and PostgreSQL's rejections are kept in the log: they show which input got how far.
       if (!(err instanceof ApiError)) req.log.info({ err, code: known.code }, 'request rejected');
+      // a body over the limit, not read to its end: answered now, the socket closed once it is drained
+      if (known.statusCode === 413 && !req.raw.complete) return answerThenDrain(req, reply, known, limit);
       return reply
         .code(known.statusCode)
         .headers(known.headers)
@@ -29,10 +33,10 @@ export function installErrorHandler(app: FastifyInstance): void {
 
 /**
  * The coded error for `err`, or null for a genuine server fault. `contentType` is the request's
- * header, to tell a malformed media type from one no parser takes. No answer made here quotes
- * the request or the database: their messages stay in the log.
+ * header, to tell a malformed media type from one no parser takes; `bodyLimit` the route's, which
+ * a 413 names. No answer made here quotes the request or the database: their messages stay in the log.
  */
-export function toApiError(err: FastifyError | ApiError, contentType?: string): ApiError | null {
+export function toApiError(err: FastifyError | ApiError, contentType?: string, bodyLimit?: number): ApiError | null {
   if (err instanceof ApiError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
     // A malformed id in the path cannot name anything that exists: same answer as a missing one.
@@ -47,7 +51,7 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string): 
   }
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
+      return tooLargeFor(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return mediaTypeOf(contentType) === null
         ? new ApiError(400, 'validation_failed', 'malformed Content-Type', [{ field: 'content-type', message: 'expected a media type, type/subtype' }])
@@ -65,7 +69,7 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string): 
   }
   const status = err.statusCode ?? 500;
   if (status === 404) return new ApiError(404, 'not_found', 'no such resource');
-  if (status === 413) return new ApiError(413, 'too_large', 'the request body is larger than this route accepts');
+  if (status === 413) return tooLargeFor(bodyLimit);
   if (status >= 400 && status < 500)
     return new ApiError(400, 'validation_failed', 'the request could not be read', [{ field: 'body', message: 'could not be read' }]);
   // PostgreSQL data exceptions (class 22: bad text, out-of-range values) come from input the
@@ -76,6 +80,10 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string): 
     return new ApiError(400, 'validation_failed', 'a value could not be stored', [{ field: 'body', message: 'a value is out of range or not storable' }]);
   }
   return null;
+}
+
+function tooLargeFor(bodyLimit: number | undefined): ApiError {
+  return bodyLimit === undefined ? new ApiError(413, 'too_large', 'the request body is larger than this route accepts') : bodyTooLarge(bodyLimit);
 }
 
 interface ValidationIssue {

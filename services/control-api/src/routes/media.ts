@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { bodyTooLarge } from '../body-limit.js';
 import { ownerFor, scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
-import { invalidField, notFound, tooLarge } from '../errors.js';
+import { invalidField, notFound } from '../errors.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { listMediaQuery, media, mediaPage, mediaTypeOf, mediaView, uploadQuery } from '../schemas/media.js';
 
@@ -11,7 +12,8 @@ import { listMediaQuery, media, mediaPage, mediaTypeOf, mediaView, uploadQuery }
 export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const maxBytes = ctx.config.mediaMaxBytes;
   // Inside this plugin only, any body is taken as bytes; the limit is MEDIA_MAX_BYTES
-  // (Fastify answers 413 from Content-Length before reading, or as soon as it is exceeded).
+  // (Fastify answers 413 from Content-Length before reading, or as soon as it is exceeded; the
+  // error handler drains the rest before closing: body-limit.ts).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
 
@@ -33,7 +35,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (ap
       if (contentType === null) throw invalidField('content-type', 'expected the media type of the body, e.g. image/png');
       const bytes = req.body;
       if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw invalidField('body', 'the body must be the file, at least one byte');
-      if (bytes.length > maxBytes) throw tooLarge(`media larger than ${maxBytes} bytes`);
+      if (bytes.length > maxBytes) throw bodyTooLarge(maxBytes);
       if (req.caller.admin && !(await ctx.tenants.exists(tenantId))) throw invalidField('tenantId', 'no such tenant');
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       const created = await ctx.media.create({ tenantId, contentType, sha256, filename: req.query.filename ?? null, bytes });

@@ -1,5 +1,6 @@
 import { hashToken, newToken } from '@metronome/core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { JSON_BODY_LIMIT } from '../body-limit.js';
 import type { ApiContext } from '../context.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { unauthorized } from '../errors.js';
@@ -50,7 +51,18 @@ export const tenantRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (a
 
   app.get(
     '/me',
-    { schema: { operationId: 'getMe', tags: ['tenants'], summary: 'Who the bearer token is', response: { 200: me, ...errorResponses() } } },
-    async (req) => ({ tenantId: req.caller.tenantId, admin: req.caller.admin }),
+    {
+      schema: {
+        operationId: 'getMe',
+        tags: ['tenants'],
+        summary: 'Who the bearer token is, and the bodies it may send',
+        response: { 200: me, ...errorResponses() },
+      },
+    },
+    async (req) => ({
+      tenantId: req.caller.tenantId,
+      admin: req.caller.admin,
+      limits: { mediaMaxBytes: ctx.config.mediaMaxBytes, jsonMaxBytes: JSON_BODY_LIMIT },
+    }),
   );
 };
