@@ -126,6 +126,7 @@ const cases: Case[] = [
     part,
   ],
   ['claim:released', { runId: 'r1', released: 3 }, INFO, 'claims whose answers were lost given back as pending', { runId: 'r1', released: 3 }],
+  ['lock:released-late', { accountId: 'a1', afterMs: 750 }, INFO, 'account lock released once Redis answered again', { accountId: 'a1', afterMs: 750 }],
   [
     'answer:written',
     { runId: 'r1', what: 'sent', chatIds: ['c1'], failures: 2 },

@@ -59,6 +59,7 @@ export function subscribeLogs(events: SenderEvents, logger: Logger): () => void 
         { err: e.error, runId: e.runId, what: e.what, chatIds: e.chatIds },
         'answer not written before the leases ended: the targets expire as unknown',
       ),
+    'lock:released-late': (e) => logger.info({ accountId: e.accountId, afterMs: e.afterMs }, 'account lock released once Redis answered again'),
     'pace:unsettled': (e) =>
       e.what === 'pace'
         ? logger.warn({ err: e.error, accountId: e.accountId }, 'pace not settled: the next job keeps the slots reserved so far')

@@ -115,14 +115,16 @@ export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunFo
  * it runs and released after, whatever `work` does. 'busy' when another job holds it. What
  * `work` sets in `floors` (the moment the account's next send may go, when its own sends went
  * out later than their slots) moves the shared pace in the call that releases the lock: one
- * Redis call ends the job's hold.
+ * Redis call ends the job's hold. A release Redis did not answer (a failover outlasting the
+ * connection's retries) is retried in the background until it does or the lock's TTL ends it.
  */
 export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
-  const lock = await deps.lock.acquire(run.account.id, deps.settings.lockTtlMs);
+  const accountId = run.account.id;
+  const lock = await deps.lock.acquire(accountId, deps.settings.lockTtlMs);
   if (!lock.held) return 'busy';
   const renew = setInterval(
     () => {
-      deps.lock.extend(run.account.id, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
+      deps.lock.extend(accountId, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
     },
     Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)),
   );
@@ -131,11 +133,37 @@ export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (
     return await work(lock.token, floors);
   } finally {
     clearInterval(renew);
-    await deps.lock.release(run.account.id, lock.token, { nowMs: deps.clock.now(), ...floors }).catch((error: unknown) => {
-      if (floors.paceMs > 0) deps.events.emit('pace:unsettled', { accountId: run.account.id, what: 'pace', error });
-      if (floors.gapMs > 0) deps.events.emit('pace:unsettled', { accountId: run.account.id, what: 'gap', error });
-    });
+    // no renewal after this: by then the lock has ended by itself, ours or not
+    const endsBy = deps.clock.now() + deps.settings.lockTtlMs;
+    const release = () => deps.lock.release(accountId, lock.token, { nowMs: deps.clock.now(), ...floors });
+    await release().catch(() => void releaseWhenAnswered(deps, accountId, floors, release, endsBy).catch(() => undefined));
   }
+}
+
+/** The first wait before a failed release is tried again; it doubles up to RELEASE_RETRY_MAX_MS. */
+const RELEASE_RETRY_MS = 250;
+const RELEASE_RETRY_MAX_MS = 2_000;
+
+/**
+ * Tries a lock's release again, backing off, until Redis answers or the lock has ended by itself
+ * (`endsBy`): the account's next job need not wait out the TTL. The release script deletes the
+ * lock only while our token holds it, so a late try never frees another holder's lock.
+ */
+async function releaseWhenAnswered(deps: JobDeps, accountId: string, floors: PaceFloors, release: () => Promise<boolean>, endsBy: number): Promise<void> {
+  const since = deps.clock.now();
+  let error: unknown;
+  for (let waitMs = RELEASE_RETRY_MS; deps.clock.now() + waitMs < endsBy; waitMs = Math.min(2 * waitMs, RELEASE_RETRY_MAX_MS)) {
+    await deps.sleep(waitMs);
+    try {
+      await release();
+      deps.events.emit('lock:released-late', { accountId, afterMs: deps.clock.now() - since });
+      return;
+    } catch (e) {
+      error = e;
+    }
+  }
+  if (floors.paceMs > 0) deps.events.emit('pace:unsettled', { accountId, what: 'pace', error });
+  if (floors.gapMs > 0) deps.events.emit('pace:unsettled', { accountId, what: 'gap', error });
 }
 
 /**

@@ -55,6 +55,8 @@ export interface SenderEventMap {
   'answer:written': { runId: string; what: string; chatIds: string[]; failures: number };
   /** A held answer outlived the leases: its targets expire as unknown. */
   'answer:lost': { runId: string; what: string; chatIds: string[]; error: unknown };
+  /** A job's account lock, whose release Redis did not answer, was released `afterMs` later (its TTL would have held it longer). */
+  'lock:released-late': { accountId: string; afterMs: number };
   /** The shared pace (or least gap) could not be settled after a job. */
   'pace:unsettled': { accountId: string; what: 'pace' | 'gap'; error: unknown };
   /** Redis had lost the account's recent sends; they were rebuilt from PostgreSQL. */
