@@ -107,6 +107,8 @@ export const commonEnv = {
   REDIS_URL: url('redis://127.0.0.1:6379', ['redis:', 'rediss:']),
   // a Redis Cluster's seed nodes; when set, REDIS_URL is not used (see redis.ts)
   REDIS_CLUSTER_NODES: redisClusterNodes,
+  // the cluster's cluster-node-timeout (Redis' default): the services ride a failover out for about twice it
+  REDIS_CLUSTER_NODE_TIMEOUT_MS: int(15_000, 100, 600_000),
   KEY_PREFIX: keyPrefix,
   LOG_LEVEL: logLevel,
   NODE_ENV: z

@@ -32,6 +32,7 @@ describe('Redis connection settings', () => {
           { host: 'redis-3.internal', port: 7002 },
         ],
         tls: false,
+        nodeTimeoutMs: 15_000,
       },
       keyPrefix: '{mtr}',
     });
@@ -47,7 +48,13 @@ describe('Redis connection settings', () => {
       tls: true,
       username: 'app',
       password: 's:cret',
+      nodeTimeoutMs: 15_000,
     });
+  });
+
+  test("REDIS_CLUSTER_NODE_TIMEOUT_MS: the cluster's node timeout, which sizes how long a failover is ridden out", () => {
+    expect(load({ REDIS_CLUSTER_NODES: 'node-1:7000', REDIS_CLUSTER_NODE_TIMEOUT_MS: '2000' }).redis).toMatchObject({ nodeTimeoutMs: 2_000 });
+    expect(problems({ REDIS_CLUSTER_NODES: 'node-1:7000', REDIS_CLUSTER_NODE_TIMEOUT_MS: '2s' })[0]).toMatch(/^REDIS_CLUSTER_NODE_TIMEOUT_MS=/);
   });
 
   test('a bad entry is named with the variable, its password hidden', () => {

@@ -6,6 +6,8 @@ export interface RedisClusterNodes {
   username?: string;
   password?: string;
   tls: boolean;
+  /** the nodes' `cluster-node-timeout` (REDIS_CLUSTER_NODE_TIMEOUT_MS): how long the services ride a failover out */
+  nodeTimeoutMs?: number;
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -86,10 +88,16 @@ export function hashTagged(prefix: string): string {
  * hash-tagged; on a single node it is KEY_PREFIX as given, so an upgrade keeps every key (and
  * every lock a running replica holds) under the name it had.
  */
-export function redisConnection(env: { REDIS_URL: string; REDIS_CLUSTER_NODES: RedisClusterNodes | undefined; KEY_PREFIX: string }): {
+export function redisConnection(env: {
+  REDIS_URL: string;
+  REDIS_CLUSTER_NODES: RedisClusterNodes | undefined;
+  REDIS_CLUSTER_NODE_TIMEOUT_MS: number;
+  KEY_PREFIX: string;
+}): {
   redis: string | RedisClusterNodes;
   keyPrefix: string;
 } {
-  if (env.REDIS_CLUSTER_NODES) return { redis: env.REDIS_CLUSTER_NODES, keyPrefix: hashTagged(env.KEY_PREFIX) };
+  if (env.REDIS_CLUSTER_NODES)
+    return { redis: { ...env.REDIS_CLUSTER_NODES, nodeTimeoutMs: env.REDIS_CLUSTER_NODE_TIMEOUT_MS }, keyPrefix: hashTagged(env.KEY_PREFIX) };
   return { redis: env.REDIS_URL, keyPrefix: env.KEY_PREFIX };
 }

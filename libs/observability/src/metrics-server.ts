@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { Readiness } from './readiness.js';
 
 export interface MetricsServer {
   port: number;
@@ -8,11 +9,27 @@ export interface MetricsServer {
 }
 
 /**
- * `GET /metrics` and `GET /healthz` for the services without an HTTP API (scheduler, sender).
- * Plain node:http: two fixed routes do not need a framework. Port 0 picks a free port.
+ * `GET /metrics`, `GET /healthz` and `GET /readyz` for the services without an HTTP API
+ * (scheduler, sender). Plain node:http: three fixed routes do not need a framework. Port 0
+ * picks a free port. Without `ready`, `/readyz` answers as `/healthz`.
  */
-export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0', health: () => boolean = () => true): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host = '0.0.0.0',
+  health: () => boolean = () => true,
+  ready: () => Promise<Readiness> = async () => ({ ok: health() }),
+): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/readyz') {
+      ready()
+        .catch((error: Error): Readiness => ({ ok: false, reason: error.message }))
+        .then((answer) => {
+          res.writeHead(answer.ok ? 200 : 503, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(answer));
+        });
+      return;
+    }
     if (req.method === 'GET' && req.url === '/metrics') {
       registry
         .metrics()

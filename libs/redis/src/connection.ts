@@ -9,6 +9,33 @@ export interface RedisClusterTarget {
   username?: string;
   password?: string;
   tls: boolean;
+  /** the nodes' `cluster-node-timeout`, ms (Redis' default, 15 s, when absent): sizes how long a failover is ridden out */
+  nodeTimeoutMs?: number;
+}
+
+/** Redis' default `cluster-node-timeout`. */
+const DEFAULT_NODE_TIMEOUT_MS = 15_000;
+/** How often a command bounced by a failover is sent again. */
+const FAILOVER_RETRY_MS = 200;
+
+/**
+ * ioredis' cluster retries sized to ride out a failover: a replica takes over about one node
+ * timeout (to flag the master failed) plus an election (0.5–1 s and a second per rank) after
+ * the master dies, so a command bounced meanwhile (MOVED to the dead master, a closed
+ * connection, CLUSTERDOWN) is sent again every FAILOVER_RETRY_MS for 2 × node timeout + 2 s.
+ * ioredis counts tries, not time, and a bounce can cost two (MOVED, then the closed
+ * connection), each waiting up to the delay: twice the tries. Its defaults (16 tries, MOVED
+ * at once) fail a command within about a second.
+ */
+export function failoverRetries(nodeTimeoutMs = DEFAULT_NODE_TIMEOUT_MS): Partial<ClusterOptions> {
+  const rideOutMs = 2 * nodeTimeoutMs + 2_000;
+  return {
+    retryDelayOnMoved: FAILOVER_RETRY_MS,
+    retryDelayOnFailover: FAILOVER_RETRY_MS,
+    retryDelayOnClusterDown: FAILOVER_RETRY_MS,
+    retryDelayOnTryAgain: FAILOVER_RETRY_MS,
+    maxRedirections: Math.ceil((2 * rideOutMs) / FAILOVER_RETRY_MS),
+  };
 }
 
 /** Where to connect: a `redis://` / `rediss://` URL for one server, or a cluster's nodes. */
@@ -57,6 +84,7 @@ export function duplicateRedis(redis: RedisClient, options: RedisOptions): Redis
 function clusterOptions(target: RedisClusterTarget, nodeOptions: RedisOptions): ClusterOptions {
   const { retryStrategy, enableOfflineQueue, lazyConnect, ...perNode } = nodeOptions;
   return {
+    ...failoverRetries(target.nodeTimeoutMs),
     lazyConnect,
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     // the cluster reconnects as a whole; it follows the same strategy as a single connection

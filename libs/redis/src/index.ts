@@ -4,8 +4,9 @@ export { AccountLock, type LockResult, type PaceFloors } from './account-lock.js
 export { AccountPace, type ManyReservation, type PaceReservation, type ChatPace } from './pace.js';
 export { SafePace, type SafeLimits, type SafeReservation } from './safe-pace.js';
 export { LeaderLease } from './leader-lease.js';
-export { closeRedis, createRedis, duplicateRedis, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
+export { closeRedis, createRedis, duplicateRedis, failoverRetries, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
 export { SocketLeases } from './socket-lease.js';
 export { SharedRateLimit, type PairRefusal } from './rate-limit.js';
 export { SchedulerWake } from './scheduler-wake.js';
 export { answerWithin, NoAnswerError } from './answer-within.js';
+export { redisReadiness } from './readiness.js';

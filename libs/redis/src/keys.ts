@@ -20,6 +20,8 @@ export function redisKeys(prefix: string) {
     /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
     chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
     schedulerLeader: `${prefix}:scheduler:leader`,
+    /** read, never written, by the services' `/readyz`: it reaches the node serving the deployment's slot */
+    readiness: `${prefix}:readiness`,
     /** the API's nudge to the scheduler leader to tick at once (a list of at most one entry) */
     schedulerWake: `${prefix}:scheduler:wake`,
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */

@@ -187,11 +187,11 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
 /** Reads the API's variables once; throws a ConfigError naming every bad one. */
 export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
   const e = parseEnv(apiEnv, env);
-  const { keyPrefix } = redisConnection(e);
+  const { redis, keyPrefix } = redisConnection(e);
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
-    ...(e.REDIS_CLUSTER_NODES ? { redisCluster: e.REDIS_CLUSTER_NODES } : {}),
+    ...(typeof redis === 'string' ? {} : { redisCluster: redis }),
     keyPrefix,
     logLevel: e.LOG_LEVEL,
     nodeEnv: e.NODE_ENV,

@@ -7,13 +7,15 @@ import {
   countRedisCommands,
   createLogger,
   Metrics,
+  postgresAnswers,
+  readinessOf,
   settledWithin,
   startMetricsServer,
   stopStep,
   stopOnSignals,
 } from '@metronome/observability';
 import { RunQueue } from '@metronome/queue';
-import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, SchedulerWake } from '@metronome/redis';
+import { closeRedis, createRedis, duplicateRedis, LeaderLease, loadScripts, redisKeys, redisReadiness, SchedulerWake } from '@metronome/redis';
 import { loadConfig } from './config.js';
 import { redisErrorLog } from './redis-errors.js';
 import { Leadership } from './leader.js';
@@ -53,6 +55,8 @@ const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
  * applies from the next one.
  */
 const TICK_MARGIN_MS = 1_000;
+/** How long `/readyz` waits for PostgreSQL and Redis (a readiness probe's own timeout is often 1–2 s). */
+const READY_PROBE_MS = 1_000;
 const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
 const redis = createRedis(config.REDIS, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
 redis.on(
@@ -81,7 +85,9 @@ const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 const leaseMs = Math.max(1000, config.SCHEDULER_TICK_MS);
 const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, events);
 
-const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, undefined, undefined, () =>
+  readinessOf({ postgres: postgresAnswers(db, READY_PROBE_MS), redis: () => redisReadiness(redis, keys.readiness, READY_PROBE_MS) }),
+);
 
 let stopping = false;
 const renewal = setInterval(

@@ -17,13 +17,15 @@ import {
   createLogger,
   routeConsoleToLog,
   Metrics,
+  postgresAnswers,
+  readinessOf,
   settledWithin,
   startMetricsServer,
   stopStep,
   stopOnSignals,
 } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
-import { closeRedis, createRedis, loadScripts, redisKeys } from '@metronome/redis';
+import { closeRedis, createRedis, loadScripts, redisKeys, redisReadiness } from '@metronome/redis';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
@@ -208,7 +210,11 @@ const directory = directoryWorker(
   DIRECTORY_CONCURRENCY,
 );
 
-const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+/** How long `/readyz` waits for PostgreSQL and Redis (a readiness probe's own timeout is often 1–2 s). */
+const READY_PROBE_MS = 1_000;
+const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, undefined, undefined, () =>
+  readinessOf({ postgres: postgresAnswers(db, READY_PROBE_MS), redis: () => redisReadiness(redis, keys.readiness, READY_PROBE_MS) }),
+);
 
 /**
  * How long the jobs get to finish the sends they began and write them. Enough for a healthy

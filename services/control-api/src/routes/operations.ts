@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { sql } from 'kysely';
+import { postgresAnswers, readinessOf, type Readiness } from '@metronome/observability';
+import { redisKeys, redisReadiness } from '@metronome/redis';
 import { z } from 'zod';
 import type { ApiContext } from '../context.js';
 import { withTimeout } from '../timeout.js';
@@ -10,6 +11,11 @@ const ACCOUNT_STATUSES = ['active', 'disabled', 'disconnected', 'pairing', 'cool
 
 /** `/healthz`, `/readyz` and `/metrics`: no auth, for orchestrators and Prometheus. */
 export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  // on a cluster, Redis is ready when the node serving the deployment's slot answers, not any node
+  const probeKey = redisKeys(ctx.config.keyPrefix).readiness;
+  const readiness = (): Promise<Readiness> =>
+    readinessOf({ postgres: postgresAnswers(ctx.db, PROBE_TIMEOUT_MS), redis: () => redisReadiness(ctx.redis, probeKey, PROBE_TIMEOUT_MS) });
+
   app.get(
     '/healthz',
     {
@@ -38,10 +44,11 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
         },
       },
     },
-    async (_req, reply) => {
-      const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
-      const ok = postgres && redis;
-      return reply.code(ok ? 200 : 503).send({ ok, postgres, redis });
+    async (req, reply) => {
+      const { ok, postgres, redis, reason } = await readiness();
+      // the body's fields are the contract's; why it is not ready goes to the log
+      if (!ok) req.log.warn({ reason }, 'not ready');
+      return reply.code(ok ? 200 : 503).send({ ok, postgres: postgres === true, redis: redis === true });
     },
   );
 
@@ -60,9 +67,9 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
       // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
       // every API replica reports the same numbers and none keeps state for them.
       // The dependency gauges come first and alone: they must be served even when the others fail.
-      const [postgres, redis] = await Promise.all([answers(sql`select 1`.execute(ctx.db)), answers(ctx.redis.ping())]);
-      ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres ? 1 : 0);
-      ctx.metrics.dependencyUp.set({ dependency: 'redis' }, redis ? 1 : 0);
+      const { postgres, redis } = await readiness();
+      ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres === true ? 1 : 0);
+      ctx.metrics.dependencyUp.set({ dependency: 'redis' }, redis === true ? 1 : 0);
       try {
         const [runs, jobs, due, accounts] = await Promise.all([
           withTimeout(ctx.runs.countByStatus(), PROBE_TIMEOUT_MS, 'run counts'),
@@ -94,12 +101,3 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
     },
   );
 };
-
-async function answers(probe: Promise<unknown>): Promise<boolean> {
-  try {
-    await withTimeout(probe, PROBE_TIMEOUT_MS, 'readiness probe');
-    return true;
-  } catch {
-    return false;
-  }
-}
