@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { open } from '@metronome/core';
 import type { ApiConfig } from '../../services/control-api/src/config.js';
 import { telegramSignInOnFirstUse } from '../../services/control-api/src/platform-clients.js';
-import { startApi, createTenant, type Api, type Tenant } from '../api/harness.js';
+import { call, startApi, createTenant, type Api, type Tenant } from '../api/harness.js';
 import { WireTelegram } from '../helpers/wire-telegram.js';
 
 // Signing a telegram_user account in through the control API over HTTP, with the REAL GramJS
@@ -188,4 +188,21 @@ test('QR login without two-step verification: signed in once scanned', async () 
   fake.scanQr(Buffer.from(new URL(shown.body.qr.url).searchParams.get('token')!, 'base64url'), phone);
   expect((await http('GET', `/v1/accounts/${id}/telegram-sign-in`)).body).toMatchObject({ state: 'signed_in' });
   expect(await row(id)).toMatchObject({ status: 'active', external_id: userId });
+});
+
+test('a deployment without a Telegram application answers 409 saying what to set, and still shows the state', async () => {
+  const telegramUser: ApiConfig['telegramUser'] = { apiId: 0, apiHash: '', clientModule: null, dc: `2@${fake.dc().ip}`, serverKey: fake.serverKeyPem };
+  const bare = await startApi('tg_sign_in_no_app', { telegramUser }, {}, undefined, () => ({
+    telegramSignIn: telegramSignInOnFirstUse({ telegramUser } as ApiConfig),
+  }));
+  try {
+    const owner = await createTenant(bare, 'no app');
+    const acc = await call(bare, 'POST', '/v1/accounts', owner.token, { platform: 'telegram_user', name: 'poster' });
+    expect((await call(bare, 'GET', `/v1/accounts/${acc.body.id}/telegram-sign-in`, owner.token)).status).toBe(200);
+    const started = await call(bare, 'POST', `/v1/accounts/${acc.body.id}/telegram-sign-in`, owner.token, { phone: '+447700900555' });
+    expect(started.status).toBe(409);
+    expect(started.body.error.message).toMatch(/set TELEGRAM_API_ID and TELEGRAM_API_HASH/);
+  } finally {
+    await bare.close();
+  }
 });

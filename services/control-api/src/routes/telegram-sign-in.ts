@@ -76,15 +76,15 @@ export const telegramSignInRoutes: FastifyPluginAsyncZod<TelegramSignInRoutesOpt
     if (!account) throw notFound('account');
     if (account.platform !== 'telegram_user') throw conflict(`only telegram_user accounts sign in to Telegram; this one is ${account.platform}`);
     if (!signIn) throw conflict('this deployment cannot sign Telegram accounts in');
-    // GramJS refuses to start without them (and Telegram would refuse the sign-in): say what fixes it
-    if (!(signIn.apiId > 0) || !signIn.apiHash)
-      throw conflict(
-        'this deployment has no Telegram application: set TELEGRAM_API_ID and TELEGRAM_API_HASH (my.telegram.org, API development tools) on the API and the senders, then try again',
-      );
     return account;
   };
   /** One step on a client of the pending session, always disconnected after. */
   const withClient = async <T>(account: AccountRow, session: string, step: (c: UserClient) => Promise<T>): Promise<T> => {
+    // GramJS refuses to start without them (and Telegram would refuse the sign-in): say what fixes it
+    if (!(signIn!.apiId > 0) || !signIn!.apiHash)
+      throw conflict(
+        'this deployment has no Telegram application: set TELEGRAM_API_ID and TELEGRAM_API_HASH (my.telegram.org, API development tools) on the API and the senders, then try again',
+      );
     // through the account's proxy, as its sends will go (docs/platforms.md, "Proxy")
     const sealed = await ctx.accounts.sealedProxy(account.id);
     const proxy = sealed ? proxyOf(open(sealed, keys).toString('utf8'), 'telegram_user') : null;
