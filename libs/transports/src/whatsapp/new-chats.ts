@@ -83,6 +83,8 @@ const OPEN_FETCH_WAIT_MS = 3_000;
 export class NewChats {
   /** each account's fetch of its lock and cap since its socket opened, until answered */
   private readonly fetching = new Map<string, Promise<unknown>>();
+  /** each account's writes of what WhatsApp told this replica, until stored: a send reads after them */
+  private readonly writing = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly store: NewChatLimitStore,
@@ -99,6 +101,8 @@ export class NewChats {
   async hold(accountId: string): Promise<NewChatHold | null> {
     const fetching = this.fetching.get(accountId);
     if (fetching) await Promise.race([fetching, new Promise((r) => setTimeout(r, OPEN_FETCH_WAIT_MS).unref())]);
+    // what this replica was just told (a 463) is stored before the hold is read: the next send sees it
+    await this.writing.get(accountId);
     return newChatHold(await this.store.read(accountId), new Date(this.clock.now()));
   }
 
@@ -172,6 +176,11 @@ export class NewChats {
   }
 
   private write(accountId: string, what: string, written: Promise<void>): void {
-    written.catch((err: unknown) => this.logger.error({ err, accountId }, `whatsapp ${what} not recorded`));
+    const settled = Promise.all([
+      this.writing.get(accountId),
+      written.catch((err: unknown) => this.logger.error({ err, accountId }, `whatsapp ${what} not recorded`)),
+    ]);
+    this.writing.set(accountId, settled);
+    void settled.then(() => this.writing.get(accountId) === settled && this.writing.delete(accountId));
   }
 }
