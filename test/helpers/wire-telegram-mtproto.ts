@@ -206,7 +206,12 @@ export class MtprotoWire {
         });
         return { ip, server };
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 50) throw err;
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EACCES')
+          throw new Error(
+            'the fake Telegram listens on port 80 (GramJS dials it): run the tests as root, or let users bind it with `sudo sysctl net.ipv4.ip_unprivileged_port_start=80`',
+          );
+        if (code !== 'EADDRINUSE' || attempt >= 50) throw err;
       }
     }
   }
