@@ -536,7 +536,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Validate a campaign create body exactly as create does and preview it; nothing is saved */
+        /** Validate a campaign create body exactly as create does and preview it, its message as one chat receives it; nothing is saved */
         post: operations["previewCampaign"];
         delete?: never;
         options?: never;
@@ -1345,6 +1345,34 @@ export interface components {
             /** @description the next runs the scheduler will create, soonest first; empty for a deactivated campaign */
             items: components["schemas"]["Occurrence"][];
         };
+        PreviewSpan: {
+            text: string;
+            /** @description the variable of the {{…}} tag this stretch renders; null: text as written */
+            variable: string | null;
+            /** @description where the variable's value came from: own (the chat's own variables), directory (a built-in from the account's chat directory), fallback (the tag's, after the |), missing (none: sent as written); null for text */
+            from: ("own" | "directory" | "fallback" | "missing") | null;
+        };
+        PreviewMessage: {
+            chatId: string;
+            /** @description its forum topic; null: none */
+            threadId: number | null;
+            /** @description its title in the account's chat directory, else its own `name` variable; null: neither */
+            title: string | null;
+            /**
+             * @description target: one of the targets; audience: a member of one of the audiences
+             * @enum {string}
+             */
+            from: "target" | "audience";
+            /** @description each message part, in order */
+            parts: {
+                /** @enum {string} */
+                type: "text" | "media";
+                /** @description the text, or a media part's caption, as this chat receives it; null: a media part without a caption */
+                text: string | null;
+                /** @description the same text in stretches, each variable apart with where its value came from; joined, they are `text` */
+                spans: components["schemas"]["PreviewSpan"][];
+            }[];
+        };
         CampaignPreview: {
             /** @description the next 10 runs the campaign would get, as the scheduler would create them */
             occurrences: components["schemas"]["Occurrence"][];
@@ -1362,6 +1390,8 @@ export interface components {
             };
             /** @description the chats a run created now would reach, and why the others not */
             reach: components["schemas"]["CampaignReach"];
+            /** @description the message as one chat receives it (?chatId, else the first target, else the first audience member), rendered as the sender renders it; null: no chat */
+            message: components["schemas"]["PreviewMessage"] | null;
         };
         RunCounts: {
             total: number;
@@ -4707,7 +4737,12 @@ export interface operations {
     };
     previewCampaign: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the chat `message` is rendered for: one of the body's targets, else a member of one of its audiences; absent: the first target, else the first audience member */
+                chatId?: string;
+                /** @description with chatId: the target's forum topic */
+                threadId?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;

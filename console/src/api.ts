@@ -18,6 +18,8 @@ export type AccountDefaults = components['schemas']['AccountDefaults'];
 export type Media = components['schemas']['Media'];
 export type Occurrence = components['schemas']['Occurrence'];
 export type CampaignPreview = components['schemas']['CampaignPreview'];
+export type PreviewMessage = components['schemas']['PreviewMessage'];
+export type PreviewSpan = components['schemas']['PreviewSpan'];
 export type CampaignReach = components['schemas']['CampaignReach'];
 export type CampaignChat = components['schemas']['CampaignChat'];
 export type Tenant = Json200<'/v1/tenants', 'get'>['items'][number];
@@ -135,7 +137,9 @@ export const api = {
   occurrences: (id: string, limit = 5, ifActive = false) =>
     ok(client.GET('/v1/campaigns/{id}/occurrences', { params: { ...byId(id), query: { limit, ...(ifActive && { ifActive: 'true' as const }) } } })),
   reach: (id: string) => ok(client.GET('/v1/campaigns/{id}/reach', { params: byId(id) })),
-  previewCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns/preview', { body })),
+  /** `as`: the chat the preview's message is rendered for (default: the first target, else audience member) */
+  previewCampaign: (body: CampaignBody, as: { chatId: string; threadId?: number } | null = null) =>
+    ok(client.POST('/v1/campaigns/preview', { params: { query: as ? given({ chatId: as.chatId, threadId: as.threadId }) : {} }, body })),
   createCampaign: (body: CampaignBody) => ok(client.POST('/v1/campaigns', { body })),
   patchCampaign: (id: string, body: CampaignPatch) => ok(client.PATCH('/v1/campaigns/{id}', { params: byId(id), body })),
   media: (p: { limit?: number; cursor?: string } = {}) => ok(client.GET('/v1/media', { params: { query: p } })),

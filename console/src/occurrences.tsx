@@ -1,4 +1,5 @@
 // The next runs of a campaign as the API works them out (stored, or previewed in the form).
+import type { ComponentChildren } from 'preact';
 import type { CampaignPreview, Occurrence } from './api.js';
 import { duration, relative, zonedTime } from './format.js';
 
@@ -19,8 +20,8 @@ export function NextOccurrences({ items, zone }: { items: Occurrence[] | null; z
   );
 }
 
-/** What the form's campaign would do: one run's length at the account's pace, whether it fits its window, its next runs. */
-export function PreviewNote({ preview, zone }: { preview: CampaignPreview; zone: string }) {
+/** What the form's campaign would do: one run's length at the account's pace, whether it fits its window, its next runs; `children` after them (the message as one chat gets it). */
+export function PreviewNote({ preview, zone, children }: { preview: CampaignPreview; zone: string; children?: ComponentChildren }) {
   const r = preview.run;
   return (
     <section class="preview" aria-labelledby="preview-title" tabIndex={-1} id="preview">
@@ -32,6 +33,7 @@ export function PreviewNote({ preview, zone }: { preview: CampaignPreview; zone:
       <p class="preview-detail">{r.detail}</p>
       <h3>Next occurrences ({zone})</h3>
       <NextOccurrences items={preview.occurrences} zone={zone} />
+      {children}
     </section>
   );
 }

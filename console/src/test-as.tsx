@@ -37,8 +37,24 @@ export function messageVariables(messages: Campaign['messages']): MessageVariabl
 /** A chat's name in the console's words: its title, else its id (with its topic). */
 const campaignChatName = (c: CampaignChat) => `${c.title ?? c.chatId}${c.threadId ? ` (topic ${c.threadId})` : ''}`;
 
+interface CampaignChatPickerProps {
+  id: string;
+  campaign: Campaign;
+  onPick: (chat: CampaignChat) => void;
+  /** the search's label: what the pick is for */
+  label?: string;
+  /** the words before a result's name on its button, for a screen reader */
+  verb?: string;
+}
+
 /** The campaign's chats matching what is typed (the first ones while nothing is), each a button that picks it. */
-function CampaignChatPicker({ id, campaign, onPick }: { id: string; campaign: Campaign; onPick: (chat: CampaignChat) => void }) {
+export function CampaignChatPicker({
+  id,
+  campaign,
+  onPick,
+  label = "Render as one of the campaign's chats: find by name",
+  verb = 'Render as',
+}: CampaignChatPickerProps) {
   const [query, setQuery] = useState('');
   const q = useDebounced(query.trim());
   const [results, setResults] = useState<{ items: CampaignChat[]; more: boolean } | null>(null);
@@ -67,7 +83,7 @@ function CampaignChatPicker({ id, campaign, onPick }: { id: string; campaign: Ca
   return (
     <div class="picker">
       <div class="field">
-        <label for={id}>Render as one of the campaign's chats: find by name</label>
+        <label for={id}>{label}</label>
         <input
           id={id}
           type="search"
@@ -86,7 +102,7 @@ function CampaignChatPicker({ id, campaign, onPick }: { id: string; campaign: Ca
           {results.items.map((c) => (
             <li data-chat-id={c.chatId}>
               <button type="button" onClick={() => onPick(c)}>
-                <span class="visually-hidden">Render as </span>
+                <span class="visually-hidden">{verb} </span>
                 <strong>
                   <Outside>{c.title ?? c.chatId}</Outside>
                 </strong>

@@ -11,6 +11,25 @@ beforeAll(async () => {
 });
 beforeEach(() => api.clock.set(NOW)); // 11:00 in Kuala Lumpur
 
+// Entries of an account's chat directory, as a sync would write them.
+const addToDirectory = (account: string, chats: { chatId: string; title: string; canSend?: boolean }[]) =>
+  api.db
+    .insertInto('chat_directory')
+    .values(
+      chats.map(({ chatId, title, canSend = true }) => ({
+        account_id: account,
+        chat_id: chatId,
+        title,
+        title_folded: title.toLowerCase(),
+        kind: 'group' as const,
+        member_count: 3,
+        can_send: canSend,
+        cannot_send_reason: canSend ? null : 'left',
+        last_sync_at: new Date(NOW),
+        updated_at: new Date(NOW),
+      })),
+    )
+    .execute();
 const minutes = (n: number) => new Date(NOW + n * 60_000).toISOString();
 const occurrences = (id: string, query = '') => call(api, 'GET', `/v1/campaigns/${id}/occurrences${query}`, t.token);
 const campaignCount = async () =>
@@ -175,23 +194,10 @@ describe('POST /v1/campaigns/preview', () => {
 describe('reach', () => {
   test("a campaign's reach: its targets and its audiences' other members, less suppressed and cannot-post chats; the preview answers the same", async () => {
     const account = await createAccount(api, t);
-    await api.db
-      .insertInto('chat_directory')
-      .values(
-        ['r-closed', 'm-closed'].map((chatId) => ({
-          account_id: account,
-          chat_id: chatId,
-          title: chatId,
-          title_folded: chatId,
-          kind: 'group' as const,
-          member_count: 3,
-          can_send: false,
-          cannot_send_reason: 'left',
-          last_sync_at: new Date(NOW),
-          updated_at: new Date(NOW),
-        })),
-      )
-      .execute();
+    await addToDirectory(
+      account,
+      ['r-closed', 'm-closed'].map((chatId) => ({ chatId, title: chatId, canSend: false })),
+    );
     expect((await call(api, 'POST', `/v1/accounts/${account}/suppressions`, t.token, { chatIds: ['r-off', 'm-off', 'm-closed'] })).status).toBe(200);
     const audience = await call(api, 'POST', '/v1/audiences', t.token, {
       name: 'reach',
@@ -209,6 +215,81 @@ describe('reach', () => {
   });
 });
 
+describe('the message as one chat receives it', () => {
+  const text = (t: string) => ({ type: 'text', text: t });
+  const preview = (body: Record<string, unknown>, query = '') => call(api, 'POST', `/v1/campaigns/preview${query}`, t.token, body);
+  // each part's text, and each variable's value with where it came from
+  const shown = (message: {
+    chatId: string;
+    from: string;
+    parts: { text: string | null; spans: { text: string; variable: string | null; from: string | null }[] }[];
+  }) => ({
+    chatId: message.chatId,
+    from: message.from,
+    texts: message.parts.map((p) => p.text),
+    filled: message.parts.flatMap((p) => p.spans.filter((s) => s.variable !== null).map((s) => `${s.variable}=${s.text} (${s.from})`)),
+  });
+
+  test('renders each part for the chosen chat: its own name, a built-in title from the directory, the fallback where it has none; the first target by default', async () => {
+    const account = await createAccount(api, t);
+    await addToDirectory(account, [
+      { chatId: 'p-cafe', title: 'Café Central' },
+      { chatId: 'p-chess', title: 'Chess Club' },
+    ]);
+    const body = campaignBody(account, {
+      messages: [text('Hello {{name|friends}}, welcome to {{chat.title|our group}}'), text('See you')],
+      targets: [{ chatId: 'p-cafe', vars: { name: 'Ann' } }, 'p-chess', 'p-none'],
+    });
+    const first = await preview(body);
+    expect(first.status).toBe(200);
+    expect(first.body.message).toMatchObject({ chatId: 'p-cafe', threadId: null, title: 'Café Central', from: 'target' });
+    expect(first.body.message.parts[0].spans).toEqual([
+      { text: 'Hello ', variable: null, from: null },
+      { text: 'Ann', variable: 'name', from: 'own' },
+      { text: ', welcome to ', variable: null, from: null },
+      { text: 'Café Central', variable: 'chat.title', from: 'directory' },
+    ]);
+    expect(shown(first.body.message)).toEqual({
+      chatId: 'p-cafe',
+      from: 'target',
+      texts: ['Hello Ann, welcome to Café Central', 'See you'],
+      filled: ['name=Ann (own)', 'chat.title=Café Central (directory)'],
+    });
+    expect(shown((await preview(body, '?chatId=p-chess')).body.message)).toEqual({
+      chatId: 'p-chess',
+      from: 'target',
+      texts: ['Hello friends, welcome to Chess Club', 'See you'],
+      filled: ['name=friends (fallback)', 'chat.title=Chess Club (directory)'],
+    });
+    const bare = (await preview(body, '?chatId=p-none')).body.message;
+    expect(bare.title).toBeNull();
+    expect(shown(bare).filled).toEqual(['name=friends (fallback)', 'chat.title=our group (fallback)']);
+    // a chat that is none of the campaign's is a 400 naming chatId
+    const other = await preview(body, '?chatId=p-elsewhere');
+    expect(other.status).toBe(400);
+    expect(fields(other)).toEqual(['chatId']);
+  });
+
+  test("an audience's member: its own variables, the first member by default; a campaign without variables goes as written", async () => {
+    const audience = await call(api, 'POST', '/v1/audiences', t.token, {
+      name: 'guests',
+      members: [{ chatId: 'g-2', vars: { name: 'Bo' } }, { chatId: 'g-1' }],
+    });
+    const body = campaignBody(accountId, { messages: [text('{{name|friends}}, hi')], targets: [], audienceIds: [audience.body.id] });
+    expect(shown((await preview(body)).body.message)).toEqual({ chatId: 'g-1', from: 'audience', texts: ['friends, hi'], filled: ['name=friends (fallback)'] });
+    const bo = (await preview(body, '?chatId=g-2')).body.message;
+    expect({ title: bo.title, ...shown(bo) }).toEqual({ title: 'Bo', chatId: 'g-2', from: 'audience', texts: ['Bo, hi'], filled: ['name=Bo (own)'] });
+    const plain = (await preview(campaignBody(accountId))).body.message;
+    expect(plain).toEqual({
+      chatId: 'chat-1',
+      threadId: null,
+      title: null,
+      from: 'target',
+      parts: [{ type: 'text', text: 'Hello', spans: [{ text: 'Hello', variable: null, from: null }] }],
+    });
+  });
+});
+
 test('/openapi.json documents both', async () => {
   const doc = JSON.parse((await api.app.inject({ method: 'GET', url: '/openapi.json' })).body);
   expect(doc.paths['/v1/campaigns/{id}/occurrences'].get.parameters.map((p: { name: string }) => p.name)).toContain('limit');
@@ -216,6 +297,9 @@ test('/openapi.json documents both', async () => {
   expect(doc.paths['/v1/campaigns/{id}/reach'].get.operationId).toBe('getCampaignReach');
   expect(doc.paths['/v1/campaigns/{id}/occurrences'].get.parameters.map((p: { name: string }) => p.name)).toContain('ifActive');
   expect(Object.keys(doc.components.schemas.Occurrence.properties).sort()).toEqual(['scheduledAt', 'startsAt', 'windowEndAt']);
+  expect(doc.paths['/v1/campaigns/preview'].post.parameters.map((p: { name: string }) => p.name)).toEqual(['chatId', 'threadId']);
+  expect(doc.components.schemas.PreviewSpan.properties.from.anyOf[0].enum).toEqual(['own', 'directory', 'fallback', 'missing']);
+  expect(doc.components.schemas.CampaignPreview.required).toContain('message');
   expect(doc.components.schemas.CampaignPreview.properties.run.required.sort()).toEqual([
     'detail',
     'durationSeconds',

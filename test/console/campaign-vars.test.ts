@@ -6,7 +6,8 @@ import { account, campaign, consoleSuite, open, tenant } from './console-kit.js'
 // Personal messages in the console: the campaign page lists each chat's variables, and an edit
 // in the browser never loses them (they are set through the API; the form keeps them with their
 // chats and sends targets only when the chat list changed); picked chats get a field per variable
-// the message uses, and go as {chatId, vars}.
+// the message uses, and go as {chatId, vars}; the preview shows the message as one chosen chat
+// gets it, a fallback's spot marked.
 
 const suite = consoleSuite();
 
@@ -57,7 +58,7 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   await page.context().close();
 }, 60_000);
 
-test('a picked chat gets a field for each variable the message needs; one left empty is refused beside it, by its title; filled, it goes as {chatId, vars}', async () => {
+test('a picked chat gets a field for each variable the message needs; the preview renders a chosen chat, its fallbacks marked; one left empty is refused beside it, by its title; filled, it goes as {chatId, vars}', async () => {
   const token = await tenant(suite, 'Picked vars');
   // the platform's directory, set before the account exists: an http account syncs by itself when created
   const res = await fetch(`${suite.stack.sandboxUrl}/sandbox/accounts/pv-acc/directory`, {
@@ -81,6 +82,19 @@ test('a picked chat gets a field for each variable the message needs; one left e
     await field(page, 'Find chats by name').fill(title.toLowerCase());
     await page.getByRole('button', { name: `Add ${title}` }).click();
   }
+  // the preview renders one chat: the first picked by default, then the one chosen by name, a fallback's spot marked
+  await field(page, 'Text').fill('Hello {{name|friends}}, welcome to {{chat.title}}');
+  await page.getByLabel('name for Café Central').fill('Ann');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const part = (text: string) => page.locator('.rendered-message .rendered-part', { hasText: text }).waitFor();
+  await part('Hello Ann, welcome to Café Central');
+  await field(page, 'Show the message as').selectOption({ label: 'Chess Club' });
+  await part('Hello friends, welcome to Chess Club');
+  const fallback = page.locator('.rendered-message mark');
+  expect(await fallback.evaluateAll((marks) => marks.map((m) => `${m.textContent} [${m.getAttribute('title')}]`))).toEqual(['friends [fallback: friends]']);
+  await field(page, 'Show the message as').selectOption({ label: 'Café Central' });
+  await part('Hello Ann, welcome to Café Central');
+  expect(await fallback.count()).toBe(0);
   await field(page, 'Text').fill('Hello {{name}}, welcome to {{chat.title}}');
   // a field for name beside each chat (chat.title is the directory's), needed: the tag has no fallback
   const cafe = page.getByLabel('name for Café Central');

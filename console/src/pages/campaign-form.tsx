@@ -4,6 +4,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Campaign, type CampaignPreview, type CampaignReach, type Me } from '../api.js';
 import {
+  allTargets,
   createBody,
   draftOf,
   emptyDraft,
@@ -26,6 +27,7 @@ import { AudiencePicker } from '../audience-picker.js';
 import { ChatPicker, PickedChats } from '../chat-picker.js';
 import { MessageParts } from '../message-parts.js';
 import { PreviewNote } from '../occurrences.js';
+import { PreviewMessageView, type PreviewChoice } from '../preview-message.js';
 import { sendsSoon, SendNowQuestion } from '../send-now.js';
 import { href } from '../router.js';
 import { Outside } from '../outside-text.js';
@@ -50,6 +52,10 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [preview, setPreview] = useState<CampaignPreview | null>(null);
+  // the chat the preview's message is rendered for (null: the API's default, the first target)
+  const [previewAs, setPreviewAs] = useState<{ chatId: string; threadId?: number } | null>(null);
+  // the Preview button moves focus to the preview; choosing its chat leaves focus on the choice
+  const focusPreview = useRef(false);
   // a save that would send within a minute waits for the operator's yes, with the reach it asked about
   const [asking, setAsking] = useState<CampaignReach | null>(null);
   const form = useRef<HTMLFormElement>(null);
@@ -75,7 +81,8 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
     setAsking(null);
   }, [draft]);
   useLayoutEffect(() => {
-    if (preview) form.current?.querySelector<HTMLElement>('#preview')?.focus();
+    if (preview && focusPreview.current) form.current?.querySelector<HTMLElement>('#preview')?.focus();
+    focusPreview.current = false;
   }, [preview]);
   useLayoutEffect(() => {
     if (asking) form.current?.querySelector<HTMLElement>('#send-now')?.focus();
@@ -94,13 +101,20 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
   const note = (key: FieldId) => <FieldNote id={key} errors={errors.get(key)} />;
   const tenantOfAccount = me.admin ? names.accounts.get(draft.accountId)?.tenantId : undefined;
 
-  const showPreview = async () => {
+  const showPreview = async (as = previewAs, focus = true) => {
     setBusy(true);
     setFailure(null);
     setNotice(null);
     try {
-      const answer = await api.previewCampaign(createBody(draft, tenantOfAccount));
+      const body = createBody(draft, tenantOfAccount);
+      // a chat chosen before that the form no longer lists: the default chat instead
+      const answer = await api.previewCampaign(body, as).catch((err: unknown) => {
+        if (as && err instanceof ApiError && err.details.length > 0 && err.details.every((d) => d.field === 'chatId')) return api.previewCampaign(body);
+        throw err;
+      });
       setErrors(new Map());
+      setPreviewAs(answer.message ? { chatId: answer.message.chatId, ...(answer.message.threadId && { threadId: answer.message.threadId }) } : null);
+      focusPreview.current = focus;
       setPreview(answer);
     } catch (err) {
       if (err instanceof ApiError && err.details.length > 0) setErrors(placeErrors(err.details, draft));
@@ -251,7 +265,7 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
           <button type="submit" class="primary" disabled={busy}>
             {campaign ? 'Save changes' : 'Create campaign'}
           </button>
-          <button type="button" disabled={busy} onClick={() => void showPreview()}>
+          <button type="button" disabled={busy} onClick={() => void showPreview(previewAs)}>
             Preview
           </button>
           <a href={campaign ? href.campaign(campaign.id) : href.campaigns()}>Cancel</a>
@@ -265,11 +279,30 @@ function CampaignForm({ campaign, me }: { campaign: Campaign | null; me: Me }) {
             onNo={() => setAsking(null)}
           />
         )}
-        {preview && <PreviewNote preview={preview} zone={draft.timezone} />}
+        {preview && (
+          <PreviewNote preview={preview} zone={draft.timezone}>
+            {preview.message && (
+              <PreviewMessageView
+                message={preview.message}
+                choices={previewChoices(draft)}
+                campaign={campaign}
+                busy={busy}
+                onChoose={(as) => void showPreview(as, false)}
+              />
+            )}
+          </PreviewNote>
+        )}
       </form>
     </section>
   );
 }
+
+/** The chats the preview may be rendered for: the form's targets, picked ones by their titles. */
+const previewChoices = (d: Draft): PreviewChoice[] =>
+  allTargets(d).map((t) => {
+    const title = d.picked.find((p) => targetKey(p) === targetKey(t))?.title;
+    return { chatId: t.chatId, ...(t.threadId && { threadId: t.threadId }), name: title ?? t.chatId };
+  });
 
 const fixes = (errors: Map<FieldId, string[]>) => (errors.size === 1 ? 'one field to fix' : `${errors.size} fields to fix`);
 

@@ -36,6 +36,7 @@ export * from './warmup.js';
 export * from './variation.js';
 export * from './message-template.js';
 export * from './chat-variables.js';
+export * from './message-preview.js';
 export * from './cooling.js';
 export * from './job-end.js';
 export * from './send-outcome.js';

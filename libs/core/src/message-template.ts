@@ -115,25 +115,59 @@ export function missingVariable(variables: string[], vars: TargetVars | null | u
  */
 export function renderText(t: MessageTemplate, key: RenderKey, vars: TargetVars | null): string {
   let out = '';
+  eachSpan(t, key, vars, (text) => {
+    out += text;
+  });
+  return out;
+}
+
+/** What filled a tag: the chat's value for its variable, the tag's fallback, or neither (the tag stays as written). */
+export type Filled = 'value' | 'fallback' | 'missing';
+
+/** A stretch of a rendered text: text as written (`variable` null), or what one tag became. */
+export interface RenderedSpan {
+  text: string;
+  /** the variable the tag names; null: text of the template */
+  variable: string | null;
+  filled: Filled | null;
+}
+
+/**
+ * renderText's result in stretches, each tag's apart with what filled it (a preview marks a
+ * fallback); joined, the spans are exactly renderText's text. Adjacent text stretches are one.
+ */
+export function renderSpans(t: MessageTemplate, key: RenderKey, vars: TargetVars | null): RenderedSpan[] {
+  const spans: RenderedSpan[] = [];
+  eachSpan(t, key, vars, (text, tag, filled) => {
+    const last = spans.at(-1);
+    if (tag === null && last?.variable === null) last.text += text;
+    else if (tag !== null || text !== '') spans.push({ text, variable: tag?.name ?? null, filled });
+  });
+  return spans;
+}
+
+// The one renderer: the text of each stretch in order, each tag's with its tag and what filled it.
+function eachSpan(t: MessageTemplate, key: RenderKey, vars: TargetVars | null, emit: (text: string, tag: Tag | null, filled: Filled | null) => void): void {
   let group = 0;
   for (const piece of t.pieces) {
     const chosen = 'literal' in piece ? piece.literal : piece.options[variationPick(key, group++, piece.options.length)]!;
     if (!chosen.includes('{{')) {
-      out += chosen;
+      emit(chosen, null, null);
       continue;
     }
     // Each piece alone: the writer's cache then holds the pieces, not every combination of picks.
     for (const [type, value] of t.writer.parse(chosen) as [string, string][]) {
       if (type === 'text') {
-        out += value;
+        emit(value, null, null);
         continue;
       }
       const tag = t.tags.get(value)!;
       // own properties only: a tag never reaches an inherited one (`{{constructor}}`)
-      out += vars && Object.hasOwn(vars, tag.name) ? vars[tag.name]! : (tag.fallback ?? `{{${value}}}`);
+      if (vars && Object.hasOwn(vars, tag.name)) emit(vars[tag.name]!, tag, 'value');
+      else if (tag.fallback !== null) emit(tag.fallback, tag, 'fallback');
+      else emit(`{{${value}}}`, tag, 'missing');
     }
   }
-  return out;
 }
 
 function pieceTexts(pieces: TextPiece[]): string[] {

@@ -159,6 +159,24 @@ export class AudienceMemberRepository {
     return row ? row.vars : undefined;
   }
 
+  /**
+   * A member as a run of a campaign naming `audienceIds` takes it: `chat` (topic 0: none) from
+   * the first audience listing it, or without `chat` the first member (audience order, then chat
+   * and topic order). null: none.
+   */
+  async firstMember(audienceIds: string[], chat?: { chatId: string; threadId: number }): Promise<AudienceMember | null> {
+    if (audienceIds.length === 0) return null;
+    const only = chat ? sql`and m.chat_id = ${chat.chatId} and m.thread_id = ${chat.threadId}::bigint` : sql``;
+    const result = await sql<{ chat_id: string; thread_id: string | number; vars: Record<string, string> | null }>`
+      select m.chat_id, m.thread_id, m.vars from unnest(${audienceIds}::uuid[]) with ordinality as a(id, pos)
+      join audience_members m on m.audience_id = a.id ${only}
+      order by a.pos, m.chat_id, m.thread_id limit 1`.execute(this.db);
+    const row = result.rows[0];
+    if (!row) return null;
+    const threadId = Number(row.thread_id);
+    return threadId ? { chatId: row.chat_id, threadId, vars: row.vars } : { chatId: row.chat_id, vars: row.vars };
+  }
+
   /** How many targets a run created now would have: `targetKeys` (core targetKey) and the members of `audienceIds`, each (chat, topic) once. */
   async runChatCount(audienceIds: string[], targetKeys: string[]): Promise<number> {
     if (audienceIds.length === 0) return new Set(targetKeys).size;

@@ -4,11 +4,20 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { scopeOf } from '../caller.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../errors.js';
+import { previewMessage } from '../message-preview.js';
 import { checkNewCampaign } from '../new-campaign.js';
 import { chatIdOf, givenTargets, keyOfTarget, type CampaignTarget } from '../personal-rules.js';
 import { createCampaignBody, shownInstant } from '../schemas/campaigns.js';
 import { errorResponses, idParams, storableInstant } from '../schemas/common.js';
-import { campaignPreview, campaignReach as reachSchema, occurrenceList, occurrencesQuery, occurrenceView, PREVIEW_OCCURRENCES } from '../schemas/previews.js';
+import {
+  campaignPreview,
+  campaignReach as reachSchema,
+  occurrenceList,
+  occurrencesQuery,
+  occurrenceView,
+  PREVIEW_OCCURRENCES,
+  previewQuery,
+} from '../schemas/previews.js';
 
 /**
  * What a campaign will do: its next runs as the scheduler will create them (libs/core
@@ -66,7 +75,8 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
       schema: {
         operationId: 'previewCampaign',
         tags: ['campaigns'],
-        summary: 'Validate a campaign create body exactly as create does and preview it; nothing is saved',
+        summary: 'Validate a campaign create body exactly as create does and preview it, its message as one chat receives it; nothing is saved',
+        querystring: previewQuery,
         body: createCampaignBody,
         response: { 200: campaignPreview, ...errorResponses() },
       },
@@ -106,7 +116,9 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
         now,
       );
       const reach = await campaignReach(ctx.db, reachOf(tenantId, body.accountId, draft.targets, draft.audienceIds));
-      return { occurrences: upcoming.map(occurrenceView), run, reach };
+      const { messages, targets, audienceIds } = draft;
+      const message = await previewMessage(ctx, { tenantId, accountId: body.accountId, messages, targets, audienceIds }, req.query);
+      return { occurrences: upcoming.map(occurrenceView), run, reach, message };
     },
   );
 

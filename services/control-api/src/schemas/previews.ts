@@ -1,6 +1,6 @@
-import type { UpcomingOccurrence } from '@metronome/core';
+import { MAX_THREAD_ID, type UpcomingOccurrence } from '@metronome/core';
 import { z } from 'zod';
-import { time } from './common.js';
+import { chatId, time } from './common.js';
 
 export const MAX_OCCURRENCES = 100;
 /** How many occurrences the preview of a new campaign shows. */
@@ -39,6 +39,47 @@ export const occurrenceList = z
   .object({ items: z.array(occurrence).describe('the next runs the scheduler will create, soonest first; empty for a deactivated campaign') })
   .meta({ id: 'OccurrenceList' });
 
+export const previewQuery = z.object({
+  chatId: chatId
+    .optional()
+    .describe(
+      "the chat `message` is rendered for: one of the body's targets, else a member of one of its audiences; absent: the first target, else the first audience member",
+    ),
+  threadId: z.coerce.number().int().min(1).max(MAX_THREAD_ID).optional().describe("with chatId: the target's forum topic"),
+});
+
+const previewSpan = z
+  .object({
+    text: z.string(),
+    variable: z.string().nullable().describe('the variable of the {{…}} tag this stretch renders; null: text as written'),
+    from: z
+      .enum(['own', 'directory', 'fallback', 'missing'])
+      .nullable()
+      .describe(
+        "where the variable's value came from: own (the chat's own variables), directory (a built-in from the account's chat directory), fallback (the tag's, after the |), missing (none: sent as written); null for text",
+      ),
+  })
+  .meta({ id: 'PreviewSpan' });
+
+export const previewMessage = z
+  .object({
+    chatId: z.string(),
+    threadId: z.number().int().nullable().describe('its forum topic; null: none'),
+    title: z.string().nullable().describe("its title in the account's chat directory, else its own `name` variable; null: neither"),
+    from: z.enum(['target', 'audience']).describe('target: one of the targets; audience: a member of one of the audiences'),
+    parts: z
+      .array(
+        z.object({
+          type: z.enum(['text', 'media']),
+          text: z.string().nullable().describe("the text, or a media part's caption, as this chat receives it; null: a media part without a caption"),
+          spans: z.array(previewSpan).describe('the same text in stretches, each variable apart with where its value came from; joined, they are `text`'),
+        }),
+      )
+      .describe('each message part, in order'),
+  })
+  .meta({ id: 'PreviewMessage' });
+export type PreviewMessage = z.output<typeof previewMessage>;
+
 export const campaignPreview = z
   .object({
     occurrences: z.array(occurrence).describe('the next 10 runs the campaign would get, as the scheduler would create them'),
@@ -52,6 +93,11 @@ export const campaignPreview = z
       })
       .describe('what one run of it takes at the account’s pace'),
     reach: campaignReach.describe('the chats a run created now would reach, and why the others not'),
+    message: previewMessage
+      .nullable()
+      .describe(
+        'the message as one chat receives it (?chatId, else the first target, else the first audience member), rendered as the sender renders it; null: no chat',
+      ),
   })
   .meta({ id: 'CampaignPreview' });
 
