@@ -1730,6 +1730,8 @@ export interface operations {
                         ok: boolean;
                         postgres: boolean;
                         redis: boolean;
+                        /** @description *(extension)* why not, as the scheduler and the sender say it (e.g. the cluster does not serve the slot) */
+                        reason?: string;
                     };
                 };
             };

@@ -120,7 +120,7 @@ describe('operations', () => {
     try {
       const res = await app.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);
-      expect(JSON.parse(res.body)).toEqual({ ok: false, postgres: false, redis: false });
+      expect(JSON.parse(res.body)).toEqual({ ok: false, postgres: false, redis: false, reason: expect.stringMatching(/postgres: .*redis: /) });
     } finally {
       await app.close();
       await db.destroy();

@@ -85,7 +85,10 @@ describe('/readyz follows its dependencies', () => {
   test('Redis unreachable → 503 naming it; back → 200 by itself', async () => {
     expect(await get(`${replica.url}/readyz`)).toEqual({ status: 200, body: { ok: true, postgres: true, redis: true } });
     await redisProxy.cut();
-    expect(await get(`${replica.url}/readyz`)).toEqual({ status: 503, body: { ok: false, postgres: true, redis: false } });
+    expect(await get(`${replica.url}/readyz`)).toEqual({
+      status: 503,
+      body: { ok: false, postgres: true, redis: false, reason: expect.stringMatching(/^redis: /) },
+    });
     // Reading state does not need Redis: the per-token limit fails open instead of holding requests.
     const me = await fetch(`${replica.url}/v1/me`, { headers: { authorization: `Bearer ${tenant.token}` } });
     expect(me.status).toBe(200);
@@ -97,7 +100,10 @@ describe('/readyz follows its dependencies', () => {
     await pgProxy.cut();
     // A query on a connection checked out as PostgreSQL goes away fails with its own error;
     // the process does not crash (libs/db createDb listens for errors on every client).
-    expect(await get(`${replica.url}/readyz`)).toEqual({ status: 503, body: { ok: false, postgres: false, redis: true } });
+    expect(await get(`${replica.url}/readyz`)).toEqual({
+      status: 503,
+      body: { ok: false, postgres: false, redis: true, reason: expect.stringMatching(/^postgres: /) },
+    });
     await pgProxy.restore();
     await eventually('ready again', async () => (await get(`${replica.url}/readyz`)).status === 200, 15_000, 100);
     // and the API works again, not only the probe

@@ -40,15 +40,19 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
         summary: 'PostgreSQL and Redis answer (503 otherwise)',
         response: {
           200: z.object({ ok: z.boolean(), postgres: z.boolean(), redis: z.boolean() }),
-          503: z.object({ ok: z.boolean(), postgres: z.boolean(), redis: z.boolean() }),
+          503: z.object({
+            ok: z.boolean(),
+            postgres: z.boolean(),
+            redis: z.boolean(),
+            reason: z.string().optional().describe('*(extension)* why not, as the scheduler and the sender say it (e.g. the cluster does not serve the slot)'),
+          }),
         },
       },
     },
     async (req, reply) => {
       const { ok, postgres, redis, reason } = await readiness();
-      // the body's fields are the contract's; why it is not ready goes to the log
       if (!ok) req.log.warn({ reason }, 'not ready');
-      return reply.code(ok ? 200 : 503).send({ ok, postgres: postgres === true, redis: redis === true });
+      return reply.code(ok ? 200 : 503).send({ ok, postgres: postgres === true, redis: redis === true, ...(!ok && reason && { reason }) });
     },
   );
 
