@@ -26,6 +26,9 @@ test('a campaign with chat variables edited in the browser keeps its variables',
   const listed = await page.locator('ul.chat-vars').innerText();
   expect(listed).toContain('v-1: city=Oslo · name=Ann');
   expect(listed).toContain('v-2: name=Bo');
+  // each by the name the operator knows it by (here the chat's own `name`: no directory lists it)
+  await page.locator('ul.chat-vars li', { hasText: 'v-2' }).locator('strong', { hasText: 'Bo' }).waitFor();
+  expect(await page.locator('ul.chat-vars').innerText()).toContain('Ann v-1: city=Oslo · name=Ann');
 
   const patches: unknown[] = [];
   page.on('request', (r) => r.method() === 'PATCH' && patches.push(r.postDataJSON()));

@@ -75,12 +75,29 @@ test('the Accounts page shows the pairing QR as an image, replaces it when it ex
   expect(payloads[1]).not.toBe(payloads[0]);
   await eventually('the second QR drawn', async () => (await qrSrc(page, accountId)) === qrDataUrl(payloads[1]!), 5_000, 50);
 
-  network.completePairing(accountId, '60123450009');
+  await scan(accountId, '60123450009');
   await card.locator('.pill-active').waitFor({ timeout: 10_000 });
   expect(await card.locator('.pairing img').count()).toBe(0);
   expect((await call(api, 'GET', `/v1/accounts/${accountId}`, tenant.token)).body.status).toBe('active');
   await context.close();
 }, 60_000);
+
+/** The phone scans the QR code shown now (one may expire while the page is checked: the next one is scanned). */
+async function scan(accountId: string, phone: string): Promise<void> {
+  await eventually(
+    'a QR code to scan',
+    async () => {
+      try {
+        network.completePairing(accountId, phone);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    15_000,
+    50,
+  );
+}
 
 test('Add account → WhatsApp: the dialog adds the account, shows its QR code, and says paired once the phone accepts', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -100,7 +117,7 @@ test('Add account → WhatsApp: the dialog adds the account, shows its QR code, 
   expect(listed).toEqual([expect.objectContaining({ platform: 'whatsapp', status: 'pairing' })]);
   await screenshots(page, 'accounts-add-whatsapp');
 
-  network.completePairing(listed[0].id, '60123450010');
+  await scan(listed[0].id, '60123450010');
   await pairing.getByText('Paired: the account is active.').waitFor({ timeout: 10_000 });
   await pairing.getByRole('button', { name: 'Done' }).click();
   await page.locator(`li[data-account-id="${listed[0].id}"] .pill-active`).waitFor();

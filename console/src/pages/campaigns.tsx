@@ -1,5 +1,5 @@
 // Campaigns: the list, and one campaign with its schedule in words, its run history and commands.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { allPages, api, type Campaign, type CampaignReach, type Me, type Occurrence, type Run } from '../api.js';
 import { ErrorNote, NotLoaded } from '../components.js';
 import { relative, time } from '../format.js';
@@ -137,7 +137,7 @@ export function CampaignPage({ id, me }: { id: string; me: Me }) {
             <dd>{campaign.audienceIds.length}</dd>
           </div>
         )}
-        <ChatVariables targets={campaign.targets} />
+        <ChatVariables campaignId={campaign.id} targets={campaign.targets} />
         <div>
           <dt>Messages</dt>
           <dd>{campaign.messages.map((m) => (m.type === 'text' ? m.text : `media${m.caption ? `: ${m.caption}` : ''}`)).join(' · ')}</dd>
@@ -227,8 +227,17 @@ function Confirmed({ label, question, yes, onYes }: { label: string; question: s
 const VARS_SHOWN = 100;
 
 /** Each chat's variables (personal messages) beside it, by name (stored JSON keeps no order); nothing for a campaign without any. */
-function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
+function ChatVariables({ campaignId, targets }: { campaignId: string; targets: Campaign['targets'] }) {
   const withVars = targets.flatMap((t) => (typeof t !== 'string' && t.vars ? [{ ...t, vars: t.vars }] : []));
+  // the titles the operator knows them by (the campaign's own chats list them, targets first)
+  const [titles, setTitles] = useState<Map<string, string>>(new Map());
+  useEffect(() => {
+    if (withVars.length === 0) return;
+    api
+      .campaignChats(campaignId, { limit: Math.min(targets.length, 500) })
+      .then((page) => setTitles(new Map(page.items.flatMap((c) => (c.title ? [[`${c.chatId}|${c.threadId ?? ''}`, c.title] as const] : [])))))
+      .catch(() => undefined);
+  }, [campaignId, targets.length]);
   if (withVars.length === 0) return null;
   return (
     <div>
@@ -237,6 +246,13 @@ function ChatVariables({ targets }: { targets: Campaign['targets'] }) {
         <ul class="chat-vars">
           {withVars.slice(0, VARS_SHOWN).map((t) => (
             <li>
+              {titles.has(`${t.chatId}|${t.threadId ?? ''}`) && (
+                <>
+                  <strong>
+                    <Outside>{titles.get(`${t.chatId}|${t.threadId ?? ''}`)}</Outside>
+                  </strong>{' '}
+                </>
+              )}
               <code>
                 <Outside>{t.chatId}</Outside>
               </code>
