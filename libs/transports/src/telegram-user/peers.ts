@@ -53,6 +53,36 @@ export function keepLearntPeers(store: TelegramPeerStore, now: () => Date = () =
   };
 }
 
+/** How long a peer read from the store is used without reading it again (a username may move to another chat). */
+const PEER_CACHE_MS = 10 * 60_000;
+
+/**
+ * `store` with what it answered kept in this process for a while, so a send does not read
+ * PostgreSQL for a chat it addressed a moment ago; a save drops what it changes.
+ */
+export function cachedPeers(store: TelegramPeerStore, now: () => number = Date.now): TelegramPeerStore {
+  const known = new Map<string, { peer: TelegramPeer; until: number }>();
+  const keyOf = (accountId: string, chatIdOrUsername: string) => `${accountId}|${chatIdOrUsername.replace(/^@/, '').toLowerCase()}`;
+  return {
+    async find(accountId, chatIdOrUsername) {
+      const key = keyOf(accountId, chatIdOrUsername);
+      const hit = known.get(key);
+      if (hit && hit.until > now()) return hit.peer;
+      const peer = await store.find(accountId, chatIdOrUsername);
+      if (peer) known.set(key, { peer, until: now() + PEER_CACHE_MS });
+      else known.delete(key);
+      return peer;
+    },
+    async save(accountId, peers, at) {
+      const chats = new Set(peers.map((p) => p.chatId));
+      const names = new Set(peers.flatMap((p) => (p.username ? [p.username] : [])));
+      for (const [key, { peer }] of known)
+        if (key.startsWith(`${accountId}|`) && (chats.has(peer.chatId) || (peer.username !== null && names.has(peer.username)))) known.delete(key);
+      await store.save(accountId, peers, at);
+    },
+  };
+}
+
 /** Peers kept in this process only: the default where no PostgreSQL store is given (tools, unit tests). */
 export class MemoryPeerStore implements TelegramPeerStore {
   private readonly peers = new Map<string, TelegramPeer>();
@@ -65,7 +95,11 @@ export class MemoryPeerStore implements TelegramPeerStore {
     return null;
   }
 
-  async save(accountId: string, peers: readonly TelegramPeer[]): Promise<void> {
+  async save(accountId: string, peers: readonly TelegramPeer[], _at?: Date): Promise<void> {
+    // as PostgreSQL keeps them: a username now held by another chat leaves the one that had it
+    const names = new Set(peers.flatMap((p) => (p.username ? [p.username] : [])));
+    for (const [key, p] of this.peers)
+      if (key.startsWith(`${accountId}|`) && p.username !== null && names.has(p.username)) this.peers.set(key, { ...p, username: null });
     for (const p of peers)
       this.peers.set(`${accountId}|${p.chatId}`, { ...p, accessHash: p.accessHash ?? this.peers.get(`${accountId}|${p.chatId}`)?.accessHash ?? null });
   }

@@ -14,7 +14,7 @@ import { proxyFailed, ProxyFailedError, proxyOf } from '../proxy.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
 import { ConnectionElsewhere, ConnectTimeout, withTimeout, type UserClientPool } from './client-pool.js';
-import { MemoryPeerStore, PeerUnknown, resolvePeer } from './peers.js';
+import { cachedPeers, MemoryPeerStore, PeerUnknown, resolvePeer } from './peers.js';
 import { uploadParts } from './upload.js';
 import type { UserClient } from './user-client.js';
 import { syncUserDirectory } from './directory-sync.js';
@@ -54,7 +54,7 @@ export class TelegramUserTransport implements Transport {
 
   constructor(private readonly o: TelegramUserTransportOptions) {
     this.clock = o.clock ?? systemClock;
-    this.peers = o.peers ?? new MemoryPeerStore();
+    this.peers = o.peers ? cachedPeers(o.peers, () => this.clock.now()) : new MemoryPeerStore();
     this.timeoutMs = o.timeoutMs ?? 15_000;
   }
 
