@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChatDirectoryRepository } from '@metronome/db';
 import { targetsCsv } from '../../console/src/run-csv.js';
+import { RUN_CSV_COLUMNS } from '../helpers/run-csv-columns.js';
 import { apiForFile, call, campaignBody, createAccount, createTenant, tenantForFile } from './harness.js';
 
 // Chats by name where an id stood (issue 51, point 4): a run's targets carry the title the run's
@@ -74,24 +75,7 @@ test("a run's targets carry the directory's title, else the chat's own name; the
   // the console's CSV: every earlier column in its place, the title last, under the one CSV rule
   const csv = targetsCsv(page.body.items);
   const [head, ...lines] = csv.split('\r\n').filter(Boolean);
-  expect(head!.split(',')).toEqual([
-    'chatId',
-    'status',
-    'attempts',
-    'nextAttemptAt',
-    'sentAt',
-    'waitingReason',
-    'waiting',
-    'errorCode',
-    'errorMessage',
-    'deliveredAt',
-    'readAt',
-    'repliedAt',
-    'deliveredTo',
-    'readBy',
-    'memberCount',
-    'title',
-  ]);
+  expect(head!.split(',')).toEqual(RUN_CSV_COLUMNS);
   expect(lines.map((l) => l.slice(0, l.indexOf(',')))).toEqual(['d-1', 'g-1', 'g-2', 'm-2', 'm-3', 'zz']);
   expect(lines[1]!.endsWith(',Café Central')).toBe(true);
   // outside text keeps to the CSV rule: a formula start is neutralised, as csv-cell writes it

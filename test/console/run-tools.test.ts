@@ -1,4 +1,5 @@
 import { downloadedText, screenshots } from '../helpers/browser.js';
+import { RUN_CSV_COLUMNS } from '../helpers/run-csv-columns.js';
 import { FakeTelegramBotApi } from '../helpers/fake-telegram-bot-api.js';
 import { takeExpectedBrowserError } from '../helpers/page-checks.js';
 import { openEventStream, type EventStream } from '../helpers/sse-client.js';
@@ -91,24 +92,7 @@ test('Export CSV downloads every chat of the run as the API lists them; the page
   const saved = await downloadedText(download);
   expect(saved.startsWith('\ufeffchatId,')).toBe(true); // the UTF-8 BOM spreadsheets read it by
   const [head, ...rows] = parseCsv(saved.slice(1));
-  expect(head).toEqual([
-    'chatId',
-    'status',
-    'attempts',
-    'nextAttemptAt',
-    'sentAt',
-    'waitingReason',
-    'waiting',
-    'errorCode',
-    'errorMessage',
-    'deliveredAt',
-    'readAt',
-    'repliedAt',
-    'deliveredTo',
-    'readBy',
-    'memberCount',
-    'title',
-  ]);
+  expect(head).toEqual(RUN_CSV_COLUMNS);
   const targets = (await api(suite.stack, 'GET', `/v1/runs/${runId}/targets?limit=500`, token)).body.items as any[];
   const n = (v: number | null) => (v === null ? '' : String(v));
   const fromApi = targets.map((t) => [
