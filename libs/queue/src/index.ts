@@ -8,31 +8,22 @@ export const RUNS_QUEUE = 'runs';
 export const runJobSchema = z.object({ runId: z.uuid() }).strict();
 export type RunJob = z.infer<typeof runJobSchema>;
 
-/**
- * A run's job id for its `seq`-th job (0: first, then one per continuation). Deterministic, so
- * enqueueing the same step twice (scheduler retry, reconciler) adds one job, not two. A run's
- * hand-over derives the same string in SQL (libs/db next-job-step.ts; run-hand-over.test.ts).
- */
+/** Deterministic per (run, step), so a step enqueued twice adds one job; libs/db next-job-step.ts derives it in SQL too. */
 export function runJobId(runId: string, seq: number): string {
   return `run-${runId}-${seq}`;
 }
 
 const JOB_DEFAULTS: JobsOptions = {
-  // The run's state is in PostgreSQL; a finished job has nothing worth keeping in Redis.
+  // The run lives in PostgreSQL; a failed job must vanish so the reconciler sees it missing and re-enqueues the run.
   removeOnComplete: true,
-  // A failed job carries no run: the reconciler must see it as missing and re-enqueue the run.
   removeOnFail: true,
   attempts: 1,
 };
 
-/** Producer side of the runs queue. */
 export class RunQueue {
   readonly queue: Queue<RunJob>;
 
-  /**
-   * `redis` (one server or a cluster) is shared with the caller, who closes it. On a cluster
-   * `prefix` must carry a hash tag (`{mtr}`): BullMQ's scripts touch several keys of a queue.
-   */
+  /** `redis` is the caller's to close. On a cluster `prefix` needs a hash tag (`{mtr}`): BullMQ's scripts touch several keys. */
   constructor(
     private readonly redis: Redis | Cluster,
     prefix: string,
@@ -40,14 +31,12 @@ export class RunQueue {
     this.queue = new Queue<RunJob>(RUNS_QUEUE, { connection: redis, prefix, defaultJobOptions: JOB_DEFAULTS });
   }
 
-  /** Adds the job for step `seq` of a run, to start after `delayMs`. Idempotent per (run, seq). */
   async enqueue(runId: string, seq: number, delayMs = 0): Promise<string> {
     const jobId = runJobId(runId, seq);
     await this.queue.add('run', { runId }, { jobId, delay: Math.max(0, Math.ceil(delayMs)) });
     return jobId;
   }
 
-  /** Adds many first jobs in one round trip. */
   async enqueueMany(items: { runId: string; seq: number; delayMs: number }[]): Promise<void> {
     if (items.length === 0) return;
     await this.queue.addBulk(
@@ -55,11 +44,7 @@ export class RunQueue {
     );
   }
 
-  /**
-   * Which of these job ids are still live in Redis: waiting, delayed or active. A job that
-   * finished (completed or failed, `finishedOn` set) no longer carries its run, even if its
-   * hash is still there. One command per id, pipelined: every job hash has a `timestamp`.
-   */
+  /** Which job ids are still waiting, delayed or active: a finished job no longer carries its run. */
   async existing(jobIds: string[]): Promise<Set<string>> {
     if (jobIds.length === 0) return new Set();
     const pipeline = this.redis.pipeline();
@@ -96,24 +81,18 @@ export function directoryJobId(accountId: string): string {
   return `directory-${accountId}`;
 }
 
-/** Producer side of the directory queue (the senders run its jobs). */
 export class DirectoryQueue {
   readonly queue: Queue<DirectoryJob>;
 
-  /** `redis` is shared with the caller, who closes it; `prefix` as RunQueue's. */
   constructor(redis: Redis | Cluster, prefix: string) {
     this.queue = new Queue<DirectoryJob>(DIRECTORY_QUEUE, { connection: redis, prefix, defaultJobOptions: JOB_DEFAULTS });
   }
 
-  /** Asks for a sync of the account's directory, after `delayMs`; deduplicated per account. */
   async enqueue(accountId: string, delayMs = 0): Promise<void> {
     await this.queue.add('directory', { accountId }, { jobId: directoryJobId(accountId), delay: Math.max(0, Math.ceil(delayMs)) });
   }
 
-  /**
-   * Asks for the sync again at `until` (the platform asked to slow down). Its own job id, since
-   * the job that asks is still running under the account's.
-   */
+  /** Asks again at `until` (the platform asked to slow down), under its own id: the asking job still runs under the account's. */
   async retryAt(accountId: string, until: Date, now: number): Promise<void> {
     await this.queue.add(
       'directory',
