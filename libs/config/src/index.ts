@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { redisClusterNodes } from './redis.js';
 
-/**
- * Parses `env` against a zod object of variables. On failure throws a ConfigError whose
- * message names each variable, the value it had and what is accepted, one per line.
- * Services call this once in their config.ts; libs never read process.env.
- */
+/** Parses `env` once per service; a ConfigError names each bad variable, its value and what is accepted. Libs never read process.env. */
 export function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
@@ -105,9 +101,8 @@ export const keyPrefix = z
 export const commonEnv = {
   DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/metronome', ['postgres:', 'postgresql:']),
   REDIS_URL: url('redis://127.0.0.1:6379', ['redis:', 'rediss:']),
-  // a Redis Cluster's seed nodes; when set, REDIS_URL is not used (see redis.ts)
   REDIS_CLUSTER_NODES: redisClusterNodes,
-  // the cluster's cluster-node-timeout (Redis' default): the services ride a failover out for about twice it
+  // the cluster's cluster-node-timeout: the services ride a failover out for about twice it
   REDIS_CLUSTER_NODE_TIMEOUT_MS: int(15_000, 100, 600_000),
   KEY_PREFIX: keyPrefix,
   LOG_LEVEL: logLevel,
@@ -117,10 +112,7 @@ export const commonEnv = {
     .transform((v) => v ?? 'production'),
 };
 
-/**
- * A 32-byte key given as 64 hex characters or base64. Required outside development, where
- * a missing key is derived from a fixed development string (printed as a warning by services).
- */
+/** 32 bytes as 64 hex characters or base64; required outside development, where a fixed development key stands in. */
 export const secretsKey = z
   .string()
   .optional()
@@ -134,12 +126,7 @@ export const secretsKey = z
     return key;
   });
 
-/**
- * How WhatsApp sockets connect (CONTRACT §2): the WhatsApp Web version they announce,
- * WHATSAPP_VERSION `2.3000.1043857760` (three integers), or WHATSAPP_FETCH_VERSION=true to fetch
- * the current one at start (needs the internet; offline, Baileys' bundled version); and the
- * server they connect to (WHATSAPP_WS_URL). Read by the sender and the API (pairing, import).
- */
+/** How WhatsApp sockets connect (CONTRACT §2): the version they announce (fixed, or fetched at start) and the server they reach. */
 export const whatsappEnv = {
   WHATSAPP_VERSION: z
     .string()
@@ -157,10 +144,7 @@ export const whatsappEnv = {
     .enum(['true', 'false'])
     .optional()
     .transform((v) => v === 'true'),
-  /**
-   * The SOCKS proxy the version fetch goes through (CONTRACT §2): unset, straight from this
-   * server's own address; a deployment whose accounts all hide behind proxies sets one.
-   */
+  /** The SOCKS proxy the version fetch goes through (CONTRACT §2); unset, this server's own address. */
   WHATSAPP_VERSION_PROXY: z
     .string()
     .optional()
@@ -172,17 +156,13 @@ export const whatsappEnv = {
       } catch {
         // not a URL: said below
       }
-      // the rest (a login given whole, nothing after host:port) as for an account's proxy: libs/core parseProxy, at use
       if (!url || !['socks5:', 'socks5h:'].includes(url.protocol) || url.hostname === '' || url.port === '') {
         ctx.addIssue({ code: 'custom', message: 'expected a SOCKS5 proxy URL, as socks5h://user:password@host:1080' });
         return z.NEVER;
       }
       return v;
     }),
-  /**
-   * Where WhatsApp sockets connect (CONTRACT §2): unset, WhatsApp's own server (Baileys'
-   * `wss://web.whatsapp.com/ws/chat`); a staging or local wire-level server otherwise.
-   */
+  /** Unset: WhatsApp's own server (`wss://web.whatsapp.com/ws/chat`); else a staging or local wire-level server. */
   WHATSAPP_WS_URL: z
     .string()
     .optional()
@@ -201,10 +181,7 @@ export const whatsappEnv = {
       }
       return url.href;
     }),
-  /**
-   * Where media are uploaded first (CONTRACT §2): `host:port` of a staging or local media server
-   * (HTTPS, as WhatsApp's); unset, only the hosts WhatsApp names. Read by the sender.
-   */
+  /** `host:port` of a staging or local HTTPS media server where media are uploaded first; unset, only the hosts WhatsApp names. */
   WHATSAPP_UPLOAD_HOST: z
     .string()
     .optional()
@@ -218,11 +195,7 @@ export const whatsappEnv = {
     }),
 };
 
-/**
- * Automatic cooling's variables (CONTRACT §2), read by the sender (which decides) and the API
- * (which shows the pace in force). On by default: a WhatsApp ban is for good, and an account
- * the platform keeps telling to wait is the surest sign of one coming.
- */
+/** Automatic cooling (CONTRACT §2), on by default: a WhatsApp ban is for good, and repeated waits are its surest warning. */
 export const coolingEnv = {
   COOLING_ENABLED: z
     .enum(['true', 'false'])
@@ -239,7 +212,7 @@ export const coolingEnv = {
 
 type CoolingEnv = { [K in keyof typeof coolingEnv]: z.output<(typeof coolingEnv)[K]> };
 
-/** The variables as libs/core's CoolingSettings (same shape; libs/config does not import core). */
+/** The variables as libs/core's CoolingSettings (libs/config does not import core). */
 export function coolingSettings(c: CoolingEnv) {
   return {
     enabled: c.COOLING_ENABLED,
@@ -256,16 +229,12 @@ export function coolingSettings(c: CoolingEnv) {
 export { z };
 export { redisClusterNodes, hashTagged, redisConnection, type RedisClusterNodes } from './redis.js';
 
-/**
- * Telegram user accounts (telegram_user): the application's id and hash from my.telegram.org,
- * which every MTProto connection names. TELEGRAM_USER_CLIENT_MODULE is for tests only: a module
- * exporting `makeUserClient` (a fake of GramJS) used instead of GramJS; refused in production.
- */
+/** telegram_user: the application's id and hash from my.telegram.org; TELEGRAM_USER_CLIENT_MODULE (a GramJS fake) is for tests only. */
 export const telegramUserEnv = {
   TELEGRAM_API_ID: z.coerce.number().int().min(0).default(0),
   TELEGRAM_API_HASH: z.string().default(''),
   TELEGRAM_USER_CLIENT_MODULE: z.string().optional(),
-  /** where a new sign-in connects, `{dcId}@{ip}` (Telegram's test data centres, a local server); default Telegram's DC 2 */
+  /** where a new sign-in connects, `{dcId}@{ip}`; default Telegram's DC 2 */
   TELEGRAM_USER_DC: z
     .string()
     .regex(/^\d{1,3}@([0-9.]+|\[[0-9a-fA-F:]+\])$/, 'must be {dcId}@{ip}, e.g. 2@149.154.167.40')

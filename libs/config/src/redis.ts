@@ -6,18 +6,13 @@ export interface RedisClusterNodes {
   username?: string;
   password?: string;
   tls: boolean;
-  /** the nodes' `cluster-node-timeout` (REDIS_CLUSTER_NODE_TIMEOUT_MS): how long the services ride a failover out */
+  /** the nodes' `cluster-node-timeout`: how long the services ride a failover out */
   nodeTimeoutMs?: number;
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
-/**
- * REDIS_CLUSTER_NODES: a comma-separated list of a cluster's seed nodes, each `host:port` or a
- * `redis://[user:password@]host:port` / `rediss://…` URL. The nodes of one cluster share their
- * credentials and TLS, so those are taken from the first URL entry that names them. Unset or
- * empty: no cluster (REDIS_URL is used).
- */
+/** Comma-separated seed nodes, `host:port` or `redis[s]://[user:password@]host:port`; credentials and TLS come from the first URL naming them. */
 export const redisClusterNodes = z
   .string()
   .optional()
@@ -73,21 +68,12 @@ function parseNode(entry: string): { host: string; port: number; tls: boolean; u
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port, tls: false };
 }
 
-/**
- * The prefix with a Redis Cluster hash tag: `{mtr}` for `mtr`. Only the part inside the first
- * `{…}` chooses a key's slot, so every key and queue under a tagged prefix lives in one slot,
- * which multi-key scripts, MULTI, MGET and BullMQ's own scripts require on a cluster. A prefix
- * that already carries a tag is kept as it is.
- */
+/** `{mtr}` for `mtr`: only the first `{…}` chooses a slot, so every key (and BullMQ's multi-key scripts) lives in one slot. */
 export function hashTagged(prefix: string): string {
   return /\{[^}]+\}/.test(prefix) ? prefix : `{${prefix}}`;
 }
 
-/**
- * Where a service's Redis is and the key prefix it uses there. On a cluster the prefix is
- * hash-tagged; on a single node it is KEY_PREFIX as given, so an upgrade keeps every key (and
- * every lock a running replica holds) under the name it had.
- */
+/** Where a service's Redis is, and its prefix: hash-tagged on a cluster, as given on one node so an upgrade keeps every key and lock. */
 export function redisConnection(env: {
   REDIS_URL: string;
   REDIS_CLUSTER_NODES: RedisClusterNodes | undefined;
