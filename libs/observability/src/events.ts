@@ -1,20 +1,13 @@
 /**
- * A service's typed events: the loops say what happened (`send:result`, `job:outcome`…), and
- * subscribers turn that into metrics and log lines, so the send path holds no reporting code.
- *
- * Hand-written rather than node:events: the event map types each name's payload without a
- * wrapper of casts, an event named `error` is not special (EventEmitter throws when nobody
- * hears one), and there is no listener-count warning to silence. Delivery is synchronous and
- * in subscription order, so a metric is counted before `emit` returns, as an inline call was;
- * a subscriber that throws throws into the emitter, as an inline call would (a bug shows).
+ * Typed events: loops say what happened, subscribers turn it into metrics and logs. Not node:events, so payloads are typed,
+ * `error` is not special, and delivery is synchronous in subscription order (a subscriber's throw reaches the emitter).
  */
 export class EventBus<M extends object> {
   private readonly handlers = new Map<keyof M, Array<(event: never) => void>>();
 
   /** Calls `handler` for every `name` event from now on; returns the unsubscribe. */
   on<K extends keyof M>(name: K, handler: (event: M[K]) => void): () => void {
-    // Lists are replaced, never changed: an emit under way keeps the list it started with, so
-    // a subscriber that (un)subscribes while handling an event skips no one.
+    // Lists are replaced, never changed: an emit under way keeps its list, so (un)subscribing mid-emit skips no one.
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), handler]);
     return () => {
       const list = this.handlers.get(name) ?? [];

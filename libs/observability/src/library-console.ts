@@ -1,11 +1,8 @@
 import type { Logger } from 'pino';
 
 /**
- * Libraries that print straight to the console instead of taking a logger: libsignal (under
- * Baileys) prints each Signal session it closes or replaces, the session object with its private
- * keys included, through `console.info`/`console.warn`. A service routes the console into its
- * log instead: each call becomes one line (debug; console.error at warn) carrying its text
- * arguments only, so no object a library prints (keys, sessions, buffers) ever reaches the logs.
+ * Routes the console into the log, text arguments only: libsignal (under Baileys) prints Signal sessions, private keys
+ * included, through `console.info`/`console.warn`, and no such object may reach the logs.
  */
 export function routeConsoleToLog(logger: Logger): void {
   const line =

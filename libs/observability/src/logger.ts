@@ -2,10 +2,7 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
 
-/**
- * Paths never logged: bearer tokens, account credentials, secrets keys. pino replaces
- * their values with "[redacted]" wherever they appear in a logged object.
- */
+/** Paths pino replaces with "[redacted]" wherever they appear: tokens, credentials, secrets keys. */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -29,20 +26,12 @@ export const REDACT_PATHS = [
   'ADMIN_TOKEN',
 ];
 
-/**
- * The process's registry of secrets by value (libs/core `processSecrets()`: every bot token,
- * API key and WhatsApp auth secret this process opened). Read through its global symbol because
- * this package does not depend on libs/core; absent until something registers a secret.
- */
+/** libs/core's `processSecrets()` registry, read through its global symbol (this package does not depend on core). */
 function processSecrets(): { scrub(text: string): string } | undefined {
   return (globalThis as Record<symbol, { scrub(text: string): string } | undefined>)[Symbol.for('metronome.processSecrets')];
 }
 
-/**
- * Scrubs registered secrets from a finished log line. Done on the serialised line, so the
- * message, every field, an error's message and stack, and whatever a library logged are all
- * covered, whoever produced them.
- */
+/** Scrubs registered secrets from the serialised line, so every field and whatever a library logged is covered. */
 export function scrubLogLine(line: string): string {
   return processSecrets()?.scrub(line) ?? line;
 }

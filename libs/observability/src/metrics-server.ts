@@ -8,11 +8,7 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/**
- * `GET /metrics`, `GET /healthz` and `GET /readyz` for the services without an HTTP API
- * (scheduler, sender). Plain node:http: three fixed routes do not need a framework. Port 0
- * picks a free port. Without `ready`, `/readyz` answers as `/healthz`.
- */
+/** `/metrics`, `/healthz` and `/readyz` for the services without an HTTP API; without `ready`, `/readyz` answers as `/healthz`. */
 export async function startMetricsServer(
   registry: Registry,
   port: number,

@@ -1,9 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/**
- * Every metric Metronome exports (CONTRACT §6 names are fixed). Each service creates one
- * `Metrics` on its own registry and uses the part that concerns it; nothing is global.
- */
+/** Every metric Metronome exports (CONTRACT §6 names are fixed), on the service's own registry; nothing is global. */
 export class Metrics {
   readonly registry = new Registry();
 
@@ -270,7 +267,6 @@ export class Metrics {
     // Every outcome appears from the start, so dashboards show zeros rather than gaps.
   }
 
-  /** Start every outcome series at zero. */
   initOutcomes(outcomes: readonly string[]): void {
     for (const outcome of outcomes) this.jobOutcomes.inc({ outcome }, 0);
   }

@@ -3,10 +3,10 @@ import { sql, type Kysely } from 'kysely';
 /** What `/readyz` answers: `ok` (200, else 503), each check's verdict, and why when not ok. */
 export type Readiness = { ok: boolean; reason?: string } & Record<string, boolean | string | undefined>;
 
-/** One dependency's check, bounded in time by itself: null when it is ready, else why not, for operators. */
+/** One dependency's check, bounded in time by itself: null when ready, else why not. */
 export type ReadinessCheck = () => Promise<string | null>;
 
-/** Runs the named checks at once (`postgres`, `redis`, …): the answer names each one and joins the reasons; a check that throws is not ready. */
+/** Runs the named checks at once; the answer names each and joins the reasons; a check that throws is not ready. */
 export async function readinessOf(checks: Record<string, ReadinessCheck>): Promise<Readiness> {
   const names = Object.keys(checks);
   const reasons = await Promise.all(

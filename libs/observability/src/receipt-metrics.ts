@@ -7,13 +7,8 @@ export interface CountedReceipts {
   changed: readonly { sentAt: Date | null; deliveredAt: Date | null; readAt: Date | null; firstDelivered: boolean; firstRead: boolean }[];
 }
 
-/**
- * `metronome_receipts_total{status}`: each receipt by its status, or `unknown` when it named no
- * sent message of the account; `metronome_receipt_delay_seconds`: a target's first delivery /
- * read after its send.
- */
+/** `metronome_receipts_total{status}` (`unknown`: no sent message of the account) and the first delivery/read delay. */
 export function countReceipts(metrics: Metrics, platform: string, c: CountedReceipts): void {
-  // counted by status first: one labelled increment per status, not one per receipt
   let delivered = 0;
   let read = 0;
   let unknown = 0;
@@ -33,7 +28,7 @@ export function countReceipts(metrics: Metrics, platform: string, c: CountedRece
   }
 }
 
-/** `metronome_receipts_total{status="unknown"}`: receipts that named nothing of theirs (e.g. a key that is no account's). */
+/** `metronome_receipts_total{status="unknown"}`: receipts that named nothing of theirs. */
 export function countUnknown(metrics: Metrics, platform: string, n: number): void {
   metrics.receipts.inc({ platform, status: 'unknown' }, n);
 }

@@ -1,9 +1,6 @@
 import type { Kysely, KyselyPlugin } from 'kysely';
 
-// What a service asks of PostgreSQL and Redis, counted in process for the cost figures
-// (metronome_db_queries_total, metronome_scheduler_db_statements_total…): pg_stat_statements is
-// not loaded on every deployment, and Redis's INFO counts every client. Each count is one
-// counter increment, cheap enough to stay on in production.
+// Statements and commands counted in process for the cost figures: pg_stat_statements is not loaded everywhere, and Redis's INFO counts every client.
 
 /** The same database, with `count` called once per statement sent (raw `sql` and transactions included). */
 export function countDbStatements<DB>(db: Kysely<DB>, count: () => void): Kysely<DB> {
@@ -18,7 +15,7 @@ export function countDbStatements<DB>(db: Kysely<DB>, count: () => void): Kysely
   return db.withPlugin(plugin);
 }
 
-/** Calls `count` for every command written on an ioredis connection (pipelined, scripts and BullMQ's included; a script is one EVALSHA). */
+/** Calls `count` for every command written on an ioredis connection (pipelines, scripts and BullMQ's included). */
 export function countRedisCommands(redis: object, count: () => void): void {
   // Redis and Cluster both route every command, pipelined or not, through sendCommand
   const target = redis as { sendCommand: (...args: unknown[]) => unknown };

@@ -12,24 +12,15 @@ export interface StoppableProcess {
   exit(code: number): void;
 }
 
-/**
- * How long a stop may take before the service exits anyway: under the 10 s an orchestrator
- * commonly grants (docker stop's default), so the service, not a SIGKILL, decides the moment.
- * Only a stop waiting on a dependency that does not answer (Redis, PostgreSQL) runs this long.
- */
+/** Under the 10 s an orchestrator commonly grants (docker stop's default), so the service, not a SIGKILL, picks the moment. */
 export const STOP_DEADLINE_MS = 9_000;
 
 /** The exit code of a stop that ran out of time (0: stopped; 1: a close failed). */
 export const EXIT_STOP_DEADLINE = 3;
 
 /**
- * Every service's stop, written once: on the first SIGTERM or SIGINT it logs `stopping` with
- * the signal, runs `stop`, and exits 0 when it resolves, or logs `<service> close failed` and
- * exits 1 when it throws. A stop still running after `deadlineMs` is abandoned: it logs
- * `<service> stop deadline passed` and exits EXIT_STOP_DEADLINE, leaving what it still held to
- * the leases that cover it. A second signal while stopping changes nothing (the first one's
- * drain goes on). Call it before the service says it is ready: a signal right after that line
- * must drain, not kill.
+ * On the first SIGTERM/SIGINT: log `stopping`, run `stop`, exit 0 (1 if it throws, EXIT_STOP_DEADLINE past `deadlineMs`);
+ * later signals change nothing. Call it before the service says it is ready, so a signal right after drains.
  */
 export function stopOnSignals(
   service: string,
@@ -67,10 +58,7 @@ export function stopOnSignals(
   proc.on('SIGINT', () => onSignal('SIGINT'));
 }
 
-/**
- * Waits for `work` at most `ms`: true when it settled (resolved or rejected) in time. For a
- * stop's steps that wait on a dependency which may not answer.
- */
+/** Waits for `work` at most `ms`: true when it settled (resolved or rejected) in time. */
 export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((done) => (timer = setTimeout(() => done(false), Math.max(0, ms))));
@@ -87,19 +75,13 @@ export async function settledWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
-/**
- * One step of a stop, waited for at most `ms`: a step that fails or runs out of time is logged
- * (warn, with `step`) and the stop goes on without it.
- */
+/** One step of a stop, at most `ms`: a step that fails or runs out of time is logged and the stop goes on. */
 export async function stopStep(logger: { warn(fields: object, message: string): void }, step: string, work: Promise<unknown>, ms: number): Promise<void> {
   const logged = work.catch((err: unknown) => logger.warn({ err, step }, 'stop step failed: going on without it'));
   if (!(await settledWithin(logged, ms))) logger.warn({ step, waitedMs: ms }, 'stop step unfinished: going on without it');
 }
 
-/**
- * The address a listening server answers on, for its "listening" log line: the bound port
- * (the configured one may be 0, a free port) and a URL whose IPv6 host is bracketed.
- */
+/** Where a listening server answers: the bound port (the configured one may be 0) and a URL with an IPv6 host bracketed. */
 export function listeningAt(address: AddressInfo | string | null, host: string, configuredPort: number): { url: string; port: number } {
   const port = typeof address === 'object' && address !== null ? address.port : configuredPort;
   return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port };
