@@ -25,10 +25,7 @@ async function admin<T>(databaseUrl: string, work: (client: pg.Client) => Promis
   }
 }
 
-/**
- * Creates a fresh database on the server of `databaseUrl`: a copy of `template` when given
- * (fast), otherwise migrated from migrations/.
- */
+/** A fresh database on the server of `databaseUrl`: a copy of `template` when given (fast), else migrated. */
 export async function createScratchDatabase(databaseUrl: string, label: string, template?: string): Promise<ScratchDatabase> {
   const name = `metronome_${label.replace(/\W/g, '_')}_${randomBytes(4).toString('hex')}`;
   await admin(databaseUrl, (c) => c.query(`create database "${name}"${template ? ` template "${template}"` : ''}`));

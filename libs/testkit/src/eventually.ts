@@ -1,7 +1,4 @@
-/**
- * Thrown by a check to stop `eventually` at once: waiting longer cannot help (the process it
- * waits for has exited, say), so the test should fail now with this message, not at the timeout.
- */
+/** Thrown by a check to fail `eventually` now, when waiting longer cannot help (the awaited process exited). */
 export class GiveUp extends Error {
   constructor(message: string) {
     super(message);
@@ -9,12 +6,7 @@ export class GiveUp extends Error {
   }
 }
 
-/**
- * Waits until `check` returns a truthy value (polling every `everyMs`) and returns it, or fails
- * with `what` and the last error the check threw. A check that throws is retried (a server that
- * does not answer yet is the usual case), except for `GiveUp`, which ends the wait at once.
- * Tests and benchmarks poll through this one function, so every wait reads and fails alike.
- */
+/** Polls `check` until truthy and returns it, or fails with `what` and the check's last error; a throw is retried unless `GiveUp`. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

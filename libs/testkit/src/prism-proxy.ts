@@ -9,35 +9,26 @@ import { byLine } from './processes.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const PRISM = path.join(ROOT, 'node_modules/@stoplight/prism-cli/dist/index.js');
 
-/** A request or response that Prism found the OpenAPI document does not describe. */
 export interface Violation {
   /** the request it was found on, e.g. "get /v1/runs" (Prism logs violations after the API's answer) */
   request: string;
   /** the API's answer to it (0 when Prism did not forward it) */
   status: number;
-  /** e.g. "response.body Response body must NOT have additional properties; found 'b'" */
   message: string;
 }
 
 export interface PrismProxy {
   /** where to send requests: forwarded to the API, each checked against the document */
   url: string;
-  /** every violation reported so far */
   violations(): Violation[];
-  /**
-   * The violations that are mismatches between the API and its document: every answer not
-   * described, and every request not described that the API accepted. A request the document
-   * rejects and the API refuses with a 4xx (a test's bad input on purpose) agrees with it.
-   */
+  /** Answers not described, and requests not described that the API accepted (a 4xx to a rejected request agrees). */
   mismatches(): Violation[];
   stop(): Promise<void>;
 }
 
 /**
- * Stoplight Prism's validating proxy in front of a running API, checking every request and
- * answer against the document that API serves at /openapi.json. Requests are always forwarded
- * (no --errors), so callers see the API's own answers, 400s included; what the document does
- * not describe is collected as violations for the caller to fail on.
+ * Stoplight Prism's validating proxy in front of a running API, checking against its /openapi.json. Requests are always
+ * forwarded (no --errors), so callers see the API's own answers; what is not described is collected as violations.
  */
 export async function startPrismProxy(apiUrl: string, timeoutMs = 60_000): Promise<PrismProxy> {
   const res = await fetch(`${apiUrl}/openapi.json`);

@@ -8,11 +8,7 @@ import { freePort } from './processes.js';
 
 const run = promisify(execFile);
 
-/**
- * A PostgreSQL server of a test's own (initdb + pg_ctl on a free port, data in a temporary
- * directory): a test can stop it and start it again, as an outage, without touching the server
- * every other test shares. Migrated, with one database for Metronome.
- */
+/** A PostgreSQL server of a test's own (initdb + pg_ctl, free port, temporary data): stop and start it as an outage. */
 export interface PrivatePostgres {
   port: number;
   /** DATABASE_URL of the migrated database */
@@ -21,7 +17,6 @@ export interface PrivatePostgres {
   stop(): Promise<void>;
   /** starts it again on the same port and data; resolves once it accepts connections */
   start(): Promise<void>;
-  /** stops it and removes its data */
   destroy(): Promise<void>;
 }
 

@@ -11,19 +11,16 @@ const run = promisify(execFile);
 
 /** A Redis Cluster of a test's own: nodes on free ports, nothing kept on disk after it stops. */
 export interface PrivateRedisCluster {
-  /** every node's port */
   ports: number[];
   /** the masters' ports as the cluster was made (a failover promotes a replica later) */
   masters: number[];
   /** `127.0.0.1:a,127.0.0.1:b,…`, the form REDIS_CLUSTER_NODES takes */
   nodes: string;
-  /** runs `redis-cli -p <port> …` against one node and returns its output */
   cli(port: number, ...args: string[]): Promise<string>;
   /** the master serving `key`'s slot and its replicas, as a node that is still up sees them */
   slotOwner(key: string): Promise<{ slot: number; master: number; replicas: number[] }>;
   /** SIGKILL one node: it and what it held are gone at once */
   kill(port: number): Promise<void>;
-  /** stops every node and removes their directory */
   stop(): Promise<void>;
 }
 
@@ -33,7 +30,6 @@ export interface PrivateRedisClusterOptions {
   replicas?: number;
   /** the nodes' `cluster-node-timeout`; a failover takes about 1.5–2 times this */
   nodeTimeoutMs?: number;
-  /** how long the start may take */
   timeoutMs?: number;
 }
 
@@ -42,11 +38,7 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/**
- * Starts cluster-enabled redis-servers (`redis-server` and `redis-cli` must be on PATH), joins
- * them with `redis-cli --cluster create` and waits until every node reports `cluster_state:ok`
- * and every replica has synced with its master. A number is the masters, with no replicas.
- */
+/** Starts cluster-enabled redis-servers and waits for `cluster_state:ok` and synced replicas; a number is the masters, no replicas. */
 export async function startPrivateRedisCluster(options: number | PrivateRedisClusterOptions = 3, startTimeoutMs = 30_000): Promise<PrivateRedisCluster> {
   const o = typeof options === 'number' ? { masters: options } : options;
   const masterCount = o.masters ?? 3;
@@ -110,8 +102,7 @@ export async function startPrivateRedisCluster(options: number | PrivateRedisClu
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
       timeout: timeoutMs,
     });
-    // Every node must have learnt the others and the slot map, not only the one asked; a
-    // replica must hold its master's data before a failover can promote it.
+    // Every node must know the others and the slot map; a replica must hold its master's data before a failover can promote it.
     for (const port of ports) {
       await eventually(
         `redis cluster node ${port} to report cluster_state:ok`,

@@ -4,10 +4,7 @@ import os from 'node:os';
 import { eventually, GiveUp } from './eventually.js';
 import { freePort } from './processes.js';
 
-/**
- * A redis-server of a test's own, on a free port, keeping nothing on disk: a test can kill it
- * and start it again empty without touching the Redis every other test shares.
- */
+/** A redis-server of a test's own, on a free port, keeping nothing on disk: kill it and restart it empty. */
 export interface PrivateRedis {
   port: number;
   url: string;
@@ -15,7 +12,6 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** starts it again, empty, on the same port; resolves when it answers PING */
   restart(): Promise<void>;
-  /** stops it for good */
   stop(): Promise<void>;
 }
 

@@ -62,7 +62,7 @@ export function startService(name: string, script: string, env: Record<string, s
     name,
     child,
     output,
-    // a net against a hang, not a speed check: a service's start-up took over 20 s at load 15
+    // a net against a hang, not a speed check: a start-up under heavy load can take over 20 s
     waitForLog: (match, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         for (const line of output) {

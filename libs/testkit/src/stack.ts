@@ -32,19 +32,14 @@ export interface StackOptions {
   prism?: boolean;
 }
 
-/**
- * The whole of Metronome as separate processes from the build output: sandbox, control API,
- * scheduler and N senders, talking over real HTTP, PostgreSQL and Redis. For end-to-end tests
- * and benchmarks.
- */
+/** The whole of Metronome as separate processes from the build output (sandbox, API, scheduler, N senders), for e2e and bench. */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const adminToken = `adm_${randomBytes(12).toString('hex')}`;
   const common = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, KEY_PREFIX: options.keyPrefix, ...options.env };
   const services: ServiceProcess[] = [];
   let prism: PrismProxy | undefined;
   try {
-    // Port 0, read back from the services' own `listening` lines: a port picked free beforehand
-    // can be taken by another process (a service's metrics server) before the service binds it.
+    // Port 0, read from the services' `listening` lines: a port picked free beforehand can be taken before the service binds it.
     const sandbox = options.sandboxUrl
       ? null
       : startService('sandbox', 'services/sandbox/dist/main.js', { ...common, SANDBOX_PORT: '0', ...options.sandboxEnv });
@@ -64,8 +59,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const scheduler = startService('scheduler', 'services/scheduler/dist/main.js', {
       ...common,
       METRICS_PORT: '0',
-      // the production default: instant starts come by the API's nudge, later ones by the
-      // lookahead; a tick of 200 ms cost a stack 5 % of a core idle (docs/BENCHMARKS.md)
+      // the production default: instant starts come by the API's nudge, later ones by the lookahead
       SCHEDULER_TICK_MS: '1000',
       ...options.schedulerEnv,
     });
@@ -136,7 +130,6 @@ export async function apiCall<T = any>(
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-/** GET from the sandbox's read API. */
 export async function sandboxGet<T = any>(sandboxUrl: string, path: string): Promise<T> {
   const res = await fetch(`${sandboxUrl}${path}`);
   if (!res.ok) throw new Error(`sandbox ${path} → ${res.status}`);
