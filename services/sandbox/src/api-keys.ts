@@ -1,8 +1,5 @@
-// The platform's side of account credentials (CONTRACT §5): every request names an account in
-// its path and carries that account's API key as `Authorization: Bearer <key>`. A real platform
-// issues the key when the account is created there; the sandbox has no sign-up, so the first
-// request for an account registers the key it carries (or a test sets one beforehand with
-// `PUT /sandbox/accounts/{account}` `{apiKey}`), and from then on only that key is accepted.
+// The platform's side of account credentials (CONTRACT §5): a Bearer key per account. The sandbox has no sign-up, so an
+// account's first request (or `PUT /sandbox/accounts/{account}` `{apiKey}`) registers its key; only that key is accepted after.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 export type KeyVerdict = 'registered' | 'accepted' | 'missing' | 'wrong';
@@ -43,11 +40,7 @@ export class ApiKeys {
     return this.keys.has(account);
   }
 
-  /**
-   * A fake fault for tests of secret scrubbing: while on, every request for the account that
-   * passed the key check is answered 500 with the request's Authorization header quoted in the
-   * answer's `message` and `detail`, as a careless platform's error page might.
-   */
+  /** A fake fault for secret-scrubbing tests: the account's requests answer 500 quoting their Authorization header. */
   setFakeEcho(account: string, on: boolean): void {
     if (on) this.echoing.add(account);
     else this.echoing.delete(account);

@@ -31,7 +31,6 @@ export async function stop() {
   app = undefined;
 }
 
-/** Each account's API key in these tests (the first request registers it). */
 export const keyOf = (account: string) => `key-of-${account}`;
 
 /** A platform request carries its account's key unless the test gives an Authorization header itself. */

@@ -57,8 +57,7 @@ export async function buildSandbox(opts: SandboxOptions): Promise<FastifyInstanc
       req.log.error({ err }, 'sandbox error');
       return reply.code(500).send({ error: 'internal_error' });
     }
-    // Malformed platform requests (bad JSON, wrong content type, too large) are what a real
-    // platform answers message_invalid to; the sender treats that as permanent.
+    // Malformed platform requests are what a real platform answers message_invalid to (permanent for the sender).
     if (req.url.startsWith('/v1/')) {
       const account = (req.params as { account?: string } | undefined)?.account;
       if (account !== undefined) state.rejectInvalid({ account }, err.message, clock());

@@ -1,5 +1,4 @@
-// The fake platform's ban model: hidden limits that a real messaging platform does not publish
-// and enforces by closing the account for good. Pure, so each rule is testable alone.
+// The ban model: hidden limits a real platform does not publish and enforces by closing the account for good.
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -16,10 +15,7 @@ export interface BanRules {
 
 export const NO_BAN: BanRules = { banHourlyCap: 0, banDailyCap: 0, banMinGapMs: 0 };
 
-/**
- * Why accepting one more send at `now` breaks a rule (the sentence the account's ban carries),
- * or null when it breaks none. `sendTimes` are the account's accepted sends, oldest first.
- */
+/** Why accepting one more send at `now` breaks a rule (the ban's sentence), or null; `sendTimes` oldest first. */
 export function banBreach(sendTimes: readonly number[], now: number, rules: BanRules): string | null {
   const last = sendTimes.at(-1);
   if (rules.banMinGapMs > 0 && last !== undefined && now - last < rules.banMinGapMs) {

@@ -1,7 +1,6 @@
 import { int, logLevel, parseEnv, port, z } from '@metronome/config';
 import type { Limits } from './limits.js';
 
-/** A probability written as a decimal from 0 to 1. */
 const probability = (fallback: number) =>
   z
     .string()
@@ -53,7 +52,6 @@ export interface SandboxConfig {
   receiptsUrl?: string | null;
 }
 
-/** Reads the sandbox's variables once; throws a ConfigError naming every bad one. */
 export function loadConfig(env: Record<string, string | undefined>): SandboxConfig {
   const e = parseEnv(sandboxEnv, env);
   return {

@@ -12,7 +12,6 @@ type AccountParams = { Params: { account: string } };
 export async function controlRoutes(app: FastifyInstance, deps: { state: SandboxState; keys: ApiKeys; receipts: SandboxReceipts }): Promise<void> {
   const { state, keys, receipts } = deps;
 
-  /** Parses a body or query, answering 400 invalid_request itself when it does not fit. */
   const parse = <S extends z.ZodType>(schema: S, value: unknown, reply: FastifyReply): z.infer<S> | undefined => {
     const result = schema.safeParse(value ?? {});
     if (result.success) return result.data;
@@ -40,8 +39,7 @@ export async function controlRoutes(app: FastifyInstance, deps: { state: Sandbox
     return { ...state.configureAccount(account, limits), ...keys.view(account) };
   });
 
-  // The account's chat directory: replaced (chats with canSend false refuse sends with 403
-  // forbidden; null: no directory, the listing answers 404), and read back as the platform lists it.
+  // The account's chat directory (canSend false: sends answer 403 forbidden; null: the listing answers 404).
   app.put<AccountParams>('/sandbox/accounts/:account/directory', { bodyLimit: 32 * 1024 * 1024 }, async (req, reply) => {
     const body = parse(directoryBody, req.body, reply);
     return body && state.directories.set(req.params.account, body.chats, body.pageSize);

@@ -1,8 +1,6 @@
-// The fake platform's chat directories (CONTRACT §5, "Chat directory"): what
-// `GET /v1/accounts/:account/chats` lists. Pure: no I/O.
+// The fake platform's chat directories (CONTRACT §5, "Chat directory"): what `GET /v1/accounts/:account/chats` lists.
 import { seededRandom } from './random.js';
 
-/** One chat as the protocol lists it. */
 export interface SandboxChat {
   chatId: string;
   title: string | null;
@@ -49,11 +47,7 @@ const GROUPS = [
 const FIRST = ['Ana', 'José', 'Zoë', 'Mateo', 'Chloé', 'Lukas', 'Aiko', 'Noah', 'Inês', 'Omar', 'Léa', 'Sven'];
 const LAST = ['Souza', 'Álvarez', 'Müller', 'Rossi', 'Dubois', 'Nakamura', 'Okafor', 'Novák', 'Kowalski', 'Haddad', 'Lindqvist', 'Brennan'];
 
-/**
- * An account's default directory: `chat-1`…`chat-N` (the ids the demo and the tests send to),
- * each titled from the word lists by the seed. Every sixth is a direct chat with a person; the
- * rest are groups of 3–250 members. Every one can send.
- */
+/** `chat-1`…`chat-N` (the ids the demo and tests send to), titled by the seed; every sixth a direct chat, the rest groups. */
 export function defaultDirectory(seed: number, size: number): SandboxChat[] {
   const random = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
@@ -92,7 +86,6 @@ export class SandboxDirectories {
     return { chats: chats?.length ?? null, pageSize };
   }
 
-  /** The account's directory; null when it has none. */
   of(account: string): SandboxChat[] | null {
     const custom = this.custom.get(account);
     return custom ? custom.chats : this.defaults;
@@ -103,10 +96,7 @@ export class SandboxDirectories {
     return this.custom.get(account)?.forbidden.has(chatId) ?? false;
   }
 
-  /**
-   * The page of the account's directory at `cursor` (an offset this returned); null when the
-   * account has no directory, 'bad-cursor' for a cursor it never returned.
-   */
+  /** A page at `cursor` (an offset this returned); null when the account has no directory, 'bad-cursor' for a foreign cursor. */
   page(account: string, cursor: string | undefined): { items: SandboxChat[]; nextCursor: string | null } | null | 'bad-cursor' {
     const chats = this.of(account);
     if (chats === null) return null;

@@ -3,7 +3,6 @@ import type { BanRules } from './ban-model.js';
 
 /** Limits applied to every account and chat unless overridden through the control API (ban-model.ts: the hidden ones). */
 export interface Limits extends Partial<BanRules> {
-  /** Added before every platform answer. */
   latencyMs: number;
   /** Per-account pace; 0 means unlimited. */
   maxPerMinute: number;
@@ -21,7 +20,6 @@ export interface PaceState {
   at: number;
 }
 
-/** A new account starts with its whole burst available. */
 export const freshPace = (): PaceState => ({ tokens: Number.POSITIVE_INFINITY, at: 0 });
 
 export type PaceCheck = { ok: true; next: PaceState } | { ok: false; waitMs: number };
@@ -30,9 +28,8 @@ export type PaceCheck = { ok: true; next: PaceState } | { ok: false; waitMs: num
 const EPSILON = 1e-9;
 
 /**
- * Token bucket of `burst` sends refilled at `maxPerMinute` (GCRA at a fixed pace). The refill
- * uses the pace in force now, so with burst 1 the rule is exactly "at least 60000/max ms after
- * the previous accepted send" even right after the pace changed. Only accepted sends take a token.
+ * Token bucket of `burst` sends refilled at `maxPerMinute`, at the pace in force now: with burst 1 exactly "60000/max ms after
+ * the previous accepted send", even right after a pace change. Only accepted sends take a token.
  */
 export function checkPace(pace: PaceState, now: number, maxPerMinute: number, burst: number): PaceCheck {
   // Unlimited traffic leaves no credit, so a pace set later counts from the last send.

@@ -15,11 +15,7 @@ export class MediaStore {
     return this.records.get(mediaRef);
   }
 
-  /**
-   * Why `account` may not send `mediaRef` at `now`, or null when it may. Each reason means the
-   * platform does not know the ref for this account (CONTRACT §5 `media_ref_invalid`): uploading
-   * again under the account gives a ref that works.
-   */
+  /** Why `account` may not send `mediaRef` at `now` (CONTRACT §5 `media_ref_invalid`: upload again), or null. */
   problem(account: string, mediaRef: string, now: number): string | null {
     const m = this.records.get(mediaRef);
     if (m === undefined) return 'unknown mediaRef';

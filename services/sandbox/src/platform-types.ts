@@ -18,15 +18,9 @@ export interface ReceivedMessage extends SendRequest {
   seq: number;
   messageId: string;
   receivedAt: number;
-  /**
-   * How much earlier than `receivedAt` the request may have come (ms, 0 when the sandbox's event
-   * loop kept up): the stamp waits for the loop (loop-watch.ts).
-   */
+  /** How much earlier than `receivedAt` the request may have come (loop-watch.ts); 0 when the loop kept up. */
   stampSlackMs: number;
-  /**
-   * When the answer was written (after the configured latency and any hang); null while the
-   * request is in flight: received, not yet answered.
-   */
+  /** When the answer was written (after latency and any hang); null while the request is in flight. */
   answeredAt: number | null;
 }
 
@@ -42,8 +36,7 @@ export interface MediaRecord {
 export type ChatErrorCode = 'chat_not_found' | 'forbidden' | 'message_invalid';
 /** `unauthorized`: the request's API key is missing or not the account's (CONTRACT §5). */
 export type PlatformErrorCode = 'flood_wait' | 'slow_mode' | 'account_unauthorized' | 'unauthorized' | ChatErrorCode | 'media_ref_invalid' | 'internal_error';
-/** The buckets of `GET /sandbox/stats` `rejected`. */
-/** `banned`: the send that broke a hidden limit of the ban model (the account answers `unauthorized` after it). */
+/** The buckets of `GET /sandbox/stats` `rejected`; `banned`: the send that broke a hidden limit (`unauthorized` after it). */
 export type RejectReason = 'flood_wait' | 'slow_mode' | 'unauthorized' | 'banned' | 'fault' | 'invalid' | 'chat_error';
 
 export type AnswerBody =
@@ -52,10 +45,7 @@ export type AnswerBody =
   | { items: SandboxChat[]; nextCursor: string | null }
   | { error: PlatformErrorCode | 'not_found'; retryAfterSeconds?: number; detail?: string; message?: string };
 
-/**
- * What the platform answers; `hangMs` is extra delay before answering (a chat's `hangNextMs`);
- * `seq`: the message this answer accepts, whose `answeredAt` is stamped when it is written.
- */
+/** What the platform answers; `hangMs` delays it (a chat's `hangNextMs`); `seq`: the message it accepts. */
 export interface Answer {
   status: 200 | 400 | 401 | 403 | 404 | 429 | 500;
   body: AnswerBody;

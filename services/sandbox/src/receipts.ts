@@ -1,7 +1,5 @@
-// Receipts as a platform tells them (CONTRACT §5, protocol extension): each accepted message is
-// delivered, and some read, after delays a test sets; the sandbox POSTs them to the receipts URL
-// with the account's API key (the one its sends carried). Switches make them late, out of
-// order, twice, or stop them for some accounts; every receipt posted is kept for tests to read.
+// Receipts as a platform tells them (CONTRACT §5, protocol extension), POSTed with the account's key after delays a test
+// sets; switches make them late, out of order, twice, or withheld. Every receipt posted is kept for tests to read.
 import http from 'node:http';
 import { bearerKey } from './api-keys.js';
 import { seededRandom } from './random.js';
@@ -23,7 +21,6 @@ export interface ReceiptSettings {
   outOfOrder: boolean;
   /** accounts whose messages get no receipts (as a silently restricted number); taken off the list, their withheld receipts go, late */
   stoppedAccounts: string[];
-  /** receipts per POST at most */
   batchSize: number;
   /** how long receipts that fall due gather before they go, ms */
   flushMs: number;
@@ -88,7 +85,6 @@ export class SandboxReceipts {
   private readonly scheduled = new Set<string>();
   private random = seededRandom(1);
   private failures = 0;
-  /** POSTs made since the last reset */
   private posts = 0;
   /** messages of stopped accounts, whose receipts go when the account is no longer stopped */
   private readonly withheld = new Map<string, { m: Accepted; now: number }[]>();
@@ -180,7 +176,6 @@ export class SandboxReceipts {
 
   private readonly due: Outgoing[] = [];
   private flushing: NodeJS.Timeout | null = null;
-  /** POSTs on their way */
   private posting = 0;
 
   /** Receipts due within `flushMs` of each other go together: one POST per account, or several accounts' per POST. */
@@ -228,8 +223,7 @@ export class SandboxReceipts {
           if (!r.logged) this.posted.push({ account: r.account, messageId: r.messageId, chatId: r.chatId, status: r.status, at: r.at, post });
           r.logged = true;
         }
-      // Some not known yet (the send not recorded yet), or the post failed: they go again (the
-      // whole group when the answer does not say which).
+      // Some not known yet, or the post failed: they go again (the whole group when the answer does not say which).
       const told = withAccounts ? answer?.accounts?.[g]?.ignoredIndexes : undefined;
       const retry = told ? told.map((i) => rs[i]!).filter(Boolean) : answer === null || answer.ignored > 0 ? rs : [];
       const again = retry.filter((r) => r.tries < RETRIES).map((r) => ({ ...r, tries: r.tries + 1 }));

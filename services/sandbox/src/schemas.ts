@@ -70,7 +70,6 @@ export const chatPatch = z
   })
   .partial();
 
-/** `PUT /sandbox/receipts` (receipts.ts). */
 export const receiptsPatch = z
   .strictObject({
     url: z.url().nullable(),

@@ -1,5 +1,4 @@
-// The fake platform's memory and every accept/reject decision. Pure: no I/O, no timers, and
-// `now` (ms) is a parameter everywhere so tests drive it with a fake clock.
+// The fake platform's memory and every accept/reject decision. Pure: `now` (ms) is a parameter everywhere.
 import { randomUUID } from 'node:crypto';
 import { checkPace, maxInWindow, slowModeWaitMs, toRetryAfterSeconds } from './limits.js';
 import type { Limits } from './limits.js';
@@ -28,7 +27,6 @@ type Attempt = { account: string; chatId?: string | null; idempotencyKey?: strin
 /** How a request is refused; `message` goes in the answer's body only (the HTTP transport reads it). */
 type Refusal = { reason: RejectReason; status: Answer['status']; error: PlatformErrorCode; detail?: string; message?: string };
 
-/** In-memory state of the sandbox platform. */
 export class SandboxState {
   private limits: Limits;
   private seed: number;
@@ -39,7 +37,6 @@ export class SandboxState {
   private rejected: Rejection[] = [];
   private rejectedCounts = emptyRejected();
   private duplicates: DuplicateKey[] = [];
-  /** the accounts' chat directories (directory.ts) */
   readonly directories: SandboxDirectories;
 
   constructor(
@@ -201,8 +198,7 @@ export class SandboxState {
       return this.reject(base, 'fault', 500, 'internal_error', now, hangMs, { detail: 'random fault' });
     }
 
-    // Judged last, on a send the platform would otherwise accept: it is this send that breaks
-    // the hidden limit, and the account is closed from it on, as a banned number is.
+    // Judged last, on a send otherwise accepted: this send breaks the hidden limit, and the account is closed from it on.
     const breach = banBreach(a.sendTimes, now, this.banRules(a));
     if (breach !== null) {
       a.unauthorized = true;
@@ -227,7 +223,6 @@ export class SandboxState {
     if (message !== undefined && message.answeredAt === null) message.answeredAt = now;
   }
 
-  /** Accepted messages in order of receipt, optionally for one account and/or chat id. */
   messages(filter: { account?: string | undefined; chat?: string | undefined } = {}): ReceivedMessage[] {
     if (filter.account !== undefined && filter.chat !== undefined) {
       return [...(this.accounts.get(filter.account)?.chats.get(filter.chat)?.messages ?? [])];
@@ -247,7 +242,6 @@ export class SandboxState {
     return [...this.duplicates];
   }
 
-  /** Receive times (ms) of the account's accepted messages. */
   sendTimes(account: string): number[] {
     return [...(this.accounts.get(account)?.sendTimes ?? [])];
   }
