@@ -9,7 +9,6 @@ export interface HttpDirectoryOptions {
   pool: HttpPool;
   base: URL;
   timeoutMs: number;
-  /** the account's API key, or why it has none */
   apiKey: (account: TransportAccount) => string | { message: string };
   now?: () => Date;
 }
@@ -22,11 +21,7 @@ const REASONS: readonly CannotSendReason[] = ['announce_only', 'left', 'removed'
 type Page = { items: DirectoryChat[]; nextCursor: string | null };
 
 /**
- * Lists an http account's chats (CONTRACT §5, "Chat directory"): `GET {base}/v1/accounts/
- * {account}/chats?cursor=` page after page until `nextCursor` is null, with the API key every
- * request carries; each answer read up to MAX_ANSWER_BYTES. Progress and the end go to the sink
- * (`syncing`, then `replaceAll` and `ok`); a platform answering 404 has no directory
- * (`unsupported`); any other refusal, or an answer that cannot be read, is `failed` with why.
+ * Lists an http account's chats (CONTRACT §5, "Chat directory") page by page; 404 means `unsupported`, other refusals `failed`.
  * Never throws for the platform or the network; the sink's own failures propagate.
  */
 export async function syncHttpDirectory(o: HttpDirectoryOptions, account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
@@ -65,7 +60,6 @@ async function fetchPage(
   const answer = await postOnce({
     method: 'GET',
     pool: o.pool,
-    // The account's id is one encoded path segment under the configured base, as for a send.
     target: () => {
       const url = new URL(`v1/accounts/${encodeURIComponent(externalId)}/chats`, o.base);
       if (cursor !== null) url.searchParams.set('cursor', cursor);
@@ -86,7 +80,6 @@ async function fetchPage(
   return page ?? { failed: 'the platform answered a chat listing this client cannot read' };
 }
 
-/** A page of the listing, or null when it is not one. */
 function readPage(bytes: Buffer): Page | null {
   let body: unknown;
   try {
@@ -121,7 +114,6 @@ function readChat(item: unknown): DirectoryChat | null {
   if (memberCount !== null && !(Number.isSafeInteger(memberCount) && (memberCount as number) >= 0)) return null;
   const canSend = i['canSend'];
   if (typeof canSend !== 'boolean') return null;
-  // The protocol's entries carry no reason; one the platform gives anyway is kept when known.
   const given = i['cannotSendReason'];
   const reason = REASONS.includes(given as CannotSendReason) ? (given as CannotSendReason) : 'forbidden';
   return {

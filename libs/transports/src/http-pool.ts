@@ -2,20 +2,11 @@ import type { Socket } from 'node:net';
 import { buildConnector, Pool } from 'undici';
 
 /**
- * Keep-alive connections to one origin (undici's Pool), whose sockets tell when a request's
- * body has left this process.
- *
- * undici rather than node:http because a send costs its client about half the CPU
- * (bench/micro/http-post.mjs). But undici's own "request sent" fires as soon as the body is
- * handed to the socket, which may still hold it in memory (a large upload): that is not
- * "written". node:http's 'finish' waits for the socket's write callback of the last byte, so we
- * keep exactly that: each request's body goes out as a Buffer of its own (`watch`), and the
- * sockets this pool opens pass a callback with that Buffer's write, which runs once the kernel
- * took its last byte.
+ * Keep-alive connections to one origin (undici, about half node:http's CPU per send). undici's "request sent" fires when the body
+ * is handed to the socket, not written; each body is its own Buffer (`watch`), flushed when the kernel took its last byte.
  */
 export class HttpPool {
   private readonly pool: Pool;
-  /** each request's own body Buffer, until the socket wrote it: what to call then */
   private readonly flushes = new WeakMap<Buffer, () => void>();
 
   constructor(origin: URL, maxSockets: number) {
@@ -23,7 +14,7 @@ export class HttpPool {
     this.pool = new Pool(origin.origin, {
       connections: maxSockets,
       pipelining: 1,
-      // our own timer bounds a whole request (postOnce); these would only add codes of their own
+      // our own timer bounds a whole request (postOnce)
       headersTimeout: 0,
       bodyTimeout: 0,
       connect: (options, callback) =>
@@ -34,7 +25,6 @@ export class HttpPool {
     });
   }
 
-  /** `body` as a Buffer of this request alone (same bytes, no copy); `flushed` runs once its last byte left. */
   watch(body: Buffer, flushed: () => void): Buffer {
     const own = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     this.flushes.set(own, flushed);
@@ -55,8 +45,7 @@ export class HttpPool {
       if (!flushed) return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
       flushes.delete(chunk as Buffer);
       return (write as (chunk: Buffer, callback: (error?: Error | null) => void) => boolean).call(this, chunk as Buffer, (error) => {
-        // A socket destroyed first reports its cancelled writes without an error: node:http
-        // does not count those as written either (its 'finish' waits on no socket error).
+        // A destroyed socket reports cancelled writes without an error: not written, as for node:http.
         if (!error && !this.destroyed) flushed();
       });
     } as Socket['write'];

@@ -9,10 +9,8 @@ import { registerCredentials, scrubPrepared, scrubResult } from './secret-scrub.
 import type { MediaContent, OutgoingMessage, PrepareResult, Transport, TransportAccount } from './transport.js';
 
 export interface HttpTransportOptions {
-  /** HTTP_TRANSPORT_URL: the only place this transport ever sends to */
   baseUrl: string;
   timeoutMs: number;
-  /** how long a media reference stays valid on the platform (CONTRACT §5: 24 h) */
   mediaRefTtlMs?: number;
   maxSockets?: number;
 }
@@ -22,15 +20,13 @@ interface Answer {
   body: unknown;
 }
 
-/** An API key as the control API accepts it (RFC 6750 token characters): it fits a header as is. */
+/** RFC 6750 token characters, as the control API accepts: it fits a header as is. */
 const API_KEY = /^[A-Za-z0-9._~+/-]{16,512}=*$/;
 
-/** The account's API key, or the result of a send that cannot carry one. */
 function apiKeyOf(account: TransportAccount): string | SendFailure {
   const key = account.credentials?.['apiKey'];
   if (typeof key === 'string' && API_KEY.test(key)) return key;
-  // Nothing is sent without the key: the platform would refuse it, or worse, take it from
-  // whoever registered the id. The account is disconnected until its owner gives a key.
+  // Nothing is sent without the key: the platform would refuse it, or take it from whoever registered the id.
   return {
     kind: 'account-unavailable',
     code: 'api_key_missing',
@@ -39,11 +35,8 @@ function apiKeyOf(account: TransportAccount): string | SendFailure {
 }
 
 /**
- * The HTTP platform protocol (CONTRACT §5). Sent with postOnce rather than fetch because the
- * outcome of a failed send depends on whether the request was fully written before the failure
- * (then the platform may have acted on it: `unknown`), which fetch does not reveal.
- * Every request carries the account's API key (`Authorization: Bearer`); every answer is read
- * up to MAX_ANSWER_BYTES; every message of a result has the process's secrets scrubbed.
+ * The HTTP platform protocol (CONTRACT §5), through postOnce: whether a failed send was fully written decides `unknown`, which
+ * fetch does not reveal. Every request carries the account's Bearer key; every result's message is scrubbed.
  */
 export class HttpTransport implements Transport {
   readonly platform = 'http' as const;
@@ -51,7 +44,6 @@ export class HttpTransport implements Transport {
   readonly reportsWrites = true;
   private readonly pool: HttpPool;
   private readonly base: URL;
-  /** each account's two endpoints, built once (request-target.ts) */
   private readonly targets = new RequestTargets();
 
   constructor(private readonly options: HttpTransportOptions) {
@@ -69,7 +61,6 @@ export class HttpTransport implements Transport {
     return scrubResult(await this.deliver(account, message));
   }
 
-  /** The account's chats, from the protocol's listing (CONTRACT §5, "Chat directory"; http-directory.ts). */
   async syncDirectory(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
     registerCredentials(account);
     const apiKey = (a: TransportAccount) => {
@@ -141,8 +132,7 @@ export class HttpTransport implements Transport {
     const externalId = account.externalId;
     const apiKey = apiKeyOf(account);
     if (typeof apiKey !== 'string') return Promise.resolve(apiKey);
-    // The account's id is one encoded path segment under the configured base: it cannot
-    // redirect the request to another host or path.
+    // One encoded path segment under the configured base: the account id cannot redirect the request.
     return postOnce<Answer>({
       target: () => this.targets.get(`${what} ${externalId}`, () => new URL(`v1/accounts/${encodeURIComponent(externalId)}/${what}`, this.base)),
       pool: this.pool,
@@ -156,7 +146,6 @@ export class HttpTransport implements Transport {
   }
 }
 
-/** An answer (at most MAX_ANSWER_BYTES): a body that is not JSON becomes an error object naming the status. */
 function readAnswer(status: number, bytes: Buffer): Answer {
   const text = bytes.toString('utf8');
   try {

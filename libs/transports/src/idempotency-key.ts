@@ -1,19 +1,9 @@
 /**
- * The `Idempotency-Key` header value of a send (CONTRACT §5). The sender's key
- * `{runId}:{chatId}:{partIndex}` may hold any chat id the API accepts (any printable text, e.g.
- * Cyrillic, CJK or emoji), but a header value may only carry visible ASCII safely: node refuses
- * anything beyond Latin-1, and proxies trim or fold spaces. So every byte of the key's UTF-8
- * form outside visible ASCII (0x21–0x7E), and `%` itself, is written `%XX` (upper-case hex).
- * An ASCII key without spaces or `%` is sent unchanged, so it stays readable in platform logs.
- *
- * Escaping `%` makes the encoding one-to-one, so two different keys never share a header value.
- * A lone UTF-16 surrogate (invalid in UTF-8, yet a JS string can hold one) is encoded as the
- * three bytes of its code point, as WTF-8 does, so it keeps a value of its own instead of
- * collapsing into U+FFFD with every other lone surrogate.
+ * The `Idempotency-Key` header value (CONTRACT §5): every UTF-8 byte outside visible ASCII, and `%` itself, as `%XX`, since a
+ * header carries only that safely; one-to-one, so keys never share a value. A lone surrogate is encoded as WTF-8 does.
  */
 export function encodeIdempotencyKey(key: string): string {
   let out = '';
-  // for…of walks code points; a lone surrogate comes out on its own.
   for (const ch of key) {
     const cp = ch.codePointAt(0)!;
     if (isLiteral(cp)) out += ch;
@@ -22,11 +12,7 @@ export function encodeIdempotencyKey(key: string): string {
   return out;
 }
 
-/**
- * The key an encoded header value stands for, or null when `value` is not exactly what
- * encodeIdempotencyKey produces for some key (a stray `%`, bad hex, a malformed byte sequence,
- * or an escape where a literal was due): only one spelling per key is valid.
- */
+/** The key an encoded value stands for, or null unless `value` is exactly what encodeIdempotencyKey gives: one spelling per key. */
 export function decodeIdempotencyKey(value: string): string | null {
   const bytes: number[] = [];
   for (let i = 0; i < value.length; i++) {

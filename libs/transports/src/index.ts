@@ -1,8 +1,5 @@
-// The transports that load no platform library: a service imports this entry at start. WhatsApp
-// (Baileys) and Telegram user accounts (GramJS) are the entries `@metronome/transports/whatsapp`
-// and `@metronome/transports/telegram-user`: each costs about half a second of CPU to load, so a
-// service loads them on first use (on-first-use.ts), and a process that never meets such an
-// account never pays for them.
+// Transports that load no platform library. WhatsApp (Baileys) and Telegram user (GramJS) are their own entries: each costs about
+// half a second of CPU to load, so services load them on first use.
 export type { Transport, TransportAccount, MediaContent, OutgoingMessage, OutgoingPart, PrepareResult } from './transport.js';
 export { HttpTransport, type HttpTransportOptions } from './http-transport.js';
 export { encodeIdempotencyKey, decodeIdempotencyKey } from './idempotency-key.js';

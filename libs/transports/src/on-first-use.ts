@@ -1,10 +1,7 @@
 import type { TransportShape } from './platform-shapes.js';
 import type { Transport } from './transport.js';
 
-/**
- * `load` run once, on the first call, and its promise shared by every caller; a failed load is
- * tried again on the next call. `loaded()` is the value when it has loaded, without loading it.
- */
+/** `load` run once and shared; a failed load is tried again on the next call. `loaded()` never loads. */
 export function onFirstUse<T>(load: () => Promise<T>): { get(): Promise<T>; loaded(): Promise<T> | null } {
   let pending: Promise<T> | null = null;
   return {
@@ -20,11 +17,8 @@ export function onFirstUse<T>(load: () => Promise<T>): { get(): Promise<T>; load
 }
 
 /**
- * A transport built on its first use: the services hold WhatsApp's and Telegram user accounts'
- * transports this way, so their platform libraries load only when such an account sends. Its
- * `shape` (platform, limits) is known before; the transport built must match it and have every
- * optional method (readiness, typing, directory), since the send path tells a transport's
- * abilities by their presence and this one has them all.
+ * WhatsApp and Telegram user transports are built on first use, so their libraries load only when such an account sends. It
+ * must have every optional method: the send path reads abilities by their presence.
  */
 export function transportOnFirstUse(shape: TransportShape, build: () => Promise<Transport>): Transport {
   const transport = onFirstUse(async () => {
@@ -43,7 +37,6 @@ export function transportOnFirstUse(shape: TransportShape, build: () => Promise<
     showTyping: async (account, chatId, part, threadId) => (await transport.get()).showTyping(account, chatId, part, threadId),
     syncDirectory: async (account, sink, signal) => (await transport.get()).syncDirectory(account, sink, signal),
     send: async (account, message) => (await transport.get()).send(account, message),
-    // never built: nothing to close (a build under way is awaited, then closed)
     close: async () => {
       const loading = transport.loaded();
       if (loading) await (await loading.catch(() => null))?.close();

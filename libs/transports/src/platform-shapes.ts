@@ -8,6 +8,5 @@ export const WHATSAPP_SHAPE = { platform: 'whatsapp' } as const satisfies Transp
 export const TELEGRAM_USER_SHAPE = {
   platform: 'telegram_user',
   textLimits: { text: 4_096, caption: 1_024 },
-  /** Telegram shows a chat action for about 6 s, or until the message. */
   typingLastsMs: 5_000,
 } as const satisfies TransportShape;

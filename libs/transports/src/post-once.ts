@@ -17,7 +17,6 @@ export interface OversizedAnswer {
   status: number;
 }
 
-/** Where a request goes under its pool's origin, built once per destination (RequestTargets). */
 export interface RequestTarget {
   path: string;
   /** `user:password` when the base URL had credentials: sent as Basic authorization, as node:http did */
@@ -26,20 +25,15 @@ export interface RequestTarget {
 
 export interface PostOnce<T> {
   pool: HttpPool;
-  /** POST unless told; a GET sends no body (`body` empty) */
   method?: 'GET' | 'POST';
-  /** where to; building it may throw (a value node refuses): nothing is written then */
+  /** building it may throw (a value node refuses): nothing is written then */
   target: () => RequestTarget;
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
-  /** makes the result of an answer of at most MAX_ANSWER_BYTES */
   answer: (status: number, body: Buffer) => T;
-  /** the code when building the request threw without one */
   notBuiltCode: string;
-  /** takes secrets out of an error message (a bot token in a URL) */
   scrub?: (text: string) => string;
-  /** called once, when the request's last byte left this process */
   onWritten?: () => void;
 }
 
@@ -47,11 +41,8 @@ export interface PostOnce<T> {
 const SOCKET_CLOSED = 'UND_ERR_SOCKET';
 
 /**
- * POSTs once and never throws: the answer as `answer` makes it, an OversizedAnswer, or a failure
- * that says whether the request had been written. Whether it was written is what tells a send
- * that may have reached the platform (`unknown`) from one that surely did not (retried): it is
- * set only once the request's last byte went out (HttpPool), and every error after an answer
- * began counts as written. Both platforms' HTTP clients send through this one function.
+ * POSTs once and never throws. `written` is set only once the request's last byte went out (HttpPool), and every error after
+ * an answer began counts as written: it tells a send that may have reached the platform (`unknown`) from one that did not.
  */
 export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | RequestFailure> {
   const scrub = p.scrub ?? ((text: string) => text);
@@ -62,7 +53,6 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       written = true;
       p.onWritten?.();
     };
-    /** an answer began: every error from then on counts as written */
     let answered = false;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -77,14 +67,12 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       const code = e.code === SOCKET_CLOSED ? 'ECONNRESET' : (e.code ?? 'network_error');
       done({ failure: true, code, written: written || answered, message: scrub(String(e.message)) });
     };
-    /** ends the request at once: the answer is over the limit, or too late */
     const stop = () => abort?.(new Error('request ended by the client'));
 
     let request: Dispatcher.DispatchOptions;
     try {
       const target = p.target();
-      // node:http refused a header it cannot carry before sending anything (a failure, not a
-      // retry: NOT_BUILDABLE_CODES); undici would send some of them mangled, so the same checks.
+      // node:http refused such headers before sending (NOT_BUILDABLE_CODES); undici would send some mangled, so the same checks.
       const headers: string[] = [];
       for (const name in p.headers) {
         const value = p.headers[name]!;
@@ -98,7 +86,6 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       const body = p.method === 'GET' ? null : p.pool.watch(p.body, wrote);
       request = { method: p.method ?? 'POST', path: target.path, headers, body };
     } catch (error) {
-      // a request that cannot be built: nothing left this process, so this is never `unknown`
       const e = error as NodeJS.ErrnoException;
       return done({ failure: true, code: e.code ?? p.notBuiltCode, written: false, message: scrub(String(e.message)) });
     }
@@ -116,8 +103,7 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
       stop();
     };
     const handler: Dispatcher.DispatchHandler & { onRequestSent: () => void } = {
-      // undici sends an empty body as none, so there is no body write to watch: such a request
-      // ends with its headers, which the socket takes at once (the body's watch covers the rest)
+      // undici sends an empty body as none, so such a request ends with its headers, which the socket takes at once
       onRequestSent: () => {
         if (p.body.length === 0) wrote();
       },
@@ -144,7 +130,6 @@ export function postOnce<T>(p: PostOnce<T>): Promise<T | OversizedAnswer | Reque
   });
 }
 
-/** The answer's Content-Length, or 0 when it declares none (raw headers: name, value, name, value…). */
 function declaredLength(rawHeaders: Buffer[] | string[] | null | undefined): number {
   if (!rawHeaders) return 0;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {

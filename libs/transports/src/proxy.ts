@@ -3,10 +3,7 @@ import { PROXY_FAILED, parseProxy, processSecrets, proxyName, type ProxySettings
 import { SocksClient } from 'socks';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
-/**
- * An account's proxy as the transports use it (docs/platforms.md, "Proxy"): read from the URL
- * the sender opened, its login held as a secret (scrubbed by value from every log and error).
- */
+/** An account's proxy (docs/platforms.md, "Proxy"), its login registered as a secret. */
 export function proxyOf(url: string | null | undefined, platform: string): ProxySettings | null {
   if (!url) return null;
   const p = parseProxy(url, platform);
@@ -16,10 +13,9 @@ export function proxyOf(url: string | null | undefined, platform: string): Proxy
   return p;
 }
 
-/** Tells where an account's proxy stands after a connection through it: a failure (naming it, never its login) or null when one opened. */
+/** After a connection through the account's proxy: a failure (never its login), or null when one opened. */
 export type ProxyReport = (accountId: string, proxy: ProxySettings, failure: string | null) => Promise<void>;
 
-/** How long an account whose proxy failed waits before the next connection through it. */
 export const PROXY_RETRY_MS = 30_000;
 
 /** The proxy refused or failed: nothing reached the platform. */
@@ -32,23 +28,17 @@ export class ProxyFailedError extends Error {
   }
 }
 
-/** The send's answer while the account's proxy fails: the account waits, its runs say why (reason proxy_failed). */
 export function proxyFailed(retryAfterMs = PROXY_RETRY_MS): SendFailure {
   return { kind: 'account-wait', code: PROXY_FAILED, retryAfterMs };
 }
 
-/** An http(s)/ws agent that opens every connection through the SOCKS proxy (Baileys' `agent` and `fetchAgent`). */
 export function socksAgent(p: ProxySettings): SocksProxyAgent {
   const login = p.username === null ? '' : `${encodeURIComponent(p.username)}:${encodeURIComponent(p.password ?? '')}@`;
   const host = p.host.includes(':') ? `[${p.host}]` : p.host;
   return new SocksProxyAgent(`${p.scheme}://${login}${host}:${p.port}`);
 }
 
-/**
- * Asks the proxy for one connection to `destination` (an MTProxy: whether it takes a TCP
- * connection at all), to tell a proxy's refusal from the platform's: null when it connects,
- * otherwise what went wrong, in a few words that never hold the login.
- */
+/** One connection through the proxy, to tell its refusal from the platform's: null when it connects, else why, never the login. */
 export async function probeProxy(p: ProxySettings, destination: { host: string; port: number }, timeoutMs = 10_000): Promise<string | null> {
   try {
     if (p.scheme === 'mtproxy') {
@@ -75,7 +65,6 @@ export async function probeProxy(p: ProxySettings, destination: { host: string; 
   }
 }
 
-/** A connection error in words: refused, unreachable, a SOCKS refusal (login, rules). */
 export function describeProxyError(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : null;

@@ -1,10 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { gramjsClientFactory, type UserClientFactory } from './user-client.js';
 
-/**
- * The client factory a service uses: GramJS, or (tests only; the service's config refuses it in
- * production) the `makeUserClient` export of the module at `modulePath`, a fake of GramJS.
- */
+/** GramJS, or (tests only; refused in production) the `makeUserClient` export of the module at `modulePath`. */
 export async function loadUserClientFactory(modulePath: string | undefined): Promise<UserClientFactory> {
   if (!modulePath) return gramjsClientFactory;
   const module = (await import(pathToFileURL(modulePath).href)) as { makeUserClient?: UserClientFactory };

@@ -7,42 +7,31 @@ export interface UserClientPoolOptions extends UserClientOptions {
   makeClient: UserClientFactory;
   /** the cluster-wide lease on an account's one connection (as WhatsApp's socket) */
   lease: SocketLease;
-  /** this replica's name in the lease */
   holderId: string;
   leaseTtlMs?: number;
   renewEveryMs?: number;
   /** the longest a connection may take to open (a proxy that accepts and then stalls); default 15 s */
   connectTimeoutMs?: number;
-  /** told whether a connection through an account's proxy opened or why it failed (the account shows it) */
   reportProxy?: ProxyReport;
-  /** told the peers (access hashes) an account's client learns: keep them (keepLearntPeers) */
   onPeersLearnt?: (accountId: string, peers: TelegramPeer[]) => void;
 }
 
-/** The account's connection is held by another replica now: nothing was sent. */
 export class ConnectionElsewhere extends Error {}
 
-/** The connection did not open in time: nothing was sent. */
 export class ConnectTimeout extends Error {}
 
 interface Held {
-  /** the session string and the proxy URL it connected with */
   key: string;
   client: Promise<UserClient>;
   renew: NodeJS.Timeout;
-  /** the client once connected */
   connected: UserClient | null;
-  /** renewals in a row that found the client disconnected */
   deadRenewals: number;
 }
 
 /**
- * One live MTProto connection per account across all senders: only the holder of the account's
- * lease connects; it keeps the lease while connected and hands it over (disconnecting first)
- * when another replica asks. A changed session string (a new sign-in) replaces the connection.
- * The entry is made before the first await, so concurrent first uses share one client. A client
- * GramJS gave up reconnecting (its `alive()` false at two renewals in a row) is dropped and its
- * lease let go, so another replica may take the account over instead of this one holding a dead one.
+ * One MTProto connection per account across all senders: only the lease holder connects, and hands it over when asked. The entry
+ * is made before the first await, so concurrent first uses share one client; a client GramJS gave up on (dead at two renewals)
+ * is dropped and its lease let go, so another replica may take the account.
  */
 export class UserClientPool {
   private readonly held = new Map<string, Held>();
@@ -52,16 +41,11 @@ export class UserClientPool {
     this.ttlMs = o.leaseTtlMs ?? 10_000;
   }
 
-  /** Whether another replica holds the account's connection now. */
   async heldElsewhere(accountId: string): Promise<boolean> {
     return (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
   }
 
-  /**
-   * The account's connected client; ConnectionElsewhere when another replica holds it,
-   * ProxyFailedError when its proxy refused or failed, ConnectTimeout when it did not open in
-   * time. A new session or proxy reconnects.
-   */
+  /** ConnectionElsewhere, ProxyFailedError or ConnectTimeout when there is none; a new session or proxy reconnects. */
   async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null): Promise<UserClient> {
     const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
@@ -92,7 +76,6 @@ export class UserClientPool {
     } catch (error) {
       void c.disconnect().catch(() => undefined);
       if (!proxy) throw error;
-      // Through a proxy, a connection that does not open is the proxy's to explain.
       const failed = new ProxyFailedError(proxy.settings, describeProxyError(error));
       await this.o.reportProxy?.(accountId, proxy.settings, failed.message).catch(() => undefined);
       throw failed;
@@ -101,7 +84,6 @@ export class UserClientPool {
     return c;
   }
 
-  /** Disconnects the account's client and lets its lease go (signed out, stopped answering, handed over, closing). */
   async drop(accountId: string): Promise<void> {
     const h = this.held.get(accountId);
     if (h) await this.forget(accountId, h, true);
@@ -113,8 +95,7 @@ export class UserClientPool {
     clearInterval(h.renew);
     // GramJS's disconnect waits on requests in flight; a client that stopped answering is not waited for
     await h.client.then((c) => withTimeout(c.disconnect(), 5_000, () => new Error('disconnect timed out'))).catch(() => undefined);
-    // Meanwhile this replica may have connected the account again, under the same holder id: the
-    // lease is that connection's now, and letting it go would let another replica open a second one.
+    // This replica may have reconnected meanwhile under the same holder id: letting the lease go would allow a second connection.
     if (release && !this.held.has(accountId)) await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
   }
 

@@ -4,7 +4,6 @@ import type { UserClient } from './user-client.js';
 /** Dialogs read per sync: the directory of an account with more lists its most recent ones. */
 const DIALOG_LIMIT = 2_000;
 
-/** The account's dialogs into its chat directory: one complete listing (users, groups, channels). */
 export async function syncUserDirectory(
   client: UserClient,
   accountId: string,

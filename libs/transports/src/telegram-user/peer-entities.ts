@@ -3,7 +3,6 @@ import { Api, helpers } from 'telegram';
 
 // Telegram's entities (users, basic groups, channels) as the peers an account keeps, and back.
 
-/** The InputPeer of a kept peer. */
 export function inputPeerOf(p: TelegramPeer): Api.TypeInputPeer {
   const address = telegramAddressOf(p.chatId);
   const id = helpers.returnBigInt(address && address.kind !== 'username' ? address.id : '0');
@@ -22,7 +21,7 @@ export function peersOf(answer: unknown): TelegramPeer[] {
   });
 }
 
-/** What GramJS adds to its entity cache (an answer with users and chats, an Updates, a list of entities), as peers. */
+/** What GramJS adds to its entity cache, as peers. */
 export function learntPeers(entities: unknown): TelegramPeer[] {
   if (Array.isArray(entities)) return entities.flatMap((e) => peerOfEntity(e) ?? []);
   const one = peerOfEntity((entities as { user?: unknown } | null)?.user);
@@ -44,7 +43,6 @@ export function peerOfEntity(e: unknown): TelegramPeer | null {
   return null;
 }
 
-/** The kind and bare id of a Peer Telegram answered. */
 export function kindOfPeer(peer: Api.TypePeer): TelegramPeer['kind'] {
   return peer instanceof Api.PeerChannel ? 'channel' : peer instanceof Api.PeerChat ? 'chat' : 'user';
 }

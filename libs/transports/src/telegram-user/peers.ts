@@ -7,10 +7,8 @@ import type { UserClient } from './user-client.js';
 export class PeerUnknown extends Error {}
 
 /**
- * The InputPeer a target names, as this account may address it (docs/platforms.md, "Peers"):
- * its kept peer (PostgreSQL, any replica, any restart); a basic group by its id; a username
- * resolved once (contacts.resolveUsername, then kept); else what this connection's GramJS learnt
- * (its dialogs or updates since it connected). PeerUnknown when none of them knows it.
+ * The InputPeer a target names (docs/platforms.md, "Peers"): a kept peer, a basic group by id, a username resolved once and kept,
+ * else what this connection's GramJS learnt. PeerUnknown when none knows it.
  */
 export async function resolvePeer(client: UserClient, store: TelegramPeerStore, accountId: string, chatId: string, at: Date): Promise<Api.TypeInputPeer> {
   const address = telegramAddressOf(chatId);
@@ -19,7 +17,6 @@ export async function resolvePeer(client: UserClient, store: TelegramPeerStore, 
   if (kept) return inputPeerOf(kept);
   if (address.kind === 'chat') return new Api.InputPeerChat({ chatId: helpers.returnBigInt(address.id) });
   if (address.kind === 'username') {
-    // USERNAME_NOT_OCCUPIED / USERNAME_INVALID reach the caller as Telegram's refusal (chat_not_found)
     const answer = await client.invoke(new Api.contacts.ResolveUsername({ username: address.username }));
     const learnt = peersOf(answer);
     await store.save(accountId, learnt, at);
@@ -37,10 +34,7 @@ export async function resolvePeer(client: UserClient, store: TelegramPeerStore, 
   }
 }
 
-/**
- * Keeps what clients learn in `store`, writing only what this process has not kept already (a
- * send's answer names its chat every time): best effort, a failed write is tried at the next learning.
- */
+/** Keeps what clients learn, writing only what this process has not kept already; best effort, retried at the next learning. */
 export function keepLearntPeers(store: TelegramPeerStore, now: () => Date = () => new Date()): (accountId: string, peers: TelegramPeer[]) => void {
   const kept = new Map<string, string>();
   return (accountId, peers) => {
@@ -53,13 +47,10 @@ export function keepLearntPeers(store: TelegramPeerStore, now: () => Date = () =
   };
 }
 
-/** How long a peer read from the store is used without reading it again (a username may move to another chat). */
+/** A username may move to another chat, so a peer read from the store is read again after this. */
 const PEER_CACHE_MS = 10 * 60_000;
 
-/**
- * `store` with what it answered kept in this process for a while, so a send does not read
- * PostgreSQL for a chat it addressed a moment ago; a save drops what it changes.
- */
+/** `store` with its answers kept in process for PEER_CACHE_MS; a save drops what it changes. */
 export function cachedPeers(store: TelegramPeerStore, now: () => number = Date.now): TelegramPeerStore {
   const known = new Map<string, { peer: TelegramPeer; until: number }>();
   const keyOf = (accountId: string, chatIdOrUsername: string) => `${accountId}|${chatIdOrUsername.replace(/^@/, '').toLowerCase()}`;
@@ -83,7 +74,6 @@ export function cachedPeers(store: TelegramPeerStore, now: () => number = Date.n
   };
 }
 
-/** Peers kept in this process only: the default where no PostgreSQL store is given (tools, unit tests). */
 export class MemoryPeerStore implements TelegramPeerStore {
   private readonly peers = new Map<string, TelegramPeer>();
 

@@ -3,28 +3,21 @@ import { helpers } from 'telegram';
 import { _serverKeys } from 'telegram/crypto/RSA.js';
 
 /**
- * Where a new sign-in's MTProto connection starts, and which server keys it trusts. Telegram's
- * production data centre 2 (GramJS's default) and its two production keys, unless
- * TELEGRAM_USER_DC (`{dcId}@{ip}`, e.g. Telegram's test data centres) and
- * TELEGRAM_USER_SERVER_KEY (an RSA public key in PEM, the test data centres' own) say otherwise.
- * A signed-in session names its own data centre; the key exchange is the only step that reads the keys.
+ * Where a new sign-in connects and which server keys it trusts: Telegram's DC 2 and production keys unless TELEGRAM_USER_DC and
+ * TELEGRAM_USER_SERVER_KEY say otherwise (test data centres). Only the key exchange reads the keys.
  */
 export interface TelegramEndpoint {
   dcId: number;
   ip: string;
 }
 
-/** `{dcId}@{ip}` as a data centre; a clear error naming the variable otherwise. */
 export function parseTelegramDc(value: string): TelegramEndpoint {
   const m = /^(\d{1,3})@([0-9.]+|\[[0-9a-fA-F:]+\])$/.exec(value.trim());
   if (!m) throw new Error(`TELEGRAM_USER_DC must be {dcId}@{ip}, e.g. 2@149.154.167.40; got ${JSON.stringify(value)}`);
   return { dcId: Number(m[1]), ip: m[2]!.replace(/^\[|\]$/g, '') };
 }
 
-/**
- * The fingerprint MTProto names an RSA key by: the lower 64 bits of SHA-1 over the TL
- * serialisation of `rsa_public_key n:bytes e:bytes`, read as a little-endian signed long.
- */
+/** MTProto's RSA key fingerprint: the lower 64 bits of SHA-1 over TL `rsa_public_key n:bytes e:bytes`, little-endian signed. */
 export function telegramKeyFingerprint(n: Buffer, e: Buffer): string {
   const digest = createHash('sha1')
     .update(Buffer.concat([tlBytes(n), tlBytes(e)]))
@@ -32,7 +25,6 @@ export function telegramKeyFingerprint(n: Buffer, e: Buffer): string {
   return digest.readBigInt64LE(12).toString();
 }
 
-/** Adds an RSA public key (PEM) to the keys GramJS's key exchange accepts; its fingerprint. */
 export function trustTelegramServerKey(pem: string): string {
   const jwk = createPublicKey(pem).export({ format: 'jwk' });
   if (jwk.kty !== 'RSA' || !jwk.n || !jwk.e) throw new Error('TELEGRAM_USER_SERVER_KEY must be an RSA public key in PEM');
@@ -50,10 +42,7 @@ function tlBytes(data: Buffer): Buffer {
   return Buffer.concat([body, Buffer.alloc((4 - (body.length % 4)) % 4)]);
 }
 
-/**
- * The configured endpoint (TELEGRAM_USER_DC, TELEGRAM_USER_SERVER_KEY): trusts the key, once per
- * process, and answers where new sign-ins connect (null: Telegram's data centre 2).
- */
+/** Trusts the configured key once per process; where new sign-ins connect (null: Telegram's DC 2). */
 export function configureTelegramEndpoint(c: {
   TELEGRAM_USER_DC?: string | undefined;
   TELEGRAM_USER_SERVER_KEY?: string | undefined;

@@ -25,24 +25,19 @@ import { classifyUserError } from './user-errors.js';
 export interface TelegramUserTransportOptions {
   pool: UserClientPool;
   clock?: Clock;
-  /** where the accounts' peers (access hashes) are kept: PostgreSQL in the sender; default this process's memory */
   peers?: TelegramPeerStore;
-  /** the longest a request may go unanswered (SEND_TIMEOUT_MS); its client is then torn down. Default 15 s */
+  /** the longest a request may go unanswered (SEND_TIMEOUT_MS); its client is then torn down */
   timeoutMs?: number;
 }
 
-/** A request Telegram did not answer in time: it may have been taken. */
 class RequestTimeout extends Error {}
 
-/** How long a kept media reference is used before the media is uploaded again (Telegram's file references age). */
+/** Telegram's file references age: a kept media reference is renewed after this. */
 const MEDIA_REF_DAYS = 7;
 
 /**
- * A Telegram user account (MTProto through GramJS; credentials `{session}`, the GramJS session
- * string). Each part carries a random_id fixed by its idempotency key (random-id.ts), so a
- * re-send of a part whose delivery is in doubt is answered with the first send's message if it
- * arrived: such an account settles `unknown` by sending again (`platform_deduplicates`). A media is
- * uploaded once per account (messages.uploadMedia) and sent by its photo or document reference.
+ * A Telegram user account (MTProto through GramJS). Each part's random_id is fixed by its idempotency key, so an `unknown`
+ * send is settled by sending again (`platform_deduplicates`). A media is uploaded once per account and sent by reference.
  */
 export class TelegramUserTransport implements Transport {
   readonly platform = TELEGRAM_USER_SHAPE.platform;
@@ -58,11 +53,7 @@ export class TelegramUserTransport implements Transport {
     this.timeoutMs = o.timeoutMs ?? 15_000;
   }
 
-  /**
-   * `work` on the account's client, bounded by the timeout: a client that does not answer in
-   * time is torn down and its lease let go (GramJS never fails requests in flight on a dead
-   * connection), so this or another replica connects afresh.
-   */
+  /** Bounded by the timeout: GramJS never fails requests in flight on a dead connection, so a silent client is torn down. */
   private async bounded<T>(accountId: string, work: Promise<T>): Promise<T> {
     try {
       return await withTimeout(work, this.timeoutMs, () => new RequestTimeout(`Telegram did not answer within ${this.timeoutMs} ms`));
@@ -72,7 +63,6 @@ export class TelegramUserTransport implements Transport {
     }
   }
 
-  /** Not ready while another sender holds the account's one connection. */
   async readiness(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }> {
     if (await this.o.pool.heldElsewhere(accountId))
       return { ready: false, retryAfterMs: 2_000, reason: "another sender holds the account's Telegram connection" };
@@ -85,7 +75,6 @@ export class TelegramUserTransport implements Transport {
     if (!session) return { ok: false, result: noSession() };
     try {
       const client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
-      // each part bounded by the timeout, as a send is
       const file = await uploadParts({ ...client, invoke: (r) => this.bounded(account.id, client.invoke(r)) }, media.filename ?? 'file', media.bytes);
       const answer = await this.bounded(
         account.id,
@@ -124,15 +113,13 @@ export class TelegramUserTransport implements Transport {
     }
     const randomId = randomIdOf(message.idempotencyKey);
     const { part } = message;
-    // A forum topic is posted into as a reply to its top message (Telegram's api/forum); top_msg_id
-    // only names the topic of a reply to another message in it, which this is not.
+    // A forum topic is posted into as a reply to its top message (Telegram's api/forum); top_msg_id is for replies within it.
     const replyTo = message.threadId ? new Api.InputReplyToMessage({ replyToMsgId: message.threadId }) : undefined;
     const request =
       part.type === 'text'
         ? new Api.messages.SendMessage({ peer, message: part.text, randomId, ...(replyTo && { replyTo }) })
         : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId, ...(replyTo && { replyTo }) });
     try {
-      // the users and chats the answer names reach the peer store through the pool's onPeers
       const answer = await this.bounded(account.id, client.invoke(request));
       return { kind: 'delivered', messageId: messageIdOf(answer, randomId.toString()) };
     } catch (error) {
@@ -140,7 +127,7 @@ export class TelegramUserTransport implements Transport {
     }
   }
 
-  /** messages.setTyping: typing before a text, uploading a photo or a document before a media. A refusal is ignored. */
+  /** messages.setTyping by the kind about to be sent; a refusal is ignored. */
   async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart, threadId?: number): Promise<void> {
     const session = sessionOf(account);
     if (!session) return;
@@ -160,7 +147,6 @@ export class TelegramUserTransport implements Transport {
     }
   }
 
-  /** The account's dialogs: users, groups, and the channels it may post in. */
   async syncDirectory(account: TransportAccount, sink: ChatDirectorySink): Promise<void> {
     const session = sessionOf(account);
     const at = () => new Date(this.clock.now());
@@ -179,7 +165,6 @@ export class TelegramUserTransport implements Transport {
     }
   }
 
-  /** A failure as a SendResult; a signed-out account's connection is dropped. */
   private failure(accountId: string, error: unknown): SendResult {
     if (error instanceof ConnectionElsewhere) return { kind: 'retriable', code: 'connection_elsewhere', message: error.message };
     if (error instanceof ProxyFailedError) return proxyFailed();
@@ -196,7 +181,6 @@ export class TelegramUserTransport implements Transport {
   }
 }
 
-/** The account's proxy, as the pool connects through it; null: none. */
 function proxyFor(account: TransportAccount): { url: string; settings: ProxySettings } | null {
   const settings = proxyOf(account.proxy, 'telegram_user');
   return settings && { url: account.proxy!, settings };
@@ -215,7 +199,6 @@ function noSession(): SendFailure {
   };
 }
 
-/** The sent message's id from the Updates a send answers (the UpdateMessageID of its random_id). */
 function messageIdOf(answer: unknown, randomId: string): string {
   if (answer instanceof Api.UpdateShortSentMessage) return String(answer.id);
   const updates = (answer as { updates?: unknown[] } | null)?.updates ?? [];

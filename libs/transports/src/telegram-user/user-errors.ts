@@ -1,12 +1,9 @@
 import { ACCOUNT_FROZEN, ACCOUNT_RESTRICTED, ACCOUNT_SPAM_LIMITED, MEDIA_REF_INVALID, type SendResult } from '@metronome/core';
 import { errors } from 'telegram';
 
-/** Refusals that say the chat will not take the account's messages: the chat fails with the code, lower-cased. */
+/** The chat will not take the account's messages: the chat fails with the code, lower-cased. */
 const CHAT_REFUSALS = new Set(['CHAT_WRITE_FORBIDDEN', 'CHANNEL_PRIVATE', 'CHAT_ADMIN_REQUIRED', 'CHAT_RESTRICTED', 'USER_IS_BLOCKED', 'YOU_BLOCKED_USER']);
-/**
- * Refusals of one kind of message in a chat that takes others (a group that allows text but no
- * media, or the reverse): the part fails with the code; the chat is neither suppressed nor marked.
- */
+/** One kind of message refused in a chat that takes others: the part fails; the chat is neither suppressed nor marked. */
 const KIND_REFUSALS = new Set([
   'CHAT_SEND_PLAIN_FORBIDDEN',
   'CHAT_SEND_MEDIA_FORBIDDEN',
@@ -21,7 +18,6 @@ const KIND_REFUSALS = new Set([
 ]);
 /** A forum topic that takes no posts now: the target fails; the chat stays (its other topics may take them). */
 const TOPIC_REFUSALS = new Set(['TOPIC_CLOSED', 'TOPIC_DELETED']);
-/** The chat id names nobody the account can reach. */
 const NOT_FOUND = new Set(['PEER_ID_INVALID', 'USERNAME_NOT_OCCUPIED', 'USERNAME_INVALID', 'CHANNEL_INVALID', 'CHAT_ID_INVALID', 'INPUT_USER_DEACTIVATED']);
 /** The session no longer signs the account in: it must sign in again. */
 const SIGNED_OUT = new Set([
@@ -32,13 +28,12 @@ const SIGNED_OUT = new Set([
   'AUTH_KEY_PERM_EMPTY',
   'USER_DEACTIVATED',
   'USER_DEACTIVATED_BAN',
-  // the key was used from two places at once: Telegram revokes it (run one session on one connection)
+  // the key was used from two places at once: Telegram revokes it
   'AUTH_KEY_DUPLICATED',
 ]);
 /** A kept media reference Telegram no longer takes: forgotten, and the media uploaded again. */
 const MEDIA_GONE = new Set(['FILE_REFERENCE_EXPIRED', 'FILE_REFERENCE_INVALID', 'MEDIA_EMPTY', 'PHOTO_INVALID', 'DOCUMENT_INVALID']);
 
-/** What the account's operator reads when Telegram limits it for spam (PEER_FLOOD). */
 export const PEER_FLOOD_MESSAGE =
   'Telegram limited this account for spam (PEER_FLOOD): it may not write to people who have not written to it. Ask @SpamBot in the Telegram app when the limit ends, then lift the restriction and resume.';
 
@@ -46,20 +41,15 @@ export const PEER_FLOOD_MESSAGE =
 export const SPAM_LIMITED_MESSAGE =
   'Telegram limited this account for spam in groups and channels (USER_BANNED_IN_CHANNEL): it may not post in any of them. Ask @SpamBot in the Telegram app when the limit ends, then lift the restriction and resume.';
 
-/** Telegram froze the account: it may do nothing but appeal. */
 export const FROZEN_MESSAGE =
   'Telegram froze this account (FROZEN_METHOD_INVALID): it may not send anything. Appeal in the Telegram app (or to @SpamBot); once Telegram lifts the freeze, lift the restriction and resume.';
 
-/** Telegram restricted the account after spam reports (USER_RESTRICTED). */
 export const USER_RESTRICTED_MESSAGE =
   'Telegram restricted this account after spam reports (USER_RESTRICTED). Ask @SpamBot in the Telegram app when it ends, then lift the restriction and resume.';
 
 /**
- * Classifies what GramJS threw at a send (pure; docs/platforms.md, telegram_user). RPCError's
- * `errorMessage` is Telegram's machine-readable error code (FLOOD_WAIT_X is parsed by GramJS
- * into FloodWaitError with its `seconds`), never prose. Anything else GramJS throws is a lost
- * connection after the request may have left: `ambiguous`, which the random_id lets the sender
- * settle by sending again (a repeat is answered with the first send's message).
+ * Classifies what GramJS threw at a send (docs/platforms.md): `errorMessage` is Telegram's code, never prose. Anything else is a
+ * lost connection after the request may have left: `ambiguous`, which the random_id lets the sender settle by sending again.
  */
 export function classifyUserError(error: unknown): SendResult {
   if (error instanceof errors.FloodWaitError) return { kind: 'account-wait', retryAfterMs: waitMs(error.seconds), code: 'flood_wait' };
@@ -74,8 +64,7 @@ export function classifyUserError(error: unknown): SendResult {
   }
   const code = error.errorMessage;
   const message = `Telegram answered ${error.code ?? ''} ${code}`.replace('  ', ' ');
-  // Telegram still processes the first send with this random_id: sent again later, the repeat is
-  // answered with the first send's messages (their ids); it never posts twice.
+  // Still processing the first send with this random_id: a later repeat is answered with its messages, never posted twice.
   if (code === 'RANDOM_ID_DUPLICATE') return { kind: 'retriable', code: 'random_id_in_processing', message };
   if (code === 'PEER_FLOOD') return { kind: 'account-unavailable', code: ACCOUNT_RESTRICTED, message: PEER_FLOOD_MESSAGE };
   // Account-level answers: they stop the account, whatever the chat; no chat is suppressed for them.
@@ -97,7 +86,6 @@ function waitMs(seconds: number): number {
   return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 1_000;
 }
 
-/** Telegram's error code in what GramJS threw (`FLOOD_WAIT` with its seconds), or null when it is no answer of Telegram's. */
 export function telegramRefusalOf(error: unknown): { code: string; seconds: number | null } | null {
   if (error instanceof errors.FloodWaitError) return { code: 'FLOOD_WAIT', seconds: error.seconds };
   if (error instanceof errors.RPCError) return { code: error.errorMessage, seconds: null };

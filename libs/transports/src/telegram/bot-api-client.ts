@@ -3,38 +3,31 @@ import { postOnce, type OversizedAnswer, type RequestFailure } from '../post-onc
 import { RequestTargets } from '../request-target.js';
 
 export interface BotApiClientOptions {
-  /** TELEGRAM_API_URL, e.g. https://api.telegram.org (a path is kept: a proxy may serve the API under one) */
+  /** TELEGRAM_API_URL (a path is kept: a proxy may serve the API under one) */
   baseUrl: string;
   timeoutMs: number;
   maxSockets?: number;
 }
 
-/**
- * An answer from the Bot API: its HTTP status and parsed JSON body (null when it was not JSON).
- * `written`: the request's last byte had left this process when the answer ended, so Telegram
- * may have acted on all of it (a 5xx is then ambiguous, telegram-errors.ts).
- */
+/** An answer's status and JSON body (null if not JSON); `written`: the whole request had left, so a 5xx is ambiguous. */
 export interface BotApiAnswer {
   status: number;
   body: Record<string, unknown> | null;
   written: boolean;
 }
 
-/** No answer. `written`: the request was fully written first, so Telegram may have acted on it. */
 export type BotApiFailure = RequestFailure;
 
-/** An answer over MAX_ANSWER_BYTES (64 KiB): only its status was read, its body was cut off unread. `written` as in BotApiAnswer. */
+/** An answer over 64 KiB: only its status was read. */
 export type BotApiOversized = OversizedAnswer & { written: boolean };
 
-/** A bot token as BotFather issues it: `<bot id>:<secret>`. Anything else never reaches a URL. */
 const TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,200}$/;
 
-/** Whether `token` has the form of a bot token (and so cannot change the request's path). */
+/** Whether `token` has the form of a bot token (`<bot id>:<secret>`), so it cannot change the request's path. */
 export function isBotToken(token: unknown): token is string {
   return typeof token === 'string' && TOKEN.test(token);
 }
 
-/** `${base}/bot${token}/${method}`, keeping any path of the base (a proxy may serve the API under one). */
 export function botApiUrl(base: URL, token: string, method: string): URL {
   const dir = base.href.endsWith('/') ? base : new URL(`${base.href}/`);
   // './' keeps `bot<id>:` from reading as a URL scheme.
@@ -42,17 +35,12 @@ export function botApiUrl(base: URL, token: string, method: string): URL {
 }
 
 /**
- * Calls Bot API methods: POST `${base}/bot${token}/${method}`. Sent with postOnce rather than
- * fetch for the same reason as the HTTP transport: whether a failed request was fully written
- * decides between "not sent" and "maybe sent", and fetch does not tell.
- *
- * The token is part of every URL, so no URL is ever logged or put in a message, and any text
- * this client returns has the token scrubbed from it.
+ * Calls Bot API methods through postOnce, not fetch: whether a failed request was fully written decides "not sent" from "maybe
+ * sent". The token is in every URL, so no URL is logged and returned text has it scrubbed.
  */
 export class BotApiClient {
   private readonly pool: HttpPool;
   private readonly base: URL;
-  /** each bot's methods' endpoints, built once (request-target.ts) */
   private readonly targets = new RequestTargets();
 
   constructor(private readonly options: BotApiClientOptions) {

@@ -1,14 +1,12 @@
 import type { CannotSendReason, ChatKind, DirectoryChat } from '@metronome/core';
 
-// The chats a bot's updates show, for its chat directory (a bot cannot list its chats). Pure:
-// Bot API `Update` objects in, directory entries out. https://core.telegram.org/bots/api#update
+// The chats a bot's updates show (a bot cannot list its chats): https://core.telegram.org/bots/api#update
 
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
-/** The chat's id as campaigns name it, its kind and title (a person's name for a private chat). */
 function chatOf(chat: Json | null): Pick<DirectoryChat, 'chatId' | 'kind' | 'title'> | null {
   const id = chat?.['id'];
   if (!chat || (typeof id !== 'number' && typeof id !== 'string')) return null;
@@ -20,14 +18,12 @@ function chatOf(chat: Json | null): Pick<DirectoryChat, 'chatId' | 'kind' | 'tit
   return { chatId: String(id), kind, title };
 }
 
-/** Whether the bot may post, from its new membership (ChatMember) in a chat of `kind`. */
 function membership(kind: ChatKind, member: Json | null): { canSend: boolean; cannotSendReason: CannotSendReason | null } {
   const yes = { canSend: true, cannotSendReason: null };
   switch (member?.['status']) {
     case 'creator':
       return yes;
     case 'administrator':
-      // A channel admin posts only with can_post_messages.
       return kind === 'channel' && member['can_post_messages'] === false ? { canSend: false, cannotSendReason: 'forbidden' } : yes;
     case 'member':
       // Only administrators post in a channel.
@@ -45,12 +41,7 @@ function membership(kind: ChatKind, member: Json | null): { canSend: boolean; ca
   }
 }
 
-/**
- * The chats a batch of updates names, the latest news of each last: `my_chat_member` (the bot
- * added, promoted, removed, blocked) decides whether it may post; a message or channel post
- * shows the chat with its title, and that the bot is there; a group upgraded to a supergroup
- * (`migrate_to_chat_id`) leaves its old id unknown to Telegram.
- */
+/** The chats a batch names, latest news last: `my_chat_member` decides whether the bot may post; a migrated group's old id is unknown. */
 export function chatsFromUpdates(updates: readonly unknown[]): DirectoryChat[] {
   const chats = new Map<string, DirectoryChat>();
   const put = (chat: Pick<DirectoryChat, 'chatId' | 'kind' | 'title'>, send: Pick<DirectoryChat, 'canSend' | 'cannotSendReason'> | null) => {
@@ -60,7 +51,6 @@ export function chatsFromUpdates(updates: readonly unknown[]): DirectoryChat[] {
       ...chat,
       title: chat.title ?? was?.title ?? null,
       memberCount: null,
-      // A message says nothing against a membership the same batch already told.
       ...(send ?? (was ? { canSend: was.canSend, cannotSendReason: was.cannotSendReason } : { canSend: true, cannotSendReason: null })),
     });
   };

@@ -2,25 +2,15 @@ import type { ChatDirectorySink, DirectorySyncState } from '@metronome/core';
 import type { BotApiAnswer, BotApiClient, BotApiFailure, BotApiOversized } from './bot-api-client.js';
 import { chatsFromUpdates } from './chat-updates.js';
 
-/** What the directory says of a bot that has its own webhook (exact words: the console shows them). */
+/** Exact words: the console shows them. */
 export const WEBHOOK_REASON = 'the bot has its own webhook; Metronome does not read its updates';
 
 type Answer = BotApiAnswer | BotApiFailure | BotApiOversized;
 
 /**
- * A bot's chats into its directory, from the updates Telegram holds for it (bots cannot list
- * their chats). In order:
- * 1. `getWebhookInfo`: a webhook set means its updates go to the bot owner's server, and
- *    getUpdates would be refused (409) — the directory says `unsupported`, getUpdates is never called.
- * 2. `getUpdates` with no `offset`: the updates are read, never confirmed. Confirming them (an
- *    offset past them) would delete them for the owner's own poller, and the Bot API keeps an
- *    update until it is confirmed or 24 hours pass. The price: each sync sees the (up to 100)
- *    oldest pending updates, not later ones, and a bot nobody polls loses its updates after 24 h.
- *    No `allowed_updates` either: it is a setting of the bot that getUpdates keeps, so passing
- *    it would change which updates the owner's poller gets; the default set already has
- *    `message`, `channel_post` and `my_chat_member`, and other kinds are skipped here.
- * 3. The chats those updates show are upserted (never a complete listing), and the state says
- *    how many this sync saw.
+ * A bot's chats from the updates Telegram holds for it (bots cannot list chats). A bot with a webhook is `unsupported`
+ * (getUpdates would 409). getUpdates has no `offset` and no `allowed_updates`, so nothing is confirmed (deleted) or changed
+ * for the owner's poller; the price is seeing only the 100 oldest pending updates. Chats are upserted, never a full listing.
  */
 export async function syncBotDirectory(client: BotApiClient, token: string, accountId: string, sink: ChatDirectorySink, now: () => number): Promise<void> {
   const report = (state: DirectorySyncState) => sink.syncState(accountId, state, new Date(now()));
@@ -46,14 +36,13 @@ export async function syncBotDirectory(client: BotApiClient, token: string, acco
   return report({ status: 'ok', size: chats.length });
 }
 
-/** The state an unsuccessful answer means, or null when it is a success. */
 function refusal(answer: Answer, now: () => number): DirectorySyncState | null {
   if ('failure' in answer) return { status: 'failed', reason: `Telegram did not answer: ${answer.message}` };
   if ('oversized' in answer) return { status: 'failed', reason: 'Telegram answered with more than 64 KiB' };
   const body = answer.body;
   if (answer.status >= 200 && answer.status < 300 && body?.['ok'] === true) return null;
   const description = typeof body?.['description'] === 'string' ? body['description'] : `HTTP ${answer.status}`;
-  // 409 to getUpdates: a webhook set since getWebhookInfo answered, or another poller's request won.
+  // 409: a webhook set since getWebhookInfo answered, or another poller's request won.
   if (answer.status === 409) return { status: 'failed', reason: `Telegram refused getUpdates (${description}): sync again` };
   if (answer.status === 401 || answer.status === 404) return { status: 'failed', reason: `the bot token was refused (${description})` };
   if (answer.status === 429) {

@@ -1,8 +1,4 @@
-/**
- * The kinds a Telegram file is filed under, each sent by its own method. A file_id is sent
- * again only with the method of the kind it came back as: the Bot API refuses to change the
- * file type when resending by file_id ("can't use file of type Animation as Video").
- */
+/** The kinds a Telegram file is filed under: a file_id is resent only by its kind's method ("can't use file of type Animation as Video"). */
 export const FILE_KINDS = {
   photo: { method: 'sendPhoto', field: 'photo', action: 'upload_photo' },
   video: { method: 'sendVideo', field: 'video', action: 'upload_video' },
@@ -14,21 +10,14 @@ export const FILE_KINDS = {
 
 export type FileKind = keyof typeof FILE_KINDS;
 
-/** The Bot API method that sends a media of a kind, the field naming the file, and its chat action. */
 export type MediaMethod = (typeof FILE_KINDS)[FileKind];
 
-/** sendPhoto takes at most 10 MB (10 × 1024 × 1024 bytes): a larger photo is refused. */
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
 
-/** The image formats sendPhoto accepts; any other image (SVG, BMP, TIFF, HEIC…) is refused as IMAGE_PROCESS_FAILED. */
+/** Any other image (SVG, BMP, TIFF, HEIC…) is refused by sendPhoto as IMAGE_PROCESS_FAILED. */
 const PHOTO_TYPES = new Set(['image/jpeg', 'image/jpg', 'image/pjpeg', 'image/png', 'image/webp']);
 
-/**
- * The kind to upload a media as: a JPEG/PNG/WebP of at most 10 MB is a photo; a GIF an
- * animation (a photo would freeze it); video/* a video; anything else, other images and
- * larger photos included, a document (sent as a file, unchanged). `size` unknown: judged by
- * type only.
- */
+/** JPEG/PNG/WebP up to 10 MB: photo; GIF: animation (a photo would freeze it); video/*: video; else a document, unchanged. */
 export function uploadKind(contentType: string, size: number | null): FileKind {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (PHOTO_TYPES.has(type)) return size === null || size <= MAX_PHOTO_BYTES ? 'photo' : 'document';
@@ -38,11 +27,8 @@ export function uploadKind(contentType: string, size: number | null): FileKind {
 }
 
 /**
- * The file in a sent Message and the kind Telegram filed it under, to send the same file again
- * without uploading it. Telegram may file an upload under another kind than the method's (a
- * silent video becomes an animation, a video it cannot play a document). An animation also
- * carries `document` (for old clients), so animation is looked at first; a photo comes back in
- * several sizes, the largest last.
+ * The file in a sent Message and the kind Telegram filed it under (a silent video may become an animation). An animation also
+ * carries `document`, so it is looked at first; a photo's sizes come largest last.
  */
 export function sentFile(message: Record<string, unknown>): { kind: FileKind; fileId: string } | null {
   const photo = message['photo'];
@@ -57,19 +43,12 @@ export function sentFile(message: Record<string, unknown>): { kind: FileKind; fi
   return null;
 }
 
-/**
- * The reference the sender keeps for a sent file (media_uploads.ref): `<kind>:<file_id>`, so
- * the kind lives and dies with its file_id. A file_id never holds ':' (it is base64url).
- */
+/** `<kind>:<file_id>`, so the kind lives and dies with its file_id (which never holds ':'). */
 export function fileRef(kind: FileKind, fileId: string): string {
   return `${kind}:${fileId}`;
 }
 
-/**
- * A kept reference read back. A bare file_id (kept before kinds were) has no kind: it is sent
- * as its content type would be uploaded, and if Telegram refuses the kind, the sender forgets
- * it and uploads again (telegram-errors.ts: media_ref_invalid).
- */
+/** A bare file_id (kept before kinds were) goes by its content type; if refused, the sender forgets it and uploads again. */
 export function parseFileRef(ref: string, contentType: string): { kind: FileKind; fileId: string } {
   const at = ref.indexOf(':');
   const kind = at > 0 ? ref.slice(0, at) : '';

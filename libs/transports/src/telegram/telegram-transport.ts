@@ -10,31 +10,22 @@ import { multipartBody, type FormField } from './multipart.js';
 import { classifyBotApiError } from './telegram-errors.js';
 
 export interface TelegramTransportOptions {
-  /** TELEGRAM_API_URL */
   baseUrl: string;
   timeoutMs: number;
   maxSockets?: number;
-  /** stamps the chat directory's writes (default: the system clock) */
   clock?: Clock;
 }
 
 /**
- * The Telegram Bot API (an account is a bot; credentials `{botToken}`). Text goes with
- * sendMessage; a media is uploaded (multipart) on its first send from a bot by the method of
- * its type and size (media-methods.ts), and sent by file_id afterwards with the method of the
- * kind Telegram filed it under, kept in its reference: the Bot API has no upload-only call, so
- * a file_id only ever comes back from a send (`mediaUpload: 'with-first-send'`).
- * The Bot API has no idempotency key either: a send that fails after it was written is
- * `ambiguous` (the target becomes `unknown`), never re-sent automatically.
+ * The Telegram Bot API (an account is a bot). A media is uploaded with its first send (no upload-only call) and sent by
+ * file_id after, by the method of the kind Telegram filed it under. No idempotency key: a send failing after it was written is
+ * `ambiguous`, never re-sent.
  */
 export class TelegramTransport implements Transport {
   readonly platform = 'telegram' as const;
   readonly mediaUpload = 'with-first-send' as const;
   readonly reportsWrites = true;
-  /**
-   * Telegram's limits on a rendered text and caption, in UTF-16 code units as it counts them
-   * ("1-4096 characters after entities parsing"; no parse_mode is sent, so nothing is parsed away).
-   */
+  /** UTF-16 code units, as Telegram counts them (no parse_mode is sent, so nothing is parsed away). */
   readonly textLimits = { text: 4_096, caption: 1_024 } as const;
   private readonly client: BotApiClient;
   private readonly clock: Clock;
@@ -44,7 +35,6 @@ export class TelegramTransport implements Transport {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** Not used: the sender uploads Telegram media with its first send (see `mediaUpload`). */
   async prepareMedia(): Promise<PrepareResult> {
     return { ok: false, result: { kind: 'rejected', code: 'upload_with_first_send', message: 'Telegram media is uploaded by its first send' } };
   }
@@ -57,27 +47,18 @@ export class TelegramTransport implements Transport {
   /** Telegram shows a chat action for 5 s at most (or until the bot's next message). */
   readonly typingLastsMs = 5_000;
 
-  /**
-   * sendChatAction: `typing` before a text, `upload_photo` / `upload_video` / `upload_voice` /
-   * `upload_document` before a media (by the kind that will be sent). Its answer is not looked at: a refused
-   * action changes nothing about the message.
-   */
+  /** sendChatAction by the kind about to be sent; a refusal changes nothing about the message. */
   async showTyping(account: TransportAccount, chatId: string, part: OutgoingPart, threadId?: number): Promise<void> {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
     if (!isBotToken(token)) return;
-    // no "sending a video…" for a file that will not be sent
     if (part.type === 'media' && part.upload && uploadTooLarge(this.platform, part.upload.bytes.length)) return;
     const action = part.type === 'text' ? 'typing' : FILE_KINDS[mediaKindOf(part)].action;
     const to = threadId ? { chat_id: chatId, message_thread_id: threadId } : { chat_id: chatId };
     await this.client.call(token, 'sendChatAction', json({ ...to, action })).catch(() => undefined);
   }
 
-  /**
-   * The bot's chats, from the updates Telegram holds for it (directory-sync.ts): never when the
-   * bot has its own webhook, and never confirming an update, so a bot owner's own poller or
-   * webhook misses nothing.
-   */
+  /** From the updates Telegram holds for the bot, never confirming one, so the owner's own poller or webhook misses nothing. */
   async syncDirectory(account: TransportAccount, sink: ChatDirectorySink): Promise<void> {
     registerCredentials(account);
     const token = account.credentials?.['botToken'];
@@ -95,7 +76,7 @@ export class TelegramTransport implements Transport {
       return { kind: 'account-unavailable', code: 'bot_token_invalid', message: 'the account has no bot token of the form <bot id>:<secret>' };
     }
     const { chatId, part } = message;
-    // a forum topic's posts carry its message_thread_id; without it Telegram posts to General
+    // without message_thread_id Telegram posts to General
     const to: Record<string, unknown> = message.threadId ? { chat_id: chatId, message_thread_id: message.threadId } : { chat_id: chatId };
     if (part.type === 'text') return this.request(token, 'sendMessage', json({ ...to, text: part.text }), chatId, false, message.onWritten);
     const kind = mediaKindOf(part);
@@ -111,20 +92,17 @@ export class TelegramTransport implements Transport {
         message.onWritten,
       );
     }
-    // Over the Bot API's upload limit: refused here, never posted (the API refuses such a campaign;
-    // this catches one saved before).
+    // Over the Bot API's upload limit: refused here, never posted.
     const tooLarge = uploadTooLarge(this.platform, part.upload.bytes.length);
     if (tooLarge) return { kind: 'rejected', code: MEDIA_TOO_LARGE, message: `${tooLarge}: not sent` };
     const result = await this.request(token, method, uploadBody(to, part, field), chatId, true, message.onWritten);
-    // A photo Telegram will not take as one (dimensions it refuses, bytes it cannot read): a 400
-    // means nothing was posted, so the same file goes once more, as a document, unchanged.
+    // A photo Telegram will not take as one: a 400 means nothing was posted, so the same file goes once more as a document.
     if (kind === 'photo' && result.kind === 'rejected' && PHOTO_REFUSALS.has(result.code)) {
       return this.request(token, FILE_KINDS.document.method, uploadBody(to, part, FILE_KINDS.document.field), chatId, true, message.onWritten);
     }
     return result;
   }
 
-  /** One Bot API call and its answer as a SendResult; `upload`: the file_id that came back is the delivered `mediaRef`. */
   private async request(
     token: string,
     method: string,
@@ -136,7 +114,6 @@ export class TelegramTransport implements Transport {
     const answer = await this.client.call(token, method, body, onWritten);
     if ('oversized' in answer) {
       const result = classifyOversizedAnswer(answer.status, `Telegram ${method}`);
-      // as any 5xx after the whole request went (telegram-errors.ts): maybe posted
       if (answer.status >= 500 && answer.written && result.kind === 'retriable') return { ...result, kind: 'ambiguous' };
       return result;
     }
@@ -152,7 +129,7 @@ export class TelegramTransport implements Transport {
     const errorCode = Number(reply?.['error_code']);
     return classifyBotApiError(
       {
-        // A 200 that is not ok (never seen) is judged by the error_code it carries, else as a bad gateway.
+        // A 200 that is not ok is judged by its error_code, else as a bad gateway.
         status: answer.status >= 200 && answer.status < 300 ? (Number.isInteger(errorCode) && errorCode >= 400 ? errorCode : 502) : answer.status,
         description: typeof reply?.['description'] === 'string' ? reply['description'] : null,
         parameters: reply?.['parameters'] && typeof reply['parameters'] === 'object' ? (reply['parameters'] as Record<string, unknown>) : null,
@@ -172,12 +149,10 @@ type MediaPart = Extract<OutgoingPart, { type: 'media' }>;
 /** sendPhoto's refusals of the image itself (telegram-errors.ts): the file can still go as a document. */
 const PHOTO_REFUSALS = new Set(['image_invalid', 'photo_too_large']);
 
-/** An upload: the kind of its type and size; a file_id: the kind it came back as. */
 function mediaKindOf(part: MediaPart): FileKind {
   return part.upload ? uploadKind(part.contentType, part.upload.bytes.length) : parseFileRef(part.mediaRef, part.contentType).kind;
 }
 
-/** The multipart body uploading the part's content in `field`, with its caption. */
 function uploadBody(to: Record<string, unknown>, part: MediaPart, field: string): { contentType: string; bytes: Buffer } {
   const fields: FormField[] = Object.entries(to).map(([name, value]) => ({ name, value: String(value) }));
   if (part.caption) fields.push({ name: 'caption', value: part.caption });

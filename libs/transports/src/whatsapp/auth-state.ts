@@ -18,31 +18,22 @@ export interface AuthRow {
   kind: string;
   keyId: string;
   sealed: Buffer | null;
-  /** On a `lid-mapping` row (phone number → LID): the pair as user JIDs, kept in plain beside it. */
+  /** On a `lid-mapping` row: the phone number / LID pair, kept in plain so suppressions match both. */
   identity?: { lid: string; pn: string } | undefined;
 }
 
-/**
- * Baileys keeps what it learns of a user's two identities as `lid-mapping` keys: the phone
- * number's user part → the LID's user part, and `<lid>_reverse` → the phone number's. The
- * forward entry names the pair; the store copies it in plain so suppressions match both.
- */
 function identityOf(kind: string, id: string, value: unknown): AuthRow['identity'] {
   if (kind !== 'lid-mapping' || id.endsWith('_reverse') || typeof value !== 'string' || !value) return undefined;
   return { lid: `${value}@lid`, pn: `${id}@s.whatsapp.net` };
 }
 
-/**
- * Where sealed auth state lives (PostgreSQL: `WhatsAppAuthRepository` of @metronome/db, which
- * satisfies this). It stores bytes only: serialising and sealing happen here.
- */
+/** Where sealed auth state lives (libs/db `WhatsAppAuthRepository`); bytes only, sealed here. */
 export interface WhatsAppAuthStore {
   readCreds(accountId: string): Promise<Buffer | null>;
   readKeys(accountId: string, kind: string, ids: string[]): Promise<Map<string, Buffer>>;
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
-  /** forgets the account's auth state and writes `rows` in its place, in one transaction */
   replace(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   /** Whether a failed write may succeed if tried again (the store away), not refused for what it held; absent: always. */
   isTransient?(error: unknown): boolean;
@@ -50,20 +41,16 @@ export interface WhatsAppAuthStore {
 
 const CREDS_KIND = 'creds';
 
-/** An account's live auth state: what a socket is given, and how its changes are saved. */
 export interface AuthHandle {
   state: AuthenticationState;
-  /** Saves the credentials as they are now (after Baileys applied a `creds.update`). */
   saveCreds(): Promise<void>;
-  /** Resolves once every write started so far has ended (written, or kept as unsaved). */
   flush(): Promise<void>;
   /** Rows whose write failed, newest value per key: they are the state's truth until written. */
   unsavedRows(): number;
-  /** Writes the unsaved rows again (with nothing new); rejects while the store still refuses. */
   saveUnsaved(): Promise<void>;
 }
 
-/** The rows in order, each key once with its last value (one statement may not touch a row twice). */
+/** Each key once with its last value: one statement may not touch a row twice. */
 function latestPerKey(rows: AuthRow[]): AuthRow[] {
   const byKey = new Map<string, AuthRow>();
   for (const r of rows) {
@@ -74,11 +61,7 @@ function latestPerKey(rows: AuthRow[]): AuthRow[] {
   return [...byKey.values()];
 }
 
-/**
- * The device's long-lived secrets become secrets of this process, scrubbed by value from every
- * error it stores, answers or logs (libs/core SecretScrubber): the ADV secret as Baileys keeps
- * it, and each private key in base64 (how BufferJSON writes it) and hex.
- */
+/** The device's long-lived secrets are scrubbed by value from every error and log line (base64 as BufferJSON writes, and hex). */
 function registerAuthSecrets(creds: AuthenticationCreds): void {
   registerSecret(creds.advSecretKey);
   for (const pair of [creds.noiseKey, creds.signedIdentityKey, creds.signedPreKey?.keyPair, creds.pairingEphemeralKeyPair]) {
@@ -90,10 +73,7 @@ function registerAuthSecrets(creds: AuthenticationCreds): void {
   }
 }
 
-/**
- * Stores an imported linked device (linked-session.ts) as the account's whole auth state, sealed
- * like Baileys' own writes, in place of what it had: all of it or nothing.
- */
+/** An imported linked device (linked-session.ts) replaces the account's auth state, all or nothing. */
 export async function storeLinkedSession(store: WhatsAppAuthStore, accountId: string, session: LinkedSession, secretsKey: Buffer, now: Date): Promise<void> {
   const encode = (value: unknown): Buffer => seal(JSON.stringify(value, BufferJSON.replacer), secretsKey);
   const rows: AuthRow[] = [
@@ -109,15 +89,9 @@ export function isPaired(creds: AuthenticationCreds): boolean {
 }
 
 /**
- * Loads an account's auth state (or fresh credentials from `initAuthCreds()` when it has none,
- * or when `fresh` is asked: a new pairing then replaces whatever was stored). Values are
- * serialised with Baileys' BufferJSON and sealed with the first of `secretsKeys` (the others
- * only open, for key rotation). Every key update is one write; writes of one account are
- * applied in the order they were made, so an older snapshot never overwrites a newer one.
- * A write that fails because the store is away is kept: its rows go again with the next write
- * (all or nothing), and reads see them, so the state never falls behind what Baileys used. A
- * write refused for what it held is dropped (it would fail forever). Either way `onWriteFailed`
- * tells the caller, who must stop using the keys (socket-pool.ts closes the socket).
+ * Loads an account's auth state (fresh credentials when it has none, or when `fresh`). Writes are applied in order, so an older
+ * snapshot never overwrites a newer one; a write failing while the store is away is kept and sent again with the next one, and
+ * refused rows are dropped. Either way `onWriteFailed` tells the caller, who must stop using the keys.
  */
 export async function loadAuthState(
   store: WhatsAppAuthStore,
@@ -155,11 +129,9 @@ export async function loadAuthState(
         throw new KeysUnsavedError(error);
       }
     });
-    // The chain survives a failed write (the caller sees the failure); the next one still runs.
     chain = write.catch(() => undefined);
     return write;
   };
-  /** The unsaved value of a key: undefined when none, null when it is a deletion. */
   const unsavedValue = (kind: string, id: string): Buffer | null | undefined => unsaved.find((r) => r.kind === kind && r.keyId === id)?.sealed;
 
   const keys: SignalKeyStore = {

@@ -1,18 +1,11 @@
 import type { SendFailure } from '@metronome/core';
 import { KeysUnsavedError } from './keys-unsaved-error.js';
 
-// What a WhatsApp failure means for a target and its run (CONTRACT §4 and §5, read for
-// WhatsApp). Pure and table-driven: no Baileys import, the numbers are WhatsApp's own.
+// What a WhatsApp failure means for a target and its run (CONTRACT §4, §5); the numbers are WhatsApp's own.
 
 /**
- * Where a failure came from:
- * - `connection`: the socket closed or could not open; `statusCode` is Baileys' DisconnectReason
- *   (401 logged out, 428 closed, 408 lost or timed out, 440 replaced, 515 restart required…)
- * - `query`: the server answered a request with an error node; `code` is its code attribute
- *   (429 `rate-overlimit`, 404 `item-not-found`, 403 `forbidden`…)
- * - `timeout`: no answer within the send timeout after the message was handed to the socket
- * - `keys-unsaved`: the store did not take the keys of the send's key transaction (auth-state.ts)
- * - `unknown`: anything else thrown after the hand-over
+ * `connection`: Baileys' DisconnectReason; `query`: a server error node's code; `timeout`: no answer after the write;
+ * `keys-unsaved`: the store refused the send's keys (auth-state.ts); `unknown`: anything else thrown after the write.
  */
 export type WhatsAppFailure =
   | { source: 'connection'; statusCode: number; message: string }
@@ -29,34 +22,25 @@ type Rule =
   | { kind: 'account-wait'; code: string; retryAfterMs: number }
   | { kind: 'account-unavailable' | 'rejected' | 'retriable' | 'ambiguous'; code: string };
 
-/**
- * Every status a Baileys socket closes with or throws as `output.statusCode` (its
- * DisconnectReason, the `reason` of a `failure` node, a stream error's `code`, Boom statuses of
- * its own): the one table of what each means for a send written to the socket. A failure before
- * the write is never ambiguous (classifyWhatsAppFailure's `written`).
- */
+/** Every `output.statusCode` a Baileys socket closes or throws with, for a written send; before the write none is ambiguous. */
 export const CONNECTION_RULES: Readonly<Record<number, Rule>> = {
   401: { kind: 'account-unavailable', code: 'logged_out' },
   403: { kind: 'account-unavailable', code: 'account_forbidden' },
-  // WhatsApp refuses the client version (a `failure` node, reason 405): no reconnection helps
-  // until the version is updated (WHATSAPP_VERSION, CONTRACT §2).
+  // The client version refused: no reconnection helps until WHATSAPP_VERSION is updated (CONTRACT §2).
   405: { kind: 'account-unavailable', code: 'client_outdated' },
   411: { kind: 'account-unavailable', code: 'multidevice_mismatch' },
   419: { kind: 'account-unavailable', code: 'account_unauthorized' },
   // Another connection of this device took over. Reconnecting at once would fight it.
   440: { kind: 'account-wait', code: 'connection_replaced', retryAfterMs: REPLACED_HOLD_MS },
   429: { kind: 'rate-overlimit' },
-  // The socket was not open when the message was to be written: nothing left.
   428: { kind: 'retriable', code: 'connection_closed' },
-  // Lost mid-way, or the write itself timed out: the message may have been written. Before the
-  // write, 408 is a query of Baileys' own (group metadata, devices, sessions) that timed out.
+  // The message may have been written; before the write, a Baileys query (metadata, devices, sessions) timed out.
   408: { kind: 'ambiguous', code: 'connection_lost' },
   500: { kind: 'retriable', code: 'bad_session' },
   503: { kind: 'retriable', code: 'service_unavailable' },
   515: { kind: 'retriable', code: 'restart_required' },
 };
 
-/** Error codes the server answers a request with. */
 export const QUERY_RULES: Readonly<Record<number, Rule>> = {
   429: { kind: 'rate-overlimit' },
   400: { kind: 'rejected', code: 'bad_request' },
@@ -69,7 +53,6 @@ export const QUERY_RULES: Readonly<Record<number, Rule>> = {
   503: { kind: 'retriable', code: 'service_unavailable' },
 };
 
-/** How the account backs off after `rate-overlimit`: doubling from `baseMs` on repeats, capped. */
 export interface OverlimitBackoff {
   baseMs: number;
   maxMs: number;
@@ -82,12 +65,7 @@ export function overlimitWaitMs(streak: number, backoff: OverlimitBackoff = DEFA
   return Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, Math.min(streak, 32) - 1));
 }
 
-/**
- * What a failure means. `overlimitStreak` counts this account's `rate-overlimit` answers in a
- * row including this one, when this one is one (the caller keeps the count). `written`: the
- * message was handed to the socket's write; a failure before it sent nothing, so it is retried,
- * never left `unknown`.
- */
+/** `overlimitStreak` includes this failure when it is one; `written`: handed to the socket's write (before it: retried, never `unknown`). */
 export function classifyWhatsAppFailure(
   failure: WhatsAppFailure,
   overlimitStreak = 1,
@@ -115,7 +93,6 @@ export function isOverlimit(failure: WhatsAppFailure): boolean {
 function ruleFor(failure: WhatsAppFailure): Rule {
   switch (failure.source) {
     case 'connection':
-      // An unknown close: the connection is gone, nothing more was written after it.
       return CONNECTION_RULES[failure.statusCode] ?? { kind: 'retriable', code: `connection_${failure.statusCode}` };
     case 'query':
       return (
@@ -125,8 +102,7 @@ function ruleFor(failure: WhatsAppFailure): Rule {
     case 'timeout':
       return { kind: 'ambiguous', code: 'timeout' };
     case 'keys-unsaved':
-      // Before the write (a device lookup's keys): nothing went; the socket is closed until the
-      // store takes the keys. After it, the message went: the transport says so, never this table.
+      // Before the write (a device lookup's keys): nothing went; the socket stays closed until the store takes the keys.
       return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: 3_000 };
     case 'unknown':
       // Thrown after the hand-over for a reason we cannot read: it may have gone out.
@@ -134,10 +110,7 @@ function ruleFor(failure: WhatsAppFailure): Rule {
   }
 }
 
-/**
- * Reads a thrown value the way Baileys shapes its errors (@hapi/boom): a server error node's
- * code is in `data` (a number), the socket's status in `output.statusCode`. Never the message text.
- */
+/** Reads a Baileys (@hapi/boom) error: a server node's code in `data`, the socket's status in `output.statusCode`; never the text. */
 export function failureOf(error: unknown): WhatsAppFailure {
   const e = (error && typeof error === 'object' ? error : {}) as { isBoom?: unknown; data?: unknown; output?: { statusCode?: unknown }; message?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(error);
@@ -150,21 +123,12 @@ export function failureOf(error: unknown): WhatsAppFailure {
   return { source: 'unknown', message };
 }
 
-/** What a server ERROR acknowledgement of a written message means (ack-errors are after the write). */
-export type AckRefusal =
-  /** a message to a new chat without its privacy token (463): this one failed, the account's new chats wait (new-chats.ts) */
-  | { kind: 'new-chat-refused'; code: 'new_chat_refused' }
-  /** this message was refused for good */
-  | { kind: 'rejected'; code: string }
-  /** refused for a reason not known here: it may or may not have reached the chat */
-  | { kind: 'ambiguous'; code: string };
+/** A server ERROR ack of a written message; `new-chat-refused` (463): this one failed and the account's new chats wait. */
+export type AckRefusal = { kind: 'new-chat-refused'; code: 'new_chat_refused' } | { kind: 'rejected'; code: string } | { kind: 'ambiguous'; code: string };
 
 /**
- * The codes Baileys passes on from a server ERROR ack (Socket/messages-recv.js handleBadAck,
- * SERVER_ERROR_CODES): 463 MessageAccountRestriction — a one-to-one message without the
- * recipient's privacy token: WhatsApp blocks starting new chats and keeps existing ones; its
- * comment warns that retrying "worsens the restriction" — and 479 SmaxInvalid, the stanza refused
- * as invalid.
+ * Codes Baileys passes on from a server ERROR ack (handleBadAck): 463 MessageAccountRestriction, a new chat without the
+ * recipient's privacy token (retrying "worsens the restriction"), and 479 SmaxInvalid.
  */
 export function classifyAckError(code: number): AckRefusal {
   if (code === 463) return { kind: 'new-chat-refused', code: 'new_chat_refused' };

@@ -4,31 +4,22 @@ import { fetchLatestWaWebVersion } from '@whiskeysockets/baileys';
 import { proxyOf, socksAgent } from '../proxy.js';
 import type { WhatsAppLogger } from './socket.js';
 
-// The WhatsApp Web version a socket announces. WhatsApp closes an outdated client with 405
-// (classify.ts: `client_outdated`); the cure is a current version: WHATSAPP_VERSION, or a fetch
-// of the current one at start (WHATSAPP_FETCH_VERSION), else Baileys' bundled version.
+// WhatsApp closes an outdated client with 405 (`client_outdated`): WHATSAPP_VERSION, a fetch at start, else Baileys' bundled one.
 
 export type WhatsAppVersion = [number, number, number];
 
-/** Where the version came from: set, fetched, or Baileys' bundled one (null: Baileys decides). */
 export type ResolvedVersion = { version: WhatsAppVersion; source: 'configured' | 'fetched' } | { version: null; source: 'bundled' };
 
-/** What the current version is, as Baileys' fetchLatestWaWebVersion answers (its bundled one when offline, isLatest false); `signal` ends it. */
+/** As Baileys' fetchLatestWaWebVersion answers (its bundled one when offline, isLatest false). */
 export type FetchVersion = (options: { signal: AbortSignal }) => Promise<{ version: number[]; isLatest: boolean; error?: unknown }>;
 
-/** How long a start waits for web.whatsapp.com before it uses the bundled version, ms: Baileys' fetch has no timeout of its own. */
+/** Baileys' fetch has no timeout of its own. */
 export const VERSION_FETCH_TIMEOUT_MS = 10_000;
 
-/**
- * The version sockets announce: the configured one when set; else, when `fetchLatest`, the
- * current one fetched from WhatsApp Web; else (or when the fetch fails: offline) Baileys'
- * bundled version. Logged once, with where it came from.
- */
 export async function resolveWhatsAppVersion(o: {
   configured: WhatsAppVersion | null;
   fetchLatest: boolean;
   logger: WhatsAppLogger;
-  /** WHATSAPP_VERSION_PROXY: the SOCKS proxy the fetch goes through; null: straight */
   proxy?: string | null;
   fetch?: FetchVersion;
   timeoutMs?: number;
@@ -47,15 +38,10 @@ export async function resolveWhatsAppVersion(o: {
   return resolved;
 }
 
-/** What Baileys' fetchLatestWaWebVersion reads (Utils/generics.js), and how. */
 const SW_JS = 'https://web.whatsapp.com/sw.js';
 const CLIENT_REVISION = /\\?"client_revision\\?":\s*(\d+)/;
 
-/**
- * Baileys' fetchLatestWaWebVersion, through a SOCKS proxy: its fetch takes no http.Agent (an
- * undici dispatcher, which this project does not carry), so the same request and parse are made
- * with node:https here. `url` and `ca`: for tests, which stand a local server in for WhatsApp Web.
- */
+/** fetchLatestWaWebVersion's request through a SOCKS proxy, with node:https: its fetch takes no http.Agent. */
 export function fetchVersionThrough(p: ProxySettings, url = SW_JS, ca?: Buffer): FetchVersion {
   const headers = {
     'sec-fetch-site': 'none',

@@ -6,12 +6,7 @@ import type { WhatsAppSocketEvents } from './socket.js';
 
 type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
 
-/**
- * Keeps an account's directory current from its socket's events, without another listing:
- * groups it was put in (`groups.upsert`), renames and announce-mode switches (`groups.update`),
- * the account removed, leaving, promoted or demoted (`group-participants.update`), and the
- * one-to-one chats its messages show (`messages.upsert`, which also carries its own sends).
- */
+/** Keeps an account's directory current from its socket's group and message events, without another listing. */
 export function followDirectory(
   on: On,
   accountId: string,
@@ -28,7 +23,6 @@ export function followDirectory(
     });
   };
 
-  /** The account is (again) in a group it has no entry for here: one group lookup, through the pool's cache. */
   const joined = async (jid: string) => {
     try {
       dir.upsert(accountId, entries([await dir.lookup(accountId, jid)]));
@@ -37,10 +31,8 @@ export function followDirectory(
     }
   };
 
-  /** The group's announce mode or the account's admin role changed: patched when that changes whether it may post. */
   const restand = (jid: string, change: Partial<GroupStanding>) => {
     const was = dir.standing(accountId, jid);
-    // Not listed on this replica yet (a listing under way or backing off): ask for the one group.
     if (!was) return void joined(jid);
     const now = { ...was, ...change };
     dir.setStanding(accountId, jid, now);
@@ -51,8 +43,7 @@ export function followDirectory(
   on('groups.upsert', (metas) => dir.upsert(accountId, entries(metas)));
 
   on('groups.update', (updates) => {
-    // Full metadata: Baileys' own listing (`groupFetchAllParticipating` emits every group, also
-    // when the server marks the groups dirty). Ours writes them itself.
+    // Full metadata is Baileys' own listing (also when the server marks groups dirty); ours writes them itself.
     const full = updates.filter((u): u is GroupMetadata => typeof u.id === 'string' && Array.isArray(u.participants));
     if (full.length > 0 && !dir.isListing(accountId)) dir.upsert(accountId, entries(full));
     for (const u of updates) {
@@ -91,12 +82,10 @@ export function followDirectory(
   });
 }
 
-/** A one-to-one chat's entry, under the phone-number JID when the message or the LID mapping gives it. */
 async function direct(accountId: string, m: WAMessage, dir: WhatsAppDirectory, lids: LidMapping | undefined): Promise<void> {
   const named = directChatId(m.key?.remoteJid, m.key?.remoteJidAlt);
   if (!named) return;
   const chatId = await phoneJidOf(named, lids);
-  // A push name is the sender's own name; on the account's own messages it is the account's.
   const title = !m.key?.fromMe && typeof m.pushName === 'string' && m.pushName.trim() !== '' ? m.pushName.trim() : null;
   dir.direct(accountId, chatId, title);
 }

@@ -10,41 +10,32 @@ export interface WhatsAppDirectoryOptions {
   clock: Clock;
   timers: Timers;
   logger: WhatsAppLogger;
-  /** where events, sends and on-connect listings write; absent: only requested syncs write (to their own sink) */
   sink: ChatDirectorySink | undefined;
   backoff: OverlimitBackoff;
-  /** the shortest time between two on-connect listings of one account on this replica, ms */
   resyncMinMs: number;
-  /** runs `work` on the account's socket, connecting it as a send would (the pool's `use`) */
   use<T>(accountId: string, work: (socket: WhatsAppSocket) => Promise<T>): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)>;
   heldElsewhere(accountId: string): Promise<boolean>;
-  /** one group's metadata, through the pool's group cache */
   lookup(accountId: string, jid: string): Promise<GroupMetadata>;
-  /** hands a listing's metadata to the pool's group cache, so sends to those groups need no lookup */
+  /** hands a listing's metadata to the group cache, so sends to those groups need no lookup */
   prime(accountId: string, groups: GroupMetadata[]): void;
 }
 
 interface AccountState {
-  /** the account's standing in each group, known while a socket here follows its events */
   groups: Map<string, GroupStanding>;
   listing: Promise<void> | null;
-  /** `rate-overlimit` answers to listings in a row */
   streak: number;
   backoff: { until: number; reason: string; timer: { cancel(): void } } | null;
   lastListedAt: number | null;
-  /** one-to-one chats written to the directory from here, with the title written */
   directs: Map<string, string | null>;
-  /** the account's sink writes, in order: an event's patch never lands before the listing it follows */
+  /** in order: an event's patch never lands before the listing it follows */
   writes: Promise<unknown>;
 }
 
 const MAX_DIRECTS = 50_000;
 
 /**
- * The WhatsApp side of the chat directory on one replica: lists an account's groups with ONE
- * `groupFetchAllParticipating` (on request, and when a socket first opens), backs off when
- * WhatsApp answers `rate-overlimit` (retrying at the end of the wait, never touching sends),
- * and writes what the socket's events (directory-events.ts) and sends tell.
+ * Lists an account's groups with ONE `groupFetchAllParticipating` (on request, and when a socket first opens), backs off on
+ * `rate-overlimit` without touching sends, and writes what socket events and sends tell.
  */
 export class WhatsAppDirectory {
   private readonly accounts = new Map<string, AccountState>();
@@ -56,7 +47,6 @@ export class WhatsAppDirectory {
     return this.o.sink;
   }
 
-  /** A requested listing (the sync job), through the pool as a send would; joins one under way. */
   sync(accountId: string, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
     const st = this.state(accountId);
     if (st.listing) return st.listing;
@@ -68,7 +58,6 @@ export class WhatsAppDirectory {
     });
   }
 
-  /** A socket of the account opened here for the first time: list in the background, unless listed lately or backing off. */
   opened(accountId: string, socket: WhatsAppSocket): void {
     const sink = this.o.sink;
     const st = this.state(accountId);
@@ -79,7 +68,7 @@ export class WhatsAppDirectory {
     );
   }
 
-  /** The account's socket here closed: its events are no longer followed, so its standings may go stale. */
+  /** The socket here closed: its events are no longer followed, so its standings may go stale. */
   forgetGroups(accountId: string): void {
     this.accounts.get(accountId)?.groups.clear();
   }
@@ -100,7 +89,6 @@ export class WhatsAppDirectory {
     return this.o.lookup(accountId, jid);
   }
 
-  /** Entries an event named, written after whatever is being written now (fire and forget). */
   upsert(accountId: string, chats: DirectoryChat[]): void {
     const sink = this.o.sink;
     if (sink && chats.length > 0) this.background(accountId, (at) => sink.upsert(accountId, chats, at));
@@ -111,7 +99,6 @@ export class WhatsAppDirectory {
     if (sink) this.background(accountId, (at) => sink.patch(accountId, chatId, change, at));
   }
 
-  /** A one-to-one chat the account wrote to or heard from: written once, again only when it learns a title. */
   direct(accountId: string, chatId: string, title: string | null): void {
     if (!this.o.sink) return;
     const directs = this.state(accountId).directs;
@@ -128,7 +115,6 @@ export class WhatsAppDirectory {
     for (const st of this.accounts.values()) st.backoff?.timer.cancel();
   }
 
-  /** ONE group listing on `socket`, written as the complete list of the account's groups. */
   private async list(accountId: string, socket: WhatsAppSocket, sink: ChatDirectorySink): Promise<void> {
     const st = this.state(accountId);
     await this.report(accountId, sink, { status: 'syncing', synced: 0 });
@@ -159,7 +145,6 @@ export class WhatsAppDirectory {
       await this.report(accountId, sink, { status: 'failed', reason: `the group listing failed: ${failure.message}` });
       return;
     }
-    // Waits grow with each overlimit in a row (60 s, 120 s… capped), like sends' own backoff.
     const st = this.state(accountId);
     const waitMs = overlimitWaitMs(++st.streak, this.o.backoff);
     const until = this.o.clock.now() + waitMs;
@@ -207,7 +192,6 @@ export class WhatsAppDirectory {
     return this.write(accountId, (at) => sink.syncState(accountId, state, at));
   }
 
-  /** Queues a write after the account's earlier ones; the returned promise fails with it, the queue goes on. */
   private write(accountId: string, fn: (at: Date) => Promise<void>): Promise<void> {
     const st = this.state(accountId);
     const done = st.writes.then(() => fn(new Date(this.o.clock.now())));

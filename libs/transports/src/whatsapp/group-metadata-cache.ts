@@ -7,10 +7,8 @@ interface Cached {
 }
 
 /**
- * Group metadata (participants) per account, for Baileys' `cachedGroupMetadata`. Without it
- * every message to a group asks the server for the group first, and those lookups are what
- * usually earns an account `rate-overlimit`. Entries live `ttlMs` and are dropped as soon as
- * the socket reports a change of the group, so a new member is never left out of a message.
+ * For Baileys' `cachedGroupMetadata`: without it every group send looks the group up first, which usually earns `rate-overlimit`.
+ * Entries are dropped when the socket reports a change, so a new member is never left out.
  */
 export class GroupMetadataCache {
   private readonly entries = new Map<string, Cached>();
@@ -22,7 +20,6 @@ export class GroupMetadataCache {
     private readonly maxEntries = 50_000,
   ) {}
 
-  /** The cached metadata, or `fetch`'s answer (one fetch at a time per group), remembered. */
   async get(accountId: string, jid: string, fetch: (jid: string) => Promise<GroupMetadata>): Promise<GroupMetadata> {
     const key = `${accountId} ${jid}`;
     const hit = this.entries.get(key);
@@ -40,24 +37,21 @@ export class GroupMetadataCache {
     return work;
   }
 
-  /** Remembers groups fetched in full elsewhere (the directory's listing): their next sends need no lookup. */
   prime(accountId: string, groups: readonly GroupMetadata[]): void {
     if (this.entries.size + groups.length > this.maxEntries) return;
     const at = this.clock.now();
     for (const value of groups) this.entries.set(`${accountId} ${value.id}`, { value, fetchedAt: at });
   }
 
-  /** The cached metadata without fetching (possibly stale), or undefined. */
   peek(accountId: string, jid: string): GroupMetadata | undefined {
     return this.entries.get(`${accountId} ${jid}`)?.value;
   }
 
-  /** Forgets a group (its participants or settings changed). */
   invalidate(accountId: string, jid: string): void {
     this.entries.delete(`${accountId} ${jid}`);
   }
 
-  /** Forgets every group of an account (its socket went to another replica, which may see changes we miss). */
+  /** Its socket went to another replica, which may see changes we miss. */
   forgetAccount(accountId: string): void {
     for (const key of this.entries.keys()) if (key.startsWith(`${accountId} `)) this.entries.delete(key);
   }

@@ -2,22 +2,13 @@ import { jidNormalizedUser, normalizeMessageContent, type WAMessage } from '@whi
 
 /** A text a person wrote to the account in a one-to-one chat. */
 export interface IncomingText {
-  /**
-   * Every chat id a campaign may name the sender by: the user's JID (`60123456789@s.whatsapp.net`),
-   * its phone number (`60123456789`, `+60123456789`), and the LID JID when WhatsApp addressed the
-   * chat by LID (`…@lid`, with the phone JID beside it when it gave one).
-   */
+  /** The user's JID, its phone number spellings, and the LID JID when WhatsApp addressed the chat by LID. */
   chatIds: string[];
   text: string;
-  /**
-   * `chatIds` and the ids of the same person under their other identity (phone number ↔ LID)
-   * as the account's LID mapping knows it (lid-identity.ts); set by the socket pool. Asked only
-   * when needed: it may query WhatsApp.
-   */
+  /** `chatIds` plus the same person's other identity (phone number ↔ LID); may query WhatsApp, so asked only when needed. */
   allChatIds?: () => Promise<string[]>;
 }
 
-/** The chat ids of one user JID, as campaigns may spell them (libs/transports `chatJid`). */
 export function spellings(jid: string | null | undefined): string[] {
   if (!jid) return [];
   if (jid.endsWith('@s.whatsapp.net')) {
@@ -29,17 +20,12 @@ export function spellings(jid: string | null | undefined): string[] {
     const user = jidNormalizedUser(jid);
     return user ? [user] : [];
   }
-  // groups (@g.us), status and broadcast lists, newsletters: not a person's own chat
   return [];
 }
 
 /**
- * The one-to-one texts in a `messages.upsert` batch, whether they arrived live (`notify`) or were
- * held by the server while no socket was open and delivered on connect (`append`). Skipped: the
- * account's own messages (`fromMe`: sent here or from the phone), and group chats, where one
- * member's "stop" speaks for nobody else and the campaign writes to the group, not to them.
- * Text is a plain `conversation` or an `extendedTextMessage` (a reply, a text with a link),
- * inside any ephemeral or view-once wrapper.
+ * One-to-one texts in a `messages.upsert` batch, live or held while no socket was open. Not `fromMe`, not groups (one member's
+ * "stop" speaks for nobody else); a `conversation` or `extendedTextMessage`, inside any ephemeral or view-once wrapper.
  */
 export function incomingTexts(messages: readonly WAMessage[]): IncomingText[] {
   const out: IncomingText[] = [];

@@ -2,7 +2,6 @@ import type { Connection } from './connection.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger } from './socket.js';
 
-/** What one renewal round of the pool's leases works on (socket-pool.ts). */
 export interface LeaseRenewal {
   connections: Iterable<Connection>;
   lease: SocketLease;
@@ -17,7 +16,6 @@ export interface LeaseRenewal {
   dispose(conn: Connection, why: string): Promise<void>;
 }
 
-/** Keeps every lease, and hands a socket over when another replica asked for it. */
 export async function renewLeases(r: LeaseRenewal): Promise<void> {
   for (const conn of [...r.connections]) {
     if (conn.disposed) continue;

@@ -1,10 +1,7 @@
-// A linked device moved in from elsewhere (CONTRACT §3, `POST /v1/accounts/{id}/session`): the
-// files of Baileys' `useMultiFileAuthState` folder, `creds.json` and one file per key, in
-// Baileys' BufferJSON encoding. Read here into credentials and key rows, or refused naming the
-// field, before anything is stored.
+// A linked device moved in (CONTRACT §3, `POST /v1/accounts/{id}/session`): the files of Baileys' `useMultiFileAuthState`,
+// read into credentials and key rows, or refused naming the field, before anything is stored.
 import { BufferJSON, initAuthCreds, type AuthenticationCreds, type SignalDataTypeMap } from '@whiskeysockets/baileys';
 
-/** One key of the session, as Baileys' key store holds it. */
 export interface SessionKey {
   kind: keyof SignalDataTypeMap;
   id: string;
@@ -32,7 +29,6 @@ const KINDS = [
   'tctoken',
 ] as const satisfies readonly (keyof SignalDataTypeMap)[];
 
-/** The most keys one session may carry: a phone's linked device holds a few thousand at most. */
 export const MAX_SESSION_KEYS = 20_000;
 
 const isBytes = (v: unknown, length?: number): boolean => Buffer.isBuffer(v) && (length === undefined || v.length === length);
@@ -42,11 +38,7 @@ const isKeyPair = (v: unknown): boolean => {
   return typeof pair === 'object' && pair !== null && isBytes(pair.private, 32) && isBytes(pair.public, 32);
 };
 
-/**
- * useMultiFileAuthState names a key's file `<kind>-<id>.json` with `/` written `__` and `:`
- * written `-` (its fixFileName). Ids of sender keys are `<group>::<user>::<device>` and those of
- * app-state keys base64, so those two are read back; other ids hold neither character.
- */
+/** useMultiFileAuthState's fixFileName wrote `/` as `__` and `:` as `-`: undone for sender-key and app-state ids. */
 function keyOfFileName(name: string): { kind: keyof SignalDataTypeMap; id: string } | null {
   const base = name.endsWith('.json') ? name.slice(0, -'.json'.length) : name;
   const kind = KINDS.find((k) => base.startsWith(`${k}-`) && base.length > k.length + 1);
@@ -57,7 +49,6 @@ function keyOfFileName(name: string): { kind: keyof SignalDataTypeMap; id: strin
   return { kind, id };
 }
 
-/** The credentials' problem, as a field under `creds`, or null when they can drive a socket. */
 function credsProblem(c: Record<string, unknown>): { field: string; message: string } | null {
   const bufferJson = 'expected a key pair of 32-byte Buffers in BufferJSON ({"type":"Buffer","data":"<base64>"})';
   for (const field of ['noiseKey', 'pairingEphemeralKeyPair', 'signedIdentityKey'])
@@ -76,18 +67,14 @@ function credsProblem(c: Record<string, unknown>): { field: string; message: str
     return { field: 'me.id', message: "expected the linked device's JID, as 60123456789:12@s.whatsapp.net (a session that was never paired has none)" };
   const account = c['account'] as Record<string, unknown> | undefined;
   if (typeof account !== 'object' || account === null) return { field: 'account', message: 'missing: the device identity the phone signed when it was linked' };
-  // A protobuf object: JSON.stringify writes its bytes as base64 strings (protobufjs' toJSON), which Baileys encodes back as is.
+  // protobufjs' toJSON wrote these bytes as base64 strings, which Baileys encodes back as is.
   for (const field of ['details', 'accountSignatureKey', 'accountSignature', 'deviceSignature'])
     if (!isBytes(account[field]) && !isBase64(account[field]))
       return { field: `account.${field}`, message: 'expected bytes: base64, or a Buffer in BufferJSON' };
   return null;
 }
 
-/**
- * Reads a session bundle `{creds, keys}` (each value as the JSON of its file). Fields Baileys
- * fills on its own (settings, counters) default as in `initAuthCreds()`; every key and identity
- * must be there, or the device could not speak for the phone it was linked to.
- */
+/** Fields Baileys fills itself default as in `initAuthCreds()`; every key and identity must be there. */
 export function readLinkedSession(body: { creds?: unknown; keys?: unknown }): LinkedSessionResult {
   const revive = (v: unknown): unknown => JSON.parse(JSON.stringify(v), BufferJSON.reviver);
   if (typeof body.creds !== 'object' || body.creds === null || Array.isArray(body.creds))

@@ -15,10 +15,7 @@ export function mediaKind(contentType: string): MediaKind {
   return 'document';
 }
 
-/**
- * Encrypts and uploads a media once (Baileys' prepareWAMessageMedia) and returns the prepared
- * message as a reference that any later send, to any chat, reuses without uploading again.
- */
+/** Encrypted and uploaded once; the prepared message is a reference any later send reuses. */
 export async function prepareMedia(media: MediaContent, upload: WAMediaUploadFunction, logger: WhatsAppLogger, timeoutMs: number): Promise<string> {
   const kind = mediaKind(media.contentType);
   const content = {
@@ -30,7 +27,6 @@ export async function prepareMedia(media: MediaContent, upload: WAMediaUploadFun
   return REF_PREFIX + Buffer.from(proto.Message.encode(prepared).finish()).toString('base64');
 }
 
-/** The message a prepared reference stands for, with this send's caption; null when it is not one of ours. */
 export function mediaMessage(ref: string, caption: string | undefined): proto.Message | null {
   if (!ref.startsWith(REF_PREFIX)) return null;
   let message: proto.Message;

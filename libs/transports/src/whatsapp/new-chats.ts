@@ -13,13 +13,9 @@ import { isLidUser, jidNormalizedUser, type SignalKeyStore } from '@whiskeysocke
 import type { LidMapping } from './lid-identity.js';
 import type { WhatsAppLogger, WhatsAppSocket, WhatsAppSocketEvents } from './socket.js';
 
-// What WhatsApp lets an account do with new chats (libs/core new-chat-limits.ts), kept as account
-// state in PostgreSQL through `NewChatLimitStore` so that every replica honours it: the reach-out
-// time lock and the new-chat cap, fetched when a socket opens and followed by notification, and a
-// 463 (a message to a chat without its privacy token). Baileys rc14 cannot fetch the lock after a
-// 463 itself (handleBadAck tests '463' in both branches), so the 463 fetches it here.
+// What WhatsApp lets an account do with new chats (reach-out time lock, new-chat cap, a 463), kept in PostgreSQL for every
+// replica. Baileys rc14 cannot fetch the lock after a 463 (handleBadAck tests '463' in both branches), so it is fetched here.
 
-/** Where an account's new-chat limits are kept (PostgreSQL: NewChatLimitRepository). */
 export interface NewChatLimitStore {
   read(accountId: string): Promise<NewChatLimits | null>;
   refused(accountId: string, at: Date): Promise<void>;
@@ -27,7 +23,6 @@ export interface NewChatLimitStore {
   cap(accountId: string, cap: NewChatCap): Promise<void>;
 }
 
-/** One process's store, for a pool given none (tests of one replica): the same rules, no sharing. */
 export class MemoryNewChatLimits implements NewChatLimitStore {
   private readonly limits = new Map<string, NewChatLimits>();
   private of(accountId: string): NewChatLimits {
@@ -49,7 +44,6 @@ export class MemoryNewChatLimits implements NewChatLimitStore {
   }
 }
 
-/** The account's open socket on this replica, with its auth keys (the pool's Connection). */
 type Live = (accountId: string) => { socket: WhatsAppSocket; auth: { state: { keys: SignalKeyStore } } } | undefined;
 
 type On = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) => void;
@@ -77,13 +71,10 @@ function tokenExpired(timestamp: string | number | undefined, nowMs: number): bo
   return ts < cutoff;
 }
 
-/** How long a send right after a socket opened waits for the lock and the cap asked then, ms. */
 const OPEN_FETCH_WAIT_MS = 3_000;
 
 export class NewChats {
-  /** each account's fetch of its lock and cap since its socket opened, until answered */
   private readonly fetching = new Map<string, Promise<unknown>>();
-  /** each account's writes of what WhatsApp told this replica, until stored: a send reads after them */
   private readonly writing = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -94,23 +85,15 @@ export class NewChats {
     private readonly onHeld: (accountId: string, code: string) => void = () => undefined,
   ) {}
 
-  /**
-   * What holds the account's new chats now, or null, read from the store (another replica may
-   * have written it); right after its socket opened, once the lock and cap asked then are in.
-   */
+  /** What holds the account's new chats now, from the store; right after its socket opened, once the lock and cap are in. */
   async hold(accountId: string): Promise<NewChatHold | null> {
     const fetching = this.fetching.get(accountId);
     if (fetching) await Promise.race([fetching, new Promise((r) => setTimeout(r, OPEN_FETCH_WAIT_MS).unref())]);
-    // what this replica was just told (a 463) is stored before the hold is read: the next send sees it
     await this.writing.get(accountId);
     return newChatHold(await this.store.read(accountId), new Date(this.clock.now()));
   }
 
-  /**
-   * Whether `jid` is a new chat of the account: a one-to-one chat it holds no valid privacy token
-   * for (stored by Baileys under the person's LID, as WhatsApp Web does). Groups never are.
-   * Asked inside the pool's `use`, the socket open; with none, every chat counts as new.
-   */
+  /** A one-to-one chat without a valid privacy token (stored under the person's LID, as WhatsApp Web does); with no socket, all. */
   async isNew(accountId: string, jid: string): Promise<boolean> {
     if (jid.endsWith('@g.us')) return false;
     const conn = this.live(accountId);
@@ -123,7 +106,6 @@ export class NewChats {
     return !Object.values(found).some((t) => t?.token?.length && !tokenExpired(t.timestamp, this.clock.now()));
   }
 
-  /** Follows the lock and the cap WhatsApp pushes to the account's socket (and the lock fetched); asks for both when it opens. */
   follow(on: On, accountId: string, socket: WhatsAppSocket): void {
     on('connection.update', (u) => {
       if (u.connection === 'open') this.opened(accountId, socket);
@@ -138,7 +120,6 @@ export class NewChats {
     on('message-capping.update', (info) => this.capped(accountId, capOf(info, new Date(this.clock.now()))));
   }
 
-  /** A socket of the account opened: asks WhatsApp for its lock and cap as they are now, and records both. */
   private opened(accountId: string, socket: WhatsAppSocket): void {
     const now = () => new Date(this.clock.now());
     const lock = socket
@@ -159,7 +140,7 @@ export class NewChats {
     this.fetching.set(accountId, both);
   }
 
-  /** A message to a new chat was refused with 463: new chats wait (every replica), and the lock is fetched. */
+  /** A 463: new chats wait (every replica), and the lock is fetched. */
   refused(accountId: string): void {
     this.onHeld(accountId, NEW_CHATS_REFUSED);
     this.write(accountId, '463', this.store.refused(accountId, new Date(this.clock.now())));

@@ -2,12 +2,10 @@ import type { Connection } from './connection.js';
 import type { PairingHooks } from './pairing.js';
 import type { WhatsAppLogger } from './socket.js';
 
-/** A pairing under way on one of the pool's sockets (socket-pool.ts). */
 export interface PairingState {
   hooks: PairingHooks;
   timer: NodeJS.Timeout | null;
   ended: boolean;
-  /** `pair` has answered: from here on, the pairing's end is reported through `hooks` */
   started: boolean;
 }
 
@@ -30,7 +28,6 @@ export async function pairedEnd(
   await dispose('paired');
 }
 
-/** The pairing ended otherwise: its end is told once, then its socket closes. */
 export async function pairingEnd(
   state: PairingState | undefined,
   conn: Connection,

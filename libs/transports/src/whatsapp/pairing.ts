@@ -3,28 +3,20 @@ import type { SocketRefusal } from './connection.js';
 import type { SocketLease } from './socket-lease.js';
 import { delay } from './timers.js';
 
-/** What a pairing hands to the operator. */
 export interface PairingStart {
-  /** the QR payload to show (when no phone number was given) */
   qr?: string;
-  /** the code to type on the phone (when a phone number was given) */
   pairingCode?: string;
   expiresAt: Date;
 }
 
 export interface PairingHooks {
-  /** the phone accepted the device and the connection opened with the new credentials (saved) */
   onPaired(): Promise<void>;
-  /** the pairing ended without success (expired, refused, connection lost, shut down) */
   onEnded(reason: { code: string; message: string }): Promise<void>;
 }
 
 export interface PairingRequest {
-  /** E.164 digits: pair by code instead of QR */
   phoneNumber?: string;
-  /** how long the QR or code is offered, ms */
   ttlMs?: number;
-  /** how long to wait for another replica to hand the account's socket over, ms */
   handoverWaitMs?: number;
 }
 
@@ -39,14 +31,12 @@ export class PairingError extends Error {
   }
 }
 
-/** The end code of a pairing whose connection closed. */
 export function pairingEndCode(failure: WhatsAppFailure): string {
   // Baileys ends a pairing whose QR codes all went unused with a timeout (408).
   if (failure.source === 'connection' && failure.statusCode === 408) return 'pairing_expired';
   return 'connection_closed';
 }
 
-/** Why a socket could not be had, in words. */
 export function describeRefusal(refusal: SocketRefusal): string {
   return refusal.reason === 'connect-failed'
     ? refusal.failure.message
@@ -55,7 +45,6 @@ export function describeRefusal(refusal: SocketRefusal): string {
       : refusal.reason;
 }
 
-/** Takes the account's socket lease for a pairing, asking the holder to hand over and waiting up to `waitMs`. */
 export async function takeLeaseForPairing(
   lease: SocketLease,
   accountId: string,

@@ -3,14 +3,12 @@ import { proxyName, type ProxySettings } from '@metronome/core';
 import { probeProxy, proxyOf, socksAgent, type ProxyReport } from '../proxy.js';
 import type { Connection, SocketRefusal } from './connection.js';
 
-/** Where Baileys connects (its DEFAULT_CONNECTION_CONFIG waWebSocketUrl, or WHATSAPP_WS_URL): what a proxy is probed with. */
 function probeTarget(webSocketUrl: string | undefined): { host: string; port: number } {
   if (!webSocketUrl) return { host: 'web.whatsapp.com', port: 443 };
   const u = new URL(webSocketUrl);
   return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || (u.protocol === 'wss:' ? 443 : 80) };
 }
 
-/** Baileys' `agent` (the websocket) and `fetchAgent` (media uploads) through the account's SOCKS proxy; none without one. */
 export function proxyAgents(p: ProxySettings | null): { agent?: Agent; fetchAgent?: Agent } {
   if (!p) return {};
   // an http.Agent that tunnels TLS as well: Baileys types it as https.Agent, and uses it for wss:// and https://
@@ -18,11 +16,7 @@ export function proxyAgents(p: ProxySettings | null): { agent?: Agent; fetchAgen
   return { agent, fetchAgent: agent };
 }
 
-/**
- * A socket through a proxy did not open: when the proxy itself refuses a connection to WhatsApp
- * (probed once), that is the refusal, naming the proxy; otherwise WhatsApp's own. Either way the
- * account is told where its proxy stands.
- */
+/** When the proxy itself refuses a connection to WhatsApp (probed once) that is the refusal; else WhatsApp's own. */
 export async function throughProxy(
   accountId: string,
   proxy: NonNullable<Connection['proxy']>,
@@ -41,7 +35,6 @@ export async function throughProxy(
   return { reason: 'proxy-failed', message };
 }
 
-/** The account's proxy as read now (the pool's `proxyOf`); null: none. */
 export async function accountProxy(
   o: { proxyOf?: (accountId: string) => Promise<string | null>; webSocketUrl?: string },
   accountId: string,
@@ -51,7 +44,6 @@ export async function accountProxy(
   return settings && { url: url!, settings, probe: probeTarget(o.webSocketUrl) };
 }
 
-/** A send names the account's proxy as it is now (`undefined`: not known): a socket through another one is replaced. */
 export function proxyChanged(conn: Connection | undefined, proxy: string | null | undefined): conn is Connection {
   return proxy !== undefined && conn?.kind === 'send' && (conn.proxy?.url ?? null) !== (proxy ?? null);
 }

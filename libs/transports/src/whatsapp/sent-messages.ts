@@ -2,34 +2,23 @@ import type { Clock } from '@metronome/core';
 import { proto } from '@whiskeysockets/baileys';
 import type { WhatsAppLogger } from './socket.js';
 
-/**
- * Where sent messages are kept for days (PostgreSQL: `WhatsAppSentMessageRepository` of
- * @metronome/db satisfies this), so any replica can answer a retry. Bytes only: the
- * protobuf encoding happens here.
- */
+/** Where sent messages are kept for days (libs/db `WhatsAppSentMessageRepository`), so any replica can answer a retry. */
 export interface SentMessageStore {
   remember(accountId: string, messageId: string, message: Buffer, sentAt: Date): Promise<void>;
   find(accountId: string, messageId: string, since: Date): Promise<Buffer | null>;
 }
 
 export interface SentMessagesOptions {
-  /** absent: this replica's memory only */
   store?: SentMessageStore | undefined;
   clock: Clock;
   logger: WhatsAppLogger;
-  /** how long a message can be asked for again (WHATSAPP_RESEND_DAYS), ms */
   keepMs?: number | undefined;
-  /** how many recent messages this replica also keeps in memory */
   max?: number;
 }
 
 /**
- * The messages sent lately, by account and message id, for Baileys' `getMessage`: a recipient
- * whose device could not decrypt a message asks the sender to encrypt it again, and without the
- * message itself that chat would show "waiting for this message" forever. Recent ones are in
- * memory; every one is also written to the store, which answers for `keepMs` on any replica
- * (the socket may have moved, the phone may come online days later). The id alone finds it:
- * a retry naming the chat by LID finds a message sent to the phone number.
+ * Recent messages for Baileys' `getMessage`: a device that could not decrypt one asks again, and without it the chat shows
+ * "waiting for this message" forever. In memory, and in the store for `keepMs` on any replica; found by id alone.
  */
 export class SentMessages {
   private readonly messages = new Map<string, proto.IMessage>();
@@ -42,7 +31,7 @@ export class SentMessages {
     this.keepMs = o.keepMs ?? 7 * 86_400_000;
   }
 
-  /** Keeps a message just sent; the store's write runs in the background (a failure is logged: the send stands). */
+  /** The store's write runs in the background (a failure is logged: the send stands). */
   remember(accountId: string, messageId: string, message: proto.IMessage): void {
     const key = `${accountId}:${messageId}`;
     this.messages.delete(key);
@@ -57,7 +46,6 @@ export class SentMessages {
     this.writes.add(write);
   }
 
-  /** The message, from memory or the store while it is kept; undefined when unknown or gone. */
   async get(accountId: string, messageId: string): Promise<proto.IMessage | undefined> {
     const recent = this.messages.get(`${accountId}:${messageId}`);
     if (recent || !this.o.store) return recent;
@@ -65,7 +53,6 @@ export class SentMessages {
     return stored ? proto.Message.decode(stored) : undefined;
   }
 
-  /** Resolves once every write started so far has ended. */
   async flush(): Promise<void> {
     await Promise.all([...this.writes]);
   }

@@ -8,7 +8,6 @@ import type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 import type { WhatsAppSocket, WhatsAppSocketConfig } from './socket.js';
 import type { WriteMarks } from './write-marks.js';
 
-/** What one account's socket is built from, with the pool's caches; `socket` is the socket itself once made. */
 export function socketConfig(
   o: WhatsAppSocketPoolOptions,
   pool: { groups: GroupMetadataCache; sent: SentMessages; writes: WriteMarks; connectTimeoutMs: number },
@@ -29,8 +28,7 @@ export function socketConfig(
     logger: pool.writes.logger(accountId, logger),
     connectTimeoutMs: pool.connectTimeoutMs,
     defaultQueryTimeoutMs: o.queryTimeoutMs ?? 60_000,
-    // A refused key write is kept and written again by the auth state itself (unsaved-keys.ts);
-    // Baileys' own retries (10, 3 s apart) would only hold the send's answer 30 s behind its write.
+    // A refused key write is kept by the auth state; Baileys' own retries would only hold the send's answer 30 s behind.
     transactionOpts: { maxCommitRetries: 1, delayBetweenTriesMs: 0 },
     ...(o.version && { version: o.version }),
     ...(o.webSocketUrl && { waWebSocketUrl: o.webSocketUrl }),

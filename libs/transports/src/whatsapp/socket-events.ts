@@ -1,5 +1,4 @@
-// One socket's events, wired to the pool's caches and hooks: credentials saved, group caches
-// invalidated, incoming texts, message statuses and receipts, directory events, open and close.
+// One socket's events, wired to the pool's caches and hooks.
 import { incomingTexts } from './incoming.js';
 import type { Connection } from './connection.js';
 import { followDirectory } from './directory-events.js';
@@ -21,7 +20,6 @@ export interface SocketEventTargets {
   closed(conn: Connection, error: Error | undefined): void;
 }
 
-/** Follows `socket`'s events for `conn`; a socket the connection has since replaced is ignored. */
 export function followSocket(conn: Connection, socket: WhatsAppSocket, onQr: (qr: string) => void, to: SocketEventTargets): void {
   const { options: o, groups } = to;
   const on = <E extends keyof WhatsAppSocketEvents>(event: E, listener: (arg: WhatsAppSocketEvents[E]) => void) =>

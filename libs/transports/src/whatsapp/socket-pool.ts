@@ -23,25 +23,20 @@ import { MemoryNewChatLimits, NewChats } from './new-chats.js';
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
 /**
- * The WhatsApp sockets of one replica: at most one per account across the cluster (a Redis
- * lease, renewed while the socket is open and handed over on request), opened on first use and
- * kept across jobs. Lives in the transport library, with the lease injected, so the sender
- * (sending) and the control API (pairing) share one implementation of the rule.
+ * One replica's WhatsApp sockets: at most one per account across the cluster (a Redis lease, renewed while open, handed over on
+ * request), kept across jobs. The sender and the control API (pairing) share it.
  */
 export class WhatsAppSocketPool {
   private readonly connections = new Map<string, Connection>();
   private readonly connecting = new Map<string, Promise<Connection | SocketRefusal>>();
   private readonly pairings = new Map<Connection, PairingState>();
   private readonly groups: GroupMetadataCache;
-  /** what this replica sent lately, for recipients that ask for a message again */
   readonly sent: SentMessages;
-  /** accounts whose auth state could not be written: no socket until it is */
   private readonly unsaved: UnsavedKeys;
-  /** when each send reaches the socket's write (write-marks.ts), and WhatsApp's answers after it (message-status.ts) */
+  /** when each send reaches the socket's write, and WhatsApp's answers after it */
   readonly writes = new WriteMarks();
   readonly statuses: MessageStatuses;
   readonly newChats: NewChats;
-  /** the accounts' chat directory as this replica keeps it (directory-sync.ts) */
   readonly directory: WhatsAppDirectory;
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
@@ -87,10 +82,7 @@ export class WhatsAppSocketPool {
     this.timer.unref();
   }
 
-  /**
-   * Runs `work` on the account's open socket, connecting it first when this replica may (the lease is free). Refused,
-   * without running `work`, when another replica holds the socket (asked to hand over), it is not paired, or does not open.
-   */
+  /** Runs `work` on the account's open socket, connecting it when the lease is free; refused when held elsewhere, unpaired or shut. */
   async use<T>(
     accountId: string,
     work: (socket: WhatsAppSocket) => Promise<T>,
@@ -115,20 +107,14 @@ export class WhatsAppSocketPool {
     return (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
   }
 
-  /** Whether this replica has the account's socket open now. */
   isOpen(accountId: string): boolean {
     const c = this.connections.get(accountId);
     return c?.isSettled === true && !c.disposed && !c.keysRefused;
   }
 
-  /**
-   * Pairs the account as a new linked device: takes its socket lease (the holder hands over within `handoverWaitMs`),
-   * starts from fresh credentials, and resolves with the first QR payload, or a pairing code when a phone number is
-   * given. The pairing goes on in the background until `hooks` tell how it ended.
-   */
+  /** A new linked device from fresh credentials: resolves with the first QR (or a pairing code); `hooks` tell how it ended. */
   async pair(accountId: string, request: PairingRequest, hooks: PairingHooks): Promise<PairingStart> {
     if (this.closed) throw new PairingError('closed', 'shutting down');
-    // A pairing or send socket of this account here is replaced: it will not report an end.
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
@@ -171,7 +157,7 @@ export class WhatsAppSocketPool {
     return { ...(pairingCode ? { pairingCode } : { qr: first.qr }), expiresAt: new Date(this.o.clock.now() + ttlMs) };
   }
 
-  /** Puts an imported linked device (linked-session.ts) in place of the account's auth state, the lease held, and connects once: null when it opened, else why not. */
+  /** An imported linked device replaces the account's auth state and connects once: null when it opened, else why not. */
   async importSession(accountId: string, session: LinkedSession, handoverWaitMs = 15_000): Promise<SocketRefusal | null> {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
@@ -183,7 +169,6 @@ export class WhatsAppSocketPool {
     return opened.ok ? null : opened;
   }
 
-  /** Ends every socket and releases its lease; pairings under way end (`onEnded`, code `shutdown`). */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
@@ -224,7 +209,7 @@ export class WhatsAppSocketPool {
     if (lease === 'taken') {
       const settle = delay(this.o.freshLeaseWaitMs ?? Math.round((this.o.renewEveryMs ?? 2_000) * 1.25));
       await settle.promise;
-      // Still ours? Between taking and connecting, the lease must not have gone elsewhere.
+      // Between taking and connecting, the lease must not have gone elsewhere.
       if ((await this.o.lease.peek(accountId, this.o.holderId)) !== 'mine') return { reason: 'busy' };
     }
     const auth: AuthHandle = await this.releasingOnError(accountId, () =>
@@ -255,7 +240,6 @@ export class WhatsAppSocketPool {
     return conn;
   }
 
-  /** Runs `work`; when it throws, the account's lease goes before the error. */
   private async releasingOnError<T>(accountId: string, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -265,7 +249,6 @@ export class WhatsAppSocketPool {
     }
   }
 
-  /** Creates the account's socket, holding its lease, and follows its events. */
   private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void, proxy: Connection['proxy']): Connection {
     const socket = this.makeSocket(accountId, auth, proxy);
     const conn = new Connection(accountId, kind, socket, auth);
@@ -310,8 +293,7 @@ export class WhatsAppSocketPool {
     if (conn.disposed) return;
     const failure: WhatsAppFailure = error ? failureOf(error) : { source: 'connection', statusCode: 428, message: 'connection closed' };
     const pairing = this.pairings.get(conn);
-    // After the phone accepts, WhatsApp closes the first connection (restart required) and the
-    // device connects again with its new credentials.
+    // After the phone accepts, WhatsApp closes the first connection (restart required) and the device reconnects.
     if (pairing && !pairing.ended && isPaired(conn.auth.state.creds) && failure.source === 'connection' && failure.statusCode === 515) {
       conn.socket = this.makeSocket(conn.accountId, conn.auth, conn.proxy);
       this.follow(conn, conn.socket, () => undefined);
@@ -322,7 +304,6 @@ export class WhatsAppSocketPool {
       return;
     }
     if (pairing) {
-      // Before `pair` answered, it sees the failure and cleans up itself.
       if (!pairing.started) conn.resolveReady({ reason: 'connect-failed', failure });
       else void this.endPairing(conn, { code: pairingEndCode(failure), message: failure.message });
       return;
@@ -336,7 +317,7 @@ export class WhatsAppSocketPool {
     void this.dispose(conn, 'closed by the server');
   }
 
-  /** The store refused the account's keys (unsaved-keys.ts keeps them): no new use; the socket closes a moment later, so what it wrote last arrives whole. */
+  /** The store refused the keys: no new use; the socket closes a moment later, so what it wrote last arrives whole. */
   private keysUnsaved(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
     this.unsaved.failed(accountId, auth, error, kept);
     const conn = this.connections.get(accountId);
@@ -375,7 +356,6 @@ export class WhatsAppSocketPool {
     this.o.logger.debug({ accountId: conn.accountId, why }, 'whatsapp socket closed');
   }
 
-  /** Keeps every lease, and hands a socket over when another replica asked for it (lease-renewal.ts). */
   private async renewAll(): Promise<void> {
     if (this.renewing || this.closed) return;
     void this.unsaved.renewAll();

@@ -1,4 +1,3 @@
-/** A promise and its resolve function. */
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
@@ -17,7 +16,6 @@ export function delay(ms: number): { promise: Promise<void>; cancel(): void } {
 
 /** Timers as the pool sets them: real ones in production, a manual clock's in tests. */
 export interface Timers {
-  /** Runs `fn` once after `ms`; never keeps the process alive. */
   setTimeout(fn: () => void, ms: number): { cancel(): void };
 }
 

@@ -7,15 +7,12 @@ export interface UnsavedKeysOptions {
   holderId: string;
   leaseTtlMs: number;
   logger: WhatsAppLogger;
-  /** whether the pool has a socket of the account open or opening (its lease is then the pool's) */
   inUse(accountId: string): boolean;
 }
 
 /**
- * Accounts whose auth state PostgreSQL refused to write: Baileys' key cache already holds what
- * the store does not, so their socket was closed and no message uses those keys. The unsaved
- * rows stay here, with the account's socket lease (so no replica connects with the keys behind),
- * until the store takes them; the account then connects again with the same pairing.
+ * Accounts whose auth state PostgreSQL refused: Baileys' cache holds keys the store does not, so the socket is closed and the
+ * lease kept (no replica connects with the keys behind) until the store takes them.
  */
 export class UnsavedKeys {
   private readonly behind = new Map<string, AuthHandle>();
@@ -27,7 +24,6 @@ export class UnsavedKeys {
     return this.behind.has(accountId);
   }
 
-  /** A write of the account's auth state failed: kept (the store was away) until written, or dropped (refused for what it held). */
   failed(accountId: string, auth: AuthHandle, error: unknown, kept: boolean): void {
     if (!kept)
       return this.o.logger.error({ err: error, accountId }, 'whatsapp auth state refused by the store: socket closed, it reconnects from the stored state');
@@ -39,7 +35,7 @@ export class UnsavedKeys {
     );
   }
 
-  /** True when nothing of the account is behind (any unsaved rows are now written); the lease is kept for the caller. */
+  /** True when nothing of the account is behind; the lease is kept for the caller. */
   async settle(accountId: string): Promise<boolean> {
     const auth = this.behind.get(accountId);
     if (!auth) return true;
@@ -53,7 +49,6 @@ export class UnsavedKeys {
     return true;
   }
 
-  /** Keeps the held accounts' leases and tries their writes again; a written one lets its lease go. */
   async renewAll(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;

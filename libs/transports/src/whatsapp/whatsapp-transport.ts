@@ -14,47 +14,32 @@ import type { WhatsAppSocketPool } from './socket-pool.js';
 import { realTimers, type Timers } from './timers.js';
 
 export interface WhatsAppTransportOptions {
-  /** the replica's sockets; the transport owns it and closes it */
   pool: WhatsAppSocketPool;
   clock: Clock;
   logger: WhatsAppLogger;
   /** SEND_TIMEOUT_MS: a send written to the socket and not answered by then is `unknown` */
   timeoutMs: number;
-  /** the send timeout's timer (default: real ones; tests pass a manual clock's) */
   timers?: Timers;
-  /** how long an upload may take, ms */
   uploadTimeoutMs?: number;
   /** how long a prepared media is reused before it is uploaded again (default 24 h) */
   mediaRefTtlMs?: number;
-  /** how soon a job that found the socket on another replica tries again, ms */
   handoverRetryMs?: number;
-  /**
-   * How long this replica leaves an account's jobs to the replica that has its socket open
-   * before asking for a hand-over, ms. Jobs go to any replica; the holder usually gets the
-   * next one within a few tries, and every hand-over is a reconnection WhatsApp sees.
-   */
+  /** How long jobs are left to the replica holding the socket before asking a hand-over: each one is a reconnection WhatsApp sees. */
   handoverPatienceMs?: number;
-  /** how soon a job left to the socket's holder comes back here, ms */
   affinityRetryMs?: number;
   overlimitBackoff?: OverlimitBackoff;
-  /** the media upload; default: the socket's own `waUploadToServer` */
   upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
 }
 
-/** What the socket did: wrote (a failure or none), or held a new chat unwritten (new-chats.ts). */
 type Attempt = { failure: WhatsAppFailure | null } | { held: SendFailure };
 
 /**
- * WhatsApp through Baileys. Each send reuses the account's one socket (see WhatsAppSocketPool),
- * carries a message id derived from the idempotency key, and every answer becomes a SendResult
- * (classify.ts). `rate-overlimit` backs the account off for longer each time it repeats; the
- * streak is kept in memory per account (a replica restart starts it again at the first step)
- * and ends with the next delivery.
+ * WhatsApp through Baileys: the account's one socket (WhatsAppSocketPool), a message id derived from the idempotency key,
+ * answers classified by classify.ts. Repeated `rate-overlimit` backs off longer each time (a streak in memory, reset by a delivery).
  */
 export class WhatsAppTransport implements Transport {
   readonly platform = WHATSAPP_SHAPE.platform;
   private readonly overlimitStreak = new Map<string, number>();
-  /** since when this replica has been leaving each account's jobs to the socket's holder */
   private readonly leftToHolderSince = new Map<string, number>();
 
   constructor(private readonly o: WhatsAppTransportOptions) {}
@@ -68,11 +53,7 @@ export class WhatsAppTransport implements Transport {
     return scrubResult(await this.deliver(account, message));
   }
 
-  /**
-   * Presence `composing` to the chat on the account's socket (connected first if need be). No
-   * `paused` after: the recipient's app ends the indicator when the message arrives, and a
-   * presence is one more frame WhatsApp sees from the account.
-   */
+  /** Presence `composing`, no `paused` after: the recipient's app ends it when the message arrives, and each presence is a frame. */
   async showTyping(account: TransportAccount, chatId: string, _part: OutgoingPart): Promise<void> {
     const jid = chatJid(chatId);
     if (!jid) return;
@@ -118,14 +99,12 @@ export class WhatsAppTransport implements Transport {
       return { ready: true };
     }
     let since = this.leftToHolderSince.get(accountId);
-    // A mark older than a few patiences belongs to an earlier burst of jobs: start again.
     if (since === undefined || now - since > 3 * patience) {
       if (this.leftToHolderSince.size > 10_000) this.leftToHolderSince.clear();
       since = now;
       this.leftToHolderSince.set(accountId, since);
     }
     if (now - since < patience) return { ready: false, retryAfterMs: this.o.affinityRetryMs ?? 500, reason: 'socket open on another replica' };
-    // The holder has not taken the account's jobs for a while: the send asks it to hand over.
     this.leftToHolderSince.delete(accountId);
     return { ready: true };
   }
@@ -139,15 +118,13 @@ export class WhatsAppTransport implements Transport {
     const messageId = whatsappMessageId(message.idempotencyKey);
     const sentContent = part.type === 'text' ? { conversation: part.text } : media!;
 
-    // The timeout starts when the message is written (write-marks.ts): connecting, group
-    // metadata, device lists and sessions before it are not sending, and fail as retriable.
+    // The timeout starts at the write (write-marks.ts): what comes before it is not sending, and fails as retriable.
     const mark = this.o.pool.writes.expect(account.id, messageId);
     void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, message.chatId));
     const attempt = this.o.pool.use(
       account.id,
       async (socket): Promise<Attempt> => {
         try {
-          // a group's metadata read here fails the send as Baileys' own read of it would
           const held = await this.heldBeforeWrite(account.id, jid, socket);
           if (held) return { held };
           const sent = await (part.type === 'text'
@@ -158,9 +135,7 @@ export class WhatsAppTransport implements Transport {
           return { failure: null };
         } catch (error) {
           const failure = failureOf(error);
-          // Baileys commits the send's keys after writing it (relayMessage's key transaction): a
-          // commit the store refused leaves the message sent. The socket takes no new send from
-          // then, and the keys are kept until the store takes them (socket-pool.ts keysUnsaved).
+          // Baileys commits the keys after writing (relayMessage's key transaction): a refused commit leaves the message sent.
           if (failure.source !== 'keys-unsaved' || !mark.isWritten()) return { failure };
           this.o.pool.sent.remember(account.id, messageId, sentContent);
           this.o.logger.warn({ accountId: account.id, messageId }, 'whatsapp message written; its keys wait for the store');
@@ -182,17 +157,12 @@ export class WhatsAppTransport implements Transport {
     if ('held' in outcome.value) return outcome.value.held;
     if (outcome.value.failure) return this.failed(account.id, outcome.value.failure, mark.isWritten());
     this.overlimitStreak.delete(account.id);
-    // A one-to-one chat the account wrote to belongs in its chat directory.
     const direct = jid.endsWith('@g.us') ? null : directChatId(jid);
     if (direct) this.o.pool.directory.direct(account.id, direct, null);
     return { kind: 'delivered', messageId };
   }
 
-  /**
-   * Why a message to `jid` is not written, or null: a new chat the account's new-chat limits hold
-   * (PostgreSQL: another replica may have set them; read once the socket opened), or a group
-   * where only admins post and the account is none (its metadata, which the send reads anyway).
-   */
+  /** Why a message to `jid` is not written: a new chat the new-chat limits hold, or an admins-only group the account cannot post in. */
   private async heldBeforeWrite(accountId: string, jid: string, socket: WhatsAppSocket): Promise<SendFailure | null> {
     if (jid.endsWith('@g.us')) {
       const meta = await this.o.pool.directory.lookup(accountId, jid);
@@ -205,14 +175,8 @@ export class WhatsAppTransport implements Transport {
     return { kind: 'chat-wait', code: hold.code, retryAfterMs: newChatWaitMs(hold, new Date(this.o.clock.now())) };
   }
 
-  /**
-   * Lists the account's groups into its chat directory: ONE `groupFetchAllParticipating` on its
-   * socket (connected as for a send). `rate-overlimit` backs the listing off, retried at the
-   * end of the wait; sends are not touched. Groups only: one-to-one chats come from sends and
-   * incoming messages (directory-events.ts).
-   */
+  /** Groups only, by one `groupFetchAllParticipating` on the socket; one-to-one chats come from sends and incoming messages. */
   async syncDirectory(account: TransportAccount, sink: ChatDirectorySink, signal?: AbortSignal): Promise<void> {
-    // one `groupFetchAllParticipating` on the account's socket; WhatsApp's answers go to `sink.syncState`, never thrown
     await this.o.pool.directory.sync(account.id, sink, signal);
   }
 
@@ -241,10 +205,9 @@ export class WhatsAppTransport implements Transport {
           message: 'the account has no paired WhatsApp device: pair it with POST /v1/accounts/{id}/pair',
         };
       case 'connect-failed':
-        // Nothing was written: a failed connection is never ambiguous.
         return this.failed(accountId, refusal.failure, false);
       case 'proxy-failed':
-        // The proxy's refusal, not WhatsApp's: the account waits, its runs say why (proxy_failed).
+        // The proxy's refusal, not WhatsApp's: the account waits (proxy_failed).
         return proxyFailed();
     }
   }

@@ -1,11 +1,8 @@
 import type { WhatsAppLogger } from './socket.js';
 
-// When a message reaches the socket's write. Baileys' relayMessage logs `{ msgId }` at debug
-// level right before its `sendNode(stanza)` (Socket/messages-send.js; write-marks.test.ts holds
-// the installed Baileys to it): everything before — group metadata, device lists, sessions —
-// sent nothing. The pool hands Baileys a logger that tells this mark to the waiting send.
+// A message reaches the socket's write when Baileys' relayMessage logs `{ msgId }` at debug right before `sendNode`
+// (write-marks.test.ts holds the installed Baileys to it); everything before sent nothing.
 
-/** The sends of this replica waiting for their write, by account and message id. */
 export class WriteMarks {
   private readonly waiting = new Map<string, () => void>();
 
@@ -22,7 +19,6 @@ export class WriteMarks {
     return { written, isWritten: () => done, cancel: () => this.waiting.delete(key) };
   }
 
-  /** The socket of `accountId` is writing `messageId` now. */
   mark(accountId: string, messageId: string): void {
     const key = `${accountId}\u0000${messageId}`;
     const resolve = this.waiting.get(key);
@@ -31,7 +27,6 @@ export class WriteMarks {
     resolve();
   }
 
-  /** The logger Baileys gets for the account: `logger`, with its write marks read on the way. */
   logger(accountId: string, logger: WhatsAppLogger): WhatsAppLogger {
     const marks = this;
     return new Proxy(logger, {
@@ -47,7 +42,6 @@ export class WriteMarks {
   }
 }
 
-/** The message id of Baileys' pre-write debug line (an object with `msgId` alone), else null. */
 export function writeMarkOf(obj: unknown): string | null {
   if (!obj || typeof obj !== 'object') return null;
   const keys = Object.keys(obj);
