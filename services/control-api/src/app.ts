@@ -34,15 +34,13 @@ import { webhookRoutes } from './routes/webhooks.js';
 
 export type { AppDeps } from './context.js';
 
-// how long start-up waits for the limiters' Redis connection before serving without it
 const LIMITER_CONNECT_WAIT_MS = 2_000;
 
 export interface AppOptions {
-  /** SSE heartbeat period; tests shorten it */
   sseHeartbeatMs?: number;
   /** told of every route as it is registered; the isolation matrix derives its route list from it */
   onRoute?: (route: { method: string | string[]; url: string }) => void;
-  /** how long the request limits wait for Redis before failing open (LIMIT_ANSWER_MS); tests of their counting on a busy machine lengthen it */
+  /** LIMIT_ANSWER_MS; tests of the limits' counting on a busy machine lengthen it */
   limitsTimeoutMs?: number;
 }
 
@@ -52,13 +50,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
-    // req.ip is the connection's address unless it is a configured proxy's: only then does
-    // X-Forwarded-For name the client (the failure limit is per client address).
+    // Only a configured proxy's X-Forwarded-For names the client (the failure limit is per client address).
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     // Requests the HTTP parser refuses (431, malformed lines and headers) get the contract's body too.
     clientErrorHandler,
-    // A path that is not valid percent-encoding (`/v1/campaigns/%`) never reaches the error
-    // handler: the router rejects it here. Like a malformed id, it cannot name anything.
+    // A path that is not valid percent-encoding (`/v1/campaigns/%`) is refused by the router, before the error handler.
     frameworkErrors: (err, req, res) => {
       const reply = res as FastifyReply;
       const known = err.code === 'FST_ERR_BAD_URL' ? null : toApiError(err, req.headers['content-type']);
@@ -75,7 +71,6 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installErrorHandler(app);
   installUrlLimit(app);
   acceptEmptyJsonBody(app);
-  // Fastify wants request decorations declared up front (a stable object shape); the auth hook sets it.
   app.decorateRequest('caller', null as never);
   const onRoute = options.onRoute;
   if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url }));
@@ -93,7 +88,6 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app);
   await app.register(operationRoutes, { ctx });
   registerConsole(app);
-  // The http platform's receipts: authenticated by an account's API key, not a tenant token.
   await app.register(platformReceiptRoutes, { ctx, prefix: '/v1/platform' });
   await app.register(
     async (v1) => {
@@ -124,12 +118,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   return app;
 }
 
-// Commands like `POST /v1/runs/{id}/pause` take no body, and clients often send
-// `Content-Type: application/json` with nothing after it: read that as "no body" instead of
-// failing on empty JSON. A route that needs a body still rejects the missing one by its schema.
-// Also: JSON is the only body the JSON routes take, so text/plain is refused as a wrong
-// Content-Type (415) rather than parsed into a string the schema then complains about; and the
-// body is read as UTF-8 only, so a body declared in another charset is refused, not misread.
+// A bodiless command sent with `Content-Type: application/json` reads as "no body" (a route's schema still wants its body);
+// text/plain is a wrong Content-Type (415), and only UTF-8 is read: another charset is refused, not misread.
 function acceptEmptyJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
   const json = app.getDefaultJsonParser('error', 'error');
@@ -149,18 +139,14 @@ function acceptEmptyJsonBody(app: FastifyInstance): void {
   });
 }
 
-/** The `charset` parameter of a Content-Type header, lower-cased and unquoted; null when absent. */
 function charsetOf(header: string | undefined): string | null {
   const match = header === undefined ? null : /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(header);
   return match ? (match[1] ?? '').toLowerCase() : null;
 }
 
 /**
- * The limits' own Redis connection (per token, per address, SSE streams), one that fails at once
- * while Redis is away (no offline queue, no retries): the shared connection waits for Redis to
- * come back, which would hold every request; the limits fail open instead. Each limit waits
- * LIMIT_ANSWER_MS for an answer (answerWithin); the command timeout here only drops commands
- * a hung Redis never answers.
+ * The limits' own Redis connection, failing at once while Redis is away: the shared one waits for Redis, which would hold every
+ * request; the limits fail open instead.
  */
 function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
   const redis = duplicateRedis(deps.redis, {
@@ -174,8 +160,7 @@ function failFastRedis(app: FastifyInstance, deps: AppDeps): RedisClient {
   app.addHook('onClose', async () => {
     redis.disconnect();
   });
-  // Without its offline queue the connection refuses commands until it is up, so the first
-  // requests would go unlimited: serve once it is, or once a short wait says Redis is away.
+  // Without an offline queue the first requests would go unlimited: serve once Redis is up, or a short wait says it is away.
   app.addHook('onReady', async () => {
     if (redis.status === 'ready') return;
     await new Promise<void>((resolve) => {

@@ -1,12 +1,10 @@
-// An audience's members as CSV (CONTRACT §3, Audiences): reading an upload and writing an
-// export. Pure: bytes in, members or the problems found out; members in, text out.
+// An audience's members as CSV (CONTRACT §3, Audiences): reading an upload and writing an export.
 import { escapeCsvFormula, MAX_TARGET_VARS, MAX_THREAD_ID, MAX_VAR_VALUE_LENGTH, targetKey, unescapeCsvFormula, VAR_NAME } from '@metronome/core';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { FieldProblem } from './errors.js';
 import { chatId as chatIdSchema, text } from './schemas/common.js';
 
-/** A member as an upload gives it: its chat id, forum topic (absent: none) and variables (null: none). */
 export interface MemberInput {
   chatId: string;
   threadId?: number;
@@ -24,11 +22,8 @@ class TooManyRows extends Error {}
 type Column = { name: string; kind: 'chat' | 'thread' | 'var' };
 
 /**
- * Reads a CSV upload: UTF-8 (a BOM allowed; other bytes refused, never guessed), a header row
- * with a `chatId` column (any case), an optional `threadId` column (a forum topic, a positive
- * integer; an empty cell: none) and one column per variable, `,` or `;` (whichever the
- * header holds more of), `"`-quoted fields. An empty cell gives its variable no value for that
- * chat. A chat id repeated (in the same topic) takes the later row's variables. Problems name `line N, column X`.
+ * UTF-8 (a BOM allowed; other bytes refused, never guessed), a `chatId` header (any case), optional `threadId`, a column per
+ * variable, `,` or `;` by the header's majority. A repeated chat id takes the later row. Problems name `line N, column X`.
  */
 export function readMembersCsv(bytes: Buffer, maxRows: number): CsvRead {
   let content: string;
@@ -161,12 +156,7 @@ const count = (s: string, c: string): number => s.split(c).length - 1;
 
 const refuse = (message: string, problems: FieldProblem[]): CsvRead => ({ ok: false, message, problems });
 
-/**
- * An export: a UTF-8 BOM (spreadsheets then read it as UTF-8), a header of `chatId` and every
- * variable in order of first use, one row per member. A cell that starts like a formula
- * (`=`, `+`, `-`, `@`, tab, CR) or with `'` gets a `'` before it, so a spreadsheet shows it as
- * text; readMembersCsv removes that quote again, so an export uploaded back gives the same members.
- */
+/** A BOM (spreadsheets then read UTF-8); formula-looking cells get a leading `'`, which readMembersCsv removes again. */
 export function writeMembersCsv(members: { chatId: string; threadId?: number; vars: Record<string, string> | null }[]): string {
   const names: string[] = [];
   const seen = new Set<string>();
@@ -183,5 +173,4 @@ export function writeMembersCsv(members: { chatId: string; threadId?: number; va
   return `\ufeff${stringify([header, ...rows], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ })}`;
 }
 
-/** A cell with a formula-looking (or `'`) start escaped by a leading `'`. */
 export const safeCell = (value: string): string => escapeCsvFormula(value);

@@ -1,4 +1,3 @@
-// Turning an upload's members into what is stored: repeats merged, the search text folded.
 import { foldForSearch, targetKey } from '@metronome/core';
 import { AudienceMemberRepository, type DB, type MemberWrite } from '@metronome/db';
 import type { Kysely } from 'kysely';
@@ -6,7 +5,7 @@ import type { MemberInput } from './audience-csv.js';
 
 /** Statements per upload: 100,000 members go in four statements of one transaction. */
 const UPSERT_BATCH = 25_000;
-/** What separates the folded chat id and values in the search text: no query can hold it. */
+/** No query can hold it. */
 const SEARCH_SEPARATOR = '\u001f';
 
 /** The members with each (chat, topic) once, a repeated one taking the later entry's variables. */
@@ -21,13 +20,12 @@ export function mergeRepeats(members: { chatId: string; threadId?: number | unde
   return [...byChat.values()];
 }
 
-/** A member as stored: its search text is the chat id and every value, folded (foldForSearch). */
 export function memberWrite(m: MemberInput): MemberWrite {
   const parts = [m.chatId, ...Object.values(m.vars ?? {})].map(foldForSearch);
   return { chatId: m.chatId, ...(m.threadId && { threadId: m.threadId }), vars: m.vars, search: parts.join(SEARCH_SEPARATOR) };
 }
 
-/** Writes the members in batches, inside the caller's transaction (all or nothing). */
+/** In batches, inside the caller's transaction (all or nothing). */
 export async function upsertMembers(trx: Kysely<DB>, audienceId: string, members: MemberInput[], now: Date): Promise<{ added: number; updated: number }> {
   const repo = new AudienceMemberRepository(trx);
   const total = { added: 0, updated: 0 };

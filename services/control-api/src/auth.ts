@@ -7,36 +7,18 @@ import type { AuthLimiter } from './rate-limiter.js';
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
 
-/**
- * The shape of every tenant token: `newToken()` (libs/core secrets.ts) is `mtr_` and 24 random
- * bytes in base64url. Anything else cannot be one, so it is refused without a lookup.
- */
+/** `newToken()`'s shape (`mtr_` and 24 random bytes base64url): anything else is refused without a lookup. */
 export const TENANT_TOKEN = /^mtr_[A-Za-z0-9_-]{32}$/;
 
-/**
- * How long a replica trusts a tenant token it has looked up, without looking again. A token
- * never changes its tenant and is never reissued; this bounds how long a token that stops
- * existing would still be taken by a replica that saw it.
- */
+/** A token never changes its tenant; this bounds how long a deleted one is still taken by a replica that saw it. */
 export const KNOWN_TOKEN_MS = 60_000;
 
-/** The failure limit's key for a client address (req.ip: the socket's, or X-Forwarded-For's from a trusted proxy). */
 export const failureKey = (address: string): string => `auth-failures:${address}`;
 
 /**
- * The onRequest hook of every /v1 route: identifies the caller from `Authorization: Bearer`,
- * or answers 401; 429 when the caller's address has failed too often, or the token has made
- * too many requests.
- *
- * A token to be looked up spends one of its address's failure allowance first, given back when
- * it proves valid: so at most AUTH_FAILURES_PER_MINUTE tokens from one address are looked up a
- * minute without one proving valid, however many arrive at once. An address over its limit is
- * refused (every request, valid token or not) before any lookup. A missing token or one that
- * cannot be ours by its shape is refused without a lookup and counts as a failure. The admin
- * token is compared as a sha256 digest in constant time; tenant tokens are looked up by their
- * digest, which is all the database holds, and a valid one is remembered for KNOWN_TOKEN_MS
- * (up to 10,000 of them). A known token costs one Redis call and no query: the failure limit
- * checked and the token's request taken in one script.
+ * Identifies the caller from `Authorization: Bearer`, or 401/429. A token to be looked up spends one of its address's failure
+ * allowance first, given back when it proves valid, so a burst cannot look up more than AUTH_FAILURES_PER_MINUTE. The admin
+ * token is compared as a digest in constant time; a valid tenant token is remembered for KNOWN_TOKEN_MS (one Redis call).
  */
 export function authenticate(ctx: ApiContext, limits: AuthLimiter) {
   const adminDigest = ctx.config.adminToken === null ? null : hashToken(ctx.config.adminToken);

@@ -10,15 +10,11 @@ declare module 'fastify' {
   }
 }
 
-/** The tenant a read is limited to; null lets the operator see every tenant. */
 export function scopeOf(caller: Caller): string | null {
   return caller.tenantId;
 }
 
-/**
- * The tenant a new resource belongs to: the caller's own, or for the operator the `tenantId`
- * they name. A tenant may not name one (not even its own), so a typo cannot go unnoticed.
- */
+/** The caller's own tenant, or the one the operator names; a tenant may not name one (not even its own). */
 export function ownerFor(caller: Caller, requested: string | undefined): string {
   if (!caller.admin) {
     if (requested !== undefined) throw invalidField('tenantId', 'only the admin token may set tenantId');

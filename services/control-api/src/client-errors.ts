@@ -3,14 +3,11 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, errorBody } from './errors.js';
 
-// Requests Node's HTTP parser refuses never reach Fastify's routing or error handler: they
-// arrive as the server's `clientError`. They are answered here in the contract's error body,
-// like every other failure, and never with any part of the request (which may hold a token).
+// Requests Node's HTTP parser refuses arrive as `clientError`, not at Fastify: answered here in the contract's body, never quoting them.
 
 /** The longest URL the API reads; longer ones are 414 (Node refuses lines past ~16 KiB as 431). */
 export const MAX_URL_LENGTH = 8192;
 
-/** The answer to a request Node's parser refused, by the parser's error code. */
 export function clientErrorAnswer(code: string | undefined): ApiError {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -24,9 +21,7 @@ export function clientErrorAnswer(code: string | undefined): ApiError {
   }
 }
 
-/** Fastify's `clientErrorHandler`: one raw response in the contract's shape, then the socket closes. */
 export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
-  // A reset connection has no one to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const answer = clientErrorAnswer(err.code);
   // Only the parser's code: the error also carries the raw bytes read, credentials included.
@@ -43,11 +38,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   socket.destroy();
 }
 
-/**
- * Refuses URLs longer than MAX_URL_LENGTH before routing (414, without the URL), and request
- * lines of another HTTP version than 1.x (505): Node's parser takes `HTTP/2.0` in a request line
- * as a request, which then never got an answer.
- */
+/** 414 past MAX_URL_LENGTH, and 505 for a non-1.x request line (Node's parser takes `HTTP/2.0`, which then never got an answer). */
 export function installUrlLimit(app: FastifyInstance): void {
   app.addHook('onRequest', async (req) => {
     if (req.raw.httpVersionMajor !== 1) throw new ApiError(505, 'bad_request', 'HTTP version not supported; use HTTP/1.1');

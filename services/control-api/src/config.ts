@@ -15,11 +15,7 @@ import {
   type RedisClusterNodes,
 } from '@metronome/config';
 
-/**
- * TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (`10.0.0.5, 10.1.0.0/16, ::1`) of the
- * proxies whose `X-Forwarded-For` names the client. Unset or empty: none, so the header is ignored
- * and the client is the address the connection comes from.
- */
+/** TRUSTED_PROXIES: addresses or CIDR ranges whose `X-Forwarded-For` names the client; unset, the header is ignored. */
 const trustedProxies = z
   .string()
   .optional()
@@ -36,7 +32,7 @@ const trustedProxies = z
     return entries;
   });
 
-/** WEBHOOK_ALLOWED_HOSTS: where webhooks may post (libs/core webhook-hosts). Unset: `*`, any public host. */
+/** Unset: `*`, any public host. */
 const webhookAllowedHosts = z
   .string()
   .optional()
@@ -94,12 +90,10 @@ const apiEnv = z
     TRUSTED_PROXIES: trustedProxies,
     SSE_MAX_PER_TOKEN: int(10, 1, 10_000),
     WEBHOOK_ALLOWED_HOSTS: webhookAllowedHosts,
-    // The retry window stays 24 h; these shape the backoff inside it (tests shorten them).
     WEBHOOK_RETRY_BASE_MS: int(DEFAULT_WEBHOOK_RETRY.baseMs, 1, 3_600_000),
     WEBHOOK_RETRY_MAX_MS: int(DEFAULT_WEBHOOK_RETRY.maxMs, 1, 86_400_000),
     WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
     WEBHOOK_POLL_MS: int(1_000, 10, 60_000),
-    // Automatic cooling: the API shows the pace in force (effectiveMaxSendPerMinute)
     ...coolingEnv,
     ...whatsappEnv,
     ...telegramUserEnv,
@@ -116,9 +110,8 @@ const apiEnv = z
 export interface ApiConfig {
   databaseUrl: string;
   redisUrl: string;
-  /** REDIS_CLUSTER_NODES: when present the API connects to this cluster, not to redisUrl */
   redisCluster?: RedisClusterNodes;
-  /** KEY_PREFIX as used: hash-tagged (`{mtr}`) on a cluster */
+  /** hash-tagged (`{mtr}`) on a cluster */
   keyPrefix: string;
   logLevel: string;
   nodeEnv: string;
@@ -126,56 +119,40 @@ export interface ApiConfig {
   port: number;
   /** null only in development without ADMIN_TOKEN: then no request is the operator */
   adminToken: string | null;
-  /** encrypts account credentials at rest */
   secretsKey: Buffer;
-  /** the key before a rotation: only opens (a WhatsApp auth state sealed before the rotation) */
+  /** only opens (a WhatsApp auth state sealed before the rotation) */
   secretsKeyPrevious: Buffer | null;
-  /** true when SECRETS_KEY was unset in development and the fixed development key is used */
   developmentSecretsKey: boolean;
-  /** WHATSAPP_VERSION (null: unset) and WHATSAPP_FETCH_VERSION, for the pairing sockets */
   whatsappVersion?: { configured: [number, number, number] | null; fetchLatest: boolean; proxy: string | null };
-  /** WHATSAPP_WS_URL: where WhatsApp sockets connect; null: WhatsApp's own server */
   whatsappWebSocketUrl?: string | null;
-  /** TELEGRAM_API_ID / TELEGRAM_API_HASH, and (tests only) TELEGRAM_USER_CLIENT_MODULE, for telegram_user sign-ins */
   telegramUser?: { apiId: number; apiHash: string; clientModule: string | null; dc?: string | undefined; serverKey?: string | undefined };
   minIntervalSeconds: number;
-  /** SCHEDULER_JITTER_MS, for the due first runs the API creates itself (instant starts); absent: 0 */
+  /** for the due first runs the API creates itself (instant starts); absent: 0 */
   schedulerJitterMs?: number;
-  /**
-   * INSTANT_STARTS: `create` (absent: the same), the API creates a due occurrence's run in the
-   * transaction that saved the campaign; `nudge`, it only wakes the scheduler leader, which
-   * creates it (a deployment whose scheduler must stay the only writer of scheduled runs)
-   */
+  /** `create` (default): the API creates a due occurrence's run with the campaign; `nudge`: it only wakes the scheduler leader. */
   instantStarts?: 'create' | 'nudge';
   mediaMaxBytes: number;
   defaultMaxSendPerMinute: number;
   defaultGroupConcurrency: number;
   rateLimitPerMinute: number;
-  /** failed authentications per client address per minute, shared by every replica */
   authFailuresPerMinute: number;
-  /** proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed; empty: none */
   trustedProxies: string[];
-  /** concurrent `/v1/events` streams one token may hold, across replicas */
+  /** `/v1/events` streams per token, counted across replicas */
   sseMaxPerToken: number;
-  /** WEBHOOK_*: where webhooks may post and how their deliveries are retried; absent: the defaults */
   webhooks?: WebhookConfig;
-  /** COOLING_*: how a cooled account's pace recovers, for effectiveMaxSendPerMinute; absent: the defaults */
   cooling?: CoolingSettings;
 }
 
 export interface WebhookConfig {
-  /** WEBHOOK_ALLOWED_HOSTS parsed */
   allowedHosts: HostPattern[];
-  /** first retry delay; doubles per attempt up to retryMaxMs, for 24 h */
+  /** doubles per attempt up to retryMaxMs, for 24 h */
   retryBaseMs: number;
   retryMaxMs: number;
-  /** how long one POST may take, connecting included */
+  /** connecting included */
   timeoutMs: number;
-  /** how often an idle deliverer looks for due deliveries */
   pollMs: number;
 }
 
-/** What an ApiConfig without `webhooks` means: any public host, the default backoff. */
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   allowedHosts: [{ host: '*', port: null }],
   retryBaseMs: DEFAULT_WEBHOOK_RETRY.baseMs,

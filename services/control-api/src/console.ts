@@ -4,10 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from './errors.js';
 
-// The operator console (console/ in this repository), built to console/dist by `npm run build`
-// and served here at `/` as static files without a token: the page holds no data, and every
-// datum it shows comes from /v1 with the operator's bearer token. Two plain routes over a fixed
-// list of files, like /docs, so no request names a path on disk.
+// The operator console (console/dist) at `/` without a token: the page holds no data, every datum comes from /v1 with the
+// operator's token. Fixed routes over a fixed file list, so no request names a path on disk.
 
 const FILES: Record<string, string> = {
   'app.js': 'application/javascript; charset=utf-8',
@@ -15,8 +13,7 @@ const FILES: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
 };
 
-// The page loads only its own script and style and talks only to this origin; the QR code of a
-// WhatsApp pairing is a data: image and the CSV export a blob: download.
+// Own script and style, this origin only; the pairing QR is a data: image and the CSV export a blob: download.
 const SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",

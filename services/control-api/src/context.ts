@@ -9,9 +9,7 @@ import { DirectorySyncs } from './directory-syncs.js';
 import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { UserClient, UserClientOptions } from '@metronome/transports/telegram-user';
 
-/** What pairing needs from the WhatsApp side: the socket pool, or a stand-in in tests. */
 export interface WhatsAppPairing extends Pick<WhatsAppSocketPool, 'pair'> {
-  /** a linked session moved in (`POST /v1/accounts/{id}/session`): read, stored in place of the account's, and tried once */
   importLinkedSession?(accountId: string, body: { creds?: unknown; keys?: unknown }): Promise<SessionImport>;
 }
 
@@ -32,7 +30,6 @@ export interface AppDeps {
   queue: RunQueue;
   clock: Clock;
   logger: Logger;
-  /** a fresh registry when omitted */
   metrics?: Metrics;
   /** WhatsApp pairing (the socket pool); without it, pairing answers 409 */
   whatsappPairing?: WhatsAppPairing;
@@ -42,14 +39,12 @@ export interface AppDeps {
   accountLogout?: AccountLogout;
 }
 
-/** What a telegram_user sign-in needs: the client factory (GramJS, loaded on first use; a fake in tests) and the application's id. */
 export interface TelegramSignIn {
   makeClient(session: string, options: UserClientOptions): UserClient | Promise<UserClient>;
   apiId: number;
   apiHash: string;
 }
 
-/** Everything a route needs, built once per app. */
 export interface ApiContext {
   config: ApiConfig;
   db: Kysely<DB>;
@@ -67,7 +62,6 @@ export interface ApiContext {
   directorySyncs: DirectorySyncs;
   /** tenants deleted through this replica: their tokens are refused at once, even when remembered */
   deletedTenants: Set<string>;
-  /** the clock's now as a Date, for SQL parameters */
   now(): Date;
 }
 

@@ -2,22 +2,18 @@ import { z } from 'zod';
 import { invalidField } from './errors.js';
 import { chatId, storableInstant, threadId } from './schemas/common.js';
 
-// Cursors are opaque to clients: base64url of a small JSON object. Their inside may change.
-// A forged one is still checked as strictly as any input: PostgreSQL must never be the first to
-// find that its instant does not exist (2030-02-30, 25:00) or cannot be stored (year 0000).
+// Cursors are opaque base64url JSON, checked as strictly as any input: PostgreSQL must never be the first to find a bad instant.
 
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const positionSchema = z.strictObject({ at: z.string().regex(AT).refine(isRealInstant), id: z.guid() });
 const chatSchema = z.strictObject({ chat: chatId });
 
-// `YYYY-MM-DDTHH:MM:SS.ffffffZ` names a real instant when Date, which rolls impossible fields
-// over (Feb 30 → Mar 2), gives back the same calendar fields; microseconds cannot be wrong.
+// Real when Date, which rolls impossible fields over (Feb 30 → Mar 2), gives back the same fields.
 function isRealInstant(at: string): boolean {
   const ms = Date.parse(`${at.slice(0, 19)}Z`);
   return storableInstant(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
 }
 
-/** Position after the last row of a newest-first page: its created_at (µs, UTC) and id. */
 export type Position = z.infer<typeof positionSchema>;
 
 function encode(value: unknown): string {
@@ -58,11 +54,7 @@ export const decodeTargetCursor = (cursor: string): { chatId: string; threadId: 
   return { chatId: d.chat, threadId: d.thread ?? 0 };
 };
 
-/**
- * The page's items and the cursor of the next one. Callers fetch `limit + 1` rows: the extra
- * row only says whether a next page exists, so the last page's nextCursor is null without a
- * second query.
- */
+/** Callers fetch `limit + 1` rows: the extra one only says whether a next page exists. */
 export function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => string): { rows: T[]; nextCursor: string | null } {
   if (rows.length <= limit) return { rows, nextCursor: null };
   const page = rows.slice(0, limit);

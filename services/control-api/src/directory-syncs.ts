@@ -3,11 +3,7 @@ import { DirectoryQueue } from '@metronome/queue';
 import { redisKeys, type RedisClient } from '@metronome/redis';
 import type { Kysely } from 'kysely';
 
-/**
- * Asks the senders to sync an account's chat directory: the sync is recorded `syncing` first,
- * then its job queued (one per account: a sync asked for while one waits adds nothing). The
- * queue is made on first use, so an API that never syncs never opens it.
- */
+/** Records the sync `syncing`, then queues its job (one per account); the queue is opened on first use. */
 export class DirectorySyncs {
   readonly directory: ChatDirectoryRepository;
   private queue: DirectoryQueue | null = null;

@@ -4,9 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from './errors.js';
 
-// `GET /docs`: Swagger UI over /openapi.json. Served from swagger-ui-dist with two plain routes
-// rather than @fastify/swagger-ui, whose @fastify/static pulls ESM-only packages that jest
-// cannot load on Node 20 (the same trap as `cookie` in jest.config.js).
+// Swagger UI from swagger-ui-dist, not @fastify/swagger-ui, whose @fastify/static pulls ESM-only packages jest cannot load on Node 20.
 
 const FILES: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

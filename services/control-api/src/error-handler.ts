@@ -4,11 +4,7 @@ import { answerThenDrain, bodyTooLarge } from './body-limit.js';
 import { ApiError, errorBody, type FieldProblem } from './errors.js';
 import { mediaTypeOf } from './schemas/media.js';
 
-/**
- * One place turns every failure into the contract's error body. Handlers throw ApiError;
- * Fastify's own errors (schema validation, unparsable bodies, body limits, unknown routes)
- * are mapped here by their codes, so bad input never becomes a 5xx.
- */
+/** Every failure becomes the contract's error body; Fastify's own errors are mapped by code, so bad input never becomes a 5xx. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler<FastifyError | ApiError>((err, req, reply) => {
     const limit = req.routeOptions.bodyLimit;
@@ -31,11 +27,7 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody('not_found', 'no such route')));
 }
 
-/**
- * The coded error for `err`, or null for a genuine server fault. `contentType` is the request's
- * header, to tell a malformed media type from one no parser takes; `bodyLimit` the route's, which
- * a 413 names. No answer made here quotes the request or the database: their messages stay in the log.
- */
+/** The coded error for `err`, or null for a server fault; nothing here quotes the request or the database (that stays logged). */
 export function toApiError(err: FastifyError | ApiError, contentType?: string, bodyLimit?: number): ApiError | null {
   if (err instanceof ApiError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
@@ -72,9 +64,7 @@ export function toApiError(err: FastifyError | ApiError, contentType?: string, b
   if (status === 413) return tooLargeFor(bodyLimit);
   if (status >= 400 && status < 500)
     return new ApiError(400, 'validation_failed', 'the request could not be read', [{ field: 'body', message: 'could not be read' }]);
-  // PostgreSQL data exceptions (class 22: bad text, out-of-range values) come from input the
-  // schemas let through; they are the client's to fix, not a server fault. Their text names
-  // database types and quotes values: it stays in the log.
+  // PostgreSQL data exceptions (class 22) come from input the schemas let through: the client's to fix. Their text stays logged.
   const sqlState = (err as { code?: unknown }).code;
   if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState)) {
     return new ApiError(400, 'validation_failed', 'a value could not be stored', [{ field: 'body', message: 'a value is out of range or not storable' }]);
@@ -93,8 +83,7 @@ interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
-// zod issues arrive as `{instancePath: '/deliveryWindow/start', keyword: <zod code>}`; the
-// contract names fields with dots.
+// zod's `/deliveryWindow/start` becomes the contract's `deliveryWindow.start`.
 function fieldProblems(v: ValidationIssue, context: string): FieldProblem[] {
   const path = v.instancePath.split('/').filter(Boolean).join('.');
   if (v.keyword === 'unrecognized_keys' && Array.isArray(v.params['keys'])) {

@@ -1,5 +1,4 @@
-// The API's coded errors (CONTRACT §3). Handlers throw these; error-handler.ts turns them
-// and Fastify's own errors into the one error body. Never match an error by its message.
+// The API's coded errors (CONTRACT §3), turned into the one error body by error-handler.ts. Never match one by its message.
 
 export type ErrorCode =
   | 'validation_failed'
@@ -25,7 +24,6 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldProblem[] = [],
-    /** extra response headers, e.g. Retry-After */
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
@@ -36,7 +34,6 @@ export class ApiError extends Error {
 export const validationFailed = (details: FieldProblem[], message = 'the request is not valid'): ApiError =>
   new ApiError(400, 'validation_failed', message, details);
 
-/** A single bad field. */
 export const invalidField = (field: string, message: string): ApiError => validationFailed([{ field, message }]);
 
 export const unauthorized = (message = 'a valid bearer token is required'): ApiError => new ApiError(401, 'unauthorized', message);
@@ -51,7 +48,6 @@ export const tooLarge = (message: string): ApiError => new ApiError(413, 'too_la
 export const rateLimited = (retryAfterSeconds: number): ApiError =>
   new ApiError(429, 'rate_limited', `too many requests; retry in ${retryAfterSeconds} s`, [], { 'retry-after': String(retryAfterSeconds) });
 
-/** The error body every failure answers with. */
 export function errorBody(code: ErrorCode, message: string, details: FieldProblem[] = []) {
   return { error: { code, message, details } };
 }

@@ -8,7 +8,6 @@ import type { PreviewMessage } from './schemas/previews.js';
 /** The run id a preview's variations are picked for: one run's picks, not every run's. */
 const PREVIEW_RUN = 'preview';
 
-/** A campaign as the preview renders it: its account, messages, targets and audiences. */
 export interface PreviewedCampaign {
   tenantId: string;
   accountId: string;
@@ -18,11 +17,8 @@ export interface PreviewedCampaign {
 }
 
 /**
- * The message as one of the campaign's chats receives it (libs/core previewTexts, the sender's
- * rule): the chat `chosen` names, one of the targets (its topic too) else a member of the
- * audiences, a `400` naming `chatId` when neither; without it the first target, else the first
- * audience member; null when the campaign has neither. Its own variables are taken as a run
- * takes them (an inline target's win), its built-ins from the account's chat directory.
+ * The message as one of the campaign's chats receives it (the sender's rule): the `chosen` chat, else the first target or
+ * audience member; null when there is none. Variables as a run takes them, built-ins from the chat directory.
  */
 export async function previewMessage(
   ctx: ApiContext,

@@ -1,9 +1,4 @@
-/**
- * Request bodies as the routes really read them, where the zod schemas alone do not say:
- * a media upload is the raw file (any media type), audience members also come as CSV (both
- * added by operationId), and a body the route's schema lets be null may also be left out
- * (@fastify/swagger marks every body required).
- */
+/** Bodies the zod schemas do not describe: raw media, CSV members, and nullable bodies that may be left out. */
 const membersCsv = {
   type: 'string',
   description: 'a header row with a chatId column and one column per variable, then one member a row',
@@ -25,7 +20,6 @@ type Operation = {
 
 const acceptsNull = (body: Operation['requestBody']) => body?.content?.['application/json']?.schema?.anyOf?.some((s) => s.type === 'null') === true;
 
-/** The document with the raw and CSV request bodies added and the nullable bodies optional. */
 export function withRequestBodies<T extends { paths?: unknown }>(document: T): T {
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
   for (const item of Object.values(paths)) {

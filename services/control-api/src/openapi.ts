@@ -4,11 +4,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { registerDocs } from './docs.js';
 import { withRequestBodies } from './openapi-bodies.js';
 
-/**
- * The OpenAPI document is generated from the zod schemas the routes validate with, so it
- * cannot drift from what the API accepts. `GET /openapi.json` serves it, `GET /docs` browses it.
- * Register before the routes: the document is collected as routes are added.
- */
+/** Generated from the routes' zod schemas, so it cannot drift; register before the routes, as they are collected. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
@@ -36,11 +32,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
-/**
- * The document with only the named schemas its operations reach. The zod registry yields an
- * input and an output variant of every schema given an id, wherever it is used: most are
- * referenced by nothing, and clients generated from the document would carry them all.
- */
+/** Only the named schemas the operations reach: the registry yields input and output variants most nothing references. */
 export function withReachableSchemas<T extends { paths?: unknown; components?: { schemas?: Record<string, unknown> } }>(document: T): T {
   const all = document.components?.schemas ?? {};
   const reached = new Set<string>();

@@ -1,6 +1,4 @@
-// The API's WhatsApp socket pool (pairing, logout) and Telegram sign-in clients, built on first
-// use: an API that never pairs or signs in never loads Baileys or GramJS (half a second of CPU
-// each at start).
+// Built on first use: an API that never pairs or signs in never loads Baileys or GramJS.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
@@ -13,7 +11,6 @@ import type { Kysely } from 'kysely';
 import type { ApiConfig } from './config.js';
 import type { SessionImport, TelegramSignIn, WhatsAppPairing } from './context.js';
 
-/** The socket pool as pairing and logout use it, and its close (nothing to close when never built). */
 export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: RedisClient, logger: Logger) {
   const pool = onFirstUse(async (): Promise<WhatsAppSocketPool> => {
     const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool } = await import('@metronome/transports/whatsapp');
@@ -64,7 +61,6 @@ export function whatsappOnFirstUse(config: ApiConfig, db: Kysely<DB>, redis: Red
   return { pairing, sockets, close };
 }
 
-/** Telegram user sign-ins: GramJS (or the fake a test names) loaded with the first client. */
 export function telegramSignInOnFirstUse(config: ApiConfig): TelegramSignIn {
   const factory = onFirstUse(async () => {
     const { configureTelegramEndpoint, loadUserClientFactory } = await import('@metronome/transports/telegram-user');

@@ -6,11 +6,8 @@ import { answerWithin, type PairRefusal, type SharedRateLimit } from '@metronome
 export const LIMIT_ANSWER_MS = 500;
 
 /**
- * The API's two request limits, shared by every API replica through Redis: failed
- * authentications per client address (AUTH_FAILURES_PER_MINUTE) and requests per token
- * (API_RATE_LIMIT_PER_MINUTE). It fails open: while Redis does not answer (it is disposable;
- * PostgreSQL holds the truth), requests go on unlimited rather than fail, and a warning says so
- * once a minute.
+ * Failed authentications per address and requests per token, shared through Redis. Fails open: while Redis does not answer
+ * (it is disposable; PostgreSQL holds the truth), requests go on, and a warning says so once a minute.
  */
 export class AuthLimiter {
   private warnedAt = Number.NEGATIVE_INFINITY;
@@ -20,16 +17,10 @@ export class AuthLimiter {
     private readonly perMinute: { failures: number; perToken: number },
     private readonly clock: Clock,
     private readonly logger: Logger,
-    /** how long to wait for Redis before letting the request through */
     private readonly answerMs = LIMIT_ANSWER_MS,
   ) {}
 
-  /**
-   * One request of `token` from `address`, in one Redis call: refused while the address's
-   * failures are spent out; else one of the token's requests taken, and, when `spendFailure`,
-   * one of the address's failures (given back with `giveBackFailure` once the token proves
-   * valid). A refusal takes nothing.
-   */
+  /** One Redis call: refused while the address's failures are spent; else a token request (and, when `spendFailure`, a failure) taken. */
   async admit(address: string, token: string, spendFailure: boolean): Promise<PairRefusal> {
     try {
       const taking = this.limit.takeBoth(
@@ -54,7 +45,6 @@ export class AuthLimiter {
     }
   }
 
-  /** Gives back a failure taken by `admit` for a token that proved valid. */
   async giveBackFailure(address: string): Promise<void> {
     try {
       await answerWithin(this.limit.giveBack(address, this.clock.now(), this.perMinute.failures), this.answerMs, 'failure limit');

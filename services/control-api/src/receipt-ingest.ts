@@ -1,7 +1,6 @@
 import type { ReceiptOutcome, ReceiptSubmission } from '@metronome/db';
 
 export interface ReceiptIngestOptions {
-  /** writes several submissions in one transaction (libs/db ReceiptRepository.recordMany) */
   write(submissions: ReceiptSubmission[]): Promise<ReceiptOutcome[]>;
   /** the most receipts one write takes; the rest wait for the next */
   maxReceipts?: number;
@@ -14,11 +13,8 @@ interface Waiting {
 }
 
 /**
- * Receipt posts written together (a group commit): one write at a time; the posts that come
- * while it runs wait and go together in the next. An idle API writes a post at once; a busy one
- * pays one transaction for many posts instead of one each, and holds one connection for
- * receipts however many posts arrive (receipts never crowd out the rest of the API). Each post
- * still gets its own outcome when its write has committed; a failed write fails its posts.
+ * A group commit: one write at a time, the posts arriving meanwhile going together in the next, on one connection however many
+ * arrive. Each post gets its own outcome once committed.
  */
 export class ReceiptIngest {
   private queue: Waiting[] = [];
@@ -33,7 +29,6 @@ export class ReceiptIngest {
     });
   }
 
-  /** Resolves when nothing is queued or being written. */
   async idle(): Promise<void> {
     while (this.writing) await this.writing;
   }

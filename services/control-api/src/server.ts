@@ -1,5 +1,4 @@
-// Composition root: config from the environment, connections, the app, listen, and a clean
-// stop on SIGTERM/SIGINT (in-flight requests finish, SSE streams end, connections close).
+// Composition root: config, connections, the app, listen, and a clean stop on SIGTERM/SIGINT.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError } from '@metronome/config';
@@ -35,8 +34,7 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redisCluster ?? config.redisUrl, 'metronome-api');
   redis.on('error', (err) => logger.warn({ err }, 'redis error'));
   const queue = new RunQueue(redis, redisKeys(config.keyPrefix).queuePrefix);
-  // BullMQ re-emits the connection's errors, and prints them with console.error when nobody
-  // listens; the redis listener above already logs them once, as JSON.
+  // BullMQ re-emits connection errors (console.error when nobody listens); the redis listener already logs them.
   queue.queue.on('error', () => undefined);
   const whatsapp = whatsappOnFirstUse(config, db, redis, logger);
   const app = await buildApp({
@@ -63,8 +61,7 @@ async function main(): Promise<void> {
   });
   webhooks.start();
   stopOnSignals('control-api', logger, 'control-api stopping', async () => {
-    // Each step bounded: one waiting on Redis or PostgreSQL that does not answer is left behind
-    // (requests in flight fail, the pairing sockets' leases run out by themselves).
+    // Each step bounded: one waiting on a dependency that does not answer is left behind.
     await stopStep(logger, 'requests', app.close(), 5_000);
     await stopStep(logger, 'webhooks', webhooks.stop(), 1_000);
     await stopStep(logger, 'whatsapp', whatsapp.close(), 1_000);

@@ -1,8 +1,4 @@
-/**
- * `promise`, or a rejection after `ms`. Redis commands wait for a reconnect rather than fail
- * (the connection is shared with BullMQ, which needs that), so a request that must answer
- * promptly bounds its wait with this.
- */
+/** `promise`, or a rejection after `ms`: Redis commands wait for a reconnect (BullMQ needs that), so prompt answers bound it. */
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

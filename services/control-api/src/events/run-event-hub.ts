@@ -8,12 +8,9 @@ import { nextEvents, startOrder, type EventOrder } from './event-order.js';
 /** The channel account and directory changes are notified on (migrations/0003, 0012, 0016). */
 export const RUN_EVENTS_CHANNEL = 'metronome_run_events';
 
-/** How often the hub reads new run events while anyone listens, ms. */
 export const RUN_EVENTS_POLL_MS = 250;
-/** The most run events one read hands on. */
 const POLL_LIMIT = 1_000;
 
-/** One status change as /v1/events sends it. */
 export interface RunEvent {
   id: number;
   tenantId: string;
@@ -25,12 +22,12 @@ export interface RunEvent {
   body: string;
 }
 
-/** An account status change (migrations/0003_whatsapp.sql notifies it on the same channel). */
+/** An account status change (notified on the same channel, migrations/0003). */
 export interface AccountEvent {
   tenantId: string;
   accountId: string;
   status: AccountStatus;
-  /** *(extension)* on `cooling`: why (flood_waits, failures) and until when (migrations/0012) */
+  /** *(extension)* on `cooling`: why and until when */
   reason?: string;
   until?: string;
 }
@@ -47,14 +44,10 @@ export interface DirectoryEvent {
 }
 
 export interface Subscriber {
-  /** null: every tenant (the operator) */
   tenantId: string | null;
   send(event: RunEvent): void;
-  /** account status changes, for subscribers that want them */
   sendAccount?(event: AccountEvent): void;
-  /** chat directory sync progress, for subscribers that want it */
   sendDirectory?(event: DirectoryEvent): void;
-  /** the hub is closing: end the stream */
   end(): void;
 }
 
@@ -68,14 +61,9 @@ export interface RunEventHubOptions {
 }
 
 /**
- * Fans run status changes and account and directory changes out to SSE subscribers.
- * Run status changes are read from run_events every RUN_EVENTS_POLL_MS while anyone listens,
- * in id order (event-order.ts): a NOTIFY in the run's own transaction would serialize the
- * commits of every sender and the scheduler on PostgreSQL's notify lock (docs/BENCHMARKS.md,
- * "Start lag at 10,000 campaigns"). Account and directory changes, rare, still come by NOTIFY
- * on one dedicated connection per API replica (a pooled one would lose the LISTEN when handed
- * back). Each run event is dressed once (campaign, counts, notification texts), whatever the
- * number of subscribers.
+ * Fans run, account and directory changes out to SSE subscribers. Run changes are polled from run_events in id order: a NOTIFY
+ * in each run's transaction would serialise every sender's commits on PostgreSQL's notify lock (bench/results/HISTORY.md,
+ * "Start lag at 10,000 campaigns"). Account and directory changes come by NOTIFY on one dedicated connection per replica.
  */
 export class RunEventHub {
   private readonly subscribers = new Set<Subscriber>();
@@ -83,7 +71,6 @@ export class RunEventHub {
   private connecting: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** where the run events read stand; null while nobody listens */
   private order: EventOrder | null = null;
   private starting: Promise<void> | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -91,12 +78,10 @@ export class RunEventHub {
 
   constructor(private readonly opts: RunEventHubOptions) {}
 
-  /** Adds a subscriber once the LISTEN is in place; returns its unsubscribe. */
   async subscribe(subscriber: Subscriber): Promise<() => void> {
     if (this.closed) throw new Error('event hub closed');
     await this.ensureListening();
-    // counted before the reading is ensured: a read that found nobody listening stops the
-    // reading, and one that came while this subscriber waited for the LISTEN would leave it unread
+    // counted first: a read finding nobody would stop the reading, leaving this subscriber unread
     this.subscribers.add(subscriber);
     try {
       await this.ensureReading();
@@ -150,7 +135,6 @@ export class RunEventHub {
     this.client = client;
   }
 
-  /** Run events are read from the newest one on, from the first subscriber on. */
   private ensureReading(): Promise<void> {
     if (this.order) return Promise.resolve();
     this.starting ??= this.opts.runs
@@ -174,7 +158,6 @@ export class RunEventHub {
     this.pollTimer.unref();
   }
 
-  /** One read of run_events: what came in order goes to the subscribers; nobody listening, the reading stops. */
   private async poll(): Promise<void> {
     const order = this.order;
     if (!order || this.closed) return;
@@ -233,7 +216,6 @@ export class RunEventHub {
     this.opts.logger.warn({ payload }, 'unreadable event notification');
   }
 
-  /** Dresses a batch of run events (one read of the counts) and hands each to its subscribers. */
   private async deliver(batch: RunEventRow[]): Promise<void> {
     if (batch.length === 0) return;
     try {

@@ -7,10 +7,7 @@ export function formatRunEvent(e: RunEvent): string {
   return `id: ${e.id}\nevent: run\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/**
- * One `account` event: `{accountId, status}`, plus `reason` and `until` when it begins cooling.
- * No id: account events are not replayed (GET the account instead).
- */
+/** `{accountId, status}`, plus `reason` and `until` when it begins cooling; no id: not replayed. */
 export function formatAccountEvent(e: AccountEvent): string {
   const data = {
     accountId: e.accountId,
@@ -21,10 +18,7 @@ export function formatAccountEvent(e: AccountEvent): string {
   return `event: account\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/**
- * *(extension)* One `directory` event: `{accountId, status, synced, size, until, reason}` (until
- * and reason null when not set). No id: not replayed (GET the account's `directory` instead).
- */
+/** *(extension)* `{accountId, status, synced, size, until, reason}`; no id: not replayed. */
 export function formatDirectoryEvent(e: DirectoryEvent): string {
   const data = { accountId: e.accountId, status: e.status, synced: e.synced, size: e.size, until: e.until ?? null, reason: e.reason ?? null };
   return `event: directory\ndata: ${JSON.stringify(data)}\n\n`;

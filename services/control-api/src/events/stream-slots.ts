@@ -3,28 +3,22 @@ import type { Logger } from '@metronome/observability';
 import { answerWithin, redisKeys, type RedisClient } from '@metronome/redis';
 import { LIMIT_ANSWER_MS } from '../rate-limiter.js';
 
-/** A held slot: renew it while the stream lives, release it when the stream closes. */
 export interface StreamSlot {
   release(): void;
 }
 
-// A slot is a member of the caller's sorted set, scored with the moment it lapses. A live
-// stream pushes that moment on every RENEW_MS; a replica that dies stops doing so, and its
-// slots lapse within TTL_MS without anyone cleaning up after it.
+// A slot is a sorted-set member scored with when it lapses: live streams push it on, a dead replica's lapse within TTL_MS.
 const TTL_MS = 60_000;
 const RENEW_MS = 20_000;
 
 /**
- * SSE_MAX_PER_TOKEN: the `/v1/events` streams one caller may hold at once, counted across every
- * API replica in Redis. Taking a slot adds it, then counts: over the limit it takes itself out
- * again, so racing requests can only be refused together, never admitted together. While Redis
- * does not answer, streams are not limited (like the request limits), and a warning says so.
+ * SSE_MAX_PER_TOKEN across replicas: taking a slot adds it, then counts, and takes itself out over the limit, so racing requests
+ * are refused together, never admitted together. Unlimited while Redis does not answer.
  */
 export class StreamSlots {
   private warnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    /** a connection that fails at once while Redis is away, never one that queues */
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly max: number,

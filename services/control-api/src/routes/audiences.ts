@@ -31,7 +31,6 @@ import {
 import { errorResponses, idParams } from '../schemas/common.js';
 
 const PREVIEW_SIZE = 10;
-/** An export reads the members a page at a time. */
 const EXPORT_PAGE = 10_000;
 
 // A CSV upload reaches its route as bytes; only a JSON body is the schema's to check.
@@ -252,7 +251,6 @@ export const audienceRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async 
   );
 };
 
-/** A CSV upload's members, or the 400 naming each bad line and column. */
 function fromCsv(bytes: Buffer): MemberInput[] {
   const read = readMembersCsv(bytes, MAX_MEMBERS_PER_UPLOAD);
   if (!read.ok) throw validationFailed(read.problems, read.message);

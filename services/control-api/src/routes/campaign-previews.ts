@@ -19,11 +19,7 @@ import {
   previewQuery,
 } from '../schemas/previews.js';
 
-/**
- * What a campaign will do: its next runs as the scheduler will create them (libs/core
- * upcomingOccurrences, planOccurrence step by step), and for a campaign not yet saved, what one
- * run takes at its account's pace. Nothing here writes.
- */
+/** A campaign's next runs as the scheduler will create them, and for an unsaved one what a run takes at its pace. Writes nothing. */
 export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
   app.get(
     '/campaigns/:id/occurrences',
@@ -40,8 +36,7 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
     async (req) => {
       const c = await ctx.campaigns.find(req.params.id, scopeOf(req.caller));
       if (!c) throw notFound('campaign');
-      // A stored next run no answer can show (saved before times were range-checked) is no
-      // occurrence to work from; lastError says so and a PATCH repairs it.
+      // A stored next run no answer can show (saved before range checks) is no occurrence; lastError says so, a PATCH repairs it.
       const now = ctx.now();
       const nextRunAt = c.active
         ? shownInstant(c.nextRunAt) !== null
@@ -141,14 +136,12 @@ export const campaignPreviewRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
   );
 };
 
-/** What campaignReach reads of a campaign: its account, its targets (chat ids and keys) and audiences. */
 function reachOf(tenantId: string, accountId: string, targets: CampaignTarget[], audienceIds: string[]) {
   return { tenantId, accountId, targetChats: targets.map(chatIdOf), targetKeys: targets.map(keyOfTarget), audienceIds };
 }
 
 const givenTargetsOf = (c: CampaignRow): CampaignTarget[] => givenTargets(c.targets, c.targetVars, c.targetThreads);
 
-/** The occurrences up to the first an answer cannot show (past year 9999, UTC). */
 function showable(items: UpcomingOccurrence[]): UpcomingOccurrence[] {
   const bad = items.findIndex((o) => [o.scheduledAt, o.startsAt, o.windowEndAt].some((d) => d !== null && !storableInstant(d.getTime())));
   return bad === -1 ? items : items.slice(0, bad);

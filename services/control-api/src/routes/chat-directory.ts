@@ -11,7 +11,6 @@ export const chatDirectoryRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = a
   const syncs = ctx.directorySyncs;
   app.addHook('onClose', () => syncs.close());
 
-  /** 404 unless the caller may see the account. */
   const ownAccount = async (caller: Parameters<typeof scopeOf>[0], id: string) => {
     const found = await ctx.accounts.find(id, scopeOf(caller));
     if (!found) throw notFound('account');
@@ -33,8 +32,7 @@ export const chatDirectoryRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = a
     async (req) => {
       const { query, kind, canSend, limit, cursor } = req.query;
       const after = cursor === undefined ? undefined : decodeDirectoryCursor(cursor);
-      // the account's check and the search side by side (two reads, one wait); the rows of an
-      // account the caller may not see are never answered
+      // the account's check and the search side by side; rows of an account the caller may not see are never answered
       const [, rows] = await Promise.all([
         ownAccount(req.caller, req.params.id),
         syncs.directory.list(req.params.id, { query, kind, canSend, limit: limit + 1, after }),

@@ -8,11 +8,7 @@ import { ApiError, notFound, unauthorized } from '../errors.js';
 import { errorResponses, idParams } from '../schemas/common.js';
 import { chatErased, deleteAccountQuery, eraseChatBody } from '../schemas/erasure.js';
 
-/**
- * Logs out through the WhatsApp socket pool: its socket, opened here when no replica holds it.
- * A sender holding it is asked to hand it over (the pool's lease), so a few tries a moment
- * apart reach it once that sender lets go.
- */
+/** Logs out through the socket pool; a sender holding the socket is asked to hand it over, so a few tries reach it. */
 export const whatsappLogout =
   (pool: Pick<WhatsAppSocketPool, 'use'>, tries = 5, waitMs = 500): AccountLogout =>
   async (accountId) => {
@@ -25,17 +21,12 @@ export const whatsappLogout =
     return false;
   };
 
-/** Rows per statement of a purge done within a request. */
 const PURGE_BATCH = 1000;
 
-/**
- * Deletions (docs/CONTRACT.md, "Retention and deletion"): an account, a media file, a tenant,
- * and a chat erased across a tenant. What is deleted answers no route afterwards.
- */
+/** Deletions (docs/CONTRACT.md, "Retention and deletion"): an account, a media file, a tenant, a chat across a tenant. */
 export const erasureRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext; logout?: AccountLogout }> = async (app, { ctx, logout }) => {
   const erasure = new ErasureRepository(ctx.db);
 
-  /** Deletes the scope's runs, their targets and events, a batch per statement. */
   const purgeRuns = async (scope: { accountId: string } | { tenantId: string }): Promise<void> => {
     while ((await erasure.purgeRunsBatch(scope, PURGE_BATCH)).deleted > 0);
   };

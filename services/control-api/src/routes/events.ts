@@ -10,18 +10,15 @@ import { errorResponses } from '../schemas/common.js';
 
 export interface EventRoutesOptions {
   ctx: ApiContext;
-  /** SSE_MAX_PER_TOKEN */
   slots: StreamSlots;
   heartbeatMs?: number;
 }
 
-// A slot frees when another stream of the same token closes, which no one can predict: a
-// client is told to try again in a while rather than at once.
+// When another stream of the token closes is unpredictable: try again in a while.
 const STREAMS_RETRY_AFTER_SECONDS = 10;
 
 const REPLAY_LIMIT = 1000;
-// A client that reads slower than events arrive is cut off rather than buffered without end;
-// it reconnects with Last-Event-ID and is replayed what it missed.
+// A slow reader is cut off rather than buffered without end; it reconnects with Last-Event-ID.
 const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** `GET /v1/events`: run status changes as Server-Sent Events, for the caller's tenant. */

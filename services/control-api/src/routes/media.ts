@@ -11,9 +11,7 @@ import { listMediaQuery, media, mediaPage, mediaTypeOf, mediaView, uploadQuery }
 /** Media uploads: the raw body is the file, its Content-Type is the media type. */
 export const mediaRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const maxBytes = ctx.config.mediaMaxBytes;
-  // Inside this plugin only, any body is taken as bytes; the limit is MEDIA_MAX_BYTES
-  // (Fastify answers 413 from Content-Length before reading, or as soon as it is exceeded; the
-  // error handler drains the rest before closing: body-limit.ts).
+  // Inside this plugin only, any body is bytes up to MEDIA_MAX_BYTES (a 413 is drained before closing: body-limit.ts).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body));
 

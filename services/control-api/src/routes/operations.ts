@@ -68,8 +68,7 @@ export const operationRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async
       },
     },
     async (req, reply) => {
-      // The gauges are computed at scrape time from the truth (PostgreSQL) and the queue, so
-      // every API replica reports the same numbers and none keeps state for them.
+      // Gauges are computed at scrape time from PostgreSQL and the queue, so every replica reports the same and keeps no state.
       // The dependency gauges come first and alone: they must be served even when the others fail.
       const { postgres, redis } = await readiness();
       ctx.metrics.dependencyUp.set({ dependency: 'postgres' }, postgres === true ? 1 : 0);

@@ -8,8 +8,7 @@ import { unauthorized } from '../errors.js';
 import { ReceiptIngest } from '../receipt-ingest.js';
 import { chatId, errorResponses, text, timeInput } from '../schemas/common.js';
 
-// The http platform protocol's receipts (CONTRACT §5, protocol extension): the platform tells
-// which messages were delivered and read, authenticated by the account's own API key.
+// The http platform's receipts (CONTRACT §5, protocol extension), authenticated by the account's own API key.
 
 const receipt = z.strictObject({
   messageId: text(1, 128).describe('the id the platform answered the send with'),
@@ -19,9 +18,8 @@ const receipt = z.strictObject({
 });
 const MAX_RECEIPTS = 1000;
 
-// Two forms: one account's receipts with its key as the bearer, or (extension) several
-// accounts' in one post, each group carrying its account's key, as a platform's webhook carries
-// many numbers' statuses at once. Either way each receipt is read against its own key's account.
+// One account's receipts with its key as bearer, or (extension) several accounts' groups, each with its key; each receipt is
+// read against its own key's account.
 export const receiptsBody = z
   .strictObject({
     receipts: z.array(receipt).min(1).max(MAX_RECEIPTS).optional().describe("one account's receipts, the bearer its API key"),
@@ -74,7 +72,6 @@ const KEYS_FRESH_MS = 60_000;
 /** An unknown key looks again at most this often (guessed keys cannot make every request a scan). */
 const MISS_RELOOK_MS = 2_000;
 
-/** http accounts by the sha256 of their API key, read from their sealed credentials. */
 class AccountKeys {
   private byDigest = new Map<string, string>();
   private loadedAt = -Infinity;
@@ -119,8 +116,7 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, security: [{ platformKey: [] }] };
   });
-  // The bearer first, when there is one: a key that is no account's is 401 whatever the body.
-  // Without one, only the form with accounts (keys in the body) is heard: any other body is 401.
+  // A bearer key that is no account's is 401 whatever the body; without a bearer, only the form with keys in the body is heard.
   const accountOf = new WeakMap<object, string>();
   app.addHook('onRequest', async (req) => {
     const header = req.headers.authorization;
@@ -138,8 +134,7 @@ export const platformReceiptRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> =
   app.post(
     '/receipts',
     {
-      // A platform posts receipts many times a second: no info line per post (its errors and
-      // warnings are still logged; metronome_http_request_duration_seconds counts every post).
+      // Platforms post receipts many times a second: no info line per post.
       logLevel: 'warn',
       schema: {
         operationId: 'postPlatformReceipts',

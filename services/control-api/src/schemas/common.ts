@@ -1,10 +1,7 @@
 import { MAX_THREAD_ID } from '@metronome/core';
 import { z } from 'zod';
 
-// Building blocks shared by every resource's schemas.
-
-// PostgreSQL text and jsonb reject NUL, and jsonb rejects unpaired surrogates: refuse them at
-// the door (400) instead of letting the insert fail (500).
+// PostgreSQL text and jsonb reject NUL, and jsonb unpaired surrogates: refused at the door (400), not at the insert (500).
 const UNSTORABLE = /\u0000|\p{Cs}/u;
 
 /** A string of `min`–`max` characters that PostgreSQL can store. */
@@ -15,9 +12,7 @@ export const text = (min: number, max: number) =>
     .max(max)
     .refine((s) => !UNSTORABLE.test(s), 'must not contain NUL characters or unpaired surrogates');
 
-// C0 controls (NUL, tab, LF, CR, ESC…), DEL and C1 controls (U+0080–U+009F, e.g. NEL): a chat
-// id travels to the platform in URLs, JSON and headers, where none of these belong. Unpaired
-// surrogates cannot be stored. Any other character, in any script, is a valid chat id.
+// C0, DEL and C1 controls: a chat id travels in URLs, JSON and headers. Any other character, in any script, is valid.
 const NOT_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]|\p{Cs}/u;
 
 /** A chat id: 1–256 printable characters (Unicode code points). */
@@ -38,20 +33,14 @@ export const threadId = z
   .max(MAX_THREAD_ID)
   .describe("a forum topic of the chat (Telegram's message_thread_id), telegram and telegram_user accounts only; absent: the chat's General");
 
-// The instants PostgreSQL and the scheduler both hold, and `toISOString` writes as plain
-// ISO-8601 (no sign, four-digit year): years 0001–9999 in UTC.
+// The instants PostgreSQL and the scheduler hold, that `toISOString` writes plainly: years 0001–9999 UTC.
 const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
-/** What a time outside years 0001–9999 (UTC) is told. */
 export const TIME_RANGE = 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z in UTC';
 
-/** Whether an epoch-milliseconds instant lies in years 0001–9999 (UTC). */
 export const storableInstant = (ms: number): boolean => ms >= EARLIEST && ms <= LATEST;
 
-/**
- * An instant in, an ISO-8601 string with an offset (`Z` or `+08:00`) that is in years
- * 0001–9999 once converted to UTC (`0000-01-01T00:00:00+23:59` is UTC year -1).
- */
+/** An ISO-8601 string with an offset, in years 0001–9999 once in UTC (`0000-01-01T00:00:00+23:59` is year -1). */
 export const timeInput = z.iso
   // abort: a string that is not ISO-8601 at all is reported once, not again as out of range
   .datetime({ offset: true, abort: true })
@@ -85,7 +74,6 @@ export const errorBody = z
 
 export const MAX_LIMIT = 500;
 
-/** `limit` and `cursor` of a paginated list. */
 export const pageQuery = {
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
   cursor: z.string().min(1).max(2048).optional().describe('nextCursor of the previous page'),
@@ -94,10 +82,7 @@ export const pageQuery = {
 /** `{items, nextCursor}`; nextCursor is null on the last page. */
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 
-/**
- * The error answers a route can give besides 400, 401 and 429 (which every /v1 route can),
- * for the OpenAPI document: `response: { 200: run, ...errorResponses(404, 409) }`.
- */
+/** The error answers besides 400, 401 and 429 (every /v1 route's), for the OpenAPI document. */
 export function errorResponses<C extends number>(...codes: C[]): Record<C | 400 | 401 | 429, typeof errorBody> {
   return Object.fromEntries([400, 401, 429, ...codes].map((code) => [code, errorBody])) as Record<C | 400 | 401 | 429, typeof errorBody>;
 }

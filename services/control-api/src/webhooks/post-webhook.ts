@@ -34,11 +34,7 @@ export interface PostOptions {
 // An answer's body is read only to free the connection; nobody needs more of it.
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/**
- * POSTs `body` to `url`. The host is resolved here, each address judged by the allow-list, and
- * the connection made to the address judged: a name cannot pass the check with one address and
- * connect to another (DNS rebinding). Redirects are not followed. 2xx is success.
- */
+/** The host is resolved here and the connection made to the address the allow-list judged (no DNS rebinding); no redirects. */
 export async function postWebhook(url: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;

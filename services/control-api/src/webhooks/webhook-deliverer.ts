@@ -11,30 +11,21 @@ export interface WebhookDelivererDeps {
   config: WebhookConfig;
   /** SECRETS_KEY first, then SECRETS_KEY_PREVIOUS: opens the webhooks' sealed secrets */
   secretsKeys: Buffer[];
-  /** names this process in the outbox's leases */
   owner: string;
   resolve?: Resolve;
-  /** the POST itself; tests keep the real one */
   post?: (url: string, headers: Record<string, string>, body: string, options: PostOptions) => Promise<PostOutcome>;
   random?: () => number;
-  /** deliveries posted at once */
   batch?: number;
 }
 
 export interface WebhookDeliverer {
-  /** One pass: claims the due deliveries, posts them, records each attempt. Returns how many were attempted. */
+  /** One pass: claims the due deliveries, posts them, records each attempt; how many were attempted. */
   deliverDue(): Promise<number>;
-  /** Runs passes until stop(): at once while there is work, every pollMs otherwise. */
   start(): void;
-  /** Ends the loop after the pass in progress (whose attempts are recorded). */
   stop(): Promise<void>;
 }
 
-/**
- * Delivers the webhook outbox. Every API replica runs one: the claim (SKIP LOCKED plus a lease)
- * gives each due delivery to one of them, and a replica that dies mid-POST leaves a lease that
- * expires, so another takes the delivery over. Nothing here touches Redis.
- */
+/** Every API replica runs one: the claim (SKIP LOCKED plus a lease) gives each delivery to one, and a dead one's lease expires. */
 export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliverer {
   const { repo, clock, logger, config } = deps;
   const post = deps.post ?? postWebhook;
