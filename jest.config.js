@@ -22,7 +22,7 @@ export default {
   // Four files at a time on this 2-core machine: most files wait on PostgreSQL, Redis, their
   // services or a window of time (a file's own CPU is about 0.3 of its time), so the cores had
   // room for a fourth: on a quiet machine 384 s against 429 s for three, side by side, both
-  // green (docs/BENCHMARKS.md, "The build by swc"). Under another heavy load (16-24) four let
+  // green (bench/results/HISTORY.md, "The build by swc"). Under another heavy load (16-24) four let
   // timing checks fail that three kept.
   maxWorkers: 4,
   // the known long files first, so none starts last and leaves a worker alone (test/sequencer.mjs)

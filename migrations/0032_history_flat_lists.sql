@@ -1,4 +1,4 @@
--- Lists that read more than they return on a long history (plans in docs/BENCHMARKS.md):
+-- Lists that read more than they return on a long history (plans in bench/results/HISTORY.md):
 --
 -- A tenant's runs of one campaign or one account: the API always adds the tenant, and the
 -- planner answered `tenant_id = … and campaign_id = …` by AND-ing two bitmaps and sorting every

@@ -1,7 +1,7 @@
 -- Run status changes no longer NOTIFY from the run's own transaction: PostgreSQL serializes the
 -- commits of every notifying transaction on one lock held through their WAL flush, so the
 -- senders' and the scheduler's commits lost group commit (pgbench, 8 clients: 341-587 commits a
--- second with pg_notify, 1,744-2,449 without; docs/BENCHMARKS.md). The API reads run_events
+-- second with pg_notify, 1,744-2,449 without; bench/results/HISTORY.md). The API reads run_events
 -- instead (services/control-api/src/events/run-event-hub.ts). Account and directory changes,
 -- rare, still notify.
 create or replace function runs_status_event() returns trigger language plpgsql as $$

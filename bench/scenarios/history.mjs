@@ -36,7 +36,7 @@ export const HISTORY_TOKEN_HASH = createHash('sha256').update(HISTORY_TOKEN).dig
 export async function history(env) {
   const runs = env.quick ? 20_000 : Number(process.env.BENCH_HISTORY_RUNS ?? 1_000_000);
   // accounts of 50 chats in the measured pass: a pass of a few seconds is mostly its start and
-  // its last runs' tail, and moved widely from turn to turn (docs/BENCHMARKS.md)
+  // its last runs' tail, and moved widely from turn to turn (bench/results/HISTORY.md)
   const accountsPerPass = env.quick ? 20 : Number(process.env.BENCH_HISTORY_ACCOUNTS ?? 400);
   const empty = await createScratchDatabase(env.databaseUrl, 'history_empty');
   const template = await filledTemplate(env.databaseUrl, runs, HISTORY_TOKEN_HASH);

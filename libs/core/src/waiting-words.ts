@@ -15,7 +15,7 @@ export function intervalWords(seconds: number): string {
  * (`17 Jan 06:00`) on another day, so a time never reads as today when it is not. Formatted
  * with one cached `Intl.DateTimeFormat` per zone (English, 24-hour) rather than luxon's
  * `toFormat`, which built its formatters afresh each call: a page of 50 waiting runs spent
- * about 1.4 ms of the API's CPU here (docs/BENCHMARKS.md).
+ * about 1.4 ms of the API's CPU here (bench/results/HISTORY.md).
  */
 export function localTime(at: Date, zone: string, now: Date, seconds = false): string {
   const t = partsIn(zone, at);
