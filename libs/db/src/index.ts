@@ -10,14 +10,32 @@ export { migrate, ensureDatabase, redactUrl, type MigrateResult } from './migrat
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 export { countRuns, emptyCounts } from './repositories/run-counts.js';
 export { RunWaitingRepository, type RunWaitingRow, type HoldRow } from './repositories/run-waiting-repository.js';
-export { insertRuns, type NewRun } from './repositories/run-creation.js';
-export { insertTestRun } from './repositories/test-run.js';
+export {
+  insertRuns,
+  insertTestRun,
+  createDueRun,
+  planDueRun,
+  type NewRun,
+  type RunIds,
+} from './repositories/run-creation.js';
+export {
+  CampaignProblem,
+  ensure,
+  timeProblem,
+  scheduleProblem,
+  messagesProblem,
+  timezoneProblem,
+  deliveryWindowProblem,
+  planProblem,
+  deactivationReason,
+  evaluationProblem,
+} from './campaign-check.js';
 export { campaignReach, type CampaignReach } from './repositories/campaign-reach.js';
 export { campaignChats, type CampaignChatRow, type CampaignChatQuery } from './repositories/campaign-chats.js';
 export { partsUseBuiltins } from './repositories/chat-variables-sql.js';
 export { AudienceRepository, AUDIENCE_NAME_INDEX, type AudienceRow, type AudienceDeletion, type NamingCampaign } from './repositories/audience-repository.js';
 export { AudienceMemberRepository, type AudienceMember, type MemberWrite, type MemberPage } from './repositories/audience-member-repository.js';
-export { dueOccurrence, occurrenceRun, type RunPlan } from './repositories/occurrence-run.js';
+export { dueOccurrence, occurrenceRun, planDue, type RunPlan } from './repositories/occurrence-run.js';
 export type { JobStep } from './repositories/next-job-step.js';
 export {
   senderRepositories,

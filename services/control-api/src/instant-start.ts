@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { planOccurrence } from '@metronome/core';
-import { dueOccurrence, occurrenceRun, TickTransaction, type DB, type DueCampaign, type FirstRun } from '@metronome/db';
+import {
+  CampaignProblem,
+  createDueRun as createRunIfDue,
+  planDueRun,
+  type DB,
+  type DueCampaign,
+  type FirstRun,
+  type RunIds,
+  type RunPlan,
+} from '@metronome/db';
 import { runJobId } from '@metronome/queue';
 import type { Transaction } from 'kysely';
 import type { ApiContext } from './context.js';
+import { validationFailed } from './errors.js';
 import { enqueue } from './run-actions.js';
 import { nudgeIfDue } from './scheduler-nudge.js';
 
@@ -17,22 +26,16 @@ export interface InstantRun {
 }
 
 /**
- * Instant starts (CONTRACT): inside the transaction that saved `campaign` (a create, or a
- * PATCH that activated or rescheduled it), when its occurrence is due and the scheduler's tick
- * would create a run for it, the API creates that run itself, as the tick would: the same
- * conditions (`dueCampaigns`: active, account able to send, no open run), the same plan (libs/core
- * planOccurrence: catch-up, window, jitter, never early), the same writes in one statement
- * (insertRuns' CTEs, which keep one run per occurrence and one open run per campaign, and the
- * campaign's move to its next occurrence: createRunsAndAdvance after a PATCH, the insert's own
- * statement for a new campaign). The campaign's row is this
- * transaction's, so no tick can take the same occurrence: the tick's query skips locked rows,
- * and once this commits the occurrence is no longer due. Anything else (not due, held, outside
- * its window, a plan that throws) is left to the tick, which the caller nudges: it decides,
- * counts and explains those cases.
+ * Instant starts (CONTRACT): inside the transaction that saved `campaign` (a create, or a PATCH
+ * that activated or rescheduled it), when its occurrence is due, the API creates its run through
+ * the tick's own code (libs/db run-creation: the due query, planDue, one statement that keeps one
+ * run per occurrence and one open run per campaign and moves the campaign on). The campaign's row
+ * is this transaction's, so no tick can take the same occurrence. Not due, held, outside its
+ * window: left to the tick, which the caller nudges. A plan the tick would set aside (it could not
+ * turn the campaign into a run) is the request's 400, and nothing is saved.
  *
- * INSTANT_STARTS=nudge leaves every case to the tick. Why not only the nudge: a nudged tick is
- * a round of Redis and a transaction of its own per burst of creates, and under a burst the
- * first runs waited for it (bench/results/HISTORY.md).
+ * INSTANT_STARTS=nudge leaves every case to the tick (under a burst of creates the nudged tick
+ * made the first runs wait: bench/results/HISTORY.md).
  */
 export async function createDueRun(
   ctx: ApiContext,
@@ -41,24 +44,23 @@ export async function createDueRun(
   now: Date,
 ): Promise<InstantRun | null> {
   if (!mayStartAt(ctx, campaign, now)) return null;
-  const tick = new TickTransaction(trx);
-  const [due] = await tick.dueCampaigns(now, 1, campaign.id);
-  const planned = due ? planRun(ctx, due, now) : null;
-  if (!planned) return null;
-  // the campaign moves on either way, as in the tick; no run: the occurrence already had one
-  const created = await tick.createRunsAndAdvance([planned.writes.run], [planned.writes.advance]);
-  return created.length > 0 ? planned.instant : null;
+  const created = await refuseProblem(() => createRunIfDue(trx, campaign.id, now, jitterOf(ctx), newRunIds()));
+  return created ? instantRun(created) : null;
 }
 
 /**
- * createDueRun for a campaign about to be inserted, planned before the insert: the insert
- * creates the run in the same statement when the campaign's account can send
- * (CampaignRepository.create with `first`), without the due query. A new row cannot fail the
- * query's other conditions: it is not deleted, has no run (none open, no previous occurrence)
- * and no tick can see it before its transaction commits. One round trip from the save to the run.
+ * createDueRun for a campaign about to be inserted, planned before the insert, which creates the
+ * run in its own statement when the account can send (CampaignRepository.create with `first`).
+ * A new row passes the due query's other conditions: not deleted, no run, unseen by any tick.
  */
 export function planFirstRun(ctx: ApiContext, campaign: DueCampaign & { active: boolean }, now: Date): { writes: FirstRun; instant: InstantRun } | null {
-  return mayStartAt(ctx, campaign, now) ? planRun(ctx, campaign, now) : null;
+  if (!mayStartAt(ctx, campaign, now)) return null;
+  try {
+    const planned = planDueRun(campaign, now, jitterOf(ctx), newRunIds());
+    return planned ? { writes: planned, instant: instantRun(planned) } : null;
+  } catch (error) {
+    throw refusal(error);
+  }
 }
 
 /** Instant starts are on, and the campaign is active with its occurrence due at `now`. */
@@ -67,20 +69,28 @@ function mayStartAt(ctx: ApiContext, campaign: { active: boolean; nextRunAt: Dat
   return campaign.active && campaign.nextRunAt !== null && campaign.nextRunAt <= now;
 }
 
-/** Plans `due`'s occurrence as the tick does: its run and the campaign's advance, when the plan is a run. */
-function planRun(ctx: ApiContext, due: DueCampaign, now: Date): { writes: FirstRun; instant: InstantRun } | null {
-  let plan: ReturnType<typeof planOccurrence>;
-  try {
-    plan = planOccurrence(dueOccurrence(due), now, ctx.config.schedulerJitterMs ?? 0);
-  } catch {
-    return null; // the tick sets the campaign aside, saying why
-  }
-  if (plan.kind !== 'run') return null;
+const jitterOf = (ctx: ApiContext): number => ctx.config.schedulerJitterMs ?? 0;
+
+function newRunIds(): RunIds {
   const runId = randomUUID();
-  return {
-    writes: occurrenceRun(due, plan, runId, runJobId(runId, 0)),
-    instant: { runId, campaignId: due.id, dueAt: plan.occurrence, scheduledAt: plan.scheduledAt },
-  };
+  return { runId, jobId: runJobId(runId, 0) };
+}
+
+function instantRun(p: FirstRun & { plan: RunPlan }): InstantRun {
+  return { runId: p.run.id, campaignId: p.run.campaignId, dueAt: p.plan.occurrence, scheduledAt: p.plan.scheduledAt };
+}
+
+async function refuseProblem<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw refusal(error);
+  }
+}
+
+/** A CampaignProblem becomes the request's 400 naming it; any other error is left as it is. */
+function refusal(error: unknown): unknown {
+  return error instanceof CampaignProblem ? validationFailed([], `the campaign cannot be turned into a run: ${error.problem}`) : error;
 }
 
 /**

@@ -1,5 +1,4 @@
-import type { TickTransaction } from '@metronome/db';
-import { deactivationReason, evaluationProblem } from './campaign-check.js';
+import { deactivationReason, evaluationProblem, type TickTransaction } from '@metronome/db';
 
 /**
  * PostgreSQL refused the data itself (SQLSTATE class 22, data exception, or 23, integrity

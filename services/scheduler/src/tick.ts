@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { decideHeld, noAccountPauseReason, noSkips, placeInWindow, SKIP_REASONS, totalSkipped, type Clock, type SkipCounts } from '@metronome/core';
 import {
-  decideHeld,
-  noAccountPauseReason,
-  noSkips,
-  placeInWindow,
-  planOccurrence,
-  SKIP_REASONS,
-  totalSkipped,
-  type Clock,
-  type SkipCounts,
-} from '@metronome/core';
-import {
-  dueOccurrence,
+  deliveryWindowProblem,
+  ensure,
   occurrenceRun,
+  planDue,
+  scheduleProblem,
+  timeProblem,
+  timezoneProblem,
   type AutoResume,
   type CampaignAdvance,
   type HeldUpdate,
@@ -22,7 +17,6 @@ import {
 } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { runJobId, type RunQueue } from '@metronome/queue';
-import { deliveryWindowProblem, ensure, messagesProblem, planProblem, scheduleProblem, timeProblem, timezoneProblem } from './campaign-check.js';
 import { isDataError, Quarantine } from './quarantine.js';
 import { eventsOf } from './reporting-events.js';
 import type { SchedulerEvents, ScheduleDecision } from './scheduler-events.js';
@@ -177,18 +171,7 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
   const planned = new Map<string, Decision>();
   for (const c of due) {
     if (q.has(c.id)) continue;
-    const plan = q.attempt(c.id, () => {
-      ensure(
-        timeProblem('its due time', c.nextRunAt) ??
-          scheduleProblem(c.schedule) ??
-          timezoneProblem(c.timezone) ??
-          deliveryWindowProblem(c.windowStart, c.windowEnd) ??
-          messagesProblem(c.messages),
-      );
-      const p = planOccurrence(dueOccurrence(c), now, deps.jitterMs);
-      ensure(planProblem(p));
-      return p;
-    });
+    const plan = q.attempt(c.id, () => planDue(c, now, deps.jitterMs));
     if (!plan) continue;
     if (plan.kind === 'too-early') {
       advances.push({ id: c.id, nextRunAt: plan.next, active: true, skipped: 0, lastSkippedAt: null, catchUpThrough: c.catchUpThrough });

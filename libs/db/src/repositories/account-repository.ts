@@ -6,7 +6,7 @@ import { COLUMNS, toAccount, type AccountRow } from './account-rows.js';
 
 export type { AccountRow } from './account-rows.js';
 import type { RecentSends } from './send-shapes.js';
-import { pauseRun } from './run-status.js';
+import { RunRepository } from './run-repository.js';
 
 /** A chat the account does not write to again, and why (an error code, or `operator`). */
 export interface SuppressionRow {
@@ -295,8 +295,7 @@ export class AccountRepository {
   async disconnect(accountId: string, reason: string, now: Date): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('accounts').set({ status: 'disconnected', updated_at: now }).where('id', '=', accountId).execute();
-      const pause = pauseRun('account_unavailable', reason, now);
-      await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(trx);
+      await new RunRepository(trx).pauseOfAccount(accountId, reason, now);
     });
   }
 }

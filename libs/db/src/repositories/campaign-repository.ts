@@ -1,9 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule, TargetVarsByChat } from '../types.js';
 import { accountCanSend } from './account-sql.js';
-import { runInserts, type NewRun } from './run-creation.js';
-import type { CampaignAdvance } from './tick-transaction.js';
+import { runInserts } from './run-creation.js';
+import type { FirstRun } from './run-shapes.js';
 import type { ListPage } from './run-control-repository.js';
+
+export type { FirstRun } from './run-shapes.js';
 
 /** A live (not deleted) campaign with its latest run. */
 export interface CampaignRow {
@@ -48,12 +50,6 @@ export interface CampaignRow {
 
 /** A campaign just inserted, as saved (before a first run created with it moved it on), with whether its first run was created. */
 export type SavedCampaign = CampaignRow & { firstRunCreated: boolean };
-
-/** A new campaign's first run, planned before the insert: its run and the campaign's move past it. */
-export interface FirstRun {
-  run: NewRun;
-  advance: CampaignAdvance;
-}
 
 export interface NewCampaignRow {
   /** chosen by the caller when a first run is planned (the run names it); otherwise the database's */

@@ -2,7 +2,7 @@ import { LIVE_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
-import { cancelRun } from './run-status.js';
+import { cancelledRuns, RunRepository } from './run-repository.js';
 
 /** Which runs a purge removes: an account's or a tenant's. */
 export type PurgeScope = { accountId: string } | { tenantId: string };
@@ -48,18 +48,11 @@ export class ErasureRepository {
       ] as const) {
         await trx.deleteFrom(table).where('account_id', '=', accountId).execute();
       }
-      const cancel = cancelRun(now);
       await sql`
         with c as (
           update campaigns set active = false, deleted_at = coalesce(deleted_at, ${now}), next_run_at = null, updated_at = ${now}
            where account_id = ${accountId}::uuid returning id
-        ), r as (
-          update runs r set ${cancel.set}
-           where r.account_id = ${accountId}::uuid and ${cancel.from} returning r.id
-        ), skipped as (
-          update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'account deleted', updated_at = ${now}
-            from r where t.run_id = r.id and t.status = 'pending'
-        )
+        ), ${cancelledRuns(sql`r.account_id = ${accountId}::uuid`, 'account deleted', now)}
         select (select count(*) from c) as campaigns, (select count(*) from r) as runs`.execute(trx);
       return true;
     });
@@ -103,13 +96,7 @@ export class ErasureRepository {
         select e.id from (${runs} limit 50) r join run_events e on e.run_id = r.id limit ${batch}))`.execute(this.db);
     if (Number(events.numAffectedRows) > 0) return { kind: 'events', deleted: Number(events.numAffectedRows) };
     // only runs with no target or event left: the cascade has nothing to do
-    const gone = await sql`
-      delete from runs where id = any(array(
-        select r.id from (${runs}) r
-         where not exists (select 1 from run_targets t where t.run_id = r.id)
-           and not exists (select 1 from run_events e where e.run_id = r.id)
-         limit ${batch}))`.execute(this.db);
-    return { kind: 'runs', deleted: Number(gone.numAffectedRows) };
+    return { kind: 'runs', deleted: await new RunRepository(this.db).deleteEmptied(runs, batch) };
   }
 
   /** After its runs: the account's campaigns and its row (cascading to what 0003–0018 hang on it). */

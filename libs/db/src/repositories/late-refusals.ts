@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../types.js';
-import { demoteRun } from './run-status.js';
+import { RunRepository } from './run-repository.js';
 
 /**
  * A message the platform took, then refused (WhatsApp's server ERROR ack after the write): its
@@ -25,19 +25,6 @@ export class LateRefusalRepository {
     message: string,
     now: Date,
   ): Promise<string[]> {
-    const demote = demoteRun(now);
-    const result = await sql<{ run_id: string }>`
-      with moved as (
-        update run_targets t set status = ${status}, error_code = ${code}, error_message = ${message}, updated_at = ${now}
-        where t.chat_id = ${chatId} and t.status = 'sent' and ${messageId} = any(t.message_ids)
-          and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)
-        returning t.run_id
-      ), demoted as (
-        update runs r set ${demote.set}
-        where r.id in (select run_id from moved) and ${demote.from}
-        returning r.id
-      )
-      select run_id from moved`.execute(this.db);
-    return result.rows.map((r) => r.run_id);
+    return new RunRepository(this.db).refuseLate(accountId, chatId, messageId, status, code, message, now);
   }
 }

@@ -1,9 +1,19 @@
-import { totalSkipped, type DueOccurrence, type OccurrencePlan } from '@metronome/core';
-import type { NewRun } from './run-creation.js';
-import type { CampaignAdvance, DueCampaign } from './tick-transaction.js';
+import { planOccurrence, totalSkipped, type DueOccurrence, type OccurrencePlan } from '@metronome/core';
+import {
+  CampaignProblem,
+  deliveryWindowProblem,
+  ensure,
+  evaluationProblem,
+  messagesProblem,
+  planProblem,
+  scheduleProblem,
+  timeProblem,
+  timezoneProblem,
+} from '../campaign-check.js';
+import type { DueCampaign } from './due-campaigns.js';
+import type { CampaignAdvance, NewRun, RunPlan } from './run-shapes.js';
 
-/** A plan that creates a run (libs/core planOccurrence). */
-export type RunPlan = Extract<OccurrencePlan, { kind: 'run' }>;
+export type { RunPlan } from './run-shapes.js';
 
 /**
  * A due campaign as libs/core's planOccurrence reads it. The one mapping for the scheduler's
@@ -20,6 +30,28 @@ export function dueOccurrence(c: DueCampaign): DueOccurrence {
     catchUp: { policy: c.catchUpPolicy, maxLatenessSeconds: c.catchUpMaxLatenessSeconds },
     acceptedThrough: c.catchUpThrough,
   };
+}
+
+/**
+ * The plan of a due campaign's occurrence (libs/core planOccurrence), checked before and after:
+ * the tick's and the API's instant start's one way to plan. Throws a CampaignProblem, the
+ * plan's own errors included, for a campaign that cannot become a run.
+ */
+export function planDue(c: DueCampaign, now: Date, jitterMs: number): OccurrencePlan {
+  try {
+    ensure(
+      timeProblem('its due time', c.nextRunAt) ??
+        scheduleProblem(c.schedule) ??
+        timezoneProblem(c.timezone) ??
+        deliveryWindowProblem(c.windowStart, c.windowEnd) ??
+        messagesProblem(c.messages),
+    );
+    const plan = planOccurrence(dueOccurrence(c), now, jitterMs);
+    ensure(planProblem(plan));
+    return plan;
+  } catch (error) {
+    throw error instanceof CampaignProblem ? error : new CampaignProblem(evaluationProblem(error));
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FINISHED_RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import { countRuns } from './run-counts.js';
+import { RunRepository } from './run-repository.js';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
 
@@ -37,12 +38,7 @@ export class RetentionRepository {
    * counted as every other count is (run-counts.ts), receipts and replies included.
    */
   async keepSummaries(runIds: string[]): Promise<void> {
-    const counts = await countRuns(this.db, runIds);
-    const ids = [...counts.keys()];
-    await sql`
-      update runs r set summary_counts = c.counts
-        from unnest(${ids}::uuid[], ${ids.map((id) => JSON.stringify(counts.get(id)))}::jsonb[]) as c(id, counts)
-       where r.id = c.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+    await new RunRepository(this.db).keepSummaries(await countRuns(this.db, runIds));
   }
 
   /** Deletes up to `batch` targets of the runs (by their primary key); how many went. */
@@ -63,17 +59,12 @@ export class RetentionRepository {
 
   /** The runs are summaries from now on. */
   async markPurged(runIds: string[], now: Date): Promise<void> {
-    await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
+    await new RunRepository(this.db).markPurged(runIds, now);
   }
 
   /** Deletes up to `batch` run summaries older than RUN_SUMMARY_RETENTION; how many went. */
   async deleteSummaries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
-    const result = await sql`
-      delete from runs where id = any(array(
-        select id from runs where history_purged_at is not null
-           and finished_at < ${now}::timestamptz - make_interval(secs => ${policy.summaryMs} / 1000.0)
-         order by finished_at limit ${batch}))`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0);
+    return new RunRepository(this.db).deleteSummaries(sql`${now}::timestamptz - make_interval(secs => ${policy.summaryMs} / 1000.0)`, batch);
   }
 
   /** Deletes up to `batch` delivered or failed webhook deliveries older than their tenant's retention. */

@@ -2,7 +2,7 @@ import type { StillPending } from '@metronome/core';
 import { sql } from 'kysely';
 import type { HealthWrite } from './account-cooling.js';
 import { progressColumns, type ProgressRow } from './run-progress.js';
-import { finishRun } from './run-status.js';
+import { finishedWhenAllSent } from './run-repository.js';
 import type { RunProgress } from './send-shapes.js';
 import { settleSentStatement, type SentSettlement } from './settle-sent.js';
 
@@ -55,7 +55,6 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
       : [],
   );
   const done = sent.length > 0 ? sql`(t.run_id, t.chat_id, t.thread_id) in (select s.run_id, s.chat_id, s.thread_id from settled s)` : sql`false`;
-  const f = finishRun('success', null, now);
   return sql<CloseRow>`
     with asked as materialized (
       select * from unnest(${requests.map((r) => r.runId)}::uuid[]) as a(run_id)
@@ -83,16 +82,7 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
         select ${progressColumns(done)}
         from run_targets t where t.run_id = np.run_id and np.due_at is null
       ) k
-    )${
-      finish
-        ? sql`, finished as (
-      update runs r set ${f.set}
-      from counted c
-      where r.id = c.run_id and ${f.from} and c.total > 0 and c.sent = c.total
-      returning r.id
-    )`
-        : sql``
-    }
+    )${finish ? sql`, ${finishedWhenAllSent(now)}` : sql``}
     select c.*,
       ${sent.length > 0 ? sql`(select array_agg(s.target_key) from settled s where s.run_id = c.run_id)` : sql`null::text[]`} as settled,
       ${finish ? sql`exists (select 1 from finished x where x.id = c.run_id)` : sql`false`} as finished

@@ -1,10 +1,11 @@
 import { OPEN_RUN_STATUSES, RUN_STATUSES } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB, RunStatus, TargetStatus } from '../types.js';
+import { RunRepository, type Requeue } from './run-repository.js';
 import { RUN_COLUMNS, scope, toRun, type RawRun, type RunEventRow, type RunRow, type RunWithWindow, type TargetRow } from './run-rows.js';
-import { cancelRun, pauseRun, resumeRun, retryRun } from './run-status.js';
 
 export type { RunEventRow, RunRow, RunWithWindow, TargetRow } from './run-rows.js';
+export type { Requeue } from './run-repository.js';
 
 /**
  * One page of a newest-first list. `before` is the (created_at, id) of the last row of the
@@ -24,14 +25,6 @@ export interface ReceiptFilter {
   replied?: boolean | undefined;
 }
 
-/** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
-export interface Requeue {
-  /** job_seq the run must still have (so two concurrent calls cannot both win) */
-  expectedSeq: number;
-  windowEndAt: Date | null;
-  now: Date;
-}
-
 export interface RunFilter {
   /** null: every tenant (the operator) */
   tenantId: string | null;
@@ -43,8 +36,8 @@ export interface RunFilter {
 
 /**
  * The operator's view of runs: reads, and the state transitions of CONTRACT §4 that the API
- * makes (pause, resume, cancel, retry-failed). Every transition is one conditional UPDATE
- * (`… where status in (…)`), so of two concurrent calls only one can win.
+ * makes (pause, resume, cancel, retry-failed), each RunRepository's one conditional UPDATE, so of
+ * two concurrent calls only one can win.
  */
 export class RunControlRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -140,93 +133,35 @@ export class RunControlRepository {
 
   /** queued | running → paused by the operator. Null when the run is not in one of those states. */
   async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
-    const pause = pauseRun('operator', undefined, now);
-    const result = await sql<RawRun>`
-      update runs r set ${pause.set}
-      where r.id = ${id}::uuid and ${scope(tenantId)} and ${pause.from}
-      returning ${RUN_COLUMNS}
-    `.execute(this.db);
-    const row = result.rows[0];
-    return row ? toRun(row) : null;
+    return new RunRepository(this.db).operatorPause(id, tenantId, now);
   }
 
   /**
-   * paused → queued, moving to the next job step (nextJobStep) with a recomputed window end. Null when the
-   * run is not paused (or another call moved it first). Throws a unique violation when the
-   * campaign already has another queued or running run.
+   * paused → queued, moving to the next job step with a recomputed window end. Null when the run
+   * is not paused (or another call moved it first). Throws a unique violation when the campaign
+   * already has another queued or running run.
    */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
-    const resume = resumeRun(q.windowEndAt, q.now);
-    const result = await sql<RawRun>`
-      update runs r set ${resume.set}
-      where r.id = ${id}::uuid and ${scope(tenantId)} and ${resume.from} and r.job_seq = ${q.expectedSeq}
-      returning ${RUN_COLUMNS}
-    `.execute(this.db);
-    const row = result.rows[0];
-    return row ? toRun(row) : null;
+    return new RunRepository(this.db).resume(id, tenantId, q);
   }
 
-  /**
-   * queued | running | paused → cancelled; its pending targets become skipped with error code
-   * `cancelled`. One statement, so no target is left pending on a cancelled run.
-   */
+  /** queued | running | paused → cancelled; its pending targets become skipped (`cancelled`), in one statement. */
   async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
-    const cancel = cancelRun(now);
-    const result = await sql<RawRun>`
-      with r as (
-        update runs r set ${cancel.set}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and ${cancel.from}
-        returning *
-      ), skipped as (
-        update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'run cancelled by the operator', updated_at = ${now}
-        from r where t.run_id = r.id and t.status = 'pending'
-      )
-      select ${RUN_COLUMNS} from r
-    `.execute(this.db);
-    const row = result.rows[0];
-    return row ? toRun(row) : null;
+    return new RunRepository(this.db).cancel(id, tenantId, now);
   }
 
   /** Cancels every open run of a campaign (when it is deleted); returns their ids. */
   async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
-    const cancel = cancelRun(now);
-    const result = await sql<{ id: string }>`
-      with r as (
-        update runs r set ${cancel.set}
-        where r.campaign_id = ${campaignId}::uuid and ${cancel.from}
-        returning r.id
-      ), skipped as (
-        update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = 'campaign deleted', updated_at = ${now}
-        from r where t.run_id = r.id and t.status = 'pending'
-      )
-      select id from r
-    `.execute(this.db);
-    return result.rows.map((r) => r.id);
+    return new RunRepository(this.db).cancelOpenOfCampaign(campaignId, now);
   }
 
   /**
-   * A finished run with failed or unknown targets → queued again, those targets → pending with
-   * their attempts and error cleared. Null when the run is not finished, has nothing to retry,
-   * or another call moved it first. Throws a unique violation when the campaign already has
-   * another queued or running run.
+   * A finished run with failed or unknown targets → queued again, those targets → pending. Null
+   * when the run is not finished, has nothing to retry, or another call moved it first. Throws a
+   * unique violation when the campaign already has another queued or running run.
    */
   async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
-    const retry = retryRun(q.windowEndAt, q.now);
-    const result = await sql<RawRun>`
-      with r as (
-        update runs r set ${retry.set}
-        where r.id = ${id}::uuid and ${scope(tenantId)} and ${retry.from} and r.job_seq = ${q.expectedSeq}
-          and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
-        returning *
-      ), requeued as (
-        update run_targets t set status = 'pending', attempts = 0, error_code = null, error_message = null,
-          next_attempt_at = default, lease_owner = null, lease_expires_at = null, updated_at = ${q.now}
-        from r where t.run_id = r.id and t.status in ('failed', 'unknown')
-      )
-      select ${RUN_COLUMNS} from r
-    `.execute(this.db);
-    const row = result.rows[0];
-    return row ? toRun(row) : null;
+    return new RunRepository(this.db).retryFailed(id, tenantId, q);
   }
 
   /** Targets a retry-failed would re-queue (to tell "nothing to retry" from other refusals). */

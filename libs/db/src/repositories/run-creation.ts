@@ -1,30 +1,20 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { DB, MessagePart, RunTrigger } from '../types.js';
+import type { DB } from '../types.js';
 import { chatVariablesSql, partsUseBuiltins } from './chat-variables-sql.js';
+import { dueCampaigns, type DueCampaign } from './due-campaigns.js';
+import { occurrenceRun, planDue } from './occurrence-run.js';
+import { createdRuns, createdTestRun } from './run-repository.js';
+import type { CampaignAdvance, FirstRun, NewRun, RunIds, RunPlan } from './run-shapes.js';
 
-/** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
-export interface NewRun {
-  id: string;
-  campaignId: string;
-  tenantId: string;
-  accountId: string;
-  trigger: RunTrigger;
-  parts: MessagePart[];
-  scheduledAt: Date;
-  windowEndAt: Date | null;
-  jobId: string;
-  /** run now that reaches every chat at once, not held by the per-chat interval (CONTRACT, run now) */
-  ignoreInterval?: boolean;
-}
+export type { NewRun, RunIds } from './run-shapes.js';
+
+// Every run is created here: the tick's and the API's instant start (createDueRuns, planned by
+// planDueRun), a new campaign's first run (runInserts in CampaignRepository.create's statement),
+// run now (insertRuns) and a test send (insertTestRun). RunRepository writes the rows.
 
 /**
- * Inserts runs and all their targets in one statement, whatever the number of runs.
- * Targets come from each campaign's current target list, each with its own copy of its chat's
- * variables (personal messages: later edits of the campaign do not change the run's texts); for an interval campaign each one is
- * held until its chat's interval gate (no chat receives the campaign twice less than
- * everySeconds apart), unless the run ignores the interval. A run whose (campaign, scheduledAt)
- * already exists, or whose campaign already has an open run, is not created; the ids of the
- * runs actually created are returned.
+ * Inserts runs and all their targets in one statement (runInserts); a run whose occurrence
+ * already has one, or whose campaign has an open run, is not created. The ids created.
  */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
   if (runs.length === 0) return [];
@@ -33,59 +23,86 @@ export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[
 }
 
 /**
- * insertRuns' statement as CTEs, for a statement that writes more beside them (the tick's and
- * the instant start's, which move the campaigns on in the same round trip): `created` returns
- * the id of each run actually created. `runs` is not empty. `campaigns` is where the runs'
- * campaigns are read (id, targets, target_vars, target_threads, audience_ids): the table, or the rows a campaign
- * insert of the same statement returns (a statement does not see its own inserts in the table),
- * and a run whose campaign is not there is not created.
+ * The tick's and the instant start's writes in one statement: creates `runs` (runInserts) and
+ * moves every campaign of `advances` to its next occurrence, counting the occurrences passed
+ * over. Both read the campaigns as they stood before the statement. The ids created.
+ */
+export async function createDueRuns(trx: Transaction<DB>, runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
+  if (runs.length === 0) {
+    await advanceCampaigns(advances).execute(trx);
+    return [];
+  }
+  const created = await sql<{ id: string }>`with ${runInserts(runs)}, advanced as (${advanceCampaigns(advances)}) select id from created`.execute(trx);
+  return created.rows.map((r) => r.id);
+}
+
+/**
+ * A due campaign planned as the tick plans it (planDue), when its plan is a run: that run and
+ * the campaign's advance. Null for any other plan (the tick moves those campaigns on); throws
+ * planDue's problem.
+ */
+export function planDueRun(c: DueCampaign, now: Date, jitterMs: number, ids: RunIds): (FirstRun & { plan: RunPlan }) | null {
+  const plan = planDue(c, now, jitterMs);
+  return plan.kind === 'run' ? { ...occurrenceRun(c, plan, ids.runId, ids.jobId), plan } : null;
+}
+
+/**
+ * The API's instant start, in the transaction that saved the campaign: when the tick's due query
+ * selects it at `now`, its run is planned (planDueRun) and created with its advance (createDueRuns),
+ * as the tick does. Null when it is not due, its plan is no run, or its occurrence already has a run.
+ */
+export async function createDueRun(
+  trx: Transaction<DB>,
+  campaignId: string,
+  now: Date,
+  jitterMs: number,
+  ids: RunIds,
+): Promise<(FirstRun & { plan: RunPlan }) | null> {
+  const [due] = await dueCampaigns(trx, now, 1, campaignId);
+  const planned = due ? planDueRun(due, now, jitterMs, ids) : null;
+  if (!planned) return null;
+  const created = await createDueRuns(trx, [planned.run], [planned.advance]);
+  return created.length > 0 ? planned : null;
+}
+
+/**
+ * Inserts a test send's run (trigger `test`) and its one target in one statement: `chatId` (in
+ * topic `threadId`, 0: none) with `vars` (null: none). No gate applies: not the per-chat
+ * interval, the one-open-run or one-run-per-occurrence rule (migrations/0015).
+ */
+export async function insertTestRun(
+  db: Kysely<DB> | Transaction<DB>,
+  run: Omit<NewRun, 'trigger' | 'ignoreInterval'>,
+  chatId: string,
+  vars: Record<string, string> | null,
+  threadId = 0,
+): Promise<void> {
+  await sql`
+    with ${createdTestRun({ ...run, trigger: 'test', ignoreInterval: true })}
+    insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
+    select id, ${chatId}, ${threadId}::bigint, 'epoch'::timestamptz, ${vars === null ? null : JSON.stringify(vars)}::jsonb from created`.execute(db);
+}
+
+/**
+ * insertRuns' statement as CTEs (`created` returns the runs created), for a statement that
+ * writes more beside them. `campaigns` is where the runs' campaigns are read (id, targets,
+ * target_vars, target_threads, audience_ids): the table, or a campaign insert's returned rows.
  *
- * A run's chats are the campaign's inline targets and the members of its audiences as they are
- * now (a snapshot: later edits of an audience do not reach this run), each chat once. A chat's
- * variables are its inline target's when it is one, else those of the first audience in
- * audience_ids that lists it; when the run's parts name a built-in variable (`{{chat.title}}`),
- * the chat's built-ins from the account's directory as it is now go under them (core
- * chatVariables: its own win). `total` counts those chats.
+ * A run's chats are its campaign's inline targets and its audiences' members as they are now,
+ * each once, with the inline target's variables or the first listing audience's; the account's
+ * directory built-ins go under them when the parts name one. Each target waits for its chat's
+ * interval gate (migrations/0002) unless the run ignores the interval. A member in a forum topic
+ * goes only to a Telegram account's run.
  */
 export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
-  // One statement: the targets are inserted from the runs the first insert returns. Each target
-  // starts no earlier than its chat's interval gate (migrations/0002), which reads the campaign's
-  // other runs (not this statement's new ones, which it excludes anyway); 'epoch' (what the gate
-  // answers when nothing holds a chat back) for a run that ignores the interval.
-  // Inline targets are distinct already (the API sees to it) and go in as they always did; a
-  // campaign with audiences adds the members that are not inline targets, each once, from
-  // audience_targets (migrations/0039; 0015's audience_chats with topics), read by the members'
-  // primary key. A campaign without audiences calls nothing more (a one-time filter): the
-  // statement costs what it did before. A member in a forum topic goes only to a Telegram
-  // account's run: elsewhere the chat would get the message once per topic.
-  // Built-ins are read only for runs whose parts name one: other runs' statement is unchanged.
   const builtins = runs.map((r) => partsUseBuiltins(r.parts));
   const withBuiltins = builtins.some(Boolean);
   const fits = (accountId: RawBuilder<unknown>) =>
     sql`(m.thread_id = 0 or (select a.platform in ('telegram', 'telegram_user') from accounts a where a.id = ${accountId}))`;
+  const total = sql`coalesce(cardinality(c.targets), 0)
+        + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m where ${fits(sql`r.account_id`)}) else 0 end`;
   return sql`
-    created as (
-      insert into runs (id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval)
-      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts,
-        coalesce(cardinality(c.targets), 0)
-          + case when cardinality(c.audience_ids) > 0 then (select count(*) from audience_targets(c.audience_ids, target_keys(c.targets, c.target_threads)) as m where ${fits(sql`r.account_id`)}) else 0 end,
-        r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
-      from unnest(
-        ${sql.val(runs.map((r) => r.id))}::uuid[],
-        ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
-        ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
-        ${sql.val(runs.map((r) => r.accountId))}::uuid[],
-        ${sql.val(runs.map((r) => r.trigger))}::text[],
-        ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
-        ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
-        ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
-        ${sql.val(runs.map((r) => r.jobId))}::text[],
-        ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
-      ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)
-      join ${campaigns} c on c.id = r.campaign_id
-      on conflict do nothing
-      returning id, campaign_id, account_id, scheduled_at, ignored_interval
-    ), targets as (
+    ${createdRuns(runs, campaigns, total)}, targets as (
       insert into run_targets (run_id, chat_id, thread_id, next_attempt_at, vars)
       select r.id, t.chat_id, t.thread_id,
         case when r.ignored_interval then 'epoch'::timestamptz else interval_gate(r.campaign_id, t.chat_id, r.id, r.scheduled_at) end,
@@ -105,5 +122,25 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
       ${withBuiltins ? sql`left join chat_directory d on b.builtins and d.account_id = r.account_id and d.chat_id = t.chat_id` : sql``}
       on conflict do nothing
     )
+  `;
+}
+
+/** The update that moves each campaign of `advances` on, its no-account streak ended. */
+function advanceCampaigns(advances: CampaignAdvance[]): RawBuilder<unknown> {
+  return sql`
+    update campaigns c
+    set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at,
+      skipped_count = c.skipped_count + v.skipped,
+      last_skipped_at = greatest(c.last_skipped_at, v.last_skipped_at),
+      catch_up_through = v.catch_up_through
+    from unnest(
+      ${sql.val(advances.map((a) => a.id))}::uuid[],
+      ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
+      ${sql.val(advances.map((a) => a.active))}::boolean[],
+      ${sql.val(advances.map((a) => a.skipped))}::bigint[],
+      ${sql.val(advances.map((a) => a.lastSkippedAt?.toISOString() ?? null))}::timestamptz[],
+      ${sql.val(advances.map((a) => a.catchUpThrough?.toISOString() ?? null))}::timestamptz[]
+    ) as v(id, next_run_at, active, skipped, last_skipped_at, catch_up_through)
+    where c.id = v.id
   `;
 }

@@ -1,11 +1,18 @@
 import { OPEN_RUN_STATUSES } from '@metronome/core';
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { AccountsTable, CampaignsTable, DB, PausedReason, RunsTable } from '../types.js';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { DB, PausedReason } from '../types.js';
 import { nextJobStep, type JobStep } from './next-job-step.js';
+import type { NewRun } from './run-shapes.js';
+import { loadRuns } from './run-loads.js';
 import { progressStatement, toProgress } from './run-progress.js';
+import { RUN_COLUMNS, scope, toRun, type RawRun, type RunRow } from './run-rows.js';
+import { cancelRun, demoteRun, expirePausedRun, finishRun, pauseRun, resumeRun, retryRun, startRun, type RunStatusChange } from './run-status.js';
 import type { RunForSend, RunProgress } from './send-shapes.js';
 import { statusList } from './status-sql.js';
-import { finishRun, pauseRun, startRun } from './run-status.js';
+
+// The one writer of `runs`: every INSERT, UPDATE and DELETE of the table is here, as a method
+// (one statement) or as a CTE that another repository's statement embeds (run-writer.test.ts).
+// Status changes come from run-status.ts; which runs are created is run-creation.ts's call.
 
 /** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
 export interface LostJob {
@@ -19,112 +26,127 @@ export interface HandedOver {
   jobSeq: number;
 }
 
-type Run = Selectable<RunsTable>;
-type Campaign = Selectable<CampaignsTable>;
-type Account = Selectable<AccountsTable>;
+/** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
+export interface Requeue {
+  /** job_seq the run must still have (so two concurrent calls cannot both win) */
+  expectedSeq: number;
+  windowEndAt: Date | null;
+  now: Date;
+}
 
-/** A run as loadRun reads it, with its campaign's and account's columns. */
-type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq' | 'parts' | 'total' | 'scheduled_at' | 'first_send_at' | 'window_end_at'> &
-  Pick<Campaign, 'timezone' | 'window_start' | 'window_end'> &
-  Pick<
-    Account,
-    | 'platform'
-    | 'external_id'
-    | 'credentials'
-    | 'proxy'
-    | 'blocked_until'
-    | 'max_send_per_minute'
-    | 'group_concurrency'
-    | 'send_delay_min_seconds'
-    | 'send_delay_max_seconds'
-    | 'hourly_cap'
-    | 'daily_cap'
-    | 'warmup'
-    | 'cooling_until'
-    | 'cooling_reason'
-    | 'flood_waits'
-    | 'send_outcomes'
-    | 'pace_factor'
-    | 'pace_since'
-    | 'last_cooled_at'
-    | 'last_cooling_ms'
-    | 'typing'
-    | 'platform_deduplicates'
-  > & { campaign_id: string; campaign_name: string; account_id: string; account_status: Account['status']; due_times: (Date | string)[] | null };
+/** A window-paused run queued again by the scheduler at job step `expectedSeq`, with its new window end. */
+export interface AutoResume {
+  id: string;
+  expectedSeq: number;
+  windowEndAt: Date | null;
+}
 
-/**
- * loadRun's columns. Written as SQL rather than with the query builder: every job loads its run,
- * and building this select (37 columns, two joins) cost more client CPU than the statement's
- * round trip; as text it costs next to nothing.
- */
-const LOADED_RUN_COLUMNS = sql.raw(`
-  r.id, r.status, r.trigger, r.job_id, r.job_seq, r.parts,
-  r.total, r.scheduled_at, r.first_send_at, r.window_end_at, c.id as campaign_id, c.name as campaign_name,
-  c.timezone, c.window_start, c.window_end, a.id as account_id, a.platform, a.external_id,
-  a.credentials, a.proxy, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
-  a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.cooling_until, a.cooling_reason,
-  a.flood_waits, a.send_outcomes, a.pace_factor, a.pace_since, a.last_cooled_at, a.last_cooling_ms,
-  a.typing, a.platform_deduplicates`);
+const INSERT_COLUMNS = sql.raw('id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval');
+
+/** `runs` as the rows `r` of one unnest, in INSERT_COLUMNS' order without `total`. */
+function runValues(runs: NewRun[]): RawBuilder<unknown> {
+  return sql`unnest(
+    ${sql.val(runs.map((r) => r.id))}::uuid[],
+    ${sql.val(runs.map((r) => r.campaignId))}::uuid[],
+    ${sql.val(runs.map((r) => r.tenantId))}::uuid[],
+    ${sql.val(runs.map((r) => r.accountId))}::uuid[],
+    ${sql.val(runs.map((r) => r.trigger))}::text[],
+    ${sql.val(runs.map((r) => JSON.stringify(r.parts)))}::jsonb[],
+    ${sql.val(runs.map((r) => r.scheduledAt.toISOString()))}::timestamptz[],
+    ${sql.val(runs.map((r) => r.windowEndAt?.toISOString() ?? null))}::timestamptz[],
+    ${sql.val(runs.map((r) => r.jobId))}::text[],
+    ${sql.val(runs.map((r) => r.ignoreInterval === true))}::boolean[]
+  ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)`;
+}
 
 /**
- * The runs aggregate as the sender and the reconciler write it: load a run for a job, mark it
- * running, finish, pause or fail it, hand it to its next job. One method, one statement
- * (failBeforeFirstSend: one transaction). The operator's transitions are RunControlRepository's.
+ * The CTE `created`: `runs` whose campaign is in `campaigns` (aliased `c`), each with the
+ * `total` counted over `r` and `c`; a run the one-per-occurrence or one-open-run index refuses
+ * is not created. Returns id, campaign_id, account_id, scheduled_at, ignored_interval.
  */
+export function createdRuns(runs: NewRun[], campaigns: RawBuilder<unknown>, total: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`created as (
+      insert into runs (${INSERT_COLUMNS})
+      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, ${total}, r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
+      from ${runValues(runs)}
+      join ${campaigns} c on c.id = r.campaign_id
+      on conflict do nothing
+      returning id, campaign_id, account_id, scheduled_at, ignored_interval
+    )`;
+}
+
+/** The CTE `created`: one test send's run (one target, no gate applies to it); returns its id. */
+export function createdTestRun(run: NewRun): RawBuilder<unknown> {
+  return sql`created as (
+      insert into runs (${INSERT_COLUMNS})
+      select r.id, r.campaign_id, r.tenant_id, r.account_id, r.trigger, r.parts, 1, r.scheduled_at, r.window_end_at, r.job_id, r.ignored_interval
+      from ${runValues([run])}
+      returning id
+    )`;
+}
+
+/** The CTE `finished`: each run of `counted c` whose targets are all sent, finished `success`; returns r.id. */
+export function finishedWhenAllSent(now: Date): RawBuilder<unknown> {
+  const f = finishRun('success', null, now);
+  return sql`finished as (
+      update runs r set ${f.set}
+      from counted c
+      where r.id = c.run_id and ${f.from} and c.total > 0 and c.sent = c.total
+      returning r.id
+    )`;
+}
+
+/** The CTE `first_send`: `at` stamped as the first send of the runs `r` that `where` matches (over `from`) and have none yet. */
+export function stampedFirstSend(at: Date, where: RawBuilder<unknown>, from: RawBuilder<unknown> | null, returning: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`first_send as (
+        update runs r set first_send_at = ${at}
+        ${from === null ? sql`` : sql`from ${from}`}
+        where ${where} and r.first_send_at is null
+        returning ${returning}
+      )`;
+}
+
+/** The CTEs `r` (the open or paused runs `where` matches, cancelled; their rows) and `skipped` (their pending targets, with `message`). */
+export function cancelledRuns(where: RawBuilder<unknown>, message: string, now: Date): RawBuilder<unknown> {
+  const cancel = cancelRun(now);
+  return sql`r as (
+        update runs r set ${cancel.set}
+        where ${where} and ${cancel.from}
+        returning *
+      ), skipped as (
+        update run_targets t set status = 'skipped', error_code = 'cancelled', error_message = ${message}, updated_at = ${now}
+        from r where t.run_id = r.id and t.status = 'pending'
+      )`;
+}
+
+/** The runs aggregate: loads for a job, and every write of a run's row. One method, one statement (a transaction where it says so). */
 export class RunRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /**
-   * The run, its campaign and account, and when each of its earliest `dueLimit` pending targets
-   * comes due (a job claims no more than that; which of them it waits for is the sender's rule,
-   * libs/core waitsInline, as it depends on the pace in force and on when a lane takes each).
-   */
+  /** The run, its campaign and account, and when each of its earliest `dueLimit` pending targets comes due. */
   async loadRun(runId: string, dueLimit: number): Promise<RunForSend | null> {
     return (await this.loadRunMany([runId], dueLimit))[0]!;
   }
 
-  /** loadRun for several runs in one statement (a sender's jobs that load together share it), in the order asked. */
+  /** loadRun for several runs in one statement, in the order asked. */
   async loadRunMany(runIds: string[], dueLimit: number): Promise<(RunForSend | null)[]> {
-    const rows = (
-      await sql<LoadedRunRow>`
-      select ${LOADED_RUN_COLUMNS},
-        (select array_agg(d.next_attempt_at order by d.next_attempt_at) from (
-          select t.next_attempt_at from run_targets t
-          where t.run_id = r.id and t.status = 'pending'
-          order by t.next_attempt_at limit ${dueLimit}
-        ) d) as due_times
-      from unnest(${runIds}::uuid[]) as q(id)
-      join runs r on r.id = q.id
-      join campaigns c on c.id = r.campaign_id
-      join accounts a on a.id = r.account_id`.execute(this.db)
-    ).rows;
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return runIds.map((id) => {
-      const row = byId.get(id);
-      return row ? toRunForSend(row) : null;
-    });
+    return loadRuns(this.db, runIds, dueLimit);
   }
 
-  /**
-   * The run starts (or resumes) sending; in the same statement its pending targets on the
-   * account's suppression list, or erased from its tenant, are skipped (code `suppressed`), so a
-   * queued run pays nothing more.
-   * queued → running stamps started_at once. False when the run is no longer open.
-   */
+  async progress(runId: string): Promise<RunProgress> {
+    const result = await progressStatement(runId, null).execute(this.db);
+    return toProgress(result.rows[0]!);
+  }
+
+  /** The run starts (or resumes) sending; its pending targets suppressed or erased are skipped. False when no longer open. */
   async markRunning(runId: string, now: Date): Promise<boolean> {
     return (await this.markRunningMany([{ runId, at: now }], now)).has(runId);
   }
 
   /**
-   * markRunning for several runs in one statement (a sender's jobs that start together share
-   * it), each started at its own `at`; returns the runs started. Each run is read by its key
-   * alone, once (`starting`): with its status in a join's condition, a generic plan read it
-   * through runs_open_idx, every queued run's entry, at each run's start.
-   *
-   * The arrays come through one-row subqueries, so a plan for given values assumes as many runs
-   * as the generic plan does (10) and PostgreSQL keeps the generic one after five calls: seeing
-   * 1–3 elements, each custom plan looked cheaper and the statement was planned at every call,
-   * which cost as much as its work (bench/micro/run-start.mjs).
+   * markRunning for several runs in one statement, each started at its own `at`; the runs started.
+   * Each run is read by its key alone (`starting`), and the arrays come through one-row subqueries
+   * so PostgreSQL keeps one generic plan (bench/micro/run-start.mjs).
    */
   async markRunningMany(runs: { runId: string; at: Date }[], now: Date): Promise<Set<string>> {
     const start = startRun(sql.ref('a.at'));
@@ -159,31 +181,25 @@ export class RunRepository {
     return new Set(result.rows.map((r) => r.id));
   }
 
-  async progress(runId: string): Promise<RunProgress> {
-    const result = await progressStatement(runId, null).execute(this.db);
-    return toProgress(result.rows[0]!);
-  }
-
-  /** Ends a running run (success/partial/failed). No effect on a run an operator paused or cancelled meanwhile. */
+  /** Ends a running run. No effect on a run an operator paused or cancelled meanwhile. */
   async finish(runId: string, status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): Promise<boolean> {
-    const finish = finishRun(status, summary, now);
-    const result = await sql`update runs r set ${finish.set} where r.id = ${runId} and ${finish.from}`.execute(this.db);
-    return Number(result.numAffectedRows) > 0;
+    return this.change(runId, finishRun(status, summary, now));
   }
 
   /** Pauses an open run with its reason and summary; its pending targets stay pending. */
   async pause(runId: string, reason: PausedReason, summary: string | null, now: Date): Promise<boolean> {
-    const pause = pauseRun(reason, summary, now);
-    const result = await sql`update runs r set ${pause.set} where r.id = ${runId} and ${pause.from}`.execute(this.db);
+    return this.change(runId, pauseRun(reason, summary, now));
+  }
+
+  private async change(runId: string, c: RunStatusChange): Promise<boolean> {
+    const result = await sql`update runs r set ${c.set} where r.id = ${runId} and ${c.from}`.execute(this.db);
     return Number(result.numAffectedRows) > 0;
   }
 
-  /** Fails a run that reached its window close before any send: pending targets become skipped. */
+  /** Fails a run that reached its window close before any send: pending targets become skipped (one transaction). */
   async failBeforeFirstSend(runId: string, summary: string, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const fail = finishRun('failed', summary, now);
-      const result = await sql`update runs r set ${fail.set} where r.id = ${runId} and ${fail.from}`.execute(trx);
-      if (Number(result.numAffectedRows) === 0) return false;
+      if (!(await new RunRepository(trx).finish(runId, 'failed', summary, now))) return false;
       await trx
         .updateTable('run_targets')
         .set({ status: 'skipped', error_code: 'window_closed', error_message: summary, updated_at: now })
@@ -194,11 +210,7 @@ export class RunRepository {
     });
   }
 
-  /**
-   * Hands the run to its next job: job_seq moves one step from `fromJobSeq` and job_id follows
-   * (nextJobStep), only if the run is still at `fromJobSeq`, so two jobs of one run can never
-   * both continue it. Null when another job or call moved it first.
-   */
+  /** Hands the run to its next job step, only if still at `fromJobSeq`; null when another job moved it first. */
   async handOver(runId: string, fromJobSeq: number, now: Date): Promise<JobStep | null> {
     const result = await sql<{ job_seq: number; job_id: string }>`
       update runs r set ${nextJobStep('r')}, updated_at = ${now}
@@ -209,12 +221,7 @@ export class RunRepository {
     return row ? { jobSeq: row.job_seq, jobId: row.job_id } : null;
   }
 
-  /**
-   * Gives each run whose job was lost its next job step (nextJobStep: job_seq one further,
-   * job_id derived from it), only where the run is still open and at the step the caller found
-   * without a job: a job that reappears under the old id then does nothing. One statement for
-   * the whole page; returns the runs handed over, with their new step.
-   */
+  /** Gives each open run whose job was lost its next job step, if still at the step found; the runs handed over. */
   async handOverLost(lost: LostJob[], now: Date): Promise<HandedOver[]> {
     if (lost.length === 0) return [];
     const result = await sql<{ id: string; job_seq: number }>`
@@ -229,55 +236,163 @@ export class RunRepository {
     `.execute(this.db);
     return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
-}
 
-/** A row of loadRunMany as the sender reads it. */
-function toRunForSend(row: LoadedRunRow): RunForSend {
-  return {
-    runId: row.id,
-    status: row.status,
-    trigger: row.trigger,
-    jobId: row.job_id,
-    jobSeq: row.job_seq,
-    parts: row.parts,
-    total: row.total,
-    scheduledAt: row.scheduled_at,
-    firstSendAt: row.first_send_at,
-    windowEndAt: row.window_end_at,
-    campaignId: row.campaign_id,
-    campaignName: row.campaign_name,
-    timezone: row.timezone,
-    windowStart: row.window_start,
-    windowEnd: row.window_end,
-    dueTimes: (row.due_times ?? []).map((t) => new Date(t).getTime()),
-    account: {
-      id: row.account_id,
-      platform: row.platform,
-      externalId: row.external_id,
-      credentials: row.credentials,
-      proxy: row.proxy,
-      status: row.account_status,
-      blockedUntil: row.blocked_until,
-      maxSendPerMinute: row.max_send_per_minute,
-      groupConcurrency: row.group_concurrency,
-      sendDelaySeconds:
-        row.send_delay_min_seconds === null || row.send_delay_max_seconds === null
-          ? null
-          : { min: row.send_delay_min_seconds, max: row.send_delay_max_seconds },
-      hourlyCap: row.hourly_cap,
-      dailyCap: row.daily_cap,
-      warmup: row.warmup,
-      typing: row.typing,
-      platformDeduplicates: row.platform_deduplicates,
-      cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,
-      health: {
-        floodWaits: row.flood_waits,
-        outcomes: row.send_outcomes,
-        paceFactor: row.pace_factor,
-        paceSince: row.pace_since,
-        lastCooledAt: row.last_cooled_at,
-        lastCoolingMs: row.last_cooling_ms,
-      },
-    },
-  };
+  /** The scheduler's resumes, paused → queued at the next job step, in one statement; those resumed. */
+  async autoResume(resumes: AutoResume[], now: Date): Promise<HandedOver[]> {
+    if (resumes.length === 0) return [];
+    const resume = resumeRun(sql`v.window_end_at`, now);
+    const result = await sql<{ id: string; job_seq: number }>`
+      update runs r
+      set ${resume.set}
+      from unnest(
+        ${sql.val(resumes.map((a) => a.id))}::uuid[],
+        ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
+        ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
+      ) as v(id, expected_seq, window_end_at)
+      where r.id = v.id and ${resume.from} and r.job_seq = v.expected_seq
+      returning r.id, r.job_seq
+    `.execute(this.db);
+    return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
+  }
+
+  /** queued | running → paused by the operator; null when the run (of the tenant) is not. */
+  async operatorPause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    const pause = pauseRun('operator', undefined, now);
+    return this.oneRun(sql`update runs r set ${pause.set} where r.id = ${id}::uuid and ${scope(tenantId)} and ${pause.from} returning ${RUN_COLUMNS}`);
+  }
+
+  /** paused → queued at the next job step, with its window end; throws a unique violation when another run is open. */
+  async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const resume = resumeRun(q.windowEndAt, q.now);
+    return this.oneRun(sql`
+      update runs r set ${resume.set}
+      where r.id = ${id}::uuid and ${scope(tenantId)} and ${resume.from} and r.job_seq = ${q.expectedSeq}
+      returning ${RUN_COLUMNS}`);
+  }
+
+  /** queued | running | paused → cancelled with its pending targets skipped, in one statement. */
+  async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
+    return this.oneRun(
+      sql`with ${cancelledRuns(sql`r.id = ${id}::uuid and ${scope(tenantId)}`, 'run cancelled by the operator', now)} select ${RUN_COLUMNS} from r`,
+    );
+  }
+
+  /** Cancels every open run of a deleted campaign; their ids. */
+  async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
+    const result = await sql<{ id: string }>`with ${cancelledRuns(sql`r.campaign_id = ${campaignId}::uuid`, 'campaign deleted', now)} select id from r`.execute(
+      this.db,
+    );
+    return result.rows.map((r) => r.id);
+  }
+
+  /** A finished run with failed or unknown targets → queued, those targets → pending; throws a unique violation when another run is open. */
+  async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
+    const retry = retryRun(q.windowEndAt, q.now);
+    return this.oneRun(sql`
+      with r as (
+        update runs r set ${retry.set}
+        where r.id = ${id}::uuid and ${scope(tenantId)} and ${retry.from} and r.job_seq = ${q.expectedSeq}
+          and exists (select 1 from run_targets t where t.run_id = r.id and t.status in ('failed', 'unknown'))
+        returning *
+      ), requeued as (
+        update run_targets t set status = 'pending', attempts = 0, error_code = null, error_message = null,
+          next_attempt_at = default, lease_owner = null, lease_expires_at = null, updated_at = ${q.now}
+        from r where t.run_id = r.id and t.status in ('failed', 'unknown')
+      )
+      select ${RUN_COLUMNS} from r`);
+  }
+
+  private async oneRun(statement: RawBuilder<unknown>): Promise<RunRow | null> {
+    const row = (await (statement as RawBuilder<RawRun>).execute(this.db)).rows[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** Pauses every open run of an account that became unavailable. */
+  async pauseOfAccount(accountId: string, reason: string, now: Date): Promise<void> {
+    const pause = pauseRun('account_unavailable', reason, now);
+    await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(this.db);
+  }
+
+  /** Paused runs older than the TTL are cancelled, their pending targets skipped (one transaction); how many. */
+  async expirePaused(now: Date, ttlMs: number): Promise<number> {
+    const cutoff = new Date(now.getTime() - ttlMs);
+    return this.db.transaction().execute(async (trx) => {
+      const expire = expirePausedRun(now);
+      const result = await sql<{ id: string }>`update runs r set ${expire.set} where ${expire.from} and r.updated_at < ${cutoff} returning r.id`.execute(trx);
+      const expired = result.rows.map((r) => r.id);
+      if (expired.length === 0) return 0;
+      await trx
+        .updateTable('run_targets')
+        .set({ status: 'skipped', error_code: 'expired', updated_at: now })
+        .where('run_id', 'in', expired)
+        .where('status', '=', 'pending')
+        .execute();
+      return expired.length;
+    });
+  }
+
+  /**
+   * A platform's late refusal: the account's `sent` target whose messages include `messageId`
+   * for `chatId` moves to `status`, and a run that finished `success` becomes `partial`, in one
+   * statement; the run ids moved.
+   */
+  async refuseLate(
+    accountId: string,
+    chatId: string,
+    messageId: string,
+    status: 'failed' | 'unknown',
+    code: string,
+    message: string,
+    now: Date,
+  ): Promise<string[]> {
+    const demote = demoteRun(now);
+    const result = await sql<{ run_id: string }>`
+      with moved as (
+        update run_targets t set status = ${status}, error_code = ${code}, error_message = ${message}, updated_at = ${now}
+        where t.chat_id = ${chatId} and t.status = 'sent' and ${messageId} = any(t.message_ids)
+          and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)
+        returning t.run_id
+      ), demoted as (
+        update runs r set ${demote.set}
+        where r.id in (select run_id from moved) and ${demote.from}
+        returning r.id
+      )
+      select run_id from moved`.execute(this.db);
+    return result.rows.map((r) => r.run_id);
+  }
+
+  /** Keeps each run's counts before its targets go (once: a resumed sweep keeps the first). */
+  async keepSummaries(counts: Map<string, unknown>): Promise<void> {
+    const ids = [...counts.keys()];
+    await sql`
+      update runs r set summary_counts = c.counts
+        from unnest(${ids}::uuid[], ${ids.map((id) => JSON.stringify(counts.get(id)))}::jsonb[]) as c(id, counts)
+       where r.id = c.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
+  }
+
+  /** The runs are summaries from now on. */
+  async markPurged(runIds: string[], now: Date): Promise<void> {
+    await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
+  }
+
+  /** Deletes up to `batch` run summaries that finished before `before`; how many went. */
+  async deleteSummaries(before: RawBuilder<unknown>, batch: number): Promise<number> {
+    const result = await sql`
+      delete from runs where id = any(array(
+        select id from runs where history_purged_at is not null
+           and finished_at < ${before}
+         order by finished_at limit ${batch}))`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Deletes up to `batch` of the runs `runs` selects that have no target or event left (the cascade has nothing to do); how many. */
+  async deleteEmptied(runs: RawBuilder<unknown>, batch: number): Promise<number> {
+    const gone = await sql`
+      delete from runs where id = any(array(
+        select r.id from (${runs}) r
+         where not exists (select 1 from run_targets t where t.run_id = r.id)
+           and not exists (select 1 from run_events e where e.run_id = r.id)
+         limit ${batch}))`.execute(this.db);
+    return Number(gone.numAffectedRows);
+  }
 }

@@ -4,7 +4,6 @@ import type { DB } from '../types.js';
 import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.js';
 import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';
 import { TickTransaction } from './tick-transaction.js';
-import { expirePausedRun } from './run-status.js';
 
 // The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
 export {
@@ -115,23 +114,6 @@ export class ScheduleRepository {
 
   /** Paused runs older than the TTL are cancelled; their pending targets become skipped. */
   async expirePausedRuns(now: Date, ttlMs: number): Promise<number> {
-    const cutoff = new Date(now.getTime() - ttlMs);
-    return this.db.transaction().execute(async (trx) => {
-      const expire = expirePausedRun(now);
-      const expired = (await sql<{ id: string }>`update runs r set ${expire.set} where ${expire.from} and r.updated_at < ${cutoff} returning r.id`.execute(trx))
-        .rows;
-      if (expired.length === 0) return 0;
-      await trx
-        .updateTable('run_targets')
-        .set({ status: 'skipped', error_code: 'expired', updated_at: now })
-        .where(
-          'run_id',
-          'in',
-          expired.map((r) => r.id),
-        )
-        .where('status', '=', 'pending')
-        .execute();
-      return expired.length;
-    });
+    return new RunRepository(this.db).expirePaused(now, ttlMs);
   }
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../types.js';
 import type { HealthWrite } from './account-cooling.js';
 import { closeStatement, toCloseResult, type CloseRequest, type CloseResult } from './run-closes.js';
+import { stampedFirstSend } from './run-repository.js';
 import { settleSentStatement, targetKeySql, type SentSettlement } from './settle-sent.js';
 
 export type { SentSettlement } from './settle-sent.js';
@@ -136,12 +137,7 @@ export class TargetSendRepository {
         returning t.run_id, t.lease_owner as owner, t.chat_id, t.thread_id, t.parts_sent, t.attempts, t.vars, t.error_code, t.next_attempt_at, t.ambiguous_at is not null as settling
       )${
         stampFirst
-          ? sql`, first_send as (
-        update runs r set first_send_at = ${now}
-        from asked a
-        where a.stamp_first and r.id = a.run_id and r.first_send_at is null and exists (select 1 from claimed c where c.run_id = a.run_id)
-        returning r.id, a.owner
-      )`
+          ? sql`, ${stampedFirstSend(now, sql`a.stamp_first and r.id = a.run_id and exists (select 1 from claimed c where c.run_id = a.run_id)`, sql`asked a`, sql`r.id, a.owner`)}`
           : sql``
       }
       select 'claimed' as kind, run_id, owner, chat_id, thread_id, null as target_key, parts_sent, attempts, vars, error_code, next_attempt_at, settling from claimed
@@ -225,11 +221,7 @@ export class TargetSendRepository {
         update run_targets set send_started_at = ${at}, updated_at = ${at}
         where run_id = ${runId} and chat_id = ${target.chatId} and thread_id = ${target.threadId ?? 0} and lease_owner = ${owner} and status = 'in_flight'
         returning 1
-      ), first_send as (
-        update runs set first_send_at = ${at}
-        where ${!firstSendKnown} and id = ${runId} and first_send_at is null and exists (select 1 from held)
-        returning 1
-      )
+      ), ${stampedFirstSend(at, sql`${!firstSendKnown} and r.id = ${runId} and exists (select 1 from held)`, null, sql`1`)}
       select (select count(*) from held)::int as owned, (select count(*) from first_send)::int as first_send`.execute(this.db);
     const row = result.rows[0]!;
     return { owned: row.owned > 0, firstSend: row.first_send > 0 };

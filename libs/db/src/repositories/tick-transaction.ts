@@ -1,58 +1,15 @@
 import { OPEN_RUN_STATUSES } from '@metronome/core';
-import { sql, type RawBuilder, type Transaction } from 'kysely';
-import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
-import { accountCanSend } from './account-sql.js';
-import { runInserts, type NewRun } from './run-creation.js';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../types.js';
+import { dueCampaigns, dueWithoutAccount, type DueCampaign, type HeldCampaign } from './due-campaigns.js';
+import { createDueRuns } from './run-creation.js';
+import { RunRepository, type AutoResume } from './run-repository.js';
+import type { CampaignAdvance, NewRun } from './run-shapes.js';
 import { statusList } from './status-sql.js';
-import { resumeRun } from './run-status.js';
 
-/** A due campaign as the scheduler sees it. */
-export interface DueCampaign {
-  id: string;
-  tenantId: string;
-  accountId: string;
-  name: string;
-  timezone: string;
-  schedule: Schedule;
-  windowStart: string;
-  windowEnd: string;
-  messages: MessagePart[];
-  nextRunAt: Date;
-  /** the latest scheduledAt of its scheduled runs (the previous occurrence), if any */
-  lastScheduledAt: Date | null;
-  catchUpPolicy: CatchUpPolicy;
-  /** null: the default lateness (libs/core latenessLimitMs) */
-  catchUpMaxLatenessSeconds: number | null;
-  /** the end of a backlog an `all` catch-up accepted and still runs */
-  catchUpThrough: Date | null;
-}
-
-/** A decision for one due campaign, applied in one tick's transaction. */
-export interface CampaignAdvance {
-  id: string;
-  nextRunAt: Date | null;
-  /** false when a once-campaign has run: it becomes inactive */
-  active: boolean;
-  /** occurrences passed over without a run, added to the campaign's skipped_count */
-  skipped: number;
-  /** the latest of them; null keeps the campaign's last_skipped_at */
-  lastSkippedAt: Date | null;
-  /** the campaign's catch_up_through afterwards */
-  catchUpThrough: Date | null;
-}
-
-/** A due campaign held back because its account cannot send (CONTRACT §4 `no-account`). */
-export interface HeldCampaign {
-  id: string;
-  accountId: string;
-  accountStatus: string;
-  blockedUntil: Date | null;
-  timezone: string;
-  schedule: Schedule;
-  nextRunAt: Date;
-  /** consecutive no-account occurrences recorded so far */
-  streak: number;
-}
+export type { DueCampaign, HeldCampaign } from './due-campaigns.js';
+export type { AutoResume } from './run-repository.js';
+export type { CampaignAdvance } from './run-shapes.js';
 
 /** A new no-account streak for a campaign; `pauseReason` set when it pauses the campaign. */
 export interface HeldUpdate {
@@ -71,13 +28,6 @@ export interface WindowPausedRun {
   windowEnd: string;
 }
 
-/** An automatic resume: the run, still at job step `expectedSeq`, goes to the next step with a recomputed window end. */
-export interface AutoResume {
-  id: string;
-  expectedSeq: number;
-  windowEndAt: Date | null;
-}
-
 /** A run autoResume queued again, at the job step it moved to. */
 export interface ResumedRun {
   id: string;
@@ -94,117 +44,19 @@ export interface Isolation {
 export class TickTransaction {
   constructor(private readonly trx: Transaction<DB>) {}
 
-  /**
-   * The campaigns due at `now` (active, not deleted) joined with their account, oldest due
-   * first, at most `limit`, locked: another scheduler's tick skips them. The tick's queries add
-   * their columns and which accounts they want.
-   */
-  private due(now: Date, limit: number) {
-    return this.trx
-      .selectFrom('campaigns as c')
-      .innerJoin('accounts as a', 'a.id', 'c.account_id')
-      .where('c.active', '=', true)
-      .where('c.deleted_at', 'is', null)
-      .where('c.next_run_at', '<=', now)
-      .orderBy('c.next_run_at')
-      .limit(limit)
-      .forUpdate('c')
-      .skipLocked();
+  /** Due, actionable campaigns, oldest due first, locked (due-campaigns.ts). */
+  async dueCampaigns(now: Date, limit: number): Promise<DueCampaign[]> {
+    return dueCampaigns(this.trx, now, limit);
   }
 
-  /**
-   * Due, actionable campaigns, oldest due first: active, with an active and unblocked account,
-   * and no run of theirs queued or running (a due occurrence waits for it). Rows are locked;
-   * another scheduler's tick skips them. `onlyId`: that campaign alone (the API's instant start,
-   * in the transaction that saved it, sees it exactly as a tick would).
-   */
-  async dueCampaigns(now: Date, limit: number, onlyId?: string): Promise<DueCampaign[]> {
-    const rows = await this.due(now, limit)
-      .select([
-        'c.id',
-        'c.tenant_id',
-        'c.account_id',
-        'c.name',
-        'c.timezone',
-        'c.schedule',
-        'c.window_start',
-        'c.window_end',
-        'c.messages',
-        'c.next_run_at',
-        'c.catch_up_policy',
-        'c.catch_up_max_lateness_seconds',
-        'c.catch_up_through',
-        // the unique (campaign_id, scheduled_at) index answers this backwards in a few rows
-        sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
-      ])
-      .$if(onlyId !== undefined, (q) => q.where('c.id', '=', onlyId!))
-      .where(accountCanSend('a', now))
-      .where(({ not, exists, selectFrom }) =>
-        // a test send's run neither waits for nor holds back the campaign's (migrations/0015)
-        not(
-          exists(
-            selectFrom('runs as r')
-              .select('r.id')
-              .whereRef('r.campaign_id', '=', 'c.id')
-              .where('r.status', 'in', OPEN_RUN_STATUSES)
-              .where('r.trigger', '<>', 'test'),
-          ),
-        ),
-      )
-      .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      tenantId: r.tenant_id,
-      accountId: r.account_id,
-      name: r.name,
-      timezone: r.timezone,
-      schedule: r.schedule,
-      windowStart: r.window_start,
-      windowEnd: r.window_end,
-      messages: r.messages,
-      nextRunAt: r.next_run_at!,
-      lastScheduledAt: r.last_scheduled_at,
-      catchUpPolicy: r.catch_up_policy,
-      catchUpMaxLatenessSeconds: r.catch_up_max_lateness_seconds,
-      catchUpThrough: r.catch_up_through,
-    }));
-  }
-
-  /**
-   * A tick's writes for its decided campaigns in one statement: creates `runs` (insertRuns:
-   * the ids of those actually created are returned) and moves every campaign of `advances` to
-   * its next occurrence, counting the occurrences it passed over and keeping where an `all`
-   * catch-up stands (its no-account streak ends). Both read the campaigns as they stood before
-   * the statement, so a run takes its targets whatever the advance writes.
-   */
+  /** Creates the runs and moves every campaign of `advances` on, in one statement (run-creation.ts); the ids created. */
   async createRunsAndAdvance(runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
-    if (runs.length === 0) {
-      await advanceCampaigns(advances).execute(this.trx);
-      return [];
-    }
-    const created = await sql<{ id: string }>`with ${runInserts(runs)}, advanced as (${advanceCampaigns(advances)}) select id from created`.execute(this.trx);
-    return created.rows.map((r) => r.id);
+    return createDueRuns(this.trx, runs, advances);
   }
 
-  /**
-   * Due campaigns whose account cannot send (not active, or blocked until later), oldest due
-   * first, locked like dueCampaigns: what the tick counts as `no-account` and re-checks.
-   */
+  /** Due campaigns whose account cannot send, locked like dueCampaigns: what the tick counts as `no-account`. */
   async dueWithoutAccount(now: Date, limit: number): Promise<HeldCampaign[]> {
-    const rows = await this.due(now, limit)
-      .select(['c.id', 'c.account_id', 'a.status', 'a.blocked_until', 'c.timezone', 'c.schedule', 'c.next_run_at', 'c.no_account_streak'])
-      .where(sql<boolean>`not ${accountCanSend('a', now)}`)
-      .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      accountId: r.account_id,
-      accountStatus: r.status,
-      blockedUntil: r.blocked_until,
-      timezone: r.timezone,
-      schedule: r.schedule,
-      nextRunAt: r.next_run_at!,
-      streak: r.no_account_streak,
-    }));
+    return dueWithoutAccount(this.trx, now, limit);
   }
 
   /**
@@ -292,45 +144,8 @@ export class TickTransaction {
     }));
   }
 
-  /**
-   * paused → queued for every resume in one statement: the operator's resume (CONTRACT §3),
-   * made by the scheduler; each run moves to its next job step (nextJobStep). Returns the runs
-   * actually resumed, with the job step each moved to.
-   */
+  /** paused → queued for every resume in one statement (RunRepository.autoResume); those resumed, at their new job step. */
   async autoResume(resumes: AutoResume[], now: Date): Promise<ResumedRun[]> {
-    if (resumes.length === 0) return [];
-    const resume = resumeRun(sql`v.window_end_at`, now);
-    const result = await sql<{ id: string; job_seq: number }>`
-      update runs r
-      set ${resume.set}
-      from unnest(
-        ${sql.val(resumes.map((a) => a.id))}::uuid[],
-        ${sql.val(resumes.map((a) => a.expectedSeq))}::int[],
-        ${sql.val(resumes.map((a) => a.windowEndAt?.toISOString() ?? null))}::timestamptz[]
-      ) as v(id, expected_seq, window_end_at)
-      where r.id = v.id and ${resume.from} and r.job_seq = v.expected_seq
-      returning r.id, r.job_seq
-    `.execute(this.trx);
-    return result.rows.map((r) => ({ id: r.id, jobSeq: r.job_seq }));
+    return (await new RunRepository(this.trx).autoResume(resumes, now)).map((r) => ({ id: r.runId, jobSeq: r.jobSeq }));
   }
-}
-
-/** The update that moves each campaign of `advances` on (TickTransaction.createRunsAndAdvance). */
-function advanceCampaigns(advances: CampaignAdvance[]): RawBuilder<unknown> {
-  return sql`
-    update campaigns c
-    set next_run_at = v.next_run_at, active = v.active, no_account_streak = 0, updated_at = c.updated_at,
-      skipped_count = c.skipped_count + v.skipped,
-      last_skipped_at = greatest(c.last_skipped_at, v.last_skipped_at),
-      catch_up_through = v.catch_up_through
-    from unnest(
-      ${sql.val(advances.map((a) => a.id))}::uuid[],
-      ${sql.val(advances.map((a) => a.nextRunAt?.toISOString() ?? null))}::timestamptz[],
-      ${sql.val(advances.map((a) => a.active))}::boolean[],
-      ${sql.val(advances.map((a) => a.skipped))}::bigint[],
-      ${sql.val(advances.map((a) => a.lastSkippedAt?.toISOString() ?? null))}::timestamptz[],
-      ${sql.val(advances.map((a) => a.catchUpThrough?.toISOString() ?? null))}::timestamptz[]
-    ) as v(id, next_run_at, active, skipped, last_skipped_at, catch_up_through)
-    where c.id = v.id
-  `;
 }
