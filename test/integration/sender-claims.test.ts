@@ -1,4 +1,4 @@
-import { ClaimStatements, type JobClaim } from '../../services/sender/src/claim-statements.js';
+import { ClaimStatements, type JobClaim } from '../../services/sender/src/statements.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { claimAt, claimHelpers, sentAs, settleSentAndClaim } from './sender-claims.fixture.js';
 

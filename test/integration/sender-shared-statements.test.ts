@@ -1,4 +1,4 @@
-import { jobCloses, runLoads, runStarts } from '../../services/sender/src/shared-statements.js';
+import { jobCloses, runLoads, runStarts } from '../../services/sender/src/statements.js';
 import type { CloseRequest } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 

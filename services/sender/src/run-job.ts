@@ -24,9 +24,7 @@ import type { RunForSend, RunProgress } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import type { HealthPlan, LaneReport } from './lane-context.js';
-import { withEvents } from './reporting-events.js';
-import { runLanes } from './send-lanes.js';
+import { runLanes, type HealthPlan, type LaneReport } from './send-lanes.js';
 
 /**
  * One sender job: advance one run by at most SENDS_PER_JOB sends under its account's lock,
@@ -36,8 +34,7 @@ import { runLanes } from './send-lanes.js';
  * (withAccountLock), send (the lanes, send-lanes.ts), the account's health (planHealth,
  * applyHealth), decide the end (libs/core), apply it or hand over (applyDecision).
  */
-export async function processRunJob(input: SenderDeps, job: RunJobInput): Promise<Outcome> {
-  const deps = withEvents(input);
+export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
   const run = await loadJobRun(deps, job);
   if (typeof run === 'string') return run;
 
@@ -67,7 +64,7 @@ async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transpor
   // A start shares its statement with the sender's other jobs starting meanwhile (shared-statements.ts).
   if (run.status === 'queued' && !(await deps.starts.ask({ runId: run.runId, at: new Date(deps.clock.now()) }))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
-  const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
+  const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: Pick<LaneReport, 'floodWaits' | 'outcomes'>) => planHealth(deps, run, r) };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
   if (report.stop === 'account-unavailable') return 'no-account';
   const health = report.health ?? planHealth(deps, run, report);

@@ -17,17 +17,36 @@ import {
   isTransientDbError,
   type ClaimedTarget,
   type HealthWrite,
+  type RunForSend,
   type RunProgress,
   type SentSettlement,
   type TargetRef,
   type TargetSettlement,
 } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import { stopWith, type LaneClaim, type LaneContext, type LaneWrites, type PartNext } from './lane-context.js';
+import type { JobStop } from './send-lanes.js';
 
-// Every write of one job to its targets, behind one object: the claim, the delivery (`sent`),
-// the settlement of one part's answer, and the close. The SQL lives in libs/db (TargetSendRepository
-// and the account repository); this decides when each write goes and keeps it through an outage.
+// Every write of one job to its targets, behind one object: the claim, the stamp of a send as
+// begun, the delivery (`sent`), the settlement of one part's answer, and the close. The SQL lives
+// in libs/db; this decides when each write goes, keeps it through an outage, and tallies answers.
+
+/** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
+export type LaneClaim = ClaimedTarget | null | 'lost';
+
+/** What follows one part's answer: the chat's next part, the chat's end for this job, or its `sent` to write. */
+export type PartNext = 'next-part' | 'stop' | SentSettlement;
+
+/** What the answers of one job were, for its end (cooling counts flood waits and outcomes). */
+export interface AnswerTally {
+  delivered: number;
+  attempts: number;
+  /** when the platform made the account wait during this job */
+  floodWaits: number[];
+  /** one letter per chat finished, delivered (s) or failed for good (f) */
+  outcomes: string;
+  /** when the latest flood wait ends (0: none) */
+  blockedUntil: number;
+}
 
 /**
  * A delivered chat's `sent` rides on the job's next claim when one comes within this long;
@@ -37,8 +56,13 @@ const ANSWER_MAX_HOLD_MS = 100;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
 
-/** What the writes read of the job. */
-type WritesJob = Pick<LaneContext, 'run' | 'token' | 'leaseMs' | 'report'>;
+/** What the writes read of the job: its run, lease owner and lease length, and its stop (a write that fails stops the lanes). */
+interface WritesJob {
+  run: RunForSend;
+  token: string;
+  leaseMs: number;
+  stop: JobStop;
+}
 
 /**
  * The writes of one job. Claims go one at a time (group commit): lanes that reach their slots
@@ -48,7 +72,7 @@ type WritesJob = Pick<LaneContext, 'run' | 'token' | 'leaseMs' | 'report'>;
  * `unknown` per lane. Claims that stamp their sends (`sending`) and claims that type first are
  * never mixed in one statement.
  */
-export class JobWrites implements LaneWrites {
+export class JobWrites {
   /** lease end of each target this job claimed, by target key (an answer is retried until then) */
   private readonly leases = new Map<string, number>();
   /** a claim statement failed without an answer: it may have claimed a target no lane holds */
@@ -60,6 +84,7 @@ export class JobWrites implements LaneWrites {
   private timer: NodeJS.Timeout | null = null;
   private readonly flushes: Promise<unknown>[] = [];
   private readonly claims: GroupCommit<boolean, LaneClaim>;
+  private readonly answered: AnswerTally = { delivered: 0, attempts: 0, floodWaits: [], outcomes: '', blockedUntil: 0 };
 
   constructor(
     private readonly deps: JobDeps,
@@ -91,6 +116,36 @@ export class JobWrites implements LaneWrites {
     const { run, token } = this.job;
     const now = new Date(this.deps.clock.now());
     return (await this.durably([keyOf(target)], 'waiting', () => this.deps.targets.markSending(run.runId, target, token, null, now))) === true;
+  }
+
+  /**
+   * Stamps a held target's send as begun, right before its request (and the run's first send
+   * with it, when not yet known). 'stamped'; 'lost' when the lease was (the job stops); 'failed'
+   * when the write could not be made now (the caller gives the target back).
+   */
+  async stamp(target: TargetRef): Promise<'stamped' | 'lost' | 'failed'> {
+    const { deps, job } = this;
+    const { run, token } = job;
+    const now = deps.clock.now();
+    const at = new Date(now);
+    const firstKnown = run.firstSendAt !== null;
+    const stamped = await this.durably([keyOf(target)], 'stamp', () =>
+      firstKnown
+        ? deps.targets.markSending(run.runId, target, token, at, at).then((owned) => ({ owned, firstSend: false }))
+        : deps.targets.markTypedSending(run.runId, target, token, at, false),
+    );
+    if (stamped === undefined) return 'failed';
+    if (!stamped.owned) {
+      job.stop.with('lock-lost');
+      return 'lost';
+    }
+    if (stamped.firstSend) this.firstSent(now);
+    return 'stamped';
+  }
+
+  /** What the job's answers were so far. */
+  tally(): AnswerTally {
+    return { ...this.answered, floodWaits: [...this.answered.floodWaits] };
   }
 
   /** Puts a claimed target back as pending without counting an attempt. */
@@ -163,18 +218,22 @@ export class JobWrites implements LaneWrites {
       if (!isTransientDbError(error)) throw error;
       // The claim may have committed; its answers are held again (written alone, or by the close).
       for (const d of carried) this.delivered(d);
-      stopWith(job.report, 'storage');
+      job.stop.with('storage');
       this.claimLost = true;
       deps.events.emit('claim:lost', { runId: run.runId, error });
       return 'lost';
     }
     this.checkSettled(carried, claim.settled);
     for (const target of claim.claimed) this.leases.set(keyOf(target), claim.at + job.leaseMs);
-    if (claim.firstSend) {
-      run.firstSendAt = new Date(claim.at);
-      deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: claim.at - run.scheduledAt.getTime() });
-    }
+    if (claim.firstSend) this.firstSent(claim.at);
     return claim.claimed;
+  }
+
+  /** The run's first request went out at `at` (a claim or a stamp recorded it). */
+  private firstSent(at: number): void {
+    const { run } = this.job;
+    run.firstSendAt = new Date(at);
+    this.deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: at - run.scheduledAt.getTime() });
   }
 
   /**
@@ -227,7 +286,7 @@ export class JobWrites implements LaneWrites {
         return result;
       } catch (error) {
         if (!isTransientDbError(error)) throw error;
-        stopWith(job.report, 'storage');
+        job.stop.with('storage');
         if (failures === 0) deps.events.emit('answer:held', { runId, what, chatIds, error });
         if (deps.clock.now() + delay >= deadline) {
           deps.events.emit('answer:lost', { runId, what, chatIds, error });
@@ -248,7 +307,9 @@ export class JobWrites implements LaneWrites {
    */
   async result(target: ClaimedTarget, index: number, result: SendResult, firstPartStartedAt: number): Promise<PartNext> {
     const { deps, job } = this;
-    const { run, report } = job;
+    const { run } = job;
+    const tally = this.answered;
+    tally.attempts++;
     const now = deps.clock.now();
     const at = new Date(now);
     const scope = { runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index };
@@ -259,7 +320,7 @@ export class JobWrites implements LaneWrites {
       partCount: run.parts.length,
       now,
       firstPartStartedAt,
-      blockedUntil: report.blockedUntil,
+      blockedUntil: tally.blockedUntil,
       maxRetries: deps.settings.maxRetries,
       random: deps.random,
       platformDeduplicates: run.account.platformDeduplicates,
@@ -267,8 +328,8 @@ export class JobWrites implements LaneWrites {
     deps.events.emit('send:result', { ...scope, platform: run.account.platform, outcome });
     switch (outcome.kind) {
       case 'sent-last': {
-        report.delivered++;
-        report.outcomes += OUTCOME_SENT;
+        tally.delivered++;
+        tally.outcomes += OUTCOME_SENT;
         if (target.settling) deps.events.emit('send:settled', { ...scope, platform: run.account.platform });
         return {
           chatId: target.chatId,
@@ -280,15 +341,15 @@ export class JobWrites implements LaneWrites {
         };
       }
       case 'next-part': {
-        report.delivered++;
+        tally.delivered++;
         const owned = await this.durably([key], 'part', () => deps.targets.recordPart(run.runId, target, job.token, outcome.partsSent, outcome.messageId, at));
         if (!owned) deps.events.emit('lease:lost', scope);
         return owned ? 'next-part' : 'stop';
       }
       case 'account-wait': {
-        if (outcome.floodWait) report.floodWaits.push(now);
-        report.blockedUntil = outcome.blockedUntil;
-        stopWith(report, 'account-wait');
+        if (outcome.floodWait) tally.floodWaits.push(now);
+        tally.blockedUntil = outcome.blockedUntil;
+        job.stop.with('account-wait');
         await this.durably([key], 'flood wait', () => deps.repo.accounts.block(run.account.id, new Date(outcome.until), at));
         deps.events.emit('account:blocked', { ...scope, code: outcome.code, retryAfterMs: outcome.retryAfterMs });
         await this.release(target, outcome.until, outcome.code);
@@ -299,7 +360,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'stop-account': {
-        stopWith(report, 'account-unavailable');
+        job.stop.with('account-unavailable');
         await this.release(target, outcome.releaseAt, outcome.code);
         if (RESTRICTING_CODES.includes(outcome.code)) {
           // Not disconnected: restricted (cooling without an end) until an operator lifts it.
@@ -321,7 +382,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'fail': {
-        report.outcomes += OUTCOME_FAILED;
+        tally.outcomes += OUTCOME_FAILED;
         await this.settle(target, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
         // The chat joins the suppression list and its directory entry cannot send: one statement.
         const reason = cannotSendReasonOf(outcome.code);
