@@ -159,7 +159,7 @@ test('one statement claims a target for each waiting lane, in the order they cam
   ]);
 });
 
-// A sender's concurrent jobs share their claim statements (claim-statements.ts): one statement
+// A sender's concurrent jobs share their claim statements (statements.ts): one statement
 // settles and claims for several runs, each job's writes fenced by its own lease owner.
 
 test('one statement claims for several runs, each up to its own limit, and settles each job only what its lease still holds', async () => {

@@ -20,8 +20,8 @@ export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'cloc
 };
 
 /**
- * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests
- * run the job on the very wiring a replica runs (repositories, lock, pace, queue, media refs).
+ * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests run the job on the very
+ * wiring a replica runs (repositories, lock, pace, queue, media refs).
  */
 export function buildSenderDeps(i: SenderInputs): SenderDeps {
   const repo = senderRepositories(i.db);

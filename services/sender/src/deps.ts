@@ -38,7 +38,7 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
-  /** the run loads, starts and last writes this sender's jobs share (shared-statements.ts) */
+  /** the run loads, starts and last writes this sender's jobs share (statements.ts) */
   loads: SharedStatement<string, RunForSend | null>;
   starts: SharedStatement<{ runId: string; at: Date }, boolean>;
   closes: SharedStatement<CloseRequest, CloseResult>;

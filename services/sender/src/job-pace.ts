@@ -15,20 +15,77 @@ import { isTransientDbError, type RunForSend } from '@metronome/db';
 import type { ChatPace, PaceFloors, PaceReservation, SafeReservation } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import type { JobStop } from './send-lanes.js';
 
-// The pace of one job, with one owner: every limit a send meets before its request is written
-// (the account's and the chat's pace reserved in Redis, the human gap and the caps with the
-// warm-up, read from libs/core limits.ts), the spacing of the job's own writes, and the floors
-// it hands the account's next job. Cooling is met before the account's lock (run-job.ts).
+// The pace of one job, with one owner: every limit a send meets before its request is written (the account's and the
+// chat's pace reserved in Redis, the human gap and the caps with the warm-up, read from libs/core limits.ts), the
+// spacing of the job's own writes, and the floors it hands the account's next job.
+
+/** Why a job's lanes stopped before running out of due targets. */
+export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
+
+// Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish.
+const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost', 'error', 'storage', 'drain']);
+
+/** Why the job stopped (the first hard stop wins over soft ones), and its sleeps, woken at once by a drain. */
+export class JobStop {
+  private why: StopReason | null = null;
+  private readonly sleepers = new Set<() => void>();
+
+  constructor(private readonly deps: JobDeps) {}
+
+  get reason(): StopReason | null {
+    return this.why;
+  }
+
+  get hard(): boolean {
+    return this.why !== null && HARD_STOPS.has(this.why);
+  }
+
+  with(reason: StopReason): void {
+    if (this.why === null || (!HARD_STOPS.has(this.why) && HARD_STOPS.has(reason))) this.why = reason;
+  }
+
+  halted(): boolean {
+    return this.hard || this.deps.draining.aborted;
+  }
+
+  /** Sleeps `ms`, or less when the sender starts draining (the caller checks). */
+  async pause(ms: number): Promise<void> {
+    if (ms <= 0 || this.deps.draining.aborted) return;
+    await new Promise<void>((resolve) => {
+      this.sleepers.add(resolve);
+      void this.deps.sleep(Math.ceil(ms)).then(() => {
+        this.sleepers.delete(resolve);
+        resolve();
+      });
+    });
+  }
+
+  /** Sleeps until `at`; false when halted meanwhile. */
+  async until(at: number): Promise<boolean> {
+    for (;;) {
+      if (this.halted()) return false;
+      const wait = at - this.deps.clock.now();
+      if (wait <= 0) return true;
+      await this.pause(wait);
+    }
+  }
+
+  /** Wakes every sleeper when the sender starts draining (one listener per job); returns the unsubscribe. */
+  wakeOnDrain(): () => void {
+    const wake = () => {
+      for (const resolve of this.sleepers) resolve();
+      this.sleepers.clear();
+    };
+    this.deps.draining.addEventListener('abort', wake, { once: true });
+    return () => this.deps.draining.removeEventListener('abort', wake);
+  }
+}
 
 /** Waits shorter than this are not slept (a timer's grain on a busy event loop). */
 const TIMER_GRAIN_MS = 2;
 
-/**
- * After Redis lost an account's sends, its next send waits this much beyond the last one
- * PostgreSQL knows plus the least gap: a replica that lost its lock may still write a request.
- */
+/** After Redis lost an account's sends, the next waits this much beyond the last PostgreSQL knows: a replica that lost its lock may still write. */
 const REBUILD_MARGIN_MS = 1_000;
 
 /** A pace slot: send at `at`, or none (the lane yields; `chatWaitUntil` when only the chat's pace holds it). */
@@ -49,9 +106,7 @@ export interface PaceHolds {
 export interface JobPaceOptions {
   /** the pace in force: the configured one, lowered by a cooling and recovering since */
   perMinute: number;
-  /** the lanes asked for (one when the account has a human gap) */
   lanes: number;
-  /** slots the job may still take beyond those asked for */
   spare: () => number;
 }
 
@@ -62,12 +117,10 @@ export class JobPace {
   /** the slots' interval (the configured pace less core's PACE_MARGIN), and the configured one the writes keep */
   readonly intervalMs: number;
   readonly configuredIntervalMs: number;
-  /** the per-chat pace of this platform (sends per minute; 0: none) */
   readonly chatPerMinute: number;
   /** the furthest ahead a first part may reserve its slot; the longest a lane waits for a chat not due yet */
   readonly firstPartMaxWaitMs: number;
   readonly gateMaxWaitMs: number;
-  /** the longest pace interval a part may wait for (account or chat) */
   readonly partSpacingMs: number;
   private readonly burst: number;
   private readonly batches: PaceBatches;
@@ -104,11 +157,7 @@ export class JobPace {
     this.batches = new PaceBatches(deps, run.account.id, token, 60_000 / this.intervalMs, this.burst, options.spare);
   }
 
-  /**
-   * Reserves a slot for one part at most `maxWaitMs` ahead: the account's and, with `chatId`
-   * on a platform with one, the chat's. Nothing is slept. `leadMs`: the part's typing, which
-   * starts that much before its slot (a job that yields is due that much earlier).
-   */
+  /** Reserves a slot for one part at most `maxWaitMs` ahead: the account's and, with `chatId` on a platform with one, the chat's. Nothing is slept. */
   async slot(chatId: string | null, maxWaitMs: number, leadMs = 0): Promise<Slot> {
     const { deps, run } = this;
     const now = deps.clock.now();
@@ -150,11 +199,7 @@ export class JobPace {
     return result.reserved ? { ok: true } : { ok: false, until: now + result.waitMs };
   }
 
-  /**
-   * Sleeps until the slot, then as long as the job's record of when its lanes went ahead asks
-   * (a lane that woke late pushes the next). The moment is recorded synchronously, before the
-   * statement that precedes the write, so two lanes never go ahead together. False on a stop.
-   */
+  /** Sleeps until the slot, then as long as the job's record of when its lanes went ahead asks (a lane that woke late pushes the next). */
   async waitForSlot(at: number): Promise<boolean> {
     const { deps, stop } = this;
     // a slot within a timer's grain is taken at once: going that early stays inside the pace's margin
@@ -191,12 +236,7 @@ export class JobPace {
     return writtenAt > 0 && this.chatPerMinute > 0 ? writtenAt + 60_000 / this.chatPerMinute - this.deps.clock.now() : 0;
   }
 
-  /**
-   * Right before a request is written: keeps the job's writes one configured interval apart
-   * however long the statement before took (a stalled database releases lanes together).
-   * The write is recorded in the turn that lets it go, so lanes woken together never write
-   * together. Not cut short by a drain: the send is stamped and goes out.
-   */
+  /** Right before a request: keeps the job's writes one configured interval apart, however long the statement before took. */
   async spaceWrite(): Promise<WriteTurn> {
     const { deps } = this;
     for (;;) {
@@ -216,16 +256,11 @@ export class JobPace {
     }
   }
 
-  /** What the pace held the job back for. */
   held(): PaceHolds {
     return { ...this.holds };
   }
 
-  /**
-   * What the account's next job must wait for, handed to the shared pace with the lock's
-   * release: the pace only when the job's writes ran later than their slots (or its lock
-   * vanished with Redis), and the human gap from its last real write.
-   */
+  /** What the account's next job must wait for (its pace when the job's writes ran late, its human gap), given with the lock's release. */
   floors(lockLost: boolean): PaceFloors {
     this.foldLeftAt();
     const tat = Math.max(this.written.tat, this.sent.tat);
@@ -283,24 +318,14 @@ export class JobPace {
       return { reserved: false, lockLost: true };
     }
     const again = await deps.pace.safe.reserve(id, this.token, deps.clock.now(), perMinute, this.burst, chat, maxWaitMs, args);
-    // still not there: the lock went with it, and the job stops
     return 'rebuild' in again ? { reserved: false, lockLost: true } : again;
   }
 }
 
-/**
- * How far ahead a fast account's slots are reserved before its lanes ask: slots due within
- * this of the last one asked for are reserved in the same call, so a fast job makes a few
- * Redis calls instead of one per send. A slot not taken holds the account back by at most this.
- */
+/** How far ahead a fast account's slots are reserved in one call, so a fast job makes a few Redis calls instead of one per send. */
 export const RESERVE_AHEAD_MS = 20;
 
-/**
- * The job's plain pace reservations (no limits, no chat pace), one Redis call at a time (group
- * commit): lanes that ask while a call is out reserve together in the next (pace-reserve-many),
- * each slot the one a call of its own would have reserved, in order. A fast account's call also
- * reserves the slots due just after, up to what the job may still send (`spare`).
- */
+/** The job's plain pace reservations, one Redis call at a time: lanes that ask while a call is out reserve together in the next. */
 export class PaceBatches {
   private readonly reservations: GroupCommit<number, PaceReservation>;
   /** slots reserved ahead, in order: when each may be sent and until when it may be taken */
@@ -333,7 +358,6 @@ export class PaceBatches {
     });
   }
 
-  /** Reserves one slot of the account's pace at most `maxWaitMs` ahead. */
   reserve(maxWaitMs: number): Promise<PaceReservation> {
     const [slot] = this.takeAhead(this.deps.clock.now(), maxWaitMs, 1);
     return slot ? Promise.resolve(slot) : this.reservations.ask(maxWaitMs);

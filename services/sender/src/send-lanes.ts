@@ -7,44 +7,20 @@ import {
   targetHold,
   typingMs,
   waitsInline,
-  type CoolingReason,
   type MessageTemplate,
   type SendResult,
-  type StillPending,
 } from '@metronome/core';
-import type { ClaimedTarget, HealthWrite, RunForSend, RunProgress, TargetRef } from '@metronome/db';
+import type { ClaimedTarget, RunForSend, TargetRef } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
-import { JobPace, type PaceHolds } from './job-pace.js';
+import type { HealthPlan, LaneReport } from './job-report.js';
+import { JobPace, JobStop } from './job-pace.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { JobWrites, type AnswerTally } from './writes.js';
 
-// The lanes of one job: up to `lanes` chats at a time, each chat's parts in order through one
-// path (`sendChat`: content, typing, slot, stamp, request, answer), paced by the job's JobPace
-// and written through its JobWrites. Each piece of state has one owner: the pace its timing,
-// the writes the answers, JobStop why the job stopped, the lanes their claims.
-
-/** What a job's end does to its account's health: cool it, write what changed, or nothing. */
-export type HealthPlan =
-  | { kind: 'cool'; until: number; reason: CoolingReason; ms: number; paceFactor: number }
-  | { kind: 'write'; write: HealthWrite }
-  | { kind: 'unchanged' };
-
-/** Why a job's lanes stopped before running out of due targets. */
-export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
-
-/** What the lanes of one job did, for its end: the answers, the pace's holds, why they stopped, and the last write's reads. */
-export interface LaneReport extends AnswerTally, PaceHolds {
-  stop: StopReason | null;
-  /** the run's counts read with the job's last write (StillPending: only a pending target's due time; null: not read) */
-  progress: RunProgress | StillPending | null;
-  health: HealthPlan | null;
-  /** the health's write rode on the last write */
-  healthWritten: boolean;
-  /** the last write finished the run `success`: its end needs no statement */
-  finished: boolean;
-}
+// The lanes of one job: up to `lanes` chats at a time, each chat's parts in order through one path (`sendChat`: content, typing, slot, stamp, request,
+// answer), paced by the job's JobPace and written through its JobWrites.
 
 /** What the lanes of one job share. */
 interface LaneContext {
@@ -62,71 +38,7 @@ interface LaneContext {
   skipTypingOnce: boolean;
 }
 
-// Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish.
-const HARD_STOPS: ReadonlySet<StopReason> = new Set(['window', 'account-wait', 'account-unavailable', 'lock-lost', 'error', 'storage', 'drain']);
-
-/** Why the job stopped (the first hard stop wins over soft ones), and its sleeps, woken at once by a drain. */
-export class JobStop {
-  private why: StopReason | null = null;
-  private readonly sleepers = new Set<() => void>();
-
-  constructor(private readonly deps: JobDeps) {}
-
-  get reason(): StopReason | null {
-    return this.why;
-  }
-
-  get hard(): boolean {
-    return this.why !== null && HARD_STOPS.has(this.why);
-  }
-
-  with(reason: StopReason): void {
-    if (this.why === null || (!HARD_STOPS.has(this.why) && HARD_STOPS.has(reason))) this.why = reason;
-  }
-
-  /** A hard stop, or the sender draining. */
-  halted(): boolean {
-    return this.hard || this.deps.draining.aborted;
-  }
-
-  /** Sleeps `ms`, or less when the sender starts draining (the caller checks). */
-  async pause(ms: number): Promise<void> {
-    if (ms <= 0 || this.deps.draining.aborted) return;
-    await new Promise<void>((resolve) => {
-      this.sleepers.add(resolve);
-      void this.deps.sleep(Math.ceil(ms)).then(() => {
-        this.sleepers.delete(resolve);
-        resolve();
-      });
-    });
-  }
-
-  /** Sleeps until `at`; false when halted meanwhile. */
-  async until(at: number): Promise<boolean> {
-    for (;;) {
-      if (this.halted()) return false;
-      const wait = at - this.deps.clock.now();
-      if (wait <= 0) return true;
-      await this.pause(wait);
-    }
-  }
-
-  /** Wakes every sleeper when the sender starts draining (one listener per job); returns the unsubscribe. */
-  wakeOnDrain(): () => void {
-    const wake = () => {
-      for (const resolve of this.sleepers) resolve();
-      this.sleepers.clear();
-    };
-    this.deps.draining.addEventListener('abort', wake, { once: true });
-    return () => this.deps.draining.removeEventListener('abort', wake);
-  }
-}
-
-/**
- * Sends a run's due targets with up to `lanes` chats in parallel, at most SENDS_PER_JOB parts.
- * A lane takes its slot first and claims at the slot, so a target is held only while its
- * request goes out. Sets `floors` to what the account's next job must wait for.
- */
+/** Sends a run's due targets with up to `lanes` chats in parallel, at most SENDS_PER_JOB parts. */
 export async function runLanes(
   deps: JobDeps,
   run: RunForSend,
@@ -214,11 +126,7 @@ async function lane(deps: JobDeps, ctx: LaneContext): Promise<void> {
   }
 }
 
-/**
- * A chat's first part, prepared before its chat is known: `slotAt` its account slot, `typing`
- * how long it types first (then it was claimed `typing` before its slot, not stamped), and
- * `stamped` when the claim stamped it at its slot.
- */
+/** A chat's first part, prepared before its chat was known, with its slot, its typing (claimed that long before the slot) and whether the claim stamped it. */
 interface FirstPart {
   prepared: PreparedPart;
   slotAt: number;
@@ -267,7 +175,14 @@ async function claimAtSlot(deps: JobDeps, ctx: LaneContext, dueAt: number): Prom
 async function sendChat(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, first: FirstPart): Promise<void> {
   const { run, writes } = ctx;
   const upload = 'failure' in first.prepared ? undefined : first.prepared.upload;
-  const tooLong = chatTextOverLimit(run.parts, ctx.templates, ctx.transport.textLimits, { runId: run.runId, chatId: target.chatId }, target.vars ?? null, target.partsSent);
+  const tooLong = chatTextOverLimit(
+    run.parts,
+    ctx.templates,
+    ctx.transport.textLimits,
+    { runId: run.runId, chatId: target.chatId },
+    target.vars ?? null,
+    target.partsSent,
+  );
   if (tooLong) {
     // longer than the platform takes once rendered for this chat: the chat fails whole, nothing sent
     await upload?.settle(null);
@@ -328,12 +243,7 @@ function isRefRefused(result: SendResult): boolean {
   return result.kind === 'rejected' && result.code === MEDIA_REF_INVALID;
 }
 
-/**
- * Gets part `index` of a held target ready to write, in one order for every part: its content,
- * its slot, its typing, the slot slept out, the chat's own pace, then the stamp. A first part
- * comes with what was done before its claim. Null when the lane stopped instead (the target is
- * back to pending, its delivered parts kept).
- */
+/** Gets part `index` of a held target ready to write, in one order for every part: content, slot, typing, the slot slept out, the chat's pace, the stamp. */
 async function writable(
   deps: JobDeps,
   ctx: LaneContext,
@@ -434,27 +344,14 @@ async function transmit(
   return result;
 }
 
-/** The part to send; on a platform that uploads with a send, the first lane to need a media gets `upload` (and reports through it). */
+/** The part to send; a media's comes from the account's media references (media-refs.ts). */
 async function outgoingPart(deps: JobDeps, ctx: LaneContext, index: number): Promise<PreparedPart> {
   const part = ctx.run.parts[index]!;
   if (part.type === 'text') return { part: { type: 'text', text: part.text } };
-  const media = await deps.media.resolve(ctx.transport, ctx.account, part.mediaId, deps.clock.now());
-  if (!media.ok) return { failure: media.result };
-  return {
-    part: {
-      type: 'media',
-      mediaRef: media.ref,
-      contentType: media.contentType,
-      filename: media.filename,
-      ...(part.caption ? { caption: part.caption } : {}),
-      ...(media.upload ? { upload: media.upload.content } : {}),
-    },
-    ...(media.upload ? { upload: media.upload } : {}),
-  };
+  return deps.media.prepare(ctx.transport, ctx.account, part, deps.clock.now());
 }
 
-// Typing first (CONTRACT §3, accounts: `typing`) is taken from the wait the pace imposes: it
-// starts before the part's slot, so the part still goes at its slot.
+// Typing first (CONTRACT §3) is taken from the wait the pace imposes: it ends at the part's slot.
 
 /** How long the chat sees the account typing before `part`, ms (0: no typing, or the job's first send after a platform wait). */
 function typingAhead(ctx: LaneContext, part: OutgoingPart): number {
@@ -473,11 +370,7 @@ function backFromPlatformWait(target: ClaimedTarget): boolean {
   return hold === 'slow_mode' || hold === 'flood_wait';
 }
 
-/**
- * Shows typing from `slot - ms` (or now) for `ms`, renewed as often as the transport's indicator
- * fades. Returns when the part may go (never before the slot, nor before the job's writes and
- * least gap allow), or null when the job stopped meanwhile.
- */
+/** Shows typing from `slot - ms` (or now) for `ms`, renewed as often as the transport's indicator fades. */
 async function typeBeforeSlot(deps: JobDeps, ctx: LaneContext, to: TargetRef, part: OutgoingPart, ms: number, slot: number): Promise<number | null> {
   const { stop } = ctx;
   const slotAt = ctx.pace.writableAt(slot);

@@ -10,9 +10,7 @@ import {
   type TargetSendRepository,
 } from '@metronome/db';
 
-// The statements a sender's concurrent jobs share (group commit): their claims, run loads,
-// starts and last writes. A statement and its commit cost far more than its rows
-// (bench/micro/statement-cost.mjs), so jobs that share statements cost fewer per send.
+// The statements a sender's concurrent jobs share (group commit): their claims, run loads, starts and last writes.
 
 /** One job's claim: its run, lease owner, held answers and lanes waiting, and how long it leases. */
 export type JobClaim = Omit<ClaimRequest, 'leaseUntil'> & { leaseMs: number };
@@ -22,28 +20,13 @@ export type JobClaimed = ClaimResult & { at: number };
 
 type Outcome = { claimed: JobClaimed } | { error: unknown };
 
-/**
- * How many claim statements a sender has out at once. One makes the fewest statements and the
- * most sends per second, but the first claims of a burst of due runs all wait behind it; two
- * keep first runs on time (bench/results/HISTORY.md). On time first, then fast. Still few, so
- * that under load jobs wait for one and share the next.
- */
+/** How many claim statements a sender has out at once. */
 const STATEMENTS_OUT = 2;
 
 /**
- * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's
- * JobWrites does for its lanes): a job's claim goes out at once when fewer than
- * STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are
- * out wait, then go together in the next, one statement for all (settleSentAndClaimMany).
- * Each job's writes stay fenced by its own lease owner, and each claims for its own run only.
- * A job's answers held too long for a claim to carry them go the same way, as a claim of no
- * target (JobWrites in writes.ts).
- * A statement and its commit cost PostgreSQL and this process far more than its rows do
- * (bench/micro/statement-cost.mjs), so jobs that share statements cost fewer per send.
- *
- * A statement that fails for a reason that is not transient is tried again once per job, each
- * alone, so one run's bad row fails only its own job, never the others it shared a statement with.
- * Claims that stamp their sends (`sending`) and claims that do not (typing first) are never mixed.
+ * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's JobWrites does for its lanes): a job's claim goes out at once
+ * when fewer than STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are out wait, then go together in the next, one
+ * statement for all (settleSentAndClaimMany).
  */
 export class ClaimStatements {
   private readonly statements: GroupCommit<boolean, Outcome, JobClaim>;
@@ -87,13 +70,9 @@ export class ClaimStatements {
 
 type Answer<R> = { value: R } | { error: unknown };
 
-
 /**
- * One statement for the requests of several of a sender's jobs (group commit, as its claims
- * share theirs in statements.ts): a job's request goes out at once when fewer than
- * `maxOut` statements of this kind are out; jobs that ask while that many are out go together
- * in the next, one statement for all. A statement that fails for a reason that is not transient
- * is tried again once per request, each alone, so one run's bad row fails only its own job.
+ * One statement for the requests of several of a sender's jobs (group commit, as its claims share theirs in statements.ts): a job's request goes out at
+ * once when fewer than `maxOut` statements of this kind are out; jobs that ask while that many are out go together in the next, one statement for all.
  */
 export class SharedStatement<Q, R> {
   private readonly statements: GroupCommit<true, Answer<R>, { request: Q }>;
@@ -127,9 +106,8 @@ export class SharedStatement<Q, R> {
 }
 
 /**
- * The sender's run starts (queued → running, its suppressed chats skipped: markRunningMany),
- * each run stamped with the moment its own job asked (its account's lock taken); true when the
- * run started, false when it is no longer open.
+ * The sender's run starts (queued → running, its suppressed chats skipped: markRunningMany), each run stamped with the moment its own job asked (its
+ * account's lock taken); true when the run started, false when it is no longer open.
  */
 export function runStarts(runs: Pick<RunRepository, 'markRunningMany'>, clock: Clock, maxOut?: number): SharedStatement<{ runId: string; at: Date }, boolean> {
   return new SharedStatement(async (starts) => {
@@ -144,8 +122,8 @@ export function runLoads(runs: Pick<RunRepository, 'loadRunMany'>, dueLimit: num
 }
 
 /**
- * The sender's jobs' last writes (settleSentAndCountMany): each job's deliveries left, its
- * account's health, its run's counts, and the finish of a run whose every target is then sent.
+ * The sender's jobs' last writes (settleSentAndCountMany): each job's deliveries left, its account's health, its run's counts, and the finish of a run
+ * whose every target is then sent.
  */
 export function jobCloses(
   targets: Pick<TargetSendRepository, 'settleSentAndCountMany'>,

@@ -24,11 +24,10 @@ import {
   type TargetSettlement,
 } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import type { JobStop } from './send-lanes.js';
+import type { JobStop } from './job-pace.js';
 
-// Every write of one job to its targets, behind one object: the claim, the stamp of a send as
-// begun, the delivery (`sent`), the settlement of one part's answer, and the close. The SQL lives
-// in libs/db; this decides when each write goes, keeps it through an outage, and tallies answers.
+// Every write of one job to its targets, behind one object: the claim, the stamp of a send as begun, the delivery
+// (`sent`), the settlement of one part's answer, and the close.
 
 /** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
 export type LaneClaim = ClaimedTarget | null | 'lost';
@@ -40,7 +39,6 @@ export type PartNext = 'next-part' | 'stop' | SentSettlement;
 export interface AnswerTally {
   delivered: number;
   attempts: number;
-  /** when the platform made the account wait during this job */
   floodWaits: number[];
   /** one letter per chat finished, delivered (s) or failed for good (f) */
   outcomes: string;
@@ -48,10 +46,7 @@ export interface AnswerTally {
   blockedUntil: number;
 }
 
-/**
- * A delivered chat's `sent` rides on the job's next claim when one comes within this long;
- * otherwise it is written alone, so an answer never waits out a pace interval in memory.
- */
+/** A delivered chat's `sent` rides on the job's next claim within this long, else it is written alone. */
 const ANSWER_MAX_HOLD_MS = 100;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
@@ -64,14 +59,7 @@ interface WritesJob {
   stop: JobStop;
 }
 
-/**
- * The writes of one job. Claims go one at a time (group commit): lanes that reach their slots
- * while a claim is out claim together in the next, which also carries every delivery held.
- * Each claim goes in the sender's shared claim statement (claim-statements.ts). No lane claims
- * before its slot, and each claimed target belongs to one lane, so a crash leaves at most one
- * `unknown` per lane. Claims that stamp their sends (`sending`) and claims that type first are
- * never mixed in one statement.
- */
+/** The writes of one job. */
 export class JobWrites {
   /** lease end of each target this job claimed, by target key (an answer is retried until then) */
   private readonly leases = new Map<string, number>();
@@ -79,7 +67,6 @@ export class JobWrites {
   private claimLost = false;
   /** targets (keys) whose requests were written and whose answers could not be recorded in time */
   private readonly unrecorded: string[] = [];
-  /** delivered chats not yet written as `sent` */
   private answers: SentSettlement[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly flushes: Promise<unknown>[] = [];
@@ -118,11 +105,7 @@ export class JobWrites {
     return (await this.durably([keyOf(target)], 'waiting', () => this.deps.targets.markSending(run.runId, target, token, null, now))) === true;
   }
 
-  /**
-   * Stamps a held target's send as begun, right before its request (and the run's first send
-   * with it, when not yet known). 'stamped'; 'lost' when the lease was (the job stops); 'failed'
-   * when the write could not be made now (the caller gives the target back).
-   */
+  /** Stamps a held target's send as begun, right before its request ('lost': the lease was; 'failed': the caller gives it back). */
   async stamp(target: TargetRef): Promise<'stamped' | 'lost' | 'failed'> {
     const { deps, job } = this;
     const { run, token } = job;
@@ -143,7 +126,6 @@ export class JobWrites {
     return 'stamped';
   }
 
-  /** What the job's answers were so far. */
   tally(): AnswerTally {
     return { ...this.answered, floodWaits: [...this.answered.floodWaits] };
   }
@@ -153,13 +135,7 @@ export class JobWrites {
     await this.settle(target, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
   }
 
-  /**
-   * The job's last write, once every lane has stopped: the deliveries left and, unless a claim
-   * was lost, the run's counts read in the same statement, carrying `health`, and finishing the
-   * run when every target is then sent (`finished`: the end libs/core decides for it, written
-   * without a statement of its own). A lost claim's targets are then given back. Rethrows a
-   * write that failed for good.
-   */
+  /** The job's last write once every lane stopped: the deliveries left, the run's counts, `health`, and the finish of a run fully sent. */
   async close(
     health: { accountId: string; write: HealthWrite } | null,
   ): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean; finished: boolean }> {
@@ -180,7 +156,6 @@ export class JobWrites {
       );
       if (released) deps.events.emit('claim:released', { runId: job.run.runId, released });
     } else {
-      // shares its statement with the sender's other jobs ending meanwhile (shared-statements.ts)
       const write = () => deps.closes.ask({ runId: job.run.runId, owner: job.token, sent: batch, health });
       // an answer is written through an outage; a count alone is not worth waiting for
       const chatIds = batch.map(keyOf);
@@ -236,10 +211,7 @@ export class JobWrites {
     this.deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: at - run.scheduledAt.getTime() });
   }
 
-  /**
-   * Writes delivered chats as `sent`, through an outage if need be, in the sender's next claim
-   * statement as a claim of no target (limit 0): they share its round trip with the other jobs' claims.
-   */
+  /** Writes delivered chats as `sent` (through an outage) in the sender's next claim statement, as a claim of no target. */
   private async writeSent(sent: SentSettlement[]): Promise<void> {
     if (sent.length === 0) return;
     const { deps, job } = this;
@@ -257,22 +229,14 @@ export class JobWrites {
     this.deps.events.emit('lease:lost', { runId: this.job.run.runId, accountId: this.job.run.account.id, chatId });
   }
 
-  /**
-   * Moves a claimed target out of flight without a delivery, fenced by the lease and kept
-   * through an outage. False when the lease was lost or the write could not be made.
-   */
+  /** Moves a claimed target out of flight without a delivery, fenced by the lease and kept through an outage. */
   private async settle(target: TargetRef, settlement: TargetSettlement): Promise<boolean> {
     const { deps, job } = this;
     const at = new Date(deps.clock.now());
     return (await this.durably([keyOf(target)], 'settle', () => deps.targets.settle(job.run.runId, target, job.token, settlement, at))) === true;
   }
 
-  /**
-   * Writes an answer the platform gave, however long the database is away, as long as the
-   * targets' leases last: a known answer is lost only by a process that dies. The first
-   * failure stops every lane from claiming. Undefined when the leases ran out first (the
-   * targets then expire as `unknown`, which is what a written request without an answer is).
-   */
+  /** Writes an answer through a database outage while the targets' leases last: a known answer is lost only with its process. */
   private async durably<T>(chatIds: string[] /* target keys */, what: string, write: () => Promise<T>): Promise<T | undefined> {
     const { deps, job } = this;
     const runId = job.run.runId;
@@ -299,12 +263,7 @@ export class JobWrites {
     }
   }
 
-  /**
-   * Records one part's answer: 'next-part' when the chat's next part may follow, 'stop' when the
-   * chat is done for this job, or the `sent` settlement of a chat whose last part was delivered
-   * (the lane hands it to `delivered`). What the answer means is decided in libs/core
-   * (decideSendOutcome); this applies it: writes, and events (sender-events.ts).
-   */
+  /** Records one part's answer (what it means: libs/core decideSendOutcome): the chat's next part, its stop, or its `sent`. */
   async result(target: ClaimedTarget, index: number, result: SendResult, firstPartStartedAt: number): Promise<PartNext> {
     const { deps, job } = this;
     const { run } = job;
@@ -412,9 +371,7 @@ export class JobWrites {
         return 'stop';
       }
       case 'chat-moved': {
-        // Not delivered: the chat lives under a new id. The target is renamed (here and in the
-        // campaign's targets) and due at once, no attempt counted; if the new id is already a
-        // target of this run, this one is skipped so that chat gets the message once.
+        // renamed to the chat's new id and due at once (skipped when the new id is already a target: the chat gets it once)
         const moved =
           (await this.durably([key], 'move', () =>
             deps.targets.moveTarget(run.runId, run.campaignId, target, outcome.newChatId, job.token, outcome.code, at),
