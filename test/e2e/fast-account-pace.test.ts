@@ -3,11 +3,11 @@ import { runsToEnd, startStack, type Stack } from '../helpers/stack.js';
 
 // Fast accounts, judged at the platform. At 6,000 a minute (one send every 10 ms) a job's pace
 // call also reserves the slots due in the next 20 ms, and its lanes take them without a call
-// (services/sender/src/gate.ts, PaceBatches); a job that ends with some not taken leaves them
+// (services/sender/src/job-pace.ts, PaceBatches); a job that ends with some not taken leaves them
 // unused. Two senders, ten lanes per account, jobs of 20 sends handed from replica to replica:
 // the sandbox must never see an account faster than its pace, nor a chat twice. The pace is
 // held twice, by the shared reservations and by each job's own spacing of its writes
-// (gate.ts, spaceWrite): with both broken (reservations at twice the pace, no spacing) this goes red.
+// (job-pace.ts, spaceWrite): with both broken (reservations at twice the pace, no spacing) this goes red.
 const ACCOUNTS = 2;
 const CHATS = 600;
 const PER_MINUTE = 6_000;

@@ -1,4 +1,4 @@
-import { ClaimStatements, type JobClaim } from '../../services/sender/src/claim-statements.js';
+import { ClaimStatements, type JobClaim } from '../../services/sender/src/statements.js';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { claimAt, claimHelpers, sentAs, settleSentAndClaim } from './sender-claims.fixture.js';
 
@@ -159,7 +159,7 @@ test('one statement claims a target for each waiting lane, in the order they cam
   ]);
 });
 
-// A sender's concurrent jobs share their claim statements (claim-statements.ts): one statement
+// A sender's concurrent jobs share their claim statements (statements.ts): one statement
 // settles and claims for several runs, each job's writes fenced by its own lease owner.
 
 test('one statement claims for several runs, each up to its own limit, and settles each job only what its lease still holds', async () => {

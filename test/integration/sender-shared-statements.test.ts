@@ -1,9 +1,9 @@
-import { jobCloses, runLoads, runStarts } from '../../services/sender/src/shared-statements.js';
+import { jobCloses, runLoads, runStarts } from '../../services/sender/src/statements.js';
 import type { CloseRequest } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // A sender's jobs that load or start their runs together share one statement
-// (shared-statements.ts): each run loaded as loadRun alone; each started (queued → running) at
+// (statements.ts): each run loaded as loadRun alone; each started (queued → running) at
 // its own job's moment, its suppressed chats skipped, as markRunning alone.
 
 let h: SenderHarness;

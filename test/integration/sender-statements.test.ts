@@ -28,14 +28,14 @@ function counted<T extends object>(repo: T, calls: Map<string, number>): T {
 
 // The harness's sleeps are instant: the second and third lanes reach their slots while the first
 // lane's claim is out, and share the next claim statement (JobWrites in writes.ts); likewise their
-// pace reservations share one Redis call (gate.ts, PaceBatches).
+// pace reservations share one Redis call (job-pace.ts, PaceBatches).
 test('a run of three chats on three lanes: load, start, a claim for the first lane and one for the two that came to their slots meanwhile, one last write with the counts, the account health and the finish', async () => {
   const { tenantId, accountId } = await h.seedAccount({ groupConcurrency: 3, maxSendPerMinute: 600 });
   const runId = await h.seedRun({ tenantId, accountId, targets: ['a', 'b', 'c'], parts: [{ type: 'text', text: 'hi' }] });
   const calls = new Map<string, number>();
   const repo = h.deps.repo;
   h.deps.repo = { runs: counted(repo.runs, calls), accounts: counted(repo.accounts, calls), mediaRefs: counted(repo.mediaRefs, calls) };
-  // the job's load and start go through the sender's shared statements (shared-statements.ts), which hold the repository itself
+  // the job's load and start go through the sender's shared statements (statements.ts), which hold the repository itself
   const markRunningMany = repo.runs.markRunningMany.bind(repo.runs);
   repo.runs.markRunningMany = (...args) => {
     calls.set('markRunningMany', (calls.get('markRunningMany') ?? 0) + 1);
@@ -59,7 +59,7 @@ test('a run of three chats on three lanes: load, start, a claim for the first la
   // alone. The batching itself is unchanged.
   let pairReserved: () => void = () => undefined;
   const othersAtSlots = new Promise<void>((resolve) => (pairReserved = resolve));
-  // the job's claims go through the sender's shared claim statements (claim-statements.ts)
+  // the job's claims go through the sender's shared claim statements (statements.ts)
   const claim = h.deps.targets.settleSentAndClaimMany.bind(h.deps.targets);
   h.deps.targets.settleSentAndClaimMany = async (...args) => {
     calls.set('settleSentAndClaimMany', (calls.get('settleSentAndClaimMany') ?? 0) + 1);

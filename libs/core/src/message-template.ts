@@ -182,3 +182,26 @@ export function usesBuiltins(texts: (string | undefined)[]): boolean {
     return compiled.ok && compiled.template?.builtins === true;
   });
 }
+
+/** A message part as far as rendering goes: a text, or a media with its caption. */
+export type TemplatedPart = { type: 'text'; text: string } | { type: 'media'; caption?: string | undefined };
+
+/**
+ * Compiles a run's parts once per job (null: plain, sent as it is). A text the API would refuse
+ * today (saved before templates were checked) is sent as written: a stored campaign never starts failing.
+ */
+export function compileParts(parts: TemplatedPart[]): (MessageTemplate | null)[] {
+  return parts.map((p) => {
+    const text = p.type === 'text' ? p.text : p.caption;
+    if (text === undefined) return null;
+    const compiled = compileText(text);
+    return compiled.ok ? compiled.template : null;
+  });
+}
+
+/** The part as one chat receives it: its variables filled in and its variations picked for (run, chat, part). */
+export function personalPart<P extends TemplatedPart>(part: P, template: MessageTemplate | null, key: RenderKey, vars: TargetVars | null): P {
+  if (template === null) return part;
+  if (part.type === 'text') return { ...part, text: renderText(template, key, vars) };
+  return part.caption === undefined ? part : { ...part, caption: renderText(template, key, vars) };
+}

@@ -11,7 +11,7 @@
  * up to one send too many in a window: at 600/min a window of 1 s then needs 120 ms of jitter
  * before it could see a twelfth send. Two per cent of an account's rate is the price. A job's own
  * requests keep the configured interval among themselves, from when each really left (sender
- * gate.ts): the margin absorbs their jitter, a request that left later pushes the next. (At the
+ * job-pace.ts): the margin absorbs their jitter, a request that left later pushes the next. (At the
  * slots' interval there, every late request pushed all the rest: 1,000 sends at 600/min took 1.11
  * of the ideal.)
  */

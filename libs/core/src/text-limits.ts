@@ -1,5 +1,6 @@
 // A platform's longest text and caption, checked on what one chat receives (rendered), not on
 // the template: variables and variations change the length per chat.
+import { renderText, type MessageTemplate, type TargetVars, type TemplatedPart } from './message-template.js';
 import type { SendFailure } from './send-result.js';
 
 /** The longest text and caption a platform takes, in UTF-16 code units. */
@@ -32,4 +33,28 @@ export function textOverLimit(parts: RenderedText[], limits: TextLimits, firstIn
     }
   }
   return null;
+}
+
+/**
+ * The failure of a chat one of whose parts, from `from` on, is longer once rendered for it than
+ * the platform takes, or null: checked before its first part goes, so a chat gets all or none.
+ */
+export function chatTextOverLimit(
+  parts: TemplatedPart[],
+  templates: (MessageTemplate | null)[],
+  limits: TextLimits | undefined,
+  key: { runId: string; chatId: string },
+  vars: TargetVars | null,
+  from: number,
+): SendFailure | null {
+  if (!limits) return null;
+  const rendered: RenderedText[] = [];
+  for (let index = from; index < parts.length; index++) {
+    const part = parts[index]!;
+    const template = templates[index] ?? null;
+    const text = part.type === 'text' ? part.text : part.caption;
+    const final = template === null || text === undefined ? text : renderText(template, { ...key, partIndex: index }, vars);
+    rendered.push(part.type === 'text' ? { type: 'text', text: final ?? '' } : final === undefined ? { type: 'media' } : { type: 'media', caption: final });
+  }
+  return textOverLimit(rendered, limits, from);
 }

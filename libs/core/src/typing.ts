@@ -31,3 +31,11 @@ export function typingMs(typing: AccountTyping, part: TypedPart): number {
   const wanted = chars > 0 ? (chars / typing.charsPerSecond) * 1000 : part.type === 'media' ? MEDIA_TYPING_MS : 0;
   return Math.round(Math.min(typing.maxSeconds * 1000, wanted));
 }
+
+/**
+ * Whether a job's first send follows a platform wait that just ended (within `withinMs` of its
+ * end, as the job deferred by it does): that send goes without typing, which would add to the wait.
+ */
+export function followsPlatformWait(blockedUntil: Date | null, now: number, withinMs: number): boolean {
+  return blockedUntil !== null && blockedUntil.getTime() <= now && now - blockedUntil.getTime() <= withinMs;
+}

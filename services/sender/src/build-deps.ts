@@ -4,15 +4,14 @@ import { RunQueue } from '@metronome/queue';
 import { AccountLock, AccountPace, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import type { SenderConfig } from './config.js';
 import type { SenderDeps, SenderSettings } from './deps.js';
-import { ClaimStatements } from './claim-statements.js';
 import { MediaRefs } from './media-refs.js';
-import { jobCloses, runLoads, runStarts } from './shared-statements.js';
+import { reportingEvents } from './reporting-events.js';
+import { ClaimStatements, jobCloses, runLoads, runStarts } from './statements.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
-export type SenderInputs = Pick<
-  SenderDeps,
-  'transports' | 'secretsKeys' | 'clock' | 'events' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'
-> & {
+export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'clock' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'> & {
+  /** the event bus; absent: one wired to `metrics` and `logger` */
+  events?: SenderDeps['events'];
   db: Parameters<typeof senderRepositories>[0];
   /** the app connection, shared with the caller, who closes it */
   redis: ConstructorParameters<typeof RunQueue>[0];
@@ -21,8 +20,8 @@ export type SenderInputs = Pick<
 };
 
 /**
- * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests
- * run the job on the very wiring a replica runs (repositories, lock, pace, queue, media refs).
+ * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests run the job on the very
+ * wiring a replica runs (repositories, lock, pace, queue, media refs).
  */
 export function buildSenderDeps(i: SenderInputs): SenderDeps {
   const repo = senderRepositories(i.db);
@@ -42,7 +41,7 @@ export function buildSenderDeps(i: SenderInputs): SenderDeps {
     media: new MediaRefs(repo),
     secretsKeys: i.secretsKeys,
     clock: i.clock,
-    ...(i.events && { events: i.events }),
+    events: i.events ?? reportingEvents(i.metrics, i.logger),
     logger: i.logger,
     metrics: i.metrics,
     settings: i.settings,

@@ -4,9 +4,8 @@ import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
 import type { Transport } from '@metronome/transports';
-import type { ClaimStatements } from './claim-statements.js';
 import type { MediaRefs } from './media-refs.js';
-import type { SharedStatement } from './shared-statements.js';
+import type { ClaimStatements, SharedStatement } from './statements.js';
 import type { SenderEvents } from './sender-events.js';
 
 export interface SenderSettings {
@@ -39,7 +38,7 @@ export interface SenderDeps {
   targets: TargetSendRepository;
   /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
-  /** the run loads, starts and last writes this sender's jobs share (shared-statements.ts) */
+  /** the run loads, starts and last writes this sender's jobs share (statements.ts) */
   loads: SharedStatement<string, RunForSend | null>;
   starts: SharedStatement<{ runId: string; at: Date }, boolean>;
   closes: SharedStatement<CloseRequest, CloseResult>;
@@ -52,8 +51,7 @@ export interface SenderDeps {
   secretsKeys: Buffer[];
   clock: Clock;
   /** what the job reports (send results, outcomes, waits…); subscribers make the metrics and log lines */
-  events?: SenderEvents;
-  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts `withEvents`) */
+  events: SenderEvents;
   logger: Logger;
   metrics: Metrics;
   settings: SenderSettings;
@@ -63,5 +61,5 @@ export interface SenderDeps {
   draining: AbortSignal;
 }
 
-/** The deps a job's code takes: with their event bus (reporting-events.ts `withEvents`, called by processRunJob). */
-export type JobDeps = SenderDeps & { events: SenderEvents };
+/** The deps a job's code takes. */
+export type JobDeps = SenderDeps;

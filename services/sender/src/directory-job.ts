@@ -25,11 +25,8 @@ export interface DirectoryJobDeps {
 const SYNC_LIMIT_MS = 10 * 60_000;
 
 /**
- * One sync of an account's chat directory (CONTRACT §3, "Chat directory"): load the account,
- * open its credentials as a send does, and let its platform's transport list its chats into
- * the directory. A platform without a listing is `unsupported`; a sync cut short is `failed`
- * (asking again starts it over); one the platform put off (`backing_off`) is queued again for its
- * `until`. The transport reports its own progress and failures.
+ * One sync of an account's chat directory (CONTRACT §3, "Chat directory"): load the account, open its credentials as a send does, and let its platform's
+ * transport list its chats into the directory.
  */
 export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): Promise<void> {
   const now = () => new Date(deps.clock.now());
@@ -42,8 +39,7 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
     deps.events.emit('directory:synced', { accountId, platform: account.platform, status: 'unsupported', size: 0, heldMs: deps.clock.now() - started });
     return;
   }
-  // The account's one socket is open on another replica (WhatsApp): leave the sync to come back
-  // then, rather than take the socket over, as a send job does.
+  // The account's one socket is open on another replica (WhatsApp): leave the sync to come back then, rather than take the socket over, as a send job does.
   const readiness = await transport.readiness?.(accountId);
   if (readiness && !readiness.ready) {
     await deps.retryAt(accountId, new Date(deps.clock.now() + readiness.retryAfterMs));

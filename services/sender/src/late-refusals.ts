@@ -15,11 +15,8 @@ export interface LateRefusalDeps {
 }
 
 /**
- * What the sender does with a message WhatsApp refused after the write (the transport's
- * MessageRefusal): the target moves from `sent` to `failed`, or `unknown` when the refusal is
- * ambiguous. A 463's hold on the account's new chats is the transport's (new-chats.ts, kept in
- * PostgreSQL). A refusal may come before the lane has written the target as sent: it looks again
- * a few times.
+ * What the sender does with a message WhatsApp refused after the write (the transport's MessageRefusal): the target moves from `sent` to `failed`, or
+ * `unknown` when the refusal is ambiguous.
  */
 export function lateRefusalRecorder(d: LateRefusalDeps): (r: MessageRefusal) => void {
   const retries = d.retries ?? 5;

@@ -2,11 +2,7 @@ import type { SendOutcome } from '@metronome/core';
 import { subscribe, type Logger } from '@metronome/observability';
 import type { PartScope, SenderEvents } from './sender-events.js';
 
-/**
- * Turns the sender's events into its log lines: the same messages, levels and fields the
- * send path wrote itself (operators and tests look for them). A delivered part writes none.
- * Returns the unsubscribe.
- */
+/** Turns the sender's events into its log lines: the same messages, levels and fields the send path wrote itself (operators and tests look for them). */
 export function subscribeLogs(events: SenderEvents, logger: Logger): () => void {
   return subscribe(events, {
     'job:invalid': (e) => logger.error({ jobId: e.jobId, data: e.data }, 'job payload invalid: dropped'),

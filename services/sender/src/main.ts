@@ -81,8 +81,8 @@ const secretsKeys = [config.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY, ...(config.S
 const optOuts = new OptOutListener({ repo: new OptOutRepository(db), clock: systemClock, logger, metrics });
 // Each account's chat directory (CONTRACT §3): synced on request, and kept current by WhatsApp's group events.
 const chatDirectory = new ChatDirectoryRepository(db);
-// WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL,
-// sent messages kept there for WHATSAPP_RESEND_DAYS so any replica answers a re-send request.
+// WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL, sent messages kept there for WHATSAPP_RESEND_DAYS so any
+// replica answers a re-send request.
 const sentMessages = new WhatsAppSentMessageRepository(db);
 const resendKeepMs = config.WHATSAPP_RESEND_DAYS * 86_400_000;
 const resendCleanup = startResendCleanup({ repo: sentMessages, clock: systemClock, logger, keepMs: resendKeepMs });
@@ -116,8 +116,7 @@ const whatsapp = whatsappOnFirstUse({
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
 const telegramUser = telegramUserOnFirstUse({ config, db, scripts, keys, proxies });
 
-// Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back
-// what they hold and hand their runs on at once.
+// Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back what they hold and hand their runs on at once.
 const drain = new AbortController();
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
@@ -160,8 +159,7 @@ async function runJob(job: Job): Promise<Outcome> {
     try {
       outcome = await processRunJob(deps, { jobId: job.id, runId: parsed.data.runId });
     } catch (error) {
-      // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives
-      // the run a new job once this one is gone.
+      // The run's truth is in PostgreSQL: a failed job loses nothing. The reconciler gives the run a new job once this one is gone.
       events.emit('job:error', { jobId: job.id, runId: parsed.data.runId, error });
       outcome = 'failed';
     }
@@ -177,16 +175,13 @@ const workers = workerSlots(config.SENDER_CONCURRENCY).map(
       connection: workerRedis,
       prefix: keys.queuePrefix,
       concurrency: slots,
-      // A killed replica's jobs come back after at most lockDuration + stalledInterval
-      // (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the lock is renewed every
-      // lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a
-      // re-run job is fenced anyway.
+      // A killed replica's jobs come back after at most lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the
+      // lock is renewed every lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a re-run job is fenced anyway.
       lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
       stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
-      // A job whose sender died is picked up again however often that happens: re-running one is
-      // safe (the run's job id, the account lock and the target leases fence a stale holder),
-      // while BullMQ's default (fail after one stall) would leave its run stuck `running`, since
-      // the reconciler counts a failed job as still present.
+      // A job whose sender died is picked up again however often that happens: re-running one is safe (the run's job id, the account lock and the target
+      // leases fence a stale holder), while BullMQ's default (fail after one stall) would leave its run stuck `running`, since the reconciler counts a
+      // failed job as still present.
       maxStalledCount: 1_000_000,
     }),
 );
@@ -216,11 +211,7 @@ const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_
   readinessOf({ postgres: postgresAnswers(db, READY_PROBE_MS), redis: () => redisReadiness(redis, keys.readiness, READY_PROBE_MS) }),
 );
 
-/**
- * How long the jobs get to finish the sends they began and write them. Enough for a healthy
- * drain; a job still running after it waits on Redis or PostgreSQL that does not answer, and
- * waiting longer would only meet the stop deadline (service-lifecycle.ts).
- */
+/** How long the jobs get to finish the sends they began and write them. */
 const DRAIN_MS = 3_000;
 /** Enough for a connection whose Redis is away to make its last attempt (ioredis waits up to 2 s between them). */
 const REDIS_CLOSE_MS = 2_500;
@@ -231,9 +222,7 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   drain.abort();
   const closing = Promise.all([...workers, directory].map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
-    // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs
-    // still hold is covered by its leases (CONTRACT §4). Closing Redis fails the commands they
-    // wait on (nothing can wake and send mid-stop), so they end through their error paths.
+    // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
     logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
     await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
     await stopStep(logger, 'workers', Promise.all([...workers, directory].map((w) => w.close(true))), STEP_MS);

@@ -5,17 +5,10 @@ import type { MediaContent, OutgoingPart, Transport, TransportAccount } from '@m
 /** A part ready to go: what to send, and the duty to report a media's first upload; or why it cannot go. */
 export type PreparedPart = { part: OutgoingPart; upload?: MediaUpload } | { failure: SendFailure };
 
-/**
- * The first send of a media on a platform that uploads with a send ('with-first-send'): the
- * content to upload, and the duty to report how that send went.
- */
+/** The first send of a media on a platform that uploads with a send ('with-first-send'): the content to upload, and the duty to report how that send went. */
 export interface MediaUpload {
   content: MediaContent;
-  /**
-   * Reports the uploading send: the platform's new reference when it delivered one, else null
-   * (then the next lane waiting for this media uploads it). Waiting lanes are released before
-   * the reference is written to PostgreSQL; a rejection means only that write failed.
-   */
+  /** Reports the uploading send: the platform's new reference when it delivered one, else null (then the next lane waiting for this media uploads it). */
   settle(ref: string | null): Promise<void>;
 }
 
@@ -41,31 +34,18 @@ interface UploadSlot {
 
 export interface MediaRefsOptions {
   /**
-   * How long lanes wait for an uploading send that never reports (its job failed between
-   * taking the upload and sending) before the next one uploads instead. Well above a send's
-   * timeout, so a slow upload is never duplicated.
+   * How long lanes wait for an uploading send that never reports (its job failed between taking the upload and sending) before the next one uploads
+   * instead.
    */
   uploadReportTimeoutMs?: number;
 }
 
-/**
- * A reference that came back from a send is kept this long. Telegram file_ids do not expire;
- * the bound only keeps a forgotten row from living forever.
- */
+/** A reference that came back from a send is kept this long. Telegram file_ids do not expire; the bound only keeps a forgotten row from living forever. */
 const SENT_REF_TTL_MS = 365 * 24 * 3_600_000;
 
 /**
- * Each distinct media is uploaded once per account: the reference is kept in PostgreSQL
- * (shared by every replica, surviving a crash) and in memory, and parallel chats asking for
- * the same media wait for one upload instead of starting their own.
- *
- * Platforms that upload with a send (Telegram): the single flight covers that whole first
- * send. The first lane to need the media gets its content, sends it and reports the new
- * reference (`MediaUpload.settle`); lanes of this replica wait for that report, then send by
- * reference; if the first send did not deliver, the next waiting lane uploads. Other replicas
- * use the reference once it is in PostgreSQL. Bound: two replicas whose first sends of the same
- * media on one account overlap (neither has written the reference yet) both upload it — at
- * most one upload per replica, each reference valid.
+ * Each distinct media is uploaded once per account: the reference is kept in PostgreSQL (shared by every replica, surviving a crash) and in memory, and
+ * parallel chats asking for the same media wait for one upload instead of starting their own.
  */
 export class MediaRefs {
   private readonly cache = new Map<string, Cached>();
@@ -79,6 +59,22 @@ export class MediaRefs {
   constructor(repos: { mediaRefs: MediaRefRepository }, options: MediaRefsOptions = {}) {
     this.refs = repos.mediaRefs;
     this.uploadReportTimeoutMs = options.uploadReportTimeoutMs ?? 120_000;
+  }
+
+  /** A media part ready to send: its reference, or its content when this send uploads it (the caller reports through `upload`). */
+  async prepare(transport: Transport, account: TransportAccount, part: { mediaId: string; caption?: string | undefined }, now: number): Promise<PreparedPart> {
+    const media = await this.resolve(transport, account, part.mediaId, now);
+    if (!media.ok) return { failure: media.result };
+    const { ref: mediaRef, contentType, filename, upload } = media;
+    const outgoing: OutgoingPart = {
+      type: 'media',
+      mediaRef,
+      contentType,
+      filename,
+      ...(part.caption ? { caption: part.caption } : {}),
+      ...(upload ? { upload: upload.content } : {}),
+    };
+    return { part: outgoing, ...(upload ? { upload } : {}) };
   }
 
   async resolve(transport: Transport, account: TransportAccount, mediaId: string, now: number): Promise<MediaRef> {
@@ -138,8 +134,8 @@ export class MediaRefs {
       if (hit) return hit;
       const pending = this.uploads.get(key);
       if (pending) {
-        // After the wait the reference is cached, or the first send failed and the first
-        // waiter to get here becomes the uploader (the check and the take are synchronous).
+        // After the wait the reference is cached, or the first send failed and the first waiter to get here becomes the uploader (the check and the take
+        // are synchronous).
         pending.waiters++;
         await pending.done;
         pending.waiters--;

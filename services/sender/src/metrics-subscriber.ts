@@ -18,10 +18,7 @@ const SEND_RESULT: Record<SendOutcome['kind'], 'sent' | 'retry' | 'failed' | 'un
   settle: 'retry',
 };
 
-/**
- * Turns the sender's events into its metrics. The names and labels are the contract
- * (docs/CONTRACT.md §6, infra alert rules); returns the unsubscribe.
- */
+/** Turns the sender's events into its metrics. The names and labels are the contract (docs/CONTRACT.md §6, infra alert rules); returns the unsubscribe. */
 export function subscribeMetrics(events: SenderEvents, metrics: Metrics): () => void {
   return subscribe(events, {
     'job:start': (e) => metrics.jobWait.observe(Math.max(0, e.waitMs) / 1000),

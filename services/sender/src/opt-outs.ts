@@ -11,10 +11,8 @@ export interface OptOutDeps {
 }
 
 /**
- * Opt-out by reply (CONTRACT §3, accounts: `optOutKeywords`): a WhatsApp reply that is one of
- * its account's keywords lists the chat (reason `opt_out`) and skips it in the account's open
- * runs. Told by the socket pool of each incoming one-to-one text; never throws into it.
- * The reply's text is never logged, only the keyword it matched.
+ * Opt-out by reply (CONTRACT §3, accounts: `optOutKeywords`): a WhatsApp reply that is one of its account's keywords lists the chat (reason `opt_out`) and
+ * skips it in the account's open runs.
  */
 export class OptOutListener {
   constructor(private readonly d: OptOutDeps) {

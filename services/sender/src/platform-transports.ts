@@ -1,5 +1,5 @@
-// WhatsApp (Baileys) and Telegram user accounts (GramJS), built on first use: a replica that
-// never sends for such an account never loads their libraries (half a second of CPU each at start).
+// WhatsApp (Baileys) and Telegram user accounts (GramJS), built on first use: a replica that never sends for such an
+// account never loads their libraries (half a second of CPU each at start).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';

@@ -28,10 +28,8 @@ interface Queued {
 }
 
 /**
- * WhatsApp receipts off the hot path (CONTRACT §3 "Receipts"): the socket's listener only
- * queues them; a timer writes them in batches per account (libs/db ReceiptRepository). A
- * receipt may come before its send is recorded `sent`: it is tried again a few times before it
- * is counted `unknown`. Writes never block sending, and a failed write is logged, not thrown.
+ * WhatsApp receipts off the hot path (CONTRACT §3 "Receipts"): the socket's listener only queues them; a timer writes them in batches per account (libs/db
+ * ReceiptRepository).
  */
 export class ReceiptWriter {
   private queue: Queued[] = [];
@@ -56,10 +54,7 @@ export class ReceiptWriter {
     this.queue.push({ r, tries: 0, dueAt: this.now() });
   };
 
-  /**
-   * For the pool's `onIncomingText` (beside opt-outs): a chat that writes within REPLY_WINDOW
-   * after a run's send to it replied to that run. Never throws into the socket.
-   */
+  /** For the pool's `onIncomingText` (beside opt-outs): a chat that writes within REPLY_WINDOW after a run's send to it replied to that run. */
   readonly onReply = (accountId: string, message: IncomingText): void => {
     const at = new Date(this.now());
     void (async () => {

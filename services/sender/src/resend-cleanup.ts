@@ -12,10 +12,7 @@ export interface ResendCleanupDeps {
   batch?: number;
 }
 
-/**
- * Deletes the WhatsApp messages kept for re-sends once they are older than `keepMs`, in
- * batches; returns how many. Every replica runs it: a second pass finds nothing to delete.
- */
+/** Deletes the WhatsApp messages kept for re-sends once they are older than `keepMs`, in batches; returns how many. */
 export async function cleanupSentMessages(d: ResendCleanupDeps): Promise<number> {
   const before = new Date(d.clock.now() - d.keepMs);
   const batch = d.batch ?? 5_000;

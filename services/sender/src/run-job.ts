@@ -24,20 +24,14 @@ import type { RunForSend, RunProgress } from '@metronome/db';
 import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
-import type { HealthPlan, LaneReport } from './lane-context.js';
-import { withEvents } from './reporting-events.js';
+import type { HealthPlan, LaneReport } from './job-report.js';
 import { runLanes } from './send-lanes.js';
 
 /**
- * One sender job: advance one run by at most SENDS_PER_JOB sends under its account's lock,
- * then finish it, pause it, or hand it to a continuation job due exactly when the next send
- * can happen. Returns the job's one outcome (CONTRACT §4). Its steps, in order, all here but
- * the sending: load (loadJobRun), decide the start (libs/core), lock the account
- * (withAccountLock), send (the lanes, send-lanes.ts), the account's health (planHealth,
- * applyHealth), decide the end (libs/core), apply it or hand over (applyDecision).
+ * One sender job: advance one run by at most SENDS_PER_JOB sends under its account's lock, then finish it, pause it, or hand it to a continuation job due
+ * exactly when the next send can happen.
  */
-export async function processRunJob(input: SenderDeps, job: RunJobInput): Promise<Outcome> {
-  const deps = withEvents(input);
+export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
   const run = await loadJobRun(deps, job);
   if (typeof run === 'string') return run;
 
@@ -64,10 +58,12 @@ export async function processRunJob(input: SenderDeps, job: RunJobInput): Promis
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
 async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
-  // A start shares its statement with the sender's other jobs starting meanwhile (shared-statements.ts).
   if (run.status === 'queued' && !(await deps.starts.ask({ runId: run.runId, at: new Date(deps.clock.now()) }))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
-  const job = { perMinute: accountPerMinute(deps, run, deps.clock.now()), planHealth: (r: LaneReport) => planHealth(deps, run, r) };
+  const job = {
+    perMinute: accountPerMinute(deps, run, deps.clock.now()),
+    planHealth: (r: Pick<LaneReport, 'floodWaits' | 'outcomes'>) => planHealth(deps, run, r),
+  };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
   if (report.stop === 'account-unavailable') return 'no-account';
   const health = report.health ?? planHealth(deps, run, report);
@@ -95,13 +91,11 @@ export interface RunJobInput {
 }
 
 /**
- * A job's first step: its run, with when its next targets come due (the lanes keep those they
- * wait for inline: a run whose chats come due a pace interval apart, each held by its own
- * per-chat interval, is sent by one job, not one job a chat), or the outcome that ends the job
- * at once.
+ * A job's first step: its run, with when its next targets come due (the lanes keep those they wait for inline: a run whose chats come due a pace interval
+ * apart, each held by its own per-chat interval, is sent by one job, not one job a chat), or the outcome that ends the job at once.
  */
 export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
-  // shares its statement with the sender's other jobs loading meanwhile (shared-statements.ts)
+  // shares its statement with the sender's other jobs loading meanwhile (statements.ts)
   const run = await deps.loads.ask(job.runId);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
@@ -111,12 +105,8 @@ export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunFo
 }
 
 /**
- * Runs `work` holding the run's account lock (one fan-out per account at a time), renewed while
- * it runs and released after, whatever `work` does. 'busy' when another job holds it. What
- * `work` sets in `floors` (the moment the account's next send may go, when its own sends went
- * out later than their slots) moves the shared pace in the call that releases the lock: one
- * Redis call ends the job's hold. A release Redis did not answer (a failover outlasting the
- * connection's retries) is retried in the background until it does or the lock's TTL ends it.
+ * Runs `work` holding the run's account lock (one fan-out per account at a time), renewed while it runs and released after, whatever `work` does. 'busy'
+ * when another job holds it.
  */
 export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
   const accountId = run.account.id;
@@ -145,9 +135,8 @@ const RELEASE_RETRY_MS = 250;
 const RELEASE_RETRY_MAX_MS = 2_000;
 
 /**
- * Tries a lock's release again, backing off, until Redis answers or the lock has ended by itself
- * (`endsBy`): the account's next job need not wait out the TTL. The release script deletes the
- * lock only while our token holds it, so a late try never frees another holder's lock.
+ * Tries a lock's release again, backing off, until Redis answers or the lock has ended by itself (`endsBy`): the account's next job need not wait out the
+ * TTL.
  */
 async function releaseWhenAnswered(deps: JobDeps, accountId: string, floors: PaceFloors, release: () => Promise<boolean>, endsBy: number): Promise<void> {
   const since = deps.clock.now();
@@ -166,12 +155,7 @@ async function releaseWhenAnswered(deps: JobDeps, accountId: string, floors: Pac
   if (floors.gapMs > 0) deps.events.emit('pace:unsettled', { accountId, what: 'gap', error });
 }
 
-/**
- * A job's last step: applies a start or end decision of libs/core (job-end.ts). Finishes,
- * pauses, closes the window or hands the run to its next job. `now` is when it was decided;
- * `progress` is the run's, when the job already read it; `finished`: the job's last write
- * already finished the run as a success (every target sent), the only finish it writes.
- */
+/** A job's last step: applies a start or end decision of libs/core (job-end.ts). Finishes, pauses, closes the window or hands the run to its next job. */
 export async function applyDecision(
   deps: JobDeps,
   run: RunForSend,
@@ -197,11 +181,7 @@ export async function applyDecision(
   }
 }
 
-/**
- * Hands the run to a new job delayed by `delayMs`. The hand-over is a compare-and-set on the
- * run's job step, so only the job that carries the run can continue it (the job checked at
- * its start that it carries the run: the run's job id was its own, at `run.jobSeq`).
- */
+/** Hands the run to a new job delayed by `delayMs`. */
 export async function handOver(deps: JobDeps, run: RunForSend, delayMs: number, outcome: Outcome): Promise<Outcome> {
   const next = await deps.repo.runs.handOver(run.runId, run.jobSeq, new Date(deps.clock.now()));
   if (!next) return 'stale-message';
@@ -210,10 +190,7 @@ export async function handOver(deps: JobDeps, run: RunForSend, delayMs: number, 
   return outcome;
 }
 
-/**
- * The window closed with targets pending: the run pauses (resumable), or fails if it never sent.
- * `because`, when given, opens the summary (what kept the run from finishing in the window).
- */
+/** The window closed with targets pending: the run pauses (resumable), or fails if it never sent. */
 async function closeWindow(deps: JobDeps, run: RunForSend, progress: RunProgress, because?: string): Promise<void> {
   const now = new Date(deps.clock.now());
   const closedAt = formatLocalTime(run.windowEndAt ?? now, run.timezone);
@@ -238,10 +215,8 @@ export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): n
 }
 
 /**
- * After a job's lanes have stopped: adds its flood waits and finished chats to the account's
- * health and decides whether the account cools (libs/core decideCooling). A healthy account
- * whose record is already full of deliveries is unchanged, so the steady state costs no
- * statement; a write rides on the job's last write when it can (the lanes' `planHealth`).
+ * After a job's lanes have stopped: adds its flood waits and finished chats to the account's health and decides whether the account cools (libs/core
+ * decideCooling).
  */
 export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneReport, 'floodWaits' | 'outcomes'>): HealthPlan {
   const s = deps.settings.cooling;
@@ -272,11 +247,7 @@ export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneRepo
   };
 }
 
-/**
- * Carries out a job's health plan once its last write is done (`written`: the health rode on
- * it). Returns the cooling it began (null: none). The account lock is held, so no other job of
- * the account writes its health meanwhile.
- */
+/** Carries out a job's health plan once its last write is done (`written`: the health rode on it). Returns the cooling it began (null: none). */
 export async function applyHealth(deps: JobDeps, run: RunForSend, plan: HealthPlan, written: boolean): Promise<{ until: number; reason: string } | null> {
   const at = new Date(deps.clock.now());
   if (plan.kind === 'write' && !written) await deps.cooling.recordHealth(run.account.id, plan.write, at);

@@ -9,11 +9,7 @@ export interface PartScope {
   partIndex: number;
 }
 
-/**
- * What the sender reports, by name. The send path emits these and nothing else; the metrics
- * subscriber (metrics-subscriber.ts) and the log subscriber (log-subscriber.ts) turn them into
- * the series of CONTRACT §6 and the log lines operators read.
- */
+/** What the sender reports, by name. */
 export interface SenderEventMap {
   /** A job began, `waitMs` after it was due (added plus its delay). */
   'job:start': { jobId: string | undefined; waitMs: number };
@@ -68,8 +64,8 @@ export interface SenderEventMap {
   /** A chat directory sync failed outside the platform (credentials, the database): it is `failed`. */
   'directory:failed': { accountId: string; platform: string; error: unknown };
   /**
-   * The platform refused a message after it was written (WhatsApp's ERROR ack): its target
-   * moved to `status` in `runIds` (none: not found as sent), or `not-recorded` with `error`.
+   * The platform refused a message after it was written (WhatsApp's ERROR ack): its target moved to `status` in `runIds` (none: not found as sent), or
+   * `not-recorded` with `error`.
    */
   'send:refused-later': { accountId: string; chatId: string; code: string; status: string; runIds: string[]; error?: unknown };
   /** A media's first upload went out but its reference was not saved. */

@@ -17,49 +17,61 @@ import {
   isTransientDbError,
   type ClaimedTarget,
   type HealthWrite,
+  type RunForSend,
   type RunProgress,
   type SentSettlement,
   type TargetRef,
   type TargetSettlement,
 } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import { stopWith, type LaneClaim, type LaneContext, type LaneWrites, type PartNext } from './lane-context.js';
+import type { JobStop } from './job-pace.js';
 
-// Every write of one job to its targets, behind one object: the claim, the delivery (`sent`),
-// the settlement of one part's answer, and the close. The SQL lives in libs/db (TargetSendRepository
-// and the account repository); this decides when each write goes and keeps it through an outage.
+// Every write of one job to its targets, behind one object: the claim, the stamp of a send as begun, the delivery
+// (`sent`), the settlement of one part's answer, and the close.
 
-/**
- * A delivered chat's `sent` rides on the job's next claim when one comes within this long;
- * otherwise it is written alone, so an answer never waits out a pace interval in memory.
- */
+/** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
+export type LaneClaim = ClaimedTarget | null | 'lost';
+
+/** What follows one part's answer: the chat's next part, the chat's end for this job, or its `sent` to write. */
+export type PartNext = 'next-part' | 'stop' | SentSettlement;
+
+/** What the answers of one job were, for its end (cooling counts flood waits and outcomes). */
+export interface AnswerTally {
+  delivered: number;
+  attempts: number;
+  floodWaits: number[];
+  /** one letter per chat finished, delivered (s) or failed for good (f) */
+  outcomes: string;
+  /** when the latest flood wait ends (0: none) */
+  blockedUntil: number;
+}
+
+/** A delivered chat's `sent` rides on the job's next claim within this long, else it is written alone. */
 const ANSWER_MAX_HOLD_MS = 100;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
 
-/** What the writes read of the job. */
-type WritesJob = Pick<LaneContext, 'run' | 'token' | 'leaseMs' | 'report'>;
+/** What the writes read of the job: its run, lease owner and lease length, and its stop (a write that fails stops the lanes). */
+interface WritesJob {
+  run: RunForSend;
+  token: string;
+  leaseMs: number;
+  stop: JobStop;
+}
 
-/**
- * The writes of one job. Claims go one at a time (group commit): lanes that reach their slots
- * while a claim is out claim together in the next, which also carries every delivery held.
- * Each claim goes in the sender's shared claim statement (claim-statements.ts). No lane claims
- * before its slot, and each claimed target belongs to one lane, so a crash leaves at most one
- * `unknown` per lane. Claims that stamp their sends (`sending`) and claims that type first are
- * never mixed in one statement.
- */
-export class JobWrites implements LaneWrites {
+/** The writes of one job. */
+export class JobWrites {
   /** lease end of each target this job claimed, by target key (an answer is retried until then) */
   private readonly leases = new Map<string, number>();
   /** a claim statement failed without an answer: it may have claimed a target no lane holds */
   private claimLost = false;
   /** targets (keys) whose requests were written and whose answers could not be recorded in time */
   private readonly unrecorded: string[] = [];
-  /** delivered chats not yet written as `sent` */
   private answers: SentSettlement[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly flushes: Promise<unknown>[] = [];
   private readonly claims: GroupCommit<boolean, LaneClaim>;
+  private readonly answered: AnswerTally = { delivered: 0, attempts: 0, floodWaits: [], outcomes: '', blockedUntil: 0 };
 
   constructor(
     private readonly deps: JobDeps,
@@ -93,18 +105,37 @@ export class JobWrites implements LaneWrites {
     return (await this.durably([keyOf(target)], 'waiting', () => this.deps.targets.markSending(run.runId, target, token, null, now))) === true;
   }
 
+  /** Stamps a held target's send as begun, right before its request ('lost': the lease was; 'failed': the caller gives it back). */
+  async stamp(target: TargetRef): Promise<'stamped' | 'lost' | 'failed'> {
+    const { deps, job } = this;
+    const { run, token } = job;
+    const now = deps.clock.now();
+    const at = new Date(now);
+    const firstKnown = run.firstSendAt !== null;
+    const stamped = await this.durably([keyOf(target)], 'stamp', () =>
+      firstKnown
+        ? deps.targets.markSending(run.runId, target, token, at, at).then((owned) => ({ owned, firstSend: false }))
+        : deps.targets.markTypedSending(run.runId, target, token, at, false),
+    );
+    if (stamped === undefined) return 'failed';
+    if (!stamped.owned) {
+      job.stop.with('lock-lost');
+      return 'lost';
+    }
+    if (stamped.firstSend) this.firstSent(now);
+    return 'stamped';
+  }
+
+  tally(): AnswerTally {
+    return { ...this.answered, floodWaits: [...this.answered.floodWaits] };
+  }
+
   /** Puts a claimed target back as pending without counting an attempt. */
   async release(target: TargetRef, nextAttemptAt: number, code: string | null = null): Promise<void> {
     await this.settle(target, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
   }
 
-  /**
-   * The job's last write, once every lane has stopped: the deliveries left and, unless a claim
-   * was lost, the run's counts read in the same statement, carrying `health`, and finishing the
-   * run when every target is then sent (`finished`: the end libs/core decides for it, written
-   * without a statement of its own). A lost claim's targets are then given back. Rethrows a
-   * write that failed for good.
-   */
+  /** The job's last write once every lane stopped: the deliveries left, the run's counts, `health`, and the finish of a run fully sent. */
   async close(
     health: { accountId: string; write: HealthWrite } | null,
   ): Promise<{ progress: RunProgress | StillPending | null; healthWritten: boolean; finished: boolean }> {
@@ -125,7 +156,6 @@ export class JobWrites implements LaneWrites {
       );
       if (released) deps.events.emit('claim:released', { runId: job.run.runId, released });
     } else {
-      // shares its statement with the sender's other jobs ending meanwhile (shared-statements.ts)
       const write = () => deps.closes.ask({ runId: job.run.runId, owner: job.token, sent: batch, health });
       // an answer is written through an outage; a count alone is not worth waiting for
       const chatIds = batch.map(keyOf);
@@ -163,24 +193,25 @@ export class JobWrites implements LaneWrites {
       if (!isTransientDbError(error)) throw error;
       // The claim may have committed; its answers are held again (written alone, or by the close).
       for (const d of carried) this.delivered(d);
-      stopWith(job.report, 'storage');
+      job.stop.with('storage');
       this.claimLost = true;
       deps.events.emit('claim:lost', { runId: run.runId, error });
       return 'lost';
     }
     this.checkSettled(carried, claim.settled);
     for (const target of claim.claimed) this.leases.set(keyOf(target), claim.at + job.leaseMs);
-    if (claim.firstSend) {
-      run.firstSendAt = new Date(claim.at);
-      deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: claim.at - run.scheduledAt.getTime() });
-    }
+    if (claim.firstSend) this.firstSent(claim.at);
     return claim.claimed;
   }
 
-  /**
-   * Writes delivered chats as `sent`, through an outage if need be, in the sender's next claim
-   * statement as a claim of no target (limit 0): they share its round trip with the other jobs' claims.
-   */
+  /** The run's first request went out at `at` (a claim or a stamp recorded it). */
+  private firstSent(at: number): void {
+    const { run } = this.job;
+    run.firstSendAt = new Date(at);
+    this.deps.events.emit('run:first-send', { runId: run.runId, trigger: run.trigger, lagMs: at - run.scheduledAt.getTime() });
+  }
+
+  /** Writes delivered chats as `sent` (through an outage) in the sender's next claim statement, as a claim of no target. */
   private async writeSent(sent: SentSettlement[]): Promise<void> {
     if (sent.length === 0) return;
     const { deps, job } = this;
@@ -198,22 +229,14 @@ export class JobWrites implements LaneWrites {
     this.deps.events.emit('lease:lost', { runId: this.job.run.runId, accountId: this.job.run.account.id, chatId });
   }
 
-  /**
-   * Moves a claimed target out of flight without a delivery, fenced by the lease and kept
-   * through an outage. False when the lease was lost or the write could not be made.
-   */
+  /** Moves a claimed target out of flight without a delivery, fenced by the lease and kept through an outage. */
   private async settle(target: TargetRef, settlement: TargetSettlement): Promise<boolean> {
     const { deps, job } = this;
     const at = new Date(deps.clock.now());
     return (await this.durably([keyOf(target)], 'settle', () => deps.targets.settle(job.run.runId, target, job.token, settlement, at))) === true;
   }
 
-  /**
-   * Writes an answer the platform gave, however long the database is away, as long as the
-   * targets' leases last: a known answer is lost only by a process that dies. The first
-   * failure stops every lane from claiming. Undefined when the leases ran out first (the
-   * targets then expire as `unknown`, which is what a written request without an answer is).
-   */
+  /** Writes an answer through a database outage while the targets' leases last: a known answer is lost only with its process. */
   private async durably<T>(chatIds: string[] /* target keys */, what: string, write: () => Promise<T>): Promise<T | undefined> {
     const { deps, job } = this;
     const runId = job.run.runId;
@@ -227,7 +250,7 @@ export class JobWrites implements LaneWrites {
         return result;
       } catch (error) {
         if (!isTransientDbError(error)) throw error;
-        stopWith(job.report, 'storage');
+        job.stop.with('storage');
         if (failures === 0) deps.events.emit('answer:held', { runId, what, chatIds, error });
         if (deps.clock.now() + delay >= deadline) {
           deps.events.emit('answer:lost', { runId, what, chatIds, error });
@@ -240,15 +263,12 @@ export class JobWrites implements LaneWrites {
     }
   }
 
-  /**
-   * Records one part's answer: 'next-part' when the chat's next part may follow, 'stop' when the
-   * chat is done for this job, or the `sent` settlement of a chat whose last part was delivered
-   * (the lane hands it to `delivered`). What the answer means is decided in libs/core
-   * (decideSendOutcome); this applies it: writes, and events (sender-events.ts).
-   */
+  /** Records one part's answer (what it means: libs/core decideSendOutcome): the chat's next part, its stop, or its `sent`. */
   async result(target: ClaimedTarget, index: number, result: SendResult, firstPartStartedAt: number): Promise<PartNext> {
     const { deps, job } = this;
-    const { run, report } = job;
+    const { run } = job;
+    const tally = this.answered;
+    tally.attempts++;
     const now = deps.clock.now();
     const at = new Date(now);
     const scope = { runId: run.runId, accountId: run.account.id, chatId: target.chatId, partIndex: index };
@@ -259,7 +279,7 @@ export class JobWrites implements LaneWrites {
       partCount: run.parts.length,
       now,
       firstPartStartedAt,
-      blockedUntil: report.blockedUntil,
+      blockedUntil: tally.blockedUntil,
       maxRetries: deps.settings.maxRetries,
       random: deps.random,
       platformDeduplicates: run.account.platformDeduplicates,
@@ -267,8 +287,8 @@ export class JobWrites implements LaneWrites {
     deps.events.emit('send:result', { ...scope, platform: run.account.platform, outcome });
     switch (outcome.kind) {
       case 'sent-last': {
-        report.delivered++;
-        report.outcomes += OUTCOME_SENT;
+        tally.delivered++;
+        tally.outcomes += OUTCOME_SENT;
         if (target.settling) deps.events.emit('send:settled', { ...scope, platform: run.account.platform });
         return {
           chatId: target.chatId,
@@ -280,15 +300,15 @@ export class JobWrites implements LaneWrites {
         };
       }
       case 'next-part': {
-        report.delivered++;
+        tally.delivered++;
         const owned = await this.durably([key], 'part', () => deps.targets.recordPart(run.runId, target, job.token, outcome.partsSent, outcome.messageId, at));
         if (!owned) deps.events.emit('lease:lost', scope);
         return owned ? 'next-part' : 'stop';
       }
       case 'account-wait': {
-        if (outcome.floodWait) report.floodWaits.push(now);
-        report.blockedUntil = outcome.blockedUntil;
-        stopWith(report, 'account-wait');
+        if (outcome.floodWait) tally.floodWaits.push(now);
+        tally.blockedUntil = outcome.blockedUntil;
+        job.stop.with('account-wait');
         await this.durably([key], 'flood wait', () => deps.repo.accounts.block(run.account.id, new Date(outcome.until), at));
         deps.events.emit('account:blocked', { ...scope, code: outcome.code, retryAfterMs: outcome.retryAfterMs });
         await this.release(target, outcome.until, outcome.code);
@@ -299,7 +319,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'stop-account': {
-        stopWith(report, 'account-unavailable');
+        job.stop.with('account-unavailable');
         await this.release(target, outcome.releaseAt, outcome.code);
         if (RESTRICTING_CODES.includes(outcome.code)) {
           // Not disconnected: restricted (cooling without an end) until an operator lifts it.
@@ -321,7 +341,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'fail': {
-        report.outcomes += OUTCOME_FAILED;
+        tally.outcomes += OUTCOME_FAILED;
         await this.settle(target, { status: 'failed', errorCode: outcome.code, errorMessage: outcome.message, countAttempt: true });
         // The chat joins the suppression list and its directory entry cannot send: one statement.
         const reason = cannotSendReasonOf(outcome.code);
@@ -351,9 +371,7 @@ export class JobWrites implements LaneWrites {
         return 'stop';
       }
       case 'chat-moved': {
-        // Not delivered: the chat lives under a new id. The target is renamed (here and in the
-        // campaign's targets) and due at once, no attempt counted; if the new id is already a
-        // target of this run, this one is skipped so that chat gets the message once.
+        // renamed to the chat's new id and due at once (skipped when the new id is already a target: the chat gets it once)
         const moved =
           (await this.durably([key], 'move', () =>
             deps.targets.moveTarget(run.runId, run.campaignId, target, outcome.newChatId, job.token, outcome.code, at),

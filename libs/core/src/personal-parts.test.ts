@@ -1,4 +1,4 @@
-import { compileParts, personalPart } from './parts.js';
+import { compileParts, personalPart } from './message-template.js';
 
 // The sender renders each chat's parts by the same rules the API checked them by (libs/core
 // message-template.ts): a fallback for a chat without the variable, its value for one with it.

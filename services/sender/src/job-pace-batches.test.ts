@@ -1,6 +1,6 @@
 import type { ManyReservation } from '@metronome/redis';
 import type { JobDeps } from './deps.js';
-import { PaceBatches, RESERVE_AHEAD_MS } from './gate.js';
+import { PaceBatches, RESERVE_AHEAD_MS } from './job-pace.js';
 
 // PaceBatches on a clock the test moves, against a pace that reserves as pace-reserve-many-3
 // does (burst 1: consecutive slots one interval apart, each at most the longest wait ahead).

@@ -1,0 +1,134 @@
+import { GroupCommit, type Clock } from '@metronome/core';
+import {
+  isTransientDbError,
+  type ClaimRequest,
+  type ClaimResult,
+  type CloseRequest,
+  type CloseResult,
+  type RunForSend,
+  type RunRepository,
+  type TargetSendRepository,
+} from '@metronome/db';
+
+// The statements a sender's concurrent jobs share (group commit): their claims, run loads, starts and last writes.
+
+/** One job's claim: its run, lease owner, held answers and lanes waiting, and how long it leases. */
+export type JobClaim = Omit<ClaimRequest, 'leaseUntil'> & { leaseMs: number };
+
+/** What a job's claim came back with, and the moment its statement took (its claims' leases run from it). */
+export type JobClaimed = ClaimResult & { at: number };
+
+type Outcome = { claimed: JobClaimed } | { error: unknown };
+
+/** How many claim statements a sender has out at once. */
+const STATEMENTS_OUT = 2;
+
+/**
+ * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's JobWrites does for its lanes): a job's claim goes out at once
+ * when fewer than STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are out wait, then go together in the next, one
+ * statement for all (settleSentAndClaimMany).
+ */
+export class ClaimStatements {
+  private readonly statements: GroupCommit<boolean, Outcome, JobClaim>;
+
+  constructor(
+    private readonly targets: TargetSendRepository,
+    private readonly clock: Clock,
+    maxOut = STATEMENTS_OUT,
+  ) {
+    this.statements = new GroupCommit(async (sending, jobs) => {
+      try {
+        return (await this.statement(jobs, sending)).map((claimed) => ({ claimed }));
+      } catch (error) {
+        if (jobs.length === 1 || isTransientDbError(error)) return jobs.map(() => ({ error }));
+        return Promise.all(
+          jobs.map((j) =>
+            this.statement([j], sending).then(
+              ([claimed]) => ({ claimed: claimed! }),
+              (error: unknown) => ({ error }),
+            ),
+          ),
+        );
+      }
+    }, maxOut);
+  }
+
+  /** One job's claim; rejects with its statement's error. */
+  async claim(sending: boolean, job: JobClaim): Promise<JobClaimed> {
+    const outcome = await this.statements.ask(sending, job);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.claimed;
+  }
+
+  private async statement(jobs: JobClaim[], sending: boolean): Promise<JobClaimed[]> {
+    const at = this.clock.now();
+    const requests = jobs.map(({ leaseMs, ...j }) => ({ ...j, leaseUntil: new Date(at + leaseMs) }));
+    const results = await this.targets.settleSentAndClaimMany(requests, new Date(at), sending);
+    return results.map((r) => ({ ...r, at }));
+  }
+}
+
+type Answer<R> = { value: R } | { error: unknown };
+
+/**
+ * One statement for the requests of several of a sender's jobs (group commit, as its claims share theirs in statements.ts): a job's request goes out at
+ * once when fewer than `maxOut` statements of this kind are out; jobs that ask while that many are out go together in the next, one statement for all.
+ */
+export class SharedStatement<Q, R> {
+  private readonly statements: GroupCommit<true, Answer<R>, { request: Q }>;
+
+  /** `statement` answers its requests in order. */
+  constructor(statement: (requests: Q[]) => Promise<R[]>, maxOut = STATEMENTS_OUT) {
+    this.statements = new GroupCommit(async (_, asked): Promise<Answer<R>[]> => {
+      const requests = asked.map((a) => a.request);
+      try {
+        return (await statement(requests)).map((value) => ({ value }));
+      } catch (error) {
+        if (requests.length === 1 || isTransientDbError(error)) return requests.map(() => ({ error }));
+        return Promise.all(
+          requests.map((r) =>
+            statement([r]).then(
+              ([value]) => ({ value: value as R }),
+              (e: unknown) => ({ error: e }),
+            ),
+          ),
+        );
+      }
+    }, maxOut);
+  }
+
+  /** One job's request; rejects with its statement's error. */
+  async ask(request: Q): Promise<R> {
+    const answer = await this.statements.ask(true, { request });
+    if ('error' in answer) throw answer.error;
+    return answer.value;
+  }
+}
+
+/**
+ * The sender's run starts (queued → running, its suppressed chats skipped: markRunningMany), each run stamped with the moment its own job asked (its
+ * account's lock taken); true when the run started, false when it is no longer open.
+ */
+export function runStarts(runs: Pick<RunRepository, 'markRunningMany'>, clock: Clock, maxOut?: number): SharedStatement<{ runId: string; at: Date }, boolean> {
+  return new SharedStatement(async (starts) => {
+    const started = await runs.markRunningMany(starts, new Date(clock.now()));
+    return starts.map((s) => started.has(s.runId));
+  }, maxOut);
+}
+
+/** The sender's job loads: each job's run with its earliest `dueLimit` due times (loadRunMany); null when the run is gone. */
+export function runLoads(runs: Pick<RunRepository, 'loadRunMany'>, dueLimit: number, maxOut?: number): SharedStatement<string, RunForSend | null> {
+  return new SharedStatement((runIds) => runs.loadRunMany(runIds, dueLimit), maxOut);
+}
+
+/**
+ * The sender's jobs' last writes (settleSentAndCountMany): each job's deliveries left, its account's health, its run's counts, and the finish of a run
+ * whose every target is then sent.
+ */
+export function jobCloses(
+  targets: Pick<TargetSendRepository, 'settleSentAndCountMany'>,
+  clock: Clock,
+  maxOut?: number,
+): SharedStatement<CloseRequest, CloseResult> {
+  return new SharedStatement((closes) => targets.settleSentAndCountMany(closes, new Date(clock.now()), true), maxOut);
+}
