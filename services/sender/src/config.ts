@@ -31,27 +31,22 @@ const schema = z.object({
   SEND_TIMEOUT_MS: int(15_000, 100, 600_000),
   HTTP_TRANSPORT_URL: url('http://127.0.0.1:8090', ['http:', 'https:']),
   TELEGRAM_API_URL: url('https://api.telegram.org', ['http:', 'https:']),
-  // Extensions (not in the contract's table): how long a job may wait in-process for a pace token before it yields the account and continues later, and how
-  // soon a job that found the account busy tries again.
+  // Extensions: the longest in-process wait for a pace token, and how soon a job that found the account busy tries again.
   SENDER_MAX_INLINE_WAIT_MS: int(250, 0, 60_000),
   // How long a job waits in-process for a chat not due yet (held by its per-chat interval or a retry), from the lane's turn.
   SENDER_MAX_GATE_WAIT_MS: int(1_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
-  // How long what a replica holds outlives it: its account locks' TTL, its targets' leases beyond a send's own time, and BullMQ's job lock (two thirds)
-  // plus stall check (one third).
+  // How long what a replica holds outlives it: account locks, target leases beyond a send, BullMQ's job lock plus stall check.
   SENDER_HOLD_MS: int(30_000, 3_000, 600_000),
-  // PostgreSQL connections per replica: queries are short, so a few serve hundreds of lanes, and PostgreSQL's own limit (max_connections, 100 by default)
-  // is shared by every replica.
+  // PostgreSQL connections per replica: a few serve hundreds of lanes; max_connections is shared by every replica.
   DATABASE_POOL_SIZE: int(10, 1, 200),
-  // Per-chat pace for platforms that limit each chat as well as the account (Telegram: 20 messages a minute in a group), sends per minute to one chat; 0 =
-  // no per-chat pace.
+  // Per-chat pace, sends per minute to one chat (Telegram: 20 a minute in a group); 0: none.
   CHAT_MAX_SEND_PER_MINUTE_TELEGRAM: int(20, 0, 60_000),
   CHAT_MAX_SEND_PER_MINUTE_WHATSAPP: int(0, 0, 60_000),
   CHAT_MAX_SEND_PER_MINUTE_HTTP: int(0, 0, 60_000),
   // A random wait of up to this many ms between two parts of one chat, so a multi-part message does not arrive with machine-regular spacing.
   PART_JITTER_MS: int(200, 0, 60_000),
-  // How long a sent WhatsApp message can be asked for again by a recipient's device that could not decrypt it (kept in PostgreSQL, answered by any
-  // replica), days.
+  // Days a sent WhatsApp message can be asked for again by a device that could not decrypt it.
   WHATSAPP_RESEND_DAYS: int(7, 1, 90),
   // A chat's message within this long after a run's send to it counts as a reply to that run (CONTRACT §3 "Receipts"), as a duration (24h, 30m…).
   REPLY_WINDOW: duration('24h'),

@@ -23,9 +23,7 @@ export interface SenderSettings {
   lockTtlMs: number;
   /** per-chat pace by platform (sends per minute to one chat; 0 or absent: none) */
   chatPacePerMinute: Partial<Record<string, number>>;
-  /** most random extra wait between two parts of one chat, ms */
   partJitterMs: number;
-  /** automatic cooling: when an account cools, and how its pace recovers */
   cooling: CoolingSettings;
   /** longest a delivered chat's `sent` waits for a claim to ride on (writes.ts; 100 ms when absent) */
   answerHoldMs?: number;
@@ -36,9 +34,7 @@ export interface SenderDeps {
   /** runs, accounts, media references: one repository per aggregate */
   repo: SenderRepositories;
   targets: TargetSendRepository;
-  /** the claim statements this sender's jobs share */
   claims: ClaimStatements;
-  /** the run loads, starts and last writes this sender's jobs share (statements.ts) */
   loads: SharedStatement<string, RunForSend | null>;
   starts: SharedStatement<{ runId: string; at: Date }, boolean>;
   closes: SharedStatement<CloseRequest, CloseResult>;

@@ -24,10 +24,7 @@ export interface DirectoryJobDeps {
 /** The longest one sync may list for (a huge directory, a platform that answers slowly). */
 const SYNC_LIMIT_MS = 10 * 60_000;
 
-/**
- * One sync of an account's chat directory (CONTRACT §3, "Chat directory"): load the account, open its credentials as a send does, and let its platform's
- * transport list its chats into the directory.
- */
+/** One sync of an account's chat directory (CONTRACT §3): its platform's transport lists its chats into the directory. */
 export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): Promise<void> {
   const now = () => new Date(deps.clock.now());
   const started = deps.clock.now();

@@ -16,11 +16,9 @@ import type { ChatPace, PaceFloors, PaceReservation, SafeReservation } from '@me
 import type { Transport } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 
-// The pace of one job, with one owner: every limit a send meets before its request is written (the account's and the
-// chat's pace reserved in Redis, the human gap and the caps with the warm-up, read from libs/core limits.ts), the
-// spacing of the job's own writes, and the floors it hands the account's next job.
+// The pace of one job, with one owner: the limits reserved in Redis (libs/core limits.ts), the spacing of the job's own
+// writes, and the floors it hands the account's next job.
 
-/** Why a job's lanes stopped before running out of due targets. */
 export type StopReason = 'window' | 'pace' | 'account-wait' | 'account-unavailable' | 'lock-lost' | 'error' | 'storage' | 'drain';
 
 // Hard stops end a chat mid-way (its later parts wait); soft stops let a started chat finish.
@@ -61,7 +59,6 @@ export class JobStop {
     });
   }
 
-  /** Sleeps until `at`; false when halted meanwhile. */
   async until(at: number): Promise<boolean> {
     for (;;) {
       if (this.halted()) return false;
@@ -104,7 +101,6 @@ export interface PaceHolds {
 }
 
 export interface JobPaceOptions {
-  /** the pace in force: the configured one, lowered by a cooling and recovering since */
   perMinute: number;
   lanes: number;
   spare: () => number;
@@ -127,7 +123,6 @@ export class JobPace {
   /** when the job's lanes went ahead from their slots, and when its requests were really written */
   private written: WrittenPace = { tat: 0 };
   private sent: WrittenPace = { tat: 0 };
-  /** settles once the latest request left this process (or its send ended without it) */
   private writing: Promise<void> = Promise.resolve();
   private leftAt = 0;
   private lastSlotAt = 0;
@@ -187,7 +182,6 @@ export class JobPace {
     return { go: true, at: now + result.waitMs };
   }
 
-  /** Takes the chat's pace for a send whose account slot was reserved before its chat was known (a claim). */
   async chatNow(chatId: string): Promise<{ ok: true } | { ok: false; until: number }> {
     if (this.chatPerMinute <= 0) return { ok: true };
     const now = this.deps.clock.now();
@@ -231,7 +225,6 @@ export class JobPace {
     return slotAt + Math.max(own, this.gapWaitMs(slotAt));
   }
 
-  /** How long the next part of a chat last written at `writtenAt` must still wait for the chat's pace. */
   chatGapMs(writtenAt: number): number {
     return writtenAt > 0 && this.chatPerMinute > 0 ? writtenAt + 60_000 / this.chatPerMinute - this.deps.clock.now() : 0;
   }
@@ -240,7 +233,6 @@ export class JobPace {
   async spaceWrite(): Promise<WriteTurn> {
     const { deps } = this;
     for (;;) {
-      // the previous request first: one that left late pushes this one
       const previous = this.writing;
       await previous;
       if (this.writing !== previous) continue;
@@ -286,7 +278,6 @@ export class JobPace {
     };
   }
 
-  /** Takes in when the latest request really left: the pace and the least gap count from then. */
   private foldLeftAt(): void {
     if (this.leftAt === 0) return;
     this.sent = { tat: Math.max(this.sent.tat, this.leftAt + this.configuredIntervalMs) };
@@ -328,7 +319,6 @@ export const RESERVE_AHEAD_MS = 20;
 /** The job's plain pace reservations, one Redis call at a time: lanes that ask while a call is out reserve together in the next. */
 export class PaceBatches {
   private readonly reservations: GroupCommit<number, PaceReservation>;
-  /** slots reserved ahead, in order: when each may be sent and until when it may be taken */
   private ahead: { at: number; until: number }[] = [];
 
   constructor(

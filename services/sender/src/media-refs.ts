@@ -33,20 +33,14 @@ interface UploadSlot {
 }
 
 export interface MediaRefsOptions {
-  /**
-   * How long lanes wait for an uploading send that never reports (its job failed between taking the upload and sending) before the next one uploads
-   * instead.
-   */
+  /** How long lanes wait for an uploading send that never reports before the next one uploads instead. */
   uploadReportTimeoutMs?: number;
 }
 
 /** A reference that came back from a send is kept this long. Telegram file_ids do not expire; the bound only keeps a forgotten row from living forever. */
 const SENT_REF_TTL_MS = 365 * 24 * 3_600_000;
 
-/**
- * Each distinct media is uploaded once per account: the reference is kept in PostgreSQL (shared by every replica, surviving a crash) and in memory, and
- * parallel chats asking for the same media wait for one upload instead of starting their own.
- */
+/** Each media is uploaded once per account: its reference kept in PostgreSQL and in memory; parallel chats wait for one upload. */
 export class MediaRefs {
   private readonly cache = new Map<string, Cached>();
   private readonly inFlight = new Map<string, Promise<MediaRef>>();
@@ -55,7 +49,6 @@ export class MediaRefs {
 
   private readonly refs: MediaRefRepository;
 
-  /** `repos`: the sender's repositories (SenderDeps.repo), of which it uses the media references. */
   constructor(repos: { mediaRefs: MediaRefRepository }, options: MediaRefsOptions = {}) {
     this.refs = repos.mediaRefs;
     this.uploadReportTimeoutMs = options.uploadReportTimeoutMs ?? 120_000;
@@ -101,7 +94,6 @@ export class MediaRefs {
     return this.fresh(`${accountId}:${mediaId}`, now) !== null;
   }
 
-  /** Lanes of this replica waiting for another lane's first send of this media (diagnostics). */
   waiting(accountId: string, mediaId: string): number {
     return this.uploads.get(`${accountId}:${mediaId}`)?.waiters ?? 0;
   }

@@ -27,10 +27,7 @@ interface Queued {
   dueAt: number;
 }
 
-/**
- * WhatsApp receipts off the hot path (CONTRACT §3 "Receipts"): the socket's listener only queues them; a timer writes them in batches per account (libs/db
- * ReceiptRepository).
- */
+/** WhatsApp receipts off the hot path (CONTRACT §3): the socket's listener queues them; a timer writes them in batches per account. */
 export class ReceiptWriter {
   private queue: Queued[] = [];
   private readonly timer: NodeJS.Timeout;

@@ -27,10 +27,7 @@ import type { JobDeps, SenderDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
 import { runLanes } from './send-lanes.js';
 
-/**
- * One sender job: advance one run by at most SENDS_PER_JOB sends under its account's lock, then finish it, pause it, or hand it to a continuation job due
- * exactly when the next send can happen.
- */
+/** One sender job: up to SENDS_PER_JOB sends of one run under its account's lock, then finish, pause, or hand over to when the next send can go. */
 export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise<Outcome> {
   const run = await loadJobRun(deps, job);
   if (typeof run === 'string') return run;
@@ -90,12 +87,8 @@ export interface RunJobInput {
   runId: string;
 }
 
-/**
- * A job's first step: its run, with when its next targets come due (the lanes keep those they wait for inline: a run whose chats come due a pace interval
- * apart, each held by its own per-chat interval, is sent by one job, not one job a chat), or the outcome that ends the job at once.
- */
+/** A job's first step: its run with when its next targets come due, or the outcome that ends the job at once. */
 export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunForSend | Outcome> {
-  // shares its statement with the sender's other jobs loading meanwhile (statements.ts)
   const run = await deps.loads.ask(job.runId);
   if (!run) return 'inactive-campaign';
   // A job that no longer carries the run (superseded by a resume, a retry or a continuation) does nothing.
@@ -104,10 +97,7 @@ export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunFo
   return run;
 }
 
-/**
- * Runs `work` holding the run's account lock (one fan-out per account at a time), renewed while it runs and released after, whatever `work` does. 'busy'
- * when another job holds it.
- */
+/** Runs `work` holding the account's lock (one fan-out per account), renewed meanwhile and released after; 'busy' when another job holds it. */
 export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
   const accountId = run.account.id;
   const lock = await deps.lock.acquire(accountId, deps.settings.lockTtlMs);
@@ -134,10 +124,7 @@ export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (
 const RELEASE_RETRY_MS = 250;
 const RELEASE_RETRY_MAX_MS = 2_000;
 
-/**
- * Tries a lock's release again, backing off, until Redis answers or the lock has ended by itself (`endsBy`): the account's next job need not wait out the
- * TTL.
- */
+/** Retries a lock's release until Redis answers or the lock ends by itself: the account's next job need not wait out the TTL. */
 async function releaseWhenAnswered(deps: JobDeps, accountId: string, floors: PaceFloors, release: () => Promise<boolean>, endsBy: number): Promise<void> {
   const since = deps.clock.now();
   let error: unknown;
@@ -214,10 +201,7 @@ export function accountPerMinute(deps: JobDeps, run: RunForSend, now: number): n
   return effectivePerMinute(configured, paceFactorAt(h.paceFactor, h.paceSince?.getTime() ?? null, now, deps.settings.cooling));
 }
 
-/**
- * After a job's lanes have stopped: adds its flood waits and finished chats to the account's health and decides whether the account cools (libs/core
- * decideCooling).
- */
+/** After a job's lanes stopped: its flood waits and finished chats added to the account's health, and whether it cools (core decideCooling). */
 export function planHealth(deps: JobDeps, run: RunForSend, report: Pick<LaneReport, 'floodWaits' | 'outcomes'>): HealthPlan {
   const s = deps.settings.cooling;
   const now = deps.clock.now();

@@ -19,8 +19,7 @@ import { JobPace, JobStop } from './job-pace.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { JobWrites, type AnswerTally } from './writes.js';
 
-// The lanes of one job: up to `lanes` chats at a time, each chat's parts in order through one path (`sendChat`: content, typing, slot, stamp, request,
-// answer), paced by the job's JobPace and written through its JobWrites.
+// The lanes of one job: up to `lanes` chats at a time, each chat's parts in order through one path, paced by JobPace, written by JobWrites.
 
 /** What the lanes of one job share. */
 interface LaneContext {
@@ -30,7 +29,6 @@ interface LaneContext {
   readonly pace: JobPace;
   readonly writes: JobWrites;
   readonly stop: JobStop;
-  /** each part's compiled text or caption (personal messages); null entries are plain */
   readonly templates: (MessageTemplate | null)[];
   /** the lanes' claims: parts reserved of the SENDS_PER_JOB budget, due times taken, none left due */
   readonly claims: { reserved: number; taken: number; drained: boolean };
@@ -82,7 +80,6 @@ export async function runLanes(
   return { ...tally, ...pace.held(), stop: stop.reason, health, ...last };
 }
 
-/** Whether a lane may claim another target now (records why not). */
 function mayClaim(deps: JobDeps, ctx: LaneContext): boolean {
   const { claims, stop } = ctx;
   if (stop.reason || claims.drained) return false;
@@ -305,7 +302,6 @@ async function writable(
   return null;
 }
 
-/** Writes one part's request (its send is stamped) and reports a media's first upload. */
 async function transmit(
   deps: JobDeps,
   ctx: LaneContext,
@@ -344,7 +340,6 @@ async function transmit(
   return result;
 }
 
-/** The part to send; a media's comes from the account's media references (media-refs.ts). */
 async function outgoingPart(deps: JobDeps, ctx: LaneContext, index: number): Promise<PreparedPart> {
   const part = ctx.run.parts[index]!;
   if (part.type === 'text') return { part: { type: 'text', text: part.text } };

@@ -13,49 +13,38 @@ export interface PartScope {
 export interface SenderEventMap {
   /** A job began, `waitMs` after it was due (added plus its delay). */
   'job:start': { jobId: string | undefined; waitMs: number };
-  /** A job's payload did not parse: it is dropped. */
   'job:invalid': { jobId: string | undefined; data: unknown };
   /** A job threw; its run's truth stays in PostgreSQL and the reconciler gives it a new job. */
   'job:error': { jobId: string; runId: string; error: unknown };
-  /** A job ended with its one outcome, after holding its slot `heldMs`. */
   'job:outcome': { jobId: string | undefined; runId: string | undefined; outcome: Outcome; heldMs: number };
-  /** A run's first request went out, `lagMs` after its scheduledAt. */
   'run:first-send': { runId: string; trigger: string; lagMs: number };
   /** A platform answered one part; `outcome` is what libs/core decided it means. */
   'send:result': PartScope & { platform: string; outcome: SendOutcome };
-  /** The platform made the account wait (flood wait), and the wait was written. */
   'account:blocked': PartScope & { code: string; retryAfterMs: number };
   /** The account began cooling after a job; `words` says why, for people. */
   'account:cooling': { accountId: string; platform: string; reason: string; until: number; paceFactor: number; words: string };
   /** A job's flood waits and outcomes could not be added to its account's health. */
   'account:health-lost': { accountId: string; error: unknown };
-  /** The account's hourly or daily cap is met: the run waits `waitMs`. */
   'account:cap': { runId: string; accountId: string; waitMs: number };
   /** The transport says the account is for another replica now: the job comes back later. */
   'account:elsewhere': { runId: string; accountId: string; reason: string };
-  /** No transport for the run's platform on this deployment: the run pauses. */
   'transport:missing': { runId: string; platform: string };
   /** A chat was delivered but its target lease was lost before the answer was recorded. */
   'lease:lost': { runId: string; accountId: string; chatId: string; partIndex?: number };
   /** The platform moved the chat to `newChatId`; `moved` is what became of the target. */
   'chat:moved': PartScope & { code: string; newChatId: string; moved: 'moved' | 'skipped' | 'lost' };
-  /** A chat that refused for good could not be added to the suppression list now. */
   'chat:suppress-failed': PartScope & { error: unknown };
   /** A claim statement got no answer (the database is away): the job stops claiming. */
   'claim:lost': { runId: string; error: unknown };
-  /** Claims whose answers were lost were given back as pending. */
   'claim:released': { runId: string; released: number };
   /** An answer could not be written (the database is away): it is held and retried. */
   'answer:held': { runId: string; what: string; chatIds: string[]; error: unknown };
-  /** A held answer was written once the database came back. */
   'answer:written': { runId: string; what: string; chatIds: string[]; failures: number };
   /** A held answer outlived the leases: its targets expire as unknown. */
   'answer:lost': { runId: string; what: string; chatIds: string[]; error: unknown };
   /** A job's account lock, whose release Redis did not answer, was released `afterMs` later (its TTL would have held it longer). */
   'lock:released-late': { accountId: string; afterMs: number };
-  /** The shared pace (or least gap) could not be settled after a job. */
   'pace:unsettled': { accountId: string; what: 'pace' | 'gap'; error: unknown };
-  /** Redis had lost the account's recent sends; they were rebuilt from PostgreSQL. */
   'pace:rebuilt': { accountId: string; sends: number };
   /** A chat whose delivery was in doubt was delivered on a re-send with the same key: the platform settled it (`settledBy: platform`). */
   'send:settled': { runId: string; accountId: string; chatId: string; partIndex: number; platform: string };
@@ -68,7 +57,6 @@ export interface SenderEventMap {
    * `not-recorded` with `error`.
    */
   'send:refused-later': { accountId: string; chatId: string; code: string; status: string; runIds: string[]; error?: unknown };
-  /** A media's first upload went out but its reference was not saved. */
   'media:unsaved': PartScope & { error: unknown };
 }
 

@@ -23,11 +23,7 @@ type Outcome = { claimed: JobClaimed } | { error: unknown };
 /** How many claim statements a sender has out at once. */
 const STATEMENTS_OUT = 2;
 
-/**
- * The sender's claim statements, shared by its concurrent jobs (group commit, as each job's JobWrites does for its lanes): a job's claim goes out at once
- * when fewer than STATEMENTS_OUT claim statements of this sender are out; jobs that claim while that many are out wait, then go together in the next, one
- * statement for all (settleSentAndClaimMany).
- */
+/** The sender's claim statements: a job's claim goes at once when fewer than STATEMENTS_OUT are out, else with the others in the next. */
 export class ClaimStatements {
   private readonly statements: GroupCommit<boolean, Outcome, JobClaim>;
 
@@ -53,7 +49,6 @@ export class ClaimStatements {
     }, maxOut);
   }
 
-  /** One job's claim; rejects with its statement's error. */
   async claim(sending: boolean, job: JobClaim): Promise<JobClaimed> {
     const outcome = await this.statements.ask(sending, job);
     if ('error' in outcome) throw outcome.error;
@@ -70,14 +65,10 @@ export class ClaimStatements {
 
 type Answer<R> = { value: R } | { error: unknown };
 
-/**
- * One statement for the requests of several of a sender's jobs (group commit, as its claims share theirs in statements.ts): a job's request goes out at
- * once when fewer than `maxOut` statements of this kind are out; jobs that ask while that many are out go together in the next, one statement for all.
- */
+/** One statement for the requests of several of a sender's jobs, as the claims share theirs. */
 export class SharedStatement<Q, R> {
   private readonly statements: GroupCommit<true, Answer<R>, { request: Q }>;
 
-  /** `statement` answers its requests in order. */
   constructor(statement: (requests: Q[]) => Promise<R[]>, maxOut = STATEMENTS_OUT) {
     this.statements = new GroupCommit(async (_, asked): Promise<Answer<R>[]> => {
       const requests = asked.map((a) => a.request);
@@ -97,7 +88,6 @@ export class SharedStatement<Q, R> {
     }, maxOut);
   }
 
-  /** One job's request; rejects with its statement's error. */
   async ask(request: Q): Promise<R> {
     const answer = await this.statements.ask(true, { request });
     if ('error' in answer) throw answer.error;
@@ -105,10 +95,7 @@ export class SharedStatement<Q, R> {
   }
 }
 
-/**
- * The sender's run starts (queued → running, its suppressed chats skipped: markRunningMany), each run stamped with the moment its own job asked (its
- * account's lock taken); true when the run started, false when it is no longer open.
- */
+/** The sender's run starts (queued → running, stamped when its own job asked); false when the run is no longer open. */
 export function runStarts(runs: Pick<RunRepository, 'markRunningMany'>, clock: Clock, maxOut?: number): SharedStatement<{ runId: string; at: Date }, boolean> {
   return new SharedStatement(async (starts) => {
     const started = await runs.markRunningMany(starts, new Date(clock.now()));
@@ -121,10 +108,7 @@ export function runLoads(runs: Pick<RunRepository, 'loadRunMany'>, dueLimit: num
   return new SharedStatement((runIds) => runs.loadRunMany(runIds, dueLimit), maxOut);
 }
 
-/**
- * The sender's jobs' last writes (settleSentAndCountMany): each job's deliveries left, its account's health, its run's counts, and the finish of a run
- * whose every target is then sent.
- */
+/** The sender's jobs' last writes: deliveries left, the account's health, the run's counts, the finish of a run fully sent. */
 export function jobCloses(
   targets: Pick<TargetSendRepository, 'settleSentAndCountMany'>,
   clock: Clock,

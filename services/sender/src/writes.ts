@@ -42,7 +42,6 @@ export interface AnswerTally {
   floodWaits: number[];
   /** one letter per chat finished, delivered (s) or failed for good (f) */
   outcomes: string;
-  /** when the latest flood wait ends (0: none) */
   blockedUntil: number;
 }
 
@@ -59,7 +58,6 @@ interface WritesJob {
   stop: JobStop;
 }
 
-/** The writes of one job. */
 export class JobWrites {
   /** lease end of each target this job claimed, by target key (an answer is retried until then) */
   private readonly leases = new Map<string, number>();
@@ -98,7 +96,6 @@ export class JobWrites {
     }, this.deps.settings.answerHoldMs ?? ANSWER_MAX_HOLD_MS);
   }
 
-  /** Marks a held target as not sending (its last request was answered; another is to come). */
   async markWaiting(target: TargetRef): Promise<boolean> {
     const { run, token } = this.job;
     const now = new Date(this.deps.clock.now());
@@ -130,7 +127,6 @@ export class JobWrites {
     return { ...this.answered, floodWaits: [...this.answered.floodWaits] };
   }
 
-  /** Puts a claimed target back as pending without counting an attempt. */
   async release(target: TargetRef, nextAttemptAt: number, code: string | null = null): Promise<void> {
     await this.settle(target, { status: 'pending', nextAttemptAt: new Date(nextAttemptAt), countAttempt: false, errorCode: code, errorMessage: null });
   }
@@ -204,7 +200,6 @@ export class JobWrites {
     return claim.claimed;
   }
 
-  /** The run's first request went out at `at` (a claim or a stamp recorded it). */
   private firstSent(at: number): void {
     const { run } = this.job;
     run.firstSendAt = new Date(at);
@@ -220,7 +215,6 @@ export class JobWrites {
     if (written) this.checkSettled(sent, written.settled);
   }
 
-  /** Reports every answer a write did not settle: its lease was lost. */
   private checkSettled(sent: SentSettlement[], settled: ReadonlySet<string>): void {
     for (const d of sent) if (!settled.has(keyOf(d))) this.leaseLost(d.chatId);
   }
@@ -241,7 +235,6 @@ export class JobWrites {
     const { deps, job } = this;
     const runId = job.run.runId;
     let delay = RETRY_FIRST_MS;
-    // the targets' leases, or (a write about no one target) one lease from now
     const deadline = chatIds.length > 0 ? Math.min(...chatIds.map((c) => this.leases.get(c) ?? 0)) : deps.clock.now() + job.leaseMs;
     for (let failures = 0; ; failures++) {
       try {
