@@ -1,9 +1,7 @@
 import { isValidTimezone, windowProblem, type OccurrencePlan } from '@metronome/core';
 
-// What the tick checks before it writes anything for a campaign. The API rejects such values,
-// but a row can still hold them (written before a rule existed, or by hand), and one row the
-// storage or the schedule maths cannot handle must never fail the batch everyone shares. Pure:
-// values in, a plain reason (or nothing) out.
+// What the tick (and the instant start) checks before writing for a campaign: one row storage or the
+// schedule maths cannot handle must not fail the shared batch. Pure: values in, a reason or null out.
 
 /** A campaign the scheduler cannot turn into a run, with the reason in plain words. */
 export class CampaignProblem extends Error {
@@ -12,13 +10,11 @@ export class CampaignProblem extends Error {
   }
 }
 
-/** Throws the problem, if there is one. */
 export function ensure(problem: string | null): void {
   if (problem !== null) throw new CampaignProblem(problem);
 }
 
-// PostgreSQL stores timestamps from 4713 BC, but the ISO form it is sent in (and the API's
-// contract) covers the years 0001–9999 only.
+// The years the ISO form (and the API's contract) covers.
 const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 
@@ -30,7 +26,7 @@ export function timeProblem(what: string, at: unknown): string | null {
   return null;
 }
 
-/** Why a schedule cannot be evaluated, or null. Cron expressions are checked when evaluated. */
+/** Why a schedule cannot be evaluated, or null (cron expressions are checked when evaluated). */
 export function scheduleProblem(schedule: unknown): string | null {
   if (typeof schedule !== 'object' || schedule === null || Array.isArray(schedule)) return 'its schedule is not an object';
   const s = schedule as Record<string, unknown>;
@@ -78,10 +74,7 @@ export function planProblem(plan: OccurrencePlan): string | null {
   return timeProblem('its occurrence', plan.scheduledAt) ?? timeProblem('its window end', plan.windowEndAt) ?? timeProblem('its next occurrence', plan.next);
 }
 
-/**
- * The sentence kept in `campaigns.last_error`: what happened and the reason. Control characters
- * (which PostgreSQL text cannot hold, in the case of NUL) become spaces; very long reasons are cut.
- */
+/** The sentence kept in `campaigns.last_error`, control characters as spaces, long reasons cut. */
 export function deactivationReason(problem: string): string {
   // eslint-disable-next-line no-control-regex
   const clean = problem.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();

@@ -1,22 +1,18 @@
 import { keyId, open, seal } from '@metronome/core';
 import type { Replacement, SealedAuthRow, SealedCredential, SealedSecretsRepository } from './repositories/sealed-secrets-repository.js';
 
-/** What one re-sealing pass did. */
 export interface ResealReport {
   /** values now sealed under the current key */
   resealed: { credentials: number; proxies: number; whatsappAuth: number };
-  /** values changed by someone else meanwhile (already written under the current key): left as they are */
+  /** changed by someone else meanwhile: left as they are */
   raced: number;
-  /** values sealed under a key that is not configured: left as they are, listed by account */
+  /** sealed under a key not configured: left, listed by account */
   unreadable: { table: 'accounts' | 'accounts.proxy' | 'whatsapp_auth'; accountId: string }[];
 }
 
 /**
- * Re-seals every account credential and proxy, and every WhatsApp auth row, under `keys[0]` (SECRETS_KEY), opening
- * them with any of `keys` (SECRETS_KEY_PREVIOUS…), so a retired key can then be dropped. Pages
- * through the rows not yet under the current key; each swap is a compare-and-set, so a service
- * writing the same row meanwhile (a WhatsApp key update) wins and nothing is lost. Safe to run
- * again: a second pass finds nothing to do.
+ * Re-seals every credential, proxy and WhatsApp auth row under `keys[0]`, opening them with any of `keys`,
+ * so a retired key can be dropped. Compare-and-set swaps (a concurrent writer wins); safe to run again.
  */
 export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[], batchSize = 500): Promise<ResealReport> {
   const id = keyId(keys[0]!);
@@ -47,7 +43,7 @@ export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[
   };
 }
 
-/** One table's rows for a re-sealing pass: pages after the last row seen, compare-and-set swaps, and where unreadable rows are told. */
+/** One table's rows for a re-sealing pass. */
 export interface ResealSource<Row extends { sealed: Buffer }> {
   page(after: Row | null): Promise<Row[]>;
   swap(swaps: Replacement<Row>[]): Promise<number>;
@@ -55,9 +51,8 @@ export interface ResealSource<Row extends { sealed: Buffer }> {
 }
 
 /**
- * Re-sealing written once for every sealed column: pages through a table's rows not under
- * `keys[0]`, opens each with any of `keys` and seals it under `keys[0]`, then swaps the page
- * by compare-and-set. Returns how many were swapped and how many someone else changed meanwhile.
+ * One sealed column's pass: pages through rows not under `keys[0]` and swaps each page by compare-and-set;
+ * how many were swapped and how many changed meanwhile.
  */
 export async function resealPass<Row extends { sealed: Buffer }>(keys: Buffer[], source: ResealSource<Row>): Promise<{ resealed: number; raced: number }> {
   const current = keys[0]!;

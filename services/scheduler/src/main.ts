@@ -39,8 +39,7 @@ metrics.initOutcomes(OUTCOMES);
 // every reason exported from the start, so a rate over it has a series before the first skip
 for (const reason of SKIP_REASONS) metrics.occurrencesSkipped.inc({ reason }, 0);
 const clock = systemClock;
-// What the tick, the reconciler and the leadership report goes through one bus: its
-// subscribers make the metrics and the log lines.
+// What the tick, the reconciler and the leadership report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler', planEachCall: true });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());

@@ -2,10 +2,7 @@ import { SKIP_REASONS } from '@metronome/core';
 import { subscribe, type Metrics } from '@metronome/observability';
 import type { SchedulerEvents } from './scheduler-events.js';
 
-/**
- * Turns the scheduler's events into its metrics. The names and labels are the contract
- * (docs/CONTRACT.md §6, infra alert rules); returns the unsubscribe.
- */
+/** Turns the scheduler's events into its metrics. The names and labels are the contract (docs/CONTRACT.md §6, infra alert rules); returns the unsubscribe. */
 export function subscribeMetrics(events: SchedulerEvents, metrics: Metrics): () => void {
   // the not-delivering alert reads this series: it exists from the start, at 0
   for (const platform of ['http', 'whatsapp']) metrics.accountCooling.inc({ platform, reason: 'not_delivering' }, 0);

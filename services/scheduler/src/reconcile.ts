@@ -47,8 +47,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<{ requeued: number
     if (open.length === 0) break;
     after = open[open.length - 1]!.id;
     const alive = await deps.queue.existing(open.filter((r) => r.jobId).map((r) => r.jobId!));
-    // A new job step rather than the old id: a failed job's hash may linger under the old id,
-    // and BullMQ would silently ignore a job added under it.
+    // A new job step rather than the old id: a failed job's hash may linger under the old id, and BullMQ would silently ignore a job added under it.
     const lost = open.filter((r) => !r.jobId || !alive.has(r.jobId));
     const scheduledAt = new Map(lost.map((r) => [r.id, r.scheduledAt]));
     const moved = await deps.repo.handOverLostJobs(

@@ -107,8 +107,7 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
     }
     events.emit('schedule:decision', { decision: d, at: createdAt });
   }
-  // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new
-  // occurrence missed is a decision worth a log line (above).
+  // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new occurrence missed is a decision worth a log line (above).
   const repeated = decided.held - decided.decisions.filter((d) => d.outcome === 'no-account').length;
   events.emit('tick:counts', { repeatedNoAccount: repeated, coalesced, skipped, autoResumed: decided.resumed.length, autoPaused: decided.autoPaused });
   return {

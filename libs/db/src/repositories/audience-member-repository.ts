@@ -12,35 +12,30 @@ export interface AudienceMember {
   vars: Record<string, string> | null;
 }
 
-/** A member to write, with its search text (the chat id and values, folded by the caller). */
+/** A member to write, with its folded search text. */
 export interface MemberWrite extends AudienceMember {
   search: string;
 }
 
-/** A page of members in chat order: after `afterChat`, those whose search text holds `query` (folded). */
+/** A page of members in chat order after `afterChat`, whose search text holds `query`. */
 export interface MemberPage {
   limit: number;
   afterChat?: string | undefined;
-  /** with afterChat: the topic of the previous page's last member (0: none) */
   afterThread?: number | undefined;
   query?: string | undefined;
 }
 
-// `like` takes % and _ as wildcards and \ as its escape: a query means its own characters.
+// A `like` pattern that means the query's own characters.
 const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The members of audiences (migrations/0015). One method, one statement; the statements that
- * add or remove members keep the audience's member_count and updated_at in the same round trip.
- * Callers check the audience is the tenant's first (AudienceRepository.find).
+ * The members of audiences (migrations/0015); a write keeps the audience's member_count in the same
+ * statement. Callers check the audience is the tenant's.
  */
 export class AudienceMemberRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /**
-   * Adds or replaces members (distinct chat ids: the caller merges repeats), as one statement
-   * whatever their number (unnest). A member named again takes the variables given now.
-   */
+  /** Adds or replaces members (distinct chat ids) in one statement; a member named again takes the new variables. */
   async upsert(audienceId: string, members: MemberWrite[], now: Date): Promise<{ added: number; updated: number }> {
     if (members.length === 0) return { added: 0, updated: 0 };
     const result = await sql<{ added: number; updated: number }>`
@@ -61,7 +56,7 @@ export class AudienceMemberRepository {
     return result.rows[0]!;
   }
 
-  /** How many of `members` (chat and topic) are already members (an upload's dry run tells added from updated). */
+  /** How many of `members` already are (an upload's dry run). */
   async countExisting(audienceId: string, members: { chatId: string; threadId?: number }[]): Promise<number> {
     if (members.length === 0) return 0;
     const result = await sql<{ n: number }>`
@@ -72,7 +67,6 @@ export class AudienceMemberRepository {
     return result.rows[0]!.n;
   }
 
-  /** Members in chat order (the primary key's), read by keyset. */
   async list(audienceId: string, page: MemberPage): Promise<AudienceMember[]> {
     const after = page.afterChat === undefined ? sql`` : sql`and (chat_id, thread_id) > (${page.afterChat}, ${page.afterThread ?? 0}::bigint)`;
     const query = page.query ? sql`and search like ${`%${likeLiteral(page.query)}%`}` : sql``;
@@ -83,7 +77,7 @@ export class AudienceMemberRepository {
     return result.rows.map((r) => (r.thread_id ? { chatId: r.chat_id, threadId: r.thread_id, vars: r.vars } : { chatId: r.chat_id, vars: r.vars }));
   }
 
-  /** Which of `audienceIds` are the tenant's and have a member in a forum topic (migrations/0039). */
+  /** Which of `audienceIds` are the tenant's and have a member in a forum topic. */
   async withTopics(tenantId: string, audienceIds: string[]): Promise<Set<string>> {
     if (audienceIds.length === 0) return new Set();
     const result = await sql<{ id: string }>`
@@ -93,7 +87,6 @@ export class AudienceMemberRepository {
     return new Set(result.rows.map((r) => r.id));
   }
 
-  /** Removes members (a chat in every topic); answers how many there were. */
   async remove(audienceId: string, chatIds: string[], now: Date): Promise<number> {
     if (chatIds.length === 0) return 0;
     const result = await sql<{ removed: number }>`
@@ -108,11 +101,8 @@ export class AudienceMemberRepository {
   }
 
   /**
-   * The first member of `audienceIds` (in that order, then chat order) that lacks one of the
-   * variables `names`, leaving out the target keys in `exceptKeys` (inline targets, whose own
-   * vars win; core targetKey): a campaign's texts need every variable of every chat. null when none lacks one.
-   * A built-in name (`chat.title`) is judged on the member's variables over its built-ins from
-   * the directory of `builtinsOf`, the campaign's account (only when the tenant's), as a run takes them.
+   * The first member of `audienceIds` lacking one of the variables `names` (inline `exceptKeys` left out),
+   * built-ins judged from `builtinsOf`'s directory as a run takes them; null when none lacks one.
    */
   async firstMissingVariable(
     audienceIds: string[],
@@ -145,10 +135,7 @@ export class AudienceMemberRepository {
     return row ? { audienceId: row.audience_id, chatId: row.chat_id, name: row.name } : null;
   }
 
-  /**
-   * A chat's variables as a run of a campaign naming `audienceIds` would take them from its
-   * audiences (the first audience listing it wins); undefined when none lists it.
-   */
+  /** A chat's variables as a run would take them (the first audience listing it); undefined when none lists it. */
   async varsOf(audienceIds: string[], chatId: string): Promise<Record<string, string> | null | undefined> {
     if (audienceIds.length === 0) return undefined;
     const result = await sql<{ vars: Record<string, string> | null }>`
@@ -159,11 +146,7 @@ export class AudienceMemberRepository {
     return row ? row.vars : undefined;
   }
 
-  /**
-   * A member as a run of a campaign naming `audienceIds` takes it: `chat` (topic 0: none) from
-   * the first audience listing it, or without `chat` the first member (audience order, then chat
-   * and topic order). null: none.
-   */
+  /** A member as a run takes it: `chat` from the first audience listing it, else the first member; null: none. */
   async firstMember(audienceIds: string[], chat?: { chatId: string; threadId: number }): Promise<AudienceMember | null> {
     if (audienceIds.length === 0) return null;
     const only = chat ? sql`and m.chat_id = ${chat.chatId} and m.thread_id = ${chat.threadId}::bigint` : sql``;
@@ -177,7 +160,7 @@ export class AudienceMemberRepository {
     return threadId ? { chatId: row.chat_id, threadId, vars: row.vars } : { chatId: row.chat_id, vars: row.vars };
   }
 
-  /** How many targets a run created now would have: `targetKeys` (core targetKey) and the members of `audienceIds`, each (chat, topic) once. */
+  /** How many targets a run created now would have: `targetKeys` and the members, each (chat, topic) once. */
   async runChatCount(audienceIds: string[], targetKeys: string[]): Promise<number> {
     if (audienceIds.length === 0) return new Set(targetKeys).size;
     const result = await sql<{ n: number }>`

@@ -2,7 +2,6 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import type { ListPage } from './run-control-repository.js';
 
-/** An audience as the control API shows it. */
 export interface AudienceRow {
   id: string;
   tenantId: string;
@@ -13,7 +12,7 @@ export interface AudienceRow {
   cursorAt: string;
 }
 
-/** A live campaign that names an audience (what keeps the audience from being deleted). */
+/** A live campaign naming an audience (what keeps it from being deleted). */
 export interface NamingCampaign {
   id: string;
   name: string;
@@ -54,10 +53,7 @@ function scope(tenantId: string | null) {
 /** The unique index that keeps an audience's name one per tenant (the API answers 409). */
 export const AUDIENCE_NAME_INDEX = 'audiences_tenant_name_key';
 
-/**
- * Tenants' audiences (migrations/0015): named, reusable lists of chats. `tenantId` null means
- * every tenant (the admin token). Members are AudienceMemberRepository's.
- */
+/** Tenants' audiences (migrations/0015), `tenantId` null: every tenant. Members: AudienceMemberRepository. */
 export class AudienceRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -83,7 +79,6 @@ export class AudienceRepository {
     return row ? toAudience(row) : null;
   }
 
-  /** Renames; null when there is no such audience for this tenant. */
   async rename(id: string, tenantId: string | null, name: string, now: Date): Promise<AudienceRow | null> {
     const result = await sql<Raw>`
       update audiences a set name = ${name}, updated_at = ${now}
@@ -94,13 +89,8 @@ export class AudienceRepository {
   }
 
   /**
-   * Deletes the audience and its members, unless a live campaign names it (then answers those
-   * campaigns, at most 20). null when there is no such audience for this tenant.
-   *
-   * The row is locked first, and the campaigns are read by the next statement: a campaign save
-   * that holds the audience (ownedIds, inside its transaction) makes the delete wait for its
-   * commit, and the delete then sees that campaign. Read in the delete's own statement, the
-   * campaigns would be those of before the wait.
+   * Deletes the audience and its members unless live campaigns name it (then at most 20 of them); null when
+   * none. The row is locked first and the campaigns read after, so a save holding the audience is seen.
    */
   async delete(id: string, tenantId: string | null): Promise<AudienceDeletion | null> {
     return this.db.transaction().execute(async (trx) => {
@@ -116,11 +106,7 @@ export class AudienceRepository {
     });
   }
 
-  /**
-   * Which of `ids` are audiences of `tenantId` (a campaign names only its own tenant's). Inside
-   * a transaction they stay held until it ends (`for key share`): a delete waits for the
-   * campaign that names them to be saved, and then refuses (see delete).
-   */
+  /** Which of `ids` are the tenant's audiences, held until the transaction ends (`for key share`) so a delete waits for the campaign naming them. */
   async ownedIds(tenantId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const result = await sql<{ id: string }>`select id from audiences where tenant_id = ${tenantId}::uuid and id = any(${ids}::uuid[]) for key share`.execute(

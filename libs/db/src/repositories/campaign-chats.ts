@@ -5,36 +5,28 @@ import type { DB } from '../types.js';
 /** One of a campaign's chats, with what names it and what its texts are rendered with. */
 export interface CampaignChatRow {
   chatId: string;
-  /** its forum topic; null: none */
   threadId: number | null;
-  /** the account's directory title, else the chat's own `name` variable; null: neither */
+  /** the directory's title, else the chat's `name` variable */
   title: string | null;
-  /** an inline target of the campaign, or a member of one of its audiences */
   from: 'target' | 'audience';
-  /** its own variables, as a run takes them; null: none */
   vars: Record<string, string> | null;
-  /** what the account's directory knows of it (its built-in variables); null: no entry */
+  /** what the directory knows of it (its built-ins); null: no entry */
   facts: ChatFacts | null;
 }
 
-/** Which page: chats whose title, `name` or id contains `query` (any case, accents folded), after `after`. */
+/** Chats whose title, `name` or id contains `query` (any case, accents folded), after `after`. */
 export interface CampaignChatQuery {
   query?: string | undefined;
   limit: number;
   after?: { chatId: string; threadId: number } | undefined;
 }
 
-// What a search compares for a value folded here, not by libs/core (an inline target's or a
-// member's `name`, a chat id): NFKD, combining marks removed, lower case.
+// A value folded as libs/core folds it: NFKD, combining marks removed, lower case.
 const fold = (value: RawBuilder<unknown>) => sql`lower(regexp_replace(normalize(${value}, NFKD), '[\u0300-\u036f]', '', 'g'))`;
 
 /**
- * A page of a campaign's chats in (chat id, topic) order, as a run created now would take them
- * (run-creation.ts): its inline targets with their variables, then the members of its audiences
- * that are none of them (a member in a forum topic only for a Telegram account), each chat and
- * topic once; each with its entry in the campaign account's directory. One statement. The caller
- * checks the campaign is the tenant's. Every page reads the audiences' members once, as the
- * reach does (campaign-reach.ts).
+ * A page of a campaign's chats in (chat id, topic) order as a run created now would take them
+ * (run-creation.ts), each with its directory entry. One statement.
  */
 export async function campaignChats(db: Kysely<DB>, campaignId: string, q: CampaignChatQuery): Promise<CampaignChatRow[]> {
   const conditions = [sql`true`];

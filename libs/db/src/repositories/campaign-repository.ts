@@ -18,29 +18,26 @@ export interface CampaignRow {
   windowStart: string;
   windowEnd: string;
   messages: MessagePart[];
-  /** chat ids, in order */
   targets: string[];
-  /** variables of the targets given as {chatId, vars}, by target key (core targetKey); null when none was */
+  /** the targets' variables by target key (core targetKey); null when none was given */
   targetVars: TargetVarsByChat | null;
-  /** each target's forum topic in the order of `targets` (0: none); null when none names one (migrations/0039) */
+  /** each target's forum topic, in order (0: none); null when none names one */
   targetThreads: number[] | null;
-  /** the audiences whose members each run also sends to (migrations/0015), in order */
+  /** audiences whose members each run also sends to (migrations/0015) */
   audienceIds: string[];
   active: boolean;
   autoResume: boolean;
   nextRunAt: Date | null;
   pausedReason: string | null;
-  /** why the scheduler deactivated the campaign (it could not turn it into a run), if it did */
+  /** why the scheduler deactivated the campaign, if it did */
   lastError: string | null;
   lastRunId: string | null;
-  /** the latest occurrence the scheduler turned into a run, if any */
   lastScheduledAt: Date | null;
   catchUpPolicy: CatchUpPolicy;
-  /** null: the default lateness (one interval, cron: the gap to the next occurrence, at most a day) */
+  /** null: the default lateness */
   catchUpMaxLatenessSeconds: number | null;
-  /** the end of a backlog an `all` catch-up still runs */
   catchUpThrough: Date | null;
-  /** occurrences the scheduler passed over without a run, and the latest of them */
+  /** occurrences passed over without a run, and the latest of them */
   skippedCount: number;
   lastSkippedAt: Date | null;
   createdAt: Date;
@@ -48,11 +45,11 @@ export interface CampaignRow {
   cursorAt: string;
 }
 
-/** A campaign just inserted, as saved (before a first run created with it moved it on), with whether its first run was created. */
+/** A campaign as inserted (before its first run moved it on), and whether that run was created. */
 export type SavedCampaign = CampaignRow & { firstRunCreated: boolean };
 
 export interface NewCampaignRow {
-  /** chosen by the caller when a first run is planned (the run names it); otherwise the database's */
+  /** chosen by the caller when a first run is planned; otherwise the database's */
   id?: string;
   tenantId: string;
   accountId: string;
@@ -81,20 +78,16 @@ export interface CampaignChanges {
   windowStart?: string;
   windowEnd?: string;
   messages?: MessagePart[];
-  /** with `targetVars`: a new target list replaces both */
   targets?: string[];
   targetVars?: TargetVarsByChat | null;
   targetThreads?: number[] | null;
   audienceIds?: string[];
   active?: boolean;
   autoResume?: boolean;
-  /** a new next occurrence also ends any catch-up backlog (catch_up_through) */
   nextRunAt?: Date | null;
   catchUpPolicy?: CatchUpPolicy;
   catchUpMaxLatenessSeconds?: number | null;
-  /** forget an automatic pause (no-account streak) when the operator re-activates */
   clearAutoPause?: boolean;
-  /** forget why the scheduler deactivated the campaign: the operator has edited it since */
   clearLastError?: boolean;
 }
 
@@ -129,7 +122,6 @@ interface Raw {
   cursor_at: string;
 }
 
-// Column list for reads and RETURNING alike; `c` is the campaigns row.
 const COLUMNS = sql`c.id, c.tenant_id, c.account_id, c.name, c.timezone, c.schedule, c.window_start, c.window_end,
   c.messages, c.targets, c.target_vars, c.target_threads::int[] as target_threads, c.audience_ids, c.active, c.auto_resume, c.next_run_at, c.paused_reason, c.last_error, c.created_at, c.updated_at,
   c.catch_up_policy, c.catch_up_max_lateness_seconds, c.catch_up_through, c.skipped_count, c.last_skipped_at,
@@ -184,18 +176,13 @@ export class CampaignRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Inserts the campaign and answers it as saved. With `first` (the API's instant start), the
-   * same statement creates that run and its targets when the account can send (accountCanSend,
-   * the tick's rule), and saves the campaign already moved past it: one round trip from the save
-   * to the run, inside the caller's transaction.
-   * The new row cannot fail the tick's other conditions: it is not deleted, has no run (none
-   * open, no previous occurrence, no chat held by its interval) and no tick can see it yet.
+   * Inserts the campaign and answers it as saved. With `first` (the instant start), the same statement
+   * creates that run when the account can send (accountCanSend, the tick's rule) and saves the campaign
+   * moved past it. A new row cannot fail the tick's other conditions.
    */
   async create(c: NewCampaignRow, now: Date, first: FirstRun | null = null): Promise<SavedCampaign> {
-    // the columns the first run moves on; as saved when there is none, or the account cannot send
     const moved = <T>(run: T, saved: T) => (first ? sql`case when account.can_send then ${run} else ${saved} end` : sql`${saved}`);
     const a = first?.advance;
-    // `account_can_send` rides on the saved row only for the run's insert to test
     const result = await sql<Raw & { first_run_created: boolean }>`
       with account as (
         select coalesce((select ${accountCanSend('a', now)} from accounts a where a.id = ${c.accountId}::uuid), false) as can_send
@@ -213,7 +200,6 @@ export class CampaignRepository {
       select saved.*, ${first ? sql`exists (select 1 from created)` : sql`false`} as first_run_created from saved
     `.execute(this.db);
     const row = result.rows[0]!;
-    // as saved: what the first run moved on is answered as it was before the run
     const asSaved = { active: c.active, nextRunAt: c.nextRunAt, skippedCount: 0, lastSkippedAt: null, catchUpThrough: null };
     return { ...toCampaign(row), ...asSaved, firstRunCreated: row.first_run_created };
   }
@@ -238,7 +224,7 @@ export class CampaignRepository {
     return row ? toCampaign(row) : null;
   }
 
-  /** Like find, but locks the row until the transaction ends (read, validate, then update). */
+  /** Like find, but locks the row until the transaction ends. */
   async findForUpdate(id: string, tenantId: string | null): Promise<CampaignRow | null> {
     const result = await sql<Raw>`
       select ${COLUMNS} from campaigns c where c.id = ${id}::uuid and c.deleted_at is null and ${scope(tenantId)}

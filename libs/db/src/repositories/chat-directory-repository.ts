@@ -14,7 +14,7 @@ import type { DB, DirectorySyncStatus, Platform } from '../types.js';
 /** One entry as the API lists it. */
 export interface DirectoryEntryRow extends DirectoryChat {
   lastSyncAt: Date;
-  /** the listing's order key: with chatId, where the next page starts */
+  /** with chatId, where the next page starts */
   sortKey: string;
 }
 
@@ -44,19 +44,13 @@ export interface SyncAccount {
   platform: Platform;
   externalId: string | null;
   credentials: Buffer | null;
-  /** its proxy URL, sealed; null: none */
   proxy: Buffer | null;
 }
 
-/** Entries a listing sends in one statement: about 1 MB of parameters. */
+/** Entries upserted in one statement. */
 const BATCH = 2_000;
-/**
- * Stored titles are cut to this many characters (platforms' own limits are lower: WhatsApp 100,
- * Telegram 128), and each half of the sort key to as many code points once folded, so an index
- * entry (account, key, chat id) stays under PostgreSQL's btree limit of about 2,700 bytes.
- */
+/** Stored titles, and each half of the sort key, are cut to this many code points, so an index entry stays under PostgreSQL's btree limit. */
 const MAX_TITLE = 256;
-/** Between the folded title and the folded chat id: no query spans both. */
 const SEPARATOR = '\u001f';
 
 /** What a search compares and the listing orders by: the folded title, then the folded chat id. */
@@ -64,29 +58,21 @@ export function directorySortKey(title: string | null, chatId: string): string {
   return `${cut(foldForSearch(title === null ? '' : cut(title)))}${SEPARATOR}${cut(foldForSearch(chatId))}`;
 }
 
-/** The first MAX_TITLE code points (never half a surrogate pair). */
 const cut = (text: string): string => (text.length <= MAX_TITLE ? text : [...text].slice(0, MAX_TITLE).join(''));
 
-/** `text` as a `like` pattern that matches it anywhere (never across the separator). */
 function containsPattern(text: string): string {
   return `%${foldForSearch(text)
     .replaceAll(SEPARATOR, '')
     .replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/**
- * The chat directory (migrations/0016): what transports write as they list an account's chats
- * (ChatDirectorySink), what the API lists and searches, and where each account's sync stands.
- */
+/** The chat directory (migrations/0016): what transports list, what the API lists and searches, and each account's sync state. */
 export class ChatDirectoryRepository implements ChatDirectorySink {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * A complete listing: every entry upserted (batches of BATCH), then the account's entries the
-   * listing lacks marked `left` (one that already cannot send keeps its reason); all stamped
-   * `at`. One transaction, so a reader sees the old directory or the new one. Never deletes: a
-   * run's history keeps its chats' titles. A `scope` limits the listing to some kinds: entries
-   * of other kinds are left as they are (WhatsApp lists groups, never one-to-one chats).
+   * A complete listing in one transaction: every entry upserted, then those it lacks marked `left`
+   * (never deleted: runs keep their titles). A `scope` limits it to some kinds.
    */
   async replaceAll(accountId: string, chats: DirectoryChat[], at: Date, scope?: DirectoryScope): Promise<void> {
     const kinds = scope ? scope.kinds : null;
@@ -121,7 +107,6 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
         ...(change.memberCount !== undefined && { member_count: change.memberCount }),
         ...(change.canSend !== undefined && {
           can_send: change.canSend,
-          // cannot send without a reason given: keep the one it had, else `forbidden`
           cannot_send_reason: change.canSend ? null : sql<string>`coalesce(${reason}::text, cannot_send_reason, 'forbidden')`,
         }),
         ...(change.canSend === undefined &&
@@ -134,12 +119,8 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
       .execute();
   }
 
-  /**
-   * Records where the account's sync stands, with the directory's size counted in the same
-   * statement. `ok` stamps `last_sync_at`; `syncing` keeps the reason and time of nothing.
-   */
+  /** Records where the account's sync stands, with the directory's size counted in the same statement. */
   async syncState(accountId: string, state: DirectorySyncState, at: Date): Promise<void> {
-    // entries listed: so far while syncing, in the whole listing once ok
     const synced = state.status === 'syncing' ? state.synced : state.status === 'ok' ? state.size : 0;
     const until = state.status === 'backing_off' ? state.until : null;
     const reason = 'reason' in state ? state.reason : null;
@@ -153,7 +134,6 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
              reason = excluded.reason, last_sync_at = coalesce(excluded.last_sync_at, s.last_sync_at), updated_at = excluded.updated_at`.execute(this.db);
   }
 
-  /** A sync was asked for: `syncing` from 0 until the sender reports. */
   async requestSync(accountId: string, at: Date): Promise<DirectorySyncRow> {
     const row = await sql<RawSync>`
       insert into chat_directory_syncs as s (account_id, status, synced, size, requested_at, updated_at)
@@ -165,7 +145,6 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     return toSync(row.rows[0]!);
   }
 
-  /** The account a sync lists the chats of, credentials sealed; null when it no longer exists. */
   async accountForSync(accountId: string): Promise<SyncAccount | null> {
     const row = await this.db
       .selectFrom('accounts')
@@ -175,7 +154,6 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     return row ? { id: row.id, platform: row.platform, externalId: row.external_id, credentials: row.credentials, proxy: row.proxy } : null;
   }
 
-  /** Where the account's sync stands; null when it was never synced. */
   async syncOf(accountId: string): Promise<DirectorySyncRow | null> {
     const row = await this.db
       .selectFrom('chat_directory_syncs')
@@ -185,11 +163,7 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     return row ? toSync(row) : null;
   }
 
-  /**
-   * What the directory knows of these chats of the tenant's account, for their built-in
-   * variables (core chatVariables) and their titles; a chat it does not list, or another
-   * tenant's account: left out.
-   */
+  /** What the directory knows of these chats of the tenant's account (built-ins and titles); others left out. */
   async facts(tenantId: string, accountId: string, chatIds: string[]): Promise<Map<string, ChatFacts>> {
     if (chatIds.length === 0) return new Map();
     const rows = await this.db
@@ -203,11 +177,7 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     return new Map(rows.map((r) => [r.chat_id, { title: r.title, kind: r.kind, memberCount: r.member_count }]));
   }
 
-  /**
-   * A page of the account's entries in title order (folded title, then chat id): those whose
-   * title or chat id contains `query` (any case, accents folded), of `kind`, that can or cannot
-   * send. The caller checks the account is the tenant's.
-   */
+  /** A page of the account's entries in title order, filtered by `query` (any case, accents folded), kind and whether they can send. */
   async list(accountId: string, q: DirectoryQuery): Promise<DirectoryEntryRow[]> {
     let query = this.db
       .selectFrom('chat_directory')
@@ -250,10 +220,7 @@ function distinct(chats: DirectoryChat[]): DirectoryChat[] {
   return [...new Map(chats.map((c) => [c.chatId, c])).values()];
 }
 
-/**
- * Upserts entries in one statement, and adds the new ones to the sync's size in the same
- * statement (`xmax = 0`: the row was inserted, not updated).
- */
+/** Upserts entries and adds the new ones (`xmax = 0`) to the sync's size, in one statement. */
 async function upsertBatch(db: Kysely<DB>, accountId: string, chats: DirectoryChat[], at: Date): Promise<void> {
   if (chats.length === 0) return;
   const column = <T>(f: (c: DirectoryChat) => T) => sql.val(chats.map(f));

@@ -3,8 +3,7 @@ import { sql, type Transaction } from 'kysely';
 import type { CatchUpPolicy, DB, MessagePart, Schedule } from '../types.js';
 import { accountCanSend } from './account-sql.js';
 
-// The due campaigns as the tick reads them, in the transaction that acts on them: those that can
-// become runs (the tick's and the API's instant start's one query) and those held by their account.
+// The due campaigns as the tick reads them: those that can become runs (also the instant start's query) and those held by their account.
 
 /** A due campaign as the scheduler sees it. */
 export interface DueCampaign {
@@ -18,12 +17,11 @@ export interface DueCampaign {
   windowEnd: string;
   messages: MessagePart[];
   nextRunAt: Date;
-  /** the latest scheduledAt of its scheduled runs (the previous occurrence), if any */
+  /** the latest scheduledAt of its scheduled runs, if any */
   lastScheduledAt: Date | null;
   catchUpPolicy: CatchUpPolicy;
-  /** null: the default lateness (libs/core latenessLimitMs) */
+  /** null: the default lateness */
   catchUpMaxLatenessSeconds: number | null;
-  /** the end of a backlog an `all` catch-up accepted and still runs */
   catchUpThrough: Date | null;
 }
 
@@ -36,15 +34,10 @@ export interface HeldCampaign {
   timezone: string;
   schedule: Schedule;
   nextRunAt: Date;
-  /** consecutive no-account occurrences recorded so far */
   streak: number;
 }
 
-/**
- * The campaigns due at `now` (active, not deleted) joined with their account, oldest due
- * first, at most `limit`, locked: another scheduler's tick skips them. The tick's queries add
- * their columns and which accounts they want.
- */
+/** Campaigns due at `now` (active, not deleted) with their account, oldest first, locked (another scheduler's tick skips them). */
 function due(trx: Transaction<DB>, now: Date, limit: number) {
   return trx
     .selectFrom('campaigns as c')
@@ -58,12 +51,7 @@ function due(trx: Transaction<DB>, now: Date, limit: number) {
     .skipLocked();
 }
 
-/**
- * Due, actionable campaigns, oldest due first: active, with an active and unblocked account,
- * and no run of theirs queued or running (a due occurrence waits for it). Rows are locked;
- * another scheduler's tick skips them. `onlyId`: that campaign alone (the API's instant start,
- * in the transaction that saved it, sees it exactly as a tick would).
- */
+/** Due campaigns that can become runs: an account able to send, no open run (test runs aside). `onlyId`: that campaign alone (the instant start). */
 export async function dueCampaigns(trx: Transaction<DB>, now: Date, limit: number, onlyId?: string): Promise<DueCampaign[]> {
   const rows = await due(trx, now, limit)
     .select([
@@ -80,7 +68,6 @@ export async function dueCampaigns(trx: Transaction<DB>, now: Date, limit: numbe
       'c.catch_up_policy',
       'c.catch_up_max_lateness_seconds',
       'c.catch_up_through',
-      // the unique (campaign_id, scheduled_at) index answers this backwards in a few rows
       sql<Date | null>`(select max(p.scheduled_at) from runs p where p.campaign_id = c.id and p.trigger = 'schedule')`.as('last_scheduled_at'),
     ])
     .$if(onlyId !== undefined, (q) => q.where('c.id', '=', onlyId!))
@@ -116,10 +103,7 @@ export async function dueCampaigns(trx: Transaction<DB>, now: Date, limit: numbe
   }));
 }
 
-/**
- * Due campaigns whose account cannot send (not active, or blocked until later), oldest due
- * first, locked like dueCampaigns: what the tick counts as `no-account` and re-checks.
- */
+/** Due campaigns whose account cannot send, locked: what the tick counts as `no-account`. */
 export async function dueWithoutAccount(trx: Transaction<DB>, now: Date, limit: number): Promise<HeldCampaign[]> {
   const rows = await due(trx, now, limit)
     .select(['c.id', 'c.account_id', 'a.status', 'a.blocked_until', 'c.timezone', 'c.schedule', 'c.next_run_at', 'c.no_account_streak'])

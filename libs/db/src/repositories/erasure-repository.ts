@@ -7,7 +7,6 @@ import { cancelledRuns, RunRepository } from './run-repository.js';
 /** Which runs a purge removes: an account's or a tenant's. */
 export type PurgeScope = { accountId: string } | { tenantId: string };
 
-/** What an erased chat was removed from. */
 export interface ErasedChat {
   campaigns: number;
   audienceMembers: number;
@@ -15,18 +14,13 @@ export interface ErasedChat {
   directory: number;
 }
 
-/**
- * Deletions an operator asks for: an account, a tenant, a chat (docs/CONTRACT.md, "Retention
- * and deletion"). Large sets go in batches of `batch` rows, each statement its own transaction.
- */
+/** Deletions an operator asks for (CONTRACT, "Retention and deletion"), large sets in batches. */
 export class ErasureRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Deletes the account as the API sees it, in one transaction: credentials, auth keys, sent
-   * message copies, directory and suppressions wiped; its campaigns deleted and their live runs
-   * cancelled. The row stays, without credentials, while runs of it are kept. False when there
-   * is no such account for the tenant.
+   * Deletes the account as the API sees it, in one transaction: secrets, copies, directory and suppressions
+   * wiped, campaigns deleted, live runs cancelled. The row stays while its runs are kept.
    */
   async deleteAccount(accountId: string, tenantId: string | null, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
@@ -58,11 +52,7 @@ export class ErasureRepository {
     });
   }
 
-  /**
-   * Deletes a media file and its platform upload refs unless a campaign (or a live run) names
-   * it: null when there is no such media for the tenant, else the campaigns in the way (empty:
-   * deleted).
-   */
+  /** Deletes a media file unless a campaign or live run names it: null when none, else the campaigns in the way. */
   async deleteMedia(mediaId: string, tenantId: string | null): Promise<{ id: string; name: string }[] | null> {
     return this.db.transaction().execute(async (trx) => {
       const found = await sql<{ id: string }>`
@@ -81,10 +71,7 @@ export class ErasureRepository {
     });
   }
 
-  /**
-   * One batch of a purge: up to `batch` targets, events or runs of the scope, in that order.
-   * Returns how many rows went; 0 once no run of the scope is left.
-   */
+  /** One batch of a purge: targets, then events, then runs of the scope; 0 once none is left. */
   async purgeRunsBatch(scope: PurgeScope, batch: number): Promise<{ kind: 'targets' | 'events' | 'runs'; deleted: number }> {
     const runs = runsOf(scope);
     const targets = await sql`
@@ -95,7 +82,6 @@ export class ErasureRepository {
       delete from run_events where id = any(array(
         select e.id from (${runs} limit 50) r join run_events e on e.run_id = r.id limit ${batch}))`.execute(this.db);
     if (Number(events.numAffectedRows) > 0) return { kind: 'events', deleted: Number(events.numAffectedRows) };
-    // only runs with no target or event left: the cascade has nothing to do
     return { kind: 'runs', deleted: await new RunRepository(this.db).deleteEmptied(runs, batch) };
   }
 
@@ -108,10 +94,7 @@ export class ErasureRepository {
     });
   }
 
-  /**
-   * The tenant is deleted from now on: its token matches nothing (the hash is replaced) and no
-   * route lists it. False when there is no such tenant.
-   */
+  /** The tenant is deleted: its token matches nothing, no route lists it. False when none. */
   async markTenantDeleted(tenantId: string, now: Date): Promise<boolean> {
     const result = await sql`
       update tenants set deleted_at = ${now}, token_hash = 'deleted:' || id::text
@@ -119,17 +102,13 @@ export class ErasureRepository {
     return Number(result.numAffectedRows) > 0;
   }
 
-  /** Tenants deleted whose rows are not all gone yet (a purge cut short resumes from here). */
+  /** Tenants deleted whose rows are not all gone yet. */
   async deletedTenants(): Promise<string[]> {
     const rows = await this.db.selectFrom('tenants').select('id').where('deleted_at', 'is not', null).execute();
     return rows.map((r) => r.id);
   }
 
-  /**
-   * One batch of a deleted tenant's rows other than its runs (purgeRunsBatch first): audience
-   * members, webhook deliveries, directory entries, then the small tables whole. Returns how
-   * many rows went; 0 once the tenant row itself is gone.
-   */
+  /** One batch of a deleted tenant's other rows (after purgeRunsBatch); 0 once the tenant row is gone. */
   async purgeTenantBatch(tenantId: string, batch: number): Promise<number> {
     const t = sql`${tenantId}::uuid`;
     const steps: RawBuilder<unknown>[] = [
@@ -145,7 +124,6 @@ export class ErasureRepository {
       const result = await step.execute(this.db);
       if (Number(result.numAffectedRows) > 0) return Number(result.numAffectedRows);
     }
-    // what is left is a handful of rows per account, campaign or audience: one transaction
     return this.db.transaction().execute(async (trx) => {
       await sql`delete from media_uploads u using accounts a where u.account_id = a.id and a.tenant_id = ${t}`.execute(trx);
       await sql`delete from campaigns where tenant_id = ${t}`.execute(trx);
@@ -158,11 +136,7 @@ export class ErasureRepository {
     });
   }
 
-  /**
-   * Erases a chat from a tenant in one transaction: out of its campaigns' targets, its
-   * audiences, its runs' targets, its accounts' directories and suppression lists; what stays is
-   * its salted hash, which the sender's suppression check reads (run-repository markRunning).
-   */
+  /** Erases a chat from a tenant in one transaction; only its salted hash stays, for the sender's suppression check. */
   async eraseChat(tenantId: string, chatId: string, now: Date): Promise<ErasedChat> {
     return this.db.transaction().execute(async (trx) => {
       await sql`

@@ -32,8 +32,7 @@ export class ExportRepository {
     yield* this.paged('audience', sql`select id, name, member_count, created_at from audiences where tenant_id = ${t}`);
     yield* this.paged('media', sql`select id, content_type, size, sha256, filename, created_at from media where tenant_id = ${t}`);
     yield* this.paged('webhook', sql`select id, url, events, active, created_at from webhooks where tenant_id = ${t}`);
-    // the large tables by keyset, a page per query
-    // a chat's forum topics (migrations/0039) are members and targets of their own: part of the key
+    // the large tables by keyset, a page per query a chat's forum topics (migrations/0039) are members and targets of their own: part of the key
     let after = { audience: '00000000-0000-0000-0000-000000000000', chat: '', thread: -1 };
     for (;;) {
       const rows = await sql<{ audience_id: string; chat_id: string; thread_id: number }>`

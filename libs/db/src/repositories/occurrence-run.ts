@@ -15,10 +15,7 @@ import type { CampaignAdvance, NewRun, RunPlan } from './run-shapes.js';
 
 export type { RunPlan } from './run-shapes.js';
 
-/**
- * A due campaign as libs/core's planOccurrence reads it. The one mapping for the scheduler's
- * tick and the API's instant start, so both plan an occurrence from the same facts.
- */
+/** A due campaign as libs/core's planOccurrence reads it. */
 export function dueOccurrence(c: DueCampaign): DueOccurrence {
   return {
     campaignId: c.id,
@@ -33,9 +30,8 @@ export function dueOccurrence(c: DueCampaign): DueOccurrence {
 }
 
 /**
- * The plan of a due campaign's occurrence (libs/core planOccurrence), checked before and after:
- * the tick's and the API's instant start's one way to plan. Throws a CampaignProblem, the
- * plan's own errors included, for a campaign that cannot become a run.
+ * The checked plan of a due campaign's occurrence: the tick's and the instant start's one way to plan.
+ * Throws a CampaignProblem for a campaign that cannot become a run.
  */
 export function planDue(c: DueCampaign, now: Date, jitterMs: number): OccurrencePlan {
   try {
@@ -54,11 +50,7 @@ export function planDue(c: DueCampaign, now: Date, jitterMs: number): Occurrence
   }
 }
 
-/**
- * What a plan that creates a run writes: the run (trigger `schedule`, the campaign's messages,
- * the plan's times) and the campaign's move to its next occurrence, with the occurrences the
- * plan passed over. A once-campaign that has run becomes inactive.
- */
+/** What a run plan writes: the run (trigger `schedule`) and the campaign's move to its next occurrence; a once-campaign that has run becomes inactive. */
 export function occurrenceRun(c: DueCampaign, plan: RunPlan, id: string, jobId: string): { run: NewRun; advance: CampaignAdvance } {
   return {
     run: {

@@ -8,25 +8,18 @@ export interface OptOutWrite {
   skipped: number;
 }
 
-/**
- * Opt-out by reply (migrations/0011): the sender reads an account's keywords when a reply comes
- * in, and lists the chat when it matched. Replies come at human rates: one query each.
- */
+/** Opt-out by reply (migrations/0011): one query per reply. */
 export class OptOutRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** The account's keywords; empty when it has none, or no longer exists. */
   async keywords(accountId: string): Promise<string[]> {
     const row = await this.db.selectFrom('accounts').select('opt_out_keywords').where('id', '=', accountId).executeTakeFirst();
     return row?.opt_out_keywords ?? [];
   }
 
   /**
-   * Lists the chat (every spelling a campaign may name it by) with reason `opt_out`, keeping
-   * the reason of a spelling already listed, and every spelling of the person's other WhatsApp
-   * identity the account learnt (migrations/0028); and in the same statement skips the chat's
-   * untouched targets in the account's open runs (skip-suppressed.ts), so a run under way
-   * writes to it no more.
+   * Lists the chat (every spelling, and its other WhatsApp identity's: migrations/0028) with reason
+   * `opt_out`, and in the same statement skips its untouched targets in the account's open runs.
    */
   async optOut(accountId: string, chatIds: string[], now: Date): Promise<OptOutWrite> {
     const result = await sql<{ listed: number; skipped: number }>`

@@ -5,19 +5,17 @@ import { recordDirect, type TargetReceipts } from './receipt-statement.js';
 /** One receipt a platform told: a message of the account delivered to or read in a chat. */
 export interface ReceiptInput {
   messageId: string;
-  /** the chat as the target names it */
   chatId: string;
   status: 'delivered' | 'read';
   at: Date;
   /** groups: the member whose receipt it is (each member counts once) */
   member?: string | null;
-  /** groups: how many members the message went to, when known */
+  /** groups: how many members the message went to */
   memberCount?: number | null;
 }
 
 /** A target a receipt moved on: when it was sent, and what it says now. */
 export interface ReceiptChange extends TargetReceipts {
-  /** set by this write: the first delivery / read it told */
   firstDelivered: boolean;
   firstRead: boolean;
 }
@@ -29,7 +27,6 @@ export interface ReceiptSubmission {
 }
 
 export interface ReceiptOutcome {
-  /** per input, whether it named a `sent` target of one of the account's runs */
   matched: boolean[];
   changed: ReceiptChange[];
 }
@@ -41,20 +38,13 @@ interface Hit {
 }
 
 /**
- * Receipts onto targets (migrations/0022). A receipt names a message of one of the account's
- * runs by its id and chat; any other (another account's message, an id never sent, a target
- * not recorded `sent` yet) matches nothing and changes nothing. Times only move earlier: a
- * receipt told twice, late or out of order never moves a target back, and a read is a delivery
- * too. Groups count members: each member's receipt once.
+ * Receipts onto targets (migrations/0022), matched by message id and chat to a `sent` target of the
+ * account's runs. Times only move earlier, a read is a delivery too, a group member counts once.
  */
 export class ReceiptRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /**
-   * A chat of the account wrote at `at` (any of `chatIds`, the forms a target may name it by):
-   * every `sent` target of the account's runs sent to it within `windowMs` before, and not yet
-   * answered, counts it as a reply. Returns how many targets it marked.
-   */
+  /** A chat of the account wrote at `at`: its `sent` targets within `windowMs` before, not yet answered, count a reply. How many it marked. */
   async reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> {
     if (chatIds.length === 0) return 0;
     const result = await sql`
@@ -65,7 +55,7 @@ export class ReceiptRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** Every http account's sealed credentials (the receipts route finds an account by its API key). */
+  /** Every http account's sealed credentials (the receipts route finds an account by its key). */
   async httpAccounts(): Promise<{ id: string; credentials: Buffer }[]> {
     const rows = await this.db
       .selectFrom('accounts')
@@ -81,10 +71,8 @@ export class ReceiptRepository {
   }
 
   /**
-   * Several accounts' receipts in one write (a group commit: as many statements as one
-   * account's, whatever the number of submissions): receipts of chats in one statement
-   * (receipt-statement.ts), any group member's in one transaction. Each submission's outcome as
-   * `record`'s; a target that several submissions moved counts as changed for the first of them.
+   * Several accounts' receipts in one write (as many statements as one account's): chats in one statement,
+   * group members in one transaction; outcomes as `record`'s.
    */
   async recordMany(submissions: ReceiptSubmission[]): Promise<ReceiptOutcome[]> {
     const flat: { s: number; r: ReceiptInput; accountId: string }[] = [];
@@ -94,13 +82,11 @@ export class ReceiptRepository {
     const offsets: number[] = [];
     submissions.reduce((at, sub, s) => ((offsets[s] = at), at + sub.receipts.length), 0);
     if (flat.every((f) => !f.r.member)) {
-      // chats only (the http platform's, a WhatsApp account's direct chats): one statement
       const { matched, moved } = await recordDirect(
         this.db,
         flat.map((f) => ({ accountId: f.accountId, messageId: f.r.messageId, chatId: f.r.chatId, status: f.r.status, at: f.r.at })),
       );
       for (const i of matched) outcomes[flat[i]!.s]!.matched[i - offsets[flat[i]!.s]!] = true;
-      // each field named: an object rest and spread here cost more than the rest of the loop
       for (const m of moved)
         outcomes[flat[m.first]!.s]!.changed.push({
           runId: m.runId,
@@ -137,10 +123,7 @@ export class ReceiptRepository {
     });
   }
 
-  /**
-   * A delivery receipt came: the account's platform tells receipts (it may be judged not
-   * delivering from now on), and an account set `not_delivering` delivers again — it lifts itself.
-   */
+  /** A delivery receipt came: the account tells receipts, and a `not_delivering` account lifts itself. */
   private async delivering(trx: Transaction<DB>, accountIds: string[]): Promise<void> {
     await sql`
       update accounts set receipts_seen_at = coalesce(receipts_seen_at, now()),
@@ -151,7 +134,7 @@ export class ReceiptRepository {
        where id = any(${accountIds}::uuid[]) and (receipts_seen_at is null or (status = 'cooling' and cooling_reason = 'not_delivering'))`.execute(trx);
   }
 
-  /** `message.status` webhooks: one delivery per run and subscribed webhook, with the targets this write moved. */
+  /** `message.status` webhooks: one per run and webhook, with the targets this write moved. */
   private async webhooks(trx: Transaction<DB>, changed: ReceiptChange[]): Promise<void> {
     if (changed.length === 0) return;
     const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -181,7 +164,7 @@ export class ReceiptRepository {
         from per_run p join webhooks w on w.tenant_id = p.tenant_id and w.active and 'message.status' = any(w.events)`.execute(trx);
   }
 
-  /** The targets the receipts name, locked in one order (two writers of one group never undercount). */
+  /** The targets named, locked in one order (two writers of one group never undercount). */
   private async lockHits(trx: Transaction<DB>, flat: { r: ReceiptInput; accountId: string }[]): Promise<Hit[]> {
     const result = await sql<Hit>`
       select r.idx::int as idx, t.run_id, t.chat_id

@@ -7,16 +7,14 @@ import { statusList } from './status-sql.js';
 
 /** How long history is kept: the default, and the run summaries' own. */
 export interface RetentionPolicy {
-  /** HISTORY_RETENTION: a tenant's `history_retention_ms` may shorten it */
+  /** HISTORY_RETENTION; a tenant's `history_retention_ms` may shorten it */
   historyMs: number;
-  /** RUN_SUMMARY_RETENTION */
   summaryMs: number;
 }
 
 /**
- * The retention sweep's statements (docs/DESIGN.md, "Retention"). Every delete takes at most
- * `batch` rows, chosen by an index, so no statement holds its locks for long; each is its own
- * transaction, so a sweep cut short resumes where it stopped.
+ * The retention sweep's statements (docs/DESIGN.md, "Retention"): each delete takes at most `batch`
+ * rows by an index, in its own transaction, so a sweep cut short resumes.
  */
 export class RetentionRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -33,15 +31,11 @@ export class RetentionRepository {
     return rows.rows.map((r) => r.id);
   }
 
-  /**
-   * Keeps the runs' counts before their targets go (once: a resumed sweep keeps the first),
-   * counted as every other count is (run-counts.ts), receipts and replies included.
-   */
+  /** Keeps the runs' counts (run-counts.ts) before their targets go. */
   async keepSummaries(runIds: string[]): Promise<void> {
     await new RunRepository(this.db).keepSummaries(await countRuns(this.db, runIds));
   }
 
-  /** Deletes up to `batch` targets of the runs (by their primary key); how many went. */
   async deleteTargets(runIds: string[], batch: number): Promise<number> {
     const result = await sql`
       delete from run_targets where ctid = any(array(
@@ -49,7 +43,6 @@ export class RetentionRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** Deletes up to `batch` status events of the runs; how many went. */
   async deleteEvents(runIds: string[], batch: number): Promise<number> {
     const result = await sql`
       delete from run_events where id = any(array(
@@ -57,17 +50,15 @@ export class RetentionRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** The runs are summaries from now on. */
   async markPurged(runIds: string[], now: Date): Promise<void> {
     await new RunRepository(this.db).markPurged(runIds, now);
   }
 
-  /** Deletes up to `batch` run summaries older than RUN_SUMMARY_RETENTION; how many went. */
   async deleteSummaries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
     return new RunRepository(this.db).deleteSummaries(sql`${now}::timestamptz - make_interval(secs => ${policy.summaryMs} / 1000.0)`, batch);
   }
 
-  /** Deletes up to `batch` delivered or failed webhook deliveries older than their tenant's retention. */
+  /** Deletes up to `batch` settled webhook deliveries older than their tenant's retention. */
   async deleteSettledDeliveries(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
     const result = await sql`
       delete from webhook_deliveries where id = any(array(
@@ -78,10 +69,7 @@ export class RetentionRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /**
-   * Deletes up to `batch` media older than their tenant's retention that no campaign and no
-   * live run names, with their platform upload refs; how many went.
-   */
+  /** Deletes up to `batch` media past retention that no campaign or live run names, with their upload refs. */
   async deleteUnusedMedia(now: Date, policy: RetentionPolicy, batch: number): Promise<number> {
     const result = await sql<{ n: number }>`
       with m as (
@@ -104,10 +92,7 @@ export class RetentionRepository {
   }
 }
 
-/**
- * The latest cutoff any tenant has (the shortest retention), as one value the planner knows
- * before the scan: the index is read only up to it, not through every run still kept.
- */
+/** The shortest retention's cutoff, one value the planner knows before the scan, so the index is read only up to it. */
 function earliestCutoff(now: Date, policy: RetentionPolicy) {
   return sql`(${now}::timestamptz - make_interval(secs => (select least(${policy.historyMs}, coalesce(min(history_retention_ms), ${policy.historyMs})) from tenants) / 1000.0))`;
 }

@@ -6,7 +6,7 @@ import { finishedWhenAllSent } from './run-repository.js';
 import type { RunProgress } from './send-shapes.js';
 import { settleSentStatement, type SentSettlement } from './settle-sent.js';
 
-/** One job's last write: its run, its lease owner, its deliveries not yet written, its account's health when that changed. */
+/** One job's last write: its run, lease owner, deliveries not yet written, and its account's health when changed. */
 export interface CloseRequest {
   runId: string;
   owner: string;
@@ -14,7 +14,7 @@ export interface CloseRequest {
   health: { accountId: string; write: HealthWrite } | null;
 }
 
-/** What a job's last write did: the deliveries written, the run's counts after them, and whether it finished the run. */
+/** What a job's last write did: deliveries written, the run's counts, whether it finished the run. */
 export interface CloseResult {
   settled: Set<string>;
   progress: RunProgress | StillPending;
@@ -29,15 +29,10 @@ interface CloseRow extends ProgressRow {
 }
 
 /**
- * The last write of several jobs in one statement (each its own run; the sender's jobs that end
- * together share it): each job's deliveries as `sent` (fenced by its lease owner), its account's
- * health, and its run's counts after them, as progressStatement counts one run (the written
- * deliveries counted as sent). A run with a pending target is not counted (it cannot finish):
- * only when its next comes due is read, and its count's scan never runs (the lateral's
- * condition is decided before it). With `finish`, a run whose every target is then sent is
- * finished `success` in the same statement, as the sender's end-of-job decision would finish it
- * (libs/core decideJobEnd: complete, and finishedStatus: success with no summary); any other end
- * is left to the sender's decision. Results in the order of `requests`.
+ * The last write of several jobs in one statement: each job's deliveries `sent` (fenced by its lease),
+ * its account's health, and its run's counts as progressStatement counts them (a run with a pending
+ * target only says when the next comes due). With `finish`, a run whose every target is sent is finished
+ * `success`, as libs/core decideJobEnd would. Results in the order of `requests`.
  */
 export function closeStatement(requests: CloseRequest[], now: Date, finish: boolean) {
   const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
@@ -60,7 +55,6 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
       select * from unnest(${requests.map((r) => r.runId)}::uuid[]) as a(run_id)
     ), ${sent.length > 0 ? sql`settled as (${settleSentStatement(sent, now)}),` : sql``}
     ${
-      // each account's health as healthStatement (account-cooling.ts) writes one
       healths.length > 0
         ? sql`health as (
       update accounts x
@@ -89,7 +83,6 @@ export function closeStatement(requests: CloseRequest[], now: Date, finish: bool
     from counted c`;
 }
 
-/** A row of closeStatement as the sender reads it. */
 export function toCloseResult(row: CloseRow): CloseResult {
   const progress: RunProgress | StillPending =
     row.still_pending_due_at !== null

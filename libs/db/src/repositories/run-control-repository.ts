@@ -8,17 +8,15 @@ export type { RunEventRow, RunRow, RunWithWindow, TargetRow } from './run-rows.j
 export type { Requeue } from './run-repository.js';
 
 /**
- * One page of a newest-first list. `before` is the (created_at, id) of the last row of the
- * previous page; `at` is created_at printed by PostgreSQL in UTC with microseconds, so the
- * position survives the round trip through a cursor exactly (a JS Date would cut the
- * microseconds and skip or repeat rows).
+ * A page of a newest-first list: `before` is the last row's (created_at, id), `at` printed by PostgreSQL
+ * with microseconds so a cursor keeps the position exactly.
  */
 export interface ListPage {
   limit: number;
   before?: { at: string; id: string } | undefined;
 }
 
-/** `listTargets`' receipt filter: targets a receipt said were delivered, read, or whose chat replied (or not). */
+/** `listTargets`' receipt filter: delivered, read, replied (or not). */
 export interface ReceiptFilter {
   delivered?: boolean | undefined;
   read?: boolean | undefined;
@@ -30,15 +28,10 @@ export interface RunFilter {
   tenantId: string | null;
   status?: RunStatus | undefined;
   campaignId?: string | undefined;
-  /** runs sent from this account (the run's account, fixed when the run was created) */
   accountId?: string | undefined;
 }
 
-/**
- * The operator's view of runs: reads, and the state transitions of CONTRACT §4 that the API
- * makes (pause, resume, cancel, retry-failed), each RunRepository's one conditional UPDATE, so of
- * two concurrent calls only one can win.
- */
+/** The operator's view of runs: reads, and the API's transitions (pause, resume, cancel, retry-failed), each RunRepository's one conditional UPDATE. */
 export class RunControlRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -48,7 +41,7 @@ export class RunControlRepository {
     return result.rows.map(toRun);
   }
 
-  /** The one statement `list` runs; a test reads its plan to see that an index serves each filter. */
+  /** The statement `list` runs (a test reads its plan). */
   listQuery(filter: RunFilter, page: ListPage) {
     const conditions = [scope(filter.tenantId)];
     if (filter.status) conditions.push(sql`r.status = ${filter.status}`);
@@ -69,7 +62,6 @@ export class RunControlRepository {
     return row ? toRun(row) : null;
   }
 
-  /** The run with its campaign's current timezone and delivery window. */
   async findWithWindow(id: string, tenantId: string | null): Promise<RunWithWindow | null> {
     const result = await sql<RawRun & { timezone: string; window_start: string; window_end: string }>`
       select ${RUN_COLUMNS}, c.timezone, c.window_start, c.window_end
@@ -80,11 +72,7 @@ export class RunControlRepository {
     return row ? { ...toRun(row), timezone: row.timezone, windowStart: row.window_start, windowEnd: row.window_end } : null;
   }
 
-  /**
-   * A run's targets in (chat id, topic) order; `after` is the last target of the previous page.
-   * Each with its title, in the same statement: the run's account's directory entry, else the
-   * chat's own `name` variable as the run copied it (an audience member's).
-   */
+  /** A run's targets in (chat id, topic) order after `after`, each titled by the account's directory entry, else its `name` variable. */
   async listTargets(
     runId: string,
     status: TargetStatus | undefined,
@@ -116,7 +104,6 @@ export class RunControlRepository {
       threadId: t.thread_id === 0 ? null : t.thread_id,
       status: t.status,
       attempts: t.attempts,
-      // The column default (the epoch, or -infinity which pg returns as a number) means "due at once".
       nextAttemptAt: t.next_attempt_at instanceof Date && t.next_attempt_at.getTime() > 0 ? t.next_attempt_at : null,
       sentAt: t.sent_at,
       errorCode: t.error_code,
@@ -131,40 +118,34 @@ export class RunControlRepository {
     }));
   }
 
-  /** queued | running → paused by the operator. Null when the run is not in one of those states. */
+  /** queued | running → paused by the operator; null when not. */
   async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     return new RunRepository(this.db).operatorPause(id, tenantId, now);
   }
 
-  /**
-   * paused → queued, moving to the next job step with a recomputed window end. Null when the run
-   * is not paused (or another call moved it first). Throws a unique violation when the campaign
-   * already has another queued or running run.
-   */
+  /** paused → queued at the next job step; null when not paused. Throws a unique violation while another run is open. */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     return new RunRepository(this.db).resume(id, tenantId, q);
   }
 
-  /** queued | running | paused → cancelled; its pending targets become skipped (`cancelled`), in one statement. */
+  /** queued | running | paused → cancelled, its pending targets skipped. */
   async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     return new RunRepository(this.db).cancel(id, tenantId, now);
   }
 
-  /** Cancels every open run of a campaign (when it is deleted); returns their ids. */
+  /** Cancels every open run of a deleted campaign; their ids. */
   async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
     return new RunRepository(this.db).cancelOpenOfCampaign(campaignId, now);
   }
 
   /**
-   * A finished run with failed or unknown targets → queued again, those targets → pending. Null
-   * when the run is not finished, has nothing to retry, or another call moved it first. Throws a
-   * unique violation when the campaign already has another queued or running run.
+   * A finished run's failed and unknown targets → pending, the run queued; null when nothing to retry or not
+   * finished. Throws a unique violation while another run is open.
    */
   async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     return new RunRepository(this.db).retryFailed(id, tenantId, q);
   }
 
-  /** Targets a retry-failed would re-queue (to tell "nothing to retry" from other refusals). */
   async countRetriable(runId: string): Promise<number> {
     const row = await this.db
       .selectFrom('run_targets')
@@ -175,7 +156,6 @@ export class RunControlRepository {
     return row.n;
   }
 
-  /** Whether another run of the campaign is queued or running (the one-open-run rule). */
   async otherOpenRun(campaignId: string, exceptRunId: string): Promise<string | null> {
     const row = await this.db
       .selectFrom('runs')
@@ -187,7 +167,7 @@ export class RunControlRepository {
     return row?.id ?? null;
   }
 
-  /** Number of runs in each status, every status present (for the metronome_runs gauge). */
+  /** Runs in each status, every status present (the metronome_runs gauge). */
   async countByStatus(): Promise<Record<RunStatus, number>> {
     const rows = await this.db
       .selectFrom('runs')
@@ -199,11 +179,7 @@ export class RunControlRepository {
     return out;
   }
 
-  /**
-   * Runs that are due but have not sent anything yet (queued, scheduledAt passed, no first
-   * send) and the age in seconds of the oldest at `now`: the start lag still accumulating,
-   * which the sender's histogram only sees once the run finally starts.
-   */
+  /** Runs due and not started yet, and the oldest one's age at `now`: the start lag still accumulating. */
   async dueNotStarted(now: Date): Promise<{ count: number; oldestAgeSeconds: number }> {
     const row = await sql<{ n: number; oldest: Date | null }>`
       select count(*)::int as n, min(scheduled_at) as oldest
@@ -215,17 +191,12 @@ export class RunControlRepository {
     return { count: first?.n ?? 0, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest.getTime()) / 1000) };
   }
 
-  /** The newest status-change event's id (0: none yet): where the API's live events start. */
   async lastEventId(): Promise<number> {
     const row = await sql<{ id: string | null }>`select max(id) as id from run_events`.execute(this.db);
     return Number(row.rows[0]?.id ?? 0);
   }
 
-  /**
-   * Status-change events after `afterId` (and those of `alsoIds`, ids read again), oldest first,
-   * with their campaign: Last-Event-ID replay and the API's live events.
-   * A tenant's are read by the event's own tenant (run_events_tenant_idx), not every tenant's by id.
-   */
+  /** Status-change events after `afterId` (and `alsoIds` again), oldest first, with their campaign; a tenant's read by run_events_tenant_idx. */
   async eventsAfter(afterId: number, tenantId: string | null, limit: number, alsoIds: number[] = []): Promise<RunEventRow[]> {
     const which = alsoIds.length === 0 ? sql`e.id > ${afterId}` : sql`(e.id > ${afterId} or e.id = any(${alsoIds}::bigint[]))`;
     const result = await sql<{ id: number; run_id: string; tenant_id: string; status: RunStatus; campaign_id: string; name: string }>`

@@ -8,25 +8,17 @@ import type { CampaignAdvance, FirstRun, NewRun, RunIds, RunPlan } from './run-s
 
 export type { NewRun, RunIds } from './run-shapes.js';
 
-// Every run is created here: the tick's and the API's instant start (createDueRuns, planned by
-// planDueRun), a new campaign's first run (runInserts in CampaignRepository.create's statement),
-// run now (insertRuns) and a test send (insertTestRun). RunRepository writes the rows.
+// Every run is created here: the tick's and the instant start's (createDueRuns), a new campaign's first
+// (runInserts in CampaignRepository.create), run now (insertRuns), a test send (insertTestRun).
 
-/**
- * Inserts runs and all their targets in one statement (runInserts); a run whose occurrence
- * already has one, or whose campaign has an open run, is not created. The ids created.
- */
+/** Inserts runs and their targets in one statement; a run refused by the one-per-occurrence or one-open-run index is not created. The ids created. */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
   if (runs.length === 0) return [];
   const created = await sql<{ id: string }>`with ${runInserts(runs)} select id from created`.execute(db);
   return created.rows.map((r) => r.id);
 }
 
-/**
- * The tick's and the instant start's writes in one statement: creates `runs` (runInserts) and
- * moves every campaign of `advances` to its next occurrence, counting the occurrences passed
- * over. Both read the campaigns as they stood before the statement. The ids created.
- */
+/** The tick's and the instant start's writes in one statement: the runs, and every campaign of `advances` moved to its next occurrence. The ids created. */
 export async function createDueRuns(trx: Transaction<DB>, runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
   if (runs.length === 0) {
     await advanceCampaigns(advances).execute(trx);
@@ -36,20 +28,15 @@ export async function createDueRuns(trx: Transaction<DB>, runs: NewRun[], advanc
   return created.rows.map((r) => r.id);
 }
 
-/**
- * A due campaign planned as the tick plans it (planDue), when its plan is a run: that run and
- * the campaign's advance. Null for any other plan (the tick moves those campaigns on); throws
- * planDue's problem.
- */
+/** A due campaign planned as the tick plans it (planDue): its run and advance, or null for another plan (left to the tick). Throws planDue's problem. */
 export function planDueRun(c: DueCampaign, now: Date, jitterMs: number, ids: RunIds): (FirstRun & { plan: RunPlan }) | null {
   const plan = planDue(c, now, jitterMs);
   return plan.kind === 'run' ? { ...occurrenceRun(c, plan, ids.runId, ids.jobId), plan } : null;
 }
 
 /**
- * The API's instant start, in the transaction that saved the campaign: when the tick's due query
- * selects it at `now`, its run is planned (planDueRun) and created with its advance (createDueRuns),
- * as the tick does. Null when it is not due, its plan is no run, or its occurrence already has a run.
+ * The API's instant start in the transaction that saved the campaign: the tick's due query, planDueRun and
+ * createDueRuns. Null when not due, no run planned, or the occurrence has its run already.
  */
 export async function createDueRun(
   trx: Transaction<DB>,
@@ -65,11 +52,7 @@ export async function createDueRun(
   return created.length > 0 ? planned : null;
 }
 
-/**
- * Inserts a test send's run (trigger `test`) and its one target in one statement: `chatId` (in
- * topic `threadId`, 0: none) with `vars` (null: none). No gate applies: not the per-chat
- * interval, the one-open-run or one-run-per-occurrence rule (migrations/0015).
- */
+/** Inserts a test send's run and its one target (`chatId` in topic `threadId`, `vars`); no gate applies (migrations/0015). */
 export async function insertTestRun(
   db: Kysely<DB> | Transaction<DB>,
   run: Omit<NewRun, 'trigger' | 'ignoreInterval'>,
@@ -84,15 +67,10 @@ export async function insertTestRun(
 }
 
 /**
- * insertRuns' statement as CTEs (`created` returns the runs created), for a statement that
- * writes more beside them. `campaigns` is where the runs' campaigns are read (id, targets,
- * target_vars, target_threads, audience_ids): the table, or a campaign insert's returned rows.
- *
- * A run's chats are its campaign's inline targets and its audiences' members as they are now,
- * each once, with the inline target's variables or the first listing audience's; the account's
- * directory built-ins go under them when the parts name one. Each target waits for its chat's
- * interval gate (migrations/0002) unless the run ignores the interval. A member in a forum topic
- * goes only to a Telegram account's run.
+ * insertRuns' statement as CTEs (`created`: the runs created), for a statement that writes more;
+ * `campaigns` is the table or a campaign insert's returned rows. A run's chats are its inline targets and
+ * its audiences' members now, each once (a topic member only on Telegram), each held by its interval
+ * gate (migrations/0002) unless the run ignores it; directory built-ins go under their variables.
  */
 export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
   const builtins = runs.map((r) => partsUseBuiltins(r.parts));

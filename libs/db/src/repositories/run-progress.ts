@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { RunProgress } from './send-shapes.js';
 
-/** A run's target counts as progressStatement reads them (closeStatement's rows carry the same). */
+/** A run's target counts as progressStatement reads them (closeStatement's rows too). */
 export interface ProgressRow {
   total: number;
   pending: number;
@@ -15,15 +15,9 @@ export interface ProgressRow {
 }
 
 /**
- * A run's target counts in one statement. With `settle`, an update returning the `chat_id`s it
- * wrote as `sent`, that update runs first in the same statement; the count, which sees the
- * statement's snapshot (those targets still in flight), counts them as sent. `also`: one more
- * write that rides on the statement (the account's health after the job).
- *
- * With `unlessPending`, a run with a pending target is not counted: the statement reads only
- * when its next pending target comes due (`still_pending_due_at`, through the due index), and
- * the count's scan never runs (its condition is decided once, before it). Counting reads every
- * target of the run: 3 ms at the end of each job of a 10,000-chat run.
+ * A run's target counts in one statement. `settle`, an update returning the chat_ids it wrote `sent`,
+ * runs first and its targets count as sent; `also` rides on the statement. With `unlessPending`, a run
+ * with a pending target is not counted, only when its next comes due is read (counting reads every target).
  */
 export function progressStatement(
   runId: string,
@@ -49,11 +43,7 @@ export function progressStatement(
     from run_targets t where t.run_id = ${runId}${unlessPending ? sql` and not exists (select 1 from next_pending)` : sql``}`;
 }
 
-/**
- * A run's counts over `run_targets t` (ProgressRow's columns), the targets matched by `done`
- * counted as sent (written in the same statement, unseen by its snapshot): progressStatement's
- * for one run, closeStatement's for each of several.
- */
+/** A run's counts over `run_targets t`, the targets `done` matches counted as sent. */
 export function progressColumns(done: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`count(*)::int as total,
       count(*) filter (where t.status = 'pending')::int as pending,

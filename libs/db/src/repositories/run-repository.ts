@@ -10,9 +10,8 @@ import { cancelRun, demoteRun, expirePausedRun, finishRun, pauseRun, resumeRun, 
 import type { RunForSend, RunProgress } from './send-shapes.js';
 import { statusList } from './status-sql.js';
 
-// The one writer of `runs`: every INSERT, UPDATE and DELETE of the table is here, as a method
-// (one statement) or as a CTE that another repository's statement embeds (run-writer.test.ts).
-// Status changes come from run-status.ts; which runs are created is run-creation.ts's call.
+// The one writer of `runs` (run-writer.test.ts): every INSERT, UPDATE and DELETE, as a method or as a
+// CTE another statement embeds. Status changes come from run-status.ts.
 
 /** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
 export interface LostJob {
@@ -26,15 +25,13 @@ export interface HandedOver {
   jobSeq: number;
 }
 
-/** A re-queue of a run to its next job step (nextJobStep), with the window it now has. */
 export interface Requeue {
-  /** job_seq the run must still have (so two concurrent calls cannot both win) */
+  /** job_seq the run must still have */
   expectedSeq: number;
   windowEndAt: Date | null;
   now: Date;
 }
 
-/** A window-paused run queued again by the scheduler at job step `expectedSeq`, with its new window end. */
 export interface AutoResume {
   id: string;
   expectedSeq: number;
@@ -43,7 +40,6 @@ export interface AutoResume {
 
 const INSERT_COLUMNS = sql.raw('id, campaign_id, tenant_id, account_id, trigger, parts, total, scheduled_at, window_end_at, job_id, ignored_interval');
 
-/** `runs` as the rows `r` of one unnest, in INSERT_COLUMNS' order without `total`. */
 function runValues(runs: NewRun[]): RawBuilder<unknown> {
   return sql`unnest(
     ${sql.val(runs.map((r) => r.id))}::uuid[],
@@ -60,9 +56,8 @@ function runValues(runs: NewRun[]): RawBuilder<unknown> {
 }
 
 /**
- * The CTE `created`: `runs` whose campaign is in `campaigns` (aliased `c`), each with the
- * `total` counted over `r` and `c`; a run the one-per-occurrence or one-open-run index refuses
- * is not created. Returns id, campaign_id, account_id, scheduled_at, ignored_interval.
+ * The CTE `created`: `runs` whose campaign is in `campaigns c`, each `total` counted over `r` and `c`; a
+ * run the one-per-occurrence or one-open-run index refuses is not created.
  */
 export function createdRuns(runs: NewRun[], campaigns: RawBuilder<unknown>, total: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`created as (
@@ -119,16 +114,14 @@ export function cancelledRuns(where: RawBuilder<unknown>, message: string, now: 
       )`;
 }
 
-/** The runs aggregate: loads for a job, and every write of a run's row. One method, one statement (a transaction where it says so). */
+/** The runs aggregate: loads for a job, and every write of a run's row. */
 export class RunRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** The run, its campaign and account, and when each of its earliest `dueLimit` pending targets comes due. */
   async loadRun(runId: string, dueLimit: number): Promise<RunForSend | null> {
     return (await this.loadRunMany([runId], dueLimit))[0]!;
   }
 
-  /** loadRun for several runs in one statement, in the order asked. */
   async loadRunMany(runIds: string[], dueLimit: number): Promise<(RunForSend | null)[]> {
     return loadRuns(this.db, runIds, dueLimit);
   }
@@ -138,16 +131,12 @@ export class RunRepository {
     return toProgress(result.rows[0]!);
   }
 
-  /** The run starts (or resumes) sending; its pending targets suppressed or erased are skipped. False when no longer open. */
+  /** The run starts (or resumes) sending, its suppressed or erased targets skipped; false when not open. */
   async markRunning(runId: string, now: Date): Promise<boolean> {
     return (await this.markRunningMany([{ runId, at: now }], now)).has(runId);
   }
 
-  /**
-   * markRunning for several runs in one statement, each started at its own `at`; the runs started.
-   * Each run is read by its key alone (`starting`), and the arrays come through one-row subqueries
-   * so PostgreSQL keeps one generic plan (bench/micro/run-start.mjs).
-   */
+  /** markRunning for several runs, each at its own `at`. Arrays through one-row subqueries keep one generic plan (bench/micro/run-start.mjs). */
   async markRunningMany(runs: { runId: string; at: Date }[], now: Date): Promise<Set<string>> {
     const start = startRun(sql.ref('a.at'));
     const result = await sql<{ id: string }>`
@@ -196,7 +185,7 @@ export class RunRepository {
     return Number(result.numAffectedRows) > 0;
   }
 
-  /** Fails a run that reached its window close before any send: pending targets become skipped (one transaction). */
+  /** Fails a run whose window closed before any send, its pending targets skipped. */
   async failBeforeFirstSend(runId: string, summary: string, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       if (!(await new RunRepository(trx).finish(runId, 'failed', summary, now))) return false;
@@ -221,7 +210,7 @@ export class RunRepository {
     return row ? { jobSeq: row.job_seq, jobId: row.job_id } : null;
   }
 
-  /** Gives each open run whose job was lost its next job step, if still at the step found; the runs handed over. */
+  /** Next job step for each open run whose job was lost, if still at the step found. */
   async handOverLost(lost: LostJob[], now: Date): Promise<HandedOver[]> {
     if (lost.length === 0) return [];
     const result = await sql<{ id: string; job_seq: number }>`
@@ -237,7 +226,7 @@ export class RunRepository {
     return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
 
-  /** The scheduler's resumes, paused → queued at the next job step, in one statement; those resumed. */
+  /** The scheduler's resumes, paused → queued at the next job step. */
   async autoResume(resumes: AutoResume[], now: Date): Promise<HandedOver[]> {
     if (resumes.length === 0) return [];
     const resume = resumeRun(sql`v.window_end_at`, now);
@@ -255,13 +244,11 @@ export class RunRepository {
     return result.rows.map((r) => ({ runId: r.id, jobSeq: r.job_seq }));
   }
 
-  /** queued | running → paused by the operator; null when the run (of the tenant) is not. */
   async operatorPause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     const pause = pauseRun('operator', undefined, now);
     return this.oneRun(sql`update runs r set ${pause.set} where r.id = ${id}::uuid and ${scope(tenantId)} and ${pause.from} returning ${RUN_COLUMNS}`);
   }
 
-  /** paused → queued at the next job step, with its window end; throws a unique violation when another run is open. */
   async resume(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     const resume = resumeRun(q.windowEndAt, q.now);
     return this.oneRun(sql`
@@ -270,14 +257,12 @@ export class RunRepository {
       returning ${RUN_COLUMNS}`);
   }
 
-  /** queued | running | paused → cancelled with its pending targets skipped, in one statement. */
   async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     return this.oneRun(
       sql`with ${cancelledRuns(sql`r.id = ${id}::uuid and ${scope(tenantId)}`, 'run cancelled by the operator', now)} select ${RUN_COLUMNS} from r`,
     );
   }
 
-  /** Cancels every open run of a deleted campaign; their ids. */
   async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
     const result = await sql<{ id: string }>`with ${cancelledRuns(sql`r.campaign_id = ${campaignId}::uuid`, 'campaign deleted', now)} select id from r`.execute(
       this.db,
@@ -285,7 +270,6 @@ export class RunRepository {
     return result.rows.map((r) => r.id);
   }
 
-  /** A finished run with failed or unknown targets → queued, those targets → pending; throws a unique violation when another run is open. */
   async retryFailed(id: string, tenantId: string | null, q: Requeue): Promise<RunRow | null> {
     const retry = retryRun(q.windowEndAt, q.now);
     return this.oneRun(sql`
@@ -313,7 +297,7 @@ export class RunRepository {
     await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(this.db);
   }
 
-  /** Paused runs older than the TTL are cancelled, their pending targets skipped (one transaction); how many. */
+  /** Paused runs older than the TTL cancelled, their pending targets skipped; how many. */
   async expirePaused(now: Date, ttlMs: number): Promise<number> {
     const cutoff = new Date(now.getTime() - ttlMs);
     return this.db.transaction().execute(async (trx) => {
@@ -332,9 +316,8 @@ export class RunRepository {
   }
 
   /**
-   * A platform's late refusal: the account's `sent` target whose messages include `messageId`
-   * for `chatId` moves to `status`, and a run that finished `success` becomes `partial`, in one
-   * statement; the run ids moved.
+   * A late refusal: the account's `sent` target with `messageId` for `chatId` moves to `status`, and a
+   * `success` run becomes `partial`; the run ids moved.
    */
   async refuseLate(
     accountId: string,
@@ -361,7 +344,7 @@ export class RunRepository {
     return result.rows.map((r) => r.run_id);
   }
 
-  /** Keeps each run's counts before its targets go (once: a resumed sweep keeps the first). */
+  /** Keeps each run's counts before its targets go (the first kept). */
   async keepSummaries(counts: Map<string, unknown>): Promise<void> {
     const ids = [...counts.keys()];
     await sql`
@@ -370,7 +353,6 @@ export class RunRepository {
        where r.id = c.id and r.summary_counts is null and r.history_purged_at is null`.execute(this.db);
   }
 
-  /** The runs are summaries from now on. */
   async markPurged(runIds: string[], now: Date): Promise<void> {
     await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
   }
@@ -385,7 +367,7 @@ export class RunRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** Deletes up to `batch` of the runs `runs` selects that have no target or event left (the cascade has nothing to do); how many. */
+  /** Deletes up to `batch` runs of `runs` with no target or event left; how many. */
   async deleteEmptied(runs: RawBuilder<unknown>, batch: number): Promise<number> {
     const gone = await sql`
       delete from runs where id = any(array(

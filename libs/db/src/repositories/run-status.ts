@@ -4,13 +4,9 @@ import type { PausedReason } from '../types.js';
 import { nextJobStep } from './next-job-step.js';
 import { statusList } from './status-sql.js';
 
-// Every change of a run's status, written once: the statuses it may start from (`from`, for
-// the statement's WHERE) and the columns that change with it (`set`, after `update runs r set`).
-// The repositories put a change in their own statements (beside the targets' writes, for a
-// batch, within a tenant), always with `runs` aliased `r`; no other file writes runs.status
-// (run-status.test.ts reads the repositories for it).
+// Every change of a run's status, written once: the statuses it may start from (`from`) and the columns
+// it sets (`set`), with `runs` aliased `r`. No other file writes runs.status (run-status.test.ts).
 
-/** One status change: its SET items and the guard on the statuses it may start from. */
 export interface RunStatusChange {
   set: RawBuilder<unknown>;
   from: RawBuilder<unknown>;
@@ -21,7 +17,7 @@ const fromLive = sql`r.status in (${statusList(LIVE_RUN_STATUSES)})`;
 const fromFinished = sql`r.status in (${statusList(FINISHED_RUN_STATUSES)})`;
 const fromPaused = sql.raw(`r.status = 'paused'`);
 
-/** queued | running → running: a job starts sending (started_at kept from its first start); `now` may be a column of the statement's. */
+/** queued | running → running (started_at kept from the first start); `now` may be a column. */
 export function startRun(now: Date | RawBuilder<unknown>): RunStatusChange {
   return { set: sql`status = 'running', started_at = coalesce(started_at, ${now}), updated_at = ${now}`, from: fromOpen };
 }
@@ -40,7 +36,7 @@ export function pauseRun(reason: PausedReason, summary: string | null | undefine
   return { set, from: fromOpen };
 }
 
-/** queued | running | paused → cancelled (the operator, a deleted campaign or account); the caller skips its pending targets. */
+/** queued | running | paused → cancelled; the caller skips its pending targets. */
 export function cancelRun(now: Date): RunStatusChange {
   return { set: sql`status = 'cancelled', finished_at = ${now}, updated_at = ${now}`, from: fromLive };
 }
@@ -53,7 +49,7 @@ export function expirePausedRun(now: Date): RunStatusChange {
   };
 }
 
-/** paused → queued at its next job step (the operator's resume, or the scheduler's), with its window's end. */
+/** paused → queued at its next job step, with its window's end. */
 export function resumeRun(windowEndAt: RawBuilder<unknown> | Date | null, now: Date): RunStatusChange {
   return {
     set: sql`status = 'queued', paused_reason = null, error_summary = null, window_end_at = ${windowEndAt}, ${nextJobStep('r')}, updated_at = ${now}`,
@@ -61,7 +57,7 @@ export function resumeRun(windowEndAt: RawBuilder<unknown> | Date | null, now: D
   };
 }
 
-/** finished → queued at its next job step, to send its failed and unknown targets again; the caller puts them back. */
+/** finished → queued at its next job step; the caller puts the failed and unknown targets back. */
 export function retryRun(windowEndAt: Date | null, now: Date): RunStatusChange {
   return {
     set: sql`status = 'queued', finished_at = null, paused_reason = null, error_summary = null, window_end_at = ${windowEndAt}, ${nextJobStep('r')}, updated_at = ${now}`,

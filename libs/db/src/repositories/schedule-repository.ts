@@ -5,7 +5,6 @@ import { AccountCoolingRepository, type CoolingEnded } from './account-cooling.j
 import { RunRepository, type HandedOver, type LostJob } from './run-repository.js';
 import { TickTransaction } from './tick-transaction.js';
 
-// The tick's statements live in tick-transaction.ts; re-exported here, where callers import them.
 export {
   TickTransaction,
   type DueCampaign,
@@ -33,7 +32,7 @@ export class StaleFenceError extends Error {
   }
 }
 
-/** The scheduler's queries. A tick is one transaction with a constant number of statements. */
+/** The scheduler's queries. */
 export class ScheduleRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -48,10 +47,7 @@ export class ScheduleRepository {
     return Number(row.fence);
   }
 
-  /**
-   * Runs `work` in one transaction that first checks `fence` is still the current one (and
-   * holds a share lock on it, so a new leader's takeFence waits for this tick to commit).
-   */
+  /** Runs `work` in one transaction that first checks `fence` is current, share-locked so a new leader waits. */
   async tick<T>(fence: number, work: (tx: TickTransaction) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('scheduler_leader').select('fence').where('id', '=', 1).forShare().executeTakeFirst();
@@ -60,15 +56,11 @@ export class ScheduleRepository {
     });
   }
 
-  /** The reconciler's hand-over of runs whose job was lost (RunRepository.handOverLost). */
   async handOverLostJobs(lost: LostJob[], now: Date): Promise<HandedOver[]> {
     return new RunRepository(this.db).handOverLost(lost, now);
   }
 
-  /**
-   * One page of the runs open in PostgreSQL (queued or running), by id after `afterId`: each must
-   * have a live job in Redis.
-   */
+  /** A page of open runs by id after `afterId`: each must have a live job in Redis. */
   async openRuns(afterId: string | null, limit: number): Promise<OpenRun[]> {
     let query = this.db.selectFrom('runs').select(['id', 'job_id', 'job_seq', 'scheduled_at']).where('status', 'in', OPEN_RUN_STATUSES);
     if (afterId !== null) query = query.where('id', '>', afterId);
@@ -77,13 +69,9 @@ export class ScheduleRepository {
   }
 
   /**
-   * Targets whose in-flight lease expired (the sender died or stalled): one whose request had
-   * begun (`send_started_at`) becomes `unknown`, since the platform may have acted on it, and is
-   * never retried automatically; one still waiting for its slot, content or stamp never reached
-   * the platform and goes back to `pending`, due at once, no attempt counted. On an account whose
-   * platform deduplicates (migrations/0020), a begun one goes back to `pending` too, due at once,
-   * to be sent again with the same Idempotency-Key: the platform's answer settles it. Returns how
-   * many became unknown.
+   * Targets whose lease expired: one whose request had begun becomes `unknown` (never retried), or
+   * `pending` again on a deduplicating platform (migrations/0020); one not begun goes back to `pending`,
+   * due at once. How many became unknown.
    */
   async expireLeases(now: Date): Promise<number> {
     const result = await sql<{ unknown: number }>`
@@ -107,12 +95,12 @@ export class ScheduleRepository {
     return result.rows[0]?.unknown ?? 0;
   }
 
-  /** Automatic cooling: every cooling due at `now` ends, its account `active` again (one statement; AccountCoolingRepository.endDue). */
+  /** Every cooling due at `now` ends (AccountCoolingRepository.endDue). */
   async endDueCoolings(now: Date): Promise<CoolingEnded[]> {
     return new AccountCoolingRepository(this.db).endDue(now);
   }
 
-  /** Paused runs older than the TTL are cancelled; their pending targets become skipped. */
+  /** Paused runs older than the TTL are cancelled, their pending targets skipped. */
   async expirePausedRuns(now: Date, ttlMs: number): Promise<number> {
     return new RunRepository(this.db).expirePaused(now, ttlMs);
   }

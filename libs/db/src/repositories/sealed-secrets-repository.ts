@@ -2,13 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { swapSealed } from './sealed-swap.js';
 
-/** A sealed account secret (`accounts.credentials`, or `accounts.proxy`). */
 export interface SealedCredential {
   accountId: string;
   sealed: Buffer;
 }
 
-/** A sealed row of a WhatsApp auth state (`whatsapp_auth`). */
 export interface SealedAuthRow {
   accountId: string;
   kind: string;
@@ -19,16 +17,13 @@ export interface SealedAuthRow {
 /** The sealed columns of an account: its credentials, and its proxy (migrations/0035). */
 export type AccountSecret = 'credentials' | 'proxy';
 
-/** A value to swap: written only if the row still holds `sealed` (a concurrent write wins). */
+/** A value to swap, only while the row still holds `sealed`. */
 export type Replacement<T> = T & { next: Buffer };
 
-// Sealed layout (libs/core secrets): version(1) | keyId(4) | …; bytes 2–5 name the key.
+// Sealed layout (libs/core secrets): version(1) | keyId(4) | …
 const keyIdOf = (column: string) => sql<Buffer>`substring(${sql.ref(column)} from 2 for 4)`;
 
-/**
- * Every value sealed with SECRETS_KEY, for re-sealing them under a new key after a rotation
- * (`npm run reseal`): pages of rows sealed under another key, and compare-and-set swaps.
- */
+/** Every value sealed with SECRETS_KEY, for re-sealing after a rotation (`npm run reseal`). */
 export class SealedSecretsRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -40,7 +35,7 @@ export class SealedSecretsRepository {
     return rows.map((r) => ({ accountId: r.id, sealed: (r as Record<AccountSecret, Buffer | null>)[column]! }));
   }
 
-  /** Swaps each credential (or proxy) that still holds its old value; returns how many were swapped. */
+  /** Swaps each credential (or proxy) still holding its old value; how many. */
   async replaceCredentials(rows: Replacement<SealedCredential>[], column: AccountSecret = 'credentials'): Promise<number> {
     const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.accountId) }];
     return swapSealed(
@@ -53,7 +48,6 @@ export class SealedSecretsRepository {
     );
   }
 
-  /** WhatsApp auth rows not sealed under the key `keyId`, in key order after `after`. */
   async authRowsNotUnder(keyId: Buffer, after: Omit<SealedAuthRow, 'sealed'> | null, limit: number): Promise<SealedAuthRow[]> {
     let query = this.db.selectFrom('whatsapp_auth').select(['account_id', 'kind', 'key_id', 'sealed']).where(keyIdOf('sealed'), '<>', keyId);
     if (after !== null) query = query.where(sql<boolean>`(account_id, kind, key_id) > (${after.accountId}::uuid, ${after.kind}, ${after.keyId})`);
@@ -61,7 +55,6 @@ export class SealedSecretsRepository {
     return rows.map((r) => ({ accountId: r.account_id, kind: r.kind, keyId: r.key_id, sealed: r.sealed }));
   }
 
-  /** Swaps each auth row that still holds its old value; returns how many were swapped. */
   async replaceAuthRows(rows: Replacement<SealedAuthRow>[]): Promise<number> {
     const keys = [
       { column: 'account_id', type: 'uuid' as const, values: rows.map((r) => r.accountId) },

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 /** A target whose last part was delivered, to be written as `sent`. */
 export interface SentSettlement {
   chatId: string;
-  /** its forum topic (migrations/0039); absent or 0: none */
+  /** its forum topic; absent or 0: none */
   threadId?: number;
   at: Date;
   latencyMs: number;
@@ -15,17 +15,9 @@ export interface SentSettlement {
 export const targetKeySql = (t: string) => sql.raw(`(${t}.chat_id || case when ${t}.thread_id = 0 then '' else chr(31) || ${t}.thread_id::text end)`);
 
 /**
- * The one statement that writes delivered targets as `sent` (returning their run and target keys),
- * each fenced by its own job's lease.
- *
- * Each target is looked up on its own (the lateral's `limit 1`: by its key, or by its job's own
- * held targets, run_targets_held_idx), locked, and written by its row's address. Written as a
- * plain join, the planner chose by its estimates: without statistics (a table not yet analyzed)
- * it read the whole of run_targets_held_idx, whose entries include every in-flight row a vacuum
- * has not yet removed (thousands in a busy run). A bitmap scan never marks those entries dead,
- * so it never got cheaper.
- * The lock keeps the row as the lateral found it until the write: the fence is checked once,
- * on the row's newest version.
+ * The one statement that writes delivered targets `sent`, each fenced by its job's lease; returns their
+ * run and target keys. Each target is found on its own (lateral `limit 1`), locked and written by its
+ * row's address: a plain join let the planner read all of run_targets_held_idx when statistics were missing.
  */
 export function settleSentStatement(sent: (SentSettlement & { runId: string; owner: string })[], now: Date) {
   return sql<{ run_id: string; owner: string; chat_id: string; thread_id: number; target_key: string }>`

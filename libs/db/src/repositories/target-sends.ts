@@ -17,11 +17,11 @@ export interface TargetRef {
 export interface ClaimedTarget extends TargetRef {
   partsSent: number;
   attempts: number;
-  /** the run's copy of the chat's variables (personal messages); absent when it has none */
+  /** the run's copy of the chat's variables; absent when none */
   vars?: Record<string, string>;
-  /** the code of its last answer (a claim leaves it): tells a target back from a platform's wait (libs/core targetHold) */
+  /** its last answer's code: tells a target back from a platform's wait (libs/core targetHold) */
   errorCode?: string | null;
-  /** sent again to settle a doubtful answer (ambiguous_at is set): a delivery now is settled by the platform */
+  /** sent again to settle a doubtful answer (ambiguous_at set) */
   settling?: boolean;
 }
 
@@ -33,66 +33,46 @@ export type TargetSettlement =
       countAttempt: boolean;
       errorCode: string | null;
       errorMessage: string | null;
-      /** its answer left delivery in doubt: sent again with the same key to settle it (ambiguous_at) */
       ambiguous?: boolean;
     }
   | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
 
-/** What one claim statement did. */
 export interface ClaimResult {
-  /** the target keys (core targetKey) of the delivered targets passed in that were written (their leases were still held) */
+  /** the target keys of the delivered targets written (leases still held) */
   settled: Set<string>;
-  /** the targets claimed, at most `limit`, in the order they came due (fewer: no more are due) */
+  /** the targets claimed, at most `limit`, in due order */
   claimed: ClaimedTarget[];
-  /** this claim stamped the run's first send (for the start-lag metric) */
   firstSend: boolean;
 }
 
-/** One job's part of a claim statement (settleSentAndClaimMany): its run, its answers, its lanes. */
+/** One job's part of a claim statement: its run, its answers, its lanes. */
 export interface ClaimRequest {
   runId: string;
-  /** the job's lease owner (its account lock's token) */
   owner: string;
-  /** its delivered targets not yet written */
   sent: SentSettlement[];
   leaseUntil: Date;
-  /** the run's first send is already stamped */
   firstSendKnown: boolean;
-  /** how many due targets to take at most; 0 only writes `sent` (answers held too long for a claim to carry) */
+  /** due targets to take at most; 0 only writes `sent` */
   limit: number;
 }
 
 /**
- * The sender's writes to run_targets while it holds their leases: claim, mark the moment a
- * request begins (`send_started_at`), record answers, give claims back, follow a chat the
- * platform moved (moveTarget, whose campaign's target list follows in the same statement). One
- * method, one statement; every write is fenced by the lease owner (the account lock's token).
- *
- * `send_started_at` is what makes `unknown` mean one thing: it is set only when the request
- * for part `parts_sent` is about to be written and cleared by every write of that part's
- * answer, so a lease that expires without it was never at the platform (back to `pending`).
+ * The sender's writes to run_targets while it holds their leases, each fenced by the lease owner.
+ * `send_started_at` is set only just before a part's request and cleared by its answer, so a lease
+ * that expires without it was never at the platform (back to `pending`), and `unknown` means one thing.
  */
 export class TargetSendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * One round trip for the hot path of a sender's jobs, one request each (each its own run and
-   * lease owner; ClaimStatements in the sender shares the statement among its jobs, and its
-   * commit and round trip with them). For each job it records the delivered targets not yet
-   * written as `sent` (only those whose lease its `owner` still holds) and claims up to `limit`
-   * due pending targets of its run while the run is running (an operator pause or cancel stops
-   * new sends at once), one for each lane waiting on the statement. With `sending`, the lanes
-   * claim at their pace slots and write their requests right after: the claims are stamped as
-   * sends that have begun, and each run's first send is stamped with them (unless
-   * `firstSendKnown`). The claim sees the statement's snapshot, in which the settled targets are
-   * still in flight, so it can never claim a target it just settled. Results in the order of
-   * `requests`.
+   * The hot path in one round trip for several jobs: each job's delivered targets written `sent` (lease
+   * held) and up to `limit` due targets of its running run claimed; with `sending`, claims are stamped as
+   * begun and each run's first send with them. The claim sees the statement's snapshot, so never takes a
+   * target it just settled. Results in the order of `requests`.
    */
   async settleSentAndClaimMany(requests: ClaimRequest[], now: Date, sending: boolean): Promise<ClaimResult[]> {
     const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
-    // The writes a statement has nothing for are left out of it: planning one (an update of its
-    // table, whatever it finds) costs a good part of the statement (bench/micro/claim-statement.mjs).
-    // Four texts at most, each prepared once per connection.
+    // Writes with nothing to do are left out (planning them costs; bench/micro/claim-statement.mjs).
     const stampFirst = sending && requests.some((r) => !r.firstSendKnown);
     const result = await sql<{
       kind: 'settled' | 'claimed' | 'first';
@@ -163,13 +143,9 @@ export class TargetSendRepository {
   }
 
   /**
-   * The job's last write: its delivered targets not yet written (possibly none) as `sent`, as
-   * settleSentAndClaimMany writes them, and the run's counts after it, in one statement; with
-   * `health`, the account's health after the job as well (the sender holds the account's
-   * lock). While a target of the run is still pending, the run is not counted (a run with one
-   * pending cannot finish): `progress` then says only when the next comes due (progressStatement).
-   * With `finish`, a run whose every target is then sent is finished `success` in the same
-   * statement (`finished`).
+   * The job's last write in one statement: its delivered targets as `sent`, the run's counts (only
+   * when next due, while one is pending), the account's health with `health`, and with `finish` a run
+   * whose every target is sent finished `success`.
    */
   async settleSentAndCount(
     runId: string,
@@ -182,17 +158,14 @@ export class TargetSendRepository {
     return (await this.settleSentAndCountMany([{ runId, owner, sent, health }], now, finish))[0]!;
   }
 
-  /** settleSentAndCount for several jobs in one statement (a sender's jobs that end together share it), in the order of `requests`. */
+  /** settleSentAndCount for several jobs in one statement, in the order of `requests`. */
   async settleSentAndCountMany(requests: CloseRequest[], now: Date, finish: boolean): Promise<CloseResult[]> {
     const rows = (await closeStatement(requests, now, finish).execute(this.db)).rows;
     const byRun = new Map(rows.map((row) => [row.run_id, row]));
     return requests.map((r) => toCloseResult(byRun.get(r.runId)!));
   }
 
-  /**
-   * Records one delivered part while the target stays in flight (its later parts are still to
-   * go). Written before the next part is sent, so a crash never re-sends a delivered part.
-   */
+  /** Records one delivered part while the target stays in flight, before the next part goes. */
   async recordPart(runId: string, target: TargetRef, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
     return this.updateHeld(runId, target, owner, {
       parts_sent: partsSent,
@@ -202,19 +175,12 @@ export class TargetSendRepository {
     });
   }
 
-  /**
-   * Marks a held target's send as begun (`now`) or, with null, as waiting again. Used where
-   * something stands between a claim and its request (a later part's slot, a media upload).
-   */
+  /** Marks a held target's send as begun (`at`) or, with null, as waiting again. */
   async markSending(runId: string, target: TargetRef, owner: string, at: Date | null, now: Date): Promise<boolean> {
     return this.updateHeld(runId, target, owner, { send_started_at: at, updated_at: now });
   }
 
-  /**
-   * Typing first: a target claimed ahead of its slot (not stamped, so a crash while typing
-   * leaves it `pending`, never `unknown`) is stamped as sending once the typing is over, and
-   * the run's first send with it (unless `firstSendKnown`), in one statement.
-   */
+  /** Typing first: a target claimed ahead of its slot is stamped as sending once typing is over, with the run's first send unless `firstSendKnown`. */
   async markTypedSending(runId: string, target: TargetRef, owner: string, at: Date, firstSendKnown: boolean): Promise<{ owned: boolean; firstSend: boolean }> {
     const result = await sql<{ owned: number; first_send: number }>`
       with held as (
@@ -265,11 +231,8 @@ export class TargetSendRepository {
   }
 
   /**
-   * Gives back every target `owner` still holds in this run, but those in `except`: `pending`
-   * again, due at once, no attempt counted. Called only once a job's lanes have all stopped,
-   * after a claim statement whose answer was lost (a database outage): such a claim may have
-   * committed, and the lane that never saw it never sent it. `except` names the targets (keys) whose
-   * requests were written and whose answers could not be recorded: they stay to expire.
+   * Gives back every target `owner` holds in this run, but `except`: `pending` again, due at once. Only
+   * after a claim whose answer was lost; `except` are requests written and not recorded, left to expire.
    */
   async releaseClaims(runId: string, owner: string, except: string[], now: Date): Promise<number> {
     const result = await this.db
@@ -284,12 +247,9 @@ export class TargetSendRepository {
   }
 
   /**
-   * The platform moved a chat to a new id (a Telegram group upgraded to a supergroup). Only
-   * while `owner` holds the target's lease: the target is renamed to `newChatId` and goes back
-   * to `pending`, due at once, its attempts and delivered parts unchanged ('moved'); or, when
-   * `newChatId` already is a target of the run, it becomes `skipped` so that chat is not sent
-   * to twice ('skipped'). Either way the campaign's `targets` (and the chat's variables) follow,
-   * so later runs use the new id; the run's own row keeps its variables as it is renamed. 'lost' when the lease was lost meanwhile (nothing changes).
+   * The platform moved a chat to a new id (a Telegram group became a supergroup), while `owner` holds
+   * the lease: the target is renamed and `pending` again ('moved'), or `skipped` when the new id already
+   * is a target ('skipped'); the campaign's targets follow. 'lost' when the lease was lost.
    */
   async moveTarget(
     runId: string,

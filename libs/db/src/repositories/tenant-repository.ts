@@ -35,10 +35,7 @@ export class TenantRepository {
     return row !== undefined;
   }
 
-  /**
-   * Newest first. Tenants are few (one per customer), so a page reads them without an index of
-   * its own; the token hash is never selected.
-   */
+  /** Newest first. Tenants are few (one per customer), so a page reads them without an index of its own; the token hash is never selected. */
   async list(page: ListPage): Promise<ListedTenant[]> {
     let query = this.db
       .selectFrom('tenants')

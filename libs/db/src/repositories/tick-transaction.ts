@@ -28,7 +28,6 @@ export interface WindowPausedRun {
   windowEnd: string;
 }
 
-/** A run autoResume queued again, at the job step it moved to. */
 export interface ResumedRun {
   id: string;
   jobSeq: number;
@@ -44,25 +43,19 @@ export interface Isolation {
 export class TickTransaction {
   constructor(private readonly trx: Transaction<DB>) {}
 
-  /** Due, actionable campaigns, oldest due first, locked (due-campaigns.ts). */
   async dueCampaigns(now: Date, limit: number): Promise<DueCampaign[]> {
     return dueCampaigns(this.trx, now, limit);
   }
 
-  /** Creates the runs and moves every campaign of `advances` on, in one statement (run-creation.ts); the ids created. */
   async createRunsAndAdvance(runs: NewRun[], advances: CampaignAdvance[]): Promise<string[]> {
     return createDueRuns(this.trx, runs, advances);
   }
 
-  /** Due campaigns whose account cannot send, locked like dueCampaigns: what the tick counts as `no-account`. */
   async dueWithoutAccount(now: Date, limit: number): Promise<HeldCampaign[]> {
     return dueWithoutAccount(this.trx, now, limit);
   }
 
-  /**
-   * Records new no-account streaks in one statement; a campaign with a pause reason is
-   * deactivated with it (the API shows it; re-activating clears it).
-   */
+  /** Records new no-account streaks in one statement; a pause reason deactivates the campaign with it. */
   async recordHeld(updates: HeldUpdate[], now: Date): Promise<void> {
     if (updates.length === 0) return;
     await sql`
@@ -81,11 +74,7 @@ export class TickTransaction {
     `.execute(this.trx);
   }
 
-  /**
-   * Deactivates each campaign the tick could not turn into a run, with the reason in
-   * `last_error`, in one statement: the next ticks no longer select it, so it fails once.
-   * Returns the ids deactivated.
-   */
+  /** Deactivates each campaign the tick could not turn into a run, the reason in `last_error`, so it fails once. */
   async isolate(isolations: Isolation[], now: Date): Promise<string[]> {
     if (isolations.length === 0) return [];
     const result = await sql<{ id: string }>`
@@ -102,9 +91,8 @@ export class TickTransaction {
   }
 
   /**
-   * Runs `work` under a savepoint: a statement that fails inside it is rolled back alone and
-   * its error returned, and the transaction goes on. Used only once a batched statement has
-   * failed, to find the rows that make it fail; the usual tick never pays for it.
+   * Runs `work` under a savepoint: a failing statement is rolled back alone and its error returned. Only
+   * after a batched statement failed, to find the rows at fault.
    */
   async guarded<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
     await sql`savepoint tick_guard`.execute(this.trx);
@@ -119,10 +107,7 @@ export class TickTransaction {
     }
   }
 
-  /**
-   * Runs paused because their window closed, of active autoResume campaigns that have no
-   * queued or running run, earliest window end first (those reopen first), locked.
-   */
+  /** Window-closed runs of active autoResume campaigns with no other open run, earliest window end first, locked. */
   async windowPausedRuns(limit: number): Promise<WindowPausedRun[]> {
     const result = await sql<{ id: string; campaign_id: string; job_seq: number; timezone: string; window_start: string; window_end: string }>`
       select r.id, r.campaign_id, r.job_seq, c.timezone, c.window_start, c.window_end
@@ -144,7 +129,6 @@ export class TickTransaction {
     }));
   }
 
-  /** paused → queued for every resume in one statement (RunRepository.autoResume); those resumed, at their new job step. */
   async autoResume(resumes: AutoResume[], now: Date): Promise<ResumedRun[]> {
     return (await new RunRepository(this.trx).autoResume(resumes, now)).map((r) => ({ id: r.runId, jobSeq: r.jobSeq }));
   }

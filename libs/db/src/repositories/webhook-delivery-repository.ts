@@ -23,16 +23,14 @@ export interface ClaimedDelivery {
   id: string;
   webhookId: string;
   url: string;
-  /** the webhook's sealed secret */
   secret: Buffer;
   payload: Record<string, unknown>;
   /** attempts made before this one */
   attempts: number;
-  /** the first attempt's time (this one's, for a first attempt) */
+  /** the first attempt's time */
   retryFrom: Date;
 }
 
-/** The result of one attempt. */
 export interface DeliveryAttempt {
   status: WebhookDeliveryStatus;
   at: Date;
@@ -92,10 +90,7 @@ function toDelivery(d: Raw): WebhookDeliveryRow {
   };
 }
 
-/**
- * The webhook outbox (migrations/0008_webhooks.sql): rows are written by triggers in the
- * transaction of each status change; here they are listed, redelivered, claimed and settled.
- */
+/** The webhook outbox (migrations/0008): triggers write its rows with each status change; here they are listed, redelivered, claimed and settled. */
 export class WebhookDeliveryRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -107,10 +102,7 @@ export class WebhookDeliveryRepository {
     return rows.map(toDelivery);
   }
 
-  /**
-   * Makes a delivery pending again, due at `now`, with a new 24 h retry window; null when the
-   * webhook has no such delivery.
-   */
+  /** Makes a delivery pending again at `now` with a new 24 h retry window; null when there is none. */
   async redeliver(webhookId: string, deliveryId: string, now: Date): Promise<WebhookDeliveryRow | null> {
     const row = await this.db
       .updateTable('webhook_deliveries')
@@ -123,10 +115,8 @@ export class WebhookDeliveryRepository {
   }
 
   /**
-   * Takes up to `limit` due deliveries for `owner` until `leaseUntil`, in one statement. Only
-   * the earliest pending delivery of each (webhook, run or account) is due, so a later event
-   * never overtakes an earlier one; SKIP LOCKED and the lease keep replicas off each other's
-   * rows, and a lease that expires (its holder died) lets the row be taken again.
+   * Takes up to `limit` due deliveries for `owner` until `leaseUntil`: only the earliest pending one per
+   * (webhook, run or account), so events stay in order; SKIP LOCKED and the lease keep replicas apart.
    */
   async claim(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
     const result = await sql<{

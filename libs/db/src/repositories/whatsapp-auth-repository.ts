@@ -8,20 +8,14 @@ export interface WhatsAppAuthWrite {
   kind: string;
   keyId: string;
   sealed: Buffer | null;
-  /**
-   * On a `lid-mapping` row that pairs a phone number with a LID: the pair as user JIDs, copied
-   * in plain to `whatsapp_identities` with the row (migrations/0028).
-   */
+  /** a `lid-mapping` row's phone number and LID, copied to `whatsapp_identities` (migrations/0028) */
   identity?: { lid: string; pn: string } | undefined;
 }
 
 /** The row kind and key id that hold an account's credentials. */
 export const WHATSAPP_CREDS_KIND = 'creds';
 
-/**
- * WhatsApp auth state as sealed bytes (migrations/0003_whatsapp.sql). It never sees plaintext:
- * sealing and the Baileys serialisation happen in the transport.
- */
+/** WhatsApp auth state as sealed bytes (migrations/0003); sealing and serialisation are the transport's. */
 export class WhatsAppAuthRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -50,15 +44,11 @@ export class WhatsAppAuthRepository {
     return new Map(rows.map((r) => [r.key_id, r.sealed]));
   }
 
-  /**
-   * Writes and deletes many rows as one statement, so a key update is applied whole or not at
-   * all: a Signal session and the pre-key it consumed never disagree after a crash.
-   */
+  /** Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;
     const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
     if (identities.length === 0) return this.writeRows(this.db, accountId, rows, now);
-    // Rare (a pair is learnt once): the keys and the pairs they name land together or not at all.
     await this.db.transaction().execute(async (trx) => {
       await this.writeRows(trx, accountId, rows, now);
       await learnIdentities(trx, accountId, identities, now);
@@ -83,23 +73,21 @@ export class WhatsAppAuthRepository {
     `.execute(db);
   }
 
-  /** Whether a failed write may succeed if tried again (PostgreSQL away), not refused for what it held. */
+  /** Whether a failed write may succeed if tried again. */
   isTransient(error: unknown): boolean {
     return isTransientDbError(error);
   }
 
-  /** An imported session in place of the account's auth state: the old one deleted and the new written in one transaction. */
+  /** An imported session replaces the account's auth state, in one transaction. */
   async replace(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
-      // one statement per 2,000 rows keeps each parameter array small
       for (let i = 0; i < rows.length; i += 2_000) await this.writeRows(trx, accountId, rows.slice(i, i + 2_000), now);
       if (identities.length) await learnIdentities(trx, accountId, identities, now);
     });
   }
 
-  /** Forgets the account's whole auth state (a new pairing starts from fresh credentials). */
   async clear(accountId: string): Promise<void> {
     await this.db.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
   }
