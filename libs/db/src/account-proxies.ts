@@ -1,11 +1,7 @@
 import { open, type ProxyShown } from '@metronome/core';
 import type { AccountRepository } from './repositories/account-repository.js';
 
-/**
- * What the connection pools of a service read and tell about accounts' proxies (docs/platforms.md,
- * "Proxy"): the URL opened with the service's keys, and where a proxy stands after a connection
- * through it (the account shows it: GET /v1/accounts/{id} `proxy.failure`).
- */
+/** What a service's connection pools read and tell of accounts' proxies (docs/platforms.md, "Proxy"): the URL opened, its state after a connection. */
 export function accountProxies(accounts: AccountRepository, keys: Buffer[], now: () => Date) {
   return {
     proxyOf: async (accountId: string): Promise<string | null> => {

@@ -1,7 +1,6 @@
 import { isValidTimezone, windowProblem, type OccurrencePlan } from '@metronome/core';
 
-// What the tick (and the instant start) checks before writing for a campaign: one row storage or the
-// schedule maths cannot handle must not fail the shared batch. Pure: values in, a reason or null out.
+// What the tick and the instant start check before writing for a campaign, so one bad row never fails the shared batch. Pure.
 
 /** A campaign the scheduler cannot turn into a run, with the reason in plain words. */
 export class CampaignProblem extends Error {

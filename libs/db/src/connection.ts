@@ -10,10 +10,7 @@ export interface DbOptions {
   url: string;
   max?: number;
   applicationName?: string;
-  /**
-   * Plan each statement for its values (plan_cache_mode = force_custom_plan): for services whose few
-   * statements read many rows, a generic plan made on small tables stays bad until the next ANALYZE.
-   */
+  /** Plan each statement for its values (plan_cache_mode = force_custom_plan): for services whose few statements read many rows. */
   planEachCall?: boolean;
 }
 

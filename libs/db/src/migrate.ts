@@ -7,16 +7,9 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-// Any 64-bit number unique to Metronome: every migrator serialises on it.
 const MIGRATION_LOCK = 7_346_001_002n;
 
-/**
- * Creates the database when missing and applies every `NNNN_name.sql` in `dir` not yet applied,
- * in order, each in its own transaction. Safe when several processes migrate at once: they take
- * turns on an advisory lock, and the later ones find nothing left to do.
- * Written by hand because Kysely's Migrator runs TypeScript modules, and our migrations are
- * plain SQL that operators can read and apply themselves.
- */
+/** Creates the database if missing and applies each `NNNN_name.sql` not yet applied, one transaction each, under an advisory lock. */
 export async function migrate(databaseUrl: string, dir: string): Promise<MigrateResult> {
   await ensureDatabase(databaseUrl);
   const files = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
@@ -48,7 +41,7 @@ export async function migrate(databaseUrl: string, dir: string): Promise<Migrate
   }
 }
 
-/** Creates the database named in `databaseUrl` if it does not exist (racing creators are fine). */
+/** Creates the database in `databaseUrl` if missing (racing creators are fine). */
 export async function ensureDatabase(databaseUrl: string, template?: string): Promise<boolean> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
@@ -65,7 +58,6 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
       await admin.query(`create database ${ident}${from}`);
       return true;
     } catch (error) {
-      // 42P04 duplicate_database / 23505: another process created it between our check and create
       const code = (error as { code?: string }).code;
       if (code === '42P04' || code === '23505') return false;
       throw error;
@@ -75,7 +67,6 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
   }
 }
 
-/** The URL without its password, for messages. */
 export function redactUrl(databaseUrl: string): string {
   try {
     const url = new URL(databaseUrl);

@@ -21,10 +21,8 @@ export function statementName(text: string): string {
 export const REPLAN_EVERY_MS = 60_000;
 
 /**
- * Makes `client` prepare each parameterised statement once (node-postgres `name`, which Kysely does not expose),
- * so PostgreSQL parses it once per connection instead of each call; statements without parameters go through
- * unchanged. A prepared statement's result must name its columns (no final `select *`), since a migration that
- * widens the table would break it. Plans are dropped every REPLAN_EVERY_MS.
+ * Makes `client` prepare each parameterised statement once per connection (node-postgres `name`). A statement's result
+ * must name its columns (no final `select *`): a migration widening the table would break it. Plans drop every REPLAN_EVERY_MS.
  */
 export function prepareStatements(
   client: pg.PoolClient | pg.Client,

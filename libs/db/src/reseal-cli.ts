@@ -7,9 +7,8 @@ import { WebhookRepository } from './repositories/webhook-repository.js';
 import { resealSecrets } from './reseal.js';
 import { resealWebhookSecrets } from './webhook-reseal.js';
 
-// `npm run reseal`: after rotating SECRETS_KEY (new key in SECRETS_KEY, old one in
-// SECRETS_KEY_PREVIOUS), re-seals every stored secret under the new key, so the old one can be
-// dropped. Safe while the services run, and safe to run again.
+// `npm run reseal`: re-seals every stored secret under SECRETS_KEY after a rotation (old key in SECRETS_KEY_PREVIOUS).
+// Safe while the services run, and to run again.
 const env = (() => {
   try {
     const e = parseEnv(

@@ -2,7 +2,6 @@ import { keyId, open, seal } from '@metronome/core';
 import type { Replacement, SealedAuthRow, SealedCredential, SealedSecretsRepository } from './repositories/sealed-secrets-repository.js';
 
 export interface ResealReport {
-  /** values now sealed under the current key */
   resealed: { credentials: number; proxies: number; whatsappAuth: number };
   /** changed by someone else meanwhile: left as they are */
   raced: number;
@@ -10,10 +9,7 @@ export interface ResealReport {
   unreadable: { table: 'accounts' | 'accounts.proxy' | 'whatsapp_auth'; accountId: string }[];
 }
 
-/**
- * Re-seals every credential, proxy and WhatsApp auth row under `keys[0]`, opening them with any of `keys`,
- * so a retired key can be dropped. Compare-and-set swaps (a concurrent writer wins); safe to run again.
- */
+/** Re-seals credentials, proxies and WhatsApp auth rows under `keys[0]`, opened with any of `keys`; compare-and-set swaps. */
 export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[], batchSize = 500): Promise<ResealReport> {
   const id = keyId(keys[0]!);
   const unreadable: ResealReport['unreadable'] = [];
@@ -43,17 +39,13 @@ export async function resealSecrets(repo: SealedSecretsRepository, keys: Buffer[
   };
 }
 
-/** One table's rows for a re-sealing pass. */
 export interface ResealSource<Row extends { sealed: Buffer }> {
   page(after: Row | null): Promise<Row[]>;
   swap(swaps: Replacement<Row>[]): Promise<number>;
   unreadable(row: Row): void;
 }
 
-/**
- * One sealed column's pass: pages through rows not under `keys[0]` and swaps each page by compare-and-set;
- * how many were swapped and how many changed meanwhile.
- */
+/** One sealed column's pass: rows not under `keys[0]` swapped a page at a time; how many swapped, how many raced. */
 export async function resealPass<Row extends { sealed: Buffer }>(keys: Buffer[], source: ResealSource<Row>): Promise<{ resealed: number; raced: number }> {
   const current = keys[0]!;
   let resealed = 0;

@@ -1,5 +1,4 @@
-// Kysely's view of the schema in migrations/*.sql, one file per aggregate under schema/; keep
-// in step with the SQL. DB names every table for the query builder.
+// Kysely's view of migrations/*.sql, one file per aggregate under schema/; keep in step with the SQL.
 import type {
   AccountsTable,
   AccountSuppressionsTable,

@@ -5,17 +5,11 @@ import { resealPass } from './reseal.js';
 /** What re-sealing the webhook secrets did. */
 export interface WebhookResealReport {
   resealed: number;
-  /** changed by someone else meanwhile: left as written */
   raced: number;
-  /** sealed under a key that is not configured: left as they are */
   unreadable: string[];
 }
 
-/**
- * Re-seals every webhook secret under `keys[0]` (SECRETS_KEY), opening each with any of `keys`,
- * like resealSecrets does for account credentials; each swap is a compare-and-set, and a second
- * pass finds nothing to do.
- */
+/** Re-seals every webhook secret under `keys[0]`, as resealSecrets does for accounts. */
 export async function resealWebhookSecrets(repo: WebhookRepository, keys: Buffer[], batchSize = 500): Promise<WebhookResealReport> {
   const id = keyId(keys[0]!);
   const unreadable: string[] = [];

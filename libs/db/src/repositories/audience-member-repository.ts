@@ -7,12 +7,10 @@ import { targetKeySql } from './settle-sent.js';
 /** A chat of an audience with its variables (null: none). */
 export interface AudienceMember {
   chatId: string;
-  /** its forum topic (migrations/0039); absent or 0: none */
   threadId?: number;
   vars: Record<string, string> | null;
 }
 
-/** A member to write, with its folded search text. */
 export interface MemberWrite extends AudienceMember {
   search: string;
 }
@@ -25,7 +23,6 @@ export interface MemberPage {
   query?: string | undefined;
 }
 
-// A `like` pattern that means the query's own characters.
 const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
@@ -56,7 +53,6 @@ export class AudienceMemberRepository {
     return result.rows[0]!;
   }
 
-  /** How many of `members` already are (an upload's dry run). */
   async countExisting(audienceId: string, members: { chatId: string; threadId?: number }[]): Promise<number> {
     if (members.length === 0) return 0;
     const result = await sql<{ n: number }>`

@@ -64,7 +64,6 @@ export class AudienceRepository {
     return toAudience(result.rows[0]!);
   }
 
-  /** Newest first. */
   async list(tenantId: string | null, page: ListPage): Promise<AudienceRow[]> {
     const before = page.before ? sql`and (a.created_at, a.id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)` : sql``;
     const result = await sql<Raw>`
@@ -88,10 +87,7 @@ export class AudienceRepository {
     return row ? toAudience(row) : null;
   }
 
-  /**
-   * Deletes the audience and its members unless live campaigns name it (then at most 20 of them); null when
-   * none. The row is locked first and the campaigns read after, so a save holding the audience is seen.
-   */
+  /** Deletes the audience and members unless live campaigns name it (then up to 20 of them); null when none. Locks first, so a save is seen. */
   async delete(id: string, tenantId: string | null): Promise<AudienceDeletion | null> {
     return this.db.transaction().execute(async (trx) => {
       const locked = await sql`select a.id from audiences a where a.id = ${id}::uuid and ${scope(tenantId)} for update`.execute(trx);

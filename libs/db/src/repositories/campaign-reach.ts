@@ -1,26 +1,19 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 
-/**
- * How many chats a run of a campaign created now would reach, and why the others not
- * (CONTRACT, Campaigns, "Reach"): its inline targets and its audiences' other members, less
- * the chats the account must not write to (its suppression list, chats erased from the tenant)
- * and those its directory says it cannot post in.
- */
+/** How many chats a run created now would reach (CONTRACT, "Reach"), and why the others not. */
 export interface CampaignReach {
-  /** the chats a run would send to */
   reach: number;
-  /** the campaign's own targets (picked or typed) */
   targets: number;
   /** members of its audiences that are not targets, each (chat, topic) once */
   audienceMembers: number;
-  /** of those, chats on the account's suppression list or erased: a run skips them */
+  /** of those, suppressed or erased chats */
   suppressed: number;
-  /** of those not suppressed, chats the account's directory says it cannot post in */
+  /** of those not suppressed, chats the directory says it cannot post in */
   cannotPost: number;
 }
 
-/** The chats a campaign reaches, as a run's snapshot would take them (run-creation.ts); one statement. */
+/** The chats a campaign reaches, as a run would take them (run-creation.ts); one statement. */
 export async function campaignReach(
   db: Kysely<DB>,
   c: { tenantId: string; accountId: string; targetChats: string[]; targetKeys: string[]; audienceIds: string[] },

@@ -23,7 +23,6 @@ export interface CampaignRow {
   targetVars: TargetVarsByChat | null;
   /** each target's forum topic, in order (0: none); null when none names one */
   targetThreads: number[] | null;
-  /** audiences whose members each run also sends to (migrations/0015) */
   audienceIds: string[];
   active: boolean;
   autoResume: boolean;
@@ -34,7 +33,6 @@ export interface CampaignRow {
   lastRunId: string | null;
   lastScheduledAt: Date | null;
   catchUpPolicy: CatchUpPolicy;
-  /** null: the default lateness */
   catchUpMaxLatenessSeconds: number | null;
   catchUpThrough: Date | null;
   /** occurrences passed over without a run, and the latest of them */
@@ -204,7 +202,6 @@ export class CampaignRepository {
     return { ...toCampaign(row), ...asSaved, firstRunCreated: row.first_run_created };
   }
 
-  /** Newest first. */
   async list(tenantId: string | null, page: ListPage): Promise<CampaignRow[]> {
     const before = page.before ? sql`and (c.created_at, c.id) < (${page.before.at}::timestamptz, ${page.before.id}::uuid)` : sql``;
     const result = await sql<Raw>`
@@ -234,7 +231,6 @@ export class CampaignRepository {
     return row ? toCampaign(row) : null;
   }
 
-  /** Applies `changes` to a live campaign; null when there is none for this tenant. */
   async update(id: string, tenantId: string | null, changes: CampaignChanges, now: Date): Promise<CampaignRow | null> {
     const sets = [sql`updated_at = ${now}`];
     if (changes.accountId !== undefined) sets.push(sql`account_id = ${changes.accountId}::uuid`);
@@ -264,7 +260,6 @@ export class CampaignRepository {
     return row ? toCampaign(row) : null;
   }
 
-  /** Deactivates and hides a campaign; false when there is no live one for this tenant. */
   async softDelete(id: string, tenantId: string | null, now: Date): Promise<boolean> {
     const result = await sql`
       update campaigns c set active = false, deleted_at = ${now}, next_run_at = null, updated_at = ${now}

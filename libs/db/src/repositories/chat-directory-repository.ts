@@ -11,10 +11,8 @@ import {
 import { sql, type Kysely } from 'kysely';
 import type { DB, DirectorySyncStatus, Platform } from '../types.js';
 
-/** One entry as the API lists it. */
 export interface DirectoryEntryRow extends DirectoryChat {
   lastSyncAt: Date;
-  /** with chatId, where the next page starts */
   sortKey: string;
 }
 
@@ -47,7 +45,6 @@ export interface SyncAccount {
   proxy: Buffer | null;
 }
 
-/** Entries upserted in one statement. */
 const BATCH = 2_000;
 /** Stored titles, and each half of the sort key, are cut to this many code points, so an index entry stays under PostgreSQL's btree limit. */
 const MAX_TITLE = 256;
@@ -96,7 +93,6 @@ export class ChatDirectoryRepository implements ChatDirectorySink {
     for (let i = 0; i < unique.length; i += BATCH) await upsertBatch(this.db, accountId, unique.slice(i, i + BATCH), at);
   }
 
-  /** Changes some fields of one entry (no entry: nothing). */
   async patch(accountId: string, chatId: string, change: Partial<Omit<DirectoryChat, 'chatId'>>, at: Date): Promise<void> {
     const reason = change.cannotSendReason ?? null;
     await this.db

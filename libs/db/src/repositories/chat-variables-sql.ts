@@ -2,9 +2,7 @@ import { BUILTIN_VARIABLES, usesBuiltins } from '@metronome/core';
 import { sql, type RawBuilder } from 'kysely';
 import type { MessagePart } from '../types.js';
 
-// libs/core chatVariables in SQL, for statements that copy a chat's variables (run creation) or
-// judge them (a campaign's audience members): the chat's own variables over its built-ins from
-// the chat directory row `d` (a left join: no row, no built-ins).
+// libs/core chatVariables in SQL: the chat's own variables over its built-ins from the directory row `d` (a left join).
 
 const [TITLE, KIND, MEMBER_COUNT] = BUILTIN_VARIABLES;
 

@@ -5,7 +5,6 @@ import { accountCanSend } from './account-sql.js';
 
 // The due campaigns as the tick reads them: those that can become runs (also the instant start's query) and those held by their account.
 
-/** A due campaign as the scheduler sees it. */
 export interface DueCampaign {
   id: string;
   tenantId: string;
@@ -20,7 +19,6 @@ export interface DueCampaign {
   /** the latest scheduledAt of its scheduled runs, if any */
   lastScheduledAt: Date | null;
   catchUpPolicy: CatchUpPolicy;
-  /** null: the default lateness */
   catchUpMaxLatenessSeconds: number | null;
   catchUpThrough: Date | null;
 }

@@ -4,7 +4,6 @@ import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
 import { cancelledRuns, RunRepository } from './run-repository.js';
 
-/** Which runs a purge removes: an account's or a tenant's. */
 export type PurgeScope = { accountId: string } | { tenantId: string };
 
 export interface ErasedChat {
@@ -94,7 +93,6 @@ export class ErasureRepository {
     });
   }
 
-  /** The tenant is deleted: its token matches nothing, no route lists it. False when none. */
   async markTenantDeleted(tenantId: string, now: Date): Promise<boolean> {
     const result = await sql`
       update tenants set deleted_at = ${now}, token_hash = 'deleted:' || id::text
@@ -102,7 +100,6 @@ export class ErasureRepository {
     return Number(result.numAffectedRows) > 0;
   }
 
-  /** Tenants deleted whose rows are not all gone yet. */
   async deletedTenants(): Promise<string[]> {
     const rows = await this.db.selectFrom('tenants').select('id').where('deleted_at', 'is not', null).execute();
     return rows.map((r) => r.id);

@@ -1,7 +1,6 @@
 import { sql, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
 import type { DB } from '../types.js';
 
-/** One line of a tenant's export: what it is, and the row as JSON (secrets left out). */
 export interface ExportLine {
   type: 'tenant' | 'account' | 'campaign' | 'audience' | 'audience_member' | 'media' | 'webhook' | 'run' | 'run_target';
   data: Record<string, unknown>;
@@ -10,9 +9,8 @@ export interface ExportLine {
 const PAGE = 1000;
 
 /**
- * A tenant's data a page at a time, for `GET /v1/export`: never credentials, auth keys, webhook
- * secrets, token hashes or media bytes. Each table is read by its key in pages of 1,000, so
- * memory stays flat however large the history.
+ * A tenant's data a page at a time for `GET /v1/export`, no secrets or media bytes; each table read by its
+ * key in pages of 1,000.
  */
 export class ExportRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -32,7 +30,6 @@ export class ExportRepository {
     yield* this.paged('audience', sql`select id, name, member_count, created_at from audiences where tenant_id = ${t}`);
     yield* this.paged('media', sql`select id, content_type, size, sha256, filename, created_at from media where tenant_id = ${t}`);
     yield* this.paged('webhook', sql`select id, url, events, active, created_at from webhooks where tenant_id = ${t}`);
-    // the large tables by keyset, a page per query a chat's forum topics (migrations/0039) are members and targets of their own: part of the key
     let after = { audience: '00000000-0000-0000-0000-000000000000', chat: '', thread: -1 };
     for (;;) {
       const rows = await sql<{ audience_id: string; chat_id: string; thread_id: number }>`
@@ -44,8 +41,7 @@ export class ExportRepository {
       const last = rows.rows[rows.rows.length - 1]!;
       after = { audience: last.audience_id, chat: last.chat_id, thread: last.thread_id };
     }
-    // runs newest first by (created_at, id), the order runs_tenant_idx keeps: a page reads its
-    // 1,000 runs, where `order by id` sorted every run of the tenant for each page
+    // runs by (created_at, id), runs_tenant_idx's order
     let before: { at: string; id: string } | null = null;
     for (;;) {
       const older: RawBuilder<unknown> = before === null ? sql`true` : sql`(created_at, id) < (${before.at}::timestamptz, ${before.id}::uuid)`;
@@ -76,7 +72,6 @@ export class ExportRepository {
     }
   }
 
-  /** A small table whole (a tenant has few accounts, campaigns, audiences, media, webhooks). */
   private async *paged(type: ExportLine['type'], query: ReturnType<typeof sql>): AsyncGenerator<ExportLine> {
     const rows = await query.execute(this.db);
     for (const row of rows.rows as Record<string, unknown>[]) yield { type, data: row };

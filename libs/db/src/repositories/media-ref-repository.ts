@@ -5,7 +5,6 @@ import type { DB } from '../types.js';
 export class MediaRefRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** A still-valid platform reference for a media on an account, if one was uploaded. */
   async find(accountId: string, mediaId: string, now: Date): Promise<{ ref: string; expiresAt: Date; contentType: string; filename: string | null } | null> {
     const row = await this.db
       .selectFrom('media_uploads as u')
@@ -18,7 +17,6 @@ export class MediaRefRepository {
     return row ? { ref: row.ref, expiresAt: row.expires_at, contentType: row.content_type, filename: row.filename } : null;
   }
 
-  /** Records the reference an upload returned, replacing an older one. */
   async save(accountId: string, mediaId: string, ref: string, expiresAt: Date): Promise<void> {
     await this.db
       .insertInto('media_uploads')

@@ -75,7 +75,6 @@ export class MediaRepository {
     return row ? toMedia(row) : null;
   }
 
-  /** Newest first. */
   async list(tenantId: string | null, page: ListPage): Promise<MediaRow[]> {
     let query = this.db.selectFrom('media').select(COLUMNS);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
@@ -84,7 +83,6 @@ export class MediaRepository {
     return rows.map(toMedia);
   }
 
-  /** The size in bytes of each of `ids` that is a media of `tenantId`. */
   async sizes(tenantId: string, ids: string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
     const rows = await this.db.selectFrom('media').select(['id', 'size']).where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();

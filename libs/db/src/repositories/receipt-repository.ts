@@ -10,17 +10,14 @@ export interface ReceiptInput {
   at: Date;
   /** groups: the member whose receipt it is (each member counts once) */
   member?: string | null;
-  /** groups: how many members the message went to */
   memberCount?: number | null;
 }
 
-/** A target a receipt moved on: when it was sent, and what it says now. */
 export interface ReceiptChange extends TargetReceipts {
   firstDelivered: boolean;
   firstRead: boolean;
 }
 
-/** One account's receipts, as one caller told them. */
 export interface ReceiptSubmission {
   accountId: string;
   receipts: ReceiptInput[];
@@ -55,7 +52,6 @@ export class ReceiptRepository {
     return Number(result.numAffectedRows ?? 0);
   }
 
-  /** Every http account's sealed credentials (the receipts route finds an account by its key). */
   async httpAccounts(): Promise<{ id: string; credentials: Buffer }[]> {
     const rows = await this.db
       .selectFrom('accounts')
@@ -70,10 +66,7 @@ export class ReceiptRepository {
     return (await this.recordMany([{ accountId, receipts }]))[0]!;
   }
 
-  /**
-   * Several accounts' receipts in one write (as many statements as one account's): chats in one statement,
-   * group members in one transaction; outcomes as `record`'s.
-   */
+  /** Several accounts' receipts in one write: chats in one statement, group members in one transaction; outcomes as `record`'s. */
   async recordMany(submissions: ReceiptSubmission[]): Promise<ReceiptOutcome[]> {
     const flat: { s: number; r: ReceiptInput; accountId: string }[] = [];
     submissions.forEach((sub, s) => sub.receipts.forEach((r) => flat.push({ s, r, accountId: sub.accountId })));

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 
-/** One receipt of a chat (not a group member's), and the account whose key told it. */
 export interface DirectReceipt {
   accountId: string;
   messageId: string;
@@ -10,7 +9,6 @@ export interface DirectReceipt {
   at: Date;
 }
 
-/** A target's receipts as they stand after a write, and when it was sent. */
 export interface TargetReceipts {
   runId: string;
   chatId: string;
@@ -49,13 +47,9 @@ interface Row {
 const date = (s: string | null) => (s === null ? null : new Date(s));
 
 /**
- * Receipts of chats (no group members) onto targets in one statement, one round trip however
- * many accounts and receipts (ReceiptRepository's rules: see there): the targets named are
- * locked in one order and read as they are now, moved only earlier, the accounts that got a
- * first delivery marked as telling receipts (a `not_delivering` one lifted), and one
- * `message.status` webhook delivery per run and subscribed webhook written. Returns the
- * (0-based) indexes of the receipts that named a `sent` target of their account's runs, and
- * the targets moved.
+ * Receipts of chats (not group members) in one statement, by ReceiptRepository's rules: targets locked in
+ * one order and moved only earlier, first deliveries marked, webhooks written. The indexes of the receipts
+ * that matched, and the targets moved.
  */
 export async function recordDirect(db: Kysely<DB>, receipts: DirectReceipt[]): Promise<{ matched: number[]; moved: MovedTarget[] }> {
   const result = await sql<Row>`

@@ -5,17 +5,13 @@ import { RunRepository } from './run-repository.js';
 import type { DB } from '../types.js';
 import { statusList } from './status-sql.js';
 
-/** How long history is kept: the default, and the run summaries' own. */
 export interface RetentionPolicy {
   /** HISTORY_RETENTION; a tenant's `history_retention_ms` may shorten it */
   historyMs: number;
   summaryMs: number;
 }
 
-/**
- * The retention sweep's statements (docs/DESIGN.md, "Retention"): each delete takes at most `batch`
- * rows by an index, in its own transaction, so a sweep cut short resumes.
- */
+/** The retention sweep's statements (docs/DESIGN.md): each delete takes at most `batch` rows by an index, in its own transaction. */
 export class RetentionRepository {
   constructor(private readonly db: Kysely<DB>) {}
 

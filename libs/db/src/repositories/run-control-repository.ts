@@ -24,7 +24,6 @@ export interface ReceiptFilter {
 }
 
 export interface RunFilter {
-  /** null: every tenant (the operator) */
   tenantId: string | null;
   status?: RunStatus | undefined;
   campaignId?: string | undefined;
@@ -35,7 +34,6 @@ export interface RunFilter {
 export class RunControlRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** Runs newest first. */
   async list(filter: RunFilter, page: ListPage): Promise<RunRow[]> {
     const result = await this.listQuery(filter, page).execute(this.db);
     return result.rows.map(toRun);
@@ -118,7 +116,6 @@ export class RunControlRepository {
     }));
   }
 
-  /** queued | running → paused by the operator; null when not. */
   async pause(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     return new RunRepository(this.db).operatorPause(id, tenantId, now);
   }
@@ -128,12 +125,10 @@ export class RunControlRepository {
     return new RunRepository(this.db).resume(id, tenantId, q);
   }
 
-  /** queued | running | paused → cancelled, its pending targets skipped. */
   async cancel(id: string, tenantId: string | null, now: Date): Promise<RunRow | null> {
     return new RunRepository(this.db).cancel(id, tenantId, now);
   }
 
-  /** Cancels every open run of a deleted campaign; their ids. */
   async cancelOpenOfCampaign(campaignId: string, now: Date): Promise<string[]> {
     return new RunRepository(this.db).cancelOpenOfCampaign(campaignId, now);
   }

@@ -1,15 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, RunCounts } from '../types.js';
 
-/** An all-zero count for a run with `total` targets. */
 export function emptyCounts(total: number): RunCounts {
   return { total, pending: 0, inFlight: 0, sent: 0, failed: 0, skipped: 0, unknown: 0, delivered: 0, read: 0, replied: 0 };
 }
 
 /**
- * Per-status target counts of many runs in one query. Counts are derived from run_targets,
- * never stored twice, so they cannot drift from the targets themselves; only a run whose
- * targets retention removed reads the counts kept for it (a second query, for those alone).
+ * Per-status target counts of many runs, derived from run_targets (never stored twice); a run whose
+ * targets retention removed reads the counts kept for it.
  */
 export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<string, RunCounts>> {
   const out = new Map<string, RunCounts>();
@@ -20,7 +18,6 @@ export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<s
       'run_id',
       'status',
       sql<number>`count(*)::int`.as('n'),
-      // receipts and replies (migrations/0022): counted from the same rows
       sql<number>`count(delivered_at)::int`.as('delivered'),
       sql<number>`count(read_at)::int`.as('read'),
       sql<number>`count(replied_at)::int`.as('replied'),
@@ -39,7 +36,6 @@ export async function countRuns(db: Kysely<DB>, runIds: string[]): Promise<Map<s
     out.set(row.run_id, c);
   }
   const missing = runIds.filter((id) => !out.has(id));
-  // a run whose targets went under retention (migrations/0023) shows the counts kept for it
   const kept =
     missing.length === 0
       ? []

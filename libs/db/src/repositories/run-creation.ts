@@ -103,7 +103,6 @@ export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`
   `;
 }
 
-/** The update that moves each campaign of `advances` on, its no-account streak ended. */
 function advanceCampaigns(advances: CampaignAdvance[]): RawBuilder<unknown> {
   return sql`
     update campaigns c

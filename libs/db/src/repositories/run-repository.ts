@@ -10,8 +10,7 @@ import { cancelRun, demoteRun, expirePausedRun, finishRun, pauseRun, resumeRun, 
 import type { RunForSend, RunProgress } from './send-shapes.js';
 import { statusList } from './status-sql.js';
 
-// The one writer of `runs` (run-writer.test.ts): every INSERT, UPDATE and DELETE, as a method or as a
-// CTE another statement embeds. Status changes come from run-status.ts.
+// The one writer of `runs` (run-writer.test.ts): every INSERT, UPDATE and DELETE, as a method or an embedded CTE.
 
 /** A run whose job is missing from Redis, found at job step `fromJobSeq`. */
 export interface LostJob {
@@ -19,14 +18,12 @@ export interface LostJob {
   fromJobSeq: number;
 }
 
-/** A run handed to a new job step. */
 export interface HandedOver {
   runId: string;
   jobSeq: number;
 }
 
 export interface Requeue {
-  /** job_seq the run must still have */
   expectedSeq: number;
   windowEndAt: Date | null;
   now: Date;
@@ -55,10 +52,7 @@ function runValues(runs: NewRun[]): RawBuilder<unknown> {
   ) as r(id, campaign_id, tenant_id, account_id, trigger, parts, scheduled_at, window_end_at, job_id, ignored_interval)`;
 }
 
-/**
- * The CTE `created`: `runs` whose campaign is in `campaigns c`, each `total` counted over `r` and `c`; a
- * run the one-per-occurrence or one-open-run index refuses is not created.
- */
+/** The CTE `created`: `runs` whose campaign is in `campaigns c`, `total` counted over `r` and `c`; refused ones are skipped. */
 export function createdRuns(runs: NewRun[], campaigns: RawBuilder<unknown>, total: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`created as (
       insert into runs (${INSERT_COLUMNS})
@@ -114,7 +108,6 @@ export function cancelledRuns(where: RawBuilder<unknown>, message: string, now: 
       )`;
 }
 
-/** The runs aggregate: loads for a job, and every write of a run's row. */
 export class RunRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -170,12 +163,11 @@ export class RunRepository {
     return new Set(result.rows.map((r) => r.id));
   }
 
-  /** Ends a running run. No effect on a run an operator paused or cancelled meanwhile. */
+  /** Ends a running run; not one an operator paused or cancelled meanwhile. */
   async finish(runId: string, status: 'success' | 'partial' | 'failed', summary: string | null, now: Date): Promise<boolean> {
     return this.change(runId, finishRun(status, summary, now));
   }
 
-  /** Pauses an open run with its reason and summary; its pending targets stay pending. */
   async pause(runId: string, reason: PausedReason, summary: string | null, now: Date): Promise<boolean> {
     return this.change(runId, pauseRun(reason, summary, now));
   }
@@ -291,7 +283,6 @@ export class RunRepository {
     return row ? toRun(row) : null;
   }
 
-  /** Pauses every open run of an account that became unavailable. */
   async pauseOfAccount(accountId: string, reason: string, now: Date): Promise<void> {
     const pause = pauseRun('account_unavailable', reason, now);
     await sql`update runs r set ${pause.set} where r.account_id = ${accountId}::uuid and ${pause.from}`.execute(this.db);
@@ -357,7 +348,6 @@ export class RunRepository {
     await sql`update runs set history_purged_at = ${now} where id = any(${runIds}::uuid[]) and history_purged_at is null`.execute(this.db);
   }
 
-  /** Deletes up to `batch` run summaries that finished before `before`; how many went. */
   async deleteSummaries(before: RawBuilder<unknown>, batch: number): Promise<number> {
     const result = await sql`
       delete from runs where id = any(array(

@@ -1,8 +1,7 @@
-// A run and its chats as the operator's reads return them, and the SQL that reads a run row.
 import { sql } from 'kysely';
 import type { PausedReason, RunStatus, RunTrigger, TargetStatus } from '../types.js';
 
-/** A run as the control API shows it (counts come from countRuns). */
+/** A run as the control API shows it (counts from countRuns). */
 export interface RunRow {
   id: string;
   tenantId: string;
@@ -18,16 +17,13 @@ export interface RunRow {
   pausedReason: PausedReason | null;
   errorSummary: string | null;
   jobSeq: number;
-  /** migrations/0007: a run now created to reach every chat at once, ignoring the per-chat interval */
   ignoredInterval: boolean;
-  /** migrations/0023: when retention removed its targets and events (its counts kept); null before */
   historyPurgedAt: Date | null;
   createdAt: Date;
-  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
+  /** created_at with microseconds, for cursors */
   cursorAt: string;
 }
 
-/** What resume and retry-failed need besides the run: its campaign's current window. */
 export interface RunWithWindow extends RunRow {
   timezone: string;
   windowStart: string;
@@ -36,9 +32,8 @@ export interface RunWithWindow extends RunRow {
 
 export interface TargetRow {
   chatId: string;
-  /** the run's account's directory title of the chat, else its own `name` variable; null: neither */
+  /** the directory's title, else the chat's `name` variable */
   title: string | null;
-  /** its forum topic (migrations/0039); null: none */
   threadId: number | null;
   status: TargetStatus;
   attempts: number;
@@ -46,9 +41,8 @@ export interface TargetRow {
   sentAt: Date | null;
   errorCode: string | null;
   errorMessage: string | null;
-  /** `platform`: its delivery was in doubt, and a re-send with the same key to a platform that deduplicates settled it (migrations/0020) */
+  /** `platform`: a doubtful delivery settled by a re-send with the same key (migrations/0020) */
   settledBy: 'platform' | null;
-  /** receipts and replies (migrations/0022) */
   deliveredAt: Date | null;
   readAt: Date | null;
   repliedAt: Date | null;
@@ -66,7 +60,6 @@ export interface RunEventRow {
   status: RunStatus;
 }
 
-// Columns every run read returns, mapped to RunRow by toRun.
 export const RUN_COLUMNS = sql`r.id, r.tenant_id, r.campaign_id, r.account_id, r.trigger, r.status, r.total, r.scheduled_at,
   r.started_at, r.finished_at, r.window_end_at, r.paused_reason, r.error_summary, r.job_seq, r.ignored_interval, r.history_purged_at, r.created_at,
   to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
@@ -115,7 +108,7 @@ export function toRun(r: RawRun): RunRow {
   };
 }
 
-// `tenant_id = $1 or $1 is null` would defeat the runs_tenant_idx plan; build the condition instead.
+// Built per call: `tenant_id = $1 or $1 is null` would defeat runs_tenant_idx.
 export function scope(tenantId: string | null) {
   return tenantId === null ? sql`true` : sql`r.tenant_id = ${tenantId}::uuid`;
 }

@@ -1,7 +1,6 @@
 import type { OccurrencePlan } from '@metronome/core';
 import type { MessagePart, RunTrigger } from '../types.js';
 
-// What creating a run is made of: the run, the campaign's move past it, and the plan behind them.
 
 /** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
 export interface NewRun {
@@ -34,7 +33,6 @@ export interface CampaignAdvance {
   skipped: number;
   /** the latest of them; null keeps the campaign's last_skipped_at */
   lastSkippedAt: Date | null;
-  /** the campaign's catch_up_through afterwards */
   catchUpThrough: Date | null;
 }
 

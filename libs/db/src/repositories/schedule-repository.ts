@@ -32,7 +32,6 @@ export class StaleFenceError extends Error {
   }
 }
 
-/** The scheduler's queries. */
 export class ScheduleRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -95,12 +94,10 @@ export class ScheduleRepository {
     return result.rows[0]?.unknown ?? 0;
   }
 
-  /** Every cooling due at `now` ends (AccountCoolingRepository.endDue). */
   async endDueCoolings(now: Date): Promise<CoolingEnded[]> {
     return new AccountCoolingRepository(this.db).endDue(now);
   }
 
-  /** Paused runs older than the TTL are cancelled, their pending targets skipped. */
   async expirePausedRuns(now: Date, ttlMs: number): Promise<number> {
     return new RunRepository(this.db).expirePaused(now, ttlMs);
   }

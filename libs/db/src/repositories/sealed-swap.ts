@@ -8,12 +8,7 @@ export interface SwapKey {
   values: string[];
 }
 
-/**
- * Re-sealing's compare-and-set, written once for every sealed column (account credentials,
- * WhatsApp auth rows, webhook secrets): in one statement, sets `column` of each row (found by
- * its key columns) to its `next` value where it still holds its `old` one, so a service that
- * wrote the row meanwhile wins and nothing is lost. Returns how many rows were swapped.
- */
+/** Re-sealing's compare-and-set for every sealed column, one statement: `column` set to `next` where it still holds `old`. */
 export async function swapSealed(
   db: Kysely<DB>,
   table: 'accounts' | 'whatsapp_auth' | 'webhooks',

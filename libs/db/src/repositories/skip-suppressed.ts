@@ -1,11 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
- * The UPDATE that skips an account's targets of `chats` (a subquery of `chat_id`s) that nothing
- * was sent to yet in its open runs (queued, running, paused: `finished_at` null, found through
- * runs_account_finished_idx). A target whose request began or that got a part is left alone:
- * its chat is mid-conversation, and stopping between parts would leave half a message. One rule
- * for an opt-out and for a suppression carried to a person's other WhatsApp identity.
+ * The UPDATE skipping an account's targets of `chats` not yet sent to in its open runs (one begun or partly sent is left
+ * alone: no half messages). One rule for opt-outs and for suppressions carried to another WhatsApp identity.
  */
 export function skipUntouchedTargets(accountId: string, chats: RawBuilder<unknown>, now: Date): RawBuilder<unknown> {
   return sql`

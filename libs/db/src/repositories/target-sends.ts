@@ -17,7 +17,6 @@ export interface TargetRef {
 export interface ClaimedTarget extends TargetRef {
   partsSent: number;
   attempts: number;
-  /** the run's copy of the chat's variables; absent when none */
   vars?: Record<string, string>;
   /** its last answer's code: tells a target back from a platform's wait (libs/core targetHold) */
   errorCode?: string | null;
@@ -40,7 +39,6 @@ export type TargetSettlement =
 export interface ClaimResult {
   /** the target keys of the delivered targets written (leases still held) */
   settled: Set<string>;
-  /** the targets claimed, at most `limit`, in due order */
   claimed: ClaimedTarget[];
   firstSend: boolean;
 }
@@ -158,7 +156,6 @@ export class TargetSendRepository {
     return (await this.settleSentAndCountMany([{ runId, owner, sent, health }], now, finish))[0]!;
   }
 
-  /** settleSentAndCount for several jobs in one statement, in the order of `requests`. */
   async settleSentAndCountMany(requests: CloseRequest[], now: Date, finish: boolean): Promise<CloseResult[]> {
     const rows = (await closeStatement(requests, now, finish).execute(this.db)).rows;
     const byRun = new Map(rows.map((row) => [row.run_id, row]));
@@ -216,7 +213,6 @@ export class TargetSendRepository {
     return this.updateHeld(runId, target, owner, patch);
   }
 
-  /** One target's row changed only while `owner` holds its lease: true when it did. */
   private async updateHeld(runId: string, target: TargetRef, owner: string, patch: UpdateObject<DB, 'run_targets'>): Promise<boolean> {
     const result = await this.db
       .updateTable('run_targets')

@@ -5,10 +5,8 @@ export interface TelegramSignInRow {
   accountId: string;
   state: TelegramSignInState;
   phone: string;
-  /** a QR login's `tg://login?token=…` and its end */
   qr: { url: string; expiresAt: Date } | null;
   phoneCodeHash: string | null;
-  /** sealed */
   session: Buffer | null;
   error: { code: string; field: string; message: string } | null;
   updatedAt: Date;
@@ -33,7 +31,6 @@ export class TelegramSignInRepository {
     };
   }
 
-  /** Records a step's outcome (a new code sent replaces whatever came before). */
   async save(
     accountId: string,
     s: {
@@ -66,9 +63,8 @@ export class TelegramSignInRepository {
   }
 
   /**
-   * The last step succeeded: in one transaction the session becomes the account's credentials,
-   * the Telegram user id its externalId, the account `active`, and the sign-in row goes.
-   * False when another account already has this Telegram user (nothing is written).
+   * The last step succeeded: in one transaction the session becomes the account's credentials and the
+   * account `active`. False when another account has this Telegram user.
    */
   async finish(accountId: string, credentials: Buffer, externalId: string, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {

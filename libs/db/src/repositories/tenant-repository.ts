@@ -10,7 +10,6 @@ export interface TenantRow {
 
 /** A tenant as the operator's list shows it: never its token hash. */
 export interface ListedTenant extends TenantRow {
-  /** created_at as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (microseconds), for cursors */
   cursorAt: string;
 }
 
@@ -24,7 +23,6 @@ export class TenantRepository {
     return { id: row.id, name: row.name, createdAt: row.created_at };
   }
 
-  /** The tenant whose token hashes to `tokenHash`, if any. */
   async findIdByTokenHash(tokenHash: string): Promise<string | null> {
     const row = await this.db.selectFrom('tenants').select('id').where('token_hash', '=', tokenHash).executeTakeFirst();
     return row?.id ?? null;
@@ -35,7 +33,7 @@ export class TenantRepository {
     return row !== undefined;
   }
 
-  /** Newest first. Tenants are few (one per customer), so a page reads them without an index of its own; the token hash is never selected. */
+  /** Newest first (tenants are few); never the token hash. */
   async list(page: ListPage): Promise<ListedTenant[]> {
     let query = this.db
       .selectFrom('tenants')

@@ -39,7 +39,6 @@ export interface Isolation {
   reason: string;
 }
 
-/** The statements of one tick, inside its transaction. */
 export class TickTransaction {
   constructor(private readonly trx: Transaction<DB>) {}
 
@@ -90,10 +89,7 @@ export class TickTransaction {
     return result.rows.map((r) => r.id);
   }
 
-  /**
-   * Runs `work` under a savepoint: a failing statement is rolled back alone and its error returned. Only
-   * after a batched statement failed, to find the rows at fault.
-   */
+  /** Runs `work` under a savepoint (a failing statement rolled back alone): only to find the rows a batch fails on. */
   async guarded<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
     await sql`savepoint tick_guard`.execute(this.trx);
     try {

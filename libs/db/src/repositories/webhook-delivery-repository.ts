@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, WebhookDeliveryStatus, WebhookEventType } from '../types.js';
 
-/** One event owed to one webhook, as GET /v1/webhooks/{id}/deliveries lists it. */
 export interface WebhookDeliveryRow {
   id: string;
   seq: string;
@@ -18,23 +17,19 @@ export interface WebhookDeliveryRow {
   createdAt: Date;
 }
 
-/** A delivery a deliverer holds: what it posts, where, and signed with what. */
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
   url: string;
   secret: Buffer;
   payload: Record<string, unknown>;
-  /** attempts made before this one */
   attempts: number;
-  /** the first attempt's time */
   retryFrom: Date;
 }
 
 export interface DeliveryAttempt {
   status: WebhookDeliveryStatus;
   at: Date;
-  /** when status is pending */
   nextAttemptAt: Date | null;
   httpStatus: number | null;
   error: string | null;
@@ -94,7 +89,6 @@ function toDelivery(d: Raw): WebhookDeliveryRow {
 export class WebhookDeliveryRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** A webhook's deliveries, newest first, after outbox position `beforeSeq`. */
   async list(webhookId: string, beforeSeq: string | null, limit: number): Promise<WebhookDeliveryRow[]> {
     let query = this.db.selectFrom('webhook_deliveries').select(COLUMNS).where('webhook_id', '=', webhookId);
     if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
@@ -157,7 +151,6 @@ export class WebhookDeliveryRepository {
     }));
   }
 
-  /** Records one attempt of a delivery `owner` holds; false when its lease was lost meanwhile. */
   async settle(id: string, owner: string, attempt: DeliveryAttempt): Promise<boolean> {
     const result = await this.db
       .updateTable('webhook_deliveries')

@@ -19,7 +19,7 @@ export interface NewWebhookRow {
   tenantId: string;
   url: string;
   events: WebhookEventType[];
-  /** sealed (libs/core `seal`); read back only by the deliverer */
+  /** sealed; read back only by the deliverer */
   secret: Buffer;
 }
 
@@ -55,16 +55,15 @@ function toWebhook(w: Raw): WebhookRow {
   };
 }
 
-/** A webhook's sealed secret, for re-sealing after a key rotation. */
 export interface SealedWebhookSecret {
   webhookId: string;
   sealed: Buffer;
 }
 
-// Sealed layout (libs/core secrets): version(1) | keyId(4) | …; bytes 2–5 name the key.
+// Sealed layout (libs/core secrets): version(1) | keyId(4) | …
 const secretKeyId = sql<Buffer>`substring(secret from 2 for 4)`;
 
-/** Tenants' webhooks as the control API manages them. `tenantId` null means every tenant. */
+/** Tenants' webhooks as the API manages them; `tenantId` null: every tenant. */
 export class WebhookRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -77,7 +76,6 @@ export class WebhookRepository {
     return toWebhook(row);
   }
 
-  /** Newest first. */
   async list(tenantId: string | null, page: ListPage): Promise<WebhookRow[]> {
     let query = this.db.selectFrom('webhooks').select(COLUMNS);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
@@ -93,7 +91,6 @@ export class WebhookRepository {
     return row ? toWebhook(row) : null;
   }
 
-  /** Applies `changes`; null when there is no such webhook for this tenant. */
   async update(id: string, tenantId: string | null, changes: WebhookChanges, now: Date): Promise<WebhookRow | null> {
     let query = this.db
       .updateTable('webhooks')
@@ -109,7 +106,7 @@ export class WebhookRepository {
     return row ? toWebhook(row) : null;
   }
 
-  /** Deletes the webhook and its outbox (pending deliveries are dropped); false when there is none. */
+  /** Deletes the webhook and its pending deliveries; false when none. */
   async delete(id: string, tenantId: string | null): Promise<boolean> {
     let query = this.db.deleteFrom('webhooks').where('id', '=', id);
     if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
@@ -117,7 +114,7 @@ export class WebhookRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
-  /** Secrets not sealed under the key `keyId`, in webhook id order after `after` (`npm run reseal`). */
+  /** Secrets not sealed under `keyId`, in id order after `after`. */
   async secretsNotUnder(keyId: Buffer, after: string | null, limit: number): Promise<SealedWebhookSecret[]> {
     let query = this.db.selectFrom('webhooks').select(['id', 'secret']).where(secretKeyId, '<>', keyId);
     if (after !== null) query = query.where('id', '>', after);
@@ -125,7 +122,7 @@ export class WebhookRepository {
     return rows.map((r) => ({ webhookId: r.id, sealed: r.secret }));
   }
 
-  /** Swaps each secret that still holds its old value (compare-and-set); returns how many were swapped. */
+  /** Swaps each secret still holding its old value; how many. */
   async replaceSecrets(rows: (SealedWebhookSecret & { next: Buffer })[]): Promise<number> {
     const keys = [{ column: 'id', type: 'uuid' as const, values: rows.map((r) => r.webhookId) }];
     return swapSealed(

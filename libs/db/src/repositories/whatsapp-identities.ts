@@ -3,12 +3,8 @@ import type { DB } from '../types.js';
 import { skipUntouchedTargets } from './skip-suppressed.js';
 
 /**
- * Records learnt (LID, phone number) pairs of a WhatsApp account (migrations/0028) and, in the
- * same statement, carries what the account already holds against either identity over to the
- * other: a chat suppressed under one spelling (an opt-out from a contact named only by LID, a
- * refusal under the phone number) is listed under every spelling of the other, with its reason,
- * and the other's targets that nothing was sent to yet in the account's open runs are skipped,
- * as an opt-out skips them (opt-out-repository.ts). A pair already known changes nothing.
+ * Records learnt (LID, phone number) pairs (migrations/0028) and, in the same statement, carries each identity's
+ * suppressions to the other, skipping its untouched targets in open runs as an opt-out does. A known pair changes nothing.
  */
 export async function learnIdentities(db: Kysely<DB>, accountId: string, pairs: { lid: string; pn: string }[], now: Date): Promise<void> {
   await sql`

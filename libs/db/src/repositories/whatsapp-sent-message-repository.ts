@@ -1,10 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 
-/**
- * WhatsApp messages kept for decryption retries (migrations/0018): written once per message
- * sent, read when a recipient's device asks for one again, deleted after the setting's days.
- */
+/** WhatsApp messages kept for decryption retries (migrations/0018), deleted after the setting's days. */
 export class WhatsAppSentMessageRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -19,7 +16,6 @@ export class WhatsAppSentMessageRepository {
       .execute();
   }
 
-  /** The message sent with this id at or after `since`, or null. */
   async find(accountId: string, messageId: string, since: Date): Promise<Buffer | null> {
     const row = await this.db
       .selectFrom('whatsapp_sent_messages')

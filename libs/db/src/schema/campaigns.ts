@@ -42,10 +42,8 @@ export interface CampaignsTable {
   auto_resume: Generated<boolean>;
   next_run_at: NullableTimestamp;
   paused_reason: string | null;
-  /** migrations/0004: why the scheduler deactivated this campaign (null when it did not) */
   last_error: string | null;
   no_account_streak: Generated<number>;
-  /** migrations/0007: catch-up after downtime */
   catch_up_policy: Generated<CatchUpPolicy>;
   catch_up_max_lateness_seconds: number | null;
   catch_up_through: NullableTimestamp;
@@ -66,11 +64,9 @@ export interface AudiencesTable {
   updated_at: Generated<Date>;
 }
 
-/** migrations/0015: one chat of an audience, with its variables. */
 export interface AudienceMembersTable {
   audience_id: string;
   chat_id: string;
-  /** migrations/0039: the forum topic, 0 for none */
   thread_id: Generated<number>;
   vars: ColumnType<Record<string, string> | null, string | null, string | null>;
   /** the chat id and the values, folded for search, joined by U+001F */

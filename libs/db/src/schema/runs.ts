@@ -42,7 +42,7 @@ export interface RunTargetsTable {
   lease_expires_at: NullableTimestamp;
   /** migrations/0004: when the request for part `parts_sent` began; null while the claim waits */
   send_started_at: NullableTimestamp;
-  /** migrations/0020: when an answer first left its delivery in doubt and it was sent again to settle it */
+  /** migrations/0020: when an answer first left its delivery in doubt */
   ambiguous_at: NullableTimestamp;
   sent_at: NullableTimestamp;
   latency_ms: number | null;
@@ -50,20 +50,15 @@ export interface RunTargetsTable {
   error_message: string | null;
   message_ids: Generated<string[]>;
   updated_at: Generated<Date>;
-  /** migrations/0010: the run's copy of the chat's variables (personal messages); null when none */
   vars: ColumnType<Record<string, string> | null, string | null, string | null>;
-  /** migrations/0022: the earliest delivery / read a receipt told (groups: the first member's) */
   delivered_at: NullableTimestamp;
   read_at: NullableTimestamp;
-  /** migrations/0022: the chat's first message within REPLY_WINDOW after the send */
   replied_at: NullableTimestamp;
-  /** migrations/0022: groups: members that got / read it, out of member_count when known */
   delivered_to: number | null;
   read_by: number | null;
   member_count: number | null;
 }
 
-/** migrations/0022: a group's receipts per member (a receipt told twice counts once) */
 export interface TargetMemberReceiptsTable {
   run_id: string;
   chat_id: string;
@@ -84,9 +79,8 @@ export interface RunEventsTable {
 export type Run = Selectable<RunsTable>;
 export type RunTarget = Selectable<RunTargetsTable>;
 
-/** Per-status target counts of a run (core RunCountsLike), and what receipts and replies told, as the API shows them. */
+/** Per-status target counts of a run, and what receipts and replies told. */
 export interface RunCounts extends RunCountsLike {
-  /** targets a receipt said were delivered (groups: to at least one member) / read; chats that answered */
   delivered: number;
   read: number;
   replied: number;

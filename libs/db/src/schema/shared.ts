@@ -1,8 +1,7 @@
 import type { RunStatusName } from '@metronome/core';
 import type { ColumnType } from 'kysely';
 
-// The column types every table of the schema shares, and the values stored in more than one
-// aggregate's tables. Kysely's view of migrations/*.sql: keep in step with the SQL.
+// Column types and values shared by the schema's tables (Kysely's view of migrations/*.sql: keep in step).
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 export type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>;
 export type Json<T> = ColumnType<T, string, string>;
