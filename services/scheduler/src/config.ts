@@ -7,14 +7,11 @@ const schema = z.object({
   SCHEDULER_BATCH: int(500, 1, 10_000),
   SCHEDULER_JITTER_MS: int(0, 0, 3_600_000),
   PAUSED_RUN_TTL: duration('7d'),
-  // An account not delivering (CONTRACT §3 "Receipts"): none of its last NOT_DELIVERING_SENDS
-  // sends made within NOT_DELIVERING_WINDOW (and at least NOT_DELIVERING_GRACE ago) got a
-  // delivery receipt; 0 sends turns it off.
+  // Not delivering (CONTRACT §3 "Receipts"): no receipt for the last NOT_DELIVERING_SENDS sends in the window; 0 turns it off.
   NOT_DELIVERING_SENDS: int(20, 0, 100_000),
   NOT_DELIVERING_WINDOW: duration('30m'),
   NOT_DELIVERING_GRACE: duration('2m'),
   NO_ACCOUNT_AUTOPAUSE_AFTER: int(0, 0, 1_000_000),
-  /** retention (docs/OPERATIONS.md, "How big will my database be") */
   HISTORY_RETENTION: duration('90d'),
   RUN_SUMMARY_RETENTION: duration('400d'),
   RETENTION_SWEEP_MS: int(60_000, 50, 86_400_000),

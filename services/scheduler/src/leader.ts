@@ -3,10 +3,7 @@ import type { ScheduleRepository } from '@metronome/db';
 import type { LeaderLease } from '@metronome/redis';
 import type { SchedulerEvents } from './scheduler-events.js';
 
-/**
- * Leadership: a Redis lease (who runs the ticks) plus a fencing token in PostgreSQL (what the
- * run-creating transaction checks). Losing the lease, or a stale token, ends leadership.
- */
+/** Leadership: a Redis lease (who ticks) and a fencing token in PostgreSQL (what run creation checks). */
 export class Leadership {
   private fence: number | null = null;
 
@@ -39,11 +36,7 @@ export class Leadership {
     return this.fence;
   }
 
-  /**
-   * Keeps the lease alive between ticks (a timer calls this several times per lease), so a
-   * long tick never lets it lapse and the lease can be short. If the lease lapsed or went to
-   * another holder, leadership ends here; the next tick's `check` takes a new token if it can.
-   */
+  /** Keeps the lease alive between ticks (a timer calls it several times per lease); a lapsed lease ends leadership here. */
   async renew(): Promise<void> {
     if (this.fence === null) return;
     const state = await this.lease.hold(this.ttlMs);

@@ -1,16 +1,11 @@
 import { subscribe, type Logger } from '@metronome/observability';
 import type { SchedulerEvents } from './scheduler-events.js';
 
-/**
- * Turns the scheduler's events into its log lines: the same messages, levels and fields the
- * tick, the reconciler and the leadership wrote themselves (operators and tests look for
- * them). Returns the unsubscribe.
- */
+/** Turns the scheduler's events into its log lines (messages, levels and fields operators and tests look for); returns the unsubscribe. */
 export function subscribeLogs(events: SchedulerEvents, logger: Logger): () => void {
   return subscribe(events, {
     'tick:redo': (e) =>
       logger.warn({ err: e.error }, 'a batched statement of the tick failed on its data: doing the tick again, setting aside the rows that fail'),
-    // one line per decision: only a new occurrence missed is one (held campaigns re-checked are counted, not logged)
     'schedule:decision': ({ decision }) => {
       const { reason, ...fields } = decision;
       if (decision.outcome === 'failed') logger.warn({ ...fields, decision: decision.outcome }, reason);

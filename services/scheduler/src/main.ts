@@ -39,23 +39,14 @@ metrics.initOutcomes(OUTCOMES);
 // every reason exported from the start, so a rate over it has a series before the first skip
 for (const reason of SKIP_REASONS) metrics.occurrencesSkipped.inc({ reason }, 0);
 const clock = systemClock;
-// What the tick, the reconciler and the leadership report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
 const pool = createDb({ url: config.DATABASE_URL, max: 4, applicationName: 'metronome-scheduler', planEachCall: true });
 const db = countDbStatements(pool, () => metrics.schedulerDbStatements.inc());
-// Reconnect within half a tick of Redis coming back (ioredis waits up to 2 s between attempts
-// by default), so the reconciler re-adds lost jobs within one tick of it answering again.
-/**
- * How much further than one tick ahead runs are created. A run's job is delayed to its exact
- * `scheduledAt`, so it must be in the queue before then: a tick that found an occurrence due
- * just within one tick, and took a few hundred ms to write a large run's targets, enqueued it
- * late. A second
- * covers a tick's own duration; an edit made within a tick and a second of an occurrence
- * applies from the next one.
- */
+/** Runs are created this much further than one tick ahead, so a slow tick still queues a job before its `scheduledAt`. */
 const TICK_MARGIN_MS = 1_000;
-/** How long `/readyz` waits for PostgreSQL and Redis (a readiness probe's own timeout is often 1–2 s). */
+/** How long `/readyz` waits for PostgreSQL and Redis (a probe's own timeout is often 1–2 s). */
 const READY_PROBE_MS = 1_000;
+// Reconnect within half a tick, so the reconciler re-adds lost jobs within a tick of Redis answering again.
 const reconnectMs = Math.max(50, Math.floor(config.SCHEDULER_TICK_MS / 2));
 const redis = createRedis(config.REDIS, 'metronome-scheduler', { retryStrategy: (attempt) => Math.min(attempt * 50, reconnectMs) });
 redis.on(
@@ -65,7 +56,6 @@ redis.on(
 countRedisCommands(redis, () => metrics.schedulerRedisCommands.inc());
 const keys = redisKeys(config.KEY_PREFIX);
 const repo = new ScheduleRepository(db);
-// accounts whose sends get no delivery receipt cool as not_delivering (reconcile.ts)
 const notDelivering =
   config.NOT_DELIVERING_SENDS > 0
     ? {
@@ -74,13 +64,10 @@ const notDelivering =
       }
     : null;
 const queue = new RunQueue(redis, keys.queuePrefix);
-// BullMQ re-emits the connection's errors, and prints them as multi-line text when nobody
-// listens; the listener on the connection above logs each one already, as JSON.
+// BullMQ re-emits the connection's errors, already logged above.
 queue.queue.on('error', () => undefined);
 const holderId = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-// The lease lasts one tick (at least a second, for very short ticks) and is renewed three times
-// per lease by its own timer, whatever a tick's length. A standby tries to take it every tick,
-// so a dead leader is replaced within two ticks: the lease running out, then the next check.
+// The lease lasts one tick (at least 1 s), renewed three times per lease; a standby replaces a dead leader within two ticks.
 const leaseMs = Math.max(1000, config.SCHEDULER_TICK_MS);
 const leadership = new Leadership(new LeaderLease(loadScripts(redis), keys, holderId), repo, holderId, leaseMs, clock, events);
 
@@ -95,22 +82,16 @@ const renewal = setInterval(
   },
   Math.floor(leaseMs / 3),
 );
-// Instant starts: between ticks the leader blocks on the API's nudge (a campaign due now), on a
-// connection of its own since BLPOP holds it; standbys just wait for the next tick.
+// Between ticks the leader blocks on the API's nudge (instant starts), on a connection of its own.
 const wake = new SchedulerWake(keys.schedulerWake);
-// Fails fast while Redis is away (no offline queue, no resend): a BLPOP must never sit queued
-// behind a reconnect, or the leader would stop ticking; it falls back to the timer instead.
+// Fails fast while Redis is away: a BLPOP queued behind a reconnect would stop the ticks.
 const blocking = duplicateRedis(redis, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
 blocking.on(
   'error',
   redisErrorLog(logger, () => clock.now()),
 );
 
-/**
- * One tick; `full` ones (every SCHEDULER_TICK_MS) also reconcile. A tick a nudge brings forward
- * only creates runs: the reconciler pages every open run and keeps its own cadence. Returns
- * whether this replica leads.
- */
+/** One tick; `full` ones also reconcile (a nudged tick only creates runs). Whether this replica leads. */
 async function tickOnce(full: boolean): Promise<boolean> {
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -147,7 +128,7 @@ async function tickOnce(full: boolean): Promise<boolean> {
     }
     logger.error({ err: error }, 'tick failed; retrying next tick');
   }
-  // Apart from the tick: whatever stops the tick, lost jobs are still re-added and leases expired.
+  // apart from the tick: whatever stops it, lost jobs are still re-added and leases expired
   if (full) {
     try {
       await reconcile({ repo, queue, clock, events, logger, metrics, pausedRunTtlMs: config.PAUSED_RUN_TTL, ...(notDelivering && { notDelivering }) });
@@ -168,10 +149,9 @@ function sleep(ms: number): Promise<void> {
 }
 
 let nudgesFailing = false;
-/** Until the next full tick, or until the API nudges the leader. */
 async function pause(leading: boolean, untilMs: number): Promise<void> {
   const ms = untilMs - clock.now();
-  // standbys, and the leader while its blocking connection is (re)connecting, wait on the timer
+  // standbys, and the leader while its blocking connection reconnects, wait on the timer
   if (!leading || blocking.status !== 'ready') return sleep(ms);
   let guard: NodeJS.Timeout | undefined;
   try {
@@ -181,7 +161,6 @@ async function pause(leading: boolean, untilMs: number): Promise<void> {
     nudgesFailing = false;
   } catch (error) {
     if (stopping) return;
-    // Redis unreachable: keep the regular ticks; the nudges come back with it.
     if (!nudgesFailing) logger.warn({ err: error }, 'waiting for a scheduler nudge failed; ticking on the timer until Redis answers');
     nudgesFailing = true;
     await sleep(untilMs - clock.now());
@@ -200,9 +179,7 @@ const loop = (async () => {
   }
 })();
 
-// The retention sweep: on the leader, beside the ticks (never inside one, so a long sweep
-// delays no run), one pass every RETENTION_SWEEP_MS. Every statement commits alone: a restart
-// or a lost lead mid-pass leaves the next pass to finish.
+// The retention sweep on the leader, beside the ticks, one pass every RETENTION_SWEEP_MS; each statement commits alone.
 for (const kind of ['targets', 'events', 'runs', 'webhook_deliveries', 'media', 'tenant_rows']) metrics.retentionDeleted.inc({ kind }, 0);
 const retention = new RetentionRepository(db);
 const erasure = new ErasureRepository(db);
@@ -237,13 +214,8 @@ const sweeping = (async () => {
   }
 })();
 
-/**
- * How long the current tick gets to finish. A tick still running after it waits on Redis or
- * PostgreSQL that does not answer: its writes are one transaction each, so cutting it short
- * loses nothing the next leader will not redo.
- */
+/** How long the current tick gets to finish on stop; cut short, it loses nothing the next leader will not redo. */
 const TICK_STOP_MS = 4_000;
-/** Each later step of the stop, bounded the same way. */
 const STEP_MS = 1_000;
 
 stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async () => {
@@ -258,17 +230,15 @@ stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async
   blocking.disconnect(); // ends a BLPOP in progress
   clearInterval(renewal);
   if (!(await settledWithin(loop, TICK_STOP_MS))) {
-    // closing Redis fails the commands the tick waits on (nothing can wake and write mid-stop)
     logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
     await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
     await stopStep(logger, 'tick', loop, STEP_MS);
   }
   await stopStep(logger, 'retention sweep', sweeping, STEP_MS);
-  // the lease runs out by itself when Redis does not answer: a standby takes over then
   if (redis.status === 'ready') await stopStep(logger, 'resign', leadership.resign(), STEP_MS);
   await stopStep(logger, 'queue and metrics', Promise.allSettled([queue.close(), metricsServer.close()]), STEP_MS);
   await stopStep(logger, 'connections', Promise.allSettled([pool.destroy(), closeRedis(redis)]), STEP_MS);
   logger.info('scheduler stopped');
 });
-// Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
+// Ready only once SIGTERM is handled.
 logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');

@@ -12,7 +12,6 @@ export function subscribeMetrics(events: SchedulerEvents, metrics: Metrics): () 
       metrics.jobOutcomes.inc({ outcome: d.outcome });
     },
     'tick:counts': (e) => {
-      // Held campaigns are re-checked every tick: each check counts (CONTRACT §4).
       if (e.repeatedNoAccount > 0) metrics.jobOutcomes.inc({ outcome: 'no-account' }, e.repeatedNoAccount);
       if (e.coalesced) metrics.scheduleCoalesced.inc(e.coalesced);
       for (const r of SKIP_REASONS) if (e.skipped[r]) metrics.occurrencesSkipped.inc({ reason: r }, e.skipped[r]);

@@ -1,10 +1,6 @@
 import { deactivationReason, evaluationProblem, type TickTransaction } from '@metronome/db';
 
-/**
- * PostgreSQL refused the data itself (SQLSTATE class 22, data exception, or 23, integrity
- * constraint violation): some row is at fault, not the connection or the server, so finding
- * that row and setting it aside lets everyone else's tick go on.
- */
+/** PostgreSQL refused the data itself (SQLSTATE class 22 or 23): a row is at fault, to set aside so the tick goes on. */
 export function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
@@ -15,11 +11,8 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * The campaigns one tick sets aside because it cannot turn them into runs, each with the
- * reason it will be deactivated with. In careful mode (a batched statement of this tick failed
- * on its data once already) each batch runs under a savepoint and, where it fails, is split in
- * halves until the rows that fail are alone: k bad rows cost O(k log n) statements, on the
- * failure path only.
+ * The campaigns one tick sets aside, each with its deactivation reason. In careful mode each batch runs under a
+ * savepoint and is halved where it fails until the failing rows are alone (O(k log n) statements, failures only).
  */
 export class Quarantine {
   readonly reasons = new Map<string, string>();
@@ -47,7 +40,6 @@ export class Quarantine {
     }
   }
 
-  /** Runs a batched statement over the items whose campaign is not set aside. */
   async batch<T, R>(items: T[], campaignOf: (item: T) => string, statement: (items: T[]) => Promise<R[]>): Promise<R[]> {
     const live = items.filter((item) => !this.reasons.has(campaignOf(item)));
     if (live.length === 0) return [];

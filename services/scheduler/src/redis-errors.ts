@@ -1,10 +1,8 @@
 import type { Logger } from '@metronome/observability';
 
 /**
- * An `error` listener for the scheduler's Redis connection: each error is one JSON log line.
- * While Redis is away the connection retries several times a second and fails the same way
- * each time, so a repeat of the previous error is logged at most once per `everyMs`; each line
- * says how many errors went unlogged since the line before (`suppressed`).
+ * An `error` listener for the scheduler's Redis connection: one JSON line per error, a repeat at most once per `everyMs`
+ * (`suppressed` counts those left out).
  */
 export function redisErrorLog(logger: Logger, now: () => number, everyMs = 10_000): (error: Error) => void {
   let last = '';

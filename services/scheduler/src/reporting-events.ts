@@ -11,10 +11,7 @@ export function reportingEvents(metrics: Metrics, logger: Logger): SchedulerEven
   return events;
 }
 
-/**
- * The deps' event bus. Deps built without one (tests build their own) get one, once, wired
- * to their own metrics and logger: they report what main.ts's would.
- */
+/** The deps' event bus; deps built without one (tests) get one wired to their own metrics and logger. */
 export function eventsOf(deps: { events?: SchedulerEvents; metrics: Metrics; logger: Logger }): SchedulerEvents {
   deps.events ??= reportingEvents(deps.metrics, deps.logger);
   return deps.events;

@@ -4,7 +4,6 @@ import type { ErasureRepository, RetentionPolicy, RetentionRepository } from '@m
 /** What a sweep deleted, by kind (the metric's label). */
 export type SweptKind = 'targets' | 'events' | 'runs' | 'webhook_deliveries' | 'media' | 'tenant_rows';
 
-/** Due runs handled together. */
 const DUE_PAGE = 200;
 
 export interface RetentionSweepDeps {
@@ -12,21 +11,17 @@ export interface RetentionSweepDeps {
   erasure: ErasureRepository;
   clock: Clock;
   policy: RetentionPolicy;
-  /** rows per statement */
   batch: number;
-  /** a breath between statements, so the sweep never holds the database for long stretches */
+  /** a breath between statements */
   pauseMs: number;
-  /** false once the replica stops leading or is stopping: the sweep ends after its statement */
+  /** false once the replica stops leading or stops: the sweep ends after its statement */
   keepGoing: () => boolean;
   counted: (kind: SweptKind, rows: number) => void;
 }
 
 /**
- * One pass of the retention sweep (docs/DESIGN.md, "Retention"): deleted tenants' rows, then
- * the targets and events of finished runs past HISTORY_RETENTION (their summary kept), run
- * summaries past RUN_SUMMARY_RETENTION, settled webhook deliveries and unused media. Every
- * statement takes at most `batch` rows and commits alone; a pass cut short (a restart, a lost
- * lead) leaves nothing half-done that the next pass does not finish. Returns the rows deleted.
+ * One pass of the retention sweep (docs/DESIGN.md, "Retention"): deleted tenants' rows, finished runs' targets and
+ * events (summaries kept), old summaries, settled deliveries, unused media; each statement commits alone. Rows deleted.
  */
 export async function retentionSweep(deps: RetentionSweepDeps): Promise<number> {
   const { retention, erasure, policy, batch } = deps;
@@ -51,8 +46,7 @@ export async function retentionSweep(deps: RetentionSweepDeps): Promise<number> 
     }
   }
 
-  // due runs a page at a time: their counts kept, then their targets and events in batches
-  // across the page (most runs have a few dozen chats), then they become summaries
+  // due runs a page at a time: counts kept, targets and events deleted in batches, then summaries
   while (deps.keepGoing()) {
     const due = await retention.dueHistory(now(), policy, DUE_PAGE);
     if (due.length === 0) break;

@@ -25,16 +25,14 @@ export interface TickDeps {
   repo: ScheduleRepository;
   queue: RunQueue;
   clock: Clock;
-  /** what the tick reports; subscribers make the metrics and log lines */
   events?: SchedulerEvents;
-  /** the subscribers' logger and metrics, for deps built without `events` (reporting-events.ts) */
+  /** for deps built without `events` (reporting-events.ts) */
   logger: Logger;
   metrics: Metrics;
   batch: number;
   jitterMs: number;
-  /** runs due within this much of now are created already, their jobs delayed to the exact time */
+  /** runs due within this much of now are created already, their jobs delayed */
   lookaheadMs: number;
-  /** consecutive no-account occurrences that pause a campaign (0 = never) */
   noAccountAutopauseAfter?: number;
 }
 
@@ -42,20 +40,15 @@ export interface TickResult {
   created: number;
   waitingForWindow: number;
   noAccount: number;
-  /** window-paused runs of autoResume campaigns queued again at their window's start */
   autoResumed: number;
-  /** campaigns paused after NO_ACCOUNT_AUTOPAUSE_AFTER no-account occurrences in a row */
   autoPaused: number;
-  /** occurrences skipped because the scheduler (or the campaign's previous run) was behind */
+  /** occurrences skipped because the scheduler or the campaign's previous run was behind */
   coalesced: number;
-  /** the same occurrences, by reason (CONTRACT §6 metronome_occurrences_skipped_total) */
   skipped: SkipCounts;
 }
 
-/** One scheduler decision, reported (logged, one line each, and counted) after the transaction commits. */
 type Decision = ScheduleDecision;
 
-/** What one tick's transaction decided, acted on once it commits. */
 interface Decided {
   runs: NewRun[];
   resumed: (AutoResume & { startAt: Date; campaignId: string; jobSeq: number })[];
@@ -66,19 +59,10 @@ interface Decided {
 }
 
 /**
- * One scheduler tick: in one transaction fenced by the leader's token, (1) queue again the
- * window-paused runs of autoResume campaigns whose window opens now, (2) turn every due,
- * actionable campaign (at most `batch`, oldest first) into a run with its targets and move the
- * campaigns to their next occurrence, (3) count the due campaigns whose account cannot send and
- * pause those that missed NO_ACCOUNT_AUTOPAUSE_AFTER occurrences in a row; then enqueue one job
- * per created or resumed run, delayed to its start. A constant number of statements (at most
- * seven, eight when a campaign is set aside), whatever the number of campaigns.
- *
- * A campaign the tick cannot turn into a run (a value the storage cannot hold, a schedule or
- * window that cannot be evaluated) is deactivated with the reason in `last_error` and counted
- * once as `failed`; the others go on in the same tick. Values are checked before any statement;
- * should a batched statement still fail on its data, the tick is done once more with each batch
- * split where it fails, so the rows at fault are found and set aside.
+ * One scheduler tick, one transaction fenced by the leader's token: (1) window-paused autoResume runs queued again,
+ * (2) due campaigns turned into runs and moved on, (3) campaigns whose account cannot send counted and paused after
+ * NO_ACCOUNT_AUTOPAUSE_AFTER; then one job per run. A constant number of statements. A campaign it cannot turn into
+ * a run is deactivated with the reason (`failed`); a batch failing on its data is redone split, to set its rows aside.
  */
 export async function runTick(deps: TickDeps, fence: number): Promise<TickResult> {
   const now = new Date(deps.clock.now());
@@ -107,7 +91,7 @@ export async function runTick(deps: TickDeps, fence: number): Promise<TickResult
     }
     events.emit('schedule:decision', { decision: d, at: createdAt });
   }
-  // Held campaigns are re-checked every tick: each check counts (CONTRACT §4), but only a new occurrence missed is a decision worth a log line (above).
+  // Held campaigns count at every check (CONTRACT §4), but only a newly missed occurrence is logged.
   const repeated = decided.held - decided.decisions.filter((d) => d.outcome === 'no-account').length;
   events.emit('tick:counts', { repeatedNoAccount: repeated, coalesced, skipped, autoResumed: decided.resumed.length, autoPaused: decided.autoPaused });
   return {
@@ -212,7 +196,7 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     const created = occurrenceRun(c, plan, id, runJobId(id, 0));
     runs.push(created.run);
     advances.push(created.advance);
-    // dueAt: the occurrence the run stands for (a later one than next_run_at after a catch-up), so lag is measured from it
+    // dueAt: the occurrence the run stands for, so lag is measured from it
     planned.set(id, {
       campaignId: c.id,
       runId: id,
@@ -225,7 +209,6 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
       skipped: plan.skipped,
     });
   }
-  // every run has its campaign's advance: one statement writes both, batch by batch
   const runOf = new Map(runs.map((r) => [r.campaignId, r]));
   const createdIds = new Set(
     await q.batch(
@@ -242,7 +225,6 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
     if (createdIds.has(id)) {
       decisions.push(d);
     } else if (!q.has(d.campaignId)) {
-      // The insert found a run for this occurrence already, or another open run of the campaign.
       decisions.push({
         ...d,
         runId: undefined,
@@ -291,7 +273,6 @@ async function decide(deps: TickDeps, q: Quarantine, tx: TickTransaction, now: D
   const recorded = heldUpdates.filter((u) => !q.has(u.id));
   decisions.push(...recorded.map((u) => u.decision));
 
-  // Set aside: deactivated with the reason, one `failed` decision each.
   const isolations = [...q.reasons].map(([id, reason]) => ({ id, reason }));
   for (const id of await tx.isolate(isolations, now)) {
     decisions.push({ campaignId: id, outcome: 'failed', reason: q.reasons.get(id)! });
