@@ -1021,6 +1021,22 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** @description *(extension)* the account settings that further limits add (e.g. chatCap), each an object of whole numbers and choices; [] when none */
+        LimitSettings: {
+            /** @description the account's field */
+            field: string;
+            label: string;
+            hint: string;
+            parts: {
+                name: string;
+                label: string;
+                /** @enum {string} */
+                kind: "int" | "choice";
+                min?: number;
+                max?: number;
+                values?: string[];
+            }[];
+        }[];
         AccountDefaults: {
             /** @enum {string} */
             platform: "http" | "telegram" | "whatsapp" | "telegram_user";
@@ -1045,6 +1061,7 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            limitSettings: components["schemas"]["LimitSettings"];
         };
         AccountDefaultsList: {
             items: components["schemas"]["AccountDefaults"][];

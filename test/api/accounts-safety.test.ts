@@ -47,7 +47,8 @@ describe('platform defaults', () => {
       [wa, by['whatsapp']],
       [http, by['http']],
     ]) {
-      const { warmupSteps, ...given } = d;
+      const { warmupSteps, limitSettings, ...given } = d;
+      expect(limitSettings).toEqual(expect.any(Array));
       expect(made).toMatchObject(given);
     }
     expect(wa.warmup).toBeNull();

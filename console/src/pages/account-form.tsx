@@ -10,6 +10,7 @@ import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps, placeFieldErrors } from '../field.js';
 import { Pair } from './account-fix.js';
 import { HumanGap, inEffect, NumberField, num, PACE_HINT, pair, WarmupCheck } from './account-limits.js';
+import { LimitFields, limitBody, limitPlace, limitValuesOf, type LimitValues } from './limit-settings.js';
 
 const PLATFORMS: { value: Platform; label: string }[] = [
   { value: 'http', label: 'HTTP platform (API key)' },
@@ -135,6 +136,8 @@ function NewAccount({
     setLimits(limitsOf(defaults?.find((d) => d.platform === p)));
   };
   useEffect(() => setLimits(limitsOf(platformDefaults)), [defaults]);
+  const limitSettings = platformDefaults?.limitSettings ?? [];
+  const [lv, setLv] = useState<LimitValues>({});
   const [values, setValues] = useState({ name: '', externalId: '', apiKey: '', botToken: '', tenantId: '', proxy: '' });
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
   const [failure, setFailure] = useState<unknown>(null);
@@ -169,6 +172,7 @@ function NewAccount({
       ...(limits.pace.trim() !== '' && { maxSendPerMinute: num(limits.pace) }),
       sendDelaySeconds: pair(limits.gapMin, limits.gapMax, 'min', 'max'),
       warmup: limits.warmup ? {} : null,
+      ...limitBody(limitSettings, { ...limitValuesOf(limitSettings), ...lv }),
     };
     const body = (
       platform === 'http'
@@ -186,7 +190,13 @@ function NewAccount({
     } catch (err) {
       if (err instanceof ApiError && err.details.length > 0) {
         setErrors(
-          placeFieldErrors(err.details, (f) => PLACES[f] ?? (f === 'credentials' ? (platform === 'telegram' ? 'new-botToken' : 'new-apiKey') : undefined)),
+          placeFieldErrors(
+            err.details,
+            (f) =>
+              PLACES[f] ??
+              limitPlace(limitSettings, 'new-limit', f) ??
+              (f === 'credentials' ? (platform === 'telegram' ? 'new-botToken' : 'new-apiKey') : undefined),
+          ),
         );
       } else {
         setErrors(new Map());
@@ -321,6 +331,13 @@ function NewAccount({
           onValue={(which, v) => setLimits((l) => ({ ...l, [which === 'min' ? 'gapMin' : 'gapMax']: v }))}
         />
         {inEffect(limits.pace, limits.gapMin, limits.gapMax) && <p class="muted">{inEffect(limits.pace, limits.gapMin, limits.gapMax)}</p>}
+        <LimitFields
+          settings={limitSettings}
+          prefix="new-limit"
+          values={{ ...limitValuesOf(limitSettings), ...lv }}
+          errors={errors}
+          onValue={(field, part, v) => setLv((x) => ({ ...x, [field]: { ...limitValuesOf(limitSettings)[field], ...x[field], [part]: v } }))}
+        />
       </fieldset>
       {platform === 'whatsapp' && <p class="muted">Once added, pair the phone here: a QR code to scan, or a code to type on the phone.</p>}
       <ErrorNote error={failure} />

@@ -2,11 +2,12 @@
 // sends, typing first, and (WhatsApp) the opt-out keywords. Only what the platform accepts is
 // shown (http shows no typing; only WhatsApp reads opt-out replies), and only what changed is
 // sent (PATCH); the API's field errors go beside the inputs they name.
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Account, type AccountDefaults } from '../api.js';
 import { ErrorNote } from '../components.js';
 import { FieldNote, invalidProps, placeFieldErrors } from '../field.js';
 import { HumanGap, NumberField, num, PACE_HINT, pair, WarmupCheck } from './account-limits.js';
+import { LimitFields, limitBody, limitPlace, limitValuesOf, type LimitValues } from './limit-settings.js';
 
 interface Settings {
   name: string;
@@ -119,6 +120,13 @@ export function AccountSettings({
 }) {
   const initial = useRef(settingsOf(account));
   const [s, setS] = useState(initial.current);
+  const limitSettings = defaults?.limitSettings ?? [];
+  const initialLimits = useRef<LimitValues>(limitValuesOf(limitSettings, account));
+  const [lv, setLv] = useState(initialLimits.current);
+  useEffect(() => {
+    initialLimits.current = limitValuesOf(limitSettings, account);
+    setLv(initialLimits.current);
+  }, [defaults]);
   const [errors, setErrors] = useState<Map<string, string[]>>(new Map());
   const [failure, setFailure] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -145,7 +153,9 @@ export function AccountSettings({
     e.preventDefault();
     setFailure(null);
     setNotice(null);
-    const body = changed(initial.current, s, account.platform);
+    const before = limitBody(limitSettings, initialLimits.current);
+    const limits = Object.entries(limitBody(limitSettings, lv)).filter(([k, v]) => JSON.stringify(before[k]) !== JSON.stringify(v));
+    const body = { ...changed(initial.current, s, account.platform), ...Object.fromEntries(limits) };
     if (Object.keys(body).length === 0) {
       setErrors(new Map());
       setNotice('Nothing changed.');
@@ -157,10 +167,13 @@ export function AccountSettings({
       setErrors(new Map());
       initial.current = settingsOf(saved);
       setS(initial.current);
+      initialLimits.current = limitValuesOf(limitSettings, saved);
+      setLv(initialLimits.current);
       onSaved(saved);
       setNotice('Settings saved.');
     } catch (err) {
-      if (err instanceof ApiError && err.details.length > 0) setErrors(placeFieldErrors(err.details, (f) => PLACES.find(([re]) => re.test(f))?.[1]));
+      if (err instanceof ApiError && err.details.length > 0)
+        setErrors(placeFieldErrors(err.details, (f) => PLACES.find(([re]) => re.test(f))?.[1] ?? limitPlace(limitSettings, id('limit'), f)));
       else {
         setErrors(new Map());
         setFailure(err);
@@ -206,6 +219,13 @@ export function AccountSettings({
         values={{ min: s.gapMin, max: s.gapMax }}
         errors={{ min: errors.get('gapMin'), max: errors.get('gapMax') }}
         onValue={(which, v) => setS((x) => ({ ...x, [which === 'min' ? 'gapMin' : 'gapMax']: v }))}
+      />
+      <LimitFields
+        settings={limitSettings}
+        prefix={id('limit')}
+        values={lv}
+        errors={errors}
+        onValue={(field, part, v) => setLv((x) => ({ ...x, [field]: { ...x[field], [part]: v } }))}
       />
       {account.platform !== 'http' && (
         <fieldset class="subset">

@@ -1,4 +1,4 @@
-import { gateLimit, gateLimits, LIMITS, limitsOfPhase } from './limits.js';
+import { gateLimit, gateLimits, gcraFreeAt, HOLD_CLASSES, holdCode, LIMITS, limitFreeTimes, limitsOfPhase, WAITING_REASONS } from './limits.js';
 import { at, factsFrom, NOW } from './run-facts.fixture.js';
 import { explainRun, explainTarget } from './run-waiting.js';
 
@@ -12,7 +12,34 @@ describe('the list of limits', () => {
     expect(new Set(keys).size).toBe(keys.length);
     for (const l of LIMITS) if (l.phase !== null) expect(typeof l.explain).toBe('function');
     expect(limitsOfPhase('run').map((l) => l.key)).toEqual(['cooling']);
-    expect(limitsOfPhase('due').map((l) => l.key)).toEqual(['cap', 'pace']);
+    expect(limitsOfPhase('connection').map((l) => l.key)).toEqual(['proxy']);
+    expect(limitsOfPhase('platform').map((l) => l.key)).toEqual(['flood_wait']);
+    expect(limitsOfPhase('due').map((l) => l.key)).toEqual(['cap', 'human_gap', 'pace']);
+  });
+
+  it('gives the contract its reasons in their order, and each coded hold its limit', () => {
+    expect(WAITING_REASONS.slice(0, 4)).toEqual(['scheduled', 'window_closed', 'interval_gate', 'pace']);
+    expect(new Set(WAITING_REASONS).size).toBe(WAITING_REASONS.length);
+    expect(HOLD_CLASSES.map((c) => c.kind)).toEqual(['slow_mode', 'new_chat_limit']);
+    expect(holdCode('new_chat_limit')).toBe('new_chats_refused');
+    expect(holdCode('pace')).toBeNull();
+  });
+
+  it('reads free times from Redis as the pace script computes them: the burst lets B sends through, the human gap apart', () => {
+    const t = NOW.getTime();
+    // 6/min reserved 2 % slower: 10,200 ms a slot; a TAT three slots ahead with a burst of 3 is one slot away
+    expect(gcraFreeAt(t + 30_600, 10_200, 3)).toBe(t + 10_200);
+    expect(gcraFreeAt(t + 30_600, 10_200, 1)).toBe(t + 30_600);
+    const state = { paceTat: t + 20_400, gapAt: t + 4_000, capFreeAt: 0, locked: true };
+    expect(limitFreeTimes(state, { perMinute: 6, burst: 3 }, NOW)).toEqual({ paceFreeAt: null, gapFreeAt: new Date(t + 4_000), capFreeAt: null });
+    expect(limitFreeTimes(state, { perMinute: 6, burst: 1 }, NOW).paceFreeAt).toEqual(new Date(t + 20_400));
+  });
+
+  it('explains chats due by the due limit that frees last: the human gap after the pace, or the pace after the gap', () => {
+    const gapLater = explainRun(facts({ paceFreeAt: at('03:00:02'), gapFreeAt: at('03:00:04') }), NOW);
+    expect(gapLater).toMatchObject({ reason: 'pace', until: at('03:00:04') });
+    expect(gapLater?.detail).toContain('human gap');
+    expect(explainRun(facts({ paceFreeAt: at('03:00:10'), gapFreeAt: at('03:00:04') }), NOW)).toMatchObject({ reason: 'pace', until: at('03:00:10') });
   });
 
   it("reads the pace scripts' limitedBy as a limit: the chat's pace holds one chat, the account's pace and a cap end the job", () => {

@@ -1,118 +1,96 @@
-import { COOLING_NOT_DELIVERING, COOLING_RESTRICTED, restrictionWords } from './cooling.js';
-import type { RunFacts, Waiting, WaitingReason } from './run-facts.js';
-import { chatsThatFit, runEta } from './run-eta.js';
-import { sendLimits, type SendDelay, type SendLimits } from './send-safety.js';
-import { chats, localTime, paceWords } from './waiting-words.js';
-import { effectiveDailyCap, type Warmup } from './warmup.js';
+import type { AccountLimitSettings, ChatWindow, Held, LimitSetting, LimitState } from './limit-entry.js';
+import { COOLING, FLOOD_WAIT, PROXY } from './limits-account.js';
+import { NEW_CHAT_LIMIT, SLOW_MODE } from './limits-chat.js';
+import { CAP, CHAT_PACE, HUMAN_GAP, PACE, WARMUP } from './limits-pace.js';
+import { sendLimits, type SendLimits } from './send-safety.js';
+import { effectiveDailyCap } from './warmup.js';
+
+export type { AccountLimitSettings, ChatWindow, HoldFacts, Limit, LimitSetting, LimitState, LimitValues, SettingPart } from './limit-entry.js';
+export { withFit } from './limit-entry.js';
+export { CHAT_WAIT_CODES } from './limits-chat.js';
+export { gcraFreeAt } from './limits-pace.js';
 
 /**
- * Every limit on an account's sends, one entry each: the sender's gate and the `waiting`
- * explanation (run-waiting.ts) both read this list, so a new limit is one entry and its key.
- *
- * `gate`: what the gate does when the reservation names this limit (`limitedBy` of the pace
- * scripts): the lane waits for its chat only (`chat`), or the job ends and its run is due again
- * when the limit frees a slot (`job`); null when the gate meets it elsewhere (cooling is met
- * before the lock, the gap inside every reservation, warm-up through the daily cap).
- * `phase`/`explain`: where in the explanation's precedence it answers (`run`: before the
- * window, it stops every chat; `due`: only chats due now wait for it) and its sentence.
+ * Every limit on an account's sends, one entry each (limit-entry.ts): the sender's gate reserves
+ * by it and the `waiting` view (run-waiting.ts) explains by it. The explanation's order among
+ * the limits of one phase is this list's order; a hold's kind is the first whose codes match.
  */
-export interface Limit {
-  key: LimitKey;
-  waiting: WaitingReason | null;
-  gate: 'chat' | 'job' | null;
-  phase: 'run' | 'due' | null;
-  explain?: (f: RunFacts, now: Date) => Waiting | null;
-}
+export const LIMITS = [COOLING, PROXY, CAP, WARMUP, HUMAN_GAP, PACE, CHAT_PACE, SLOW_MODE, FLOOD_WAIT, NEW_CHAT_LIMIT] as const;
 
-export type LimitKey = 'cooling' | 'cap' | 'warmup' | 'human_gap' | 'pace' | 'chat_pace';
+export type LimitKey = (typeof LIMITS)[number]['key'];
+type LimitReason = NonNullable<(typeof LIMITS)[number]['waiting']>;
 
-/** The explanation's order among the limits of one phase is this list's order. */
-export const LIMITS: readonly Limit[] = [
-  { key: 'cooling', waiting: 'cooling', gate: null, phase: 'run', explain: explainCooling },
-  { key: 'cap', waiting: 'cap', gate: 'job', phase: 'due', explain: explainCap },
-  { key: 'warmup', waiting: 'cap', gate: null, phase: null },
-  { key: 'human_gap', waiting: 'pace', gate: null, phase: null },
-  { key: 'pace', waiting: 'pace', gate: 'job', phase: 'due', explain: explainPace },
-  { key: 'chat_pace', waiting: null, gate: 'chat', phase: null },
+/** Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`): the run's own states, then the limits'. */
+export type WaitingReason = 'scheduled' | 'window_closed' | 'interval_gate' | 'account_busy' | 'retry_backoff' | 'account_unavailable' | 'queue' | LimitReason;
+export type Waiting = Held<WaitingReason>;
+
+/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
+export type TargetHold = 'interval_gate' | 'retry_backoff' | LimitReason;
+
+/** Every reason `waiting` may give, for the API's schema: the contract's first fourteen in their order, then the limits' since. */
+export const WAITING_REASONS: readonly WaitingReason[] = [
+  ...new Set<WaitingReason>([
+    ...(['scheduled', 'window_closed', 'interval_gate', 'pace', 'flood_wait', 'slow_mode', 'account_busy', 'cap', 'retry_backoff'] as const),
+    ...(['account_unavailable', 'queue', 'cooling', 'proxy_failed', 'new_chat_limit'] as const),
+    ...LIMITS.flatMap((l) => (l.waiting ? [l.waiting] : [])),
+  ]),
 ];
 
-/** The pace scripts' `limitedBy` is the key of a limit: 'account' names the account's pace. */
-export function gateLimit(limitedBy: 'account' | 'chat' | 'cap'): Limit {
-  const key: LimitKey = limitedBy === 'account' ? 'pace' : limitedBy === 'chat' ? 'chat_pace' : 'cap';
-  return LIMITS.find((l) => l.key === key)!;
+/** The coded holds, as libs/db counts them: a target with one of `codes` is held by `kind`. */
+export const HOLD_CLASSES: readonly { kind: TargetHold; codes: readonly string[] }[] = LIMITS.flatMap((l) =>
+  l.hold && l.waiting && l.hold.codes.length > 0 ? [{ kind: l.waiting as TargetHold, codes: l.hold.codes }] : [],
+);
+
+/** The limit a pace script's `limitedBy` names: 'account' is the account's pace, 'chat' the chat's, else a limit's key. */
+export function gateLimit(limitedBy: string): (typeof LIMITS)[number] {
+  const key = limitedBy === 'account' ? 'pace' : limitedBy === 'chat' ? 'chat_pace' : limitedBy;
+  const found = LIMITS.find((l) => l.key === key);
+  if (!found) throw new Error(`no limit named ${limitedBy}`);
+  return found;
 }
 
 /** The limits of one phase that explain a run, in order. */
-export function limitsOfPhase(phase: 'run' | 'due'): readonly Limit[] {
+export function limitsOfPhase(phase: 'run' | 'connection' | 'platform' | 'due'): readonly (typeof LIMITS)[number][] {
   return LIMITS.filter((l) => l.phase === phase);
-}
-
-/** An account's ban-safety settings as the gate reads them. */
-export interface AccountLimitSettings {
-  sendDelaySeconds: SendDelay | null;
-  hourlyCap: number | null;
-  dailyCap: number | null;
-  warmup: { startedAt: Date | string; steps: Warmup['steps'] } | null;
 }
 
 /** The per-send limits the gate reserves under now (human gap, caps; the daily cap lowered by today's warm-up); null: none. */
 export function gateLimits(a: AccountLimitSettings, now: number): SendLimits | null {
-  const warmup = a.warmup ? { startedAt: new Date(a.warmup.startedAt), steps: a.warmup.steps } : null;
+  const warmup = a.warmup ? { startedAt: new Date(a.warmup.startedAt), steps: [...a.warmup.steps] } : null;
   return sendLimits({ sendDelay: a.sendDelaySeconds, hourlyCap: a.hourlyCap, dailyCap: effectiveDailyCap(a.dailyCap, warmup, new Date(now)) });
 }
 
-/**
- * The account cools (automatic cooling): the run sends nothing until the cooling ends, and goes
- * on by itself then; if its delivery window closes first, the sender pauses it.
- */
-function explainCooling(f: RunFacts, now: Date): Waiting | null {
-  if (f.account.status !== 'cooling') return null;
-  const until = f.account.coolingUntil ?? null;
-  if (f.account.coolingReason === COOLING_RESTRICTED) {
-    return {
-      reason: 'cooling',
-      until: null,
-      detail: `${capitalise(restrictionWords(f.account.restrictedBecause, f.account.platform))}; ${chats(f.pending)} to send, and the run waits until an operator lifts the restriction.`,
-    };
+/** The windows the gate reserves with each chat it sends to, from the account's settings; [] when none. */
+export function chatWindows(a: Pick<AccountLimitSettings, 'limits'>): ChatWindow[] {
+  const values = a.limits ?? {};
+  return LIMITS.flatMap((l) => {
+    const setting: LimitSetting | undefined = 'setting' in l ? (l.setting as LimitSetting) : undefined;
+    const w = setting && 'chatWindow' in l && l.chatWindow ? l.chatWindow(values[setting.field] ?? null) : null;
+    return w ? [w] : [];
+  });
+}
+
+/** The account settings the limits add (API fields, console fields). */
+export const LIMIT_SETTINGS: readonly LimitSetting[] = LIMITS.flatMap((l) => ('setting' in l && l.setting ? [l.setting as LimitSetting] : []));
+
+/** The hold code the gate writes on a target a refusal naming `key` puts back. */
+export function holdCode(key: string): string | null {
+  const l = gateLimit(key);
+  return 'hold' in l && l.hold ? (l.hold.codes[0] ?? null) : null;
+}
+
+/** The run facts each limit's `freeAt` gives from what Redis holds, as Dates (null: free). */
+export function limitFreeTimes(
+  s: LimitState | undefined,
+  pace: { perMinute: number; burst: number },
+  now: Date,
+): { paceFreeAt: Date | null; gapFreeAt: Date | null; capFreeAt: Date | null } {
+  const out = { paceFreeAt: null as Date | null, gapFreeAt: null as Date | null, capFreeAt: null as Date | null };
+  if (!s) return out;
+  for (const l of LIMITS) {
+    if (!('freeAt' in l) || !l.freeAt || !('fact' in l) || !l.fact) continue;
+    const at = l.freeAt(s, pace);
+    if (at > now.getTime()) out[l.fact] = new Date(at);
   }
-  if (f.account.coolingReason === COOLING_NOT_DELIVERING) {
-    return {
-      reason: 'cooling',
-      until: null,
-      detail: `The account is not delivering: none of its last sends got a delivery receipt; ${chats(f.pending)} to send, and the run waits until receipts come again or an operator lifts it.`,
-    };
-  }
-  const why =
-    f.account.coolingReason === 'flood_waits'
-      ? ' after the platform made it wait too often'
-      : f.account.coolingReason === 'failures'
-        ? ' after too many of its sends failed'
-        : '';
-  const when = until ? ` until ${localTime(until, f.timezone, now)} (${f.timezone})` : '';
-  const closesFirst = until && f.windowEndAt && f.windowEndAt.getTime() <= until.getTime();
-  const then = closesFirst ? 'the delivery window closes first, so the run pauses' : 'the run goes on by itself then';
-  return { reason: 'cooling', until, detail: `The account is cooling${when}${why}; ${chats(f.pending)} to send, ${then}.` };
-}
-
-function explainCap(f: RunFacts, now: Date): Waiting | null {
-  if (!f.capFreeAt || f.capFreeAt.getTime() <= now.getTime()) return null;
-  const words = `The account sent as many as its hourly or daily cap allows; its next send is at ${localTime(f.capFreeAt, f.timezone, now)}, with ${chats(f.pending)} to send.`;
-  return { reason: 'cap', until: f.capFreeAt, detail: withFit(f, now, words) };
-}
-
-function explainPace(f: RunFacts, now: Date): Waiting | null {
-  if (!f.paceFreeAt || f.paceFreeAt.getTime() <= now.getTime()) return null;
-  const words = `${chats(f.pending)} to send at the account's pace of ${paceWords(f.account.perMinute, f.partsPerChat)}; next slot at ${localTime(f.paceFreeAt, f.timezone, now, true)}.`;
-  return { reason: 'pace', until: f.paceFreeAt, detail: withFit(f, now, words) };
-}
-
-/** Adds how many chats fit when the run cannot finish inside its window at the account's pace. */
-export function withFit(f: RunFacts, now: Date, sentence: string): string {
-  if (!f.windowEndAt || runEta(f, now) !== null) return sentence;
-  const fit = chatsThatFit(f, now);
-  return `${sentence.replace(/\.$/, '')}; about ${fit} of the ${chats(f.pending + f.inFlight)} left fit before the window closes at ${localTime(f.windowEndAt, f.timezone, now)}.`;
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+  return out;
 }

@@ -5,7 +5,7 @@ import { pacedPerMinute } from './send-pace.js';
 
 type EtaFacts = Pick<
   RunFacts,
-  'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt'
+  'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt' | 'gapFreeAt'
 >;
 
 /** The sender reserves slots this far apart for the account's configured pace (send-pace.ts). */
@@ -18,7 +18,7 @@ export function slotIntervalMs(perMinute: number): number {
  * account's wait, its next pace slot, and the window's opening.
  */
 export function earliestSend(f: EtaFacts, now: Date): number {
-  const times = [now.getTime(), f.scheduledAt.getTime(), f.account.blockedUntil?.getTime() ?? 0, f.paceFreeAt?.getTime() ?? 0];
+  const times = [now.getTime(), f.scheduledAt.getTime(), f.account.blockedUntil?.getTime() ?? 0, f.paceFreeAt?.getTime() ?? 0, f.gapFreeAt?.getTime() ?? 0];
   if (!isAlwaysOpen(f.window)) times.push(placeInWindow(now, f.window, f.timezone).startAt.getTime());
   return Math.max(...times);
 }

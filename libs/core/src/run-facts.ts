@@ -1,38 +1,6 @@
 import type { DeliveryWindow } from './delivery-window.js';
 import type { NewChatHold } from './new-chat-limits.js';
 
-/**
- * Why a run (or one of its targets) is not sending right now (CONTRACT §3, `waiting`). Every
- * rule here takes the facts read from PostgreSQL and Redis plus `now`, and decides nothing else.
- */
-export type WaitingReason =
-  | 'scheduled'
-  | 'window_closed'
-  | 'interval_gate'
-  | 'pace'
-  | 'flood_wait'
-  | 'slow_mode'
-  | 'account_busy'
-  | 'cap'
-  | 'retry_backoff'
-  | 'account_unavailable'
-  | 'queue'
-  | 'cooling'
-  | 'proxy_failed'
-  /** *(extension)* WhatsApp holds the account's new chats (a 463, the reach-out time lock, the new-chat cap: new-chat-limits.ts) */
-  | 'new_chat_limit';
-
-export interface Waiting {
-  reason: WaitingReason;
-  /** when the hold ends, when that is known */
-  until: Date | null;
-  /** one plain sentence, times in the campaign's timezone */
-  detail: string;
-}
-
-/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
-export type TargetHold = 'interval_gate' | 'retry_backoff' | 'slow_mode' | 'flood_wait' | 'new_chat_limit';
-
 /** Pending targets held by one kind of hold: how many, and when the first and the last are free. */
 export interface HoldGroup {
   count: number;
@@ -77,11 +45,14 @@ export interface RunFacts {
   /** pending targets due now (`next_attempt_at <= now`), and the earliest of their due times */
   due: number;
   dueSince: Date | null;
-  holds: Partial<Record<TargetHold, HoldGroup>>;
+  /** by hold kind (limits.ts TargetHold) */
+  holds: Partial<Record<string, HoldGroup>>;
   /** when the account's pace next has a free slot (from its GCRA state in Redis); null: free */
   paceFreeAt: Date | null;
   /** when a capped account's hourly or daily window next frees a slot (Redis); null or absent: no cap met */
   capFreeAt?: Date | null;
+  /** when the account's human gap (sendDelaySeconds) lets its next send go (Redis); null or absent: free */
+  gapFreeAt?: Date | null;
   /** another open run of the same account is mid-fan-out while the account's lock is held */
   accountBusy: boolean;
 }

@@ -1,31 +1,24 @@
 import { accountAdvice } from './account-advice.js';
 import { isAlwaysOpen, placeInWindow } from './delivery-window.js';
-import { limitsOfPhase, withFit } from './limits.js';
-import { NEW_CHAT_HOLD_CODES } from './new-chat-limits.js';
+import type { HoldFacts } from './limit-entry.js';
+import { HOLD_CLASSES, LIMITS, limitsOfPhase, withFit, type TargetHold, type Waiting } from './limits.js';
 import { isRunStatusIn, OPEN_RUN_STATUSES } from './run-statuses.js';
-import type { HoldGroup, RunFacts, TargetHold, Waiting } from './run-facts.js';
+import type { HoldGroup, RunFacts } from './run-facts.js';
 import { windowBottleneck } from './window-bottleneck.js';
 import { chats, intervalWords, localTime } from './waiting-words.js';
 
-export type { HoldGroup, RunFacts, TargetHold, Waiting, WaitingReason } from './run-facts.js';
-
-/**
- * Error codes the transports give a `chat-wait` (only that chat waits): the HTTP platform's
- * `slow_mode` and Telegram's per-group `chat_flood_wait`. Kept in step with libs/transports.
- */
-export const CHAT_WAIT_CODES: readonly string[] = ['slow_mode', 'chat_flood_wait'];
+export type { HoldGroup, RunFacts } from './run-facts.js';
+export type { TargetHold, Waiting, WaitingReason } from './limits.js';
 
 /**
  * What holds a pending target whose next attempt lies ahead, from what the sender wrote on it:
- * a chat-wait code → slow mode; attempts counted → a retry after an error; another code with no
- * attempt counted → the account's wait (the sender puts targets back under an account wait
- * without counting an attempt); no code and no attempt → the interval gate, the only writer of
- * a later `next_attempt_at` on an untried target (migrations/0002 `interval_gate`).
- * The SQL in libs/db (run-waiting-repository) counts holds by the same rules.
+ * a limit's hold code (HOLD_CLASSES) → that limit; attempts counted → a retry after an error;
+ * another code with no attempt → the account's wait (put back without an attempt); no code and
+ * no attempt → the interval gate (migrations/0002 `interval_gate`). libs/db counts by the same rules.
  */
 export function targetHold(t: { attempts: number; errorCode: string | null }): TargetHold {
-  if (t.errorCode !== null && NEW_CHAT_HOLD_CODES.includes(t.errorCode)) return 'new_chat_limit';
-  if (t.errorCode !== null && CHAT_WAIT_CODES.includes(t.errorCode)) return 'slow_mode';
+  const coded = t.errorCode === null ? undefined : HOLD_CLASSES.find((c) => c.codes.includes(t.errorCode!));
+  if (coded) return coded.kind;
   if (t.attempts > 0) return 'retry_backoff';
   if (t.errorCode !== null) return 'flood_wait';
   return 'interval_gate';
@@ -36,10 +29,10 @@ export function targetHold(t: { attempts: number; errorCode: string | null }): T
  * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
  * whole run come first, because while one lasts no chat moves, whatever holds it besides:
  * paused runs: window_closed, account_unavailable (as paused);
- * open runs: scheduled → the `run` limits (cooling) → account_unavailable → window_closed →
- * flood_wait → (chats due now) account_busy → the `due` limits (cap → pace; limits.ts) → queue;
- * (no chat due) the hold that frees a chat first, among interval_gate, retry_backoff, slow_mode
- * and flood_wait (ties in that order).
+ * open runs: scheduled → `run` limits (cooling) → account_unavailable → `connection` limits
+ * (proxy_failed) → window_closed → `platform` limits (flood_wait) → (chats due now) account_busy
+ * → the `due` limit that frees last (cap, human gap, pace) → queue; (no chat due) the hold that
+ * frees a chat first (ties in HOLD_ORDER).
  */
 export function explainRun(f: RunFacts, now: Date): Waiting | null {
   const t = now.getTime();
@@ -49,34 +42,24 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   if (f.scheduledAt.getTime() > t) {
     return { reason: 'scheduled', until: f.scheduledAt, detail: `Scheduled for ${at(f.scheduledAt)} (${f.timezone}); ${chats(f.pending)} to send.` };
   }
-  for (const limit of limitsOfPhase('run')) {
-    const held = limit.explain!(f, now);
-    if (held) return held;
-  }
+  const stopped = firstHeld('run', f, now);
+  if (stopped) return stopped;
   if (f.account.status !== 'active') {
     return { reason: 'account_unavailable', until: null, detail: accountAdvice(f.account.platform, f.account.id, f.account.status) };
   }
-  const proxy = proxyFailed(f, now);
-  if (proxy) return proxy;
+  const unconnected = firstHeld('connection', f, now);
+  if (unconnected) return unconnected;
   const closed = windowClosed(f, now);
   if (closed) return closed;
-  const blocked = f.account.blockedUntil;
-  if (blocked && blocked.getTime() > t) {
-    return {
-      reason: 'flood_wait',
-      until: blocked,
-      detail: withFit(f, now, `The platform told the account to wait until ${at(blocked)}; ${chats(f.pending)} to send.`),
-    };
-  }
+  const blocked = firstHeld('platform', f, now);
+  if (blocked) return blocked;
   if (f.pending === 0) return null;
   if (f.due > 0) {
     if (f.accountBusy && f.inFlight === 0) {
       return { reason: 'account_busy', until: null, detail: `Another run of this account is sending; runs on one account take turns. ${chats(f.due)} due.` };
     }
-    for (const limit of limitsOfPhase('due')) {
-      const held = limit.explain!(f, now);
-      if (held) return held;
-    }
+    const next = lastFreed(f, now);
+    if (next) return next;
     if (f.inFlight > 0) return null;
     const since = f.dueSince && f.dueSince.getTime() > 0 ? ` since ${at(f.dueSince)}` : '';
     return { reason: 'queue', until: null, detail: `${chats(f.due)} due${since}, waiting for a free sender.` };
@@ -117,21 +100,23 @@ function explainPaused(f: RunFacts, now: Date): Waiting | null {
   return null;
 }
 
-/**
- * The account's proxy refused or failed (docs/platforms.md, "Proxy"): nothing goes out until it
- * connects again. The sender tries again when the wait it set ends; a new proxy (PATCH) is tried then.
- */
-function proxyFailed(f: RunFacts, now: Date): Waiting | null {
-  const failure = f.account.proxyFailure;
-  if (!failure) return null;
-  const blocked = f.account.blockedUntil;
-  const until = blocked && blocked.getTime() > now.getTime() ? blocked : null;
-  const again = until ? `it is tried again at ${localTime(until, f.timezone, now)}` : 'it is tried again at the next send';
-  return {
-    reason: 'proxy_failed',
-    until,
-    detail: `The account's proxy failed: ${failure}. Nothing is sent until it connects; ${again}, or give the account a working proxy (PATCH /v1/accounts/${f.account.id} {"proxy": "…"}, or null for none). ${chats(f.pending)} to send.`,
-  };
+/** The first limit of `phase` that holds the run, in LIMITS' order. */
+function firstHeld(phase: 'run' | 'connection' | 'platform', f: RunFacts, now: Date): Waiting | null {
+  for (const limit of limitsOfPhase(phase)) {
+    const held = limit.explain?.(f, now);
+    if (held) return held;
+  }
+  return null;
+}
+
+/** Chats are due: the next send waits for every `due` limit, so the one that frees last explains it (ties: LIMITS' order). */
+function lastFreed(f: RunFacts, now: Date): Waiting | null {
+  let last: Waiting | null = null;
+  for (const limit of limitsOfPhase('due')) {
+    const held = limit.explain?.(f, now);
+    if (held && (!last || (held.until?.getTime() ?? Infinity) > (last.until?.getTime() ?? Infinity))) last = held;
+  }
+  return last;
 }
 
 function windowClosed(f: RunFacts, now: Date): Waiting | null {
@@ -153,7 +138,7 @@ function windowClosed(f: RunFacts, now: Date): Waiting | null {
   };
 }
 
-const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait', 'new_chat_limit'];
+const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', ...LIMITS.flatMap((l) => (l.hold && l.waiting ? [l.waiting as TargetHold] : []))];
 
 /** No chat is due: the run waits for the hold that frees a chat first. */
 function explainHolds(f: RunFacts, now: Date): Waiting | null {
@@ -170,31 +155,14 @@ function explainHolds(f: RunFacts, now: Date): Waiting | null {
 }
 
 /** "12 chats held until 02:48 by the 5-minute interval", one sentence per kind of hold. */
-export function holdSentence(
-  kind: TargetHold,
-  g: HoldGroup,
-  f: Pick<RunFacts, 'timezone' | 'everySeconds'> & { account?: Pick<RunFacts['account'], 'newChatHold'> },
-  now: Date,
-): string {
+export function holdSentence(kind: TargetHold, g: HoldGroup, f: HoldFacts, now: Date): string {
   const first = localTime(g.first, f.timezone, now);
   const last = localTime(g.last, f.timezone, now);
-  const until = first === last ? `until ${first}` : `from ${first} to ${last}`;
-  const held = `${chats(g.count)} held ${until}`;
-  switch (kind) {
-    case 'interval_gate':
-      return `${held} by the ${f.everySeconds ? intervalWords(f.everySeconds) : "campaign's"} interval since their last delivery.`;
-    case 'retry_backoff':
-      return `${held}, waiting to retry after an error.`;
-    case 'slow_mode':
-      return `${held} by the chats' slow mode.`;
-    case 'flood_wait':
-      return `${held} by the platform's wait on the account.`;
-    case 'new_chat_limit': {
-      const hold = f.account?.newChatHold;
-      if (!hold) return `${held}: new chats the platform held; they are tried again then.`;
-      return hold.until ? `${held}. ${hold.words}` : `${chats(g.count)} held. ${hold.words}`;
-    }
-  }
+  const held = `${chats(g.count)} held ${first === last ? `until ${first}` : `from ${first} to ${last}`}`;
+  if (kind === 'interval_gate') return `${held} by the ${f.everySeconds ? intervalWords(f.everySeconds) : "campaign's"} interval since their last delivery.`;
+  if (kind === 'retry_backoff') return `${held}, waiting to retry after an error.`;
+  const limit = LIMITS.find((l) => l.waiting === kind && l.hold);
+  return limit?.hold ? limit.hold.sentence(held, f, now) : `${held}.`;
 }
 
 /**
@@ -225,7 +193,7 @@ export function explainTarget(
 // The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
 // its chats' own holds) only concern the chats that are due.
 function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
-  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable' || run.reason === 'proxy_failed') return true;
-  if (limitsOfPhase('run').some((l) => l.waiting === run.reason)) return true;
-  return run.reason === 'flood_wait' && (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
+  if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
+  if (run.reason === 'flood_wait') return (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();
+  return [...limitsOfPhase('run'), ...limitsOfPhase('connection')].some((l) => l.waiting === run.reason);
 }

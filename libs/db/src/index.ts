@@ -68,7 +68,14 @@ export {
 } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
-export { AccountRepository, type AccountRow, type NewAccountRow, type AccountChanges, type SuppressionRow } from './repositories/account-repository.js';
+export {
+  AccountRepository,
+  type AccountRow,
+  type NewAccountRow,
+  type AccountChanges,
+  type ChatSendRow,
+  type SuppressionRow,
+} from './repositories/account-repository.js';
 export { MediaRepository, type MediaRow, type NewMediaRow } from './repositories/media-repository.js';
 export {
   CampaignRepository,

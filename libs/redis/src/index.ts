@@ -3,6 +3,8 @@ export { loadScripts, type ScriptCommands } from './scripts.js';
 export { AccountLock, type LockResult, type PaceFloors } from './account-lock.js';
 export { AccountPace, type ManyReservation, type PaceReservation, type ChatPace } from './pace.js';
 export { SafePace, type SafeLimits, type SafeReservation } from './safe-pace.js';
+export { CHAT_SENDS_KEEP_MS, ChatLimits, type ChatReservation, type ChatSend, type ChatWindowArgs } from './chat-limits.js';
+export { readLimitStates } from './limit-state.js';
 export { LeaderLease } from './leader-lease.js';
 export { closeRedis, createRedis, duplicateRedis, failoverRetries, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
 export { SocketLeases } from './socket-lease.js';

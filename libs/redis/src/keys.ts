@@ -19,6 +19,10 @@ export function redisKeys(prefix: string) {
     accountCap: (accountId: string) => `${prefix}:account:${accountId}:cap`,
     /** per-chat pace of one account (platforms that limit each chat, e.g. Telegram groups) */
     chatPace: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:pace`,
+    /** what one chat got from an account in the longest chat window, a sorted set by time (libs/core chatWindows) */
+    chatSends: (accountId: string, chatId: string) => `${prefix}:account:${accountId}:chat:${chatId}:sends`,
+    /** set once every chat's sends of an account were rebuilt from PostgreSQL; outlives them */
+    chatSendsSeeded: (accountId: string) => `${prefix}:account:${accountId}:chat-sends`,
     schedulerLeader: `${prefix}:scheduler:leader`,
     /** read, never written, by the services' `/readyz`: it reaches the node serving the deployment's slot */
     readiness: `${prefix}:readiness`,

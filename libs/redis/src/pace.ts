@@ -1,4 +1,5 @@
 import type { RedisKeys } from './keys.js';
+import { ChatLimits } from './chat-limits.js';
 import { SafePace } from './safe-pace.js';
 import { paceReserveManyReplies, paceReserveReplies } from './pace-replies.js';
 import type { ChatPace, ManyReservation, PaceReservation } from './pace-types.js';
@@ -10,12 +11,15 @@ export type { ChatPace, ManyReservation, PaceReservation } from './pace-types.js
 export class AccountPace {
   /** the same pace for accounts with ban-safety limits (human gap, caps): one round trip per send as well */
   readonly safe: SafePace;
+  /** the windows reserved with each chat (libs/core chatWindows): a per-chat cap across campaigns */
+  readonly chats: ChatLimits;
 
   constructor(
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
   ) {
     this.safe = new SafePace(scripts, keys);
+    this.chats = new ChatLimits(scripts, keys);
   }
 
   /**

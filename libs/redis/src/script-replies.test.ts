@@ -1,4 +1,5 @@
 import { lockAcquireReplies, lockExtendReplies, lockReleaseSettleReplies } from './account-lock.js';
+import { chatReserveReplies, chatSeededReplies, chatSeedReplies } from './chat-limits.js';
 import { leaseHoldReplies } from './leader-lease.js';
 import { paceReserveManyReplies, paceReserveReplies, paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import { rateLimitPairReplies, rateLimitReplies } from './rate-limit.js';
@@ -24,6 +25,9 @@ const DECLARED = [
   socketAcquireReplies,
   socketRenewReplies,
   socketPeekReplies,
+  chatReserveReplies,
+  chatSeedReplies,
+  chatSeededReplies,
 ];
 
 const CODE_NAMES = Object.keys(ScriptCode) as CodeName[];
@@ -75,5 +79,6 @@ describe('Lua return codes: one enum, decoded in full by every wrapper', () => {
     expect(paceReserveReplies.decode({ code: ScriptCode.CHAT_WAIT, ms: 3 })).toEqual({ reserved: false, limitedBy: 'chat', waitMs: 3 });
     expect(paceReserveManyReplies.decode({ code: ScriptCode.OK, ms: 0, more: [1, 2] })).toEqual({ reserved: true, waitsMs: [0, 1, 2] });
     expect(paceReserveManyReplies.decode({ code: ScriptCode.OK, ms: 5 })).toEqual({ reserved: true, waitsMs: [5] });
+    expect(chatReserveReplies.decode({ code: ScriptCode.CAP_MET, ms: 40, more: [2] })).toEqual({ reserved: false, window: 2, waitMs: 40 });
   });
 });

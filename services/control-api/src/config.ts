@@ -84,6 +84,8 @@ const apiEnv = z
     MEDIA_MAX_BYTES: int(16_777_216, 1, 1_073_741_824),
     DEFAULT_MAX_SEND_PER_MINUTE: int(40, 1, 60_000),
     DEFAULT_GROUP_CONCURRENCY: int(3, 1, 50),
+    // the senders' burst: `waiting` computes an account's next slot as their pace script does
+    RATE_BURST: int(1, 1, 1000),
     API_RATE_LIMIT_PER_MINUTE: int(600, 1, 1_000_000),
     // A client that mistypes its token a few times is never near it; a guesser is at once.
     AUTH_FAILURES_PER_MINUTE: int(30, 1, 1_000_000),
@@ -134,6 +136,8 @@ export interface ApiConfig {
   mediaMaxBytes: number;
   defaultMaxSendPerMinute: number;
   defaultGroupConcurrency: number;
+  /** the senders' RATE_BURST; absent: 1 */
+  rateBurst?: number;
   rateLimitPerMinute: number;
   authFailuresPerMinute: number;
   trustedProxies: string[];
@@ -193,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     defaultMaxSendPerMinute: e.DEFAULT_MAX_SEND_PER_MINUTE,
     defaultGroupConcurrency: e.DEFAULT_GROUP_CONCURRENCY,
+    rateBurst: e.RATE_BURST,
     rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     trustedProxies: e.TRUSTED_PROXIES,

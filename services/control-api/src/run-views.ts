@@ -1,27 +1,24 @@
 import {
-  CHAT_WAIT_CODES,
   DEFAULT_COOLING,
   effectivePerMinute,
   explainRun,
   isRunStatusIn,
+  limitFreeTimes,
   newChatHold,
   OPEN_RUN_STATUSES,
   paceFactorAt,
   runEta,
-  slotIntervalMs,
   type CoolingSettings,
+  type LimitState,
   type RunFacts,
 } from '@metronome/core';
 import { countRuns, emptyCounts, RunWaitingRepository, type RunRow, type RunWaitingRow } from '@metronome/db';
-import { redisKeys } from '@metronome/redis';
+import { readLimitStates, redisKeys } from '@metronome/redis';
 import type { ApiContext } from './context.js';
 import { runView, type RunExplanation } from './schemas/runs.js';
 import { withTimeout } from './timeout.js';
 
 const REDIS_READ_TIMEOUT_MS = 1000;
-// The sender's RATE_BURST is not the API's to know; at its default of 1 an account's next
-// slot is free once the pace's theoretical arrival time (TAT) has passed.
-const ASSUMED_BURST = 1;
 
 /** A run's answer (CONTRACT §3 run). */
 export type RunView = ReturnType<typeof runView>;
@@ -34,23 +31,14 @@ export function runViews(ctx: ApiContext) {
   const waitingRepo = new RunWaitingRepository(ctx.db);
   const keys = redisKeys(ctx.config.keyPrefix);
 
-  /**
-   * Each account's pace (GCRA TAT, ms), human gap and cap, and whether its lock is held, in one MGET. Redis only
-   * speeds things up: when it does not answer, the runs are explained without it.
-   */
-  const accountStates = async (accountIds: string[]): Promise<Map<string, AccountState>> => {
-    const out = new Map<string, AccountState>();
-    if (accountIds.length === 0) return out;
+  /** Each account's limit state (libs/redis readLimitStates); without Redis the runs are explained without it. */
+  const accountStates = async (accountIds: string[]): Promise<Map<string, LimitState>> => {
     try {
-      const read = accountIds.flatMap((id) => [keys.accountPace(id), keys.accountLock(id), keys.accountGap(id), keys.accountCap(id)]);
-      const values = await withTimeout(ctx.redis.mget(...read), REDIS_READ_TIMEOUT_MS, 'pace read');
-      const at = (i: number) => Number(values[i] ?? 0) || 0;
-      // the human gap (sendDelaySeconds) holds the next send like the pace does
-      accountIds.forEach((id, i) => out.set(id, { tat: Math.max(at(4 * i), at(4 * i + 2)), locked: values[4 * i + 1] != null, capFreeAt: at(4 * i + 3) }));
+      return await withTimeout(readLimitStates(ctx.redis, keys, accountIds), REDIS_READ_TIMEOUT_MS, 'pace read');
     } catch (err) {
       ctx.logger.warn({ err }, 'could not read account paces; runs are explained without them');
+      return new Map();
     }
-    return out;
   };
 
   /** The facts libs/core explains a run from, and its explanation, for every run shown. */
@@ -59,13 +47,13 @@ export function runViews(ctx: ApiContext) {
     const found = await waitingRepo.factsOfRuns(
       rows.map((r) => r.id),
       now,
-      CHAT_WAIT_CODES,
     );
     const open = [...found.values()].filter((f) => isRunStatusIn(f.status, OPEN_RUN_STATUSES));
     const states = await accountStates([...new Set(open.map((f) => f.account.id))]);
     const out = new Map<string, { facts: RunFacts; explanation: RunExplanation }>();
     for (const row of found.values()) {
-      const facts = toFacts(row, states.get(row.account.id), now, ctx.config.defaultMaxSendPerMinute, ctx.config.cooling ?? DEFAULT_COOLING);
+      const pace = { defaultPerMinute: ctx.config.defaultMaxSendPerMinute, burst: ctx.config.rateBurst ?? 1 };
+      const facts = toFacts(row, states.get(row.account.id), now, pace, ctx.config.cooling ?? DEFAULT_COOLING);
       out.set(row.runId, { facts, explanation: { waiting: explainRun(facts, now), eta: runEta(facts, now) } });
     }
     return out;
@@ -88,22 +76,20 @@ export function runViews(ctx: ApiContext) {
   return { explain, withCounts, one };
 }
 
-/** What Redis knows of an account: its pace (GCRA TAT, or its human gap when later), its lock, and when its cap frees a slot (ms; 0: none). */
-interface AccountState {
-  tat: number;
-  locked: boolean;
-  capFreeAt: number;
-}
-
-/** A run's facts as libs/core reads them: the account's pace, lock and cap from Redis folded in. */
-function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date, defaultPerMinute: number, cooling: CoolingSettings): RunFacts {
+/** A run's facts as libs/core reads them: each limit's free time from Redis read by the limit (limits.ts `freeAt`). */
+function toFacts(
+  row: RunWaitingRow,
+  state: LimitState | undefined,
+  now: Date,
+  pace: { defaultPerMinute: number; burst: number },
+  cooling: CoolingSettings,
+): RunFacts {
   // the pace in force: lowered by automatic cooling, recovering since
   const a = row.account;
   const perMinute = effectivePerMinute(
-    a.maxSendPerMinute ?? defaultPerMinute,
+    a.maxSendPerMinute ?? pace.defaultPerMinute,
     paceFactorAt(a.paceFactor, a.paceSince?.getTime() ?? null, now.getTime(), cooling),
   );
-  const freeAt = state ? state.tat - (ASSUMED_BURST - 1) * slotIntervalMs(perMinute) : 0;
   const dueSince = row.dueSince && row.dueSince.getTime() > row.scheduledAt.getTime() ? row.dueSince : row.scheduledAt;
   return {
     status: row.status,
@@ -135,8 +121,7 @@ function toFacts(row: RunWaitingRow, state: AccountState | undefined, now: Date,
     due: row.due,
     dueSince: row.due > 0 ? dueSince : null,
     holds: row.holds,
-    paceFreeAt: freeAt > now.getTime() ? new Date(freeAt) : null,
-    capFreeAt: state && state.capFreeAt > now.getTime() ? new Date(state.capFreeAt) : null,
+    ...limitFreeTimes(state, { perMinute, burst: pace.burst }, now),
     accountBusy: (state?.locked ?? false) && row.otherRunActive,
   };
 }

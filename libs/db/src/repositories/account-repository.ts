@@ -8,6 +8,13 @@ export type { AccountRow } from './account-rows.js';
 import type { RecentSends } from './send-shapes.js';
 import { RunRepository } from './run-repository.js';
 
+/** One run's message to a chat, as PostgreSQL recorded it (ms). */
+export interface ChatSendRow {
+  chatId: string;
+  runId: string;
+  at: number;
+}
+
 /** A chat the account does not write to again, and why (an error code, or `operator`). */
 export interface SuppressionRow {
   chatId: string;
@@ -24,6 +31,8 @@ export interface AccountSafety {
   optOutKeywords?: string[];
   typing?: AccountTyping | null;
   platformDeduplicates?: boolean;
+  /** the settings of limits without a column of their own (accounts.limits), by field; null turns one off */
+  limits?: Record<string, unknown>;
 }
 
 export interface NewAccountRow {
@@ -55,7 +64,7 @@ export interface AccountChanges extends AccountSafety {
 }
 
 /** The columns of the settings given (an absent one is left as it is). */
-function safetyColumns(s: AccountSafety) {
+function safetyColumns(s: AccountSafety, inserted = false) {
   return {
     ...(s.sendDelaySeconds !== undefined && {
       send_delay_min_seconds: s.sendDelaySeconds?.min ?? null,
@@ -67,6 +76,11 @@ function safetyColumns(s: AccountSafety) {
     ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
     ...(s.typing !== undefined && { typing: s.typing === null ? null : JSON.stringify(s.typing) }),
     ...(s.platformDeduplicates !== undefined && { platform_deduplicates: s.platformDeduplicates }),
+    // a patch merges into what is stored; null drops a setting
+    ...(s.limits !== undefined &&
+      Object.keys(s.limits).length > 0 && {
+        limits: sql<string>`jsonb_strip_nulls(${inserted ? sql`'{}'::jsonb` : sql.ref('accounts.limits')} || ${JSON.stringify(s.limits)}::jsonb)`,
+      }),
   };
 }
 
@@ -104,7 +118,7 @@ export class AccountRepository {
         status: a.status,
         max_send_per_minute: a.maxSendPerMinute,
         group_concurrency: a.groupConcurrency,
-        ...safetyColumns(a.safety ?? {}),
+        ...safetyColumns(a.safety ?? {}, true),
         ...(a.proxy && { proxy: a.proxy.sealed, proxy_shown: JSON.stringify(a.proxy.shown) }),
       })
       .returning(COLUMNS)
@@ -224,6 +238,22 @@ export class AccountRepository {
       if (row.n > 0 && (lastAt === null || at > lastAt)) lastAt = at;
     }
     return { times, lastAt };
+  }
+  /**
+   * What each chat got from the account since `since`, one message per run (its target), at its
+   * latest stamp: the chat windows' record (libs/core chatWindows), counted as `recentSends` counts.
+   */
+  async chatSends(accountId: string, since: Date): Promise<ChatSendRow[]> {
+    const rows = await this.db
+      .selectFrom('runs as r')
+      .innerJoin('run_targets as t', 't.run_id', 'r.id')
+      .select(['t.chat_id as chatId', 'r.id as runId', sql<Date>`greatest(t.sent_at, t.send_started_at, t.updated_at)`.as('at')])
+      .where('r.account_id', '=', accountId)
+      .where(sql<boolean>`coalesce(r.finished_at, 'infinity'::timestamptz) >= ${since}`)
+      .where(sql<boolean>`greatest(t.sent_at, t.send_started_at, t.updated_at) >= ${since}`)
+      .where((eb) => eb.or([eb('t.parts_sent', '>', 0), eb('t.attempts', '>', 0), eb('t.send_started_at', 'is not', null)]))
+      .execute();
+    return rows.map((r) => ({ chatId: r.chatId, runId: r.runId, at: r.at.getTime() }));
   }
 
   /**

@@ -23,6 +23,7 @@ const PLAIN = [
   'hourly_cap',
   'daily_cap',
   'warmup',
+  'limits',
   'opt_out_keywords',
   'typing',
   'platform_deduplicates',

@@ -21,6 +21,7 @@ type LoadedRunRow = Pick<Run, 'id' | 'status' | 'trigger' | 'job_id' | 'job_seq'
     | 'send_delay_min_seconds'
     | 'send_delay_max_seconds'
     | 'hourly_cap'
+    | 'limits'
     | 'daily_cap'
     | 'warmup'
     | 'cooling_until'
@@ -45,7 +46,7 @@ const LOADED_RUN_COLUMNS = sql.raw(`
   r.total, r.scheduled_at, r.first_send_at, r.window_end_at, c.id as campaign_id, c.name as campaign_name,
   c.timezone, c.window_start, c.window_end, a.id as account_id, a.platform, a.external_id,
   a.credentials, a.proxy, a.status as account_status, a.blocked_until, a.max_send_per_minute, a.group_concurrency, a.send_delay_min_seconds,
-  a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.cooling_until, a.cooling_reason,
+  a.send_delay_max_seconds, a.hourly_cap, a.daily_cap, a.warmup, a.limits, a.cooling_until, a.cooling_reason,
   a.flood_waits, a.send_outcomes, a.pace_factor, a.pace_since, a.last_cooled_at, a.last_cooling_ms,
   a.typing, a.platform_deduplicates`);
 
@@ -107,6 +108,7 @@ function toRunForSend(row: LoadedRunRow): RunForSend {
       hourlyCap: row.hourly_cap,
       dailyCap: row.daily_cap,
       warmup: row.warmup,
+      limits: row.limits,
       typing: row.typing,
       platformDeduplicates: row.platform_deduplicates,
       cooling: row.account_status === 'cooling' ? { until: row.cooling_until, reason: row.cooling_reason ?? 'cooling' } : null,

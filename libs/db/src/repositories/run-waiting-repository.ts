@@ -1,5 +1,5 @@
-import { LIVE_RUN_STATUSES, NEW_CHAT_HOLD_CODES, OPEN_RUN_STATUSES, type NewChatLimits, type RunCountsLike } from '@metronome/core';
-import { sql, type Kysely } from 'kysely';
+import { HOLD_CLASSES, LIVE_RUN_STATUSES, OPEN_RUN_STATUSES, type NewChatLimits, type RunCountsLike, type TargetHold } from '@metronome/core';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { StoredNewChatCap } from '../schema/accounts.js';
 import type { DB } from '../types.js';
 import { newChatLimitsOf } from './account-rows.js';
@@ -47,7 +47,7 @@ export interface RunWaitingRow extends Pick<RunCountsLike, 'total' | 'skipped' |
   due: number;
   /** the earliest due time of the pending targets due now */
   dueSince: Date | null;
-  holds: { interval_gate?: HoldRow; retry_backoff?: HoldRow; slow_mode?: HoldRow; flood_wait?: HoldRow; new_chat_limit?: HoldRow };
+  holds: Partial<Record<TargetHold, HoldRow>>;
   /**
    * another queued or running run of the same account is sending, or touched its targets after
    * this run last did: with the account's lock held, that run holds the account
@@ -93,7 +93,8 @@ interface Raw {
   [hold: string]: unknown;
 }
 
-const HOLDS = ['interval_gate', 'retry_backoff', 'slow_mode', 'flood_wait', 'new_chat_limit'] as const;
+/** A coded hold (libs/core HOLD_CLASSES): a target with one of `codes` is held by `kind`. */
+type HoldClass = (typeof HOLD_CLASSES)[number];
 
 /**
  * Reads for `waiting` and `eta` (CONTRACT §3): one statement for any number of runs, so a page
@@ -105,15 +106,15 @@ export class RunWaitingRepository {
   /**
    * The facts of each run in `runIds`. Targets are aggregated for open and paused runs only (a
    * finished run waits for nothing). A pending target whose next attempt lies after `now` is
-   * held, and counted under the kind libs/core `targetHold` gives it: a code in `chatWaitCodes`
-   * → slow_mode; a new-chat code (NEW_CHAT_HOLD_CODES) → new_chat_limit; else attempts counted →
-   * retry_backoff; else a code → flood_wait; else interval_gate.
+   * held, and counted under the kind libs/core `targetHold` gives it: a limit's code
+   * (`holdClasses`) → that limit; else attempts counted → retry_backoff; else a code →
+   * flood_wait; else interval_gate.
    */
-  async factsOfRuns(runIds: string[], now: Date, chatWaitCodes: readonly string[]): Promise<Map<string, RunWaitingRow>> {
+  async factsOfRuns(runIds: string[], now: Date, holdClasses: readonly HoldClass[] = HOLD_CLASSES): Promise<Map<string, RunWaitingRow>> {
     const out = new Map<string, RunWaitingRow>();
     if (runIds.length === 0) return out;
-    const result = await this.factsQuery(runIds, now, chatWaitCodes).execute(this.db);
-    for (const r of result.rows) out.set(r.id, toRow(r));
+    const result = await this.factsQuery(runIds, now, holdClasses).execute(this.db);
+    for (const r of result.rows) out.set(r.id, toRow(r, holdClasses));
     return out;
   }
 
@@ -123,22 +124,20 @@ export class RunWaitingRepository {
    * PostgreSQL makes it a one-time filter that skips the scan: as the join's condition it was
    * tested after the aggregate, which had read every target of every finished run on the page.
    */
-  factsQuery(runIds: string[], now: Date, chatWaitCodes: readonly string[]) {
+  factsQuery(runIds: string[], now: Date, holdClasses: readonly HoldClass[] = HOLD_CLASSES) {
     const held = sql`status = 'pending' and next_attempt_at > ${now}`;
-    const slow = sql`error_code = any(${sql.val([...chatWaitCodes])}::text[])`;
-    const newChat = sql`error_code = any(${sql.val([...NEW_CHAT_HOLD_CODES])}::text[])`;
-    const other = sql`not coalesce(${slow}, false) and not coalesce(${newChat}, false)`;
-    const kinds = {
-      slow_mode: sql`${held} and ${slow}`,
-      new_chat_limit: sql`${held} and ${newChat}`,
-      retry_backoff: sql`${held} and ${other} and attempts > 0`,
-      flood_wait: sql`${held} and ${other} and attempts = 0 and error_code is not null`,
-      interval_gate: sql`${held} and attempts = 0 and error_code is null`,
-    };
-    const holdColumns = HOLDS.map(
-      (k) => sql`count(*) filter (where ${kinds[k]})::int as ${sql.ref(`${k}_n`)},
-        min(next_attempt_at) filter (where ${kinds[k]}) as ${sql.ref(`${k}_first`)},
-        max(next_attempt_at) filter (where ${kinds[k]}) as ${sql.ref(`${k}_last`)}`,
+    const coded = sql.val(holdClasses.flatMap((c) => c.codes));
+    const other = sql`not coalesce(error_code = any(${coded}::text[]), false)`;
+    const kinds = new Map<string, RawBuilder<unknown>>([
+      ...holdClasses.map((c) => [c.kind, sql`${held} and error_code = any(${sql.val([...c.codes])}::text[])`] as const),
+      ['retry_backoff', sql`${held} and ${other} and attempts > 0`],
+      ['flood_wait', sql`${held} and ${other} and attempts = 0 and error_code is not null`],
+      ['interval_gate', sql`${held} and attempts = 0 and error_code is null`],
+    ]);
+    const holdColumns = [...kinds].map(
+      ([k, where]) => sql`count(*) filter (where ${where})::int as ${sql.ref(`${k}_n`)},
+        min(next_attempt_at) filter (where ${where}) as ${sql.ref(`${k}_first`)},
+        max(next_attempt_at) filter (where ${where}) as ${sql.ref(`${k}_last`)}`,
     );
     return sql<Raw>`
       select r.id, r.status, r.paused_reason, r.scheduled_at, r.first_send_at, r.total, r.window_end_at,
@@ -172,9 +171,9 @@ export class RunWaitingRepository {
   }
 }
 
-function toRow(r: Raw): RunWaitingRow {
-  const holds: RunWaitingRow['holds'] = {};
-  for (const k of HOLDS) {
+function toRow(r: Raw, holdClasses: readonly HoldClass[]): RunWaitingRow {
+  const holds: Record<string, HoldRow> = {};
+  for (const k of [...holdClasses.map((c) => c.kind), 'retry_backoff', 'flood_wait', 'interval_gate']) {
     const n = Number(r[`${k}_n`] ?? 0);
     if (n > 0) holds[k] = { count: n, first: r[`${k}_first`] as Date, last: r[`${k}_last`] as Date };
   }

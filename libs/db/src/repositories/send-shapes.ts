@@ -43,6 +43,8 @@ export interface RunForSend {
     hourlyCap: number | null;
     dailyCap: number | null;
     warmup: AccountWarmup | null;
+    /** the settings of limits without a column (migrations/0042), by field; absent: none */
+    limits?: Record<string, unknown>;
     /** typing before each message (migrations/0011); null: none */
     typing: AccountTyping | null;
     /** the platform drops a repeated Idempotency-Key (migrations/0020): a doubtful send is sent again to settle it */

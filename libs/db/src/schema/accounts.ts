@@ -20,6 +20,8 @@ export interface AccountsTable {
   hourly_cap: number | null;
   daily_cap: number | null;
   warmup: ColumnType<AccountWarmup | null, string | null, string | null>;
+  /** migrations/0042: the settings of limits without a column, by field (libs/core LIMIT_SETTINGS) */
+  limits: ColumnType<Record<string, unknown>, string | undefined, string>;
   /** migrations/0011: replies that opt a chat out (WhatsApp); empty: none */
   opt_out_keywords: Generated<string[]>;
   /** migrations/0011: typing before each message; null: none */

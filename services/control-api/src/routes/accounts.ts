@@ -6,6 +6,7 @@ import type { ApiContext } from '../context.js';
 import { decodeChatCursor, decodePosition, encodeChatCursor, encodePosition, pageOf } from '../cursor.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { ACCOUNT_PLATFORMS, accountDefaultsList, newAccountDefaults } from '../schemas/account-defaults.js';
+import { limitChanges } from '../schemas/account-limits.js';
 import {
   accountPage,
   accountView,
@@ -68,6 +69,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           warmup: storedWarmup(body.warmup, ctx.now()),
           optOutKeywords: body.optOutKeywords ?? given.optOutKeywords,
           typing: body.typing === undefined ? given.typing : body.typing,
+          limits: limitChanges(body),
           // telegram_user: a repeated random_id is answered with the first send's message, so a doubtful send is settled by sending again.
           platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : body.platform === 'telegram_user',
         },
@@ -176,6 +178,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
         {
           ...replaced,
           ...changes,
+          limits: limitChanges(changes),
           ...(warmup !== undefined && { warmup: storedWarmup(warmup, ctx.now()) }),
           ...(newProxy !== undefined && { proxy: newProxy }),
         },

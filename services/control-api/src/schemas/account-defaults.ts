@@ -1,5 +1,6 @@
 import { DEFAULT_WARMUP_STEPS, defaultOptOutKeywords, defaultSendDelay, defaultTyping } from '@metronome/core';
 import { z } from 'zod';
+import { limitSettings, limitSettingsView } from './account-limits.js';
 
 // What a new account gets for each setting its POST leaves out (CONTRACT §3, accounts). POST
 // /v1/accounts applies these and GET /v1/account-defaults answers them, from this one function,
@@ -24,6 +25,7 @@ export const accountDefaults = z
       .object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() })
       .nullable()
       .describe('typing first, as a new account gets it; null: none'),
+    limitSettings: limitSettingsView,
   })
   .meta({ id: 'AccountDefaults' });
 
@@ -42,5 +44,6 @@ export function newAccountDefaults(
     warmupSteps: DEFAULT_WARMUP_STEPS.map((s) => ({ ...s })),
     optOutKeywords: defaultOptOutKeywords(platform),
     typing: defaultTyping(platform),
+    limitSettings: limitSettings(),
   };
 }

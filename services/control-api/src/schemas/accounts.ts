@@ -1,4 +1,5 @@
 import { DEFAULT_COOLING, effectivePerMinute, paceFactorAt, restrictionWords, warmupCapToday, type CoolingSettings } from '@metronome/core';
+import { limitInputs, limitValuesView, limitViews } from './account-limits.js';
 import type { AccountRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, text, time, timeInput } from './common.js';
@@ -90,6 +91,7 @@ const common = {
   optOutKeywords: optOutKeywords.optional().describe('default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http'),
   typing: typing.nullable().optional().describe('default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only'),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
+  ...limitInputs('default none'),
 };
 
 // Settling `unknown` (CONTRACT §3, accounts; §5): true only when the platform really drops a
@@ -131,6 +133,7 @@ export const patchAccountBody = z.strictObject({
   warmup: warmupInput.nullable().optional().describe('null: none; a new object replaces the warm-up (startedAt defaults to now)'),
   optOutKeywords: optOutKeywords.optional().describe('replaces the list; [] = off'),
   typing: typing.nullable().optional().describe('null: none'),
+  ...limitInputs('null: none'),
   platformDeduplicates: platformDeduplicates.optional().describe('http only'),
   proxy: proxyInput
     .nullable()
@@ -196,6 +199,7 @@ export const account = z
       .nullable(),
     optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
+    ...limitViews(),
     platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),
     receipts: z
       .enum(['supported', 'unsupported'])
@@ -268,6 +272,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     },
     optOutKeywords: a.optOutKeywords,
     typing: a.typing,
+    ...limitValuesView(a.limits),
     platformDeduplicates: a.platformDeduplicates,
     receipts: a.platform === 'telegram' ? 'unsupported' : 'supported',
     directory: directoryStateView(a.directory),

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, type Waiting } from '@metronome/core';
+import { RUN_STATUSES, WAITING_REASONS, type Waiting, type WaitingReason } from '@metronome/core';
 import type { RunCounts, RunRow, TargetRow } from '@metronome/db';
 import { z } from 'zod';
 import { chatId, id, iso, isoOrNull, pageOf, pageQuery, threadId, time } from './common.js';
@@ -27,22 +27,7 @@ export const counts = z
 export const waiting = z
   .object({
     reason: z
-      .enum([
-        'scheduled',
-        'window_closed',
-        'interval_gate',
-        'pace',
-        'flood_wait',
-        'slow_mode',
-        'account_busy',
-        'cap',
-        'retry_backoff',
-        'account_unavailable',
-        'queue',
-        'cooling',
-        'proxy_failed',
-        'new_chat_limit',
-      ])
+      .enum(WAITING_REASONS as readonly [WaitingReason, ...WaitingReason[]])
       .describe('what holds it; CONTRACT §3 lists each reason and their precedence'),
     until: time.nullable().describe('when the hold ends; null when not known'),
     detail: z.string().describe("one plain sentence, times in the campaign's timezone"),
