@@ -34,10 +34,7 @@ interface Hit {
   chat_id: string;
 }
 
-/**
- * Receipts onto targets (migrations/0022), matched by message id and chat to a `sent` target of the
- * account's runs. Times only move earlier, a read is a delivery too, a group member counts once.
- */
+/** Receipts onto `sent` targets by message id and chat (migrations/0022): times only move earlier; a group member counts once. */
 export class ReceiptRepository {
   constructor(private readonly db: Kysely<DB>) {}
 

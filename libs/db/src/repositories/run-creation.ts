@@ -8,8 +8,7 @@ import type { CampaignAdvance, FirstRun, NewRun, RunIds, RunPlan } from './run-s
 
 export type { NewRun, RunIds } from './run-shapes.js';
 
-// Every run is created here: the tick's and the instant start's (createDueRuns), a new campaign's first
-// (runInserts in CampaignRepository.create), run now (insertRuns), a test send (insertTestRun).
+// Every run is created here: tick and instant start (createDueRuns), first run (runInserts), run now, test send.
 
 /** Inserts runs and their targets in one statement; a run refused by the one-per-occurrence or one-open-run index is not created. The ids created. */
 export async function insertRuns(db: Kysely<DB> | Transaction<DB>, runs: NewRun[]): Promise<string[]> {
@@ -34,10 +33,7 @@ export function planDueRun(c: DueCampaign, now: Date, jitterMs: number, ids: Run
   return plan.kind === 'run' ? { ...occurrenceRun(c, plan, ids.runId, ids.jobId), plan } : null;
 }
 
-/**
- * The API's instant start in the transaction that saved the campaign: the tick's due query, planDueRun and
- * createDueRuns. Null when not due, no run planned, or the occurrence has its run already.
- */
+/** The API's instant start, in the transaction that saved the campaign, through the tick's due query, plan and statement. */
 export async function createDueRun(
   trx: Transaction<DB>,
   campaignId: string,
@@ -67,10 +63,9 @@ export async function insertTestRun(
 }
 
 /**
- * insertRuns' statement as CTEs (`created`: the runs created), for a statement that writes more;
- * `campaigns` is the table or a campaign insert's returned rows. A run's chats are its inline targets and
- * its audiences' members now, each once (a topic member only on Telegram), each held by its interval
- * gate (migrations/0002) unless the run ignores it; directory built-ins go under their variables.
+ * insertRuns' statement as CTEs (`created`), for a statement writing more; `campaigns`: the table or an insert's rows.
+ * Chats: inline targets and audience members now, each once (topics on Telegram only), held by their interval gate
+ * (migrations/0002) unless ignored; directory built-ins under their own variables.
  */
 export function runInserts(runs: NewRun[], campaigns: RawBuilder<unknown> = sql`campaigns`): RawBuilder<unknown> {
   const builtins = runs.map((r) => partsUseBuiltins(r.parts));

@@ -27,11 +27,9 @@ export interface RunIds {
 export interface CampaignAdvance {
   id: string;
   nextRunAt: Date | null;
-  /** false when a once-campaign has run: it becomes inactive */
   active: boolean;
   /** occurrences passed over without a run, added to the campaign's skipped_count */
   skipped: number;
-  /** the latest of them; null keeps the campaign's last_skipped_at */
   lastSkippedAt: Date | null;
   catchUpThrough: Date | null;
 }

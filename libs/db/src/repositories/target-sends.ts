@@ -37,13 +37,11 @@ export type TargetSettlement =
   | { status: 'failed' | 'unknown'; errorCode: string; errorMessage: string; countAttempt: boolean };
 
 export interface ClaimResult {
-  /** the target keys of the delivered targets written (leases still held) */
   settled: Set<string>;
   claimed: ClaimedTarget[];
   firstSend: boolean;
 }
 
-/** One job's part of a claim statement: its run, its answers, its lanes. */
 export interface ClaimRequest {
   runId: string;
   owner: string;
@@ -55,18 +53,15 @@ export interface ClaimRequest {
 }
 
 /**
- * The sender's writes to run_targets while it holds their leases, each fenced by the lease owner.
- * `send_started_at` is set only just before a part's request and cleared by its answer, so a lease
- * that expires without it was never at the platform (back to `pending`), and `unknown` means one thing.
+ * The sender's writes to run_targets, each fenced by the lease owner. `send_started_at` is set just before a part's
+ * request and cleared by its answer: a lease expiring without it never reached the platform (`unknown` means one thing).
  */
 export class TargetSendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * The hot path in one round trip for several jobs: each job's delivered targets written `sent` (lease
-   * held) and up to `limit` due targets of its running run claimed; with `sending`, claims are stamped as
-   * begun and each run's first send with them. The claim sees the statement's snapshot, so never takes a
-   * target it just settled. Results in the order of `requests`.
+   * The hot path for several jobs in one round trip: delivered targets written `sent`, up to `limit` due targets of each
+   * running run claimed (with `sending`: stamped begun, with the run's first send). Results in the order of `requests`.
    */
   async settleSentAndClaimMany(requests: ClaimRequest[], now: Date, sending: boolean): Promise<ClaimResult[]> {
     const sent = requests.flatMap((r) => r.sent.map((s) => ({ ...s, runId: r.runId, owner: r.owner })));
@@ -141,9 +136,8 @@ export class TargetSendRepository {
   }
 
   /**
-   * The job's last write in one statement: its delivered targets as `sent`, the run's counts (only
-   * when next due, while one is pending), the account's health with `health`, and with `finish` a run
-   * whose every target is sent finished `success`.
+   * The job's last write in one statement: delivered targets `sent`, the run's counts, the account's `health`; with
+   * `finish`, a run whose every target is sent finished `success`.
    */
   async settleSentAndCount(
     runId: string,
@@ -226,10 +220,7 @@ export class TargetSendRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /**
-   * Gives back every target `owner` holds in this run, but `except`: `pending` again, due at once. Only
-   * after a claim whose answer was lost; `except` are requests written and not recorded, left to expire.
-   */
+  /** Gives back the targets `owner` holds in this run but `except` (requests written, answers lost), after a lost claim answer. */
   async releaseClaims(runId: string, owner: string, except: string[], now: Date): Promise<number> {
     const result = await this.db
       .updateTable('run_targets')
@@ -243,9 +234,8 @@ export class TargetSendRepository {
   }
 
   /**
-   * The platform moved a chat to a new id (a Telegram group became a supergroup), while `owner` holds
-   * the lease: the target is renamed and `pending` again ('moved'), or `skipped` when the new id already
-   * is a target ('skipped'); the campaign's targets follow. 'lost' when the lease was lost.
+   * The platform moved a chat to a new id (a group became a supergroup): the held target renamed and `pending` again
+   * ('moved'), or `skipped` when the new id is a target already ('skipped'); the campaign follows. 'lost': lease lost.
    */
   async moveTarget(
     runId: string,
