@@ -46,3 +46,4 @@ export * from './proxy.js';
 export * from './new-chat-limits.js';
 export * from './forum-topic.js';
 export { telegramAddressOf, telegramChatIdOf, type TelegramAddress, type TelegramPeer, type TelegramPeerStore } from './telegram-peer.js';
+export * from './account-spread.js';

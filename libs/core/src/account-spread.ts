@@ -1,0 +1,73 @@
+/** What one sender sees when it decides which always-connected accounts to hold (issue 53). */
+export interface SpreadView {
+  /** this sender's id */
+  me: string;
+  /** the live senders (heartbeats), this one included */
+  senders: readonly string[];
+  /** the accounts that should be connected somewhere */
+  accounts: readonly string[];
+  /** each account's holder by its lease, as a sender id; absent: nobody holds it */
+  holders: ReadonlyMap<string, string>;
+  /** the accounts whose connection this sender has open or opening */
+  held: ReadonlySet<string>;
+  /** held accounts a send is using now: never let go */
+  busy: ReadonlySet<string>;
+  /** the most accounts this pass may let go to others (closing, not counting accounts no longer listed) */
+  maxMoves: number;
+}
+
+export interface SpreadPlan {
+  /** free accounts to open, best first */
+  take: string[];
+  /** held accounts to close, their leases let go for another sender to take */
+  letGo: string[];
+  /** accounts each sender should hold: ceil(accounts / senders) */
+  share: number;
+}
+
+/** How far past its share a sender may hold before it hands accounts over: slack against churn. */
+export const SPREAD_SLACK = 0.1;
+
+/**
+ * Which accounts this sender takes and lets go. Each sender holds up to its share; one above it
+ * by more than the slack lets the excess go to senders below theirs, and the free accounts are
+ * taken by senders below their share. Only free leases are taken: an account moves by its holder
+ * closing first, never by two connections at once. Each sender tries free accounts in an order
+ * of its own (a hash with its id), so two rarely reach for the same one.
+ */
+export function planSpread(v: SpreadView): SpreadPlan {
+  const senders = new Set(v.senders).add(v.me);
+  const listed = new Set(v.accounts);
+  const share = Math.ceil(listed.size / senders.size);
+  const letGo = [...v.held].filter((a) => !listed.has(a) && !v.busy.has(a));
+  const mine = [...v.held].filter((a) => listed.has(a));
+
+  const counts = new Map<string, number>([...senders].map((s) => [s, 0]));
+  for (const [account, holder] of v.holders) if (listed.has(account) && counts.has(holder) && holder !== v.me) counts.set(holder, counts.get(holder)! + 1);
+  const deficit = [...counts].reduce((sum, [s, n]) => (s === v.me ? sum : sum + Math.max(0, share - n)), 0);
+  const surplus = mine.length - share;
+  if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0) {
+    const movable = mine.filter((a) => !v.busy.has(a)).sort(byRank(v.me));
+    letGo.push(...movable.slice(Math.max(0, movable.length - Math.min(surplus, deficit, v.maxMoves))));
+  }
+
+  // up to the even floor first; past it only while no other sender is below its floor
+  const floor = Math.floor(listed.size / senders.size);
+  const othersShort = [...counts].some(([s, n]) => s !== v.me && n < floor);
+  const room = (othersShort ? floor : share) - mine.length;
+  const free = room > 0 ? v.accounts.filter((a) => !v.holders.has(a) && !v.held.has(a)).sort(byRank(v.me)) : [];
+  return { take: free.slice(0, Math.max(0, room)), letGo, share };
+}
+
+/** This sender's order of accounts: its best first (kept longest, taken first). */
+function byRank(me: string): (a: string, b: string) => number {
+  const rank = new Map<string, number>();
+  const of = (account: string) => rank.get(account) ?? rank.set(account, fnv1a(`${me}|${account}`)).get(account)!;
+  return (a, b) => of(a) - of(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
