@@ -1,7 +1,6 @@
 import type { OccurrencePlan } from '@metronome/core';
 import type { MessagePart, RunTrigger } from '../types.js';
 
-
 /** One run to create: the occurrence of a campaign, with its parts snapshot and window. */
 export interface NewRun {
   id: string;
