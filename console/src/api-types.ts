@@ -1184,6 +1184,12 @@ export interface components {
                 charsPerSecond: number;
                 maxSeconds: number;
             } | null;
+            /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; null: none */
+            chatCap: {
+                count: number;
+                /** @enum {string} */
+                per: "day" | "week";
+            } | null;
             /** @description *(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key */
             platformDeduplicates: boolean;
             /**
@@ -1431,7 +1437,7 @@ export interface components {
              * @description what holds it; CONTRACT §3 lists each reason and their precedence
              * @enum {string}
              */
-            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling" | "proxy_failed" | "new_chat_limit";
+            reason: "scheduled" | "window_closed" | "interval_gate" | "pace" | "flood_wait" | "slow_mode" | "account_busy" | "cap" | "retry_backoff" | "account_unavailable" | "queue" | "cooling" | "proxy_failed" | "new_chat_limit" | "chat_cap";
             /** @description when the hold ends; null when not known */
             until: string | null;
             /** @description one plain sentence, times in the campaign's timezone */
@@ -2092,6 +2098,12 @@ export interface operations {
                      * @description admin only: the tenant that owns the account
                      */
                     tenantId?: string;
+                    /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; default none */
+                    chatCap?: {
+                        count: number;
+                        /** @enum {string} */
+                        per: "day" | "week";
+                    } | null;
                 } | {
                     /** @enum {string} */
                     platform: "telegram";
@@ -2138,6 +2150,12 @@ export interface operations {
                      * @description admin only: the tenant that owns the account
                      */
                     tenantId?: string;
+                    /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; default none */
+                    chatCap?: {
+                        count: number;
+                        /** @enum {string} */
+                        per: "day" | "week";
+                    } | null;
                 } | {
                     /** @enum {string} */
                     platform: "whatsapp";
@@ -2181,6 +2199,12 @@ export interface operations {
                      * @description admin only: the tenant that owns the account
                      */
                     tenantId?: string;
+                    /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; default none */
+                    chatCap?: {
+                        count: number;
+                        /** @enum {string} */
+                        per: "day" | "week";
+                    } | null;
                 } | {
                     /** @enum {string} */
                     platform: "telegram_user";
@@ -2224,6 +2248,12 @@ export interface operations {
                      * @description admin only: the tenant that owns the account
                      */
                     tenantId?: string;
+                    /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; default none */
+                    chatCap?: {
+                        count: number;
+                        /** @enum {string} */
+                        per: "day" | "week";
+                    } | null;
                 };
             };
         };
@@ -2480,6 +2510,12 @@ export interface operations {
                         charsPerSecond: number;
                         /** @description the longest typing before one message; a media without caption types 1.5 s */
                         maxSeconds: number;
+                    } | null;
+                    /** @description *(extension)* at most `count` messages to one chat in any rolling day or week, whichever campaigns send; a chat over it waits; null: none */
+                    chatCap?: {
+                        count: number;
+                        /** @enum {string} */
+                        per: "day" | "week";
                     } | null;
                     /** @description http only */
                     platformDeduplicates?: boolean;

@@ -1,6 +1,18 @@
-import { gateLimit, gateLimits, gcraFreeAt, HOLD_CLASSES, holdCode, LIMITS, limitFreeTimes, limitsOfPhase, WAITING_REASONS } from './limits.js';
+import {
+  chatWindows,
+  gateLimit,
+  gateLimits,
+  gcraFreeAt,
+  HOLD_CLASSES,
+  holdCode,
+  LIMIT_SETTINGS,
+  LIMITS,
+  limitFreeTimes,
+  limitsOfPhase,
+  WAITING_REASONS,
+} from './limits.js';
 import { at, factsFrom, NOW } from './run-facts.fixture.js';
-import { explainRun, explainTarget } from './run-waiting.js';
+import { explainRun, explainTarget, targetHold } from './run-waiting.js';
 
 // The list of limits is what both the gate and the `waiting` explanation read: each answer
 // below comes from one entry of LIMITS.
@@ -20,7 +32,7 @@ describe('the list of limits', () => {
   it('gives the contract its reasons in their order, and each coded hold its limit', () => {
     expect(WAITING_REASONS.slice(0, 4)).toEqual(['scheduled', 'window_closed', 'interval_gate', 'pace']);
     expect(new Set(WAITING_REASONS).size).toBe(WAITING_REASONS.length);
-    expect(HOLD_CLASSES.map((c) => c.kind)).toEqual(['slow_mode', 'new_chat_limit']);
+    expect(HOLD_CLASSES.map((c) => c.kind)).toEqual(['slow_mode', 'new_chat_limit', 'chat_cap']);
     expect(holdCode('new_chat_limit')).toBe('new_chats_refused');
     expect(holdCode('pace')).toBeNull();
   });
@@ -76,5 +88,29 @@ describe('the list of limits', () => {
     const run = explainRun(f, NOW);
     const target = { status: 'pending', attempts: 0, errorCode: null, nextAttemptAt: at('03:10:00') };
     expect(explainTarget(target, run, f, NOW)?.reason).toBe('cooling');
+  });
+});
+
+describe('chatCap: a per-chat cap across campaigns, one entry', () => {
+  it('is an account setting of a count and a day or a week, reserved with each chat as a rolling window', () => {
+    expect(LIMIT_SETTINGS.map((x) => x.field)).toEqual(['chatCap']);
+    expect(chatWindows({ limits: { chatCap: { count: 2, per: 'day' } } })).toEqual([{ key: 'chat_cap', count: 2, windowMs: 86_400_000 }]);
+    expect(chatWindows({ limits: { chatCap: { count: 5, per: 'week' } } })).toEqual([{ key: 'chat_cap', count: 5, windowMs: 7 * 86_400_000 }]);
+    expect(chatWindows({ limits: {} })).toEqual([]);
+    expect(chatWindows({})).toEqual([]);
+  });
+
+  it('holds only its chat: the gate puts the target back with code chat_cap, and waiting says chat_cap', () => {
+    expect(gateLimit('chat_cap')).toMatchObject({ key: 'chat_cap', gate: 'chat', waiting: 'chat_cap' });
+    expect(holdCode('chat_cap')).toBe('chat_cap');
+    expect(targetHold({ attempts: 0, errorCode: 'chat_cap' })).toBe('chat_cap');
+    const f = facts({ due: 0, pending: 3, holds: { chat_cap: { count: 3, first: at('04:00:00'), last: at('05:00:00') } } });
+    expect(explainRun(f, NOW)).toEqual({
+      reason: 'chat_cap',
+      until: at('04:00:00'),
+      detail: "3 chats held from 12:00 to 13:00 by the account's cap on messages to one chat (chatCap), whichever campaign sends.",
+    });
+    const target = { status: 'pending', attempts: 0, errorCode: 'chat_cap', nextAttemptAt: at('04:00:00') };
+    expect(explainTarget(target, null, f, NOW)).toMatchObject({ reason: 'chat_cap', until: at('04:00:00') });
   });
 });

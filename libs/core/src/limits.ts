@@ -2,6 +2,7 @@ import type { AccountLimitSettings, ChatWindow, Held, LimitSetting, LimitState }
 import { COOLING, FLOOD_WAIT, PROXY } from './limits-account.js';
 import { NEW_CHAT_LIMIT, SLOW_MODE } from './limits-chat.js';
 import { CAP, CHAT_PACE, HUMAN_GAP, PACE, WARMUP } from './limits-pace.js';
+import { CHAT_CAP } from './limits-chat-cap.js';
 import { sendLimits, type SendLimits } from './send-safety.js';
 import { effectiveDailyCap } from './warmup.js';
 
@@ -15,7 +16,7 @@ export { gcraFreeAt } from './limits-pace.js';
  * by it and the `waiting` view (run-waiting.ts) explains by it. The explanation's order among
  * the limits of one phase is this list's order; a hold's kind is the first whose codes match.
  */
-export const LIMITS = [COOLING, PROXY, CAP, WARMUP, HUMAN_GAP, PACE, CHAT_PACE, SLOW_MODE, FLOOD_WAIT, NEW_CHAT_LIMIT] as const;
+export const LIMITS = [COOLING, PROXY, CAP, WARMUP, HUMAN_GAP, PACE, CHAT_PACE, SLOW_MODE, FLOOD_WAIT, NEW_CHAT_LIMIT, CHAT_CAP] as const;
 
 export type LimitKey = (typeof LIMITS)[number]['key'];
 type LimitReason = NonNullable<(typeof LIMITS)[number]['waiting']>;
