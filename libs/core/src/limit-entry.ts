@@ -6,19 +6,14 @@ import { chats, localTime } from './waiting-words.js';
 /** One limit's answer to "why is it waiting" (limits.ts `Waiting`, with the limit's own reason). */
 export interface Held<R extends string = string> {
   reason: R;
-  /** when the hold ends, when that is known */
   until: Date | null;
-  /** one plain sentence, times in the campaign's timezone */
   detail: string;
 }
 
-/** What Redis holds of an account's limits, read by name (libs/redis `readLimitStates`); 0: nothing held. */
+/** What Redis holds of an account's limits (libs/redis `readLimitStates`): GCRA TAT, gap end, cap end, ms; 0: none. */
 export interface LimitState {
-  /** the account's GCRA theoretical arrival time, ms */
   paceTat: number;
-  /** the earliest next send by the human gap, ms */
   gapAt: number;
-  /** when a met hourly or daily cap frees a slot, ms */
   capFreeAt: number;
   locked: boolean;
 }
@@ -37,7 +32,6 @@ export interface AccountLimitSettings {
 
 /** A rolling window over the account's messages to one chat, reserved with that chat (libs/redis ChatLimits). */
 export interface ChatWindow {
-  /** the limit's key: a reservation refused by this window names it (`limitedBy`) */
   key: string;
   count: number;
   windowMs: number;
@@ -56,29 +50,21 @@ export interface LimitSetting {
   parts: readonly SettingPart[];
 }
 
-/** What a hold's sentence reads. */
 export type HoldFacts = Pick<RunFacts, 'timezone' | 'everySeconds'> & { account?: Pick<RunFacts['account'], 'newChatHold'> };
 
 /**
- * One limit on an account's sends: how the gate enforces it (its reservation's arguments, what
- * a refusal naming it does), when it frees (read from Redis, the account or the run), and its
- * explanation. `phase`: where the explanation places it (`run` stops every chat before the
- * account's state is told, `connection` and `platform` after it, `due` holds chats due now).
+ * One limit: `gate` (a refusal holds its chat, put back with `hold.codes[0]`, or ends the job), `chatWindow` (reserved with
+ * each chat from `setting`), `freeAt` (its end in Redis, as the pace scripts compute it, into `fact`), `phase`/`explain`.
  */
 export interface Limit<K extends string = string, R extends string = string> {
   key: K;
   waiting: R | null;
-  /** a refusal naming it: only its chat waits (`chat`), or the job ends until it frees (`job`) */
   gate: 'chat' | 'job' | null;
   phase: 'run' | 'connection' | 'platform' | 'due' | null;
-  /** a chat it holds keeps its target pending with one of these codes (`hold.codes[0]` by the gate) */
   hold?: { codes: readonly string[]; sentence: (held: string, f: HoldFacts, now: Date) => string };
   setting?: LimitSetting;
-  /** the window the gate reserves with each chat, from the account's value of `setting` */
   chatWindow?: (value: unknown) => ChatWindow | null;
-  /** when it frees by what Redis holds, ms (0: free), computed as the pace scripts compute it */
   freeAt?: (s: LimitState, pace: { perMinute: number; burst: number }) => number;
-  /** the run fact `freeAt` fills */
   fact?: 'paceFreeAt' | 'gapFreeAt' | 'capFreeAt';
   explain?: (f: RunFacts, now: Date) => Held<R> | null;
 }

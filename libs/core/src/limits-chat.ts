@@ -3,13 +3,9 @@ import { NEW_CHAT_HOLD_CODES } from './new-chat-limits.js';
 
 // The limits that hold one chat, its target kept pending with the limit's code until it frees.
 
-/**
- * Error codes the transports give a `chat-wait` (only that chat waits): the HTTP platform's
- * `slow_mode` and Telegram's per-group `chat_flood_wait`. Kept in step with libs/transports.
- */
+/** The transports' `chat-wait` codes: the HTTP platform's slow mode, Telegram's per-group flood wait. */
 export const CHAT_WAIT_CODES: readonly string[] = ['slow_mode', 'chat_flood_wait'];
 
-/** A chat's slow mode, or a platform's wait on one group. */
 export const SLOW_MODE = limit({
   key: 'slow_mode',
   waiting: 'slow_mode',
@@ -18,10 +14,7 @@ export const SLOW_MODE = limit({
   hold: { codes: CHAT_WAIT_CODES, sentence: (held) => `${held} by the chats' slow mode.` },
 });
 
-/**
- * WhatsApp's holds on new chats (new-chat-limits.ts: a 463, the reach-out time lock, the
- * new-chat cap), held in PostgreSQL and met by the transport before a send.
- */
+/** WhatsApp's holds on new chats (new-chat-limits.ts), held in PostgreSQL, met by the transport. */
 export const NEW_CHAT_LIMIT = limit({
   key: 'new_chat_limit',
   waiting: 'new_chat_limit',

@@ -11,11 +11,7 @@ export { withFit } from './limit-entry.js';
 export { CHAT_WAIT_CODES } from './limits-chat.js';
 export { gcraFreeAt } from './limits-pace.js';
 
-/**
- * Every limit on an account's sends, one entry each (limit-entry.ts): the sender's gate reserves
- * by it and the `waiting` view (run-waiting.ts) explains by it. The explanation's order among
- * the limits of one phase is this list's order; a hold's kind is the first whose codes match.
- */
+/** Every limit, one entry each: the gate reserves by it, `waiting` explains by it, in this order. */
 export const LIMITS = [COOLING, PROXY, CAP, WARMUP, HUMAN_GAP, PACE, CHAT_PACE, SLOW_MODE, FLOOD_WAIT, NEW_CHAT_LIMIT, CHAT_CAP] as const;
 
 export type LimitKey = (typeof LIMITS)[number]['key'];
@@ -25,7 +21,6 @@ type LimitReason = NonNullable<(typeof LIMITS)[number]['waiting']>;
 export type WaitingReason = 'scheduled' | 'window_closed' | 'interval_gate' | 'account_busy' | 'retry_backoff' | 'account_unavailable' | 'queue' | LimitReason;
 export type Waiting = Held<WaitingReason>;
 
-/** The holds a pending target can carry by itself (its `next_attempt_at` lies ahead). */
 export type TargetHold = 'interval_gate' | 'retry_backoff' | LimitReason;
 
 /** Every reason `waiting` may give, for the API's schema: the contract's first fourteen in their order, then the limits' since. */
@@ -50,7 +45,6 @@ export function gateLimit(limitedBy: string): (typeof LIMITS)[number] {
   return found;
 }
 
-/** The limits of one phase that explain a run, in order. */
 export function limitsOfPhase(phase: 'run' | 'connection' | 'platform' | 'due'): readonly (typeof LIMITS)[number][] {
   return LIMITS.filter((l) => l.phase === phase);
 }

@@ -10,12 +10,7 @@ import { chats, intervalWords, localTime } from './waiting-words.js';
 export type { HoldGroup, RunFacts } from './run-facts.js';
 export type { TargetHold, Waiting, WaitingReason } from './limits.js';
 
-/**
- * What holds a pending target whose next attempt lies ahead, from what the sender wrote on it:
- * a limit's hold code (HOLD_CLASSES) → that limit; attempts counted → a retry after an error;
- * another code with no attempt → the account's wait (put back without an attempt); no code and
- * no attempt → the interval gate (migrations/0002 `interval_gate`). libs/db counts by the same rules.
- */
+/** A held target's kind: a limit's hold code, else retry (attempts), flood wait (a code), interval gate; libs/db counts alike. */
 export function targetHold(t: { attempts: number; errorCode: string | null }): TargetHold {
   const coded = t.errorCode === null ? undefined : HOLD_CLASSES.find((c) => c.codes.includes(t.errorCode!));
   if (coded) return coded.kind;
@@ -25,14 +20,8 @@ export function targetHold(t: { attempts: number; errorCode: string | null }): T
 }
 
 /**
- * Why the run is where it is, or null when nothing holds it (it is sending, or finished, or an
- * operator paused it: `pausedReason` says so). Precedence, first match wins; the holds of the
- * whole run come first, because while one lasts no chat moves, whatever holds it besides:
- * paused runs: window_closed, account_unavailable (as paused);
- * open runs: scheduled → `run` limits (cooling) → account_unavailable → `connection` limits
- * (proxy_failed) → window_closed → `platform` limits (flood_wait) → (chats due now) account_busy
- * → the `due` limit that frees last (cap, human gap, pace) → queue; (no chat due) the hold that
- * frees a chat first (ties in HOLD_ORDER).
+ * Why the run waits, or null; first match wins: (paused) window, account; scheduled → `run` limits → account_unavailable →
+ * `connection` limits → window → `platform` limits → (due) account_busy → the `due` limit freeing last → queue; else the first hold to free.
  */
 export function explainRun(f: RunFacts, now: Date): Waiting | null {
   const t = now.getTime();
@@ -67,10 +56,7 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   return explainHolds(f, now);
 }
 
-/**
- * A paused run waits for the window (and the operator, unless auto-resume) or for its account.
- * A window-paused run's sentence ends with the bottleneck of the opening that closed.
- */
+/** A paused run waits for the window (with the bottleneck of the opening that closed) or its account. */
 function explainPaused(f: RunFacts, now: Date): Waiting | null {
   if (f.pausedReason === 'window_closed') {
     const opens = placeInWindow(now, f.window, f.timezone).startAt;
@@ -165,10 +151,7 @@ export function holdSentence(kind: TargetHold, g: HoldGroup, f: HoldFacts, now: 
   return limit?.hold ? limit.hold.sentence(held, f, now) : `${held}.`;
 }
 
-/**
- * One pending target's hold: its own, or the run's when that stops every chat (scheduled, window,
- * account) and ends later or at an unknown time. A due target waits for what the run waits for.
- */
+/** A pending target's hold: its own, or the run's when that stops every chat and ends later (or unknown). */
 export function explainTarget(
   target: { status: string; attempts: number; errorCode: string | null; nextAttemptAt: Date | null },
   run: Waiting | null,
@@ -190,8 +173,6 @@ export function explainTarget(
   return own;
 }
 
-// The holds of the whole run; the others (pace, queue, account_busy, and the run's account of
-// its chats' own holds) only concern the chats that are due.
 function stopsEveryChat(run: Waiting, f: Pick<RunFacts, 'account'>, now: Date): boolean {
   if (run.reason === 'scheduled' || run.reason === 'window_closed' || run.reason === 'account_unavailable') return true;
   if (run.reason === 'flood_wait') return (f.account.blockedUntil?.getTime() ?? 0) > now.getTime();

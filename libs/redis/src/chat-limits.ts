@@ -9,7 +9,6 @@ export interface ChatWindowArgs {
   windowMs: number;
 }
 
-/** One message to a chat as PostgreSQL recorded it: its run and when. */
 export interface ChatSend {
   chatId: string;
   runId: string;
@@ -19,7 +18,7 @@ export interface ChatSend {
 /** A chat's reservation: reserved, or the window (`limitedBy`: its limit's key) that frees a message in `waitMs`. */
 export type ChatReservation = { reserved: true } | { reserved: false; limitedBy: string; waitMs: number } | { reserved: false; lockLost: true };
 
-/** How long a chat's messages are kept: the longest chat window a limit may set (a week). */
+/** The longest chat window a limit may set. */
 export const CHAT_SENDS_KEEP_MS = 7 * 86_400_000;
 const SEED_CHUNK = 200;
 
