@@ -1,10 +1,12 @@
 import {
   afterWrite,
+  chatWindows,
   DAY_MS,
   drawSendDelayMs,
   gateLimit,
   gateLimits,
   GroupCommit,
+  holdCode,
   pacedPerMinute,
   SEND_GAP_MARGIN_MS,
   writeWaitMs,
@@ -182,9 +184,26 @@ export class JobPace {
     return { go: true, at: now + result.waitMs };
   }
 
-  async chatNow(chatId: string): Promise<{ ok: true } | { ok: false; until: number }> {
-    if (this.chatPerMinute <= 0) return { ok: true };
+  /** Takes the chat's limits for a send whose account slot was reserved before its chat was known (a claim): its caps' windows, its pace. */
+  async chatNow(chatId: string): Promise<{ ok: true } | { ok: false; until: number; code?: string | null }> {
     const now = this.deps.clock.now();
+    const windows = chatWindows(this.run.account);
+    if (windows.length > 0) {
+      const id = this.run.account.id;
+      const held = await this.deps.pace.chats
+        .reserve(id, this.token, now, chatId, this.run.runId, windows, (since) => this.deps.repo.accounts.chatSends(id, since))
+        .catch((error: unknown) => {
+          if (!isTransientDbError(error)) throw error;
+          this.stop.with('storage');
+          return { reserved: false as const, lockLost: true as const };
+        });
+      if ('lockLost' in held) {
+        this.stop.with('lock-lost');
+        return { ok: false, until: now };
+      }
+      if (!held.reserved) return { ok: false, until: now + held.waitMs, code: holdCode(held.limitedBy) };
+    }
+    if (this.chatPerMinute <= 0) return { ok: true };
     const result = await this.deps.pace.reserveChat(this.run.account.id, this.token, now, { chatId, perMinute: this.chatPerMinute }, 0);
     if ('lockLost' in result) {
       this.stop.with('lock-lost');

@@ -196,7 +196,7 @@ async function sendChat(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget, 
     if (!chat.ok) {
       // only this chat's pace holds it (the account slot is spent, which only slows the account)
       await upload?.settle(null);
-      return writes.release(target, chat.until);
+      return writes.release(target, chat.until, chat.code ?? null);
     }
   }
   return sendParts(deps, ctx, target, 0, first);
