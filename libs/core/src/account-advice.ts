@@ -1,8 +1,4 @@
-/**
- * What an operator does to bring an account back, by platform: the end of a paused run's
- * summary. A WhatsApp number is paired again, a Telegram bot gets a new token, an account that
- * was disabled is enabled.
- */
+/** What an operator does to bring an account back, by platform: the end of a paused run's summary. */
 export function accountAdvice(platform: string, accountId: string, status: string, code?: string): string {
   const why = code ? ` (${code})` : '';
   if (status === 'cooling' && code === 'restricted' && platform === 'telegram_user')

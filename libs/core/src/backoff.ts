@@ -1,8 +1,4 @@
-/**
- * Delay before retry number `attempt` (1-based): exponential from `baseMs`, capped at `maxMs`,
- * with "equal jitter" (half fixed, half random) so retries of many chats do not line up.
- * `random` is injected so tests are deterministic.
- */
+/** Delay before retry `attempt` (1-based): exponential from `baseMs`, capped at `maxMs`, with equal jitter so many chats' retries do not line up. */
 export function retryDelayMs(attempt: number, random: () => number = Math.random, baseMs = 1000, maxMs = 300_000): number {
   const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(exp / 2 + (exp / 2) * random());

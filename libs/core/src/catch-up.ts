@@ -1,10 +1,6 @@
 import { followingOccurrence, type Schedule } from './schedule.js';
 
-/**
- * What a campaign does with occurrences the scheduler reaches late (it was down, or the
- * campaign's previous run was still open): `skip` runs none of them, only occurrences reached
- * on time; `latest` runs the latest one; `all` runs each (at most CATCH_UP_ALL_LIMIT), in order.
- */
+/** Occurrences the scheduler reaches late: `skip` runs none, `latest` the latest, `all` each in order (at most CATCH_UP_ALL_LIMIT). */
 export type CatchUpPolicy = 'skip' | 'latest' | 'all';
 
 export const CATCH_UP_POLICIES: readonly CatchUpPolicy[] = ['skip', 'latest', 'all'];
@@ -17,17 +13,11 @@ export interface CatchUp {
 
 export const DEFAULT_CATCH_UP: CatchUp = { policy: 'latest', maxLatenessSeconds: null };
 
-/** The largest lateness accepted, and the cap of the default: one day. */
 export const MAX_LATENESS_SECONDS = 86_400;
 
-/** At most this many runs wait in one campaign's catch-up under `all`; older occurrences are skipped. */
 export const CATCH_UP_ALL_LIMIT = 100;
 
-/**
- * Under `skip`, how late an occurrence may be reached and still count as on time: a running
- * scheduler reaches each occurrence within a tick or two, a stopped one not at all. Never more
- * than the campaign's lateness limit.
- */
+/** Under `skip`, how late an occurrence may be reached and still be on time: a running scheduler reaches each within a tick or two. */
 export const ON_TIME_MS = 10_000;
 
 /** Why an occurrence was not turned into a run (label of metronome_occurrences_skipped_total). */
@@ -47,10 +37,7 @@ export function totalSkipped(s: SkipCounts): number {
 
 const DAY_MS = MAX_LATENESS_SECONDS * 1000;
 
-/**
- * How late occurrence `at` may be turned into a run: the campaign's maxLatenessSeconds, else one
- * interval (for a cron, the gap from `at` to the occurrence after it), at most one day.
- */
+/** How late occurrence `at` may become a run: maxLatenessSeconds, else one interval (a cron's gap to the next), at most a day. */
 export function latenessLimitMs(catchUp: CatchUp, schedule: Schedule, at: Date, following: Date | null): number {
   if (catchUp.maxLatenessSeconds !== null) return Math.min(catchUp.maxLatenessSeconds * 1000, DAY_MS);
   if (schedule.type === 'interval') return Math.min(schedule.everySeconds * 1000, DAY_MS);
@@ -61,31 +48,20 @@ export interface CatchUpInput {
   schedule: Schedule;
   timezone: string;
   catchUp: CatchUp;
-  /** the campaign's next_run_at: its oldest occurrence not yet decided */
   dueAt: Date;
   /** occurrences up to this one were accepted by an earlier `all` catch-up: lateness no longer applies */
   acceptedThrough: Date | null;
 }
 
 export interface CatchUpDecision {
-  /** the occurrence to turn into a run now, or null when every due one is skipped */
   run: Date | null;
-  /** the campaign's next_run_at afterwards */
   next: Date | null;
   skipped: SkipCounts;
-  /** the latest occurrence skipped, if any */
   lastSkippedAt: Date | null;
-  /** the latest occurrence of a backlog `all` still has to run, else null */
   acceptedThrough: Date | null;
 }
 
-/**
- * Which of a campaign's due occurrences become runs. Pure. Walks the occurrences from `dueAt`
- * (always considered, even when the lookahead reaches it early) through `now`; each one older
- * than its lateness limit is skipped as `too_late`, and the policy picks among the rest. The
- * occurrence chosen keeps its own time as the run's scheduledAt. A once-campaign always runs
- * its one occurrence (however late it is: created late, it still runs once).
- */
+/** Which due occurrences become runs: each older than its lateness limit is skipped (`too_late`), the policy picks among the rest; a once-campaign always runs. */
 export function planCatchUp(c: CatchUpInput, now: Date): CatchUpDecision {
   const skipped = noSkips();
   if (c.schedule.type === 'once') return { run: c.dueAt, next: null, skipped, lastSkippedAt: null, acceptedThrough: null };
@@ -132,8 +108,7 @@ export function planCatchUp(c: CatchUpInput, now: Date): CatchUpDecision {
       skip('catch_up_limit', kept.slice(0, extra));
       const backlog = kept.slice(extra);
       const [first, second] = backlog;
-      // The rest wait for the campaign's run to end (one open run per campaign): next_run_at
-      // steps through them, one run per tick once the previous has ended.
+      // the rest wait for this run to end (one open run per campaign), next_run_at stepping through them
       return {
         run: first?.at ?? null,
         next: second?.at ?? upcoming,

@@ -6,7 +6,6 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** A clock tests move by hand. */
 export class ManualClock implements Clock {
   constructor(private ms: number) {}
   now(): number {

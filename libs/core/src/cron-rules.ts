@@ -2,17 +2,11 @@ import { Cron, CronPattern } from 'croner';
 import { DateTime } from 'luxon';
 import { cronClock } from './cron-clock.js';
 
-// What a campaign's cron expression must be: five fields (minute hour day-of-month month
-// day-of-week, as classic cron), never a seconds or a year field, and no two occurrences closer
-// together than the deployment's minimum interval, whatever the fields and the zone's
-// daylight-saving changes make of them. Pure: the instant the checks start from is passed in.
+// A campaign's cron: five classic fields (no seconds or year field), no two occurrences closer than the deployment's minimum, DST changes included.
 
 const FIELDS = 'minute hour day-of-month month day-of-week';
 
-/**
- * The nicknames classic cron knows, each the five fields it stands for. A Map, not an object
- * literal: any text is looked up here, and `__proto__` or `constructor` must find nothing.
- */
+/** Classic cron's nicknames. A Map, not an object literal: any text is looked up here, and `__proto__` or `constructor` must find nothing. */
 const NICKNAMES = new Map<string, string>([
   ['@yearly', '0 0 1 1 *'],
   ['@annually', '0 0 1 1 *'],
@@ -25,12 +19,9 @@ const NICKNAMES = new Map<string, string>([
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-/** how far ahead daylight-saving changes are looked for */
 const DST_HORIZON_DAYS = 366;
-/** how many matching days (or years) are compared when only days far apart could be too close */
 const DAY_HORIZON = { days: 1000, years: 8 };
 
-/** The five fields of `expression` (a nickname expanded), or null when it does not have five. */
 export function cronFields(expression: string): string[] | null {
   const trimmed = expression.trim();
   const expanded = NICKNAMES.get(trimmed.toLowerCase()) ?? trimmed;
@@ -38,7 +29,6 @@ export function cronFields(expression: string): string[] | null {
   return fields.length === 5 ? fields : null;
 }
 
-/** Why `expression` is not a five-field cron that matches a future time, or null. */
 export function cronProblem(expression: string, timezone: string, now: Date = new Date()): string | null {
   const fields = cronFields(expression);
   if (!fields) return `expected exactly five fields (${FIELDS}) or a nickname such as @hourly; seconds and years are not accepted`;
@@ -51,18 +41,7 @@ export function cronProblem(expression: string, timezone: string, now: Date = ne
   }
 }
 
-/**
- * Why occurrences of a valid five-field `expression` (see cronProblem) can fall closer together
- * than `minSeconds`, or null when they cannot. Three checks, each exact for what it covers:
- * - within a day, on the zone's wall clock: the closest two of the times of day it names
- *   (`0,1 * * * *` → 60 s; `*\/5 * * * *` → 300 s);
- * - across days: the last time of one matching day to the first of the next matching day
- *   (`0,59 0,23 * * *` → 23:59 to 00:00, 60 s), over the next 1,000 matching days (8 years at most);
- * - across every daylight-saving change of `timezone` in the next 366 days, on the real clock:
- *   the instants the schedule really fires at around the change (by the DST rule of
- *   cron-clock.ts), e.g. `2,58 1,3 * * *` in America/New_York fires at 01:58 and, the hour
- *   02:00–03:00 skipped, again 4 minutes later at 03:02.
- */
+/** Why occurrences of `expression` can fall closer than `minSeconds` (within a day, across days, around DST changes on the real clock), or null. */
 export function cronGapProblem(expression: string, timezone: string, minSeconds: number, now: Date): string | null {
   // Occurrences are whole distinct minutes: any expression keeps 60 s apart.
   if (minSeconds <= 60) return null;
@@ -97,7 +76,6 @@ export function cronGapProblem(expression: string, timezone: string, minSeconds:
   return null;
 }
 
-/** The minutes of the day (0–1439) a pattern fires at on a matching day, ascending. */
 function timesOfDay(pattern: CronPattern): number[] {
   const times: number[] = [];
   for (let h = 0; h < 24; h++) {
@@ -107,11 +85,7 @@ function timesOfDay(pattern: CronPattern): number[] {
   return times;
 }
 
-/**
- * The fewest days between two consecutive days the day fields match, over the horizon; null
- * when fewer than two match in it. Stops early once two consecutive days are seen (it cannot
- * go lower). Days are counted in UTC, where every day has 24 hours: only dates matter here.
- */
+/** The fewest days between two consecutive matching days over the horizon (null: fewer than two), counted in UTC, where every day has 24 hours. */
 function closestMatchingDays(fields: string[], now: Date): number | null {
   const [, , dom, month, dow] = fields;
   const days = new Cron(`0 0 ${dom} ${month} ${dow}`, { timezone: 'UTC', paused: true, mode: '5-part' });
@@ -150,12 +124,6 @@ function offsetChanges(timezone: string, from: number, horizonDays: number): { a
   return changes;
 }
 
-/**
- * The closest two consecutive occurrences, as the scheduler fires them, among those from the
- * first one after `from` to the first one after `to`. Few: the window is twice a daylight-saving
- * shift plus the minimum interval and, by the checks above, occurrences are already more than a
- * minute apart.
- */
 function closestAround(next: (after: Date) => Date | null, from: number, to: number): { ms: number; from: string; to: string } | null {
   let previous: Date | null = next(new Date(from - 1));
   let closest: { ms: number; from: string; to: string } | null = null;

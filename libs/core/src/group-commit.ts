@@ -6,14 +6,8 @@ interface Waiter<K, Q, R> {
 }
 
 /**
- * Group commit: a request goes out at once when fewer than `maxOut` calls are out (one, unless
- * told); requests made while that many are out wait, then go together in the next call that
- * can go (requests with different keys never share one). Each request may carry what it asks
- * (`Q`; none for requests that differ only in number). `call` answers the first requests of a
- * batch in order; those it leaves unanswered ask again at once, first in line. A failed call
- * fails every request it carried. Written by hand: it is a dozen lines, and the batching
- * libraries (DataLoader and the like) batch by event-loop tick, not by "while a call is out",
- * which is what keeps a lone request from waiting at all.
+ * Group commit: a request goes out at once while fewer than `maxOut` calls are out; others wait and go together in the next call (one key per call).
+ * `call` answers a batch's first requests in order, the rest ask again first in line. Batching by event-loop tick would make a lone request wait.
  */
 export class GroupCommit<K, R, Q = undefined> {
   private waiting: Waiter<K, Q, R>[] = [];

@@ -1,7 +1,5 @@
-// Address classification for outgoing requests to addresses a tenant chose (webhooks): which
-// addresses are this machine, its network or otherwise not the public internet.
+// Which addresses are not the public internet, for requests to addresses a tenant chose (webhooks).
 
-/** The four bytes of a dotted IPv4 address, or null when `text` is not one. */
 export function parseIPv4(text: string): number[] | null {
   const parts = text.split('.');
   if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p))) return null;
@@ -9,7 +7,6 @@ export function parseIPv4(text: string): number[] | null {
   return bytes.every((b) => b <= 255) ? bytes : null;
 }
 
-/** The eight 16-bit groups of an IPv6 address (`::`, embedded IPv4, zone dropped), or null. */
 export function parseIPv6(text: string): number[] | null {
   const address = text.replace(/%.*$/, '');
   if (!/^[0-9a-fA-F:.]+$/.test(address) || !address.includes(':')) return null;
@@ -38,9 +35,7 @@ export function parseIPv6(text: string): number[] | null {
   return missing >= 1 ? [...head, ...new Array<number>(missing).fill(0), ...tail] : null;
 }
 
-// Not the public internet: "this network", private (RFC 1918), shared (CGNAT), loopback,
-// link-local (cloud metadata lives at 169.254.169.254), IETF protocol assignments, benchmarking,
-// multicast and reserved.
+// "this network", RFC 1918, CGNAT, loopback, link-local (cloud metadata at 169.254.169.254), IETF, benchmarking, multicast and reserved
 const V4_RANGES: [number[], number][] = [
   [[0, 0, 0, 0], 8],
   [[10, 0, 0, 0], 8],
@@ -62,10 +57,7 @@ function inV4Range(bytes: number[], [base, bits]: [number[], number]): boolean {
   return (value & mask) >>> 0 === (start & mask) >>> 0;
 }
 
-/**
- * Whether an IP address is loopback, link-local, private or otherwise not public; null when
- * `address` is not an IP address at all (a host name).
- */
+/** Whether an IP address is not public; null when `address` is a host name. */
 export function isNonPublicAddress(address: string): boolean | null {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
   const v4 = parseIPv4(bare);
@@ -77,9 +69,7 @@ export function isNonPublicAddress(address: string): boolean | null {
   const zeros = (n: number) => v6.slice(0, n).every((g) => g === 0);
   if (zeros(8)) return true; // :: unspecified
   if (zeros(7) && g7 === 1) return true; // ::1 loopback
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d): the IPv4 address decides
   if ((zeros(5) && g5 === 0xffff) || zeros(6)) return V4_RANGES.some((range) => inV4Range(embeddedV4, range));
-  // NAT64 (64:ff9b::/96) reaches the IPv4 address it embeds
   if (g0 === 0x64 && v6[1] === 0xff9b && v6.slice(2, 6).every((g) => g === 0)) return V4_RANGES.some((range) => inV4Range(embeddedV4, range));
   if ((g0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
   if ((g0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7

@@ -18,10 +18,8 @@ export interface LimitState {
   locked: boolean;
 }
 
-/** The account's limit settings stored generically (accounts.limits): each setting's value under its field. */
 export type LimitValues = Readonly<Record<string, unknown>>;
 
-/** An account's limit settings as the gate reads them. */
 export interface AccountLimitSettings {
   sendDelaySeconds: SendDelay | null;
   hourlyCap: number | null;
@@ -37,7 +35,6 @@ export interface ChatWindow {
   windowMs: number;
 }
 
-/** A field of an account setting: a whole number or one of a few words. */
 export type SettingPart =
   | { name: string; label: string; kind: 'int'; min: number; max: number }
   | { name: string; label: string; kind: 'choice'; values: readonly string[] };
@@ -69,12 +66,10 @@ export interface Limit<K extends string = string, R extends string = string> {
   explain?: (f: RunFacts, now: Date) => Held<R> | null;
 }
 
-/** A limit, its key and reason kept as literal types. */
 export function limit<const K extends string, const R extends string = never>(l: Limit<K, R>): Limit<K, R> {
   return l;
 }
 
-/** Adds how many chats fit when the run cannot finish inside its window at the account's pace. */
 export function withFit(f: RunFacts, now: Date, sentence: string): string {
   if (!f.windowEndAt || runEta(f, now) !== null) return sentence;
   const fit = chatsThatFit(f, now);

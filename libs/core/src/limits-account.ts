@@ -11,10 +11,7 @@ export const COOLING = limit({ key: 'cooling', waiting: 'cooling', gate: null, p
 /** The account's proxy refused or failed (docs/platforms.md, "Proxy"): tried again when the wait the sender set ends. */
 export const PROXY = limit({ key: 'proxy', waiting: 'proxy_failed', gate: null, phase: 'connection', explain: explainProxy });
 
-/**
- * The platform's wait on the account (accounts.blocked_until), which the sender sets from a
- * flood wait; a chat put back under it keeps the wait's code with no attempt counted.
- */
+/** The platform's wait on the account (accounts.blocked_until, from a flood wait); a chat put back under it counts no attempt. */
 export const FLOOD_WAIT = limit({
   key: 'flood_wait',
   waiting: 'flood_wait',

@@ -2,10 +2,8 @@ import { limit } from './limit-entry.js';
 import { DAY_MS } from './send-safety.js';
 
 /**
- * A per-chat cap across campaigns (`chatCap` on an account): no chat gets more than `count`
- * messages from the account in any rolling day or week, whichever runs send. Reserved with the
- * chat (libs/redis ChatLimits, rebuilt from PostgreSQL after a flush); a chat over it is put
- * back with code `chat_cap` until its oldest message leaves the window.
+ * A per-chat cap across campaigns (`chatCap`): at most `count` messages to one chat in any rolling day or week, whichever runs send. Reserved with
+ * the chat (libs/redis ChatLimits, rebuilt from PostgreSQL after a flush); a chat over it waits with code `chat_cap`.
  */
 export const CHAT_CAP = limit({
   key: 'chat_cap',

@@ -2,8 +2,7 @@ import { limit, withFit } from './limit-entry.js';
 import { slotIntervalMs } from './run-eta.js';
 import { chats, localTime, paceWords } from './waiting-words.js';
 
-// The limits the gate reserves in Redis with each send (lua/pace-reserve-3, pace-reserve-safe-6):
-// the account's pace, its human gap and caps, the chat's pace.
+// The limits the gate reserves in Redis with each send (lua/pace-reserve-3, pace-reserve-safe-6).
 
 /** When a GCRA with `burst` next lets a send go: lua/include/gcra.lua `pace_waits`, the same sum. */
 export function gcraFreeAt(tat: number, intervalMs: number, burst: number): number {

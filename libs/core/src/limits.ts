@@ -55,7 +55,6 @@ export function gateLimits(a: AccountLimitSettings, now: number): SendLimits | n
   return sendLimits({ sendDelay: a.sendDelaySeconds, hourlyCap: a.hourlyCap, dailyCap: effectiveDailyCap(a.dailyCap, warmup, new Date(now)) });
 }
 
-/** The windows the gate reserves with each chat it sends to, from the account's settings; [] when none. */
 export function chatWindows(a: Pick<AccountLimitSettings, 'limits'>): ChatWindow[] {
   const values = a.limits ?? {};
   return LIMITS.flatMap((l) => {
@@ -65,16 +64,13 @@ export function chatWindows(a: Pick<AccountLimitSettings, 'limits'>): ChatWindow
   });
 }
 
-/** The account settings the limits add (API fields, console fields). */
 export const LIMIT_SETTINGS: readonly LimitSetting[] = LIMITS.flatMap((l) => ('setting' in l && l.setting ? [l.setting as LimitSetting] : []));
 
-/** The hold code the gate writes on a target a refusal naming `key` puts back. */
 export function holdCode(key: string): string | null {
   const l = gateLimit(key);
   return 'hold' in l && l.hold ? (l.hold.codes[0] ?? null) : null;
 }
 
-/** The run facts each limit's `freeAt` gives from what Redis holds, as Dates (null: free). */
 export function limitFreeTimes(
   s: LimitState | undefined,
   pace: { perMinute: number; burst: number },

@@ -1,23 +1,13 @@
-/**
- * What WhatsApp lets an account do with NEW one-to-one chats (docs/platforms.md, "New chats"):
- * account state in PostgreSQL that every replica honours, each with its end. A chat is new when
- * the account holds no privacy token (tctoken) for it — WhatsApp's own test: a person who wrote
- * to the account issued one; groups are never new. Existing chats and groups keep going.
- *
- * - `refusedAt`: WhatsApp refused a message to a new chat with 463 (no privacy token): WhatsApp
- *   sets no end; new chats wait until an operator lifts it (POST …/cooling/lift).
- * - `reachoutLock`: WhatsApp's reach-out time lock, until its `timeEnforcementEnds`.
- * - `cap`: WhatsApp's new-chat message cap, CAPPED (or its quota used up) until the cycle's end.
- */
+// What WhatsApp lets an account do with new one-to-one chats (docs/platforms.md, "New chats"), kept in PostgreSQL for every replica. A chat is new
+// when the account holds no privacy token (tctoken) for it; groups never are. A 463 refusal has no end: an operator lifts it.
 export interface NewChatLimits {
   refusedAt: Date | null;
   reachoutLock: { until: Date; type: string } | null;
   cap: NewChatCap | null;
 }
 
-/** WhatsApp's meter of messages to people who have not answered (Baileys' NewChatMessageCapInfo), as last told. */
+/** WhatsApp's meter of messages to people who have not answered (Baileys' NewChatMessageCapInfo). */
 export interface NewChatCap {
-  /** NONE → FIRST_WARNING → SECOND_WARNING → CAPPED */
   status: string;
   total: number | null;
   used: number | null;
@@ -28,30 +18,22 @@ export interface NewChatCap {
 export const NEW_CHATS_REFUSED = 'new_chats_refused';
 export const REACHOUT_TIME_LOCK = 'reachout_time_lock';
 export const NEW_CHAT_CAP = 'new_chat_cap';
-/** The `chat-wait` codes of a new chat held by one of the limits (a target's error code while it waits). */
 export const NEW_CHAT_HOLD_CODES: readonly string[] = [NEW_CHATS_REFUSED, REACHOUT_TIME_LOCK, NEW_CHAT_CAP];
 
-/** How often a new chat held with no end set (a 463) is looked at again, ms. */
 export const NEW_CHAT_RECHECK_MS = 10 * 60_000;
 
 export interface NewChatHold {
   code: string;
-  /** when the hold ends by itself; null: an operator lifts it */
   until: Date | null;
-  /** one plain sentence for the operator */
   words: string;
 }
 
-/** The cap holds new chats while CAPPED or its quota is used, until the cycle ends. */
 export function capHolds(cap: NewChatCap | null, now: Date): boolean {
   if (!cap?.cycleEndsAt || cap.cycleEndsAt.getTime() <= now.getTime()) return false;
   return cap.status === 'CAPPED' || (cap.total !== null && cap.used !== null && cap.total > 0 && cap.used >= cap.total);
 }
 
-/**
- * What holds the account's new chats at `now`, or null. Of several, the one that lasts longest
- * (no end first): a new chat may go only once all of them ended.
- */
+/** What holds the account's new chats at `now`, or null: of several, the one that lasts longest (no end first). */
 export function newChatHold(l: NewChatLimits | null, now: Date): NewChatHold | null {
   if (!l) return null;
   if (l.refusedAt) {
@@ -83,7 +65,6 @@ export function newChatHold(l: NewChatLimits | null, now: Date): NewChatHold | n
   return null;
 }
 
-/** How long a new chat held by `hold` waits before it is looked at again, ms. */
 export function newChatWaitMs(hold: NewChatHold, now: Date): number {
   return hold.until ? Math.max(1_000, hold.until.getTime() - now.getTime()) : NEW_CHAT_RECHECK_MS;
 }

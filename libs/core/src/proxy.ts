@@ -1,12 +1,5 @@
-/**
- * An account's proxy (CONTRACT §3, accounts: `proxy`), read from the URL the operator gives:
- * - `socks5://[user:pass@]host:port`: SOCKS5 (RFC 1928, login RFC 1929); the name of the
- *   platform's server is looked up on this machine, its address is sent to the proxy;
- * - `socks5h://[user:pass@]host:port`: the same, the name looked up by the proxy;
- * - `mtproxy://secret@host:port` (telegram_user only): Telegram's MTProxy, `secret` its 32 hex
- *   digits (or `dd` and 32 hex digits: random padding). The fake-TLS `ee` secrets are not supported.
- * The whole URL is a secret (sealed with SECRETS_KEY); what is shown of it is `ProxyShown`.
- */
+// An account's proxy (CONTRACT §3): `socks5://` (names resolved here), `socks5h://` (by the proxy), or telegram_user's `mtproxy://secret@host:port`
+// (32 hex digits, or `dd` and 32; fake-TLS `ee` unsupported). The whole URL is a secret, sealed with SECRETS_KEY.
 export type ProxyScheme = 'socks5' | 'socks5h' | 'mtproxy';
 
 export interface ProxySettings {
@@ -15,32 +8,24 @@ export interface ProxySettings {
   port: number;
   username: string | null;
   password: string | null;
-  /** mtproxy: the secret, hex */
   secret: string | null;
 }
 
-/** What an account shows of its proxy: never the login or the secret. */
 export interface ProxyShown {
   scheme: ProxyScheme;
   host: string;
   port: number;
-  /** whether it signs in to the proxy (a login, or an MTProxy secret) */
   authenticated: boolean;
 }
 
-/** The platforms whose accounts may have a proxy, and the schemes each takes. */
 export const PROXY_SCHEMES: Readonly<Record<string, readonly ProxyScheme[]>> = {
   whatsapp: ['socks5', 'socks5h'],
   telegram_user: ['socks5', 'socks5h', 'mtproxy'],
 };
 
-/** The error code an account gets when its proxy refuses or fails (docs/platforms.md, "Proxy"). */
 export const PROXY_FAILED = 'proxy_failed';
 
-/**
- * The proxy a URL names, or the reason it is refused (a sentence for the field `proxy`). The
- * reason never quotes the URL: it may hold a password.
- */
+/** The proxy a URL names, or why it is refused; the reason never quotes the URL, which may hold a password. */
 export function parseProxy(url: string, platform: string): ProxySettings | { error: string } {
   const allowed = PROXY_SCHEMES[platform];
   if (!allowed) return { error: `a ${platform} account connects through no proxy: only null is accepted` };
@@ -72,12 +57,10 @@ export function parseProxy(url: string, platform: string): ProxySettings | { err
   return { scheme, host, port, username, password, secret: null };
 }
 
-/** What the account shows of the proxy. */
 export function proxyShown(p: ProxySettings): ProxyShown {
   return { scheme: p.scheme, host: p.host, port: p.port, authenticated: p.username !== null || p.secret !== null };
 }
 
-/** `socks5://host:port`: how messages and logs name the proxy (no login, no secret). */
 export function proxyName(p: Pick<ProxySettings, 'scheme' | 'host' | 'port'>): string {
   return `${p.scheme}://${p.host.includes(':') ? `[${p.host}]` : p.host}:${p.port}`;
 }

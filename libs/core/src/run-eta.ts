@@ -8,15 +8,10 @@ type EtaFacts = Pick<
   'status' | 'scheduledAt' | 'windowEndAt' | 'timezone' | 'window' | 'partsPerChat' | 'account' | 'pending' | 'inFlight' | 'holds' | 'paceFreeAt' | 'gapFreeAt'
 >;
 
-/** The sender reserves slots this far apart for the account's configured pace (send-pace.ts). */
 export function slotIntervalMs(perMinute: number): number {
   return 60_000 / pacedPerMinute(perMinute);
 }
 
-/**
- * When the run's next send can happen at the earliest: not before now, its scheduled time, the
- * account's wait, its next pace slot, and the window's opening.
- */
 export function earliestSend(f: EtaFacts, now: Date): number {
   const times = [now.getTime(), f.scheduledAt.getTime(), f.account.blockedUntil?.getTime() ?? 0, f.paceFreeAt?.getTime() ?? 0, f.gapFreeAt?.getTime() ?? 0];
   if (!isAlwaysOpen(f.window)) times.push(placeInWindow(now, f.window, f.timezone).startAt.getTime());
@@ -24,11 +19,8 @@ export function earliestSend(f: EtaFacts, now: Date): number {
 }
 
 /**
- * When the run is expected to finish: every part of every chat left, one slot of the account's
- * pace each from its earliest send, and not before its last held chat is free. Null when it is
- * not sending (paused, finished, account unavailable) or cannot finish before its window closes.
- * The estimate ignores what it cannot know ahead: platform latency, errors and provider waits
- * yet to come.
+ * When the run is expected to finish: one pace slot per part left from its earliest send, not before its last held chat is free. Null when it is
+ * not sending or cannot finish before its window closes. Platform latency, errors and waits yet to come are not known ahead.
  */
 export function runEta(f: EtaFacts, now: Date): Date | null {
   if (!isRunStatusIn(f.status, OPEN_RUN_STATUSES)) return null;
@@ -44,7 +36,6 @@ export function runEta(f: EtaFacts, now: Date): Date | null {
   return finish < end ? new Date(finish) : null;
 }
 
-/** How many of the chats left the account's pace can reach before the run's window closes. */
 export function chatsThatFit(f: EtaFacts, now: Date): number {
   const left = f.pending + f.inFlight;
   if (!f.windowEndAt) return left;

@@ -56,7 +56,6 @@ export function explainRun(f: RunFacts, now: Date): Waiting | null {
   return explainHolds(f, now);
 }
 
-/** A paused run waits for the window (with the bottleneck of the opening that closed) or its account. */
 function explainPaused(f: RunFacts, now: Date): Waiting | null {
   if (f.pausedReason === 'window_closed') {
     const opens = placeInWindow(now, f.window, f.timezone).startAt;
@@ -86,7 +85,6 @@ function explainPaused(f: RunFacts, now: Date): Waiting | null {
   return null;
 }
 
-/** The first limit of `phase` that holds the run, in LIMITS' order. */
 function firstHeld(phase: 'run' | 'connection' | 'platform', f: RunFacts, now: Date): Waiting | null {
   for (const limit of limitsOfPhase(phase)) {
     const held = limit.explain?.(f, now);
@@ -126,7 +124,6 @@ function windowClosed(f: RunFacts, now: Date): Waiting | null {
 
 const HOLD_ORDER: TargetHold[] = ['interval_gate', 'retry_backoff', ...LIMITS.flatMap((l) => (l.hold && l.waiting ? [l.waiting as TargetHold] : []))];
 
-/** No chat is due: the run waits for the hold that frees a chat first. */
 function explainHolds(f: RunFacts, now: Date): Waiting | null {
   let best: TargetHold | null = null;
   for (const kind of HOLD_ORDER) {
@@ -140,7 +137,6 @@ function explainHolds(f: RunFacts, now: Date): Waiting | null {
   return { reason: best, until, detail: withFit(f, now, holdSentence(best, g, f, now)) };
 }
 
-/** "12 chats held until 02:48 by the 5-minute interval", one sentence per kind of hold. */
 export function holdSentence(kind: TargetHold, g: HoldGroup, f: HoldFacts, now: Date): string {
   const first = localTime(g.first, f.timezone, now);
   const last = localTime(g.last, f.timezone, now);

@@ -3,17 +3,13 @@ import { cronFields } from './cron-rules.js';
 import { isAlwaysOpen, type DeliveryWindow } from './delivery-window.js';
 import type { Schedule } from './schedule.js';
 
-// A campaign's schedule in words for people: "every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur",
-// "at 09:30 on Mon, Wed (cron 30 9 * * 1,3), Europe/Berlin". A cron is put in words only when
-// its fields have one plain reading; otherwise (names, L, #, steps over odd ranges…) it is shown
-// as written. Either way a cron keeps its expression beside the words, so nothing is hidden.
+// A campaign's schedule in words ("every 5 minutes, 06:00–18:00 Asia/Kuala_Lumpur"). A cron is put in words only when its fields have one plain
+// reading, and always keeps its expression beside them.
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-/** more clock times than this read better as the expression itself */
 const MAX_TIMES = 4;
 
-/** A campaign's schedule, delivery window and timezone as one short phrase. */
 export function scheduleInWords(schedule: Schedule, window: DeliveryWindow, timezone: string): string {
   const opening = isAlwaysOpen(window) ? '' : `${window.start}–${window.end}${crossesMidnight(window) ? ' (overnight)' : ''} `;
   return `${whenInWords(schedule, timezone)}, ${opening}${timezone}`;
@@ -32,7 +28,6 @@ function whenInWords(s: Schedule, timezone: string): string {
   }
 }
 
-/** "every minute", "every 90 seconds", "every 2 hours", "every day", "every 3 days". */
 export function every(seconds: number): string {
   const unit = (n: number, one: string) => (n === 1 ? `every ${one}` : `every ${n} ${one}s`);
   if (seconds % 86_400 === 0) return unit(seconds / 86_400, 'day');
@@ -45,16 +40,13 @@ function crossesMidnight(w: DeliveryWindow): boolean {
   return w.end !== '24:00' && w.end < w.start;
 }
 
-/** An instant in the campaign's zone: "20 Jan 2030 09:00"; as stored when luxon cannot read it. */
 function localDateTime(iso: string, timezone: string): string {
   const t = DateTime.fromISO(iso, { zone: timezone });
   return t.isValid ? t.toFormat('d LLL yyyy HH:mm') : iso;
 }
 
-/** One cron field read as numbers: every value, or the step of `*\/n`, or null when it reads otherwise. */
 interface Field {
   any: boolean;
-  /** `*\/n` (or `0-max/n`): every n from the first value */
   step: number | null;
   values: number[];
 }
@@ -85,7 +77,6 @@ function range(from: number, to: number, by: number): number[] {
   return out;
 }
 
-/** The words for a five-field cron (nicknames expanded), or null when it has no plain reading. */
 export function cronInWords(expression: string): string | null {
   const fields = cronFields(expression);
   if (!fields) return null;
@@ -100,16 +91,13 @@ export function cronInWords(expression: string): string | null {
   const time = timeWords(minute, hour);
   if (time === null) return null;
   const days = dayWords(day, month, weekday);
-  // "every 5 minutes" already means every day; "at 09:00" says so
   if (days === 'every day' && !time.clock) return time.text;
   return `${time.text} ${days}`;
 }
 
-/** `clock`: the words name times of day ("at 09:00", "from 09:00 to 17:45"). */
 function timeWords(minute: Field, hour: Field): { text: string; clock: boolean } | null {
   const two = (n: number) => String(n).padStart(2, '0');
-  // A step reads as "every n" only when it divides the hour (or day): */7 fires at :56 and
-  // again at :00, four minutes later, which "every 7 minutes" would hide.
+  // a step reads as "every n" only when it divides the hour: */7 fires at :56 and again 4 minutes later at :00
   const minuteStep = minute.step !== null && 60 % minute.step === 0 ? minute.step : null;
   const hourStep = hour.step !== null && 24 % hour.step === 0 ? hour.step : null;
   const oneMinute = minute.values.length === 1 ? `:${two(minute.values[0]!)}` : null;
@@ -119,7 +107,6 @@ function timeWords(minute: Field, hour: Field): { text: string; clock: boolean }
   if (oneMinute && hourStep !== null) return { text: `${every(hourStep * 3600)} at ${oneMinute}`, clock: false };
   const times = hour.values.flatMap((hh) => minute.values.map((mm) => `${two(hh)}:${two(mm)}`));
   if (times.length <= MAX_TIMES) return { text: `at ${list(times)}`, clock: true };
-  // every n minutes (or every hour) over a run of consecutive hours: "every 15 minutes from 09:00 to 17:45"
   const each = minute.any ? 1 : (minuteStep ?? (oneMinute ? 60 : null));
   if (each !== null && contiguous(hour.values)) return { text: `${every(each * 60)} from ${times[0]} to ${times[times.length - 1]}`, clock: true };
   return null;
@@ -136,14 +123,11 @@ function dayWords(day: Field, month: Field, weekday: Field): string {
   return month.any ? 'every day' : `every day in ${months}`;
 }
 
-/** Mon–Fri as a span; weekends and scattered days listed. */
 function weekdayList(days: number[]): string {
-  // Sunday is 0: a week read from Monday puts it last ("Sat, Sun", "Mon–Sun")
   const mondayFirst = days.map((d) => (d === 0 ? 7 : d)).sort((a, b) => a - b);
   return spans(mondayFirst, (d) => DAYS[d % 7]!).join(', ');
 }
 
-/** Runs of three or more consecutive values as "a–b"; the rest one by one. */
 function spans(values: number[], name: (v: number) => string): string[] {
   const out: string[] = [];
   for (let i = 0; i < values.length; ) {
@@ -160,7 +144,6 @@ function contiguous(values: number[]): boolean {
   return values.length > 0 && values.every((v, i) => i === 0 || v === values[i - 1]! + 1);
 }
 
-/** "a", "a and b", "a, b and c". */
 function list(items: string[]): string {
   if (items.length <= 1) return items.join('');
   return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;

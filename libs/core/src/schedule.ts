@@ -1,16 +1,10 @@
 import { nextCronInstant } from './cron-clock.js';
 
-// What a cron expression must be to be accepted (cron-rules.ts), exported with the schedule maths.
 export { cronFields, cronGapProblem, cronProblem } from './cron-rules.js';
 
 export type Schedule = { type: 'interval'; everySeconds: number; startAt?: string } | { type: 'cron'; expression: string } | { type: 'once'; at: string };
 
-/**
- * The first occurrence of a new (or rescheduled) campaign, at or after `now`.
- * interval: `startAt` when given and still ahead, otherwise the next point of the grid
- * `startAt + k·everySeconds` (or `now` itself when no `startAt` is given); cron: the next match
- * after now; once: `at` (even if past: a once-campaign created late still runs once).
- */
+/** The first occurrence of a new or rescheduled campaign: interval on the `startAt` grid (or `now`), cron's next match, once's `at` even if past. */
 export function firstOccurrence(schedule: Schedule, timezone: string, now: Date): Date | null {
   switch (schedule.type) {
     case 'interval': {
@@ -26,23 +20,14 @@ export function firstOccurrence(schedule: Schedule, timezone: string, now: Date)
   }
 }
 
-/**
- * The next occurrence of a campaign whose schedule (or timezone, or activity) was edited.
- * Like `firstOccurrence`, but an interval campaign that already ran never comes due less than
- * `everySeconds` after its last scheduled run: an edit must not cause an early run.
- */
+/** Like firstOccurrence, but an interval campaign never comes due sooner than `everySeconds` after its last run: an edit must not cause an early run. */
 export function rescheduledOccurrence(schedule: Schedule, timezone: string, now: Date, lastScheduledAt: Date | null): Date | null {
   const first = firstOccurrence(schedule, timezone, now);
   if (!first || !lastScheduledAt || schedule.type !== 'interval') return first;
   return new Date(Math.max(first.getTime(), lastScheduledAt.getTime() + schedule.everySeconds * 1000));
 }
 
-/**
- * The occurrence after `previous` (the one just turned into a run). Missed occurrences are
- * coalesced: if the scheduler is behind by several periods, the result is the latest
- * occurrence not after `now` (due at once) rather than a backlog of runs — the count of
- * occurrences skipped that way is returned so it can be reported.
- */
+/** The occurrence after `previous`; several missed periods coalesce into the latest one due, and their count is returned. */
 export function nextOccurrence(schedule: Schedule, timezone: string, previous: Date, now: Date): { at: Date | null; coalesced: number } {
   switch (schedule.type) {
     case 'interval': {
@@ -55,7 +40,6 @@ export function nextOccurrence(schedule: Schedule, timezone: string, previous: D
     case 'cron': {
       let at = nextCron(schedule.expression, timezone, previous);
       let coalesced = 0;
-      // Walk forward over matches already in the past, keeping the latest one.
       while (at) {
         const after = nextCron(schedule.expression, timezone, at);
         if (!after || after.getTime() > now.getTime()) break;
@@ -74,7 +58,6 @@ function nextCron(expression: string, timezone: string, after: Date): Date | nul
   return nextCronInstant(expression, timezone, after);
 }
 
-/** The occurrence of an interval or cron schedule right after `at` (null for once, or a cron that ends). */
 export function followingOccurrence(schedule: Schedule, timezone: string, at: Date): Date | null {
   switch (schedule.type) {
     case 'interval':
@@ -91,11 +74,7 @@ function gridPointAtOrAfter(origin: number, step: number, t: number): Date {
   return new Date(origin + Math.max(0, k) * step);
 }
 
-/**
- * How many occurrences have come due by `now`, counting the held one at `dueAt` (0 when
- * `dueAt` is still ahead). A campaign that cannot run is held at its due occurrence; each later
- * occurrence that passes meanwhile counts as one more missed in a row.
- */
+/** How many occurrences have come due by `now`, counting the held one at `dueAt` (0 while it is ahead). */
 export function occurrencesDue(schedule: Schedule, timezone: string, dueAt: Date, now: Date): number {
   if (dueAt.getTime() > now.getTime()) return 0;
   const { at, coalesced } = nextOccurrence(schedule, timezone, dueAt, now);

@@ -1,21 +1,9 @@
-/**
- * Scrubs secrets by value. Field-name redaction (the logger's paths) only covers a secret where
- * we expect it; a platform that quotes a request URL or header in its error text, or an
- * exception that prints its input, puts one anywhere. So whoever opens a secret registers it
- * here, and every error message that is stored, answered or logged passes through `scrub`.
- *
- * Pure: it keeps strings and replaces them. The process-wide instance is `processSecrets()`.
- */
+/** Scrubs secrets by value: a platform's error text may quote a URL or header, so every error message stored, answered or logged passes through it. */
 export const REDACTED = '[redacted]';
 
-/**
- * Shorter strings are never registered: scrubbing a 3-letter "secret" would redact ordinary
- * words everywhere, and no credential we accept is that short (bot tokens' secret part is 20+
- * characters, API keys 16+).
- */
+/** Shorter strings are never registered: they would redact ordinary words, and no credential we accept is that short. */
 export const MIN_SECRET_LENGTH = 8;
 
-/** Every form in which a secret may appear in text we handle: as is, in a URL, inside JSON. */
 export function secretForms(secret: string): string[] {
   const forms = new Set([secret]);
   try {
@@ -31,17 +19,13 @@ export class SecretScrubber {
   private readonly secrets = new Set<string>();
   private pattern: RegExp | null = null;
 
-  /** `capacity`: the most secrets kept; beyond it the oldest is dropped (accounts come and go). */
   constructor(private readonly capacity = 100_000) {}
 
-  /** Registers a secret (and its encoded forms). Anything not a string of 8+ characters is ignored. */
   add(secret: unknown): void {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) return;
-    // Known already (a transport registers its account's credentials on every send). Its forms
-    // are kept newer than it (below), and the oldest entries go first: while it is kept, so are they.
+    // known already; its forms are kept newer than it, and the oldest go first, so while it is kept, so are they
     if (this.secrets.has(secret)) return;
     for (const form of secretForms(secret)) {
-      // a form an older entry registered first moves up to here (a Set keeps insertion order)
       if (this.secrets.delete(form)) {
         this.secrets.add(form);
         continue;
@@ -56,10 +40,9 @@ export class SecretScrubber {
     return this.secrets.size;
   }
 
-  /** `text` with every registered secret replaced by `[redacted]`. */
   scrub(text: string): string {
     if (this.secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
-    // One alternation, longest first, so a secret that contains another is replaced whole.
+    // longest first, so a secret that contains another is replaced whole
     this.pattern ??= new RegExp(
       [...this.secrets]
         .sort((a, b) => b.length - a.length)
@@ -71,11 +54,9 @@ export class SecretScrubber {
   }
 }
 
-// Kept on globalThis under a registered symbol so that every package of the process sees one
-// registry, including libs/observability's logger, which does not depend on this package.
+// on globalThis under a registered symbol, so every package of the process (libs/observability's logger too) sees one registry
 const KEY = Symbol.for('metronome.processSecrets');
 
-/** The process-wide registry: every secret this process has opened. */
 export function processSecrets(): SecretScrubber {
   const g = globalThis as { [KEY]?: SecretScrubber };
   return (g[KEY] ??= new SecretScrubber());

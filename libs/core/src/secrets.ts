@@ -1,13 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-// Sealed layout: version(1) | keyId(4) | iv(12) | tag(16) | ciphertext. The key id lets a
-// deployment rotate SECRETS_KEY: open with whichever known key has that id.
+// Sealed layout: version(1) | keyId(4) | iv(12) | tag(16) | ciphertext; the key id lets a deployment rotate SECRETS_KEY.
 const VERSION = 1;
 
-// each configured key's id, hashed once: every job opens its account's credentials
+// hashed once per key: every job opens its account's credentials
 const keyIds = new WeakMap<Buffer, Buffer>();
 
-/** Identifies a key without revealing it (first 4 bytes of its sha256). */
 export function keyId(key: Buffer): Buffer {
   let id = keyIds.get(key);
   if (id === undefined) {
@@ -17,7 +15,6 @@ export function keyId(key: Buffer): Buffer {
   return id;
 }
 
-/** Encrypts `plaintext` with AES-256-GCM under `key` (32 bytes). */
 export function seal(plaintext: Buffer | string, key: Buffer): Buffer {
   if (key.length !== 32) throw new Error('secrets key must be 32 bytes');
   const iv = randomBytes(12);
@@ -37,24 +34,20 @@ export function open(sealed: Buffer, keys: Buffer[]): Buffer {
   return Buffer.concat([decipher.update(sealed.subarray(33)), decipher.final()]);
 }
 
-/** Whether `sealed` was sealed under `key` (by its key id; nothing is decrypted). */
 export function isSealedWith(sealed: Buffer, key: Buffer): boolean {
   return sealed.length >= 5 && sealed[0] === VERSION && sealed.subarray(1, 5).equals(keyId(key));
 }
 
-/** sha256 hex of a bearer token: what the database stores. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** Constant-time comparison of two hex digests. */
 export function sameDigest(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex');
   const y = Buffer.from(b, 'hex');
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** A new random bearer token. */
 export function newToken(prefix = 'mtr'): string {
   return `${prefix}_${randomBytes(24).toString('base64url')}`;
 }

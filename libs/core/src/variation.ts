@@ -1,20 +1,10 @@
-// Variation groups in message texts: `{Hi|Hello|Hey}` becomes one of its options, picked
-// deterministically per (run, chat), so a re-send of a chat carries the same text.
-//
-// Hand-written because npm has no well-kept spintax library (the few there are unmaintained,
-// nest arbitrarily and pick with Math.random); the rule needed here is small: one level, no
-// nesting, and a `{` that opens no `|` group stays text. Mustache tags (`{{name}}`) are opaque
-// here, so a tag may sit inside an option (`{Hi {{name}}|Hello}`) and `{{…}}` never opens a group.
+// Variation groups: `{Hi|Hello|Hey}` becomes one option, picked deterministically per (run, chat), so a re-send carries the same text. One level,
+// no nesting; a `{` that opens no `|` group stays text; Mustache tags (`{{name}}`) are opaque and may sit inside an option.
 
 /** A piece of a text: literal text, or a group whose options one is chosen from. */
 export type TextPiece = { literal: string } | { options: string[] };
 
-/**
- * Splits `text` into literal pieces and variation groups. A group is a `{`, then at least two
- * options separated by `|`, then `}`, with no other `{` or `}` inside except whole `{{…}}` tags.
- * Anything else (`{x}`, `{a|b` unclosed, `{a|{b|c}}` nested: the inner one is the group) is text.
- * Adjacent literals are merged, so a text without groups is one literal piece.
- */
+/** Splits `text` into literals and groups: `{`, two or more `|`-separated options, `}`, nothing else but whole `{{…}}` tags inside. */
 export function parseVariations(text: string): TextPiece[] {
   const pieces: TextPiece[] = [];
   let literal = '';
@@ -22,7 +12,6 @@ export function parseVariations(text: string): TextPiece[] {
   while (i < text.length) {
     if (text.startsWith('{{', i)) {
       const end = tagEnd(text, i);
-      // An unclosed tag is left for the template parser to report.
       if (end === -1) {
         literal += text.slice(i);
         break;
@@ -48,18 +37,15 @@ export function parseVariations(text: string): TextPiece[] {
   return pieces;
 }
 
-/** Whether a text has at least one variation group. */
 export function hasVariations(pieces: TextPiece[]): boolean {
   return pieces.some((p) => 'options' in p);
 }
 
-// The index just past the `}}` closing the tag opened at `start`, or -1.
 function tagEnd(text: string, start: number): number {
   const close = text.indexOf('}}', start + 2);
   return close === -1 ? -1 : close + 2;
 }
 
-// The group opened by the `{` at `start`, or null when that `{` opens none.
 function readGroup(text: string, start: number): { options: string[]; end: number } | null {
   const options: string[] = [];
   let current = '';
@@ -89,16 +75,11 @@ function readGroup(text: string, start: number): { options: string[]; end: numbe
   return null;
 }
 
-/**
- * Which option of a group a chat gets: a hash of (run, chat, part, group) modulo the number of
- * options. The same run and chat always get the same pick (a retry, a re-send after a crash);
- * other chats and other runs spread over the options.
- */
+/** Which option a chat gets: a hash of (run, chat, part, group), so a retry or re-send gets the same pick and chats spread over the options. */
 export function variationPick(key: { runId: string; chatId: string; partIndex: number }, groupIndex: number, optionCount: number): number {
   return hash53(`${key.runId}\u0000${key.chatId}\u0000${key.partIndex}\u0000${groupIndex}`) % optionCount;
 }
 
-/** Joins the pieces, each group replaced by the option the key picks. */
 export function chooseVariations(pieces: TextPiece[], key: { runId: string; chatId: string; partIndex: number }): string {
   let out = '';
   let group = 0;
@@ -109,8 +90,7 @@ export function chooseVariations(pieces: TextPiece[], key: { runId: string; chat
   return out;
 }
 
-// cyrb53 (public domain): a small, fast string hash with 53 well-mixed bits. Pure, so libs/core
-// needs no node:crypto; it only spreads picks, nothing relies on it being hard to invert.
+// cyrb53 (public domain): pure, so libs/core needs no node:crypto; it only spreads picks, nothing relies on it being hard to invert.
 function hash53(s: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;

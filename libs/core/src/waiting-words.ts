@@ -1,9 +1,7 @@
-/** "1 chat", "12 chats". */
 export function chats(n: number): string {
   return n === 1 ? '1 chat' : `${n} chats`;
 }
 
-/** A campaign interval as an adjective: "5-minute", "2-hour", "90-second". */
 export function intervalWords(seconds: number): string {
   if (seconds % 3600 === 0) return `${seconds / 3600}-hour`;
   if (seconds % 60 === 0) return `${seconds / 60}-minute`;
@@ -11,11 +9,8 @@ export function intervalWords(seconds: number): string {
 }
 
 /**
- * An instant in the campaign's zone: `HH:mm` on the same local day as `now`, with the date
- * (`17 Jan 06:00`) on another day, so a time never reads as today when it is not. Formatted
- * with one cached `Intl.DateTimeFormat` per zone (English, 24-hour) rather than luxon's
- * `toFormat`, which built its formatters afresh each call: a page of 50 waiting runs spent
- * about 1.4 ms of the API's CPU here (bench/results/HISTORY.md).
+ * An instant in the campaign's zone: `HH:mm` on `now`'s local day, dated (`17 Jan 06:00`) on another, so a time never reads as today when it is not.
+ * One cached `Intl.DateTimeFormat` per zone: luxon's `toFormat` builds its formatters each call.
  */
 export function localTime(at: Date, zone: string, now: Date, seconds = false): string {
   const t = partsIn(zone, at);
@@ -37,7 +32,6 @@ interface LocalParts {
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
-/** The calendar and clock fields of `at` in `zone` (an IANA name), two digits each. */
 function partsIn(zone: string, at: Date): LocalParts {
   let format = formats.get(zone);
   if (!format) {
@@ -67,7 +61,7 @@ function partsIn(zone: string, at: Date): LocalParts {
   };
 }
 
-/** `now`'s parts, kept for the next call: a page's runs are all explained against one `now`. */
+/** Kept for the next call: a page's runs are all explained against one `now`. */
 let lastToday: { zone: string; at: number; parts: LocalParts } | null = null;
 function todayIn(zone: string, now: Date): LocalParts {
   if (lastToday?.zone !== zone || lastToday.at !== now.getTime()) lastToday = { zone, at: now.getTime(), parts: partsIn(zone, now) };
@@ -76,7 +70,6 @@ function todayIn(zone: string, now: Date): LocalParts {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** "40/min", or with several parts a chat: "40 sends/min (20 chats/min at 2 parts each)". */
 export function paceWords(perMinute: number, partsPerChat: number): string {
   if (partsPerChat <= 1) return `${perMinute}/min`;
   return `${perMinute} sends/min (${round(perMinute / partsPerChat)} chats/min at ${partsPerChat} parts each)`;

@@ -1,9 +1,6 @@
-/**
- * A new number's warm-up: a daily cap that grows with the account's age, because a platform
- * bans a fresh number that sends at full volume at once. Pure: `now` is a parameter.
- */
+/** A new number's warm-up: a daily cap that grows with the account's age, since platforms ban a fresh number sending at full volume. */
 
-/** From `afterDays` days after the start, at most `dailyCap` sends a day; null: the warm-up is over. */
+/** From `afterDays` after the start, at most `dailyCap` sends a day; null: the warm-up is over. */
 export interface WarmupStep {
   afterDays: number;
   dailyCap: number | null;
@@ -11,14 +8,10 @@ export interface WarmupStep {
 
 export interface Warmup {
   startedAt: Date;
-  /** by `afterDays`, ascending */
   steps: WarmupStep[];
 }
 
-/**
- * The documented default ramp (CONTRACT §3, accounts): 20 sends a day, 50 from day 4, 100
- * from day 8, 200 from day 15, and no warm-up cap from day 31.
- */
+/** The documented default ramp (CONTRACT §3). */
 export const DEFAULT_WARMUP_STEPS: readonly WarmupStep[] = [
   { afterDays: 0, dailyCap: 20 },
   { afterDays: 4, dailyCap: 50 },
@@ -29,10 +22,7 @@ export const DEFAULT_WARMUP_STEPS: readonly WarmupStep[] = [
 
 const DAY_MS = 86_400_000;
 
-/**
- * Today's warm-up cap: the step reached by the whole days since `startedAt`; before the start
- * the first step's. Null once a step without a cap is reached (the warm-up is over).
- */
+/** Today's cap: the step reached by whole days since `startedAt` (before it, the first); null once the warm-up is over. */
 export function warmupCapToday(w: Warmup, now: Date): number | null {
   const days = Math.floor((now.getTime() - w.startedAt.getTime()) / DAY_MS);
   const steps = [...w.steps].sort((a, b) => a.afterDays - b.afterDays);
@@ -41,7 +31,6 @@ export function warmupCapToday(w: Warmup, now: Date): number | null {
   return cap;
 }
 
-/** The daily cap in force now: the account's `dailyCap` and today's warm-up cap, the lower; null when neither. */
 export function effectiveDailyCap(dailyCap: number | null, warmup: Warmup | null, now: Date): number | null {
   const ramp = warmup ? warmupCapToday(warmup, now) : null;
   if (dailyCap === null) return ramp;

@@ -1,24 +1,16 @@
 import { isNonPublicAddress, parseIPv4, parseIPv6 } from './ip-ranges.js';
 
-// Where webhooks may go (WEBHOOK_ALLOWED_HOSTS). A tenant chooses the URL, and the API posts to
-// it from inside the operator's network: without a limit a tenant could reach the database,
-// the metrics endpoints or a cloud's metadata address. So:
-// - a destination's host (and port) must match a pattern;
-// - `*` matches any host, but only at a public address;
-// - an address that is loopback, link-local or private is reached only when a pattern other
-//   than `*` names its host (or the address itself): the operator listed it on purpose.
+// Where webhooks may go (WEBHOOK_ALLOWED_HOSTS): the API posts from inside the operator's network, so a tenant's URL must match a pattern, `*` only
+// at a public address; a loopback, link-local or private address only when a pattern other than `*` names it.
 
-/** One pattern of WEBHOOK_ALLOWED_HOSTS: `*`, `example.com`, `*.example.com`, `10.0.0.5`, `[::1]`, each with an optional `:port`. */
 export interface HostPattern {
-  /** lower-case host; `*` for any; `*.example.com` for its subdomains; IPv6 without brackets */
+  /** lower-case; `*.example.com` for its subdomains; IPv6 without brackets */
   host: string;
-  /** null: any port */
   port: number | null;
 }
 
 const HOST_LABELS = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
-/** Parses WEBHOOK_ALLOWED_HOSTS; throws with the entries that are not patterns. */
 export function parseAllowedHosts(spec: string): HostPattern[] {
   const entries = spec
     .split(',')
@@ -58,7 +50,6 @@ function parsePattern(entry: string): HostPattern | null {
   return { host, port };
 }
 
-/** The host of a URL as patterns hold it: lower-case, IPv6 without brackets. */
 export function bareHost(hostname: string): string {
   const lower = hostname.toLowerCase();
   return lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
@@ -82,11 +73,7 @@ export type DestinationVerdict = { allowed: true } | { allowed: false; reason: s
 const NOT_LISTED = 'is not in WEBHOOK_ALLOWED_HOSTS';
 const NOT_PUBLIC = 'is a loopback, link-local or private address, allowed only when WEBHOOK_ALLOWED_HOSTS names it';
 
-/**
- * Whether a webhook URL may be saved: http or https, no user or password in it, its host and
- * port matched by a pattern, and an address in it (a literal IP) public unless named.
- * A host name is judged again at each delivery, by the addresses it resolves to then.
- */
+/** Whether a webhook URL may be saved; a host name is judged again at each delivery, by the addresses it resolves to then. */
 export function webhookUrlVerdict(url: string, patterns: HostPattern[]): DestinationVerdict {
   let parsed: URL;
   try {
@@ -104,10 +91,7 @@ export function webhookUrlVerdict(url: string, patterns: HostPattern[]): Destina
   return { allowed: true };
 }
 
-/**
- * Whether a delivery to `url` may connect to `address`, one the URL's host resolved to just
- * now: a non-public address only when a pattern other than `*` names the host or the address.
- */
+/** Whether a delivery may connect to `address`, one the URL's host resolved to just now. */
 export function resolvedAddressVerdict(url: URL, address: string, patterns: HostPattern[]): DestinationVerdict {
   const host = bareHost(url.hostname);
   const port = portOf(url);
@@ -118,7 +102,6 @@ export function resolvedAddressVerdict(url: URL, address: string, patterns: Host
   return named ? { allowed: true } : { allowed: false, reason: `${host} resolved to ${address}, which ${NOT_PUBLIC}` };
 }
 
-/** The port a URL connects to (its scheme's default when it names none). */
 export function portOf(url: URL): number {
   if (url.port !== '') return Number(url.port);
   return url.protocol === 'https:' ? 443 : 80;

@@ -1,14 +1,11 @@
 import { retryDelayMs } from './backoff.js';
 
-/** How long a delivery is retried before it is `failed`: 24 h from its first attempt. */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookRetryPolicy {
-  /** the first retry's delay (doubles each attempt, with jitter) */
+  /** the first retry's delay, doubled each attempt, with jitter */
   baseMs: number;
-  /** the longest delay between two attempts */
   maxMs: number;
-  /** how long after the first attempt retries stop */
   windowMs: number;
 }
 
@@ -16,11 +13,7 @@ export const DEFAULT_WEBHOOK_RETRY: WebhookRetryPolicy = { baseMs: 5_000, maxMs:
 
 export type WebhookAttemptOutcome = { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number } | { status: 'failed' };
 
-/**
- * What follows attempt number `attempt` (1-based) of a delivery first tried at `retryFrom`:
- * delivered when the receiver answered 2xx; else another attempt after a backoff, unless that
- * would fall outside the retry window, when the delivery is failed for good.
- */
+/** What follows attempt `attempt` (1-based) of a delivery first tried at `retryFrom`: delivered on 2xx, else a retry within the window, else failed. */
 export function webhookAttemptOutcome(
   ok: boolean,
   attempt: number,

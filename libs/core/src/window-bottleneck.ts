@@ -2,25 +2,18 @@ import { formatLocalTime, isAlwaysOpen, windowAt, type DeliveryWindow } from './
 import type { RunCountsLike } from './types.js';
 import { chats, paceWords } from './waiting-words.js';
 
-/** What a run had when its window closed: the account's pace and the time the window gave it. */
 export interface WindowRunPace {
-  /** the account's configured sends per minute */
   perMinute: number;
   partsPerChat: number;
   scheduledAt: Date;
-  /** the run's first send ever (null: it never sent) */
   firstSendAt: Date | null;
   window: DeliveryWindow;
-  /** the moment the window closed */
   windowEndAt: Date;
 }
 
 /**
- * The sentence a window-paused summary ends with: what limited the run, in numbers. A run that
- * began in the opening that closed needed (its chats × parts) / (minutes from its start to the
- * close) sends a minute; when that is above the account's pace, the pace was the bottleneck,
- * otherwise the time went to waits. A run that began in an earlier opening (resumed) cannot tell
- * what it sent in this one, so the sentence says what its pending chats need instead.
+ * The sentence a window-paused summary ends with: the sends a minute the run needed against the account's pace (the pace or waits limited it);
+ * a run resumed from an earlier opening says what its pending chats need instead.
  */
 export function windowBottleneck(counts: RunCountsLike, p: WindowRunPace, timezone: string): string {
   const parts = Math.max(1, p.partsPerChat);
