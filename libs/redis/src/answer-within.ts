@@ -1,4 +1,3 @@
-/** Redis did not answer in time. */
 export class NoAnswerError extends Error {
   constructor(what: string, ms: number) {
     super(`${what}: no answer from Redis within ${ms} ms`);
@@ -6,13 +5,7 @@ export class NoAnswerError extends Error {
   }
 }
 
-/**
- * `work`, or a NoAnswerError when it has not settled `ms` after the call. The deadline yields
- * to I/O once before it rejects (a setImmediate runs after the event loop's poll phase): when
- * the process was busy past the deadline, an answer already waiting on the socket is read
- * first, so a burst of requests is not mistaken for a hung Redis. ioredis' own
- * `commandTimeout` fires from the timers phase, before that read.
- */
+/** `work`, or a NoAnswerError `ms` after the call; the deadline yields to I/O once, so an answer already on the socket is read (ioredis' commandTimeout does not). */
 export function answerWithin<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;

@@ -2,7 +2,6 @@ import type { RedisKeys } from './keys.js';
 import { scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
-/** A chat window of libs/core (`chatWindows`): at most `count` messages to one chat in any `windowMs`. */
 export interface ChatWindowArgs {
   key: string;
   count: number;
@@ -15,14 +14,11 @@ export interface ChatSend {
   at: number;
 }
 
-/** A chat's reservation: reserved, or the window (`limitedBy`: its limit's key) that frees a message in `waitMs`. */
 export type ChatReservation = { reserved: true } | { reserved: false; limitedBy: string; waitMs: number } | { reserved: false; lockLost: true };
 
-/** The longest chat window a limit may set. */
 export const CHAT_SENDS_KEEP_MS = 7 * 86_400_000;
 const SEED_CHUNK = 200;
 
-/** chat-limits-reserve-3: reserved, a window full (its index, from 1, in `more`), a rebuild needed, or the lock lost */
 export const chatReserveReplies = scriptReplies<{ reserved: true } | { reserved: false; window: number; waitMs: number } | 'rebuild' | 'lock-lost'>(
   'chat-limits-reserve-3',
   {
@@ -32,21 +28,16 @@ export const chatReserveReplies = scriptReplies<{ reserved: true } | { reserved:
     NOT_HOLDER: () => 'lock-lost',
   },
 );
-/** chat-limits-seed-2, chat-limits-seeded-2: true when done; false when the lock is not held */
 export const chatSeedReplies = scriptReplies('chat-limits-seed-2', { OK: () => true, NOT_HOLDER: () => false });
 export const chatSeededReplies = scriptReplies('chat-limits-seeded-2', { OK: () => true, NOT_HOLDER: () => false });
 
-/**
- * The account's chat windows in Redis (lua/chat-limits-*): one round trip per message; after
- * Redis lost them, every chat's messages of the last week are put back from `load` first.
- */
+/** The account's chat windows in Redis (lua/chat-limits-*), one round trip per message; after Redis lost them, the last week is put back from `load`. */
 export class ChatLimits {
   constructor(
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
   ) {}
 
-  /** Reserves a message of run `runId` to `chatId` under `windows`, for the holder of the lock `lockToken`. */
   async reserve(
     accountId: string,
     lockToken: string,
@@ -73,7 +64,6 @@ export class ChatLimits {
     return { reserved: false, limitedBy: windows[answer.window - 1]!.key, waitMs: answer.waitMs };
   }
 
-  /** Puts back every chat's messages PostgreSQL recorded (`sends`), then marks the account rebuilt. False when the lock is not held. */
   async rebuild(accountId: string, lockToken: string, sends: readonly ChatSend[]): Promise<boolean> {
     const byChat = new Map<string, (string | number)[]>();
     for (const s of sends) byChat.set(s.chatId, [...(byChat.get(s.chatId) ?? []), s.at, s.runId]);

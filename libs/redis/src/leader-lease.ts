@@ -2,7 +2,6 @@ import type { RedisKeys } from './keys.js';
 import { releaseReplies, scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
-/** lease-hold-1: newly taken, still held, or held by another */
 export const leaseHoldReplies = scriptReplies('lease-hold-1', { TAKEN: () => 'taken' as const, HELD: () => 'held' as const, BUSY: () => 'lost' as const });
 
 /** The scheduler's leader lease: whoever holds it runs the ticks; the others stand by. */
@@ -13,7 +12,6 @@ export class LeaderLease {
     private readonly holderId: string,
   ) {}
 
-  /** 'taken' when this holder just became leader, 'held' when it still is, 'lost' when another holds it. */
   async hold(ttlMs: number): Promise<'taken' | 'held' | 'lost'> {
     return this.scripts.run(leaseHoldReplies, [this.keys.schedulerLeader], [this.holderId, ttlMs]);
   }

@@ -1,7 +1,6 @@
 import type { RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
-/** What Redis holds of an account's limits (libs/core LimitState): each key read by its name. */
 export interface AccountLimitState {
   paceTat: number;
   gapAt: number;

@@ -9,9 +9,7 @@ export type { ChatPace, ManyReservation, PaceReservation } from './pace-types.js
 
 /** Per-account send pace shared by every replica (GCRA in Redis; see lua/pace-reserve-3.lua). */
 export class AccountPace {
-  /** the same pace for accounts with ban-safety limits (human gap, caps): one round trip per send as well */
   readonly safe: SafePace;
-  /** the windows reserved with each chat (libs/core chatWindows): a per-chat cap across campaigns */
   readonly chats: ChatLimits;
 
   constructor(
@@ -22,11 +20,7 @@ export class AccountPace {
     this.chats = new ChatLimits(scripts, keys);
   }
 
-  /**
-   * Reserves the next slot of the account's pace (and of the chat's, when `chat.perMinute` > 0)
-   * at most `maxWaitMs` ahead, for the holder of the account lock `lockToken`. One call per
-   * send; see lua/pace-reserve-3.lua.
-   */
+  /** Reserves the next slot of the account's pace (and the chat's when `chat.perMinute` > 0) at most `maxWaitMs` ahead, for the lock's holder. */
   async reserve(
     accountId: string,
     lockToken: string,
@@ -39,11 +33,7 @@ export class AccountPace {
     return this.reserveSlot(accountId, lockToken, nowMs, 60_000 / perMinute, burst, chat, maxWaitMs);
   }
 
-  /**
-   * Reserves up to `count` consecutive slots of the account's pace (no per-chat pace), each at
-   * most `maxWaitMs` ahead, for the holder of the account lock: what `count` calls of `reserve`
-   * would reserve one after the other, in one round trip; see lua/pace-reserve-many-3.lua.
-   */
+  /** Up to `count` consecutive slots, as `count` calls of `reserve` would, in one round trip. */
   async reserveMany(
     accountId: string,
     lockToken: string,
@@ -60,10 +50,7 @@ export class AccountPace {
     );
   }
 
-  /**
-   * Reserves a slot of one chat's pace only, for a send whose account slot was reserved before
-   * its chat was known. Nothing is reserved when `chat.perMinute` is 0.
-   */
+  /** A slot of the chat's pace only, for a send whose account slot was reserved before its chat was known. */
   async reserveChat(accountId: string, lockToken: string, nowMs: number, chat: ChatPace, maxWaitMs: number): Promise<PaceReservation> {
     return this.reserveSlot(accountId, lockToken, nowMs, 0, 1, chat, maxWaitMs);
   }

@@ -2,13 +2,7 @@ import { Cluster } from 'ioredis';
 import { answerWithin } from './answer-within.js';
 import type { RedisClient } from './connection.js';
 
-/**
- * Null when Redis serves the service's keys now, else why not, for operators. Reads `probeKey`
- * (under the deployment's prefix, never written) within `timeoutMs`: on a cluster the read goes
- * to the master serving the prefix's slot, so it fails while that master is down or being
- * replaced, whatever the other nodes say (any node answers a PING); the reason then adds each
- * node's `cluster_state`, asked meanwhile.
- */
+/** Null when Redis serves the service's keys now (a read of `probeKey`, which on a cluster reaches its slot's master), else why not. */
 export async function redisReadiness(redis: RedisClient, probeKey: string, timeoutMs: number): Promise<string | null> {
   const states = redis instanceof Cluster ? clusterStates(redis, timeoutMs) : null;
   try {
@@ -22,7 +16,6 @@ export async function redisReadiness(redis: RedisClient, probeKey: string, timeo
   }
 }
 
-/** `cluster_state ok on 4, fail on 1, no answer from 1 of 6 nodes`, from every node the connection knows. */
 async function clusterStates(cluster: Cluster, timeoutMs: number): Promise<string> {
   const states = await Promise.all(
     cluster.nodes('all').map(async (node) => {

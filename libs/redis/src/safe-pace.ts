@@ -3,13 +3,9 @@ import type { ChatPace, SafeReservation } from './pace-types.js';
 import { paceSeedReplies, safeReserveReplies } from './pace-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
-/** The ban-safety limits of one reservation (libs/core SendLimits, with this send's gap drawn). */
 export interface SafeLimits {
-  /** the gap after this send, ms (0: none) */
   gapAfterMs: number;
-  /** 0: none */
   hourlyCap: number;
-  /** 0: none */
   dailyCap: number;
 }
 
@@ -17,17 +13,13 @@ export type { SafeReservation } from './pace-types.js';
 
 let sequence = 0;
 
-/**
- * The pace of accounts with human pacing or caps (lua/pace-reserve-safe-6.lua): one round trip
- * per send like AccountPace, which accounts without them keep using.
- */
+/** The pace of accounts with human pacing or caps (lua/pace-reserve-safe-6.lua), still one round trip per send. */
 export class SafePace {
   constructor(
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
   ) {}
 
-  /** Reserves the account's next slot under its limits, for the holder of the lock `lockToken`. */
   async reserve(
     accountId: string,
     lockToken: string,
@@ -64,10 +56,7 @@ export class SafePace {
     );
   }
 
-  /**
-   * Rebuilds the account's sends from PostgreSQL's record (`sendTimes` in the last 24 hours,
-   * `nextAt` the earliest next send) after Redis lost them. False when the lock is not held.
-   */
+  /** Rebuilds the account's sends of the last 24 h from PostgreSQL after Redis lost them; false when the lock is not held. */
   async rebuild(accountId: string, lockToken: string, nowMs: number, nextAt: number, sendTimes: number[]): Promise<boolean> {
     const k = this.keys;
     return this.scripts.run(

@@ -11,18 +11,12 @@ const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../l
 export { SCRIPT_FILES, type ScriptName } from './script-names.js';
 
 export interface ScriptCommands {
-  /** Runs a script and reads its reply as its wrapper declared (`scriptReplies`). */
   run<T>(script: ScriptReplies<T>, keys: string[], args: (string | number)[]): Promise<T>;
 }
 
-/** Reads lua/ from disk: where the loader finds the scripts and their includes. */
 export const readLuaFile: ReadLua = (relativePath) => readFileSync(path.join(LUA_DIR, relativePath), 'utf8');
 
-/**
- * Loads every Lua script once per connection with `defineCommand` (EVALSHA with an EVAL
- * fallback, so a flushed or restarted Redis reloads them by itself). `read` is the disk but in
- * unit tests.
- */
+/** Loads every script once per connection with `defineCommand` (EVALSHA, falling back to EVAL, so a flushed Redis reloads them). */
 export function loadScripts(redis: Pick<RedisClient, 'defineCommand'>, read: ReadLua = readLuaFile): ScriptCommands {
   const commands = new Map<ScriptName, string>();
   for (const file of SCRIPT_FILES) {

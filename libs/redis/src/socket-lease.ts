@@ -18,31 +18,22 @@ export const socketPeekReplies = scriptReplies('socket-lease-peek-1', {
   FREE: () => 'free' as const,
 });
 
-/**
- * The lease on an account's one live messaging socket (WhatsApp: a second connection of the
- * same linked device makes the server close the first with `connectionReplaced`). Unlike the
- * account lock, which lasts one job, it lasts as long as the socket stays open, across jobs;
- * another replica that needs the socket asks for a hand-over instead of taking it.
- */
+/** The lease on an account's one live socket (WhatsApp closes the first of two with `connectionReplaced`): it lasts across jobs; others ask for a hand-over. */
 export class SocketLeases {
   constructor(
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
-    /** how long a hand-over request waits for its asker to come back, ms */
     private readonly handoverTtlMs = 30_000,
   ) {}
 
-  /** 'taken' or 'held' when `holder` has the lease now; 'busy' when another has it (a hand-over is asked). */
   async acquire(accountId: string, holder: string, ttlMs: number): Promise<'taken' | 'held' | 'busy'> {
     return this.scripts.run(socketAcquireReplies, [this.keys.socketLease(accountId), this.keys.socketHandover(accountId)], [holder, ttlMs, this.handoverTtlMs]);
   }
 
-  /** 'handover' when another holder asked for the socket; 'lost' when the lease is no longer ours. */
   async renew(accountId: string, holder: string, ttlMs: number): Promise<'held' | 'handover' | 'lost'> {
     return this.scripts.run(socketRenewReplies, [this.keys.socketLease(accountId), this.keys.socketHandover(accountId)], [holder, ttlMs]);
   }
 
-  /** Who holds the lease, as seen by `holder`, without asking for a hand-over. */
   async peek(accountId: string, holder: string): Promise<'mine' | 'other' | 'free'> {
     return this.scripts.run(socketPeekReplies, [this.keys.socketLease(accountId)], [holder]);
   }
