@@ -42,6 +42,7 @@ describe('accounts', () => {
       hourlyCap: null,
       dailyCap: null,
       warmup: null,
+      chatCap: null,
       optOutKeywords: [],
       typing: null,
       platformDeduplicates: false,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { MessagePart } from '@metronome/db';
 import { createLogger } from '@metronome/observability';
+import { reportingEvents } from '../../services/sender/src/reporting-events.js';
 import type { FakeTelegramBotApi } from './fake-telegram-bot-api.js';
 import type { SenderHarness } from './sender-harness.js';
 import { startTelegramHarness } from './telegram-harness.js';
@@ -66,7 +67,9 @@ export function telegramFile(): TelegramFile {
         done();
       },
     });
+    // the job reports through its event bus: one wired to this logger, as main.ts wires the replica's
     ctx.h.deps.logger = createLogger('sender-test', 'trace', sink);
+    ctx.h.deps.events = reportingEvents(ctx.h.deps.metrics, ctx.h.deps.logger);
   });
   afterAll(async () => {
     await ctx.h?.close();
