@@ -49,6 +49,10 @@ export interface WireServer {
   push(node: BinaryNode): Promise<void>;
   /** connections that completed the handshake so far */
   opened: number;
+  /** each account's (by number) connections open now */
+  live(user: string): number;
+  /** the most connections of one account (by number) open at one moment, over the server's life */
+  mostLive: Map<string, number>;
   /** groups it knows (jid → members' phone-number JIDs), answered to metadata queries and listings */
   groups: Map<string, string[]>;
   /** groups where only admins may post (WhatsApp's `announcement`), with their admins' JIDs */
@@ -101,6 +105,8 @@ export async function startWireServer(): Promise<WireServer> {
     ackDelayMs: 0,
     failure: null,
     opened: 0,
+    live: (user) => [...open].filter((c) => c.device.user === user).length,
+    mostLive: new Map(),
     groups: new Map(),
     announce: new Map(),
     reachoutLock: null,
@@ -240,6 +246,7 @@ export async function startWireServer(): Promise<WireServer> {
             stage = 'open';
             open.add(conn);
             server.opened++;
+            if (device.user) server.mostLive.set(device.user, Math.max(server.mostLive.get(device.user) ?? 0, server.live(device.user)));
             if (!device.user) {
               // a device to pair (its ClientPayload registers, names no user): WhatsApp offers QR refs
               const refs = ['wire-ref-1', 'wire-ref-2'].map((r): BinaryNode => ({ tag: 'ref', attrs: {}, content: Buffer.from(r) }));

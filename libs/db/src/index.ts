@@ -68,6 +68,7 @@ export {
 } from './repositories/schedule-repository.js';
 export { TenantRepository, type TenantRow, type ListedTenant } from './repositories/tenant-repository.js';
 export { OptOutRepository, type OptOutWrite } from './repositories/opt-out-repository.js';
+export { HeldAccountRepository, type HeldAccountRow } from './repositories/held-account-repository.js';
 export {
   AccountRepository,
   type AccountRow,

@@ -31,6 +31,10 @@ export function redisKeys(prefix: string) {
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
     socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
+    /** the live senders, scored by when each heartbeat runs out (always-connected accounts are spread over them) */
+    senders: `${prefix}:senders`,
+    /** the cluster-wide pace of opening always-connected accounts' connections (GCRA) */
+    accountConnects: `${prefix}:account-connects`,
     /** the control API's per-token request limit (the token's sha256, never the token) */
     rateLimit: (tokenDigest: string) => `${prefix}:ratelimit:${tokenDigest}`,
     /** the control API's open `/v1/events` streams of one caller (a sorted set of slots) */

@@ -50,6 +50,13 @@ const schema = z.object({
   WHATSAPP_RESEND_DAYS: int(7, 1, 90),
   // A chat's message within this long after a run's send to it counts as a reply to that run (CONTRACT §3 "Receipts"), as a duration (24h, 30m…).
   REPLY_WINDOW: duration('24h'),
+  // Always-connected WhatsApp and telegram_user accounts (issue 53): on or off, a sender's re-plan period, the cluster-wide connect pace.
+  ALWAYS_CONNECTED: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  ACCOUNT_HOLD_EVERY_MS: int(5_000, 200, 600_000),
+  ACCOUNT_CONNECTS_PER_SECOND: int(10, 1, 1_000),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
   ...whatsappEnv,

@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
-import { DEVELOPMENT_SECRETS_KEY, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, NEW_CHAT_HOLD_CODES, systemClock, type Outcome } from '@metronome/core';
+import { DEVELOPMENT_SECRETS_KEY, open, OUTCOMES, COOLING_REASONS, COOLING_RESTRICTED, NEW_CHAT_HOLD_CODES, systemClock, type Outcome } from '@metronome/core';
 import {
   AccountRepository,
   accountProxies,
   ChatDirectoryRepository,
   createDb,
+  HeldAccountRepository,
   LateRefusalRepository,
   OptOutRepository,
   ReceiptRepository,
@@ -25,8 +28,9 @@ import {
   stopOnSignals,
 } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
-import { closeRedis, createRedis, loadScripts, redisKeys, redisReadiness } from '@metronome/redis';
+import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry } from '@metronome/redis';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
+import { startAccountHolder } from './account-holder.js';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -95,7 +99,9 @@ const receipts = new ReceiptWriter({
 });
 // Accounts' proxies: read when a connection opens, and where each stands told to the account.
 const proxies = accountProxies(new AccountRepository(db), secretsKeys, () => new Date());
-const whatsapp = whatsappOnFirstUse({
+const senderId = `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const wa = whatsappOnFirstUse({
+  holderId: senderId,
   proxies,
   config,
   db,
@@ -114,7 +120,30 @@ const whatsapp = whatsappOnFirstUse({
   onReceipt: receipts.onReceipt,
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
-const telegramUser = telegramUserOnFirstUse({ config, db, scripts, keys, proxies });
+const tg = telegramUserOnFirstUse({ holderId: `${senderId}:tg`, config, db, scripts, keys, proxies });
+const [whatsapp, telegramUser] = [wa.transport, tg.transport];
+// Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).
+const holder = config.ALWAYS_CONNECTED
+  ? startAccountHolder({
+      me: senderId,
+      accounts: new HeldAccountRepository(db),
+      registry: new SenderRegistry(redis, keys),
+      connectRate: new ConnectRate(scripts, keys, config.ACCOUNT_CONNECTS_PER_SECOND),
+      connections: [wa.connections, tg.connections],
+      open: (row) => ({
+        id: row.id,
+        externalId: row.externalId,
+        credentials: row.credentials ? (JSON.parse(open(row.credentials, secretsKeys).toString('utf8')) as Record<string, unknown>) : null,
+        proxy: row.proxy ? open(row.proxy, secretsKeys).toString('utf8') : null,
+      }),
+      clock: systemClock,
+      logger: logger.child({ component: 'account-holder' }),
+      random: Math.random,
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined),
+      everyMs: config.ACCOUNT_HOLD_EVERY_MS,
+      connectsPerSecond: config.ACCOUNT_CONNECTS_PER_SECOND,
+    })
+  : null;
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back what they hold and hand their runs on at once.
 const drain = new AbortController();
@@ -220,6 +249,8 @@ const STEP_MS = 1_000;
 
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
+  // out of the registry first: the others take this sender's accounts as its sockets close below
+  await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
   const closing = Promise.all([...workers, directory].map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
     // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
@@ -229,8 +260,8 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
   }
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
   resendCleanup.stop();
-  await stopStep(logger, 'whatsapp', whatsapp.close(), STEP_MS);
-  await stopStep(logger, 'telegram_user', telegramUser.close(), STEP_MS);
+  await stopStep(logger, 'whatsapp', wa.close(), STEP_MS);
+  await stopStep(logger, 'telegram_user', tg.close(), STEP_MS);
   await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
   await stopStep(
     logger,

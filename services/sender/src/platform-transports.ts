@@ -1,23 +1,23 @@
 // WhatsApp (Baileys) and Telegram user accounts (GramJS), built on first use: a replica that never sends for such an
 // account never loads their libraries (half a second of CPU each at start).
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { NewChatLimitRepository, TelegramPeerRepository, WhatsAppAuthRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
-import { TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
+import { onFirstUse, TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
 import type { IncomingText, MessageReceipt, MessageRefusal } from '@metronome/transports/whatsapp';
 import type { Kysely } from 'kysely';
 import type { DB } from '@metronome/db';
 import type { SenderConfig } from './config.js';
+import type { HeldConnections } from './account-holder.js';
 import { countSockets } from './socket-metrics.js';
 
 /** Accounts' proxies: read when a connection opens, and where each stands told to the account. */
 type Proxies = ReturnType<typeof accountProxies>;
 
 export interface WhatsAppDeps {
+  holderId: string;
   proxies: Proxies;
   config: SenderConfig;
   db: Kysely<DB>;
@@ -36,9 +36,16 @@ export interface WhatsAppDeps {
   onReceipt(receipt: MessageReceipt): void;
 }
 
+/** A platform's transport, and its connections for the account holder (account-holder.ts); both load the library on first use. */
+export interface OnFirstUse {
+  transport: Transport;
+  connections: HeldConnections;
+  close(): Promise<void>;
+}
+
 /** WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL. */
-export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
-  return transportOnFirstUse(WHATSAPP_SHAPE, async () => {
+export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
+  const built = onFirstUse(async () => {
     const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
     const logger = d.logger.child({ component: 'whatsapp' });
     const version = await resolveWhatsAppVersion({
@@ -52,7 +59,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
       ...(version.version && { version: version.version }),
       ...(d.config.WHATSAPP_WS_URL && { webSocketUrl: d.config.WHATSAPP_WS_URL }),
       ...(d.config.WHATSAPP_UPLOAD_HOST && { uploadHost: d.config.WHATSAPP_UPLOAD_HOST }),
-      holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      holderId: d.holderId,
       lease: new SocketLeases(d.scripts, d.keys),
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
@@ -70,13 +77,34 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): Transport {
       // Baileys logs every frame below warn
       logger: d.logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(d.config.LOG_LEVEL) ? d.config.LOG_LEVEL : 'warn' }),
     });
-    return new WhatsAppTransport({ pool, clock: systemClock, logger, timeoutMs: d.config.SEND_TIMEOUT_MS });
+    return { pool, transport: new WhatsAppTransport({ pool, clock: systemClock, logger, timeoutMs: d.config.SEND_TIMEOUT_MS }) };
   });
+  return {
+    transport: transportOnFirstUse(WHATSAPP_SHAPE, async () => (await built.get()).transport),
+    close: async () => (await built.loaded()?.catch(() => null))?.transport.close(),
+    connections: {
+      platform: 'whatsapp',
+      holderId: d.holderId,
+      held: async () => (await built.loaded())?.pool.heldAccounts() ?? [],
+      hold: async (account) => {
+        const { pool } = await built.get();
+        return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined)).ok;
+      },
+      letGo: async (accountId) => (await built.loaded())?.pool.letGo(accountId) ?? false,
+    },
+  };
 }
 
 /** Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease). */
-export function telegramUserOnFirstUse(d: { config: SenderConfig; db: Kysely<DB>; scripts: ScriptCommands; keys: RedisKeys; proxies: Proxies }): Transport {
-  return transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => {
+export function telegramUserOnFirstUse(d: {
+  holderId: string;
+  config: SenderConfig;
+  db: Kysely<DB>;
+  scripts: ScriptCommands;
+  keys: RedisKeys;
+  proxies: Proxies;
+}): OnFirstUse {
+  const built = onFirstUse(async () => {
     const { configureTelegramEndpoint, keepLearntPeers, loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import(
       '@metronome/transports/telegram-user'
     );
@@ -89,9 +117,25 @@ export function telegramUserOnFirstUse(d: { config: SenderConfig; db: Kysely<DB>
       apiId: d.config.TELEGRAM_API_ID,
       apiHash: d.config.TELEGRAM_API_HASH,
       lease: new SocketLeases(d.scripts, d.keys),
-      holderId: `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}:tg`,
+      holderId: d.holderId,
       reportProxy: d.proxies.reportProxy,
     });
-    return new TelegramUserTransport({ pool, clock: systemClock, peers, timeoutMs: d.config.SEND_TIMEOUT_MS });
+    return { pool, transport: new TelegramUserTransport({ pool, clock: systemClock, peers, timeoutMs: d.config.SEND_TIMEOUT_MS }) };
   });
+  return {
+    transport: transportOnFirstUse(TELEGRAM_USER_SHAPE, async () => (await built.get()).transport),
+    close: async () => (await built.loaded()?.catch(() => null))?.transport.close(),
+    connections: {
+      platform: 'telegram_user',
+      holderId: d.holderId,
+      // a client used within a send's timeout may carry a send: it is not let go
+      held: async () => (await built.loaded())?.pool.heldAccounts(d.config.SEND_TIMEOUT_MS * 2) ?? [],
+      hold: async (account) => (await built.get()).transport.hold(account),
+      letGo: async (accountId) => {
+        const pool = (await built.loaded())?.pool;
+        await pool?.drop(accountId);
+        return pool !== undefined;
+      },
+    },
+  };
 }

@@ -26,6 +26,7 @@ interface Held {
   renew: NodeJS.Timeout;
   connected: UserClient | null;
   deadRenewals: number;
+  usedAt: number;
 }
 
 /**
@@ -49,12 +50,15 @@ export class UserClientPool {
   async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null): Promise<UserClient> {
     const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
-    if (current?.key === key) return current.client;
+    if (current?.key === key) {
+      current.usedAt = Date.now();
+      return current.client;
+    }
     const previous = current ? this.drop(accountId) : Promise.resolve();
     const client = previous.then(() => this.open(accountId, session, proxy));
     const renew = setInterval(() => void this.keep(accountId, client), this.o.renewEveryMs ?? Math.floor(this.ttlMs / 3));
     renew.unref();
-    const held: Held = { key, client, renew, connected: null, deadRenewals: 0 };
+    const held: Held = { key, client, renew, connected: null, deadRenewals: 0, usedAt: Date.now() };
     this.held.set(accountId, held);
     client.then((c) => (held.connected = c)).catch((error: unknown) => this.forget(accountId, held, !(error instanceof ConnectionElsewhere)));
     return client;
@@ -82,6 +86,11 @@ export class UserClientPool {
     }
     if (proxy) await this.o.reportProxy?.(accountId, proxy.settings, null).catch(() => undefined);
     return c;
+  }
+
+  /** The accounts this replica holds a connection of, and whether one was used within `busyMs` (a send may be on it). */
+  heldAccounts(busyMs: number): { accountId: string; busy: boolean }[] {
+    return [...this.held].map(([accountId, h]) => ({ accountId, busy: Date.now() - h.usedAt < busyMs }));
   }
 
   async drop(accountId: string): Promise<void> {

@@ -69,6 +69,17 @@ export class TelegramUserTransport implements Transport {
     return { ready: true };
   }
 
+  /** Opens the account's connection and keeps it (always-connected accounts) unless another sender holds it; false when none opened. */
+  async hold(account: TransportAccount): Promise<boolean> {
+    registerCredentials(account);
+    const session = sessionOf(account);
+    if (!session || (await this.o.pool.heldElsewhere(account.id))) return false;
+    return this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account))).then(
+      () => true,
+      () => false,
+    );
+  }
+
   async prepareMedia(account: TransportAccount, media: MediaContent): Promise<PrepareResult> {
     registerCredentials(account);
     const session = sessionOf(account);

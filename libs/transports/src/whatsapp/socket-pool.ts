@@ -112,6 +112,23 @@ export class WhatsAppSocketPool {
     return c?.isSettled === true && !c.disposed && !c.keysRefused;
   }
 
+  /** The accounts whose socket this replica has open or opening, and whether a send or a pairing uses each now. */
+  heldAccounts(): { accountId: string; busy: boolean }[] {
+    const ids = new Set([...this.connections.keys(), ...this.connecting.keys()]);
+    return [...ids].map((accountId) => {
+      const c = this.connections.get(accountId);
+      return { accountId, busy: !c || c.inFlight > 0 || this.pairings.has(c) };
+    });
+  }
+
+  /** Closes an account's idle socket, then lets its lease go for another replica to take; false when in use. */
+  async letGo(accountId: string): Promise<boolean> {
+    const c = this.connections.get(accountId);
+    if (!c || c.inFlight > 0 || this.pairings.has(c)) return false;
+    await this.dispose(c, 'handed over');
+    return true;
+  }
+
   /** A new linked device from fresh credentials: resolves with the first QR (or a pairing code); `hooks` tell how it ended. */
   async pair(accountId: string, request: PairingRequest, hooks: PairingHooks): Promise<PairingStart> {
     if (this.closed) throw new PairingError('closed', 'shutting down');

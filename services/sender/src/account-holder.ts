@@ -1,0 +1,125 @@
+import { planSpread, type Clock } from '@metronome/core';
+import type { HeldAccountRow } from '@metronome/db';
+import type { TransportAccount } from '@metronome/transports';
+
+/** A platform's connections as the account holder drives them (platform-transports.ts builds them). */
+export interface HeldConnections {
+  platform: 'whatsapp' | 'telegram_user';
+  holderId: string;
+  /** open or opening here, `busy` when a send or a pairing uses it */
+  held(): Promise<{ accountId: string; busy: boolean }[]>;
+  /** false when none opened (another replica holds it, or it failed) */
+  hold(account: TransportAccount): Promise<boolean>;
+  /** closes the connection, then lets its lease go; false when in use */
+  letGo(accountId: string): Promise<boolean>;
+}
+
+export interface AccountHolderDeps {
+  me: string;
+  accounts: { alwaysConnected(platforms: HeldConnections['platform'][]): Promise<HeldAccountRow[]> };
+  registry: {
+    beat(sender: string, now: number, ttlMs: number): Promise<string[]>;
+    leave(sender: string): Promise<void>;
+    leaseHolders(accountIds: readonly string[]): Promise<(string | null)[]>;
+  };
+  /** cluster-wide: 0 when a connection may open now, else the ms to wait */
+  connectRate: { take(now: number): Promise<number> };
+  connections: HeldConnections[];
+  open(row: HeldAccountRow): TransportAccount;
+  clock: Clock;
+  logger: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
+  random(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  everyMs: number;
+  connectsPerSecond: number;
+}
+
+// connections opening at once on one sender (each waits for a handshake); the longest wait before a failed one is tried again
+const MAX_OPENING = 64;
+const MAX_RETRY_MS = 5 * 60_000;
+
+/**
+ * Keeps every always-connected account connected on some sender (issue 53): each pass beats the heartbeat, asks libs/core
+ * `planSpread` what to take and let go, and opens at the cluster-wide connect pace. It runs beside the jobs, never in a send.
+ */
+export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void> } {
+  const stopping = new AbortController();
+  const opening = new Map<string, string>();
+  const retry = new Map<string, { n: number; at: number }>();
+  const intervalMs = 1_000 / d.connectsPerSecond;
+  const maxMoves = Math.max(1, Math.floor((d.connectsPerSecond * d.everyMs) / 1_000));
+
+  const holderToSender = (c: HeldConnections, holder: string) => {
+    const suffix = c.holderId.slice(d.me.length);
+    return suffix && holder.endsWith(suffix) ? holder.slice(0, -suffix.length) : holder;
+  };
+
+  async function slot(deadline: number): Promise<boolean> {
+    for (;;) {
+      if (stopping.signal.aborted) return false;
+      const wait = await d.connectRate.take(d.clock.now());
+      if (wait === 0) return true;
+      if (d.clock.now() + wait > deadline) return false;
+      // jitter: senders waiting for the same slot do not all ask again at once
+      await d.sleep(wait + d.random() * intervalMs, stopping.signal);
+    }
+  }
+
+  function open(c: HeldConnections, row: HeldAccountRow): void {
+    opening.set(row.id, c.platform);
+    void (async () => (stopping.signal.aborted ? false : c.hold(d.open(row))))()
+      .catch(() => false)
+      .then((opened) => {
+        opening.delete(row.id);
+        const n = (retry.get(row.id)?.n ?? 0) + 1;
+        if (opened) retry.delete(row.id);
+        else retry.set(row.id, { n, at: d.clock.now() + Math.min(MAX_RETRY_MS, d.everyMs * 2 ** n) });
+      });
+  }
+
+  async function pass(): Promise<void> {
+    const started = d.clock.now();
+    const senders = await d.registry.beat(d.me, started, d.everyMs * 3);
+    const rows = await d.accounts.alwaysConnected(d.connections.map((c) => c.platform));
+    const takes: [HeldConnections, HeldAccountRow][] = [];
+    for (const c of d.connections) {
+      const mine = rows.filter((r) => r.platform === c.platform);
+      const ids = mine.map((r) => r.id);
+      const [leases, held] = await Promise.all([d.registry.leaseHolders(ids), c.held()]);
+      const holders = new Map<string, string>();
+      ids.forEach((id, i) => leases[i] && holders.set(id, holderToSender(c, leases[i])));
+      const heldIds = new Set([...held.map((h) => h.accountId), ...[...opening].filter(([, p]) => p === c.platform).map(([id]) => id)]);
+      const busy = new Set(held.filter((h) => h.busy).map((h) => h.accountId));
+      const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
+      const gone = await Promise.all(plan.letGo.map((a) => c.letGo(a).catch(() => false)));
+      const byId = new Map(mine.map((r) => [r.id, r]));
+      const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
+      takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
+      if (plan.letGo.length + due.length > 0)
+        d.logger.info(
+          { platform: c.platform, senders: senders.length, share: plan.share, held: heldIds.size, letGo: gone.filter(Boolean).length, toTake: due.length },
+          'always-connected accounts moving',
+        );
+    }
+    for (const [c, row] of takes) {
+      if (opening.size >= MAX_OPENING || !(await slot(started + d.everyMs))) break;
+      open(c, row);
+    }
+  }
+
+  const loop = (async () => {
+    while (!stopping.signal.aborted) {
+      const started = d.clock.now();
+      await pass().catch((err: unknown) => d.logger.warn({ err }, 'always-connected pass failed'));
+      await d.sleep(Math.max(0, d.everyMs - (d.clock.now() - started)), stopping.signal);
+    }
+  })();
+
+  return {
+    stop: async () => {
+      stopping.abort();
+      await loop;
+      await d.registry.leave(d.me).catch((err: unknown) => d.logger.warn({ err }, 'could not leave the sender registry'));
+    },
+  };
+}

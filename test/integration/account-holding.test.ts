@@ -1,0 +1,52 @@
+import { ConnectRate, createRedis, loadScripts, redisKeys, SenderRegistry, SocketLeases } from '@metronome/redis';
+import type { Redis } from 'ioredis';
+import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
+
+// What the always-connected account holder reads and spends in Redis (libs/redis account-holding.ts):
+// the live senders by heartbeat, the socket lease holders in one MGET, the cluster-wide connect pace.
+
+let redis: Redis;
+beforeAll(() => {
+  redis = createRedis(REDIS_URL, 'test-account-holding');
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+const T0 = 1_000_000;
+
+test('a sender is live until its heartbeat runs out or it leaves', async () => {
+  const registry = new SenderRegistry(redis, redisKeys(uniquePrefix('holding')));
+  expect(await registry.beat('a', T0, 3_000)).toEqual(['a']);
+  expect((await registry.beat('b', T0 + 1_000, 3_000)).sort()).toEqual(['a', 'b']);
+  // a's heartbeat ran out at T0 + 3000; b's runs until T0 + 4000
+  expect(await registry.beat('b', T0 + 3_000, 3_000)).toEqual(['b']);
+  expect((await registry.beat('a', T0 + 3_500, 3_000)).sort()).toEqual(['a', 'b']);
+  await registry.leave('a');
+  expect(await registry.beat('b', T0 + 3_600, 3_000)).toEqual(['b']);
+});
+
+test('lease holders in one read: the holder, or null for a free account', async () => {
+  const keys = redisKeys(uniquePrefix('holding'));
+  const leases = new SocketLeases(loadScripts(redis), keys);
+  await leases.acquire('acc-1', 'sender-a', 30_000);
+  await leases.acquire('acc-3', 'sender-b', 30_000);
+  const registry = new SenderRegistry(redis, keys);
+  expect(await registry.leaseHolders(['acc-1', 'acc-2', 'acc-3'])).toEqual(['sender-a', null, 'sender-b']);
+  expect(await registry.leaseHolders([])).toEqual([]);
+});
+
+test('connects are paced cluster-wide: one every 1/rate s, whichever sender asks, with a burst of one', async () => {
+  const keys = redisKeys(uniquePrefix('holding'));
+  const scripts = loadScripts(redis);
+  // two senders sharing the pace, 10 a second
+  const [a, b] = [new ConnectRate(scripts, keys, 10), new ConnectRate(scripts, keys, 10)];
+  expect(await a.take(T0)).toBe(0);
+  expect(await b.take(T0)).toBe(100);
+  expect(await a.take(T0 + 60)).toBe(40);
+  expect(await b.take(T0 + 100)).toBe(0);
+  // 1,000 accounts asking as fast as they can in 10 s of clock: 10 a second get through, never more
+  let granted = 0;
+  for (let now = T0 + 200; now < T0 + 10_200; now += 5) if ((await (now % 2 ? a : b).take(now)) === 0) granted++;
+  expect(granted).toBe(100);
+});
