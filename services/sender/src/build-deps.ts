@@ -13,16 +13,12 @@ export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'cloc
   /** the event bus; absent: one wired to `metrics` and `logger` */
   events?: SenderDeps['events'];
   db: Parameters<typeof senderRepositories>[0];
-  /** the app connection, shared with the caller, who closes it */
   redis: ConstructorParameters<typeof RunQueue>[0];
   scripts: ScriptCommands;
   keys: RedisKeys;
 };
 
-/**
- * The sender's dependencies, built one way for main.ts and for the tests' harness, so the tests run the job on the very
- * wiring a replica runs (repositories, lock, pace, queue, media refs).
- */
+/** The sender's dependencies, built one way for main.ts and the tests' harness: the tests run the job on a replica's wiring. */
 export function buildSenderDeps(i: SenderInputs): SenderDeps {
   const repo = senderRepositories(i.db);
   const targets = new TargetSendRepository(i.db);

@@ -21,7 +21,6 @@ export interface SenderSettings {
   lockRetryMs: number;
   /** the account lock's TTL, and a target lease's margin beyond its send's own time (SENDER_HOLD_MS) */
   lockTtlMs: number;
-  /** per-chat pace by platform (sends per minute to one chat; 0 or absent: none) */
   chatPacePerMinute: Partial<Record<string, number>>;
   partJitterMs: number;
   cooling: CoolingSettings;

@@ -13,7 +13,6 @@ export interface DirectoryJobDeps {
   transports: Record<string, Transport | undefined>;
   secretsKeys: Buffer[];
   clock: Clock;
-  /** what the sync reports (the sender's bus: its subscribers make the log lines) */
   events: SenderEvents;
   /** aborted on SIGTERM: a sync under way stops and says so */
   draining: AbortSignal;
@@ -70,7 +69,6 @@ export async function syncDirectory(deps: DirectoryJobDeps, accountId: string): 
   }
 }
 
-/** The senders' directory worker: a few syncs at once, beside the runs worker. */
 export function directoryWorker(deps: DirectoryJobDeps, logger: Logger, connection: RedisClient, prefix: string, concurrency: number): Worker {
   const worker = new Worker(
     DIRECTORY_QUEUE,

@@ -14,10 +14,7 @@ export interface LateRefusalDeps {
   retryMs?: number;
 }
 
-/**
- * What the sender does with a message WhatsApp refused after the write (the transport's MessageRefusal): the target moves from `sent` to `failed`, or
- * `unknown` when the refusal is ambiguous.
- */
+/** A message WhatsApp refused after the write: its target moves from `sent` to `failed`, or `unknown` when the refusal is ambiguous. */
 export function lateRefusalRecorder(d: LateRefusalDeps): (r: MessageRefusal) => void {
   const retries = d.retries ?? 5;
   const retryMs = d.retryMs ?? 2_000;

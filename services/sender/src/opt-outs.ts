@@ -10,16 +10,12 @@ export interface OptOutDeps {
   metrics: Metrics;
 }
 
-/**
- * Opt-out by reply (CONTRACT §3, accounts: `optOutKeywords`): a WhatsApp reply that is one of its account's keywords lists the chat (reason `opt_out`) and
- * skips it in the account's open runs.
- */
+/** Opt-out by reply (CONTRACT §3): a WhatsApp reply that is one of its account's keywords lists the chat and skips it in the account's open runs. */
 export class OptOutListener {
   constructor(private readonly d: OptOutDeps) {
     d.metrics.optOuts.inc({ platform: 'whatsapp' }, 0);
   }
 
-  /** For the pool's `onIncomingText`. */
   readonly onIncomingText = (accountId: string, message: IncomingText): void => {
     void this.handle(accountId, message).catch((err: unknown) =>
       // The server has this message acknowledged already: it will not come again.

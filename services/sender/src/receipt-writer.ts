@@ -11,7 +11,6 @@ export interface ReceiptWriterDeps {
   replyWindowMs?: number;
   metrics: Metrics;
   logger: Logger;
-  /** how often queued receipts are written, ms */
   flushEveryMs?: number;
   /** a receipt naming no sent target yet (its send not committed yet) is tried again after this, ms */
   retryMs?: number;
@@ -42,7 +41,6 @@ export class ReceiptWriter {
     this.timer.unref();
   }
 
-  /** For the socket pool's `onReceipt`. */
   readonly onReceipt = (r: MessageReceipt): void => {
     if (this.queue.length >= (this.d.maxQueued ?? 100_000)) {
       this.queue.shift();
@@ -60,7 +58,6 @@ export class ReceiptWriter {
     })().catch((err: unknown) => this.d.logger.warn({ err, accountId }, 'reply not recorded'));
   };
 
-  /** Writes the receipts due now (one write at a time); resolves when written. */
   flush(): Promise<void> {
     this.writing ??= this.write().finally(() => (this.writing = null));
     return this.writing;

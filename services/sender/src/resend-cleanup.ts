@@ -6,7 +6,6 @@ export interface ResendCleanupDeps {
   repo: Pick<WhatsAppSentMessageRepository, 'deleteSentBefore'>;
   clock: Clock;
   logger: Logger;
-  /** WHATSAPP_RESEND_DAYS in ms */
   keepMs: number;
   /** rows deleted per statement, so one pass never holds a long lock */
   batch?: number;

@@ -3,10 +3,7 @@ import type { Metrics } from '@metronome/observability';
 /** A socket opening or closing, as the WhatsApp socket pool reports it. */
 export type SocketEvent = { kind: 'opened' } | { kind: 'closed'; wasOpen: boolean; why: string };
 
-/**
- * Counts a platform's socket openings and closings (by reason) and how many are open: every opening is a login the platform sees, so a count that keeps
- * growing is worth a look.
- */
+/** Counts a platform's socket openings and closings and how many are open: every opening is a login the platform sees. */
 export function countSockets(metrics: Metrics, platform: string): (event: SocketEvent) => void {
   return (event) => {
     if (event.kind === 'opened') {
