@@ -93,7 +93,8 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
       const gone = await Promise.all(plan.letGo.map((a) => c.letGo(a).catch(() => false)));
       const byId = new Map(mine.map((r) => [r.id, r]));
-      const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
+      // an account a run is sending on is left to its jobs: they connect it on the sender they run on
+      const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started && !byId.get(id)!.sending);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
       if (plan.letGo.length + due.length > 0)
         d.logger.info(
