@@ -24,6 +24,7 @@ import { directorySearch } from './scenarios/directory-search.mjs';
 import { history } from './scenarios/history.mjs';
 import { historySweep } from './scenarios/history-sweep.mjs';
 import { historySize } from './scenarios/history-size.mjs';
+import { accountsCapacity } from './scenarios/accounts-capacity.mjs';
 import { renderTable, withTable } from './table.mjs';
 
 const RESULTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -58,6 +59,7 @@ const scenarios = [
   { name: 'history', run: history },
   { name: 'history-sweep', run: historySweep },
   { name: 'history-size', run: historySize },
+  { name: 'accounts-capacity', run: accountsCapacity },
 ];
 
 mkdirSync(RESULTS, { recursive: true });

@@ -205,6 +205,24 @@ export const SCENARIOS = [
     },
     'within 10 % of the formula',
   ],
+  [
+    'accounts-capacity',
+    'WhatsApp accounts moved in by session import, always connected over 2 senders (real Baileys, @openclaw/crabline’s server behind a relay counting sockets, 20 connects/s), nothing sending: time to all connected, per sender RSS and idle CPU, kill -9 of the sender holding the most',
+    {
+      '100: RSS MB per account': '100 accounts: RSS per held account MB',
+      '100: kill -9 → all on the other s': '100 accounts: kill -9: all connected again on the other s',
+      '500: connected s': '500 accounts: connected after the senders start s',
+      '500: RSS per sender MB': '500 accounts: RSS per sender MB',
+      '500: RSS MB per account': '500 accounts: RSS per held account MB',
+      '500: idle CPU % of a core per 1,000': '500 accounts: idle CPU per 1,000 accounts % of a core',
+      '500: kill -9 → all on the other s': '500 accounts: kill -9: all connected again on the other s',
+      '500: most sockets at the server': '500 accounts: most sockets open at the server at once',
+      '1,000: connected s': '1000 accounts: connected after the senders start s',
+      '1,000: RSS MB per account': '1000 accounts: RSS per held account MB',
+      '1,000: kill -9 → all on the other s': '1000 accounts: kill -9: all connected again on the other s',
+    },
+    '≤ 4 MB RSS per account, idle CPU ≤ 20 % of a core per 1,000, never more sockets than accounts',
+  ],
 ];
 
 const number = (v) => (typeof v !== 'number' ? String(v) : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : String(+v.toFixed(3)));

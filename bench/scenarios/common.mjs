@@ -11,7 +11,7 @@ export async function withStack(env, options, work) {
   const stack = await startStack({ databaseUrl: db.url, redisUrl: env.redisUrl, keyPrefix, ...options, apiEnv });
   try {
     const tenant = await call(stack, 'POST', '/v1/tenants', stack.adminToken, { name: 'bench' });
-    return await work({ stack, token: tenant.token, db });
+    return await work({ stack, token: tenant.token, db, keyPrefix });
   } finally {
     await stack.stop().catch((e) => console.error(e.message));
     await db.drop();
