@@ -50,3 +50,14 @@ test('connects are paced cluster-wide: one every 1/rate s, whichever sender asks
   for (let now = T0 + 200; now < T0 + 10_200; now += 5) if ((await (now % 2 ? a : b).take(now)) === 0) granted++;
   expect(granted).toBe(100);
 });
+
+test('a holder that finds an account taken leaves it be; a job that needs it asks for it', async () => {
+  const leases = new SocketLeases(loadScripts(redis), redisKeys(uniquePrefix('holding')));
+  expect(await leases.acquire('acc-1', 'sender-a', 30_000)).toBe('taken');
+  // sender b's holder lost the race for acc-1: no hand-over is asked, a keeps it
+  expect(await leases.acquire('acc-1', 'sender-b', 30_000, false)).toBe('busy');
+  expect(await leases.renew('acc-1', 'sender-a', 30_000)).toBe('held');
+  // a send job on sender c asks: a is told to hand over at its next renewal
+  expect(await leases.acquire('acc-1', 'sender-c', 30_000)).toBe('busy');
+  expect(await leases.renew('acc-1', 'sender-a', 30_000)).toBe('handover');
+});

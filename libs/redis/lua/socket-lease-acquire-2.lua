@@ -7,6 +7,7 @@
   ARGV[1] holder id
   ARGV[2] lease time to live, ms
   ARGV[3] hand-over request time to live, ms
+  ARGV[4] '0': do not ask for a hand-over (an always-connected holder takes free accounts only)
   returns CODE.TAKEN when newly taken, CODE.HELD when already held by this id,
           CODE.BUSY when another holds it or is owed it (hand-over asked)
 ]]
@@ -17,7 +18,7 @@ if holder == ARGV[1] then
 end
 local asker = redis.call('GET', KEYS[2])
 if holder then
-  if not asker or asker == ARGV[1] then
+  if ARGV[4] ~= '0' and (not asker or asker == ARGV[1]) then
     redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
   end
   return CODE.BUSY

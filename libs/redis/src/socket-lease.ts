@@ -26,8 +26,10 @@ export class SocketLeases {
     private readonly handoverTtlMs = 30_000,
   ) {}
 
-  async acquire(accountId: string, holder: string, ttlMs: number): Promise<'taken' | 'held' | 'busy'> {
-    return this.scripts.run(socketAcquireReplies, [this.keys.socketLease(accountId), this.keys.socketHandover(accountId)], [holder, ttlMs, this.handoverTtlMs]);
+  /** `askHandover` false: a busy lease is left alone (no hand-over request). */
+  async acquire(accountId: string, holder: string, ttlMs: number, askHandover = true): Promise<'taken' | 'held' | 'busy'> {
+    const keys = [this.keys.socketLease(accountId), this.keys.socketHandover(accountId)];
+    return this.scripts.run(socketAcquireReplies, keys, [holder, ttlMs, this.handoverTtlMs, askHandover ? 1 : 0]);
   }
 
   async renew(accountId: string, holder: string, ttlMs: number): Promise<'held' | 'handover' | 'lost'> {

@@ -88,7 +88,8 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       held: async () => (await built.loaded())?.pool.heldAccounts() ?? [],
       hold: async (account) => {
         const { pool } = await built.get();
-        return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined)).ok;
+        // a holder takes free accounts only: it never asks the account's holder to hand it over
+        return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, undefined, false)).ok;
       },
       letGo: async (accountId) => (await built.loaded())?.pool.letGo(accountId) ?? false,
     },

@@ -47,7 +47,7 @@ export class UserClientPool {
   }
 
   /** ConnectionElsewhere, ProxyFailedError or ConnectTimeout when there is none; a new session or proxy reconnects. */
-  async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null): Promise<UserClient> {
+  async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null, askHandover = true): Promise<UserClient> {
     const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
     if (current?.key === key) {
@@ -55,7 +55,7 @@ export class UserClientPool {
       return current.client;
     }
     const previous = current ? this.drop(accountId) : Promise.resolve();
-    const client = previous.then(() => this.open(accountId, session, proxy));
+    const client = previous.then(() => this.open(accountId, session, proxy, askHandover));
     const renew = setInterval(() => void this.keep(accountId, client), this.o.renewEveryMs ?? Math.floor(this.ttlMs / 3));
     renew.unref();
     const held: Held = { key, client, renew, connected: null, deadRenewals: 0, usedAt: Date.now() };
@@ -64,8 +64,8 @@ export class UserClientPool {
     return client;
   }
 
-  private async open(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null): Promise<UserClient> {
-    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs);
+  private async open(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null, askHandover: boolean): Promise<UserClient> {
+    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs, askHandover);
     if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
     const learnt = this.o.onPeersLearnt;
     const c = this.o.makeClient(session, {

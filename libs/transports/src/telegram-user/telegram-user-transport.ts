@@ -74,7 +74,8 @@ export class TelegramUserTransport implements Transport {
     registerCredentials(account);
     const session = sessionOf(account);
     if (!session || (await this.o.pool.heldElsewhere(account.id))) return false;
-    return this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account))).then(
+    // a holder takes free accounts only: it never asks the account's holder to hand it over
+    return this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account), false)).then(
       () => true,
       () => false,
     );

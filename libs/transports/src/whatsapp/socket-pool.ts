@@ -87,10 +87,11 @@ export class WhatsAppSocketPool {
     accountId: string,
     work: (socket: WhatsAppSocket) => Promise<T>,
     proxy?: string | null,
+    askHandover = true,
   ): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
     // a send names the account's proxy as it is now: a socket through another one is replaced
     if (proxyChanged(this.connections.get(accountId), proxy)) await this.dispose(this.connections.get(accountId)!, 'proxy changed');
-    const got = await this.acquire(accountId);
+    const got = await this.acquire(accountId, askHandover);
     if (!(got instanceof Connection)) return { ok: false, ...got };
     got.inFlight++;
     try {
@@ -200,7 +201,7 @@ export class WhatsAppSocketPool {
     await this.sent.flush();
   }
 
-  private acquire(accountId: string): Promise<Connection | SocketRefusal> {
+  private acquire(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
     if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
     const existing = this.connections.get(accountId);
     if (existing) {
@@ -210,18 +211,18 @@ export class WhatsAppSocketPool {
     }
     let pending = this.connecting.get(accountId);
     if (!pending) {
-      pending = this.connect(accountId).finally(() => this.connecting.delete(accountId));
+      pending = this.connect(accountId, askHandover).finally(() => this.connecting.delete(accountId));
       this.connecting.set(accountId, pending);
     }
     return pending;
   }
 
-  private async connect(accountId: string): Promise<Connection | SocketRefusal> {
+  private async connect(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
     const replaced = this.statuses.replacedHold(accountId);
     if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
     if (!(await this.unsaved.settle(accountId))) return { reason: 'keys-unsaved' };
-    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs);
+    const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs, askHandover);
     if (lease === 'busy') return { reason: 'busy' };
     if (lease === 'taken') {
       const settle = delay(this.o.freshLeaseWaitMs ?? Math.round((this.o.renewEveryMs ?? 2_000) * 1.25));
