@@ -1193,6 +1193,11 @@ export interface components {
             /** @description *(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key */
             platformDeduplicates: boolean;
             /**
+             * @description *(extension)* whatsapp and telegram_user: `always` keeps the account's one connection open on some sender whether or not a run sends, so receipts, replies and opt-outs arrive when they happen; `on_demand` opens it for its runs only. Other platforms hold no connection
+             * @enum {string}
+             */
+            connection: "always" | "on_demand";
+            /**
              * @description *(extension)* whether its platform tells delivery and read receipts (whatsapp; http through POST /v1/platform/receipts); unsupported (telegram bots): deliveredAt and readAt stay null
              * @enum {string}
              */
@@ -2104,6 +2109,11 @@ export interface operations {
                         /** @enum {string} */
                         per: "day" | "week";
                     } | null;
+                    /**
+                     * @description default always
+                     * @enum {string}
+                     */
+                    connection?: "always" | "on_demand";
                 } | {
                     /** @enum {string} */
                     platform: "telegram";
@@ -2156,6 +2166,11 @@ export interface operations {
                         /** @enum {string} */
                         per: "day" | "week";
                     } | null;
+                    /**
+                     * @description default always
+                     * @enum {string}
+                     */
+                    connection?: "always" | "on_demand";
                 } | {
                     /** @enum {string} */
                     platform: "whatsapp";
@@ -2205,6 +2220,11 @@ export interface operations {
                         /** @enum {string} */
                         per: "day" | "week";
                     } | null;
+                    /**
+                     * @description default always
+                     * @enum {string}
+                     */
+                    connection?: "always" | "on_demand";
                 } | {
                     /** @enum {string} */
                     platform: "telegram_user";
@@ -2254,6 +2274,11 @@ export interface operations {
                         /** @enum {string} */
                         per: "day" | "week";
                     } | null;
+                    /**
+                     * @description default always
+                     * @enum {string}
+                     */
+                    connection?: "always" | "on_demand";
                 };
             };
         };
@@ -2519,6 +2544,11 @@ export interface operations {
                     } | null;
                     /** @description http only */
                     platformDeduplicates?: boolean;
+                    /**
+                     * @description whatsapp and telegram_user: `always` keeps the account's one connection open on some sender whether or not a run sends, so receipts, replies and opt-outs arrive when they happen; `on_demand` opens it for its runs only. Other platforms hold no connection
+                     * @enum {string}
+                     */
+                    connection?: "always" | "on_demand";
                     /** @description replaces the proxy (null: none); its last failure is forgotten and the next connection uses it. whatsapp and telegram_user: socks5://[user:password@]host:port, socks5h://…; telegram_user also mtproxy://secret@host:port */
                     proxy?: string | null;
                     /** @description telegram: {botToken}, a new bot token (after /revoke); http: {apiKey}, a new API key. A disconnected account becomes active again unless `status` says otherwise */

@@ -43,6 +43,7 @@ describe('accounts', () => {
       dailyCap: null,
       warmup: null,
       chatCap: null,
+      connection: 'always',
       optOutKeywords: [],
       typing: null,
       platformDeduplicates: false,

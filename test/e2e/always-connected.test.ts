@@ -121,6 +121,16 @@ test('active accounts connect with no run sending, and one between campaigns rec
   await wire.sendText(personOf(2), phoneOf(1), 'STOP');
   await eventually('the STOP listed', listed, 5_000, 50);
   console.log(`reply counted ${replyMs} ms, STOP listed ${Date.now() - sent} ms after the server sent them`);
+
+  // on_demand: the holder closes the idle connection (no run open) and leaves it closed; always opens it again
+  const set = async (connection: string) =>
+    expect((await api(stack, 'PATCH', `/v1/accounts/${accounts[3]}`, token, { connection })).body).toMatchObject({ connection });
+  await set('on_demand');
+  await eventually('the on_demand account closed', async () => wire.live(phoneOf(3)) === 0, 10_000, 100);
+  await new Promise((r) => setTimeout(r, 3 * HOLD_EVERY_MS));
+  expect(wire.live(phoneOf(3))).toBe(0);
+  await set('always');
+  await eventually('the account connected again', async () => allLive(), CONNECT_MS, 100);
 }, 120_000);
 
 test('a sender that joins takes its share by hand-over; a SIGKILLed one loses its accounts within a lease; a SIGTERMed one hands them over at once; never two sockets for one account', async () => {

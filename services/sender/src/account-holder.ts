@@ -84,19 +84,24 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     const takes: [HeldConnections, HeldAccountRow][] = [];
     for (const c of d.connections) {
       const mine = rows.filter((r) => r.platform === c.platform);
-      const ids = mine.map((r) => r.id);
+      // an on_demand account is opened by its jobs only, and closed here once idle with no run open
+      const onDemand = new Set(mine.filter((r) => r.connection === 'on_demand').map((r) => r.id));
+      const ids = mine.filter((r) => !onDemand.has(r.id)).map((r) => r.id);
       const [leases, held] = await Promise.all([d.registry.leaseHolders(ids), c.held()]);
       const holders = new Map<string, string>();
       ids.forEach((id, i) => leases[i] && holders.set(id, holderToSender(c, leases[i])));
-      const heldIds = new Set([...held.map((h) => h.accountId), ...[...opening].filter(([, p]) => p === c.platform).map(([id]) => id)]);
+      const heldIds = new Set(
+        [...held.map((h) => h.accountId), ...[...opening].filter(([, p]) => p === c.platform).map(([id]) => id)].filter((id) => !onDemand.has(id)),
+      );
       const busy = new Set(held.filter((h) => h.busy).map((h) => h.accountId));
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
-      const gone = await Promise.all(plan.letGo.map((a) => c.letGo(a).catch(() => false)));
       const byId = new Map(mine.map((r) => [r.id, r]));
+      const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
+      const gone = await Promise.all([...plan.letGo, ...idle].map((a) => c.letGo(a).catch(() => false)));
       // an account a run is sending on is left to its jobs: they connect it on the sender they run on
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started && !byId.get(id)!.sending);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
-      if (plan.letGo.length + due.length > 0)
+      if (plan.letGo.length + idle.length + due.length > 0)
         d.logger.info(
           { platform: c.platform, senders: senders.length, share: plan.share, held: heldIds.size, letGo: gone.filter(Boolean).length, toTake: due.length },
           'always-connected accounts moving',

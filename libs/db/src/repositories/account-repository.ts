@@ -31,6 +31,7 @@ export interface AccountSafety {
   optOutKeywords?: string[];
   typing?: AccountTyping | null;
   platformDeduplicates?: boolean;
+  connection?: 'always' | 'on_demand';
   /** the settings of limits without a column of their own (accounts.limits), by field; null turns one off */
   limits?: Record<string, unknown>;
 }
@@ -76,6 +77,7 @@ function safetyColumns(s: AccountSafety, inserted = false) {
     ...(s.optOutKeywords !== undefined && { opt_out_keywords: s.optOutKeywords }),
     ...(s.typing !== undefined && { typing: s.typing === null ? null : JSON.stringify(s.typing) }),
     ...(s.platformDeduplicates !== undefined && { platform_deduplicates: s.platformDeduplicates }),
+    ...(s.connection !== undefined && { connection: s.connection }),
     // a patch merges into what is stored; null drops a setting
     ...(s.limits !== undefined &&
       Object.keys(s.limits).length > 0 && {

@@ -27,6 +27,7 @@ const PLAIN = [
   'opt_out_keywords',
   'typing',
   'platform_deduplicates',
+  'connection',
   'pace_factor',
   'pace_since',
   'created_at',

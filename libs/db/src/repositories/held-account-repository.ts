@@ -8,6 +8,8 @@ export interface HeldAccountRow {
   externalId: string | null;
   credentials: Buffer | null;
   proxy: Buffer | null;
+  /** `on_demand`: only its jobs open its connection; the holder closes it once idle with no run open */
+  connection: 'always' | 'on_demand';
   /** a run of it is queued or running: its jobs connect it where they run */
   sending: boolean;
 }
@@ -22,7 +24,7 @@ export class HeldAccountRepository {
     return (
       this.db
         .selectFrom('accounts')
-        .select(['id', 'platform', 'external_id as externalId', 'credentials', 'proxy'])
+        .select(['id', 'platform', 'external_id as externalId', 'credentials', 'proxy', 'connection'])
         // a hashed subplan over the open runs (runs_open_idx), not a lookup per account
         .select((eb) =>
           eb('id', 'in', eb.selectFrom('runs').select('account_id').where('status', 'in', ['queued', 'running']))

@@ -28,6 +28,8 @@ export interface AccountsTable {
   typing: ColumnType<AccountTyping | null, string | null, string | null>;
   /** migrations/0020: the platform drops a repeated Idempotency-Key (http): doubtful sends are settled by sending again */
   platform_deduplicates: Generated<boolean>;
+  /** migrations/0043: kept connected whether or not a run sends (whatsapp, telegram_user), or opened by its jobs only */
+  connection: Generated<'always' | 'on_demand'>;
   /** migrations/0012: automatic cooling and the pace factor */
   cooling_since: NullableTimestamp;
   cooling_until: NullableTimestamp;

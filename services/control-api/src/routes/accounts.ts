@@ -72,6 +72,7 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
           limits: limitChanges(body),
           // telegram_user: a repeated random_id is answered with the first send's message, so a doubtful send is settled by sending again.
           platformDeduplicates: body.platform === 'http' ? (body.platformDeduplicates ?? false) : body.platform === 'telegram_user',
+          connection: body.connection ?? 'always',
         },
       });
       // Taken by another account, of this tenant or any other: the very answer a malformed id gets.

@@ -79,6 +79,13 @@ const proxyInput = z
     'whatsapp and telegram_user: socks5://[user:password@]host:port or socks5h://… (the proxy resolves names); telegram_user also mtproxy://secret@host:port (32 hex digits, or dd and 32). Sealed like a credential, never returned: the account shows scheme, host and port. Other platforms: null only',
   );
 
+// Always-connected accounts (CONTRACT §3, accounts: `connection`; docs/OPERATIONS.md).
+const connection = z
+  .enum(['always', 'on_demand'])
+  .describe(
+    "whatsapp and telegram_user: `always` keeps the account's one connection open on some sender whether or not a run sends, so receipts, replies and opt-outs arrive when they happen; `on_demand` opens it for its runs only. Other platforms hold no connection",
+  );
+
 const common = {
   name: text(1, 200),
   proxy: proxyInput.nullable().optional().describe('default none; see PATCH'),
@@ -92,6 +99,7 @@ const common = {
   typing: typing.nullable().optional().describe('default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only'),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
   ...limitInputs('default none'),
+  connection: connection.optional().describe('default always'),
 };
 
 // Settling `unknown` (CONTRACT §3, accounts; §5): true only when the platform really drops a
@@ -135,6 +143,7 @@ export const patchAccountBody = z.strictObject({
   typing: typing.nullable().optional().describe('null: none'),
   ...limitInputs('null: none'),
   platformDeduplicates: platformDeduplicates.optional().describe('http only'),
+  connection: connection.optional(),
   proxy: proxyInput
     .nullable()
     .optional()
@@ -201,6 +210,7 @@ export const account = z
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
     ...limitViews(),
     platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),
+    connection: connection.describe(`*(extension)* ${connection.description}`),
     receipts: z
       .enum(['supported', 'unsupported'])
       .describe(
@@ -274,6 +284,7 @@ export function accountView(a: AccountRow, defaults: PaceDefaults, now: Date = n
     typing: a.typing,
     ...limitValuesView(a.limits),
     platformDeduplicates: a.platformDeduplicates,
+    connection: a.connection,
     receipts: a.platform === 'telegram' ? 'unsupported' : 'supported',
     directory: directoryStateView(a.directory),
     proxy: a.proxy && {
