@@ -24,8 +24,10 @@ interface Settings {
   /** a new proxy URL (never shown again once saved); empty: the proxy as it is */
   proxy: string;
   proxyRemove: boolean;
+  /** connection `always` (whatsapp, telegram_user) */
+  alwaysConnected: boolean;
 }
-type Key = Exclude<keyof Settings, 'warmup' | 'proxyRemove'>;
+type Key = Exclude<keyof Settings, 'warmup' | 'proxyRemove' | 'alwaysConnected'>;
 
 const str = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
 
@@ -44,6 +46,7 @@ function settingsOf(a: Account): Settings {
     keywords: a.optOutKeywords.join('\n'),
     proxy: '',
     proxyRemove: false,
+    alwaysConnected: a.connection === 'always',
   };
 }
 
@@ -61,6 +64,7 @@ function bodyOf(s: Settings, platform: Account['platform']): Record<string, unkn
     ...(platform !== 'http' && { typing: pair(s.typingCps, s.typingMax, 'charsPerSecond', 'maxSeconds') }),
     ...((platform === 'whatsapp' || platform === 'telegram_user') && {
       proxy: s.proxyRemove ? null : s.proxy.trim() === '' ? undefined : s.proxy.trim(),
+      connection: s.alwaysConnected ? 'always' : 'on_demand',
     }),
     ...(platform === 'whatsapp' && {
       optOutKeywords: s.keywords
@@ -265,6 +269,18 @@ export function AccountSettings({
               <label for={id('proxyRemove')}>Remove the proxy (connect directly)</label>
             </div>
           )}
+        </div>
+      )}
+      {(account.platform === 'whatsapp' || account.platform === 'telegram_user') && (
+        <div class="check">
+          <input
+            id={id('alwaysConnected')}
+            type="checkbox"
+            checked={s.alwaysConnected}
+            onChange={(e) => setS((v) => ({ ...v, alwaysConnected: e.currentTarget.checked }))}
+          />
+          <label for={id('alwaysConnected')}>Stay connected between campaigns</label>
+          <span class="muted">Replies, STOPs and receipts arrive as they happen; off: the account connects only while its campaigns send.</span>
         </div>
       )}
       <ErrorNote error={failure} />
