@@ -121,6 +121,8 @@ export class JobPace {
   readonly gateMaxWaitMs: number;
   readonly partSpacingMs: number;
   private readonly burst: number;
+  /** the account's per-chat caps' windows (a chat cap), read once per job */
+  private readonly chatWindows: ReturnType<typeof chatWindows>;
   private readonly batches: PaceBatches;
   /** when the job's lanes went ahead from their slots, and when its requests were really written */
   private written: WrittenPace = { tat: 0 };
@@ -140,6 +142,7 @@ export class JobPace {
     options: JobPaceOptions,
   ) {
     this.limits = gateLimits(run.account, deps.clock.now());
+    this.chatWindows = chatWindows(run.account);
     // human pacing is one send after another: lanes would only wait for each other's gaps
     this.lanes = this.limits?.delay ? 1 : options.lanes;
     this.intervalMs = 60_000 / pacedPerMinute(options.perMinute);
@@ -187,7 +190,7 @@ export class JobPace {
   /** Takes the chat's limits for a send whose account slot was reserved before its chat was known (a claim): its caps' windows, its pace. */
   async chatNow(chatId: string): Promise<{ ok: true } | { ok: false; until: number; code?: string | null }> {
     const now = this.deps.clock.now();
-    const windows = chatWindows(this.run.account);
+    const windows = this.chatWindows;
     if (windows.length > 0) {
       const id = this.run.account.id;
       const held = await this.deps.pace.chats
