@@ -110,6 +110,11 @@ export class Accounts {
   }
 
   /** the account the key is signed in as (null: none, or revoked) */
+  /** the auth keys signed in as this user now (not revoked) */
+  keysOf(userId: bigint): string[] {
+    return [...this.keys].filter(([, k]) => k.userId === userId && !k.revoked).map(([id]) => id);
+  }
+
   userOfKey(authKeyId: string): bigint | null {
     const k = this.keys.get(authKeyId);
     return k && !k.revoked ? k.userId : null;

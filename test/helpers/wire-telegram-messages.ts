@@ -114,6 +114,15 @@ export class Sends {
     return null;
   }
 
+  /** A new message's id and pts in a box (the account's own for users and basic groups, a channel's): sent and received alike. */
+  nextInBox(box: string): { id: number; pts: number } {
+    const id = (this.boxes.get(box) ?? 0) + 1;
+    this.boxes.set(box, id);
+    const pts = (this.pts.get(box) ?? 1) + 1;
+    this.pts.set(box, pts);
+    return { id, pts };
+  }
+
   private seconds(): number {
     return Math.floor(this.now() / 1000);
   }
@@ -151,11 +160,7 @@ export class Sends {
     const media = isMedia ? this.mediaOf(account, r.media) : null;
     const topic = r.replyTo instanceof Api.InputReplyToMessage ? r.replyTo.replyToMsgId : null;
     const isChannel = peer.kind === 'channel' || peer.kind === 'supergroup';
-    const box = isChannel ? peer.chatId : `${user}`;
-    const id = (this.boxes.get(box) ?? 0) + 1;
-    this.boxes.set(box, id);
-    const pts = (this.pts.get(box) ?? 1) + 1;
-    this.pts.set(box, pts);
+    const { id, pts } = this.nextInBox(isChannel ? peer.chatId : `${user}`);
     const kind = media instanceof Api.MessageMediaPhoto ? 'photo' : media ? 'document' : null;
     const { authKeyId, connectionId } = ctx;
     const at = this.now();

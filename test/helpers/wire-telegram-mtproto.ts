@@ -75,6 +75,8 @@ interface Connection {
   sessionId: bigint | null;
   /** content-related messages the server sent in it (for seq_no) */
   sent: number;
+  /** when its session last called an API method (help.getConfig aside): Telegram sends updates to such a session; 0: never */
+  calledAt: number;
   exchange: KeyExchange | null;
   /** its packets, one after another */
   chain: Promise<void>;
@@ -163,6 +165,20 @@ export class MtprotoWire {
     for (const c of this.of(authKeyId)) this.send(c, updates.getBytes(), 'own');
   }
 
+  /**
+   * sends an Updates object as Telegram sends a user's updates: to the connection of those keys whose session called an API
+   * method last (one that only connected and asked help.getConfig gets none); its connection id, or null when none is open
+   */
+  pushUpdates(authKeyIds: readonly string[], updates: { getBytes(): Buffer }): number | null {
+    const [c] = authKeyIds
+      .flatMap((id) => this.of(id))
+      .filter((x) => x.calledAt > 0 && !this.stalled.has(x.keyId!))
+      .sort((a, b) => b.calledAt - a.calledAt);
+    if (!c) return null;
+    this.send(c, updates.getBytes(), 'own');
+    return c.id;
+  }
+
   /** from now on the server reads but answers nothing at all (no rpc_result, no pong) on connections of that key; `false` ends it */
   stall(authKeyId: string, on = true): void {
     if (on) this.stalled.add(authKeyId);
@@ -226,6 +242,7 @@ export class MtprotoWire {
       keyId: null,
       sessionId: null,
       sent: 0,
+      calledAt: 0,
       exchange: null,
       chain: Promise.resolve(),
     };
@@ -334,6 +351,7 @@ export class MtprotoWire {
     while (WRAPPERS.some((W) => query instanceof W)) query = (query as { query: Api.AnyRequest }).query;
     const ctx: RpcContext = { dcId: c.dcId, authKeyId: c.keyId!, connectionId: c.id };
     this.requests.push({ ctx, request: query, at: Date.now() });
+    if (!(query instanceof Api.help.GetConfig)) c.calledAt = this.requests.length;
     let answer: RpcAnswer;
     try {
       answer = query instanceof Api.help.GetConfig ? serverConfig(this.dcs, c.dcId) : await this.handle(ctx, query);

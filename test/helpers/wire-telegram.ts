@@ -10,11 +10,12 @@
 import { Api, extensions } from 'telegram';
 import { StringSession } from 'telegram/sessions/index.js';
 import { type AccountState, Accounts, type AddUserOptions, authKeyIdOfKey } from './wire-telegram-accounts.js';
+import { privateMessageUpdates, type WireIncoming } from './wire-telegram-incoming.js';
 import { type ChatRefusal, Sends, type WireTyping, type WireUpload, type WireUserMessage } from './wire-telegram-messages.js';
 import { MtprotoWire, type RpcAnswer, type RpcContext, RpcFailure } from './wire-telegram-mtproto.js';
 import { type DialogSpec, Peers } from './wire-telegram-peers.js';
 
-export type { AccountState, AddUserOptions, ChatRefusal, DialogSpec, WireTyping, WireUpload, WireUserMessage };
+export type { AccountState, AddUserOptions, ChatRefusal, DialogSpec, WireIncoming, WireTyping, WireUpload, WireUserMessage };
 
 export class WireTelegram {
   private wireOrNull: MtprotoWire | null = null;
@@ -204,7 +205,33 @@ export class WireTelegram {
     else this.sends.hung.delete(BigInt(userId));
   }
 
+  // --- what users write to an account ---
+
+  /**
+   * The user `fromUserId` writes `text` to the account `toUserId` in their private chat. Telegram sends it to the account's
+   * session that called a method last: as `updateShortMessage` when the account knows the user (a dialog with it, or a
+   * message sent to it), else as `updates` with `updateNewMessage` and the user; `form` forces one. It takes the next id and
+   * pts of the account's box. None of its sessions listening: the record's connectionId is null (the fake keeps no difference).
+   */
+  writeToAccount(fromUserId: string, toUserId: string, text: string, o: { form?: 'short' | 'updates' } = {}): WireIncoming {
+    const viewer = this.accountOf(toUserId).id;
+    const from = BigInt(fromUserId);
+    if (!this.peers.userExists(from)) throw new Error(`no user has the id ${fromUserId}`);
+    const known = this.peers.membership(viewer, fromUserId) !== null || this.messagesOf(toUserId).some((m) => m.chatId === fromUserId);
+    const form = o.form ?? (known ? 'short' : 'updates');
+    const { id, pts } = this.sends.nextInBox(`${viewer}`);
+    const at = this.now();
+    const updates = privateMessageUpdates(this.peers, { viewer, from, text, id, pts, date: Math.floor(at / 1000), form });
+    const connectionId = this.wire.pushUpdates(this.accounts.keysOf(viewer), updates);
+    const record: WireIncoming = { id, pts, fromUserId, toUserId, text, form, connectionId, at };
+    this.incoming.push(record);
+    return record;
+  }
+
   // --- the record ---
+
+  /** every message users wrote to accounts, in order */
+  readonly incoming: WireIncoming[] = [];
 
   /** every message Telegram took, in order */
   get messages(): readonly WireUserMessage[] {

@@ -22,8 +22,9 @@ test('matching is Unicode-aware: other scripts and composed forms compare by cas
   expect(optOutKeyword('stóp', keywords)).toBeNull();
 });
 
-test('only WhatsApp accounts get keywords by default', () => {
+test('only WhatsApp and telegram_user accounts get keywords by default', () => {
   expect(defaultOptOutKeywords('whatsapp')).toEqual(['STOP', 'UNSUBSCRIBE']);
+  expect(defaultOptOutKeywords('telegram_user')).toEqual(['STOP', 'UNSUBSCRIBE']);
   expect(defaultOptOutKeywords('telegram')).toEqual([]);
   expect(defaultOptOutKeywords('http')).toEqual([]);
 });

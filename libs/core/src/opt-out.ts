@@ -1,13 +1,16 @@
 /** Opt-out by reply (CONTRACT §3, `optOutKeywords`): a chat that answers only one of its account's keywords joins the suppression list. */
 
-/** What a new WhatsApp account listens for; other platforms read no replies. */
+/**
+ * What a new WhatsApp or telegram_user account listens for: both are a person's account writing to people one to one, where an
+ * unanswered "stop" turns into a spam report. Bots (`telegram`) and `http` read no replies.
+ */
 export const DEFAULT_OPT_OUT_KEYWORDS: readonly string[] = ['STOP', 'UNSUBSCRIBE'];
 
 /** A longer reply can be dropped before any lookup. */
 export const MAX_OPT_OUT_KEYWORD_LENGTH = 64;
 
 export function defaultOptOutKeywords(platform: string): string[] {
-  return platform === 'whatsapp' ? [...DEFAULT_OPT_OUT_KEYWORDS] : [];
+  return platform === 'whatsapp' || platform === 'telegram_user' ? [...DEFAULT_OPT_OUT_KEYWORDS] : [];
 }
 
 /** Trimmed, NFC, `toUpperCase` (not the locale's: a Turkish locale turns `i` into `İ`); accents still count. */

@@ -120,7 +120,16 @@ const wa = whatsappOnFirstUse({
   onReceipt: receipts.onReceipt,
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
-const tg = telegramUserOnFirstUse({ holderId: `${senderId}:tg`, config, db, scripts, keys, proxies });
+const tg = telegramUserOnFirstUse({
+  holderId: `${senderId}:tg`,
+  config,
+  db,
+  scripts,
+  keys,
+  proxies,
+  // a person's private text: an opt-out and a reply, as WhatsApp's
+  onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message, 'telegram_user'), receipts.onReply(accountId, message)),
+});
 const [whatsapp, telegramUser] = [wa.transport, tg.transport];
 // Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).
 const holder = config.ALWAYS_CONNECTED

@@ -104,16 +104,21 @@ export function telegramUserOnFirstUse(d: {
   scripts: ScriptCommands;
   keys: RedisKeys;
   proxies: Proxies;
+  /** a person's private text on a connection this replica holds (opt-outs, replies), as WhatsApp's */
+  onIncomingText?(accountId: string, message: IncomingText): void;
 }): OnFirstUse {
   const built = onFirstUse(async () => {
-    const { configureTelegramEndpoint, keepLearntPeers, loadUserClientFactory, TelegramUserTransport, UserClientPool } = await import(
+    const { configureTelegramEndpoint, keepLearntPeers, loadUserClientFactory, TelegramUserTransport, UserClientPool, withKeptUsername } = await import(
       '@metronome/transports/telegram-user'
     );
+    const onText = d.onIncomingText;
     // peers (access hashes) in PostgreSQL: any replica addresses any chat after any restart
     const peers = new TelegramPeerRepository(d.db);
     const pool = new UserClientPool({
       dc: configureTelegramEndpoint(d.config),
       onPeersLearnt: keepLearntPeers(peers),
+      // the username kept for the user completes its spellings (a campaign may name it `@name`)
+      onIncomingText: onText && ((accountId, message) => onText(accountId, withKeptUsername(accountId, message, peers))),
       makeClient: await loadUserClientFactory(d.config.TELEGRAM_USER_CLIENT_MODULE),
       apiId: d.config.TELEGRAM_API_ID,
       apiHash: d.config.TELEGRAM_API_HASH,

@@ -1,9 +1,10 @@
 import type { ProxySettings, TelegramPeer } from '@metronome/core';
 import { describeProxyError, ProxyFailedError, type ProxyReport } from '../proxy.js';
 import type { SocketLease } from '../whatsapp/socket-lease.js';
+import type { IncomingUserText } from './incoming.js';
 import type { UserClient, UserClientFactory, UserClientOptions } from './user-client.js';
 
-export interface UserClientPoolOptions extends UserClientOptions {
+export interface UserClientPoolOptions extends Omit<UserClientOptions, 'onIncomingText'> {
   makeClient: UserClientFactory;
   /** the cluster-wide lease on an account's one connection (as WhatsApp's socket) */
   lease: SocketLease;
@@ -14,6 +15,8 @@ export interface UserClientPoolOptions extends UserClientOptions {
   connectTimeoutMs?: number;
   reportProxy?: ProxyReport;
   onPeersLearnt?: (accountId: string, peers: TelegramPeer[]) => void;
+  /** a person's private text on an account's connection: read as an opt-out and a reply (CONTRACT §3) */
+  onIncomingText?: (accountId: string, message: IncomingUserText) => void;
 }
 
 export class ConnectionElsewhere extends Error {}
@@ -67,13 +70,14 @@ export class UserClientPool {
   private async open(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null, askHandover: boolean): Promise<UserClient> {
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.ttlMs, askHandover);
     if (lease === 'busy') throw new ConnectionElsewhere(`account ${accountId}'s Telegram connection is held by another sender`);
-    const learnt = this.o.onPeersLearnt;
+    const { onPeersLearnt: learnt, onIncomingText: incoming } = this.o;
     const c = this.o.makeClient(session, {
       apiId: this.o.apiId,
       apiHash: this.o.apiHash,
       proxy: proxy?.settings ?? null,
       dc: this.o.dc ?? null,
       onPeers: learnt && ((peers) => learnt(accountId, peers)),
+      onIncomingText: incoming && ((message) => incoming(accountId, message)),
     });
     try {
       await withTimeout(c.connect(), this.o.connectTimeoutMs ?? 15_000, () => new ConnectTimeout("Telegram's connection did not open in time"));

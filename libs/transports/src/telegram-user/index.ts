@@ -7,3 +7,4 @@ export { loadUserClientFactory } from './client-module.js';
 export { configureTelegramEndpoint, parseTelegramDc, telegramKeyFingerprint, trustTelegramServerKey, type TelegramEndpoint } from './server-endpoint.js';
 export { keepLearntPeers, MemoryPeerStore, PeerUnknown } from './peers.js';
 export { peersOf } from './peer-entities.js';
+export { incomingUserText, userChatIds, withKeptUsername, type IncomingUserText } from './incoming.js';

@@ -2,8 +2,10 @@ import { Api, errors, helpers, TelegramClient } from 'telegram';
 import { Logger, LogLevel } from 'telegram/extensions/Logger.js';
 import { computeCheck } from 'telegram/Password.js';
 import { StringSession } from 'telegram/sessions/index.js';
+import { NewMessage, type NewMessageEvent } from 'telegram/events/index.js';
 import type { ProxyInterface } from 'telegram/network/connection/TCPMTProxy.js';
 import type { ProxySettings, TelegramPeer } from '@metronome/core';
+import { incomingUserText, type IncomingUserText } from './incoming.js';
 import { learntPeers, peerOfEntity } from './peer-entities.js';
 import type { TelegramEndpoint } from './server-endpoint.js';
 
@@ -43,6 +45,8 @@ export interface UserClientOptions {
   proxy?: ProxySettings | null;
   dc?: TelegramEndpoint | null;
   onPeers?: ((peers: TelegramPeer[]) => void) | undefined;
+  /** a person's private text on this connection (opt-outs and replies); unset: updates are not read */
+  onIncomingText?: ((message: IncomingUserText) => void) | undefined;
 }
 
 /** SOCKS5 (GramJS connects to addresses, so it resolves names) or MTProxy. */
@@ -78,6 +82,15 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
       if (peers.length > 0) onPeers(peers);
     };
   }
+  const onText = options.onIncomingText;
+  if (onText) {
+    // GramJS's own NewMessage event reads updateShortMessage and updateNewMessage (events/NewMessage.js)
+    const read = (event: NewMessageEvent) => {
+      const message = incomingUserText(event.message, (event as unknown as { _entities?: Map<string, unknown> })._entities);
+      if (message) onText(message);
+    };
+    client.addEventHandler(read, new NewMessage({ incoming: true }));
+  }
   let lastError: unknown = null;
   client.onError = async (error) => {
     lastError = error;
@@ -85,6 +98,8 @@ export const gramjsClientFactory: UserClientFactory = (session, options) => {
   return {
     connect: async () => {
       if ((await client.connect()) === false) throw lastError ?? new Error('could not connect to Telegram');
+      // Telegram sends updates to a session that called a method (api/updates: updates.getState); a refusal shows on the next request
+      if (onText) await client.invoke(new Api.updates.GetState()).catch(() => undefined);
     },
     alive: () => client.connected === true,
     invoke: (request) => client.invoke(request as never),

@@ -285,11 +285,12 @@ export const accountRoutes: FastifyPluginAsyncZod<{ ctx: ApiContext }> = async (
 };
 
 /**
- * Only WhatsApp accounts read replies: a non-empty list for another platform would promise an
- * opt-out that never happens, so it is refused (400 naming the field) rather than ignored.
+ * Only WhatsApp and telegram_user accounts read replies: a non-empty list for another platform would
+ * promise an opt-out that never happens, so it is refused (400 naming the field) rather than ignored.
  */
 function checkOptOutKeywords(platform: string, keywords: string[] | undefined): void {
-  if (keywords?.length && platform !== 'whatsapp') throw invalidField('optOutKeywords', `a ${platform} account reads no replies: only [] is accepted`);
+  if (keywords?.length && platform !== 'whatsapp' && platform !== 'telegram_user')
+    throw invalidField('optOutKeywords', `a ${platform} account reads no replies: only [] is accepted`);
 }
 
 /** The HTTP platform has no typing indicator: typing there would promise what never shows. */

@@ -68,7 +68,9 @@ const typing = z
 const optOutKeywords = z
   .array(z.string().trim().min(1).max(64))
   .max(20)
-  .describe('whatsapp: a reply that is one of these words (trimmed, any case) suppresses its chat; [] = off. Other platforms: [] only');
+  .describe(
+    'whatsapp and telegram_user: a one-to-one reply that is one of these words (trimmed, any case) suppresses its chat; [] = off. Other platforms: [] only',
+  );
 
 // A proxy per account (CONTRACT §3, accounts; docs/platforms.md "Proxy"): the URL is a secret,
 // sealed and never shown again; checked against the platform by the route (parseProxy).
@@ -95,7 +97,7 @@ const common = {
   hourlyCap: hourlyCap.nullable().optional(),
   dailyCap: dailyCap.nullable().optional(),
   warmup: warmupInput.nullable().optional(),
-  optOutKeywords: optOutKeywords.optional().describe('default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http'),
+  optOutKeywords: optOutKeywords.optional().describe('default: ["STOP", "UNSUBSCRIBE"] for whatsapp and telegram_user, [] for telegram and http'),
   typing: typing.nullable().optional().describe('default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only'),
   tenantId: id.optional().describe('admin only: the tenant that owns the account'),
   ...limitInputs('default none'),
@@ -206,7 +208,7 @@ export const account = z
         capToday: z.number().int().nullable().describe("today's warm-up cap; null once the warm-up is over"),
       })
       .nullable(),
-    optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp); [] = off'),
+    optOutKeywords: z.array(z.string()).describe('replies that suppress their chat (whatsapp, telegram_user); [] = off'),
     typing: z.object({ charsPerSecond: z.number().int(), maxSeconds: z.number().int() }).nullable(),
     ...limitViews(),
     platformDeduplicates: z.boolean().describe('*(extension)* http: doubtful sends are settled by sending again with the same Idempotency-Key'),

@@ -1,0 +1,43 @@
+import type { TelegramPeerStore } from '@metronome/core';
+import { Api } from 'telegram';
+
+/** A text a person wrote to the account in a one-to-one chat (the shape WhatsApp's `IncomingText` has). */
+export interface IncomingUserText {
+  /** the user's id, and `@username` / `username` (as Telegram spells it and lower-cased) when the update named one */
+  chatIds: string[];
+  text: string;
+  /** `chatIds` plus the username the account's kept peers know for that user (an `updateShortMessage` names none) */
+  allChatIds?: () => Promise<string[]>;
+}
+
+/** Every chat id a campaign may name a user's chat by (peers.ts `resolvePeer`): its id, `@username` and `username`, in any case Telegram or we wrote it. */
+export function userChatIds(userId: string, usernames: readonly (string | null | undefined)[]): string[] {
+  const names = usernames.flatMap((u) => (u ? [u, u.toLowerCase()] : []));
+  return [...new Set([userId, ...names.flatMap((u) => [`@${u}`, u])])];
+}
+
+/**
+ * The private text of a message GramJS's NewMessage event built (from `updateShortMessage` or `updateNewMessage`): not
+ * outgoing, from a user's one-to-one chat (not a group, a channel or a service message), a text (a media's caption is not).
+ */
+export function incomingUserText(message: unknown, entities: ReadonlyMap<string, unknown> | undefined): IncomingUserText | null {
+  if (!(message instanceof Api.Message) || message.out || !(message.peerId instanceof Api.PeerUser)) return null;
+  if (message.media && !(message.media instanceof Api.MessageMediaWebPage)) return null;
+  const text = message.message;
+  if (typeof text !== 'string' || text.length === 0) return null;
+  const userId = message.peerId.userId.toString();
+  const user = entities?.get(userId);
+  return { chatIds: userChatIds(userId, [user instanceof Api.User ? user.username : null]), text };
+}
+
+/** The account's kept peers complete a message's spellings: a campaign that named the user `@name` still matches its reply. */
+export function withKeptUsername(accountId: string, message: IncomingUserText, peers: TelegramPeerStore): IncomingUserText {
+  const userId = message.chatIds[0]!;
+  let all: Promise<string[]> | undefined;
+  // asked by the opt-out and the reply alike: one lookup
+  const lookUp = async () => {
+    const kept = await peers.find(accountId, userId).catch(() => null);
+    return [...new Set([...message.chatIds, ...userChatIds(userId, [kept?.username])])];
+  };
+  return { ...message, allChatIds: () => (all ??= lookUp()) };
+}
