@@ -170,13 +170,15 @@ export class MtprotoWire {
    * method last (one that only connected and asked help.getConfig gets none); its connection id, or null when none is open
    */
   pushUpdates(authKeyIds: readonly string[], updates: { getBytes(): Buffer }): number | null {
-    const [c] = authKeyIds
-      .flatMap((id) => this.of(id))
-      .filter((x) => x.calledAt > 0 && !this.stalled.has(x.keyId!))
-      .sort((a, b) => b.calledAt - a.calledAt);
-    if (!c) return null;
-    this.send(c, updates.getBytes(), 'own');
-    return c.id;
+    const c = this.updatesConnection(authKeyIds);
+    if (c) this.send(c, updates.getBytes(), 'own');
+    return c?.id ?? null;
+  }
+
+  /** the connection pushUpdates would send on now; null: none */
+  updatesConnection(authKeyIds: readonly string[]): Connection | null {
+    const open = authKeyIds.flatMap((id) => this.of(id)).filter((x) => x.calledAt > 0 && !this.stalled.has(x.keyId!));
+    return open.sort((a, b) => b.calledAt - a.calledAt)[0] ?? null;
   }
 
   /** from now on the server reads but answers nothing at all (no rpc_result, no pong) on connections of that key; `false` ends it */

@@ -228,6 +228,11 @@ export class WireTelegram {
     return record;
   }
 
+  /** whether a message written to the account now reaches a session of it (one that called a method has a connection open) */
+  listening(userId: string): boolean {
+    return this.wire.updatesConnection(this.accounts.keysOf(this.accountOf(userId).id)) !== null;
+  }
+
   // --- the record ---
 
   /** every message users wrote to accounts, in order */
