@@ -1178,7 +1178,7 @@ export interface components {
                 /** @description today's warm-up cap; null once the warm-up is over */
                 capToday: number | null;
             } | null;
-            /** @description replies that suppress their chat (whatsapp); [] = off */
+            /** @description replies that suppress their chat (whatsapp, telegram_user); [] = off */
             optOutKeywords: string[];
             typing: {
                 charsPerSecond: number;
@@ -2089,7 +2089,7 @@ export interface operations {
                             dailyCap: number | null;
                         }[];
                     } | null;
-                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp and telegram_user, [] for telegram and http */
                     optOutKeywords?: string[];
                     /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
                     typing?: {
@@ -2146,7 +2146,7 @@ export interface operations {
                             dailyCap: number | null;
                         }[];
                     } | null;
-                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp and telegram_user, [] for telegram and http */
                     optOutKeywords?: string[];
                     /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
                     typing?: {
@@ -2200,7 +2200,7 @@ export interface operations {
                             dailyCap: number | null;
                         }[];
                     } | null;
-                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp and telegram_user, [] for telegram and http */
                     optOutKeywords?: string[];
                     /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
                     typing?: {
@@ -2254,7 +2254,7 @@ export interface operations {
                             dailyCap: number | null;
                         }[];
                     } | null;
-                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp, [] for telegram and http */
+                    /** @description default: ["STOP", "UNSUBSCRIBE"] for whatsapp and telegram_user, [] for telegram and http */
                     optOutKeywords?: string[];
                     /** @description default: {charsPerSecond: 20, maxSeconds: 5} for whatsapp, none for telegram; http: null only */
                     typing?: {

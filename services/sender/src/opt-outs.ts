@@ -10,7 +10,6 @@ export interface OptOutDeps {
   metrics: Metrics;
 }
 
-/** The platforms whose accounts read what people write to them (WhatsApp's sockets, telegram_user's MTProto connections). */
 const READS_REPLIES = ['whatsapp', 'telegram_user'] as const;
 export type RepliesPlatform = (typeof READS_REPLIES)[number];
 

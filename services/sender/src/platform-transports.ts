@@ -117,7 +117,6 @@ export function telegramUserOnFirstUse(d: {
     const pool = new UserClientPool({
       dc: configureTelegramEndpoint(d.config),
       onPeersLearnt: keepLearntPeers(peers),
-      // the username kept for the user completes its spellings (a campaign may name it `@name`)
       onIncomingText: onText && ((accountId, message) => onText(accountId, withKeptUsername(accountId, message, peers))),
       makeClient: await loadUserClientFactory(d.config.TELEGRAM_USER_CLIENT_MODULE),
       apiId: d.config.TELEGRAM_API_ID,
