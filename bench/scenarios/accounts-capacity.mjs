@@ -1,102 +1,76 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import pg from 'pg';
 import { createRedis } from '@metronome/redis';
-import { eventually, scrapeSum, startService } from '@metronome/testkit';
-import { startWhatsAppServer } from '@openclaw/crabline';
-import { BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
-import { randomBytes } from 'node:crypto';
+import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
 import { call, withStack } from './common.mjs';
+import { countedServer, holderPids, senderSet, sessionBundle } from './accounts-capacity-wire.mjs';
 
-// Always-connected WhatsApp accounts over 2 senders (issue 53): N accounts moved in by session
-// import, then 2 sender processes started; the real Baileys in each connects to
-// @openclaw/crabline's WhatsApp Web server (WHATSAPP_WS_URL) behind a TCP relay that counts the
-// sockets open at the server. Figures per size: time from the senders' start to every account
-// connected, each sender's RSS, heap and idle CPU with its accounts connected and nothing
-// sending, the time from a kill -9 of the sender holding the most to all of them connected on
-// the other, and the most sockets open at the server at one moment. Nothing sends: the sending
-// phase of issue 53 is not measured here. BENCH_ACCOUNTS=100,500 picks the sizes.
+// Always-connected WhatsApp accounts (issue 53): N accounts moved in by session import, then 2
+// sender processes; the real Baileys in each connects to @openclaw/crabline's WhatsApp Web server
+// (WHATSAPP_WS_URL) behind a TCP relay counting the sockets open at the server. Per size: time to
+// all connected; per sender RSS, heap and CPU idle, then with every account sending 20 messages a
+// minute to its own direct chats (the server's accepted messages, by time); a kill -9 of the
+// sender holding the most during the sends (time until each of its accounts has a message
+// accepted again); a rolling restart (SIGTERM one, start it again, then the other); duplicates
+// (a chat given two messages) and `unknown` targets; then a 3rd sender (spread) and a 4th (its
+// share by hand-over). BENCH_ACCOUNTS=100,500 picks the sizes.
 const IDLE_MS = 30_000;
-const CONNECTS_PER_SECOND = 20;
+const SENDING_MS = 30_000;
+const CONNECTS_PER_SECOND = 25;
+const PER_MINUTE = 20;
+/** chats per account: the runs outlast the kill and both restarts (6 minutes at 20 a minute) */
+const CHATS = 120;
+const AGAIN_BOUND_MS = 180_000;
 
 export async function accountsCapacity(env) {
   const sizes = env.quick ? [20] : (process.env.BENCH_ACCOUNTS ?? '100,500,1000').split(',').map(Number);
   const figures = {};
   for (const n of sizes) Object.assign(figures, await oneSize(env, n));
   return {
-    params: { sizes, senders: 2, idleSeconds: IDLE_MS / 1000, connectsPerSecond: CONNECTS_PER_SECOND, server: '@openclaw/crabline' },
+    params: {
+      sizes,
+      senders: 2,
+      idleSeconds: IDLE_MS / 1000,
+      connectsPerSecond: CONNECTS_PER_SECOND,
+      perMinute: PER_MINUTE,
+      chats: CHATS,
+      server: '@openclaw/crabline',
+    },
     figures,
   };
 }
 
-/** The crabline server behind a relay counting the TCP connections open through it, and the most at once. */
-async function countedServer() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'bench-wa-'));
-  const server = await startWhatsAppServer({ recorderPath: path.join(dir, 'whatsapp.jsonl') });
-  const target = new URL(server.manifest.endpoints.baileysWebSocketUrl);
-  const count = { open: 0, most: 0 };
-  const relay = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    count.most = Math.max(count.most, ++count.open);
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      count.open--;
-      client.destroy();
-      upstream.destroy();
-    };
-    client.pipe(upstream).pipe(client);
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  });
-  await new Promise((r) => relay.listen(0, '127.0.0.1', r));
-  const url = new URL(target);
-  url.port = String(relay.address().port);
-  return {
-    url: url.toString(),
-    count,
-    close: async () => {
-      await new Promise((r) => relay.close(r));
-      await server.close().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** A linked device's creds as an operator's Baileys script leaves them (no keys yet), for POST /v1/accounts/{id}/session. */
-function sessionBundle(phone) {
-  const creds = initAuthCreds();
-  creds.me = { id: `${phone}:7@s.whatsapp.net`, name: `phone ${phone}` };
-  // the phone's signature of the device: random bytes, which the server never checks
-  creds.account = proto.ADVSignedDeviceIdentity.fromObject({
-    details: proto.ADVDeviceIdentity.encode({ rawId: 1, timestamp: Math.floor(Date.now() / 1000), keyIndex: 1 }).finish(),
-    accountSignatureKey: randomBytes(32),
-    accountSignature: randomBytes(64),
-    deviceSignature: randomBytes(64),
-  });
-  creds.registered = true;
-  return { creds: JSON.parse(JSON.stringify(creds, BufferJSON.replacer)), keys: {} };
-}
+const phoneOf = (i) => `6015${String(i).padStart(7, '0')}`;
+const chatOf = (i, k) => `6019${String(i).padStart(5, '0')}${String(k).padStart(3, '0')}@s.whatsapp.net`;
+const accountOfChat = (jid) => Number(jid.slice(4, 9));
+const mb = (b) => b / 1024 / 1024;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function oneSize(env, n) {
   const wa = await countedServer();
   const redis = createRedis(env.redisUrl, 'bench-accounts-capacity');
-  const senders = [];
+  let senders;
+  const cleanups = [];
+  const out = {};
+  const f = (k, v) => (out[`${n} accounts: ${k}`] = v);
   try {
-    return await withStack(env, { senders: 0, env: { WHATSAPP_WS_URL: wa.url } }, async ({ stack, token, db, keyPrefix }) => {
+    await withStack(env, { senders: 0, env: { WHATSAPP_WS_URL: wa.url } }, async ({ stack, token, db, keyPrefix }) => {
       const ids = [];
       for (let i = 0; i < n; i += 20) {
         const batch = Array.from({ length: Math.min(20, n - i) }, async (_, k) => {
-          const acc = await call(stack, 'POST', '/v1/accounts', token, { platform: 'whatsapp', name: `wa-${i + k}`, sendDelaySeconds: null, typing: null });
-          await call(stack, 'POST', `/v1/accounts/${acc.id}/session`, token, sessionBundle(`6015${String(i + k).padStart(7, '0')}`));
+          const body = { platform: 'whatsapp', name: `wa-${i + k}`, sendDelaySeconds: null, typing: null, maxSendPerMinute: PER_MINUTE };
+          const acc = await call(stack, 'POST', '/v1/accounts', token, body);
+          await call(stack, 'POST', `/v1/accounts/${acc.id}/session`, token, sessionBundle(phoneOf(i + k)));
           return acc.id;
         });
         ids.push(...(await Promise.all(batch)));
       }
-      const senderEnv = {
+      const pgc = new pg.Client({ connectionString: db.url });
+      await pgc.connect();
+      // the stack's end drops the database under it
+      pgc.on('error', () => undefined);
+      cleanups.push(() => pgc.end());
+      senders = senderSet({
         DATABASE_URL: db.url,
         REDIS_URL: env.redisUrl,
         KEY_PREFIX: keyPrefix,
@@ -104,64 +78,168 @@ async function oneSize(env, n) {
         METRICS_PORT: '0',
         HTTP_TRANSPORT_URL: stack.sandboxUrl,
         ACCOUNT_CONNECTS_PER_SECOND: String(CONNECTS_PER_SECOND),
-      };
+      });
+      const live = () => [...senders.live.values()];
+      const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
+      const allConnected = async () => (await socketsOf(live())) === n && wa.count.open === n;
       const mostBefore = wa.count.most;
       wa.count.most = wa.count.open;
-      const started = Date.now();
-      const both = ['sender-1', 'sender-2'].map((name) => startService(name, 'services/sender/dist/main.js', senderEnv));
-      for (const s of both) senders.push({ s, port: Number((await s.waitForLog((l) => l['msg'] === 'sender ready'))['metricsPort']) });
-      const metric = (x, name) => scrapeSum(`http://127.0.0.1:${x.port}/metrics`, name);
-      const sockets = (x) => metric(x, 'metronome_platform_sockets_open');
-      const connected = async (alive) => (await Promise.all(alive.map(sockets))).reduce((a, b) => a + b, 0) === n && wa.count.open === n;
-      const bound = 60_000 + (n / CONNECTS_PER_SECOND) * 3_000;
-      const all = await eventually(`${n} accounts connected`, () => connected(senders), bound, 250).then(
-        () => true,
-        () => false,
-      );
-      const connectS = all ? (Date.now() - started) / 1000 : `not within ${bound / 1000} s: ${(await Promise.all(senders.map(sockets))).join(' + ')} of ${n}`;
-      if (!all) return { [`${n} accounts: connected after the senders start s`]: connectS };
 
-      const held = await Promise.all(senders.map(sockets));
-      const cpu0 = senders.map((x) => cpuSeconds(x.s.child.pid));
-      await new Promise((r) => setTimeout(r, IDLE_MS));
-      const cpu = senders.map((x, i) => (100 * (cpuSeconds(x.s.child.pid) - cpu0[i])) / (IDLE_MS / 1000));
-      const rss = await Promise.all(senders.map((x) => metric(x, 'process_resident_memory_bytes')));
-      const heap = await Promise.all(senders.map((x) => metric(x, 'nodejs_heap_size_used_bytes')));
-      const mb = (b) => b / 1024 / 1024;
-
-      // kill -9 the sender holding the most; the other takes its accounts once their leases run out
-      const victim = held[0] >= held[1] ? 0 : 1;
-      const survivor = senders[1 - victim];
-      const killed = Date.now();
-      senders[victim].s.child.kill('SIGKILL');
-      // a bound, not a goal: past it the figure says how many were connected then
-      const takeover = await eventually(`the killed sender's ${held[victim]} accounts on the other`, () => connected([survivor]), 60_000 + n * 200, 250).then(
-        () => (Date.now() - killed) / 1000,
-        async () => `not within ${(Date.now() - killed) / 1000} s: ${await sockets(survivor)} of ${n}`,
-      );
-      const holders = await redis.mget(ids.map((id) => `${keyPrefix}:account:${id}:socket`));
-
-      const f = (k) => `${n} accounts: ${k}`;
-      return {
-        [f('connected after the senders start s')]: connectS,
-        [f('accounts held per sender')]: held.join(' / '),
-        [f('RSS per sender MB')]: rss.map((b) => mb(b).toFixed(0)).join(' / '),
-        [f('RSS per held account MB')]: Math.max(...rss.map((b, i) => mb(b) / Math.max(1, held[i]))),
-        [f('heap per sender MB')]: heap.map((b) => mb(b).toFixed(0)).join(' / '),
-        [f('idle CPU per sender % of a core')]: cpu.map((c) => c.toFixed(1)).join(' / '),
-        [f('idle CPU per 1,000 accounts % of a core')]: ((cpu[0] + cpu[1]) * 1000) / n,
-        [f('kill -9: all connected again on the other s')]: takeover,
-        [f('accounts on the survivor after the kill')]: holders.filter((h) => h && Number(h.split(':')[2]) === survivor.s.child.pid).length,
-        [f('lease holders after the kill')]: JSON.stringify(
-          holders.reduce((m, h) => ((m[h ? h.split(':')[2] : 'free'] = (m[h ? h.split(':')[2] : 'free'] ?? 0) + 1), m), {}),
-        ),
-        [f('most sockets open at the server at once')]: wa.count.most,
-        [f('most sockets open during the imports')]: mostBefore,
+      /** seconds from `since` until every live sender holds within ±20 % of an even share, and the shares */
+      const evenWithin = async (since, boundMs) => {
+        const counts = async () => {
+          const p = await holderPids(redis, keyPrefix, ids);
+          return live().map((x) => p.filter((q) => q === x.pid).length);
+        };
+        const k = () => senders.live.size;
+        const even = async () => (await counts()).every((c) => Math.abs(c - n / k()) <= 0.2 * (n / k())) && (await allConnected());
+        const ok = await eventually(`${k()} senders within ±20 % of even`, even, boundMs, 1_000).then(
+          () => true,
+          () => false,
+        );
+        const s = ok ? (Date.now() - since) / 1000 : `not within ${boundMs / 1000} s`;
+        return { s, counts: (await counts()).join(' / ') };
       };
+      const unknownTargets = async () => (await pgc.query(`select count(*)::int n from run_targets where status = 'unknown'`)).rows[0].n;
+
+      const started = Date.now();
+      await Promise.all(['sender-1', 'sender-2'].map(senders.start));
+      const bound = 60_000 + (n / CONNECTS_PER_SECOND) * 3_000;
+      if (
+        !(await eventually(`${n} accounts connected`, allConnected, bound, 250).then(
+          () => true,
+          () => false,
+        ))
+      ) {
+        f('connected after the senders start s', `not within ${bound / 1000} s: ${await socketsOf(live())} of ${n}`);
+        return;
+      }
+      f('connected after the senders start s', (Date.now() - started) / 1000);
+      f('most sockets open during the imports', mostBefore);
+      const spread = await evenWithin(started, 120_000);
+      f('2 senders: within ±20 % of even after they start s', spread.s);
+
+      /** per sender: CPU % of a core over `ms`, then RSS and heap, and the accounts it holds */
+      const window = async (what, ms) => {
+        const xs = live();
+        const held = await Promise.all(xs.map(senders.sockets));
+        const cpu0 = xs.map((x) => cpuSeconds(x.pid));
+        await sleep(ms);
+        const cpu = xs.map((x, i) => (100 * (cpuSeconds(x.pid) - cpu0[i])) / (ms / 1000));
+        const rss = await Promise.all(xs.map((x) => senders.metric(x, 'process_resident_memory_bytes')));
+        const heap = await Promise.all(xs.map((x) => senders.metric(x, 'nodejs_heap_size_used_bytes')));
+        f(`${what}: accounts held per sender`, held.join(' / '));
+        f(`${what}: RSS per sender MB`, rss.map((b) => mb(b).toFixed(0)).join(' / '));
+        f(`${what}: RSS per held account MB`, Math.max(...rss.map((b, i) => mb(b) / Math.max(1, held[i]))));
+        f(`${what}: heap per sender MB`, heap.map((b) => mb(b).toFixed(0)).join(' / '));
+        f(`${what}: CPU per sender % of a core`, cpu.map((c) => c.toFixed(1)).join(' / '));
+        f(`${what}: CPU per 1,000 accounts % of a core`, (cpu.reduce((a, b) => a + b, 0) * 1000) / n);
+      };
+      await window('idle', IDLE_MS);
+
+      // every account sends to its own direct chats at 20 a minute
+      const runs = [];
+      for (let i = 0; i < n; i += 20) {
+        const batch = ids.slice(i, i + 20).map(async (accountId, k) => {
+          const c = await call(stack, 'POST', '/v1/campaigns', token, {
+            accountId,
+            name: `to my chats ${i + k}`,
+            timezone: 'UTC',
+            schedule: { type: 'once', at: new Date().toISOString() },
+            messages: [{ type: 'text', text: `Hello from account ${i + k}` }],
+            targets: Array.from({ length: CHATS }, (_, c) => chatOf(i + k, c)),
+            active: false,
+          });
+          return (await call(stack, 'POST', `/v1/campaigns/${c.id}/runs`, token)).id;
+        });
+        runs.push(...(await Promise.all(batch)));
+      }
+      /** the accounts with a message accepted at the server since `since` */
+      const sentSince = (since) => {
+        const seen = new Set();
+        for (const [jid, times] of wa.accepted) if (times.some((t) => t >= since)) seen.add(accountOfChat(jid));
+        return seen;
+      };
+      const acceptedCount = () => [...wa.accepted.values()].reduce((a, t) => a + t.length, 0);
+      /** ms from `since` until every account of `accounts` had a message accepted after it (or a text saying how far it got) */
+      const againAfter = async (since, accounts, what) => {
+        const all = async () => {
+          const seen = sentSince(since);
+          return accounts.every((i) => seen.has(i));
+        };
+        const ok = await eventually(what, all, AGAIN_BOUND_MS, 250).then(
+          () => true,
+          () => false,
+        );
+        if (!ok) {
+          const seen = sentSince(since);
+          return `not within ${AGAIN_BOUND_MS / 1000} s: ${accounts.filter((i) => seen.has(i)).length} of ${accounts.length}`;
+        }
+        const first = new Map();
+        for (const [jid, times] of wa.accepted) {
+          const i = accountOfChat(jid);
+          for (const t of times) if (t >= since && t < (first.get(i) ?? Infinity)) first.set(i, t);
+        }
+        return (Math.max(...accounts.map((i) => first.get(i))) - since) / 1000;
+      };
+      const sendingFrom = Date.now();
+      const everyone = ids.map((_, i) => i);
+      f('sending: every account sending after its run is created s', await againAfter(sendingFrom, everyone, 'every account sending'));
+      const opened0 = wa.count.opened;
+      const accepted0 = acceptedCount();
+      await window('sending', SENDING_MS);
+      f('sending: messages accepted at the server a second', (acceptedCount() - accepted0) / (SENDING_MS / 1000));
+      f('sending: sockets opened while sending', wa.count.opened - opened0);
+
+      // kill -9 the sender holding the most while every account sends
+      const pids = await holderPids(redis, keyPrefix, ids);
+      const [victim] = live().sort((a, b) => pids.filter((p) => p === b.pid).length - pids.filter((p) => p === a.pid).length);
+      const victims = ids.map((_, i) => i).filter((i) => pids[i] === victim.pid);
+      const killed = Date.now();
+      await senders.stop(victim.name, 'SIGKILL');
+      f(
+        `kill -9 of the sender holding ${victims.length}: all its accounts sending again s`,
+        await againAfter(killed, victims, 'the killed sender’s accounts sending again'),
+      );
+      f('kill -9: unknown targets (what was in flight)', await unknownTargets());
+      await senders.start(victim.name);
+
+      // rolling restart: SIGTERM one, start it again, then the other
+      for (const [step, name] of [...senders.live.keys()].sort().entries()) {
+        const stepAt = Date.now();
+        const pidsNow = await holderPids(redis, keyPrefix, ids);
+        const itsAccounts = ids.map((_, i) => i).filter((i) => pidsNow[i] === senders.live.get(name).pid);
+        await senders.stop(name, 'SIGTERM');
+        await senders.start(name);
+        f(`rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again s`, await againAfter(stepAt, itsAccounts, `step ${step + 1}`));
+      }
+      f('rolling restart: unknown targets added', (await unknownTargets()) - out[`${n} accounts: kill -9: unknown targets (what was in flight)`]);
+      f('most sockets open at the server at once', wa.count.most);
+
+      // the runs end: duplicates and unknowns as the server and PostgreSQL have them
+      await Promise.all(runs.map((id) => call(stack, 'POST', `/v1/runs/${id}/cancel`, token).catch(() => undefined)));
+      const open = async () => (await pgc.query(`select count(*)::int n from runs where status in ('queued','running')`)).rows[0].n === 0;
+      await eventually('the runs ended', open, 120_000, 500);
+      f('messages sent in all', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
+      f('chats given two messages (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
+      f('unknown targets', await unknownTargets());
+
+      // spread: a 3rd sender, then a 4th, each by hand-over
+      for (const name of ['sender-3', 'sender-4']) {
+        const joined = Date.now();
+        await senders.start(name);
+        const k = senders.live.size;
+        const { s: took, counts } = await evenWithin(joined, 240_000);
+        f(`${k} senders: within ±20 % of even after the ${k === 3 ? '3rd' : '4th'} starts s`, took);
+        f(`${k} senders: accounts per sender`, counts);
+      }
+      f('most sockets open at the server at once, spread included', wa.count.most);
     });
   } finally {
-    await Promise.all(senders.map((x) => x.s.stop('SIGKILL').catch(() => undefined)));
+    await senders?.stopAll();
+    for (const c of cleanups) await c().catch(() => undefined);
     await redis.quit();
     await wa.close();
   }
+  return out;
 }

@@ -34,8 +34,8 @@ export interface AccountHolderDeps {
   connectsPerSecond: number;
 }
 
-// connections opening at once on one sender (each waits for a handshake); the longest wait before a failed one is tried again
-const MAX_OPENING = 64;
+// connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake); the longest wait before a failed one is tried again
+const MAX_OPENING = 128;
 const MAX_RETRY_MS = 5 * 60_000;
 
 /**
@@ -45,6 +45,9 @@ const MAX_RETRY_MS = 5 * 60_000;
 export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void> } {
   const stopping = new AbortController();
   const opening = new Map<string, string>();
+  // resolved whenever an opening ends: a pass with more to take waits for it instead of ending
+  let openingEnded = () => {};
+  const anOpeningEnds = () => new Promise<void>((resolve) => (openingEnded = resolve));
   const retry = new Map<string, { n: number; at: number }>();
   const intervalMs = 1_000 / d.connectsPerSecond;
   const maxMoves = Math.max(1, Math.floor((d.connectsPerSecond * d.everyMs) / 1_000));
@@ -53,6 +56,16 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     const suffix = c.holderId.slice(d.me.length);
     return suffix && holder.endsWith(suffix) ? holder.slice(0, -suffix.length) : holder;
   };
+
+  /** until an opening ends, or `ms` passed, or the holder stops */
+  async function oneEnds(ms: number): Promise<void> {
+    const waited = new AbortController();
+    const stop = () => waited.abort();
+    stopping.signal.addEventListener('abort', stop, { once: true });
+    await Promise.race([anOpeningEnds(), d.sleep(ms, waited.signal)]);
+    waited.abort();
+    stopping.signal.removeEventListener('abort', stop);
+  }
 
   async function slot(deadline: number): Promise<boolean> {
     for (;;) {
@@ -71,6 +84,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       .catch(() => false)
       .then((opened) => {
         opening.delete(row.id);
+        openingEnded();
         const n = (retry.get(row.id)?.n ?? 0) + 1;
         if (opened) retry.delete(row.id);
         else retry.set(row.id, { n, at: d.clock.now() + Math.min(MAX_RETRY_MS, d.everyMs * 2 ** n) });
@@ -98,8 +112,8 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
       const gone = await Promise.all([...plan.letGo, ...idle].map((a) => c.letGo(a).catch(() => false)));
-      // an account a run is sending on is left to its jobs: they connect it on the sender they run on
-      const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started && !byId.get(id)!.sending);
+      // sending accounts too: their jobs follow the socket (the transport's readiness), so the spread holds while runs send
+      const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
       if (plan.letGo.length + idle.length + due.length > 0)
         d.logger.info(
@@ -107,8 +121,10 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
           'always-connected accounts moving',
         );
     }
+    const deadline = started + d.everyMs;
     for (const [c, row] of takes) {
-      if (opening.size >= MAX_OPENING || !(await slot(started + d.everyMs))) break;
+      while (opening.size >= MAX_OPENING && d.clock.now() < deadline && !stopping.signal.aborted) await oneEnds(deadline - d.clock.now());
+      if (opening.size >= MAX_OPENING || !(await slot(deadline))) break;
       open(c, row);
     }
   }

@@ -56,7 +56,7 @@ const schema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   ACCOUNT_HOLD_EVERY_MS: int(5_000, 200, 600_000),
-  ACCOUNT_CONNECTS_PER_SECOND: int(10, 1, 1_000),
+  ACCOUNT_CONNECTS_PER_SECOND: int(25, 1, 1_000),
   // Automatic cooling (libs/config coolingEnv; CONTRACT §2)
   ...coolingEnv,
   ...whatsappEnv,

@@ -40,7 +40,8 @@ type Attempt = { failure: WhatsAppFailure | null } | { held: SendFailure };
 export class WhatsAppTransport implements Transport {
   readonly platform = WHATSAPP_SHAPE.platform;
   private readonly overlimitStreak = new Map<string, number>();
-  private readonly leftToHolderSince = new Map<string, number>();
+  private readonly leftToHolder = new Map<string, { since: number; at: number }>();
+  private readonly letGoAt = new Map<string, number>();
 
   constructor(private readonly o: WhatsAppTransportOptions) {}
 
@@ -94,19 +95,35 @@ export class WhatsAppTransport implements Transport {
   async readiness(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }> {
     const now = this.o.clock.now();
     const patience = this.o.handoverPatienceMs ?? 10_000;
-    if (!(await this.o.pool.heldElsewhere(accountId))) {
-      this.leftToHolderSince.delete(accountId);
+    const retryMs = this.o.affinityRetryMs ?? 500;
+    // what this replica's holder just let go is for another replica to take: its jobs go there too, within patience
+    const letGoAt = this.letGoAt.get(accountId);
+    const handedOn = letGoAt !== undefined && now - letGoAt < patience && !this.o.pool.isOpen(accountId);
+    if (!handedOn && !(await this.o.pool.heldElsewhere(accountId))) {
+      this.leftToHolder.delete(accountId);
       return { ready: true };
     }
-    let since = this.leftToHolderSince.get(accountId);
-    if (since === undefined || now - since > 3 * patience) {
-      if (this.leftToHolderSince.size > 10_000) this.leftToHolderSince.clear();
-      since = now;
-      this.leftToHolderSince.set(accountId, since);
+    // Patience runs only while jobs come back here back to back (a left job returns within 1.5 retries): a gap means
+    // the holder served the account meanwhile, so a run its holder keeps sending never moves the socket (issue 53).
+    const last = this.leftToHolder.get(accountId);
+    const since = last && now - last.at <= 4 * retryMs ? last.since : now;
+    if (now - since >= patience) {
+      this.leftToHolder.delete(accountId);
+      return { ready: true };
     }
-    if (now - since < patience) return { ready: false, retryAfterMs: this.o.affinityRetryMs ?? 500, reason: 'socket open on another replica' };
-    this.leftToHolderSince.delete(accountId);
-    return { ready: true };
+    if (!last && this.leftToHolder.size > 10_000) this.leftToHolder.clear();
+    this.leftToHolder.set(accountId, { since, at: now });
+    return { ready: false, retryAfterMs: retryMs, reason: 'socket open on another replica' };
+  }
+
+  /** The account holder moves an idle socket to another replica (issue 53): closed here, its lease let go; false when in use. */
+  async letGo(accountId: string): Promise<boolean> {
+    const gone = await this.o.pool.letGo(accountId);
+    if (gone) {
+      if (this.letGoAt.size > 10_000) this.letGoAt.clear();
+      this.letGoAt.set(accountId, this.o.clock.now());
+    }
+    return gone;
   }
 
   private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
