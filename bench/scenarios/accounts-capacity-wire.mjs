@@ -22,10 +22,12 @@ export async function countedServer() {
     onEvent: (e) => {
       if (!e.accepted) return;
       const to = e.body?.key?.remoteJid ?? e.body?.attrs?.to;
+      const m = e.body?.message;
+      const text = m?.conversation ?? m?.extendedTextMessage?.text ?? '';
       if (!to) return;
-      const at = accepted.get(to) ?? [];
+      const at = accepted.get(`${to}|${text}`) ?? [];
       at.push(Date.now());
-      accepted.set(to, at);
+      accepted.set(`${to}|${text}`, at);
     },
   });
   const target = new URL(server.manifest.endpoints.baileysWebSocketUrl);
@@ -52,7 +54,7 @@ export async function countedServer() {
   return {
     url: url.toString(),
     count,
-    /** chat JID → the times the server accepted a message to it */
+    /** `${chat JID}|${text}` → the times the server accepted that message (decrypted by the server) */
     accepted,
     close: async () => {
       await new Promise((r) => relay.close(r));

@@ -9,17 +9,23 @@ import { countedServer, holderPids, senderSet, sessionBundle } from './accounts-
 // sender processes; the real Baileys in each connects to @openclaw/crabline's WhatsApp Web server
 // (WHATSAPP_WS_URL) behind a TCP relay counting the sockets open at the server. Per size: time to
 // all connected; per sender RSS, heap and CPU idle, then with every account sending 20 messages a
-// minute to its own direct chats (the server's accepted messages, by time); a kill -9 of the
+// minute to direct chats (the server's accepted messages, decrypted, by time); a kill -9 of the
 // sender holding the most during the sends (time until each of its accounts has a message
 // accepted again); a rolling restart (SIGTERM one, start it again, then the other); duplicates
-// (a chat given two messages) and `unknown` targets; then a 3rd sender (spread) and a 4th (its
+// (a message accepted twice) and `unknown` targets; then a 3rd sender (spread) and a 4th (its
 // share by hand-over). BENCH_ACCOUNTS=100,500 picks the sizes.
 const IDLE_MS = 30_000;
 const SENDING_MS = 30_000;
 const CONNECTS_PER_SECOND = 25;
 const PER_MINUTE = 20;
-/** chats per account: the runs outlast the kill and both restarts (6 minutes at 20 a minute) */
-const CHATS = 120;
+/**
+ * Each account sends PARTS texts to each of its CHATS chats (6 minutes at 20 a minute: the runs outlast the kill and both
+ * restarts). The chats come from a pool of at most RECIPIENTS people shared by the accounts: crabline's server keeps at
+ * most 1,024 recipients' keys and 32 senders' sessions each.
+ */
+const CHATS = 12;
+const PARTS = 10;
+const RECIPIENTS = 1_000;
 const AGAIN_BOUND_MS = 180_000;
 
 export async function accountsCapacity(env) {
@@ -41,12 +47,15 @@ export async function accountsCapacity(env) {
 }
 
 const phoneOf = (i) => `6015${String(i).padStart(7, '0')}`;
-const chatOf = (i, k) => `6019${String(i).padStart(5, '0')}${String(k).padStart(3, '0')}@s.whatsapp.net`;
-const accountOfChat = (jid) => Number(jid.slice(4, 9));
+const textOf = (i, p) => `Hello from account ${i}, part ${p}`;
+/** the account a message came from, by its text */
+const accountOf = (key) => Number(/from account (\d+),/.exec(key)?.[1] ?? -1);
 const mb = (b) => b / 1024 / 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function oneSize(env, n) {
+  const pool = Math.min(RECIPIENTS, n * CHATS);
+  const chatOf = (i, c) => `6019${String((i * CHATS + c) % pool).padStart(8, '0')}@s.whatsapp.net`;
   const wa = await countedServer();
   const redis = createRedis(env.redisUrl, 'bench-accounts-capacity');
   let senders;
@@ -146,7 +155,7 @@ async function oneSize(env, n) {
             name: `to my chats ${i + k}`,
             timezone: 'UTC',
             schedule: { type: 'once', at: new Date().toISOString() },
-            messages: [{ type: 'text', text: `Hello from account ${i + k}` }],
+            messages: Array.from({ length: PARTS }, (_, p) => ({ type: 'text', text: textOf(i + k, p) })),
             targets: Array.from({ length: CHATS }, (_, c) => chatOf(i + k, c)),
             active: false,
           });
@@ -157,7 +166,7 @@ async function oneSize(env, n) {
       /** the accounts with a message accepted at the server since `since` */
       const sentSince = (since) => {
         const seen = new Set();
-        for (const [jid, times] of wa.accepted) if (times.some((t) => t >= since)) seen.add(accountOfChat(jid));
+        for (const [key, times] of wa.accepted) if (times.some((t) => t >= since)) seen.add(accountOf(key));
         return seen;
       };
       const acceptedCount = () => [...wa.accepted.values()].reduce((a, t) => a + t.length, 0);
@@ -176,8 +185,8 @@ async function oneSize(env, n) {
           return `not within ${AGAIN_BOUND_MS / 1000} s: ${accounts.filter((i) => seen.has(i)).length} of ${accounts.length}`;
         }
         const first = new Map();
-        for (const [jid, times] of wa.accepted) {
-          const i = accountOfChat(jid);
+        for (const [key, times] of wa.accepted) {
+          const i = accountOf(key);
           for (const t of times) if (t >= since && t < (first.get(i) ?? Infinity)) first.set(i, t);
         }
         return (Math.max(...accounts.map((i) => first.get(i))) - since) / 1000;
@@ -202,7 +211,9 @@ async function oneSize(env, n) {
         await againAfter(killed, victims, 'the killed sender’s accounts sending again'),
       );
       f('kill -9: unknown targets (what was in flight)', await unknownTargets());
+      const restarted = Date.now();
       await senders.start(victim.name);
+      f('kill -9: the restarted sender has its share (±20 %) s', (await evenWithin(restarted, 180_000)).s);
 
       // rolling restart: SIGTERM one, start it again, then the other
       for (const [step, name] of [...senders.live.keys()].sort().entries()) {
@@ -212,6 +223,7 @@ async function oneSize(env, n) {
         await senders.stop(name, 'SIGTERM');
         await senders.start(name);
         f(`rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again s`, await againAfter(stepAt, itsAccounts, `step ${step + 1}`));
+        f(`rolling restart step ${step + 1}: both senders within ±20 % of even s`, (await evenWithin(stepAt, 180_000)).s);
       }
       f('rolling restart: unknown targets added', (await unknownTargets()) - out[`${n} accounts: kill -9: unknown targets (what was in flight)`]);
       f('most sockets open at the server at once', wa.count.most);
@@ -220,8 +232,8 @@ async function oneSize(env, n) {
       await Promise.all(runs.map((id) => call(stack, 'POST', `/v1/runs/${id}/cancel`, token).catch(() => undefined)));
       const open = async () => (await pgc.query(`select count(*)::int n from runs where status in ('queued','running')`)).rows[0].n === 0;
       await eventually('the runs ended', open, 120_000, 500);
-      f('messages sent in all', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
-      f('chats given two messages (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
+      f('targets sent in all (10 parts each)', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
+      f('messages accepted twice (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
       f('unknown targets', await unknownTargets());
 
       // spread: a 3rd sender, then a 4th, each by hand-over
