@@ -1,3 +1,5 @@
+// first: Baileys must find the shared AsyncLocalStorage when it loads
+import './one-async-storage.js';
 export { WhatsAppTransport, type WhatsAppTransportOptions } from './whatsapp-transport.js';
 export { WhatsAppSocketPool, type WhatsAppSocketPoolOptions } from './socket-pool.js';
 export type { SocketLease } from './socket-lease.js';
