@@ -169,3 +169,35 @@ test('Add account → Telegram: a malformed bot token is named beside it; fixed,
   expect((await api(suite.stack, 'GET', `/v1/accounts/${saved.id}`, token)).body.typing).toEqual({ charsPerSecond: 30, maxSeconds: 4 });
   await page.context().close();
 }, 60_000);
+
+test("Settings → a Telegram account's opt-out keywords: shown, a bad one named beside the field, then saved as typed", async () => {
+  const token = await tenant(suite, 'Opt-out');
+  const created = await api(suite.stack, 'POST', '/v1/accounts', token, { platform: 'telegram_user', name: 'Poster' });
+  expect(created.body.optOutKeywords).toEqual(['STOP', 'UNSUBSCRIBE']);
+  const id: string = created.body.id;
+  const page = await open(suite, token, '#/accounts');
+  const patches: unknown[] = [];
+  page.on('request', (r) => r.method() === 'PATCH' && patches.push(r.postDataJSON()));
+  await card(page, id).getByRole('button', { name: 'Settings of Poster' }).click();
+  const form = page.getByRole('form', { name: 'Settings of Poster' });
+  const keywords = form.getByLabel('Opt-out keywords (one a line; empty: off)');
+  expect(await keywords.inputValue()).toBe('STOP\nUNSUBSCRIBE');
+  expect(await form.innerText()).toContain('writes exactly one of these to this account in a private chat');
+
+  // over 64 characters: the API's error goes beside the keywords, nothing is saved
+  await keywords.fill(`STOP\n${'X'.repeat(65)}`);
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.locator(`#set-${id}-keywords-error`).waitFor();
+  expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe(`set-${id}-keywords`);
+  expect(await keywords.getAttribute('aria-invalid')).toBe('true');
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${id}`, token)).body.optOutKeywords).toEqual(['STOP', 'UNSUBSCRIBE']);
+
+  await keywords.fill('STOP\nARRÊT\n  BAJA  ');
+  await form.getByRole('button', { name: 'Save settings' }).click();
+  await form.getByText('Settings saved.').waitFor();
+  expect((await api(suite.stack, 'GET', `/v1/accounts/${id}`, token)).body.optOutKeywords).toEqual(['STOP', 'ARRÊT', 'BAJA']);
+  expect(await keywords.inputValue()).toBe('STOP\nARRÊT\nBAJA');
+  expect(await form.locator(`#set-${id}-keywords-error`).count()).toBe(0);
+  expect(patches).toEqual([{ optOutKeywords: ['STOP', 'X'.repeat(65)] }, { optOutKeywords: ['STOP', 'ARRÊT', 'BAJA'] }]);
+  await page.context().close();
+}, 60_000);

@@ -1,7 +1,8 @@
 // An account's settings: name, pace, group concurrency, caps, warm-up, the human gap between
-// sends, typing first, and (WhatsApp) the opt-out keywords. Only what the platform accepts is
-// shown (http shows no typing; only WhatsApp reads opt-out replies), and only what changed is
-// sent (PATCH); the API's field errors go beside the inputs they name.
+// sends, typing first, and (WhatsApp, Telegram accounts) the opt-out keywords. Only what the
+// platform accepts is shown (http shows no typing; only whatsapp and telegram_user read opt-out
+// replies), and only what changed is sent (PATCH); the API's field errors go beside the inputs
+// they name.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Account, type AccountDefaults } from '../api.js';
 import { ErrorNote } from '../components.js';
@@ -28,6 +29,13 @@ interface Settings {
   alwaysConnected: boolean;
 }
 type Key = Exclude<keyof Settings, 'warmup' | 'proxyRemove' | 'alwaysConnected'>;
+
+// The platforms whose replies are read (CONTRACT §3, "Opt-out by reply"): what the keywords do there.
+const OPT_OUT_HINT: Partial<Record<Account['platform'], string>> = {
+  whatsapp: 'A person who replies exactly one of these in a one-to-one chat is never sent to again.',
+  telegram_user:
+    'A person who writes exactly one of these to this account in a private chat is never sent to again. Messages that arrive while it is not connected are not read.',
+};
 
 const str = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
 
@@ -66,7 +74,7 @@ function bodyOf(s: Settings, platform: Account['platform']): Record<string, unkn
       proxy: s.proxyRemove ? null : s.proxy.trim() === '' ? undefined : s.proxy.trim(),
       connection: s.alwaysConnected ? 'always' : 'on_demand',
     }),
-    ...(platform === 'whatsapp' && {
+    ...(OPT_OUT_HINT[platform] !== undefined && {
       optOutKeywords: s.keywords
         .split(/[\n,]/)
         .map((k) => k.trim())
@@ -188,6 +196,7 @@ export function AccountSettings({
   };
 
   const formErrors = errors.get('form');
+  const optOutHint = OPT_OUT_HINT[account.platform];
   return (
     <form ref={form} class="settings" noValidate aria-label={`Settings of ${account.name}`} onSubmit={(e) => void submit(e)}>
       {formErrors && (
@@ -240,11 +249,11 @@ export function AccountSettings({
           </div>
         </fieldset>
       )}
-      {account.platform === 'whatsapp' && (
+      {optOutHint !== undefined && (
         <div class="field">
           <label for={id('keywords')}>Opt-out keywords (one a line; empty: off)</label>
           <textarea rows={3} spellcheck={false} {...input('keywords')} />
-          <span class="muted">A person who replies exactly one of these in a one-to-one chat is never sent to again.</span>
+          <span class="muted">{optOutHint}</span>
           {note('keywords')}
         </div>
       )}
