@@ -45,5 +45,6 @@ export * from './text-limits.js';
 export * from './proxy.js';
 export * from './new-chat-limits.js';
 export * from './forum-topic.js';
-export { telegramAddressOf, telegramChatIdOf, type TelegramAddress, type TelegramPeer, type TelegramPeerStore } from './telegram-peer.js';
+export { telegramAddressOf, telegramChatIdOf, telegramUsernameOf, type TelegramAddress, type TelegramPeer, type TelegramPeerStore } from './telegram-peer.js';
+export { chatKey } from './chat-key.js';
 export * from './account-spread.js';

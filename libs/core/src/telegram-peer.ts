@@ -14,14 +14,19 @@ export interface TelegramPeerStore {
 
 export type TelegramAddress = { kind: 'user' | 'chat' | 'channel'; id: string } | { kind: 'username'; username: string };
 
-/** The address a chat id names; null when it is neither a marked id nor a username Telegram allows (5–32 of a–z, 0–9, _). */
+/** The username a chat id names (`@name` or `name`, a letter then 3–31 of a–z, 0–9, _, any case), lower-cased without the @; else null. */
+export function telegramUsernameOf(chatId: string): string | null {
+  const name = /^@?([A-Za-z][A-Za-z0-9_]{3,31})$/.exec(chatId)?.[1];
+  return name === undefined ? null : name.toLowerCase();
+}
+
+/** The address a chat id names; null when it is neither a marked id nor a username Telegram allows. */
 export function telegramAddressOf(chatId: string): TelegramAddress | null {
   if (/^-100\d+$/.test(chatId)) return { kind: 'channel', id: chatId.slice(4) };
   if (/^-\d+$/.test(chatId)) return { kind: 'chat', id: chatId.slice(1) };
   if (/^\d+$/.test(chatId)) return { kind: 'user', id: chatId };
-  const name = chatId.replace(/^@/, '').toLowerCase();
-  if (/^[a-z][a-z0-9_]{3,31}$/.test(name)) return { kind: 'username', username: name };
-  return null;
+  const username = telegramUsernameOf(chatId);
+  return username === null ? null : { kind: 'username', username };
 }
 
 export function telegramChatIdOf(kind: TelegramPeer['kind'], id: string): string {

@@ -128,7 +128,7 @@ const tg = telegramUserOnFirstUse({
   keys,
   proxies,
   // a person's private text: an opt-out and a reply, as WhatsApp's
-  onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message, 'telegram_user'), receipts.onReply(accountId, message)),
+  onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message, 'telegram_user'), receipts.onReply(accountId, message, 'telegram_user')),
 });
 const [whatsapp, telegramUser] = [wa.transport, tg.transport];
 // Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).

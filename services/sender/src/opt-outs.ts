@@ -33,7 +33,7 @@ export class OptOutListener {
     if (keyword === null) return null;
     // the person under both identities: a LID-only sender also lists the phone number campaigns name
     const chatIds = message.allChatIds ? await message.allChatIds() : message.chatIds;
-    const written = await this.d.repo.optOut(accountId, chatIds, new Date(this.d.clock.now()));
+    const written = await this.d.repo.optOut(accountId, chatIds, new Date(this.d.clock.now()), platform);
     this.d.metrics.optOuts.inc({ platform });
     this.d.logger.info(
       { accountId, platform, chatId: chatIds[0], keyword, listed: written.listed, skippedTargets: written.skipped },

@@ -5,7 +5,7 @@ import type { IncomingText, MessageReceipt } from '@metronome/transports/whatsap
 export interface ReceiptWriterDeps {
   repo: {
     record(accountId: string, receipts: ReceiptInput[]): Promise<ReceiptOutcome>;
-    reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number>;
+    reply(accountId: string, chatIds: string[], at: Date, windowMs: number, platform?: string): Promise<number>;
   };
   /** REPLY_WINDOW: a chat's message this long after a send to it is a reply, ms */
   replyWindowMs?: number;
@@ -49,12 +49,12 @@ export class ReceiptWriter {
     this.queue.push({ r, tries: 0, dueAt: this.now() });
   };
 
-  /** For the pool's `onIncomingText` (beside opt-outs): a chat that writes within REPLY_WINDOW after a run's send to it replied to that run. */
-  readonly onReply = (accountId: string, message: IncomingText): void => {
+  /** For the pool's `onIncomingText` (beside opt-outs): a chat that writes within REPLY_WINDOW after a run's send to it replied to that run. `platform`: the account's. */
+  readonly onReply = (accountId: string, message: IncomingText, platform = 'whatsapp'): void => {
     const at = new Date(this.now());
     void (async () => {
       const chatIds = message.allChatIds ? await message.allChatIds() : message.chatIds;
-      await this.d.repo.reply(accountId, chatIds, at, this.d.replyWindowMs ?? 86_400_000);
+      await this.d.repo.reply(accountId, chatIds, at, this.d.replyWindowMs ?? 86_400_000, platform);
     })().catch((err: unknown) => this.d.logger.warn({ err, accountId }, 'reply not recorded'));
   };
 

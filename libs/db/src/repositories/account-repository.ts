@@ -194,21 +194,23 @@ export class AccountRepository {
     return rows.map((r) => ({ chatId: r.chat_id, reason: r.reason, createdAt: r.created_at }));
   }
 
-  /** Adds chats to the account's suppression list in one statement; returns how many were not on it. */
+  /** Adds chats (a telegram_user username by its key: migrations/0044) to the account's suppression list in one statement; returns how many were not on it. */
   async suppress(accountId: string, chatIds: string[], reason: string, now: Date): Promise<number> {
     if (chatIds.length === 0) return 0;
     const result = await sql<{ chat_id: string }>`
       insert into account_suppressions (account_id, chat_id, reason, created_at)
-      select ${accountId}::uuid, c, ${reason}, ${now} from unnest(${chatIds}::text[]) as c
+      select a.id, chat_key(a.platform, c), ${reason}, ${now} from accounts a, unnest(${chatIds}::text[]) as c where a.id = ${accountId}::uuid
       on conflict (account_id, chat_id) do nothing
       returning chat_id`.execute(this.db);
     return result.rows.length;
   }
 
-  /** Takes a chat off the list; false when it was not on it. */
+  /** Takes a chat off the list (a telegram_user username in any case); false when it was not on it. */
   async unsuppress(accountId: string, chatId: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('account_suppressions').where('account_id', '=', accountId).where('chat_id', '=', chatId).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    const result = await sql`
+      delete from account_suppressions s using accounts a
+       where a.id = ${accountId}::uuid and s.account_id = a.id and s.chat_id = chat_key(a.platform, ${chatId})`.execute(this.db);
+    return Number(result.numAffectedRows) > 0;
   }
 
   /**
@@ -263,14 +265,16 @@ export class AccountRepository {
    * found joins the account's suppression list (`suppress`), and the chat's directory entry, when
    * there is one, cannot send (`reason`, libs/core cannotSendReasonOf). A WhatsApp chat is listed
    * under the person's other identity too, when the account learnt it (phone number ↔ LID,
-   * migrations/0028; a pair learnt later carries the listing over). One statement. No entry
-   * is created: the directory lists what the platform lists, and a refusal tells no title or kind.
+   * migrations/0028; a pair learnt later carries the listing over); a telegram_user username under
+   * its key (migrations/0044). One statement. No entry is created: the directory lists what the
+   * platform lists, and a refusal tells no title or kind.
    */
   async chatRefused(accountId: string, chatId: string, code: string, marks: { suppress: boolean; reason: string | null }, now: Date): Promise<void> {
     await sql`
       with listed as (
         insert into account_suppressions (account_id, chat_id, reason, created_at)
-        select ${accountId}::uuid, c, ${code}, ${now} from whatsapp_identity_spellings(${accountId}::uuid, ${chatId}) c where ${marks.suppress}
+        select a.id, c, ${code}, ${now} from accounts a, whatsapp_identity_spellings(a.id, chat_key(a.platform, ${chatId})) c
+         where a.id = ${accountId}::uuid and ${marks.suppress}
         on conflict (account_id, chat_id) do nothing
       )
       update chat_directory set can_send = false, cannot_send_reason = ${marks.reason}, updated_at = ${now}

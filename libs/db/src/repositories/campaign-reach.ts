@@ -20,7 +20,7 @@ export async function campaignReach(
 ): Promise<CampaignReach> {
   const result = await sql<{ targets: number; members: number; suppressed: number; cannot_post: number }>`
     with account as (
-      select a.id, a.platform in ('telegram', 'telegram_user') as topics from accounts a where a.id = ${c.accountId}::uuid and a.tenant_id = ${c.tenantId}::uuid
+      select a.id, a.platform, a.platform in ('telegram', 'telegram_user') as topics from accounts a where a.id = ${c.accountId}::uuid and a.tenant_id = ${c.tenantId}::uuid
     ), chats as (
       select t.chat_id, true as inline from unnest(${c.targetChats}::text[]) as t(chat_id)
       union all
@@ -29,7 +29,7 @@ export async function campaignReach(
       where cardinality(${c.audienceIds}::uuid[]) > 0 and (m.thread_id = 0 or coalesce((select topics from account), false))
     ), judged as (
       select h.inline,
-        exists (select 1 from account a join account_suppressions s on s.account_id = a.id where s.chat_id = h.chat_id)
+        exists (select 1 from account a join account_suppressions s on s.account_id = a.id where s.chat_id = chat_key(a.platform, h.chat_id))
           or exists (select 1 from tenants tn join erased_chats e on e.tenant_id = tn.id
                      where tn.id = ${c.tenantId}::uuid and e.chat_hash = sha256(tn.chat_salt || convert_to(h.chat_id, 'UTF8'))) as suppressed,
         exists (select 1 from account a join chat_directory d on d.account_id = a.id where d.chat_id = h.chat_id and not d.can_send) as cannot_post

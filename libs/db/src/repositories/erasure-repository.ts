@@ -167,7 +167,7 @@ export class ErasureRepository {
       await sql`
         delete from telegram_peers p using accounts a where a.id = p.account_id and a.tenant_id = ${tenantId}::uuid and p.chat_id = ${chatId}`.execute(trx);
       await sql`
-        delete from account_suppressions s using accounts a where a.id = s.account_id and a.tenant_id = ${tenantId}::uuid and s.chat_id = ${chatId}`.execute(
+        delete from account_suppressions s using accounts a where a.id = s.account_id and a.tenant_id = ${tenantId}::uuid and s.chat_id = chat_key(a.platform, ${chatId})`.execute(
         trx,
       );
       return {

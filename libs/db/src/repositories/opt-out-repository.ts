@@ -1,3 +1,4 @@
+import { chatKey } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { skipUntouchedTargets } from './skip-suppressed.js';
@@ -18,20 +19,22 @@ export class OptOutRepository {
   }
 
   /**
-   * Lists the chat (every spelling, and its other WhatsApp identity's: migrations/0028) with reason
-   * `opt_out`, and in the same statement skips its untouched targets in the account's open runs.
+   * Lists the chat (every spelling, and its other WhatsApp identity's: migrations/0028; a telegram_user
+   * username by its key: migrations/0044) with reason `opt_out`, and in the same statement skips its
+   * untouched targets in the account's open runs. `platform`: the account's.
    */
-  async optOut(accountId: string, chatIds: string[], now: Date): Promise<OptOutWrite> {
+  async optOut(accountId: string, chatIds: string[], now: Date, platform = 'whatsapp'): Promise<OptOutWrite> {
+    const keys = [...new Set(chatIds.map((c) => chatKey(platform, c)))];
     const result = await sql<{ listed: number; skipped: number }>`
       with names as (
-        select distinct n as chat_id from unnest(${sql.val(chatIds)}::text[]) c, whatsapp_identity_spellings(${accountId}::uuid, c) n
+        select distinct n as chat_id from unnest(${sql.val(keys)}::text[]) c, whatsapp_identity_spellings(${accountId}::uuid, c) n
       ), listed as (
         insert into account_suppressions (account_id, chat_id, reason, created_at)
         select ${accountId}::uuid, chat_id, 'opt_out', ${now} from names
         on conflict (account_id, chat_id) do nothing
         returning 1
       ), skipped as (
-        ${skipUntouchedTargets(accountId, sql`select chat_id from names`, now)}
+        ${skipUntouchedTargets(accountId, sql`select chat_id from names`, now, platform)}
         returning 1
       )
       select (select count(*) from listed)::int as listed, (select count(*) from skipped)::int as skipped`.execute(this.db);

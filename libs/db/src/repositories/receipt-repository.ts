@@ -1,3 +1,4 @@
+import { chatKey } from '@metronome/core';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../types.js';
 import { recordDirect, type TargetReceipts } from './receipt-statement.js';
@@ -38,13 +39,25 @@ interface Hit {
 export class ReceiptRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** A chat of the account wrote at `at`: its `sent` targets within `windowMs` before, not yet answered, count a reply. How many it marked. */
-  async reply(accountId: string, chatIds: string[], at: Date, windowMs: number): Promise<number> {
+  /**
+   * A chat of the account wrote at `at`: its `sent` targets within `windowMs` before, not yet answered, count a reply. How many it marked.
+   * `platform`: the account's; a telegram_user username matches its targets in any case (migrations/0044).
+   */
+  async reply(accountId: string, chatIds: string[], at: Date, windowMs: number, platform = 'whatsapp'): Promise<number> {
     if (chatIds.length === 0) return 0;
-    const result = await sql`
+    const since = sql`${at}::timestamptz - make_interval(secs => ${windowMs / 1000})`;
+    const window = sql`t.status = 'sent' and t.replied_at is null and t.sent_at <= ${at} and t.sent_at > ${since}`;
+    const result =
+      platform === 'telegram_user'
+        ? // no index on the key: the targets of the account's runs open in the window (a cancelled run's last send settles after it ends)
+          await sql`
       update run_targets t set replied_at = ${at}
-       where t.chat_id = any(${chatIds}::text[]) and t.status = 'sent' and t.replied_at is null
-         and t.sent_at <= ${at} and t.sent_at > ${at}::timestamptz - make_interval(secs => ${windowMs / 1000})
+       where chat_key('telegram_user', t.chat_id) = any(${[...new Set(chatIds.map((c) => chatKey(platform, c)))]}::text[]) and ${window}
+         and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid
+                            and coalesce(r.finished_at, 'infinity'::timestamptz) > ${since} - interval '1 hour')`.execute(this.db)
+        : await sql`
+      update run_targets t set replied_at = ${at}
+       where t.chat_id = any(${chatIds}::text[]) and ${window}
          and t.run_id in (select r.id from runs r where r.account_id = ${accountId}::uuid)`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }

@@ -147,6 +147,15 @@ export class RunRepository {
           from starting q join account_suppressions s on s.account_id = q.account_id
          where t.run_id = q.id and t.status = 'pending' and s.chat_id = t.chat_id
         returning 1
+      ), keyed as (
+        -- telegram_user: a target typed in another case than its listed key (migrations/0044); apart, so other runs keep their plan
+        update run_targets t
+           set status = 'skipped', error_code = 'suppressed',
+               error_message = 'the chat is on the account''s suppression list', updated_at = ${now}
+          from starting q join accounts a on a.id = q.account_id and a.platform = 'telegram_user'
+          join account_suppressions s on s.account_id = q.account_id
+         where t.run_id = q.id and t.status = 'pending' and t.chat_id <> chat_key('telegram_user', t.chat_id) and s.chat_id = chat_key('telegram_user', t.chat_id)
+        returning 1
       ), erased as (
         -- chats erased from the tenant (migrations/0023) are known only by their salted hash
         update run_targets t

@@ -10,9 +10,9 @@ const message = (o: Partial<ConstructorParameters<typeof Api.Message>[0]> = {}) 
   new Api.Message({ id: 1, date: 0, peerId: new Api.PeerUser({ userId: big('42') }), message: 'STOP', ...o });
 const user = new Api.User({ id: big('42'), accessHash: big('9'), username: 'Ann_B' });
 
-test('a private text from a user is read, with @username and username as Telegram spells it and in lower case when the update names the user', () => {
+test('a private text from a user is read, with its @username in lower case (how a target in any case is compared) when the update names the user', () => {
   expect(incomingUserText(message(), new Map())).toEqual({ chatIds: ['42'], text: 'STOP' });
-  expect(incomingUserText(message(), new Map([['42', user]]))).toEqual({ chatIds: ['42', '@Ann_B', 'Ann_B', '@ann_b', 'ann_b'], text: 'STOP' });
+  expect(incomingUserText(message(), new Map([['42', user]]))).toEqual({ chatIds: ['42', '@ann_b'], text: 'STOP' });
   // a text with a link preview is still a text
   expect(incomingUserText(message({ media: new Api.MessageMediaWebPage({ webpage: new Api.WebPageEmpty({ id: big('1') }) }) }), undefined)).toMatchObject({
     text: 'STOP',
@@ -40,8 +40,9 @@ test("the account's kept peers add the username an updateShortMessage does not n
   const counted = { find: (a: string, c: string) => (finds++, store.find(a, c)), save: store.save.bind(store) };
   const m = withKeptUsername('acc', { chatIds: ['42'], text: 'hi' }, counted);
   expect(m.chatIds).toEqual(['42']);
-  expect(await m.allChatIds!()).toEqual(['42', '@ann_b', 'ann_b']);
+  expect(await m.allChatIds!()).toEqual(['42', '@ann_b']);
   await m.allChatIds!();
   expect(finds).toBe(1);
   expect(userChatIds('42', [null, undefined])).toEqual(['42']);
+  expect(userChatIds('42', ['Ann_B', 'ann_b'])).toEqual(['42', '@ann_b']);
 });

@@ -1,19 +1,18 @@
-import type { TelegramPeerStore } from '@metronome/core';
+import { chatKey, type TelegramPeerStore } from '@metronome/core';
 import { Api } from 'telegram';
 
 /** A text a person wrote to the account in a one-to-one chat (the shape WhatsApp's `IncomingText` has). */
 export interface IncomingUserText {
-  /** the user's id, and `@username` / `username` (as Telegram spells it and lower-cased) when the update named one */
+  /** the user's id, and its `@username` as the account compares it (lower case) when the update named one */
   chatIds: string[];
   text: string;
   /** `chatIds` plus the username the account's kept peers know for that user (an `updateShortMessage` names none) */
   allChatIds?: () => Promise<string[]>;
 }
 
-/** Every chat id a campaign may name a user's chat by (peers.ts `resolvePeer`): its id, `@username` and `username`, in any case Telegram or we wrote it. */
+/** A user's chat as its account compares chat ids (libs/core chatKey): its id, and `@username` in lower case, which a target names in any case. */
 export function userChatIds(userId: string, usernames: readonly (string | null | undefined)[]): string[] {
-  const names = usernames.flatMap((u) => (u ? [u, u.toLowerCase()] : []));
-  return [...new Set([userId, ...names.flatMap((u) => [`@${u}`, u])])];
+  return [...new Set([userId, ...usernames.flatMap((u) => (u ? [chatKey('telegram_user', `@${u}`)] : []))])];
 }
 
 /**
