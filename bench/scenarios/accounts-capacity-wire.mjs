@@ -1,66 +1,54 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { scrapeSum, startService } from '@metronome/testkit';
-import { startWhatsAppServer } from '@openclaw/crabline';
 import { BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
 
 // What the accounts-capacity benchmark sees at the WhatsApp server, and how it starts senders.
 
 /**
- * @openclaw/crabline's WhatsApp Web server behind a TCP relay: the relay counts the connections
- * open through it (and the most at once, and how many were ever opened); the server's own
- * accepted-message events give each chat's messages and when they arrived.
+ * @openclaw/crabline's WhatsApp Web server behind a TCP relay counting the connections open
+ * through it (and the most at once, and how many were ever opened), in a child process; the
+ * server's accepted-message events give each chat's messages and when they arrived.
  */
 export async function countedServer() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'bench-wa-'));
+  const child = fork(fileURLToPath(new URL('./whatsapp-server-process.mjs', import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const accepted = new Map();
-  const server = await startWhatsAppServer({
-    recorderPath: path.join(dir, 'whatsapp.jsonl'),
-    onEvent: (e) => {
-      if (!e.accepted) return;
-      const to = e.body?.key?.remoteJid ?? e.body?.attrs?.to;
-      const m = e.body?.message;
-      const text = m?.conversation ?? m?.extendedTextMessage?.text ?? '';
-      if (!to) return;
-      const at = accepted.get(`${to}|${text}`) ?? [];
-      at.push(Date.now());
-      accepted.set(`${to}|${text}`, at);
-    },
-  });
-  const target = new URL(server.manifest.endpoints.baileysWebSocketUrl);
   const count = { open: 0, most: 0, opened: 0 };
-  const relay = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    count.opened++;
-    count.most = Math.max(count.most, ++count.open);
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      count.open--;
-      client.destroy();
-      upstream.destroy();
-    };
-    client.pipe(upstream).pipe(client);
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
+  let fresh = () => undefined;
+  child.on('message', (m) => {
+    if (m.type !== 'state') return;
+    Object.assign(count, m.count);
+    for (const [key, at] of m.accepted) {
+      const times = accepted.get(key) ?? [];
+      times.push(at);
+      accepted.set(key, times);
+    }
+    fresh();
   });
-  await new Promise((r) => relay.listen(0, '127.0.0.1', r));
-  const url = new URL(target);
-  url.port = String(relay.address().port);
+  const { url } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the WhatsApp server process exited (${code})`)));
+  });
   return {
-    url: url.toString(),
+    url,
+    /** as of the child's last report (every 100 ms) */
     count,
     /** `${chat JID}|${text}` → the times the server accepted that message (decrypted by the server) */
     accepted,
-    close: async () => {
-      await new Promise((r) => relay.close(r));
-      await server.close().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
-    },
+    /** the most open at once counted from now */
+    resetMost: () =>
+      new Promise((r) => {
+        fresh = r;
+        child.send({ type: 'resetMost' });
+      }),
+    close: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', r);
+        child.send({ type: 'close' });
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
   };
 }
 

@@ -61,7 +61,11 @@ async function oneSize(env, n) {
   let senders;
   const cleanups = [];
   const out = {};
-  const f = (k, v) => (out[`${n} accounts: ${k}`] = v);
+  // each figure printed as it is measured: a size that fails later keeps what it measured in the log
+  const f = (k, v) => {
+    out[`${n} accounts: ${k}`] = v;
+    process.stderr.write(`  ${n} accounts: ${k}: ${v}\n`);
+  };
   try {
     await withStack(env, { senders: 0, env: { WHATSAPP_WS_URL: wa.url } }, async ({ stack, token, db, keyPrefix }) => {
       const ids = [];
@@ -92,7 +96,7 @@ async function oneSize(env, n) {
       const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
       const allConnected = async () => (await socketsOf(live())) === n && wa.count.open === n;
       const mostBefore = wa.count.most;
-      wa.count.most = wa.count.open;
+      await wa.resetMost();
 
       /** seconds from `since` until every live sender holds within ±20 % of an even share, and the shares */
       const evenWithin = async (since, boundMs) => {
@@ -229,9 +233,16 @@ async function oneSize(env, n) {
       f('most sockets open at the server at once', wa.count.most);
 
       // the runs end: duplicates and unknowns as the server and PostgreSQL have them
-      await Promise.all(runs.map((id) => call(stack, 'POST', `/v1/runs/${id}/cancel`, token).catch(() => undefined)));
-      const open = async () => (await pgc.query(`select count(*)::int n from runs where status in ('queued','running')`)).rows[0].n === 0;
-      await eventually('the runs ended', open, 120_000, 500);
+      const refused = [];
+      for (let i = 0; i < runs.length; i += 20)
+        await Promise.all(runs.slice(i, i + 20).map((id) => call(stack, 'POST', `/v1/runs/${id}/cancel`, token).catch((e) => refused.push(e.message))));
+      if (refused.length) f('cancels refused', `${refused.length}: ${refused[0]}`);
+      const stillOpen = async () => (await pgc.query(`select status, count(*)::int n from runs where status in ('queued','running') group by 1`)).rows;
+      const ended = await eventually('the runs ended', async () => (await stillOpen()).length === 0, 120_000, 500).then(
+        () => true,
+        () => false,
+      );
+      if (!ended) f('runs still open 120 s after their cancel', JSON.stringify(await stillOpen()));
       f('targets sent in all (10 parts each)', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
       f('messages accepted twice (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
       f('unknown targets', await unknownTargets());
