@@ -20,12 +20,12 @@ const CONNECTS_PER_SECOND = 25;
 const PER_MINUTE = 20;
 /**
  * Each account sends PARTS texts to each of its CHATS chats (6 minutes at 20 a minute: the runs outlast the kill and both
- * restarts). The chats come from a pool of at most RECIPIENTS people shared by the accounts: crabline's server keeps at
- * most 1,024 recipients' keys and 32 senders' sessions each.
+ * restarts). The chats come from a pool of at most RECIPIENTS people shared by the accounts, within the server's Signal
+ * store (crabline-capacity-hooks.mjs: 8,192 identities, the accounts' own included).
  */
 const CHATS = 12;
 const PARTS = 10;
-const RECIPIENTS = 1_000;
+const RECIPIENTS = 4_000;
 const AGAIN_BOUND_MS = 180_000;
 
 export async function accountsCapacity(env) {
@@ -38,6 +38,7 @@ export async function accountsCapacity(env) {
       senders: 2,
       idleSeconds: IDLE_MS / 1000,
       connectsPerSecond: CONNECTS_PER_SECOND,
+      senderConcurrency: 'the accounts, at most 1,000',
       perMinute: PER_MINUTE,
       chats: CHATS,
       server: '@openclaw/crabline',
@@ -91,6 +92,9 @@ async function oneSize(env, n) {
         METRICS_PORT: '0',
         HTTP_TRANSPORT_URL: stack.sandboxUrl,
         ACCOUNT_CONNECTS_PER_SECOND: String(CONNECTS_PER_SECOND),
+        // a job holds its slot while its lanes wait their pace slots: each sending account takes one, and after a kill
+        // one sender sends for all (at the default 128, 250 accounts a sender waited minutes for a slot)
+        SENDER_CONCURRENCY: String(Math.min(1_000, n)),
       });
       const live = () => [...senders.live.values()];
       const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
