@@ -35,6 +35,17 @@ async function optOutsCounted(): Promise<number> {
   return Number(/^metronome_opt_outs_total\{platform="telegram_user"[^}]*\} (\d+)/m.exec(text)?.[1] ?? Number.NaN);
 }
 
+/** The account's chat directory synced from its dialogs (the peers' access hashes and usernames kept). */
+async function syncChats(token: string, accountId: string): Promise<void> {
+  expect((await api(stack, 'POST', `/v1/accounts/${accountId}/chats/sync`, token)).status).toBe(202);
+  await eventually(
+    'the chat directory synced',
+    async () => (await api(stack, 'GET', `/v1/accounts/${accountId}`, token)).body.directory?.status === 'ok',
+    20_000,
+    50,
+  );
+}
+
 test('a telegram_user account held with no run reads a STOP and a reply written to it: the chat listed, the run target replied, each within 5 s of the server sending', async () => {
   const phone = '+447700300001';
   const userId = fake.addUser(phone);
@@ -65,13 +76,7 @@ test('a telegram_user account held with no run reads a STOP and a reply written 
   expect(await optOutsCounted()).toBe(1);
 
   // a run to two people (one named by its username in lower case, as the account keeps it; one by id), then nothing sends
-  expect((await api(stack, 'POST', `/v1/accounts/${accountId}/chats/sync`, token)).status).toBe(202);
-  await eventually(
-    'the chat directory synced',
-    async () => (await api(stack, 'GET', `/v1/accounts/${accountId}`, token)).body.directory?.status === 'ok',
-    20_000,
-    50,
-  );
+  await syncChats(token, accountId);
   const c = await api(stack, 'POST', '/v1/campaigns', token, {
     accountId,
     name: 'opening hours',
@@ -126,13 +131,7 @@ test('a campaign that typed @Friend_One counts the reply and takes the STOP of t
   await api(stack, 'POST', `/v1/accounts/${accountId}/telegram-sign-in/code`, token, { code: fake.codeOf(phone) });
   await eventually('the account held connected', async () => fake.listening(userId), 20_000, 50);
   // the username as the account keeps it (lower case), so '@Friend_One' is this friend whatever else the fake knows
-  expect((await api(stack, 'POST', `/v1/accounts/${accountId}/chats/sync`, token)).status).toBe(202);
-  await eventually(
-    'the chat directory synced',
-    async () => (await api(stack, 'GET', `/v1/accounts/${accountId}`, token)).body.directory?.status === 'ok',
-    20_000,
-    50,
-  );
+  await syncChats(token, accountId);
 
   const runTo = async (targets: string[], status: string) => {
     const c = await api(stack, 'POST', '/v1/campaigns', token, {
