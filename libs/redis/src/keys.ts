@@ -31,6 +31,8 @@ export function redisKeys(prefix: string) {
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
     socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
+    /** a WhatsApp recipient's devices as one account's socket learnt them (`user`: a JID's user part), a cache entry with PX */
+    userDevices: (accountId: string, user: string) => `${prefix}:account:${accountId}:devices:${user}`,
     /** the live senders, scored by when each heartbeat runs out (always-connected accounts are spread over them) */
     senders: `${prefix}:senders`,
     /** the cluster-wide pace of opening always-connected accounts' connections (GCRA) */

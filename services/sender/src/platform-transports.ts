@@ -3,8 +3,8 @@
 import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { NewChatLimitRepository, TelegramPeerRepository, WhatsAppAuthRepository } from '@metronome/db';
-import type { Logger, Metrics } from '@metronome/observability';
-import { SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
+import { countRedisCommands, type Logger, type Metrics } from '@metronome/observability';
+import { closeRedis, createRedis, DeviceLists, SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import { onFirstUse, TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
 import type { IncomingText, MessageReceipt, MessageRefusal } from '@metronome/transports/whatsapp';
 import type { Kysely } from 'kysely';
@@ -46,7 +46,7 @@ export interface OnFirstUse {
 /** WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL. */
 export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
   const built = onFirstUse(async () => {
-    const { baileysSocketFactory, resolveWhatsAppVersion, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
+    const { baileysSocketFactory, resolveWhatsAppVersion, UserDevices, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
     const logger = d.logger.child({ component: 'whatsapp' });
     const version = await resolveWhatsAppVersion({
       configured: d.config.WHATSAPP_VERSION,
@@ -54,6 +54,13 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       proxy: d.config.WHATSAPP_VERSION_PROXY,
       logger,
     });
+    const devicesRedis = createRedis(d.config.REDIS, 'metronome-sender-devices', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+    });
+    devicesRedis.on('error', () => undefined);
+    countRedisCommands(devicesRedis, () => d.metrics.redisCommands.inc({ connection: 'devices' }));
     const pool = new WhatsAppSocketPool({
       ...d.proxies,
       ...(version.version && { version: version.version }),
@@ -73,15 +80,20 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       directory: d.directory,
       sentMessages: d.sentMessages,
       resendKeepMs: d.resendKeepMs,
+      userDevices: new UserDevices({ store: new DeviceLists(devicesRedis, d.keys), clock: systemClock, logger }),
       clock: systemClock,
       // Baileys logs every frame below warn
       logger: d.logger.child({ component: 'whatsapp' }, { level: ['error', 'fatal', 'silent'].includes(d.config.LOG_LEVEL) ? d.config.LOG_LEVEL : 'warn' }),
     });
-    return { pool, transport: new WhatsAppTransport({ pool, clock: systemClock, logger, timeoutMs: d.config.SEND_TIMEOUT_MS }) };
+    return { pool, devicesRedis, transport: new WhatsAppTransport({ pool, clock: systemClock, logger, timeoutMs: d.config.SEND_TIMEOUT_MS }) };
   });
   return {
     transport: transportOnFirstUse(WHATSAPP_SHAPE, async () => (await built.get()).transport),
-    close: async () => (await built.loaded()?.catch(() => null))?.transport.close(),
+    close: async () => {
+      const loaded = await built.loaded()?.catch(() => null);
+      await loaded?.transport.close();
+      if (loaded) await closeRedis(loaded.devicesRedis);
+    },
     connections: {
       platform: 'whatsapp',
       holderId: d.holderId,

@@ -10,6 +10,7 @@ export { classifyWhatsAppFailure, failureOf, overlimitWaitMs, DEFAULT_OVERLIMIT_
 export { whatsappMessageId, chatJid } from './addressing.js';
 export { mediaMessage, mediaKind } from './media.js';
 export { GroupMetadataCache } from './group-metadata-cache.js';
+export { UserDevices, type DeviceCache, type DeviceListStore, type UserDevicesOptions } from './user-devices.js';
 export { incomingTexts, type IncomingText } from './incoming.js';
 export { SentMessages, type SentMessageStore } from './sent-messages.js';
 export type { MessageRefusal } from './message-status.js';

@@ -34,5 +34,6 @@ export function socketConfig(
     ...(o.webSocketUrl && { waWebSocketUrl: o.webSocketUrl }),
     ...(o.uploadHost && { customUploadHosts: [{ hostname: o.uploadHost, maxContentLengthBytes: 100 * 1024 * 1024 }] }),
     ...proxyAgents(proxy?.settings ?? null),
+    ...(o.userDevices && { userDevicesCache: o.userDevices.forAccount(accountId) }),
   };
 }

@@ -10,6 +10,7 @@ import type { MessageReceipt } from './message-receipts.js';
 import type { SocketLease } from './socket-lease.js';
 import type { WhatsAppLogger, WhatsAppSocketFactory } from './socket.js';
 import type { Timers } from './timers.js';
+import type { UserDevices } from './user-devices.js';
 
 export interface WhatsAppSocketPoolOptions {
   /** the account's proxy URL, opened (docs/platforms.md, "Proxy"), read at each connection */
@@ -59,4 +60,6 @@ export interface WhatsAppSocketPoolOptions {
   newChats?: NewChatLimitStore;
   onNewChatsHeld?: (accountId: string, code: string) => void;
   timers?: Timers;
+  /** recipients' device lists kept past each socket (and shared by the replicas); absent: Baileys' own, per socket */
+  userDevices?: Pick<UserDevices, 'forAccount'>;
 }

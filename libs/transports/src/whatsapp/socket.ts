@@ -70,6 +70,8 @@ export interface WhatsAppSocketConfig {
   customUploadHosts?: SocketConfig['customUploadHosts'];
   agent?: SocketConfig['agent'];
   fetchAgent?: SocketConfig['fetchAgent'];
+  /** absent: Baileys' own, which goes with the socket */
+  userDevicesCache?: SocketConfig['userDevicesCache'];
 }
 
 export type WhatsAppSocketFactory = (accountId: string, config: WhatsAppSocketConfig) => WhatsAppSocket;
