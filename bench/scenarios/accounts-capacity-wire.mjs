@@ -1,4 +1,6 @@
 import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { scrapeSum, startService } from '@metronome/testkit';
@@ -70,6 +72,8 @@ export function sessionBundle(phone) {
 /** Sender processes on one stack, by name, with their metrics. */
 export function senderSet(senderEnv) {
   const live = new Map();
+  // BENCH_LOG_DIR: each sender's log written there when it stops, to see what a figure was made of
+  const keepLog = (x) => process.env.BENCH_LOG_DIR && writeFileSync(join(process.env.BENCH_LOG_DIR, `${x.name}-${x.pid}.log`), `${x.s.output.join('\n')}\n`);
   const start = async (name) => {
     const s = startService(name, 'services/sender/dist/main.js', senderEnv);
     const port = Number((await s.waitForLog((l) => l['msg'] === 'sender ready'))['metricsPort']);
@@ -87,9 +91,41 @@ export function senderSet(senderEnv) {
       const x = live.get(name);
       live.delete(name);
       await x.s.stop(signal);
+      keepLog(x);
+      return x.s;
     },
-    stopAll: () => Promise.all([...live.values()].map((x) => x.s.stop('SIGKILL').catch(() => undefined))),
+    stopAll: () =>
+      Promise.all(
+        [...live.values()].map((x) =>
+          x.s.stop('SIGKILL').then(
+            () => keepLog(x),
+            () => undefined,
+          ),
+        ),
+      ),
   };
+}
+
+/** A sender's stop as its log tells it: ms from the signal to its last word, that word, and its warnings counted. */
+export function stopSummary(output) {
+  const lines = output.flatMap((line) => {
+    try {
+      return [JSON.parse(line)];
+    } catch {
+      return [];
+    }
+  });
+  const from = lines.findIndex((l) => typeof l.signal === 'string' && 'deadlineMs' in l);
+  if (from < 0) return 'no stop logged';
+  const after = lines.slice(from);
+  const last = after.filter((l) => /stopped$|stop deadline passed|close failed/.test(String(l.msg))).at(-1);
+  const warnings = {};
+  for (const l of after) {
+    const k = l.step ? `${l.msg}: ${l.step}` : l.msg;
+    if (l.level >= 40 && l !== last) warnings[k] = (warnings[k] ?? 0) + 1;
+  }
+  const ms = last ? Date.parse(last.time) - Date.parse(after[0].time) : NaN;
+  return `${last?.msg ?? 'no last word'} after ${ms} ms; warnings ${JSON.stringify(warnings)}`;
 }
 
 /** Each account's lease holder as a sender's pid (null: free). */

@@ -3,7 +3,7 @@ import { createRedis } from '@metronome/redis';
 import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
 import { call, withStack } from './common.mjs';
-import { countedServer, holderPids, senderSet, sessionBundle } from './accounts-capacity-wire.mjs';
+import { countedServer, holderPids, senderSet, sessionBundle, stopSummary } from './accounts-capacity-wire.mjs';
 
 // Always-connected WhatsApp accounts (issue 53): N accounts moved in by session import, then 2
 // sender processes; the real Baileys in each connects to @openclaw/crabline's WhatsApp Web server
@@ -38,7 +38,7 @@ export async function accountsCapacity(env) {
       senders: 2,
       idleSeconds: IDLE_MS / 1000,
       connectsPerSecond: CONNECTS_PER_SECOND,
-      senderConcurrency: 'the accounts, at most 1,000',
+      senderConcurrency: 'the default: 128, and one slot per account held',
       perMinute: PER_MINUTE,
       chats: CHATS,
       server: '@openclaw/crabline',
@@ -92,9 +92,6 @@ async function oneSize(env, n) {
         METRICS_PORT: '0',
         HTTP_TRANSPORT_URL: stack.sandboxUrl,
         ACCOUNT_CONNECTS_PER_SECOND: String(CONNECTS_PER_SECOND),
-        // a job holds its slot while its lanes wait their pace slots: each sending account takes one, and after a kill
-        // one sender sends for all (at the default 128, 250 accounts a sender waited minutes for a slot)
-        SENDER_CONCURRENCY: String(Math.min(1_000, n)),
       });
       const live = () => [...senders.live.values()];
       const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
@@ -118,6 +115,25 @@ async function oneSize(env, n) {
         return { s, counts: (await counts()).join(' / ') };
       };
       const unknownTargets = async () => (await pgc.query(`select count(*)::int n from run_targets where status = 'unknown'`)).rows[0].n;
+      /** the stops so far (a kill, each SIGTERM): an unknown target is the first stop's after its request began */
+      const stops = [];
+      /** the unknown targets by the stop they came from, their code, and whether the server had every part of them */
+      const unknownCauses = async () => {
+        const { rows } = await pgc.query(
+          `select t.chat_id, t.error_code, t.send_started_at, c.messages from run_targets t
+           join runs r on r.id = t.run_id join campaigns c on c.id = r.campaign_id where t.status = 'unknown'`,
+        );
+        const causes = {};
+        for (const r of rows) {
+          const texts = (typeof r.messages === 'string' ? JSON.parse(r.messages) : r.messages).map((m) => m.text);
+          const atServer = texts.every((t) => wa.accepted.has(`${r.chat_id}|${t}`)) ? 'every part at the server' : 'a part not at the server';
+          const began = r.send_started_at ? new Date(r.send_started_at).getTime() : 0;
+          const stop = stops.find((x) => x.at >= began)?.name ?? 'no stop';
+          const k = `${stop}: ${r.error_code} (${atServer})`;
+          causes[k] = (causes[k] ?? 0) + 1;
+        }
+        return JSON.stringify(causes);
+      };
 
       const started = Date.now();
       await Promise.all(['sender-1', 'sender-2'].map(senders.start));
@@ -213,6 +229,7 @@ async function oneSize(env, n) {
       const [victim] = live().sort((a, b) => pids.filter((p) => p === b.pid).length - pids.filter((p) => p === a.pid).length);
       const victims = ids.map((_, i) => i).filter((i) => pids[i] === victim.pid);
       const killed = Date.now();
+      stops.push({ name: 'kill -9', at: killed });
       await senders.stop(victim.name, 'SIGKILL');
       f(
         `kill -9 of the sender holding ${victims.length}: all its accounts sending again s`,
@@ -228,7 +245,8 @@ async function oneSize(env, n) {
         const stepAt = Date.now();
         const pidsNow = await holderPids(redis, keyPrefix, ids);
         const itsAccounts = ids.map((_, i) => i).filter((i) => pidsNow[i] === senders.live.get(name).pid);
-        await senders.stop(name, 'SIGTERM');
+        stops.push({ name: `SIGTERM ${step + 1}`, at: Date.now() });
+        f(`rolling restart step ${step + 1}: its stop`, stopSummary((await senders.stop(name, 'SIGTERM')).output));
         await senders.start(name);
         f(`rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again s`, await againAfter(stepAt, itsAccounts, `step ${step + 1}`));
         f(`rolling restart step ${step + 1}: both senders within ±20 % of even s`, (await evenWithin(stepAt, 180_000)).s);
@@ -255,6 +273,7 @@ async function oneSize(env, n) {
       f('targets sent in all (10 parts each)', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
       f('messages accepted twice (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
       f('unknown targets', await unknownTargets());
+      f('unknown targets by cause', await unknownCauses());
 
       // spread: a 3rd sender, then a 4th, each by hand-over
       for (const name of ['sender-3', 'sender-4']) {

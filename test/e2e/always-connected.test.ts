@@ -26,7 +26,8 @@ let wire: WireServer;
 let stack: Stack;
 let redis: Redis;
 const extra: ServiceProcess[] = [];
-const senderEnv = { ACCOUNT_HOLD_EVERY_MS: String(HOLD_EVERY_MS), ACCOUNT_CONNECTS_PER_SECOND: '20', SEND_TIMEOUT_MS: '5000' };
+// one base job slot: a sender's slots for the accounts it holds are its own (worker-pool.ts)
+const senderEnv = { ACCOUNT_HOLD_EVERY_MS: String(HOLD_EVERY_MS), ACCOUNT_CONNECTS_PER_SECOND: '20', SEND_TIMEOUT_MS: '5000', SENDER_CONCURRENCY: '1' };
 
 beforeAll(async () => {
   wire = await startWireServer();
@@ -132,6 +133,34 @@ test('active accounts connect with no run sending, and one between campaigns rec
   await set('always');
   await eventually('the account connected again', async () => allLive(), CONNECT_MS, 100);
 }, 120_000);
+
+test('a sender sends for every account it holds at once, past SENDER_CONCURRENCY: a job keeps its slot between paced parts, and each held account has one', async () => {
+  // each account sends three parts to a person of its own at 40 a minute: 3 s of paced parts in one job
+  const from = wire.messages.length;
+  const campaigns: string[] = [];
+  for (let a = 0; a < ACCOUNTS; a++) {
+    const c = await api(stack, 'POST', '/v1/campaigns', token, {
+      accountId: accounts[a],
+      name: `three parts ${a}`,
+      timezone: 'UTC',
+      schedule: { type: 'once', at: new Date().toISOString() },
+      messages: [1, 2, 3].map((p) => ({ type: 'text', text: `Part ${p} of account ${a}` })),
+      targets: [personOf(5 + a)],
+      active: false,
+    });
+    expect(c.status).toBe(201);
+    campaigns.push(c.body.id);
+  }
+  const runs = (await Promise.all(campaigns.map((id) => api(stack, 'POST', `/v1/campaigns/${id}/runs`, token)))).map((r) => r.body.id as string);
+  expect((await runsToEnd(stack, token, runs, 60_000, 200)).map((r) => r.status)).toEqual(runs.map(() => 'success'));
+  // at the server: every account's first part came before any account's last (with one slot, each account waits for
+  // the one before it to send all three)
+  const sent = wire.messages.slice(from);
+  const firsts = Array.from({ length: ACCOUNTS }, (_, a) => Math.min(...sent.filter((m) => m.from === phoneOf(a)).map((m) => m.at)));
+  const lasts = Array.from({ length: ACCOUNTS }, (_, a) => Math.max(...sent.filter((m) => m.from === phoneOf(a)).map((m) => m.at)));
+  expect(sent).toHaveLength(3 * ACCOUNTS);
+  expect(Math.max(...firsts)).toBeLessThan(Math.min(...lasts));
+}, 90_000);
 
 test('a sender that joins takes its share by hand-over; a SIGKILLed one loses its accounts within a lease; a SIGTERMed one hands them over at once; never two sockets for one account', async () => {
   const first = { sender: stack.senders[0]!, port: stack.senderMetricsPorts[0]! };

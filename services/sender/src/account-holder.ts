@@ -32,6 +32,8 @@ export interface AccountHolderDeps {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   everyMs: number;
   connectsPerSecond: number;
+  /** after each pass: the accounts this sender holds or is opening, on every platform */
+  heldNow?(held: number): void;
 }
 
 // connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake); the longest wait before a failed one is tried again
@@ -96,6 +98,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     const senders = await d.registry.beat(d.me, started, d.everyMs * 3);
     const rows = await d.accounts.alwaysConnected(d.connections.map((c) => c.platform));
     const takes: [HeldConnections, HeldAccountRow][] = [];
+    let heldHere = opening.size;
     for (const c of d.connections) {
       const mine = rows.filter((r) => r.platform === c.platform);
       // an on_demand account is opened by its jobs only, and closed here once idle with no run open
@@ -107,6 +110,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const heldIds = new Set(
         [...held.map((h) => h.accountId), ...[...opening].filter(([, p]) => p === c.platform).map(([id]) => id)].filter((id) => !onDemand.has(id)),
       );
+      heldHere += held.filter((h) => !opening.has(h.accountId)).length;
       const busy = new Set(held.filter((h) => h.busy).map((h) => h.accountId));
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
       const byId = new Map(mine.map((r) => [r.id, r]));
@@ -121,6 +125,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
           'always-connected accounts moving',
         );
     }
+    d.heldNow?.(heldHere + takes.length);
     const deadline = started + d.everyMs;
     for (const [c, row] of takes) {
       while (opening.size >= MAX_OPENING && d.clock.now() < deadline && !stopping.signal.aborted) await oneEnds(deadline - d.clock.now());

@@ -31,6 +31,7 @@ import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
 import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry } from '@metronome/redis';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { startAccountHolder } from './account-holder.js';
+import { WorkerPool } from './worker-pool.js';
 import { loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -42,7 +43,6 @@ import { startResendCleanup } from './resend-cleanup.js';
 import { jobWaitMs } from './job-wait.js';
 import { processRunJob } from './run-job.js';
 import { telegramUserOnFirstUse, whatsappOnFirstUse } from './platform-transports.js';
-import { workerSlots } from './worker-slots.js';
 
 // Composition root: build every dependency once, run the worker, drain on SIGTERM.
 
@@ -151,6 +151,7 @@ const holder = config.ALWAYS_CONNECTED
       sleep: (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined),
       everyMs: config.ACCOUNT_HOLD_EVERY_MS,
       connectsPerSecond: config.ACCOUNT_CONNECTS_PER_SECOND,
+      heldNow: (held) => growSlots(held),
     })
   : null;
 
@@ -206,24 +207,29 @@ async function runJob(job: Job): Promise<Outcome> {
   return outcome;
 }
 
-// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why).
-const workers = workerSlots(config.SENDER_CONCURRENCY).map(
-  (slots) =>
-    new Worker(RUNS_QUEUE, runJob, {
-      connection: workerRedis,
-      prefix: keys.queuePrefix,
-      concurrency: slots,
-      // A killed replica's jobs come back after at most lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the
-      // lock is renewed every lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a re-run job is fenced anyway.
-      lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
-      stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
-      // A job whose sender died is picked up again however often that happens: re-running one is safe (the run's job id, the account lock and the target
-      // leases fence a stale holder), while BullMQ's default (fail after one stall) would leave its run stuck `running`, since the reconciler counts a
-      // failed job as still present.
-      maxStalledCount: 1_000_000,
-    }),
-);
-for (const worker of workers) worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why), and one more per account held (worker-pool.ts).
+const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, (slots) => {
+  const worker = new Worker(RUNS_QUEUE, runJob, {
+    connection: workerRedis,
+    prefix: keys.queuePrefix,
+    concurrency: slots,
+    // A killed replica's jobs come back after at most lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the
+    // lock is renewed every lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a re-run job is fenced anyway.
+    lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
+    stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
+    // A job whose sender died is picked up again however often that happens: re-running one is safe (the run's job id, the account lock and the target
+    // leases fence a stale holder), while BullMQ's default (fail after one stall) would leave its run stuck `running`, since the reconciler counts a
+    // failed job as still present.
+    maxStalledCount: 1_000_000,
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  return worker;
+});
+function growSlots(held: number): void {
+  const before = workerPool.size;
+  workerPool.hold(held);
+  if (workerPool.size > before) logger.info({ slots: workerPool.size, held }, 'job slots grown for the accounts held');
+}
 // Chat directory syncs (CONTRACT §3): rare and long (a listing of thousands of chats), so a few at once.
 const directoryQueue = new DirectoryQueue(redis, keys.queuePrefix);
 directoryQueue.queue.on('error', (error) => logger.warn({ err: error }, 'directory queue error'));
@@ -251,33 +257,42 @@ const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_
 
 /** How long the jobs get to finish the sends they began and write them. */
 const DRAIN_MS = 3_000;
+/** How long they get to write the answers a closed connection gave their sends still waiting. */
+const ANSWERS_MS = 1_500;
 /** Enough for a connection whose Redis is away to make its last attempt (ioredis waits up to 2 s between them). */
 const REDIS_CLOSE_MS = 2_500;
 /** Each later step of the stop, bounded the same way. */
 const STEP_MS = 1_000;
 
+let platformsClosed: Promise<unknown> | undefined;
+const closePlatforms = () =>
+  (platformsClosed ??= Promise.allSettled([
+    stopStep(logger, 'whatsapp', wa.close(), STEP_MS),
+    stopStep(logger, 'telegram_user', tg.close(), STEP_MS),
+    stopStep(logger, 'http and telegram', Promise.allSettled([http.close(), telegram.close()]), STEP_MS),
+  ]));
+
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
   drain.abort();
+  resendCleanup.stop();
   // out of the registry first: the others take this sender's accounts as its sockets close below
   await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
-  const closing = Promise.all([...workers, directory].map((w) => w.close()));
+  const closing = Promise.all([...workerPool.workers, directory].map((w) => w.close()));
   if (!(await settledWithin(closing, DRAIN_MS))) {
-    // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
-    logger.warn({ waitedMs: DRAIN_MS, redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
-    await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
-    await stopStep(logger, 'workers', Promise.all([...workers, directory].map((w) => w.close(true))), STEP_MS);
+    // Answers before connections: closed sockets answer the waiting sends at once, written while PostgreSQL and Redis are there.
+    logger.warn({ waitedMs: DRAIN_MS }, 'sends still waiting: closing the platform connections under them');
+    await closePlatforms();
+    if (!(await settledWithin(closing, ANSWERS_MS))) {
+      // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
+      logger.warn({ redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
+      await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
+      await stopStep(logger, 'workers', Promise.all([...workerPool.workers, directory].map((w) => w.close(true))), STEP_MS);
+    }
   }
   // Sockets close and release their leases while Redis and PostgreSQL are still there.
-  resendCleanup.stop();
-  await stopStep(logger, 'whatsapp', wa.close(), STEP_MS);
-  await stopStep(logger, 'telegram_user', tg.close(), STEP_MS);
+  await closePlatforms();
   await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
-  await stopStep(
-    logger,
-    'queue and servers',
-    Promise.allSettled([queue.close(), directoryQueue.close(), http.close(), telegram.close(), metricsServer.close()]),
-    STEP_MS,
-  );
+  await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), metricsServer.close()]), STEP_MS);
   await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
   logger.info('sender stopped');
 });
