@@ -180,12 +180,11 @@ test("a job on another replica waits for the account's socket to be handed over:
   expect(w.pool.isOpen(accountId)).toBe(true);
 
   const replicaB = new WhatsAppTransport({
-    pool: makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock),
+    // asks for the socket at once (the patience before asking is the next test)
+    pool: makePool(w.network, w.leases, w.auth, [DEVELOPMENT_SECRETS_KEY], w.h.clock, { handoverPatienceMs: 0 }),
     clock: w.h.clock,
     logger: quietLogger,
     timeoutMs: 300,
-    // asks for the socket at once (the patience before asking is the next test)
-    handoverPatienceMs: 0,
   });
   const runId = await w.h.seedRun({ tenantId, accountId, targets: [chat!], parts: [text('from replica b')] });
   w.h.deps.transports['whatsapp'] = replicaB;

@@ -203,3 +203,27 @@ test('Redis losing the lease, and another replica connecting in that gap: the ol
     await Promise.all([holder.close(), c.close()]);
   }
 });
+
+test('a socket handed to another replica is not opened again here within the patience, though its lease is free: a running job on the old holder does not race the new one', async () => {
+  const accountId = await pairedAccount();
+  expect((await a.use(accountId, say('from a', 'A1'))).ok).toBe(true);
+  expect(await a.letGo(accountId)).toBe(true);
+  expect(await redis.get(redisKeys(prefix).socketLease(accountId))).toBeNull();
+  // a's job sends its next part before b's holder opened the socket: refused, nothing opened
+  expect(await a.use(accountId, say('from a again', 'A2'))).toEqual({ ok: false, reason: 'busy' });
+  expect((await b.use(accountId, say('from b', 'B1'), null, false)).ok).toBe(true);
+  // past the patience a may ask for it again, and gets it handed over
+  clock.advance(10_000);
+  const got = await eventually(
+    'a gets the socket back by asking',
+    async () => {
+      const r = await a.use(accountId, say('from a later', 'A3'));
+      return r.ok ? r : null;
+    },
+    5_000,
+    10,
+  );
+  expect(got.ok).toBe(true);
+  expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'B1', 'A3']);
+  expect(network.maxOpenAtOnce(accountId)).toBe(1);
+});

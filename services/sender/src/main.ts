@@ -213,13 +213,11 @@ const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, (slots) => {
     connection: workerRedis,
     prefix: keys.queuePrefix,
     concurrency: slots,
-    // A killed replica's jobs come back after at most lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s by default, rather than BullMQ's 60 s): the
-    // lock is renewed every lockDuration / 2 by a timer, so only an event loop blocked for lockDuration could lose it, and a re-run job is fenced anyway.
+    // A killed replica's jobs come back after lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s; BullMQ's own 60 s): a lock is lost only to an event loop blocked that long.
     lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
     stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
-    // A job whose sender died is picked up again however often that happens: re-running one is safe (the run's job id, the account lock and the target
-    // leases fence a stale holder), while BullMQ's default (fail after one stall) would leave its run stuck `running`, since the reconciler counts a
-    // failed job as still present.
+    // Picked up again however often its sender dies (the job id, account lock and target leases fence a stale holder): BullMQ's default fails it
+    // after one stall, leaving its run stuck `running`, since the reconciler counts a failed job as present.
     maxStalledCount: 1_000_000,
   });
   worker.on('error', (error) => logger.error({ err: error }, 'worker error'));

@@ -19,7 +19,6 @@ export class WorkerPool<W> {
     return this.base + this.heldSlots;
   }
 
-  /** At least one slot per held account on top of the base. */
   hold(held: number): void {
     while (this.heldSlots < held) {
       this.workers.push(this.make(SLOTS_PER_WORKER));

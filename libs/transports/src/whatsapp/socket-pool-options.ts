@@ -26,6 +26,8 @@ export interface WhatsAppSocketPoolOptions {
   clock: Clock;
   logger: WhatsAppLogger;
   leaseTtlMs?: number;
+  /** how long a socket handed to another replica is not opened here again (handed-on.ts), ms; 10 s */
+  handoverPatienceMs?: number;
   renewEveryMs?: number;
   /** Wait before connecting on a free lease: after Redis lost its data a holder may keep its socket until its next renewal. */
   freshLeaseWaitMs?: number;

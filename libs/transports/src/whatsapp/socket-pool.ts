@@ -19,6 +19,7 @@ import { accountProxy, proxyChanged, throughProxy } from './proxy-socket.js';
 import { socketConfig } from './socket-config.js';
 import { groupMemberCount } from './message-receipts.js';
 import { MemoryNewChatLimits, NewChats } from './new-chats.js';
+import { HandedOn } from './handed-on.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -38,6 +39,7 @@ export class WhatsAppSocketPool {
   readonly statuses: MessageStatuses;
   readonly newChats: NewChats;
   readonly directory: WhatsAppDirectory;
+  readonly handedOn: HandedOn;
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
@@ -48,6 +50,7 @@ export class WhatsAppSocketPool {
     this.leaseTtlMs = o.leaseTtlMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
+    this.handedOn = new HandedOn(o.clock, o.handoverPatienceMs ?? 10_000);
     this.unsaved = new UnsavedKeys({
       lease: o.lease,
       holderId: o.holderId,
@@ -104,8 +107,7 @@ export class WhatsAppSocketPool {
 
   /** Whether another replica holds the account's socket now (asked without requesting a hand-over). */
   async heldElsewhere(accountId: string): Promise<boolean> {
-    if (this.isOpen(accountId)) return false;
-    return (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
+    return !this.isOpen(accountId) && (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
   }
 
   isOpen(accountId: string): boolean {
@@ -126,8 +128,7 @@ export class WhatsAppSocketPool {
   async letGo(accountId: string): Promise<boolean> {
     const c = this.connections.get(accountId);
     if (!c || c.inFlight > 0 || this.pairings.has(c)) return false;
-    await this.dispose(c, 'handed over');
-    return true;
+    return this.dispose(c, 'handed over').then(() => true);
   }
 
   /** A new linked device from fresh credentials: resolves with the first QR (or a pairing code); `hooks` tell how it ended. */
@@ -136,7 +137,6 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
-
     const auth = await this.releasingOnError(accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
     const firstQr = deferred<string>();
     const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o, accountId));
@@ -204,6 +204,7 @@ export class WhatsAppSocketPool {
   private acquire(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
     if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
     const existing = this.connections.get(accountId);
+    if (!existing && this.handedOn.recent(accountId)) return Promise.resolve({ reason: 'busy' });
     if (existing) {
       if (existing.keysRefused) return Promise.resolve({ reason: 'keys-unsaved' });
       if (existing.draining || existing.kind === 'pair') return Promise.resolve({ reason: 'busy' });
@@ -361,6 +362,7 @@ export class WhatsAppSocketPool {
       this.pairings.delete(conn);
     }
     if (this.connections.get(conn.accountId) === conn) this.connections.delete(conn.accountId);
+    if (why === 'handed over') this.handedOn.mark(conn.accountId);
     this.groups.forgetAccount(conn.accountId);
     this.directory.forgetGroups(conn.accountId);
     try {

@@ -25,7 +25,6 @@ export interface WhatsAppTransportOptions {
   mediaRefTtlMs?: number;
   handoverRetryMs?: number;
   /** How long jobs are left to the replica holding the socket before asking a hand-over: each one is a reconnection WhatsApp sees. */
-  handoverPatienceMs?: number;
   affinityRetryMs?: number;
   overlimitBackoff?: OverlimitBackoff;
   upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
@@ -41,7 +40,6 @@ export class WhatsAppTransport implements Transport {
   readonly platform = WHATSAPP_SHAPE.platform;
   private readonly overlimitStreak = new Map<string, number>();
   private readonly leftToHolder = new Map<string, { since: number; at: number }>();
-  private readonly letGoAt = new Map<string, number>();
 
   constructor(private readonly o: WhatsAppTransportOptions) {}
 
@@ -94,12 +92,9 @@ export class WhatsAppTransport implements Transport {
 
   async readiness(accountId: string): Promise<{ ready: true } | { ready: false; retryAfterMs: number; reason: string }> {
     const now = this.o.clock.now();
-    const patience = this.o.handoverPatienceMs ?? 10_000;
+    const patience = this.o.pool.handedOn.patienceMs;
     const retryMs = this.o.affinityRetryMs ?? 500;
-    // what this replica's holder just let go is for another replica to take: its jobs go there too, within patience
-    const letGoAt = this.letGoAt.get(accountId);
-    const handedOn = letGoAt !== undefined && now - letGoAt < patience && !this.o.pool.isOpen(accountId);
-    if (!handedOn && !(await this.o.pool.heldElsewhere(accountId))) {
+    if (!this.handedOn(accountId, now) && !(await this.o.pool.heldElsewhere(accountId))) {
       this.leftToHolder.delete(accountId);
       return { ready: true };
     }
@@ -116,14 +111,14 @@ export class WhatsAppTransport implements Transport {
     return { ready: false, retryAfterMs: retryMs, reason: 'socket open on another replica' };
   }
 
+  /** What this replica just handed to another is that one's to take, within patience: its jobs go there too. */
+  private handedOn(accountId: string, now: number): boolean {
+    return this.o.pool.handedOn.recent(accountId, now) && !this.o.pool.isOpen(accountId);
+  }
+
   /** The account holder moves an idle socket to another replica (issue 53): closed here, its lease let go; false when in use. */
   async letGo(accountId: string): Promise<boolean> {
-    const gone = await this.o.pool.letGo(accountId);
-    if (gone) {
-      if (this.letGoAt.size > 10_000) this.letGoAt.clear();
-      this.letGoAt.set(accountId, this.o.clock.now());
-    }
-    return gone;
+    return this.o.pool.letGo(accountId);
   }
 
   private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
