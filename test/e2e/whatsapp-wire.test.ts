@@ -133,7 +133,7 @@ test('three accounts imported by session send a text and an image to 50 chats ea
   const killedAt = Date.now();
   await stack.senders[0]!.stop('SIGKILL');
 
-  const runs = await runsToEnd(stack, token, runIds, 150_000, 1_000);
+  const runs = await runsToEnd(stack, token, runIds, 150_000, 250);
   await eventually('every message decrypted', async () => campaignMessages().every((m) => m.content !== undefined), 10_000, 50);
   const all = campaignMessages();
   expect(all.filter((m) => m.content === null)).toEqual([]);

@@ -38,6 +38,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const common = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, KEY_PREFIX: options.keyPrefix, ...options.env };
   const services: ServiceProcess[] = [];
   let prism: PrismProxy | undefined;
+  let prismStart: Promise<PrismProxy> | undefined;
   try {
     // Port 0, read from the services' `listening` lines: a port picked free beforehand can be taken before the service binds it.
     const sandbox = options.sandboxUrl
@@ -75,13 +76,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       senders.push(sender);
       services.push(sender);
     }
+    // Prism (seconds to start) starts once the API listens, beside the senders' and scheduler's start-up
+    const listening = api.waitForLog((l) => l['msg'] === 'control-api listening').then((l) => String(l['url']));
+    listening.catch(() => undefined); // awaited after the senders' start
+    prismStart = options.prism ? listening.then((url) => startPrismProxy(url)) : undefined;
+    prismStart?.then((p) => (prism = p)).catch(() => undefined);
     const ready = await Promise.all(senders.map((s) => s.waitForLog((l) => l['msg'] === 'sender ready')));
     const schedulerReady = await scheduler.waitForLog((l) => l['msg'] === 'scheduler ready');
-    const directApiUrl = String((await api.waitForLog((l) => l['msg'] === 'control-api listening'))['url']);
+    const directApiUrl = await listening;
     const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
     await eventually('the API to be ready', async () => (await fetch(`${directApiUrl}/readyz`)).ok, 20_000);
     await eventually('the sandbox to answer', async () => (await fetch(`${sandboxUrl}/healthz`)).ok, 20_000);
-    prism = options.prism ? await startPrismProxy(directApiUrl) : undefined;
+    prism = await prismStart;
     const apiUrl = prism?.url ?? directApiUrl;
     return {
       apiUrl,
@@ -105,6 +111,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       },
     };
   } catch (error) {
+    // a Prism still starting is stopped once it is up
+    await prismStart?.catch(() => undefined);
     await prism?.stop();
     await Promise.all(services.map((s) => s.stop('SIGKILL')));
     throw error;
