@@ -68,14 +68,16 @@ test('two senders and a Redis flush: caps, warm-up and the human gap hold at the
     'A and B at their caps',
     async () => {
       const [sa, sb] = [await timesOf('safe-a'), await timesOf('safe-b')];
-      // told when it times out: how far each got, and the runs' states
-      seen = `A ${sa.length}/8, B ${sb.length}/5; runs ${JSON.stringify(await Promise.all([campaignA, campaignB].map(async (id) => (await runOf(id))?.waiting ?? (await runOf(id))?.status)))}`;
+      seen = `A ${sa.length}/8, B ${sb.length}/5`;
       return sa.length >= 8 && sb.length >= 5;
     },
     120_000,
     250,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message} (${seen})`);
+  ).catch(async (error: Error) => {
+    // told when it times out: how far each got, and the runs' states (asked once here, not on every poll)
+    const state = async (id: string) => ((r) => r?.waiting ?? r?.status)(await runOf(id).catch(() => undefined));
+    const runs = await Promise.all([campaignA, campaignB].map(state));
+    throw new Error(`${error.message} (${seen}; runs ${JSON.stringify(runs)})`);
   });
   // the runs wait for the caps' windows, and nothing more goes out meanwhile
   await eventually('A to wait for its cap', async () => (await runOf(campaignA))?.waiting?.reason === 'cap', 30_000, 250);
