@@ -10,8 +10,8 @@ export interface HeldConnections {
   held(): Promise<{ accountId: string; busy: boolean }[]>;
   /** false when none opened (another replica holds it, or it failed) */
   hold(account: TransportAccount): Promise<boolean>;
-  /** closes the connection, then lets its lease go; false when in use */
-  letGo(accountId: string): Promise<boolean>;
+  /** closes the connection, then lets its lease go (`handOver`: for another sender to take); false when in use */
+  letGo(accountId: string, handOver: boolean): Promise<boolean>;
 }
 
 export interface AccountHolderDeps {
@@ -115,7 +115,9 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
-      const gone = await Promise.all([...plan.letGo, ...idle].map((a) => c.letGo(a).catch(() => false)));
+      const gone = await Promise.all(
+        [...plan.letGo.map((a) => [a, true] as const), ...idle.map((a) => [a, false] as const)].map(([a, move]) => c.letGo(a, move).catch(() => false)),
+      );
       // sending accounts too: their jobs follow the socket (the transport's readiness), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));

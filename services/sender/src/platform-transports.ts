@@ -103,7 +103,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
         // a holder takes free accounts only: it never asks the account's holder to hand it over
         return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, undefined, false)).ok;
       },
-      letGo: async (accountId) => (await built.loaded())?.transport.letGo(accountId) ?? false,
+      letGo: async (accountId, handOver) => (await built.loaded())?.transport.letGo(accountId, handOver) ?? false,
     },
   };
 }

@@ -124,11 +124,11 @@ export class WhatsAppSocketPool {
     });
   }
 
-  /** Closes an account's idle socket, then lets its lease go for another replica to take; false when in use. */
-  async letGo(accountId: string): Promise<boolean> {
+  /** Closes an account's idle socket and lets its lease go (`handOver`: for another replica, not reopened here within patience); false when in use. */
+  async letGo(accountId: string, handOver = true): Promise<boolean> {
     const c = this.connections.get(accountId);
     if (!c || c.inFlight > 0 || this.pairings.has(c)) return false;
-    return this.dispose(c, 'handed over').then(() => true);
+    return this.dispose(c, handOver ? 'handed over' : 'idle').then(() => true);
   }
 
   /** A new linked device from fresh credentials: resolves with the first QR (or a pairing code); `hooks` tell how it ended. */
@@ -204,7 +204,7 @@ export class WhatsAppSocketPool {
   private acquire(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
     if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
     const existing = this.connections.get(accountId);
-    if (!existing && this.handedOn.recent(accountId)) return Promise.resolve({ reason: 'busy' });
+    if (!existing && askHandover && this.handedOn.recent(accountId)) return Promise.resolve({ reason: 'busy' });
     if (existing) {
       if (existing.keysRefused) return Promise.resolve({ reason: 'keys-unsaved' });
       if (existing.draining || existing.kind === 'pair') return Promise.resolve({ reason: 'busy' });

@@ -117,8 +117,8 @@ export class WhatsAppTransport implements Transport {
   }
 
   /** The account holder moves an idle socket to another replica (issue 53): closed here, its lease let go; false when in use. */
-  async letGo(accountId: string): Promise<boolean> {
-    return this.o.pool.letGo(accountId);
+  async letGo(accountId: string, handOver = true): Promise<boolean> {
+    return this.o.pool.letGo(accountId, handOver);
   }
 
   private async deliver(account: TransportAccount, message: OutgoingMessage): Promise<SendResult> {
