@@ -19,11 +19,11 @@ const SENDING_MS = 30_000;
 const CONNECTS_PER_SECOND = 25;
 const PER_MINUTE = 20;
 /**
- * Each account sends PARTS texts to each of its CHATS chats (6 minutes at 20 a minute: the runs outlast the kill and both
- * restarts). The chats come from a pool of at most RECIPIENTS people shared by the accounts, within the server's Signal
+ * Each account sends PARTS texts to each of its CHATS chats (15 minutes at 20 a minute: the runs outlast the kill and both
+ * restarts, each with up to 3 minutes for the spread to come back: with 12 chats, 6 minutes, the last step found runs done). The chats come from a pool of at most RECIPIENTS people shared by the accounts, within the server's Signal
  * store (crabline-capacity-hooks.mjs: 8,192 identities, the accounts' own included).
  */
-const CHATS = 12;
+const CHATS = 30;
 const PARTS = 10;
 const RECIPIENTS = 4_000;
 const AGAIN_BOUND_MS = 180_000;
@@ -270,7 +270,7 @@ async function oneSize(env, n) {
         () => false,
       );
       if (!ended) f('runs still open 120 s after their cancel', JSON.stringify(await stillOpen()));
-      f('targets sent in all (10 parts each)', (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
+      f(`targets sent in all (${PARTS} parts each)`, (await pgc.query(`select count(*)::int n from run_targets where status = 'sent'`)).rows[0].n);
       f('messages accepted twice (duplicates)', [...wa.accepted.values()].filter((t) => t.length > 1).length);
       f('unknown targets', await unknownTargets());
       f('unknown targets by cause', await unknownCauses());
