@@ -24,6 +24,7 @@ import {
   readinessOf,
   settledWithin,
   startMetricsServer,
+  STOP_DEADLINE_MS,
   stopStep,
   stopOnSignals,
 } from '@metronome/observability';
@@ -255,8 +256,9 @@ const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_
 
 /** How long the jobs get to finish the sends they began and write them. */
 const DRAIN_MS = 3_000;
-/** How long they get to write the answers a closed connection gave their sends still waiting. */
+/** How long they get to write the answers a closed connection gave their sends still waiting: at least this, and while Redis answers what the deadline leaves past CLOSE_RESERVE_MS. */
 const ANSWERS_MS = 1_500;
+const CLOSE_RESERVE_MS = 1_500;
 /** Enough for a connection whose Redis is away to make its last attempt (ioredis waits up to 2 s between them). */
 const REDIS_CLOSE_MS = 2_500;
 /** Each later step of the stop, bounded the same way. */
@@ -271,6 +273,7 @@ const closePlatforms = () =>
   ]));
 
 stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
+  const stopAt = Date.now();
   drain.abort();
   resendCleanup.stop();
   // out of the registry first: the others take this sender's accounts as its sockets close below
@@ -280,7 +283,9 @@ stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing ru
     // Answers before connections: closed sockets answer the waiting sends at once, written while PostgreSQL and Redis are there.
     logger.warn({ waitedMs: DRAIN_MS }, 'sends still waiting: closing the platform connections under them');
     await closePlatforms();
-    if (!(await settledWithin(closing, ANSWERS_MS))) {
+    // slow, not stuck: a job closed under (Redis away) leaves its run to BullMQ's stall check and its account to its lock's expiry
+    const answersMs = redis.status === 'ready' ? Math.max(ANSWERS_MS, STOP_DEADLINE_MS - CLOSE_RESERVE_MS - (Date.now() - stopAt)) : ANSWERS_MS;
+    if (!(await settledWithin(closing, answersMs))) {
       // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
       logger.warn({ redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
       await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
