@@ -51,6 +51,19 @@ async function pairedAccount(): Promise<string> {
 const say = (text: string, id: string) => (s: Parameters<Parameters<WhatsAppSocketPool['use']>[1]>[0]) =>
   s.sendMessage('60111111111@s.whatsapp.net', { text }, { messageId: id });
 
+/** Polls `pool.use` (asking for a hand-over) until the socket is this pool's and `work` ran on it. */
+function usedOnceFree(pool: WhatsAppSocketPool, accountId: string, work: Parameters<WhatsAppSocketPool['use']>[1], what: string) {
+  return eventually(
+    what,
+    async () => {
+      const r = await pool.use(accountId, work);
+      return r.ok ? r : null;
+    },
+    5_000,
+    10,
+  );
+}
+
 test('a socket is opened once and kept across uses, holding the lease', async () => {
   const accountId = await pairedAccount();
   expect((await a.use(accountId, say('one', 'M1'))).ok).toBe(true);
@@ -75,15 +88,7 @@ test('another replica is refused while the socket is held, asks for it, and gets
   expect((await inFlight).ok).toBe(true);
 
   // b's job comes back later (here: polls) and finds the socket handed over.
-  const got = await eventually(
-    'b gets the socket',
-    async () => {
-      const r = await b.use(accountId, say('from b', 'B1'));
-      return r.ok ? r : null;
-    },
-    5_000,
-    10,
-  );
+  const got = await usedOnceFree(b, accountId, say('from b', 'B1'), 'b gets the socket');
   expect(got.ok).toBe(true);
   expect(a.isOpen(accountId)).toBe(false);
   expect(b.isOpen(accountId)).toBe(true);
@@ -214,15 +219,7 @@ test('a socket handed to another replica is not opened again here within the pat
   expect((await b.use(accountId, say('from b', 'B1'), null, false)).ok).toBe(true);
   // past the patience a may ask for it again, and gets it handed over
   clock.advance(10_000);
-  const got = await eventually(
-    'a gets the socket back by asking',
-    async () => {
-      const r = await a.use(accountId, say('from a later', 'A3'));
-      return r.ok ? r : null;
-    },
-    5_000,
-    10,
-  );
+  const got = await usedOnceFree(a, accountId, say('from a later', 'A3'), 'a gets the socket back by asking');
   expect(got.ok).toBe(true);
   expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'B1', 'A3']);
   expect(network.maxOpenAtOnce(accountId)).toBe(1);

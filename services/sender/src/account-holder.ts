@@ -115,9 +115,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
-      const gone = await Promise.all(
-        [...plan.letGo.map((a) => [a, true] as const), ...idle.map((a) => [a, false] as const)].map(([a, move]) => c.letGo(a, move).catch(() => false)),
-      );
+      const gone = await Promise.all([...plan.letGo.map((a) => c.letGo(a, true)), ...idle.map((a) => c.letGo(a, false))].map((p) => p.catch(() => false)));
       // sending accounts too: their jobs follow the socket (the transport's readiness), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));

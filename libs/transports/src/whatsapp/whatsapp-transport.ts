@@ -24,7 +24,7 @@ export interface WhatsAppTransportOptions {
   /** how long a prepared media is reused before it is uploaded again (default 24 h) */
   mediaRefTtlMs?: number;
   handoverRetryMs?: number;
-  /** How long jobs are left to the replica holding the socket before asking a hand-over: each one is a reconnection WhatsApp sees. */
+  /** How soon a job left to the replica holding the socket comes back, ms; the pool's handoverPatienceMs bounds how long before it asks for the socket. */
   affinityRetryMs?: number;
   overlimitBackoff?: OverlimitBackoff;
   upload?: (socket: WhatsAppSocket) => WAMediaUploadFunction;
