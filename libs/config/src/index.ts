@@ -97,6 +97,9 @@ export const keyPrefix = z
   .optional()
   .transform((v) => v ?? 'mtr');
 
+/** STOP_DEADLINE_MS: how long a stop may take after SIGTERM (libs/observability's STOP_DEADLINE_MS by default); set it a little under the orchestrator's grace. */
+export const stopDeadlineMs = int(9_000, 3_000, 600_000);
+
 /** The variables every service reads. */
 export const commonEnv = {
   DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/metronome', ['postgres:', 'postgresql:']),
@@ -106,6 +109,7 @@ export const commonEnv = {
   REDIS_CLUSTER_NODE_TIMEOUT_MS: int(15_000, 100, 600_000),
   KEY_PREFIX: keyPrefix,
   LOG_LEVEL: logLevel,
+  STOP_DEADLINE_MS: stopDeadlineMs,
   NODE_ENV: z
     .string()
     .optional()

@@ -12,7 +12,7 @@ export interface StoppableProcess {
   exit(code: number): void;
 }
 
-/** Under the 10 s an orchestrator commonly grants (docker stop's default), so the service, not a SIGKILL, picks the moment. */
+/** The default deadline (services read STOP_DEADLINE_MS): under the 10 s docker stop grants, so the service, not a SIGKILL, picks the moment. */
 export const STOP_DEADLINE_MS = 9_000;
 
 /** The exit code of a stop that ran out of time (0: stopped; 1: a close failed). */

@@ -145,6 +145,8 @@ export interface ApiConfig {
   sseMaxPerToken: number;
   webhooks?: WebhookConfig;
   cooling?: CoolingSettings;
+  /** STOP_DEADLINE_MS; absent: libs/observability's default */
+  stopDeadlineMs?: number;
 }
 
 export interface WebhookConfig {
@@ -210,5 +212,6 @@ export function loadConfig(env: Record<string, string | undefined>): ApiConfig {
       pollMs: e.WEBHOOK_POLL_MS,
     },
     cooling: coolingSettings(e),
+    stopDeadlineMs: e.STOP_DEADLINE_MS,
   };
 }

@@ -60,15 +60,22 @@ async function main(): Promise<void> {
     owner: `api:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
   });
   webhooks.start();
-  stopOnSignals('control-api', logger, 'control-api stopping', async () => {
-    // Each step bounded: one waiting on a dependency that does not answer is left behind.
-    await stopStep(logger, 'requests', app.close(), 5_000);
-    await stopStep(logger, 'webhooks', webhooks.stop(), 1_000);
-    await stopStep(logger, 'whatsapp', whatsapp.close(), 1_000);
-    await stopStep(logger, 'queue', queue.close(), 1_000);
-    await stopStep(logger, 'connections', Promise.allSettled([closeRedis(redis), db.destroy()]), 1_000);
-    logger.info('control-api stopped');
-  });
+  stopOnSignals(
+    'control-api',
+    logger,
+    'control-api stopping',
+    async () => {
+      // Each step bounded: one waiting on a dependency that does not answer is left behind.
+      await stopStep(logger, 'requests', app.close(), 5_000);
+      await stopStep(logger, 'webhooks', webhooks.stop(), 1_000);
+      await stopStep(logger, 'whatsapp', whatsapp.close(), 1_000);
+      await stopStep(logger, 'queue', queue.close(), 1_000);
+      await stopStep(logger, 'connections', Promise.allSettled([closeRedis(redis), db.destroy()]), 1_000);
+      logger.info('control-api stopped');
+    },
+    process,
+    config.stopDeadlineMs,
+  );
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
   const { url } = listeningAt(app.server.address(), config.host, config.port);
   logger.info({ url, docs: `${url}/docs`, database: redactUrl(config.databaseUrl) }, 'control-api listening');

@@ -1,4 +1,4 @@
-import { int, logLevel, parseEnv, port, z } from '@metronome/config';
+import { int, logLevel, parseEnv, port, stopDeadlineMs, z } from '@metronome/config';
 import type { Limits } from './limits.js';
 
 const probability = (fallback: number) =>
@@ -23,6 +23,7 @@ const sandboxEnv = z.object({
     .optional()
     .transform((v) => v ?? '127.0.0.1'),
   LOG_LEVEL: logLevel,
+  STOP_DEADLINE_MS: stopDeadlineMs,
   SANDBOX_LATENCY_MS: int(0, 0, 600_000),
   SANDBOX_MAX_PER_MINUTE: int(0, 0, 6_000_000),
   SANDBOX_BURST: int(1, 1, 100_000),
@@ -50,6 +51,7 @@ export interface SandboxConfig {
   directorySize?: number;
   /** where receipts are posted (SANDBOX_RECEIPTS_URL); null: none until PUT /sandbox/receipts */
   receiptsUrl?: string | null;
+  stopDeadlineMs: number;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): SandboxConfig {
@@ -71,5 +73,6 @@ export function loadConfig(env: Record<string, string | undefined>): SandboxConf
     seed: e.SANDBOX_SEED,
     directorySize: e.SANDBOX_DIRECTORY_SIZE,
     receiptsUrl: e.SANDBOX_RECEIPTS_URL ?? null,
+    stopDeadlineMs: e.STOP_DEADLINE_MS,
   };
 }

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'sandbox' } });
   const app = await buildSandbox({ config, logger, receiptsUrl: config.receiptsUrl ?? null });
   await app.listen({ port: config.port, host: config.host });
-  stopOnSignals('sandbox', logger, 'sandbox stopping', () => app.close());
+  stopOnSignals('sandbox', logger, 'sandbox stopping', () => app.close(), process, config.stopDeadlineMs);
   // Listening is announced once SIGTERM is handled: a signal right after it must drain, not kill.
   const { url, port } = listeningAt(app.server.address(), config.host, config.port);
   logger.info({ url, port, limits: config.limits, seed: config.seed }, 'sandbox listening');

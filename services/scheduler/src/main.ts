@@ -218,27 +218,34 @@ const sweeping = (async () => {
 const TICK_STOP_MS = 4_000;
 const STEP_MS = 1_000;
 
-stopOnSignals('scheduler', logger, 'stopping: finishing the current tick', async () => {
-  stopping = true;
-  const s = sleeping as { timer: NodeJS.Timeout; done: () => void } | null;
-  if (s) {
-    clearTimeout(s.timer);
-    s.done();
-  }
-  if (sweepTimer) clearTimeout(sweepTimer);
-  (sweepWake as (() => void) | null)?.();
-  blocking.disconnect(); // ends a BLPOP in progress
-  clearInterval(renewal);
-  if (!(await settledWithin(loop, TICK_STOP_MS))) {
-    logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
-    await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
-    await stopStep(logger, 'tick', loop, STEP_MS);
-  }
-  await stopStep(logger, 'retention sweep', sweeping, STEP_MS);
-  if (redis.status === 'ready') await stopStep(logger, 'resign', leadership.resign(), STEP_MS);
-  await stopStep(logger, 'queue and metrics', Promise.allSettled([queue.close(), metricsServer.close()]), STEP_MS);
-  await stopStep(logger, 'connections', Promise.allSettled([pool.destroy(), closeRedis(redis)]), STEP_MS);
-  logger.info('scheduler stopped');
-});
+stopOnSignals(
+  'scheduler',
+  logger,
+  'stopping: finishing the current tick',
+  async () => {
+    stopping = true;
+    const s = sleeping as { timer: NodeJS.Timeout; done: () => void } | null;
+    if (s) {
+      clearTimeout(s.timer);
+      s.done();
+    }
+    if (sweepTimer) clearTimeout(sweepTimer);
+    (sweepWake as (() => void) | null)?.();
+    blocking.disconnect(); // ends a BLPOP in progress
+    clearInterval(renewal);
+    if (!(await settledWithin(loop, TICK_STOP_MS))) {
+      logger.warn({ waitedMs: TICK_STOP_MS, redis: redis.status }, 'tick still running: closing the connection under it');
+      await closeRedis(redis, Math.min(reconnectMs + 500, 2_500));
+      await stopStep(logger, 'tick', loop, STEP_MS);
+    }
+    await stopStep(logger, 'retention sweep', sweeping, STEP_MS);
+    if (redis.status === 'ready') await stopStep(logger, 'resign', leadership.resign(), STEP_MS);
+    await stopStep(logger, 'queue and metrics', Promise.allSettled([queue.close(), metricsServer.close()]), STEP_MS);
+    await stopStep(logger, 'connections', Promise.allSettled([pool.destroy(), closeRedis(redis)]), STEP_MS);
+    logger.info('scheduler stopped');
+  },
+  process,
+  config.STOP_DEADLINE_MS,
+);
 // Ready only once SIGTERM is handled.
 logger.info({ metricsPort: metricsServer.port, tickMs: config.SCHEDULER_TICK_MS, batch: config.SCHEDULER_BATCH, holder: holderId }, 'scheduler ready');

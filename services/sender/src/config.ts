@@ -14,6 +14,7 @@ import {
   z,
   type RedisClusterNodes,
 } from '@metronome/config';
+import { STOP_DEADLINE_MS } from '@metronome/observability';
 
 const schema = z.object({
   ...commonEnv,
@@ -74,4 +75,12 @@ export function loadConfig(env: Record<string, string | undefined>): SenderConfi
   checkTelegramUserEnv(config);
   const { redis, keyPrefix } = redisConnection(config);
   return { ...config, KEY_PREFIX: keyPrefix, REDIS: redis };
+}
+
+const DRAIN_MS_AT_DEFAULT = 3_000;
+
+/** How long a stop lets sends finish before closing the platforms under them: the later steps are bounded and fit in 9 s, so a longer deadline's extra time all goes here (3 s of 9; a third of a shorter one). */
+export function drainMs(deadlineMs: number): number {
+  if (deadlineMs >= STOP_DEADLINE_MS) return DRAIN_MS_AT_DEFAULT + deadlineMs - STOP_DEADLINE_MS;
+  return Math.round((DRAIN_MS_AT_DEFAULT * deadlineMs) / STOP_DEADLINE_MS);
 }

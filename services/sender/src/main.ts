@@ -24,7 +24,6 @@ import {
   readinessOf,
   settledWithin,
   startMetricsServer,
-  STOP_DEADLINE_MS,
   stopStep,
   stopOnSignals,
 } from '@metronome/observability';
@@ -33,7 +32,7 @@ import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisRead
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { startAccountHolder } from './account-holder.js';
 import { WorkerPool } from './worker-pool.js';
-import { loadConfig } from './config.js';
+import { drainMs, loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
 import { lateRefusalRecorder } from './late-refusals.js';
@@ -254,8 +253,7 @@ const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_
   readinessOf({ postgres: postgresAnswers(db, READY_PROBE_MS), redis: () => redisReadiness(redis, keys.readiness, READY_PROBE_MS) }),
 );
 
-/** How long the jobs get to finish the sends they began and write them. */
-const DRAIN_MS = 3_000;
+const DRAIN_MS = drainMs(config.STOP_DEADLINE_MS);
 /** How long they get to write the answers a closed connection gave their sends still waiting: at least this, and while Redis answers what the deadline leaves past CLOSE_RESERVE_MS. */
 const ANSWERS_MS = 1_500;
 const CLOSE_RESERVE_MS = 1_500;
@@ -272,32 +270,39 @@ const closePlatforms = () =>
     stopStep(logger, 'http and telegram', Promise.allSettled([http.close(), telegram.close()]), STEP_MS),
   ]));
 
-stopOnSignals('sender', logger, 'draining: finishing in-flight sends, handing runs on', async () => {
-  const stopAt = Date.now();
-  drain.abort();
-  resendCleanup.stop();
-  // out of the registry first: the others take this sender's accounts as its sockets close below
-  await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
-  const closing = Promise.all([...workerPool.workers, directory].map((w) => w.close()));
-  if (!(await settledWithin(closing, DRAIN_MS))) {
-    // Answers before connections: closed sockets answer the waiting sends at once, written while PostgreSQL and Redis are there.
-    logger.warn({ waitedMs: DRAIN_MS }, 'sends still waiting: closing the platform connections under them');
-    await closePlatforms();
-    // slow, not stuck: a job closed under (Redis away) leaves its run to BullMQ's stall check and its account to its lock's expiry
-    const answersMs = redis.status === 'ready' ? Math.max(ANSWERS_MS, STOP_DEADLINE_MS - CLOSE_RESERVE_MS - (Date.now() - stopAt)) : ANSWERS_MS;
-    if (!(await settledWithin(closing, answersMs))) {
-      // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
-      logger.warn({ redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
-      await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
-      await stopStep(logger, 'workers', Promise.all([...workerPool.workers, directory].map((w) => w.close(true))), STEP_MS);
+stopOnSignals(
+  'sender',
+  logger,
+  'draining: finishing in-flight sends, handing runs on',
+  async () => {
+    const stopAt = Date.now();
+    drain.abort();
+    resendCleanup.stop();
+    // out of the registry first: the others take this sender's accounts as its sockets close below
+    await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
+    const closing = Promise.all([...workerPool.workers, directory].map((w) => w.close()));
+    if (!(await settledWithin(closing, DRAIN_MS))) {
+      // Answers before connections: closed sockets answer the waiting sends at once, written while PostgreSQL and Redis are there.
+      logger.warn({ waitedMs: DRAIN_MS }, 'sends still waiting: closing the platform connections under them');
+      await closePlatforms();
+      // slow, not stuck: a job closed under (Redis away) leaves its run to BullMQ's stall check and its account to its lock's expiry
+      const answersMs = redis.status === 'ready' ? Math.max(ANSWERS_MS, config.STOP_DEADLINE_MS - CLOSE_RESERVE_MS - (Date.now() - stopAt)) : ANSWERS_MS;
+      if (!(await settledWithin(closing, answersMs))) {
+        // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
+        logger.warn({ redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
+        await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
+        await stopStep(logger, 'workers', Promise.all([...workerPool.workers, directory].map((w) => w.close(true))), STEP_MS);
+      }
     }
-  }
-  // Sockets close and release their leases while Redis and PostgreSQL are still there.
-  await closePlatforms();
-  await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
-  await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), metricsServer.close()]), STEP_MS);
-  await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
-  logger.info('sender stopped');
-});
+    // Sockets close and release their leases while Redis and PostgreSQL are still there.
+    await closePlatforms();
+    await stopStep(logger, 'receipts', receipts.close(), STEP_MS);
+    await stopStep(logger, 'queue and servers', Promise.allSettled([queue.close(), directoryQueue.close(), metricsServer.close()]), STEP_MS);
+    await stopStep(logger, 'connections', Promise.allSettled([db.destroy(), closeRedis(redis), closeRedis(workerRedis)]), STEP_MS);
+    logger.info('sender stopped');
+  },
+  process,
+  config.STOP_DEADLINE_MS,
+);
 // Ready only once SIGTERM is handled: a signal right after this line must drain, not kill.
 logger.info({ metricsPort: metricsServer.port, concurrency: config.SENDER_CONCURRENCY, transport: config.HTTP_TRANSPORT_URL }, 'sender ready');
