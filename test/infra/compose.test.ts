@@ -64,3 +64,13 @@ test('Prometheus gets its config and the alert rules it loads; Grafana its data 
   expect(grafana).toContain(`${ROOT}/infra/grafana/dashboards:/var/lib/grafana/dashboards:ro`);
   expect(grafana).toMatch(/\n {6}- http:\/\/127\.0\.0\.1:3000\/api\/health\n/);
 });
+
+test('each of our services stops within its own deadline, a little under the grace period compose gives it', () => {
+  for (const [name, block] of services(resolved())) {
+    if (!block.includes('\n    image: metronome:local') || name === 'migrate') continue;
+    const graceMs = Number(/\n {4}stop_grace_period: (\d+)s(?:\n|$)/.exec(block)?.[1]) * 1000;
+    const deadlineMs = Number(/\n {6}STOP_DEADLINE_MS: '?(\d+)'?\n/.exec(block)?.[1]);
+    // under the grace, so the service and not a SIGKILL ends the stop; near it, so the drain gets the time
+    expect({ name, fits: deadlineMs < graceMs && deadlineMs >= graceMs - 10_000 }).toEqual({ name, fits: true });
+  }
+});
