@@ -23,6 +23,9 @@ export class ConnectionElsewhere extends Error {}
 
 export class ConnectTimeout extends Error {}
 
+/** This replica closed the account's connection itself (a stop, a hand-over): no request was begun on it. */
+export class ClosedHere extends Error {}
+
 interface Held {
   key: string;
   client: Promise<UserClient>;
@@ -40,6 +43,8 @@ interface Held {
 export class UserClientPool {
   private readonly held = new Map<string, Held>();
   private readonly ttlMs: number;
+  private readonly letGo = new WeakSet<UserClient>();
+  private closed = false;
 
   constructor(private readonly o: UserClientPoolOptions) {
     this.ttlMs = o.leaseTtlMs ?? 10_000;
@@ -51,6 +56,7 @@ export class UserClientPool {
 
   /** ConnectionElsewhere, ProxyFailedError or ConnectTimeout when there is none; a new session or proxy reconnects. */
   async client(accountId: string, session: string, proxy: { url: string; settings: ProxySettings } | null = null, askHandover = true): Promise<UserClient> {
+    if (this.closed) throw new ClosedHere('the sender is stopping');
     const key = proxy ? `${session}\u0000${proxy.url}` : session;
     const current = this.held.get(accountId);
     if (current?.key === key) {
@@ -97,17 +103,23 @@ export class UserClientPool {
     return [...this.held].map(([accountId, h]) => ({ accountId, busy: Date.now() - h.usedAt < busyMs }));
   }
 
-  async drop(accountId: string): Promise<void> {
+  /** Closes the account's connection; `here`: this replica's own close (a hand-over, a stop), not a dead or refused one. */
+  async drop(accountId: string, here = true): Promise<void> {
     const h = this.held.get(accountId);
-    if (h) await this.forget(accountId, h, true);
+    if (h) await this.forget(accountId, h, true, here);
   }
 
-  private async forget(accountId: string, h: Held, release: boolean): Promise<void> {
+  /** Whether this replica closed `client` itself: a request not begun on it is no platform failure. */
+  closedHere(client: UserClient): boolean {
+    return this.letGo.has(client);
+  }
+
+  private async forget(accountId: string, h: Held, release: boolean, here = false): Promise<void> {
     if (this.held.get(accountId) !== h) return;
     this.held.delete(accountId);
     clearInterval(h.renew);
     // GramJS's disconnect waits on requests in flight; a client that stopped answering is not waited for
-    await h.client.then((c) => withTimeout(c.disconnect(), 5_000, () => new Error('disconnect timed out'))).catch(() => undefined);
+    await h.client.then((c) => (here && this.letGo.add(c), withTimeout(c.disconnect(), 5_000, () => new Error('disconnect timed out')))).catch(() => undefined);
     // This replica may have reconnected meanwhile under the same holder id: letting the lease go would allow a second connection.
     if (release && !this.held.has(accountId)) await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
   }
@@ -116,12 +128,13 @@ export class UserClientPool {
     const h = this.held.get(accountId);
     if (h?.client !== client) return;
     h.deadRenewals = h.connected && !h.connected.alive() ? h.deadRenewals + 1 : 0;
-    if (h.deadRenewals >= 2) return this.drop(accountId);
+    if (h.deadRenewals >= 2) return this.drop(accountId, false);
     const state = await this.o.lease.renew(accountId, this.o.holderId, this.ttlMs).catch(() => 'held' as const);
     if (state !== 'held') await this.drop(accountId);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.held.keys()].map((id) => this.drop(id)));
   }
 }

@@ -13,7 +13,7 @@ import { Api } from 'telegram';
 import { proxyFailed, ProxyFailedError, proxyOf } from '../proxy.js';
 import { registerCredentials, scrubResult } from '../secret-scrub.js';
 import type { MediaContent, OutgoingMessage, OutgoingPart, PrepareResult, Transport, TransportAccount } from '../transport.js';
-import { ConnectionElsewhere, ConnectTimeout, withTimeout, type UserClientPool } from './client-pool.js';
+import { ClosedHere, ConnectionElsewhere, ConnectTimeout, withTimeout, type UserClientPool } from './client-pool.js';
 import { cachedPeers, MemoryPeerStore, PeerUnknown, resolvePeer } from './peers.js';
 import { uploadParts } from './upload.js';
 import type { UserClient } from './user-client.js';
@@ -58,7 +58,7 @@ export class TelegramUserTransport implements Transport {
     try {
       return await withTimeout(work, this.timeoutMs, () => new RequestTimeout(`Telegram did not answer within ${this.timeoutMs} ms`));
     } catch (error) {
-      if (error instanceof RequestTimeout || error instanceof ConnectTimeout) void this.o.pool.drop(accountId);
+      if (error instanceof RequestTimeout || error instanceof ConnectTimeout) void this.o.pool.drop(accountId, false);
       throw error;
     }
   }
@@ -108,13 +108,14 @@ export class TelegramUserTransport implements Transport {
     registerCredentials(account);
     const session = sessionOf(account);
     if (!session) return noSession();
-    let client: UserClient;
+    let client: UserClient | null = null;
     let peer: Api.TypeInputPeer;
     try {
       client = await this.bounded(account.id, this.o.pool.client(account.id, session, proxyFor(account)));
       peer = await this.bounded(account.id, resolvePeer(client, this.peers, account.id, message.chatId, new Date(this.clock.now())));
     } catch (error) {
       if (error instanceof PeerUnknown) return { kind: 'rejected', code: 'chat_not_found', message: error.message };
+      if (error instanceof ClosedHere || (client && this.o.pool.closedHere(client))) return handedOver();
       // Nothing left for the chat yet: a failure here is never `ambiguous`.
       const result = this.failure(account.id, error);
       return scrubResult(
@@ -131,6 +132,9 @@ export class TelegramUserTransport implements Transport {
       part.type === 'text'
         ? new Api.messages.SendMessage({ peer, message: part.text, randomId, ...(replyTo && { replyTo }) })
         : new Api.messages.SendMedia({ peer, media: inputMediaOf(part.mediaRef), message: part.caption ?? '', randomId, ...(replyTo && { replyTo }) });
+    // A connection this replica closed (a stop, a hand-over) takes no request: GramJS refuses it unwritten, so the send is the
+    // hand-over's short wait, no attempt counted. A request begun before the close keeps its own answer.
+    if (this.o.pool.closedHere(client)) return handedOver();
     try {
       const answer = await this.bounded(account.id, client.invoke(request));
       return { kind: 'delivered', messageId: messageIdOf(answer, randomId.toString()) };
@@ -184,7 +188,7 @@ export class TelegramUserTransport implements Transport {
     if (error instanceof RequestTimeout) return { kind: 'ambiguous', code: 'send_timeout', message: error.message };
     const result = classifyUserError(error);
     // a signed-out session's connection is of no more use; a restricted account's still is
-    if (result.kind === 'account-unavailable' && !RESTRICTING_CODES.includes(result.code)) void this.o.pool.drop(accountId);
+    if (result.kind === 'account-unavailable' && !RESTRICTING_CODES.includes(result.code)) void this.o.pool.drop(accountId, false);
     return result;
   }
 
@@ -201,6 +205,10 @@ function proxyFor(account: TransportAccount): { url: string; settings: ProxySett
 function sessionOf(account: TransportAccount): string | null {
   const s = account.credentials?.['session'];
   return typeof s === 'string' && s !== '' ? s : null;
+}
+
+function handedOver(): SendFailure {
+  return { kind: 'account-wait', code: 'socket_handover', retryAfterMs: 2_000 };
 }
 
 function noSession(): SendFailure {

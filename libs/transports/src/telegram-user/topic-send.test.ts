@@ -18,7 +18,12 @@ function transportAsking(): { transport: TelegramUserTransport; asked: Api.AnyRe
       return new Api.Updates({ updates: [new Api.UpdateMessageID({ id: 41, randomId: helpers.returnBigInt(1) })], users: [], chats: [], date: 0, seq: 0 });
     },
   } as unknown as UserClient;
-  const pool = { client: async () => client, heldElsewhere: async () => false, drop: async () => undefined } as unknown as UserClientPool;
+  const pool = {
+    client: async () => client,
+    heldElsewhere: async () => false,
+    drop: async () => undefined,
+    closedHere: () => false,
+  } as unknown as UserClientPool;
   return { transport: new TelegramUserTransport({ pool }), asked };
 }
 

@@ -10,7 +10,12 @@ export type SocketRefusal =
   /** PostgreSQL refused a write of the account's auth state: no socket until it takes it */
   | { reason: 'keys-unsaved' }
   | { reason: 'connect-failed'; failure: WhatsAppFailure }
-  | { reason: 'proxy-failed'; message: string };
+  | { reason: 'proxy-failed'; message: string }
+  /** this pool closed (or is closing) the account's socket itself: a stop, a hand-over, an idle close */
+  | { reason: 'closed-here' };
+
+/** Why the pool disposes of a socket WhatsApp closed first; every other reason is the pool's own close. */
+export const CLOSED_BY_SERVER = 'closed by the server';
 
 export class Connection {
   inFlight = 0;
@@ -26,6 +31,8 @@ export class Connection {
   private settle!: (value: SocketRefusal | null) => void;
   private settled = false;
   proxy: { url: string; settings: ProxySettings; probe: { host: string; port: number } } | null = null;
+  private closedHere = false;
+  private readonly onClosedHere = new Set<() => void>();
 
   constructor(
     readonly accountId: string,
@@ -38,6 +45,23 @@ export class Connection {
 
   get isSettled(): boolean {
     return this.settled;
+  }
+
+  /** Marks the socket closed; returns what those waiting for it to open are told. */
+  dispose(why: string): SocketRefusal {
+    this.disposed = true;
+    if (why === CLOSED_BY_SERVER) return { reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: why } };
+    this.closedHere = true;
+    for (const listener of this.onClosedHere) listener();
+    this.onClosedHere.clear();
+    return { reason: 'closed-here' };
+  }
+
+  /** Calls `listener` when this pool closes the socket itself (at once if it did), not when WhatsApp does; returns the unset. */
+  whenClosedHere(listener: () => void): () => void {
+    if (this.closedHere) listener();
+    else this.onClosedHere.add(listener);
+    return () => this.onClosedHere.delete(listener);
   }
 
   resolveReady(value: SocketRefusal | null): void {

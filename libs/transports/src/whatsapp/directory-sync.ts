@@ -172,6 +172,7 @@ export class WhatsAppDirectory {
   private async refused(accountId: string, sink: ChatDirectorySink, refusal: SocketRefusal): Promise<void> {
     switch (refusal.reason) {
       case 'busy':
+      case 'closed-here':
         return this.report(accountId, sink, {
           status: 'failed',
           reason: "the account's connection is on another replica, asked to hand it over: sync again in a few seconds",

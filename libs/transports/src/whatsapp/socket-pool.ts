@@ -1,7 +1,7 @@
 import { isPaired, loadAuthState, storeLinkedSession, type AuthHandle } from './auth-state.js';
 import type { LinkedSession } from './linked-session.js';
 import { DEFAULT_OVERLIMIT_BACKOFF, failureOf, type WhatsAppFailure } from './classify.js';
-import { Connection, type SocketRefusal } from './connection.js';
+import { CLOSED_BY_SERVER, Connection, type SocketRefusal } from './connection.js';
 import { WhatsAppDirectory } from './directory-sync.js';
 import { GroupMetadataCache } from './group-metadata-cache.js';
 import { SentMessages } from './sent-messages.js';
@@ -88,7 +88,7 @@ export class WhatsAppSocketPool {
   /** Runs `work` on the account's open socket, connecting it when the lease is free; refused when held elsewhere, unpaired or shut. */
   async use<T>(
     accountId: string,
-    work: (socket: WhatsAppSocket) => Promise<T>,
+    work: (socket: WhatsAppSocket, whenClosedHere?: Connection['whenClosedHere']) => Promise<T>,
     proxy?: string | null,
     askHandover = true,
   ): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
@@ -98,7 +98,7 @@ export class WhatsAppSocketPool {
     if (!(got instanceof Connection)) return { ok: false, ...got };
     got.inFlight++;
     try {
-      return { ok: true, value: await work(got.socket) };
+      return { ok: true, value: await work(got.socket, (listener) => got.whenClosedHere(listener)) };
     } finally {
       got.inFlight--;
       if (got.draining && got.inFlight === 0) void this.dispose(got, 'handed over');
@@ -202,7 +202,7 @@ export class WhatsAppSocketPool {
   }
 
   private acquire(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
-    if (this.closed) return Promise.resolve({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: 'shutting down' } });
+    if (this.closed) return Promise.resolve({ reason: 'closed-here' });
     const existing = this.connections.get(accountId);
     if (!existing && askHandover && this.handedOn.recent(accountId)) return Promise.resolve({ reason: 'busy' });
     if (existing) {
@@ -333,7 +333,7 @@ export class WhatsAppSocketPool {
     }
     if (failure.source === 'connection' && failure.statusCode === 440) this.statuses.replaced(conn.accountId);
     this.o.logger.warn({ accountId: conn.accountId, failure }, 'whatsapp connection closed');
-    void this.dispose(conn, 'closed by the server');
+    void this.dispose(conn, CLOSED_BY_SERVER);
   }
 
   /** The store refused the keys: no new use; the socket closes a moment later, so what it wrote last arrives whole. */
@@ -352,9 +352,8 @@ export class WhatsAppSocketPool {
   /** Closes a socket, waits for its writes, then lets the lease go: the next holder never overlaps it. */
   private async dispose(conn: Connection, why: string): Promise<void> {
     if (conn.disposed) return;
-    conn.disposed = true;
+    conn.resolveReady(conn.dispose(why));
     this.o.onSocket?.({ kind: 'closed', wasOpen: conn.wasOpen, why });
-    conn.resolveReady({ reason: 'connect-failed', failure: { source: 'connection', statusCode: 428, message: why } });
     const state = this.pairings.get(conn);
     if (state) {
       state.ended = true;

@@ -133,9 +133,14 @@ export class WhatsAppTransport implements Transport {
     // The timeout starts at the write (write-marks.ts): what comes before it is not sending, and fails as retriable.
     const mark = this.o.pool.writes.expect(account.id, messageId);
     void mark.written.then(() => this.o.pool.statuses.track(account.id, messageId, message.chatId));
+    // This replica closing the socket before the write (a stop, a hand-over) answers at once as the hand-over's wait, no
+    // attempt counted; WhatsApp closing it stays retriable and counted, so a platform that keeps closing still fails.
+    let cutHere!: () => void;
+    const cut = new Promise<'cut'>((resolve) => (cutHere = () => mark.isWritten() || resolve('cut')));
     const attempt = this.o.pool.use(
       account.id,
-      async (socket): Promise<Attempt> => {
+      async (socket, whenClosedHere): Promise<Attempt> => {
+        const unset = whenClosedHere!(cutHere);
         try {
           const held = await this.heldBeforeWrite(account.id, jid, socket);
           if (held) return { held };
@@ -152,6 +157,8 @@ export class WhatsAppTransport implements Transport {
           this.o.pool.sent.remember(account.id, messageId, sentContent);
           this.o.logger.warn({ accountId: account.id, messageId }, 'whatsapp message written; its keys wait for the store');
           return { failure: null };
+        } finally {
+          unset();
         }
       },
       account.proxy ?? null,
@@ -159,10 +166,11 @@ export class WhatsAppTransport implements Transport {
     let timer: { cancel(): void } | undefined;
     const timers = this.o.timers ?? realTimers;
     const timeout = mark.written.then(() => new Promise<'timeout'>((resolve) => (timer = timers.setTimeout(() => resolve('timeout'), this.o.timeoutMs))));
-    const outcome = await Promise.race([attempt, timeout]);
+    const outcome = await Promise.race([attempt, timeout, cut]);
     timer?.cancel();
     mark.cancel();
 
+    if (outcome === 'cut') return this.handedOver();
     if (outcome === 'timeout')
       return this.failed(account.id, { source: 'timeout', message: `no answer within ${this.o.timeoutMs} ms after the message was written` });
     if (!outcome.ok) return this.refused(account.id, outcome);
@@ -202,11 +210,16 @@ export class WhatsAppTransport implements Transport {
     return classifyWhatsAppFailure(failure, streak, this.o.overlimitBackoff ?? DEFAULT_OVERLIMIT_BACKOFF, written);
   }
 
+  /** Not the platform's wait: the socket is being handed over between replicas (or this one stops). */
+  private handedOver(): SendFailure {
+    return { kind: 'account-wait', code: 'socket_handover', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
+  }
+
   private refused(accountId: string, refusal: SocketRefusal): SendFailure {
     switch (refusal.reason) {
       case 'busy':
-        // Not the platform's wait: the socket is being handed over from another replica.
-        return { kind: 'account-wait', code: 'socket_handover', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
+      case 'closed-here':
+        return this.handedOver();
       case 'keys-unsaved':
         // Not the platform's wait: the socket stays closed until PostgreSQL takes the keys (unsaved-keys.ts).
         return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
