@@ -15,8 +15,8 @@ import { startWireServer, type WireServer } from '../helpers/wire-whatsapp-serve
 
 const ACCOUNTS = 4;
 const HOLD_EVERY_MS = 1_000;
-/** the WhatsApp socket lease (WhatsAppSocketPool's default) */
-const LEASE_MS = 30_000;
+/** the WhatsApp socket lease (the sender's SENDER_HOLD_MS, 15 s by default) */
+const LEASE_MS = 15_000;
 /** after a lease: one pass, the wait on a fresh lease (2.5 s) and the handshake, on a loaded machine */
 const CONNECT_MS = 10_000;
 const phoneOf = (a: number) => `6012200${a}000`;

@@ -16,7 +16,7 @@ test('each job setting is the variable that names it, with the documented defaul
     maxInlineWaitMs: 250,
     maxGateWaitMs: 1_000,
     lockRetryMs: 500,
-    lockTtlMs: 30_000,
+    lockTtlMs: 15_000,
     chatPacePerMinute: { telegram: 20, telegram_user: 20, whatsapp: 0, http: 0 },
     partJitterMs: 200,
     cooling: DEFAULT_COOLING,

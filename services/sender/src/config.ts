@@ -37,8 +37,8 @@ const schema = z.object({
   // How long a job waits in-process for a chat not due yet (held by its per-chat interval or a retry), from the lane's turn.
   SENDER_MAX_GATE_WAIT_MS: int(1_000, 0, 60_000),
   SENDER_LOCK_RETRY_MS: int(500, 10, 60_000),
-  // How long what a replica holds outlives it: account locks, target leases beyond a send, BullMQ's job lock plus stall check.
-  SENDER_HOLD_MS: int(30_000, 3_000, 600_000),
+  // How long what a replica holds outlives it: account locks, WhatsApp socket leases, target leases beyond a send, BullMQ's job lock plus stall check.
+  SENDER_HOLD_MS: int(15_000, 3_000, 600_000),
   // PostgreSQL connections per replica: a few serve hundreds of lanes; max_connections is shared by every replica.
   DATABASE_POOL_SIZE: int(10, 1, 200),
   // Per-chat pace, sends per minute to one chat (Telegram: 20 a minute in a group); 0: none.

@@ -213,7 +213,7 @@ const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, (slots) => {
     connection: workerRedis,
     prefix: keys.queuePrefix,
     concurrency: slots,
-    // A killed replica's jobs come back after lockDuration + stalledInterval (SENDER_HOLD_MS, 30 s; BullMQ's own 60 s): a lock is lost only to an event loop blocked that long.
+    // A killed replica's jobs come back after lockDuration + stalledInterval (SENDER_HOLD_MS, 15 s; BullMQ's own 60 s): a lock is lost only to an event loop blocked that long.
     lockDuration: Math.round((config.SENDER_HOLD_MS * 2) / 3),
     stalledInterval: Math.round(config.SENDER_HOLD_MS / 3),
     // Picked up again however often its sender dies (the job id, account lock and target leases fence a stale holder): BullMQ's default fails it

@@ -68,6 +68,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       ...(d.config.WHATSAPP_UPLOAD_HOST && { uploadHost: d.config.WHATSAPP_UPLOAD_HOST }),
       holderId: d.holderId,
       lease: new SocketLeases(d.scripts, d.keys),
+      leaseTtlMs: d.config.SENDER_HOLD_MS,
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
       onNewChatsHeld: (_accountId, code) => d.metrics.newChatsHeld.inc({ reason: code }),
