@@ -1,9 +1,10 @@
 import { fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { scrapeSum, startService } from '@metronome/testkit';
+import { cpuSeconds } from '../probe-process.mjs';
 import { BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
 
 // What the accounts-capacity benchmark sees at the WhatsApp server, and how it starts senders.
@@ -34,6 +35,7 @@ export async function countedServer() {
   });
   return {
     url,
+    pid: child.pid,
     /** as of the child's last report (every 100 ms) */
     count,
     /** `${chat JID}|${text}` → the times the server accepted that message (decrypted by the server) */
@@ -132,4 +134,21 @@ export function stopSummary(output) {
 export async function holderPids(redis, keyPrefix, ids) {
   const held = await redis.mget(ids.map((id) => `${keyPrefix}:account:${id}:socket`));
   return held.map((h) => (h ? Number(h.split(':')[2]) : null));
+}
+
+/** CPU seconds so far of the processes beside the senders: the WhatsApp server, every PostgreSQL and Redis process, this benchmark. */
+export function besideCpuSeconds(serverPid) {
+  const of = { server: cpuSeconds(serverPid), postgres: 0, redis: 0, benchmark: cpuSeconds(process.pid) };
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let comm;
+    try {
+      comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+      if (comm === 'postgres') of.postgres += cpuSeconds(Number(d));
+      else if (comm === 'redis-server') of.redis += cpuSeconds(Number(d));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return of;
 }

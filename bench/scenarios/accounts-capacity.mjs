@@ -3,7 +3,7 @@ import { createRedis } from '@metronome/redis';
 import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
 import { call, withStack } from './common.mjs';
-import { countedServer, holderPids, senderSet, sessionBundle, stopSummary } from './accounts-capacity-wire.mjs';
+import { besideCpuSeconds, countedServer, holderPids, senderSet, sessionBundle, stopSummary } from './accounts-capacity-wire.mjs';
 
 // Always-connected WhatsApp accounts (issue 53): N accounts moved in by session import, then 2
 // sender processes; the real Baileys in each connects to @openclaw/crabline's WhatsApp Web server
@@ -157,11 +157,13 @@ async function oneSize(env, n) {
         const xs = live();
         const held = await Promise.all(xs.map(senders.sockets));
         const cpu0 = xs.map((x) => cpuSeconds(x.pid));
+        const beside0 = besideCpuSeconds(wa.pid);
         // prom-client's event-loop delay histogram restarts at each scrape: this one closes the window's
         await Promise.all(xs.map((x) => senders.metric(x, 'nodejs_eventloop_lag_max_seconds')));
         await sleep(ms);
         const lag = await Promise.all(xs.map((x) => senders.metric(x, 'nodejs_eventloop_lag_max_seconds')));
         const cpu = xs.map((x, i) => (100 * (cpuSeconds(x.pid) - cpu0[i])) / (ms / 1000));
+        const beside = Object.entries(besideCpuSeconds(wa.pid)).map(([k, v]) => `${k} ${((100 * (v - beside0[k])) / (ms / 1000)).toFixed(1)}`);
         const rss = await Promise.all(xs.map((x) => senders.metric(x, 'process_resident_memory_bytes')));
         const heap = await Promise.all(xs.map((x) => senders.metric(x, 'nodejs_heap_size_used_bytes')));
         f(`${what}: accounts held per sender`, held.join(' / '));
@@ -169,6 +171,7 @@ async function oneSize(env, n) {
         f(`${what}: RSS per held account MB`, Math.max(...rss.map((b, i) => mb(b) / Math.max(1, held[i]))));
         f(`${what}: heap per sender MB`, heap.map((b) => mb(b).toFixed(0)).join(' / '));
         f(`${what}: CPU per sender % of a core`, cpu.map((c) => c.toFixed(1)).join(' / '));
+        f(`${what}: CPU beside the senders % of a core`, beside.join(' / '));
         f(`${what}: longest event-loop delay per sender ms`, lag.map((v) => (v * 1000).toFixed(0)).join(' / '));
         f(`${what}: CPU per 1,000 accounts % of a core`, (cpu.reduce((a, b) => a + b, 0) * 1000) / n);
       };
