@@ -68,3 +68,38 @@ test('a write the store refuses for what it held is dropped, not retried forever
   await auth.state.keys.set({ session: { good: session(2) } });
   expect(writes.at(-1)!.map((r) => r.keyId)).toEqual(['good']);
 });
+
+test('a key found absent is not read again until it is set; one set while the read was out is not taken for absent', async () => {
+  const { store } = memoryStore();
+  const reads: string[] = [];
+  const readKeys = store.readKeys;
+  store.readKeys = async (a, kind, ids) => {
+    reads.push(`${kind}:${ids.join(',')}`);
+    return readKeys(a, kind, ids);
+  };
+  const auth = await loadAuthState(store, 'a', [KEY], clock);
+  const keys = auth.state.keys;
+  expect(await keys.get('tctoken', ['chat'])).toEqual({});
+  expect(await keys.get('tctoken', ['chat'])).toEqual({});
+  expect(reads).toEqual(['tctoken:chat']);
+  // set, then read again from the store
+  await keys.set({ tctoken: { chat: { token: Buffer.from('t'), timestamp: '1' } } });
+  expect(Object.keys(await keys.get('tctoken', ['chat']))).toEqual(['chat']);
+  expect(reads).toEqual(['tctoken:chat', 'tctoken:chat']);
+
+  // a read that misses while a set of the same key is written: the next read asks the store again
+  let release = () => {};
+  store.readKeys = async (a, kind, ids) => {
+    reads.push(`${kind}:${ids.join(',')}`);
+    const before = await readKeys(a, kind, ids);
+    await new Promise<void>((r) => (release = r));
+    return before;
+  };
+  const missed = keys.get('tctoken', ['other']);
+  await new Promise((r) => setImmediate(r));
+  await keys.set({ tctoken: { other: { token: Buffer.from('o'), timestamp: '2' } } });
+  release();
+  expect(await missed).toEqual({});
+  store.readKeys = readKeys;
+  expect(Object.keys(await keys.get('tctoken', ['other']))).toEqual(['other']);
+});

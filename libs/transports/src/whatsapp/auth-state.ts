@@ -83,6 +83,8 @@ export async function storeLinkedSession(store: WhatsAppAuthStore, accountId: st
   await store.replace(accountId, rows, now);
 }
 
+const MAX_ABSENT = 10_000;
+
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
 export function isPaired(creds: AuthenticationCreds): boolean {
   return Boolean(creds.me?.id && creds.account);
@@ -133,10 +135,18 @@ export async function loadAuthState(
     return write;
   };
   const unsavedValue = (kind: string, id: string): Buffer | null | undefined => unsaved.find((r) => r.kind === kind && r.keyId === id)?.sealed;
+  // Keys known to have no row (Baileys' cache keeps only what exists, and asks for a chat's absent `tctoken` each message):
+  // this handle is the account's one writer while it holds the lease, so an absence holds until a set (one during the read too).
+  const absent = new Set<string>();
+  let sets = 0;
 
   const keys: SignalKeyStore = {
     get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-      const rows = await store.readKeys(accountId, type, ids);
+      const setsBefore = sets;
+      const asked = ids.filter((id) => !absent.has(`${type}\n${id}`));
+      const rows = asked.length > 0 ? await store.readKeys(accountId, type, asked) : new Map<string, Buffer>();
+      if (sets === setsBefore && absent.size < MAX_ABSENT)
+        for (const id of asked) if (!rows.has(id) && unsavedValue(type, id) === undefined) absent.add(`${type}\n${id}`);
       for (const id of ids) {
         const pending = unsavedValue(type, id);
         if (pending === null) rows.delete(id);
@@ -153,9 +163,12 @@ export async function loadAuthState(
     },
     set: async (data: SignalDataSet) => {
       const rows: AuthRow[] = [];
+      sets++;
       for (const [kind, entries] of Object.entries(data)) {
-        for (const [id, value] of Object.entries(entries ?? {}))
+        for (const [id, value] of Object.entries(entries ?? {})) {
+          absent.delete(`${kind}\n${id}`);
           rows.push({ kind, keyId: id, sealed: value ? encode(value) : null, identity: identityOf(kind, id, value) });
+        }
       }
       await enqueue(rows);
     },
