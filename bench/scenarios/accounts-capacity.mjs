@@ -92,6 +92,8 @@ async function oneSize(env, n) {
         METRICS_PORT: '0',
         HTTP_TRANSPORT_URL: stack.sandboxUrl,
         ACCOUNT_CONNECTS_PER_SECOND: String(CONNECTS_PER_SECOND),
+        // debug: each job's end and each hand-over in BENCH_LOG_DIR's logs (their cost is in the figures)
+        ...(process.env.BENCH_SENDER_LOG_LEVEL && { LOG_LEVEL: process.env.BENCH_SENDER_LOG_LEVEL }),
       });
       const live = () => [...senders.live.values()];
       const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
