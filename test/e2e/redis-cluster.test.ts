@@ -257,7 +257,7 @@ async function readyz(url: string): Promise<{ status: number; body: ReadyAnswer 
 
 // The services ride the failover out (retries sized to REDIS_CLUSTER_NODE_TIMEOUT_MS), and a job
 // whose release Redis refused gives its account's lock back once Redis answers, not when the
-// lock's SENDER_HOLD_MS (30 s) runs out. The sandbox's record is the judge.
+// lock's SENDER_HOLD_MS (15 s) runs out. The sandbox's record is the judge.
 test('the master of the deployment slot killed mid fan-out: /readyz says so, every account sends again within 10 s of the promotion, each chat once', async () => {
   const tenant = await createTenant(stack, 'failover');
   expect(tenant.status).toBe(201);

@@ -147,7 +147,7 @@ test('kill -9 of the sender holding a busy account, mid fan-out and on a stalled
   expect(chats).toHaveLength(ACCOUNTS * CHATS);
   // the stalled account went on over a new connection: within one lease, plus the time another
   // sender takes to claim the account's job, connect and send. The net is 15 s: 8 s let CI fail at
-  // 20.0 s under load (9-10 s alone); waiting for the 30 s default hold instead would still fail it.
+  // 20.0 s under load (9-10 s alone); waiting out BullMQ's own job lock (30 s, and its stall check) would still fail it.
   expect(resumedOn).not.toBe(fake.messagesOf(second.account.userId)[stalledAt - 1]!.connectionId);
   expect(takeoverMs).toBeLessThan(LEASE_MS + 15_000);
   const settled = targets.filter((t) => t.ambiguous_at !== null).length;
