@@ -90,12 +90,20 @@ export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: 
 
 /**
  * A fan-out for the fault tests: one tenant, `accounts` http accounts at `perMinute`, each with
- * one text campaign to `chats` chats (`chat-<account>-<n>`, unique across accounts) started at
- * once with "run now". Returns the tenant's token and the runs' ids.
+ * one text campaign of `parts` parts (1 unless told) to `chats` chats (`chat-<account>-<n>`,
+ * unique across accounts) started at once with "run now". Returns the tenant's token and the runs' ids.
  */
 export async function startFanOut(
   stack: Stack,
-  o: { name: string; accounts: number; chats: number; perMinute: number; groupConcurrency: number; platformDeduplicates?: (account: number) => boolean },
+  o: {
+    name: string;
+    accounts: number;
+    chats: number;
+    perMinute: number;
+    groupConcurrency: number;
+    parts?: number;
+    platformDeduplicates?: (account: number) => boolean;
+  },
 ): Promise<{ token: string; runIds: string[] }> {
   const tenant = await api(stack, 'POST', '/v1/tenants', stack.adminToken, { name: o.name });
   if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status}`);
@@ -117,7 +125,7 @@ export async function startFanOut(
       name: `c${a}`,
       timezone: 'UTC',
       schedule: { type: 'once', at: new Date().toISOString() },
-      messages: [{ type: 'text', text: 'hi' }],
+      messages: o.parts === undefined ? [{ type: 'text', text: 'hi' }] : Array.from({ length: o.parts }, (_, p) => ({ type: 'text', text: `hi ${p + 1}` })),
       targets: Array.from({ length: o.chats }, (_, i) => `chat-${a}-${i}`),
       active: false,
     });
