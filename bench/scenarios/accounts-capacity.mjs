@@ -215,6 +215,7 @@ async function oneSize(env, n) {
         );
         if (!ok) {
           const seen = sentSince(since);
+          againQuantiles = 'not all sending';
           return `not within ${AGAIN_BOUND_MS / 1000} s: ${accounts.filter((i) => seen.has(i)).length} of ${accounts.length}`;
         }
         const first = new Map();
