@@ -1,5 +1,5 @@
 import { fork } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -74,10 +74,16 @@ export function sessionBundle(phone) {
 /** Sender processes on one stack, by name, with their metrics. */
 export function senderSet(senderEnv) {
   const live = new Map();
-  // BENCH_LOG_DIR: each sender's log written there when it stops, to see what a figure was made of
-  const keepLog = (x) => process.env.BENCH_LOG_DIR && writeFileSync(join(process.env.BENCH_LOG_DIR, `${x.name}-${x.pid}.log`), `${x.s.output.join('\n')}\n`);
+  // BENCH_LOG_DIR: each sender's whole log written there as it comes, to see what a figure was made of
+  const keepLog = (s, name) => {
+    if (!process.env.BENCH_LOG_DIR) return;
+    const file = createWriteStream(join(process.env.BENCH_LOG_DIR, `${name}-${s.child.pid}.log`));
+    for (const stream of [s.child.stdout, s.child.stderr]) stream?.on('data', (chunk) => file.write(chunk));
+    s.child.once('exit', () => file.end());
+  };
   const start = async (name) => {
     const s = startService(name, 'services/sender/dist/main.js', senderEnv);
+    keepLog(s, name);
     const port = Number((await s.waitForLog((l) => l['msg'] === 'sender ready'))['metricsPort']);
     const x = { name, s, port, pid: s.child.pid };
     live.set(name, x);
@@ -93,18 +99,9 @@ export function senderSet(senderEnv) {
       const x = live.get(name);
       live.delete(name);
       await x.s.stop(signal);
-      keepLog(x);
       return x.s;
     },
-    stopAll: () =>
-      Promise.all(
-        [...live.values()].map((x) =>
-          x.s.stop('SIGKILL').then(
-            () => keepLog(x),
-            () => undefined,
-          ),
-        ),
-      ),
+    stopAll: () => Promise.all([...live.values()].map((x) => x.s.stop('SIGKILL').catch(() => undefined))),
   };
 }
 
