@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { ConnectRate, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
@@ -223,4 +223,22 @@ test('a socket handed to another replica is not opened again here within the pat
   expect(got.ok).toBe(true);
   expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'B1', 'A3']);
   expect(network.maxOpenAtOnce(accountId)).toBe(1);
+});
+
+test('a send’s connect takes the cluster-wide connect pace, as the holder’s takes do: one without a slot is refused with the wait and opens nothing', async () => {
+  const [first, second, held] = [await pairedAccount(), await pairedAccount(), await pairedAccount()];
+  const paced = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { connectPace: new ConnectRate(loadScripts(redis), redisKeys(prefix), 1) });
+  try {
+    expect((await paced.use(first, say('one', 'P1'))).ok).toBe(true);
+    const refused = await paced.use(second, say('two', 'P2'));
+    expect(refused).toMatchObject({ ok: false, reason: 'paced', retryAfterMs: 1_000 });
+    expect(network.sockets.filter((s) => s.accountId === second)).toHaveLength(0);
+    // the holder paces its own takes before it asks (account-holder.ts): not a second time here
+    expect((await paced.use(held, async () => undefined, undefined, false)).ok).toBe(true);
+    clock.advance(1_000);
+    expect((await paced.use(second, say('two', 'P2'))).ok).toBe(true);
+    expect(network.messages.map((m) => m.messageId)).toEqual(['P1', 'P2']);
+  } finally {
+    await paced.close();
+  }
 });

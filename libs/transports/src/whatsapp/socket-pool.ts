@@ -81,8 +81,7 @@ export class WhatsAppSocketPool {
       },
       prime: (accountId, groups) => this.groups.prime(accountId, groups),
     });
-    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
-    this.timer.unref();
+    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000).unref();
   }
 
   /** Runs `work` on the account's open socket, connecting it when the lease is free; refused when held elsewhere, unpaired or shut. */
@@ -219,6 +218,8 @@ export class WhatsAppSocketPool {
   }
 
   private async connect(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
+    const paced = askHandover ? await (this.o.connectPace?.take(this.o.clock.now()) ?? 0) : 0;
+    if (paced > 0) return { reason: 'paced', retryAfterMs: paced };
     const replaced = this.statuses.replacedHold(accountId);
     if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).

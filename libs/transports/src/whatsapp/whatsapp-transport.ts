@@ -220,6 +220,8 @@ export class WhatsAppTransport implements Transport {
       case 'busy':
       case 'closed-here':
         return this.handedOver();
+      case 'paced':
+        return { kind: 'account-wait', code: 'connect_paced', retryAfterMs: Math.round(refusal.retryAfterMs * (1 + Math.random())) };
       case 'keys-unsaved':
         // Not the platform's wait: the socket stays closed until PostgreSQL takes the keys (unsaved-keys.ts).
         return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
