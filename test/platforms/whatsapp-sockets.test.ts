@@ -226,7 +226,13 @@ test('a socket handed to another replica is not opened again here within the pat
 });
 
 test('a send’s connect takes the cluster-wide connect pace, as the holder’s takes do: one without a slot is refused with the wait and opens nothing; one asking a live holder spends none', async () => {
-  const [first, second, third, elsewhere, held] = await Promise.all(Array.from({ length: 5 }, pairedAccount));
+  const [first, second, third, elsewhere, held] = [
+    await pairedAccount(),
+    await pairedAccount(),
+    await pairedAccount(),
+    await pairedAccount(),
+    await pairedAccount(),
+  ];
   const paced = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { connectPace: new ConnectRate(loadScripts(redis), redisKeys(prefix), 1) });
   try {
     expect((await paced.use(first, say('one', 'P1'))).ok).toBe(true);
