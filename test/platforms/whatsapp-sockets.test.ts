@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { ConnectRate, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
@@ -223,32 +223,4 @@ test('a socket handed to another replica is not opened again here within the pat
   expect(got.ok).toBe(true);
   expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'B1', 'A3']);
   expect(network.maxOpenAtOnce(accountId)).toBe(1);
-});
-
-test('a send’s connect takes the cluster-wide connect pace, as the holder’s takes do: one without a slot is refused with the wait and opens nothing; one asking a live holder spends none', async () => {
-  const [first, second, third, elsewhere, held] = [
-    await pairedAccount(),
-    await pairedAccount(),
-    await pairedAccount(),
-    await pairedAccount(),
-    await pairedAccount(),
-  ];
-  const paced = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { connectPace: new ConnectRate(loadScripts(redis), redisKeys(prefix), 1) });
-  try {
-    expect((await paced.use(first, say('one', 'P1'))).ok).toBe(true);
-    const refused = await paced.use(second, say('two', 'P2'));
-    expect(refused).toMatchObject({ ok: false, reason: 'paced', retryAfterMs: 1_000 });
-    expect(network.sockets.filter((s) => s.accountId === second)).toHaveLength(0);
-    // the holder paces its own takes before it asks (account-holder.ts): not a second time here
-    expect((await paced.use(held, async () => undefined, undefined, false)).ok).toBe(true);
-    clock.advance(1_000);
-    // another replica holds this one: asked to hand it over, with no slot spent
-    expect((await a.use(elsewhere, say('three', 'P3'))).ok).toBe(true);
-    expect(await paced.use(elsewhere, say('four', 'P4'))).toMatchObject({ ok: false, reason: 'busy' });
-    expect((await paced.use(second, say('two', 'P2'))).ok).toBe(true);
-    expect(await paced.use(third, say('five', 'P5'))).toMatchObject({ ok: false, reason: 'paced' });
-    expect(network.messages.map((m) => m.messageId)).toEqual(['P1', 'P3', 'P2']);
-  } finally {
-    await paced.close();
-  }
 });

@@ -51,7 +51,7 @@ export interface AccountHealth {
 }
 
 /** Waits that are not the platform judging the pace (hand-overs between our replicas, unsaved keys, a failing proxy): cooling ignores them. */
-const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover', 'connect_paced', 'keys_unsaved', PROXY_FAILED];
+const HANDOVER_WAITS: readonly string[] = ['connection_replaced', 'socket_handover', 'keys_unsaved', PROXY_FAILED];
 
 export function isFloodWait(code: string): boolean {
   return !HANDOVER_WAITS.includes(code);

@@ -12,8 +12,7 @@ export type SocketRefusal =
   | { reason: 'connect-failed'; failure: WhatsAppFailure }
   | { reason: 'proxy-failed'; message: string }
   /** this pool closed (or is closing) the account's socket itself: a stop, a hand-over, an idle close */
-  | { reason: 'closed-here' }
-  | { reason: 'paced'; retryAfterMs: number };
+  | { reason: 'closed-here' };
 
 /** Why the pool disposes of a socket WhatsApp closed first; every other reason is the pool's own close. */
 export const CLOSED_BY_SERVER = 'closed by the server';

@@ -184,8 +184,6 @@ export class WhatsAppDirectory {
           status: 'failed',
           reason: "the account's keys are not saved yet (PostgreSQL refused them): sync again once it answers",
         });
-      case 'paced':
-        return this.report(accountId, sink, { status: 'failed', reason: 'connections are opening at the cluster’s connect pace: sync again in a few seconds' });
       case 'connect-failed':
         return this.failed(accountId, sink, refusal.failure);
     }

@@ -39,13 +39,3 @@ async function renewOne(r: LeaseRenewal, conn: Connection): Promise<void> {
   }
   if (conn.draining && (conn.inFlight === 0 || Date.now() - conn.drainingSince > r.drainMaxMs)) void r.dispose(conn, 'handed over');
 }
-
-/** Runs `work`, letting the account's lease go if it throws. */
-export async function releasingOnError<T>(lease: SocketLease, holderId: string, accountId: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    await lease.release(accountId, holderId).catch(() => undefined);
-    throw error;
-  }
-}

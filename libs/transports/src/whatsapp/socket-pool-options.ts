@@ -29,8 +29,6 @@ export interface WhatsAppSocketPoolOptions {
   /** how long a socket handed to another replica is not opened here again (handed-on.ts), ms; 10 s */
   handoverPatienceMs?: number;
   renewEveryMs?: number;
-  /** The cluster-wide connect pace (ms to wait, 0: now) a send's connect takes, as the account holder's do (refused `paced`; taken only for a free lease): a dead sender's accounts never reconnect in one burst. */
-  connectPace?: { take(now: number): Promise<number> };
   /** Wait before connecting on a free lease: after Redis lost its data a holder may keep its socket until its next renewal. */
   freshLeaseWaitMs?: number;
   /** how long a socket whose keys the store refused stays open for what it wrote last, ms */

@@ -14,7 +14,7 @@ import type { WhatsAppSocket } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
-import { releasingOnError, renewLeases } from './lease-renewal.js';
+import { renewLeases } from './lease-renewal.js';
 import { accountProxy, proxyChanged, throughProxy } from './proxy-socket.js';
 import { socketConfig } from './socket-config.js';
 import { groupMemberCount } from './message-receipts.js';
@@ -81,7 +81,8 @@ export class WhatsAppSocketPool {
       },
       prime: (accountId, groups) => this.groups.prime(accountId, groups),
     });
-    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000).unref();
+    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
+    this.timer.unref();
   }
 
   /** Runs `work` on the account's open socket, connecting it when the lease is free; refused when held elsewhere, unpaired or shut. */
@@ -136,9 +137,7 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
-    const auth = await releasingOnError(this.o.lease, this.o.holderId, accountId, () =>
-      loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }),
-    );
+    const auth = await this.releasingOnError(accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
     const firstQr = deferred<string>();
     const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o, accountId));
     const state: PairingState = { hooks, timer: null, ended: false, started: false };
@@ -181,9 +180,7 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
-    await releasingOnError(this.o.lease, this.o.holderId, accountId, () =>
-      storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now())),
-    );
+    await this.releasingOnError(accountId, () => storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now())));
     const opened = await this.use(accountId, async () => undefined);
     const conn = this.connections.get(accountId);
     if (conn) await this.dispose(conn, 'session checked');
@@ -222,9 +219,6 @@ export class WhatsAppSocketPool {
   }
 
   private async connect(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
-    const pace = askHandover && (await this.o.lease.peek(accountId, this.o.holderId)) !== 'other' ? this.o.connectPace : undefined;
-    const paced = (await pace?.take(this.o.clock.now())) ?? 0;
-    if (paced > 0) return { reason: 'paced', retryAfterMs: paced };
     const replaced = this.statuses.replacedHold(accountId);
     if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
@@ -237,7 +231,7 @@ export class WhatsAppSocketPool {
       // Between taking and connecting, the lease must not have gone elsewhere.
       if ((await this.o.lease.peek(accountId, this.o.holderId)) !== 'mine') return { reason: 'busy' };
     }
-    const auth: AuthHandle = await releasingOnError(this.o.lease, this.o.holderId, accountId, () =>
+    const auth: AuthHandle = await this.releasingOnError(accountId, () =>
       loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, {
         onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept),
       }),
@@ -263,6 +257,15 @@ export class WhatsAppSocketPool {
       return refusal;
     }
     return conn;
+  }
+
+  private async releasingOnError<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
+      throw error;
+    }
   }
 
   private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void, proxy: Connection['proxy']): Connection {

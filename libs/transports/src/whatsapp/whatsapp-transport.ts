@@ -32,9 +32,6 @@ export interface WhatsAppTransportOptions {
 
 type Attempt = { failure: WhatsAppFailure | null } | { held: SendFailure };
 
-/** The least a send refused a connect slot waits: each retry is a job's round trip, and a few hundred of them a second crowd the connects out. */
-const PACED_RETRY_MIN_MS = 1_000;
-
 /**
  * WhatsApp through Baileys: the account's one socket (WhatsAppSocketPool), a message id derived from the idempotency key,
  * answers classified by classify.ts. Repeated `rate-overlimit` backs off longer each time (a streak in memory, reset by a delivery).
@@ -223,12 +220,6 @@ export class WhatsAppTransport implements Transport {
       case 'busy':
       case 'closed-here':
         return this.handedOver();
-      case 'paced':
-        return {
-          kind: 'account-wait',
-          code: 'connect_paced',
-          retryAfterMs: Math.round(Math.max(PACED_RETRY_MIN_MS, refusal.retryAfterMs) * (1 + Math.random())),
-        };
       case 'keys-unsaved':
         // Not the platform's wait: the socket stays closed until PostgreSQL takes the keys (unsaved-keys.ts).
         return { kind: 'account-wait', code: 'keys_unsaved', retryAfterMs: this.o.handoverRetryMs ?? 3_000 };
