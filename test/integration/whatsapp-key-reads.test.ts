@@ -1,9 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import type { WhatsAppAuthStore } from '@metronome/transports/whatsapp';
-import { startWhatsAppServer } from '@openclaw/crabline';
+import { startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
 import { wirePoolForFile } from '../platforms/wire-setup.js';
 
 // What a message costs the key store in PostgreSQL once its chat's session exists: the real Baileys
@@ -14,18 +11,10 @@ import { wirePoolForFile } from '../platforms/wire-setup.js';
 
 const reads: string[] = [];
 const writes: string[][] = [];
-let server: { url: string; close(): Promise<void> };
+let server: WireWhatsApp;
 let repository: WhatsAppAuthRepository;
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'wa-key-reads-'));
-  const crabline = await startWhatsAppServer({ recorderPath: path.join(dir, 'whatsapp.jsonl') });
-  server = {
-    url: crabline.manifest.endpoints.baileysWebSocketUrl,
-    close: async () => {
-      await crabline.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  server = await startWireWhatsApp();
 });
 afterAll(async () => {
   await server?.close();

@@ -1,19 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { DEVELOPMENT_SECRETS_KEY } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
 import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import { baileysSocketFactory, readLinkedSession, WhatsAppSocketPool, WhatsAppTransport } from '@metronome/transports/whatsapp';
-import { startWhatsAppServer } from '@openclaw/crabline';
 import type { Redis } from 'ioredis';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 import { eventually, REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
-import { credsOnlyBundle } from '../helpers/wire-whatsapp.js';
-import { quietLogger } from '../platforms/whatsapp-setup.js';
+import { credsOnlyBundle, startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
+import { lateAuthStore, quietLogger } from '../platforms/whatsapp-setup.js';
 
 // The sender's job with the real Baileys socket against @openclaw/crabline's WhatsApp Web server (a fake platform nobody here
 // wrote), through a relay that can hold what the socket writes: the send waits on its first query (Baileys' device lookup),
@@ -74,25 +70,9 @@ async function startRelay(target: string): Promise<Relay> {
   return relay;
 }
 
-let crabline: { url: string; accepted: string[]; close(): Promise<void> };
+let crabline: WireWhatsApp;
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'wa-stop-'));
-  const accepted: string[] = [];
-  const server = await startWhatsAppServer({
-    recorderPath: path.join(dir, 'whatsapp.jsonl'),
-    onEvent: (e: { accepted?: boolean; body?: unknown }) => {
-      const text = (e.body as { message?: { conversation?: string } } | undefined)?.message?.conversation;
-      if (e.accepted && text) accepted.push(text);
-    },
-  });
-  crabline = {
-    url: server.manifest.endpoints.baileysWebSocketUrl,
-    accepted,
-    close: async () => {
-      await server.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  crabline = await startWireWhatsApp();
 });
 afterAll(async () => {
   await crabline?.close();
@@ -112,14 +92,7 @@ beforeEach(async () => {
       pool = new WhatsAppSocketPool({
         holderId: 'stop-test',
         lease: leases,
-        auth: {
-          readCreds: (a) => auth!.readCreds(a),
-          readKeys: (a, k, ids) => auth!.readKeys(a, k, ids),
-          write: (a, rows, now) => auth!.write(a, rows, now),
-          clear: (a) => auth!.clear(a),
-          replace: (a, rows, now) => auth!.replace(a, rows, now),
-          isTransient: (e) => auth!.isTransient(e),
-        },
+        auth: lateAuthStore(() => auth!),
         secretsKeys: [DEVELOPMENT_SECRETS_KEY],
         makeSocket: baileysSocketFactory,
         webSocketUrl: relay.url,
@@ -160,7 +133,7 @@ test('the pool closed under a send waiting before its write (a stopping sender):
   await job;
   const [target] = await h.targets(runId);
   expect(target).toMatchObject({ status: 'pending', attempts: 0, error_code: 'socket_handover' });
-  expect(crabline.accepted).not.toContain('to 60125000311');
+  expect(crabline.accepted.map((m) => m.text)).not.toContain('to 60125000311');
 }, 30_000);
 
 test('the server dropping the connection under the same wait stays a retriable failure: one attempt', async () => {

@@ -24,6 +24,18 @@ import { REDIS_URL, uniquePrefix } from '../helpers/test-env.js';
 
 export const quietLogger = createLogger('whatsapp-test', 'silent');
 
+/** An auth store whose repository is made later (a harness makes its database while building the transports). */
+export function lateAuthStore(repository: () => WhatsAppAuthRepository): WhatsAppAuthStore {
+  return {
+    readCreds: (a) => repository().readCreds(a),
+    readKeys: (a, k, ids) => repository().readKeys(a, k, ids),
+    write: (a, rows, now) => repository().write(a, rows, now),
+    clear: (a) => repository().clear(a),
+    replace: (a, rows, now) => repository().replace(a, rows, now),
+    isTransient: (e) => repository().isTransient(e),
+  };
+}
+
 export function socketLeases(redis: Redis, prefix: string): SocketLeases {
   return new SocketLeases(loadScripts(redis), redisKeys(prefix), 2_000);
 }
@@ -96,14 +108,7 @@ export async function startWhatsAppHarness(
   // The harness makes its database while building the transports: the pool reads the auth
   // state through this store, which reaches the repository once it exists.
   let repo: WhatsAppAuthRepository | null = null;
-  const store: WhatsAppAuthStore = {
-    readCreds: (a) => repo!.readCreds(a),
-    readKeys: (a, k, ids) => repo!.readKeys(a, k, ids),
-    write: (a, rows, now) => repo!.write(a, rows, now),
-    clear: (a) => repo!.clear(a),
-    replace: (a, rows, now) => repo!.replace(a, rows, now),
-    isTransient: (e) => repo!.isTransient(e),
-  };
+  const store = lateAuthStore(() => repo!);
   const leases = new SocketLeases(loadScripts(redis), keys);
   let network!: FakeWhatsAppNetwork;
   let pool!: WhatsAppSocketPool;
