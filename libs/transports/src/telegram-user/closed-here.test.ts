@@ -6,7 +6,7 @@ import type { UserClient } from './user-client.js';
 
 // A send on a connection this replica closed itself (the sender stopping, the holder moving the account, the lease asked
 // for) before its request was begun costs no attempt: the hand-over's short wait. The pool is the real one over an
-// in-memory lease; the client a stand-in that, as GramJS does, refuses a request once it is disconnected.
+// in-memory lease; the client a stand-in refusing a request once disconnected, as GramJS's invoke does (telegram/client/users.js: `sender.userDisconnected`).
 
 const peer = new Api.InputPeerChannel({ channelId: helpers.returnBigInt(2000), accessHash: helpers.returnBigInt(7) });
 const account = { id: 'acc', externalId: '1', credentials: { session: 'session-string' } };
