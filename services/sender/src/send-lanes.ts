@@ -15,7 +15,8 @@ import type { PaceFloors } from '@metronome/redis';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
-import { JobPace, JobStop } from './job-pace.js';
+import { JobPace } from './job-pace.js';
+import { JobStop } from './job-stop.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { JobWrites, type AnswerTally } from './writes.js';
 

@@ -24,7 +24,7 @@ import {
   type TargetSettlement,
 } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import type { JobStop } from './job-pace.js';
+import type { JobStop } from './job-stop.js';
 
 // Every write of one job to its targets, behind one object: the claim, the stamp of a send as begun, the delivery
 // (`sent`), the settlement of one part's answer, and the close.
