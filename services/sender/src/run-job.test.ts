@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { RunForSend } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { withAccountLock } from './run-job.js';
@@ -8,8 +9,8 @@ import { withAccountLock } from './run-job.js';
 
 const TTL_MS = 30_000;
 
-/** A lock whose first `failures` releases throw; the clock moves only when the job sleeps. */
-function fakeLock(failures = 0) {
+/** A lock whose first `failures` releases throw and whose renewals answer `renewals` in turn; the clock moves only when the job sleeps, or the test moves it. */
+function fakeLock(failures = 0, renewals: boolean[] = []) {
   const calls: unknown[][] = [];
   const events: unknown[][] = [];
   const sleeps: number[] = [];
@@ -24,7 +25,7 @@ function fakeLock(failures = 0) {
     },
     lock: {
       acquire: async (...a: unknown[]) => (calls.push(['acquire', ...a]), { held: true, token: 't1' }),
-      extend: async () => true,
+      extend: async (...a: unknown[]) => (calls.push(['extend', ...a, now]), renewals.shift() ?? true),
       release: async (...a: unknown[]) => {
         calls.push(['release', ...a]);
         if (failed++ < failures) throw new Error('redis away');
@@ -33,7 +34,7 @@ function fakeLock(failures = 0) {
     },
     events: { emit: (...e: unknown[]) => events.push(e) },
   } as unknown as JobDeps;
-  return { deps, calls, events, sleeps };
+  return { deps, calls, events, sleeps, advance: (ms: number) => (now += ms) };
 }
 
 /** Lets the release going on behind a job end: its sleeps are the fake clock's, so it ends within the microtasks before this. */
@@ -102,4 +103,32 @@ test("a release that never gets an answer stops once the lock's TTL has ended it
   await withAccountLock(quiet.deps, run, async () => undefined);
   await settled();
   expect(quiet.events).toEqual([]);
+});
+
+test('a renewal Redis confirms holds the lease a TTL from its request; one it refuses ends the lease and tells the job at once', async () => {
+  jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+  try {
+    const f = fakeLock(0, [true, false]);
+    const renewEvery = TTL_MS / 3;
+    await withAccountLock(f.deps, run, async (_token, _floors, lease) => {
+      let told = 0;
+      lease.whenLost(() => told++);
+      // acquired at 1_000: held until 1_000 + TTL less a sixth
+      expect(lease.heldAt(25_999)).toBe(true);
+      f.advance(renewEvery);
+      await jest.advanceTimersByTimeAsync(renewEvery);
+      expect(lease.heldAt(35_999)).toBe(true);
+      expect(lease.heldAt(36_000)).toBe(false);
+      f.advance(renewEvery);
+      await jest.advanceTimersByTimeAsync(renewEvery);
+      expect(told).toBe(1);
+      expect(lease.heldAt(f.deps.clock.now())).toBe(false);
+    });
+    expect(f.calls.filter(([name]) => name === 'extend')).toEqual([
+      ['extend', 'acc', 't1', TTL_MS, 11_000],
+      ['extend', 'acc', 't1', TTL_MS, 21_000],
+    ]);
+  } finally {
+    jest.useRealTimers();
+  }
 });

@@ -25,6 +25,7 @@ import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
+import { LockLease } from './lock-lease.js';
 import { runLanes } from './send-lanes.js';
 
 /** One sender job: up to SENDS_PER_JOB sends of one run under its account's lock, then finish, pause, or hand over to when the next send can go. */
@@ -47,19 +48,20 @@ export async function processRunJob(deps: SenderDeps, job: RunJobInput): Promise
     deps.events.emit('account:elsewhere', { runId: run.runId, accountId: run.account.id, reason: readiness.reason });
     return handOver(deps, run, readiness.retryAfterMs * (1 + deps.random() * 0.5), 'lock-busy');
   }
-  const outcome = await withAccountLock(deps, run, (token, floors) => sendAndDecide(deps, run, transport, token, floors));
+  const outcome = await withAccountLock(deps, run, (token, floors, lease) => sendAndDecide(deps, run, transport, token, floors, lease));
   if (outcome !== 'busy') return outcome;
   return handOver(deps, run, deps.settings.lockRetryMs * (1 + deps.random() * 0.5), 'lock-busy');
 }
 
 /** Under the account lock: start the run, send with its lanes, then decide and apply the job's end. */
-async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors): Promise<Outcome> {
+async function sendAndDecide(deps: JobDeps, run: RunForSend, transport: Transport, token: string, floors: PaceFloors, lease: LockLease): Promise<Outcome> {
   // A continuation finds its run already running: skip the write (claims re-check the status).
   if (run.status === 'queued' && !(await deps.starts.ask({ runId: run.runId, at: new Date(deps.clock.now()) }))) return 'inactive-campaign';
   const lanes = run.account.groupConcurrency ?? deps.settings.defaultGroupConcurrency;
   const job = {
     perMinute: accountPerMinute(deps, run, deps.clock.now()),
     planHealth: (r: Pick<LaneReport, 'floodWaits' | 'outcomes'>) => planHealth(deps, run, r),
+    lease,
   };
   const report = await runLanes(deps, run, transportAccount(deps, run), transport, token, lanes, floors, job);
   if (report.stop === 'account-unavailable') return 'no-account';
@@ -97,24 +99,35 @@ export async function loadJobRun(deps: JobDeps, job: RunJobInput): Promise<RunFo
   return run;
 }
 
-/** Runs `work` holding the account's lock (one fan-out per account), renewed meanwhile and released after; 'busy' when another job holds it. */
-export async function withAccountLock<T>(deps: JobDeps, run: RunForSend, work: (token: string, floors: PaceFloors) => Promise<T>): Promise<T | 'busy'> {
+/** Runs `work` holding the account's lock (one fan-out per account), renewed meanwhile (`lease`: until when surely ours) and released after; 'busy' when another job holds it. */
+export async function withAccountLock<T>(
+  deps: JobDeps,
+  run: RunForSend,
+  work: (token: string, floors: PaceFloors, lease: LockLease) => Promise<T>,
+): Promise<T | 'busy'> {
   const accountId = run.account.id;
-  const lock = await deps.lock.acquire(accountId, deps.settings.lockTtlMs);
+  const ttlMs = deps.settings.lockTtlMs;
+  const askedAt = deps.clock.now();
+  const lock = await deps.lock.acquire(accountId, ttlMs);
   if (!lock.held) return 'busy';
+  const lease = new LockLease(ttlMs, askedAt);
   const renew = setInterval(
     () => {
-      deps.lock.extend(accountId, lock.token, deps.settings.lockTtlMs).catch(() => undefined);
+      const at = deps.clock.now();
+      deps.lock
+        .extend(accountId, lock.token, ttlMs)
+        .then((ours) => (ours ? lease.renewed(at) : lease.lose()))
+        .catch(() => undefined);
     },
-    Math.max(100, Math.floor(deps.settings.lockTtlMs / 3)),
+    Math.max(100, Math.floor(ttlMs / 3)),
   );
   const floors: PaceFloors = { paceMs: 0, gapMs: 0 };
   try {
-    return await work(lock.token, floors);
+    return await work(lock.token, floors, lease);
   } finally {
     clearInterval(renew);
     // no renewal after this: by then the lock has ended by itself, ours or not
-    const endsBy = deps.clock.now() + deps.settings.lockTtlMs;
+    const endsBy = deps.clock.now() + ttlMs;
     const release = () => deps.lock.release(accountId, lock.token, { nowMs: deps.clock.now(), ...floors });
     await release().catch(() => void releaseWhenAnswered(deps, accountId, floors, release, endsBy).catch(() => undefined));
   }

@@ -17,6 +17,7 @@ import type { JobDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
 import { JobPace } from './job-pace.js';
 import { JobStop } from './job-stop.js';
+import type { LockLease } from './lock-lease.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { JobWrites, type AnswerTally } from './writes.js';
 
@@ -46,9 +47,9 @@ export async function runLanes(
   token: string,
   lanes: number,
   floors: PaceFloors,
-  job: { perMinute: number; planHealth: (report: AnswerTally) => HealthPlan },
+  job: { perMinute: number; planHealth: (report: AnswerTally) => HealthPlan; lease: LockLease },
 ): Promise<LaneReport> {
-  const stop = new JobStop(deps);
+  const stop = new JobStop(deps, job.lease);
   const claims = { reserved: 0, taken: 0, drained: false };
   const spare = () => Math.min(deps.settings.sendsPerJob - claims.reserved, (run.dueTimes.length - claims.taken) * run.parts.length);
   const pace = new JobPace(deps, run, token, transport, stop, { perMinute: job.perMinute, lanes, spare });
