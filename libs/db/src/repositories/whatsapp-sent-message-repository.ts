@@ -1,19 +1,35 @@
+import { GroupCommit } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../types.js';
 
+interface SentRow {
+  accountId: string;
+  messageId: string;
+  message: Buffer;
+  sentAt: Date;
+}
+
 /** WhatsApp messages kept for decryption retries (migrations/0018), deleted after the setting's days. */
 export class WhatsAppSentMessageRepository {
+  /** every account's messages sent meanwhile go in one statement, while the one before it runs */
+  private readonly batches = new GroupCommit<null, void, SentRow>((_, rows) => this.insert(rows).then(() => rows.map(() => undefined)));
+
   constructor(private readonly db: Kysely<DB>) {}
 
   /** Keeps a sent message (a re-send of the same id replaces it and its time). */
-  async remember(accountId: string, messageId: string, message: Buffer, sentAt: Date): Promise<void> {
-    await this.db
-      .insertInto('whatsapp_sent_messages')
-      .values({ account_id: accountId, message_id: messageId, message, sent_at: sentAt })
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'message_id']).doUpdateSet({ message: (eb) => eb.ref('excluded.message'), sent_at: (eb) => eb.ref('excluded.sent_at') }),
-      )
-      .execute();
+  remember(accountId: string, messageId: string, message: Buffer, sentAt: Date): Promise<void> {
+    return this.batches.ask(null, { accountId, messageId, message, sentAt });
+  }
+
+  private async insert(rows: SentRow[]): Promise<void> {
+    // one row per message, the last asked (a statement may not update one row twice); an account deleted meanwhile fails none
+    const last = [...new Map(rows.map((r) => [`${r.accountId}:${r.messageId}`, r])).values()];
+    await sql`
+      insert into whatsapp_sent_messages (account_id, message_id, message, sent_at)
+      select u.* from unnest(${last.map((r) => r.accountId)}::uuid[], ${last.map((r) => r.messageId)}::text[],
+                             ${last.map((r) => r.message)}::bytea[], ${last.map((r) => r.sentAt)}::timestamptz[]) as u(a, m, b, t)
+       where exists (select 1 from accounts where id = u.a)
+      on conflict (account_id, message_id) do update set message = excluded.message, sent_at = excluded.sent_at`.execute(this.db);
   }
 
   async find(accountId: string, messageId: string, since: Date): Promise<Buffer | null> {
