@@ -65,7 +65,7 @@ test('a hold is read each time: an operator lift from another process counts at 
 test('a hold written while a read of nothing was out: the next read finds it', async () => {
   const limits = repo();
   const id = await account();
-  let release = () => undefined as void;
+  let release: () => void = () => undefined;
   reads.hold = new Promise<void>((r) => (release = r));
   const out = limits.read(id);
   await new Promise((r) => setTimeout(r, 50));
