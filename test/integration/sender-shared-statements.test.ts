@@ -1,5 +1,5 @@
-import { jobCloses, runLoads, runStarts } from '../../services/sender/src/statements.js';
-import type { CloseRequest } from '@metronome/db';
+import { jobCloses, partWrites, runLoads, runStarts } from '../../services/sender/src/statements.js';
+import type { CloseRequest, PartWrite } from '@metronome/db';
 import { startSenderHarness, type SenderHarness } from '../helpers/sender-harness.js';
 
 // A sender's jobs that load or start their runs together share one statement
@@ -165,4 +165,60 @@ test("jobs' last writes that come while one is out share the next statement: eac
   expect(byId.get(jobs[0]!.accountId)).toMatchObject({ send_outcomes: 'ss', pace_factor: 0.5, flood_waits: [new Date(now - 1000)] });
   expect(byId.get(jobs[1]!.accountId)).toMatchObject({ send_outcomes: '', pace_factor: 1, flood_waits: [] });
   expect(byId.get(jobs[2]!.accountId)).toMatchObject({ send_outcomes: 's', pace_factor: 0.5 });
+});
+
+test("jobs' part writes that come while one is out share the next statement, each fenced by its own lease: a stamp, a waiting again, a delivered part", async () => {
+  const now = h.clock.now();
+  const parts = [
+    { type: 'text' as const, text: 'one' },
+    { type: 'text' as const, text: 'two' },
+  ];
+  const jobs = await Promise.all(
+    [['a', 'b'], ['c']].map(async (targets, i) => {
+      const { tenantId, accountId } = await h.seedAccount();
+      const runId = await h.seedRun({ tenantId, accountId, targets, parts });
+      await h.deps.repo.runs.markRunning(runId, new Date(now));
+      const owner = `job-${i}`;
+      await h.deps.targets.settleSentAndClaimMany(
+        [{ runId, owner, sent: [], leaseUntil: new Date(now + 60_000), firstSendKnown: true, limit: targets.length }],
+        new Date(now),
+        true,
+      );
+      return { runId, owner };
+    }),
+  );
+  const [one, two] = jobs as [(typeof jobs)[0], (typeof jobs)[0]];
+  const sizes: number[] = [];
+  const repo = {
+    writePartsMany: (writes: PartWrite[], at: Date) => {
+      sizes.push(writes.length);
+      return h.deps.targets.writePartsMany(writes, at);
+    },
+  };
+  const writes = partWrites(repo, h.clock, 1);
+  const began = new Date(now - 500);
+  const first = writes.ask({ runId: one.runId, target: { chatId: 'a' }, owner: one.owner, startedAt: began });
+  const answers = await Promise.all([
+    first,
+    writes.ask({ runId: one.runId, target: { chatId: 'b' }, owner: one.owner, partsSent: 1, messageId: 'm-b1' }),
+    writes.ask({ runId: two.runId, target: { chatId: 'c' }, owner: two.owner, startedAt: null }),
+    // another owner's write changes nothing
+    writes.ask({ runId: two.runId, target: { chatId: 'c' }, owner: 'someone-else', partsSent: 2, messageId: 'm-c2' }),
+  ]);
+  expect(sizes).toEqual([1, 3]);
+  expect(answers).toEqual([true, true, true, false]);
+  const rows = async (runId: string) =>
+    (
+      await h.tdb.db
+        .selectFrom('run_targets')
+        .select(['chat_id', 'send_started_at', 'parts_sent', 'message_ids'])
+        .where('run_id', '=', runId)
+        .orderBy('chat_id')
+        .execute()
+    ).map((t) => ({ chat: t.chat_id, startedAt: t.send_started_at, partsSent: t.parts_sent, messageIds: t.message_ids }));
+  expect(await rows(one.runId)).toEqual([
+    { chat: 'a', startedAt: began, partsSent: 0, messageIds: [] },
+    { chat: 'b', startedAt: null, partsSent: 1, messageIds: ['m-b1'] },
+  ]);
+  expect(await rows(two.runId)).toEqual([{ chat: 'c', startedAt: null, partsSent: 0, messageIds: [] }]);
 });

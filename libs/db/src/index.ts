@@ -54,6 +54,7 @@ export {
   type ClaimResult,
   type CloseRequest,
   type CloseResult,
+  type PartWrite,
   type SentSettlement,
   type TargetRef,
   type TargetSettlement,

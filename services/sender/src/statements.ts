@@ -5,12 +5,13 @@ import {
   type ClaimResult,
   type CloseRequest,
   type CloseResult,
+  type PartWrite,
   type RunForSend,
   type RunRepository,
   type TargetSendRepository,
 } from '@metronome/db';
 
-// The statements a sender's concurrent jobs share (group commit): their claims, run loads, starts and last writes.
+// The statements a sender's concurrent jobs share (group commit): their claims, run loads, starts, part writes and last writes.
 
 /** One job's claim: its run, lease owner, held answers and lanes waiting, and how long it leases. */
 export type JobClaim = Omit<ClaimRequest, 'leaseUntil'> & { leaseMs: number };
@@ -115,4 +116,9 @@ export function jobCloses(
   maxOut?: number,
 ): SharedStatement<CloseRequest, CloseResult> {
   return new SharedStatement((closes) => targets.settleSentAndCountMany(closes, new Date(clock.now()), true), maxOut);
+}
+
+/** The sender's jobs' part writes: sends stamped as begun or waiting again, delivered parts; false when the lease was lost. */
+export function partWrites(targets: Pick<TargetSendRepository, 'writePartsMany'>, clock: Clock, maxOut?: number): SharedStatement<PartWrite, boolean> {
+  return new SharedStatement((writes) => targets.writePartsMany(writes, new Date(clock.now())), maxOut);
 }

@@ -56,6 +56,9 @@ export interface ClaimRequest {
  * The sender's writes to run_targets, each fenced by the lease owner. `send_started_at` is set just before a part's
  * request and cleared by its answer: a lease expiring without it never reached the platform (`unknown` means one thing).
  */
+/** One held target's part write (writePartsMany): its send stamped as begun or waiting again, or a delivered part recorded. */
+export type PartWrite = { runId: string; target: TargetRef; owner: string } & ({ startedAt: Date | null } | { partsSent: number; messageId: string });
+
 export class TargetSendRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -154,6 +157,29 @@ export class TargetSendRepository {
     const rows = (await closeStatement(requests, now, finish).execute(this.db)).rows;
     const byRun = new Map(rows.map((row) => [row.run_id, row]));
     return requests.map((r) => toCloseResult(byRun.get(r.runId)!));
+  }
+
+  /**
+   * Several held targets' part writes in one statement, each fenced by its own lease: a send's stamp as begun (`startedAt`),
+   * as waiting again (null), or a delivered part (`partsSent`, `messageId`) before the chat's next part. True: still held.
+   */
+  async writePartsMany(writes: PartWrite[], now: Date): Promise<boolean[]> {
+    const recorded = writes.map((w) => ('partsSent' in w ? w : null));
+    const rows = await sql<{ i: number }>`
+      update run_targets t
+         set send_started_at = w.started_at,
+             parts_sent = coalesce(w.parts_sent, t.parts_sent),
+             message_ids = case when w.message_id is null then t.message_ids else array_append(t.message_ids, w.message_id) end,
+             updated_at = ${now}
+        from unnest(${writes.map((w) => w.runId)}::uuid[], ${writes.map((w) => w.target.chatId)}::text[],
+                    ${writes.map((w) => w.target.threadId ?? 0)}::bigint[], ${writes.map((w) => w.owner)}::text[],
+                    ${writes.map((w) => ('startedAt' in w ? w.startedAt : null))}::timestamptz[], ${recorded.map((r) => r?.partsSent ?? null)}::int[],
+                    ${recorded.map((r) => r?.messageId ?? null)}::text[]) with ordinality
+             as w(run_id, chat_id, thread_id, owner, started_at, parts_sent, message_id, i)
+       where t.run_id = w.run_id and t.chat_id = w.chat_id and t.thread_id = w.thread_id and t.lease_owner = w.owner and t.status = 'in_flight'
+      returning w.i::int as i`.execute(this.db);
+    const held = new Set(rows.rows.map((r) => r.i));
+    return writes.map((_, i) => held.has(i + 1));
   }
 
   /** Records one delivered part while the target stays in flight, before the next part goes. */
