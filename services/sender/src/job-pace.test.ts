@@ -1,7 +1,7 @@
 import type { RunForSend } from '@metronome/db';
 import type { JobDeps } from './deps.js';
 import { JobPace } from './job-pace.js';
-import type { JobStop } from './job-stop.js';
+import type { JobStop } from './job-pace.js';
 
 // JobPace's write spacing on a virtual clock: what matters is when each lane is let go to write.
 

@@ -1,10 +1,11 @@
 import { ManualClock } from '@metronome/core';
 import type { JobDeps } from './deps.js';
-import { JobStop } from './job-stop.js';
-import { LockLease } from './lock-lease.js';
+import { JobStop } from './job-pace.js';
+import { LockLease } from './run-job.js';
 
-// The account lock as the job knows it locally: surely its own for the TTL from the request of
-// its last confirmed acquire or renewal, less a sixth of the TTL; a refused renewal ends it.
+// The account lock as the job knows it locally (run-job.ts LockLease): surely its own for the TTL
+// from the request of its last confirmed acquire or renewal, less a sixth of the TTL; a refused
+// renewal ends it. The job's stop (job-pace.ts JobStop) reads it on the job's clock.
 
 const TTL_MS = 3_000;
 
@@ -20,41 +21,22 @@ test('held until a sixth of the TTL before the end of the last confirmed renewal
   expect(lease.heldAt(13_499)).toBe(true);
 });
 
-test('a lease Redis refused is not held, and tells its listener at once', () => {
+test('a lease Redis refused is not held, and a renewal confirmed after does not bring it back', () => {
   const lease = new LockLease(TTL_MS, 10_000);
-  let told = 0;
-  lease.whenLost(() => told++);
   lease.lose();
-  expect(told).toBe(1);
+  expect(lease.heldAt(10_000)).toBe(false);
+  lease.renewed(10_000);
   expect(lease.heldAt(10_000)).toBe(false);
 });
 
-function stopOn(lease: LockLease) {
+test("the job's stop halts with lock-lost once the lease has run out on the job's clock", () => {
   const clock = new ManualClock(10_000);
-  const wakes: (() => void)[] = [];
-  const deps = {
-    clock,
-    draining: new AbortController().signal,
-    sleep: (ms: number) => new Promise<void>((wake) => wakes.push(() => (clock.advance(ms), wake()))),
-  } as unknown as JobDeps;
-  return { clock, stop: new JobStop(deps, lease) };
-}
-
-test("the job's stop asks the lease on the job's clock, and stops with lock-lost once it has run out", () => {
-  const { clock, stop } = stopOn(new LockLease(TTL_MS, 10_000));
+  const deps = { clock, draining: new AbortController().signal } as unknown as JobDeps;
+  const stop = new JobStop(deps, new LockLease(TTL_MS, 10_000));
+  expect(stop.halted()).toBe(false);
   expect(stop.leaseHeld()).toBe(true);
   expect(stop.reason).toBeNull();
   clock.set(12_500);
-  expect(stop.leaseHeld()).toBe(false);
-  expect(stop.reason).toBe('lock-lost');
   expect(stop.halted()).toBe(true);
-});
-
-test('a lease lost wakes the lanes sleeping for their slots, halted', async () => {
-  const lease = new LockLease(TTL_MS, 10_000);
-  const { stop } = stopOn(lease);
-  const woke = stop.until(60_000);
-  lease.lose();
-  await expect(woke).resolves.toBe(false);
   expect(stop.reason).toBe('lock-lost');
 });

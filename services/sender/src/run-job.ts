@@ -25,7 +25,6 @@ import type { PaceFloors } from '@metronome/redis';
 import type { Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps, SenderDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
-import { LockLease } from './lock-lease.js';
 import { runLanes } from './send-lanes.js';
 
 /** One sender job: up to SENDS_PER_JOB sends of one run under its account's lock, then finish, pause, or hand over to when the next send can go. */
@@ -130,6 +129,33 @@ export async function withAccountLock<T>(
     const endsBy = deps.clock.now() + ttlMs;
     const release = () => deps.lock.release(accountId, lock.token, { nowMs: deps.clock.now(), ...floors });
     await release().catch(() => void releaseWhenAnswered(deps, accountId, floors, release, endsBy).catch(() => undefined));
+  }
+}
+
+/** How long a job's account lock is surely its own: the TTL from the request of the last acquire or renewal Redis confirmed. */
+export class LockLease {
+  private until: number;
+  private lost = false;
+
+  constructor(
+    private readonly ttlMs: number,
+    acquiredAt: number,
+  ) {
+    this.until = acquiredAt + ttlMs;
+  }
+
+  renewed(at: number): void {
+    this.until = Math.max(this.until, at + this.ttlMs);
+  }
+
+  /** Redis said the token no longer holds the lock: the job's lanes stop at their next step. */
+  lose(): void {
+    this.lost = true;
+  }
+
+  /** Until a sixth of the TTL before its end: one renewal missed (they come every third) leaves room, and what the check lets go lands before the lock can be another's. */
+  heldAt(now: number): boolean {
+    return !this.lost && now < this.until - this.ttlMs / 6;
   }
 }
 

@@ -15,9 +15,7 @@ import type { PaceFloors } from '@metronome/redis';
 import type { OutgoingPart, Transport, TransportAccount } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import type { HealthPlan, LaneReport } from './job-report.js';
-import { JobPace } from './job-pace.js';
-import { JobStop } from './job-stop.js';
-import type { LockLease } from './lock-lease.js';
+import { JobPace, JobStop } from './job-pace.js';
 import type { MediaUpload, PreparedPart } from './media-refs.js';
 import { JobWrites, type AnswerTally } from './writes.js';
 
@@ -47,7 +45,7 @@ export async function runLanes(
   token: string,
   lanes: number,
   floors: PaceFloors,
-  job: { perMinute: number; planHealth: (report: AnswerTally) => HealthPlan; lease: LockLease },
+  job: { perMinute: number; planHealth: (report: AnswerTally) => HealthPlan; lease: { heldAt(now: number): boolean } },
 ): Promise<LaneReport> {
   const stop = new JobStop(deps, job.lease);
   const claims = { reserved: 0, taken: 0, drained: false };
@@ -219,6 +217,7 @@ async function sendParts(deps: JobDeps, ctx: LaneContext, target: ClaimedTarget,
     const startedAt = deps.clock.now();
     if (firstPartStartedAt === 0) firstPartStartedAt = startedAt;
     const result = 'failure' in part ? part.failure : await transmit(deps, ctx, target, index, part, chat);
+    if (result === null) return writes.release(target, deps.clock.now());
     if ('part' in part && part.part.type === 'media' && !part.upload && isRefRefused(result) && !refreshed.has(index)) {
       // the platform no longer knows the reference: forget it and send again, uploading, once per part per job
       refreshed.add(index);
@@ -311,9 +310,15 @@ async function transmit(
   index: number,
   part: { part: OutgoingPart; upload?: MediaUpload },
   chat: { writtenAt: number },
-): Promise<SendResult> {
+): Promise<SendResult | null> {
   const { run } = ctx;
   const turn = await ctx.pace.spaceWrite();
+  // null: not sent, the lock may be another's (a stalled sender)
+  if (!ctx.stop.leaseHeld()) {
+    turn.ended();
+    await part.upload?.settle(null).catch(() => undefined);
+    return null;
+  }
   // when the request left: as the transport tells (it may wait for a connection), else now
   chat.writtenAt = deps.clock.now();
   const onWritten = () => {

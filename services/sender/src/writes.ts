@@ -24,12 +24,12 @@ import {
   type TargetSettlement,
 } from '@metronome/db';
 import type { JobDeps } from './deps.js';
-import type { JobStop } from './job-stop.js';
+import type { JobStop } from './job-pace.js';
 
 // Every write of one job to its targets, behind one object: the claim, the stamp of a send as begun, the delivery
 // (`sent`), the settlement of one part's answer, and the close.
 
-/** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer was lost). */
+/** What a lane's claim came back with: a target, none due (the run is drained), or `lost` (the statement's answer, or the account lock, was). */
 export type LaneClaim = ClaimedTarget | null | 'lost';
 
 /** What follows one part's answer: the chat's next part, the chat's end for this job, or its `sent` to write. */
@@ -174,6 +174,7 @@ export class JobWrites {
   private async claimStatement(limit: number, sending: boolean): Promise<ClaimedTarget[] | 'lost'> {
     const { deps, job } = this;
     const { run } = job;
+    if (!job.stop.leaseHeld()) return 'lost';
     const carried = this.takeAnswers();
     let claim: Awaited<ReturnType<typeof deps.claims.claim>>;
     try {
