@@ -12,9 +12,9 @@ import { eventually } from '../helpers/test-env.js';
 // unanswered at the platform, and woken with SIGCONT while the other sends. The platform receives
 // every part once: a chat whose send it had begun is `unknown` once its lease ends, never sent
 // again; one it held between parts goes back to pending and the other sends the rest; woken, it
-// writes at most one part per lane (slots reserved before the freeze), then the lock's token
-// stops it. Each sender reaches the sandbox through a proxy of its own that notes what it wrote,
-// so the record says which sender sent what, and when.
+// writes nothing: its lock's lease (SENDER_HOLD_MS from its last renewal) has run out, so it
+// neither claims nor sends before its stop. Each sender reaches the sandbox through a proxy of its
+// own that notes what it wrote, so the record says which sender sent what, and when.
 
 const HOLD_MS = 3_000; // SENDER_HOLD_MS's minimum: locks of 3 s, BullMQ's of 2 s checked every 1 s
 const FREEZE_MS = 3 * HOLD_MS;
@@ -163,18 +163,11 @@ test('a sender frozen for three holds mid-run loses its account to the other and
   const during = (sender: number) => mine().filter((w) => w.sender === sender && w.at > stoppedAt + 1_000 && w.at < wokenAt);
   expect(during(other).length).toBeGreaterThan(0);
   expect(during(stalled)).toEqual([]);
-  // Woken, it sent nothing the other had sent, and at most one part per lane: a lane waiting out a
-  // slot reserved before the freeze claims a chat and writes it; its next reservation finds the
-  // account's lock another's token, and the job stops.
+  // Woken, it wrote nothing: a lane waiting out a slot reserved before the freeze, or holding a
+  // chat stamped as begun, finds its lock's lease run out and gives the chat back unsent.
   const key = (w: Pick<Written, 'chatId' | 'partIndex'>) => `${w.chatId}|${w.partIndex}`;
-  const byOther = new Set(
-    mine()
-      .filter((w) => w.sender === other)
-      .map(key),
-  );
   const afterWake = mine().filter((w) => w.sender === stalled && w.at >= wokenAt);
-  expect(afterWake.filter((w) => byOther.has(key(w)))).toEqual([]);
-  expect(afterWake.length).toBeLessThanOrEqual(LANES);
+  expect(afterWake.map(key)).toEqual([]);
 
   // Nothing lost: every chat sent, whole and once, or `unknown` where a send of it may have been
   // begun when the sender froze (held then, at most one chat per lane), or timed out at the platform.
