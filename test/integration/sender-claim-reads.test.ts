@@ -27,7 +27,13 @@ test("a sender's writes to its in-flight targets go by the primary key, never th
     const now = h.clock.now();
     const before = await leaseIndexScans();
     for (let i = 0; i < 3; i++) await settleSentAndClaim(targets, runId, 'owner-1', [], claimAt(now));
-    await targets.markSending(runId, { chatId: 'a' }, 'owner-1', new Date(now), new Date(now));
+    await targets.writePartsMany(
+      [
+        { runId, target: { chatId: 'a' }, owner: 'owner-1', startedAt: new Date(now) },
+        { runId, target: { chatId: 'b' }, owner: 'owner-1', partsSent: 1, messageId: 'm-b' },
+      ],
+      new Date(now),
+    );
     await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('a', now)], claimAt(now));
     await settleSentAndClaim(targets, runId, 'owner-1', [sentAs('b', now)], claimAt(now, 0));
     await targets.settle(runId, { chatId: 'c' }, 'owner-1', { status: 'failed', errorCode: 'x', errorMessage: 'x', countAttempt: true }, new Date(now));

@@ -6,7 +6,7 @@ import type { SenderConfig } from './config.js';
 import type { SenderDeps, SenderSettings } from './deps.js';
 import { MediaRefs } from './media-refs.js';
 import { reportingEvents } from './reporting-events.js';
-import { ClaimStatements, jobCloses, runLoads, runStarts } from './statements.js';
+import { ClaimStatements, jobCloses, partWrites, runLoads, runStarts } from './statements.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
 export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'clock' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'> & {
@@ -29,6 +29,7 @@ export function buildSenderDeps(i: SenderInputs): SenderDeps {
     loads: runLoads(repo.runs, i.settings.sendsPerJob),
     starts: runStarts(repo.runs, i.clock),
     closes: jobCloses(targets, i.clock),
+    parts: partWrites(targets, i.clock),
     cooling: new AccountCoolingRepository(i.db),
     lock: new AccountLock(i.scripts, i.keys),
     pace: new AccountPace(i.scripts, i.keys),

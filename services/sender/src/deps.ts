@@ -1,5 +1,5 @@
 import type { Clock, CoolingSettings } from '@metronome/core';
-import type { AccountCoolingRepository, CloseRequest, CloseResult, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
+import type { AccountCoolingRepository, CloseRequest, CloseResult, PartWrite, RunForSend, SenderRepositories, TargetSendRepository } from '@metronome/db';
 import type { Logger, Metrics } from '@metronome/observability';
 import type { RunQueue } from '@metronome/queue';
 import type { AccountLock, AccountPace } from '@metronome/redis';
@@ -37,6 +37,7 @@ export interface SenderDeps {
   loads: SharedStatement<string, RunForSend | null>;
   starts: SharedStatement<{ runId: string; at: Date }, boolean>;
   closes: SharedStatement<CloseRequest, CloseResult>;
+  parts: SharedStatement<PartWrite, boolean>;
   cooling: AccountCoolingRepository;
   lock: AccountLock;
   pace: AccountPace;

@@ -1,5 +1,5 @@
 import { DEFAULT_COOLING, ManualClock, type SendResult } from '@metronome/core';
-import type { ClaimedTarget, RunForSend, TargetRef, TargetSettlement } from '@metronome/db';
+import type { ClaimedTarget, PartWrite, RunForSend, TargetRef, TargetSettlement } from '@metronome/db';
 import type { OutgoingMessage } from '@metronome/transports';
 import type { JobDeps } from './deps.js';
 import { LockLease } from './run-job.js';
@@ -80,13 +80,14 @@ function job(opts: { parts?: number; lanes?: number; typing?: boolean; stall?: S
         return { settled: new Set(request.sent.map((s) => s.chatId)), claimed, firstSend: false, at: clock.now() };
       },
     },
-    targets: {
-      markSending: async (_run: string, t: TargetRef, _owner: string, at: Date | null) => {
-        if (at) stamps.push(t.chatId);
-        stallOnce('stamp');
+    parts: {
+      ask: async (w: PartWrite) => {
+        if ('startedAt' in w && w.startedAt) stamps.push(w.target.chatId);
+        if ('startedAt' in w) stallOnce('stamp');
         return true;
       },
-      recordPart: async () => true,
+    },
+    targets: {
       settle: async (_run: string, t: TargetRef, _owner: string, s: TargetSettlement) => (settled.push({ chatId: t.chatId, s }), true),
     },
     closes: { ask: async () => ({ settled: new Set<string>(), progress: null, finished: false }) },

@@ -99,7 +99,7 @@ export class JobWrites {
   async markWaiting(target: TargetRef): Promise<boolean> {
     const { run, token } = this.job;
     const now = new Date(this.deps.clock.now());
-    return (await this.durably([keyOf(target)], 'waiting', () => this.deps.targets.markSending(run.runId, target, token, null, now))) === true;
+    return (await this.durably([keyOf(target)], 'waiting', () => this.deps.parts.ask({ runId: run.runId, target, owner: token, startedAt: null }))) === true;
   }
 
   /** Stamps a held target's send as begun, right before its request ('lost': the lease was; 'failed': the caller gives it back). */
@@ -111,7 +111,7 @@ export class JobWrites {
     const firstKnown = run.firstSendAt !== null;
     const stamped = await this.durably([keyOf(target)], 'stamp', () =>
       firstKnown
-        ? deps.targets.markSending(run.runId, target, token, at, at).then((owned) => ({ owned, firstSend: false }))
+        ? deps.parts.ask({ runId: run.runId, target, owner: token, startedAt: at }).then((owned) => ({ owned, firstSend: false }))
         : deps.targets.markTypedSending(run.runId, target, token, at, false),
     );
     if (stamped === undefined) return 'failed';
@@ -295,7 +295,9 @@ export class JobWrites {
       }
       case 'next-part': {
         tally.delivered++;
-        const owned = await this.durably([key], 'part', () => deps.targets.recordPart(run.runId, target, job.token, outcome.partsSent, outcome.messageId, at));
+        const owned = await this.durably([key], 'part', () =>
+          deps.parts.ask({ runId: run.runId, target, owner: job.token, partsSent: outcome.partsSent, messageId: outcome.messageId }),
+        );
         if (!owned) deps.events.emit('lease:lost', scope);
         return owned ? 'next-part' : 'stop';
       }

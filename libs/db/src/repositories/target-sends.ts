@@ -182,21 +182,6 @@ export class TargetSendRepository {
     return writes.map((_, i) => held.has(i + 1));
   }
 
-  /** Records one delivered part while the target stays in flight, before the next part goes. */
-  async recordPart(runId: string, target: TargetRef, owner: string, partsSent: number, messageId: string, now: Date): Promise<boolean> {
-    return this.updateHeld(runId, target, owner, {
-      parts_sent: partsSent,
-      message_ids: sql`array_append(message_ids, ${messageId})`,
-      send_started_at: null,
-      updated_at: now,
-    });
-  }
-
-  /** Marks a held target's send as begun (`at`) or, with null, as waiting again. */
-  async markSending(runId: string, target: TargetRef, owner: string, at: Date | null, now: Date): Promise<boolean> {
-    return this.updateHeld(runId, target, owner, { send_started_at: at, updated_at: now });
-  }
-
   /** Typing first: a target claimed ahead of its slot is stamped as sending once typing is over, with the run's first send unless `firstSendKnown`. */
   async markTypedSending(runId: string, target: TargetRef, owner: string, at: Date, firstSendKnown: boolean): Promise<{ owned: boolean; firstSend: boolean }> {
     const result = await sql<{ owned: number; first_send: number }>`
