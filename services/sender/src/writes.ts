@@ -98,7 +98,6 @@ export class JobWrites {
 
   async markWaiting(target: TargetRef): Promise<boolean> {
     const { run, token } = this.job;
-    const now = new Date(this.deps.clock.now());
     return (await this.durably([keyOf(target)], 'waiting', () => this.deps.parts.ask({ runId: run.runId, target, owner: token, startedAt: null }))) === true;
   }
 
