@@ -1,5 +1,7 @@
 import { WhatsAppAuthRepository } from '@metronome/db';
 import type { WhatsAppAuthStore } from '@metronome/transports/whatsapp';
+import { pino } from 'pino';
+import { eventually } from '../helpers/test-env.js';
 import { startWireWhatsApp, type WireWhatsApp } from '../helpers/wire-whatsapp.js';
 import { wirePoolForFile } from '../platforms/wire-setup.js';
 
@@ -8,8 +10,14 @@ import { wirePoolForFile } from '../platforms/wire-setup.js';
 // for the chat's `tctoken`, which this server never sets, before every message; its own cache keeps
 // only keys that exist, so the auth state remembers the absence (auth-state.ts). Each message then
 // writes the two sessions it moved on (the chat's, and the account's own device's) in one statement.
+// A connect reads the creds and what Baileys asks for as the socket opens in two statements, and
+// writes back nothing Baileys tells it that is unchanged (its LID, its device list).
 
 const reads: string[] = [];
+/** what each connect read at once (the creds with the tctoken index, then the device's own keys) */
+const readsMany: string[] = [];
+/** Baileys' own log: it says when the work it does as a socket opens is done */
+const logged: string[] = [];
 const writes: string[][] = [];
 let server: WireWhatsApp;
 let repository: WhatsAppAuthRepository;
@@ -23,6 +31,10 @@ afterAll(async () => {
 /** The product's repository, its key reads and writes counted (the file's database exists once the pool's beforeAll ran). */
 const counted: WhatsAppAuthStore = {
   readCreds: (accountId) => repository.readCreds(accountId),
+  readMany: (accountId, keys) => {
+    readsMany.push(keys.map((k) => k.kind).join('+'));
+    return repository.readMany(accountId, keys);
+  },
   readKeys: (accountId, kind, ids) => {
     reads.push(...ids.map((id) => `${kind} ${id}`));
     return repository.readKeys(accountId, kind, ids);
@@ -35,7 +47,8 @@ const counted: WhatsAppAuthStore = {
   clear: (accountId) => repository.clear(accountId),
   isTransient: (error) => repository.isTransient(error),
 };
-const wire = wirePoolForFile('key_reads', () => ({ url: server.url, auth: counted }));
+const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(line) });
+const wire = wirePoolForFile('key_reads', () => ({ url: server.url, auth: counted, logger }));
 
 test('messages to a chat already messaged read no keys from PostgreSQL and write once each', async () => {
   repository = new WhatsAppAuthRepository(wire.database.db);
@@ -50,4 +63,18 @@ test('messages to a chat already messaged read no keys from PostgreSQL and write
   console.log(`5 more messages to one chat: ${reads.length} key reads, ${writes.length} writes of ${writes.map((w) => w.join('+')).join(', ')}`);
   expect(reads).toEqual([]);
   expect(writes).toEqual(Array.from({ length: 5 }, () => ['session', 'session']));
+}, 60_000);
+
+test('a connect of a device connected before reads its auth state in two statements and writes none', async () => {
+  repository = new WhatsAppAuthRepository(wire.database.db);
+  const account = await wire.account('601260002');
+  const { pool } = await wire.replica();
+  for (const list of [reads, readsMany, writes, logged]) list.length = 0;
+  expect((await pool.use(account.id, async () => undefined)).ok).toBe(true);
+  // after 'open', Baileys stores its LID mapping, sets its own device list and moves its own session
+  await eventually('the own LID session', async () => logged.some((l) => l.includes('Own LID session created')), 10_000, 20);
+  console.log(`a connect: ${readsMany.join(', ')} read at once, ${reads.length} key reads, ${writes.length} writes`);
+  expect(readsMany).toEqual(['creds+tctoken', 'lid-mapping+device-list+session']);
+  expect(reads).toEqual([]);
+  expect(writes).toEqual([]);
 }, 60_000);

@@ -29,6 +29,7 @@ export function lateAuthStore(repository: () => WhatsAppAuthRepository): WhatsAp
   return {
     readCreds: (a) => repository().readCreds(a),
     readKeys: (a, k, ids) => repository().readKeys(a, k, ids),
+    readMany: (a, keys) => repository().readMany(a, keys),
     write: (a, rows, now) => repository().write(a, rows, now),
     clear: (a) => repository().clear(a),
     replace: (a, rows, now) => repository().replace(a, rows, now),

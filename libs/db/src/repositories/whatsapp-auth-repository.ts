@@ -44,6 +44,18 @@ export class WhatsAppAuthRepository {
     return new Map(rows.map((r) => [r.key_id, r.sealed]));
   }
 
+  /** The sealed rows among `keys` of any kinds (absent ones are missing), in one statement: a connect's creds and first keys. */
+  async readMany(accountId: string, keys: { kind: string; keyId: string }[]): Promise<{ kind: string; keyId: string; sealed: Buffer }[]> {
+    if (keys.length === 0) return [];
+    const { rows } = await sql<{ kind: string; keyId: string; sealed: Buffer }>`
+      select w.kind, w.key_id as "keyId", w.sealed from whatsapp_auth w
+      join unnest(${keys.map((k) => k.kind)}::text[], ${keys.map((k) => k.keyId)}::text[]) as k(kind, key_id)
+        on w.kind = k.kind and w.key_id = k.key_id
+      where w.account_id = ${accountId}::uuid
+    `.execute(this.db);
+    return rows;
+  }
+
   /** Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;

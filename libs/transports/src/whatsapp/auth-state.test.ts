@@ -103,3 +103,44 @@ test('a key found absent is not read again until it is set; one set while the re
   store.readKeys = readKeys;
   expect(Object.keys(await keys.get('tctoken', ['other']))).toEqual(['other']);
 });
+
+test('a reconnect reads the creds with the tctoken index, then the own keys in one read, and writes what is unchanged not again', async () => {
+  const { store, writes } = memoryStore();
+  const seed = await loadAuthState(store, 'a', [KEY], clock);
+  Object.assign(seed.state.creds, { me: { id: '60123:7@s.whatsapp.net', lid: '999:7@lid' } });
+  await seed.saveCreds();
+  await seed.state.keys.set({ 'device-list': { '60123': ['7'] }, 'lid-mapping': { '60123': '999' } });
+  const rows = new Map(writes.flat().map((r) => [`${r.kind}/${r.keyId}`, r.sealed!]));
+  store.readCreds = async () => rows.get('creds/')!;
+  const reads: string[] = [];
+  const readKeys = store.readKeys;
+  store.readKeys = async (a, kind, ids) => {
+    reads.push(`${kind}:${ids.join(',')}`);
+    return readKeys(a, kind, ids);
+  };
+  store.readMany = async (_a, keys) => {
+    reads.push(keys.map((k) => `${k.kind}:${k.keyId}`).join(' '));
+    return keys.flatMap((k) => (rows.has(`${k.kind}/${k.keyId}`) ? [{ ...k, sealed: rows.get(`${k.kind}/${k.keyId}`)! }] : []));
+  };
+  writes.length = 0;
+
+  const auth = await loadAuthState(store, 'a', [KEY], clock);
+  const keys = auth.state.keys;
+  // what Baileys does as the socket opens: its LID again, its own mapping, device list and session
+  Object.assign(auth.state.creds, { me: { ...auth.state.creds.me } });
+  await auth.saveCreds();
+  expect(await keys.get('tctoken', ['__index'])).toEqual({});
+  expect(await keys.get('lid-mapping', ['60123'])).toEqual({ '60123': '999' });
+  await keys.set({ 'device-list': { '60123': ['7'] } });
+  expect(await keys.get('session', ['60123.7'])).toEqual({});
+  expect(reads).toEqual(['creds: tctoken:__index', 'lid-mapping:60123 device-list:60123 session:60123.7']);
+  expect(writes).toEqual([]);
+
+  // a change is written, and read back from what was set
+  await keys.set({ 'device-list': { '60123': ['7', '8'] } });
+  Object.assign(auth.state.creds, { me: { ...auth.state.creds.me, name: 'renamed' } });
+  await auth.saveCreds();
+  expect(writes.map((w) => w.map((r) => r.kind))).toEqual([['device-list'], ['creds']]);
+  expect(await keys.get('device-list', ['60123'])).toEqual({ '60123': ['7', '8'] });
+  expect(reads).toHaveLength(2);
+});

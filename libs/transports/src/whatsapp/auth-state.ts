@@ -1,10 +1,11 @@
-import { open, seal, type Clock } from '@metronome/core';
+import { isSealedWith, open, seal, type Clock } from '@metronome/core';
 import { registerSecret } from '../secret-scrub.js';
 import type { LinkedSession } from './linked-session.js';
 import { KeysUnsavedError } from './keys-unsaved-error.js';
 import {
   BufferJSON,
   initAuthCreds,
+  jidDecode,
   proto,
   type AuthenticationCreds,
   type AuthenticationState,
@@ -31,6 +32,8 @@ function identityOf(kind: string, id: string, value: unknown): AuthRow['identity
 export interface WhatsAppAuthStore {
   readCreds(accountId: string): Promise<Buffer | null>;
   readKeys(accountId: string, kind: string, ids: string[]): Promise<Map<string, Buffer>>;
+  /** the rows among `keys` (of any kinds) in one statement; absent: readCreds and readKeys */
+  readMany?(accountId: string, keys: KeyRef[]): Promise<(KeyRef & { sealed: Buffer })[]>;
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
@@ -40,6 +43,25 @@ export interface WhatsAppAuthStore {
 }
 
 const CREDS_KIND = 'creds';
+
+export interface KeyRef {
+  kind: string;
+  keyId: string;
+}
+
+const WITH_CREDS: KeyRef[] = [{ kind: 'tctoken', keyId: '__index' }];
+
+/** Baileys reads the tctoken index as a socket is made (WITH_CREDS), then its own keys as it opens (socket.js 'CB:success'). */
+function ownKeys(creds: AuthenticationCreds): KeyRef[] {
+  const me = creds.me?.id ? jidDecode(creds.me.id) : undefined;
+  if (!me?.user) return [];
+  const device = me.device?.toString() || '0';
+  return [
+    { kind: 'lid-mapping', keyId: me.user },
+    { kind: 'device-list', keyId: me.user },
+    { kind: 'session', keyId: `${me.user}.${device}` },
+  ];
+}
 
 export interface AuthHandle {
   state: AuthenticationState;
@@ -83,7 +105,8 @@ export async function storeLinkedSession(store: WhatsAppAuthStore, accountId: st
   await store.replace(accountId, rows, now);
 }
 
-const MAX_ABSENT = 10_000;
+const MAX_KNOWN = 10_000;
+const keyOf = (kind: string, id: string) => `${kind}\n${id}`;
 
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
 export function isPaired(creds: AuthenticationCreds): boolean {
@@ -104,16 +127,39 @@ export async function loadAuthState(
 ): Promise<AuthHandle> {
   const key = secretsKeys[0];
   if (!key) throw new Error('no secrets key configured');
-  const encode = (value: unknown): Buffer => seal(JSON.stringify(value, BufferJSON.replacer), key);
   const decode = <T>(sealed: Buffer): T => JSON.parse(open(sealed, secretsKeys).toString('utf8'), BufferJSON.reviver) as T;
+  // Rows this handle knows (null: none; Baileys' cache keeps only keys that exist): as the lease makes it the account's one
+  // writer, they hold until its own set (one during a read too), and a set of the same value, or of the same creds, writes nothing.
+  const known = new Map<string, { sealed: Buffer; json: string } | null>();
+  const learn = (kind: string, id: string, sealed: Buffer | undefined) =>
+    known.set(keyOf(kind, id), sealed ? { sealed, json: open(sealed, secretsKeys).toString('utf8') } : null);
 
+  let sets = 0;
   let creds: AuthenticationCreds;
+  let storedCreds: string | null = null;
+  let prefetched: Promise<void> = Promise.resolve();
   if (options.fresh) {
     await store.clear(accountId);
     creds = initAuthCreds();
   } else {
-    const stored = await store.readCreds(accountId);
+    const read = store.readMany;
+    const rows = read ? await read.call(store, accountId, [{ kind: CREDS_KIND, keyId: '' }, ...WITH_CREDS]) : [];
+    const stored = read ? rows.find((r) => r.kind === CREDS_KIND)?.sealed : await store.readCreds(accountId);
     creds = stored ? decode<AuthenticationCreds>(stored) : initAuthCreds();
+    // sealed under a retired key: the next save seals them again under the current one
+    storedCreds = stored && isSealedWith(stored, key) ? JSON.stringify(creds, BufferJSON.replacer) : null;
+    if (read) {
+      for (const k of WITH_CREDS) learn(k.kind, k.keyId, rows.find((r) => r.kind === k.kind && r.keyId === k.keyId)?.sealed);
+      const own = ownKeys(creds);
+      const before = sets;
+      if (own.length > 0)
+        prefetched = read
+          .call(store, accountId, own)
+          .then((found) => {
+            if (sets === before) for (const k of own) learn(k.kind, k.keyId, found.find((r) => r.kind === k.kind && r.keyId === k.keyId)?.sealed);
+          })
+          .catch(() => undefined);
+    }
   }
 
   let chain: Promise<void> = Promise.resolve();
@@ -135,19 +181,18 @@ export async function loadAuthState(
     return write;
   };
   const unsavedValue = (kind: string, id: string): Buffer | null | undefined => unsaved.find((r) => r.kind === kind && r.keyId === id)?.sealed;
-  // Keys known to have no row (Baileys' cache keeps only what exists, and asks for a chat's absent `tctoken` each message):
-  // this handle is the account's one writer while it holds the lease, so an absence holds until a set (one during the read too).
-  const absent = new Set<string>();
-  let sets = 0;
 
   const keys: SignalKeyStore = {
     get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
+      await prefetched;
       const setsBefore = sets;
-      const asked = ids.filter((id) => !absent.has(`${type}\n${id}`));
+      const asked = ids.filter((id) => !known.has(keyOf(type, id)));
       const rows = asked.length > 0 ? await store.readKeys(accountId, type, asked) : new Map<string, Buffer>();
-      if (sets === setsBefore && absent.size < MAX_ABSENT)
-        for (const id of asked) if (!rows.has(id) && unsavedValue(type, id) === undefined) absent.add(`${type}\n${id}`);
+      if (sets === setsBefore && known.size < MAX_KNOWN)
+        for (const id of asked) if (!rows.has(id) && unsavedValue(type, id) === undefined) known.set(keyOf(type, id), null);
       for (const id of ids) {
+        const value = known.get(keyOf(type, id));
+        if (value) rows.set(id, value.sealed);
         const pending = unsavedValue(type, id);
         if (pending === null) rows.delete(id);
         else if (pending) rows.set(id, pending);
@@ -166,11 +211,17 @@ export async function loadAuthState(
       sets++;
       for (const [kind, entries] of Object.entries(data)) {
         for (const [id, value] of Object.entries(entries ?? {})) {
-          absent.delete(`${kind}\n${id}`);
-          rows.push({ kind, keyId: id, sealed: value ? encode(value) : null, identity: identityOf(kind, id, value) });
+          const k = keyOf(kind, id);
+          const was = known.get(k);
+          const json = value ? JSON.stringify(value, BufferJSON.replacer) : null;
+          if (was !== undefined && (was?.json ?? null) === json) continue;
+          const sealed = json === null ? null : seal(json, key);
+          if (was) known.set(k, sealed && json ? { sealed, json } : null);
+          else known.delete(k);
+          rows.push({ kind, keyId: id, sealed, identity: identityOf(kind, id, value) });
         }
       }
-      await enqueue(rows);
+      if (rows.length > 0) await enqueue(rows);
     },
     clear: async () => {
       await chain;
@@ -182,7 +233,12 @@ export async function loadAuthState(
   const state: AuthenticationState = { creds, keys };
   const handle: AuthHandle = {
     state,
-    saveCreds: () => enqueue([{ kind: CREDS_KIND, keyId: '', sealed: encode(state.creds) }]),
+    saveCreds: () => {
+      const json = JSON.stringify(state.creds, BufferJSON.replacer);
+      if (json === storedCreds) return chain;
+      storedCreds = json;
+      return enqueue([{ kind: CREDS_KIND, keyId: '', sealed: seal(json, key) }]);
+    },
     flush: () => chain,
     unsavedRows: () => unsaved.length,
     saveUnsaved: () => enqueue([]),
