@@ -73,6 +73,16 @@ test('a socket is opened once and kept across uses, holding the lease', async ()
   expect(network.messages.map((m) => m.messageId)).toEqual(['M1', 'M2']);
 });
 
+test("a connect reads the account's proxy only when the caller names none (a send and the holder name it)", async () => {
+  const asked: string[] = [];
+  const pool = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { proxyOf: async (id) => (asked.push(id), null) });
+  const [named, unnamed] = [await pairedAccount(), await pairedAccount()];
+  expect((await pool.use(named, say('named', 'P1'), null)).ok).toBe(true);
+  expect((await pool.use(unnamed, say('unnamed', 'P2'))).ok).toBe(true);
+  expect(asked).toEqual([unnamed]);
+  await pool.close();
+});
+
 test('another replica is refused while the socket is held, asks for it, and gets it without overlap', async () => {
   const accountId = await pairedAccount();
   expect((await a.use(accountId, say('from a', 'A1'))).ok).toBe(true);

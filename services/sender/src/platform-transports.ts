@@ -102,7 +102,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       hold: async (account) => {
         const { pool } = await built.get();
         // a holder takes free accounts only: it never asks the account's holder to hand it over
-        return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, undefined, false)).ok;
+        return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, account.proxy, false)).ok;
       },
       letGo: async (accountId, handOver) => (await built.loaded())?.transport.letGo(accountId, handOver) ?? false,
     },

@@ -35,11 +35,13 @@ export async function throughProxy(
   return { reason: 'proxy-failed', message };
 }
 
+/** The account's proxy, read unless the caller named it (a send's or the holder's, read with the account). */
 export async function accountProxy(
   o: { proxyOf?: (accountId: string) => Promise<string | null>; webSocketUrl?: string },
   accountId: string,
+  named?: string | null,
 ): Promise<Connection['proxy']> {
-  const url = (await o.proxyOf?.(accountId)) ?? null;
+  const url = named !== undefined ? named : ((await o.proxyOf?.(accountId)) ?? null);
   const settings = proxyOf(url, 'whatsapp');
   return settings && { url: url!, settings, probe: probeTarget(o.webSocketUrl) };
 }

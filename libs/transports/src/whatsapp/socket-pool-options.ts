@@ -13,7 +13,7 @@ import type { Timers } from './timers.js';
 import type { UserDevices } from './user-devices.js';
 
 export interface WhatsAppSocketPoolOptions {
-  /** the account's proxy URL, opened (docs/platforms.md, "Proxy"), read at each connection */
+  /** the account's proxy URL, opened (docs/platforms.md, "Proxy"), read at a connect whose caller names none */
   proxyOf?: (accountId: string) => Promise<string | null>;
   reportProxy?: ProxyReport;
   /** this replica's name on the lease (unique per process) */

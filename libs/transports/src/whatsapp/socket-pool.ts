@@ -94,7 +94,7 @@ export class WhatsAppSocketPool {
   ): Promise<{ ok: true; value: T } | ({ ok: false } & SocketRefusal)> {
     // a send names the account's proxy as it is now: a socket through another one is replaced
     if (proxyChanged(this.connections.get(accountId), proxy)) await this.dispose(this.connections.get(accountId)!, 'proxy changed');
-    const got = await this.acquire(accountId, askHandover);
+    const got = await this.acquire(accountId, askHandover, proxy);
     if (!(got instanceof Connection)) return { ok: false, ...got };
     got.inFlight++;
     try {
@@ -201,7 +201,7 @@ export class WhatsAppSocketPool {
     await this.sent.flush();
   }
 
-  private acquire(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
+  private acquire(accountId: string, askHandover: boolean, proxy?: string | null): Promise<Connection | SocketRefusal> {
     if (this.closed) return Promise.resolve({ reason: 'closed-here' });
     const existing = this.connections.get(accountId);
     if (!existing && askHandover && this.handedOn.recent(accountId)) return Promise.resolve({ reason: 'busy' });
@@ -212,13 +212,13 @@ export class WhatsAppSocketPool {
     }
     let pending = this.connecting.get(accountId);
     if (!pending) {
-      pending = this.connect(accountId, askHandover).finally(() => this.connecting.delete(accountId));
+      pending = this.connect(accountId, askHandover, proxy).finally(() => this.connecting.delete(accountId));
       this.connecting.set(accountId, pending);
     }
     return pending;
   }
 
-  private async connect(accountId: string, askHandover: boolean): Promise<Connection | SocketRefusal> {
+  private async connect(accountId: string, askHandover: boolean, proxyUrl?: string | null): Promise<Connection | SocketRefusal> {
     const replaced = this.statuses.replacedHold(accountId);
     if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
@@ -240,7 +240,7 @@ export class WhatsAppSocketPool {
       await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
       return { reason: 'not-paired' };
     }
-    const proxy = await accountProxy(this.o, accountId);
+    const proxy = await accountProxy(this.o, accountId, proxyUrl);
     const conn = this.open(accountId, 'send', auth, () => conn.resolveReady({ reason: 'not-paired' }), proxy);
     const timeout = delay(this.connectTimeoutMs);
     void timeout.promise.then(() =>

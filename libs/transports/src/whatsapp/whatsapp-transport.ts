@@ -62,7 +62,7 @@ export class WhatsAppTransport implements Transport {
         async (socket) => {
           await socket.sendPresenceUpdate('composing', jid);
         },
-        account.proxy ?? null,
+        account.proxy,
       )
       .catch((error: unknown) => ({ ok: false as const, error }));
     if (!used.ok) this.o.logger.debug({ accountId: account.id, refusal: used }, 'whatsapp typing not shown');
@@ -79,7 +79,7 @@ export class WhatsAppTransport implements Transport {
           return { failure: failureOf(error) };
         }
       },
-      account.proxy ?? null,
+      account.proxy,
     );
     if (!used.ok) return { ok: false, result: this.refused(account.id, used) };
     if ('failure' in used.value) {
@@ -161,7 +161,7 @@ export class WhatsAppTransport implements Transport {
           unset();
         }
       },
-      account.proxy ?? null,
+      account.proxy,
     );
     let timer: { cancel(): void } | undefined;
     const timers = this.o.timers ?? realTimers;
