@@ -76,15 +76,23 @@ export interface WhatsAppSocketConfig {
 
 export type WhatsAppSocketFactory = (accountId: string, config: WhatsAppSocketConfig) => WhatsAppSocket;
 
-export const baileysSocketFactory: WhatsAppSocketFactory = (_accountId, config) =>
-  makeWASocket({
-    ...config,
-    browser: Browsers.ubuntu('Metronome'),
-    // Broadcasting needs no history; syncing it costs bandwidth and server round trips.
-    syncFullHistory: false,
-    shouldSyncHistoryMessage: () => false,
-    // The operator's phone keeps receiving notifications while Metronome is connected.
-    markOnlineOnConnect: false,
-    // Link previews would make the sender fetch arbitrary URLs found in message texts.
-    generateHighQualityLinkPreview: false,
-  });
+export const baileysSocketFactory: WhatsAppSocketFactory = (_accountId, config) => {
+  // Baileys warns at each new socket that history sync is off (on purpose, below): a line per connect, each scrubbed of secrets.
+  const level = config.logger.level;
+  if (['trace', 'debug', 'info', 'warn'].includes(level)) config.logger.level = 'error';
+  try {
+    return makeWASocket({
+      ...config,
+      browser: Browsers.ubuntu('Metronome'),
+      // Broadcasting needs no history; syncing it costs bandwidth and server round trips.
+      syncFullHistory: false,
+      shouldSyncHistoryMessage: () => false,
+      // The operator's phone keeps receiving notifications while Metronome is connected.
+      markOnlineOnConnect: false,
+      // Link previews would make the sender fetch arbitrary URLs found in message texts.
+      generateHighQualityLinkPreview: false,
+    });
+  } finally {
+    config.logger.level = level;
+  }
+};
