@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
@@ -157,6 +158,8 @@ const holder = config.ALWAYS_CONNECTED
 
 // Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back what they hold and hand their runs on at once.
 const drain = new AbortController();
+// every running job listens (job-pace.ts wakeOnDrain): hundreds at once are expected, not a leak
+setMaxListeners(0, drain.signal);
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
 const recordLateRefusal = lateRefusalRecorder({
