@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '@metronome/core';
 import { WhatsAppAuthRepository } from '@metronome/db';
-import { createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
+import { ConnectRate, createRedis, loadScripts, redisKeys, SocketLeases } from '@metronome/redis';
 import type { WhatsAppSocketPool } from '@metronome/transports/whatsapp';
 import type { Redis } from 'ioredis';
 import { FakeWhatsAppNetwork } from '../helpers/fake-whatsapp-socket.js';
@@ -233,4 +233,29 @@ test('a socket handed to another replica is not opened again here within the pat
   expect(got.ok).toBe(true);
   expect(network.messages.map((m) => m.messageId)).toEqual(['A1', 'B1', 'A3']);
   expect(network.maxOpenAtOnce(accountId)).toBe(1);
+});
+
+test("sends that must open a socket wait their turn of the cluster-wide connect pace; the account holder's connect, paced already, does not", async () => {
+  const rate = new ConnectRate(loadScripts(redis), redisKeys(prefix), 1);
+  const refusals: number[] = [];
+  const connectPace = { take: async (now: number) => rate.take(now).then((wait) => (wait > 0 && refusals.push(wait), wait)) };
+  // the pace's waits are the manual clock's: a pause between tries need not be long
+  const timers = { setTimeout: (fn: () => void) => ({ cancel: clearTimeout.bind(null, setTimeout(fn, 5)) }) };
+  const pool = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { connectPace, timers });
+  const [first, second, third, fourth] = [await pairedAccount(), await pairedAccount(), await pairedAccount(), await pairedAccount()];
+  const opened = (accountId: string) => network.sockets.some((s) => s.accountId === accountId);
+  expect((await pool.use(first, say('first', 'T1'))).ok).toBe(true);
+  const secondSent = pool.use(second, say('second', 'T2'));
+  const fourthSent = pool.use(fourth, say('fourth', 'T4'));
+  await eventually('the pace refusing the second twice', async () => refusals.length >= 2, 5_000, 5);
+  expect([opened(second), opened(fourth)]).toEqual([false, false]);
+  expect(refusals[0]).toBe(1_000);
+  // the holder takes its own turn before it asks (account-holder.ts): not paced again, and a send waiting for that account goes with it
+  expect((await pool.use(third, async () => undefined, undefined, false)).ok).toBe(true);
+  expect((await pool.use(second, async () => undefined, undefined, false)).ok).toBe(true);
+  expect((await secondSent).ok).toBe(true);
+  expect(opened(fourth)).toBe(false);
+  clock.advance(1_000);
+  expect((await fourthSent).ok).toBe(true);
+  await pool.close();
 });

@@ -4,7 +4,7 @@ import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { NewChatLimitRepository, TelegramPeerRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countRedisCommands, type Logger, type Metrics } from '@metronome/observability';
-import { closeRedis, createRedis, DeviceLists, SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
+import { closeRedis, ConnectRate, createRedis, DeviceLists, SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import { onFirstUse, TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
 import type { IncomingText, MessageReceipt, MessageRefusal } from '@metronome/transports/whatsapp';
 import type { Kysely } from 'kysely';
@@ -69,6 +69,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       holderId: d.holderId,
       lease: new SocketLeases(d.scripts, d.keys),
       leaseTtlMs: d.config.SENDER_HOLD_MS,
+      connectPace: new ConnectRate(d.scripts, d.keys, d.config.ACCOUNT_CONNECTS_PER_SECOND),
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
       onNewChatsHeld: (_accountId, code) => d.metrics.newChatsHeld.inc({ reason: code }),

@@ -39,3 +39,12 @@ async function renewOne(r: LeaseRenewal, conn: Connection): Promise<void> {
   }
   if (conn.draining && (conn.inFlight === 0 || Date.now() - conn.drainingSince > r.drainMaxMs)) void r.dispose(conn, 'handed over');
 }
+
+export async function releasingOnError<T>(o: { lease: SocketLease; holderId: string }, accountId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    await o.lease.release(accountId, o.holderId).catch(() => undefined);
+    throw error;
+  }
+}

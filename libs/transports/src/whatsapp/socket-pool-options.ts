@@ -2,6 +2,7 @@ import type { ChatDirectorySink, Clock } from '@metronome/core';
 import type { ProxyReport } from '../proxy.js';
 import type { WhatsAppAuthStore } from './auth-state.js';
 import type { OverlimitBackoff } from './classify.js';
+import type { ConnectPace } from './connect-turns.js';
 import type { IncomingText } from './incoming.js';
 import type { SentMessageStore } from './sent-messages.js';
 import type { MessageRefusal } from './message-status.js';
@@ -29,6 +30,8 @@ export interface WhatsAppSocketPoolOptions {
   /** how long a socket handed to another replica is not opened here again (handed-on.ts), ms; 10 s */
   handoverPatienceMs?: number;
   renewEveryMs?: number;
+  /** the cluster-wide connect pace a send's connect waits its turn of (connect-turns.ts); absent: sends connect at once */
+  connectPace?: ConnectPace;
   /** Wait before connecting on a free lease: after Redis lost its data a holder may keep its socket until its next renewal. */
   freshLeaseWaitMs?: number;
   /** how long a socket whose keys the store refused stays open for what it wrote last, ms */

@@ -14,12 +14,13 @@ import type { WhatsAppSocket } from './socket.js';
 import { deferred, delay, realTimers } from './timers.js';
 import { WriteMarks } from './write-marks.js';
 import { MessageStatuses } from './message-status.js';
-import { renewLeases } from './lease-renewal.js';
+import { releasingOnError, renewLeases } from './lease-renewal.js';
 import { accountProxy, proxyChanged, throughProxy } from './proxy-socket.js';
 import { socketConfig } from './socket-config.js';
 import { groupMemberCount } from './message-receipts.js';
 import { MemoryNewChatLimits, NewChats } from './new-chats.js';
 import { HandedOn } from './handed-on.js';
+import { ConnectTurns } from './connect-turns.js';
 
 export type { WhatsAppSocketPoolOptions } from './socket-pool-options.js';
 
@@ -40,6 +41,7 @@ export class WhatsAppSocketPool {
   readonly newChats: NewChats;
   readonly directory: WhatsAppDirectory;
   readonly handedOn: HandedOn;
+  private readonly turns: ConnectTurns | undefined;
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
@@ -51,6 +53,7 @@ export class WhatsAppSocketPool {
     this.connectTimeoutMs = o.connectTimeoutMs ?? 20_000;
     this.groups = new GroupMetadataCache(o.clock, o.groupCacheTtlMs);
     this.handedOn = new HandedOn(o.clock, o.handoverPatienceMs ?? 10_000);
+    this.turns = o.connectPace && new ConnectTurns({ ...o, pace: o.connectPace, timers: o.timers ?? realTimers, random: Math.random });
     this.unsaved = new UnsavedKeys({
       lease: o.lease,
       holderId: o.holderId,
@@ -137,7 +140,7 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'superseded by a new pairing');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, request.handoverWaitMs ?? 15_000, this.o.renewEveryMs ?? 2_000);
-    const auth = await this.releasingOnError(accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
+    const auth = await releasingOnError(this.o, accountId, () => loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, { fresh: true }));
     const firstQr = deferred<string>();
     const conn = this.open(accountId, 'pair', auth, firstQr.resolve, await accountProxy(this.o, accountId));
     const state: PairingState = { hooks, timer: null, ended: false, started: false };
@@ -180,7 +183,7 @@ export class WhatsAppSocketPool {
     const current = this.connections.get(accountId) ?? (await this.connecting.get(accountId));
     if (current instanceof Connection) await this.dispose(current, 'session replaced');
     await takeLeaseForPairing(this.o.lease, accountId, this.o.holderId, this.leaseTtlMs, handoverWaitMs, this.o.renewEveryMs ?? 2_000);
-    await this.releasingOnError(accountId, () => storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now())));
+    await releasingOnError(this.o, accountId, () => storeLinkedSession(this.o.auth, accountId, session, this.o.secretsKeys[0]!, new Date(this.o.clock.now())));
     const opened = await this.use(accountId, async () => undefined);
     const conn = this.connections.get(accountId);
     if (conn) await this.dispose(conn, 'session checked');
@@ -189,6 +192,7 @@ export class WhatsAppSocketPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.turns?.close();
     clearInterval(this.timer);
     this.directory.close();
     await Promise.allSettled([...this.connecting.values()]);
@@ -211,6 +215,7 @@ export class WhatsAppSocketPool {
       return existing.ready.then((r) => r ?? existing);
     }
     let pending = this.connecting.get(accountId);
+    if (pending && !askHandover) this.turns?.grant(accountId);
     if (!pending) {
       pending = this.connect(accountId, askHandover, proxy).finally(() => this.connecting.delete(accountId));
       this.connecting.set(accountId, pending);
@@ -223,6 +228,7 @@ export class WhatsAppSocketPool {
     if (replaced) return { reason: 'connect-failed', failure: replaced };
     // Keys this replica used but could not store go first: without them, no socket (the lease is still ours).
     if (!(await this.unsaved.settle(accountId))) return { reason: 'keys-unsaved' };
+    if (askHandover && this.turns && !(await this.turns.before(accountId))) return { reason: 'closed-here' };
     const lease = await this.o.lease.acquire(accountId, this.o.holderId, this.leaseTtlMs, askHandover);
     if (lease === 'busy') return { reason: 'busy' };
     if (lease === 'taken') {
@@ -231,7 +237,7 @@ export class WhatsAppSocketPool {
       // Between taking and connecting, the lease must not have gone elsewhere.
       if ((await this.o.lease.peek(accountId, this.o.holderId)) !== 'mine') return { reason: 'busy' };
     }
-    const auth: AuthHandle = await this.releasingOnError(accountId, () =>
+    const auth: AuthHandle = await releasingOnError(this.o, accountId, () =>
       loadAuthState(this.o.auth, accountId, this.o.secretsKeys, this.o.clock, {
         onWriteFailed: (error, kept) => this.keysUnsaved(accountId, auth, error, kept),
       }),
@@ -257,15 +263,6 @@ export class WhatsAppSocketPool {
       return refusal;
     }
     return conn;
-  }
-
-  private async releasingOnError<T>(accountId: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      await this.o.lease.release(accountId, this.o.holderId).catch(() => undefined);
-      throw error;
-    }
   }
 
   private open(accountId: string, kind: 'send' | 'pair', auth: AuthHandle, onQr: (qr: string) => void, proxy: Connection['proxy']): Connection {

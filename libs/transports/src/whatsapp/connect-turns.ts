@@ -1,0 +1,61 @@
+import type { SocketLease } from './socket-lease.js';
+import type { Timers } from './timers.js';
+
+export interface ConnectPace {
+  take(now: number): Promise<number>;
+}
+
+export interface ConnectTurnsOptions {
+  pace: ConnectPace;
+  lease: SocketLease;
+  holderId: string;
+  clock: { now(): number };
+  timers: Timers;
+  random(): number;
+}
+
+/** Sends that must open a socket take turns of the cluster-wide connect pace (libs/redis `ConnectRate`, the account holder's) in order: one
+ * take per try for the whole queue, each wait jittered up to twice itself, so a dead sender's accounts never reconnect in one burst. */
+export class ConnectTurns {
+  private readonly queue: { accountId: string; go(ok: boolean): void }[] = [];
+  private pumping = false;
+  private closed = false;
+
+  constructor(private readonly o: ConnectTurnsOptions) {}
+
+  /** True at the account's turn, at once when its lease is not free (it opens nothing: held here or asked of its holder); false once closed. */
+  async before(accountId: string): Promise<boolean> {
+    if (this.closed) return false;
+    if ((await this.o.lease.peek(accountId, this.o.holderId).catch(() => 'free' as const)) !== 'free') return true;
+    return new Promise((go) => {
+      this.queue.push({ accountId, go });
+      void this.pump();
+    });
+  }
+
+  /** The account holder took a turn for this account already: a send waiting for its own goes now. */
+  grant(accountId: string): void {
+    const at = this.queue.findIndex((w) => w.accountId === accountId);
+    if (at >= 0) this.queue.splice(at, 1)[0]!.go(true);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const w of this.queue.splice(0)) w.go(false);
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        // Redis away: the lease cannot be taken either, so the connect fails as it would unpaced
+        const wait = await this.o.pace.take(this.o.clock.now()).catch(() => 0);
+        if (wait === 0) this.queue.shift()?.go(true);
+        else await new Promise<void>((resolve) => this.o.timers.setTimeout(resolve, wait * (1 + this.o.random())));
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}
