@@ -36,8 +36,8 @@ export interface AccountHolderDeps {
   heldNow?(held: number): void;
 }
 
-// connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake); the longest wait before a failed one is tried again
-const MAX_OPENING = 128;
+// connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake: 5-11 s with 250 opening while 250 send); the longest wait before a failed one is tried again
+const MAX_OPENING = 256;
 const MAX_RETRY_MS = 5 * 60_000;
 
 /**

@@ -1,0 +1,48 @@
+import { ManualClock } from '@metronome/core';
+import type { HeldAccountRow } from '@metronome/db';
+import { startAccountHolder, type AccountHolderDeps } from './account-holder.js';
+
+const row = (i: number): HeldAccountRow => ({
+  id: `acc-${String(i).padStart(4, '0')}`,
+  platform: 'whatsapp',
+  externalId: null,
+  credentials: null,
+  proxy: null,
+  connection: 'always',
+  sending: false,
+});
+
+/** Waits until the abort, as the holder's sleeps do; the clock never moves in these tests. */
+const untilAborted = (_ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+
+test('a sender opens up to 256 connections at once (a connect took 5-11 s with 250 opening while 250 sent)', async () => {
+  const asked: string[] = [];
+  const deps: AccountHolderDeps = {
+    me: 'sender-1',
+    accounts: { alwaysConnected: async () => Array.from({ length: 300 }, (_, i) => row(i)) },
+    registry: { beat: async () => ['sender-1'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => null) },
+    connectRate: { take: async () => 0 },
+    connections: [
+      {
+        platform: 'whatsapp',
+        holderId: 'sender-1',
+        held: async () => [],
+        // a handshake that never ends: each one stays opening
+        hold: (account) => (asked.push(account.id), new Promise<boolean>(() => undefined)),
+        letGo: async () => true,
+      },
+    ],
+    open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
+    clock: new ManualClock(0),
+    logger: { info: () => undefined, warn: () => undefined },
+    random: () => 0.5,
+    sleep: untilAborted,
+    everyMs: 5_000,
+    connectsPerSecond: 1_000,
+  };
+  const holder = startAccountHolder(deps);
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+  expect(asked).toHaveLength(256);
+  await holder.stop();
+});
