@@ -1,3 +1,4 @@
+import { GroupCommit } from '@metronome/core';
 import { sql, type Kysely } from 'kysely';
 import { isTransientDbError } from '../transient-error.js';
 import type { DB } from '../types.js';
@@ -12,11 +13,21 @@ export interface WhatsAppAuthWrite {
   identity?: { lid: string; pn: string } | undefined;
 }
 
+/** One account's write of rows. */
+interface AccountWrite {
+  accountId: string;
+  rows: WhatsAppAuthWrite[];
+  now: Date;
+}
+
 /** The row kind and key id that hold an account's credentials. */
 export const WHATSAPP_CREDS_KIND = 'creds';
 
 /** WhatsApp auth state as sealed bytes (migrations/0003); sealing and serialisation are the transport's. */
 export class WhatsAppAuthRepository {
+  /** the writes of every account asked while one statement runs go in the next together (each account writes one at a time) */
+  private readonly batches = new GroupCommit<null, { error: unknown } | null, AccountWrite>((_, writes) => this.writeBatch(writes), 2);
+
   constructor(private readonly db: Kysely<DB>) {}
 
   /** The sealed credentials, or null when the account has never been paired. */
@@ -56,31 +67,55 @@ export class WhatsAppAuthRepository {
     return rows;
   }
 
-  /** Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. */
+  /**
+   * Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. A write without
+   * identities shares its statement with other accounts' writes asked meanwhile; one a batch fails for is tried alone.
+   */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;
     const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
-    if (identities.length === 0) return this.writeRows(this.db, accountId, rows, now);
+    if (identities.length === 0) {
+      const failed = await this.batches.ask(null, { accountId, rows, now });
+      if (failed) throw failed.error;
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
-      await this.writeRows(trx, accountId, rows, now);
+      await this.writeRows(trx, [{ accountId, rows, now }]);
       await learnIdentities(trx, accountId, identities, now);
     });
   }
 
-  private async writeRows(db: Kysely<DB>, accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
-    const kinds = rows.map((r) => r.kind);
-    const ids = rows.map((r) => r.keyId);
-    const sealed = rows.map((r) => r.sealed);
+  private async writeBatch(writes: AccountWrite[]): Promise<({ error: unknown } | null)[]> {
+    try {
+      await this.writeRows(this.db, writes);
+      return writes.map(() => null);
+    } catch (error) {
+      if (writes.length === 1 || isTransientDbError(error)) return writes.map(() => ({ error }));
+      return Promise.all(
+        writes.map((w) =>
+          this.writeRows(this.db, [w]).then(
+            () => null,
+            (e: unknown) => ({ error: e }),
+          ),
+        ),
+      );
+    }
+  }
+
+  private async writeRows(db: Kysely<DB>, writes: AccountWrite[]): Promise<void> {
+    // one row per key, the last asked: a statement may not touch a row twice
+    const rows = [...new Map(writes.flatMap((w) => w.rows.map((r) => [`${w.accountId}\n${r.kind}\n${r.keyId}`, { ...r, w }] as const))).values()];
     await sql`
       with input as (
-        select * from unnest(${kinds}::text[], ${ids}::text[], ${sealed}::bytea[]) as t(kind, key_id, sealed)
+        select * from unnest(${rows.map((r) => r.w.accountId)}::uuid[], ${rows.map((r) => r.kind)}::text[], ${rows.map((r) => r.keyId)}::text[],
+                             ${rows.map((r) => r.sealed)}::bytea[], ${rows.map((r) => r.w.now)}::timestamptz[]) as t(account_id, kind, key_id, sealed, at)
       ),
       removed as (
         delete from whatsapp_auth w using input i
-        where w.account_id = ${accountId}::uuid and w.kind = i.kind and w.key_id = i.key_id and i.sealed is null
+        where w.account_id = i.account_id and w.kind = i.kind and w.key_id = i.key_id and i.sealed is null
       )
       insert into whatsapp_auth (account_id, kind, key_id, sealed, updated_at)
-      select ${accountId}::uuid, kind, key_id, sealed, ${now}::timestamptz from input where sealed is not null
+      select account_id, kind, key_id, sealed, at from input where sealed is not null
       on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
     `.execute(db);
   }
@@ -95,7 +130,7 @@ export class WhatsAppAuthRepository {
     const identities = rows.flatMap((r) => (r.identity ? [r.identity] : []));
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
-      for (let i = 0; i < rows.length; i += 2_000) await this.writeRows(trx, accountId, rows.slice(i, i + 2_000), now);
+      for (let i = 0; i < rows.length; i += 2_000) await this.writeRows(trx, [{ accountId, rows: rows.slice(i, i + 2_000), now }]);
       if (identities.length) await learnIdentities(trx, accountId, identities, now);
     });
   }

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { KyselyPlugin } from 'kysely';
+import { WhatsAppAuthRepository } from '@metronome/db';
+import { seedAccount, seedTenant } from '../helpers/seed.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
+
+// Every message a WhatsApp account sends writes its Signal session (auth state): the writes of
+// all the accounts a sender holds that come while two statements are out share the next one,
+// each account's rows as it asked, and one account's refused write fails only its own.
+// Real PostgreSQL; statements counted as Kysely runs them.
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase('wa_auth_writes');
+});
+afterAll(() => tdb.drop());
+
+let statements = 0;
+const plugin: KyselyPlugin = {
+  transformQuery: (args) => {
+    statements++;
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+const now = new Date('2026-06-01T09:00:00Z');
+const session = (text: string) => Buffer.from(text);
+
+async function accounts(n: number): Promise<string[]> {
+  const tenantId = await seedTenant(tdb.db);
+  return Promise.all(Array.from({ length: n }, () => seedAccount(tdb.db, tenantId, { platform: 'whatsapp' })));
+}
+
+async function stored(accountId: string): Promise<Record<string, string>> {
+  const rows = await tdb.db.selectFrom('whatsapp_auth').select(['kind', 'key_id', 'sealed']).where('account_id', '=', accountId).execute();
+  return Object.fromEntries(rows.map((r) => [`${r.kind}/${r.key_id}`, r.sealed.toString()]));
+}
+
+test("ten accounts' session writes asked at once: three statements, each account's rows, a deletion among them", async () => {
+  const ids = await accounts(10);
+  const repo = new WhatsAppAuthRepository(tdb.db.withPlugin(plugin));
+  await repo.write(ids[0]!, [{ kind: 'pre-key', keyId: '7', sealed: session('a pre-key') }], now);
+  statements = 0;
+  await Promise.all(
+    ids.map((id, i) =>
+      repo.write(
+        id,
+        [{ kind: 'session', keyId: `6019${i}.0`, sealed: session(`session of ${i}`) }, ...(i === 0 ? [{ kind: 'pre-key', keyId: '7', sealed: null }] : [])],
+        now,
+      ),
+    ),
+  );
+  // two go at once; the other eight, asked while they ran, together
+  expect(statements).toBe(3);
+  for (const [i, id] of ids.entries()) expect(await stored(id)).toEqual({ [`session/6019${i}.0`]: `session of ${i}` });
+});
+
+test("an account's refused write fails only itself: the others in its statement are written", async () => {
+  const [kept, other] = await accounts(2);
+  const repo = new WhatsAppAuthRepository(tdb.db);
+  const gone = randomUUID();
+  const results = await Promise.allSettled([
+    repo.write(kept!, [{ kind: 'session', keyId: 'first', sealed: session('first') }], now),
+    repo.write(kept!, [{ kind: 'session', keyId: 'second', sealed: session('second') }], now),
+    repo.write(other!, [{ kind: 'session', keyId: 'x', sealed: session('x') }], now),
+    repo.write(gone, [{ kind: 'session', keyId: 'y', sealed: session('y') }], now),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+  expect(repo.isTransient((results[3] as PromiseRejectedResult).reason)).toBe(false);
+  expect(await stored(kept!)).toEqual({ 'session/first': 'first', 'session/second': 'second' });
+  expect(await stored(other!)).toEqual({ 'session/x': 'x' });
+});
