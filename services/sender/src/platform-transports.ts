@@ -46,7 +46,9 @@ export interface OnFirstUse {
 /** WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL. */
 export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
   const built = onFirstUse(async () => {
-    const { baileysSocketFactory, resolveWhatsAppVersion, UserDevices, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
+    const { baileysSocketFactory, CONNECT_BURST, resolveWhatsAppVersion, UserDevices, WhatsAppSocketPool, WhatsAppTransport } = await import(
+      '@metronome/transports/whatsapp'
+    );
     const logger = d.logger.child({ component: 'whatsapp' });
     const version = await resolveWhatsAppVersion({
       configured: d.config.WHATSAPP_VERSION,
@@ -69,7 +71,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       holderId: d.holderId,
       lease: new SocketLeases(d.scripts, d.keys),
       leaseTtlMs: d.config.SENDER_HOLD_MS,
-      connectPace: new ConnectRate(d.scripts, d.keys, d.config.ACCOUNT_CONNECTS_PER_SECOND),
+      connectPace: new ConnectRate(d.scripts, d.keys, d.config.ACCOUNT_CONNECTS_PER_SECOND, CONNECT_BURST),
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
       onNewChatsHeld: (_accountId, code) => d.metrics.newChatsHeld.inc({ reason: code }),

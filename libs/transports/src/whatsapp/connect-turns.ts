@@ -14,8 +14,11 @@ export interface ConnectTurnsOptions {
   random(): number;
 }
 
-/** Sends that must open a socket take turns of the cluster-wide connect pace (libs/redis `ConnectRate`, the account holder's) in order: one
- * take per try for the whole queue, each wait jittered up to twice itself, so a dead sender's accounts never reconnect in one burst. */
+/** Slots taken at once (one round trip): the pace's burst (`ConnectRate` burst), or a busy sender's takes fall under its rate. */
+export const CONNECT_BURST = 5;
+
+/** Sends that must open a socket take turns of the cluster-wide connect pace (libs/redis `ConnectRate`, the account holder's) in order: up
+ * to CONNECT_BURST takes per try for the whole queue, each wait jittered up to twice itself, so a dead sender's accounts never reconnect in one burst. */
 export class ConnectTurns {
   private readonly queue: { accountId: string; go(ok: boolean): void }[] = [];
   private pumping = false;
@@ -49,10 +52,12 @@ export class ConnectTurns {
     this.pumping = true;
     try {
       while (this.queue.length > 0) {
+        const now = this.o.clock.now();
         // Redis away: the lease cannot be taken either, so the connect fails as it would unpaced
-        const wait = await this.o.pace.take(this.o.clock.now()).catch(() => 0);
-        if (wait === 0) this.queue.shift()?.go(true);
-        else await new Promise<void>((resolve) => this.o.timers.setTimeout(resolve, wait * (1 + this.o.random())));
+        const waits = await Promise.all(Array.from({ length: Math.min(CONNECT_BURST, this.queue.length) }, () => this.o.pace.take(now).catch(() => 0)));
+        for (const wait of waits) if (wait === 0) this.queue.shift()?.go(true);
+        const wait = Math.min(...waits);
+        if (wait > 0) await new Promise<void>((resolve) => this.o.timers.setTimeout(resolve, wait * (1 + this.o.random())));
       }
     } finally {
       this.pumping = false;

@@ -3,6 +3,7 @@ import './one-async-storage.js';
 export { WhatsAppTransport, type WhatsAppTransportOptions } from './whatsapp-transport.js';
 export { WhatsAppSocketPool, type WhatsAppSocketPoolOptions } from './socket-pool.js';
 export type { SocketLease } from './socket-lease.js';
+export { CONNECT_BURST, type ConnectPace } from './connect-turns.js';
 export type { SocketRefusal } from './connection.js';
 export { baileysSocketFactory, type WhatsAppSocket, type WhatsAppSocketConfig, type WhatsAppSocketFactory, type WhatsAppSocketEvents } from './socket.js';
 export { loadAuthState, isPaired, type WhatsAppAuthStore, type AuthRow, type AuthHandle } from './auth-state.js';
