@@ -178,6 +178,9 @@ function report(n, seconds, t, profile) {
   const tag = (a, i) => a.tags?.[i]?.[1];
   const lastTag = (a) => a.tags?.at(-1)?.[1] ?? a.success;
   const phases = [
+    ['asked to connect, from the first', (a) => (a.turn0 ?? a.lease0) - Math.min(...done.map((d) => d.turn0 ?? d.lease0))],
+    ['turn of the connect pace', (a) => a.turn1 - a.turn0],
+    ['turn given, from the first asked', (a) => a.turn1 - Math.min(...done.map((d) => d.turn0))],
     ['lease taken (Redis)', (a) => a.lease1 - a.lease0],
     ['fresh-lease wait', (a) => a.creds0 - a.lease1],
     ['creds read (PostgreSQL)', (a) => a.creds1 - a.creds0],
@@ -189,7 +192,7 @@ function report(n, seconds, t, profile) {
     ...[0, 1, 2].map((i) => [`init query ${i + 1} (${done[0]?.tags?.[i]?.[0] ?? '?'})`, (a) => tag(a, i) - (i ? tag(a, i - 1) : a.success)]),
     ['→ open', (a) => a.ready - lastTag(a)],
     ['total: lease → open', (a) => a.ready - a.lease0],
-    ['opened, from the first lease', (a) => a.ready - Math.min(...done.map((d) => d.lease0))],
+    ['opened, from the first asked', (a) => a.ready - Math.min(...done.map((d) => d.turn0 ?? d.lease0))],
   ];
   console.log(`${'phase, ms'.padEnd(32)}    10 %   50 %   90 %    max`);
   for (const [name, f] of phases) console.log(`${name.padEnd(32)} ${quantiles(done.map(f))}`);

@@ -45,6 +45,17 @@ timed(WhatsAppAuthRepository.prototype, 'readCreds', (_, [id], t0, t1) => {
   const a = acc(id);
   if (a.creds0 === undefined) Object.assign(a, { creds0: t0, creds1: t1 });
 });
+if (WhatsAppAuthRepository.prototype.readMany)
+  timed(WhatsAppAuthRepository.prototype, 'readMany', (_, [id, keys], t0, t1) => {
+    const a = acc(id);
+    if (keys.some((k) => k.kind === 'creds')) {
+      if (a.creds0 === undefined) Object.assign(a, { creds0: t0, creds1: t1 });
+      return;
+    }
+    a.readKeysN = (a.readKeysN ?? 0) + 1;
+    a.readKeysMs = (a.readKeysMs ?? 0) + (t1 - t0);
+    (a.kinds ??= []).push(`many ${keys.map((k) => k.kind).join('+')}`);
+  });
 for (const m of ['readKeys', 'write'])
   timed(WhatsAppAuthRepository.prototype, m, (_, [id, kindOrRows, ids], t0, t1) => {
     const a = acc(id);
@@ -92,6 +103,13 @@ Connection.prototype.resolveReady = function (value) {
   }
   return resolveReady.call(this, value);
 };
+
+const turns = await import(pathToFileURL(join(root, 'libs/transports/dist/whatsapp/connect-turns.js')).href).catch(() => null);
+if (turns)
+  timed(turns.ConnectTurns.prototype, 'before', (_, [id], t0, t1) => {
+    const a = acc(id);
+    if (a.turn0 === undefined) Object.assign(a, { turn0: t0, turn1: t1 });
+  });
 
 const pg = (await import('pg')).default;
 timed(pg.Pool.prototype, 'connect', (_, args, t0, t1) => {
