@@ -50,3 +50,15 @@ test('a secret registered again keeps every form, also one an older entry had re
 test('the process registry is one instance', () => {
   expect(processSecrets()).toBe(processSecrets());
 });
+
+test('eight thousand secrets: each found where it appears, several in one text, the longest of those sharing a start', () => {
+  const s = new SecretScrubber();
+  const secrets = Array.from({ length: 8_000 }, (_, i) => `k${String(i).padStart(6, '0')}-${(i * 7919).toString(36)}`);
+  for (const secret of secrets) s.add(secret);
+  // one that starts as another does, and is longer
+  const longer = `${secrets[1]}-longer`;
+  s.add(longer);
+  expect(s.scrub(`a ${secrets[0]} b ${secrets[7_999]}${secrets[4_000]} c`)).toBe(`a ${REDACTED} b ${REDACTED}${REDACTED} c`);
+  expect(s.scrub(`x ${longer} y ${secrets[1]} z ${secrets[1]!.slice(0, -1)}`)).toBe(`x ${REDACTED} y ${REDACTED} z ${secrets[1]!.slice(0, -1)}`);
+  expect(s.scrub(secrets[1]!)).toBe(REDACTED);
+});

@@ -15,9 +15,15 @@ export function secretForms(secret: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
+/**
+ * The secrets are found through an index of their first MIN_SECRET_LENGTH characters, kept as they come and go: a text is
+ * scanned once whatever their number. One regular expression of them all (thousands with a thousand WhatsApp accounts)
+ * was compiled again after each new one and tried every alternative at every position of every line.
+ */
 export class SecretScrubber {
   private readonly secrets = new Set<string>();
-  private pattern: RegExp | null = null;
+  /** the secrets by their first characters, longest first */
+  private readonly byPrefix = new Map<string, string[]>();
 
   constructor(private readonly capacity = 100_000) {}
 
@@ -31,8 +37,12 @@ export class SecretScrubber {
         continue;
       }
       this.secrets.add(form);
-      if (this.secrets.size > this.capacity) this.secrets.delete(this.secrets.values().next().value!);
-      this.pattern = null;
+      this.index(form);
+      if (this.secrets.size > this.capacity) {
+        const oldest = this.secrets.values().next().value!;
+        this.secrets.delete(oldest);
+        this.unindex(oldest);
+      }
     }
   }
 
@@ -42,15 +52,35 @@ export class SecretScrubber {
 
   scrub(text: string): string {
     if (this.secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
-    // longest first, so a secret that contains another is replaced whole
-    this.pattern ??= new RegExp(
-      [...this.secrets]
-        .sort((a, b) => b.length - a.length)
-        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('|'),
-      'g',
-    );
-    return text.replace(this.pattern, REDACTED);
+    let out = '';
+    let from = 0;
+    for (let i = 0; i + MIN_SECRET_LENGTH <= text.length; ) {
+      // longest first, so a secret that contains another is replaced whole
+      const found = this.byPrefix.get(text.slice(i, i + MIN_SECRET_LENGTH))?.find((s) => text.startsWith(s, i));
+      if (!found) {
+        i++;
+        continue;
+      }
+      out += text.slice(from, i) + REDACTED;
+      i += found.length;
+      from = i;
+    }
+    return from === 0 ? text : out + text.slice(from);
+  }
+
+  private index(secret: string): void {
+    const key = secret.slice(0, MIN_SECRET_LENGTH);
+    const list = this.byPrefix.get(key) ?? [];
+    const at = list.findIndex((s) => s.length < secret.length);
+    list.splice(at < 0 ? list.length : at, 0, secret);
+    this.byPrefix.set(key, list);
+  }
+
+  private unindex(secret: string): void {
+    const key = secret.slice(0, MIN_SECRET_LENGTH);
+    const list = this.byPrefix.get(key)?.filter((s) => s !== secret) ?? [];
+    if (list.length > 0) this.byPrefix.set(key, list);
+    else this.byPrefix.delete(key);
   }
 }
 
