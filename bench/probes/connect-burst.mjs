@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
 import { call, withStack } from '../scenarios/common.mjs';
-import { besideCpuSeconds, countedServer, senderSet, sessionBundle } from '../scenarios/accounts-capacity-wire.mjs';
+import { besideCpuSeconds, countedServer, senderSet, sessionBundle, wireSenderEnv } from '../scenarios/accounts-capacity-wire.mjs';
 
 const env = {
   databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/metronome',
@@ -90,18 +90,12 @@ async function burst(n) {
     await withStack(env, { senders: 0, env: { WHATSAPP_WS_URL: wa.url } }, async ({ stack, token, db, keyPrefix }) => {
       const busy = mode === 'jobs' ? await accounts(stack, token, 0, sending, {}) : [];
       const burstIds = await accounts(stack, token, sending, n, mode === 'jobs' ? { connection: 'on_demand' } : {});
-      const senders = senderSet({
-        DATABASE_URL: db.url,
-        REDIS_URL: env.redisUrl,
-        KEY_PREFIX: keyPrefix,
-        WHATSAPP_WS_URL: wa.url,
-        METRICS_PORT: '0',
-        HTTP_TRANSPORT_URL: stack.sandboxUrl,
-        ACCOUNT_CONNECTS_PER_SECOND: mode === 'jobs' ? '25' : '1000',
-        NODE_OPTIONS: `--import=${trace}`,
-        PROBE_TRACE_DIR: dir,
-        ...JSON.parse(process.env.PROBE_ENV ?? '{}'),
-      });
+      const senders = senderSet(
+        wireSenderEnv(
+          { db, redisUrl: env.redisUrl, keyPrefix, wa, stack, connectsPerSecond: mode === 'jobs' ? 25 : 1000 },
+          { NODE_OPTIONS: `--import=${trace}`, PROBE_TRACE_DIR: dir, ...JSON.parse(process.env.PROBE_ENV ?? '{}') },
+        ),
+      );
       try {
         let started = Date.now();
         const x = await senders.start('sender-1');

@@ -72,6 +72,20 @@ export function sessionBundle(phone) {
 }
 
 /** Sender processes on one stack, by name, with their metrics. */
+/** What a sender of these scenarios runs with: the stack's database, Redis and sandbox, and the WhatsApp server; `more` on top. */
+export function wireSenderEnv({ db, redisUrl, keyPrefix, wa, stack, connectsPerSecond }, more = {}) {
+  return {
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    KEY_PREFIX: keyPrefix,
+    WHATSAPP_WS_URL: wa.url,
+    METRICS_PORT: '0',
+    HTTP_TRANSPORT_URL: stack.sandboxUrl,
+    ACCOUNT_CONNECTS_PER_SECOND: String(connectsPerSecond),
+    ...more,
+  };
+}
+
 export function senderSet(senderEnv) {
   const live = new Map();
   // BENCH_LOG_DIR: each sender's whole log written there as it comes, to see what a figure was made of

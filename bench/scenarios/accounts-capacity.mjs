@@ -3,7 +3,7 @@ import { createRedis } from '@metronome/redis';
 import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
 import { call, withStack } from './common.mjs';
-import { besideCpuSeconds, countedServer, holderPids, senderSet, sessionBundle, stopSummary } from './accounts-capacity-wire.mjs';
+import { besideCpuSeconds, countedServer, holderPids, senderSet, sessionBundle, stopSummary, wireSenderEnv } from './accounts-capacity-wire.mjs';
 
 // Always-connected WhatsApp accounts (issue 53): N accounts moved in by session import, then 2
 // sender processes; the real Baileys in each connects to @openclaw/crabline's WhatsApp Web server
@@ -84,17 +84,13 @@ async function oneSize(env, n) {
       // the stack's end drops the database under it
       pgc.on('error', () => undefined);
       cleanups.push(() => pgc.end());
-      senders = senderSet({
-        DATABASE_URL: db.url,
-        REDIS_URL: env.redisUrl,
-        KEY_PREFIX: keyPrefix,
-        WHATSAPP_WS_URL: wa.url,
-        METRICS_PORT: '0',
-        HTTP_TRANSPORT_URL: stack.sandboxUrl,
-        ACCOUNT_CONNECTS_PER_SECOND: String(CONNECTS_PER_SECOND),
-        // debug: each job's end and each hand-over in BENCH_LOG_DIR's logs (their cost is in the figures)
-        ...(process.env.BENCH_SENDER_LOG_LEVEL && { LOG_LEVEL: process.env.BENCH_SENDER_LOG_LEVEL }),
-      });
+      senders = senderSet(
+        wireSenderEnv(
+          { db, redisUrl: env.redisUrl, keyPrefix, wa, stack, connectsPerSecond: CONNECTS_PER_SECOND },
+          // debug: each job's end and each hand-over in BENCH_LOG_DIR's logs (their cost is in the figures)
+          process.env.BENCH_SENDER_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_SENDER_LOG_LEVEL } : {},
+        ),
+      );
       const live = () => [...senders.live.values()];
       const socketsOf = async (xs) => (await Promise.all(xs.map(senders.sockets))).reduce((a, b) => a + b, 0);
       const allConnected = async () => (await socketsOf(live())) === n && wa.count.open === n;
