@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { KyselyPlugin } from 'kysely';
 import { WhatsAppAuthRepository } from '@metronome/db';
+import { countDbStatements } from '@metronome/observability';
 import { seedAccount, seedTenant } from '../helpers/seed.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
 
@@ -16,13 +16,6 @@ beforeAll(async () => {
 afterAll(() => tdb.drop());
 
 let statements = 0;
-const plugin: KyselyPlugin = {
-  transformQuery: (args) => {
-    statements++;
-    return args.node;
-  },
-  transformResult: async (args) => args.result,
-};
 const now = new Date('2026-06-01T09:00:00Z');
 const session = (text: string) => Buffer.from(text);
 
@@ -38,7 +31,7 @@ async function stored(accountId: string): Promise<Record<string, string>> {
 
 test("ten accounts' session writes asked at once: three statements, each account's rows, a deletion among them", async () => {
   const ids = await accounts(10);
-  const repo = new WhatsAppAuthRepository(tdb.db.withPlugin(plugin));
+  const repo = new WhatsAppAuthRepository(countDbStatements(tdb.db, () => statements++));
   await repo.write(ids[0]!, [{ kind: 'pre-key', keyId: '7', sealed: session('a pre-key') }], now);
   statements = 0;
   await Promise.all(

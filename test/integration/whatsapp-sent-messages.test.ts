@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { KyselyPlugin } from 'kysely';
 import { WhatsAppSentMessageRepository } from '@metronome/db';
+import { countDbStatements } from '@metronome/observability';
 import { seedAccount, seedTenant } from '../helpers/seed.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-env.js';
 
@@ -14,25 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => tdb.drop());
 
-function counting(): { plugin: KyselyPlugin; statements: () => number } {
-  let n = 0;
-  return {
-    plugin: {
-      transformQuery: (args) => {
-        n++;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    },
-    statements: () => n,
-  };
-}
-
 test('sixty messages of three accounts asked at once: two statements, each kept, a message kept twice keeps the last', async () => {
   const tenantId = await seedTenant(tdb.db);
   const accounts = [await seedAccount(tdb.db, tenantId), await seedAccount(tdb.db, tenantId), await seedAccount(tdb.db, tenantId)];
-  const count = counting();
-  const repo = new WhatsAppSentMessageRepository(tdb.db.withPlugin(count.plugin));
+  let statements = 0;
+  const repo = new WhatsAppSentMessageRepository(countDbStatements(tdb.db, () => statements++));
   const at = new Date('2026-06-01T09:00:00Z');
   const asked = Array.from({ length: 60 }, (_, i) => ({ accountId: accounts[i % 3]!, messageId: `M${i}`, message: Buffer.from(`message ${i}`) }));
   // the first account's M0 again, later: the newer wins
@@ -40,7 +26,7 @@ test('sixty messages of three accounts asked at once: two statements, each kept,
   await Promise.all(asked.map((m) => repo.remember(m.accountId, m.messageId, m.message, at)));
 
   // the first goes alone; the rest, asked while it ran, together
-  expect(count.statements()).toBe(2);
+  expect(statements).toBe(2);
   const found = await Promise.all(asked.slice(1, 60).map((m) => repo.find(m.accountId, m.messageId, at)));
   expect(found.map((b) => b?.toString())).toEqual(asked.slice(1, 60).map((m) => m.message.toString()));
   expect((await repo.find(accounts[0]!, 'M0', at))?.toString()).toBe('message 0, again');
