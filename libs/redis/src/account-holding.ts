@@ -3,6 +3,13 @@ import type { RedisKeys } from './keys.js';
 import { rateLimitReplies } from './rate-limit.js';
 import type { ScriptCommands } from './scripts.js';
 
+/** A connection lease's holder names its sender: WhatsApp's is the sender's id, telegram_user's adds this suffix. */
+export const TELEGRAM_USER_HOLDER_SUFFIX = ':tg';
+
+export function senderOfHolder(holder: string): string {
+  return holder.endsWith(TELEGRAM_USER_HOLDER_SUFFIX) ? holder.slice(0, -TELEGRAM_USER_HOLDER_SUFFIX.length) : holder;
+}
+
 /**
  * The senders alive now, for spreading always-connected accounts (issue 53): a sorted set of
  * sender ids scored by when each one's heartbeat runs out. The clock is the caller's.

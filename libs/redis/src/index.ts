@@ -9,7 +9,7 @@ export { LeaderLease } from './leader-lease.js';
 export { closeRedis, createRedis, duplicateRedis, failoverRetries, type RedisClient, type RedisClusterTarget, type RedisTarget } from './connection.js';
 export { SocketLeases } from './socket-lease.js';
 export { DeviceLists } from './device-lists.js';
-export { ConnectRate, SenderRegistry } from './account-holding.js';
+export { ConnectRate, SenderRegistry, senderOfHolder, TELEGRAM_USER_HOLDER_SUFFIX } from './account-holding.js';
 export { SharedRateLimit, type PairRefusal } from './rate-limit.js';
 export { SchedulerWake } from './scheduler-wake.js';
 export { answerWithin, NoAnswerError } from './answer-within.js';

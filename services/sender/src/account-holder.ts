@@ -34,6 +34,8 @@ export interface AccountHolderDeps {
   connectsPerSecond: number;
   /** after each pass: the accounts this sender holds or is opening, on every platform */
   heldNow?(held: number): void;
+  /** after each heartbeat: the senders alive (routes and the sweep of gone senders' queues, job-routes.ts) */
+  seen?(senders: string[]): Promise<void>;
 }
 
 // connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake: 5-11 s with 250 opening while 250 send); the longest wait before a failed one is tried again
@@ -96,6 +98,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
   async function pass(): Promise<void> {
     const started = d.clock.now();
     const senders = await d.registry.beat(d.me, started, d.everyMs * 3);
+    await d.seen?.(senders).catch((err: unknown) => d.logger.warn({ err }, 'could not sweep the queues of gone senders'));
     const rows = await d.accounts.alwaysConnected(d.connections.map((c) => c.platform));
     const takes: [HeldConnections, HeldAccountRow][] = [];
     let heldHere = opening.size;

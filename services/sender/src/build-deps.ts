@@ -9,7 +9,10 @@ import { reportingEvents } from './reporting-events.js';
 import { ClaimStatements, jobCloses, partWrites, runLoads, runStarts } from './statements.js';
 
 /** What the sender's dependencies are made from: connections and keys, and what a job takes as given. */
-export type SenderInputs = Pick<SenderDeps, 'transports' | 'secretsKeys' | 'clock' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining'> & {
+export type SenderInputs = Pick<
+  SenderDeps,
+  'transports' | 'secretsKeys' | 'clock' | 'logger' | 'metrics' | 'settings' | 'random' | 'sleep' | 'draining' | 'routes'
+> & {
   /** the event bus; absent: one wired to `metrics` and `logger` */
   events?: SenderDeps['events'];
   db: Parameters<typeof senderRepositories>[0];
@@ -34,6 +37,7 @@ export function buildSenderDeps(i: SenderInputs): SenderDeps {
     lock: new AccountLock(i.scripts, i.keys),
     pace: new AccountPace(i.scripts, i.keys),
     queue: new RunQueue(i.redis, i.keys.queuePrefix),
+    ...(i.routes && { routes: i.routes }),
     transports: i.transports,
     media: new MediaRefs(repo),
     secretsKeys: i.secretsKeys,

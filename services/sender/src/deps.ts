@@ -42,6 +42,8 @@ export interface SenderDeps {
   lock: AccountLock;
   pace: AccountPace;
   queue: RunQueue;
+  /** which sender's own queue takes a run's next job (job-routes.ts); absent: the shared queue always */
+  routes?: { to(accountId: string): Promise<string | null> };
   transports: Record<string, Transport | undefined>;
   media: MediaRefs;
   secretsKeys: Buffer[];

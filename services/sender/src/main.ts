@@ -28,10 +28,11 @@ import {
   stopStep,
   stopOnSignals,
 } from '@metronome/observability';
-import { DirectoryQueue, RUNS_QUEUE, runJobSchema } from '@metronome/queue';
-import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry } from '@metronome/redis';
+import { DirectoryQueue, RUNS_QUEUE, runJobSchema, senderRunsQueue } from '@metronome/queue';
+import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry, TELEGRAM_USER_HOLDER_SUFFIX } from '@metronome/redis';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { startAccountHolder } from './account-holder.js';
+import { JobRoutes, sweepGoneSenders } from './job-routes.js';
 import { WorkerPool } from './worker-pool.js';
 import { drainMs, loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
@@ -122,7 +123,7 @@ const wa = whatsappOnFirstUse({
 });
 // Telegram user accounts: one MTProto connection per account across replicas (the same Redis lease).
 const tg = telegramUserOnFirstUse({
-  holderId: `${senderId}:tg`,
+  holderId: `${senderId}${TELEGRAM_USER_HOLDER_SUFFIX}`,
   config,
   db,
   scripts,
@@ -132,12 +133,19 @@ const tg = telegramUserOnFirstUse({
   onIncomingText: (accountId, message) => (optOuts.onIncomingText(accountId, message, 'telegram_user'), receipts.onReply(accountId, message, 'telegram_user')),
 });
 const [whatsapp, telegramUser] = [wa.transport, tg.transport];
+// Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back what they hold and hand their runs on at once.
+const drain = new AbortController();
+// every running job listens (job-pace.ts wakeOnDrain): hundreds at once are expected, not a leak
+setMaxListeners(0, drain.signal);
+const registry = new SenderRegistry(redis, keys);
+// a held account's next job goes to its holder's own queue (job-routes.ts)
+const routes = new JobRoutes({ me: senderId, holders: (ids) => registry.leaseHolders(ids), draining: drain.signal });
 // Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).
 const holder = config.ALWAYS_CONNECTED
   ? startAccountHolder({
       me: senderId,
       accounts: new HeldAccountRepository(db),
-      registry: new SenderRegistry(redis, keys),
+      registry,
       connectRate: new ConnectRate(scripts, keys, config.ACCOUNT_CONNECTS_PER_SECOND),
       connections: [wa.connections, tg.connections],
       open: (row) => ({
@@ -153,13 +161,10 @@ const holder = config.ALWAYS_CONNECTED
       everyMs: config.ACCOUNT_HOLD_EVERY_MS,
       connectsPerSecond: config.ACCOUNT_CONNECTS_PER_SECOND,
       heldNow: (held) => growSlots(held),
+      seen: (live) => (routes.seen(live), sweepGoneSenders(queue, live, logger)),
     })
   : null;
 
-// Aborted on SIGTERM: running jobs stop claiming, finish and write what they send, give back what they hold and hand their runs on at once.
-const drain = new AbortController();
-// every running job listens (job-pace.ts wakeOnDrain): hundreds at once are expected, not a leak
-setMaxListeners(0, drain.signal);
 // What jobs report goes through one bus: its subscribers make the metrics and the log lines.
 const events = reportingEvents(metrics, logger);
 const recordLateRefusal = lateRefusalRecorder({
@@ -183,6 +188,7 @@ const deps = buildSenderDeps({
   random: Math.random,
   sleep: (ms) => sleep(ms),
   draining: drain.signal,
+  ...(holder && { routes }),
 });
 const { queue } = deps;
 queue.queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
@@ -210,9 +216,10 @@ async function runJob(job: Job): Promise<Outcome> {
   return outcome;
 }
 
-// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why), and one more per account held (worker-pool.ts).
-const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, (slots) => {
-  const worker = new Worker(RUNS_QUEUE, runJob, {
+// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why), and one more per account held (worker-pool.ts);
+// as many again on this sender's own queue, where the jobs of the accounts it holds go (job-routes.ts).
+const workerOn = (queueName: string) => (slots: number) => {
+  const worker = new Worker(queueName, runJob, {
     connection: workerRedis,
     prefix: keys.queuePrefix,
     concurrency: slots,
@@ -225,10 +232,13 @@ const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, (slots) => {
   });
   worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
   return worker;
-});
+};
+const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, workerOn(RUNS_QUEUE));
+const ownPool = holder ? new WorkerPool(config.SENDER_CONCURRENCY, workerOn(senderRunsQueue(senderId))) : null;
 function growSlots(held: number): void {
   const before = workerPool.size;
   workerPool.hold(held);
+  ownPool?.hold(held);
   if (workerPool.size > before) logger.info({ slots: workerPool.size, held }, 'job slots grown for the accounts held');
 }
 // Chat directory syncs (CONTRACT §3): rare and long (a listing of thousands of chats), so a few at once.
@@ -283,7 +293,8 @@ stopOnSignals(
     resendCleanup.stop();
     // out of the registry first: the others take this sender's accounts as its sockets close below
     await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
-    const closing = Promise.all([...workerPool.workers, directory].map((w) => w.close()));
+    const workers = () => [...workerPool.workers, ...(ownPool?.workers ?? []), directory];
+    const closing = Promise.all(workers().map((w) => w.close()));
     if (!(await settledWithin(closing, DRAIN_MS))) {
       // Answers before connections: closed sockets answer the waiting sends at once, written while PostgreSQL and Redis are there.
       logger.warn({ waitedMs: DRAIN_MS }, 'sends still waiting: closing the platform connections under them');
@@ -294,9 +305,11 @@ stopOnSignals(
         // Answers are written to PostgreSQL as they come (JobWrites in writes.ts); what the stuck jobs still hold is covered by its leases (CONTRACT §4).
         logger.warn({ redis: redis.status, worker: workerRedis.status }, 'jobs still running: closing the connections under them');
         await Promise.all([closeRedis(redis, REDIS_CLOSE_MS), closeRedis(workerRedis, REDIS_CLOSE_MS)]);
-        await stopStep(logger, 'workers', Promise.all([...workerPool.workers, directory].map((w) => w.close(true))), STEP_MS);
+        await stopStep(logger, 'workers', Promise.all(workers().map((w) => w.close(true))), STEP_MS);
       }
     }
+    // what waits in this sender's own queue goes to the shared one, for the others (a killed sender's is swept by them)
+    if (ownPool) await stopStep(logger, 'own queue', queue.moveToShared(senderId, true), STEP_MS);
     // Sockets close and release their leases while Redis and PostgreSQL are still there.
     await closePlatforms();
     await stopStep(logger, 'receipts', receipts.close(), STEP_MS);

@@ -211,8 +211,9 @@ export async function applyDecision(
 export async function handOver(deps: JobDeps, run: RunForSend, delayMs: number, outcome: Outcome): Promise<Outcome> {
   const next = await deps.repo.runs.handOver(run.runId, run.jobSeq, new Date(deps.clock.now()));
   if (!next) return 'stale-message';
-  // If this enqueue is lost (Redis down), the scheduler's reconciler re-adds the job by its id.
-  await deps.queue.enqueue(run.runId, next.jobSeq, Math.max(0, delayMs));
+  // If this enqueue is lost (Redis down), the scheduler's reconciler re-adds the job by its id; an unknown route is the shared queue.
+  const to = (await deps.routes?.to(run.account.id).catch(() => null)) ?? null;
+  await deps.queue.enqueue(run.runId, next.jobSeq, Math.max(0, delayMs), to);
   return outcome;
 }
 

@@ -1,0 +1,48 @@
+import { JobRoutes, sweepGoneSenders } from './job-routes.js';
+
+const routes = (holder: string | null, draining = new AbortController()) => {
+  const r = new JobRoutes({ me: 'sender:a', holders: async (ids) => ids.map(() => holder), draining: draining.signal });
+  return { r, draining };
+};
+
+test("a held account's next job goes to its holder's own queue, a telegram_user lease naming its sender too", async () => {
+  const { r } = routes('sender:b');
+  r.seen(['sender:a', 'sender:b']);
+  expect(await r.to('acc-1')).toBe('sender:b');
+  const tg = routes('sender:b:tg').r;
+  tg.seen(['sender:a', 'sender:b']);
+  expect(await tg.to('acc-1')).toBe('sender:b');
+});
+
+test('the shared queue: before a pass saw the senders, for a free account, for a holder gone from the registry', async () => {
+  expect(await routes('sender:b').r.to('acc-1')).toBeNull();
+  const free = routes(null).r;
+  free.seen(['sender:a']);
+  expect(await free.to('acc-1')).toBeNull();
+  const gone = routes('sender:c').r;
+  gone.seen(['sender:a', 'sender:b']);
+  expect(await gone.to('acc-1')).toBeNull();
+});
+
+test('a draining sender routes nothing more to itself, and still to the others', async () => {
+  const { r, draining } = routes('sender:a');
+  r.seen(['sender:a', 'sender:b']);
+  expect(await r.to('acc-1')).toBe('sender:a');
+  draining.abort();
+  expect(await r.to('acc-1')).toBeNull();
+  const other = routes('sender:b', draining).r;
+  other.seen(['sender:a', 'sender:b']);
+  expect(await other.to('acc-1')).toBe('sender:b');
+});
+
+test("a pass moves the jobs of each gone sender's queue, and only those; one still locked waits for the next pass", async () => {
+  const moved: string[] = [];
+  const logged: object[] = [];
+  const queue = {
+    senders: async () => ['sender:a', 'sender:gone', 'sender:locked'],
+    moveToShared: async (s: string) => (moved.push(s), s === 'sender:locked' ? ('locked' as const) : 3),
+  };
+  await sweepGoneSenders(queue, ['sender:a', 'sender:b'], { info: (o) => logged.push(o) });
+  expect(moved).toEqual(['sender:gone', 'sender:locked']);
+  expect(logged).toEqual([{ sender: 'sender:gone', moved: 3 }]);
+});
