@@ -62,6 +62,18 @@ test('a new sender gets its share by hand-over: the holder lets the excess go, t
   expect(planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held: new Set(accounts.filter((x) => holders.get(x) === 'a')) })).take).toEqual([]);
 });
 
+test('each account let go is meant for a sender below its share, the furthest below first, so two newcomers each get theirs', () => {
+  const accounts = ids('acc', 900);
+  const holders = new Map([...holding('a', accounts.slice(0, 800)), ...holding('b', accounts.slice(800))]);
+  const plan = planSpread(view({ me: 'a', senders: ['a', 'b', 'c'], accounts, holders, held: new Set(accounts.slice(0, 800)), maxMoves: 1_000 }));
+  expect(plan.letGo).toHaveLength(500);
+  expect([...plan.takers.keys()].sort()).toEqual([...plan.letGo].sort());
+  const to = [...plan.takers.values()];
+  // b holds 100 and c none, each short of 300: c's first 100, then both in turn
+  expect([to.filter((t) => t === 'b').length, to.filter((t) => t === 'c').length]).toEqual([200, 300]);
+  expect(to.slice(0, 100).every((t) => t === 'c')).toBe(true);
+});
+
 test.each([
   [2, 1_000],
   [3, 1_000],

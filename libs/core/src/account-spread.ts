@@ -21,6 +21,8 @@ export interface SpreadPlan {
   take: string[];
   /** held accounts to close, their leases let go for another sender to take */
   letGo: string[];
+  /** the sender below its share each account let go to even the spread is meant for: its jobs go there at once (job-routes.ts) */
+  takers: Map<string, string>;
   /** accounts each sender should hold: ceil(accounts / senders) */
   share: number;
 }
@@ -46,9 +48,18 @@ export function planSpread(v: SpreadView): SpreadPlan {
   for (const [account, holder] of v.holders) if (listed.has(account) && counts.has(holder) && holder !== v.me) counts.set(holder, counts.get(holder)! + 1);
   const deficit = [...counts].reduce((sum, [s, n]) => (s === v.me ? sum : sum + Math.max(0, share - n)), 0);
   const surplus = mine.length - share;
+  const takers = new Map<string, string>();
   if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0) {
     const movable = mine.filter((a) => !v.busy.has(a)).sort(byRank(v.me));
-    letGo.push(...movable.slice(Math.max(0, movable.length - Math.min(surplus, deficit, v.maxMoves))));
+    const moving = movable.slice(Math.max(0, movable.length - Math.min(surplus, deficit, v.maxMoves)));
+    letGo.push(...moving);
+    // each to the sender furthest below its share, in turn
+    const short = new Map([...counts].filter(([s, n]) => s !== v.me && n < share));
+    for (const account of moving) {
+      const [taker] = [...short].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
+      takers.set(account, taker);
+      short.set(taker, short.get(taker)! + 1);
+    }
   }
 
   // up to the even floor first; past it only while no other sender is below its floor
@@ -56,7 +67,7 @@ export function planSpread(v: SpreadView): SpreadPlan {
   const othersShort = [...counts].some(([s, n]) => s !== v.me && n < floor);
   const room = (othersShort ? floor : share) - mine.length;
   const free = room > 0 ? v.accounts.filter((a) => !v.holders.has(a) && !v.held.has(a)).sort(byRank(v.me)) : [];
-  return { take: free.slice(0, Math.max(0, room)), letGo, share };
+  return { take: free.slice(0, Math.max(0, room)), letGo, takers, share };
 }
 
 /** This sender's order of accounts: its best first (kept longest, taken first). */

@@ -46,3 +46,36 @@ test('a sender opens up to 256 connections at once (a connect took 5-11 s with 2
   expect(asked).toHaveLength(256);
   await holder.stop();
 });
+
+test('an account let go to a newcomer is named for it, so its jobs follow there; one a send still uses stays, unnamed', async () => {
+  const rows = Array.from({ length: 4 }, (_, i) => row(i));
+  const handed: [string, string][] = [];
+  const holder = startAccountHolder({
+    me: 'sender-1',
+    accounts: { alwaysConnected: async () => rows },
+    registry: { beat: async () => ['sender-1', 'sender-2'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => 'sender-1') },
+    connectRate: { take: async () => 0 },
+    connections: [
+      {
+        platform: 'whatsapp',
+        holderId: 'sender-1',
+        held: async () => rows.map((r) => ({ accountId: r.id, busy: false })),
+        // the transport refuses one: a send began on it meanwhile
+        letGo: async (id) => id !== 'acc-0000',
+        hold: async () => true,
+      },
+    ],
+    open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
+    clock: new ManualClock(0),
+    logger: { info: () => undefined, warn: () => undefined },
+    random: () => 0.5,
+    sleep: untilAborted,
+    everyMs: 5_000,
+    connectsPerSecond: 1_000,
+    handedTo: (id, to) => handed.push([id, to]),
+  });
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+  await holder.stop();
+  expect(handed.length).toBeGreaterThanOrEqual(1);
+  expect(handed.every(([id, to]) => id !== 'acc-0000' && to === 'sender-2')).toBe(true);
+});

@@ -36,6 +36,8 @@ export interface AccountHolderDeps {
   heldNow?(held: number): void;
   /** after each heartbeat: the senders alive (routes and the sweep of gone senders' queues, job-routes.ts) */
   seen?(senders: string[]): Promise<void>;
+  /** an account let go to even the spread, and the sender meant to take it */
+  handedTo?(accountId: string, sender: string): void;
 }
 
 // connections opening at once on one sender (each waits ~2.5 s on a fresh lease, then a handshake: 5-11 s with 250 opening while 250 send); the longest wait before a failed one is tried again
@@ -119,7 +121,8 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
       const gone = await Promise.all([...plan.letGo.map((a) => c.letGo(a, true)), ...idle.map((a) => c.letGo(a, false))].map((p) => p.catch(() => false)));
-      // sending accounts too: their jobs follow the socket (the transport's readiness), so the spread holds while runs send
+      plan.letGo.forEach((a, i) => gone[i] && d.handedTo?.(a, plan.takers.get(a)!));
+      // sending accounts too: their jobs go to the sender meant to take them (job-routes.ts), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
       if (plan.letGo.length + idle.length + due.length > 0)

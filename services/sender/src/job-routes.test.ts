@@ -1,7 +1,8 @@
 import { JobRoutes, sweepGoneSenders } from './job-routes.js';
 
+let now = 0;
 const routes = (holder: string | null, draining = new AbortController()) => {
-  const r = new JobRoutes({ me: 'sender:a', holders: async (ids) => ids.map(() => holder), draining: draining.signal });
+  const r = new JobRoutes({ me: 'sender:a', holders: async (ids) => ids.map(() => holder), draining: draining.signal, now: () => now });
   return { r, draining };
 };
 
@@ -22,6 +23,26 @@ test('the shared queue: before a pass saw the senders, for a free account, for a
   const gone = routes('sender:c').r;
   gone.seen(['sender:a', 'sender:b']);
   expect(await gone.to('acc-1')).toBeNull();
+});
+
+test('an account let go to even the spread: its jobs go to the sender meant to take it until one holds it, for a minute at most', async () => {
+  let holder: string | null = null;
+  now = 1_000;
+  const r = new JobRoutes({ me: 'sender:a', holders: async (ids) => ids.map(() => holder), draining: new AbortController().signal, now: () => now });
+  r.seen(['sender:a', 'sender:b', 'sender:c']);
+  r.handedTo('acc-1', 'sender:b');
+  expect(await r.to('acc-1')).toBe('sender:b');
+  expect(await r.to('acc-2')).toBeNull();
+  // another took it first: the lease names where its jobs go
+  holder = 'sender:c';
+  expect(await r.to('acc-1')).toBe('sender:c');
+  holder = null;
+  now += 60_001;
+  expect(await r.to('acc-1')).toBeNull();
+  // a taker gone from the registry gets nothing
+  r.handedTo('acc-1', 'sender:b');
+  r.seen(['sender:a', 'sender:c']);
+  expect(await r.to('acc-1')).toBeNull();
 });
 
 test('a draining sender routes nothing more to itself, and still to the others', async () => {

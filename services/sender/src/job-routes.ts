@@ -1,6 +1,9 @@
 import { senderOfHolder } from '@metronome/redis';
 import type { RunQueue } from '@metronome/queue';
 
+/** How long an account let go to a named sender is that sender's to take: about a pass of its at the connect pace, twice over. */
+const HANDED_MS = 60_000;
+
 /**
  * Where a run's next job goes (issue 53): the own queue of the sender holding its account's connection, while that
  * sender is alive (the registry, as the account holder's last pass read it); else the shared queue, for any sender.
@@ -8,6 +11,8 @@ import type { RunQueue } from '@metronome/queue';
  */
 export class JobRoutes {
   private live = new Set<string>();
+  /** accounts this sender let go to even the spread, and when: free until their taker opens them, their jobs go to it */
+  private readonly handed = new Map<string, { to: string; at: number }>();
 
   constructor(
     private readonly o: {
@@ -16,6 +21,7 @@ export class JobRoutes {
       holders(accountIds: readonly string[]): Promise<(string | null)[]>;
       /** aborted on SIGTERM: nothing more is routed to this sender */
       draining: AbortSignal;
+      now(): number;
     },
   ) {}
 
@@ -24,13 +30,26 @@ export class JobRoutes {
     this.live = new Set(live);
   }
 
+  /** This sender let the account go for `sender` to take (the account holder's plan). */
+  handedTo(accountId: string, sender: string): void {
+    if (this.handed.size > 10_000) this.handed.clear();
+    this.handed.set(accountId, { to: sender, at: this.o.now() });
+  }
+
   /** The sender whose queue takes the account's next job; null: the shared queue. */
   async to(accountId: string): Promise<string | null> {
     if (this.live.size === 0) return null;
     const [holder] = await this.o.holders([accountId]);
-    const sender = holder ? senderOfHolder(holder) : null;
+    const sender = holder ? senderOfHolder(holder) : this.takerOf(accountId);
     if (!sender || !this.live.has(sender) || (sender === this.o.me && this.o.draining.aborted)) return null;
     return sender;
+  }
+
+  /** While nobody holds an account this sender let go, its taker: there its job opens the connection itself. */
+  private takerOf(accountId: string): string | null {
+    const h = this.handed.get(accountId);
+    if (!h || this.o.now() - h.at > HANDED_MS) return null;
+    return h.to;
   }
 }
 

@@ -139,7 +139,7 @@ const drain = new AbortController();
 setMaxListeners(0, drain.signal);
 const registry = new SenderRegistry(redis, keys);
 // a held account's next job goes to its holder's own queue (job-routes.ts)
-const routes = new JobRoutes({ me: senderId, holders: (ids) => registry.leaseHolders(ids), draining: drain.signal });
+const routes = new JobRoutes({ me: senderId, holders: (ids) => registry.leaseHolders(ids), draining: drain.signal, now: () => systemClock.now() });
 // Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).
 const holder = config.ALWAYS_CONNECTED
   ? startAccountHolder({
@@ -162,6 +162,7 @@ const holder = config.ALWAYS_CONNECTED
       connectsPerSecond: config.ACCOUNT_CONNECTS_PER_SECOND,
       heldNow: (held) => growSlots(held),
       seen: (live) => (routes.seen(live), sweepGoneSenders(queue, live, logger)),
+      handedTo: (accountId, sender) => routes.handedTo(accountId, sender),
     })
   : null;
 
