@@ -40,8 +40,11 @@ export class JobRoutes {
   async to(accountId: string): Promise<string | null> {
     if (this.live.size === 0) return null;
     const [holder] = await this.o.holders([accountId]);
-    const sender = holder ? senderOfHolder(holder) : this.takerOf(accountId);
-    if (!sender || !this.live.has(sender) || (sender === this.o.me && this.o.draining.aborted)) return null;
+    let sender = holder ? senderOfHolder(holder) : this.takerOf(accountId);
+    // a holder gone from the registry (stopping, or dead) still has the lease: the job waits here for it to end, and
+    // opens the connection itself then, rather than from the shared queue landing on each sender in turn meanwhile
+    if (sender && !this.live.has(sender)) sender = holder ? this.o.me : null;
+    if (!sender || (sender === this.o.me && this.o.draining.aborted)) return null;
     return sender;
   }
 
