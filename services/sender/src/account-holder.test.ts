@@ -16,13 +16,25 @@ const row = (i: number): HeldAccountRow => ({
 const untilAborted = (_ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 
+/** A holder on one sender whose clock never moves and whose connects never wait; `over` sets what a test looks at. */
+const depsWith = (over: Partial<AccountHolderDeps> & Pick<AccountHolderDeps, 'accounts' | 'registry' | 'connections'>): AccountHolderDeps => ({
+  me: 'sender-1',
+  connectRate: { take: async () => 0 },
+  open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
+  clock: new ManualClock(0),
+  logger: { info: () => undefined, warn: () => undefined },
+  random: () => 0.5,
+  sleep: untilAborted,
+  everyMs: 5_000,
+  connectsPerSecond: 1_000,
+  ...over,
+});
+
 test('a sender opens up to 256 connections at once (a connect took 5-11 s with 250 opening while 250 sent)', async () => {
   const asked: string[] = [];
-  const deps: AccountHolderDeps = {
-    me: 'sender-1',
+  const deps = depsWith({
     accounts: { alwaysConnected: async () => Array.from({ length: 300 }, (_, i) => row(i)) },
     registry: { beat: async () => ['sender-1'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => null) },
-    connectRate: { take: async () => 0 },
     connections: [
       {
         platform: 'whatsapp',
@@ -33,14 +45,7 @@ test('a sender opens up to 256 connections at once (a connect took 5-11 s with 2
         letGo: async () => true,
       },
     ],
-    open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
-    clock: new ManualClock(0),
-    logger: { info: () => undefined, warn: () => undefined },
-    random: () => 0.5,
-    sleep: untilAborted,
-    everyMs: 5_000,
-    connectsPerSecond: 1_000,
-  };
+  });
   const holder = startAccountHolder(deps);
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
   expect(asked).toHaveLength(256);
@@ -50,30 +55,23 @@ test('a sender opens up to 256 connections at once (a connect took 5-11 s with 2
 test('an account let go to a newcomer is named for it, so its jobs follow there; one a send still uses stays, unnamed', async () => {
   const rows = Array.from({ length: 4 }, (_, i) => row(i));
   const handed: [string, string][] = [];
-  const holder = startAccountHolder({
-    me: 'sender-1',
-    accounts: { alwaysConnected: async () => rows },
-    registry: { beat: async () => ['sender-1', 'sender-2'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => 'sender-1') },
-    connectRate: { take: async () => 0 },
-    connections: [
-      {
-        platform: 'whatsapp',
-        holderId: 'sender-1',
-        held: async () => rows.map((r) => ({ accountId: r.id, busy: false })),
-        // the transport refuses one: a send began on it meanwhile
-        letGo: async (id) => id !== 'acc-0000',
-        hold: async () => true,
-      },
-    ],
-    open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
-    clock: new ManualClock(0),
-    logger: { info: () => undefined, warn: () => undefined },
-    random: () => 0.5,
-    sleep: untilAborted,
-    everyMs: 5_000,
-    connectsPerSecond: 1_000,
-    handedTo: (id, to) => handed.push([id, to]),
-  });
+  const holder = startAccountHolder(
+    depsWith({
+      accounts: { alwaysConnected: async () => rows },
+      registry: { beat: async () => ['sender-1', 'sender-2'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => 'sender-1') },
+      connections: [
+        {
+          platform: 'whatsapp',
+          holderId: 'sender-1',
+          held: async () => rows.map((r) => ({ accountId: r.id, busy: false })),
+          // the transport refuses one: a send began on it meanwhile
+          letGo: async (id) => id !== 'acc-0000',
+          hold: async () => true,
+        },
+      ],
+      handedTo: (id, to) => handed.push([id, to]),
+    }),
+  );
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
   await holder.stop();
   expect(handed.length).toBeGreaterThanOrEqual(1);
