@@ -13,10 +13,7 @@ export function runJobId(runId: string, seq: number): string {
   return `run-${runId}-${seq}`;
 }
 
-/**
- * A sender's own queue (issue 53): the jobs of the accounts whose connection it holds, so they run where the socket is
- * open instead of landing on a replica that must send them on. BullMQ refuses `:` in a queue name.
- */
+/** A sender's own queue (issue 53): the jobs of the accounts whose connection it holds. BullMQ refuses `:` in a name. */
 export function senderRunsQueue(senderId: string): string {
   return `${RUNS_QUEUE}@${senderId.replaceAll(':', '.')}`;
 }
@@ -28,13 +25,11 @@ export const JOB_DEFAULTS: JobsOptions = {
   attempts: 1,
 };
 
-/** Every state a job waits or runs in: what a sender's queue still holds. */
 const HELD_STATES: JobType[] = ['active', 'wait', 'delayed', 'prioritized'];
 
 export class RunQueue {
   readonly queue: Queue<RunJob>;
   private readonly senderQueues = new Map<string, Queue<RunJob>>();
-  /** the senders with a queue of their own that may hold jobs: `existing` looks in each, a sweep empties a dead one's */
   private readonly sendersKey: string;
 
   /** `redis` is the caller's to close. On a cluster `prefix` needs a hash tag (`{mtr}`): BullMQ's scripts touch several keys. */
@@ -80,15 +75,13 @@ export class RunQueue {
     );
   }
 
-  /** The senders that had a queue of their own (a live one, or a dead one not swept yet). */
   senders(): Promise<string[]> {
     return this.redis.smembers(this.sendersKey);
   }
 
   /**
-   * Moves a sender's jobs to the shared queue under the same ids and what is left of their delays, then drops its queue.
-   * Unless `force` (the sender itself, stopping), not while one of its jobs still has BullMQ's lock: that sender is alive.
-   * A job also run where it was (a sender thought dead) is fenced as a repeated job is: the account lock and the run's job id.
+   * Moves a sender's jobs to the shared queue (same ids, same due times) and drops its queue; unless `force`, not while a
+   * job of it holds BullMQ's lock (it is alive). A job run twice is fenced by the account lock and the run's job id.
    */
   async moveToShared(senderId: string, force = false): Promise<number | 'locked'> {
     const from = this.queueOf(senderId);
@@ -109,7 +102,6 @@ export class RunQueue {
     return jobs.length;
   }
 
-  /** The shared queue's jobs and every sender's own. */
   async counts(): Promise<{ waiting: number; delayed: number; active: number }> {
     const queues = [this.queue, ...(await this.senders()).map((s) => this.queueOf(s))];
     const all = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'prioritized')));
@@ -130,7 +122,6 @@ export class RunQueue {
 
   private open(name: string): Queue<RunJob> {
     const q = new Queue<RunJob>(name, { connection: this.redis, prefix: this.prefix, defaultJobOptions: JOB_DEFAULTS });
-    // a sender's queue reports its connection errors where the shared one does (the caller listens there)
     if (name !== RUNS_QUEUE) q.on('error', (error) => this.queue.emit('error', error));
     return q;
   }

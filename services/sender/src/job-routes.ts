@@ -1,23 +1,17 @@
 import { senderOfHolder } from '@metronome/redis';
 import type { RunQueue } from '@metronome/queue';
 
-/** How long an account let go to a named sender is that sender's to take: about a pass of its at the connect pace, twice over. */
+/** How long an account let go to a named sender is that sender's to take. */
 const HANDED_MS = 60_000;
 
-/**
- * Where a run's next job goes (issue 53): the own queue of the sender holding its account's connection, while that
- * sender is alive (the registry, as the account holder's last pass read it); else the shared queue, for any sender.
- * A job then runs where the socket is open, instead of landing on a replica that must send it on until it finds it.
- */
+/** Where a run's next job goes (issue 53): the own queue of the sender holding its account's connection, else the shared one. */
 export class JobRoutes {
   private live = new Set<string>();
-  /** accounts this sender let go to even the spread, and when: free until their taker opens them, their jobs go to it */
   private readonly handed = new Map<string, { to: string; at: number }>();
 
   constructor(
     private readonly o: {
       me: string;
-      /** each account's connection lease holder (null: none) */
       holders(accountIds: readonly string[]): Promise<(string | null)[]>;
       /** aborted on SIGTERM: nothing more is routed to this sender */
       draining: AbortSignal;
@@ -25,12 +19,10 @@ export class JobRoutes {
     },
   ) {}
 
-  /** The senders alive, as each pass of the account holder reads them. */
   seen(live: readonly string[]): void {
     this.live = new Set(live);
   }
 
-  /** This sender let the account go for `sender` to take (the account holder's plan). */
   handedTo(accountId: string, sender: string): void {
     if (this.handed.size > 10_000) this.handed.clear();
     this.handed.set(accountId, { to: sender, at: this.o.now() });
@@ -41,14 +33,12 @@ export class JobRoutes {
     if (this.live.size === 0) return null;
     const [holder] = await this.o.holders([accountId]);
     let sender = holder ? senderOfHolder(holder) : this.takerOf(accountId);
-    // a holder gone from the registry (stopping, or dead) still has the lease: the job waits here for it to end, and
-    // opens the connection itself then, rather than from the shared queue landing on each sender in turn meanwhile
+    // a holder gone from the registry still has the lease: the job waits here for it to end, then connects here
     if (sender && !this.live.has(sender)) sender = holder ? this.o.me : null;
     if (!sender || (sender === this.o.me && this.o.draining.aborted)) return null;
     return sender;
   }
 
-  /** While nobody holds an account this sender let go, its taker: there its job opens the connection itself. */
   private takerOf(accountId: string): string | null {
     const h = this.handed.get(accountId);
     if (!h || this.o.now() - h.at > HANDED_MS) return null;

@@ -138,7 +138,6 @@ const drain = new AbortController();
 // every running job listens (job-pace.ts wakeOnDrain): hundreds at once are expected, not a leak
 setMaxListeners(0, drain.signal);
 const registry = new SenderRegistry(redis, keys);
-// a held account's next job goes to its holder's own queue (job-routes.ts)
 const routes = new JobRoutes({ me: senderId, holders: (ids) => registry.leaseHolders(ids), draining: drain.signal, now: () => systemClock.now() });
 // Every active WhatsApp and telegram_user account connected on some sender, between runs too (replies, receipts, opt-outs).
 const holder = config.ALWAYS_CONNECTED
@@ -217,8 +216,7 @@ async function runJob(job: Job): Promise<Outcome> {
   return outcome;
 }
 
-// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts says why), and one more per account held (worker-pool.ts);
-// as many again on this sender's own queue, where the jobs of the accounts it holds go (job-routes.ts).
+// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts), one more per account held, as many again on its own queue.
 const workerOn = (queueName: string) => (slots: number) => {
   const worker = new Worker(queueName, runJob, {
     connection: workerRedis,
@@ -309,7 +307,6 @@ stopOnSignals(
         await stopStep(logger, 'workers', Promise.all(workers().map((w) => w.close(true))), STEP_MS);
       }
     }
-    // what waits in this sender's own queue goes to the shared one, for the others (a killed sender's is swept by them)
     if (ownPool) await stopStep(logger, 'own queue', queue.moveToShared(senderId, true), STEP_MS);
     // Sockets close and release their leases while Redis and PostgreSQL are still there.
     await closePlatforms();
