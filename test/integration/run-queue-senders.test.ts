@@ -28,8 +28,10 @@ test("a job routed to a sender waits in that sender's queue, and the reconciler 
   expect(await queue.senders()).toEqual(['sender:host:1:ab']);
   expect(await redis.zcard(`${prefix}:${senderRunsQueue('sender:host:1:ab')}:delayed`)).toBe(1);
   expect(await redis.zcard(`${prefix}:runs:delayed`)).toBe(0);
-  expect(await queue.existing([runJobId(run, 1), runJobId(run, 2)])).toEqual(new Set([runJobId(run, 1)]));
-  expect(await queue.counts()).toEqual({ waiting: 0, delayed: 1, active: 0 });
+  const shared = randomUUID();
+  await queue.enqueue(shared, 4, 60_000);
+  expect(await queue.existing([runJobId(run, 1), runJobId(run, 2), runJobId(shared, 4)])).toEqual(new Set([runJobId(run, 1), runJobId(shared, 4)]));
+  expect(await queue.counts()).toEqual({ waiting: 0, delayed: 2, active: 0 });
   await queue.moveToShared('sender:host:1:ab', true);
 });
 

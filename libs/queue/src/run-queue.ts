@@ -56,23 +56,23 @@ export class RunQueue {
     );
   }
 
-  /** Which job ids are still waiting, delayed or active, in the shared queue or a sender's: a finished job no longer carries its run. */
+  /** Which job ids wait or run in the shared queue or a sender's (a finished job no longer carries its run), each queue asked for those not found yet. */
   async existing(jobIds: string[]): Promise<Set<string>> {
-    if (jobIds.length === 0) return new Set();
-    const queues = [this.queue, ...(await this.redis.smembers(this.sendersKey)).map((s) => this.queueOf(s))];
-    const pipeline = this.redis.pipeline();
-    for (const q of queues) for (const id of jobIds) pipeline.hmget(q.toKey(id), 'timestamp', 'finishedOn');
-    const results = (await pipeline.exec()) ?? [];
-    return new Set(
-      jobIds.filter((_, i) =>
-        queues.some((_, k) => {
-          const [error, fields] = results[k * jobIds.length + i] ?? [null, null];
-          const [timestamp, finishedOn] = (fields as (string | null)[] | null) ?? [null, null];
-          if (error) throw error;
-          return timestamp !== null && finishedOn === null;
-        }),
-      ),
-    );
+    const found = new Set<string>();
+    for (const q of [this.queue, ...(await this.senders()).map((s) => this.queueOf(s))]) {
+      const left = jobIds.filter((id) => !found.has(id));
+      if (left.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      for (const id of left) pipeline.hmget(q.toKey(id), 'timestamp', 'finishedOn');
+      const results = (await pipeline.exec()) ?? [];
+      left.forEach((id, i) => {
+        const [error, fields] = results[i] ?? [null, null];
+        if (error) throw error;
+        const [timestamp, finishedOn] = (fields as (string | null)[] | null) ?? [null, null];
+        if (timestamp !== null && finishedOn === null) found.add(id);
+      });
+    }
+    return found;
   }
 
   senders(): Promise<string[]> {
