@@ -163,11 +163,14 @@ test('a sender frozen for three holds mid-run loses its account to the other and
   const during = (sender: number) => mine().filter((w) => w.sender === sender && w.at > stoppedAt + 1_000 && w.at < wokenAt);
   expect(during(other).length).toBeGreaterThan(0);
   expect(during(stalled)).toEqual([]);
-  // Woken, it wrote nothing: a lane waiting out a slot reserved before the freeze, or holding a
-  // chat stamped as begun, finds its lock's lease run out and gives the chat back unsent.
+  // Woken, it began nothing: a lane waiting out a slot reserved before the freeze, or holding a
+  // chat stamped as begun, finds its lock's lease run out and gives the chat back unsent. Only a
+  // request a lane had let go just before the freeze may still reach the platform after it (the
+  // freeze fell between the lease's check and the bytes on the wire): a chat it held, one a lane.
   const key = (w: Pick<Written, 'chatId' | 'partIndex'>) => `${w.chatId}|${w.partIndex}`;
   const afterWake = mine().filter((w) => w.sender === stalled && w.at >= wokenAt);
-  expect(afterWake.map(key)).toEqual([]);
+  expect(afterWake.filter((w) => !held.has(w.chatId)).map(key)).toEqual([]);
+  expect(afterWake.length).toBeLessThanOrEqual(LANES);
 
   // Nothing lost: every chat sent, whole and once, or `unknown` where a send of it may have been
   // begun when the sender froze (held then, at most one chat per lane), or timed out at the platform.
