@@ -34,6 +34,7 @@ import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transpo
 import { startAccountHolder } from './account-holder.js';
 import { JobRoutes, sweepGoneSenders } from './job-routes.js';
 import { WorkerPool } from './worker-pool.js';
+import { SLOTS_PER_WORKER } from './worker-slots.js';
 import { drainMs, loadConfig } from './config.js';
 import { buildSenderDeps, senderSettings } from './build-deps.js';
 import { directoryWorker } from './directory-job.js';
@@ -216,7 +217,7 @@ async function runJob(job: Job): Promise<Outcome> {
   return outcome;
 }
 
-// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts), one more per account held, as many again on its own queue.
+// SENDER_CONCURRENCY slots, in workers of at most 32 (worker-slots.ts), one more per account held; its own queue: 32 and one per account held.
 const workerOn = (queueName: string) => (slots: number) => {
   const worker = new Worker(queueName, runJob, {
     connection: workerRedis,
@@ -233,7 +234,7 @@ const workerOn = (queueName: string) => (slots: number) => {
   return worker;
 };
 const workerPool = new WorkerPool(config.SENDER_CONCURRENCY, workerOn(RUNS_QUEUE));
-const ownPool = holder ? new WorkerPool(config.SENDER_CONCURRENCY, workerOn(senderRunsQueue(senderId))) : null;
+const ownPool = holder ? new WorkerPool(SLOTS_PER_WORKER, workerOn(senderRunsQueue(senderId))) : null;
 function growSlots(held: number): void {
   const before = workerPool.size;
   workerPool.hold(held);
