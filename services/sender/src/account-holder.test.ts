@@ -38,7 +38,6 @@ test('a sender opens up to 256 connections at once (a connect took 5-11 s with 2
     connections: [
       {
         platform: 'whatsapp',
-        holderId: 'sender-1',
         held: async () => [],
         // a handshake that never ends: each one stays opening
         hold: (account) => (asked.push(account.id), new Promise<boolean>(() => undefined)),
@@ -62,7 +61,6 @@ test('an account let go to a newcomer is named for it, so its jobs follow there;
       connections: [
         {
           platform: 'whatsapp',
-          holderId: 'sender-1',
           held: async () => rows.map((r) => ({ accountId: r.id, busy: false })),
           // the transport refuses one: a send began on it meanwhile
           letGo: async (id) => id !== 'acc-0000',

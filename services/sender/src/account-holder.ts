@@ -1,11 +1,11 @@
 import { planSpread, type Clock } from '@metronome/core';
 import type { HeldAccountRow } from '@metronome/db';
+import { senderOfHolder } from '@metronome/redis';
 import type { TransportAccount } from '@metronome/transports';
 
 /** A platform's connections as the account holder drives them (platform-transports.ts builds them). */
 export interface HeldConnections {
   platform: 'whatsapp' | 'telegram_user';
-  holderId: string;
   /** open or opening here, `busy` when a send or a pairing uses it */
   held(): Promise<{ accountId: string; busy: boolean }[]>;
   /** false when none opened (another replica holds it, or it failed) */
@@ -58,11 +58,6 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
   const intervalMs = 1_000 / d.connectsPerSecond;
   const maxMoves = Math.max(1, Math.floor((d.connectsPerSecond * d.everyMs) / 1_000));
 
-  const holderToSender = (c: HeldConnections, holder: string) => {
-    const suffix = c.holderId.slice(d.me.length);
-    return suffix && holder.endsWith(suffix) ? holder.slice(0, -suffix.length) : holder;
-  };
-
   /** until an opening ends, or `ms` passed, or the holder stops */
   async function oneEnds(ms: number): Promise<void> {
     const waited = new AbortController();
@@ -111,7 +106,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const ids = mine.filter((r) => !onDemand.has(r.id)).map((r) => r.id);
       const [leases, held] = await Promise.all([d.registry.leaseHolders(ids), c.held()]);
       const holders = new Map<string, string>();
-      ids.forEach((id, i) => leases[i] && holders.set(id, holderToSender(c, leases[i])));
+      ids.forEach((id, i) => leases[i] && holders.set(id, senderOfHolder(leases[i])));
       const heldIds = new Set(
         [...held.map((h) => h.accountId), ...[...opening].filter(([, p]) => p === c.platform).map(([id]) => id)].filter((id) => !onDemand.has(id)),
       );

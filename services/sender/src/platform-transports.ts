@@ -100,7 +100,6 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
     },
     connections: {
       platform: 'whatsapp',
-      holderId: d.holderId,
       held: async () => (await built.loaded())?.pool.heldAccounts() ?? [],
       hold: async (account) => {
         const { pool } = await built.get();
@@ -148,7 +147,6 @@ export function telegramUserOnFirstUse(d: {
     close: async () => (await built.loaded()?.catch(() => null))?.transport.close(),
     connections: {
       platform: 'telegram_user',
-      holderId: d.holderId,
       // a client used within a send's timeout may carry a send: it is not let go
       held: async () => (await built.loaded())?.pool.heldAccounts(d.config.SEND_TIMEOUT_MS * 2) ?? [],
       hold: async (account) => (await built.get()).transport.hold(account),
