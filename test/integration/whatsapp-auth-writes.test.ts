@@ -63,3 +63,22 @@ test("an account's refused write fails only itself: the others in its statement 
   expect(await stored(kept!)).toEqual({ 'session/first': 'first', 'session/second': 'second' });
   expect(await stored(other!)).toEqual({ 'session/x': 'x' });
 });
+
+test('a write that learns a LID pair is one statement: its rows and the pair, with no transaction around them', async () => {
+  const [id] = await accounts(1);
+  const repo = new WhatsAppAuthRepository(countDbStatements(tdb.db, () => statements++));
+  statements = 0;
+  await repo.write(
+    id!,
+    [
+      { kind: 'lid-mapping', keyId: '60100000009', sealed: session('987650000009'), identity: { lid: '987650000009@lid', pn: '60100000009@s.whatsapp.net' } },
+      { kind: 'session', keyId: '987650000009_1.0', sealed: session('the first session') },
+    ],
+    now,
+  );
+  // a first message to a new chat waits on this write: begin, two statements and commit were four round trips
+  expect(statements).toBe(1);
+  expect(await stored(id!)).toEqual({ 'lid-mapping/60100000009': '987650000009', 'session/987650000009_1.0': 'the first session' });
+  const pairs = await tdb.db.selectFrom('whatsapp_identities').select(['lid', 'pn']).where('account_id', '=', id!).execute();
+  expect(pairs).toEqual([{ lid: '987650000009@lid', pn: '60100000009@s.whatsapp.net' }]);
+});

@@ -1,5 +1,5 @@
 import { GroupCommit } from '@metronome/core';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isTransientDbError } from '../transient-error.js';
 import type { DB } from '../types.js';
 import { learnIdentities } from './whatsapp-identities.js';
@@ -79,10 +79,8 @@ export class WhatsAppAuthRepository {
       if (failed) throw failed.error;
       return;
     }
-    await this.db.transaction().execute(async (trx) => {
-      await this.writeRows(trx, [{ accountId, rows, now }]);
-      await learnIdentities(trx, accountId, identities, now);
-    });
+    // one statement: the round trips of a transaction are what a first message to a new chat waits on
+    await learnIdentities(this.db, accountId, identities, now, rowsWritten([{ accountId, rows, now }]));
   }
 
   private async writeBatch(writes: AccountWrite[]): Promise<({ error: unknown } | null)[]> {
@@ -103,21 +101,7 @@ export class WhatsAppAuthRepository {
   }
 
   private async writeRows(db: Kysely<DB>, writes: AccountWrite[]): Promise<void> {
-    // one row per key, the last asked: a statement may not touch a row twice
-    const rows = [...new Map(writes.flatMap((w) => w.rows.map((r) => [`${w.accountId}\n${r.kind}\n${r.keyId}`, { ...r, w }] as const))).values()];
-    await sql`
-      with input as (
-        select * from unnest(${rows.map((r) => r.w.accountId)}::uuid[], ${rows.map((r) => r.kind)}::text[], ${rows.map((r) => r.keyId)}::text[],
-                             ${rows.map((r) => r.sealed)}::bytea[], ${rows.map((r) => r.w.now)}::timestamptz[]) as t(account_id, kind, key_id, sealed, at)
-      ),
-      removed as (
-        delete from whatsapp_auth w using input i
-        where w.account_id = i.account_id and w.kind = i.kind and w.key_id = i.key_id and i.sealed is null
-      )
-      insert into whatsapp_auth (account_id, kind, key_id, sealed, updated_at)
-      select account_id, kind, key_id, sealed, at from input where sealed is not null
-      on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
-    `.execute(db);
+    await sql`with ${rowsWritten(writes)} select 1`.execute(db);
   }
 
   /** Whether a failed write may succeed if tried again. */
@@ -138,4 +122,23 @@ export class WhatsAppAuthRepository {
   async clear(accountId: string): Promise<void> {
     await this.db.deleteFrom('whatsapp_auth').where('account_id', '=', accountId).execute();
   }
+}
+
+/** The writable CTEs that apply `writes`' rows (upserts and deletes), one row per key, the last asked: a statement may not touch a row twice. */
+function rowsWritten(writes: AccountWrite[]): RawBuilder<unknown> {
+  const rows = [...new Map(writes.flatMap((w) => w.rows.map((r) => [`${w.accountId}\n${r.kind}\n${r.keyId}`, { ...r, w }] as const))).values()];
+  return sql`
+    auth_input as (
+      select * from unnest(${rows.map((r) => r.w.accountId)}::uuid[], ${rows.map((r) => r.kind)}::text[], ${rows.map((r) => r.keyId)}::text[],
+                           ${rows.map((r) => r.sealed)}::bytea[], ${rows.map((r) => r.w.now)}::timestamptz[]) as t(account_id, kind, key_id, sealed, at)
+    ),
+    auth_removed as (
+      delete from whatsapp_auth w using auth_input i
+      where w.account_id = i.account_id and w.kind = i.kind and w.key_id = i.key_id and i.sealed is null
+    ),
+    auth_upserted as (
+      insert into whatsapp_auth (account_id, kind, key_id, sealed, updated_at)
+      select account_id, kind, key_id, sealed, at from auth_input where sealed is not null
+      on conflict (account_id, kind, key_id) do update set sealed = excluded.sealed, updated_at = excluded.updated_at
+    )`;
 }

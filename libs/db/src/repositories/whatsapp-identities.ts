@@ -1,14 +1,21 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../types.js';
 import { skipUntouchedTargets } from './skip-suppressed.js';
 
 /**
  * Records learnt (LID, phone number) pairs (migrations/0028) and, in the same statement, carries each identity's
  * suppressions to the other, skipping its untouched targets in open runs as an opt-out does. A known pair changes nothing.
+ * `alongside`: more writable CTEs that go in the same statement (all or nothing, without a transaction's round trips).
  */
-export async function learnIdentities(db: Kysely<DB>, accountId: string, pairs: { lid: string; pn: string }[], now: Date): Promise<void> {
+export async function learnIdentities(
+  db: Kysely<DB>,
+  accountId: string,
+  pairs: { lid: string; pn: string }[],
+  now: Date,
+  alongside: RawBuilder<unknown> | null = null,
+): Promise<void> {
   await sql`
-    with learnt as (
+    with ${alongside ? sql`${alongside},` : sql``} learnt as (
       insert into whatsapp_identities (account_id, lid, pn, learnt_at)
       select distinct on (lid) ${accountId}::uuid, lid, pn, ${now}::timestamptz
         from unnest(${sql.val(pairs.map((p) => p.lid))}::text[], ${sql.val(pairs.map((p) => p.pn))}::text[]) as p(lid, pn)
