@@ -219,7 +219,8 @@ async function oneSize(env, n) {
           const i = accountOf(key);
           for (const t of times) if (t >= since && t < (first.get(i) ?? Infinity)) first.set(i, t);
         }
-        const after = accounts.map((i) => (first.get(i) - since) / 1000).sort((a, b) => a - b);
+        firstSent = new Map(accounts.map((i) => [i, (first.get(i) - since) / 1000]));
+        const after = [...firstSent.values()].sort((a, b) => a - b);
         againQuantiles = [0.1, 0.5, 0.9].map((q) => after[Math.floor(q * (after.length - 1))].toFixed(1)).join(' / ');
         return after.at(-1);
       };
@@ -235,12 +236,20 @@ async function oneSize(env, n) {
           pids.forEach((p, k) => p && p !== pid && !at.has(accounts[k]) && at.set(accounts[k], (Date.now() - since) / 1000));
           await sleep(250);
         }
+        movedAt = at;
         const t = [...at.values()].sort((a, b) => a - b);
         if (t.length < accounts.length) return `${t.length} of ${accounts.length} within ${AGAIN_BOUND_MS / 1000} s`;
         return [0.1, 0.5, 0.9, 1].map((q) => t[Math.floor(q * (t.length - 1))].toFixed(1)).join(' / ');
       };
       /** the last againAfter's 10th, 50th and 90th percentile, s: whether the whole share or a tail waited */
       let againQuantiles = '';
+      /** the last againAfter's s to each account's first message, and the last socketsMoved's s to each account's socket moving */
+      let firstSent = new Map();
+      let movedAt = new Map();
+      const quantiles = (xs) => {
+        const t = [...xs].sort((a, b) => a - b);
+        return t.length ? [0.1, 0.5, 0.9, 1].map((q) => t[Math.floor(q * (t.length - 1))].toFixed(1)).join(' / ') : 'none';
+      };
       const sendingFrom = Date.now();
       const everyone = ids.map((_, i) => i);
       f('sending: every account sending after its run is created s', await againAfter(sendingFrom, everyone, 'every account sending'));
@@ -264,6 +273,11 @@ async function oneSize(env, n) {
       );
       f('kill -9: 10 / 50 / 90 / 100 % of its accounts connected on the other s', await moved);
       f('kill -9: 10 / 50 / 90 % of its accounts sending again s', againQuantiles);
+      // one account's wait on its new holder: its first message after its socket moved
+      f(
+        'kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
+        quantiles([...movedAt].filter(([i]) => firstSent.has(i)).map(([i, at]) => firstSent.get(i) - at)),
+      );
       f('kill -9: unknown targets (what was in flight)', await unknownTargets());
       const restarted = Date.now();
       await senders.start(victim.name);
