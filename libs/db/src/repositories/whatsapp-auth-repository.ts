@@ -69,7 +69,8 @@ export class WhatsAppAuthRepository {
 
   /**
    * Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. A write without
-   * identities shares its statement with other accounts' writes asked meanwhile; one a batch fails for is tried alone.
+   * identities shares its statement with other accounts' writes asked meanwhile (one a batch fails for is tried alone); one with
+   * identities learns them in its statement, without a transaction's round trips (a first message to a new chat waits on it).
    */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;
@@ -79,7 +80,6 @@ export class WhatsAppAuthRepository {
       if (failed) throw failed.error;
       return;
     }
-    // one statement: the round trips of a transaction are what a first message to a new chat waits on
     await learnIdentities(this.db, accountId, identities, now, rowsWritten([{ accountId, rows, now }]));
   }
 
