@@ -68,9 +68,8 @@ export class WhatsAppAuthRepository {
   }
 
   /**
-   * Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. A write without
-   * identities shares its statement with other accounts' writes asked meanwhile (one a batch fails for is tried alone); one with
-   * identities learns them in its statement, without a transaction's round trips (a first message to a new chat waits on it).
+   * Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. Writes without identities
+   * share a statement across accounts (one a batch fails for is tried alone); one with identities learns them in its own, no transaction.
    */
   async write(accountId: string, rows: WhatsAppAuthWrite[], now: Date): Promise<void> {
     if (rows.length === 0) return;
