@@ -62,6 +62,18 @@ test('a new sender gets its share by hand-over: the holder lets the excess go, t
   expect(planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held: new Set(accounts.filter((x) => holders.get(x) === 'a')) })).take).toEqual([]);
 });
 
+test('the accounts held longest are let go first: one just taken (a kill, a restart) does not move again at once', () => {
+  const own = ids('own', 500);
+  const taken = ids('taken', 500);
+  const accounts = [...own, ...taken];
+  const holders = new Map(holding('a', accounts));
+  // `a` has held its own since 1,000 and took a stopped sender's at 90,000; that sender is back
+  const heldSince = new Map([...own.map((x) => [x, 1_000] as const), ...taken.map((x) => [x, 90_000] as const)]);
+  const plan = planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held: new Set(accounts), heldSince, maxMoves: 125 }));
+  expect(plan.letGo).toHaveLength(125);
+  expect(plan.letGo.every((x) => x.startsWith('own'))).toBe(true);
+});
+
 test('each account let go is meant for a sender below its share, the furthest below first, so two newcomers each get theirs', () => {
   const accounts = ids('acc', 900);
   const holders = new Map([...holding('a', accounts.slice(0, 800)), ...holding('b', accounts.slice(800))]);

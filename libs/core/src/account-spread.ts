@@ -12,6 +12,8 @@ export interface SpreadView {
   held: ReadonlySet<string>;
   /** held accounts a send is using now: never let go */
   busy: ReadonlySet<string>;
+  /** when this sender began holding each held account: the longest held go first, so none moves twice in a row */
+  heldSince?: ReadonlyMap<string, number>;
   /** the most accounts this pass may let go to others (closing, not counting accounts no longer listed) */
   maxMoves: number;
 }
@@ -50,7 +52,9 @@ export function planSpread(v: SpreadView): SpreadPlan {
   const surplus = mine.length - share;
   const takers = new Map<string, string>();
   if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0) {
-    const movable = mine.filter((a) => !v.busy.has(a)).sort(byRank(v.me));
+    const since = (a: string) => v.heldSince?.get(a) ?? 0;
+    const rank = byRank(v.me);
+    const movable = mine.filter((a) => !v.busy.has(a)).sort((a, b) => since(b) - since(a) || rank(a, b));
     const moving = movable.slice(Math.max(0, movable.length - Math.min(surplus, deficit, v.maxMoves)));
     letGo.push(...moving);
     // each to the sender furthest below its share, in turn

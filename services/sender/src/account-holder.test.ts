@@ -75,3 +75,39 @@ test('an account let go to a newcomer is named for it, so its jobs follow there;
   expect(handed.length).toBeGreaterThanOrEqual(1);
   expect(handed.every(([id, to]) => id !== 'acc-0000' && to === 'sender-2')).toBe(true);
 });
+
+test('a newcomer gets the accounts held longest: those taken a pass ago (a stopped sender’s) do not move again at once', async () => {
+  const rows = Array.from({ length: 20 }, (_, i) => row(i));
+  const clock = new ManualClock(0);
+  let beats = 0;
+  let reads = 0;
+  let sleeps = 0;
+  const handed: string[] = [];
+  const holder = startAccountHolder(
+    depsWith({
+      clock,
+      // three passes five seconds apart, then wait for the stop
+      sleep: async (ms, signal) => (++sleeps >= 3 ? untilAborted(ms, signal) : clock.advance(ms)),
+      accounts: { alwaysConnected: async () => rows },
+      // alone for two passes, then sender-2 is back
+      registry: {
+        beat: async () => (++beats <= 2 ? ['sender-1'] : ['sender-1', 'sender-2']),
+        leave: async () => undefined,
+        leaseHolders: async (ids) => ids.map(() => 'sender-1'),
+      },
+      connections: [
+        {
+          platform: 'whatsapp',
+          // its own ten from the first pass, ten more (taken from a stopped sender) from the second
+          held: async () => rows.slice(++reads === 1 ? 10 : 0).map((r) => ({ accountId: r.id, busy: false })),
+          letGo: async () => true,
+          hold: async () => true,
+        },
+      ],
+      handedTo: (id) => handed.push(id),
+    }),
+  );
+  for (let i = 0; i < 30 && handed.length === 0; i++) await new Promise((r) => setImmediate(r));
+  await holder.stop();
+  expect(handed.sort()).toEqual(rows.slice(10).map((r) => r.id));
+});

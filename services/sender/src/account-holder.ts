@@ -55,6 +55,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
   let openingEnded = () => {};
   const anOpeningEnds = () => new Promise<void>((resolve) => (openingEnded = resolve));
   const retry = new Map<string, { n: number; at: number }>();
+  const heldSince = new Map<string, number>();
   const intervalMs = 1_000 / d.connectsPerSecond;
   const maxMoves = Math.max(1, Math.floor((d.connectsPerSecond * d.everyMs) / 1_000));
 
@@ -98,6 +99,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     await d.seen?.(senders).catch((err: unknown) => d.logger.warn({ err }, 'could not sweep the queues of gone senders'));
     const rows = await d.accounts.alwaysConnected(d.connections.map((c) => c.platform));
     const takes: [HeldConnections, HeldAccountRow][] = [];
+    const stillHeld = new Set<string>();
     let heldHere = opening.size;
     for (const c of d.connections) {
       const mine = rows.filter((r) => r.platform === c.platform);
@@ -112,7 +114,11 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       );
       heldHere += held.filter((h) => !opening.has(h.accountId)).length;
       const busy = new Set(held.filter((h) => h.busy).map((h) => h.accountId));
-      const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, maxMoves });
+      for (const id of heldIds) {
+        stillHeld.add(id);
+        if (!heldSince.has(id)) heldSince.set(id, started);
+      }
+      const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, heldSince, maxMoves });
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
       const gone = await Promise.all([...plan.letGo.map((a) => c.letGo(a, true)), ...idle.map((a) => c.letGo(a, false))].map((p) => p.catch(() => false)));
@@ -126,6 +132,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
           'always-connected accounts moving',
         );
     }
+    for (const id of heldSince.keys()) if (!stillHeld.has(id)) heldSince.delete(id);
     d.heldNow?.(heldHere + takes.length);
     const deadline = started + d.everyMs;
     for (const [c, row] of takes) {
