@@ -1,4 +1,5 @@
-// Loaded into a sender by bench/probes/connect-burst.mjs (NODE_OPTIONS=--import): times each WhatsApp connect's phases
+// Loaded into a sender by bench/probes/connect-burst.mjs, or by accounts-capacity with BENCH_SENDER_NODE_OPTIONS
+// (NODE_OPTIONS=--import): times each WhatsApp connect's phases and each account's first send
 // by wrapping prototypes the sender shares with this module (the same resolved files), profiles the CPU, and on SIGUSR2
 // writes both to PROBE_TRACE_DIR. Nothing here changes what the sender does.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -111,6 +112,18 @@ if (turns)
     if (a.turn0 === undefined) Object.assign(a, { turn0: t0, turn1: t1 });
   });
 
+// each account's first send after the reset (its wait for the socket included) and its jobs' readiness checks
+const { WhatsAppTransport } = await import(pathToFileURL(join(root, 'libs/transports/dist/whatsapp/whatsapp-transport.js')).href);
+timed(WhatsAppTransport.prototype, 'send', (_, [account], t0, t1, v) => {
+  const a = acc(account.id);
+  a.sends = (a.sends ?? 0) + 1;
+  if (a.send0 === undefined) Object.assign(a, { send0: t0, send1: t1, sendResult: String(JSON.stringify(v)).slice(0, 160) });
+});
+timed(WhatsAppTransport.prototype, 'readiness', (_, [id], t0, t1, v) => {
+  const a = acc(id);
+  a.readinessN = (a.readinessN ?? 0) + 1;
+  if (v?.ready) a.ready0 ??= t1;
+});
 const pg = (await import('pg')).default;
 timed(pg.Pool.prototype, 'connect', (_, args, t0, t1) => {
   if (args.length > 0) return;

@@ -87,8 +87,12 @@ async function oneSize(env, n) {
       senders = senderSet(
         wireSenderEnv(
           { db, redisUrl: env.redisUrl, keyPrefix, wa, stack, connectsPerSecond: CONNECTS_PER_SECOND },
-          // debug: each job's end and each hand-over in BENCH_LOG_DIR's logs (their cost is in the figures)
-          process.env.BENCH_SENDER_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_SENDER_LOG_LEVEL } : {},
+          {
+            // debug: each job's end and each hand-over in BENCH_LOG_DIR's logs (their cost is in the figures)
+            ...(process.env.BENCH_SENDER_LOG_LEVEL && { LOG_LEVEL: process.env.BENCH_SENDER_LOG_LEVEL }),
+            // e.g. --import=./bench/probes/connect-trace.mjs with PROBE_TRACE_DIR: each account's phases after a kill
+            ...(process.env.BENCH_SENDER_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_SENDER_NODE_OPTIONS }),
+          },
         ),
       );
       const live = () => [...senders.live.values()];
