@@ -119,7 +119,7 @@ timed(WhatsAppTransport.prototype, 'send', (_, [account], t0, t1, v) => {
   a.sends = (a.sends ?? 0) + 1;
   if (a.send0 === undefined) Object.assign(a, { send0: t0, send1: t1, sendResult: String(JSON.stringify(v)).slice(0, 160) });
 });
-timed(WhatsAppTransport.prototype, 'readiness', (_, [id], t0, t1, v) => {
+timed(WhatsAppTransport.prototype, 'readiness', (_, [id], _t0, t1, v) => {
   const a = acc(id);
   a.readinessN = (a.readinessN ?? 0) + 1;
   if (v?.ready) a.ready0 ??= t1;
