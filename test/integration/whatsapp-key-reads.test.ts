@@ -19,6 +19,8 @@ const readsMany: string[] = [];
 /** Baileys' own log: it says when the work it does as a socket opens is done */
 const logged: string[] = [];
 const writes: string[][] = [];
+/** the chats whose keys a send read at once (auth-state.ts warmChat) */
+const readsChat: string[] = [];
 let server: WireWhatsApp;
 let repository: WhatsAppAuthRepository;
 beforeAll(async () => {
@@ -34,6 +36,10 @@ const counted: WhatsAppAuthStore = {
   readMany: (accountId, keys) => {
     readsMany.push(keys.map((k) => k.kind).join('+'));
     return repository.readMany(accountId, keys);
+  },
+  readChat: (accountId, pnUser) => {
+    readsChat.push(pnUser);
+    return repository.readChat(accountId, pnUser);
   },
   readKeys: (accountId, kind, ids) => {
     reads.push(...ids.map((id) => `${kind} ${id}`));
@@ -79,4 +85,21 @@ test('a connect of a device connected before reads its auth state in two stateme
   expect(writes).toEqual([]);
   // Baileys' warning at each new socket that history sync is off (on purpose): not a line per connect
   expect(logged.filter((l) => (JSON.parse(l) as { level: number }).level >= 40)).toEqual([]);
+}, 60_000);
+
+test("a chat's first message after its account moved to another replica reads the chat's keys in one statement", async () => {
+  repository = new WhatsAppAuthRepository(wire.database.db);
+  const account = await wire.account('601260004');
+  const chat = '60126000401';
+  expect(await wire.sendText(account, chat, 'before the move')).toMatchObject({ kind: 'delivered' });
+  // the socket moves as a hand-over moves it: closed here, opened on the other replica by its send
+  expect(await wire.pool.letGo(account.id, false)).toBe(true);
+  const other = await wire.replica();
+  for (const list of [reads, readsChat, writes]) list.length = 0;
+  expect(await other.sendText(account, chat, 'after the move')).toMatchObject({ kind: 'delivered' });
+  console.log(`a first message after a move: the chat's keys in ${readsChat.length} statement, then ${reads.length} key reads (${reads.join(', ')})`);
+  // one by one, Baileys read the LID mapping, the chat's session twice and the token: 4 statements a chat; what is left is
+  // the account's own device's session under its LID, once a connection
+  expect(readsChat).toEqual([chat]);
+  expect(reads).toEqual(['session 601260004_1.0']);
 }, 60_000);

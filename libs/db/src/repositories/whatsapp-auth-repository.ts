@@ -67,6 +67,25 @@ export class WhatsAppAuthRepository {
     return rows;
   }
 
+  /** A one-to-one chat's keys by its phone number's user: its LID mapping, device 0's sessions under both names, its privacy token. */
+  async readChat(accountId: string, pnUser: string): Promise<{ kind: string; keyId: string; sealed: Buffer }[]> {
+    const { rows } = await sql<{ kind: string; keyId: string; sealed: Buffer }>`
+      with lid as (
+        select split_part(lid, '@', 1) as u from whatsapp_identities
+         where account_id = ${accountId}::uuid and pn = ${`${pnUser}@s.whatsapp.net`} limit 1
+      ), wanted(kind, key_id) as (
+        select 'lid-mapping', ${pnUser}::text
+        union all select 'session', ${`${pnUser}.0`}::text
+        union all select 'session', u || '_1.0' from lid
+        union all select 'tctoken', u || '@lid' from lid
+      )
+      select w.kind, w.key_id as "keyId", w.sealed from whatsapp_auth w
+      join wanted k on w.kind = k.kind and w.key_id = k.key_id
+      where w.account_id = ${accountId}::uuid
+    `.execute(this.db);
+    return rows;
+  }
+
   /**
    * Writes and deletes many rows in one statement: a session and the pre-key it consumed never disagree. Writes without identities
    * share a statement across accounts (one a batch fails for is tried alone); one with identities learns them in its own, no transaction.

@@ -34,6 +34,8 @@ export interface WhatsAppAuthStore {
   readKeys(accountId: string, kind: string, ids: string[]): Promise<Map<string, Buffer>>;
   /** the rows among `keys` (of any kinds) in one statement; absent: readCreds and readKeys */
   readMany?(accountId: string, keys: KeyRef[]): Promise<(KeyRef & { sealed: Buffer })[]>;
+  /** a chat's keys a first message to it reads (its LID mapping, device 0's sessions, the privacy token), in one statement */
+  readChat?(accountId: string, pnUser: string): Promise<(KeyRef & { sealed: Buffer })[]>;
   /** applies every row in one statement: all or nothing */
   write(accountId: string, rows: AuthRow[], now: Date): Promise<void>;
   clear(accountId: string): Promise<void>;
@@ -70,6 +72,8 @@ export interface AuthHandle {
   /** Rows whose write failed, newest value per key: they are the state's truth until written. */
   unsavedRows(): number;
   saveUnsaved(): Promise<void>;
+  /** Reads a one-to-one chat's keys in one statement before a send, where Baileys would read them one at a time. */
+  warmChat(jid: string): Promise<void>;
 }
 
 /** Each key once with its last value: one statement may not touch a row twice. */
@@ -106,6 +110,9 @@ export async function storeLinkedSession(store: WhatsAppAuthStore, accountId: st
 }
 
 const MAX_KNOWN = 10_000;
+// found rows kept for the sends under way (a session is read twice a message): few and brief, as they can be large
+const MAX_WARM = 32;
+const WARM_MS = 60_000;
 const keyOf = (kind: string, id: string) => `${kind}\n${id}`;
 
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
@@ -133,6 +140,19 @@ export async function loadAuthState(
   const known = new Map<string, { sealed: Buffer; json: string } | null>();
   const learn = (kind: string, id: string, sealed: Buffer | undefined) =>
     known.set(keyOf(kind, id), sealed ? { sealed, json: open(sealed, secretsKeys).toString('utf8') } : null);
+
+  const warm = new Map<string, { sealed: Buffer; at: number }>();
+  const warmed = (kind: string, id: string) => {
+    const w = warm.get(keyOf(kind, id));
+    return w && clock.now() - w.at < WARM_MS ? w.sealed : undefined;
+  };
+  const keep = (kind: string, id: string, sealed: Buffer) => {
+    if (warm.size >= MAX_WARM) warm.delete(warm.keys().next().value!);
+    warm.set(keyOf(kind, id), { sealed, at: clock.now() });
+  };
+
+  // the keys set while a chat's keys are read: those the read may not keep
+  const warming = new Set<Set<string>>();
 
   let sets = 0;
   let creds: AuthenticationCreds;
@@ -186,13 +206,17 @@ export async function loadAuthState(
     get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
       await prefetched;
       const setsBefore = sets;
-      const asked = ids.filter((id) => !known.has(keyOf(type, id)));
+      const asked = ids.filter((id) => !known.has(keyOf(type, id)) && !warmed(type, id));
       const rows = asked.length > 0 ? await store.readKeys(accountId, type, asked) : new Map<string, Buffer>();
-      if (sets === setsBefore && known.size < MAX_KNOWN)
-        for (const id of asked) if (!rows.has(id) && unsavedValue(type, id) === undefined) known.set(keyOf(type, id), null);
+      if (sets === setsBefore)
+        for (const id of asked) {
+          const found = rows.get(id);
+          if (found) keep(type, id, found);
+          else if (known.size < MAX_KNOWN && unsavedValue(type, id) === undefined) known.set(keyOf(type, id), null);
+        }
       for (const id of ids) {
-        const value = known.get(keyOf(type, id));
-        if (value) rows.set(id, value.sealed);
+        const value = known.get(keyOf(type, id))?.sealed ?? warmed(type, id);
+        if (value) rows.set(id, value);
         const pending = unsavedValue(type, id);
         if (pending === null) rows.delete(id);
         else if (pending) rows.set(id, pending);
@@ -212,6 +236,8 @@ export async function loadAuthState(
       for (const [kind, entries] of Object.entries(data)) {
         for (const [id, value] of Object.entries(entries ?? {})) {
           const k = keyOf(kind, id);
+          warm.delete(k);
+          for (const touched of warming) touched.add(k);
           const was = known.get(k);
           const json = value ? JSON.stringify(value, BufferJSON.replacer) : null;
           if (was !== undefined && (was?.json ?? null) === json) continue;
@@ -242,6 +268,25 @@ export async function loadAuthState(
     flush: () => chain,
     unsavedRows: () => unsaved.length,
     saveUnsaved: () => enqueue([]),
+    warmChat: async (jid) => {
+      const chat = jidDecode(jid);
+      if (!store.readChat || chat?.server !== 's.whatsapp.net' || !chat.user) return;
+      if (known.has(keyOf('lid-mapping', chat.user)) || warmed('lid-mapping', chat.user)) return;
+      const touched = new Set<string>();
+      warming.add(touched);
+      const rows = await store.readChat(accountId, chat.user).catch(() => []);
+      warming.delete(touched);
+      for (const r of rows) if (!touched.has(keyOf(r.kind, r.keyId))) keep(r.kind, r.keyId, r.sealed);
+      // absent: no mapping, or (the chat's LID known) no privacy token; Baileys would ask again for each
+      const found = rows.find((r) => r.kind === 'lid-mapping');
+      const lid = found && decode<unknown>(found.sealed);
+      const absent = found
+        ? typeof lid === 'string' && !rows.some((r) => r.kind === 'tctoken')
+          ? [keyOf('tctoken', `${lid}@lid`)]
+          : []
+        : [keyOf('lid-mapping', chat.user)];
+      for (const k of absent) if (!touched.has(k) && known.size < MAX_KNOWN) known.set(k, null);
+    },
   };
   // A new account's first credentials are stored at once, so its pairing can resume from them.
   if (options.fresh) await handle.saveCreds();

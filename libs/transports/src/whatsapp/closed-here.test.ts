@@ -34,6 +34,7 @@ function standIn(refusal: SocketRefusal | null = null) {
     sent: { remember: () => undefined },
     newChats: { hold: async () => null },
     directory: { direct: () => undefined },
+    warmChat: async () => undefined,
     use: async <T>(_a: string, work: (s: WhatsAppSocket, w: Connection['whenClosedHere']) => Promise<T>) =>
       refusal ? { ok: false, ...refusal } : { ok: true, value: await work(socket, (l) => conn.whenClosedHere(l)) },
   };

@@ -113,6 +113,10 @@ export class WhatsAppSocketPool {
     return !this.isOpen(accountId) && (await this.o.lease.peek(accountId, this.o.holderId)) === 'other';
   }
 
+  warmChat(accountId: string, jid: string): Promise<void> {
+    return this.connections.get(accountId)?.auth.warmChat(jid) ?? Promise.resolve();
+  }
+
   isOpen(accountId: string): boolean {
     const c = this.connections.get(accountId);
     return c?.isSettled === true && !c.disposed && !c.keysRefused;

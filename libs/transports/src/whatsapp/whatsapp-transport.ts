@@ -142,7 +142,7 @@ export class WhatsAppTransport implements Transport {
       async (socket, whenClosedHere): Promise<Attempt> => {
         const unset = whenClosedHere!(cutHere);
         try {
-          const held = await this.heldBeforeWrite(account.id, jid, socket);
+          const [held] = await Promise.all([this.heldBeforeWrite(account.id, jid, socket), this.o.pool.warmChat(account.id, jid)]);
           if (held) return { held };
           const sent = await (part.type === 'text'
             ? socket.sendMessage(jid, { text: part.text, linkPreview: null }, { messageId })
