@@ -64,8 +64,11 @@ test('messages to a chat already messaged read no keys from PostgreSQL and write
   // what the first messages read: the chat's token among it, once
   expect(reads.filter((r) => r.startsWith(`tctoken ${chat}`))).toHaveLength(1);
   reads.length = 0;
+  readsChat.length = 0;
   writes.length = 0;
   for (let i = 0; i < 5; i++) expect(await wire.sendText(account, chat, `again ${i}`)).toMatchObject({ kind: 'delivered' });
+  // a chat's keys are read at once only before its first message on a connection
+  expect(readsChat).toEqual([]);
   console.log(`5 more messages to one chat: ${reads.length} key reads, ${writes.length} writes of ${writes.map((w) => w.join('+')).join(', ')}`);
   expect(reads).toEqual([]);
   expect(writes).toEqual(Array.from({ length: 5 }, () => ['session', 'session']));

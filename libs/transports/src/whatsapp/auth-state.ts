@@ -113,6 +113,8 @@ const MAX_KNOWN = 10_000;
 // found rows kept for the sends under way (a session is read twice a message): few and brief, as they can be large
 const MAX_WARM = 32;
 const WARM_MS = 60_000;
+// chats warmed once a connection (Baileys keeps what it read): past this many, forgotten and warmed again
+const MAX_WARMED_CHATS = 2_000;
 const keyOf = (kind: string, id: string) => `${kind}\n${id}`;
 
 /** Paired: the phone accepted this device (Baileys sets `account` on pair-success). */
@@ -153,6 +155,7 @@ export async function loadAuthState(
 
   // the keys set while a chat's keys are read: those the read may not keep
   const warming = new Set<Set<string>>();
+  const warmedChats = new Set<string>();
 
   let sets = 0;
   let creds: AuthenticationCreds;
@@ -271,7 +274,9 @@ export async function loadAuthState(
     warmChat: async (jid) => {
       const chat = jidDecode(jid);
       if (!store.readChat || chat?.server !== 's.whatsapp.net' || !chat.user) return;
-      if (known.has(keyOf('lid-mapping', chat.user)) || warmed('lid-mapping', chat.user)) return;
+      if (warmedChats.has(chat.user)) return;
+      if (warmedChats.size >= MAX_WARMED_CHATS) warmedChats.clear();
+      warmedChats.add(chat.user);
       const touched = new Set<string>();
       warming.add(touched);
       const rows = await store.readChat(accountId, chat.user).catch(() => []);
