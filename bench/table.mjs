@@ -233,7 +233,8 @@ export const SCENARIOS = [
       '1,000: sending CPU beside the senders % of a core': '1000 accounts: sending: CPU beside the senders % of a core',
       '1,000: sending longest event-loop delay ms': '1000 accounts: sending: longest event-loop delay per sender ms',
       '1,000: kill -9 → its accounts sending again s': '1000 accounts: kill -9 of the sender holding *: all its accounts sending again s',
-      '1,000: kill -9 → socket moved to sending s (10/50/90/100 %)': '1000 accounts: kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
+      '1,000: kill -9 → socket moved to sending s (10/50/90/100 %)':
+        '1000 accounts: kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
       '1,000: restarted sender’s share s': '1000 accounts: kill -9: the restarted sender has its share (±20 %) s',
       '1,000: rolling restart step 1 s': '1000 accounts: rolling restart step 1: its * accounts sending again s',
       '1,000: step 2 s': '1000 accounts: rolling restart step 2: its * accounts sending again s',
