@@ -74,6 +74,19 @@ test('the accounts held longest are let go first: one just taken (a kill, a rest
   expect(plan.letGo.every((x) => x.startsWith('own'))).toBe(true);
 });
 
+test('while more accounts are connected nowhere than the senders’ passes move, none is handed over: the free ones go first', () => {
+  const accounts = ids('acc', 1_000);
+  // a rolling restart: `a` took 625 of the stopped sender's and its own before `b` came back; 375 are connected nowhere
+  const held = new Set(accounts.slice(0, 625));
+  const holders = new Map(holding('a', [...held]));
+  const a = planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held, maxMoves: 125 }));
+  expect(a.letGo).toEqual([]);
+  expect(planSpread(view({ me: 'b', senders: ['a', 'b'], accounts, holders, maxMoves: 125 })).take).toHaveLength(375);
+  // once `b` has taken all but a pass's worth for each, `a` hands its excess over
+  for (const x of accounts.slice(625, 1_000 - 250)) holders.set(x, 'b');
+  expect(planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held, maxMoves: 125 })).letGo).toHaveLength(125);
+});
+
 test('each account let go is meant for a sender below its share, the furthest below first, so two newcomers each get theirs', () => {
   const accounts = ids('acc', 900);
   const holders = new Map([...holding('a', accounts.slice(0, 800)), ...holding('b', accounts.slice(800))]);

@@ -51,7 +51,9 @@ export function planSpread(v: SpreadView): SpreadPlan {
   const deficit = [...counts].reduce((sum, [s, n]) => (s === v.me ? sum : sum + Math.max(0, share - n)), 0);
   const surplus = mine.length - share;
   const takers = new Map<string, string>();
-  if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0) {
+  const free = v.accounts.filter((a) => !v.holders.has(a) && !v.held.has(a));
+  // a hand-over waits while more accounts are connected nowhere than the senders' passes move: they take the connect pace first
+  if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0 && free.length <= v.maxMoves * senders.size) {
     const since = (a: string) => v.heldSince?.get(a) ?? 0;
     const rank = byRank(v.me);
     const movable = mine.filter((a) => !v.busy.has(a)).sort((a, b) => since(b) - since(a) || rank(a, b));
@@ -70,8 +72,7 @@ export function planSpread(v: SpreadView): SpreadPlan {
   const floor = Math.floor(listed.size / senders.size);
   const othersShort = [...counts].some(([s, n]) => s !== v.me && n < floor);
   const room = (othersShort ? floor : share) - mine.length;
-  const free = room > 0 ? v.accounts.filter((a) => !v.holders.has(a) && !v.held.has(a)).sort(byRank(v.me)) : [];
-  return { take: free.slice(0, Math.max(0, room)), letGo, takers, share };
+  return { take: room > 0 ? free.sort(byRank(v.me)).slice(0, room) : [], letGo, takers, share };
 }
 
 /** This sender's order of accounts: its best first (kept longest, taken first). */
