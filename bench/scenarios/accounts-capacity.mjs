@@ -53,6 +53,11 @@ const textOf = (i, p) => `Hello from account ${i}, part ${p}`;
 const accountOf = (key) => Number(/from account (\d+),/.exec(key)?.[1] ?? -1);
 const mb = (b) => b / 1024 / 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** the values at quantiles `qs`, s with one decimal, as "a / b / c" */
+const quantiles = (xs, qs = [0.1, 0.5, 0.9, 1]) => {
+  const t = [...xs].sort((a, b) => a - b);
+  return t.length ? qs.map((q) => t[Math.floor(q * (t.length - 1))].toFixed(1)).join(' / ') : 'none';
+};
 
 async function oneSize(env, n) {
   const pool = Math.min(RECIPIENTS, n * CHATS);
@@ -224,9 +229,8 @@ async function oneSize(env, n) {
           for (const t of times) if (t >= since && t < (first.get(i) ?? Infinity)) first.set(i, t);
         }
         firstSent = new Map(accounts.map((i) => [i, (first.get(i) - since) / 1000]));
-        const after = [...firstSent.values()].sort((a, b) => a - b);
-        againQuantiles = [0.1, 0.5, 0.9].map((q) => after[Math.floor(q * (after.length - 1))].toFixed(1)).join(' / ');
-        return after.at(-1);
+        againQuantiles = quantiles(firstSent.values(), [0.1, 0.5, 0.9]);
+        return Math.max(...firstSent.values());
       };
       /** 10th, 50th, 90th percentile and last time, s, at which `accounts`' socket leases name a sender other than `pid` */
       const socketsMoved = async (since, accounts, pid) => {
@@ -241,19 +245,14 @@ async function oneSize(env, n) {
           await sleep(250);
         }
         movedAt = at;
-        const t = [...at.values()].sort((a, b) => a - b);
-        if (t.length < accounts.length) return `${t.length} of ${accounts.length} within ${AGAIN_BOUND_MS / 1000} s`;
-        return [0.1, 0.5, 0.9, 1].map((q) => t[Math.floor(q * (t.length - 1))].toFixed(1)).join(' / ');
+        if (at.size < accounts.length) return `${at.size} of ${accounts.length} within ${AGAIN_BOUND_MS / 1000} s`;
+        return quantiles(at.values());
       };
       /** the last againAfter's 10th, 50th and 90th percentile, s: whether the whole share or a tail waited */
       let againQuantiles = '';
       /** the last againAfter's s to each account's first message, and the last socketsMoved's s to each account's socket moving */
       let firstSent = new Map();
       let movedAt = new Map();
-      const quantiles = (xs) => {
-        const t = [...xs].sort((a, b) => a - b);
-        return t.length ? [0.1, 0.5, 0.9, 1].map((q) => t[Math.floor(q * (t.length - 1))].toFixed(1)).join(' / ') : 'none';
-      };
       const sendingFrom = Date.now();
       const everyone = ids.map((_, i) => i);
       f('sending: every account sending after its run is created s', await againAfter(sendingFrom, everyone, 'every account sending'));
