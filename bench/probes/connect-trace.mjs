@@ -154,20 +154,24 @@ await session.post('Profiler.enable');
 await session.post('Profiler.start');
 let startedAt = now();
 
-// SIGUSR2: with a file `reset` in PROBE_TRACE_DIR, start over (profile, totals, marks); else write them out
+const restart = async () => {
+  await session.post('Profiler.start');
+  startedAt = now();
+  for (const k of Object.keys(totals)) totals[k] = 0;
+  statements.clear();
+  byAccount.clear();
+  lag.reset();
+};
+
+// SIGUSR2: with a file `reset` (or `reset-<pid>`) in PROBE_TRACE_DIR, start over (profile, totals, marks); else write
+// them out and start over (bench/probes/trace-control.mjs names each dump)
 process.on('SIGUSR2', async () => {
-  if (existsSync(join(dir, 'reset'))) {
-    rmSync(join(dir, 'reset'));
-    await session.post('Profiler.stop');
-    await session.post('Profiler.start');
-    startedAt = now();
-    for (const k of Object.keys(totals)) totals[k] = 0;
-    statements.clear();
-    byAccount.clear();
-    lag.reset();
-    return;
-  }
+  const reset = [join(dir, `reset-${process.pid}`), join(dir, 'reset')].find((f) => existsSync(f));
   const { profile } = await session.post('Profiler.stop');
+  if (reset) {
+    rmSync(reset);
+    return restart();
+  }
   const t = { ...totals, lagMaxMs: lag.max / 1e6, lagMeanMs: lag.mean / 1e6, lagP99Ms: lag.percentile(99) / 1e6 };
   writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify(profile));
   writeFileSync(
@@ -175,4 +179,5 @@ process.on('SIGUSR2', async () => {
     JSON.stringify({ startedAt, totals: t, statements: [...statements], accounts: [...byAccount.values()] }),
   );
   writeFileSync(join(dir, `${process.pid}.done`), '');
+  await restart();
 });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { createRedis } from '@metronome/redis';
 import { eventually } from '@metronome/testkit';
 import { cpuSeconds } from '../probe-process.mjs';
+import { traceDump, traceReset } from '../probes/trace-control.mjs';
 import { call, withStack } from './common.mjs';
 import { besideCpuSeconds, countedServer, holderPids, senderSet, sessionBundle, stopSummary, wireSenderEnv } from './accounts-capacity-wire.mjs';
 
@@ -266,6 +267,7 @@ async function oneSize(env, n) {
       const pids = await holderPids(redis, keyPrefix, ids);
       const [victim] = live().sort((a, b) => pids.filter((p) => p === b.pid).length - pids.filter((p) => p === a.pid).length);
       const victims = ids.map((_, i) => i).filter((i) => pids[i] === victim.pid);
+      await traceReset(live());
       const killed = Date.now();
       stops.push({ name: 'kill -9', at: killed });
       await senders.stop(victim.name, 'SIGKILL');
@@ -281,6 +283,7 @@ async function oneSize(env, n) {
         'kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
         quantiles([...movedAt].filter(([i]) => firstSent.has(i)).map(([i, at]) => firstSent.get(i) - at)),
       );
+      await traceDump(live(), `${n}-kill`);
       f('kill -9: unknown targets (what was in flight)', await unknownTargets());
       const restarted = Date.now();
       await senders.start(victim.name);
@@ -291,11 +294,13 @@ async function oneSize(env, n) {
         const stepAt = Date.now();
         const pidsNow = await holderPids(redis, keyPrefix, ids);
         const itsAccounts = ids.map((_, i) => i).filter((i) => pidsNow[i] === senders.live.get(name).pid);
+        await traceReset(live());
         stops.push({ name: `SIGTERM ${step + 1}`, at: Date.now() });
         f(`rolling restart step ${step + 1}: its stop`, stopSummary((await senders.stop(name, 'SIGTERM')).output));
         await senders.start(name);
         f(`rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again s`, await againAfter(stepAt, itsAccounts, `step ${step + 1}`));
         f(`rolling restart step ${step + 1}: 10 / 50 / 90 % of its accounts sending again s`, againQuantiles);
+        await traceDump(live(), `${n}-step${step + 1}`);
         f(`rolling restart step ${step + 1}: both senders within ±20 % of even s`, (await evenWithin(stepAt, 180_000)).s);
       }
       f('rolling restart: unknown targets added', (await unknownTargets()) - out[`${n} accounts: kill -9: unknown targets (what was in flight)`]);
