@@ -209,10 +209,13 @@ async function oneSize(env, n) {
         return seen;
       };
       const acceptedCount = () => [...wa.accepted.values()].reduce((a, t) => a + t.length, 0);
-      /** ms from `since` until every account of `accounts` had a message accepted after it (or a text saying how far it got) */
-      const againAfter = async (since, accounts, what) => {
+      /**
+       * ms from `since` until every account of `accounts` had a message accepted at `from` or later (`since` unless told: a
+       * SIGTERM's step counts from the stopped sender's exit, so what it sent while draining is not "again"), or a text saying how far it got
+       */
+      const againAfter = async (since, accounts, what, from = since) => {
         const all = async () => {
-          const seen = sentSince(since);
+          const seen = sentSince(from);
           return accounts.every((i) => seen.has(i));
         };
         const ok = await eventually(what, all, AGAIN_BOUND_MS, 250).then(
@@ -220,14 +223,14 @@ async function oneSize(env, n) {
           () => false,
         );
         if (!ok) {
-          const seen = sentSince(since);
+          const seen = sentSince(from);
           againQuantiles = 'not all sending';
           return `not within ${AGAIN_BOUND_MS / 1000} s: ${accounts.filter((i) => seen.has(i)).length} of ${accounts.length}`;
         }
         const first = new Map();
         for (const [key, times] of wa.accepted) {
           const i = accountOf(key);
-          for (const t of times) if (t >= since && t < (first.get(i) ?? Infinity)) first.set(i, t);
+          for (const t of times) if (t >= from && t < (first.get(i) ?? Infinity)) first.set(i, t);
         }
         firstSent = new Map(accounts.map((i) => [i, (first.get(i) - since) / 1000]));
         againQuantiles = quantiles(firstSent.values(), [0.1, 0.5, 0.9]);
@@ -295,13 +298,23 @@ async function oneSize(env, n) {
         const pidsNow = await holderPids(redis, keyPrefix, ids);
         const itsAccounts = ids.map((_, i) => i).filter((i) => pidsNow[i] === senders.live.get(name).pid);
         await traceReset(live());
+        const openedBefore = wa.count.opened;
         stops.push({ name: `SIGTERM ${step + 1}`, at: Date.now() });
         f(`rolling restart step ${step + 1}: its stop`, stopSummary((await senders.stop(name, 'SIGTERM')).output));
+        const exited = Date.now();
         await senders.start(name);
-        f(`rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again s`, await againAfter(stepAt, itsAccounts, `step ${step + 1}`));
+        f(
+          `rolling restart step ${step + 1}: its ${itsAccounts.length} accounts sending again after its exit, from its SIGTERM s`,
+          await againAfter(stepAt, itsAccounts, `step ${step + 1}`, exited),
+        );
         f(`rolling restart step ${step + 1}: 10 / 50 / 90 % of its accounts sending again s`, againQuantiles);
         await traceDump(live(), `${n}-step${step + 1}`);
         f(`rolling restart step ${step + 1}: both senders within ±20 % of even s`, (await evenWithin(stepAt, 180_000)).s);
+        // each account moved once opens one socket: more is an account moved twice (to the other sender, then back)
+        f(
+          `rolling restart step ${step + 1}: sockets opened at the server until even, for its accounts`,
+          `${wa.count.opened - openedBefore} for ${itsAccounts.length}`,
+        );
       }
       f('rolling restart: unknown targets added', (await unknownTargets()) - out[`${n} accounts: kill -9: unknown targets (what was in flight)`]);
       f('most sockets open at the server at once', wa.count.most);

@@ -87,6 +87,23 @@ test('while more accounts are connected nowhere than the senders’ passes move,
   expect(planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held, maxMoves: 125 })).letGo).toHaveLength(125);
 });
 
+test('the free accounts a sender leaves to one below its share are meant for that one: its sends waiting to open them give them up', () => {
+  const accounts = ids('acc', 1_000);
+  // a rolling restart: `a` holds 625, the restarted `b` none yet; 375 are connected nowhere
+  const held = new Set(accounts.slice(0, 625));
+  const holders = new Map(holding('a', [...held]));
+  const a = planSpread(view({ me: 'a', senders: ['a', 'b'], accounts, holders, held, maxMoves: 125 }));
+  expect(a.take).toEqual([]);
+  expect([...a.takers.keys()].sort()).toEqual(accounts.slice(625).sort());
+  expect(new Set(a.takers.values())).toEqual(new Set(['b']));
+  // `b` takes them itself, leaving none to others
+  const b = planSpread(view({ me: 'b', senders: ['a', 'b'], accounts, holders, maxMoves: 125 }));
+  expect(b.take).toHaveLength(375);
+  expect(b.takers.size).toBe(0);
+  // alone, `a` keeps every free account for itself
+  expect(planSpread(view({ me: 'a', senders: ['a'], accounts, holders, held, maxMoves: 125 })).takers.size).toBe(0);
+});
+
 test('each account let go is meant for a sender below its share, the furthest below first, so two newcomers each get theirs', () => {
   const accounts = ids('acc', 900);
   const holders = new Map([...holding('a', accounts.slice(0, 800)), ...holding('b', accounts.slice(800))]);

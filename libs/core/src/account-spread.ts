@@ -23,7 +23,7 @@ export interface SpreadPlan {
   take: string[];
   /** held accounts to close, their leases let go for another sender to take */
   letGo: string[];
-  /** the sender below its share each account let go to even the spread is meant for: its jobs go there at once (job-routes.ts) */
+  /** the sender below its share each account let go, or each free account left to others, is meant for: its jobs go there at once (job-routes.ts) */
   takers: Map<string, string>;
   /** accounts each sender should hold: ceil(accounts / senders) */
   share: number;
@@ -52,6 +52,14 @@ export function planSpread(v: SpreadView): SpreadPlan {
   const surplus = mine.length - share;
   const takers = new Map<string, string>();
   const free = v.accounts.filter((a) => !v.holders.has(a) && !v.held.has(a));
+  // each account handed on goes to the sender furthest below its share, in turn
+  const short = new Map([...counts].filter(([s, n]) => s !== v.me && n < share));
+  const handTo = (account: string) => {
+    const [taker] = [...short].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
+    takers.set(account, taker);
+    short.set(taker, short.get(taker)! + 1);
+    if (short.get(taker)! >= share) short.delete(taker);
+  };
   // a hand-over waits while more accounts are connected nowhere than the senders' passes move: they take the connect pace first
   if (surplus > Math.floor(share * SPREAD_SLACK) && deficit > 0 && free.length <= v.maxMoves * senders.size) {
     const since = (a: string) => v.heldSince?.get(a) ?? 0;
@@ -59,20 +67,17 @@ export function planSpread(v: SpreadView): SpreadPlan {
     const movable = mine.filter((a) => !v.busy.has(a)).sort((a, b) => since(b) - since(a) || rank(a, b));
     const moving = movable.slice(Math.max(0, movable.length - Math.min(surplus, deficit, v.maxMoves)));
     letGo.push(...moving);
-    // each to the sender furthest below its share, in turn
-    const short = new Map([...counts].filter(([s, n]) => s !== v.me && n < share));
-    for (const account of moving) {
-      const [taker] = [...short].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
-      takers.set(account, taker);
-      short.set(taker, short.get(taker)! + 1);
-    }
+    for (const account of moving) handTo(account);
   }
 
   // up to the even floor first; past it only while no other sender is below its floor
   const floor = Math.floor(listed.size / senders.size);
   const othersShort = [...counts].some(([s, n]) => s !== v.me && n < floor);
   const room = (othersShort ? floor : share) - mine.length;
-  return { take: room > 0 ? free.sort(byRank(v.me)).slice(0, room) : [], letGo, takers, share };
+  const take = free.sort(byRank(v.me)).slice(0, Math.max(0, room));
+  // the free accounts left to senders below their share: this sender's sends waiting to open them give them up (account-holder.ts)
+  if (othersShort) for (const account of free.slice(take.length)) if (short.size > 0) handTo(account);
+  return { take, letGo, takers, share };
 }
 
 /** This sender's order of accounts: its best first (kept longest, taken first). */

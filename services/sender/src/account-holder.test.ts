@@ -76,6 +76,41 @@ test('an account let go to a newcomer is named for it, so its jobs follow there;
   expect(handed.every(([id, to]) => id !== 'acc-0000' && to === 'sender-2')).toBe(true);
 });
 
+test('free accounts left to a sender below its share: their jobs follow there, and sends waiting here to open them step aside', async () => {
+  const rows = Array.from({ length: 10 }, (_, i) => row(i));
+  const mine = rows.slice(0, 6).map((r) => r.id);
+  const handed: [string, string][] = [];
+  const withdrawn: string[][] = [];
+  const opened: string[] = [];
+  const holder = startAccountHolder(
+    depsWith({
+      accounts: { alwaysConnected: async () => rows },
+      // a rolling restart: sender-1 holds 6 of 10, the restarted sender-2 none yet, 4 are free
+      registry: {
+        beat: async () => ['sender-1', 'sender-2'],
+        leave: async () => undefined,
+        leaseHolders: async (ids) => ids.map((id) => (mine.includes(id) ? 'sender-1' : null)),
+      },
+      connections: [
+        {
+          platform: 'whatsapp',
+          held: async () => mine.map((accountId) => ({ accountId, busy: true })),
+          letGo: async () => false,
+          hold: async (account) => (opened.push(account.id), true),
+          withdraw: async (ids) => (withdrawn.push([...ids].sort()), ids.size),
+        },
+      ],
+      handedTo: (id, to) => handed.push([id, to]),
+    }),
+  );
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+  await holder.stop();
+  const free = rows.slice(6).map((r) => r.id);
+  expect(withdrawn[0]).toEqual(free);
+  expect(handed.filter(([id]) => free.includes(id)).sort()).toEqual(free.map((id) => [id, 'sender-2']));
+  expect(opened).toEqual([]);
+});
+
 test('a newcomer gets the accounts held longest: those taken a pass ago (a stopped sender’s) do not move again at once', async () => {
   const rows = Array.from({ length: 20 }, (_, i) => row(i));
   const clock = new ManualClock(0);

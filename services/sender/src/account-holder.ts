@@ -12,6 +12,8 @@ export interface HeldConnections {
   hold(account: TransportAccount): Promise<boolean>;
   /** closes the connection, then lets its lease go (`handOver`: for another sender to take); false when in use */
   letGo(accountId: string, handOver: boolean): Promise<boolean>;
+  /** sends waiting here for a connect turn to open these accounts give it up: another sender is meant to open them */
+  withdraw?(accountIds: ReadonlySet<string>): Promise<number>;
 }
 
 export interface AccountHolderDeps {
@@ -123,12 +125,24 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
       const gone = await Promise.all([...plan.letGo.map((a) => c.letGo(a, true)), ...idle.map((a) => c.letGo(a, false))].map((p) => p.catch(() => false)));
       plan.letGo.forEach((a, i) => gone[i] && d.handedTo?.(a, plan.takers.get(a)!));
+      // free accounts left to senders below their share: their jobs go there, and this sender's waiting to open them step aside
+      const leftToOthers = new Set([...plan.takers.keys()].filter((a) => !plan.letGo.includes(a)));
+      for (const a of leftToOthers) d.handedTo?.(a, plan.takers.get(a)!);
+      const withdrawn = leftToOthers.size > 0 ? await (c.withdraw?.(leftToOthers) ?? 0) : 0;
       // sending accounts too: their jobs go to the sender meant to take them (job-routes.ts), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
-      if (plan.letGo.length + idle.length + due.length > 0)
+      if (plan.letGo.length + idle.length + due.length + withdrawn > 0)
         d.logger.info(
-          { platform: c.platform, senders: senders.length, share: plan.share, held: heldIds.size, letGo: gone.filter(Boolean).length, toTake: due.length },
+          {
+            platform: c.platform,
+            senders: senders.length,
+            share: plan.share,
+            held: heldIds.size,
+            letGo: gone.filter(Boolean).length,
+            toTake: due.length,
+            withdrawn,
+          },
           'always-connected accounts moving',
         );
     }

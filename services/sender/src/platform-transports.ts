@@ -107,6 +107,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
         return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, account.proxy, false)).ok;
       },
       letGo: async (accountId, handOver) => (await built.loaded())?.transport.letGo(accountId, handOver) ?? false,
+      withdraw: async (accountIds) => (await built.loaded())?.pool.turns?.withdraw(accountIds) ?? 0,
     },
   };
 }

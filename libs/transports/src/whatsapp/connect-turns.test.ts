@@ -64,3 +64,17 @@ test('a lease not free takes no turn; the holder’s connect lets a waiting send
   expect(order).toEqual(['mine:true', 'elsewhere:true', 'b:true', 'a:false']);
   expect(await turns.before('c')).toBe(false);
 });
+
+test('sends waiting for a turn are told which accounts wait, and give their turns up for the accounts another sender is meant to open', async () => {
+  const { turns, take, order, give } = setup();
+  const waiting = ['a', 'b', 'c'].map(take);
+  await settle();
+  expect([...turns.waiting()].sort()).toEqual(['a', 'b', 'c']);
+  expect(turns.withdraw(new Set(['b', 'x']))).toBe(1);
+  await settle();
+  expect(order).toEqual(['b:false']);
+  expect([...turns.waiting()].sort()).toEqual(['a', 'c']);
+  give(2);
+  await Promise.all(waiting);
+  expect(order).toEqual(['b:false', 'a:true', 'c:true']);
+});

@@ -42,6 +42,19 @@ export class ConnectTurns {
     if (at >= 0) this.queue.splice(at, 1)[0]!.go(true);
   }
 
+  /** The accounts whose sends wait for a turn here: nothing opened yet. */
+  waiting(): Set<string> {
+    return new Set(this.queue.map((w) => w.accountId));
+  }
+
+  /** Sends waiting to open these accounts give their turn up, told no as when closed: another sender is meant to open them. */
+  withdraw(accountIds: ReadonlySet<string>): number {
+    const gone = this.queue.filter((w) => accountIds.has(w.accountId));
+    for (const w of gone) this.queue.splice(this.queue.indexOf(w), 1);
+    for (const w of gone) w.go(false);
+    return gone.length;
+  }
+
   close(): void {
     this.closed = true;
     for (const w of this.queue.splice(0)) w.go(false);

@@ -41,7 +41,7 @@ export class WhatsAppSocketPool {
   readonly newChats: NewChats;
   readonly directory: WhatsAppDirectory;
   readonly handedOn: HandedOn;
-  private readonly turns: ConnectTurns | undefined;
+  readonly turns: ConnectTurns | undefined;
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
   private closed = false;
@@ -84,8 +84,7 @@ export class WhatsAppSocketPool {
       },
       prime: (accountId, groups) => this.groups.prime(accountId, groups),
     });
-    this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000);
-    this.timer.unref();
+    (this.timer = setInterval(() => void this.renewAll(), o.renewEveryMs ?? 2_000)).unref();
   }
 
   /** Runs `work` on the account's open socket, connecting it when the lease is free; refused when held elsewhere, unpaired or shut. */
@@ -122,9 +121,10 @@ export class WhatsAppSocketPool {
     return c?.isSettled === true && !c.disposed && !c.keysRefused;
   }
 
-  /** The accounts whose socket this replica has open or opening, and whether a send or a pairing uses each now. */
+  /** The accounts whose socket this replica has open or opening (not those still waiting for a connect turn), and whether a send or a pairing uses each now. */
   heldAccounts(): { accountId: string; busy: boolean }[] {
-    const ids = new Set([...this.connections.keys(), ...this.connecting.keys()]);
+    const waiting = this.turns?.waiting();
+    const ids = new Set([...this.connections.keys(), ...[...this.connecting.keys()].filter((id) => !waiting?.has(id))]);
     return [...ids].map((accountId) => {
       const c = this.connections.get(accountId);
       return { accountId, busy: !c || c.inFlight > 0 || this.pairings.has(c) };
