@@ -63,6 +63,8 @@ export interface WireServer {
   cap: Record<string, unknown>;
   /** the `w:mex` queries asked, by query id */
   mexQueries: string[];
+  /** answer them with an error (500): Baileys' fetches of the lock and the cap throw */
+  mexFails: boolean;
   /** answer device and key queries with WhatsApp's `rate-overlimit` (429) */
   overlimit: boolean;
   /** the prekeys it says it holds of a connecting device (5 or fewer: Baileys uploads some, which it keeps) */
@@ -112,6 +114,7 @@ export async function startWireServer(): Promise<WireServer> {
     reachoutLock: null,
     cap: { capping_status: 'NONE' },
     mexQueries: [],
+    mexFails: false,
     overlimit: false,
     preKeyCount: 50,
     sendText: async (from, user, text) => {
@@ -202,6 +205,8 @@ export async function startWireServer(): Promise<WireServer> {
       // Baileys' executeWMexQuery reads the JSON of a `result` child, under data[dataPath]
       const id = child.attrs['query_id']!;
       server.mexQueries.push(id);
+      if (server.mexFails)
+        return { tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '500', text: 'internal-server-error' } }] };
       const lock = server.reachoutLock;
       const data =
         id === MEX_REACHOUT_TIMELOCK

@@ -50,6 +50,18 @@ test('limits that hold nothing are read once in ten seconds', async () => {
   expect(reads.n).toBe(2);
 });
 
+test('forgotten (a socket new on this replica): the next read goes to PostgreSQL, so what another holder wrote counts', async () => {
+  const limits = repo();
+  const id = await account();
+  expect(await limits.read(id)).toBeNull();
+  // another replica held the socket meanwhile and recorded a 463
+  await new NewChatLimitRepository(tdb.db).refused(id, new Date(now));
+  expect(await limits.read(id)).toBeNull();
+  limits.forget(id);
+  expect(await limits.read(id)).toMatchObject({ refusedAt: new Date(now) });
+  expect(reads.n).toBe(2);
+});
+
 test('a hold is read each time: an operator lift from another process counts at the next read', async () => {
   const limits = repo();
   const id = await account();

@@ -141,3 +141,22 @@ test('the new-chat cap: CAPPED when the socket opens holds new chats until the c
   expect(await receivedOnce(['60189002100'], '60189002100')).toEqual([1]);
   server.cap = { capping_status: 'NONE' };
 }, 90_000);
+
+test('a 463 another replica recorded while it held the socket holds the new chats here once the socket is back, though this replica read them free a moment before', async () => {
+  server.ack = () => null;
+  const account = await wire.account('601890004');
+  // this replica reads the account's limits (nothing holds) and keeps them for minutes
+  expect(await wire.sendText(account, '60189000400')).toMatchObject({ kind: 'delivered' });
+  const other = await wire.replica();
+  server.ack = ({ to }) => (to.startsWith('60189000463') ? { error: '463' } : null);
+  expect(await sendFrom(other, account, '60189000463')).toMatchObject({ kind: 'delivered' });
+  await eventually('the hold recorded', async () => (await limits().read(account.id))?.refusedAt != null, 5_000, 20);
+  // back here, with the lock and cap not fetched at the open (nothing written then): the socket new on this replica reads the limits afresh
+  server.mexFails = true;
+  try {
+    expect(await sendFrom(wire, account, '60189000401')).toMatchObject({ kind: 'chat-wait', code: 'new_chats_refused' });
+  } finally {
+    server.mexFails = false;
+  }
+  expect(received('60189000401')).toBe(0);
+}, 90_000);

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../types.js';
 import { newChatLimitsOf } from './account-rows.js';
 
-const FREE_FOR_MS = 10_000;
+const FREE_FOR_MS = 5 * 60_000;
 
 /**
  * What WhatsApp lets an account do with new chats (migrations/0038, libs/core new-chat-limits.ts),
@@ -13,8 +13,8 @@ const FREE_FOR_MS = 10_000;
 export class NewChatLimitRepository {
   /**
    * Limits that hold nothing, read in the last `freeForMs`: a send reads them once in that long, not once a message. Only
-   * the replica holding the socket writes a hold (dropping its entry), and its socket's opening writes the lock; a
-   * hold is never kept, so an operator's lift counts at once.
+   * the replica holding the socket writes a hold (dropping its entry), and a socket new here forgets them (what another
+   * holder wrote is read afresh); a hold is never kept, so an operator's lift counts at once.
    */
   private readonly free = new Map<string, { limits: NewChatLimits | null; until: number }>();
   /** writes begun or ended: a read that saw one change meanwhile keeps nothing */
@@ -40,6 +40,11 @@ export class NewChatLimitRepository {
       this.free.set(accountId, { limits, until: now + (this.o.freeForMs ?? FREE_FOR_MS) });
     else this.free.delete(accountId);
     return limits;
+  }
+
+  /** The next read goes to PostgreSQL: the account's socket just opened here, and another replica may have held it. */
+  forget(accountId: string): void {
+    this.free.delete(accountId);
   }
 
   /** A message to a new chat was refused with 463: new chats wait until an operator lifts it (the first refusal's time is kept). */

@@ -21,6 +21,8 @@ export interface NewChatLimitStore {
   refused(accountId: string, at: Date): Promise<void>;
   reachoutLock(accountId: string, lock: { until: Date; type: string } | null, now: Date): Promise<void>;
   cap(accountId: string, cap: NewChatCap): Promise<void>;
+  /** a store that keeps what it read: the account's next read is fresh */
+  forget?(accountId: string): void;
 }
 
 export class MemoryNewChatLimits implements NewChatLimitStore {
@@ -76,6 +78,8 @@ const OPEN_FETCH_WAIT_MS = 3_000;
 export class NewChats {
   private readonly fetching = new Map<string, Promise<unknown>>();
   private readonly writing = new Map<string, Promise<unknown>>();
+  /** sockets whose account's limits were read afresh once */
+  private readonly readUnder = new WeakSet<WhatsAppSocket>();
 
   constructor(
     private readonly store: NewChatLimitStore,
@@ -90,6 +94,12 @@ export class NewChats {
     const fetching = this.fetching.get(accountId);
     if (fetching) await Promise.race([fetching, new Promise((r) => setTimeout(r, OPEN_FETCH_WAIT_MS).unref())]);
     await this.writing.get(accountId);
+    // what another replica wrote while it held the account is read afresh under a socket new here
+    const socket = this.live(accountId)?.socket;
+    if (socket && !this.readUnder.has(socket)) {
+      this.readUnder.add(socket);
+      this.store.forget?.(accountId);
+    }
     return newChatHold(await this.store.read(accountId), new Date(this.clock.now()));
   }
 
