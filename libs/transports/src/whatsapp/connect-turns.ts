@@ -42,7 +42,6 @@ export class ConnectTurns {
     if (at >= 0) this.queue.splice(at, 1)[0]!.go(true);
   }
 
-  /** The accounts whose sends wait for a turn here: nothing opened yet. */
   waiting(): Set<string> {
     return new Set(this.queue.map((w) => w.accountId));
   }

@@ -78,7 +78,6 @@ const OPEN_FETCH_WAIT_MS = 3_000;
 export class NewChats {
   private readonly fetching = new Map<string, Promise<unknown>>();
   private readonly writing = new Map<string, Promise<unknown>>();
-  /** sockets whose account's limits were read afresh once */
   private readonly readUnder = new WeakSet<WhatsAppSocket>();
 
   constructor(
