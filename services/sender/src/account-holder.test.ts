@@ -1,6 +1,6 @@
 import { ManualClock } from '@metronome/core';
 import type { HeldAccountRow } from '@metronome/db';
-import { startAccountHolder, type AccountHolderDeps } from './account-holder.js';
+import { letIdleGo, startAccountHolder, type AccountHolderDeps } from './account-holder.js';
 
 const row = (i: number): HeldAccountRow => ({
   id: `acc-${String(i).padStart(4, '0')}`,
@@ -81,6 +81,7 @@ test('free accounts left to a sender below its share: their jobs follow there, a
   const mine = rows.slice(0, 6).map((r) => r.id);
   const handed: [string, string][] = [];
   const withdrawn: string[][] = [];
+  const kept: number[] = [];
   const opened: string[] = [];
   const holder = startAccountHolder(
     depsWith({
@@ -97,7 +98,7 @@ test('free accounts left to a sender below its share: their jobs follow there, a
           held: async () => mine.map((accountId) => ({ accountId, busy: true })),
           letGo: async () => false,
           hold: async (account) => (opened.push(account.id), true),
-          withdraw: async (ids) => (withdrawn.push([...ids].sort()), ids.size),
+          turns: async ({ holdersOpen, leftToOthers }) => (kept.push(holdersOpen.size), withdrawn.push([...leftToOthers].sort()), leftToOthers.size),
         },
       ],
       handedTo: (id, to) => handed.push([id, to]),
@@ -107,6 +108,8 @@ test('free accounts left to a sender below its share: their jobs follow there, a
   await holder.stop();
   const free = rows.slice(6).map((r) => r.id);
   expect(withdrawn[0]).toEqual(free);
+  // every account listed is the holders' to open: sends here wait for them
+  expect(kept[0]).toBe(10);
   expect(handed.filter(([id]) => free.includes(id)).sort()).toEqual(free.map((id) => [id, 'sender-2']));
   expect(opened).toEqual([]);
 });
@@ -145,4 +148,44 @@ test('a newcomer gets the accounts held longest: those taken a pass ago (a stopp
   for (let i = 0; i < 30 && handed.length === 0; i++) await new Promise((r) => setImmediate(r));
   await holder.stop();
   expect(handed.sort()).toEqual(rows.slice(10).map((r) => r.id));
+});
+
+test('a stop leaves the registry at once, though the pass under way is still waiting on PostgreSQL', async () => {
+  const left: string[] = [];
+  let answer!: () => void;
+  const holder = startAccountHolder(
+    depsWith({
+      accounts: { alwaysConnected: () => new Promise<HeldAccountRow[]>((r) => (answer = () => r([]))) },
+      registry: { beat: async () => ['sender-1'], leave: async (me) => void left.push(me), leaseHolders: async (ids) => ids.map(() => null) },
+      connections: [],
+    }),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  const stopped = holder.stop();
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  expect(left).toEqual(['sender-1']);
+  answer();
+  await stopped;
+});
+
+test('on a stop, each idle connection is let go for the others to take; one a send uses stays until the drain ends', async () => {
+  const let_: [string, boolean][] = [];
+  const connection = (platform: 'whatsapp' | 'telegram_user', held: { accountId: string; busy: boolean }[]) => ({
+    platform,
+    held: async () => held,
+    hold: async () => true,
+    letGo: async (id: string, handOver: boolean) => (let_.push([id, handOver]), true),
+  });
+  const gone = await letIdleGo([
+    connection('whatsapp', [
+      { accountId: 'wa-idle', busy: false },
+      { accountId: 'wa-sending', busy: true },
+    ]),
+    connection('telegram_user', [{ accountId: 'tg-idle', busy: false }]),
+  ]);
+  expect(gone).toBe(2);
+  expect(let_.sort()).toEqual([
+    ['tg-idle', true],
+    ['wa-idle', true],
+  ]);
 });

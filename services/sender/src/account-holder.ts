@@ -12,8 +12,8 @@ export interface HeldConnections {
   hold(account: TransportAccount): Promise<boolean>;
   /** closes the connection, then lets its lease go (`handOver`: for another sender to take); false when in use */
   letGo(accountId: string, handOver: boolean): Promise<boolean>;
-  /** sends waiting here for a connect turn to open these accounts give it up: another sender is meant to open them */
-  withdraw?(accountIds: ReadonlySet<string>): Promise<number>;
+  /** sends waiting here to open an account the holders keep connected leave it to them; those left to other senders step aside (a count) */
+  turns?(o: { holdersOpen: ReadonlySet<string>; leftToOthers: ReadonlySet<string> }): Promise<number>;
 }
 
 export interface AccountHolderDeps {
@@ -123,12 +123,17 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       const plan = planSpread({ me: d.me, senders, accounts: ids, holders, held: heldIds, busy, heldSince, maxMoves });
       const byId = new Map(mine.map((r) => [r.id, r]));
       const idle = held.filter((h) => onDemand.has(h.accountId) && !h.busy && !byId.get(h.accountId)!.sending).map((h) => h.accountId);
-      const gone = await Promise.all([...plan.letGo.map((a) => c.letGo(a, true)), ...idle.map((a) => c.letGo(a, false))].map((p) => p.catch(() => false)));
-      plan.letGo.forEach((a, i) => gone[i] && d.handedTo?.(a, plan.takers.get(a)!));
+      for (const a of plan.letGo)
+        void c.letGo(a, true).then(
+          (gone) => gone && d.handedTo?.(a, plan.takers.get(a)!),
+          () => undefined,
+        );
+      for (const a of idle) void c.letGo(a, false).catch(() => undefined);
       // free accounts left to senders below their share: their jobs go there, and this sender's waiting to open them step aside
-      const leftToOthers = new Set([...plan.takers.keys()].filter((a) => !plan.letGo.includes(a)));
+      const letGo = new Set(plan.letGo);
+      const leftToOthers = new Set([...plan.takers.keys()].filter((a) => !letGo.has(a)));
       for (const a of leftToOthers) d.handedTo?.(a, plan.takers.get(a)!);
-      const withdrawn = leftToOthers.size > 0 ? await (c.withdraw?.(leftToOthers) ?? 0) : 0;
+      const withdrawn = (await c.turns?.({ holdersOpen: new Set(ids), leftToOthers }).catch(() => 0)) ?? 0;
       // sending accounts too: their jobs go to the sender meant to take them (job-routes.ts), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
       takes.push(...due.map((id): [HeldConnections, HeldAccountRow] => [c, byId.get(id)!]));
@@ -139,7 +144,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
             senders: senders.length,
             share: plan.share,
             held: heldIds.size,
-            letGo: gone.filter(Boolean).length,
+            letGo: plan.letGo.length,
             toTake: due.length,
             withdrawn,
           },
@@ -148,7 +153,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     }
     for (const id of heldSince.keys()) if (!stillHeld.has(id)) heldSince.delete(id);
     d.heldNow?.(heldHere + takes.length);
-    const deadline = started + d.everyMs;
+    const deadline = Math.max(started + d.everyMs, d.clock.now() + d.everyMs / 2);
     for (const [c, row] of takes) {
       while (opening.size >= MAX_OPENING && d.clock.now() < deadline && !stopping.signal.aborted) await oneEnds(deadline - d.clock.now());
       if (opening.size >= MAX_OPENING || !(await slot(deadline))) break;
@@ -167,8 +172,17 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
   return {
     stop: async () => {
       stopping.abort();
+      // out of the registry before the pass under way ends (a beat it began lands first): the others count this sender gone at once
+      const left = d.registry.leave(d.me).catch((err: unknown) => d.logger.warn({ err }, 'could not leave the sender registry'));
       await loop;
-      await d.registry.leave(d.me).catch((err: unknown) => d.logger.warn({ err }, 'could not leave the sender registry'));
+      await left;
     },
   };
+}
+
+/** On a stop: closes each idle connection held here and lets its lease go, for the others to open while the busy ones finish. */
+export async function letIdleGo(connections: HeldConnections[]): Promise<number> {
+  const idle = async (c: HeldConnections) => (await c.held()).filter((h) => !h.busy).map((h) => c.letGo(h.accountId, true).catch(() => false));
+  const gone = await Promise.all((await Promise.all(connections.map(idle))).flat());
+  return gone.filter(Boolean).length;
 }

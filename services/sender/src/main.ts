@@ -31,7 +31,7 @@ import {
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema, senderRunsQueue } from '@metronome/queue';
 import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry, TELEGRAM_USER_HOLDER_SUFFIX } from '@metronome/redis';
 import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
-import { startAccountHolder } from './account-holder.js';
+import { letIdleGo, startAccountHolder } from './account-holder.js';
 import { JobRoutes, sweepGoneSenders } from './job-routes.js';
 import { WorkerPool } from './worker-pool.js';
 import { SLOTS_PER_WORKER } from './worker-slots.js';
@@ -293,6 +293,8 @@ stopOnSignals(
     resendCleanup.stop();
     // out of the registry first: the others take this sender's accounts as its sockets close below
     await stopStep(logger, 'account holder', holder?.stop() ?? Promise.resolve(), STEP_MS);
+    // idle sockets go now: the others open them while the jobs here finish what they send (the rest close after the drain)
+    await stopStep(logger, 'idle sockets', letIdleGo([wa.connections, tg.connections]), STEP_MS);
     const workers = () => [...workerPool.workers, ...(ownPool?.workers ?? []), directory];
     const closing = Promise.all(workers().map((w) => w.close()));
     if (!(await settledWithin(closing, DRAIN_MS))) {

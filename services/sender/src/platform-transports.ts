@@ -107,7 +107,11 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
         return !(await pool.heldElsewhere(account.id)) && (await pool.use(account.id, async () => undefined, account.proxy, false)).ok;
       },
       letGo: async (accountId, handOver) => (await built.loaded())?.transport.letGo(accountId, handOver) ?? false,
-      withdraw: async (accountIds) => (await built.loaded())?.pool.turns?.withdraw(accountIds) ?? 0,
+      turns: async ({ holdersOpen, leftToOthers }) => {
+        const turns = (await built.loaded())?.pool.turns;
+        turns?.holdersOpen(holdersOpen);
+        return turns?.withdraw(leftToOthers) ?? 0;
+      },
     },
   };
 }

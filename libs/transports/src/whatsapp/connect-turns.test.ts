@@ -1,5 +1,5 @@
 import { ManualClock } from '@metronome/core';
-import { CONNECT_BURST, ConnectTurns } from './connect-turns.js';
+import { CONNECT_BURST, ConnectTurns, HOLDERS_OPEN_MS } from './connect-turns.js';
 import type { SocketLease } from './socket-lease.js';
 
 // The pace is a stand-in here (slots given by the test, each take answered a tick later, as a round trip);
@@ -29,7 +29,7 @@ function setup(held: Record<string, 'mine' | 'other'> = {}) {
   opened.push(turns);
   const order: string[] = [];
   const take = (id: string) => turns.before(id).then((ok) => (order.push(`${id}:${ok}`), ok));
-  return { turns, take, order, takes, waits, give: (n: number) => (slots += n) };
+  return { turns, take, order, takes, waits, clock, give: (n: number) => (slots += n) };
 }
 
 const settle = async () => {
@@ -77,4 +77,22 @@ test('sends waiting for a turn are told which accounts wait, and give their turn
   give(2);
   await Promise.all(waiting);
   expect(order).toEqual(['b:false', 'a:true', 'c:true']);
+});
+
+test('a send to open an account the holders keep connected takes no turn of its own: the holder’s open lets it go, or after HOLDERS_OPEN_MS its own turn', async () => {
+  const { turns, take, order, takes, clock, give } = setup();
+  turns.holdersOpen(new Set(['kept', 'late']));
+  const kept = take('kept');
+  await settle();
+  expect(takes.all).toBe(0);
+  turns.grant('kept');
+  await kept;
+  const late = take('late');
+  await settle();
+  expect(takes.all).toBe(0);
+  // no holder opened it: past the patience it takes a turn, as one the holders do not keep does
+  clock.advance(HOLDERS_OPEN_MS);
+  give(2);
+  await Promise.all([late, take('on-demand')]);
+  expect(order).toEqual(['kept:true', 'late:true', 'on-demand:true']);
 });

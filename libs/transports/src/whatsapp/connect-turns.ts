@@ -17,10 +17,13 @@ export interface ConnectTurnsOptions {
 /** Slots taken at once (one round trip): the pace's burst (`ConnectRate` burst), or a busy sender's takes fall under its rate. */
 export const CONNECT_BURST = 5;
 
+export const HOLDERS_OPEN_MS = 30_000;
+
 /** Sends that must open a socket take turns of the cluster-wide connect pace (libs/redis `ConnectRate`, the account holder's) in order: up
  * to CONNECT_BURST takes per try for the whole queue, each wait jittered up to twice itself, so a dead sender's accounts never reconnect in one burst. */
 export class ConnectTurns {
-  private readonly queue: { accountId: string; go(ok: boolean): void }[] = [];
+  private readonly queue: { accountId: string; at: number; go(ok: boolean): void }[] = [];
+  private holders: ReadonlySet<string> = new Set();
   private pumping = false;
   private closed = false;
 
@@ -31,9 +34,15 @@ export class ConnectTurns {
     if (this.closed) return false;
     if ((await this.o.lease.peek(accountId, this.o.holderId).catch(() => 'free' as const)) !== 'free') return true;
     return new Promise((go) => {
-      this.queue.push({ accountId, go });
+      this.queue.push({ accountId, at: this.o.clock.now(), go });
+      if (this.holders.has(accountId)) this.o.timers.setTimeout(() => void this.pump(), HOLDERS_OPEN_MS);
       void this.pump();
     });
+  }
+
+  /** The accounts the holders keep connected (issue 53) and plan where to open: a send to open one takes no turn for HOLDERS_OPEN_MS. */
+  holdersOpen(accountIds: ReadonlySet<string>): void {
+    this.holders = accountIds;
   }
 
   /** The account holder took a turn for this account already: a send waiting for its own goes now. */
@@ -63,11 +72,15 @@ export class ConnectTurns {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.queue.length > 0) {
+      for (;;) {
         const now = this.o.clock.now();
+        const own = this.queue.filter((w) => !this.holders.has(w.accountId) || now - w.at >= HOLDERS_OPEN_MS);
+        if (own.length === 0) break;
         // Redis away: the lease cannot be taken either, so the connect fails as it would unpaced
-        const waits = await Promise.all(Array.from({ length: Math.min(CONNECT_BURST, this.queue.length) }, () => this.o.pace.take(now).catch(() => 0)));
-        for (const wait of waits) if (wait === 0) this.queue.shift()?.go(true);
+        const waits = await Promise.all(Array.from({ length: Math.min(CONNECT_BURST, own.length) }, () => this.o.pace.take(now).catch(() => 0)));
+        const going = own.filter((w) => this.queue.includes(w)).slice(0, waits.filter((w) => w === 0).length);
+        for (const w of going) this.queue.splice(this.queue.indexOf(w), 1);
+        for (const w of going) w.go(true);
         const wait = Math.min(...waits);
         if (wait > 0) await new Promise<void>((resolve) => this.o.timers.setTimeout(resolve, wait * (1 + this.o.random())));
       }
