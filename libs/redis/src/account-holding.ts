@@ -57,7 +57,7 @@ export class ConnectRate {
     private readonly scripts: ScriptCommands,
     private readonly keys: RedisKeys,
     private readonly perSecond: number,
-    private readonly burst = 1,
+    readonly burst = 1,
   ) {}
 
   take(now: number): Promise<number> {

@@ -9,4 +9,5 @@ export { WHATSAPP_SHAPE, TELEGRAM_USER_SHAPE, type TransportShape } from './plat
 export { MEDIA_TOO_LARGE, TELEGRAM_BOT_UPLOAD_MAX_BYTES, UPLOAD_LIMITS, uploadTooLarge } from './upload-limits.js';
 export { PairingError, type PairingStart, type PairingHooks, type PairingRequest } from './whatsapp/pairing.js';
 export { realTimers, type Timers } from './whatsapp/timers.js';
+export { CONNECT_BURST } from './whatsapp/connect-turns.js';
 export { proxyOf, socksAgent, probeProxy, describeProxyError, ProxyFailedError, PROXY_RETRY_MS, type ProxyReport } from './proxy.js';

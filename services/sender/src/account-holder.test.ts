@@ -19,7 +19,7 @@ const untilAborted = (_ms: number, signal: AbortSignal) =>
 /** A holder on one sender whose clock never moves and whose connects never wait; `over` sets what a test looks at. */
 const depsWith = (over: Partial<AccountHolderDeps> & Pick<AccountHolderDeps, 'accounts' | 'registry' | 'connections'>): AccountHolderDeps => ({
   me: 'sender-1',
-  connectRate: { take: async () => 0 },
+  connectRate: { take: async () => 0, burst: 5 },
   open: (r) => ({ id: r.id, externalId: null, credentials: null, proxy: null }),
   clock: new ManualClock(0),
   logger: { info: () => undefined, warn: () => undefined },
@@ -77,7 +77,7 @@ test('an account let go to a newcomer is named for it, so its jobs follow there;
 });
 
 test('free accounts left to a sender below its share: their jobs follow there, and sends waiting here to open them step aside', async () => {
-  const rows = Array.from({ length: 10 }, (_, i) => row(i));
+  const rows = Array.from({ length: 11 }, (_, i) => row(i));
   const mine = rows.slice(0, 6).map((r) => r.id);
   const handed: [string, string][] = [];
   const withdrawn: string[][] = [];
@@ -86,11 +86,11 @@ test('free accounts left to a sender below its share: their jobs follow there, a
   const holder = startAccountHolder(
     depsWith({
       accounts: { alwaysConnected: async () => rows },
-      // a rolling restart: sender-1 holds 6 of 10, the restarted sender-2 none yet, 4 are free
+      // a rolling restart: sender-1 holds 6 of 10, the restarted sender-2 one (acc-0010), 4 are free
       registry: {
         beat: async () => ['sender-1', 'sender-2'],
         leave: async () => undefined,
-        leaseHolders: async (ids) => ids.map((id) => (mine.includes(id) ? 'sender-1' : null)),
+        leaseHolders: async (ids) => ids.map((id) => (mine.includes(id) ? 'sender-1' : id === 'acc-0010' ? 'sender-2' : null)),
       },
       connections: [
         {
@@ -106,10 +106,11 @@ test('free accounts left to a sender below its share: their jobs follow there, a
   );
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
   await holder.stop();
-  const free = rows.slice(6).map((r) => r.id);
-  expect(withdrawn[0]).toEqual(free);
+  const free = rows.slice(6, 10).map((r) => r.id);
+  // the free ones, and the one sender-2 opened: sends waiting here to open them step aside
+  expect(withdrawn[0]).toEqual([...free, 'acc-0010']);
   // every account listed is the holders' to open: sends here wait for them
-  expect(kept[0]).toBe(10);
+  expect(kept[0]).toBe(11);
   expect(handed.filter(([id]) => free.includes(id)).sort()).toEqual(free.map((id) => [id, 'sender-2']));
   expect(opened).toEqual([]);
 });
@@ -188,4 +189,30 @@ test('on a stop, each idle connection is let go for the others to take; one a se
     ['tg-idle', true],
     ['wa-idle', true],
   ]);
+});
+
+test('the holder asks the connect pace for up to its burst of slots at once, not one round trip per account', async () => {
+  const asked: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const holder = startAccountHolder(
+    depsWith({
+      accounts: { alwaysConnected: async () => Array.from({ length: 12 }, (_, i) => row(i)) },
+      registry: { beat: async () => ['sender-1'], leave: async () => undefined, leaseHolders: async (ids) => ids.map(() => null) },
+      connectRate: {
+        burst: 5,
+        take: async () => {
+          most = Math.max(most, ++inFlight);
+          await new Promise((r) => setImmediate(r));
+          inFlight--;
+          return 0;
+        },
+      },
+      connections: [{ platform: 'whatsapp', held: async () => [], hold: async (account) => (asked.push(account.id), true), letGo: async () => true }],
+    }),
+  );
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  await holder.stop();
+  expect(asked).toHaveLength(12);
+  expect(most).toBe(5);
 });

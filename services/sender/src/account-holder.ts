@@ -24,8 +24,8 @@ export interface AccountHolderDeps {
     leave(sender: string): Promise<void>;
     leaseHolders(accountIds: readonly string[]): Promise<(string | null)[]>;
   };
-  /** cluster-wide: 0 when a connection may open now, else the ms to wait */
-  connectRate: { take(now: number): Promise<number> };
+  /** cluster-wide: 0 when a connection may open now, else the ms to wait; `burst` slots back to back at most */
+  connectRate: { take(now: number): Promise<number>; burst: number };
   connections: HeldConnections[];
   open(row: HeldAccountRow): TransportAccount;
   clock: Clock;
@@ -71,12 +71,16 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     stopping.signal.removeEventListener('abort', stop);
   }
 
-  async function slot(deadline: number): Promise<boolean> {
+  /** Up to `n` slots of the connect pace asked at once (one round trip at a time fell far short of the pace under load); 0 past the deadline. */
+  async function slots(n: number, deadline: number): Promise<number> {
     for (;;) {
-      if (stopping.signal.aborted) return false;
-      const wait = await d.connectRate.take(d.clock.now());
-      if (wait === 0) return true;
-      if (d.clock.now() + wait > deadline) return false;
+      if (stopping.signal.aborted) return 0;
+      const now = d.clock.now();
+      const waits = await Promise.all(Array.from({ length: n }, () => d.connectRate.take(now)));
+      const got = waits.filter((w) => w === 0).length;
+      if (got > 0) return got;
+      const wait = Math.min(...waits);
+      if (d.clock.now() + wait > deadline) return 0;
       // jitter: senders waiting for the same slot do not all ask again at once
       await d.sleep(wait + d.random() * intervalMs, stopping.signal);
     }
@@ -129,10 +133,11 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
           () => undefined,
         );
       for (const a of idle) void c.letGo(a, false).catch(() => undefined);
-      // free accounts left to senders below their share: their jobs go there, and this sender's waiting to open them step aside
+      // free accounts left to senders below their share, and those another opened meanwhile: their jobs go there, sends here step aside
       const letGo = new Set(plan.letGo);
       const leftToOthers = new Set([...plan.takers.keys()].filter((a) => !letGo.has(a)));
       for (const a of leftToOthers) d.handedTo?.(a, plan.takers.get(a)!);
+      for (const id of ids) if (holders.has(id) && holders.get(id) !== d.me) leftToOthers.add(id);
       const withdrawn = (await c.turns?.({ holdersOpen: new Set(ids), leftToOthers }).catch(() => 0)) ?? 0;
       // sending accounts too: their jobs go to the sender meant to take them (job-routes.ts), so the spread holds while runs send
       const due = plan.take.filter((id) => (retry.get(id)?.at ?? 0) <= started);
@@ -154,9 +159,12 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     for (const id of heldSince.keys()) if (!stillHeld.has(id)) heldSince.delete(id);
     d.heldNow?.(heldHere + takes.length);
     const deadline = Math.max(started + d.everyMs, d.clock.now() + d.everyMs / 2);
-    for (const [c, row] of takes) {
+    let granted = 0;
+    for (const [i, [c, row]] of takes.entries()) {
       while (opening.size >= MAX_OPENING && d.clock.now() < deadline && !stopping.signal.aborted) await oneEnds(deadline - d.clock.now());
-      if (opening.size >= MAX_OPENING || !(await slot(deadline))) break;
+      if (opening.size >= MAX_OPENING) break;
+      if (granted === 0) granted = await slots(Math.min(d.connectRate.burst, takes.length - i, MAX_OPENING - opening.size), deadline);
+      if (granted-- === 0) break;
       open(c, row);
     }
   }

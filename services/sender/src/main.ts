@@ -30,7 +30,7 @@ import {
 } from '@metronome/observability';
 import { DirectoryQueue, RUNS_QUEUE, runJobSchema, senderRunsQueue } from '@metronome/queue';
 import { closeRedis, ConnectRate, createRedis, loadScripts, redisKeys, redisReadiness, SenderRegistry, TELEGRAM_USER_HOLDER_SUFFIX } from '@metronome/redis';
-import { HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
+import { CONNECT_BURST, HttpTransport, realTimers, TelegramTransport } from '@metronome/transports';
 import { letIdleGo, startAccountHolder } from './account-holder.js';
 import { JobRoutes, sweepGoneSenders } from './job-routes.js';
 import { WorkerPool } from './worker-pool.js';
@@ -103,8 +103,10 @@ const receipts = new ReceiptWriter({
 // Accounts' proxies: read when a connection opens, and where each stands told to the account.
 const proxies = accountProxies(new AccountRepository(db), secretsKeys, () => new Date());
 const senderId = `sender:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const connectRate = new ConnectRate(scripts, keys, config.ACCOUNT_CONNECTS_PER_SECOND, CONNECT_BURST);
 const wa = whatsappOnFirstUse({
   holderId: senderId,
+  connectRate,
   proxies,
   config,
   db,
@@ -146,7 +148,7 @@ const holder = config.ALWAYS_CONNECTED
       me: senderId,
       accounts: new HeldAccountRepository(db),
       registry,
-      connectRate: new ConnectRate(scripts, keys, config.ACCOUNT_CONNECTS_PER_SECOND),
+      connectRate,
       connections: [wa.connections, tg.connections],
       open: (row) => ({
         id: row.id,

@@ -4,7 +4,7 @@ import { systemClock } from '@metronome/core';
 import type { accountProxies, ChatDirectoryRepository, WhatsAppSentMessageRepository } from '@metronome/db';
 import { NewChatLimitRepository, TelegramPeerRepository, WhatsAppAuthRepository } from '@metronome/db';
 import { countRedisCommands, type Logger, type Metrics } from '@metronome/observability';
-import { closeRedis, ConnectRate, createRedis, DeviceLists, SocketLeases, type RedisKeys, type ScriptCommands } from '@metronome/redis';
+import { closeRedis, createRedis, DeviceLists, SocketLeases, type ConnectRate, type RedisKeys, type ScriptCommands } from '@metronome/redis';
 import { onFirstUse, TELEGRAM_USER_SHAPE, transportOnFirstUse, WHATSAPP_SHAPE, type Transport } from '@metronome/transports';
 import type { IncomingText, MessageReceipt, MessageRefusal } from '@metronome/transports/whatsapp';
 import type { Kysely } from 'kysely';
@@ -18,6 +18,7 @@ type Proxies = ReturnType<typeof accountProxies>;
 
 export interface WhatsAppDeps {
   holderId: string;
+  connectRate: ConnectRate;
   proxies: Proxies;
   config: SenderConfig;
   db: Kysely<DB>;
@@ -46,9 +47,7 @@ export interface OnFirstUse {
 /** WhatsApp: one socket per account across replicas (Redis lease), auth state sealed in PostgreSQL. */
 export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
   const built = onFirstUse(async () => {
-    const { baileysSocketFactory, CONNECT_BURST, resolveWhatsAppVersion, UserDevices, WhatsAppSocketPool, WhatsAppTransport } = await import(
-      '@metronome/transports/whatsapp'
-    );
+    const { baileysSocketFactory, resolveWhatsAppVersion, UserDevices, WhatsAppSocketPool, WhatsAppTransport } = await import('@metronome/transports/whatsapp');
     const logger = d.logger.child({ component: 'whatsapp' });
     const version = await resolveWhatsAppVersion({
       configured: d.config.WHATSAPP_VERSION,
@@ -71,7 +70,7 @@ export function whatsappOnFirstUse(d: WhatsAppDeps): OnFirstUse {
       holderId: d.holderId,
       lease: new SocketLeases(d.scripts, d.keys),
       leaseTtlMs: d.config.SENDER_HOLD_MS,
-      connectPace: new ConnectRate(d.scripts, d.keys, d.config.ACCOUNT_CONNECTS_PER_SECOND, CONNECT_BURST),
+      connectPace: d.connectRate,
       auth: new WhatsAppAuthRepository(d.db),
       newChats: new NewChatLimitRepository(d.db),
       onNewChatsHeld: (_accountId, code) => d.metrics.newChatsHeld.inc({ reason: code }),
