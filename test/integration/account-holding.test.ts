@@ -53,6 +53,18 @@ test('connects are paced cluster-wide: one every 1/rate s, whichever sender asks
   expect(granted).toBe(100);
 });
 
+test('a lease let go by its holder is handed: the next taker needs not wait out a socket the holder may still have', async () => {
+  const keys = redisKeys(uniquePrefix('holding'));
+  const leases = new SocketLeases(loadScripts(redis), keys);
+  expect(await leases.acquire('acc-1', 'sender-a', 30_000)).toBe('taken');
+  expect(await leases.release('acc-1', 'sender-b')).toBe(false);
+  expect(await leases.release('acc-1', 'sender-a')).toBe(true);
+  expect(await leases.acquire('acc-1', 'sender-b', 30_000)).toBe('handed');
+  // the mark is used once; a lease gone by expiry (or a flush) leaves none
+  await redis.del(keys.socketLease('acc-1'));
+  expect(await leases.acquire('acc-1', 'sender-c', 30_000)).toBe('taken');
+});
+
 test('a holder that finds an account taken leaves it be; a job that needs it asks for it', async () => {
   const leases = new SocketLeases(loadScripts(redis), redisKeys(uniquePrefix('holding')));
   expect(await leases.acquire('acc-1', 'sender-a', 30_000)).toBe('taken');

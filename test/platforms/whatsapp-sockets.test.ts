@@ -219,6 +219,22 @@ test('Redis losing the lease, and another replica connecting in that gap: the ol
   }
 });
 
+test('a lease let go after its socket closed is taken and connected at once (the wait on a lease found free by a flush is the test below)', async () => {
+  const accountId = await pairedAccount();
+  // a renewal out is a minute here: a connect that waits it does not end within the test
+  const c = makePool(network, socketLeases(redis, prefix), auth, KEYS, clock, { freshLeaseWaitMs: 60_000 });
+  const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), ms))]);
+  try {
+    expect((await a.use(accountId, say('from a', 'H1'))).ok).toBe(true);
+    expect(await a.letGo(accountId, true)).toBe(true);
+    expect(await within(c.use(accountId, say('from c', 'H2'), undefined, false), 5_000)).toMatchObject({ ok: true });
+    expect(network.maxOpenAtOnce(accountId)).toBe(1);
+    expect(network.replacements).toEqual([]);
+  } finally {
+    await c.close();
+  }
+});
+
 test('a socket handed to another replica is not opened again here within the patience, though its lease is free: a running job on the old holder does not race the new one', async () => {
   const accountId = await pairedAccount();
   expect((await a.use(accountId, say('from a', 'A1'))).ok).toBe(true);

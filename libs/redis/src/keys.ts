@@ -30,6 +30,7 @@ export function redisKeys(prefix: string) {
     schedulerWake: `${prefix}:scheduler:wake`,
     /** the holder of an account's one live platform socket (WhatsApp), and who asked to take it over */
     socketLease: (accountId: string) => `${prefix}:account:${accountId}:socket`,
+    socketReleased: (accountId: string) => `${prefix}:account:${accountId}:socket:released`,
     socketHandover: (accountId: string) => `${prefix}:account:${accountId}:socket:handover`,
     /** a WhatsApp recipient's devices as one account's socket learnt them (`user`: a JID's user part), a cache entry with PX */
     userDevices: (accountId: string, user: string) => `${prefix}:account:${accountId}:devices:${user}`,

@@ -12,6 +12,7 @@ export const ScriptCode = {
   CAP_MET: 9,
   REBUILD: 10,
   LIMITED: 11,
+  HANDED: 12,
   NOT_HOLDER: -1,
 } as const;
 

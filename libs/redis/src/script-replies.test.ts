@@ -7,7 +7,7 @@ import { ScriptCode, type CodeName } from './script-codes.js';
 import { releaseReplies } from './script-replies.js';
 import { expandIncludes } from './script-source.js';
 import { readLuaFile, SCRIPT_FILES } from './scripts.js';
-import { socketAcquireReplies, socketPeekReplies, socketRenewReplies } from './socket-lease.js';
+import { socketAcquireReplies, socketPeekReplies, socketReleaseReplies, socketRenewReplies } from './socket-lease.js';
 
 // every wrapper's declaration of how it reads its script's replies
 const DECLARED = [
@@ -25,6 +25,7 @@ const DECLARED = [
   socketAcquireReplies,
   socketRenewReplies,
   socketPeekReplies,
+  socketReleaseReplies,
   chatReserveReplies,
   chatSeedReplies,
   chatSeededReplies,

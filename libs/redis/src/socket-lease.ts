@@ -1,9 +1,10 @@
 import type { RedisKeys } from './keys.js';
-import { releaseReplies, scriptReplies } from './script-replies.js';
+import { scriptReplies } from './script-replies.js';
 import type { ScriptCommands } from './scripts.js';
 
-export const socketAcquireReplies = scriptReplies('socket-lease-acquire-2', {
+export const socketAcquireReplies = scriptReplies('socket-lease-acquire-3', {
   TAKEN: () => 'taken' as const,
+  HANDED: () => 'handed' as const,
   HELD: () => 'held' as const,
   BUSY: () => 'busy' as const,
 });
@@ -12,6 +13,7 @@ export const socketRenewReplies = scriptReplies('socket-lease-renew-2', {
   HANDOVER: () => 'handover' as const,
   NOT_HOLDER: () => 'lost' as const,
 });
+export const socketReleaseReplies = scriptReplies('socket-lease-release-2', { OK: () => true, NOT_HOLDER: () => false });
 export const socketPeekReplies = scriptReplies('socket-lease-peek-1', {
   HELD: () => 'mine' as const,
   BUSY: () => 'other' as const,
@@ -27,8 +29,9 @@ export class SocketLeases {
   ) {}
 
   /** `askHandover` false: a busy lease is left alone (no hand-over request). */
-  async acquire(accountId: string, holder: string, ttlMs: number, askHandover = true): Promise<'taken' | 'held' | 'busy'> {
-    const keys = [this.keys.socketLease(accountId), this.keys.socketHandover(accountId)];
+  /** 'handed': free since its last holder released it (socket closed), 'taken': free by expiry or never held. */
+  async acquire(accountId: string, holder: string, ttlMs: number, askHandover = true): Promise<'taken' | 'handed' | 'held' | 'busy'> {
+    const keys = [this.keys.socketLease(accountId), this.keys.socketHandover(accountId), this.keys.socketReleased(accountId)];
     return this.scripts.run(socketAcquireReplies, keys, [holder, ttlMs, this.handoverTtlMs, askHandover ? 1 : 0]);
   }
 
@@ -40,7 +43,8 @@ export class SocketLeases {
     return this.scripts.run(socketPeekReplies, [this.keys.socketLease(accountId)], [holder]);
   }
 
+  /** After the holder closed its socket: the next taker connects at once. */
   async release(accountId: string, holder: string): Promise<boolean> {
-    return this.scripts.run(releaseReplies, [this.keys.socketLease(accountId)], [holder]);
+    return this.scripts.run(socketReleaseReplies, [this.keys.socketLease(accountId), this.keys.socketReleased(accountId)], [holder, this.handoverTtlMs]);
   }
 }
