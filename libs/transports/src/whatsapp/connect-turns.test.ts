@@ -96,3 +96,11 @@ test('a send to open an account the holders keep connected takes no turn of its 
   await Promise.all([late, take('on-demand')]);
   expect(order).toEqual(['kept:true', 'late:true', 'on-demand:true']);
 });
+
+test('a send to open an account the holders keep connected, held by another sender, is told no at once: it asks that sender for nothing', async () => {
+  const { turns, take, order, takes } = setup({ elsewhere: 'other', mine: 'mine' });
+  turns.holdersOpen(new Set(['elsewhere', 'mine']));
+  await Promise.all([take('elsewhere'), take('mine')]);
+  expect(order).toEqual(['elsewhere:false', 'mine:true']);
+  expect(takes.all).toBe(0);
+});

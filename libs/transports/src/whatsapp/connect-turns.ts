@@ -29,10 +29,12 @@ export class ConnectTurns {
 
   constructor(private readonly o: ConnectTurnsOptions) {}
 
-  /** True at the account's turn, at once when its lease is not free (it opens nothing: held here or asked of its holder); false once closed. */
+  /** True at its turn, at once when its lease is held (here, or asked of its holder); false once closed, or held elsewhere and kept by the holders. */
   async before(accountId: string): Promise<boolean> {
     if (this.closed) return false;
-    if ((await this.o.lease.peek(accountId, this.o.holderId).catch(() => 'free' as const)) !== 'free') return true;
+    const lease = await this.o.lease.peek(accountId, this.o.holderId).catch(() => 'free' as const);
+    if (lease === 'other' && this.holders.has(accountId)) return false;
+    if (lease !== 'free') return true;
     return new Promise((go) => {
       this.queue.push({ accountId, at: this.o.clock.now(), go });
       if (this.holders.has(accountId)) this.o.timers.setTimeout(() => void this.pump(), HOLDERS_OPEN_MS);
