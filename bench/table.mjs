@@ -219,8 +219,11 @@ export const SCENARIOS = [
       '500: kill -9 → sending again s (10/50/90 %)': '500 accounts: kill -9: 10 / 50 / 90 % of its accounts sending again s',
       '500: kill -9 → socket moved to sending s (10/50/90/100 %)': '500 accounts: kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
       '500: restarted sender’s share s': '500 accounts: kill -9: the restarted sender has its share (±20 %) s',
-      '500: rolling restart step 1 s': '500 accounts: rolling restart step 1: its * accounts sending again s',
-      '500: step 2 s': '500 accounts: rolling restart step 2: its * accounts sending again s',
+      '500: rolling restart step 1 s (from its SIGTERM to the last account’s first message after the exit)':
+        '500 accounts: rolling restart step 1: its * accounts sending again after its exit, from its SIGTERM s',
+      '500: step 2 s': '500 accounts: rolling restart step 2: its * accounts sending again after its exit, from its SIGTERM s',
+      '500: step 1 sockets opened at the server (for its accounts)':
+        '500 accounts: rolling restart step 1: sockets opened at the server until even, for its accounts',
       '500: duplicates': '500 accounts: messages accepted twice (duplicates)',
       '500: unknown': '500 accounts: unknown targets',
       '500: 4th sender even s': '500 accounts: 4 senders: within ±20 % of even after the 4th starts s',
@@ -236,8 +239,11 @@ export const SCENARIOS = [
       '1,000: kill -9 → socket moved to sending s (10/50/90/100 %)':
         '1000 accounts: kill -9: 10 / 50 / 90 / 100 % of its accounts from socket moved to sending s',
       '1,000: restarted sender’s share s': '1000 accounts: kill -9: the restarted sender has its share (±20 %) s',
-      '1,000: rolling restart step 1 s': '1000 accounts: rolling restart step 1: its * accounts sending again s',
-      '1,000: step 2 s': '1000 accounts: rolling restart step 2: its * accounts sending again s',
+      '1,000: rolling restart step 1 s (from its SIGTERM to the last account’s first message after the exit)':
+        '1000 accounts: rolling restart step 1: its * accounts sending again after its exit, from its SIGTERM s',
+      '1,000: step 2 s': '1000 accounts: rolling restart step 2: its * accounts sending again after its exit, from its SIGTERM s',
+      '1,000: step 1 sockets opened at the server (for its accounts)':
+        '1000 accounts: rolling restart step 1: sockets opened at the server until even, for its accounts',
       '1,000: most sockets at the server': '1000 accounts: most sockets open at the server at once, spread included',
       '1,000: duplicates': '1000 accounts: messages accepted twice (duplicates)',
       '1,000: unknown': '1000 accounts: unknown targets',
