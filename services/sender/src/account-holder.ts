@@ -71,7 +71,6 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
     stopping.signal.removeEventListener('abort', stop);
   }
 
-  /** Up to `n` slots of the connect pace asked at once (one round trip at a time fell far short of the pace under load); 0 past the deadline. */
   async function slots(n: number, deadline: number): Promise<number> {
     for (;;) {
       if (stopping.signal.aborted) return 0;
@@ -81,7 +80,7 @@ export function startAccountHolder(d: AccountHolderDeps): { stop(): Promise<void
       if (got > 0) return got;
       const wait = Math.min(...waits);
       if (d.clock.now() + wait > deadline) return 0;
-      // jitter: senders waiting for the same slot do not all ask again at once
+      // up to `n` slots a round trip (one at a time fell far short of the pace under load); jittered, so senders do not ask at once
       await d.sleep(wait + d.random() * intervalMs, stopping.signal);
     }
   }
