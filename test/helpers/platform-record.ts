@@ -61,6 +61,9 @@ export interface PaceBreach {
  * together, up to `stampSlackMs` later than they came (services/sandbox/src/loop-watch.ts). The
  * requests stamped in a window of W then came within W plus the largest slack among them, and
  * are judged against the pace over that span. A loop that kept up has no slack: W alone.
+ * The slack covers the requests read just after a hold too: a sender whose connections all wait
+ * for answers the hold holds back writes its next requests on new ones, read a pass after the
+ * hold; stamped as just come, they were once a false breach (test/integration/sandbox-stamp-slack).
  */
 export function paceBreaches(items: SandboxMessage[], perMinute: number, burst: number): PaceBreach[] {
   const byAccount = new Map<string, SandboxMessage[]>();

@@ -4,26 +4,32 @@ export const BEAT_MS = 10;
 
 /**
  * How late a stamp may be: a held-up event loop stamps the requests that came meanwhile at once, later than they came.
- * `slackMs()` is the time since the last beat when over a beat, else 0. Real clock only.
+ * A connection that came during a hold is accepted after it and read a pass later, past a beat or two: so while one of
+ * the last two beats came over two beats late, the slack runs from the beat before them; else it is the time since the
+ * last beat when over a beat, else 0. Real clock only.
  */
 export class LoopWatch {
-  private lastBeat: number;
+  private readonly beats: [number, number, number];
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = () => performance.now()) {
-    this.lastBeat = now();
+    const at = now();
+    this.beats = [at, at, at];
     this.timer = setInterval(() => this.beat(), BEAT_MS);
     this.timer.unref();
   }
 
   beat(): void {
-    this.lastBeat = this.now();
+    this.beats.pop();
+    this.beats.unshift(this.now());
   }
 
-  /** How long since the last beat, whole ms, when that is longer than a beat (the loop was held up); else 0. */
+  /** How long since the beat before a hold (or the last beat), whole ms, when the loop was held up; else 0. */
   slackMs(): number {
-    const sinceBeat = this.now() - this.lastBeat;
-    return sinceBeat > BEAT_MS ? Math.ceil(sinceBeat) : 0;
+    const [last, before, earliest] = this.beats;
+    const now = this.now();
+    if (last - before > 2 * BEAT_MS || before - earliest > 2 * BEAT_MS) return Math.ceil(now - earliest);
+    return now - last > BEAT_MS ? Math.ceil(now - last) : 0;
   }
 
   stop(): void {
