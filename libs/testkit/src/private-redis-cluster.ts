@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -39,6 +40,22 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** Starts cluster-enabled redis-servers and waits for `cluster_state:ok` and synced replicas; a number is the masters, no replicas. */
+/** A free port whose cluster bus port (10,000 above it, as Redis binds it) is free too: a node that cannot bind both exits. */
+async function freeClusterPort(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port + 10_000 <= 65_535 && (await portFree(port + 10_000))) return port;
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 export async function startPrivateRedisCluster(options: number | PrivateRedisClusterOptions = 3, startTimeoutMs = 30_000): Promise<PrivateRedisCluster> {
   const o = typeof options === 'number' ? { masters: options } : options;
   const masterCount = o.masters ?? 3;
@@ -77,7 +94,7 @@ export async function startPrivateRedisCluster(options: number | PrivateRedisClu
   };
   try {
     for (let i = 0; i < masterCount * (1 + replicas); i++) {
-      const port = await freePort();
+      const port = await freeClusterPort();
       ports.push(port);
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`)];
       if (o.nodeTimeoutMs) args.push('--cluster-node-timeout', String(o.nodeTimeoutMs));
