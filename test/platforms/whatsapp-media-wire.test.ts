@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { globalAgent } from 'node:https';
 import { imageBytes } from '../helpers/fake-telegram-files.js';
+import { eventually } from '../helpers/test-env.js';
 import { startMediaHost, type MediaHost } from '../helpers/wire-whatsapp.js';
 import { startWireServer, type WireServer } from '../helpers/wire-whatsapp-server.js';
 import { wirePoolForFile } from './wire-setup.js';
@@ -39,6 +40,8 @@ test('an image is uploaded once to WHATSAPP_UPLOAD_HOST and sent to two chats as
       kind: 'delivered',
     });
   }
+  // a send resolves when Baileys wrote the frame; the server (in this process) reads it a moment later
+  await eventually('the server to take both messages', async () => server.messages.length >= 2, 10_000, 10);
   expect(server.messages.map((m) => [m.to, m.mediatype])).toEqual([
     ['60177100001@s.whatsapp.net', 'image'],
     ['60177100002@s.whatsapp.net', 'image'],
